@@ -1,0 +1,133 @@
+"""Processor, memory, item and lane-group kinds, with the names the seed guide uses."""
+
+from enum import IntEnum
+
+
+class ProcKind(IntEnum):
+    """Realm processor kinds (0 appears in real files for legate's external thread)."""
+    NONE = 0
+    GPU = 1
+    CPU = 2
+    UTILITY = 3
+    IO = 4
+    PROC_GROUP = 5
+    PROC_SET = 6
+    OPENMP = 7
+    PYTHON = 8
+
+
+class MemKind(IntEnum):
+    NONE = 0
+    GLOBAL = 1
+    SYSTEM = 2
+    REGISTERED = 3
+    SOCKET = 4
+    ZERO_COPY = 5
+    FRAMEBUFFER = 6
+    DISK = 7
+    HDF5 = 8
+    FILE = 9
+    L3_CACHE = 10
+    L2_CACHE = 11
+    L1_CACHE = 12
+    GPU_MANAGED = 13
+    GPU_DYNAMIC = 14
+
+
+class ItemKind(IntEnum):
+    """What a timeline item is; decides which details it has."""
+    TASK = 0
+    GPU_KERNEL = 1
+    META = 2
+    MESSAGE = 3
+    MAPPER_CALL = 4
+    RUNTIME_CALL = 5
+    APP_CALL = 6
+    PROF_TASK = 7
+    COPY = 8
+    FILL = 9
+    DEP_PART = 10
+    INSTANCE = 11
+    RUNTIME_OP = 12  # operation launch from our runtime's event stream
+
+
+# Lane groups: (key, display name, short lane prefix, summary colour).
+# Order is the order groups appear under a rank, as in the reference viewer.
+GROUPS = [
+    ("gpu_dev", "GPU Device", "g", "olivedrab"),
+    ("gpu_host", "GPU Host", "g", "orangered"),
+    ("cpu", "CPU", "c", "steelblue"),
+    ("utility", "Utility", "u", "crimson"),
+    ("io", "I/O", "i", "orangered"),
+    ("python", "Python", "p", "olivedrab"),
+    ("openmp", "OpenMP", "o", "orangered"),
+    ("proc_group", "Proc Group", "pg", "orangered"),
+    ("proc_set", "Proc Set", "ps", "orangered"),
+    ("proc_other", "Other Proc", "x", "gray"),
+    ("system", "System", "s", "olivedrab"),
+    ("framebuffer", "Framebuffer", "f", "blue"),
+    ("zerocopy", "Zero-Copy", "z", "crimson"),
+    ("registered", "Registered", "r", "darkmagenta"),
+    ("socket", "Socket", "k", "olivedrab"),
+    ("mem_other", "Other Memory", "m", "gray"),
+    ("channel", "Channel", "", "orangered"),
+    ("dp", "DP", "dp", "orangered"),
+]
+GROUP_KEYS = [g[0] for g in GROUPS]
+GROUP_INDEX = {g[0]: i for i, g in enumerate(GROUPS)}
+GROUP_TITLE = {g[0]: g[1] for g in GROUPS}
+GROUP_COLOR = {g[0]: g[3] for g in GROUPS}
+PROCESSOR_GROUPS = {"gpu_dev", "gpu_host", "cpu", "utility", "io", "python", "openmp",
+                    "proc_group", "proc_set", "proc_other"}
+MEMORY_GROUPS = {"system", "framebuffer", "zerocopy", "registered", "socket", "mem_other"}
+
+PROC_GROUP = {
+    ProcKind.CPU: "cpu", ProcKind.UTILITY: "utility", ProcKind.IO: "io",
+    ProcKind.PYTHON: "python", ProcKind.OPENMP: "openmp", ProcKind.PROC_GROUP: "proc_group",
+    ProcKind.PROC_SET: "proc_set", ProcKind.GPU: "gpu_host",
+}
+MEM_GROUP = {
+    MemKind.SYSTEM: "system", MemKind.FRAMEBUFFER: "framebuffer",
+    MemKind.ZERO_COPY: "zerocopy", MemKind.REGISTERED: "registered", MemKind.SOCKET: "socket",
+}
+MEM_SHORT = {MemKind.SYSTEM: "s", MemKind.FRAMEBUFFER: "f", MemKind.ZERO_COPY: "z",
+             MemKind.REGISTERED: "r", MemKind.SOCKET: "k", MemKind.GLOBAL: "gl",
+             MemKind.DISK: "d", MemKind.HDF5: "h", MemKind.FILE: "file",
+             MemKind.GPU_MANAGED: "uvm", MemKind.GPU_DYNAMIC: "dyn"}
+
+
+def proc_kind_name(kind: int) -> str:
+    try:
+        return ProcKind(kind).name.lower()
+    except ValueError:
+        return f"unknown({kind})"
+
+
+def mem_kind_name(kind: int) -> str:
+    try:
+        return MemKind(kind).name.lower()
+    except ValueError:
+        return f"unknown({kind})"
+
+
+# Dependent-partitioning op kinds (DepPartOpKind), in Legion's order.
+DEP_PART_NAMES = [
+    "Union", "Unions", "Union Reduction", "Intersection", "Intersections",
+    "Intersection Reduction", "Difference", "Differences", "Equal Partition",
+    "Partition by Field", "Partition by Image", "Partition by Image Range",
+    "Partition by Preimage", "Partition by Preimage Range", "Create Association",
+    "Partition by Weights",
+]
+
+
+def node_of_id(ids):
+    """Node (rank) of a ProcID or MemID: bits 40..55 (Realm id layout)."""
+    return (ids >> 40) & 0xFFFF
+
+
+def index_of_proc(ids):
+    return ids & 0xFFF
+
+
+def index_of_mem(ids):
+    return ids & 0xFF

@@ -1,0 +1,599 @@
+"""Turns the record tables of one or more Legion Prof logs (one per rank) into a TraceModel."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .intervals import StepIntegral, stack_rows, subtract_waits, union_sorted
+from .kinds import (DEP_PART_NAMES, GROUP_INDEX, GROUP_KEYS, GROUP_TITLE, GROUPS, MEM_GROUP,
+                    MEM_SHORT, MEMORY_GROUPS, PROC_GROUP, PROCESSOR_GROUPS, ItemKind, MemKind,
+                    ProcKind, index_of_mem, index_of_proc, node_of_id)
+from .trace_model import ITEM_COLUMNS, TraceModel
+
+NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+class StringTable:
+    """Interned strings; index 0 is the empty string."""
+
+    def __init__(self):
+        self.strings = [""]
+        self.index = {"": 0}
+
+    def intern(self, s):
+        i = self.index.get(s)
+        if i is None:
+            i = self.index[s] = len(self.strings)
+            self.strings.append(s)
+        return i
+
+    def map_keys(self, keys, lookup, default):
+        """Vectorized: name id for each key, via ``lookup`` (dict key -> str)."""
+        keys = np.asarray(keys)
+        if len(keys) == 0:
+            return np.zeros(0, dtype=np.int32)
+        uniq, inv = np.unique(keys, return_inverse=True)
+        ids = np.array([self.intern(lookup.get(k.item() if hasattr(k, "item") else k,
+                                               default(k))) for k in uniq], dtype=np.int32)
+        return ids[inv]
+
+
+class _Items:
+    """Accumulates item columns from each record type before lanes are known."""
+
+    def __init__(self):
+        self.parts = []
+
+    def add(self, *, start, stop, create=None, ready=None, group, ref, ref2=None, rank=None,
+            name, kind, op_id=None, extra=None):
+        n = len(start)
+        if n == 0:
+            return
+        start = np.asarray(start, dtype=np.int64)
+        self.parts.append({
+            "start": start,
+            "stop": np.asarray(stop, dtype=np.int64),
+            "create": start if create is None else np.asarray(create, dtype=np.int64),
+            "ready": start if ready is None else np.asarray(ready, dtype=np.int64),
+            "group": np.broadcast_to(np.asarray(group, dtype=np.int16), (n,)),
+            "ref": np.broadcast_to(np.asarray(ref, dtype=np.uint64), (n,)),
+            "ref2": np.broadcast_to(np.asarray(0 if ref2 is None else ref2, dtype=np.uint64), (n,)),
+            "rank": None if rank is None else np.broadcast_to(np.asarray(rank, np.int32), (n,)),
+            "name": np.broadcast_to(np.asarray(name, dtype=np.int32), (n,)),
+            "kind": np.full(n, int(kind), dtype=np.uint8),
+            "op_id": np.zeros(n, np.uint64) if op_id is None else np.asarray(op_id, np.uint64),
+            "extra": extra,
+        })
+
+
+def _rank_of(group, ref, explicit):
+    if explicit is not None:
+        return explicit
+    return node_of_id(ref).astype(np.int32)
+
+
+def build_model(logs, warnings=None) -> TraceModel:
+    warnings = list(warnings or [])
+    names = StringTable()
+    provs = StringTable()
+    items = _Items()
+
+    # ---- descriptor tables, merged over ranks ----------------------------------------------
+    task_names, variant_names, meta_names, mapper_call_names, runtime_call_names = {}, {}, {}, {}, {}
+    prov_strings = {}
+    for log in logs:
+        for r in log.table("TaskKind"):
+            if r["task_id"] not in task_names or r.get("overwrite"):
+                task_names[r["task_id"]] = r["name"]
+        for r in log.table("TaskVariant"):
+            variant_names[(r["task_id"], r["variant_id"])] = r["name"]
+        for r in log.table("MetaDesc"):
+            meta_names[r["kind"]] = r["name"]
+        for r in log.table("MapperCallDesc"):
+            mapper_call_names[r["kind"]] = r["name"]
+        for r in log.table("RuntimeCallDesc"):
+            runtime_call_names[r["kind"]] = r["name"]
+        for r in log.table("Provenance"):
+            prov_strings[r["provenance"]] = r["prov"]
+
+    ranks = []
+    proc_rows, mem_rows = [], []
+    timeline_records = ("TaskInfo", "GPUTaskInfo", "MetaInfo", "ImplicitTaskInfo", "CopyInfo",
+                        "FillInfo", "InstTimelineInfo", "PartitionInfo", "MessageInfo")
+    for log in logs:
+        if not any(log.count(r) for r in timeline_records):
+            warnings.append(f"warning: {log.path}: no timeline records (Legion writes them at "
+                            "shutdown; did the run crash or get killed?)")
+        md = log.table("MachineDesc")
+        node = md[0]["node_id"] if len(md) else None
+        zt = log.table("ZeroTime")
+        ranks.append({
+            "rank": node, "file": log.path, "hostname": md[0].get("hostname", "") if len(md) else "",
+            "num_nodes": md[0].get("num_nodes", 1) if len(md) else 1,
+            "legion_version": log.legion_version, "format_version": log.version,
+            "zero_time": int(zt["zero_time"][0]) if len(zt) else 0,
+            "records": log.record_count,
+        })
+        for r in log.table("ProcDesc"):
+            proc_rows.append((r["proc_id"], r["kind"]))
+        md_tab = log.table("MemDesc")
+        if len(md_tab):
+            mem_rows.extend(zip(md_tab["mem_id"].tolist(), md_tab["kind"].tolist(),
+                                md_tab["capacity"].tolist()))
+    # files without a MachineDesc (crashed before writing it): number them after the others
+    known = {r["rank"] for r in ranks if r["rank"] is not None}
+    nxt = 0
+    for r in ranks:
+        if r["rank"] is None:
+            while nxt in known:
+                nxt += 1
+            r["rank"] = nxt
+            known.add(nxt)
+    seen = set()
+    dup_ranks = [r["rank"] for r in ranks if r["rank"] in seen or seen.add(r["rank"])]
+    if dup_ranks:
+        warnings.append(f"rank {dup_ranks[0]} appears in more than one file; "
+                        "were files from different runs mixed?")
+
+    procs = _dedup({"proc_id": np.array([p[0] for p in proc_rows], np.uint64),
+                    "kind": np.array([p[1] for p in proc_rows], np.int32)}, "proc_id")
+    procs["rank"] = node_of_id(procs["proc_id"]).astype(np.int32)
+    mems = _dedup({"mem_id": np.array([m[0] for m in mem_rows], np.uint64),
+                   "kind": np.array([m[1] for m in mem_rows], np.int32),
+                   "capacity": np.array([m[2] for m in mem_rows], np.int64)}, "mem_id")
+    mems["rank"] = node_of_id(mems["mem_id"]).astype(np.int32)
+
+    def proc_group_of(proc_ids):
+        kinds = _lookup(procs["proc_id"], procs["kind"], proc_ids, -1)
+        g = np.full(len(proc_ids), GROUP_INDEX["proc_other"], dtype=np.int16)
+        for pk, key in PROC_GROUP.items():
+            g[kinds == int(pk)] = GROUP_INDEX[key]
+        return g
+
+    def mem_group_of(mem_ids):
+        kinds = _lookup(mems["mem_id"], mems["kind"], mem_ids, -1)
+        g = np.full(len(mem_ids), GROUP_INDEX["mem_other"], dtype=np.int16)
+        for mk, key in MEM_GROUP.items():
+            g[kinds == int(mk)] = GROUP_INDEX[key]
+        return g
+
+    # ---- timeline items ------------------------------------------------------------------
+    variant_pairs = {}
+    task_item_ops = []
+    for log in logs:
+        for rec in ("TaskInfo", "ImplicitTaskInfo", "GPUTaskInfo"):
+            t = log.table(rec)
+            if len(t) == 0:
+                continue
+            name = names.map_keys(t["task_id"], task_names, lambda k: f"Task {k}")
+            group = proc_group_of(t["proc_id"])
+            items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
+                      group=group, ref=t["proc_id"], name=name, kind=ItemKind.TASK,
+                      op_id=t["op_id"])
+            for tid, vid, g in set(zip(t["task_id"].tolist(), t["variant_id"].tolist(),
+                                       group.tolist())):
+                v = variant_names.get((tid, vid))
+                if v:
+                    variant_pairs[(names.intern(task_names.get(tid, f"Task {tid}")), g)] = v
+            if rec == "GPUTaskInfo":
+                gs = np.minimum(t["gpu_start"], t["gpu_stop"])
+                ok = t["gpu_stop"] > 0
+                items.add(start=gs[ok], stop=t["gpu_stop"][ok], create=t["create"][ok],
+                          ready=t["ready"][ok], group=GROUP_INDEX["gpu_dev"],
+                          ref=t["proc_id"][ok], name=name[ok], kind=ItemKind.GPU_KERNEL,
+                          op_id=t["op_id"][ok])
+        t = log.table("MetaInfo")
+        if len(t):
+            items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
+                      group=proc_group_of(t["proc_id"]), ref=t["proc_id"],
+                      name=names.map_keys(t["lg_id"], meta_names, lambda k: f"Meta {k}"),
+                      kind=ItemKind.META, op_id=t["op_id"])
+        t = log.table("MessageInfo")
+        if len(t):
+            items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
+                      group=proc_group_of(t["proc_id"]), ref=t["proc_id"],
+                      name=names.map_keys(t["lg_id"], meta_names, lambda k: f"Message {k}"),
+                      kind=ItemKind.MESSAGE, op_id=t["op_id"])
+        t = log.table("MapperCallInfo")
+        if len(t):
+            items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
+                      ref=t["proc_id"],
+                      name=names.map_keys(t["kind"], mapper_call_names,
+                                          lambda k: f"Mapper Call {k}"),
+                      kind=ItemKind.MAPPER_CALL, op_id=t["op_id"])
+        t = log.table("RuntimeCallInfo")
+        if len(t):
+            items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
+                      ref=t["proc_id"],
+                      name=names.map_keys(t["kind"], runtime_call_names,
+                                          lambda k: f"Runtime Call {k}"),
+                      kind=ItemKind.RUNTIME_CALL)
+        t = log.table("ApplicationCallInfo")
+        if len(t):
+            items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
+                      ref=t["proc_id"],
+                      name=names.map_keys(t["provenance"], prov_strings,
+                                          lambda k: "Application Call"),
+                      kind=ItemKind.APP_CALL)
+        t = log.table("ProfTaskInfo")
+        if len(t):
+            items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
+                      ref=t["proc_id"], name=names.intern("ProfTask"), kind=ItemKind.PROF_TASK,
+                      op_id=t["op_id"])
+        _add_copies(log, items, names, mem_group_of)
+        _add_fills(log, items, names)
+        t = log.table("PartitionInfo")
+        if len(t):
+            rank = ranks[logs.index(log)]["rank"]
+            items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
+                      group=GROUP_INDEX["dp"], ref=np.uint64(rank), rank=rank,
+                      name=names.map_keys(t["part_op"], dict(enumerate(DEP_PART_NAMES)),
+                                          lambda k: f"Partition op {k}"),
+                      kind=ItemKind.DEP_PART, op_id=t["op_id"])
+        t = log.table("InstTimelineInfo")
+        if len(t):
+            destroy = t["destroy"].copy()
+            end = max(int(np.max(destroy)) if len(destroy) else 0, _log_last_time(log))
+            destroy[destroy <= 0] = end  # never destroyed: live to the end
+            ready = np.maximum(t["ready"], t["create"])
+            items.add(start=ready, stop=np.maximum(destroy, ready), create=t["create"],
+                      ready=ready, group=mem_group_of(t["mem_id"]), ref=t["mem_id"],
+                      name=names.intern("Instance"), kind=ItemKind.INSTANCE,
+                      op_id=t["op_id"],
+                      extra={"size": t["size"], "src": np.zeros(len(t), np.uint64),
+                             "dst": t["mem_id"], "inst": t["inst_id"]})
+
+    model = _assemble(items, procs, mems, ranks, names, warnings)
+
+    # ---- ops and provenance ---------------------------------------------------------------
+    op_rows = [log.table("OperationInstance") for log in logs]
+    op_rows = [o for o in op_rows if len(o)]
+    if op_rows:
+        ops = np.concatenate(op_rows)
+        ops = ops[np.unique(ops["op_id"], return_index=True)[1]]
+        prov_idx = np.array([provs.intern(prov_strings.get(int(p), "")) if p else 0
+                             for p in ops["provenance"].tolist()], dtype=np.int32)
+        model.ops = {"op_id": ops["op_id"].astype(np.uint64), "kind": ops["kind"].astype(np.int32),
+                     "provenance": prov_idx, "parent": ops["parent_id"].astype(np.uint64)}
+    model.provenances = provs.strings
+
+    # ---- waits ------------------------------------------------------------------------------
+    model.waits = _match_waits(model, logs)
+    model.extra["variant_by_name_group"] = {
+        (n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()}
+    compute_utilization(model)
+    return model
+
+
+def _log_last_time(log):
+    last = 0
+    for rec in ("TaskInfo", "MetaInfo", "ImplicitTaskInfo", "GPUTaskInfo"):
+        t = log.table(rec)
+        if len(t):
+            last = max(last, int(t["stop"].max()))
+    return last
+
+
+def _add_copies(log, items, names, mem_group_of):
+    ci = log.table("CopyInfo")
+    if len(ci) == 0:
+        return
+    cii = log.table("CopyInstInfo")
+    src = np.zeros(len(ci), np.uint64)
+    dst = np.zeros(len(ci), np.uint64)
+    indirect = np.zeros(len(ci), bool)
+    inst = np.zeros(len(ci), np.uint64)
+    if len(cii):
+        # first requirement of each copy (joined on the completion event)
+        order = np.argsort(cii["fevent"], kind="stable")
+        fe = cii["fevent"][order]
+        pos = np.searchsorted(fe, ci["fevent"])
+        pos_c = np.clip(pos, 0, len(fe) - 1)
+        ok = fe[pos_c] == ci["fevent"]
+        sel = order[pos_c]
+        src = np.where(ok, cii["src"][sel], 0).astype(np.uint64)
+        dst = np.where(ok, cii["dst"][sel], 0).astype(np.uint64)
+        inst = np.where(ok, cii["dst_inst"][sel], 0).astype(np.uint64)
+        if "indirect" in cii.dtype.names:
+            indirect = np.where(ok, cii["indirect"][sel] != 0, False)
+    name = np.where(indirect, names.intern("Gather/Scatter"), names.intern("Copy"))
+    items.add(start=ci["start"], stop=ci["stop"], create=ci["create"], ready=ci["ready"],
+              group=GROUP_INDEX["channel"], ref=src, ref2=dst,
+              rank=node_of_id(np.where(src != 0, src, dst)).astype(np.int32),
+              name=name, kind=ItemKind.COPY, op_id=ci["op_id"],
+              extra={"size": ci["size"], "src": src, "dst": dst, "inst": inst})
+
+
+def _add_fills(log, items, names):
+    fi = log.table("FillInfo")
+    if len(fi) == 0:
+        return
+    fii = log.table("FillInstInfo")
+    dst = np.zeros(len(fi), np.uint64)
+    inst = np.zeros(len(fi), np.uint64)
+    if len(fii):
+        order = np.argsort(fii["fevent"], kind="stable")
+        fe = fii["fevent"][order]
+        pos = np.clip(np.searchsorted(fe, fi["fevent"]), 0, len(fe) - 1)
+        ok = fe[pos] == fi["fevent"]
+        dst = np.where(ok, fii["dst"][order[pos]], 0).astype(np.uint64)
+        inst = np.where(ok, fii["dst_inst"][order[pos]], 0).astype(np.uint64)
+    items.add(start=fi["start"], stop=fi["stop"], create=fi["create"], ready=fi["ready"],
+              group=GROUP_INDEX["channel"], ref=np.uint64(0), ref2=dst,
+              rank=node_of_id(dst).astype(np.int32), name=names.intern("Fill"),
+              kind=ItemKind.FILL, op_id=fi["op_id"],
+              extra={"size": fi["size"], "src": np.zeros(len(fi), np.uint64), "dst": dst,
+                     "inst": inst})
+
+
+def _dedup(cols, key):
+    if len(cols[key]) == 0:
+        return cols
+    _, first = np.unique(cols[key], return_index=True)
+    first.sort()
+    return {k: v[first] for k, v in cols.items()}
+
+
+def _lookup(keys, values, query, default):
+    if len(keys) == 0:
+        return np.full(len(query), default, dtype=np.int64)
+    order = np.argsort(keys)
+    k = keys[order]
+    pos = np.clip(np.searchsorted(k, query), 0, len(k) - 1)
+    return np.where(k[pos] == query, values[order][pos], default)
+
+
+def _assemble(items, procs, mems, ranks, names, warnings):
+    parts = items.parts
+    cols = {}
+    for c in ("start", "stop", "create", "ready", "group", "ref", "ref2", "name", "kind", "op_id"):
+        cols[c] = (np.concatenate([p[c] for p in parts]) if parts
+                   else np.zeros(0, ITEM_COLUMNS.get(c, np.uint64)))
+    rank = (np.concatenate([_rank_of(p["group"], p["ref"], p["rank"]) for p in parts])
+            if parts else np.zeros(0, np.int32))
+    # Make sure every processor has a lane (idle processors count in utilization).
+    lane_keys = [(int(r), int(GROUP_INDEX[PROC_GROUP.get(_pk(k), "proc_other")]), int(p), 0)
+                 for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
+                                    procs["rank"].tolist())]
+    lane_keys += [(int(r), GROUP_INDEX["gpu_dev"], int(p), 0)
+                  for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
+                                     procs["rank"].tolist()) if k == ProcKind.GPU]
+    key_dtype = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
+    item_keys = np.empty(len(rank), dtype=key_dtype)
+    item_keys["rank"], item_keys["group"] = rank, cols["group"]
+    item_keys["ref"], item_keys["ref2"] = cols["ref"], cols["ref2"]
+    all_keys = np.concatenate([item_keys, np.array(lane_keys, dtype=key_dtype)])
+    lane_tab, lane_of_key = np.unique(all_keys, return_inverse=True)
+    lane = lane_of_key[: len(rank)].astype(np.int32)
+    # Hide groups of a rank that have no items at all (as the reference viewer does).
+    has_items = np.zeros(len(lane_tab), bool)
+    has_items[lane] = True
+    grp_key = lane_tab["rank"].astype(np.int64) * 64 + lane_tab["group"]
+    live_groups = np.unique(grp_key[has_items])
+    keep = np.isin(grp_key, live_groups)
+    remap = np.cumsum(keep) - 1
+    lane_tab = lane_tab[keep]
+    lane = remap[lane].astype(np.int32)
+
+    # Stack rows per lane, then order items by (lane, row, start).
+    dur = cols["stop"] - cols["start"]
+    order = np.lexsort((-dur, cols["start"], lane))
+    lane_s = lane[order]
+    start_s, stop_s = cols["start"][order], cols["stop"][order]
+    rows = np.zeros(len(order), dtype=np.int16)
+    bounds = np.searchsorted(lane_s, np.arange(len(lane_tab) + 1))
+    n_rows = np.ones(len(lane_tab), dtype=np.int32)
+    for L in range(len(lane_tab)):
+        lo, hi = bounds[L], bounds[L + 1]
+        if hi - lo > 1:
+            r = stack_rows(start_s[lo:hi], stop_s[lo:hi])
+            rows[lo:hi] = r
+            n_rows[L] = int(r.max()) + 1
+    order2 = np.lexsort((start_s, rows, lane_s))
+    final = order[order2]
+    inv = np.empty(len(final), dtype=np.int64)
+    inv[final] = np.arange(len(final))
+    model_items = {
+        "start": cols["start"][final], "stop": cols["stop"][final],
+        "create": cols["create"][final], "ready": cols["ready"][final],
+        "lane": lane[final], "row": rows[order2],
+        "name": cols["name"][final].astype(np.int32), "kind": cols["kind"][final],
+        "op_id": cols["op_id"][final],
+    }
+    # side table for copies, fills and instances
+    t_item, t_size, t_src, t_dst, t_inst = [], [], [], [], []
+    off = 0
+    for p in parts:
+        n = len(p["start"])
+        if p["extra"] is not None:
+            t_item.append(inv[off:off + n])
+            e = p["extra"]
+            t_size.append(np.asarray(e["size"], np.uint64))
+            t_src.append(np.asarray(e["src"], np.uint64))
+            t_dst.append(np.asarray(e["dst"], np.uint64))
+            t_inst.append(np.asarray(e["inst"], np.uint64))
+        off += n
+    if t_item:
+        ti = np.concatenate(t_item)
+        o = np.argsort(ti)
+        transfers = {"item": ti[o], "size": np.concatenate(t_size)[o],
+                     "src": np.concatenate(t_src)[o], "dst": np.concatenate(t_dst)[o],
+                     "inst": np.concatenate(t_inst)[o]}
+    else:
+        transfers = {k: np.zeros(0, np.uint64) for k in ("size", "src", "dst", "inst")}
+        transfers["item"] = np.zeros(0, np.int64)
+
+    lanes = _lane_table(lane_tab, n_rows, procs, mems)
+    model = TraceModel(items=model_items, lanes=lanes, names=names.strings,
+                       ops={"op_id": np.zeros(0, np.uint64), "kind": np.zeros(0, np.int32),
+                            "provenance": np.zeros(0, np.int32),
+                            "parent": np.zeros(0, np.uint64)},
+                       provenances=[""], waits={}, transfers=transfers, ranks=ranks,
+                       procs=procs, mems=mems, warnings=warnings)
+    model.extra["inverse_order"] = inv
+    return model
+
+
+def _pk(k):
+    try:
+        return ProcKind(k)
+    except ValueError:
+        return None
+
+
+def _lane_table(lane_tab, n_rows, procs, mems):
+    n = len(lane_tab)
+    cap = np.zeros(n, np.int64)
+    names, titles = [], []
+    mem_cap = dict(zip(mems["mem_id"].tolist(), mems["capacity"].tolist()))
+    mem_kind = dict(zip(mems["mem_id"].tolist(), mems["kind"].tolist()))
+    for i, (rank, g, ref, ref2) in enumerate(lane_tab.tolist()):
+        key = GROUP_KEYS[g]
+        title = GROUP_TITLE[key]
+        if key in PROCESSOR_GROUPS:
+            idx = int(index_of_proc(np.uint64(ref)))
+            short = {"gpu_dev": f"g{idx}d", "gpu_host": f"g{idx}h"}.get(
+                key, f"{GROUPS[g][2]}{idx}")
+            names.append(short)
+            titles.append(f"Rank {rank} {title} {idx}")
+        elif key in MEMORY_GROUPS:
+            idx = int(index_of_mem(np.uint64(ref)))
+            cap[i] = mem_cap.get(ref, 0)
+            names.append(f"{GROUPS[g][2]}{idx}")
+            titles.append(f"Rank {rank} {title} Memory {idx}")
+        elif key == "channel":
+            d = _mem_short(ref2, mem_kind, rank)
+            if ref == 0:
+                names.append(f"fill {d}")
+                titles.append(f"Fill into {_mem_long(ref2, mem_kind)}")
+            else:
+                names.append(f"{_mem_short(ref, mem_kind, rank)}-{d}")
+                titles.append(f"{_mem_long(ref, mem_kind)} to {_mem_long(ref2, mem_kind)}")
+        else:
+            names.append(f"dp{rank}")
+            titles.append(f"Rank {rank} Dependent Partitioning")
+    return {
+        "group": lane_tab["group"].astype(np.int16), "rank": lane_tab["rank"].astype(np.int32),
+        "ref": lane_tab["ref"].astype(np.uint64), "ref2": lane_tab["ref2"].astype(np.uint64),
+        "capacity": cap, "rows": n_rows, "name": names, "title": titles,
+    }
+
+
+def _mem_short(mem_id, mem_kind, rank):
+    k = mem_kind.get(mem_id, 0)
+    try:
+        s = MEM_SHORT.get(MemKind(k), "m")
+    except ValueError:
+        s = "m"
+    node = int(node_of_id(np.uint64(mem_id)))
+    return f"n{node}{s}{int(index_of_mem(np.uint64(mem_id)))}"
+
+
+def _mem_long(mem_id, mem_kind):
+    k = mem_kind.get(mem_id, 0)
+    try:
+        kind = MemKind(k)
+        t = GROUP_TITLE.get(MEM_GROUP.get(kind, ""), kind.name.title())
+    except ValueError:
+        t = f"Memory kind {k}"
+    node = int(node_of_id(np.uint64(mem_id)))
+    return f"Rank {node} {t} {int(index_of_mem(np.uint64(mem_id)))}"
+
+
+def _match_waits(model, logs):
+    """Attach TaskWaitInfo intervals to the task items of the same op."""
+    it = model.items
+    empty = {k: np.zeros(0, np.int64) for k in ("item", "start", "ready", "end")}
+    tw = [log.table("TaskWaitInfo") for log in logs]
+    tw = [t for t in tw if len(t)]
+    if not tw:
+        return empty
+    tw = np.concatenate(tw)
+    is_task = np.flatnonzero(it["kind"] == ItemKind.TASK)
+    if len(is_task) == 0:
+        return empty
+    ops = it["op_id"][is_task]
+    order = np.argsort(ops, kind="stable")
+    ops_s = ops[order]
+    pos = np.clip(np.searchsorted(ops_s, tw["op_id"]), 0, len(ops_s) - 1)
+    ok = ops_s[pos] == tw["op_id"]
+    item = is_task[order[pos]][ok]
+    ws, wr, we = tw["wait_start"][ok], tw["wait_ready"][ok], tw["wait_end"][ok]
+    # clamp into the task's execution
+    s, e = it["start"][item], it["stop"][item]
+    ws = np.clip(ws, s, e)
+    we = np.clip(we, ws, e)
+    wr = np.clip(wr, ws, we)
+    o = np.lexsort((ws, item))
+    return {"item": item[o].astype(np.int64), "start": ws[o], "ready": wr[o], "end": we[o]}
+
+
+def busy_intervals(model, lanes):
+    """Per lane, disjoint busy intervals (waits cut out). Returns list of (lane, starts, stops)."""
+    it = model.items
+    w = model.waits
+    out = []
+    for L in lanes:
+        lo, hi = model.lane_range(L)
+        if hi == lo:
+            out.append((L, np.zeros(0, np.int64), np.zeros(0, np.int64)))
+            continue
+        s, e = it["start"][lo:hi], it["stop"][lo:hi]
+        wl = np.searchsorted(w["item"], lo) if len(w["item"]) else 0
+        wh = np.searchsorted(w["item"], hi) if len(w["item"]) else 0
+        if wh > wl:
+            witem = w["item"][wl:wh] - lo
+            has = np.zeros(hi - lo, bool)
+            has[witem] = True
+            pi, ps, pe = subtract_waits(s, e, witem, w["start"][wl:wh], w["end"][wl:wh])
+            s = np.concatenate([s[~has], ps])
+            e = np.concatenate([e[~has], pe])
+        o = np.argsort(s, kind="stable")
+        us, ue = union_sorted(s[o], e[o])
+        out.append((L, us, ue))
+    return out
+
+
+def compute_utilization(model):
+    """Step-function integrals per (rank, group) for the average-utilization lines."""
+    steps = {}
+    busy = {}
+    for rank in sorted(set(model.lanes["rank"].tolist())):
+        for key, _title in model.groups_present(rank):
+            lanes = model.lanes_of(key, rank)
+            if key in MEMORY_GROUPS:
+                s_all, e_all, w_all = [], [], []
+                cap = 0
+                for L in lanes:
+                    lo, hi = model.lane_range(L)
+                    s_all.append(model.items["start"][lo:hi])
+                    e_all.append(model.items["stop"][lo:hi])
+                    sz = model.transfers["size"][np.searchsorted(model.transfers["item"],
+                                                                 np.arange(lo, hi))]
+                    w_all.append(sz.astype(np.float64))
+                    c = int(model.lanes["capacity"][L])
+                    if c <= 0:  # unknown capacity: use this memory's peak
+                        c = int(StepIntegral.from_intervals(s_all[-1], e_all[-1],
+                                                            w_all[-1]).peak_level())
+                    cap += c
+                s, e, w = np.concatenate(s_all), np.concatenate(e_all), np.concatenate(w_all)
+                steps[(rank, key)] = StepIntegral.from_intervals(s, e, w, max(cap, 1))
+                o = np.argsort(s)
+                us, ue = union_sorted(s[o], e[o])
+                busy[(rank, key)] = int((ue - us).sum())
+            elif key in PROCESSOR_GROUPS:
+                per_lane = busy_intervals(model, lanes)
+                s = np.concatenate([p[1] for p in per_lane])
+                e = np.concatenate([p[2] for p in per_lane])
+                steps[(rank, key)] = StepIntegral.from_intervals(s, e, None, len(lanes))
+                busy[(rank, key)] = int((e - s).sum())
+            else:  # channels, dp: busy when anything in the group is active
+                per_lane = busy_intervals(model, lanes)
+                s = np.concatenate([p[1] for p in per_lane])
+                e = np.concatenate([p[2] for p in per_lane])
+                o = np.argsort(s, kind="stable")
+                us, ue = union_sorted(s[o], e[o])
+                steps[(rank, key)] = StepIntegral.from_intervals(us, ue, None, 1)
+                busy[(rank, key)] = int((ue - us).sum())
+    model.utilization_steps = steps
+    model.extra["busy_ns"] = busy

@@ -1,0 +1,1 @@
+STREAM_MAGIC = b"\x93LPRT"

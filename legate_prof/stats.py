@@ -1,0 +1,199 @@
+"""Statistics over a TraceModel: the machine, per-group load and per-task-name timings.
+
+The JSON form is documented in docs/stats_json.md; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .kinds import (GROUP_TITLE, MEMORY_GROUPS, ItemKind, MemKind, ProcKind, mem_kind_name,
+                    proc_kind_name)
+
+SCHEMA_VERSION = 1
+
+
+def _running_ns(model, idx):
+    """Execution time minus waits for the given item indices."""
+    dur = model.items["stop"][idx] - model.items["start"][idx]
+    w = model.waits
+    if len(w["item"]) == 0 or len(idx) == 0:
+        return dur
+    waited = np.bincount(w["item"], weights=(w["end"] - w["start"]).astype(np.float64),
+                         minlength=model.n_items)
+    return dur - waited[idx].astype(np.int64)
+
+
+def per_name_table(model, kinds):
+    """Rows {name, count, total_ns, running_ns, mean_ns, min_ns, max_ns}, by total time."""
+    it = model.items
+    sel = np.flatnonzero(np.isin(it["kind"], [int(k) for k in kinds]))
+    if len(sel) == 0:
+        return []
+    names = it["name"][sel]
+    dur = it["stop"][sel] - it["start"][sel]
+    run = _running_ns(model, sel)
+    uniq, inv = np.unique(names, return_inverse=True)
+    count = np.bincount(inv)
+    total = np.bincount(inv, weights=dur.astype(np.float64))
+    running = np.bincount(inv, weights=run.astype(np.float64))
+    mn = np.full(len(uniq), np.iinfo(np.int64).max)
+    mx = np.zeros(len(uniq), np.int64)
+    np.minimum.at(mn, inv, dur)
+    np.maximum.at(mx, inv, dur)
+    # provenances seen per name (the user's lines that launched it)
+    prov = model.op_provenance(it["op_id"][sel])
+    rows = []
+    for j, nid in enumerate(uniq.tolist()):
+        p = np.unique(prov[inv == j])
+        rows.append({
+            "name": model.names[nid],
+            "count": int(count[j]),
+            "total_ns": int(total[j]),
+            "running_ns": int(running[j]),
+            "mean_ns": int(total[j] // count[j]),
+            "min_ns": int(mn[j]),
+            "max_ns": int(mx[j]),
+            "provenances": [model.provenances[k] for k in p.tolist() if k][:50],
+        })
+    rows.sort(key=lambda r: (-r["total_ns"], r["name"]))
+    return rows
+
+
+def compute_stats(model) -> dict:
+    ranks = sorted(r["rank"] for r in model.ranks)
+    machine = []
+    for r in ranks:
+        pk = model.procs["kind"][model.procs["rank"] == r]
+        mk = model.mems["rank"] == r
+        procs = {}
+        for k in pk.tolist():
+            procs[proc_kind_name(k)] = procs.get(proc_kind_name(k), 0) + 1
+        mems = {}
+        for k, c in zip(model.mems["kind"][mk].tolist(), model.mems["capacity"][mk].tolist()):
+            e = mems.setdefault(mem_kind_name(k), {"count": 0, "capacity_bytes": 0})
+            e["count"] += 1
+            e["capacity_bytes"] += int(c)
+        machine.append({"rank": r, "processors": procs, "memories": mems})
+
+    groups = []
+    busy = model.extra.get("busy_ns", {})
+    lanes = model.lanes
+    items_per_lane = np.bincount(model.items["lane"], minlength=model.n_lanes)
+    for r in ranks:
+        for key, title in model.groups_present(r):
+            ls = model.lanes_of(key, r)
+            g = {"rank": r, "kind": key, "title": title, "lanes": int(len(ls)),
+                 "items": int(items_per_lane[ls].sum()), "busy_ns": int(busy.get((r, key), 0))}
+            if key in MEMORY_GROUPS:
+                g["capacity_bytes"] = int(lanes["capacity"][ls].sum())
+                step = model.utilization_steps.get((r, key))
+                g["peak_bytes"] = int(round(step.peak_level())) if step else 0
+            groups.append(g)
+
+    t0, t1 = model.time_range()
+    out = {
+        "schema": SCHEMA_VERSION,
+        "files": list(model.sources),
+        "ranks": len(ranks),
+        "legion_version": next((r["legion_version"] for r in model.ranks if r["legion_version"]), ""),
+        "time_range_ns": [int(t0), int(t1)],
+        "items": int(model.n_items),
+        "machine": machine,
+        "groups": groups,
+        "tasks": per_name_table(model, [ItemKind.TASK]),
+        "gpu_kernels": per_name_table(model, [ItemKind.GPU_KERNEL]),
+        "meta_tasks": per_name_table(model, [ItemKind.META, ItemKind.MESSAGE]),
+        "mapper_calls": per_name_table(model, [ItemKind.MAPPER_CALL]),
+        "runtime_calls": per_name_table(model, [ItemKind.RUNTIME_CALL]),
+        "copies": _transfer_summary(model, ItemKind.COPY),
+        "fills": _transfer_summary(model, ItemKind.FILL),
+        "instances": _transfer_summary(model, ItemKind.INSTANCE),
+        "warnings": [str(w) for w in model.warnings],
+        "errors": list(getattr(model, "errors", [])),
+    }
+    if model.markers:
+        out["markers"] = model.markers
+    if "runtime_ops" in model.extra:
+        out["runtime"] = model.extra.get("runtime_summary", {})
+    return out
+
+
+def _transfer_summary(model, kind):
+    sel = np.flatnonzero(model.items["kind"] == int(kind))
+    if len(sel) == 0:
+        return {"count": 0, "bytes": 0, "total_ns": 0}
+    t = model.transfers
+    pos = np.searchsorted(t["item"], sel)
+    size = t["size"][np.clip(pos, 0, max(len(t["item"]) - 1, 0))] if len(t["item"]) else 0
+    dur = model.items["stop"][sel] - model.items["start"][sel]
+    return {"count": int(len(sel)), "bytes": int(np.sum(size)), "total_ns": int(dur.sum())}
+
+
+def _fmt_ns(ns):
+    ns = float(ns)
+    for unit, div in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if abs(ns) >= div:
+            return f"{ns / div:.3f} {unit}"
+    return f"{ns:.0f} ns"
+
+
+def _fmt_bytes(b):
+    b = float(b)
+    for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= div:
+            return f"{b / div:.1f} {unit}"
+    return f"{b:.0f} B"
+
+
+def format_stats(s: dict) -> str:
+    lines = []
+    lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, "
+                 f"span {_fmt_ns(s['time_range_ns'][1])}"
+                 + (f", {s['legion_version']}" if s["legion_version"] else ""))
+    for w in s["warnings"]:
+        lines.append(str(w))
+    lines.append("")
+    lines.append("Machine")
+    for m in s["machine"]:
+        procs = ", ".join(f"{v} {k}" for k, v in sorted(m["processors"].items()))
+        mems = ", ".join(f"{v['count']} {k} ({_fmt_bytes(v['capacity_bytes'])})"
+                         for k, v in sorted(m["memories"].items()))
+        lines.append(f"  rank {m['rank']}: processors: {procs or '-'}; memories: {mems or '-'}")
+    lines.append("")
+    lines.append(f"{'rank':>4}  {'group':<14}{'lanes':>6}{'items':>10}{'busy':>14}")
+    for g in s["groups"]:
+        extra = ""
+        if "peak_bytes" in g:
+            extra = f"  peak {_fmt_bytes(g['peak_bytes'])} of {_fmt_bytes(g['capacity_bytes'])}"
+        lines.append(f"{g['rank']:>4}  {g['title']:<14}{g['lanes']:>6}{g['items']:>10}"
+                     f"{_fmt_ns(g['busy_ns']):>14}{extra}")
+    for section, title in (("tasks", "Tasks"), ("gpu_kernels", "GPU kernels"),
+                           ("meta_tasks", "Runtime meta-tasks (top 15)")):
+        rows = s[section]
+        if not rows:
+            continue
+        if section == "meta_tasks":
+            rows = rows[:15]
+        lines.append("")
+        lines.append(title)
+        lines.append(f"  {'name':<40}{'count':>8}{'total':>13}{'running':>13}{'mean':>12}"
+                     f"{'min':>12}{'max':>12}")
+        for r in rows:
+            lines.append(f"  {r['name'][:39]:<40}{r['count']:>8}{_fmt_ns(r['total_ns']):>13}"
+                         f"{_fmt_ns(r['running_ns']):>13}{_fmt_ns(r['mean_ns']):>12}"
+                         f"{_fmt_ns(r['min_ns']):>12}{_fmt_ns(r['max_ns']):>12}")
+            if r["provenances"]:
+                shown = ", ".join(r["provenances"][:4])
+                more = len(r["provenances"]) - 4
+                lines.append(f"    at {shown}" + (f" (+{more} more)" if more > 0 else ""))
+    for key in ("copies", "fills", "instances"):
+        v = s[key]
+        if v["count"]:
+            lines.append(f"{key}: {v['count']} ({_fmt_bytes(v['bytes'])}, {_fmt_ns(v['total_ns'])})")
+    for m in s.get("markers", []):
+        lines.append("")
+        lines.append(f"!! {m['title']}")
+        for k, v in m.get("fields", {}).items():
+            lines.append(f"   {k}: {v}")
+    return "\n".join(lines)

@@ -1,0 +1,396 @@
+"""The merged, columnar trace model and its queries by time window.
+
+One row per timeline item in flat numpy columns, sorted by (lane, row, start); no Python object
+per event.  Everything the viewer draws comes from the query methods here (``items_in``,
+``draw_list``, ``utilization``, ``item_details``, ``search``), so a bundle file, a raw log or a
+synthetic profile all look the same to it.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .intervals import StepIntegral
+from .kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
+
+ITEM_COLUMNS = {
+    "start": np.int64, "stop": np.int64, "create": np.int64, "ready": np.int64,
+    "lane": np.int32, "row": np.int16, "name": np.int32, "kind": np.uint8, "op_id": np.uint64,
+}
+LANE_COLUMNS = {
+    "group": np.int16, "rank": np.int32, "ref": np.uint64, "ref2": np.uint64,
+    "capacity": np.int64, "rows": np.int32,
+}
+
+
+@dataclass
+class DrawRow:
+    """What to paint on one row of one lane for a view: boxes and merged gray bands.
+
+    ``box_x0/x1`` are pixel columns (float), ``box_item`` indexes the model's items.
+    ``band_x0/x1`` are pixel columns of merged bands and ``band_count`` the items in each.
+    """
+
+    lane: int
+    row: int
+    box_x0: np.ndarray
+    box_x1: np.ndarray
+    box_item: np.ndarray
+    band_x0: np.ndarray
+    band_x1: np.ndarray
+    band_count: np.ndarray
+    band_first: np.ndarray  # first item index of each band
+
+
+@dataclass
+class TraceModel:
+    items: dict  # column name -> array, sorted by (lane, row, start)
+    lanes: dict  # column name -> array, plus "name"/"title" lists
+    names: list  # string table for items' names
+    ops: dict  # op_id (sorted) -> kind, provenance index, parent
+    provenances: list  # provenance strings; index 0 is ""
+    waits: dict  # item, start, ready, end (sorted by item)
+    transfers: dict  # item (sorted), size, src, dst, inst for copies, fills, instances
+    ranks: list  # dicts: rank, file, hostname, legion_version, zero_time, ...
+    procs: dict  # proc_id, kind, rank
+    mems: dict  # mem_id, kind, capacity, rank
+    utilization_steps: dict = field(default_factory=dict)  # (rank, group) -> StepIntegral
+    warnings: list = field(default_factory=list)
+    sources: list = field(default_factory=list)  # input file paths
+    markers: list = field(default_factory=list)  # dicts: time, rank, kind, title, fields
+    extra: dict = field(default_factory=dict)  # runtime-stream detail (arrays, ops)
+
+    # -- derived indexes (built lazily) ------------------------------------------------
+    def __post_init__(self):
+        self._sub_bounds = None
+        self._sub_offset = None
+        self._dur_perm = None
+
+    @property
+    def n_items(self):
+        return len(self.items["start"])
+
+    @property
+    def n_lanes(self):
+        return len(self.lanes["group"])
+
+    @property
+    def n_ranks(self):
+        return len(self.ranks)
+
+    def time_range(self):
+        """Timeline extent: [0, last + last/200], as the reference viewer shows it."""
+        last = int(self.items["stop"].max()) if self.n_items else 0
+        for m in self.markers:
+            last = max(last, int(m["time"]))
+        return 0, max(last + last // 200, 1)
+
+    def _ensure_index(self):
+        if self._sub_bounds is not None:
+            return
+        rows = self.lanes["rows"].astype(np.int64)
+        self._sub_offset = np.concatenate([[0], np.cumsum(rows)])
+        key = self._sub_offset[self.items["lane"]] + self.items["row"]
+        self._sub_bounds = np.searchsorted(key, np.arange(self._sub_offset[-1] + 1))
+        # Per sublane, items ordered by duration (longest first): finds wide items fast.
+        dur = self.items["stop"] - self.items["start"]
+        order = np.lexsort((-dur, key))
+        self._dur_perm = order.astype(np.int64 if self.n_items >= 2**31 else np.int32)
+
+    def sublane(self, lane, row):
+        self._ensure_index()
+        k = self._sub_offset[lane] + row
+        return int(self._sub_bounds[k]), int(self._sub_bounds[k + 1])
+
+    def lane_range(self, lane):
+        self._ensure_index()
+        return (int(self._sub_bounds[self._sub_offset[lane]]),
+                int(self._sub_bounds[self._sub_offset[lane + 1]]))
+
+    # -- lanes ---------------------------------------------------------------------------
+    def lane_group(self, lane) -> str:
+        return GROUP_KEYS[int(self.lanes["group"][lane])]
+
+    def lanes_of(self, group: str, rank=None):
+        g = GROUP_KEYS.index(group)
+        sel = self.lanes["group"] == g
+        if rank is not None:
+            sel &= self.lanes["rank"] == rank
+        return np.flatnonzero(sel)
+
+    def groups_present(self, rank=None):
+        """(group key, title) of groups with at least one lane, in display order."""
+        sel = np.ones(self.n_lanes, bool) if rank is None else self.lanes["rank"] == rank
+        present = set(self.lanes["group"][sel].tolist())
+        return [(k, GROUP_TITLE[k]) for i, k in enumerate(GROUP_KEYS) if i in present]
+
+    # -- queries by time window ----------------------------------------------------------
+    def items_in(self, lane, t0, t1):
+        """Indices of the items of ``lane`` that overlap [t0, t1]."""
+        out = []
+        for row in range(int(self.lanes["rows"][lane])):
+            lo, hi = self.sublane(lane, row)
+            stop = self.items["stop"][lo:hi]
+            start = self.items["start"][lo:hi]
+            i0 = lo + int(np.searchsorted(stop, t0, side="left"))
+            i1 = lo + int(np.searchsorted(start, t1, side="right"))
+            if i1 > i0:
+                out.append(np.arange(i0, i1))
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+    def draw_list(self, lane, t0, t1, width_px, min_px=3.0):
+        """Per row of ``lane``, the boxes and gray bands to draw for a view of ``width_px``.
+
+        Cost is bounded by pixels, not by items: items narrower than ``min_px`` are counted
+        per pixel column (``searchsorted`` over the row's starts) and runs of such columns
+        become one gray band carrying the count; wide items are found through the
+        per-row duration order, whose prefix of wide-enough items is short.
+        """
+        rows = []
+        ns_px = (t1 - t0) / float(width_px)
+        min_dur = min_px * ns_px
+        start_all = self.items["start"]
+        stop_all = self.items["stop"]
+        self._ensure_index()
+        for row in range(int(self.lanes["rows"][lane])):
+            lo, hi = self.sublane(lane, row)
+            if hi == lo:
+                continue
+            start = start_all[lo:hi]
+            stop = stop_all[lo:hi]
+            i0 = int(np.searchsorted(stop, t0, side="left"))
+            i1 = int(np.searchsorted(start, t1, side="right"))
+            if i1 <= i0:
+                continue
+            n_view = i1 - i0
+            perm = self._dur_perm[lo:hi]
+            # wide items: prefix of the duration order with dur >= min_dur
+            k = bisect.bisect_left(range(hi - lo), -min_dur,
+                                   key=lambda j: -(stop[perm[j] - lo] - start[perm[j] - lo]))
+            if k < n_view:
+                wide = np.asarray(perm[:k], dtype=np.int64) - lo
+                wide = np.sort(wide[(wide >= i0) & (wide < i1)])
+                edges = t0 + ns_px * np.arange(width_px + 1)
+                pos = np.searchsorted(start[i0:i1], edges[1:-1], side="left") + i0
+                cuts = np.concatenate([[i0], pos, [i1]])
+                counts = np.diff(cuts)
+                # narrow items per pixel column = all starts there minus the wide ones
+                wpx = np.clip(((start[wide] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
+                counts = counts - np.bincount(wpx, minlength=width_px)
+                narrow_px = counts
+                first_of_px = cuts[:-1]
+            else:
+                idx = np.arange(i0, i1)
+                dur = stop[idx] - start[idx]
+                is_wide = dur >= min_dur
+                wide = idx[is_wide]
+                nar = idx[~is_wide]
+                npx = np.clip(((start[nar] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
+                narrow_px = np.bincount(npx, minlength=width_px)
+                first_of_px = np.full(width_px, -1, dtype=np.int64)
+                first_of_px[npx[::-1]] = nar[::-1]
+            bx0 = (start[wide] - t0) / ns_px
+            bx1 = (stop[wide] - t0) / ns_px
+            band = _bands(narrow_px, min_px)
+            b0, b1, bc = band
+            bfirst = first_of_px[b0.astype(np.int64)] if len(b0) else np.zeros(0, np.int64)
+            # a band of one item is that item, widened to be visible
+            single = bc == 1
+            s_items = _first_narrow(start, stop, bfirst[single], min_dur)
+            s_x0 = b0[single].astype(np.float64)
+            rows.append(DrawRow(
+                lane=lane, row=row,
+                box_x0=np.concatenate([bx0, s_x0]),
+                box_x1=np.concatenate([np.maximum(bx1, bx0 + 1.0), s_x0 + min_px]),
+                box_item=np.concatenate([wide, s_items]).astype(np.int64) + lo,
+                band_x0=b0[~single].astype(np.float64),
+                band_x1=(b1[~single] + 1).astype(np.float64),
+                band_count=bc[~single],
+                band_first=bfirst[~single].astype(np.int64) + lo,
+            ))
+        return rows
+
+    def utilization(self, group, rank, t0, t1, bins):
+        """Average utilization of a lane group in ``bins`` equal bins over [t0, t1].
+
+        ``rank=None`` is the all-ranks summary: the per-rank averages weighted by each rank's
+        denominator (processor count or memory capacity), which is exact.
+        """
+        edges = np.linspace(t0, t1, bins + 1)
+        if rank is not None:
+            step = self.utilization_steps.get((rank, group))
+            return step.average(edges) if step is not None else np.zeros(bins)
+        num = np.zeros(bins)
+        den = 0.0
+        for (r, g), step in self.utilization_steps.items():
+            if g != group:
+                continue
+            num += step.average(edges) * step.denominator
+            den += step.denominator
+        return num / den if den else num
+
+    # -- details and search ----------------------------------------------------------------
+    def op_provenance(self, op_ids):
+        """Provenance string index for each op id (0 = none)."""
+        op_ids = np.asarray(op_ids, dtype=np.uint64)
+        keys = self.ops["op_id"]
+        if len(keys) == 0:
+            return np.zeros(len(op_ids), dtype=np.int32)
+        pos = np.clip(np.searchsorted(keys, op_ids), 0, len(keys) - 1)
+        found = keys[pos] == op_ids
+        return np.where(found, self.ops["provenance"][pos], 0).astype(np.int32)
+
+    def item_title(self, i):
+        kind = ItemKind(int(self.items["kind"][i]))
+        name = self.names[int(self.items["name"][i])]
+        prov = self.provenances[int(self.op_provenance([self.items["op_id"][i]])[0])]
+        if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL) and prov and prov != name:
+            return f"{name}[{prov}]"
+        return name
+
+    def item_details(self, i) -> dict:
+        """Fields shown for one item (hover tooltip and pinned detail panel)."""
+        it = self.items
+        i = int(i)
+        kind = ItemKind(int(it["kind"][i]))
+        lane = int(it["lane"][i])
+        start, stop = int(it["start"][i]), int(it["stop"][i])
+        create, ready = int(it["create"][i]), int(it["ready"][i])
+        op = int(it["op_id"][i])
+        d = {
+            "title": self.item_title(i),
+            "kind": kind.name.lower(),
+            "name": self.names[int(it["name"][i])],
+            "rank": int(self.lanes["rank"][lane]),
+            "lane": self.lanes["title"][lane],
+            "start_ns": start, "stop_ns": stop, "duration_ns": stop - start,
+        }
+        if op and op != 0xFFFFFFFFFFFFFFFF:
+            d["op_id"] = op
+        prov = self.provenances[int(self.op_provenance([op])[0])]
+        if prov:
+            d["provenance"] = prov
+        if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.META, ItemKind.MESSAGE,
+                    ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART):
+            d["create_ns"], d["ready_ns"] = create, ready
+            if ready >= create > 0 or (ready >= create and kind != ItemKind.INSTANCE):
+                d["deferred_ns"] = ready - create
+                d["delayed_ns"] = start - ready
+        variant = self.extra.get("variant_names", {}).get(i)
+        if variant:
+            d["variant"] = variant
+        w = self.waits_of(i)
+        if len(w):
+            d["waits"] = [{"start_ns": int(a), "ready_ns": int(b), "end_ns": int(c)} for a, b, c in w]
+            d["waiting_ns"] = int(sum(c - a for a, b, c in w))
+            d["running_ns"] = (stop - start) - d["waiting_ns"]
+        t = self.transfer_of(i)
+        if t is not None:
+            size, src, dst, inst = t
+            d["size_bytes"] = size
+            if kind == ItemKind.INSTANCE:
+                d["memory"] = self.memory_title(dst)
+                d["instance"] = f"0x{inst:x}"
+                d["lifetime_ns"] = stop - start
+                d["create_ns"], d["ready_ns"] = create, ready
+                d["deferred_ns"] = ready - create
+            else:
+                if src:
+                    d["source"] = self.memory_title(src)
+                d["destination"] = self.memory_title(dst)
+                if stop > start:
+                    d["bandwidth_GBps"] = size / (stop - start)
+        return d
+
+    def waits_of(self, i):
+        w = self.waits
+        lo = np.searchsorted(w["item"], i, side="left")
+        hi = np.searchsorted(w["item"], i, side="right")
+        return list(zip(w["start"][lo:hi].tolist(), w["ready"][lo:hi].tolist(),
+                        w["end"][lo:hi].tolist()))
+
+    def transfer_of(self, i):
+        t = self.transfers
+        if len(t["item"]) == 0:
+            return None
+        p = int(np.searchsorted(t["item"], i))
+        if p < len(t["item"]) and t["item"][p] == i:
+            return int(t["size"][p]), int(t["src"][p]), int(t["dst"][p]), int(t["inst"][p])
+        return None
+
+    def memory_title(self, mem_id):
+        m = self.mems
+        hit = np.flatnonzero(m["mem_id"] == np.uint64(mem_id))
+        if len(hit) == 0:
+            return f"memory 0x{int(mem_id):x}"
+        j = hit[0]
+        from .kinds import MEM_GROUP, MemKind
+        try:
+            kind = MemKind(int(m["kind"][j]))
+            title = GROUP_TITLE.get(MEM_GROUP.get(kind, ""), kind.name.title())
+        except ValueError:
+            title = f"Memory kind {int(m['kind'][j])}"
+        return f"Rank {int(m['rank'][j])} {title} 0x{int(mem_id):x}"
+
+    def search(self, text, limit=100_000):
+        """Items whose name or provenance contains ``text`` (case-insensitive)."""
+        q = text.lower()
+        name_hit = np.array([q in n.lower() for n in self.names], dtype=bool)
+        prov_hit = np.array([bool(p) and q in p.lower() for p in self.provenances], dtype=bool)
+        sel = name_hit[self.items["name"]]
+        if prov_hit.any():
+            sel |= prov_hit[self.op_provenance(self.items["op_id"])]
+        return np.flatnonzero(sel)[:limit]
+
+    def memory_bytes(self):
+        """Resident bytes of the model's arrays (for the bytes-per-item benchmark)."""
+        total = 0
+        for table in (self.items, self.lanes, self.ops, self.waits, self.transfers,
+                      self.procs, self.mems):
+            for v in table.values():
+                if isinstance(v, np.ndarray):
+                    total += v.nbytes
+        total += sum(s.nbytes for s in self.utilization_steps.values())
+        if self._dur_perm is not None:
+            total += self._dur_perm.nbytes + self._sub_bounds.nbytes
+        return total
+
+    def group_kind_of_lane(self, lane):
+        g = self.lane_group(lane)
+        if g in PROCESSOR_GROUPS:
+            return "processor"
+        if g in MEMORY_GROUPS:
+            return "memory"
+        return g
+
+
+def _bands(counts, min_px):
+    """Runs of pixel columns with narrow items; gaps shorter than ``min_px`` are bridged."""
+    px = np.flatnonzero(counts > 0)
+    if len(px) == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z
+    brk = np.flatnonzero(np.diff(px) > min_px) + 1
+    starts = np.concatenate([[0], brk])
+    ends = np.concatenate([brk, [len(px)]]) - 1
+    csum = np.concatenate([[0], np.cumsum(counts[px])])
+    count = csum[ends + 1] - csum[starts]
+    x0 = px[starts]
+    x1 = np.maximum(px[ends], x0 + int(np.ceil(min_px)) - 1)
+    return x0, x1, count
+
+
+def _first_narrow(start, stop, first, min_dur):
+    """The narrow item at or after each index (a single-item band's item).
+
+    At most one wide item can start in a pixel column, so one step past it is enough.
+    """
+    out = np.asarray(first, dtype=np.int64).copy()
+    if len(out) == 0:
+        return out
+    wide = (stop[out] - start[out]) >= min_dur
+    out[wide] = np.minimum(out[wide] + 1, len(start) - 1)
+    return out

@@ -1,0 +1,1 @@
+"""NumPy-style array runtime on Legate, instrumented for profiling."""

@@ -1,0 +1,61 @@
+"""Shared fixtures: real legate runs (once per session) and synthetic multi-rank profiles."""
+
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+SAMPLE = ROOT.parent / "shared" / "legion_prof_samples" / "legate26.06_cpu2_myprof_0.prof"
+PROGRAMS = ROOT / "fixtures" / "programs"
+
+
+@pytest.fixture(scope="session")
+def sample_profile():
+    """The real legate 26.06 profile shipped beside the project (bundled copy as fallback)."""
+    if SAMPLE.exists():
+        return SAMPLE
+    return ROOT / "legate_prof" / "data" / "example_legate_0.prof"
+
+
+@pytest.fixture(scope="session")
+def legate_run(tmp_path_factory):
+    """Run a fixture program under the real `legate --cpus 2 --gpus 0 --profile`, cached."""
+    from fixtures.legate_run import run_legate
+    cache = {}
+
+    def run(name, **kw):
+        key = (name, tuple(sorted(kw.items())))
+        if key not in cache:
+            work = tmp_path_factory.mktemp(name.replace(".py", ""))
+            manifest = work / "manifest.json"
+            prog = PROGRAMS / name if (PROGRAMS / name).exists() else ROOT / "examples" / name
+            r = run_legate(prog, work, env_extra={"FIXTURE_MANIFEST": str(manifest)}, **kw)
+            r.manifest = json.loads(manifest.read_text()) if manifest.exists() else None
+            cache[key] = r
+        return cache[key]
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def synthetic_8(tmp_path_factory):
+    """An 8-rank synthetic profile with GPUs, in the real format."""
+    from fixtures.synthetic import generate
+    d = tmp_path_factory.mktemp("syn8")
+    return generate(d, ranks=8, items=40_000, seed=7)
+
+
+@pytest.fixture
+def copy_of(tmp_path):
+    def copy(src, name=None):
+        dst = tmp_path / (name or Path(src).name)
+        shutil.copy(src, dst)
+        return dst
+    return copy

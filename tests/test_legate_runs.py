@@ -1,0 +1,87 @@
+"""Real `legate --cpus 2 --gpus 0 --profile` runs: the model must match what the program did."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from legate_prof.loader import load_profile
+
+PROGRAMS = ["chain.py", "fan.py", "transfers.py"]
+
+
+def _stats_json(paths):
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "stats", "--json", *map(str, paths)],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_task_counts_match_what_the_program_launched(legate_run, program):
+    run = legate_run(program)
+    assert run.returncode == 0, run.output[-3000:]
+    assert len(run.profiles) == 1 and Path(run.profiles[0]).name == "legate_0.prof"
+    stats = _stats_json(run.profiles)
+    assert stats["ranks"] == 1
+    counts = {t["name"]: t["count"] for t in stats["tasks"]}
+    for name, n in run.manifest["tasks"].items():
+        assert counts.get(name) == n, (name, counts)
+    # the program's own tasks plus legate's top-level ones, nothing else
+    assert set(counts) - set(run.manifest["tasks"]) <= {"Toplevel Task", "External Thread"}
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_provenance_points_to_the_launching_lines(legate_run, program):
+    run = legate_run(program)
+    stats = _stats_json(run.profiles)
+    source = (Path(__file__).parents[1] / "fixtures" / "programs" / program).read_text()
+    lines = source.splitlines()
+    by_name = {t["name"]: t for t in stats["tasks"]}
+    for name, provs in run.manifest["provenances"].items():
+        assert sorted(by_name[name]["provenances"]) == sorted(provs)
+        for prov in provs:
+            file, line = prov.rsplit(":", 1)
+            assert file == program
+            assert name in lines[int(line) - 1], (prov, lines[int(line) - 1])
+
+
+@pytest.mark.parametrize("program", PROGRAMS)
+def test_cpu_and_utility_lanes_are_present(legate_run, program):
+    run = legate_run(program)
+    model = load_profile(run.profiles)
+    present = dict(model.groups_present(0))
+    assert "cpu" in present and "utility" in present
+    assert len(model.lanes_of("cpu", 0)) == 2  # --cpus 2
+    assert len(model.lanes_of("utility", 0)) >= 1
+    stats = _stats_json(run.profiles)
+    cpu = [g for g in stats["groups"] if g["kind"] == "cpu"][0]
+    n_tasks = sum(run.manifest["tasks"].values())
+    assert cpu["items"] >= n_tasks and cpu["busy_ns"] > 0
+
+
+def test_fills_and_copies_are_counted(legate_run):
+    run = legate_run("transfers.py")
+    stats = _stats_json(run.profiles)
+    assert stats["fills"]["count"] == run.manifest["fills"]
+    assert stats["copies"]["count"] == run.manifest["copies"]
+    assert stats["copies"]["bytes"] == 2 * 1024 * 8
+    assert stats["fills"]["bytes"] == 3 * 1024 * 8
+    model = load_profile(run.profiles)
+    chans = model.lanes_of("channel", 0)
+    assert any(n.startswith("fill") for n in (model.lanes["name"][c] for c in chans))
+
+
+def test_stats_json_schema(legate_run):
+    run = legate_run("chain.py")
+    s = _stats_json(run.profiles)
+    assert isinstance(s["ranks"], int)
+    for t in s["tasks"]:
+        assert isinstance(t["name"], str) and isinstance(t["count"], int)
+        assert isinstance(t["total_ns"], int) and t["running_ns"] <= t["total_ns"]
+        assert t["min_ns"] <= t["mean_ns"] <= t["max_ns"]
+    for g in s["groups"]:
+        assert set(g) >= {"rank", "kind", "lanes", "items", "busy_ns"}
+    assert s["machine"][0]["processors"]["cpu"] == 2

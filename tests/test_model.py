@@ -1,0 +1,151 @@
+"""Trace model: multi-rank merge, stacking, utilization and the per-view draw list."""
+
+import numpy as np
+import pytest
+
+from legate_prof.intervals import StepIntegral, stack_rows
+from legate_prof.kinds import ItemKind
+from legate_prof.loader import load_profile
+
+
+def test_synthetic_ranks_merge_with_gpu_and_memory_lanes(synthetic_8):
+    model = load_profile(synthetic_8)
+    assert model.n_ranks == 8
+    assert model.n_items == 40_000
+    for r in range(8):
+        groups = dict(model.groups_present(r))
+        for key in ("cpu", "utility", "gpu_dev", "gpu_host", "io", "python", "system",
+                    "framebuffer", "zerocopy", "channel", "dp"):
+            assert key in groups, (r, key)
+    # every item sits on a lane of its own rank's processors/memories
+    lanes = model.items["lane"]
+    assert np.all(np.diff(lanes) >= 0)
+    # a copy channel to the next rank exists
+    titles = [model.lanes["title"][L] for L in model.lanes_of("channel", 0)]
+    assert any("Rank 1" in t for t in titles), titles
+
+
+def test_rows_never_overlap(synthetic_8):
+    model = load_profile(synthetic_8)
+    it = model.items
+    for L in range(model.n_lanes):
+        for row in range(int(model.lanes["rows"][L])):
+            lo, hi = model.sublane(L, row)
+            s, e = it["start"][lo:hi], it["stop"][lo:hi]
+            assert np.all(s[1:] >= e[:-1]), (L, row)
+
+
+def test_stack_rows_nested_and_crossing():
+    # nested: task [0,100) with calls [10,20) and [30,40)
+    rows = stack_rows(np.array([0, 10, 30]), np.array([100, 20, 40]))
+    assert rows.tolist() == [0, 1, 1]
+    # crossing intervals need the greedy fallback
+    s = np.array([0, 1, 2, 4])
+    e = np.array([10, 3, 12, 5])
+    rows = stack_rows(s, e)
+    for r in set(rows.tolist()):
+        idx = np.flatnonzero(rows == r)
+        assert np.all(s[idx][1:] >= e[idx][:-1])
+
+
+def test_step_integral_matches_brute_force():
+    rng = np.random.default_rng(3)
+    s = rng.integers(0, 10_000, 500)
+    e = s + rng.integers(1, 500, 500)
+    step = StepIntegral.from_intervals(s, e, None, denominator=4)
+    edges = np.linspace(0, 11_000, 23)
+    got = step.average(edges)
+    t = np.arange(0, 11_000)
+    level = ((t[:, None] >= s[None, :]) & (t[:, None] < e[None, :])).sum(1)
+    for i in range(len(edges) - 1):
+        a, b = edges[i], edges[i + 1]
+        sel = (t >= a) & (t + 1 <= b)
+        # compare on whole-ns bins inside each edge pair
+        if sel.sum() > 10:
+            ia, ib = int(np.ceil(a)), int(np.floor(b))
+            want = level[ia:ib].mean() / 4
+            got_i = step.average(np.array([ia, ib], dtype=float))[0]
+            assert got_i == pytest.approx(want, abs=1e-9)
+
+
+def test_processor_utilization_excludes_waits_and_counts_idle(tmp_path):
+    from legate_prof.legion_writer import LegionProfWriter
+    p = tmp_path / "legate_0.prof"
+    cpu0, cpu1 = 0x1D00000000000000, 0x1D00000000000001
+    with LegionProfWriter(p) as w:
+        w.write("MachineDesc", node_id=0, num_nodes=1, hostname="h", host_id=1, process_id=2)
+        w.write("ProcDesc", proc_id=cpu0, kind=2, uuid_size=16)
+        w.write("ProcDesc", proc_id=cpu1, kind=2, uuid_size=16)  # idle
+        w.write("TaskKind", task_id=1, name="BinaryOp", overwrite=False)
+        w.write("TaskInfo", op_id=5, task_id=1, variant_id=1, proc_id=cpu0, create=0, ready=0,
+                start=0, stop=1000, creator=0, critical=0, fevent=1)
+        w.write("TaskWaitInfo", op_id=5, task_id=1, variant_id=1, wait_start=200,
+                wait_ready=300, wait_end=600, wait_event=9)
+    model = load_profile([p])
+    u = model.utilization("cpu", 0, 0, 1000, 10)
+    # busy 0-200 and 600-1000 on one of two CPUs
+    assert u.tolist() == pytest.approx([0.5, 0.5, 0, 0, 0, 0, 0.5, 0.5, 0.5, 0.5])
+    task = int(np.flatnonzero(model.items["kind"] == ItemKind.TASK)[0])
+    d = model.item_details(task)
+    assert d["waiting_ns"] == 400 and d["running_ns"] == 600
+    assert d["waits"] == [{"start_ns": 200, "ready_ns": 300, "end_ns": 600}]
+
+
+def _conserved(model, lane, t0, t1, width):
+    rows = model.draw_list(lane, t0, t1, width)
+    shown = sum(len(r.box_item) + int(r.band_count.sum()) for r in rows)
+    return shown, len(model.items_in(lane, t0, t1)), rows
+
+
+@pytest.mark.parametrize("zoom", [1, 10, 1000])
+def test_draw_list_accounts_for_every_item_at_any_zoom(synthetic_8, zoom):
+    model = load_profile(synthetic_8)
+    t0, t1 = model.time_range()
+    span = (t1 - t0) // zoom
+    mid = (t0 + t1) // 2
+    a, b = mid - span // 2, mid + span // 2
+    for lane in model.lanes_of("cpu", 0)[:2]:
+        shown, total, rows = _conserved(model, lane, a, b, 1200)
+        assert shown == total
+        for r in rows:
+            assert np.all(r.band_x1 - r.band_x0 >= 3)  # nothing narrower than min_px
+            assert np.all(r.box_x1 - r.box_x0 >= 1)
+        n_draw = sum(len(r.box_item) + len(r.band_count) for r in rows)
+        assert n_draw <= 1200  # bounded by pixels, not items
+
+
+def test_zoomed_out_merges_and_zoomed_in_splits(synthetic_8):
+    model = load_profile(synthetic_8)
+    lane = model.lanes_of("cpu", 0)[0]
+    t0, t1 = model.time_range()
+    full = model.draw_list(lane, t0, t1, 800)
+    assert sum(int(r.band_count.sum()) for r in full) > 0.5 * len(model.items_in(lane, t0, t1))
+    it = model.items
+    lo, hi = model.sublane(lane, 0)
+    i = lo + (hi - lo) // 2
+    a, b = int(it["start"][i]), int(it["stop"][i])
+    pad = (b - a) * 2
+    near = model.draw_list(lane, a - pad, b + pad, 800)
+    assert sum(len(r.band_count) for r in near) == 0
+    assert i in np.concatenate([r.box_item for r in near])
+
+
+def test_search_matches_names_and_provenance(synthetic_8):
+    model = load_profile(synthetic_8)
+    hits = model.search("putmask")
+    assert len(hits) > 0
+    assert all(model.names[model.items["name"][h]] == "PutMask" for h in hits[:50])
+    by_line = model.search("synthetic_prog.py:42")
+    assert len(by_line) > 0
+    provs = model.op_provenance(model.items["op_id"][by_line])
+    assert {model.provenances[p] for p in provs.tolist()} <= {"synthetic_prog.py:42"}
+
+
+def test_memory_utilization_is_live_bytes_over_capacity(synthetic_8):
+    model = load_profile(synthetic_8)
+    t0, t1 = model.time_range()
+    u = model.utilization("framebuffer", 0, t0, t1, 50)
+    assert 0 < u.max() <= 1.0
+    all_ranks = model.utilization("framebuffer", None, t0, t1, 50)
+    per = np.mean([model.utilization("framebuffer", r, t0, t1, 50) for r in range(8)], axis=0)
+    assert all_ranks == pytest.approx(per)  # equal capacities: plain mean

@@ -1,0 +1,191 @@
+"""LegionProfReader on real and damaged files."""
+
+import gzip
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from legate_prof.errors import ProfileError
+from legate_prof.legion_reader import LegionProfReader, read_legion_log
+from legate_prof.legion_writer import LegionProfWriter
+
+
+def _cli(*args):
+    p = subprocess.run([sys.executable, "-m", "legate_prof", *map(str, args)],
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def test_real_sample_reads_to_the_end(sample_profile):
+    log = read_legion_log(sample_profile)
+    assert log.warnings == []
+    assert log.version == "1011"
+    assert log.legion_version.startswith("legion-")
+    # counts checked against the file by hand (see docs/format.md)
+    assert log.count("TaskInfo") == 6
+    assert log.count("MetaDesc") == 417
+    assert log.count("PhysicalInstanceUsage") == 9
+    names = {r["task_id"]: r["name"] for r in log.table("TaskKind")}
+    assert sorted(names[int(t)] for t in log.table("TaskInfo")["task_id"]) == \
+        ["add_task"] * 3 + ["fill_task"] * 3
+    # start <= stop for every task, times in ns after runtime start
+    t = log.table("TaskInfo")
+    assert np.all(t["create"] <= t["ready"]) and np.all(t["start"] <= t["stop"])
+
+
+def test_gzipped_copy_reads_the_same(sample_profile, tmp_path):
+    gz = tmp_path / "legate_0.prof.gz"
+    gz.write_bytes(gzip.compress(sample_profile.read_bytes()))
+    a, b = read_legion_log(sample_profile), read_legion_log(gz)
+    assert b.warnings == []
+    assert a.record_count == b.record_count
+    for name, table in a.tables.items():
+        if isinstance(table, np.ndarray):
+            assert np.array_equal(table, b.tables[name]), name
+        else:
+            assert table == b.tables[name], name
+
+
+def test_file_cut_in_the_middle_reads_with_a_warning(sample_profile, tmp_path):
+    raw = sample_profile.read_bytes()
+    cut = tmp_path / "legate_0.prof"
+    cut.write_bytes(raw[: len(raw) - 37])  # inside the last records, not on a boundary
+    log = read_legion_log(cut)
+    full = read_legion_log(sample_profile)
+    assert 0 < log.record_count < full.record_count
+    assert any("truncated" in w.problem for w in log.warnings)
+    rc, out, err = _cli("stats", cut)
+    assert rc == 0
+    assert "warning" in err and str(cut) in err
+    assert "Tasks" in out
+
+
+def test_truncated_gzip_reads_with_a_warning(sample_profile, tmp_path):
+    data = gzip.compress(sample_profile.read_bytes())
+    cut = tmp_path / "legate_0.prof.gz"
+    cut.write_bytes(data[: len(data) // 2])
+    log = read_legion_log(cut)
+    assert log.record_count > 0
+    assert any("gzip" in w.problem for w in log.warnings)
+
+
+def test_unknown_record_type_in_preamble_is_skipped(sample_profile, tmp_path):
+    raw = sample_profile.read_bytes()
+    end = raw.index(b"\n\n")
+    extra = b"\nFancyNewInfo {id:200, a:unsigned:4, label:string:-1, t:timestamp_t:8}"
+    body = raw[end + 2:]
+    rec = (200).to_bytes(4, "little") + (7).to_bytes(4, "little") + b"hello\0" + \
+        (99).to_bytes(8, "little")
+    # put two of the new records in the middle of the body, on a record boundary
+    full = read_legion_log(sample_profile)
+    p = tmp_path / "legate_0.prof"
+    p.write_bytes(raw[:end] + extra + b"\n\n" + rec + rec + body)
+    log = read_legion_log(p)
+    assert log.warnings == []
+    assert log.count("FancyNewInfo") == 2
+    assert log.table("FancyNewInfo")[0] == {"a": 7, "label": "hello", "t": 99}
+    assert log.record_count == full.record_count + 2
+    assert log.count("TaskInfo") == full.count("TaskInfo")
+
+
+def test_unknown_record_id_in_body_keeps_what_was_read(sample_profile, tmp_path):
+    raw = sample_profile.read_bytes()
+    p = tmp_path / "legate_0.prof"
+    p.write_bytes(raw + (4242).to_bytes(4, "little") + b"\0" * 20)
+    log = read_legion_log(p)
+    assert log.count("TaskInfo") == 6
+    assert any("unknown record id 4242" in w.problem for w in log.warnings)
+
+
+def test_redop_is_read_only_for_reduction_mode(tmp_path):
+    p = tmp_path / "legate_0.prof"
+    with LegionProfWriter(p) as w:
+        w.write("MachineDesc", node_id=0, num_nodes=1, hostname="h", host_id=1, process_id=2)
+        for mode, redop in ((7, 0), (4, 13), (1, 0), (4, 21), (2, 0)):
+            w.write("PhysicalInstanceUsage", inst_uid=1, fevent=2, op_id=3, start=10, stop=20,
+                    index_expr=5, field=1, index=0, mode=mode, redop=redop)
+        w.write("ZeroTime", zero_time=123)
+    log = read_legion_log(p)
+    assert log.warnings == []
+    u = log.table("PhysicalInstanceUsage")
+    assert u["mode"].tolist() == [7, 4, 1, 4, 2]
+    assert u["redop"].tolist() == [0, 13, 0, 21, 0]
+    assert log.table("ZeroTime")["zero_time"].tolist() == [123]
+
+
+def test_old_header_generation_is_read(sample_profile, tmp_path):
+    """`FileType: BinaryLegionProf v: 1.0` (no Legion version line; MachineDesc has version)."""
+    raw = sample_profile.read_bytes()
+    first = raw.index(b"\n")
+    second = raw.index(b"\n", first + 1)
+    p = tmp_path / "old.prof"
+    p.write_bytes(b"FileType: BinaryLegionProf v: 1.0" + raw[second:])
+    log = read_legion_log(p)
+    assert log.version == "1.0" and log.legion_version == ""
+    assert log.count("TaskInfo") == 6
+
+
+def test_runs_of_interleaved_record_types(tmp_path):
+    """Alternating record types (no long runs) decode the same as grouped ones."""
+    p = tmp_path / "legate_0.prof"
+    n = 300
+    with LegionProfWriter(p) as w:
+        for i in range(n):
+            w.write("TaskInfo", op_id=i, task_id=1, variant_id=1, proc_id=7, create=i,
+                    ready=i + 1, start=i + 2, stop=i + 3, creator=0, critical=0, fevent=i)
+            if i % 3 == 0:
+                w.write("MetaInfo", op_id=i, lg_id=2, proc_id=8, create=i, ready=i, start=i,
+                        stop=i + 1, creator=0, critical=0, fevent=i)
+    log = read_legion_log(p)
+    assert log.count("TaskInfo") == n and log.count("MetaInfo") == 100
+    assert log.table("TaskInfo")["stop"].tolist() == [i + 3 for i in range(n)]
+
+
+def test_not_a_profile_is_one_line_and_exit_2(tmp_path):
+    bad = tmp_path / "notes.bin"
+    bad.write_bytes(b"\x00\x01\x02garbage\xff" * 10)
+    rc, out, err = _cli("stats", bad)
+    assert rc == 2
+    assert err.count("\n") == 1 and str(bad) in err and "Traceback" not in err
+    empty = tmp_path / "empty.prof"
+    empty.write_bytes(b"")
+    rc, out, err = _cli("stats", empty)
+    assert rc == 2 and str(empty) in err and err.count("\n") == 1
+    rc, out, err = _cli("stats", tmp_path / "missing.prof")
+    assert rc == 2 and "missing.prof" in err and err.count("\n") == 1
+    with pytest.raises(ProfileError, match="not a Legion Prof"):
+        LegionProfReader(bad).read()
+
+
+def test_bad_file_among_good_ones_still_shows_the_good(sample_profile, tmp_path):
+    bad = tmp_path / "legate_1.prof"
+    bad.write_text("hello\n")
+    rc, out, err = _cli("stats", "--json", sample_profile, bad)
+    assert rc == 2
+    assert str(bad) in err
+    assert json.loads(out)["ranks"] == 1
+
+
+def test_crashed_run_without_timeline_warns(sample_profile, tmp_path):
+    """A run killed before shutdown leaves descriptors only."""
+    p = tmp_path / "legate_0.prof"
+    with LegionProfWriter(p) as w:
+        w.write("MachineDesc", node_id=0, num_nodes=1, hostname="h", host_id=1, process_id=2)
+        w.write("ProcDesc", proc_id=0x1D00000000000002, kind=2, uuid_size=16)
+        w.write("TaskKind", task_id=1, name="BinaryOp", overwrite=False)
+    rc, out, err = _cli("stats", p)
+    assert rc == 0
+    assert "no timeline records" in err
+
+
+def test_dump_writes_one_json_line_per_record(sample_profile):
+    rc, out, err = _cli("dump", sample_profile)
+    assert rc == 0
+    lines = out.splitlines()
+    assert len(lines) == read_legion_log(sample_profile).record_count
+    recs = [json.loads(x) for x in lines]
+    tasks = [r for r in recs if r["record"] == "TaskInfo"]
+    assert len(tasks) == 6 and all(r["start"] <= r["stop"] for r in tasks)
