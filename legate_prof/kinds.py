@@ -63,7 +63,7 @@ GROUPS = [
     ("openmp", "OpenMP", "o", "orangered"),
     ("proc_group", "Proc Group", "pg", "orangered"),
     ("proc_set", "Proc Set", "ps", "orangered"),
-    ("proc_other", "Other Proc", "x", "gray"),
+    ("proc_other", "Top Level", "t", "slategray"),
     ("system", "System", "s", "olivedrab"),
     ("framebuffer", "Framebuffer", "f", "blue"),
     ("zerocopy", "Zero-Copy", "z", "crimson"),

@@ -251,8 +251,9 @@ def build_model(logs, warnings=None) -> TraceModel:
     if op_rows:
         ops = np.concatenate(op_rows)
         ops = ops[np.unique(ops["op_id"], return_index=True)[1]]
+        pu, pinv = np.unique(ops["provenance"], return_inverse=True)
         prov_idx = np.array([provs.intern(prov_strings.get(int(p), "")) if p else 0
-                             for p in ops["provenance"].tolist()], dtype=np.int32)
+                             for p in pu.tolist()], dtype=np.int32)[pinv]
         model.ops = {"op_id": ops["op_id"].astype(np.uint64), "kind": ops["kind"].astype(np.int32),
                      "provenance": prov_idx, "parent": ops["parent_id"].astype(np.uint64)}
     model.provenances = provs.strings
@@ -359,11 +360,21 @@ def _assemble(items, procs, mems, ranks, names, warnings):
                   for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
                                      procs["rank"].tolist()) if k == ProcKind.GPU]
     key_dtype = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
-    item_keys = np.empty(len(rank), dtype=key_dtype)
-    item_keys["rank"], item_keys["group"] = rank, cols["group"]
-    item_keys["ref"], item_keys["ref2"] = cols["ref"], cols["ref2"]
-    all_keys = np.concatenate([item_keys, np.array(lane_keys, dtype=key_dtype)])
-    lane_tab, lane_of_key = np.unique(all_keys, return_inverse=True)
+    extra = np.array(lane_keys, dtype=key_dtype)
+    k_rank = np.concatenate([rank, extra["rank"]]).astype(np.int64)
+    k_group = np.concatenate([cols["group"], extra["group"]]).astype(np.int64)
+    ref_u, ref_c = np.unique(np.concatenate([cols["ref"], extra["ref"]]), return_inverse=True)
+    ref2_u, ref2_c = np.unique(np.concatenate([cols["ref2"], extra["ref2"]]),
+                               return_inverse=True)
+    # one int64 key per item, ordered like (rank, group, ref, ref2); np.unique on it is fast
+    key = ((k_rank * 64 + k_group) * len(ref_u) + ref_c) * len(ref2_u) + ref2_c
+    uniq_key, lane_of_key = np.unique(key, return_inverse=True)
+    r2 = uniq_key % len(ref2_u)
+    r1 = (uniq_key // len(ref2_u)) % len(ref_u)
+    rg = uniq_key // (len(ref2_u) * len(ref_u))
+    lane_tab = np.empty(len(uniq_key), dtype=key_dtype)
+    lane_tab["rank"], lane_tab["group"] = rg // 64, rg % 64
+    lane_tab["ref"], lane_tab["ref2"] = ref_u[r1], ref2_u[r2]
     lane = lane_of_key[: len(rank)].astype(np.int32)
     # Hide groups of a rank that have no items at all (as the reference viewer does).
     has_items = np.zeros(len(lane_tab), bool)

@@ -279,7 +279,8 @@ class TraceModel:
             if ready >= create > 0 or (ready >= create and kind != ItemKind.INSTANCE):
                 d["deferred_ns"] = ready - create
                 d["delayed_ns"] = start - ready
-        variant = self.extra.get("variant_names", {}).get(i)
+        variant = self.extra.get("variant_by_name_group", {}).get(
+            (int(it["name"][i]), self.lane_group(lane)))
         if variant:
             d["variant"] = variant
         w = self.waits_of(i)

@@ -1,0 +1,158 @@
+"""The desktop viewer window: timeline, search, results and a pinned detail panel."""
+
+from __future__ import annotations
+
+import os
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from legate_prof import __version__
+
+from .layout import LaneLayout
+from .timeline import TimelineWidget, details_rows, format_time
+
+MAX_RESULTS = 1000
+
+
+class DetailPanel(QtWidgets.QWidget):
+    """Pinned details of the clicked item, with Zoom-to."""
+
+    zoomTo = QtCore.Signal(float, float)
+
+    def __init__(self):
+        super().__init__()
+        lay = QtWidgets.QVBoxLayout(self)
+        self.table = QtWidgets.QTableWidget(0, 2)
+        self.table.horizontalHeader().setVisible(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.zoom_btn = QtWidgets.QPushButton("Zoom to")
+        self.zoom_btn.setEnabled(False)
+        self.zoom_btn.clicked.connect(self._zoom)
+        lay.addWidget(self.table)
+        lay.addWidget(self.zoom_btn)
+        self._range = None
+
+    def show_hit(self, model, hit):
+        rows = details_rows(model, hit) if hit else []
+        self.table.setRowCount(len(rows))
+        for i, (k, v) in enumerate(rows):
+            self.table.setItem(i, 0, QtWidgets.QTableWidgetItem(k))
+            self.table.setItem(i, 1, QtWidgets.QTableWidgetItem(v))
+        self.table.resizeColumnToContents(0)
+        if hit is None:
+            self._range = None
+        elif hit[0] == "band":
+            self._range = hit[1][0], hit[1][1]
+        else:
+            i = hit[1]
+            a, b = int(model.items["start"][i]), int(model.items["stop"][i])
+            d = max(b - a, 1000)
+            self._range = a - d, b + d
+        self.zoom_btn.setEnabled(self._range is not None)
+
+    def _zoom(self):
+        if self._range:
+            self.zoomTo.emit(*self._range)
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    def __init__(self, model, files=()):
+        super().__init__()
+        self.model = model
+        names = ", ".join(os.path.basename(str(f)) for f in list(files)[:4])
+        self.setWindowTitle(f"legate_prof {__version__} — {names}")
+        self.timeline = TimelineWidget(model, LaneLayout.default(model))
+        self.setCentralWidget(self.timeline)
+        self.details = DetailPanel()
+        self.details.zoomTo.connect(lambda a, b: self.timeline.set_time_range(a, b))
+        dock = QtWidgets.QDockWidget("Details", self)
+        dock.setWidget(self.details)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.results = QtWidgets.QListWidget()
+        self.results.itemActivated.connect(self._jump)
+        self.results.itemClicked.connect(self._jump)
+        rdock = QtWidgets.QDockWidget("Search results", self)
+        rdock.setWidget(self.results)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, rdock)
+        self.timeline.itemClicked.connect(lambda hit: self.details.show_hit(model, hit))
+        self.timeline.viewChanged.connect(self._status_range)
+        self._build_toolbar()
+        self._build_menus()
+        self.resize(1500, 900)
+        for w in model.warnings[:3]:
+            self.statusBar().showMessage(str(w))
+
+    def _build_toolbar(self):
+        tb = self.addToolBar("Search")
+        tb.setMovable(False)
+        self.search = QtWidgets.QLineEdit()
+        self.search.setPlaceholderText("Search task names and provenance (e.g. BinaryOp, prog.py:16)")
+        self.search.setClearButtonEnabled(True)
+        self.search.returnPressed.connect(self.run_search)
+        self.search.textChanged.connect(lambda t: t or self.run_search())
+        tb.addWidget(QtWidgets.QLabel(" Search: "))
+        tb.addWidget(self.search)
+
+    def _build_menus(self):
+        f = self.menuBar().addMenu("&File")
+        f.addAction("Export PNG…", self.export_png, QtGui.QKeySequence("Ctrl+E"))
+        f.addAction("Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
+        v = self.menuBar().addMenu("&View")
+        v.addAction("Reset zoom", self.timeline.reset, QtGui.QKeySequence("Ctrl+0"))
+        v.addAction("Undo view change", self.timeline.undo, QtGui.QKeySequence.StandardKey.Undo)
+        v.addAction("Redo view change", self.timeline.redo, QtGui.QKeySequence.StandardKey.Redo)
+        v.addAction("Expand all groups", lambda: self.timeline.expand(all_groups=True))
+        v.addAction("Find…", self.search.setFocus, QtGui.QKeySequence.StandardKey.Find)
+        h = self.menuBar().addMenu("&Help")
+        h.addAction("Keys", self._help)
+
+    def _help(self):
+        QtWidgets.QMessageBox.information(self, "Keys", (
+            "Wheel: zoom at cursor · Shift+wheel: scroll lanes\n"
+            "Drag: pan · Shift+drag or right-drag: zoom to interval\n"
+            "←/→ pan (Shift: fine) · ↑/↓ scroll · +/− zoom · 0 reset\n"
+            "Ctrl+Z / Ctrl+Shift+Z (or Ctrl+←/→): undo/redo view\n"
+            "Click: details · double-click a gray band: zoom into it\n"
+            "Click a group name (▸/▾) to expand or collapse its lanes"))
+
+    def run_search(self):
+        text = self.search.text().strip()
+        self.results.clear()
+        if not text:
+            self.timeline.set_matches(None)
+            return
+        hits = self.model.search(text)
+        self.timeline.set_matches(hits)
+        for i in hits[:MAX_RESULTS].tolist():
+            it = QtWidgets.QListWidgetItem(
+                f"{self.model.item_title(i)}  @ {format_time(int(self.model.items['start'][i]))}"
+                f"  ({self.model.lanes['title'][int(self.model.items['lane'][i])]})")
+            it.setData(QtCore.Qt.ItemDataRole.UserRole, i)
+            self.results.addItem(it)
+        more = f" (showing {MAX_RESULTS})" if len(hits) > MAX_RESULTS else ""
+        self.statusBar().showMessage(f"{len(hits)} matches for '{text}'{more}")
+
+    def _jump(self, item):
+        i = item.data(QtCore.Qt.ItemDataRole.UserRole)
+        self.timeline.show_item(i)
+        self.details.show_hit(self.model, ("item", i))
+
+    def _status_range(self, a, b):
+        self.statusBar().showMessage(f"view {format_time(a)} – {format_time(b)}")
+
+    def export_png(self, path=None):
+        if path is None:
+            path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export PNG", "timeline.png",
+                                                            "PNG (*.png)")
+        if path:
+            self.timeline.grab().save(path)
+        return path
+
+
+def run_viewer(model, files=()):
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
+    win = MainWindow(model, files)
+    win.show()
+    return app.exec()

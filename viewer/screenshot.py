@@ -1,0 +1,86 @@
+"""Headless rendering of the timeline to a PNG, stamped for a bug report."""
+
+from __future__ import annotations
+
+import os
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
+
+from legate_prof import __version__  # noqa: E402
+
+from .layout import LaneLayout  # noqa: E402
+from .timeline import TimelineWidget, format_time  # noqa: E402
+
+STAMP_H = 44
+
+
+def app_instance():
+    app = QtWidgets.QApplication.instance()
+    if app is None:
+        app = QtWidgets.QApplication(["legate_prof"])
+    return app
+
+
+def make_timeline(model, width, height, start=None, stop=None, expand=None):
+    """A TimelineWidget sized and ranged as asked, ready to grab."""
+    app_instance()
+    layout = LaneLayout.default(model, expand_kinds=expand or None)
+    w = TimelineWidget(model, layout)
+    # fit the whole lane tree when possible: rows down to 6 px, then it is cut at the bottom
+    avail = height - 60
+    w.row_px = max(6.0, min(18.0, avail / max(layout.height, 1)))
+    w.resize(width, height)
+    w.show()
+    QtWidgets.QApplication.processEvents()
+    t0, t1 = model.time_range()
+    w.set_time_range(t0 if start is None else start, t1 if stop is None else stop)
+    w.cursor.hide()
+    w.cursor_label.hide()
+    QtWidgets.QApplication.processEvents()
+    return w
+
+
+def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
+                      title_files=None):
+    """Render and save; returns the output path."""
+    w = make_timeline(model, width, height - STAMP_H, start, stop, expand)
+    pix = w.grab()
+    img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
+    img.fill(QtGui.QColor(255, 255, 255))
+    p = QtGui.QPainter(img)
+    p.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
+    p.fillRect(QtCore.QRectF(0, 0, width, STAMP_H), QtGui.QColor(38, 50, 72))
+    a, b = w.time_range()
+    files = [os.path.basename(str(f)) for f in (title_files or model.sources)]
+    shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
+    legion = next((r["legion_version"] for r in model.ranks if r.get("legion_version")), "")
+    f = QtGui.QFont(p.font())
+    f.setPointSizeF(10)
+    f.setBold(True)
+    p.setFont(f)
+    p.setPen(QtGui.QColor(255, 255, 255))
+    p.drawText(QtCore.QRectF(10, 3, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
+               f"{shown}   —   {model.n_ranks} rank(s), {model.n_items:,} items")
+    f.setBold(False)
+    f.setPointSizeF(9)
+    p.setFont(f)
+    p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
+               f"view {format_time(a)} – {format_time(b)}   ·   legate_prof {__version__}"
+               + (f"   ·   {legion}" if legion else "")
+               + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
+    for i, m in enumerate(model.markers[:2]):
+        p.setPen(QtGui.QColor(255, 120, 120))
+        p.drawText(QtCore.QRectF(width // 2, 3 + 19 * i, width // 2 - 10, 20),
+                   int(QtCore.Qt.AlignmentFlag.AlignRight), m["title"])
+    p.drawPixmap(0, STAMP_H, pix)
+    p.end()
+    out = str(out)
+    if not img.save(out):
+        from legate_prof.errors import ProfileError
+        raise ProfileError(out, "could not write the PNG (directory missing or not writable?)")
+    w.close()
+    w.deleteLater()
+    return out

@@ -1,0 +1,693 @@
+"""The timeline: a pyqtgraph plot whose one custom item paints what the model's queries return.
+
+Per frame the work is bounded by visible lanes × pixels: each visible lane asks the model for
+its draw list at the current resolution (boxes plus merged gray bands), each group summary for
+its utilization in pixel bins, and everything is painted in device coordinates with one
+``QPainter.drawRects`` call per colour.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+from pyqtgraph.Qt import internals
+
+from legate_prof.kinds import ItemKind
+
+from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
+                     name_color)
+from .layout import ROW_H, LaneLayout
+
+ROW_PX = 18  # pixels per row unit at the default vertical scale
+LABEL_MIN_PX = 48
+MAX_LABELS = 400
+
+
+def format_time(ns, spacing=None):
+    """ns -> '1.250 ms' with a unit fitting ``spacing`` (or the value itself)."""
+    ref = abs(spacing if spacing else ns)
+    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
+        if ref >= div:
+            digits = 0 if spacing is None or spacing >= div else \
+                min(3, max(0, int(np.ceil(-np.log10(spacing / div)))))
+            if spacing is None:
+                digits = 3
+            return f"{ns / div:.{digits}f} {unit}"
+    return f"{ns:.0f} ns"
+
+
+class TimeAxis(pg.AxisItem):
+    def tickStrings(self, values, scale, spacing):
+        """Unit from the largest value, decimals from the tick spacing: '40.200 ms'."""
+        if not values:
+            return []
+        ref = max(abs(v) for v in values) or spacing
+        for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0)):
+            if ref >= div or div == 1.0:
+                digits = min(6, max(0, int(np.ceil(-np.log10(spacing / div))))) if spacing < div else 0
+                return [f"{v / div:.{digits}f} {unit}" for v in values]
+
+
+class LaneAxis(pg.AxisItem):
+    """Left axis: lane-tree labels at each entry; a click on a group toggles its lanes."""
+
+    toggled = QtCore.Signal(object, str)
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.layout = None
+        self.setStyle(tickLength=0, autoExpandTextSpace=False, hideOverlappingLabels=False)
+        self.setWidth(170)
+
+    def set_layout(self, layout: LaneLayout):
+        self.layout = layout
+        ticks = []
+        for e in layout.entries:
+            if e.kind == "header":
+                ticks.append((e.y + e.height / 2, e.label))
+            elif e.kind == "summary":
+                mark = "" if e.rank is None else ("▾ " if e.expanded else "▸ ")
+                ticks.append((e.y + e.height / 2, f"{mark}{e.label}"))
+            else:
+                ticks.append((e.y + e.height / 2, f"      {e.label}"))
+        self.setTicks([ticks, []])
+
+    def mouseClickEvent(self, ev):
+        if self.layout is None or ev.button() != QtCore.Qt.MouseButton.LeftButton:
+            return
+        vb = self.linkedView()
+        y = vb.mapSceneToView(ev.scenePos()).y()
+        e = self.layout.entry_at(y)
+        if e is not None and e.kind == "summary" and e.rank is not None:
+            self.toggled.emit(e.rank, e.group)
+            ev.accept()
+
+
+class RectBatch:
+    """Numpy-backed QRectF array drawn with one drawRects call (pyqtgraph's own fast path)."""
+
+    def __init__(self):
+        self.prim = internals.PrimitiveArray(QtCore.QRectF, 4)
+
+    def draw(self, painter, x, y, w, h):
+        n = len(x)
+        if n == 0:
+            return
+        self.prim.resize(n)
+        arr = self.prim.ndarray()
+        arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3] = x, y, w, h
+        painter.drawRects(*self.prim.drawargs())
+
+
+class TimelineItem(pg.GraphicsObject):
+    """Paints headers, utilization lines, boxes, state shades and gray bands for the view."""
+
+    def __init__(self, model, layout: LaneLayout):
+        super().__init__()
+        self.model = model
+        self.layout = layout
+        self.batch = RectBatch()
+        self.selected = None  # item index
+        self.matches = None  # sorted item indices of the current search
+        self.t_range = model.time_range()
+        self.last_stats = {}
+
+    def set_layout(self, layout):
+        self.prepareGeometryChange()
+        self.layout = layout
+        self.update()
+
+    def boundingRect(self):
+        t0, t1 = self.t_range
+        return QtCore.QRectF(t0, 0, t1 - t0, max(self.layout.height, 1))
+
+    # ---- painting -----------------------------------------------------------------------
+    def paint(self, p, *args):
+        vb = self.getViewBox()
+        if vb is None:
+            return
+        (x0, x1), (y0, y1) = vb.viewRange()
+        tr = p.transform()
+        sx, dx = tr.m11(), tr.dx()
+        sy, dy = tr.m22(), tr.dy()
+        if sx == 0 or sy == 0:
+            return
+        p.save()
+        p.resetTransform()
+        px_left, px_right = sx * x0 + dx, sx * x1 + dx
+        width = max(int(round(px_right - px_left)), 1)
+        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
+        font = QtGui.QFont(p.font())
+        font.setPointSizeF(8)
+        p.setFont(font)
+        batches = {}  # color key -> list of (x, y, w, h) arrays
+        labels = []
+        n_rects = 0
+        for e in self.layout.visible(y0, y1):
+            top = sy * e.y + dy
+            h = sy * e.height
+            if e.kind == "header":
+                p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(235, 238, 245))
+                continue
+            if e.kind == "summary":
+                self._paint_summary(p, e, x0, x1, px_left, width, top, h)
+                continue
+            n_rects += self._collect_lane(e, x0, x1, px_left, width, top, sy, batches, labels)
+        self._flush(p, batches)
+        self._paint_labels(p, labels)
+        self._paint_selection(p, x0, x1, px_left, width, sx, dx, sy, dy)
+        p.restore()
+        self.last_stats = {"rects": n_rects, "width": width}
+
+    def _paint_summary(self, p, e, x0, x1, px_left, width, top, h):
+        p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
+        bins = max(width // 2, 1)
+        u = self.model.utilization(e.group, e.rank, x0, x1, bins)
+        u = np.clip(u, 0, 1)
+        xs = px_left + (np.arange(bins) + 0.5) * (width / bins)
+        base = top + h - 2
+        ys = base - u * (h - 5)
+        color = group_color(e.group)
+        poly = QtGui.QPolygonF([QtCore.QPointF(px_left, base)]
+                               + [QtCore.QPointF(a, b) for a, b in zip(xs.tolist(), ys.tolist())]
+                               + [QtCore.QPointF(px_left + width, base)])
+        fill = QtGui.QColor(color)
+        fill.setAlpha(70)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        p.setBrush(fill)
+        p.drawPolygon(poly)
+        pen = QtGui.QPen(color)
+        pen.setWidthF(1.3)
+        p.setPen(pen)
+        p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        p.drawPolyline(QtGui.QPolygonF([QtCore.QPointF(a, b)
+                                        for a, b in zip(xs.tolist(), ys.tolist())]))
+        p.setPen(QtGui.QPen(QtGui.QColor(210, 210, 210)))
+        p.drawLine(QtCore.QPointF(px_left, top + h), QtCore.QPointF(px_left + width, top + h))
+
+    def _collect_lane(self, e, x0, x1, px_left, width, top, sy, batches, labels):
+        m = self.model
+        row_px = sy * ROW_H
+        gap = 1.0 if row_px > 4 else 0.0
+        n = 0
+        names = m.items["name"]
+        dim = self.matches is not None
+        for dr in m.draw_list(e.lane, x0, x1, width):
+            y = top + dr.row * row_px + gap
+            hh = max(row_px - 2 * gap, 1.0)
+            if len(dr.box_item):
+                bx = px_left + np.clip(dr.box_x0, -2, width + 2)
+                bw = np.maximum(px_left + np.clip(dr.box_x1, -2, width + 2) - bx, 1.0)
+                nid = names[dr.box_item]
+                if dim:
+                    hit = _member(dr.box_item, self.matches)
+                    key = np.where(hit, nid, -2 - nid)  # negative keys: dimmed colours
+                else:
+                    key = nid
+                order = np.argsort(key, kind="stable")
+                ks = key[order]
+                cuts = np.flatnonzero(np.diff(ks)) + 1
+                for grp in np.split(order, cuts):
+                    k = int(key[grp[0]])
+                    batches.setdefault(("name", k), []).append(
+                        (bx[grp], np.full(len(grp), y), bw[grp], np.full(len(grp), hh)))
+                n += len(dr.box_item)
+                self._collect_waits(dr, bx, bw, y, hh, px_left, width, x0, x1, batches)
+                if hh >= 9:
+                    wide = np.flatnonzero(bw >= LABEL_MIN_PX)
+                    for j in wide[: MAX_LABELS - len(labels)].tolist():
+                        labels.append((bx[j], y, bw[j], hh, int(dr.box_item[j])))
+            if len(dr.band_count):
+                bx = px_left + np.clip(dr.band_x0, -2, width + 2)
+                bw = np.maximum(px_left + np.clip(dr.band_x1, -2, width + 2) - bx, 1.0)
+                batches.setdefault(("gray", 0), []).append(
+                    (bx, np.full(len(bx), y), bw, np.full(len(bx), hh)))
+                n += len(bx)
+                if hh >= 9:
+                    wide = np.flatnonzero(bw >= 30)
+                    for j in wide[: MAX_LABELS - len(labels)].tolist():
+                        labels.append((bx[j], y, bw[j], hh, -int(dr.band_count[j])))
+        return n
+
+    def _collect_waits(self, dr, bx, bw, y, hh, px_left, width, x0, x1, batches):
+        """Waiting (15%) and ready (45%) shades over boxes of tasks that waited."""
+        w = self.model.waits
+        if len(w["item"]) == 0:
+            return
+        items = dr.box_item
+        lo = np.searchsorted(w["item"], items, side="left")
+        hi = np.searchsorted(w["item"], items, side="right")
+        has = np.flatnonzero(hi > lo)
+        if len(has) == 0:
+            return
+        idx = np.concatenate([np.arange(lo[j], hi[j]) for j in has.tolist()])
+        owner = np.repeat(has, (hi - lo)[has])
+        scale = width / (x1 - x0)
+        names = self.model.items["name"][items[owner]]
+        for a, b, shade in (("start", "ready", "waiting"), ("ready", "end", "ready")):
+            xa = px_left + np.clip((w[a][idx] - x0) * scale, -2, width + 2)
+            xb = px_left + np.clip((w[b][idx] - x0) * scale, -2, width + 2)
+            ok = xb - xa >= 0.5
+            for nid in np.unique(names[ok]).tolist():
+                sel = ok & (names == nid)
+                batches.setdefault((shade, nid), []).append(
+                    (xa[sel], np.full(sel.sum(), y), xb[sel] - xa[sel], np.full(sel.sum(), hh)))
+
+    def _color_for(self, key):
+        kind, k = key
+        if kind == "gray":
+            return GRAY if self.matches is None else blend_with_white(GRAY, 0.35)
+        if k < 0 and kind == "name":
+            base = name_color(self.model.names[-2 - k])
+            return blend_with_white(base, 0.2)
+        base = name_color(self.model.names[k])
+        if kind == "waiting":
+            return blend_with_white(base, ALPHA_WAITING)
+        if kind == "ready":
+            return blend_with_white(base, ALPHA_READY)
+        return base
+
+    def _flush(self, p, batches):
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        order = sorted(batches, key=lambda k: {"gray": 0, "name": 1, "waiting": 2, "ready": 2}[k[0]])
+        for key in order:
+            parts = batches[key]
+            x = np.concatenate([a[0] for a in parts])
+            y = np.concatenate([a[1] for a in parts])
+            w = np.concatenate([a[2] for a in parts])
+            h = np.concatenate([a[3] for a in parts])
+            p.setBrush(self._color_for(key))
+            self.batch.draw(p, x, y, w, h)
+
+    def _paint_labels(self, p, labels):
+        if not labels:
+            return
+        fm = QtGui.QFontMetrics(p.font())
+        p.setPen(QtGui.QColor(20, 20, 20))
+        for x, y, w, h, item in labels:
+            if item < 0:
+                text = f"{-item} merged"
+                p.setPen(QtGui.QColor(255, 255, 255))
+            else:
+                text = self.model.item_title(item)
+                p.setPen(QtGui.QColor(20, 20, 20))
+            text = fm.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, int(w) - 4)
+            if text and text != "…":
+                p.drawText(QtCore.QRectF(x + 2, y, w - 4, h),
+                           int(QtCore.Qt.AlignmentFlag.AlignVCenter
+                               | QtCore.Qt.AlignmentFlag.AlignLeft), text)
+
+    def _paint_selection(self, p, x0, x1, px_left, width, sx, dx, sy, dy):
+        i = self.selected
+        if i is None:
+            return
+        m = self.model
+        e = self.layout.find_lane(int(m.items["lane"][i]))
+        if e is None:
+            return
+        a = sx * float(m.items["start"][i]) + dx
+        b = sx * float(m.items["stop"][i]) + dx
+        top = sy * (e.y + int(m.items["row"][i]) * ROW_H) + dy
+        pen = QtGui.QPen(QtGui.QColor(220, 0, 0))
+        pen.setWidthF(2)
+        p.setPen(pen)
+        p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        p.drawRect(QtCore.QRectF(a - 1, top, max(b - a, 3) + 2, sy * ROW_H))
+
+    # ---- hit testing -------------------------------------------------------------------
+    def hit(self, t, y, ns_per_px):
+        """(kind, payload) under the point: ('item', index) or ('band', (t0, t1, count))."""
+        e = self.layout.entry_at(y)
+        if e is None or e.kind != "lane":
+            return None, e
+        m = self.model
+        row = int((y - e.y) / ROW_H)
+        pad = 3 * ns_per_px
+        cand = m.items_in(e.lane, t - pad, t + pad)
+        cand = cand[m.items["row"][cand] == row]
+        if len(cand) == 0:
+            return None, e
+        dur = m.items["stop"][cand] - m.items["start"][cand]
+        wide = cand[dur >= 3 * ns_per_px]
+        if len(wide):
+            inside = wide[(m.items["start"][wide] <= t) & (m.items["stop"][wide] >= t)]
+            if len(inside):
+                return ("item", int(inside[0])), e
+        if len(cand) == 1:
+            return ("item", int(cand[0])), e
+        # a merged band: report its extent around the point
+        a = int(m.items["start"][cand].min())
+        b = int(m.items["stop"][cand].max())
+        return ("band", (a, b, len(cand), e.lane, row)), e
+
+
+def _member(items, sorted_set):
+    pos = np.searchsorted(sorted_set, items)
+    pos = np.clip(pos, 0, len(sorted_set) - 1)
+    return sorted_set[pos] == items if len(sorted_set) else np.zeros(len(items), bool)
+
+
+class TimelineViewBox(pg.ViewBox):
+    """Wheel zooms time at the cursor; drag pans; Shift-drag or right-drag selects an interval."""
+
+    intervalSelected = QtCore.Signal(float, float)
+    interactionFinished = QtCore.Signal()
+
+    def __init__(self):
+        super().__init__(invertY=True, enableMenu=False)
+        self.setMouseEnabled(x=True, y=True)
+        self._band_start = None
+
+    def wheelEvent(self, ev, axis=None):
+        delta = ev.delta() if hasattr(ev, "delta") else ev.angleDelta().y()
+        if ev.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier:
+            (y0, y1) = self.viewRange()[1]
+            step = (y1 - y0) * 0.15 * (-1 if delta > 0 else 1)
+            self.translateBy(y=step)
+        else:
+            factor = 0.85 ** (delta / 120.0)
+            center = self.mapSceneToView(ev.scenePos())
+            self.scaleBy(x=factor, center=center)
+        ev.accept()
+        self.interactionFinished.emit()
+
+    def mouseDragEvent(self, ev, axis=None):
+        rubber = (ev.button() == QtCore.Qt.MouseButton.RightButton or
+                  (ev.button() == QtCore.Qt.MouseButton.LeftButton and
+                   ev.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier))
+        if rubber:
+            ev.accept()
+            a = self.mapSceneToView(ev.buttonDownScenePos())
+            b = self.mapSceneToView(ev.scenePos())
+            (y0, y1) = self.viewRange()[1]
+            if ev.isFinish():
+                self.rbScaleBox.hide()
+                lo, hi = sorted((a.x(), b.x()))
+                if hi > lo:
+                    self.intervalSelected.emit(lo, hi)
+            else:
+                r = QtCore.QRectF(QtCore.QPointF(a.x(), y0), QtCore.QPointF(b.x(), y1))
+                self.rbScaleBox.setPos(r.topLeft())
+                tr = QtGui.QTransform.fromScale(r.width(), r.height())
+                self.rbScaleBox.setTransform(tr)
+                self.rbScaleBox.show()
+            return
+        if ev.button() == QtCore.Qt.MouseButton.LeftButton:
+            ev.accept()
+            last = self.mapSceneToView(ev.lastScenePos())
+            cur = self.mapSceneToView(ev.scenePos())
+            d = last - cur
+            self.translateBy(x=d.x(), y=d.y())
+            if ev.isFinish():
+                self.interactionFinished.emit()
+            return
+        super().mouseDragEvent(ev, axis)
+
+
+class TimelineWidget(pg.PlotWidget):
+    """The timeline view: axes, lane labels, the painted item, cursor, history, keys."""
+
+    itemClicked = QtCore.Signal(object)  # ('item', idx) | ('band', (...)) | None
+    viewChanged = QtCore.Signal(float, float)
+
+    def __init__(self, model, layout: LaneLayout | None = None, parent=None):
+        self.vb = TimelineViewBox()
+        self.time_axis = TimeAxis("bottom")
+        self.lane_axis = LaneAxis("left")
+        super().__init__(parent=parent, viewBox=self.vb,
+                         axisItems={"bottom": self.time_axis, "left": self.lane_axis,
+                                    "top": TimeAxis("top")})
+        self.setBackground("w")
+        self.row_px = ROW_PX
+        self.model = model
+        self.lane_layout = layout or LaneLayout.default(model)
+        pi = self.getPlotItem()
+        pi.showAxis("top")
+        pi.hideButtons()
+        pi.setMenuEnabled(False)
+        for ax in ("bottom", "top", "left"):
+            a = pi.getAxis(ax)
+            a.setPen(pg.mkPen(90, 90, 90))
+            a.setTextPen(pg.mkPen(30, 30, 30))
+        self.item = TimelineItem(model, self.lane_layout)
+        self.addItem(self.item)
+        self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(0, 0, 0, 120))
+        self.cursor_label = pg.TextItem(color=(0, 0, 0), anchor=(0, 1), fill=(255, 255, 255, 200))
+        self.addItem(self.cursor, ignoreBounds=True)
+        self.addItem(self.cursor_label, ignoreBounds=True)
+        self.lane_axis.set_layout(self.lane_layout)
+        self.lane_axis.toggled.connect(self.toggle_group)
+        self.vb.intervalSelected.connect(lambda a, b: self.set_time_range(a, b))
+        self.vb.interactionFinished.connect(self._remember)
+        self.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.scene().sigMouseClicked.connect(self._mouse_clicked)
+        self.history = []
+        self.future = []
+        self._apply_limits()
+        t0, t1 = model.time_range()
+        self.set_time_range(t0, t1, remember=False)
+        self.history = [(t0, t1)]
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+
+    # ---- view range ---------------------------------------------------------------------
+    def _apply_limits(self):
+        t0, t1 = self.model.time_range()
+        pad = (t1 - t0) * 0.05
+        self.vb.setLimits(xMin=t0 - pad, xMax=t1 + pad, minXRange=50, yMin=0,
+                          yMax=max(self.lane_layout.height, 1))
+        self._fit_y()
+
+    def _fit_y(self):
+        h_px = max(self.vb.height(), 100)
+        rows_visible = h_px / self.row_px
+        y0 = self.vb.viewRange()[1][0] if self.vb.viewRange()[1][1] > 0 else 0
+        total = self.lane_layout.height
+        if total <= rows_visible:
+            self.vb.setYRange(0, total, padding=0)
+        else:
+            y0 = min(max(y0, 0), total - rows_visible)
+            self.vb.setYRange(y0, y0 + rows_visible, padding=0)
+
+    def resizeEvent(self, ev):
+        super().resizeEvent(ev)
+        if hasattr(self, "lane_layout"):
+            self._fit_y()
+
+    def set_time_range(self, a, b, remember=True):
+        self.vb.setXRange(a, b, padding=0)
+        if remember:
+            self._remember()
+
+    def time_range(self):
+        return tuple(self.vb.viewRange()[0])
+
+    def _remember(self):
+        cur = self.time_range()
+        if not self.history or self.history[-1] != cur:
+            self.history.append(cur)
+            self.future.clear()
+        self.viewChanged.emit(*cur)
+
+    def undo(self):
+        if len(self.history) > 1:
+            self.future.append(self.history.pop())
+            self.vb.setXRange(*self.history[-1], padding=0)
+
+    def redo(self):
+        if self.future:
+            r = self.future.pop()
+            self.history.append(r)
+            self.vb.setXRange(*r, padding=0)
+
+    def zoom(self, factor, center=None):
+        a, b = self.time_range()
+        c = (a + b) / 2 if center is None else center
+        self.set_time_range(c - (c - a) * factor, c + (b - c) * factor)
+
+    def pan(self, frac):
+        a, b = self.time_range()
+        d = (b - a) * frac
+        self.set_time_range(a + d, b + d)
+
+    def reset(self):
+        self.set_time_range(*self.model.time_range())
+
+    # ---- lane tree ----------------------------------------------------------------------
+    def toggle_group(self, rank, group):
+        self.lane_layout.toggle(rank, group)
+        self._relayout()
+
+    def expand(self, kinds=None, all_groups=False):
+        for e in list(self.lane_layout.entries):
+            if e.kind == "summary" and e.rank is not None and \
+                    (all_groups or e.group in (kinds or ())):
+                self.lane_layout.expanded.add((e.rank, e.group))
+        self.lane_layout.rebuild()
+        self._relayout()
+
+    def _relayout(self):
+        self.item.set_layout(self.lane_layout)
+        self.lane_axis.set_layout(self.lane_layout)
+        self._apply_limits()
+
+    # ---- search -------------------------------------------------------------------------
+    def set_matches(self, matches):
+        self.item.matches = None if matches is None else np.sort(np.asarray(matches))
+        self.item.update()
+
+    def select(self, index):
+        self.item.selected = index
+        self.item.update()
+
+    def show_item(self, index, zoom=True):
+        """Pan (and zoom) to an item, expanding its group so it is visible."""
+        m = self.model
+        lane = int(m.items["lane"][index])
+        key = (int(m.lanes["rank"][lane]), m.lane_group(lane))
+        if key not in self.lane_layout.expanded:
+            self.lane_layout.expanded.add(key)
+            self.lane_layout.rebuild()
+            self._relayout()
+        a, b = int(m.items["start"][index]), int(m.items["stop"][index])
+        d = max(b - a, 1000)
+        if zoom:
+            self.set_time_range(a - 2 * d, b + 2 * d)
+        e = self.lane_layout.find_lane(lane)
+        if e is not None:
+            (y0, y1) = self.vb.viewRange()[1]
+            if not (y0 <= e.y and e.y + e.height <= y1):
+                self.vb.setYRange(max(e.y - 3, 0), max(e.y - 3, 0) + (y1 - y0), padding=0)
+        self.select(index)
+
+    # ---- mouse and keys -----------------------------------------------------------------
+    def _ns_per_px(self):
+        a, b = self.time_range()
+        return (b - a) / max(self.vb.width(), 1)
+
+    def _mouse_moved(self, pos):
+        if not self.vb.sceneBoundingRect().contains(pos):
+            return
+        p = self.vb.mapSceneToView(pos)
+        self.cursor.setPos(p.x())
+        self.cursor_label.setText(format_time(p.x()))
+        self.cursor_label.setPos(p.x(), self.vb.viewRange()[1][1])
+        hit, entry = self.item.hit(p.x(), p.y(), self._ns_per_px())
+        if hit is None:
+            if entry is not None and entry.kind == "summary":
+                a, b = self.time_range()
+                u = self.model.utilization(entry.group, entry.rank, p.x() - self._ns_per_px(),
+                                           p.x() + self._ns_per_px(), 1)[0]
+                QtWidgets.QToolTip.showText(QtGui.QCursor.pos(),
+                                            f"{entry.label}: {u * 100:.0f}% utilization")
+            else:
+                QtWidgets.QToolTip.hideText()
+            return
+        QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), tooltip_html(self.model, hit))
+
+    def _mouse_clicked(self, ev):
+        if ev.button() != QtCore.Qt.MouseButton.LeftButton or \
+                not self.vb.sceneBoundingRect().contains(ev.scenePos()):
+            return
+        p = self.vb.mapSceneToView(ev.scenePos())
+        hit, _ = self.item.hit(p.x(), p.y(), self._ns_per_px())
+        if hit is not None and hit[0] == "item":
+            self.select(hit[1] if self.item.selected != hit[1] else None)
+        if ev.double() and hit is not None and hit[0] == "band":
+            a, b = hit[1][0], hit[1][1]
+            self.set_time_range(a, b)
+        self.itemClicked.emit(hit)
+
+    def keyPressEvent(self, ev):
+        k = ev.key()
+        mods = ev.modifiers()
+        ctrl = bool(mods & QtCore.Qt.KeyboardModifier.ControlModifier)
+        shift = bool(mods & QtCore.Qt.KeyboardModifier.ShiftModifier)
+        K = QtCore.Qt.Key
+        if ctrl and k == K.Key_Z:
+            self.redo() if shift else self.undo()
+        elif ctrl and k == K.Key_Y:
+            self.redo()
+        elif ctrl and k == K.Key_Left:
+            self.undo()
+        elif ctrl and k == K.Key_Right:
+            self.redo()
+        elif k == K.Key_Left:
+            self.pan(-0.01 if shift else -0.05)
+        elif k == K.Key_Right:
+            self.pan(0.01 if shift else 0.05)
+        elif k in (K.Key_Plus, K.Key_Equal):
+            self.zoom(0.5)
+        elif k == K.Key_Minus:
+            self.zoom(2.0)
+        elif k == K.Key_0:
+            self.reset()
+        elif k in (K.Key_Up, K.Key_Down):
+            (y0, y1) = self.vb.viewRange()[1]
+            self.vb.translateBy(y=(y1 - y0) * (0.1 if k == K.Key_Down else -0.1))
+        else:
+            super().keyPressEvent(ev)
+
+
+def tooltip_html(model, hit):
+    kind, payload = hit
+    if kind == "band":
+        a, b, n, _lane, _row = payload
+        return (f"<b>{n} merged items</b><br>{format_time(a)} – {format_time(b)}"
+                "<br><i>zoom in (double-click) to split</i>")
+    d = model.item_details(payload)
+    rows = [f"<b>{_esc(d['title'])}</b>"]
+    for k in ("provenance", "lane", "duration_ns", "waiting_ns", "deferred_ns", "delayed_ns",
+              "size_bytes", "bandwidth_GBps", "source", "destination", "memory"):
+        if k in d:
+            rows.append(f"{_label(k)}: {_esc(_value(k, d[k]))}")
+    rows.append("<i>(click to show details)</i>")
+    return "<br>".join(rows)
+
+
+def _label(k):
+    return {"duration_ns": "Duration", "waiting_ns": "Waiting", "deferred_ns": "Deferred",
+            "delayed_ns": "Delayed", "size_bytes": "Size", "bandwidth_GBps": "Bandwidth",
+            "running_ns": "Running", "create_ns": "Create", "ready_ns": "Ready",
+            "start_ns": "Start", "stop_ns": "Stop", "lifetime_ns": "Lifetime",
+            "op_id": "Operation"}.get(k, k.replace("_", " ").capitalize())
+
+
+def _value(k, v):
+    if k.endswith("_ns") and isinstance(v, int):
+        return format_time(v)
+    if k == "size_bytes":
+        return f"{v:,} bytes"
+    if k == "bandwidth_GBps":
+        return f"{v:.2f} GB/s"
+    return str(v)
+
+
+def _esc(s):
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def details_rows(model, hit):
+    """(label, value) rows for the pinned detail panel."""
+    kind, payload = hit
+    if kind == "band":
+        a, b, n, lane, row = payload
+        return [("Merged items", str(n)), ("Lane", model.lanes["title"][lane]),
+                ("From", format_time(a)), ("To", format_time(b))]
+    d = model.item_details(payload)
+    order = ["title", "name", "variant", "kind", "op_id", "rank", "lane", "provenance",
+             "create_ns", "ready_ns", "start_ns", "stop_ns", "duration_ns", "running_ns",
+             "deferred_ns", "delayed_ns", "waiting_ns", "size_bytes", "source", "destination",
+             "bandwidth_GBps", "memory", "instance", "lifetime_ns"]
+    rows = []
+    for k in order:
+        if k in d:
+            rows.append((_label(k) if k != "title" else "Title", _value(k, d[k])))
+    for i, w in enumerate(d.get("waits", [])[:20]):
+        rows.append((f"Wait {i + 1}", f"{format_time(w['start_ns'])} – {format_time(w['end_ns'])}"
+                     f" (ready at {format_time(w['ready_ns'])})"))
+    return rows
+
+
+__all__ = ["TimelineWidget", "TimelineItem", "format_time", "details_rows", "tooltip_html",
+           "ItemKind"]
