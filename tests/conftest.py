@@ -10,6 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 SAMPLE = ROOT.parent / "shared" / "legion_prof_samples" / "legate26.06_cpu2_myprof_0.prof"

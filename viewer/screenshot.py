@@ -43,10 +43,35 @@ def make_timeline(model, width, height, start=None, stop=None, expand=None):
     return w
 
 
+def geometry(w, y_offset=0):
+    """Where things are in the grabbed picture: time->x mapping and each lane's pixel rows."""
+    vb = w.vb
+    (t0, t1), _ = vb.viewRange()
+
+    def to_px(t, y):
+        sp = vb.mapViewToScene(QtCore.QPointF(t, y))
+        wp = w.mapFromScene(sp)
+        return wp.x(), wp.y() + y_offset
+
+    xl, _ = to_px(t0, 0)
+    xr, _ = to_px(t1, 0)
+    lanes, summaries = {}, {}
+    for e in w.lane_layout.entries:
+        _, ya = to_px(t0, e.y)
+        _, yb = to_px(t0, e.y + e.height)
+        if e.kind == "lane":
+            lanes[e.lane] = (ya, yb, e.rows)
+        elif e.kind == "summary":
+            summaries[(e.rank, e.group)] = (ya, yb)
+    return {"t0": t0, "t1": t1, "x_left": xl, "x_right": xr, "lanes": lanes,
+            "summaries": summaries}
+
+
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
-                      title_files=None):
-    """Render and save; returns the output path."""
+                      title_files=None, return_geometry=False):
+    """Render and save; returns the output path (and the picture's geometry if asked)."""
     w = make_timeline(model, width, height - STAMP_H, start, stop, expand)
+    geo = geometry(w, STAMP_H) if return_geometry else None
     pix = w.grab()
     img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
     img.fill(QtGui.QColor(255, 255, 255))
@@ -83,4 +108,4 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
         raise ProfileError(out, "could not write the PNG (directory missing or not writable?)")
     w.close()
     w.deleteLater()
-    return out
+    return (out, geo) if return_geometry else out

@@ -288,6 +288,8 @@ class TimelineItem(pg.GraphicsObject):
         for x, y, w, h, item in labels:
             if item < 0:
                 text = f"{-item} merged"
+                if fm.horizontalAdvance(text) > w - 4:
+                    text = str(-item)
                 p.setPen(QtGui.QColor(255, 255, 255))
             else:
                 text = self.model.item_title(item)
@@ -591,8 +593,7 @@ class TimelineWidget(pg.PlotWidget):
             return
         p = self.vb.mapSceneToView(ev.scenePos())
         hit, _ = self.item.hit(p.x(), p.y(), self._ns_per_px())
-        if hit is not None and hit[0] == "item":
-            self.select(hit[1] if self.item.selected != hit[1] else None)
+        self.select(hit[1] if hit is not None and hit[0] == "item" else None)
         if ev.double() and hit is not None and hit[0] == "band":
             a, b = hit[1][0], hit[1][1]
             self.set_time_range(a, b)

@@ -1,0 +1,224 @@
+"""The viewer, rendered for real (offscreen Qt), checked from pixels and driven with pytest-qt."""
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtGui
+
+from legate_prof.kinds import ItemKind
+from legate_prof.loader import load_profile
+from tests_viewer_helpers import pixel, row_colors
+
+pytest.importorskip("pytestqt")
+
+
+@pytest.fixture(scope="module")
+def tiny(legate_run):
+    run = legate_run("tiny_tasks.py")
+    assert run.returncode == 0, run.output[-2000:]
+    return load_profile(run.profiles)
+
+
+def _shot(model, tmp_path, name, **kw):
+    from legate_prof.viewer.screenshot import render_screenshot
+    out, geo = render_screenshot(model, tmp_path / name, return_geometry=True, **kw)
+    img = QtGui.QImage(str(out))
+    assert not img.isNull()
+    return img, geo
+
+
+def _tiny_window(model):
+    """The interval where the tiny tasks ran on the busiest CPU lane."""
+    tiny_id = model.names.index("tiny_add")
+    sel = np.flatnonzero((model.items["name"] == tiny_id) & (model.items["kind"] == ItemKind.TASK))
+    lanes, counts = np.unique(model.items["lane"][sel], return_counts=True)
+    lane = int(lanes[np.argmax(counts)])
+    on = sel[model.items["lane"][sel] == lane]
+    return lane, int(model.items["start"][on].min()), int(model.items["stop"][on].max()), on
+
+
+def test_zoomed_out_cpu_lane_shows_a_gray_merged_band(tiny, tmp_path):
+    lane, a, b, _ = _tiny_window(tiny)
+    img, geo = _shot(tiny, tmp_path, "out.png", expand=["cpu"])
+    colors = row_colors(img, geo, lane, row=0, t0=a, t1=b)
+    is_gray = np.array([c == (128, 128, 128) for c in colors])
+    assert is_gray.mean() > 0.3, "the barcode of tiny tasks should merge into gray"
+    runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], is_gray, [0]]).astype(int))))[::2]
+    assert runs.max() >= 20  # one wide band, not scattered gray pixels
+
+
+def test_zoomed_in_cpu_lane_shows_individual_coloured_boxes(tiny, tmp_path):
+    from legate_prof.viewer.colors import name_color
+    lane, a, b, on = _tiny_window(tiny)
+    # zoom to about six tiny tasks
+    mid = on[len(on) // 2]
+    s, e = int(tiny.items["start"][mid]), int(tiny.items["stop"][mid])
+    span = (e - s) * 12
+    img, geo = _shot(tiny, tmp_path, "in.png", start=s - span // 2, stop=s + span // 2,
+                     expand=["cpu"])
+    c = name_color("tiny_add")
+    colors = row_colors(img, geo, lane, row=int(tiny.items["row"][mid]), t0=s, t1=e)
+    assert (c.red(), c.green(), c.blue()) in colors
+    assert (128, 128, 128) not in colors
+
+
+def test_a_task_that_waited_is_drawn_in_its_three_shades(sample_profile, tmp_path):
+    from legate_prof.viewer.colors import blend_with_white, name_color
+    model = load_profile([sample_profile])
+    top = model.names.index("Toplevel Task")
+    i = int(np.flatnonzero(model.items["name"] == top)[0])
+    waits = model.waits_of(i)
+    assert waits
+    ws, wr, we = max(waits, key=lambda w: w[1] - w[0])
+    img, geo = _shot(model, tmp_path, "waits.png")
+    base = name_color("Toplevel Task")
+    row = int(model.items["row"][i])
+    lane = int(model.items["lane"][i])
+    waiting = pixel(img, geo, lane, row, (ws + wr) / 2)
+    assert waiting == _rgb(blend_with_white(base, 0.15))
+    start = int(model.items["start"][i])
+    running = pixel(img, geo, lane, row, start + (ws - start) / 2)
+    assert running == _rgb(base)
+
+
+def _rgb(c):
+    return (c.red(), c.green(), c.blue())
+
+
+def test_screenshot_cli_stamps_files_and_range(sample_profile, tmp_path):
+    import subprocess
+    import sys
+    out = tmp_path / "bug.png"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "screenshot", str(sample_profile),
+                        "-o", str(out), "--start", "100ms", "--stop", "900ms",
+                        "--width", "1200", "--height", "700"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    img = QtGui.QImage(str(out))
+    assert (img.width(), img.height()) == (1200, 700)
+    # the stamp band is dark, the timeline below it white-ish
+    assert QtGui.QColor(img.pixel(5, 5)).lightness() < 80
+    assert QtGui.QColor(img.pixel(5, 300)).lightness() > 200
+
+
+def test_view_without_display_writes_a_picture(tmp_path, monkeypatch):
+    import subprocess
+    import sys
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "view"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "no display" in p.stderr
+    assert (tmp_path / "legate_prof_view.png").exists()
+
+
+# ---- interactive, driven with pytest-qt ------------------------------------------------
+
+@pytest.fixture
+def window(qtbot, sample_profile):
+    from legate_prof.viewer.app import MainWindow
+    model = load_profile([sample_profile])
+    win = MainWindow(model, [sample_profile])
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+def test_wheel_zooms_at_cursor_and_keys_pan_reset_undo(window, qtbot):
+    tl = window.timeline
+    a0, b0 = tl.time_range()
+    tl.setFocus()
+    qtbot.keyClick(tl, QtCore.Qt.Key.Key_Plus)
+    a1, b1 = tl.time_range()
+    assert (b1 - a1) == pytest.approx((b0 - a0) / 2, rel=1e-6)
+    qtbot.keyClick(tl, QtCore.Qt.Key.Key_Right)
+    a2, b2 = tl.time_range()
+    assert a2 > a1 and (b2 - a2) == pytest.approx(b1 - a1, rel=1e-6)
+    qtbot.keyClick(tl, QtCore.Qt.Key.Key_Z, QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert tl.time_range() == pytest.approx((a1, b1))
+    qtbot.keyClick(tl, QtCore.Qt.Key.Key_Z, QtCore.Qt.KeyboardModifier.ControlModifier
+                   | QtCore.Qt.KeyboardModifier.ShiftModifier)
+    assert tl.time_range() == pytest.approx((a2, b2))
+    qtbot.keyClick(tl, QtCore.Qt.Key.Key_0)
+    assert tl.time_range() == pytest.approx((a0, b0))
+    # the wheel zooms in around the cursor: the time under it stays put
+    vp = tl.viewport()
+    pos = QtCore.QPointF(vp.width() * 0.7, vp.height() / 2)
+    t_before = tl.vb.mapSceneToView(tl.mapToScene(pos.toPoint())).x()
+    ev = QtGui.QWheelEvent(pos, tl.mapToGlobal(pos.toPoint()).toPointF(), QtCore.QPoint(0, 0),
+                           QtCore.QPoint(0, 240), QtCore.Qt.MouseButton.NoButton,
+                           QtCore.Qt.KeyboardModifier.NoModifier,
+                           QtCore.Qt.ScrollPhase.NoScrollPhase, False)
+    QtCore.QCoreApplication.sendEvent(vp, ev)
+    a3, b3 = tl.time_range()
+    assert (b3 - a3) < (b0 - a0) * 0.8
+    t_after = tl.vb.mapSceneToView(tl.mapToScene(pos.toPoint())).x()
+    assert t_after == pytest.approx(t_before, rel=1e-3)
+
+
+def test_drag_pans(window, qtbot):
+    tl = window.timeline
+    tl.set_time_range(200e6, 400e6)
+    a0, b0 = tl.time_range()
+    vp = tl.viewport()
+    y = int(vp.height() * 0.5)
+    qtbot.mousePress(vp, QtCore.Qt.MouseButton.LeftButton, pos=QtCore.QPoint(800, y))
+    for x in range(790, 590, -20):
+        qtbot.mouseMove(vp, QtCore.QPoint(x, y))
+    qtbot.mouseRelease(vp, QtCore.Qt.MouseButton.LeftButton, pos=QtCore.QPoint(600, y))
+    a1, b1 = tl.time_range()
+    assert a1 > a0 and (b1 - a1) == pytest.approx(b0 - a0, rel=1e-6)
+
+
+def test_search_highlights_lists_and_jumps(window, qtbot):
+    window.search.setText("add_task")
+    qtbot.keyClick(window.search, QtCore.Qt.Key.Key_Return)
+    assert window.results.count() == 6  # 3 tasks + 3 application ranges
+    assert window.timeline.item.matches is not None
+    item = window.results.item(0)
+    window._jump(item)
+    i = item.data(QtCore.Qt.ItemDataRole.UserRole)
+    a, b = window.timeline.time_range()
+    m = window.model
+    assert a <= m.items["start"][i] and m.items["stop"][i] <= b
+    assert window.timeline.item.selected == i
+    assert window.details.table.item(0, 1).text().startswith("add_task")
+    window.search.clear()
+    assert window.timeline.item.matches is None
+
+
+def test_click_pins_details(window, qtbot):
+    tl = window.timeline
+    m = window.model
+    fill = m.names.index("fill_task")
+    i = int(np.flatnonzero((m.items["name"] == fill) & (m.items["kind"] == ItemKind.TASK))[0])
+    tl.show_item(i)
+    qtbot.wait(50)
+    e = tl.lane_layout.find_lane(int(m.items["lane"][i]))
+    t = (int(m.items["start"][i]) + int(m.items["stop"][i])) / 2
+    y = e.y + int(m.items["row"][i]) + 0.5
+    scene = tl.vb.mapViewToScene(QtCore.QPointF(t, y))
+    pos = tl.mapFromScene(scene)
+    qtbot.mouseClick(tl.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
+    rows = {window.details.table.item(r, 0).text(): window.details.table.item(r, 1).text()
+            for r in range(window.details.table.rowCount())}
+    assert rows["Name"] == "fill_task"
+    for k in ("Create", "Ready", "Start", "Stop", "Deferred", "Delayed", "Lane", "Rank"):
+        assert k in rows, k
+    assert tl.item.selected == i
+
+
+def test_clicking_a_group_label_toggles_its_lanes(window, qtbot):
+    tl = window.timeline
+    n0 = len([e for e in tl.lane_layout.entries if e.kind == "lane"])
+    tl.toggle_group(0, "utility")
+    n1 = len([e for e in tl.lane_layout.entries if e.kind == "lane"])
+    assert n1 == n0 - 2
+    tl.toggle_group(0, "utility")
+    assert len([e for e in tl.lane_layout.entries if e.kind == "lane"]) == n0
+
+
+def test_export_png(window, tmp_path):
+    out = window.export_png(str(tmp_path / "x.png"))
+    assert QtGui.QImage(out).width() > 100

@@ -1,0 +1,29 @@
+"""Reading pixels of rendered timelines back by time and lane."""
+
+from PySide6 import QtGui
+
+
+def _x(geo, t):
+    return geo["x_left"] + (t - geo["t0"]) / (geo["t1"] - geo["t0"]) * (geo["x_right"] - geo["x_left"])
+
+
+def _y(geo, lane, row):
+    ya, yb, rows = geo["lanes"][lane]
+    h = (yb - ya) / rows
+    return ya + (row + 0.5) * h
+
+
+def pixel(img, geo, lane, row, t):
+    c = QtGui.QColor(img.pixel(int(_x(geo, t)), int(_y(geo, lane, row))))
+    return (c.red(), c.green(), c.blue())
+
+
+def row_colors(img, geo, lane, row, t0, t1):
+    """Colours along one row between two times (one sample per pixel column)."""
+    y = int(_y(geo, lane, row))
+    xa, xb = int(_x(geo, t0)) + 1, int(_x(geo, t1)) - 1
+    out = []
+    for x in range(max(xa, 0), min(xb, img.width() - 1) + 1):
+        c = QtGui.QColor(img.pixel(x, y))
+        out.append((c.red(), c.green(), c.blue()))
+    return out
