@@ -151,8 +151,6 @@ def format_stats(s: dict) -> str:
     lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, "
                  f"span {_fmt_ns(s['time_range_ns'][1])}"
                  + (f", {s['legion_version']}" if s["legion_version"] else ""))
-    for w in s["warnings"]:
-        lines.append(str(w))
     lines.append("")
     lines.append("Machine")
     for m in s["machine"]:

@@ -1,0 +1,334 @@
+"""``ndarray``: a NumPy-style array whose data is a Legate store and whose operations are tasks.
+
+Every operation is launched inside a ``legate.core.Scope`` whose provenance is the user's
+``file:line``, so the profile shows ``BinaryOp[prog.py:16]``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import warnings
+
+import numpy as np
+from legate.core import Scope, get_legate_runtime
+from legate.core import types as ty
+
+from . import events
+from . import tasks as T
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_LEGATE_TYPES = {
+    np.dtype(np.float64): ty.float64, np.dtype(np.float32): ty.float32,
+    np.dtype(np.float16): ty.float16, np.dtype(np.int64): ty.int64,
+    np.dtype(np.int32): ty.int32, np.dtype(np.int16): ty.int16, np.dtype(np.int8): ty.int8,
+    np.dtype(np.uint64): ty.uint64, np.dtype(np.uint32): ty.uint32,
+    np.dtype(np.uint16): ty.uint16, np.dtype(np.uint8): ty.uint8,
+    np.dtype(np.bool_): ty.bool_, np.dtype(np.complex64): ty.complex64,
+    np.dtype(np.complex128): ty.complex128,
+}
+
+
+def runtime():
+    return get_legate_runtime()
+
+
+def user_site():
+    """``/path/prog.py:LINE`` of the innermost frame outside this package."""
+    f = inspect.currentframe()
+    while f is not None:
+        fn = os.path.abspath(f.f_code.co_filename)
+        if not fn.startswith(_HERE) and "importlib" not in fn:
+            return f"{fn}:{f.f_lineno}"
+        f = f.f_back
+    return "<unknown>"
+
+
+class _Launch:
+    """Context for one user-level operation: provenance scope plus an event-stream record."""
+
+    def __init__(self, name):
+        self.name = name
+        self.site = user_site()
+        self.scope = Scope(provenance=self.site)
+
+    def __enter__(self):
+        self.scope.__enter__()
+        events.operation(self.name, self.site)
+        return self
+
+    def __exit__(self, *exc):
+        return self.scope.__exit__(*exc)
+
+
+def launch(name):
+    return _Launch(name)
+
+
+def legate_type(dtype):
+    try:
+        return _LEGATE_TYPES[np.dtype(dtype)]
+    except KeyError:
+        raise TypeError(f"dtype {dtype} is not supported by legate_prof.runtime") from None
+
+
+class ndarray:
+    """A view of a Legate store (or a slice of one) with NumPy semantics."""
+
+    __array_priority__ = 1000
+
+    def __init__(self, store, dtype, base=None, site=None):
+        self._store = store
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(int(s) for s in store.shape)
+        self._base = base
+        if base is None:
+            self._id = events.array_created(self.shape, self.dtype, site or user_site())
+
+    # ---- construction -------------------------------------------------------------------
+    @classmethod
+    def empty(cls, shape, dtype=np.float64, site=None):
+        shape = (shape,) if np.isscalar(shape) else tuple(shape)
+        site = site or user_site()
+        with Scope(provenance=site):  # Legate's OOM report names the allocation site
+            store = runtime().create_store(legate_type(dtype), shape=shape)
+        return cls(store, dtype, site=site)
+
+    @classmethod
+    def from_numpy(cls, a):
+        a = np.ascontiguousarray(a)
+        out = cls.empty(a.shape if a.shape else (1,), a.dtype)
+        np.asarray(out._store.get_physical_store().get_inline_allocation())[...] = \
+            a.reshape(out.shape)
+        return out
+
+    def __del__(self):
+        if getattr(self, "_base", 1) is None and getattr(self, "_id", None) is not None:
+            try:
+                events.array_released(self._id)
+            except Exception:
+                pass
+
+    # ---- basics -------------------------------------------------------------------------
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __array__(self, dtype=None, copy=None):
+        a = np.array(np.asarray(self._store.get_physical_store().get_inline_allocation()))
+        return a.astype(dtype) if dtype is not None else a
+
+    def to_numpy(self):
+        return self.__array__()
+
+    def item(self):
+        return self.to_numpy().reshape(-1)[0].item()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous")
+        return bool(self.item())
+
+    def __repr__(self):
+        return f"legate_prof.runtime.ndarray({self.to_numpy()!r})"
+
+    def astype(self, dtype, copy=True):
+        out = ndarray.empty(self.shape, dtype)
+        with launch("Convert"):
+            T.Convert(self._store, out._store)
+        return out
+
+    def copy(self):
+        out = ndarray.empty(self.shape, self.dtype)
+        with launch("Copy"):
+            T.Assign(self._store, out._store)
+        return out
+
+    def stencil_hint(self, low_offsets, high_offsets):
+        """cuPyNumeric's hint: allocate the halo once (Legate's bloated-instance prefetch)."""
+        with launch("StencilHint"):
+            runtime().prefetch_bloated_instances(self._store, tuple(low_offsets),
+                                                 tuple(high_offsets), False)
+
+    def sum(self, dtype=None):
+        from .numpy import sum as _sum
+        return _sum(self, dtype=dtype)
+
+    # ---- indexing -----------------------------------------------------------------------
+    def _slice_view(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        store = self._store
+        dim = 0
+        for k in key:
+            if k is Ellipsis:
+                continue
+            if isinstance(k, slice):
+                start, stop, step = k.indices(store.shape[dim])
+                if step != 1:
+                    return None
+                store = store.slice(dim, slice(start, stop))
+                dim += 1
+            elif isinstance(k, (int, np.integer)):
+                n = store.shape[dim]
+                i = int(k) + (n if k < 0 else 0)
+                store = store.project(dim, i)
+            else:
+                return None
+        return ndarray(store, self.dtype, base=self._base or self)
+
+    def __getitem__(self, key):
+        if isinstance(key, ndarray) and key.dtype == np.bool_:
+            return _mask_select(self, key)
+        if isinstance(key, tuple) and key and all(isinstance(k, ndarray) for k in key):
+            return _gather(self, key)
+        if isinstance(key, ndarray):
+            return _gather(self, (key,))
+        view = self._slice_view(key)
+        if view is None:
+            return _fallback_getitem(self, key)
+        if view.ndim == 0:
+            return view.item()
+        return view
+
+    def __setitem__(self, key, value):
+        if isinstance(key, ndarray) and key.dtype == np.bool_:
+            return _mask_assign(self, key, value)
+        if isinstance(key, tuple) and key and all(isinstance(k, ndarray) for k in key):
+            return _scatter(self, key, value)
+        if isinstance(key, ndarray):
+            return _scatter(self, (key,), value)
+        view = self._slice_view(key)
+        if view is None:
+            raise NotImplementedError(f"assignment with index {key!r}")
+        if isinstance(value, ndarray):
+            if value.shape != view.shape:
+                raise ValueError(f"could not broadcast {value.shape} into {view.shape}")
+            with launch("Copy"):
+                T.Assign(value._store, view._store)
+        else:
+            with launch("Fill"):
+                T.Fill(view._store, float(value))
+
+    # ---- arithmetic ---------------------------------------------------------------------
+    def _bin(self, other, op, reverse=False):
+        from .numpy import _binary
+        return _binary(op, other, self) if reverse else _binary(op, self, other)
+
+    def __add__(self, o): return self._bin(o, "add")
+    def __radd__(self, o): return self._bin(o, "add", True)
+    def __sub__(self, o): return self._bin(o, "subtract")
+    def __rsub__(self, o): return self._bin(o, "subtract", True)
+    def __mul__(self, o): return self._bin(o, "multiply")
+    def __rmul__(self, o): return self._bin(o, "multiply", True)
+    def __truediv__(self, o): return self._bin(o, "true_divide")
+    def __rtruediv__(self, o): return self._bin(o, "true_divide", True)
+    def __pow__(self, o): return self._bin(o, "power")
+    def __mod__(self, o): return self._bin(o, "mod")
+    def __and__(self, o): return self._bin(o, "logical_and" if self.dtype == np.bool_ else "bitwise_and")
+    def __or__(self, o): return self._bin(o, "logical_or" if self.dtype == np.bool_ else "bitwise_or")
+    def __xor__(self, o): return self._bin(o, "logical_xor" if self.dtype == np.bool_ else "bitwise_xor")
+
+    def _inplace(self, other, op):
+        from .numpy import _binary
+        _binary(op, self, other, out=self)
+        return self
+
+    def __iadd__(self, o): return self._inplace(o, "add")
+    def __isub__(self, o): return self._inplace(o, "subtract")
+    def __imul__(self, o): return self._inplace(o, "multiply")
+    def __itruediv__(self, o): return self._inplace(o, "true_divide")
+
+    def _cmp(self, other, op):
+        from .numpy import _compare
+        return _compare(op, self, other)
+
+    def __lt__(self, o): return self._cmp(o, "less")
+    def __le__(self, o): return self._cmp(o, "less_equal")
+    def __gt__(self, o): return self._cmp(o, "greater")
+    def __ge__(self, o): return self._cmp(o, "greater_equal")
+    def __eq__(self, o): return self._cmp(o, "equal")
+    def __ne__(self, o): return self._cmp(o, "not_equal")
+
+    def __neg__(self):
+        from .numpy import _unary
+        return _unary("negative", self)
+
+    def __invert__(self):
+        from .numpy import _unary
+        return _unary("logical_not" if self.dtype == np.bool_ else "invert", self)
+
+    __hash__ = None
+
+
+def _count(mask):
+    out = ndarray.empty((1,), np.int64)
+    with launch("CountNonzero"):
+        runtime().issue_fill(out._store, 0)
+        T.CountNonzero(mask._store, out._store)
+    return int(out.item())
+
+
+def _mask_select(x, mask):
+    if mask.shape != x.shape:
+        raise IndexError(f"boolean index shape {mask.shape} does not match {x.shape}")
+    n = _count(mask)
+    out = ndarray.empty((n,), x.dtype)
+    if n:
+        with launch("BoolMaskSelect"):
+            T.MaskSelect(x._store, mask._store, out._store)
+    return out
+
+
+def _mask_assign(x, mask, value):
+    if isinstance(value, ndarray):
+        with launch("BoolMaskAssign"):
+            T.MaskAssign(x._store, mask._store, value._store, x._store)
+    else:
+        with launch("PutMask"):
+            T.PutMaskScalar(x._store, mask._store, x._store, float(value))
+
+
+def _gather(x, index):
+    if len(index) != 1 or x.ndim != 1:
+        return _fallback_getitem(x, tuple(i.to_numpy() for i in index))
+    idx = index[0]
+    out = ndarray.empty(idx.shape, x.dtype)
+    with launch("Gather"):
+        T.Gather(x._store, idx._store, out._store)
+    return out
+
+
+def _scatter(x, index, value):
+    from .numpy import _as_array
+    if len(index) != 1 or x.ndim != 1:
+        raise NotImplementedError("scatter with multi-dimensional indices")
+    idx = index[0]
+    vals = value if isinstance(value, ndarray) else _as_array(np.full(idx.shape, value, x.dtype))
+    with launch("Scatter"):
+        T.Scatter(x._store, idx._store, vals._store, x._store)
+
+
+def _fallback_getitem(x, key):
+    warnings.warn(f"legate_prof.runtime: indexing with {type(key).__name__} falls back to NumPy",
+                  RuntimeWarning, stacklevel=3)
+    r = x.to_numpy()[key]
+    return ndarray.from_numpy(r) if isinstance(r, np.ndarray) and r.ndim else r

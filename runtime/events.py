@@ -1,0 +1,26 @@
+"""Hooks for the runtime's event stream (written only under ``--profile``; see stream.py)."""
+
+from __future__ import annotations
+
+_sink = None
+
+
+def set_sink(sink):
+    global _sink
+    _sink = sink
+
+
+def operation(name, site):
+    if _sink is not None:
+        _sink.operation(name, site)
+
+
+def array_created(shape, dtype, site):
+    if _sink is not None:
+        return _sink.array_created(shape, dtype, site)
+    return None
+
+
+def array_released(array_id):
+    if _sink is not None and array_id is not None:
+        _sink.array_released(array_id)

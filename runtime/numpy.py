@@ -1,0 +1,308 @@
+"""The NumPy-style namespace: ``from legate_prof.runtime import numpy as np``.
+
+Implemented functions launch Legate tasks; anything else falls back to NumPy with a warning
+naming it (as cuNumeric does), converting arrays on the way in and out.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as _np
+
+from . import tasks as T
+from .array import launch, ndarray, runtime
+
+# dtypes and constants pass through
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+bool_, complex64, complex128 = _np.bool_, _np.complex64, _np.complex128
+pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
+dtype = _np.dtype
+
+
+def _as_array(x, dtype=None):
+    if isinstance(x, ndarray):
+        return x
+    a = _np.asarray(x, dtype=dtype)
+    return ndarray.from_numpy(a)
+
+
+def _result_dtype(a, b, op):
+    """NumPy 2 promotion: Python scalars are weak, so float32 + 1.0 stays float32."""
+    if op.startswith("logical"):
+        return _np.dtype(_np.bool_)
+    dt = _np.result_type(*(x.dtype if isinstance(x, ndarray) else x for x in (a, b)))
+    if op == "true_divide" and dt.kind in "biu":
+        return _np.dtype(_np.float64)
+    return dt
+
+
+def _binary(op, a, b, out=None):
+    code = T.BINARY.index(op)
+    dt = _result_dtype(a, b, op)
+    if isinstance(a, ndarray) and isinstance(b, ndarray):
+        if a.shape != b.shape:
+            return _fallback_call(op, a, b, out=out)
+        res = out if out is not None else ndarray.empty(a.shape, dt)
+        with launch("BinaryOp"):
+            T.BinaryOp(a._store, b._store, res._store, code)
+        return res
+    arr, scal, rev = (a, b, False) if isinstance(a, ndarray) else (b, a, True)
+    if not _np.isscalar(scal):
+        return _binary(op, a if isinstance(a, ndarray) else _as_array(a),
+                       b if isinstance(b, ndarray) else _as_array(b), out=out)
+    src = arr if arr.dtype == dt else arr.astype(dt)
+    res = out if out is not None else ndarray.empty(arr.shape, dt)
+    # The scalar becomes a one-element array broadcast to the operand's shape, as NumPy
+    # (and cuNumeric) treat it: it lives in memory like any other operand.
+    with launch("BinaryOp"):
+        one = _scalar_array(scal, dt, arr.shape)
+        x, y = (one, src._store) if rev else (src._store, one)
+        T.BinaryOp(x, y, res._store, code)
+    return res
+
+
+def _scalar_array(value, dt, shape):
+    from .array import legate_type
+    store = runtime().create_store(legate_type(dt), shape=(1,) * len(shape))
+    runtime().issue_fill(store, _np.asarray(value, dtype=dt).item())
+    for d, n in enumerate(shape):
+        store = store.broadcast(d, n)
+    return store
+
+
+def _compare(op, a, b):
+    code = T.COMPARE.index(op)
+    if isinstance(a, ndarray) and isinstance(b, ndarray):
+        if a.shape != b.shape:
+            return _fallback_call(op, a, b)
+        res = ndarray.empty(a.shape, _np.bool_)
+        with launch("Compare"):
+            T.Compare(a._store, b._store, res._store, code)
+        return res
+    res = ndarray.empty(a.shape, _np.bool_)
+    with launch("Compare"):
+        T.CompareScalar(a._store, res._store, code, float(b))
+    return res
+
+
+def _unary(op, a, out=None):
+    dt = a.dtype if op not in ("sqrt", "exp", "log", "sin", "cos") or a.dtype.kind == "f" \
+        else _np.dtype(_np.float64)
+    res = out if out is not None else ndarray.empty(a.shape, dt)
+    with launch("UnaryOp"):
+        T.UnaryOp(a._store, res._store, T.UNARY.index(op))
+    return res
+
+
+def _ufunc2(op):
+    def f(a, b, out=None):
+        if not isinstance(a, ndarray) and not isinstance(b, ndarray):
+            return getattr(_np, op)(a, b)
+        return _binary(op, a, b, out=out)
+    f.__name__ = op
+    return f
+
+
+def _ufunc1(op):
+    def f(a, out=None):
+        return _unary(op, _as_array(a), out=out)
+    f.__name__ = op
+    return f
+
+
+for _op in T.BINARY:
+    setattr(sys.modules[__name__], _op, _ufunc2(_op))
+for _op in T.UNARY:
+    setattr(sys.modules[__name__], _op, _ufunc1(_op))
+divide = true_divide  # noqa: F821
+abs = absolute  # noqa: F821
+
+
+def less(a, b): return _compare("less", a, b)
+def less_equal(a, b): return _compare("less_equal", a, b)
+def greater(a, b): return _compare("greater", a, b)
+def greater_equal(a, b): return _compare("greater_equal", a, b)
+def equal(a, b): return _compare("equal", a, b)
+def not_equal(a, b): return _compare("not_equal", a, b)
+
+
+# ---- creation ---------------------------------------------------------------------------
+def empty(shape, dtype=float64):
+    return ndarray.empty(shape, dtype)
+
+
+def full(shape, fill_value, dtype=None):
+    dt = dtype or (_np.float64 if isinstance(fill_value, float) else _np.asarray(fill_value).dtype)
+    a = ndarray.empty(shape, dt)
+    # a lazy Legion fill, as cuNumeric does: no instance until something uses the array
+    with launch("Fill"):
+        runtime().issue_fill(a._store, _np.asarray(fill_value, dtype=dt).item())
+    return a
+
+
+def zeros(shape, dtype=float64):
+    return full(shape, 0, dtype)
+
+
+def ones(shape, dtype=float64):
+    return full(shape, 1, dtype)
+
+
+def empty_like(a, dtype=None):
+    return ndarray.empty(a.shape, dtype or a.dtype)
+
+
+def zeros_like(a, dtype=None):
+    return zeros(a.shape, dtype or a.dtype)
+
+
+def ones_like(a, dtype=None):
+    return ones(a.shape, dtype or a.dtype)
+
+
+def array(obj, dtype=None):
+    if isinstance(obj, ndarray):
+        return obj.copy() if dtype is None else obj.astype(dtype)
+    return ndarray.from_numpy(_np.asarray(obj, dtype=dtype))
+
+
+def asarray(obj, dtype=None):
+    if isinstance(obj, ndarray) and (dtype is None or obj.dtype == dtype):
+        return obj
+    return array(obj, dtype)
+
+
+def arange(*args, dtype=None):
+    return ndarray.from_numpy(_np.arange(*args, dtype=dtype))
+
+
+# ---- masks, selection, reductions ------------------------------------------------------
+def putmask(a, mask, values):
+    if isinstance(values, ndarray):
+        if values.shape != a.shape:
+            raise ValueError("putmask: values must have the array's shape")
+        with launch("PutMask"):
+            T.PutMask(a._store, mask._store, values._store, a._store)
+    else:
+        with launch("PutMask"):
+            T.PutMaskScalar(a._store, mask._store, a._store, float(values))
+
+
+def where(cond, a, b):
+    a = a if isinstance(a, ndarray) else full(cond.shape, a)
+    b = b if isinstance(b, ndarray) else full(cond.shape, b)
+    out = ndarray.empty(cond.shape, _np.result_type(a.dtype, b.dtype))
+    with launch("Where"):
+        T.Where(cond._store, a._store, b._store, out._store)
+    return out
+
+
+def count_nonzero(a):
+    from .array import _count
+    return _count(a)
+
+
+def nonzero(a):
+    if a.ndim != 1:
+        return tuple(ndarray.from_numpy(i) for i in _np.nonzero(a.to_numpy()))
+    from .array import _count
+    n = _count(a)
+    out = ndarray.empty((n,), _np.int64)
+    if n:
+        with launch("Nonzero"):
+            T.Nonzero(a._store, out._store)
+    return (out,)
+
+
+def sum(a, dtype=None):
+    a = _as_array(a)
+    dt = _np.dtype(dtype) if dtype else (a.dtype if a.dtype.kind in "fc" else _np.dtype(_np.int64))
+    out = ndarray.empty((1,), dt)
+    with launch("Sum"):
+        runtime().issue_fill(out._store, 0)
+        T.Sum(a._store, out._store)
+    return out.item()
+
+
+def mean(a):
+    return sum(a, dtype=float64) / a.size
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08):
+    return _np.allclose(_np.asarray(a), _np.asarray(b), rtol=rtol, atol=atol)
+
+
+# ---- random -----------------------------------------------------------------------------
+class _Random:
+    """``np.random``: ``random(n)`` and ``default_rng().random(n, dtype=)``."""
+
+    def __init__(self):
+        self._seed = 12345
+        self._calls = 0
+
+    def seed(self, s):
+        self._seed = int(s)
+
+    def _next_seed(self):
+        self._calls += 1
+        return self._seed * 1_000_003 + self._calls
+
+    def random(self, size=None, dtype=float64):
+        if size is None:
+            return _np.random.default_rng(self._next_seed()).random()
+        out = ndarray.empty(size, dtype)
+        with launch("Random"):
+            T.Random(out._store, self._next_seed())
+        return out
+
+    def default_rng(self, seed=None):
+        g = _Random()
+        g._seed = self._next_seed() if seed is None else int(seed)
+        return g
+
+
+random = _Random()
+
+
+# ---- NumPy fallback ---------------------------------------------------------------------
+def _to_numpy(x):
+    if isinstance(x, ndarray):
+        return x.to_numpy()
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_numpy(v) for v in x)
+    return x
+
+
+def _from_numpy(x):
+    if isinstance(x, _np.ndarray) and x.ndim:
+        return ndarray.from_numpy(x)
+    if isinstance(x, tuple):
+        return tuple(_from_numpy(v) for v in x)
+    return x
+
+
+def _fallback_call(name, *args, **kwargs):
+    warnings.warn(f"legate_prof.runtime: numpy.{name} is not implemented; falling back to "
+                  "NumPy", RuntimeWarning, stacklevel=3)
+    out = kwargs.pop("out", None)
+    r = getattr(_np, name)(*_to_numpy(args), **{k: _to_numpy(v) for k, v in kwargs.items()})
+    res = _from_numpy(r)
+    if out is not None:
+        out[...] = res
+        return out
+    return res
+
+
+def __getattr__(name):
+    attr = getattr(_np, name)  # AttributeError for names NumPy lacks too
+    if not callable(attr) or isinstance(attr, type):
+        return attr
+
+    def fallback(*args, **kwargs):
+        return _fallback_call(name, *args, **kwargs)
+    fallback.__name__ = name
+    return fallback

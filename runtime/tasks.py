@@ -1,0 +1,148 @@
+"""The Legate tasks behind every array operation, each with a NumPy CPU variant.
+
+Task names are what users see in the profile (``BinaryOp``, ``Compare``, ``PutMask`` …), so
+each variant function is given that name before it is registered.  Elementwise tasks align
+their arguments and Legate partitions them across the CPUs; tasks whose output size depends on
+the data (``Nonzero``, boolean selection) or that index anywhere (``Gather``/``Scatter``) see
+their data whole (``broadcast``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from legate.core import align, broadcast
+from legate.core.task import ADD, InputStore, OutputStore, ReductionStore, task
+
+BINARY = ["add", "subtract", "multiply", "true_divide", "floor_divide", "power", "maximum",
+          "minimum", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
+          "bitwise_xor", "mod"]
+COMPARE = ["less", "less_equal", "greater", "greater_equal", "equal", "not_equal"]
+UNARY = ["negative", "invert", "logical_not", "absolute", "sqrt", "exp", "log", "sin", "cos",
+         "square"]
+
+
+def _arr(store):
+    return np.asarray(store.get_inline_allocation())
+
+
+def _named(name, fn, constraints=()):
+    fn.__name__ = name
+    fn.__qualname__ = name
+    return task(constraints=constraints)(fn) if constraints else task(fn)
+
+
+def _binary(a: InputStore, b: InputStore, out: OutputStore, op: int) -> None:
+    o = _arr(out)
+    o[...] = getattr(np, BINARY[op])(_arr(a), _arr(b))
+
+
+def _binary_scalar(a: InputStore, out: OutputStore, op: int, value: float, reverse: bool) -> None:
+    x = _arr(a)
+    v = np.asarray(value, dtype=x.dtype if x.dtype.kind == "f" else None)
+    f = getattr(np, BINARY[op])
+    _arr(out)[...] = f(v, x) if reverse else f(x, v)
+
+
+def _compare(a: InputStore, b: InputStore, out: OutputStore, op: int) -> None:
+    _arr(out)[...] = getattr(np, COMPARE[op])(_arr(a), _arr(b))
+
+
+def _compare_scalar(a: InputStore, out: OutputStore, op: int, value: float) -> None:
+    _arr(out)[...] = getattr(np, COMPARE[op])(_arr(a), value)
+
+
+def _unary(a: InputStore, out: OutputStore, op: int) -> None:
+    _arr(out)[...] = getattr(np, UNARY[op])(_arr(a))
+
+
+def _convert(a: InputStore, out: OutputStore) -> None:
+    o = _arr(out)
+    o[...] = _arr(a).astype(o.dtype)
+
+
+def _assign(src: InputStore, out: OutputStore) -> None:
+    _arr(out)[...] = _arr(src)
+
+
+def _fill(out: OutputStore, value: float) -> None:
+    _arr(out)[...] = value
+
+
+def _random(out: OutputStore, seed: int) -> None:
+    o = _arr(out)
+    lo = out.domain.lo[0] if len(o.shape) else 0
+    rng = np.random.default_rng([seed, int(lo)])
+    o[...] = rng.random(o.shape, dtype=o.dtype if o.dtype in (np.float32, np.float64)
+                        else np.float64)
+
+
+def _putmask(z: InputStore, mask: InputStore, values: InputStore, out: OutputStore) -> None:
+    o = _arr(out)
+    o[...] = np.where(_arr(mask), _arr(values), _arr(z))
+
+
+def _putmask_scalar(z: InputStore, mask: InputStore, out: OutputStore, value: float) -> None:
+    o = _arr(out)
+    o[...] = np.where(_arr(mask), value, _arr(z))
+
+
+def _count_nonzero(x: InputStore, out: ReductionStore[ADD]) -> None:
+    _arr(out)[...] += np.count_nonzero(_arr(x))
+
+
+def _nonzero(x: InputStore, out: OutputStore) -> None:
+    _arr(out)[...] = np.flatnonzero(_arr(x))
+
+
+def _mask_select(x: InputStore, mask: InputStore, out: OutputStore) -> None:
+    _arr(out)[...] = _arr(x)[_arr(mask)]
+
+
+def _mask_assign(x: InputStore, mask: InputStore, values: InputStore, out: OutputStore) -> None:
+    o = _arr(out)
+    m = _arr(mask)
+    o[...] = _arr(x)
+    o[m] = _arr(values)
+
+
+def _gather(x: InputStore, index: InputStore, out: OutputStore) -> None:
+    _arr(out)[...] = _arr(x)[_arr(index)]
+
+
+def _scatter(x: InputStore, index: InputStore, values: InputStore, out: OutputStore) -> None:
+    o = _arr(out)
+    o[...] = _arr(x)
+    o[_arr(index)] = _arr(values)
+
+
+def _sum(x: InputStore, out: ReductionStore[ADD]) -> None:
+    _arr(out)[...] += _arr(x).sum(dtype=_arr(out).dtype)
+
+
+def _where(mask: InputStore, a: InputStore, b: InputStore, out: OutputStore) -> None:
+    _arr(out)[...] = np.where(_arr(mask), _arr(a), _arr(b))
+
+
+BinaryOp = _named("BinaryOp", _binary, (align("a", "b"), align("a", "out")))
+BinaryOpScalar = _named("BinaryOp", _binary_scalar, (align("a", "out"),))
+Compare = _named("Compare", _compare, (align("a", "b"), align("a", "out")))
+CompareScalar = _named("Compare", _compare_scalar, (align("a", "out"),))
+UnaryOp = _named("UnaryOp", _unary, (align("a", "out"),))
+Convert = _named("Convert", _convert, (align("a", "out"),))
+Fill = _named("Fill", _fill)
+Assign = _named("Copy", _assign, (align("src", "out"),))
+Random = _named("Random", _random)
+PutMask = _named("PutMask", _putmask, (align("z", "mask"), align("z", "values"),
+                                         align("z", "out")))
+PutMaskScalar = _named("PutMask", _putmask_scalar, (align("z", "mask"), align("z", "out")))
+CountNonzero = _named("CountNonzero", _count_nonzero)
+Nonzero = _named("Nonzero", _nonzero, (broadcast("x"), broadcast("out")))
+MaskSelect = _named("BoolMaskSelect", _mask_select,
+                    (broadcast("x"), broadcast("mask"), broadcast("out")))
+MaskAssign = _named("BoolMaskAssign", _mask_assign,
+                    (broadcast("x"), broadcast("mask"), broadcast("values"), broadcast("out")))
+Gather = _named("Gather", _gather, (broadcast("x"), align("index", "out")))
+Scatter = _named("Scatter", _scatter,
+                 (broadcast("x"), broadcast("index"), broadcast("values"), broadcast("out")))
+Sum = _named("Sum", _sum)
+Where = _named("Where", _where, (align("mask", "a"), align("mask", "b"), align("mask", "out")))
