@@ -70,8 +70,10 @@ GROUPS = [
     ("registered", "Registered", "r", "darkmagenta"),
     ("socket", "Socket", "k", "olivedrab"),
     ("mem_other", "Other Memory", "m", "gray"),
+    ("arrays", "Arrays", "a", "teal"),
     ("channel", "Channel", "", "orangered"),
     ("dp", "DP", "dp", "orangered"),
+    ("ops", "Operations", "op", "slategray"),
 ]
 GROUP_KEYS = [g[0] for g in GROUPS]
 GROUP_INDEX = {g[0]: i for i, g in enumerate(GROUPS)}
@@ -79,7 +81,8 @@ GROUP_TITLE = {g[0]: g[1] for g in GROUPS}
 GROUP_COLOR = {g[0]: g[3] for g in GROUPS}
 PROCESSOR_GROUPS = {"gpu_dev", "gpu_host", "cpu", "utility", "io", "python", "openmp",
                     "proc_group", "proc_set", "proc_other"}
-MEMORY_GROUPS = {"system", "framebuffer", "zerocopy", "registered", "socket", "mem_other"}
+MEMORY_GROUPS = {"system", "framebuffer", "zerocopy", "registered", "socket", "mem_other",
+                 "arrays"}
 
 PROC_GROUP = {
     ProcKind.CPU: "cpu", ProcKind.UTILITY: "utility", ProcKind.IO: "io",

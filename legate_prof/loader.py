@@ -81,10 +81,7 @@ def load_profile(paths, progress=None, use_cache=False):
     else:
         if progress:
             progress(len(paths), len(paths), "building timeline")
-        model = build_model(logs, warnings=[str(w) for w in warnings])
-        if streams:
-            from .runtime_stream import merge_runtime_streams
-            merge_runtime_streams(model, streams)
+        model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams)
     from .oom_report import attach_oom_report
     for t in texts:
         try:

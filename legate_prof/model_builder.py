@@ -72,7 +72,7 @@ def _rank_of(group, ref, explicit):
     return node_of_id(ref).astype(np.int32)
 
 
-def build_model(logs, warnings=None) -> TraceModel:
+def build_model(logs, warnings=None, streams=()) -> TraceModel:
     warnings = list(warnings or [])
     names = StringTable()
     provs = StringTable()
@@ -120,6 +120,12 @@ def build_model(logs, warnings=None) -> TraceModel:
         if len(md_tab):
             mem_rows.extend(zip(md_tab["mem_id"].tolist(), md_tab["kind"].tolist(),
                                 md_tab["capacity"].tolist()))
+    for st in streams:
+        r = int(st.header.get("rank", 0))
+        if not any(x["rank"] == r for x in ranks):
+            ranks.append({"rank": r, "file": st.path, "hostname": "", "num_nodes":
+                          st.header.get("ranks", 1), "legion_version": "", "format_version": "",
+                          "zero_time": 0, "records": 0})
     # files without a MachineDesc (crashed before writing it): number them after the others
     known = {r["rank"] for r in ranks if r["rank"] is not None}
     nxt = 0
@@ -243,19 +249,35 @@ def build_model(logs, warnings=None) -> TraceModel:
                       extra={"size": t["size"], "src": np.zeros(len(t), np.uint64),
                              "dst": t["mem_id"], "inst": t["inst_id"]})
 
-    model = _assemble(items, procs, mems, ranks, names, warnings)
+    runtime_ops, lane_capacity, mems = _add_streams(streams, ranks, items, names, mems)
+    model = _assemble(items, procs, mems, ranks, names, warnings, lane_capacity)
 
     # ---- ops and provenance ---------------------------------------------------------------
     op_rows = [log.table("OperationInstance") for log in logs]
     op_rows = [o for o in op_rows if len(o)]
+    op_ids, op_kind, op_prov, op_parent = [], [], [], []
     if op_rows:
         ops = np.concatenate(op_rows)
         ops = ops[np.unique(ops["op_id"], return_index=True)[1]]
         pu, pinv = np.unique(ops["provenance"], return_inverse=True)
         prov_idx = np.array([provs.intern(prov_strings.get(int(p), "")) if p else 0
                              for p in pu.tolist()], dtype=np.int32)[pinv]
-        model.ops = {"op_id": ops["op_id"].astype(np.uint64), "kind": ops["kind"].astype(np.int32),
-                     "provenance": prov_idx, "parent": ops["parent_id"].astype(np.uint64)}
+        op_ids.append(ops["op_id"].astype(np.uint64))
+        op_kind.append(ops["kind"].astype(np.int32))
+        op_prov.append(prov_idx)
+        op_parent.append(ops["parent_id"].astype(np.uint64))
+    if runtime_ops:
+        ids = np.array([o[0] for o in runtime_ops], np.uint64)
+        op_ids.append(ids)
+        op_kind.append(np.full(len(ids), -1, np.int32))
+        op_prov.append(np.array([provs.intern(o[1]) for o in runtime_ops], np.int32))
+        op_parent.append(np.full(len(ids), NO_OP, np.uint64))
+    if op_ids:
+        ids = np.concatenate(op_ids)
+        o = np.argsort(ids, kind="stable")
+        model.ops = {"op_id": ids[o], "kind": np.concatenate(op_kind)[o],
+                     "provenance": np.concatenate(op_prov)[o],
+                     "parent": np.concatenate(op_parent)[o]}
     model.provenances = provs.strings
 
     # ---- waits ------------------------------------------------------------------------------
@@ -264,6 +286,63 @@ def build_model(logs, warnings=None) -> TraceModel:
         (n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()}
     compute_utilization(model)
     return model
+
+
+RUNTIME_OP_BASE = 1 << 62
+
+
+def _add_streams(streams, ranks, items, names, mems):
+    """Operations and arrays from the runtime's event streams, as timeline items."""
+    from .runtime_stream import pool_bytes, stream_items
+    runtime_ops, lane_capacity = [], {}
+    next_op = RUNTIME_OP_BASE
+    inst_ranks = set()
+    for p in items.parts:
+        if int(p["kind"][0]) == ItemKind.INSTANCE:
+            inst_ranks.update(node_of_id(np.asarray(p["ref"])).tolist())
+    for st in streams:
+        rank = int(st.header.get("rank", 0))
+        info = next(r for r in ranks if r["rank"] == rank)
+        zero = info["zero_time"] or int(st.header.get("start_ns", 0))
+        cols = stream_items(st, zero)
+        n = len(cols["op_start"])
+        if n:
+            op_ids = np.arange(next_op, next_op + n, dtype=np.uint64)
+            next_op += n
+            runtime_ops.extend(zip(op_ids.tolist(), cols["op_site"]))
+            nid = np.array([names.intern(x) for x in cols["op_name"]], np.int32)
+            items.add(start=cols["op_start"], stop=cols["op_stop"], group=GROUP_INDEX["ops"],
+                      ref=np.uint64(rank), rank=rank, name=nid, kind=ItemKind.RUNTIME_OP,
+                      op_id=op_ids)
+        m = len(cols["arr_start"])
+        cap = pool_bytes(st, "system")
+        if m:
+            op_ids = np.arange(next_op, next_op + m, dtype=np.uint64)
+            next_op += m
+            runtime_ops.extend(zip(op_ids.tolist(), cols["arr_site"]))
+            if rank in inst_ranks:  # Legion instances present: arrays get their own lane
+                group, ref = GROUP_INDEX["arrays"], np.uint64(rank)
+                lane_capacity[(rank, GROUP_INDEX["arrays"], int(ref))] = cap
+            else:  # crashed run: arrays are all there is to show the memory filling up
+                group = GROUP_INDEX["system"]
+                sel = (mems["kind"] == MemKind.SYSTEM) & (mems["rank"] == rank)
+                sysm = mems["mem_id"][sel][np.argsort(-mems["capacity"][sel], kind="stable")]
+                ref = np.uint64(sysm[0]) if len(sysm) else np.uint64((0x1E << 56) | (rank << 40))
+                if len(sysm) == 0:
+                    mems = {k: np.concatenate([v, np.array([x], v.dtype)]) for k, v, x in
+                            ((k, mems[k], {"mem_id": ref, "kind": int(MemKind.SYSTEM),
+                                           "capacity": cap, "rank": rank}[k]) for k in mems)}
+                if cap:
+                    lane_capacity[(rank, int(group), int(ref))] = cap
+            nid = np.array([names.intern(f"Array {d}") for d in cols["arr_desc"]], np.int32)
+            items.add(start=cols["arr_start"], stop=cols["arr_stop"], group=group, ref=ref,
+                      rank=rank, name=nid, kind=ItemKind.INSTANCE, op_id=op_ids,
+                      extra={"size": cols["arr_bytes"], "src": np.zeros(m, np.uint64),
+                             "dst": np.full(m, ref, np.uint64),
+                             "inst": np.arange(m, dtype=np.uint64)})
+        info["runtime_end_ns"] = int(cols["end"])
+        info["runtime_crashed"] = not st.ended
+    return runtime_ops, lane_capacity, mems
 
 
 def _log_last_time(log):
@@ -344,7 +423,7 @@ def _lookup(keys, values, query, default):
     return np.where(k[pos] == query, values[order][pos], default)
 
 
-def _assemble(items, procs, mems, ranks, names, warnings):
+def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None):
     parts = items.parts
     cols = {}
     for c in ("start", "stop", "create", "ready", "group", "ref", "ref2", "name", "kind", "op_id"):
@@ -435,6 +514,9 @@ def _assemble(items, procs, mems, ranks, names, warnings):
         transfers["item"] = np.zeros(0, np.int64)
 
     lanes = _lane_table(lane_tab, n_rows, procs, mems)
+    for (r, g, ref), cap in (lane_capacity or {}).items():
+        hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
+        lanes["capacity"][hit] = cap
     model = TraceModel(items=model_items, lanes=lanes, names=names.strings,
                        ops={"op_id": np.zeros(0, np.uint64), "kind": np.zeros(0, np.int32),
                             "provenance": np.zeros(0, np.int32),
@@ -442,6 +524,9 @@ def _assemble(items, procs, mems, ranks, names, warnings):
                        provenances=[""], waits={}, transfers=transfers, ranks=ranks,
                        procs=procs, mems=mems, warnings=warnings)
     model.extra["inverse_order"] = inv
+    ends = [r["runtime_end_ns"] for r in ranks if r.get("runtime_end_ns")]
+    if ends:
+        model.extra["runtime_end_ns"] = max(ends)
     return model
 
 
@@ -467,7 +552,7 @@ def _lane_table(lane_tab, n_rows, procs, mems):
                 key, f"{GROUPS[g][2]}{idx}")
             names.append(short)
             titles.append(f"Rank {rank} {title} {idx}")
-        elif key in MEMORY_GROUPS:
+        elif key in MEMORY_GROUPS and key != "arrays":
             idx = int(index_of_mem(np.uint64(ref)))
             cap[i] = mem_cap.get(ref, 0)
             names.append(f"{GROUPS[g][2]}{idx}")
@@ -480,6 +565,12 @@ def _lane_table(lane_tab, n_rows, procs, mems):
             else:
                 names.append(f"{_mem_short(ref, mem_kind, rank)}-{d}")
                 titles.append(f"{_mem_long(ref, mem_kind)} to {_mem_long(ref2, mem_kind)}")
+        elif key == "arrays":
+            names.append(f"arrays{rank}")
+            titles.append(f"Rank {rank} Arrays (runtime)")
+        elif key == "ops":
+            names.append(f"ops{rank}")
+            titles.append(f"Rank {rank} Operations (runtime)")
         else:
             names.append(f"dp{rank}")
             titles.append(f"Rank {rank} Dependent Partitioning")

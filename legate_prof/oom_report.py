@@ -24,7 +24,7 @@ _FAILED = re.compile(
 _STORE_AT = re.compile(r"corresponding to a LogicalStore allocated at (?P<site>\S+)")
 _RESERVING = re.compile(r"reserving (?P<used>\d+) of the available (?P<avail>\d+) bytes")
 _HOLDER = re.compile(r"^\s*LogicalStore allocated at (?P<site>.+?):?\s*$")
-_INSTANCE = re.compile(r"Instance (?P<inst>[0-9a-fA-F]+) of size (?P<size>\d+)"
+_INSTANCE = re.compile(r"Instance (?P<inst>[0-9a-fA-F]+)(?: at address [0-9a-fA-Fx]+)? of size (?P<size>\d+)"
                        r"(?: covering elements (?P<range>\S+))?")
 _CREATED = re.compile(r"created for an operation launched at (?P<site>\S+)")
 
@@ -33,8 +33,18 @@ KIND_GROUP = {"SYSTEM_MEM": "system", "SOCKET_MEM": "socket", "Z_COPY_MEM": "zer
               "REGDMA_MEM": "registered"}
 
 
+_LOG_PREFIX = re.compile(r"^\[\d+ - [0-9a-fA-F]+\]\s+[\d.]+\s+\{\d+\}\{[\w.]+\}: ?", re.M)
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+
+
+def clean_log(text):
+    """Drop Realm's '[0 - 7f..] 0.46 {5}{legate.mapper}: ' prefixes and digit-group commas."""
+    return _THOUSANDS.sub("", _LOG_PREFIX.sub("", text))
+
+
 def parse_oom_report(text: str):
     """The first out-of-memory report in a log, as a dict; None if there is none."""
+    text = clean_log(text)
     m = _FAILED.search(text)
     if not m:
         return None

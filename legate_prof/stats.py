@@ -102,6 +102,7 @@ def compute_stats(model) -> dict:
         "machine": machine,
         "groups": groups,
         "tasks": per_name_table(model, [ItemKind.TASK]),
+        "operations": per_name_table(model, [ItemKind.RUNTIME_OP]),
         "gpu_kernels": per_name_table(model, [ItemKind.GPU_KERNEL]),
         "meta_tasks": per_name_table(model, [ItemKind.META, ItemKind.MESSAGE]),
         "mapper_calls": per_name_table(model, [ItemKind.MAPPER_CALL]),
@@ -166,7 +167,8 @@ def format_stats(s: dict) -> str:
             extra = f"  peak {_fmt_bytes(g['peak_bytes'])} of {_fmt_bytes(g['capacity_bytes'])}"
         lines.append(f"{g['rank']:>4}  {g['title']:<14}{g['lanes']:>6}{g['items']:>10}"
                      f"{_fmt_ns(g['busy_ns']):>14}{extra}")
-    for section, title in (("tasks", "Tasks"), ("gpu_kernels", "GPU kernels"),
+    for section, title in (("tasks", "Tasks"), ("operations", "Operations (runtime event stream)"),
+                           ("gpu_kernels", "GPU kernels"),
                            ("meta_tasks", "Runtime meta-tasks (top 15)")):
         rows = s[section]
         if not rows:

@@ -82,11 +82,19 @@ class TraceModel:
         return len(self.ranks)
 
     def time_range(self):
-        """Timeline extent: [0, last + last/200], as the reference viewer shows it."""
+        """Timeline extent: [0, last + last/200], as the reference viewer shows it.
+
+        When everything happened in the last half (a crashed run seen through the runtime's
+        event stream, say), start just before the first item instead of at 0.
+        """
         last = int(self.items["stop"].max()) if self.n_items else 0
         for m in self.markers:
             last = max(last, int(m["time"]))
-        return 0, max(last + last // 200, 1)
+        first = int(self.items["start"].min()) if self.n_items else 0
+        start = 0
+        if first > last // 2:
+            start = max(first - (last - first) // 20, 0)
+        return start, max(last + (last - start) // 200, start + 1)
 
     def _ensure_index(self):
         if self._sub_bounds is not None:

@@ -306,3 +306,9 @@ def __getattr__(name):
         return _fallback_call(name, *args, **kwargs)
     fallback.__name__ = name
     return fallback
+
+
+# under `legate --profile`, record operations and arrays as they happen (crash-safe)
+from .stream import maybe_start as _maybe_start  # noqa: E402
+
+_maybe_start()

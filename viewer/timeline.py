@@ -157,6 +157,7 @@ class TimelineItem(pg.GraphicsObject):
         self._flush(p, batches)
         self._paint_labels(p, labels)
         self._paint_selection(p, x0, x1, px_left, width, sx, dx, sy, dy)
+        self._paint_markers(p, px_left, width, sx, dx, sy, dy, y0, y1)
         p.restore()
         self.last_stats = {"rects": n_rects, "width": width}
 
@@ -316,6 +317,32 @@ class TimelineItem(pg.GraphicsObject):
         p.setPen(pen)
         p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
         p.drawRect(QtCore.QRectF(a - 1, top, max(b - a, 3) + 2, sy * ROW_H))
+
+    def _paint_markers(self, p, px_left, width, sx, dx, sy, dy, y0, y1):
+        """Out-of-memory (and other) markers: a red line through all lanes, and a label."""
+        red = QtGui.QColor(210, 20, 20)
+        for m in self.model.markers:
+            x = sx * float(m["time"]) + dx
+            if not (px_left - 1 <= x <= px_left + width + 1):
+                continue
+            pen = QtGui.QPen(red)
+            pen.setWidthF(2)
+            pen.setStyle(QtCore.Qt.PenStyle.DashLine)
+            p.setPen(pen)
+            top, bottom = sy * y0 + dy, sy * y1 + dy
+            p.drawLine(QtCore.QPointF(x, top), QtCore.QPointF(x, bottom))
+            rep = m.get("report", {})
+            text = f"OOM: {rep.get('requested_bytes', 0):,} B in {rep.get('memory_kind', '?')}"
+            site = rep.get("provenance") or ""
+            if site:
+                text += f" at {site.rsplit('/', 1)[-1]}"
+            fm = QtGui.QFontMetrics(p.font())
+            tw = fm.horizontalAdvance(text) + 8
+            bx = min(max(x - tw, px_left), px_left + width - tw)
+            box = QtCore.QRectF(bx, top + 2, tw, fm.height() + 4)
+            p.fillRect(box, red)
+            p.setPen(QtGui.QColor(255, 255, 255))
+            p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
 
     # ---- hit testing -------------------------------------------------------------------
     def hit(self, t, y, ns_per_px):
