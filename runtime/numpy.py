@@ -56,21 +56,16 @@ def _binary(op, a, b, out=None):
                        b if isinstance(b, ndarray) else _as_array(b), out=out)
     src = arr if arr.dtype == dt else arr.astype(dt)
     res = out if out is not None else ndarray.empty(arr.shape, dt)
-    # The scalar becomes a one-element array broadcast to the operand's shape, as NumPy
-    # (and cuNumeric) treat it: it lives in memory like any other operand.
     with launch("BinaryOp"):
-        one = _scalar_array(scal, dt, arr.shape)
-        x, y = (one, src._store) if rev else (src._store, one)
-        T.BinaryOp(x, y, res._store, code)
+        T.BinaryOpScalar(src._store, _scalar_array(scal, dt), res._store, code, rev)
     return res
 
 
-def _scalar_array(value, dt, shape):
+def _scalar_array(value, dt):
+    """A one-element array holding the scalar: it lives in memory like any other operand."""
     from .array import legate_type
-    store = runtime().create_store(legate_type(dt), shape=(1,) * len(shape))
+    store = runtime().create_store(legate_type(dt), shape=(1,))
     runtime().issue_fill(store, _np.asarray(value, dtype=dt).item())
-    for d, n in enumerate(shape):
-        store = store.broadcast(d, n)
     return store
 
 

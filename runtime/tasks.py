@@ -36,9 +36,10 @@ def _binary(a: InputStore, b: InputStore, out: OutputStore, op: int) -> None:
     o[...] = getattr(np, BINARY[op])(_arr(a), _arr(b))
 
 
-def _binary_scalar(a: InputStore, out: OutputStore, op: int, value: float, reverse: bool) -> None:
+def _binary_scalar(a: InputStore, scalar: InputStore, out: OutputStore, op: int,
+                   reverse: bool) -> None:
     x = _arr(a)
-    v = np.asarray(value, dtype=x.dtype if x.dtype.kind == "f" else None)
+    v = _arr(scalar).reshape(-1)[0]
     f = getattr(np, BINARY[op])
     _arr(out)[...] = f(v, x) if reverse else f(x, v)
 
@@ -124,7 +125,7 @@ def _where(mask: InputStore, a: InputStore, b: InputStore, out: OutputStore) -> 
 
 
 BinaryOp = _named("BinaryOp", _binary, (align("a", "b"), align("a", "out")))
-BinaryOpScalar = _named("BinaryOp", _binary_scalar, (align("a", "out"),))
+BinaryOpScalar = _named("BinaryOp", _binary_scalar, (align("a", "out"), broadcast("scalar")))
 Compare = _named("Compare", _compare, (align("a", "b"), align("a", "out")))
 CompareScalar = _named("Compare", _compare_scalar, (align("a", "out"),))
 UnaryOp = _named("UnaryOp", _unary, (align("a", "out"),))

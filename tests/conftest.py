@@ -31,13 +31,17 @@ def legate_run(tmp_path_factory):
     from fixtures.legate_run import run_legate
     cache = {}
 
-    def run(name, **kw):
-        key = (name, tuple(sorted(kw.items())))
+    def run(name, env_extra_key=None, **kw):
+        key = (name, env_extra_key, tuple(sorted(kw.items())))
         if key not in cache:
-            work = tmp_path_factory.mktemp(name.replace(".py", ""))
+            work = tmp_path_factory.mktemp(Path(name).stem)
             manifest = work / "manifest.json"
-            prog = PROGRAMS / name if (PROGRAMS / name).exists() else ROOT / "examples" / name
-            r = run_legate(prog, work, env_extra={"FIXTURE_MANIFEST": str(manifest)}, **kw)
+            prog = Path(name) if Path(name).is_absolute() else (
+                PROGRAMS / name if (PROGRAMS / name).exists() else ROOT / "examples" / name)
+            env = {"FIXTURE_MANIFEST": str(manifest)}
+            if env_extra_key:
+                env[env_extra_key] = "1"
+            r = run_legate(prog, work, env_extra=env, **kw)
             r.manifest = json.loads(manifest.read_text()) if manifest.exists() else None
             cache[key] = r
         return cache[key]
