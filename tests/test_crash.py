@@ -1,0 +1,123 @@
+"""A run that dies of out-of-memory can still be seen: the runtime's event stream + Legate's report."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from legate_prof.errors import ProfileError
+from legate_prof.loader import load_profile
+from legate_prof.runtime_stream import STREAM_MAGIC, read_runtime_stream
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+POOL = 40 * 2**20
+
+
+@pytest.fixture(scope="module")
+def crashed(legate_run):
+    run = legate_run("oom.py", cpus=1, sysmem=40, env_extra_key="LEGATE_TEST")
+    assert run.returncode != 0
+    log = run.workdir / "run.log"
+    log.write_text(run.output)
+    return run, log
+
+
+def _files(run):
+    return sorted(str(p) for p in run.workdir.glob("legate_*.prof"))
+
+
+def test_glob_picks_up_the_runtime_stream_and_legions_log(crashed):
+    run, _ = crashed
+    names = [Path(p).name for p in _files(run)]
+    assert names == ["legate_0.prof", "legate_0.runtime.prof"]
+    assert (run.workdir / "legate_0.runtime.prof").read_bytes().startswith(STREAM_MAGIC)
+
+
+def test_crashed_run_shows_memory_rising_to_the_pool_and_the_failing_line(crashed):
+    run, log = crashed
+    model = load_profile(_files(run) + [str(log)])
+    assert any("no timeline records" in str(w) for w in model.warnings)  # Legion's log is empty
+    lanes = model.lanes_of("system", 0)
+    assert len(lanes) == 1 and model.lanes["capacity"][lanes[0]] == POOL
+    t0, t1 = model.time_range()
+    u = model.utilization("system", 0, t0, t1, 400)
+    assert u.max() >= 0.75  # a, b, c and d: 32 MiB of the 40 MiB pool
+    step = model.utilization_steps[(0, "system")]
+    assert step.peak_level() >= 4 * 8 * 2**20 - 64  # a is 2 elements short
+    # operations up to the crash, with the user's lines
+    ops = model.search("oom.py:16")
+    assert len(ops) >= 1
+    [m] = model.markers
+    rep = m["report"]
+    assert rep["memory_kind"] == "SYSTEM_MEM" and rep["requested_bytes"] == 8 * 2**20
+    assert rep["provenance"] == f"{EXAMPLES / 'oom.py'}:16"
+    assert rep["pool_bytes"] == POOL
+    sites = {h["allocated_at"] for h in rep["holders"]}
+    assert {f"{EXAMPLES / 'oom.py'}:{n}" for n in (4, 7, 13)} <= sites
+    # the marker sits at the end of the recorded operations
+    assert m["time"] >= int(model.items["start"][ops].max())
+
+
+def test_stats_names_the_failing_line(crashed):
+    run, log = crashed
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "stats", *_files(run), "--log",
+                        str(log)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "Out of memory" in p.stdout and "oom.py:16" in p.stdout
+    assert "SYSTEM_MEM" in p.stdout
+
+
+def test_screenshot_shows_the_system_lane_and_oom_marker(crashed, tmp_path):
+    from PySide6 import QtGui
+    from legate_prof.viewer.screenshot import render_screenshot
+    run, log = crashed
+    model = load_profile(_files(run) + [str(log)])
+    out, geo = render_screenshot(model, tmp_path / "oom.png", return_geometry=True)
+    img = QtGui.QImage(str(out))
+    # the red OOM marker line crosses the system-memory summary at the marker's time
+    ya, yb = geo["summaries"][(0, "system")]
+    t = model.markers[0]["time"]
+    x = geo["x_left"] + (t - geo["t0"]) / (geo["t1"] - geo["t0"]) * (geo["x_right"] - geo["x_left"])
+    reds = 0
+    for dx in range(-2, 3):
+        for y in range(int(ya), int(yb)):
+            c = QtGui.QColor(img.pixel(int(x) + dx, y))
+            reds += c.red() > 180 and c.green() < 80 and c.blue() < 80
+    assert reds > 5
+
+
+@pytest.mark.parametrize("fixed", ["oom_inplace.py", "oom_stencil_hint.py"])
+def test_fixed_versions_show_a_lower_peak(crashed, legate_run, fixed):
+    run = legate_run(fixed, cpus=1, sysmem=40, env_extra_key="LEGATE_TEST")
+    assert run.returncode == 0
+    model = load_profile(_files(run))
+    # Legion's instances (the real allocations) never reach the failed run's demand
+    crashed_demand = 33_554_408 + 8 * 2**20
+    peak = model.utilization_steps[(0, "system")].peak_level()
+    assert 0 < peak < crashed_demand
+    assert peak <= POOL
+    # and the runtime stream adds an Arrays lane beside Legion's memory lane
+    assert len(model.lanes_of("arrays", 0)) == 1
+
+
+def test_cut_stream_reads_with_a_warning(crashed, tmp_path):
+    run, _ = crashed
+    data = (run.workdir / "legate_0.runtime.prof").read_bytes()
+    cut = tmp_path / "legate_0.runtime.prof"
+    cut.write_bytes(data[: len(data) - 5])
+    s = read_runtime_stream(cut)
+    assert len(s.ops) >= 3
+    assert any("did not finish" in w.problem for w in s.warnings)
+    bad = tmp_path / "x.prof"
+    bad.write_bytes(STREAM_MAGIC)
+    with pytest.raises(ProfileError, match="no header"):
+        read_runtime_stream(bad)
+
+
+def test_stream_is_not_written_without_profile(legate_run):
+    run = legate_run("oom_inplace.py", cpus=1, profile=False)
+    assert run.returncode == 0
+    assert not list(run.workdir.glob("*.runtime.prof"))
