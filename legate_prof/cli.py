@@ -132,6 +132,7 @@ def cmd_view(args):
         args.files, args.log, args.output = files, None, out
         args.start = args.stop = None
         args.width, args.height, args.expand = 1600, 1000, []
+        args.cache = False
         return cmd_screenshot(args)
     model = _load(files, args)
     from .viewer.app import run_viewer
@@ -172,7 +173,9 @@ def build_parser():
     v = sub.add_parser("view", help="open the timeline viewer (bundled example if no files)")
     v.add_argument("files", nargs="*")
     v.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
-    v.set_defaults(func=cmd_view)
+    v.add_argument("--no-cache", dest="cache", action="store_false",
+                   help="do not read or write the .lpbundle cache of raw logs")
+    v.set_defaults(func=cmd_view, cache=True)
 
     sc = sub.add_parser("screenshot", help="render the timeline to a PNG without a display")
     sc.add_argument("files", nargs="+")

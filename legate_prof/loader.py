@@ -38,6 +38,16 @@ def load_profile(paths, progress=None, use_cache=False):
     """
     from .model_builder import build_model
     paths = [os.fspath(p) for p in paths]
+    if use_cache:
+        from .bundle import load_cached
+        try:
+            cached = load_cached(paths)
+        except OSError:
+            cached = None
+        if cached is not None:
+            cached.sources = paths
+            cached.errors = []
+            return cached
     logs, streams, texts, errors, warnings = [], [], [], [], []
     bundles = []
     for i, path in enumerate(paths):
@@ -46,8 +56,6 @@ def load_profile(paths, progress=None, use_cache=False):
         try:
             kind = sniff(path)
             if kind == "legion":
-                if use_cache:
-                    pass
                 log = LegionProfReader(path).read()
                 logs.append(log)
                 warnings.extend(log.warnings)
@@ -90,6 +98,12 @@ def load_profile(paths, progress=None, use_cache=False):
             errors.append(e)
     model.sources = paths
     model.errors = [str(e) for e in errors]
+    if use_cache and not errors and not bundles:
+        from .bundle import store_cached
+        try:
+            store_cached(model, paths)
+        except OSError:
+            pass
     return model
 
 
