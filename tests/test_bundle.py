@@ -82,6 +82,6 @@ def test_cache_goes_to_user_dir_when_beside_is_not_writable(tmp_path, monkeypatc
     paths = generate(d, ranks=1, items=500, seed=1)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     (d / ".legate_prof_cache").write_text("not a directory")  # mkdir there fails, even as root
-    load_profile(paths, use_cache=True)
+    first = load_profile(paths, use_cache=True)
     assert cache_locations(paths)[1].exists()
-    assert load_profile(paths, use_cache=True).n_items == 500
+    assert load_profile(paths, use_cache=True).n_items == first.n_items
