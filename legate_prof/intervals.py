@@ -139,10 +139,8 @@ class StepIntegral:
         """Time-weighted mean level / denominator over each bin between consecutive edges."""
         edges = np.asarray(edges, dtype=np.float64)
         acc = self.integral_at(edges)
-        width = np.diff(edges)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out = np.diff(acc) / (width * self.denominator)
-        return np.nan_to_num(out, nan=0.0, posinf=0.0, neginf=0.0)
+        den = np.diff(edges) * self.denominator
+        return np.divide(np.diff(acc), den, out=np.zeros(len(den)), where=den > 0)
 
     def total(self):
         return float(self.integral[-1])
