@@ -255,8 +255,9 @@ class TraceModel:
         kind = ItemKind(int(self.items["kind"][i]))
         name = self.names[int(self.items["name"][i])]
         prov = self.provenances[int(self.op_provenance([self.items["op_id"][i]])[0])]
-        if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL) and prov and prov != name:
-            return f"{name}[{prov}]"
+        if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.RUNTIME_OP) and prov \
+                and prov != name:
+            return f"{name}[{prov.rsplit('/', 1)[-1]}]"  # prog.py:16; details keep the path
         return name
 
     def item_details(self, i) -> dict:

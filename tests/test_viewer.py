@@ -41,9 +41,12 @@ def test_zoomed_out_cpu_lane_shows_a_gray_merged_band(tiny, tmp_path):
     img, geo = _shot(tiny, tmp_path, "out.png", expand=["cpu"])
     colors = row_colors(img, geo, lane, row=0, t0=a, t1=b)
     is_gray = np.array([c == (128, 128, 128) for c in colors])
-    assert is_gray.mean() > 0.3, "the barcode of tiny tasks should merge into gray"
+    assert is_gray.mean() > 0.1, "the barcode of tiny tasks should merge into gray"
     runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], is_gray, [0]]).astype(int))))[::2]
-    assert runs.max() >= 20  # one wide band, not scattered gray pixels
+    assert runs.max() >= 15  # wide bands, not scattered gray pixels
+    # and those bands stand for many tasks each
+    rows = tiny.draw_list(lane, geo["t0"], geo["t1"], int(geo["x_right"] - geo["x_left"]))
+    assert max(int(r.band_count.max()) for r in rows if len(r.band_count)) >= 10
 
 
 def test_zoomed_in_cpu_lane_shows_individual_coloured_boxes(tiny, tmp_path):

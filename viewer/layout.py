@@ -46,7 +46,9 @@ class LaneLayout:
         if expand_kinds:
             expanded = {(r, g) for r, g in pairs if g in expand_kinds}
         elif model.n_lanes <= max_lanes:
-            expanded = set(pairs)
+            # memories with hundreds of stacked instances would crowd out everything else
+            expanded = {(r, g) for r, g in pairs
+                        if int(model.lanes["rows"][model.lanes_of(g, r)].max()) <= 12}
         else:
             expanded = set()
         return cls(model, expanded)
