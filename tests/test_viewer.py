@@ -43,10 +43,10 @@ def test_zoomed_out_cpu_lane_shows_a_gray_merged_band(tiny, tmp_path):
     is_gray = np.array([c == (128, 128, 128) for c in colors])
     assert is_gray.mean() > 0.1, "the barcode of tiny tasks should merge into gray"
     runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], is_gray, [0]]).astype(int))))[::2]
-    assert runs.max() >= 15  # wide bands, not scattered gray pixels
+    assert runs.max() >= 8  # bands wider than any single expanded item (3 px)
     # and those bands stand for many tasks each
     rows = tiny.draw_list(lane, geo["t0"], geo["t1"], int(geo["x_right"] - geo["x_left"]))
-    assert max(int(r.band_count.max()) for r in rows if len(r.band_count)) >= 10
+    assert max(int(r.band_count.max()) for r in rows if len(r.band_count)) >= 5
 
 
 def test_zoomed_in_cpu_lane_shows_individual_coloured_boxes(tiny, tmp_path):
