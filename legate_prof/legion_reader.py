@@ -326,19 +326,12 @@ def _decode_variable(raw, pos, layout, state):
             rec[fname] = bytes(raw[pos:end]).decode("utf-8", "replace")
             pos = end + 1
             continue
-        if ftype == "point":
-            nb = 8 * state["max_dim"]
-            if pos + nb > n:
+        if ftype in ("point", "array"):  # max_dim i64s; an array is all lo, then all hi
+            count = state["max_dim"] * (2 if ftype == "array" else 1)
+            if pos + 8 * count > n:
                 raise _Truncated
-            rec[fname] = list(struct.unpack_from(f"<{state['max_dim']}q", raw, pos))
-            pos += nb
-            continue
-        if ftype == "array":
-            nb = 16 * state["max_dim"]
-            if pos + nb > n:
-                raise _Truncated
-            rec[fname] = list(struct.unpack_from(f"<{2 * state['max_dim']}q", raw, pos))
-            pos += nb
+            rec[fname] = list(struct.unpack_from(f"<{count}q", raw, pos))
+            pos += 8 * count
             continue
         if ftype == "uuid":
             nb = state["uuid_size"]

@@ -188,39 +188,27 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
                           ready=t["ready"][ok], group=GROUP_INDEX["gpu_dev"],
                           ref=t["proc_id"][ok], name=name[ok], kind=ItemKind.GPU_KERNEL,
                           op_id=t["op_id"][ok])
-        t = log.table("MetaInfo")
-        if len(t):
-            items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
+        # Records drawn on processor lanes: (record, name key, names, fallback, kind).
+        for rec, key, table, fallback, kind in (
+                ("MetaInfo", "lg_id", meta_names, "Meta", ItemKind.META),
+                ("MessageInfo", "lg_id", meta_names, "Message", ItemKind.MESSAGE),
+                ("MapperCallInfo", "kind", mapper_call_names, "Mapper Call", ItemKind.MAPPER_CALL),
+                ("RuntimeCallInfo", "kind", runtime_call_names, "Runtime Call",
+                 ItemKind.RUNTIME_CALL),
+                ("ApplicationCallInfo", "provenance", prov_strings, "Application Call",
+                 ItemKind.APP_CALL)):
+            t = log.table(rec)
+            if len(t) == 0:
+                continue
+            f = t.dtype.names
+            items.add(start=t["start"], stop=t["stop"],
+                      create=t["create"] if "create" in f else None,
+                      ready=t["ready"] if "ready" in f else None,
                       group=proc_group_of(t["proc_id"]), ref=t["proc_id"],
-                      name=names.map_keys(t["lg_id"], meta_names, lambda k: f"Meta {k}"),
-                      kind=ItemKind.META, op_id=t["op_id"])
-        t = log.table("MessageInfo")
-        if len(t):
-            items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
-                      group=proc_group_of(t["proc_id"]), ref=t["proc_id"],
-                      name=names.map_keys(t["lg_id"], meta_names, lambda k: f"Message {k}"),
-                      kind=ItemKind.MESSAGE, op_id=t["op_id"])
-        t = log.table("MapperCallInfo")
-        if len(t):
-            items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
-                      ref=t["proc_id"],
-                      name=names.map_keys(t["kind"], mapper_call_names,
-                                          lambda k: f"Mapper Call {k}"),
-                      kind=ItemKind.MAPPER_CALL, op_id=t["op_id"])
-        t = log.table("RuntimeCallInfo")
-        if len(t):
-            items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
-                      ref=t["proc_id"],
-                      name=names.map_keys(t["kind"], runtime_call_names,
-                                          lambda k: f"Runtime Call {k}"),
-                      kind=ItemKind.RUNTIME_CALL)
-        t = log.table("ApplicationCallInfo")
-        if len(t):
-            items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
-                      ref=t["proc_id"],
-                      name=names.map_keys(t["provenance"], prov_strings,
-                                          lambda k: "Application Call"),
-                      kind=ItemKind.APP_CALL)
+                      name=names.map_keys(t[key], table,
+                                          lambda k, p=fallback: p if kind == ItemKind.APP_CALL
+                                          else f"{p} {k}"),
+                      kind=kind, op_id=t["op_id"] if "op_id" in f else None)
         t = log.table("ProfTaskInfo")
         if len(t):
             items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
