@@ -49,11 +49,17 @@ class _Progress:
             self.stream.write("\n")
 
 
-def _load(files, args=None):
+def _load(files, args=None, also=None):
+    """Load with terminal progress (and ``also``, e.g. a progress window, told the same)."""
     from .loader import load_profile
     prog = _Progress()
+
+    def progress(done, total, what):
+        prog(done, total, what)
+        if also is not None:
+            also(done, total, what)
     try:
-        model = load_profile(files, progress=prog, use_cache=getattr(args, "cache", False))
+        model = load_profile(files, progress=progress, use_cache=getattr(args, "cache", False))
     finally:
         prog.close()
     for w in model.warnings:
@@ -134,8 +140,8 @@ def cmd_view(args):
         args.width, args.height, args.expand = 1600, 1000, []
         args.cache = False
         return cmd_screenshot(args)
-    model = _load(files, args)
-    from .viewer.app import run_viewer
+    from .viewer.app import load_with_progress, run_viewer
+    model = load_with_progress(lambda progress: _load(files, args, progress), files)
     return run_viewer(model, files) or (EXIT_USER_ERROR if getattr(model, "errors", []) else 0)
 
 

@@ -225,3 +225,37 @@ def test_clicking_a_group_label_toggles_its_lanes(window, qtbot):
 def test_export_png(window, tmp_path):
     out = window.export_png(str(tmp_path / "x.png"))
     assert QtGui.QImage(out).width() > 100
+
+
+def test_eight_rank_gpu_profile_screenshot_has_all_lanes(synthetic_8, tmp_path):
+    from legate_prof.viewer.colors import group_color
+    model = load_profile(synthetic_8)
+    img, geo = _shot(model, tmp_path, "syn8.png", width=1600, height=1400)
+    for key in ("gpu_dev", "gpu_host", "cpu", "utility", "framebuffer", "zerocopy", "channel"):
+        assert (None, key) in geo["summaries"], key  # the All-ranks summary
+        assert (0, key) in geo["summaries"], key
+    # the all-ranks GPU-device utilization line is drawn (its colour appears in its row)
+    ya, yb = geo["summaries"][(None, "gpu_dev")]
+    c = group_color("gpu_dev")
+    xs = range(int(geo["x_left"]) + 5, int(geo["x_right"]) - 5, 7)
+    found = any(pixel_rgb(img, x, y) == (c.red(), c.green(), c.blue())
+                for x in xs for y in range(int(ya), int(yb)))
+    assert found
+
+
+def pixel_rgb(img, x, y):
+    c = QtGui.QColor(img.pixel(x, y))
+    return (c.red(), c.green(), c.blue())
+
+
+def test_load_with_progress_reports_to_the_window(qtbot, sample_profile):
+    from legate_prof.viewer.app import load_with_progress
+    seen = []
+
+    def load(progress):
+        for i in range(3):
+            progress(i, 2, f"step {i}")
+            seen.append(i)
+        return load_profile([sample_profile])
+    model = load_with_progress(load, [sample_profile])
+    assert model.n_items > 0 and seen == [0, 1, 2]

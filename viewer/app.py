@@ -151,6 +151,26 @@ class MainWindow(QtWidgets.QMainWindow):
         return path
 
 
+def load_with_progress(load, files):
+    """Run ``load(progress)`` with a progress window that appears if it takes over a second."""
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
+    dlg = QtWidgets.QProgressDialog("Reading profiles…", None, 0, max(len(files), 1) + 1)
+    dlg.setWindowTitle("legate_prof")
+    dlg.setMinimumDuration(1000)  # Qt shows it only when loading lasts longer than this
+    dlg.setWindowModality(QtCore.Qt.WindowModality.ApplicationModal)
+
+    def progress(done, total, what):
+        dlg.setMaximum(total + 1)
+        dlg.setValue(done)
+        dlg.setLabelText(what)
+        app.processEvents()
+    try:
+        return load(progress)
+    finally:
+        dlg.reset()
+        dlg.close()
+
+
 def run_viewer(model, files=()):
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
     win = MainWindow(model, files)
