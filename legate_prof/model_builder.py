@@ -165,7 +165,6 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
 
     # ---- timeline items ------------------------------------------------------------------
     variant_pairs = {}
-    task_item_ops = []
     for log in logs:
         for rec in ("TaskInfo", "ImplicitTaskInfo", "GPUTaskInfo"):
             t = log.table(rec)

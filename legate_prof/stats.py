@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kinds import (GROUP_TITLE, MEMORY_GROUPS, ItemKind, MemKind, ProcKind, mem_kind_name,
+from .kinds import (MEMORY_GROUPS, ItemKind, mem_kind_name,
                     proc_kind_name)
 
 SCHEMA_VERSION = 1

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .intervals import StepIntegral
 from .kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 
 ITEM_COLUMNS = {

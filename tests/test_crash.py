@@ -1,11 +1,9 @@
 """A run that dies of out-of-memory can still be seen: the runtime's event stream + Legate's report."""
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from legate_prof.errors import ProfileError

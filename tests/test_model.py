@@ -54,7 +54,6 @@ def test_step_integral_matches_brute_force():
     e = s + rng.integers(1, 500, 500)
     step = StepIntegral.from_intervals(s, e, None, denominator=4)
     edges = np.linspace(0, 11_000, 23)
-    got = step.average(edges)
     t = np.arange(0, 11_000)
     level = ((t[:, None] >= s[None, :]) & (t[:, None] < e[None, :])).sum(1)
     for i in range(len(edges) - 1):

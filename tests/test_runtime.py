@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from legate_prof.loader import load_profile
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

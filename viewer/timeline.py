@@ -13,8 +13,6 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from pyqtgraph.Qt import internals
 
-from legate_prof.kinds import ItemKind
-
 from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
                      name_color)
 from .layout import ROW_H, LaneLayout
@@ -714,5 +712,4 @@ def details_rows(model, hit):
     return rows
 
 
-__all__ = ["TimelineWidget", "TimelineItem", "format_time", "details_rows", "tooltip_html",
-           "ItemKind"]
+__all__ = ["TimelineWidget", "TimelineItem", "format_time", "details_rows", "tooltip_html"]
