@@ -1,4 +1,5 @@
-"""The Legate tasks behind every array operation, each with a NumPy CPU variant.
+"""The Legate tasks behind every array operation: a NumPy CPU variant and, where CuPy is
+installed, a CuPy GPU variant running the same body.
 
 Task names are what users see in the profile (``BinaryOp``, ``Compare``, ``PutMask`` …), so
 each variant function is given that name before it is registered.  Elementwise tasks align
@@ -9,9 +10,17 @@ their data whole (``broadcast``).
 
 from __future__ import annotations
 
-import numpy as np
-from legate.core import align, broadcast
-from legate.core.task import ADD, InputStore, OutputStore, ReductionStore, task
+import functools
+import threading
+
+import numpy
+from legate.core import VariantCode, align, broadcast
+from legate.core.task import ADD, InputStore, OutputStore, PyTask, ReductionStore
+
+try:  # GPU variants only where CuPy is importable (legate maps them onto GPUs if present)
+    import cupy
+except ImportError:  # pragma: no cover - depends on the machine
+    cupy = None
 
 BINARY = ["add", "subtract", "multiply", "true_divide", "floor_divide", "power", "maximum",
           "minimum", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
@@ -21,14 +30,45 @@ UNARY = ["negative", "invert", "logical_not", "absolute", "sqrt", "exp", "log", 
          "square"]
 
 
+_variant = threading.local()
+
+
+class _ArrayModule:
+    """``np`` inside a task body: NumPy in the CPU variant, CuPy in the GPU variant."""
+
+    def __getattr__(self, name):
+        return getattr(getattr(_variant, "xp", numpy), name)
+
+
+np = _ArrayModule()
+
+
 def _arr(store):
     return np.asarray(store.get_inline_allocation())
+
+
+def on_device(fn, xp):
+    """The same task body with ``np`` bound to ``xp`` (CuPy for the GPU variant)."""
+    @functools.wraps(fn)
+    def variant(*args, **kwargs):
+        prev = getattr(_variant, "xp", numpy)
+        _variant.xp = xp
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _variant.xp = prev
+    return variant
 
 
 def _named(name, fn, constraints=()):
     fn.__name__ = name
     fn.__qualname__ = name
-    return task(constraints=constraints)(fn) if constraints else task(fn)
+    flat = [c for group in constraints for c in (group if isinstance(group, list) else [group])]
+    t = PyTask(func=fn, variants=(VariantCode.CPU,), constraints=flat or None)
+    if cupy is not None:
+        t.gpu_variant(on_device(fn, cupy))
+    t.complete_registration()
+    return t
 
 
 def _binary(a: InputStore, b: InputStore, out: OutputStore, op: int) -> None:
@@ -72,9 +112,9 @@ def _fill(out: OutputStore, value: float) -> None:
 def _random(out: OutputStore, seed: int) -> None:
     o = _arr(out)
     lo = out.domain.lo[0] if len(o.shape) else 0
-    rng = np.random.default_rng([seed, int(lo)])
-    o[...] = rng.random(o.shape, dtype=o.dtype if o.dtype in (np.float32, np.float64)
-                        else np.float64)
+    rng = np.random.default_rng(int(seed) * 1_000_003 + int(lo))  # CuPy takes one int
+    o[...] = rng.random(o.shape, dtype=o.dtype if o.dtype in (numpy.float32, numpy.float64)
+                        else numpy.float64)
 
 
 def _putmask(z: InputStore, mask: InputStore, values: InputStore, out: OutputStore) -> None:
