@@ -74,6 +74,9 @@ def write_bundle(model, path):
         with os.fdopen(fd, "wb") as f:
             f.write(BUNDLE_MAGIC)
             msgpack.pack(_pack(doc), f, use_bin_type=True)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a bundle is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         try:

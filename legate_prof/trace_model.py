@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .intervals import StepIntegral
 from .kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 
 ITEM_COLUMNS = {
@@ -227,17 +228,27 @@ class TraceModel:
         denominator (processor count or memory capacity), which is exact.
         """
         edges = np.linspace(t0, t1, bins + 1)
-        if rank is not None:
-            step = self.utilization_steps.get((rank, group))
-            return step.average(edges) if step is not None else np.zeros(bins)
-        num = np.zeros(bins)
-        den = 0.0
-        for (r, g), step in self.utilization_steps.items():
-            if g != group:
-                continue
-            num += step.average(edges) * step.denominator
-            den += step.denominator
-        return num / den if den else num
+        step = self.utilization_steps.get((rank, group)) if rank is not None \
+            else self._all_ranks_step(group)
+        return step.average(edges) if step is not None else np.zeros(bins)
+
+    def _all_ranks_step(self, group):
+        """One step function for the group over all ranks (sum of integrals, summed
+        denominators), built on first use: one lookup per frame instead of one per rank."""
+        cache = self.extra.setdefault("_all_ranks_steps", {})
+        if group not in cache:
+            steps = [s for (r, g), s in self.utilization_steps.items() if g == group]
+            if not steps:
+                cache[group] = None
+            elif len(steps) == 1:
+                cache[group] = steps[0]
+            else:
+                t = np.unique(np.concatenate([s.t for s in steps]))
+                integral = np.zeros(len(t))
+                for s in steps:
+                    integral += s.integral_at(t)
+                cache[group] = StepIntegral(t, integral, sum(s.denominator for s in steps))
+        return cache[group]
 
     # -- details and search ----------------------------------------------------------------
     def op_provenance(self, op_ids):

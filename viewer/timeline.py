@@ -110,6 +110,8 @@ class TimelineItem(pg.GraphicsObject):
         self.matches = None  # sorted item indices of the current search
         self.t_range = model.time_range()
         self.last_stats = {}
+        self._cache_key = None
+        self._cache_img = None
 
     def set_layout(self, layout):
         self.prepareGeometryChange()
@@ -122,6 +124,8 @@ class TimelineItem(pg.GraphicsObject):
 
     # ---- painting -----------------------------------------------------------------------
     def paint(self, p, *args):
+        """Paint the view; an unchanged view (cursor moves, hover, expose) reuses the last
+        picture, so only a new time range or lane layout pays for the queries."""
         vb = self.getViewBox()
         if vb is None:
             return
@@ -131,10 +135,27 @@ class TimelineItem(pg.GraphicsObject):
         sy, dy = tr.m22(), tr.dy()
         if sx == 0 or sy == 0:
             return
+        px_left, px_right = sx * x0 + dx, sx * x1 + dx
+        top, bottom = sy * y0 + dy, sy * y1 + dy
+        width = max(int(round(px_right - px_left)), 1)
+        height = max(int(round(bottom - top)), 1)
+        key = (x0, x1, y0, y1, width, height, sx, sy, id(self.layout.entries), self.selected,
+               id(self.matches), len(self.model.markers))
+        if key != self._cache_key:
+            img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+            img.fill(QtCore.Qt.GlobalColor.transparent)
+            q = QtGui.QPainter(img)
+            q.setFont(p.font())
+            q.translate(-px_left, -top)
+            self._paint_view(q, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width)
+            q.end()
+            self._cache_key, self._cache_img = key, img
         p.save()
         p.resetTransform()
-        px_left, px_right = sx * x0 + dx, sx * x1 + dx
-        width = max(int(round(px_right - px_left)), 1)
+        p.drawImage(QtCore.QPointF(px_left, top), self._cache_img)
+        p.restore()
+
+    def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
         font = QtGui.QFont(p.font())
         font.setPointSizeF(8)
@@ -156,7 +177,6 @@ class TimelineItem(pg.GraphicsObject):
         self._paint_labels(p, labels)
         self._paint_selection(p, x0, x1, px_left, width, sx, dx, sy, dy)
         self._paint_markers(p, px_left, width, sx, dx, sy, dy, y0, y1)
-        p.restore()
         self.last_stats = {"rects": n_rects, "width": width}
 
     def _paint_summary(self, p, e, x0, x1, px_left, width, top, h):
