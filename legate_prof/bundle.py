@@ -1,14 +1,18 @@
-"""One-file msgpack bundle of a merged TraceModel, and the cache ``view`` keeps of raw logs.
+"""One-file bundle of a merged TraceModel, and the cache ``view`` keeps of raw logs.
 
-A bundle is ``BUNDLE_MAGIC`` followed by one msgpack map.  Numpy columns are stored as raw
-bytes with their dtype and reopened with ``numpy.frombuffer`` (no per-item decoding), so a
-10M-item model reopens in about the time it takes to read the file.
+Layout: ``BUNDLE_MAGIC``, a little-endian u64 header length, a msgpack header (everything but
+the numpy columns, which it describes by dtype, shape and offset), then the raw column bytes,
+each at a 64-byte aligned offset.  Reopening maps the file and makes each column a read-only
+``numpy.frombuffer`` view of the map: the time and memory it takes do not grow with the items
+until the viewer touches them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
+import struct
 import tempfile
 from pathlib import Path
 
@@ -19,35 +23,51 @@ from .errors import ProfileError
 from .intervals import StepIntegral
 
 BUNDLE_MAGIC = b"LPBUNDLE"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+ALIGN = 64
 
 
-def _pack_array(a):
-    a = np.ascontiguousarray(a)
-    return {"__nd__": True, "dtype": a.dtype.str, "shape": list(a.shape), "data": a.tobytes()}
+class _Columns:
+    """Collects numpy arrays while the header is built; writes them after it."""
+
+    def __init__(self):
+        self.arrays = []
+        self.offset = 0
+
+    def ref(self, a):
+        a = np.ascontiguousarray(a)
+        self.offset = -(-self.offset // ALIGN) * ALIGN
+        ref = {"__nd__": True, "dtype": a.dtype.str, "shape": list(a.shape),
+               "offset": self.offset}
+        self.arrays.append((self.offset, a))
+        self.offset += a.nbytes
+        return ref
 
 
-def _pack(obj):
+def _pack(obj, cols):
     if isinstance(obj, np.ndarray):
-        return _pack_array(obj)
+        return cols.ref(obj)
     if isinstance(obj, dict):
-        return {str(k) if not isinstance(k, (str, int)) else k: _pack(v) for k, v in obj.items()}
+        return {k if isinstance(k, (str, int)) else str(k): _pack(v, cols) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [_pack(v) for v in obj]
-    if isinstance(obj, (np.integer,)):
+        return [_pack(v, cols) for v in obj]
+    if isinstance(obj, np.integer):
         return int(obj)
-    if isinstance(obj, (np.floating,)):
+    if isinstance(obj, np.floating):
         return float(obj)
     return obj
 
 
-def _unpack(obj):
+def _unpack(obj, buf, base):
     if isinstance(obj, dict):
         if obj.get("__nd__"):
-            return np.frombuffer(obj["data"], dtype=np.dtype(obj["dtype"])).reshape(obj["shape"])
-        return {k: _unpack(v) for k, v in obj.items()}
+            dt = np.dtype(obj["dtype"])
+            count = int(np.prod(obj["shape"])) if obj["shape"] else 1
+            return np.frombuffer(buf, dtype=dt, count=count,
+                                 offset=base + obj["offset"]).reshape(obj["shape"])
+        return {k: _unpack(v, buf, base) for k, v in obj.items()}
     if isinstance(obj, list):
-        return [_unpack(v) for v in obj]
+        return [_unpack(v, buf, base) for v in obj]
     return obj
 
 
@@ -60,7 +80,15 @@ def write_bundle(model, path):
                           model.extra.get("variant_by_name_group", {}).items()]}
     if "runtime_end_ns" in model.extra:
         extra["runtime_end_ns"] = model.extra["runtime_end_ns"]
+    model._ensure_index()  # stored too: rebuilding it costs seconds at 10M items
+    groups = sorted({g for _, g in model.utilization_steps})
+    all_ranks = [(g, model._all_ranks_step(g)) for g in groups]
+    all_steps = [{"group": g, "t": st.t, "integral": st.integral, "denominator": st.denominator}
+                 for g, st in all_ranks if st is not None]
     doc = {
+        "all_steps": all_steps,
+        "index": {"sub_offset": model._sub_offset, "sub_bounds": model._sub_bounds,
+                  "dur_perm": model._dur_perm},
         "version": FORMAT_VERSION,
         "items": model.items, "lanes": model.lanes, "names": model.names, "ops": model.ops,
         "provenances": model.provenances, "waits": model.waits, "transfers": model.transfers,
@@ -68,12 +96,18 @@ def write_bundle(model, path):
         "warnings": [str(w) for w in model.warnings], "sources": list(model.sources),
         "markers": model.markers, "extra": extra,
     }
+    cols = _Columns()
+    header = msgpack.packb(_pack(doc, cols), use_bin_type=True)
+    start = -(-(len(BUNDLE_MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(BUNDLE_MAGIC)
-            msgpack.pack(_pack(doc), f, use_bin_type=True)
+            f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
+            for off, a in cols.arrays:
+                f.seek(start + off)
+                f.write(memoryview(a).cast("B") if a.nbytes else b"")
+            f.truncate(start + cols.offset)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a bundle is an ordinary file
@@ -91,28 +125,43 @@ def read_bundle(path):
     from .trace_model import TraceModel
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            size = os.fstat(f.fileno()).st_size
+            if size < len(BUNDLE_MAGIC) + 8:
+                raise ProfileError(path, "not a legate_prof bundle (too short)")
+            buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     except OSError as e:
         raise ProfileError(path, e.strerror or str(e)) from None
-    if not data.startswith(BUNDLE_MAGIC):
+    if buf[: len(BUNDLE_MAGIC)] != BUNDLE_MAGIC:
         raise ProfileError(path, "not a legate_prof bundle")
+    (hlen,) = struct.unpack_from("<Q", buf, len(BUNDLE_MAGIC))
+    hstart = len(BUNDLE_MAGIC) + 8
     try:
-        doc = msgpack.unpackb(memoryview(data)[len(BUNDLE_MAGIC):], raw=False,
-                              strict_map_key=False)
+        if hstart + hlen > size:
+            raise ValueError("header runs past the end")
+        doc = msgpack.unpackb(buf[hstart:hstart + hlen], raw=False, strict_map_key=False)
     except (ValueError, msgpack.UnpackException) as e:
         raise ProfileError(path, f"damaged bundle ({e.__class__.__name__}); convert again") from None
-    if doc.get("version") != FORMAT_VERSION:
-        raise ProfileError(path, f"bundle format {doc.get('version')} is not supported; "
-                                 "convert the .prof files again")
-    d = _unpack(doc)
+    if not isinstance(doc, dict) or doc.get("version") != FORMAT_VERSION:
+        raise ProfileError(path, f"bundle format {doc.get('version') if isinstance(doc, dict) else '?'}"
+                                 " is not supported; convert the .prof files again")
+    base = -(-(hstart + hlen) // ALIGN) * ALIGN
+    try:
+        d = _unpack(doc, buf, base)
+    except ValueError as e:  # a column past the end: the file was cut
+        raise ProfileError(path, f"damaged bundle ({e}); convert again") from None
     model = TraceModel(items=d["items"], lanes=d["lanes"], names=d["names"], ops=d["ops"],
                        provenances=d["provenances"], waits=d["waits"],
                        transfers=d["transfers"], ranks=d["ranks"], procs=d["procs"],
                        mems=d["mems"], warnings=d["warnings"], sources=d["sources"],
                        markers=d["markers"])
+    model._sub_offset = d["index"]["sub_offset"]
+    model._sub_bounds = d["index"]["sub_bounds"]
+    model._dur_perm = d["index"]["dur_perm"]
     model.utilization_steps = {(s["rank"], s["group"]): StepIntegral(s["t"], s["integral"],
                                                                      s["denominator"])
                                for s in d["steps"]}
+    model.extra["_all_ranks_steps"] = {
+        s["group"]: StepIntegral(s["t"], s["integral"], s["denominator"]) for s in d["all_steps"]}
     ex = d["extra"]
     model.extra["busy_ns"] = {(r, g): v for r, g, v in ex.get("busy_ns", [])}
     model.extra["variant_by_name_group"] = {(n, g): v for n, g, v in ex.get("variants", [])}
