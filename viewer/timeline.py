@@ -147,8 +147,10 @@ class TimelineItem(pg.GraphicsObject):
             q = QtGui.QPainter(img)
             q.setFont(p.font())
             q.translate(-px_left, -top)
-            self._paint_view(q, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width)
-            q.end()
+            try:
+                self._paint_view(q, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width)
+            finally:
+                q.end()  # a painter left active on the image would crash the blit below
             self._cache_key, self._cache_img = key, img
         p.save()
         p.resetTransform()
@@ -221,13 +223,7 @@ class TimelineItem(pg.GraphicsObject):
                     key = np.where(hit, nid, -2 - nid)  # negative keys: dimmed colours
                 else:
                     key = nid
-                order = np.argsort(key, kind="stable")
-                ks = key[order]
-                cuts = np.flatnonzero(np.diff(ks)) + 1
-                for grp in np.split(order, cuts):
-                    k = int(key[grp[0]])
-                    batches.setdefault(("name", k), []).append(
-                        (bx[grp], np.full(len(grp), y), bw[grp], np.full(len(grp), hh)))
+                batches.setdefault("name", []).append((bx, bw, y, hh, key))
                 n += len(dr.box_item)
                 self._collect_waits(dr, bx, bw, y, hh, px_left, width, x0, x1, batches)
                 if hh >= 9:
@@ -237,8 +233,7 @@ class TimelineItem(pg.GraphicsObject):
             if len(dr.band_count):
                 bx = px_left + np.clip(dr.band_x0, -2, width + 2)
                 bw = np.maximum(px_left + np.clip(dr.band_x1, -2, width + 2) - bx, 1.0)
-                batches.setdefault(("gray", 0), []).append(
-                    (bx, np.full(len(bx), y), bw, np.full(len(bx), hh)))
+                batches.setdefault("gray", []).append((bx, bw, y, hh, np.zeros(len(bx), int)))
                 n += len(bx)
                 if hh >= 9:
                     wide = np.flatnonzero(bw >= 30)
@@ -265,10 +260,7 @@ class TimelineItem(pg.GraphicsObject):
             xa = px_left + np.clip((w[a][idx] - x0) * scale, -2, width + 2)
             xb = px_left + np.clip((w[b][idx] - x0) * scale, -2, width + 2)
             ok = xb - xa >= 0.5
-            for nid in np.unique(names[ok]).tolist():
-                sel = ok & (names == nid)
-                batches.setdefault((shade, nid), []).append(
-                    (xa[sel], np.full(sel.sum(), y), xb[sel] - xa[sel], np.full(sel.sum(), hh)))
+            batches.setdefault(shade, []).append((xa[ok], xb[ok] - xa[ok], y, hh, names[ok]))
 
     def _color_for(self, key):
         kind, k = key
@@ -285,16 +277,28 @@ class TimelineItem(pg.GraphicsObject):
         return base
 
     def _flush(self, p, batches):
+        """One drawRects per colour for the whole frame: rows are gathered per shade, then
+        sorted by colour key once."""
         p.setPen(QtCore.Qt.PenStyle.NoPen)
-        order = sorted(batches, key=lambda k: {"gray": 0, "name": 1, "waiting": 2, "ready": 2}[k[0]])
-        for key in order:
-            parts = batches[key]
+        for shade in ("gray", "name", "waiting", "ready"):
+            parts = batches.get(shade)
+            if not parts:
+                continue
             x = np.concatenate([a[0] for a in parts])
-            y = np.concatenate([a[1] for a in parts])
-            w = np.concatenate([a[2] for a in parts])
-            h = np.concatenate([a[3] for a in parts])
-            p.setBrush(self._color_for(key))
-            self.batch.draw(p, x, y, w, h)
+            w = np.concatenate([a[1] for a in parts])
+            counts = [len(a[0]) for a in parts]
+            y = np.repeat([a[2] for a in parts], counts)
+            h = np.repeat([a[3] for a in parts], counts)
+            key = np.concatenate([a[4] for a in parts])
+            if len(key) == 0:
+                continue
+            order = np.argsort(key, kind="stable")
+            ks = key[order]
+            cuts = np.concatenate([[0], np.flatnonzero(np.diff(ks)) + 1, [len(ks)]])
+            for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+                sel = order[a:b]
+                p.setBrush(self._color_for((shade, int(ks[a]))))
+                self.batch.draw(p, x[sel], y[sel], w[sel], h[sel])
 
     def _paint_labels(self, p, labels):
         if not labels:
