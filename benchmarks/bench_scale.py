@@ -59,6 +59,19 @@ elif mode == "frames":
         times.sort()
         out[f"frame_{{zoom}}x_ms"] = 1000 * times[len(times) // 2]
         out[f"rects_{{zoom}}x"] = w.item.last_stats.get("rects", 0)
+    # wheel zooming: 12 steps of 0.85x around the centre, from the 10x view
+    span = (t1 - t0) / 10
+    mid = (t0 + t1) / 2
+    w.set_time_range(mid - span / 2, mid + span / 2, remember=False)
+    w.grab()
+    times = []
+    for i in range(12):
+        span *= 0.85
+        w.set_time_range(mid - span / 2, mid + span / 2, remember=False)
+        t = time.perf_counter(); w.grab(); times.append(time.perf_counter() - t)
+    times.sort()
+    out["zoom_step_median_ms"] = 1000 * times[len(times) // 2]
+    out["zoom_step_max_ms"] = 1000 * times[-1]
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """
@@ -93,7 +106,7 @@ def run(items, ranks, workdir):
            "reopen_first_frame_s": round(reopen["reopen_first_frame_s"], 3),
            "rss_after_first_frame_mb": round(reopen["peak_rss_mb"]),
            "rss_bytes_per_item": round(reopen["peak_rss_mb"] * 2**20 / load["items"], 1),
-           **{k: round(v, 1) for k, v in frames.items() if k.startswith(("frame", "rects"))}}
+           **{k: round(v, 1) for k, v in frames.items() if k.startswith(("frame", "rects", "zoom"))}}
     print(json.dumps(row), flush=True)
     return row
 

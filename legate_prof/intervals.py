@@ -55,6 +55,23 @@ def _greedy_rows(start, stop):
     return rows
 
 
+def blocked_searchsorted(arr, coarse, block, lo, hi, v, side="left"):
+    """``np.searchsorted(arr[lo:hi], v, side)`` through ``coarse = arr[::block]``.
+
+    A plain binary search touches one cold page per step in a big (often memory-mapped)
+    array; this searches the small coarse array, then scans one ``block``-wide run per query.
+    """
+    v = np.asarray(v)
+    c0, c1 = -(-lo // block), -(-hi // block)
+    j = np.searchsorted(coarse[c0:c1], v, side=side)
+    start = np.where(j > 0, (c0 + j - 1) * block, lo)
+    end = np.where(j < c1 - c0, (c0 + j) * block, hi)
+    cols = start[:, None] + np.arange(block)
+    vals = arr[np.minimum(cols, max(hi - 1, 0))]
+    hit = vals < v[:, None] if side == "left" else vals <= v[:, None]
+    return start + (hit & (cols < end[:, None])).sum(axis=1) - lo
+
+
 def union_sorted(start: np.ndarray, stop: np.ndarray):
     """Disjoint union of intervals sorted by start: returns (starts, stops)."""
     if len(start) == 0:
@@ -147,9 +164,7 @@ class StepIntegral:
         if self._coarse is None:
             self._coarse = np.ascontiguousarray(t[::B])
         times = np.asarray(times, dtype=np.float64)
-        j = np.clip(np.searchsorted(self._coarse, times, side="right") - 1, 0, None)
-        cols = np.minimum(j[:, None] * B + np.arange(B), n - 1)
-        k = np.clip(j * B + (t[cols] <= times[:, None]).sum(axis=1) - 1, 0, n - 2)
+        k = np.clip(blocked_searchsorted(t, self._coarse, B, 0, n, times, "right") - 1, 0, n - 2)
         t0, t1 = t[k], t[k + 1]
         frac = np.clip((times - t0) / np.maximum(t1 - t0, 1e-300), 0.0, 1.0)
         out = integral[k] + (integral[k + 1] - integral[k]) * frac

@@ -39,6 +39,7 @@ def make_timeline(model, width, height, start=None, stop=None, expand=None):
     w.set_time_range(t0 if start is None else start, t1 if stop is None else stop)
     w.cursor.hide()
     w.cursor_label.hide()
+    w.item.refresh()  # crisp summary strips at the final scale
     QtWidgets.QApplication.processEvents()
     return w
 

@@ -13,11 +13,14 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from pyqtgraph.Qt import internals
 
+from legate_prof.trace_model import DrawRow
+
 from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
                      name_color)
 from .layout import ROW_H, LaneLayout
 
 ROW_PX = 18  # pixels per row unit at the default vertical scale
+GRID_MIN_PX = 4  # items narrower than 4 grid cells (2-4 view pixels) merge into gray bands
 LABEL_MIN_PX = 48
 MAX_LABELS = 400
 
@@ -112,6 +115,13 @@ class TimelineItem(pg.GraphicsObject):
         self.last_stats = {}
         self._cache_key = None
         self._cache_img = None
+        self._summary_cache = {}  # (rank, group) -> (bin_ns, first bin, values)
+        self._summary_img = {}  # (rank, group) -> (key, QImage of the strip, its scale)
+        self._refresh_timer = QtCore.QTimer()
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(150)
+        self._refresh_timer.timeout.connect(self.refresh)
+        self._lane_cache = {}  # lane -> (grid ns, first cell, end cell, [DrawRow])
 
     def set_layout(self, layout):
         self.prepareGeometryChange()
@@ -182,27 +192,125 @@ class TimelineItem(pg.GraphicsObject):
         self.last_stats = {"rects": n_rects, "width": width}
 
     def _paint_summary(self, p, e, x0, x1, px_left, width, top, h):
-        """The group's average-utilization line: exact mean per 3-pixel bin, filled below."""
-        p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
-        bins = max(width // 3, 1)
-        u = np.clip(self.model.utilization(e.group, e.rank, x0, x1, bins), 0, 1)
-        xs = px_left + (np.arange(bins) + 0.5) * (width / bins)
-        base = top + h - 2
-        ys = base - u * (h - 5)
-        color = group_color(e.group)
-        # the area under the line as one batch of bars (cheaper than a filled polygon)
-        p.setPen(QtCore.Qt.PenStyle.NoPen)
-        p.setBrush(blend_with_white(color, 0.3))
-        bw = width / bins
-        self.batch.draw(p, xs - bw / 2, ys, np.full(bins, bw), base - ys)
-        pen = QtGui.QPen(color)
-        pen.setCosmetic(True)
-        p.setPen(pen)
-        p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
-        # numpy-backed polyline (pyqtgraph's arrayToQPolygonF): no Python object per point
-        p.drawPolyline(pg.functions.arrayToQPolygonF(xs, ys))
-        p.setPen(QtGui.QPen(QtGui.QColor(210, 210, 210)))
-        p.drawLine(QtCore.QPointF(px_left, top + h), QtCore.QPointF(px_left + width, top + h))
+        """The group's average-utilization line, filled below: the exact mean over bins of
+        1.5-3 px anchored to absolute time.  The strip around the view is drawn once into an
+        image; a pan only moves the image."""
+        bin_ns, a, vals = self._summary_strip(e, x0, x1, width)
+        scale = width / (x1 - x0)
+        key = (bin_ns, a, len(vals), round(h, 3))
+        cached = self._summary_img.get((e.rank, e.group))
+        if cached is None or cached[0] != key:
+            if len(self._summary_img) > 256:
+                self._summary_img.clear()
+            cached = (key, self._render_summary(e.group, vals, bin_ns * scale, h), scale)
+            self._summary_img[(e.rank, e.group)] = cached
+        _, img, drawn_scale = cached
+        x_img = px_left + (a * bin_ns - x0) * scale
+        p.save()
+        p.setClipRect(QtCore.QRectF(px_left, top, width, h + 1))
+        if abs(drawn_scale / scale - 1) < 1e-9:
+            p.drawImage(QtCore.QPointF(x_img, top), img)
+        else:
+            # zooming within the same bins: stretch the strip now (bins stay at their exact
+            # times), redraw it crisp once the view rests
+            target = QtCore.QRectF(x_img, top, img.width() * scale / drawn_scale, img.height())
+            p.drawImage(target, img, QtCore.QRectF(img.rect()))
+            self._refresh_timer.start()
+        p.restore()
+
+    def refresh(self):
+        """Recompute at the current resolution and redraw crisp (once a zoom has come to
+        rest; while zooming, bins and grids of the previous resolution are reused)."""
+        self._summary_img.clear()
+        self._summary_cache.clear()
+        self._lane_cache.clear()
+        self._cache_key = None
+        self.update()
+
+    def _render_summary(self, group, vals, bw, h):
+        bins = len(vals)
+        img = QtGui.QImage(max(int(np.ceil(bins * bw)) + 1, 1), max(int(np.ceil(h)) + 1, 1),
+                           QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(QtGui.QColor(250, 250, 250))
+        p = QtGui.QPainter(img)
+        try:
+            u = np.clip(vals, 0, 1)
+            xs = (np.arange(bins) + 0.5) * bw
+            base = h - 2
+            ys = base - u * (h - 5)
+            color = group_color(group)
+            # the area under the line: one bar per run of equal heights
+            p.setPen(QtCore.Qt.PenStyle.NoPen)
+            p.setBrush(blend_with_white(color, 0.3))
+            runs = np.flatnonzero(np.concatenate([[True], ys[1:] != ys[:-1]]))
+            widths = np.diff(np.concatenate([runs, [bins]])) * bw
+            self.batch.draw(p, xs[runs] - bw / 2, ys[runs], widths, base - ys[runs])
+            pen = QtGui.QPen(color)
+            pen.setCosmetic(True)
+            p.setPen(pen)
+            p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+            # numpy-backed polyline (pyqtgraph's arrayToQPolygonF): no Python object per point
+            p.drawPolyline(pg.functions.arrayToQPolygonF(xs, ys))
+            p.setPen(QtGui.QPen(QtGui.QColor(210, 210, 210)))
+            p.drawLine(QtCore.QPointF(0, h), QtCore.QPointF(img.width(), h))
+        finally:
+            p.end()
+        return img
+
+    def _summary_strip(self, e, x0, x1, width):
+        """(bin width in ns, first bin index, values) covering [x0, x1] and around it.
+
+        Bins are ``bin_ns`` wide with ``bin_ns`` a power of two between 1.5 and 3 pixels, and
+        start at multiples of it; values are computed for the view plus half a view on each
+        side (Perfetto's buffered bounds) and kept until the view leaves them or the bin width
+        changes.
+        """
+        bin_ns = 2.0 ** np.floor(np.log2(max(3.0 * (x1 - x0) / width, 1e-9)))
+        lo, hi = int(np.floor(x0 / bin_ns)), int(np.ceil(x1 / bin_ns))
+        key = (e.rank, e.group)
+        hit = self._summary_cache.get(key)
+        if hit is not None and hit[0] != bin_ns and hit[0] < 4 * bin_ns and \
+                hit[1] * hit[0] <= x0 and x1 <= (hit[1] + len(hit[2])) * hit[0]:
+            self._refresh_timer.start()  # zooming: keep the old bins until the view rests
+            return hit
+        if hit is None or hit[0] != bin_ns or lo < hit[1] or hi > hit[1] + len(hit[2]):
+            n = hi - lo
+            a, b = lo - n // 2, hi + n // 2
+            vals = self.model.utilization(e.group, e.rank, a * bin_ns, b * bin_ns, b - a)
+            hit = self._summary_cache[key] = (bin_ns, a, vals)
+        return hit
+
+    def _lane_rows(self, lane, x0, x1, width):
+        """The lane's draw list for this view, in view pixels.
+
+        Computed on a grid of ``res`` ns per cell (a power of two, 0.5-1 view pixel) anchored
+        to absolute time, for the view plus half a view on each side, and kept until the view
+        leaves it or the zoom crosses a power of two: pans and small zooms reuse it.
+        """
+        res = 2.0 ** np.floor(np.log2(max((x1 - x0) / width, 1e-9)))
+        lo, hi = int(np.floor(x0 / res)), int(np.ceil(x1 / res))
+        hit = self._lane_cache.get(lane)
+        if hit is not None and hit[0] != res and hit[0] < 4 * res and \
+                hit[1] * hit[0] <= x0 and x1 <= hit[2] * hit[0]:
+            self._refresh_timer.start()  # zooming: keep the old grid until the view rests
+        elif hit is None or hit[0] != res or lo < hit[1] or hi > hit[2]:
+            n = hi - lo
+            a, b = lo - n // 2, hi + n // 2
+            rows = self.model.draw_list(lane, a * res, b * res, b - a, min_px=GRID_MIN_PX)
+            hit = self._lane_cache[lane] = (res, a, b, rows)
+        res, a, _, rows = hit
+        k = res * width / (x1 - x0)  # view pixels per grid cell
+        off = (a * res - x0) * width / (x1 - x0)
+        out = []
+        for dr in rows:
+            bx0, bx1 = off + dr.box_x0 * k, off + dr.box_x1 * k
+            keep = (bx1 >= -2) & (bx0 <= width + 2)
+            gx0, gx1 = off + dr.band_x0 * k, off + dr.band_x1 * k
+            gkeep = (gx1 >= -2) & (gx0 <= width + 2)
+            out.append(DrawRow(dr.lane, dr.row, bx0[keep], bx1[keep], dr.box_item[keep],
+                               gx0[gkeep], gx1[gkeep], dr.band_count[gkeep],
+                               dr.band_first[gkeep]))
+        return out
 
     def _collect_lane(self, e, x0, x1, px_left, width, top, sy, batches, labels):
         m = self.model
@@ -211,7 +319,7 @@ class TimelineItem(pg.GraphicsObject):
         n = 0
         names = m.items["name"]
         dim = self.matches is not None
-        for dr in m.draw_list(e.lane, x0, x1, width):
+        for dr in self._lane_rows(e.lane, x0, x1, width):
             y = top + dr.row * row_px + gap
             hh = max(row_px - 2 * gap, 1.0)
             if len(dr.box_item):
