@@ -259,3 +259,23 @@ def test_load_with_progress_reports_to_the_window(qtbot, sample_profile):
         return load_profile([sample_profile])
     model = load_with_progress(load, [sample_profile])
     assert model.n_items > 0 and seen == [0, 1, 2]
+
+
+def test_panned_view_from_caches_matches_a_fresh_render(qtbot, synthetic_8):
+    """Pans reuse time-anchored caches; what they show must be what a fresh render shows."""
+    from legate_prof.viewer.screenshot import make_timeline
+    model = load_profile(synthetic_8)
+    t0, t1 = model.time_range()
+    span = (t1 - t0) / 7
+    a = t0 + span
+    w = make_timeline(model, 1200, 800, start=a, stop=a + span, expand=["cpu"])
+    w.grab()
+    w.set_time_range(a + span * 0.1, a + span * 1.1, remember=False)
+    cached = w.grab().toImage()
+    w.item.refresh()
+    fresh = w.grab().toImage()
+    same = sum(cached.pixel(x, y) == fresh.pixel(x, y)
+               for x in range(0, cached.width(), 3) for y in range(0, cached.height(), 3))
+    total = len(range(0, cached.width(), 3)) * len(range(0, cached.height(), 3))
+    assert same / total > 0.99
+    w.close()
