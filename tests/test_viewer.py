@@ -279,3 +279,31 @@ def test_panned_view_from_caches_matches_a_fresh_render(qtbot, synthetic_8):
     total = len(range(0, cached.width(), 3)) * len(range(0, cached.height(), 3))
     assert same / total > 0.99
     w.close()
+
+
+def test_time_sliced_recompute_converges_to_the_exact_picture(qtbot, synthetic_8):
+    """With a frame budget, a zoom first shows the previous resolution, then converges."""
+    from legate_prof.viewer.screenshot import make_timeline
+    model = load_profile(synthetic_8)
+    t0, t1 = model.time_range()
+    w = make_timeline(model, 1200, 800, start=t0, stop=t1, expand=["cpu", "utility"])
+    w.item.budget_s = 0.0  # at most one row recomputed per frame
+    mid, span = (t0 + t1) / 2, (t1 - t0) / 5
+    w.set_time_range(mid - span / 2, mid + span / 2, remember=False)
+    w.grab()
+    assert w.item.last_stats["pending"]
+    frames = 0
+    while w.item.last_stats["pending"]:
+        w.item._continue()
+        w.grab()
+        frames += 1
+        assert frames < 500
+    assert frames > 1
+    settled = w.grab().toImage()
+    w.item.budget_s = None
+    w.item.refresh()
+    fresh = w.grab().toImage()
+    diff = sum(settled.pixel(x, y) != fresh.pixel(x, y)
+               for x in range(0, fresh.width(), 3) for y in range(0, fresh.height(), 3))
+    assert diff == 0
+    w.close()

@@ -12,6 +12,7 @@ from .layout import LaneLayout
 from .timeline import TimelineWidget, details_rows, format_time
 
 MAX_RESULTS = 1000
+FRAME_BUDGET_S = 0.010  # per frame, for recomputing rows at a new resolution
 
 
 class DetailPanel(QtWidgets.QWidget):
@@ -64,6 +65,7 @@ class MainWindow(QtWidgets.QMainWindow):
         names = ", ".join(os.path.basename(str(f)) for f in list(files)[:4])
         self.setWindowTitle(f"legate_prof {__version__} — {names}")
         self.timeline = TimelineWidget(model, LaneLayout.default(model))
+        self.timeline.item.budget_s = FRAME_BUDGET_S  # keep frames interactive while zooming
         self.setCentralWidget(self.timeline)
         self.details = DetailPanel()
         self.details.zoomTo.connect(lambda a, b: self.timeline.set_time_range(a, b))

@@ -8,6 +8,8 @@ its utilization in pixel bins, and everything is painted in device coordinates w
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -117,11 +119,15 @@ class TimelineItem(pg.GraphicsObject):
         self._cache_img = None
         self._summary_cache = {}  # (rank, group) -> (bin_ns, first bin, values)
         self._summary_img = {}  # (rank, group) -> (key, QImage of the strip, its scale)
-        self._refresh_timer = QtCore.QTimer()
-        self._refresh_timer.setSingleShot(True)
-        self._refresh_timer.setInterval(150)
-        self._refresh_timer.timeout.connect(self.refresh)
-        self._lane_cache = {}  # lane -> (grid ns, first cell, end cell, [DrawRow])
+        self._lane_cache = {}  # lane -> (grid ns, first cell, end cell, [DrawRow], generation)
+        # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
+        # shows the previous resolution's data elsewhere and asks for another frame.
+        # None = compute everything now (screenshots, tests).
+        self.budget_s = None
+        self._generation = 0
+        self._deadline = 0.0
+        self._computed = 0
+        self._pending = False
 
     def set_layout(self, layout):
         self.prepareGeometryChange()
@@ -168,6 +174,9 @@ class TimelineItem(pg.GraphicsObject):
         p.restore()
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
+        self._deadline = time.perf_counter() + (self.budget_s or 0.0)
+        self._computed = 0
+        self._pending = False
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
         font = QtGui.QFont(p.font())
         font.setPointSizeF(8)
@@ -189,7 +198,21 @@ class TimelineItem(pg.GraphicsObject):
         self._paint_labels(p, labels)
         self._paint_selection(p, x0, x1, px_left, width, sx, dx, sy, dy)
         self._paint_markers(p, px_left, width, sx, dx, sy, dy, y0, y1)
-        self.last_stats = {"rects": n_rects, "width": width}
+        self.last_stats = {"rects": n_rects, "width": width, "pending": self._pending}
+        if self._pending:  # some rows still show the previous resolution: another frame
+            QtCore.QTimer.singleShot(0, self._continue)
+
+    def _continue(self):
+        self._cache_key = None
+        self.update()
+
+    def _may_compute(self):
+        """Whether this frame may still recompute a cache entry (always at least one)."""
+        if self.budget_s is None or self._computed == 0 or time.perf_counter() < self._deadline:
+            self._computed += 1
+            return True
+        self._pending = True
+        return False
 
     def _paint_summary(self, p, e, x0, x1, px_left, width, top, h):
         """The group's average-utilization line, filled below: the exact mean over bins of
@@ -199,7 +222,8 @@ class TimelineItem(pg.GraphicsObject):
         scale = width / (x1 - x0)
         key = (bin_ns, a, len(vals), round(h, 3))
         cached = self._summary_img.get((e.rank, e.group))
-        if cached is None or cached[0] != key:
+        stale = cached is not None and (cached[0] != key or abs(cached[2] / scale - 1) > 1e-9)
+        if cached is None or (stale and (cached[0] != key or self._may_compute())):
             if len(self._summary_img) > 256:
                 self._summary_img.clear()
             cached = (key, self._render_summary(e.group, vals, bin_ns * scale, h), scale)
@@ -211,19 +235,17 @@ class TimelineItem(pg.GraphicsObject):
         if abs(drawn_scale / scale - 1) < 1e-9:
             p.drawImage(QtCore.QPointF(x_img, top), img)
         else:
-            # zooming within the same bins: stretch the strip now (bins stay at their exact
-            # times), redraw it crisp once the view rests
+            # zooming within the same bins: stretch the strip (bins stay at their exact
+            # times) until a later frame has time to redraw it crisp
             target = QtCore.QRectF(x_img, top, img.width() * scale / drawn_scale, img.height())
             p.drawImage(target, img, QtCore.QRectF(img.rect()))
-            self._refresh_timer.start()
         p.restore()
 
     def refresh(self):
-        """Recompute at the current resolution and redraw crisp (once a zoom has come to
-        rest; while zooming, bins and grids of the previous resolution are reused)."""
+        """Treat every cached row as stale: they are recomputed (time-sliced if a budget is
+        set) and shown meanwhile."""
+        self._generation += 1
         self._summary_img.clear()
-        self._summary_cache.clear()
-        self._lane_cache.clear()
         self._cache_key = None
         self.update()
 
@@ -269,16 +291,20 @@ class TimelineItem(pg.GraphicsObject):
         lo, hi = int(np.floor(x0 / bin_ns)), int(np.ceil(x1 / bin_ns))
         key = (e.rank, e.group)
         hit = self._summary_cache.get(key)
-        if hit is not None and hit[0] != bin_ns and hit[0] < 4 * bin_ns and \
-                hit[1] * hit[0] <= x0 and x1 <= (hit[1] + len(hit[2])) * hit[0]:
-            self._refresh_timer.start()  # zooming: keep the old bins until the view rests
-            return hit
-        if hit is None or hit[0] != bin_ns or lo < hit[1] or hi > hit[1] + len(hit[2]):
-            n = hi - lo
-            a, b = lo - n // 2, hi + n // 2
-            vals = self.model.utilization(e.group, e.rank, a * bin_ns, b * bin_ns, b - a)
-            hit = self._summary_cache[key] = (bin_ns, a, vals)
-        return hit
+        if hit is not None and hit[0] == bin_ns and hit[3] == self._generation and \
+                hit[1] <= lo and hi <= hit[1] + len(hit[2]):
+            return hit[:3]
+        usable = hit is not None and hit[1] * hit[0] <= x0 and \
+            x1 <= (hit[1] + len(hit[2])) * hit[0] and 0.125 <= hit[0] / bin_ns <= 8
+        if usable and not self._may_compute():
+            return hit[:3]  # the previous bins, until a later frame recomputes them
+        if not usable:
+            self._computed += 1
+        n = hi - lo
+        a, b = lo - n // 2, hi + n // 2
+        vals = self.model.utilization(e.group, e.rank, a * bin_ns, b * bin_ns, b - a)
+        self._summary_cache[key] = (bin_ns, a, vals, self._generation)
+        return bin_ns, a, vals
 
     def _lane_rows(self, lane, x0, x1, width):
         """The lane's draw list for this view, in view pixels.
@@ -290,15 +316,19 @@ class TimelineItem(pg.GraphicsObject):
         res = 2.0 ** np.floor(np.log2(max((x1 - x0) / width, 1e-9)))
         lo, hi = int(np.floor(x0 / res)), int(np.ceil(x1 / res))
         hit = self._lane_cache.get(lane)
-        if hit is not None and hit[0] != res and hit[0] < 4 * res and \
-                hit[1] * hit[0] <= x0 and x1 <= hit[2] * hit[0]:
-            self._refresh_timer.start()  # zooming: keep the old grid until the view rests
-        elif hit is None or hit[0] != res or lo < hit[1] or hi > hit[2]:
-            n = hi - lo
-            a, b = lo - n // 2, hi + n // 2
-            rows = self.model.draw_list(lane, a * res, b * res, b - a, min_px=GRID_MIN_PX)
-            hit = self._lane_cache[lane] = (res, a, b, rows)
-        res, a, _, rows = hit
+        fresh = hit is not None and hit[0] == res and hit[4] == self._generation and \
+            hit[1] <= lo and hi <= hit[2]
+        if not fresh:
+            usable = hit is not None and hit[1] * hit[0] <= x0 and x1 <= hit[2] * hit[0] and \
+                0.125 <= hit[0] / res <= 8
+            if not usable or self._may_compute():
+                if not usable:
+                    self._computed += 1
+                n = hi - lo
+                a, b = lo - n // 2, hi + n // 2
+                rows = self.model.draw_list(lane, a * res, b * res, b - a, min_px=GRID_MIN_PX)
+                hit = self._lane_cache[lane] = (res, a, b, rows, self._generation)
+        res, a, _, rows, _ = hit
         k = res * width / (x1 - x0)  # view pixels per grid cell
         off = (a * res - x0) * width / (x1 - x0)
         out = []
