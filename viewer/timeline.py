@@ -117,7 +117,7 @@ class TimelineItem(pg.GraphicsObject):
         self.last_stats = {}
         self._cache_key = None
         self._cache_img = None
-        self._summary_cache = {}  # (rank, group) -> (bin_ns, first bin, values)
+        self._summary_cache = {}  # (rank, group) -> (bin_ns, first bin, values, generation)
         self._summary_img = {}  # (rank, group) -> (key, QImage of the strip, its scale)
         self._lane_cache = {}  # lane -> (grid ns, first cell, end cell, [DrawRow], generation)
         # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
@@ -181,7 +181,7 @@ class TimelineItem(pg.GraphicsObject):
         font = QtGui.QFont(p.font())
         font.setPointSizeF(8)
         p.setFont(font)
-        batches = {}  # color key -> list of (x, y, w, h) arrays
+        batches = {}  # shade -> list of (x, width, y, height, colour key) per row
         labels = []
         n_rects = 0
         for e in self.layout.visible(y0, y1):
