@@ -218,7 +218,11 @@ class TimelineItem(pg.GraphicsObject):
         """The group's average-utilization line, filled below: the exact mean over bins of
         1.5-3 px anchored to absolute time.  The strip around the view is drawn once into an
         image; a pan only moves the image."""
-        bin_ns, a, vals = self._summary_strip(e, x0, x1, width)
+        strip = self._summary_strip(e, x0, x1, width)
+        if strip is None:
+            p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
+            return
+        bin_ns, a, vals = strip
         scale = width / (x1 - x0)
         key = (bin_ns, a, len(vals), round(h, 3))
         cached = self._summary_img.get((e.rank, e.group))
@@ -296,10 +300,9 @@ class TimelineItem(pg.GraphicsObject):
             return hit[:3]
         usable = hit is not None and hit[1] * hit[0] <= x0 and \
             x1 <= (hit[1] + len(hit[2])) * hit[0] and 0.125 <= hit[0] / bin_ns <= 8
-        if usable and not self._may_compute():
-            return hit[:3]  # the previous bins, until a later frame recomputes them
-        if not usable:
-            self._computed += 1
+        if not self._may_compute():
+            # the previous bins until a later frame recomputes them; none yet: blank for now
+            return hit[:3] if usable else None
         n = hi - lo
         a, b = lo - n // 2, hi + n // 2
         vals = self.model.utilization(e.group, e.rank, a * bin_ns, b * bin_ns, b - a)
@@ -321,9 +324,10 @@ class TimelineItem(pg.GraphicsObject):
         if not fresh:
             usable = hit is not None and hit[1] * hit[0] <= x0 and x1 <= hit[2] * hit[0] and \
                 0.125 <= hit[0] / res <= 8
-            if not usable or self._may_compute():
+            if not self._may_compute():
                 if not usable:
-                    self._computed += 1
+                    return []  # nothing to show yet; a later frame computes it
+            else:
                 n = hi - lo
                 a, b = lo - n // 2, hi + n // 2
                 rows = self.model.draw_list(lane, a * res, b * res, b - a, min_px=GRID_MIN_PX)
