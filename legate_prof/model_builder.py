@@ -150,18 +150,10 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
     mems["rank"] = node_of_id(mems["mem_id"]).astype(np.int32)
 
     def proc_group_of(proc_ids):
-        kinds = _lookup(procs["proc_id"], procs["kind"], proc_ids, -1)
-        g = np.full(len(proc_ids), GROUP_INDEX["proc_other"], dtype=np.int16)
-        for pk, key in PROC_GROUP.items():
-            g[kinds == int(pk)] = GROUP_INDEX[key]
-        return g
+        return _group_of(procs["proc_id"], procs["kind"], proc_ids, PROC_GROUP, "proc_other")
 
     def mem_group_of(mem_ids):
-        kinds = _lookup(mems["mem_id"], mems["kind"], mem_ids, -1)
-        g = np.full(len(mem_ids), GROUP_INDEX["mem_other"], dtype=np.int16)
-        for mk, key in MEM_GROUP.items():
-            g[kinds == int(mk)] = GROUP_INDEX[key]
-        return g
+        return _group_of(mems["mem_id"], mems["kind"], mem_ids, MEM_GROUP, "mem_other")
 
     # ---- timeline items ------------------------------------------------------------------
     variant_pairs = {}
@@ -399,6 +391,15 @@ def _dedup(cols, key):
     _, first = np.unique(cols[key], return_index=True)
     first.sort()
     return {k: v[first] for k, v in cols.items()}
+
+
+def _group_of(ids, kinds, query, kind_to_group, other):
+    """Lane-group index of each queried processor/memory id, from its declared kind."""
+    k = _lookup(ids, kinds, query, -1)
+    g = np.full(len(query), GROUP_INDEX[other], dtype=np.int16)
+    for kind, key in kind_to_group.items():
+        g[k == int(kind)] = GROUP_INDEX[key]
+    return g
 
 
 def _lookup(keys, values, query, default):
