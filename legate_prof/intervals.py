@@ -7,11 +7,6 @@ import heapq
 import numpy as np
 
 
-def lane_bounds(lane_sorted: np.ndarray, n_lanes: int) -> np.ndarray:
-    """Offsets such that items of lane L are ``[b[L], b[L+1])`` in a lane-sorted column."""
-    return np.searchsorted(lane_sorted, np.arange(n_lanes + 1), side="left")
-
-
 def stack_rows(start: np.ndarray, stop: np.ndarray) -> np.ndarray:
     """Row of each interval so that intervals on one row never overlap.
 

@@ -405,7 +405,3 @@ def _drop_id(arr, target):
 
 def read_legion_log(path) -> LegionLog:
     return LegionProfReader(path).read()
-
-
-def is_legion_log(head: bytes) -> bool:
-    return head.startswith(MAGIC) or head.startswith(b"\x1f\x8b")

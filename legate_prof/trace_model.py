@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .intervals import StepIntegral
-from .kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
+from .kinds import GROUP_KEYS, GROUP_TITLE, ItemKind
 
 ITEM_COLUMNS = {
     "start": np.int64, "stop": np.int64, "create": np.int64, "ready": np.int64,
@@ -378,13 +378,6 @@ class TraceModel:
             total += self._dur_perm.nbytes + self._sub_bounds.nbytes
         return total
 
-    def group_kind_of_lane(self, lane):
-        g = self.lane_group(lane)
-        if g in PROCESSOR_GROUPS:
-            return "processor"
-        if g in MEMORY_GROUPS:
-            return "memory"
-        return g
 
 
 def _bands(counts, min_px):
