@@ -148,3 +148,27 @@ def test_memory_utilization_is_live_bytes_over_capacity(synthetic_8):
     all_ranks = model.utilization("framebuffer", None, t0, t1, 50)
     per = np.mean([model.utilization("framebuffer", r, t0, t1, 50) for r in range(8)], axis=0)
     assert all_ranks == pytest.approx(per)  # equal capacities: plain mean
+
+
+def test_meta_task_waits_attach_to_the_last_matching_meta_task(tmp_path):
+    from legate_prof.legion_writer import LegionProfWriter
+    p = tmp_path / "legate_0.prof"
+    util = 0x1D00000000000000
+    with LegionProfWriter(p) as w:
+        w.write("MachineDesc", node_id=0, num_nodes=1, hostname="h", host_id=1, process_id=2)
+        w.write("ProcDesc", proc_id=util, kind=3, uuid_size=16)
+        w.write("MetaDesc", kind=7, message=False, ordered_vc=False, name="Deferred Mapping")
+        w.write("MetaDesc", kind=8, message=False, ordered_vc=False, name="Scheduler")
+        for start, kind in ((0, 7), (1000, 8), (2000, 7)):
+            w.write("MetaInfo", op_id=0, lg_id=kind, proc_id=util, create=start, ready=start,
+                    start=start, stop=start + 900, creator=0, critical=0, fevent=start + 1)
+        # a wait of the second 'Deferred Mapping' (the last one of that kind started before)
+        w.write("MetaWaitInfo", op_id=0, lg_id=7, wait_start=2100, wait_ready=2200,
+                wait_end=2500, wait_event=5)
+    model = load_profile([p])
+    assert len(model.waits["item"]) == 1
+    i = int(model.waits["item"][0])
+    assert model.items["start"][i] == 2000
+    assert model.names[model.items["name"][i]] == "Deferred Mapping"
+    u = model.utilization("utility", 0, 2000, 2900, 9)
+    assert u.tolist() == pytest.approx([1, 0, 0, 0, 0, 1, 1, 1, 1])
