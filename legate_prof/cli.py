@@ -156,7 +156,11 @@ def cmd_convert(args):
 def cmd_record(args):
     """Run ``legate --profile`` with the CUDA stand-in where no driver exists."""
     from .cuda_stub import legate_env, legate_executable
-    cmd = [legate_executable()] + ["--profile"] + args.legate_args
+    try:
+        cmd = [legate_executable()] + ["--profile"] + list(args.legate_args)
+    except RuntimeError as e:
+        print(f"legate_prof: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
     return subprocess.call(cmd, env=legate_env())
 
 
@@ -208,6 +212,9 @@ def build_parser():
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["record"]:  # everything after it belongs to legate, options included
+        return cmd_record(argparse.Namespace(legate_args=argv[1:]))
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

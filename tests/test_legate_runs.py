@@ -85,3 +85,14 @@ def test_stats_json_schema(legate_run):
     for g in s["groups"]:
         assert set(g) >= {"rank", "kind", "lanes", "items", "busy_ns"}
     assert s["machine"][0]["processors"]["cpu"] == 2
+
+
+def test_record_command_runs_legate_with_profiling(tmp_path):
+    """`legate_prof record ARGS` = `legate --profile ARGS`, with the driver stand-in if needed."""
+    prog = Path(__file__).parents[1] / "fixtures" / "programs" / "chain.py"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--cpus", "1", "--gpus",
+                        "0", "--logdir", str(tmp_path), str(prog)], cwd=tmp_path,
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    stats = _stats_json([tmp_path / "legate_0.prof"])
+    assert {t["name"]: t["count"] for t in stats["tasks"]}["add_one"] == 5
