@@ -129,17 +129,25 @@ def _has_display():
                 or os.environ.get("QT_QPA_PLATFORM"))
 
 
+def _window_problem():
+    from .viewer.app import window_problem
+    return window_problem()
+
+
 def cmd_view(args):
     files = _inputs(args) or [bundled_example()]
-    if not _has_display():
+    problem = None if not _has_display() else _window_problem()
+    if not _has_display() or problem:
         out = os.path.abspath("legate_prof_view.png")
-        print("legate_prof: no display found (DISPLAY/WAYLAND_DISPLAY unset); rendering the "
-              f"view to {out} instead", file=sys.stderr)
+        why = problem or "no display found (DISPLAY/WAYLAND_DISPLAY unset)"
+        print(f"legate_prof: {'error: ' if problem else ''}{why}; rendering the view to {out} "
+              "instead", file=sys.stderr)
         args.files, args.log, args.output = files, None, out
         args.start = args.stop = None
         args.width, args.height, args.expand = 1600, 1000, []
         args.cache = False
-        return cmd_screenshot(args)
+        rc = cmd_screenshot(args)
+        return EXIT_USER_ERROR if problem else rc
     from .viewer.app import load_with_progress, run_viewer
     model = load_with_progress(lambda progress: _load(files, args, progress), files)
     return run_viewer(model, files) or (EXIT_USER_ERROR if getattr(model, "errors", []) else 0)

@@ -307,3 +307,19 @@ def test_time_sliced_recompute_converges_to_the_exact_picture(qtbot, synthetic_8
                for x in range(0, fresh.width(), 3) for y in range(0, fresh.height(), 3))
     assert diff == 0
     w.close()
+
+
+def test_missing_x_libraries_become_one_sentence(monkeypatch):
+    import ctypes
+    from legate_prof.viewer.app import window_problem
+    monkeypatch.setenv("DISPLAY", ":42")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("QT_QPA_PLATFORM", raising=False)
+
+    def no_lib(path, *a, **k):
+        raise OSError("libxcb-icccm.so.4: cannot open shared object file: No such file")
+    monkeypatch.setattr(ctypes, "CDLL", no_lib)
+    msg = window_problem()
+    assert "libxcb-icccm.so.4 is missing" in msg and "apt install" in msg
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    assert window_problem() is None

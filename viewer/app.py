@@ -153,6 +153,33 @@ class MainWindow(QtWidgets.QMainWindow):
         return path
 
 
+def window_problem():
+    """Why Qt could not open a window here, or None.
+
+    On Linux, Qt's xcb platform plugin needs X libraries that minimal systems lack; when they
+    are missing Qt aborts the process.  Loading the plugin first turns that into a sentence.
+    """
+    import ctypes
+    import os
+    import sys
+    platform = os.environ.get("QT_QPA_PLATFORM", "")
+    if not sys.platform.startswith("linux") or not os.environ.get("DISPLAY") or \
+            (platform and not platform.startswith("xcb")) or os.environ.get("WAYLAND_DISPLAY"):
+        return None
+    import PySide6
+    plugin = os.path.join(os.path.dirname(PySide6.__file__), "Qt", "plugins", "platforms",
+                          "libqxcb.so")
+    if not os.path.exists(plugin):
+        return None
+    try:
+        ctypes.CDLL(plugin)
+    except OSError as e:
+        missing = str(e).split(":")[0] if ":" in str(e) else str(e)
+        return (f"Qt cannot open a window on this X display ({missing} is missing; e.g. "
+                "apt install libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxkbcommon-x11-0)")
+    return None
+
+
 def load_with_progress(load, files):
     """Run ``load(progress)`` with a progress window that appears if it takes over a second."""
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
