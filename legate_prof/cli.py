@@ -136,8 +136,9 @@ def _window_problem():
 
 def cmd_view(args):
     files = _inputs(args) or [bundled_example()]
-    problem = None if not _has_display() else _window_problem()
-    if not _has_display() or problem:
+    display = _has_display()
+    problem = _window_problem() if display else None
+    if not display or problem:
         out = os.path.abspath("legate_prof_view.png")
         why = problem or "no display found (DISPLAY/WAYLAND_DISPLAY unset)"
         print(f"legate_prof: {'error: ' if problem else ''}{why}; rendering the view to {out} "

@@ -131,12 +131,17 @@ def _transfer_summary(model, kind):
     return {"count": int(len(sel)), "bytes": int(np.sum(size)), "total_ns": int(dur.sum())}
 
 
-def _fmt_ns(ns):
+def format_ns(ns, micro="µs"):
+    """ns -> '1.250 ms': the largest unit the value reaches, three decimals."""
     ns = float(ns)
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+    for unit, div in (("s", 1e9), ("ms", 1e6), (micro, 1e3)):
         if abs(ns) >= div:
             return f"{ns / div:.3f} {unit}"
     return f"{ns:.0f} ns"
+
+
+def _fmt_ns(ns):
+    return format_ns(ns, micro="us")  # plain ASCII in terminal tables
 
 
 def _fmt_bytes(b):

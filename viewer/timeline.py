@@ -15,6 +15,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from pyqtgraph.Qt import internals
 
+from legate_prof.stats import format_ns
 from legate_prof.trace_model import DrawRow
 
 from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
@@ -27,17 +28,7 @@ LABEL_MIN_PX = 48
 MAX_LABELS = 400
 
 
-def format_time(ns, spacing=None):
-    """ns -> '1.250 ms' with a unit fitting ``spacing`` (or the value itself)."""
-    ref = abs(spacing if spacing else ns)
-    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
-        if ref >= div:
-            digits = 0 if spacing is None or spacing >= div else \
-                min(3, max(0, int(np.ceil(-np.log10(spacing / div)))))
-            if spacing is None:
-                digits = 3
-            return f"{ns / div:.{digits}f} {unit}"
-    return f"{ns:.0f} ns"
+format_time = format_ns  # the viewer shows times as the stats do, with µs
 
 
 class TimeAxis(pg.AxisItem):
