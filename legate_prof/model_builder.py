@@ -309,9 +309,10 @@ def _add_streams(streams, ranks, items, names, mems):
                 sysm = mems["mem_id"][sel][np.argsort(-mems["capacity"][sel], kind="stable")]
                 ref = np.uint64(sysm[0]) if len(sysm) else np.uint64((0x1E << 56) | (rank << 40))
                 if len(sysm) == 0:
-                    mems = {k: np.concatenate([v, np.array([x], v.dtype)]) for k, v, x in
-                            ((k, mems[k], {"mem_id": ref, "kind": int(MemKind.SYSTEM),
-                                           "capacity": cap, "rank": rank}[k]) for k in mems)}
+                    # no MemDesc survived the crash: declare the pool the launcher was given
+                    row = {"mem_id": ref, "kind": int(MemKind.SYSTEM), "capacity": cap,
+                           "rank": rank}
+                    mems = {k: np.append(v, np.array(row[k], v.dtype)) for k, v in mems.items()}
                 if cap:
                     lane_capacity[(rank, int(group), int(ref))] = cap
             nid = np.array([names.intern(f"Array {d}") for d in cols["arr_desc"]], np.int32)
