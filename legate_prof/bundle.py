@@ -23,7 +23,7 @@ from .errors import ProfileError
 from .intervals import StepIntegral
 
 BUNDLE_MAGIC = b"LPBUNDLE"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3  # 3: calls folded into waits; items.detail
 ALIGN = 64
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .intervals import StepIntegral, stack_rows, subtract_waits, union_sorted
+from .nested_calls import nest_calls
 from .kinds import (DEP_PART_NAMES, GROUP_INDEX, GROUP_KEYS, GROUP_TITLE, GROUPS, MEM_GROUP,
                     MEM_SHORT, MEMORY_GROUPS, PROC_GROUP, PROCESSOR_GROUPS, ItemKind, MemKind,
                     ProcKind, index_of_mem, index_of_proc, node_of_id)
@@ -45,7 +46,7 @@ class _Items:
         self.parts = []
 
     def add(self, *, start, stop, create=None, ready=None, group, ref, ref2=None, rank=None,
-            name, kind, op_id=None, extra=None):
+            name, kind, op_id=None, extra=None, fevent=None, detail=0):
         n = len(start)
         if n == 0:
             return
@@ -61,9 +62,16 @@ class _Items:
             "rank": None if rank is None else np.broadcast_to(np.asarray(rank, np.int32), (n,)),
             "name": np.broadcast_to(np.asarray(name, dtype=np.int32), (n,)),
             "kind": np.full(n, int(kind), dtype=np.uint8),
+            "detail": np.broadcast_to(np.asarray(detail, dtype=np.int32), (n,)),
             "op_id": np.zeros(n, np.uint64) if op_id is None else np.asarray(op_id, np.uint64),
             "extra": extra,
+            "fevent": None if fevent is None else np.asarray(fevent, np.uint64),
         })
+
+
+def _pairs(table, a, b):
+    """Two columns as one structured array, so pairs can be looked up as tuples."""
+    return np.rec.fromarrays([table[a], table[b]], names=[a, b])
 
 
 def _rank_of(group, ref, explicit):
@@ -80,6 +88,7 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
 
     # ---- descriptor tables, merged over ranks ----------------------------------------------
     task_names, variant_names, meta_names, mapper_call_names, runtime_call_names = {}, {}, {}, {}, {}
+    mapper_names = {}
     prov_strings = {}
     for log in logs:
         for r in log.table("TaskKind"):
@@ -91,6 +100,8 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
             meta_names[r["kind"]] = r["name"]
         for r in log.table("MapperCallDesc"):
             mapper_call_names[r["kind"]] = r["name"]
+        for r in log.table("MapperName"):
+            mapper_names[(r["mapper_id"], r["mapper_proc"])] = r["name"]
         for r in log.table("RuntimeCallDesc"):
             runtime_call_names[r["kind"]] = r["name"]
         for r in log.table("Provenance"):
@@ -166,7 +177,9 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
             group = proc_group_of(t["proc_id"])
             items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
                       group=group, ref=t["proc_id"], name=name, kind=ItemKind.TASK,
-                      op_id=t["op_id"])
+                      op_id=t["op_id"], fevent=t["fevent"],
+                      detail=names.map_keys(_pairs(t, "task_id", "variant_id"), variant_names,
+                                            lambda k: f"Variant {k[1]}"))
             for tid, vid, g in set(zip(t["task_id"].tolist(), t["variant_id"].tolist(),
                                        group.tolist())):
                 v = variant_names.get((tid, vid))
@@ -199,12 +212,16 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
                       name=names.map_keys(t[key], table,
                                           lambda k, p=fallback: p if kind == ItemKind.APP_CALL
                                           else f"{p} {k}"),
-                      kind=kind, op_id=t["op_id"] if "op_id" in f else None)
+                      kind=kind, op_id=t["op_id"] if "op_id" in f else None,
+                      fevent=t["fevent"] if "fevent" in f else None,
+                      detail=(names.map_keys(_pairs(t, "mapper_id", "mapper_proc"), mapper_names,
+                                             lambda k: f"Mapper {k[0]}")
+                              if kind == ItemKind.MAPPER_CALL else 0))
         t = log.table("ProfTaskInfo")
         if len(t):
             items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
-                      ref=t["proc_id"], name=names.intern("ProfTask"), kind=ItemKind.PROF_TASK,
-                      op_id=t["op_id"])
+                      ref=t["proc_id"], name=names.intern("Profiler Response"), kind=ItemKind.PROF_TASK,
+                      op_id=t["op_id"], fevent=t["fevent"] if "fevent" in t.dtype.names else None)
         _add_copies(log, items, names, mem_group_of)
         _add_fills(log, items, names)
         t = log.table("PartitionInfo")
@@ -229,7 +246,7 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
                              "dst": t["mem_id"], "inst": t["inst_id"]})
 
     runtime_ops, lane_capacity, mems = _add_streams(streams, ranks, items, names, mems)
-    model = _assemble(items, procs, mems, ranks, names, warnings, lane_capacity)
+    model, final_order = _assemble(items, procs, mems, ranks, names, warnings, lane_capacity)
 
     # ---- ops and provenance ---------------------------------------------------------------
     op_rows = [log.table("OperationInstance") for log in logs]
@@ -260,8 +277,16 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
     model.provenances = provs.strings
 
     # ---- waits ------------------------------------------------------------------------------
-    model.waits = _match_waits(
+    waits = _match_waits(
         model, logs, lambda lg: names.map_keys(lg, meta_names, lambda k: f"Meta {k}"))
+    fevent = np.concatenate([np.zeros(len(p["start"]), np.uint64) if p["fevent"] is None
+                             else p["fevent"] for p in items.parts] or [np.zeros(0, np.uint64)])
+    model.waits, orphans = nest_calls(model.items["kind"], model.items["start"],
+                                      model.items["stop"], fevent[final_order], waits)
+    if orphans:
+        warnings.append(f"warning: {orphans} mapper/runtime/application calls name a task "
+                        "that is not in the profile; their time is not subtracted from a caller")
+        model.warnings = warnings
     model.extra["variant_by_name_group"] = {
         (n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()}
     compute_utilization(model)
@@ -416,7 +441,8 @@ def _lookup(keys, values, query, default):
 def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None):
     parts = items.parts
     cols = {}
-    for c in ("start", "stop", "create", "ready", "group", "ref", "ref2", "name", "kind", "op_id"):
+    for c in ("start", "stop", "create", "ready", "group", "ref", "ref2", "name", "kind", "op_id",
+              "detail"):
         cols[c] = (np.concatenate([p[c] for p in parts]) if parts
                    else np.zeros(0, ITEM_COLUMNS.get(c, np.uint64)))
     rank = (np.concatenate([_rank_of(p["group"], p["ref"], p["rank"]) for p in parts])
@@ -478,7 +504,7 @@ def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None):
         "create": cols["create"][final], "ready": cols["ready"][final],
         "lane": lane[final], "row": rows[order2],
         "name": cols["name"][final].astype(np.int32), "kind": cols["kind"][final],
-        "op_id": cols["op_id"][final],
+        "op_id": cols["op_id"][final], "detail": cols["detail"][final].astype(np.int32),
     }
     # side table for copies, fills and instances
     t_item, t_size, t_src, t_dst, t_inst = [], [], [], [], []
@@ -513,11 +539,10 @@ def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None):
                             "parent": np.zeros(0, np.uint64)},
                        provenances=[""], waits={}, transfers=transfers, ranks=ranks,
                        procs=procs, mems=mems, warnings=warnings)
-    model.extra["inverse_order"] = inv
     ends = [r["runtime_end_ns"] for r in ranks if r.get("runtime_end_ns")]
     if ends:
         model.extra["runtime_end_ns"] = max(ends)
-    return model
+    return model, final
 
 
 def _pk(k):

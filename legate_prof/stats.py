@@ -24,8 +24,35 @@ def _running_ns(model, idx):
     return dur - waited[idx].astype(np.int64)
 
 
-def per_name_table(model, kinds):
-    """Rows {name, count, total_ns, running_ns, mean_ns, min_ns, max_ns}, by total time."""
+def _timings(inv, n, dur, run):
+    """Per group (``inv`` in 0..n-1): count, total, running, min, max, sample std dev."""
+    count = np.bincount(inv, minlength=n)
+    d = dur.astype(np.float64)
+    total = np.bincount(inv, weights=d, minlength=n)
+    running = np.bincount(inv, weights=run.astype(np.float64), minlength=n)
+    mean = total / np.maximum(count, 1)
+    sq = np.bincount(inv, weights=(d - mean[inv]) ** 2, minlength=n)
+    std = np.sqrt(sq / np.maximum(count - 1, 1))  # the reference's (n-1) std dev
+    mn = np.full(n, np.iinfo(np.int64).max)
+    mx = np.zeros(n, np.int64)
+    np.minimum.at(mn, inv, dur)
+    np.maximum.at(mx, inv, dur)
+    return count, total, running, mean, std, mn, mx
+
+
+def _timing_row(j, t):
+    count, total, running, mean, std, mn, mx = t
+    return {"count": int(count[j]), "total_ns": int(total[j]), "running_ns": int(running[j]),
+            "mean_ns": int(total[j] // count[j]), "stddev_ns": float(round(std[j], 3)),
+            "min_ns": int(mn[j]), "max_ns": int(mx[j])}
+
+
+def per_name_table(model, kinds, by=None):
+    """Rows {name, count, total_ns, running_ns, mean_ns, stddev_ns, min_ns, max_ns}, by total.
+
+    ``by`` ("variant" for tasks, "mapper" for mapper calls) adds ``by_<by>``: the same timings
+    per task variant or per mapper, as the reference's statistics break them down.
+    """
     it = model.items
     sel = np.flatnonzero(np.isin(it["kind"], [int(k) for k in kinds]))
     if len(sel) == 0:
@@ -34,28 +61,22 @@ def per_name_table(model, kinds):
     dur = it["stop"][sel] - it["start"][sel]
     run = _running_ns(model, sel)
     uniq, inv = np.unique(names, return_inverse=True)
-    count = np.bincount(inv)
-    total = np.bincount(inv, weights=dur.astype(np.float64))
-    running = np.bincount(inv, weights=run.astype(np.float64))
-    mn = np.full(len(uniq), np.iinfo(np.int64).max)
-    mx = np.zeros(len(uniq), np.int64)
-    np.minimum.at(mn, inv, dur)
-    np.maximum.at(mx, inv, dur)
+    t = _timings(inv, len(uniq), dur, run)
+    if by:
+        pair = np.rec.fromarrays([names, it["detail"][sel]])
+        puniq, pinv = np.unique(pair, return_inverse=True)
+        pt = _timings(pinv, len(puniq), dur, run)
     # provenances seen per name (the user's lines that launched it)
     prov = model.op_provenance(it["op_id"][sel])
     rows = []
     for j, nid in enumerate(uniq.tolist()):
         p = np.unique(prov[inv == j])
-        rows.append({
-            "name": model.names[nid],
-            "count": int(count[j]),
-            "total_ns": int(total[j]),
-            "running_ns": int(running[j]),
-            "mean_ns": int(total[j] // count[j]),
-            "min_ns": int(mn[j]),
-            "max_ns": int(mx[j]),
-            "provenances": [model.provenances[k] for k in p.tolist() if k][:50],
-        })
+        row = {"name": model.names[nid], **_timing_row(j, t),
+               "provenances": [model.provenances[k] for k in p.tolist() if k][:50]}
+        if by:
+            row["by_" + by] = [{by: model.names[int(q)], **_timing_row(k, pt)}
+                               for k, (n_, q) in enumerate(puniq.tolist()) if n_ == nid]
+        rows.append(row)
     rows.sort(key=lambda r: (-r["total_ns"], r["name"]))
     return rows
 
@@ -101,12 +122,14 @@ def compute_stats(model) -> dict:
         "items": int(model.n_items),
         "machine": machine,
         "groups": groups,
-        "tasks": per_name_table(model, [ItemKind.TASK]),
+        "tasks": per_name_table(model, [ItemKind.TASK], by="variant"),
         "operations": per_name_table(model, [ItemKind.RUNTIME_OP]),
         "gpu_kernels": per_name_table(model, [ItemKind.GPU_KERNEL]),
-        "meta_tasks": per_name_table(model, [ItemKind.META, ItemKind.MESSAGE]),
-        "mapper_calls": per_name_table(model, [ItemKind.MAPPER_CALL]),
+        "meta_tasks": per_name_table(model, [ItemKind.META, ItemKind.MESSAGE,
+                                             ItemKind.PROF_TASK]),
+        "mapper_calls": per_name_table(model, [ItemKind.MAPPER_CALL], by="mapper"),
         "runtime_calls": per_name_table(model, [ItemKind.RUNTIME_CALL]),
+        "application_calls": per_name_table(model, [ItemKind.APP_CALL]),
         "copies": _transfer_summary(model, ItemKind.COPY),
         "fills": _transfer_summary(model, ItemKind.FILL),
         "instances": _transfer_summary(model, ItemKind.INSTANCE),

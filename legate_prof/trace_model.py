@@ -19,6 +19,7 @@ from .kinds import GROUP_KEYS, GROUP_TITLE, ItemKind
 ITEM_COLUMNS = {
     "start": np.int64, "stop": np.int64, "create": np.int64, "ready": np.int64,
     "lane": np.int32, "row": np.int16, "name": np.int32, "kind": np.uint8, "op_id": np.uint64,
+    "detail": np.int32,  # string id: a task's variant, a mapper call's mapper; 0 otherwise
 }
 LANE_COLUMNS = {
     "group": np.int16, "rank": np.int32, "ref": np.uint64, "ref2": np.uint64,

@@ -65,22 +65,25 @@ def test_zoomed_in_cpu_lane_shows_individual_coloured_boxes(tiny, tmp_path):
 
 
 def test_a_task_that_waited_is_drawn_in_its_three_shades(sample_profile, tmp_path):
+    """Waits and the calls the task made (waits with ready = end) are drawn in the 15 % shade."""
     from legate_prof.viewer.colors import blend_with_white, name_color
     model = load_profile([sample_profile])
     top = model.names.index("Toplevel Task")
     i = int(np.flatnonzero(model.items["name"] == top)[0])
-    waits = model.waits_of(i)
+    waits = sorted(model.waits_of(i))
     assert waits
+    start, stop = int(model.items["start"][i]), int(model.items["stop"][i])
+    # the longest stretch of the task outside every wait is drawn running
+    edges = [start] + [x for w in waits for x in (w[0], w[2])] + [stop]
+    gaps = [(edges[k], edges[k + 1]) for k in range(0, len(edges), 2)]
+    run0, run1 = max(gaps, key=lambda g: g[1] - g[0])
     ws, wr, we = max(waits, key=lambda w: w[1] - w[0])
     img, geo = _shot(model, tmp_path, "waits.png")
     base = name_color("Toplevel Task")
     row = int(model.items["row"][i])
     lane = int(model.items["lane"][i])
-    waiting = pixel(img, geo, lane, row, (ws + wr) / 2)
-    assert waiting == _rgb(blend_with_white(base, 0.15))
-    start = int(model.items["start"][i])
-    running = pixel(img, geo, lane, row, start + (ws - start) / 2)
-    assert running == _rgb(base)
+    assert pixel(img, geo, lane, row, (ws + wr) / 2) == _rgb(blend_with_white(base, 0.15))
+    assert pixel(img, geo, lane, row, (run0 + run1) / 2) == _rgb(base)
 
 
 def _rgb(c):
