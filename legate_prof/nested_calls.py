@@ -97,6 +97,13 @@ def nest_calls(kind, start, stop, fevent, waits):
             if not bad.any():
                 break
             cand = np.where(bad, parent[c], cand)
+        # A wait that straddles a call's edge (Legion writes overlapping waits for the
+        # scheduler meta-task) goes, as in the reference, to the smallest call it overlaps.
+        for k in np.flatnonzero(cand < 0).tolist():
+            lo, hi = np.searchsorted(g, [gpos[has[k]], gpos[has[k]] + 1])
+            over = lo + np.flatnonzero((s[lo:hi] < w_e[has[k]]) & (e[lo:hi] > w_s[has[k]]))
+            if len(over):
+                cand[k] = over[np.argmin(e[over] - s[over])]
         moved = cand >= 0
         w_item[has[moved]] = calls[cand[moved]]
 

@@ -10,7 +10,7 @@ import numpy as np
 from .kinds import (MEMORY_GROUPS, ItemKind, mem_kind_name,
                     proc_kind_name)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: running_ns excludes nested calls, as the reference
 
 
 def _running_ns(model, idx):

@@ -13,16 +13,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-SAMPLE = ROOT.parent / "shared" / "legion_prof_samples" / "legate26.06_cpu2_myprof_0.prof"
+SAMPLE = ROOT / "fixtures" / "real" / "legate26.06_cpu2_myprof_0.prof"
 PROGRAMS = ROOT / "fixtures" / "programs"
 
 
 @pytest.fixture(scope="session")
 def sample_profile():
-    """The real legate 26.06 profile shipped beside the project (bundled copy as fallback)."""
-    if SAMPLE.exists():
-        return SAMPLE
-    return ROOT / "legate_prof" / "data" / "example_legate_0.prof"
+    """A real legate 26.06 profile (2 CPUs, a small program), kept in the repository."""
+    return SAMPLE
 
 
 @pytest.fixture(scope="session")
