@@ -29,6 +29,7 @@ class LegionProfWriter:
         _, _, layouts, _ = reader._parse_header(self.text + b"\n")
         self.layouts = {lay.name: lay for lay in layouts.values()}
         self.max_dim = max_dim
+        self.counts = {}  # records written, by type
         self.f = open(self.path, "wb")
         self.f.write(self.text + b"\n")
         self.write("MaxDimDesc", max_dim=max_dim)
@@ -45,6 +46,7 @@ class LegionProfWriter:
     def write(self, record, **fields):
         """One record, any type (strings, points, uuids and the conditional redop included)."""
         lay = self.layouts[record]
+        self.counts[record] = self.counts.get(record, 0) + 1
         out = [struct.pack("<i", lay.rid)]
         uuid_size = 16
         for fname, ftype, size in lay.fields:
@@ -76,6 +78,7 @@ class LegionProfWriter:
             raise ValueError(f"{record} has variable-size fields; use write()")
         if n is None:
             n = max(len(v) for v in columns.values() if np.ndim(v) > 0)
+        self.counts[record] = self.counts.get(record, 0) + n
         arr = np.zeros(n, dtype=lay.dtype)
         arr["_id"] = lay.rid
         for k, v in columns.items():

@@ -174,12 +174,12 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
             if len(t) == 0:
                 continue
             name = names.map_keys(t["task_id"], task_names, lambda k: f"Task {k}")
+            detail = names.map_keys(_pairs(t, "task_id", "variant_id"), variant_names,
+                                    lambda k: f"Variant {k[1]}")
             group = proc_group_of(t["proc_id"])
             items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
                       group=group, ref=t["proc_id"], name=name, kind=ItemKind.TASK,
-                      op_id=t["op_id"], fevent=t["fevent"],
-                      detail=names.map_keys(_pairs(t, "task_id", "variant_id"), variant_names,
-                                            lambda k: f"Variant {k[1]}"))
+                      op_id=t["op_id"], fevent=t["fevent"], detail=detail)
             for tid, vid, g in set(zip(t["task_id"].tolist(), t["variant_id"].tolist(),
                                        group.tolist())):
                 v = variant_names.get((tid, vid))
@@ -191,7 +191,7 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
                 items.add(start=gs[ok], stop=t["gpu_stop"][ok], create=t["create"][ok],
                           ready=t["ready"][ok], group=GROUP_INDEX["gpu_dev"],
                           ref=t["proc_id"][ok], name=name[ok], kind=ItemKind.GPU_KERNEL,
-                          op_id=t["op_id"][ok])
+                          op_id=t["op_id"][ok], detail=detail[ok])
         # Records drawn on processor lanes: (record, name key, names, fallback, kind).
         for rec, key, table, fallback, kind in (
                 ("MetaInfo", "lg_id", meta_names, "Meta", ItemKind.META),

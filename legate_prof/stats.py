@@ -124,7 +124,7 @@ def compute_stats(model) -> dict:
         "groups": groups,
         "tasks": per_name_table(model, [ItemKind.TASK], by="variant"),
         "operations": per_name_table(model, [ItemKind.RUNTIME_OP]),
-        "gpu_kernels": per_name_table(model, [ItemKind.GPU_KERNEL]),
+        "gpu_kernels": per_name_table(model, [ItemKind.GPU_KERNEL], by="variant"),
         "meta_tasks": per_name_table(model, [ItemKind.META, ItemKind.MESSAGE,
                                              ItemKind.PROF_TASK]),
         "mapper_calls": per_name_table(model, [ItemKind.MAPPER_CALL], by="mapper"),

@@ -21,7 +21,7 @@ from legate_prof.loader import load_profile
 from legate_prof.stats import compute_stats
 
 PROFILES = real_profiles()
-SECTION = {"Task": "tasks", "Meta-Task": "meta_tasks", "Message": "meta_tasks",
+SECTION = {"Task": "tasks", "GPU Kernel": "gpu_kernels", "Meta-Task": "meta_tasks", "Message": "meta_tasks",
            "Other": "meta_tasks", "Runtime Call": "runtime_calls",
            "Mapper Call": "mapper_calls", "Application Call": "application_calls"}
 FIELDS = ("total", "running", "mean", "stddev", "min", "max")
@@ -46,7 +46,7 @@ def _reference_by_kind(rows):
     for r in rows:
         section = SECTION[r["kind"]]
         per_name[(section, r["name"], "")].append(r)
-        if r["kind"] == "Task":  # two task ids may share a name: we merge them (by name)
+        if r["kind"] in ("Task", "GPU Kernel"):  # two task ids may share a name: we merge them (by name)
             keyed.setdefault((section, r["name"], r["qualifier"]), []).append(r)
         elif r["kind"] == "Mapper Call":  # "NAME on proc PROC": we key by the mapper's name
             mapper = r["qualifier"].rsplit(" on proc ", 1)[0]
