@@ -19,6 +19,7 @@ from pathlib import Path
 import msgpack
 import numpy as np
 
+from .bundle_check import BundleDamage, check_bundle
 from .errors import ProfileError
 from .intervals import StepIntegral
 
@@ -58,17 +59,33 @@ def _pack(obj, cols):
     return obj
 
 
+_COLUMN_KINDS = "iufb"  # numeric columns only: no objects, strings or structured dtypes
+
+
 def _unpack(obj, buf, base):
     if isinstance(obj, dict):
         if obj.get("__nd__"):
-            dt = np.dtype(obj["dtype"])
-            count = int(np.prod(obj["shape"])) if obj["shape"] else 1
-            return np.frombuffer(buf, dtype=dt, count=count,
-                                 offset=base + obj["offset"]).reshape(obj["shape"])
+            return _column(obj, buf, base)
         return {k: _unpack(v, buf, base) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_unpack(v, buf, base) for v in obj]
     return obj
+
+
+def _column(ref, buf, base):
+    """A read-only view of one column, after checking its reference fits the file."""
+    try:
+        dt = np.dtype(ref["dtype"])
+        shape = [int(x) for x in ref["shape"]]
+        offset = int(ref["offset"])
+    except (KeyError, TypeError, ValueError, OverflowError, SyntaxError):  # numpy parses dtypes
+        raise ValueError("a column reference is damaged") from None
+    if dt.kind not in _COLUMN_KINDS or dt.fields or len(shape) > 2 or min(shape + [0]) < 0:
+        raise ValueError("a column reference is damaged")
+    count = int(np.prod(shape, dtype=object)) if shape else 1
+    if offset < 0 or base + offset + count * dt.itemsize > len(buf):
+        raise ValueError("a column runs past the end of the file")
+    return np.frombuffer(buf, dtype=dt, count=count, offset=base + offset).reshape(shape)
 
 
 def write_bundle(model, path):
@@ -122,7 +139,6 @@ def write_bundle(model, path):
 
 
 def read_bundle(path):
-    from .trace_model import TraceModel
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -134,12 +150,14 @@ def read_bundle(path):
     if buf[: len(BUNDLE_MAGIC)] != BUNDLE_MAGIC:
         raise ProfileError(path, "not a legate_prof bundle")
     (hlen,) = struct.unpack_from("<Q", buf, len(BUNDLE_MAGIC))
+    if hlen > size:
+        raise ProfileError(path, "damaged bundle (header longer than the file); convert again")
     hstart = len(BUNDLE_MAGIC) + 8
     try:
         if hstart + hlen > size:
             raise ValueError("header runs past the end")
         doc = msgpack.unpackb(buf[hstart:hstart + hlen], raw=False, strict_map_key=False)
-    except (ValueError, msgpack.UnpackException) as e:
+    except (ValueError, TypeError, msgpack.UnpackException) as e:  # TypeError: unhashable key
         raise ProfileError(path, f"damaged bundle ({e.__class__.__name__}); convert again") from None
     if not isinstance(doc, dict) or doc.get("version") != FORMAT_VERSION:
         raise ProfileError(path, f"bundle format {doc.get('version') if isinstance(doc, dict) else '?'}"
@@ -147,8 +165,14 @@ def read_bundle(path):
     base = -(-(hstart + hlen) // ALIGN) * ALIGN
     try:
         d = _unpack(doc, buf, base)
-    except ValueError as e:  # a column past the end: the file was cut
+        check_bundle(d)
+        return _model_of(d)
+    except (ValueError, BundleDamage) as e:  # a column past the end, a field damaged
         raise ProfileError(path, f"damaged bundle ({e}); convert again") from None
+
+
+def _model_of(d):
+    from .trace_model import TraceModel
     model = TraceModel(items=d["items"], lanes=d["lanes"], names=d["names"], ops=d["ops"],
                        provenances=d["provenances"], waits=d["waits"],
                        transfers=d["transfers"], ranks=d["ranks"], procs=d["procs"],

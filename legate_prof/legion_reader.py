@@ -21,6 +21,7 @@ import numpy as np
 from .errors import ProfileError, ProfileWarning
 
 MAGIC = b"FileType: BinaryLegionProf v: "
+GZIP_CHUNK = 1 << 16
 
 # Preamble type name -> numpy dtype for the fixed-size scalar types.
 _SIGNED_4 = {"int", "ProcKind", "MemKind", "MappingCallKind", "RuntimeCallKind",
@@ -34,7 +35,7 @@ CONDITIONAL_FIELDS = {
     ("PhysicalInstanceUsage", "redop"): ("mode", 4),
 }
 
-_PREAMBLE_LINE = re.compile(r"^(\w+)\s*\{id:(\d+)((?:,\s*[^,}]+)*)\}\s*$")
+_PREAMBLE_LINE = re.compile(r"^(\w+)\s*\{id:(\d+)((?:,[^,}]*)*)\}$")  # no nested quantifiers: linear time
 
 
 def _scalar_dtype(type_name: str, size: int) -> str:
@@ -65,6 +66,39 @@ class RecordLayout:
 
     def condition_field_name(self):
         return _cond_field_name(self)
+
+
+_FIELD_SIZES = {-1, 1, 2, 4, 8}
+
+
+def _parse_preamble_line(line):
+    """``Name {id:N, field:type:size, ...}`` -> RecordLayout; ValueError when damaged."""
+    m = _PREAMBLE_LINE.match(line.strip())
+    if not m:
+        raise ValueError("not 'Name {id:N, field:type:size, ...}'")
+    name, rid, rest = m.group(1), int(m.group(2)), m.group(3)
+    if rid >= 2**31:
+        raise ValueError("record id too large")
+    fields = []
+    for part in rest.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        bits = part.split(":")
+        if len(bits) != 3:
+            raise ValueError(f"field {part[:30]!r} is not name:type:size")
+        fname, ftype, size = bits[0].strip(), bits[1].strip(), int(bits[2])
+        if not fname or not ftype:
+            raise ValueError("empty field name or type")
+        if ftype not in _VARIABLE_TYPES and size not in _FIELD_SIZES:
+            raise ValueError(f"field {fname} has size {size}")
+        if (ftype in ("maxdim", "uuid_size") or ftype not in _VARIABLE_TYPES) and size < 0 \
+                and ftype != "string":
+            raise ValueError(f"field {fname} has size {size}")
+        fields.append((fname, ftype, size))
+    if len({f[0] for f in fields}) != len(fields):
+        raise ValueError("a field is declared twice")
+    return _build_layout(name, rid, fields)
 
 
 def _build_layout(name, rid, fields):
@@ -140,13 +174,24 @@ class LegionProfReader:
         try:
             return gzip.decompress(data), None
         except (OSError, EOFError, zlib.error):
-            # A truncated gzip stream: keep what inflates.
-            d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            pass
+        # Damaged or cut short: inflate chunk by chunk and keep what precedes the damage.
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out = []
+        problem = "gzip stream is truncated"
+        for i in range(0, len(data), GZIP_CHUNK):
             try:
-                out = d.decompress(data)
-            except zlib.error as e:
-                raise ProfileError(self.path, f"corrupt gzip data ({e})") from None
-            return out, "gzip stream is truncated; reading what was decompressed"
+                out.append(d.decompress(data[i:i + GZIP_CHUNK]))
+            except zlib.error:
+                problem = f"gzip data is damaged at compressed byte ~{i:,}"
+                break
+            if d.eof:
+                problem = "gzip data fails its checksum (damaged)"
+                break
+        got = b"".join(out)
+        if not got:
+            raise ProfileError(self.path, f"{problem}; nothing could be decompressed")
+        return got, f"{problem}; reading the {len(got):,} bytes decompressed before it"
 
     # -- header and preamble ---------------------------------------------------------------
     def _parse_header(self, raw):
@@ -165,21 +210,21 @@ class LegionProfReader:
         if end < 0:
             raise ProfileError(self.path, "preamble is not terminated (file cut inside the header)")
         layouts = {}
-        for line in bytes(raw[pos:end]).decode("utf-8", "replace").split("\n"):
+        names = set()
+        text = bytes(raw[pos:end]).decode("utf-8", "replace")
+        for k, line in enumerate(text.split("\n")):
             if not line.strip():
                 continue
-            m = _PREAMBLE_LINE.match(line.strip())
-            if not m:
-                raise ProfileError(self.path, f"malformed preamble line: {line[:80]!r}")
-            name, rid, rest = m.group(1), int(m.group(2)), m.group(3)
-            fields = []
-            for part in rest.split(","):
-                part = part.strip()
-                if not part:
-                    continue
-                fname, ftype, size = part.split(":")
-                fields.append((fname.strip(), ftype.strip(), int(size)))
-            layouts[rid] = _build_layout(name, rid, fields)
+            try:
+                lay = _parse_preamble_line(line)
+            except ValueError as e:
+                raise ProfileError(self.path, f"damaged preamble line {k + 3} ({e}): "
+                                              f"{line[:60]!r}") from None
+            if lay.rid in layouts or lay.name in names:
+                raise ProfileError(self.path, f"damaged preamble: record {lay.name} (id "
+                                              f"{lay.rid}) declared twice")
+            layouts[lay.rid] = lay
+            names.add(lay.name)
         return version, legion_version, layouts, end + 2
 
     # -- body ------------------------------------------------------------------------------
@@ -271,10 +316,17 @@ class LegionProfReader:
                         self.path, f"last {layout.name} record is truncated at byte {pos}; "
                                    f"kept {count} records"))
                     break
+                except _Damaged as e:
+                    log.warnings.append(ProfileWarning(
+                        self.path, f"{layout.name} record at byte {pos} is damaged ({e}); "
+                                   f"stopped reading, kept {count} records"))
+                    break
                 add(layout.name, "var", rec)
                 count += 1
         log.record_count = count
         log.tables = _assemble(layouts, parts)
+        for problem in check_tables(log.tables):
+            log.warnings.append(ProfileWarning(self.path, problem))
 
     @staticmethod
     def _conditional_run(raw, pos, layout, k, n):
@@ -293,6 +345,10 @@ class LegionProfReader:
 
 class _Truncated(Exception):
     pass
+
+
+class _Damaged(Exception):
+    """A value that cannot be right (a dimension count of -3, say): stop reading there."""
 
 
 def _run_length(raw, pos, size, rid, avail):
@@ -347,8 +403,12 @@ def _decode_variable(raw, pos, layout, state):
         rec[fname] = val
         pos += size
         if ftype == "maxdim":
+            if not 1 <= val <= 9:  # Legion's LEGION_MAX_DIM is at most 9
+                raise _Damaged(f"max_dim {val}")
             state["max_dim"] = val
         elif ftype == "uuid_size":
+            if not 0 <= val <= 64:
+                raise _Damaged(f"uuid size {val}")
             state["uuid_size"] = val
     return rec, pos
 
@@ -401,6 +461,73 @@ def _drop_id(arr, target):
     for f in target.names:
         out[f] = arr[f]
     return out
+
+
+_TIMES = ("create", "ready", "start", "stop")
+# Record -> fields the model reads from it.  A table without them (a damaged preamble renamed
+# or retyped one) is dropped with a warning instead of failing later.
+REQUIRED_FIELDS = {
+    "TaskKind": ("task_id", "name"), "TaskVariant": ("task_id", "variant_id", "name"),
+    "MetaDesc": ("kind", "name"), "MapperCallDesc": ("kind", "name"),
+    "RuntimeCallDesc": ("kind", "name"), "MapperName": ("mapper_id", "mapper_proc", "name"),
+    "Provenance": ("provenance", "prov"), "MachineDesc": ("node_id",),
+    "ZeroTime": ("zero_time",), "ProcDesc": ("proc_id", "kind"),
+    "MemDesc": ("mem_id", "kind", "capacity"),
+    "OperationInstance": ("op_id", "parent_id", "kind", "provenance"),
+    "TaskInfo": ("op_id", "task_id", "variant_id", "proc_id", *_TIMES, "fevent"),
+    "ImplicitTaskInfo": ("op_id", "task_id", "variant_id", "proc_id", *_TIMES, "fevent"),
+    "GPUTaskInfo": ("op_id", "task_id", "variant_id", "proc_id", *_TIMES, "fevent",
+                    "gpu_start", "gpu_stop"),
+    "MetaInfo": ("op_id", "lg_id", "proc_id", *_TIMES, "fevent"),
+    "MessageInfo": ("op_id", "lg_id", "proc_id", *_TIMES, "fevent"),
+    "MapperCallInfo": ("mapper_id", "mapper_proc", "kind", "start", "stop", "proc_id",
+                       "fevent"),
+    "RuntimeCallInfo": ("kind", "start", "stop", "proc_id", "fevent"),
+    "ApplicationCallInfo": ("provenance", "start", "stop", "proc_id", "fevent"),
+    "ProfTaskInfo": ("proc_id", "op_id", "start", "stop"),
+    "CopyInfo": ("op_id", "size", *_TIMES, "fevent"),
+    "CopyInstInfo": ("src", "dst", "fevent"),
+    "FillInfo": ("op_id", "size", *_TIMES, "fevent"),
+    "FillInstInfo": ("dst", "fevent"),
+    "PartitionInfo": ("op_id", "part_op", *_TIMES),
+    "InstTimelineInfo": ("inst_id", "mem_id", "size", "op_id", "create", "ready", "destroy"),
+    "TaskWaitInfo": ("op_id", "wait_start", "wait_ready", "wait_end"),
+    "MetaWaitInfo": ("op_id", "lg_id", "wait_start", "wait_ready", "wait_end"),
+}
+_STRING_FIELDS = {"name", "prov"}
+
+
+# Tables the model walks row by row (any layout will do); the others it reads as columns.
+_ROW_TABLES = {"TaskKind", "TaskVariant", "MetaDesc", "MapperCallDesc", "RuntimeCallDesc",
+               "MapperName", "Provenance", "ProcDesc", "MachineDesc"}
+
+
+def check_tables(tables):
+    """Drop tables the model cannot use; return the warnings.
+
+    Row tables become lists of dicts with ints and strings where the model expects them;
+    column tables must be numeric structured arrays.
+    """
+    problems = []
+    for name, need in REQUIRED_FIELDS.items():
+        t = tables.get(name)
+        if t is None or len(t) == 0:
+            continue
+        if name in _ROW_TABLES:
+            if isinstance(t, np.ndarray):
+                tables[name] = t = [dict(zip(t.dtype.names, row)) for row in t.tolist()]
+            ok = all(all(f in r for f in need)
+                     and all(isinstance(r[f], str) if f in _STRING_FIELDS
+                             else isinstance(r[f], int) for f in need)
+                     for r in t)
+        else:
+            ok = isinstance(t, np.ndarray) and all(
+                f in t.dtype.names and t.dtype.fields[f][0].kind in "iu" for f in need)
+        if not ok:
+            problems.append(f"{name} records do not have the fields Legion writes "
+                            f"({', '.join(need)}); damaged preamble? {len(t)} records ignored")
+            del tables[name]
+    return problems
 
 
 def read_legion_log(path) -> LegionLog:

@@ -157,7 +157,8 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
     procs["rank"] = node_of_id(procs["proc_id"]).astype(np.int32)
     mems = _dedup({"mem_id": np.array([m[0] for m in mem_rows], np.uint64),
                    "kind": np.array([m[1] for m in mem_rows], np.int32),
-                   "capacity": np.array([m[2] for m in mem_rows], np.int64)}, "mem_id")
+                   "capacity": np.array([min(m[2], 2**63 - 1) for m in mem_rows], np.int64)},
+                  "mem_id")
     mems["rank"] = node_of_id(mems["mem_id"]).astype(np.int32)
 
     def proc_group_of(proc_ids):

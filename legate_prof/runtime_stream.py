@@ -41,30 +41,81 @@ def read_runtime_stream(path) -> RuntimeStream:
     it = iter(un)
     try:
         header = next(it)
-    except (StopIteration, msgpack.ExtraData, ValueError):
+    except (StopIteration, msgpack.ExtraData, ValueError, TypeError, msgpack.UnpackException):
         raise ProfileError(path, "runtime event stream has no header (cut short?)") from None
-    s = RuntimeStream(str(path), header if isinstance(header, dict) else {})
+    if not isinstance(header, dict) or not isinstance(header.get("config", {}), dict):
+        raise ProfileError(path, "runtime event stream header is damaged")
+    s = RuntimeStream(str(path), header)
+    for key, lo, hi, default in (("rank", 0, 1 << 16, 0), ("ranks", 1, 1 << 16, 1),
+                                 ("start_ns", 0, MAX_NS, 0)):
+        v = header.get(key, default)
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v < hi:
+            s.warnings.append(ProfileWarning(path, f"header field {key!r} is damaged ({v!r})"))
+            header[key] = default
     try:
-        for ev in it:
-            kind, t = ev[0], int(ev[1])
+        for n, ev in enumerate(it):
+            problem = _event_problem(ev)
+            if problem:
+                s.warnings.append(ProfileWarning(
+                    path, f"event {n + 1} is damaged ({problem}); kept the {n} before it"))
+                break
+            kind, t = ev[0], ev[1]
             s.last_ns = max(s.last_ns, t)
             if kind == "op":
                 s.ops.append((t, ev[2], ev[3]))
             elif kind == "new":
                 s.arrays[ev[2]] = {"t_new": t, "t_del": None, "shape": ev[3], "dtype": ev[4],
-                                   "nbytes": int(ev[5]), "site": ev[6], "memory": ev[7]}
+                                   "nbytes": ev[5], "site": ev[6], "memory": ev[7]}
             elif kind == "del":
                 a = s.arrays.get(ev[2])
                 if a is not None:
-                    a["t_del"] = t
+                    a["t_del"] = max(t, a["t_new"])
             elif kind == "end":
                 s.ended = True
-    except (ValueError, msgpack.UnpackException) as e:
+    except (ValueError, TypeError, msgpack.UnpackException) as e:  # TypeError: unhashable key
         s.warnings.append(ProfileWarning(path, f"damaged event ({e}); kept what came before"))
     if not s.ended:
         s.warnings.append(ProfileWarning(
             path, "the run did not finish (no end event): showing events up to the crash"))
     return s
+
+
+MAX_NS = 2**62  # times and sizes beyond this are damage, not data
+
+# event kind -> types of the fields after (kind, time)
+_EVENT_FIELDS = {
+    "op": (str, str),
+    "new": ((int, str), list, str, int, str, str),
+    "del": ((int, str),),
+    "end": (),
+}
+
+
+def _event_problem(ev):
+    """Why ``ev`` is not a well-formed event, or None."""
+    if not isinstance(ev, (list, tuple)) or len(ev) < 2:
+        return "not a list of fields"
+    kind, t = ev[0], ev[1]
+    if not isinstance(kind, str):
+        return "kind is not a name"
+    if kind not in _EVENT_FIELDS:
+        return None if isinstance(kind, str) and isinstance(t, int) and 0 <= t < MAX_NS \
+            else "unknown kind"
+    if not isinstance(t, int) or isinstance(t, bool) or not 0 <= t < MAX_NS:
+        return "bad time"
+    want = _EVENT_FIELDS[kind]
+    if len(ev) < 2 + len(want):
+        return f"'{kind}' event with {len(ev)} fields"
+    for v, typ in zip(ev[2:], want):
+        if not isinstance(v, typ) or isinstance(v, bool):
+            return f"'{kind}' field of type {type(v).__name__}"
+    if kind == "new":
+        if not 0 <= ev[5] < MAX_NS:
+            return "bad size"
+        if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < MAX_NS
+                   for x in ev[3]):
+            return "bad shape"
+    return None
 
 
 def stream_items(stream, zero_ns):
@@ -96,6 +147,7 @@ def pool_bytes(stream, memory="system"):
     key = {"system": "sysmem", "framebuffer": "fbmem", "zerocopy": "zcmem"}[memory]
     v = stream.header.get("config", {}).get(key)
     try:
-        return int(float(v) * 2**20) if v is not None else 0
-    except ValueError:
+        b = float(v) * 2**20 if v is not None else 0.0
+    except (TypeError, ValueError):
         return 0
+    return int(b) if 0 <= b < MAX_NS else 0

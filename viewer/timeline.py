@@ -8,6 +8,7 @@ its utilization in pixel bins, and everything is painted in device coordinates w
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -156,6 +157,8 @@ class TimelineItem(pg.GraphicsObject):
             q.translate(-px_left, -top)
             try:
                 self._paint_view(q, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width)
+            except Exception as e:  # noqa: BLE001 - an exception leaving paint() kills Qt
+                self._paint_failed(q, e, px_left, top, width)
             finally:
                 q.end()  # a painter left active on the image would crash the blit below
             self._cache_key, self._cache_img = key, img
@@ -163,6 +166,16 @@ class TimelineItem(pg.GraphicsObject):
         p.resetTransform()
         p.drawImage(QtCore.QPointF(px_left, top), self._cache_img)
         p.restore()
+
+    def _paint_failed(self, p, e, px_left, top, width):
+        """Say once on stderr what failed, and in the picture, instead of dying in paint."""
+        msg = f"could not draw this view ({type(e).__name__}: {e})"
+        if msg != getattr(self, "_paint_error", None):
+            self._paint_error = msg
+            print(f"legate_prof: error: {msg}", file=sys.stderr)
+        p.setPen(QtGui.QColor(200, 30, 30))
+        p.drawText(QtCore.QRectF(px_left + 10, top + 10, max(width - 20, 10), 40),
+                   int(QtCore.Qt.AlignmentFlag.AlignLeft), msg)
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
         self._deadline = time.perf_counter() + (self.budget_s or 0.0)
