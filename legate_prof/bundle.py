@@ -1,4 +1,4 @@
-"""One-file bundle of a merged TraceModel, and the cache ``view`` keeps of raw logs.
+"""One-file bundle of a merged TraceModel (``convert``; also the entries of ``cache.py``).
 
 Layout: ``BUNDLE_MAGIC``, a little-endian u64 header length, a msgpack header (everything but
 the numpy columns, which it describes by dtype, shape and offset), then the raw column bytes,
@@ -9,11 +9,9 @@ until the viewer touches them.
 
 from __future__ import annotations
 
-import hashlib
 import mmap
 import os
 import struct
-import tempfile
 from pathlib import Path
 
 import msgpack
@@ -21,6 +19,7 @@ import numpy as np
 
 from .bundle_check import BundleDamage, check_bundle
 from .errors import ProfileError
+from .output_file import atomic_output
 from .intervals import StepIntegral
 
 BUNDLE_MAGIC = b"LPBUNDLE"
@@ -89,7 +88,7 @@ def _column(ref, buf, base):
 
 
 def write_bundle(model, path):
-    """Write atomically (temp file + rename) so a reader never sees half a bundle."""
+    """Write through a temporary file renamed at the end: a reader never sees half a bundle."""
     steps = [{"rank": r, "group": g, "t": s.t, "integral": s.integral,
               "denominator": s.denominator} for (r, g), s in model.utilization_steps.items()]
     extra = {"busy_ns": [[r, g, v] for (r, g), v in model.extra.get("busy_ns", {}).items()],
@@ -117,24 +116,12 @@ def write_bundle(model, path):
     header = msgpack.packb(_pack(doc, cols), use_bin_type=True)
     start = -(-(len(BUNDLE_MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
-            for off, a in cols.arrays:
-                f.seek(start + off)
-                f.write(memoryview(a).cast("B") if a.nbytes else b"")
-            f.truncate(start + cols.offset)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a bundle is an ordinary file
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_output(path) as tmp, open(tmp, "wb") as f:
+        f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
+        for off, a in cols.arrays:
+            f.seek(start + off)
+            f.write(memoryview(a).cast("B") if a.nbytes else b"")
+        f.truncate(start + cols.offset)
     return str(path)
 
 
@@ -192,47 +179,3 @@ def _model_of(d):
     if "runtime_end_ns" in ex:
         model.extra["runtime_end_ns"] = ex["runtime_end_ns"]
     return model
-
-
-# ---- cache of raw logs for `view` ---------------------------------------------------------
-def cache_key(paths):
-    h = hashlib.sha256(f"v{FORMAT_VERSION}".encode())
-    for p in sorted(os.path.abspath(p) for p in paths):
-        st = os.stat(p)
-        h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
-    from . import __version__
-    h.update(__version__.encode())
-    return h.hexdigest()[:24]
-
-
-def cache_locations(paths):
-    """Beside the data first, else the user's cache dir."""
-    key = cache_key(paths)
-    beside = Path(os.path.dirname(os.path.abspath(paths[0]))) / ".legate_prof_cache"
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    user = Path(base) / "legate_prof" / "bundles"
-    return [d / f"{key}.lpbundle" for d in (beside, user)]
-
-
-def load_cached(paths):
-    """A cached model of these raw files, or None (missing, stale or unreadable)."""
-    for c in cache_locations(paths):
-        if c.exists():
-            try:
-                return read_bundle(c)
-            except ProfileError:
-                try:
-                    c.unlink()
-                except OSError:
-                    pass
-    return None
-
-
-def store_cached(model, paths):
-    for c in cache_locations(paths):
-        try:
-            c.parent.mkdir(parents=True, exist_ok=True)
-            return write_bundle(model, c)
-        except OSError:
-            continue
-    return None

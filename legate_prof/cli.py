@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import time
 
 from . import __version__
 from .errors import ProfileError
+from .output_file import check_output
 
 EXIT_USER_ERROR = 2
 
@@ -72,6 +74,10 @@ def _load(files, args=None, also=None):
 def _inputs(args):
     files = list(args.files)
     if getattr(args, "log", None):
+        from .loader import sniff
+        if sniff(args.log) != "text":
+            raise ProfileError(args.log, "--log takes legate's console output (a text file); "
+                                         "this is not one")
         files.append(args.log)
     return files
 
@@ -106,15 +112,54 @@ def cmd_dump(args):
 
 def _time_arg(s):
     """'12.5ms', '300us', '2s', '1000' (ns) -> ns."""
-    s = s.strip().lower()
-    for unit, mul in (("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)):
-        if s.endswith(unit):
-            return int(float(s[: -len(unit)]) * mul)
-    return int(float(s))
+    text = s.strip().lower()
+    mul = 1
+    for unit, m in (("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)):
+        if text.endswith(unit):
+            text, mul = text[: -len(unit)], m
+            break
+    try:
+        v = float(text) * mul
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a time (e.g. 12ms, 300us, 2s)") from None
+    if not math.isfinite(v) or v < 0 or v >= 2**62:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a time within the run")
+    return int(v)
+
+
+MAX_SIDE = 16384  # pixels; a bigger picture is a typo, and Qt cannot allocate it anyway
+
+
+def _size_arg(s):
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number of pixels") from None
+    if not 16 <= v <= MAX_SIDE:
+        raise argparse.ArgumentTypeError(f"{v} pixels: use 16 to {MAX_SIDE}")
+    return v
+
+
+def _expand_arg(s):
+    from .kinds import GROUP_KEYS
+    if s not in GROUP_KEYS:
+        raise argparse.ArgumentTypeError(f"no lane group {s!r}; one of {', '.join(GROUP_KEYS)}")
+    return s
+
+
+PICTURE_FORMATS = {".png", ".jpg", ".jpeg", ".bmp"}
+
+
+def _check_view_range(args):
+    if args.start is not None and args.stop is not None and args.start >= args.stop:
+        raise ProfileError(args.output, f"--start ({args.start} ns) must come before --stop "
+                                        f"({args.stop} ns)")
 
 
 def cmd_screenshot(args):
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    check_output(args.output, _inputs(args), PICTURE_FORMATS, "picture")
+    _check_view_range(args)
     model = _load(_inputs(args), args)
     from .viewer.screenshot import render_screenshot
     out = render_screenshot(model, args.output, start=args.start, stop=args.stop,
@@ -140,6 +185,7 @@ def cmd_view(args):
     problem = _window_problem() if display else None
     if not display or problem:
         out = os.path.abspath("legate_prof_view.png")
+        check_output(out, files, PICTURE_FORMATS, "picture")
         why = problem or "no display found (DISPLAY/WAYLAND_DISPLAY unset)"
         print(f"legate_prof: {'error: ' if problem else ''}{why}; rendering the view to {out} "
               "instead", file=sys.stderr)
@@ -156,6 +202,7 @@ def cmd_view(args):
 
 def cmd_convert(args):
     from .bundle import write_bundle
+    check_output(args.output, _inputs(args), {".lpbundle"}, "bundle")
     model = _load(_inputs(args), args)
     write_bundle(model, args.output)
     print(f"wrote {args.output} ({model.n_items} items)")
@@ -201,9 +248,9 @@ def build_parser():
     sc.add_argument("-o", "--output", required=True)
     sc.add_argument("--start", type=_time_arg, help="view start (e.g. 12ms, 300us, ns)")
     sc.add_argument("--stop", type=_time_arg, help="view stop")
-    sc.add_argument("--width", type=int, default=1600)
-    sc.add_argument("--height", type=int, default=1000)
-    sc.add_argument("--expand", nargs="*", default=[], metavar="KIND",
+    sc.add_argument("--width", type=_size_arg, default=1600, help="pixels (16 to 16384)")
+    sc.add_argument("--height", type=_size_arg, default=1000, help="pixels (16 to 16384)")
+    sc.add_argument("--expand", nargs="*", default=[], metavar="KIND", type=_expand_arg,
                     help="lane groups to expand (cpu, utility, gpu_dev, system, channel, ...)")
     sc.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     sc.set_defaults(func=cmd_screenshot)

@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import stat
+import sys
 
 from .errors import ProfileError, ProfileWarning
 from .legion_reader import MAGIC, LegionProfReader
 
 
+def _check_regular(path):
+    """A FIFO would block forever and a device never ends: refuse all but regular files."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise ProfileError(path, e.strerror or str(e)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ProfileError(path, "is a directory; pass the legate_*.prof files in it")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
+        raise ProfileError(path, f"is {kind}, not a file")
+    if st.st_size == 0:
+        raise ProfileError(path, "is empty (0 bytes)")
+    return st
+
+
 def sniff(path) -> str:
     """'legion', 'bundle', 'runtime', 'text' or 'unknown' from a file's first bytes."""
+    _check_regular(path)
     try:
         with open(path, "rb") as f:
             head = f.read(64)
@@ -30,6 +50,41 @@ def sniff(path) -> str:
         return "unknown"
 
 
+def _fingerprint(path, st):
+    """Size and a hash of the first and last 64 KiB: equal for copies of one file."""
+    h = hashlib.sha256(str(st.st_size).encode())
+    with open(path, "rb") as f:
+        h.update(f.read(1 << 16))
+        if st.st_size > 1 << 17:
+            f.seek(-(1 << 16), os.SEEK_END)
+            h.update(f.read(1 << 16))
+    return h.hexdigest()
+
+
+def _distinct(paths):
+    """The inputs without repeats (the same file twice, or two copies of it), and warnings."""
+    seen, out, warnings = {}, [], []
+    for p in paths:
+        try:
+            st = _check_regular(p)
+            key = _fingerprint(p, st)
+        except (ProfileError, OSError):
+            out.append(p)  # reported when read
+            continue
+        if key in seen:
+            same = os.path.samefile(p, seen[key])
+            warnings.append(f"warning: {p}: {'the same file as' if same else 'a copy of'} "
+                            f"{seen[key]}; read once")
+            continue
+        seen[key] = p
+        out.append(p)
+    return out, warnings
+
+
+def _note(msg):
+    print(msg, file=sys.stderr)
+
+
 def load_profile(paths, progress=None, use_cache=False):
     """Read every input and merge into one model.
 
@@ -39,17 +94,16 @@ def load_profile(paths, progress=None, use_cache=False):
     from .model_builder import build_model
     paths = [os.fspath(p) for p in paths]
     if use_cache:
-        from .bundle import load_cached
-        try:
-            cached = load_cached(paths)
-        except OSError:
-            cached = None
+        from .cache import load_cached
+        cached = load_cached(paths, note=_note)
         if cached is not None:
             cached.sources = paths
             cached.errors = []
             return cached
     logs, streams, texts, errors, warnings = [], [], [], [], []
     bundles = []
+    paths, dup_warnings = _distinct(paths)
+    warnings.extend(dup_warnings)
     for i, path in enumerate(paths):
         if progress:
             progress(i, len(paths), f"reading {os.path.basename(path)}")
@@ -99,11 +153,11 @@ def load_profile(paths, progress=None, use_cache=False):
     model.sources = paths
     model.errors = [str(e) for e in errors]
     if use_cache and not errors and not bundles:
-        from .bundle import store_cached
+        from .cache import store_cached
         try:
-            store_cached(model, paths)
-        except OSError:
-            pass
+            store_cached(model, paths, note=_note)
+        except (OSError, ProfileError) as e:
+            _note(f"legate_prof: note: could not cache the built timeline ({e})")
     return model
 
 

@@ -29,9 +29,6 @@ def check_output(path, inputs=(), extensions=None, what="output"):
     ``extensions``: allowed suffixes (lower case, with the dot); None allows any.
     """
     p = Path(os.fspath(path))
-    if extensions is not None and p.suffix.lower() not in extensions:
-        raise ProfileError(p, f"unknown {what} format {p.suffix or '(no extension)'!r}; use "
-                              + " or ".join(sorted(extensions)))
     for i in inputs:
         if i and (os.path.exists(p) and _same_file(p, i)
                   or os.path.realpath(p) == os.path.realpath(i)):
@@ -44,6 +41,9 @@ def check_output(path, inputs=(), extensions=None, what="output"):
         raise ProfileError(p, f"directory {str(parent)!r} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise ProfileError(p, f"directory {str(parent)!r} is not writable")
+    if extensions is not None and p.suffix.lower() not in extensions:
+        raise ProfileError(p, f"unknown {what} format {p.suffix or '(no extension)'!r}; use "
+                              + " or ".join(sorted(extensions)))
     return p
 
 

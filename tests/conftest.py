@@ -3,6 +3,7 @@
 import json
 import os
 import shutil
+import tempfile
 import sys
 from pathlib import Path
 
@@ -12,6 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# The cache of built timelines: never the user's, one per test session
+os.environ["LEGATE_PROF_CACHE_DIR"] = tempfile.mkdtemp(prefix="legate_prof_test_cache_")
 
 SAMPLE = ROOT / "fixtures" / "real" / "legate26.06_cpu2_myprof_0.prof"
 PROGRAMS = ROOT / "fixtures" / "programs"

@@ -1,15 +1,16 @@
-"""The msgpack bundle and the cache `view` keeps beside raw logs."""
+"""The msgpack bundle and the cache of built timelines that `view` keeps."""
 
 import json
 import os
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from legate_prof.bundle import cache_locations, read_bundle, write_bundle
+from legate_prof.bundle import read_bundle, write_bundle
+from legate_prof.cache import entry_path
 from legate_prof.errors import ProfileError
 from legate_prof.loader import load_profile
 
@@ -54,34 +55,61 @@ def test_damaged_bundle_is_a_one_line_error(tmp_path, synthetic_8):
         read_bundle(out)
 
 
-def test_view_cache_is_used_then_rebuilt_when_stale(tmp_path):
+def test_view_cache_is_used_then_rebuilt_when_stale(tmp_path, monkeypatch, capsys):
     from fixtures.synthetic import generate
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
     paths = generate(tmp_path / "p", ranks=2, items=3000, seed=3)
-    before = {p: os.path.getmtime(p) for p in paths}
+    before = {p: (os.path.getmtime(p), Path(p).read_bytes()) for p in paths}
     m1 = load_profile(paths, use_cache=True)
-    beside = cache_locations(paths)[0]
-    assert beside.exists()
+    entry = entry_path(paths)
+    assert entry.exists() and entry.parent == tmp_path / "cache"
+    assert "keeping built timelines in" in capsys.readouterr().err  # said once, the first time
     m2 = load_profile(paths, use_cache=True)
     assert m2.n_items == m1.n_items
-    assert {p: os.path.getmtime(p) for p in paths} == before  # inputs untouched
+    assert "keeping built timelines" not in capsys.readouterr().err
+    assert {p: (os.path.getmtime(p), Path(p).read_bytes()) for p in paths} == before
+    assert not list((tmp_path / "p").glob(".legate_prof*"))  # nothing beside the user's data
     # the data changes: the key changes, the cache is rebuilt
-    time.sleep(0.01)
     generate(tmp_path / "p", ranks=2, items=4000, seed=3)
     m3 = load_profile(paths, use_cache=True)
-    assert m3.n_items == 4000 and cache_locations(paths)[0] != beside
-    # an unreadable cache file is dropped and rebuilt
-    c = cache_locations(paths)[0]
+    assert m3.n_items == 4000 and entry_path(paths) != entry
+    # a damaged entry is dropped, said, and rebuilt
+    c = entry_path(paths)
     c.write_bytes(b"LPBUNDLEgarbage")
     m4 = load_profile(paths, use_cache=True)
+    assert "rebuilding" in capsys.readouterr().err
     assert m4.n_items == 4000 and read_bundle(c).n_items == 4000
 
 
-def test_cache_goes_to_user_dir_when_beside_is_not_writable(tmp_path, monkeypatch):
+def test_replaced_file_with_same_size_and_mtime_is_not_served_stale(tmp_path, monkeypatch):
     from fixtures.synthetic import generate
-    d = tmp_path / "data"
-    paths = generate(d, ranks=1, items=500, seed=1)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    (d / ".legate_prof_cache").write_text("not a directory")  # mkdir there fails, even as root
-    first = load_profile(paths, use_cache=True)
-    assert cache_locations(paths)[1].exists()
-    assert load_profile(paths, use_cache=True).n_items == first.n_items
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    a = generate(tmp_path / "a", ranks=1, items=3000, seed=1)[0]
+    b = generate(tmp_path / "b", ranks=1, items=3000, seed=2)[0]
+    st = os.stat(a)
+    first = load_profile([a], use_cache=True)
+    data = Path(b).read_bytes()[: st.st_size].ljust(st.st_size, b"\0")
+    Path(a).write_bytes(data)  # other content, same size ...
+    os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns))  # ... and the same mtime
+    again = load_profile([a], use_cache=True)
+    assert not np.array_equal(again.items["start"][:100], first.items["start"][:100])
+
+
+def test_cache_is_bounded_least_recently_used_first(tmp_path):
+    from legate_prof.cache import evict
+    d = tmp_path / "c"
+    d.mkdir()
+    for i, age in enumerate((300, 100, 200)):
+        p = d / f"e{i}.lpbundle"
+        p.write_bytes(b"x" * 1000)
+        os.utime(p, (1_700_000_000 - age, 1_700_000_000 - age))
+    assert evict(d, 2000) == 2000
+    assert sorted(p.name for p in d.iterdir()) == ["e1.lpbundle", "e2.lpbundle"]
+
+
+def test_cache_can_be_turned_off(tmp_path, monkeypatch):
+    from fixtures.synthetic import generate
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", "")
+    paths = generate(tmp_path / "p", ranks=1, items=500, seed=1)
+    load_profile(paths, use_cache=True)
+    assert entry_path(paths) is None

@@ -68,6 +68,20 @@ def geometry(w, y_offset=0):
             "summaries": summaries}
 
 
+def save_image(img, out):
+    """Write ``img`` to ``out`` (format from its extension) through a temporary file."""
+    from legate_prof.errors import ProfileError
+    from legate_prof.output_file import atomic_output
+    fmt = {".jpg": "JPEG", ".jpeg": "JPEG", ".bmp": "BMP"}.get(
+        os.path.splitext(out)[1].lower(), "PNG")
+    try:
+        with atomic_output(out) as tmp:
+            if not img.save(tmp, fmt):
+                raise ProfileError(out, f"could not write the {fmt} picture (disk full?)")
+    except OSError as e:
+        raise ProfileError(out, f"could not write ({e.strerror or e})") from None
+
+
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
                       title_files=None, return_geometry=False):
     """Render and save; returns the output path (and the picture's geometry if asked)."""
@@ -104,9 +118,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     p.drawPixmap(0, STAMP_H, pix)
     p.end()
     out = str(out)
-    if not img.save(out):
-        from legate_prof.errors import ProfileError
-        raise ProfileError(out, "could not write the PNG (directory missing or not writable?)")
+    save_image(img, out)
     w.close()
     w.deleteLater()
     return (out, geo) if return_geometry else out

@@ -1,0 +1,122 @@
+"""The cache of built timelines that makes ``view`` of the same raw logs open at once.
+
+Entries are bundles (``bundle.py``) in the user's cache directory (``$LEGATE_PROF_CACHE_DIR``,
+else the platform's: ``$XDG_CACHE_HOME/legate_prof`` or ``~/.cache/legate_prof`` on Linux,
+``~/Library/Caches/legate_prof`` on macOS, ``%LOCALAPPDATA%\\legate_prof`` on Windows); never in
+the user's data directory.  An entry's key covers each input's path, size, mtime, inode and a
+hash of its first and last 64 KiB, so a replaced file never gets old data; the bundle format
+version is in the key and every entry is validated when read (damage -> rebuilt, with a note).
+Total size is bounded (``$LEGATE_PROF_CACHE_MAX_MB``, default 2048) by evicting the least
+recently used entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+from .errors import ProfileError
+
+ENTRY_SUFFIX = ".lpbundle"
+DEFAULT_MAX_MB = 2048
+
+
+def cache_dir():
+    """Where entries go, or None when caching is turned off (LEGATE_PROF_CACHE_DIR='')."""
+    env = os.environ.get("LEGATE_PROF_CACHE_DIR")
+    if env is not None:
+        return Path(env) if env else None
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    elif os.name == "nt":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "legate_prof"
+
+
+def _max_bytes():
+    try:
+        return max(int(float(os.environ.get("LEGATE_PROF_CACHE_MAX_MB", DEFAULT_MAX_MB))), 0) << 20
+    except ValueError:
+        return DEFAULT_MAX_MB << 20
+
+
+def cache_key(paths):
+    """Changes whenever any input could have changed (or the bundle format did)."""
+    from . import __version__
+    from .bundle import FORMAT_VERSION
+    h = hashlib.sha256(f"bundle v{FORMAT_VERSION}, legate_prof {__version__}".encode())
+    for p in sorted(os.path.abspath(p) for p in paths):
+        st = os.stat(p)
+        h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_dev}\0".encode())
+        with open(p, "rb") as f:
+            h.update(f.read(1 << 16))
+            if st.st_size > 1 << 17:
+                f.seek(-(1 << 16), os.SEEK_END)
+                h.update(f.read(1 << 16))
+    return h.hexdigest()[:32]
+
+
+def entry_path(paths):
+    d = cache_dir()
+    return None if d is None else d / f"{cache_key(paths)}{ENTRY_SUFFIX}"
+
+
+def load_cached(paths, note=print):
+    """The cached model of these inputs, or None (none, stale or damaged: rebuilt by caller)."""
+    from .bundle import read_bundle
+    try:
+        entry = entry_path(paths)
+    except OSError:
+        return None
+    if entry is None or not entry.exists():
+        return None
+    try:
+        model = read_bundle(entry)
+    except ProfileError as e:
+        note(f"legate_prof: note: cached timeline was unreadable ({e.problem}); rebuilding")
+        with contextlib.suppress(OSError):
+            entry.unlink()
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(entry)  # recently used: evicted last
+    return model
+
+
+def store_cached(model, paths, note=print):
+    """Write the entry (through a temporary file), then keep the cache within its bound."""
+    from .bundle import write_bundle
+    entry = entry_path(paths)
+    if entry is None:
+        return None
+    first = not entry.parent.exists()
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    if first:
+        note(f"legate_prof: note: keeping built timelines in {entry.parent} to reopen fast "
+             "(LEGATE_PROF_CACHE_DIR moves it, '' or --no-cache turns it off)")
+    write_bundle(model, entry)
+    evict(entry.parent, _max_bytes(), keep=entry)
+    return entry
+
+
+def evict(directory, max_bytes, keep=None):
+    """Delete least recently used entries until the total is at most ``max_bytes``."""
+    entries = []
+    for p in Path(directory).glob(f"*{ENTRY_SUFFIX}"):
+        with contextlib.suppress(OSError):
+            st = p.stat()
+            entries.append((st.st_mtime, st.st_size, p))
+    total = sum(e[1] for e in entries)
+    for _, size, p in sorted(entries, key=lambda e: e[0]):
+        if total <= max_bytes:
+            break
+        if keep is not None and p == keep:
+            continue
+        with contextlib.suppress(OSError):
+            p.unlink()
+            total -= size
+    return total

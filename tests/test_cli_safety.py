@@ -1,0 +1,144 @@
+"""Wrong command lines and odd inputs, through the real CLI: one line, exit 2, inputs intact."""
+
+import hashlib
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from fixtures.synthetic import generate
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "fixtures" / "real" / "legate26.06_cpu2_myprof_0.prof"
+ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen", LEGATE_PROF_CACHE_DIR="")
+
+
+def cli(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "legate_prof", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=ENV, cwd=ROOT)
+
+
+def digest(p):
+    return hashlib.sha256(Path(p).read_bytes()).hexdigest()
+
+
+def one_line_error(p, *words):
+    assert p.returncode == 2, p.stderr
+    assert "Traceback" not in p.stderr
+    errors = [ln for ln in p.stderr.splitlines() if "error:" in ln]
+    assert len(errors) == 1, p.stderr
+    for w in words:
+        assert w in errors[0], errors[0]
+    return errors[0]
+
+
+@pytest.fixture
+def sample(copy_of):
+    p = copy_of(SAMPLE, "legate_0.prof")
+    return p, digest(p)
+
+
+@pytest.mark.parametrize("cmd", ["screenshot", "convert"])
+def test_output_onto_an_input_is_refused_and_the_input_is_untouched(sample, cmd):
+    p, before = sample
+    one_line_error(cli(cmd, p, "-o", p), "is one of the inputs")
+    assert digest(p) == before
+
+
+def test_output_onto_an_input_through_another_name_is_refused(sample, tmp_path):
+    p, before = sample
+    link = tmp_path / "alias.png"
+    os.link(p, link)  # the same file under an image name
+    one_line_error(cli("screenshot", p, "-o", link), "is one of the inputs")
+    assert digest(p) == before
+
+
+def test_unknown_output_extension_is_refused_before_anything_is_written(sample, tmp_path):
+    p, _ = sample
+    other = tmp_path / "notes.xyz"
+    other.write_text("keep me")
+    one_line_error(cli("screenshot", p, "-o", other), "unknown picture format", ".png")
+    assert other.read_text() == "keep me"
+    one_line_error(cli("convert", p, "-o", tmp_path / "x.png"), "unknown bundle format")
+
+
+def test_missing_output_directory_is_one_line(sample, tmp_path):
+    p, _ = sample
+    one_line_error(cli("screenshot", p, "-o", tmp_path / "nope" / "a.png"), "does not exist")
+    one_line_error(cli("screenshot", p, "-o", tmp_path), "is a directory")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--width", "0"], ["16 to 16384"]),
+    (["--width", "100000", "--height", "100000"], ["16 to 16384"]),
+    (["--start", "inf"], ["not a time"]),
+    (["--start", "nan"], ["not a time"]),
+    (["--start", "soon"], ["not a time"]),
+    (["--start", "2ms", "--stop", "1ms"], ["must come before"]),
+    (["--expand", "bogus"], ["no lane group", "cpu"]),
+])
+def test_bad_screenshot_options_are_one_line(sample, tmp_path, args, words):
+    p, before = sample
+    one_line_error(cli("screenshot", p, "-o", tmp_path / "a.png", *args), *words)
+    assert not (tmp_path / "a.png").exists()
+    assert digest(p) == before
+
+
+def test_special_and_empty_files_are_refused_without_blocking(tmp_path):
+    fifo = tmp_path / "legate_0.prof"
+    os.mkfifo(fifo)
+    one_line_error(cli("stats", fifo, timeout=30), "FIFO")
+    empty = tmp_path / "empty.prof"
+    empty.write_bytes(b"")
+    one_line_error(cli("stats", empty), "is empty")
+    one_line_error(cli("stats", tmp_path), "is a directory")
+
+
+def test_log_that_is_not_a_console_log_is_refused(sample):
+    p, _ = sample
+    one_line_error(cli("stats", p, "--log", p), "--log takes legate's console output")
+
+
+def test_the_same_file_twice_is_read_once(sample, tmp_path):
+    import json
+    p, _ = sample
+    copy = tmp_path / "copy_of_rank0.prof"
+    copy.write_bytes(Path(p).read_bytes())
+    once = json.loads(cli("stats", "--json", p).stdout)
+    r = cli("stats", "--json", p, p, copy)
+    assert r.returncode == 0
+    twice = json.loads(r.stdout)
+    assert twice["items"] == once["items"] and twice["ranks"] == 1
+    assert "the same file as" in r.stderr and "a copy of" in r.stderr
+
+
+def test_missing_ranks_and_mixed_runs_are_named(tmp_path):
+    three = generate(tmp_path / "a", ranks=3, items=1500, seed=1)
+    r = cli("stats", three[0], three[2])
+    assert r.returncode == 0
+    assert "1 of the run's 3 ranks have no file (rank 1)" in r.stderr
+    other = generate(tmp_path / "b", ranks=2, items=1000, seed=2)
+    r = cli("stats", three[0], other[1])
+    assert "files of different runs mixed?" in r.stderr
+
+
+def test_concurrent_screenshots_to_one_path_leave_a_whole_picture(sample, tmp_path):
+    from PySide6 import QtGui
+    p, _ = sample
+    out = tmp_path / "shot.png"
+    results = []
+
+    def shoot(width):
+        results.append(cli("screenshot", p, "-o", out, "--width", width, "--height", 300))
+    threads = [threading.Thread(target=shoot, args=(w,)) for w in (700, 900)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
+    img = QtGui.QImage(str(out))
+    assert not img.isNull() and img.width() in (700, 900) and img.height() == 300
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
