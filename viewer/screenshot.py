@@ -68,6 +68,17 @@ def geometry(w, y_offset=0):
             "summaries": summaries}
 
 
+def _missing_timeline(model):
+    """Why Legion's timeline is missing from the picture, or '' when it is there."""
+    why = [w for w in map(str, model.warnings) if "no timeline records" in w]
+    if not why:
+        return ""
+    files = ", ".join(os.path.basename(w.split(": ")[1]) for w in why[:3] if ": " in w)
+    return (f"Legion's timeline is missing from {files}: Legion writes it at shutdown, so the run "
+            "crashed or was killed. " + ("What the runtime's event stream recorded is shown."
+                                         if model.n_items else "Nothing else was recorded."))
+
+
 def save_image(img, out):
     """Write ``img`` to ``out`` (format from its extension) through a temporary file."""
     from legate_prof.errors import ProfileError
@@ -116,6 +127,15 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
         p.drawText(QtCore.QRectF(width // 2, 3 + 19 * i, width // 2 - 10, 20),
                    int(QtCore.Qt.AlignmentFlag.AlignRight), m["title"])
     p.drawPixmap(0, STAMP_H, pix)
+    missing = _missing_timeline(model)
+    if missing:  # a crashed run: say in the picture why it is (nearly) empty
+        f.setPointSizeF(11)
+        f.setBold(True)
+        p.setFont(f)
+        p.setPen(QtGui.QColor(190, 20, 20))
+        p.drawText(QtCore.QRectF(40, STAMP_H + 70, width - 80, 80),
+                   int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
+                   missing)
     p.end()
     out = str(out)
     save_image(img, out)

@@ -665,8 +665,13 @@ class TimelineWidget(pg.PlotWidget):
 
     def resizeEvent(self, ev):
         super().resizeEvent(ev)
-        if hasattr(self, "lane_layout"):
+        if hasattr(self, "lane_layout") and not getattr(self, "_closing", False):
             self._fit_y()
+
+    def close(self):
+        # pyqtgraph closes the axes, then resizes the view: no range changes after that
+        self._closing = True
+        return super().close()
 
     def set_time_range(self, a, b, remember=True):
         self.vb.setXRange(a, b, padding=0)
