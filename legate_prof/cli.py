@@ -210,14 +210,51 @@ def cmd_convert(args):
 
 
 def cmd_record(args):
-    """Run ``legate --profile`` with the CUDA stand-in where no driver exists."""
-    from .cuda_stub import legate_env, legate_executable
+    """Run ``legate --profile`` with the CUDA stand-in where no driver exists.
+
+    Without a driver legate's GPU auto-configuration fails, so ``--gpus 0`` is added unless
+    the user chose; a failed run is said in one line (legate itself still claims profiles).
+    """
+    from .cuda_stub import legate_env, legate_executable, real_driver_present
     try:
-        cmd = [legate_executable()] + ["--profile"] + list(args.legate_args)
+        cmd = [legate_executable()] + ["--profile"]
     except RuntimeError as e:
         print(f"legate_prof: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
-    return subprocess.call(cmd, env=legate_env())
+    extra = list(args.legate_args)
+    prog_at = next((i for i, a in enumerate(extra) if a.endswith(".py")), len(extra))
+    if not any(a == "--gpus" or a.startswith("--gpus=") for a in extra[:prog_at]) \
+            and not real_driver_present():
+        cmd += ["--gpus", "0"]
+        print("legate_prof: no NVIDIA driver here: running with --gpus 0", file=sys.stderr)
+    logdir = next((extra[i + 1] for i, a in enumerate(extra[:prog_at])
+                   if a == "--logdir" and i + 1 < prog_at), ".")
+    before = {p: os.path.getmtime(p) for p in _profiles_in(logdir)}
+    rc = subprocess.call(cmd + extra, env=legate_env())
+    written = [p for p in _profiles_in(logdir) if before.get(p) != os.path.getmtime(p)]
+    if rc != 0:
+        note = (f"; partial profiles: {', '.join(map(os.path.basename, written))}"
+                if written else "; no profile was written")
+        print(f"legate_prof: error: legate exited with status {rc}{note}", file=sys.stderr)
+        return rc if 0 < rc < 128 else EXIT_USER_ERROR
+    return 0
+
+
+def _profiles_in(d):
+    import glob
+    return sorted(glob.glob(os.path.join(d, "legate_*.prof")))
+
+
+def cmd_insights(args):
+    from .insights import find_insights, format_insights
+    model = _load(_inputs(args), args)
+    findings = find_insights(model)
+    if args.json:
+        json.dump({"findings": findings}, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(format_insights(findings))
+    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
 
 
 def build_parser():
@@ -254,6 +291,13 @@ def build_parser():
                     help="lane groups to expand (cpu, utility, gpu_dev, system, channel, ...)")
     sc.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     sc.set_defaults(func=cmd_screenshot)
+
+    i = sub.add_parser("insights", help="the guide's inefficiency patterns found in the "
+                       "profile, with their source lines and remedies")
+    i.add_argument("files", nargs="+")
+    i.add_argument("--json", action="store_true", help="machine-readable (docs/insights.md)")
+    i.add_argument("--log", help="legate's console output, to explain an out-of-memory failure")
+    i.set_defaults(func=cmd_insights)
 
     c = sub.add_parser("convert", help="write the merged model as one .lpbundle file")
     c.add_argument("files", nargs="+")

@@ -1,0 +1,96 @@
+"""`legate_prof insights` on the guide's Example 1, recorded for real (scaled down to 200k)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from legate_prof.insights import find_insights
+from legate_prof.loader import load_profile
+
+ROOT = Path(__file__).resolve().parents[1]
+N_SMALL = "N = 200_000"
+
+
+@pytest.fixture(scope="module")
+def recorded(legate_run, tmp_path_factory):
+    """inefficient.py and efficient.py with N scaled down; lines are the guide's."""
+    d = tmp_path_factory.mktemp("examples")
+    runs = {}
+    for name in ("inefficient.py", "efficient.py"):
+        src = (ROOT / "examples" / name).read_text()
+        assert "N = 10_000_000" in src
+        prog = d / name
+        prog.write_text(src.replace("N = 10_000_000", N_SMALL))
+        r = legate_run(str(prog))
+        assert r.returncode == 0, r.output[-2000:]
+        runs[name] = (prog, r.profiles)
+    return runs
+
+
+def by_pattern(findings):
+    out = {}
+    for f in findings:
+        out.setdefault(f["pattern"], []).append(f)
+    return out
+
+
+def test_inefficient_example_names_the_loop_the_scatter_and_the_temporaries(recorded):
+    prog, profiles = recorded["inefficient.py"]
+    found = by_pattern(find_insights(load_profile(profiles)))
+    line = lambda n: f"{prog}:{n}"  # noqa: E731
+    (loop,) = found["tiny_tasks"]
+    assert set(loop["provenance"]) == {line(21), line(22), line(23)}  # the slice loop
+    ev = loop["evidence"]
+    assert ev["tasks"] >= 3 * 40 and ev["median_task_ns"] < ev["launch_overhead_ns"]
+    (idx,) = found["advanced_indexing"]
+    assert set(idx["provenance"]) == {line(8), line(15)}  # nonzero, then the scatter
+    assert {"Nonzero", "Scatter"} <= set(idx["evidence"]["tasks"])
+    temps = {p for f in found["temporaries"] for p in f["provenance"]}
+    assert line(12) in temps  # z_alt = x * y + 1.0
+    assert line(4) in temps  # .astype(...) copies (the guide: "forces an extra copy")
+    assert found["runtime_overhead"][0]["evidence"]["utility_busy_ns"] > \
+        found["runtime_overhead"][0]["evidence"]["application_busy_ns"]
+    costs = [f["cost_ns"] for f in find_insights(load_profile(profiles))]
+    assert costs == sorted(costs, reverse=True)
+
+
+def test_efficient_example_has_no_tiny_task_finding(recorded):
+    _, profiles = recorded["efficient.py"]
+    found = by_pattern(find_insights(load_profile(profiles)))
+    assert "tiny_tasks" not in found and "runtime_overhead" not in found
+    assert "advanced_indexing" not in found
+
+
+def test_insights_json_schema(recorded):
+    _, profiles = recorded["inefficient.py"]
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "insights", "--json", *profiles],
+                       capture_output=True, text=True, env=dict(os.environ))
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["findings"]
+    for f in doc["findings"]:
+        assert set(f) == {"pattern", "title", "provenance", "window_ns", "evidence", "cost_ns",
+                          "remedy"}
+        assert f["window_ns"][0] <= f["window_ns"][1] and f["remedy"]
+
+
+def test_record_without_a_driver_adds_gpus_0_and_reports_a_failed_run(tmp_path):
+    ok = tmp_path / "ok.py"
+    ok.write_text("from legate_prof.runtime import numpy as np\nprint(float(np.ones(8).sum()))\n")
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--cpus", "1", str(ok)],
+                       capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "--gpus 0" in p.stderr and (tmp_path / "legate_0.prof").exists()
+    bad = tmp_path / "bad.py"
+    bad.write_text("raise SystemExit(3)\n")
+    d = tmp_path / "bad"
+    d.mkdir()
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--cpus", "1",
+                        str(bad)], capture_output=True, text=True, cwd=d, timeout=600)
+    assert p.returncode != 0
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("legate_prof: error:")]
+    assert len(errors) == 1 and "legate exited with status" in errors[0]
