@@ -100,6 +100,8 @@ MEM_SHORT = {MemKind.SYSTEM: "s", MemKind.FRAMEBUFFER: "f", MemKind.ZERO_COPY: "
 
 
 def proc_kind_name(kind: int) -> str:
+    if kind == ProcKind.NONE:  # legate's external thread, where the top-level task runs
+        return "extern (top level)"
     try:
         return ProcKind(kind).name.lower()
     except ValueError:

@@ -119,6 +119,7 @@ def compute_stats(model) -> dict:
         "ranks": len(ranks),
         "legion_version": next((r["legion_version"] for r in model.ranks if r["legion_version"]), ""),
         "time_range_ns": [int(t0), int(t1)],
+        "span_ns": _span(model),
         "items": int(model.n_items),
         "machine": machine,
         "groups": groups,
@@ -141,6 +142,14 @@ def compute_stats(model) -> dict:
     if "runtime_ops" in model.extra:
         out["runtime"] = model.extra.get("runtime_summary", {})
     return out
+
+
+def _span(model):
+    """[first start, last stop] of the items: what ran, without the view's margins."""
+    it = model.items
+    if not model.n_items:
+        return [0, 0]
+    return [int(it["start"].min()), int(it["stop"].max())]
 
 
 def _transfer_summary(model, kind):
@@ -167,6 +176,10 @@ def _fmt_ns(ns):
     return format_ns(ns, micro="us")  # plain ASCII in terminal tables
 
 
+def _capacity(b):
+    return _fmt_bytes(b) if b else "capacity unknown"
+
+
 def _fmt_bytes(b):
     b = float(b)
     for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
@@ -177,14 +190,15 @@ def _fmt_bytes(b):
 
 def format_stats(s: dict) -> str:
     lines = []
+    a, b = s.get("span_ns", s["time_range_ns"])
     lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, "
-                 f"span {_fmt_ns(s['time_range_ns'][1])}"
+                 f"span {_fmt_ns(b - a)} ({_fmt_ns(a)} to {_fmt_ns(b)})"
                  + (f", {s['legion_version']}" if s["legion_version"] else ""))
     lines.append("")
     lines.append("Machine")
     for m in s["machine"]:
         procs = ", ".join(f"{v} {k}" for k, v in sorted(m["processors"].items()))
-        mems = ", ".join(f"{v['count']} {k} ({_fmt_bytes(v['capacity_bytes'])})"
+        mems = ", ".join(f"{v['count']} {k} ({_capacity(v['capacity_bytes'])})"
                          for k, v in sorted(m["memories"].items()))
         lines.append(f"  rank {m['rank']}: processors: {procs or '-'}; memories: {mems or '-'}")
     lines.append("")
@@ -192,7 +206,9 @@ def format_stats(s: dict) -> str:
     for g in s["groups"]:
         extra = ""
         if "peak_bytes" in g:
-            extra = f"  peak {_fmt_bytes(g['peak_bytes'])} of {_fmt_bytes(g['capacity_bytes'])}"
+            extra = (f"  peak {_fmt_bytes(g['peak_bytes'])} of {_fmt_bytes(g['capacity_bytes'])}"
+                     if g["capacity_bytes"] else
+                     f"  peak {_fmt_bytes(g['peak_bytes'])} (capacity unknown)")
         lines.append(f"{g['rank']:>4}  {g['title']:<14}{g['lanes']:>6}{g['items']:>10}"
                      f"{_fmt_ns(g['busy_ns']):>14}{extra}")
     for section, title in (("tasks", "Tasks"), ("operations", "Operations (runtime event stream)"),
@@ -215,10 +231,14 @@ def format_stats(s: dict) -> str:
                 shown = ", ".join(r["provenances"][:4])
                 more = len(r["provenances"]) - 4
                 lines.append(f"    at {shown}" + (f" (+{more} more)" if more > 0 else ""))
-    for key in ("copies", "fills", "instances"):
+    for key in ("copies", "fills"):
         v = s[key]
         if v["count"]:
-            lines.append(f"{key}: {v['count']} ({_fmt_bytes(v['bytes'])}, {_fmt_ns(v['total_ns'])})")
+            lines.append(f"{key}: {v['count']} moving {_fmt_bytes(v['bytes'])}, busy "
+                         f"{_fmt_ns(v['total_ns'])} in all")
+    v = s["instances"]
+    if v["count"]:  # lifetimes overlap: their sum is no time anyone spent
+        lines.append(f"instances: {v['count']} created, {_fmt_bytes(v['bytes'])} in all")
     for m in s.get("markers", []):
         lines.append("")
         lines.append(f"!! {m['title']}")
