@@ -245,6 +245,60 @@ def _profiles_in(d):
     return sorted(glob.glob(os.path.join(d, "legate_*.prof")))
 
 
+def cmd_export(args):
+    from .export import FORMATS
+    ext = FORMATS[args.format]
+    if args.format == "parquet":  # a directory of TABLE.parquet files
+        out = args.output
+        if os.path.exists(out) and not os.path.isdir(out):
+            raise ProfileError(out, "parquet export writes a directory; this is a file")
+        for i in _inputs(args):
+            if os.path.realpath(i).startswith(os.path.realpath(out) + os.sep):
+                raise ProfileError(out, "holds an input; export to another directory")
+        check_output(os.path.join(out, "items.parquet") if os.path.isdir(out)
+                     else out, _inputs(args), None, "export")
+    else:
+        check_output(args.output, _inputs(args), {ext}, f"{args.format} export")
+    model = _load(_inputs(args), args)
+    if args.format == "chrome":
+        from .export.chrome import write_chrome_trace
+        from .output_file import atomic_output
+        with atomic_output(args.output) as tmp, open(tmp, "w") as f:
+            n = write_chrome_trace(model, f)
+        print(f"wrote {args.output} ({n:,} events)")
+    elif args.format == "parquet":
+        from .export.columnar import write_parquet
+        rows = write_parquet(model, args.output)
+        print(f"wrote {args.output}/ ({', '.join(f'{k} {v:,}' for k, v in rows.items())})")
+    else:
+        from .export.columnar import write_duckdb
+        write_duckdb(model, args.output)
+        print(f"wrote {args.output}")
+    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+
+
+def cmd_sql(args):
+    from .export.columnar import run_sql
+    model = _load(_inputs(args), args)
+    cols, rows = run_sql(model, args.query)
+    if args.json:
+        json.dump([dict(zip(cols, r)) for r in rows], sys.stdout, indent=1, default=str)
+        sys.stdout.write("\n")
+    elif args.csv:
+        import csv
+        w = csv.writer(sys.stdout)
+        w.writerow(cols)
+        w.writerows(rows)
+    else:
+        cells = [cols] + [["" if v is None else str(v) for v in r] for r in rows]
+        widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
+        for k, c in enumerate(cells):
+            print("  ".join(v.ljust(w) for v, w in zip(c, widths)).rstrip())
+            if k == 0:
+                print("  ".join("-" * w for w in widths))
+    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+
+
 def cmd_insights(args):
     from .insights import find_insights, format_insights
     model = _load(_inputs(args), args)
@@ -298,6 +352,21 @@ def build_parser():
     i.add_argument("--json", action="store_true", help="machine-readable (docs/insights.md)")
     i.add_argument("--log", help="legate's console output, to explain an out-of-memory failure")
     i.set_defaults(func=cmd_insights)
+
+    x = sub.add_parser("export", help="Chrome trace JSON, Parquet tables or a DuckDB file")
+    x.add_argument("files", nargs="+")
+    x.add_argument("--format", required=True, choices=["chrome", "parquet", "duckdb"])
+    x.add_argument("-o", "--output", required=True,
+                   help="FILE.json (chrome), DIR (parquet), FILE.duckdb (duckdb)")
+    x.set_defaults(func=cmd_export)
+
+    q = sub.add_parser("sql", help="run a SQL query over the profile's tables (DuckDB)")
+    q.add_argument("query", help='e.g. "SELECT * FROM provenance_totals LIMIT 10"')
+    q.add_argument("files", nargs="+")
+    fmt = q.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", action="store_true")
+    fmt.add_argument("--json", action="store_true")
+    q.set_defaults(func=cmd_sql)
 
     c = sub.add_parser("convert", help="write the merged model as one .lpbundle file")
     c.add_argument("files", nargs="+")
