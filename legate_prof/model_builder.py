@@ -30,6 +30,11 @@ class StringTable:
 
     def map_keys(self, keys, lookup, default):
         """Vectorized: name id for each key, via ``lookup`` (dict key -> str)."""
+        if isinstance(keys, _PairKeys):
+            uniq, inv = np.unique(keys.code, return_inverse=True)
+            ids = np.array([self.intern(lookup.get(k, default(k)))
+                            for k in map(keys.decode, uniq.tolist())], dtype=np.int32)
+            return ids[inv] if len(keys) else np.zeros(0, dtype=np.int32)
         keys = np.asarray(keys)
         if len(keys) == 0:
             return np.zeros(0, dtype=np.int32)
@@ -70,8 +75,24 @@ class _Items:
 
 
 def _pairs(table, a, b):
-    """Two columns as one structured array, so pairs can be looked up as tuples."""
-    return np.rec.fromarrays([table[a], table[b]], names=[a, b])
+    """Two columns as one key column whose values look up as (a, b) tuples (see map_keys)."""
+    return _PairKeys(table[a], table[b])
+
+
+class _PairKeys:
+    """Pairs of integer columns, made unique through two 1-D ``np.unique`` (no structured sort)."""
+
+    def __init__(self, a, b):
+        ua, ia = np.unique(a, return_inverse=True)
+        ub, ib = np.unique(b, return_inverse=True)
+        self.ua, self.ub = ua, ub
+        self.code = ia.astype(np.int64) * len(ub) + ib
+
+    def __len__(self):
+        return len(self.code)
+
+    def decode(self, code):
+        return (self.ua[code // len(self.ub)].item(), self.ub[code % len(self.ub)].item())
 
 
 def _rank_of(group, ref, explicit):
