@@ -326,3 +326,21 @@ def test_missing_x_libraries_become_one_sentence(monkeypatch):
     assert "libxcb-icccm.so.4 is missing" in msg and "apt install" in msg
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     assert window_problem() is None
+
+
+def test_screenshots_and_the_window_carry_the_legend(sample_profile, tmp_path, qtbot):
+    from PySide6 import QtGui
+
+    from legate_prof.viewer.app import MainWindow
+    from legate_prof.viewer.legend import LegendWidget, legend_entries
+    from legate_prof.viewer.screenshot import LEGEND_H, render_screenshot
+    model = load_profile([sample_profile])
+    out = render_screenshot(model, tmp_path / "legend.png", width=900, height=500)
+    img = QtGui.QImage(out)
+    running = legend_entries()[0][1]
+    assert img.pixelColor(15, 500 - LEGEND_H + 9) == running
+    labels = [label for label, _ in legend_entries()]
+    assert any("waiting" in x for x in labels) and any("merged" in x for x in labels)
+    w = MainWindow(model, [sample_profile])
+    qtbot.addWidget(w)
+    assert w.findChildren(LegendWidget)

@@ -96,6 +96,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.search.textChanged.connect(lambda t: t or self.run_search())
         tb.addWidget(QtWidgets.QLabel(" Search: "))
         tb.addWidget(self.search)
+        from .legend import LegendWidget
+        legend = self.addToolBar("Legend")
+        legend.setMovable(False)
+        legend.addWidget(LegendWidget())
 
     def _build_menus(self):
         f = self.menuBar().addMenu("&File")

@@ -15,6 +15,7 @@ from .layout import LaneLayout  # noqa: E402
 from .timeline import TimelineWidget, format_time  # noqa: E402
 
 STAMP_H = 44
+LEGEND_H = 18  # the legend strip under the timeline
 
 
 def app_instance():
@@ -96,7 +97,7 @@ def save_image(img, out):
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
                       title_files=None, return_geometry=False):
     """Render and save; returns the output path (and the picture's geometry if asked)."""
-    w = make_timeline(model, width, height - STAMP_H, start, stop, expand)
+    w = make_timeline(model, width, height - STAMP_H - LEGEND_H, start, stop, expand)
     geo = geometry(w, STAMP_H) if return_geometry else None
     pix = w.grab()
     img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
@@ -122,6 +123,11 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
                f"view {format_time(a)} – {format_time(b)}   ·   legate_prof {__version__}"
                + (f"   ·   {legion}" if legion else "")
                + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
+    from .legend import paint_legend
+    p.save()
+    p.fillRect(QtCore.QRectF(0, height - LEGEND_H, width, LEGEND_H), QtGui.QColor(246, 246, 246))
+    paint_legend(p, 10, height - LEGEND_H + 2)
+    p.restore()
     for i, m in enumerate(model.markers[:2]):
         p.setPen(QtGui.QColor(255, 120, 120))
         p.drawText(QtCore.QRectF(width // 2, 3 + 19 * i, width // 2 - 10, 20),
