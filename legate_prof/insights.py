@@ -15,7 +15,8 @@ from .kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 from .stats import _fmt_bytes, format_ns
 
 TINY_TASK_MIN_COUNT = 32  # launches from one line before a loop is worth naming
-RUNTIME_BUSY_RATIO = 1.0  # utility busy / application-processor busy that is "confetti"
+RUNTIME_BUSY_RATIO = 1.5  # utility busy / application-processor busy that is "confetti"
+RUNTIME_MIN_TASKS = 100  # and enough launches for it to be the launching, not start-up
 SMALL_COPY_BYTES = 64 << 10
 COPY_BASELINE_MIN = 50
 PARTITION_MIN = 100
@@ -110,7 +111,8 @@ def runtime_overhead(f):
     util = f.group_busy(("utility",))
     app = f.group_busy(APP_PROC_GROUPS)
     metas = f.kind == ItemKind.META
-    if util <= RUNTIME_BUSY_RATIO * max(app, 1) or not np.any(metas):
+    if util <= RUNTIME_BUSY_RATIO * max(app, 1) or not np.any(metas) \
+            or np.count_nonzero(f.app) < RUNTIME_MIN_TASKS:
         return []
     counts = {}
     for p in f.prov[f.app].tolist():

@@ -54,27 +54,35 @@ class ItemKind(IntEnum):
 # Lane groups: (key, display name, short lane prefix, summary colour).
 # Order is the order groups appear under a rank, as in the reference viewer.
 GROUPS = [
-    ("gpu_dev", "GPU Device", "g", "olivedrab"),
-    ("gpu_host", "GPU Host", "g", "orangered"),
-    ("cpu", "CPU", "c", "steelblue"),
-    ("utility", "Utility", "u", "crimson"),
-    ("io", "I/O", "i", "orangered"),
-    ("python", "Python", "p", "olivedrab"),
-    ("openmp", "OpenMP", "o", "orangered"),
-    ("proc_group", "Proc Group", "pg", "orangered"),
-    ("proc_set", "Proc Set", "ps", "orangered"),
-    ("proc_other", "Top Level", "t", "slategray"),
-    ("system", "System", "s", "olivedrab"),
-    ("framebuffer", "Framebuffer", "f", "blue"),
-    ("zerocopy", "Zero-Copy", "z", "crimson"),
-    ("registered", "Registered", "r", "darkmagenta"),
-    ("socket", "Socket", "k", "olivedrab"),
-    ("mem_other", "Other Memory", "m", "gray"),
-    ("arrays", "Arrays", "a", "teal"),
-    ("channel", "Channel", "", "orangered"),
-    ("dp", "DP", "dp", "orangered"),
-    ("ops", "Operations", "op", "slategray"),
+    ("gpu_dev", "gpu dev", "g", "olivedrab"),
+    ("gpu_host", "gpu host", "g", "orangered"),
+    ("cpu", "cpu", "c", "steelblue"),
+    ("utility", "utility", "u", "crimson"),
+    ("io", "io", "i", "orangered"),
+    ("python", "python", "p", "olivedrab"),
+    ("openmp", "omp", "o", "orangered"),
+    ("proc_group", "proc group", "pg", "orangered"),
+    ("proc_set", "proc set", "ps", "orangered"),
+    # legate 26.06 runs the top-level task on an external thread (the reference: "Extern"),
+    # where the guide's pictures show an I/O lane
+    ("proc_other", "io (top level)", "t", "slategray"),
+    ("system", "system", "s", "olivedrab"),
+    ("framebuffer", "framebuffer", "f", "blue"),
+    ("zerocopy", "zerocopy", "z", "crimson"),
+    ("registered", "registered", "r", "darkmagenta"),
+    ("socket", "socket", "k", "olivedrab"),
+    ("mem_other", "memory", "m", "gray"),
+    ("arrays", "arrays", "a", "teal"),
+    ("channel", "chan", "", "orangered"),
+    ("dp", "dp", "dp", "orangered"),
+    ("ops", "operations", "op", "slategray"),
 ]
+# Long names, as the reference's tooltips: "Node 0 CPU 1 Processor(0x1d00000000000003)"
+GROUP_LONG = {"gpu_dev": "GPU", "gpu_host": "GPU", "cpu": "CPU", "utility": "Utility",
+              "io": "IO", "python": "Python", "openmp": "OpenMP", "proc_group": "ProcGroup",
+              "proc_set": "ProcSet", "proc_other": "Extern (top level)", "system": "System",
+              "framebuffer": "Framebuffer", "zerocopy": "Zero-Copy", "registered": "Registered",
+              "socket": "Socket", "mem_other": "Other"}
 GROUP_KEYS = [g[0] for g in GROUPS]
 GROUP_INDEX = {g[0]: i for i, g in enumerate(GROUPS)}
 GROUP_TITLE = {g[0]: g[1] for g in GROUPS}

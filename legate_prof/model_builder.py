@@ -6,7 +6,8 @@ import numpy as np
 
 from .intervals import StepIntegral, stack_rows, subtract_waits, union_sorted
 from .nested_calls import nest_calls
-from .kinds import (DEP_PART_NAMES, GROUP_INDEX, GROUP_KEYS, GROUP_TITLE, GROUPS, MEM_GROUP,
+from .kinds import (DEP_PART_NAMES, GROUP_INDEX, GROUP_KEYS, GROUP_LONG, GROUP_TITLE, GROUPS,
+                    MEM_GROUP,
                     MEM_SHORT, MEMORY_GROUPS, PROC_GROUP, PROCESSOR_GROUPS, ItemKind, MemKind,
                     ProcKind, index_of_mem, index_of_proc, node_of_id)
 from .trace_model import ITEM_COLUMNS, TraceModel
@@ -611,20 +612,22 @@ def _lane_table(lane_tab, n_rows, procs, mems):
     names, titles = [], []
     mem_cap = dict(zip(mems["mem_id"].tolist(), mems["capacity"].tolist()))
     mem_kind = dict(zip(mems["mem_id"].tolist(), mems["kind"].tolist()))
+    seq, prev = 0, None
     for i, (rank, g, ref, ref2) in enumerate(lane_tab.tolist()):
         key = GROUP_KEYS[g]
         title = GROUP_TITLE[key]
+        seq = seq + 1 if prev == (rank, g) else 0  # numbered per kind from 0, as the reference
+        prev = (rank, g)
         if key in PROCESSOR_GROUPS:
-            idx = int(index_of_proc(np.uint64(ref)))
-            short = {"gpu_dev": f"g{idx}d", "gpu_host": f"g{idx}h"}.get(
-                key, f"{GROUPS[g][2]}{idx}")
+            short = {"gpu_dev": f"g{seq}d", "gpu_host": f"g{seq}h"}.get(
+                key, f"{GROUPS[g][2]}{seq}")
             names.append(short)
-            titles.append(f"Rank {rank} {title} {idx}")
+            titles.append(f"Node {rank} {GROUP_LONG[key]} {seq} Processor(0x{ref:x})"
+                          + (" device" if key == "gpu_dev" else ""))
         elif key in MEMORY_GROUPS and key != "arrays":
-            idx = int(index_of_mem(np.uint64(ref)))
             cap[i] = mem_cap.get(ref, 0)
-            names.append(f"{GROUPS[g][2]}{idx}")
-            titles.append(f"Rank {rank} {title} Memory {idx}")
+            names.append(f"{GROUPS[g][2]}{seq}")
+            titles.append(f"Node {rank} {GROUP_LONG[key]} Memory {seq} (0x{ref:x})")
         elif key == "channel":
             d = _mem_short(ref2, mem_kind, rank)
             if ref == 0:
@@ -641,7 +644,7 @@ def _lane_table(lane_tab, n_rows, procs, mems):
             titles.append(f"Rank {rank} Operations (runtime)")
         else:
             names.append(f"dp{rank}")
-            titles.append(f"Rank {rank} Dependent Partitioning")
+            titles.append(f"Node {rank} Dependent Partitioning")
     return {
         "group": lane_tab["group"].astype(np.int16), "rank": lane_tab["rank"].astype(np.int32),
         "ref": lane_tab["ref"].astype(np.uint64), "ref2": lane_tab["ref2"].astype(np.uint64),
@@ -663,11 +666,11 @@ def _mem_long(mem_id, mem_kind):
     k = mem_kind.get(mem_id, 0)
     try:
         kind = MemKind(k)
-        t = GROUP_TITLE.get(MEM_GROUP.get(kind, ""), kind.name.title())
+        t = GROUP_LONG.get(MEM_GROUP.get(kind, ""), kind.name.title())
     except ValueError:
         t = f"Memory kind {k}"
     node = int(node_of_id(np.uint64(mem_id)))
-    return f"Rank {node} {t} {int(index_of_mem(np.uint64(mem_id)))}"
+    return f"Node {node} {t} Memory 0x{int(mem_id):x}"
 
 
 def _match_waits(model, logs, meta_name_ids=None):

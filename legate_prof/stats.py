@@ -19,9 +19,10 @@ def _running_ns(model, idx):
     w = model.waits
     if len(w["item"]) == 0 or len(idx) == 0:
         return dur
-    waited = np.bincount(w["item"], weights=(w["end"] - w["start"]).astype(np.float64),
-                         minlength=model.n_items)
-    return dur - waited[idx].astype(np.int64)
+    span = w["end"].astype(np.float64) - w["start"].astype(np.float64)  # no int64 overflow
+    waited = np.bincount(w["item"], weights=span, minlength=model.n_items)[idx]
+    waited = np.clip(np.nan_to_num(waited), -2.0**62, 2.0**62)  # damaged input stays finite
+    return dur - waited.astype(np.int64)
 
 
 def _timings(inv, n, dur, run):

@@ -22,7 +22,7 @@ def test_synthetic_ranks_merge_with_gpu_and_memory_lanes(synthetic_8):
     assert np.all(np.diff(lanes) >= 0)
     # a copy channel to the next rank exists
     titles = [model.lanes["title"][L] for L in model.lanes_of("channel", 0)]
-    assert any("Rank 1" in t for t in titles), titles
+    assert any("to Node 1" in t for t in titles), titles
 
 
 def test_rows_never_overlap(synthetic_8):
