@@ -299,6 +299,37 @@ def cmd_sql(args):
     return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
 
 
+def _run_files(arg):
+    """A run given as a directory (its legate_*.prof files) or one file."""
+    if os.path.isdir(arg):
+        import glob
+        files = sorted(glob.glob(os.path.join(arg, "legate_*.prof*")))
+        if not files:
+            raise ProfileError(arg, "no legate_*.prof files in this directory")
+        return files
+    return [arg]
+
+
+def cmd_compare(args):
+    from .compare import compare, format_compare
+    a_files, b_files = _run_files(args.a), _run_files(args.b)
+    if args.output:
+        check_output(args.output, a_files + b_files, PICTURE_FORMATS, "picture")
+    a, b = _load(a_files, args), _load(b_files, args)
+    c = compare(a, b)
+    if args.json:
+        json.dump(c, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(format_compare(c, (args.a, args.b)))
+    if args.output:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from .viewer.screenshot import render_comparison
+        render_comparison([a, b], args.output, (args.a, args.b), expand=args.expand)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return EXIT_USER_ERROR if a.errors or b.errors else 0
+
+
 def cmd_insights(args):
     from .insights import find_insights, format_insights
     model = _load(_inputs(args), args)
@@ -367,6 +398,15 @@ def build_parser():
     fmt.add_argument("--csv", action="store_true")
     fmt.add_argument("--json", action="store_true")
     q.set_defaults(func=cmd_sql)
+
+    cm = sub.add_parser("compare", help="what changed between two runs, by source line and "
+                        "lane group (and one picture of both on one time scale)")
+    cm.add_argument("a", help="run A: a directory of legate_*.prof files, or one file")
+    cm.add_argument("b", help="run B")
+    cm.add_argument("--json", action="store_true")
+    cm.add_argument("-o", "--output", help="PNG of both timelines on one time scale")
+    cm.add_argument("--expand", nargs="*", default=[], metavar="KIND", type=_expand_arg)
+    cm.set_defaults(func=cmd_compare, cache=False)
 
     c = sub.add_parser("convert", help="write the merged model as one .lpbundle file")
     c.add_argument("files", nargs="+")

@@ -65,3 +65,19 @@ def copy_of(tmp_path):
         shutil.copy(src, dst)
         return dst
     return copy
+
+
+@pytest.fixture(scope="session")
+def guide_examples(legate_run, tmp_path_factory):
+    """inefficient.py and efficient.py with N scaled down; lines are the guide's."""
+    d = tmp_path_factory.mktemp("examples")
+    runs = {}
+    for name in ("inefficient.py", "efficient.py"):
+        src = (ROOT / "examples" / name).read_text()
+        assert "N = 10_000_000" in src
+        prog = d / name
+        prog.write_text(src.replace("N = 10_000_000", "N = 200_000"))
+        r = legate_run(str(prog))
+        assert r.returncode == 0, r.output[-2000:]
+        runs[name] = (prog, r.profiles)
+    return runs

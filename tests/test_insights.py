@@ -12,23 +12,6 @@ from legate_prof.insights import find_insights
 from legate_prof.loader import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
-N_SMALL = "N = 200_000"
-
-
-@pytest.fixture(scope="module")
-def recorded(legate_run, tmp_path_factory):
-    """inefficient.py and efficient.py with N scaled down; lines are the guide's."""
-    d = tmp_path_factory.mktemp("examples")
-    runs = {}
-    for name in ("inefficient.py", "efficient.py"):
-        src = (ROOT / "examples" / name).read_text()
-        assert "N = 10_000_000" in src
-        prog = d / name
-        prog.write_text(src.replace("N = 10_000_000", N_SMALL))
-        r = legate_run(str(prog))
-        assert r.returncode == 0, r.output[-2000:]
-        runs[name] = (prog, r.profiles)
-    return runs
 
 
 def by_pattern(findings):
@@ -38,8 +21,8 @@ def by_pattern(findings):
     return out
 
 
-def test_inefficient_example_names_the_loop_the_scatter_and_the_temporaries(recorded):
-    prog, profiles = recorded["inefficient.py"]
+def test_inefficient_example_names_the_loop_the_scatter_and_the_temporaries(guide_examples):
+    prog, profiles = guide_examples["inefficient.py"]
     found = by_pattern(find_insights(load_profile(profiles)))
     line = lambda n: f"{prog}:{n}"  # noqa: E731
     (loop,) = found["tiny_tasks"]
@@ -58,15 +41,15 @@ def test_inefficient_example_names_the_loop_the_scatter_and_the_temporaries(reco
     assert costs == sorted(costs, reverse=True)
 
 
-def test_efficient_example_has_no_tiny_task_finding(recorded):
-    _, profiles = recorded["efficient.py"]
+def test_efficient_example_has_no_tiny_task_finding(guide_examples):
+    _, profiles = guide_examples["efficient.py"]
     found = by_pattern(find_insights(load_profile(profiles)))
     assert "tiny_tasks" not in found and "runtime_overhead" not in found
     assert "advanced_indexing" not in found
 
 
-def test_insights_json_schema(recorded):
-    _, profiles = recorded["inefficient.py"]
+def test_insights_json_schema(guide_examples):
+    _, profiles = guide_examples["inefficient.py"]
     p = subprocess.run([sys.executable, "-m", "legate_prof", "insights", "--json", *profiles],
                        capture_output=True, text=True, env=dict(os.environ))
     assert p.returncode == 0, p.stderr

@@ -25,7 +25,7 @@ def app_instance():
     return app
 
 
-def make_timeline(model, width, height, start=None, stop=None, expand=None):
+def make_timeline(model, width, height, start=None, stop=None, expand=None, extent=None):
     """A TimelineWidget sized and ranged as asked, ready to grab."""
     app_instance()
     layout = LaneLayout.default(model, expand_kinds=expand or None)
@@ -36,6 +36,8 @@ def make_timeline(model, width, height, start=None, stop=None, expand=None):
     w.resize(width, height)
     w.show()
     QtWidgets.QApplication.processEvents()
+    if extent is not None:
+        w.set_extent(*extent)
     t0, t1 = model.time_range()
     w.set_time_range(t0 if start is None else start, t1 if stop is None else stop)
     w.cursor.hide()
@@ -148,3 +150,40 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     w.close()
     w.deleteLater()
     return (out, geo) if return_geometry else out
+
+
+def render_comparison(models, out, names, width=1600, height=1200, expand=None):
+    """Two (or more) runs stacked on one time scale, each under a band naming it."""
+    t1 = max(m.time_range()[1] for m in models)
+    band = 24
+    each = (height - LEGEND_H) // len(models) - band
+    img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
+    img.fill(QtGui.QColor(255, 255, 255))
+    p = QtGui.QPainter(img)
+    try:
+        y = 0
+        for m, name in zip(models, names):
+            w = make_timeline(m, width, each, 0, t1, expand, extent=(0, t1))
+            pix = w.grab()
+            p.fillRect(QtCore.QRectF(0, y, width, band), QtGui.QColor(38, 50, 72))
+            f = QtGui.QFont(p.font())
+            f.setPointSizeF(10)
+            f.setBold(True)
+            p.setFont(f)
+            p.setPen(QtGui.QColor(255, 255, 255))
+            p.drawText(QtCore.QRectF(10, y + 3, width - 20, band - 4),
+                       int(QtCore.Qt.AlignmentFlag.AlignLeft),
+                       f"{name}   —   {m.n_ranks} rank(s), {m.n_items:,} items, "
+                       f"0 – {format_time(t1)}")
+            p.drawPixmap(0, y + band, pix)
+            w.close()
+            w.deleteLater()
+            y += band + each
+        from .legend import paint_legend
+        p.fillRect(QtCore.QRectF(0, height - LEGEND_H, width, LEGEND_H),
+                   QtGui.QColor(246, 246, 246))
+        paint_legend(p, 10, height - LEGEND_H + 2)
+    finally:
+        p.end()
+    save_image(img, str(out))
+    return str(out)

@@ -645,8 +645,13 @@ class TimelineWidget(pg.PlotWidget):
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
 
     # ---- view range ---------------------------------------------------------------------
+    def set_extent(self, t0, t1):
+        """Allow panning over [t0, t1] even beyond this run (runs compared on one scale)."""
+        self._extent = (t0, t1)
+        self._apply_limits()
+
     def _apply_limits(self):
-        t0, t1 = self.model.time_range()
+        t0, t1 = getattr(self, "_extent", None) or self.model.time_range()
         pad = (t1 - t0) * 0.05
         self.vb.setLimits(xMin=t0 - pad, xMax=t1 + pad, minXRange=50, yMin=0,
                           yMax=max(self.lane_layout.height, 1))
