@@ -230,6 +230,10 @@ def cmd_record(args):
     logdir = next((extra[i + 1] for i, a in enumerate(extra[:prog_at])
                    if a == "--logdir" and i + 1 < prog_at), ".")
     before = {p: os.path.getmtime(p) for p in _profiles_in(logdir)}
+    no_report = "--no-report" in extra[:prog_at]
+    if no_report:
+        extra.remove("--no-report")
+        prog_at -= 1
     rc = subprocess.call(cmd + extra, env=legate_env())
     written = [p for p in _profiles_in(logdir) if before.get(p) != os.path.getmtime(p)]
     if rc != 0:
@@ -237,6 +241,13 @@ def cmd_record(args):
                 if written else "; no profile was written")
         print(f"legate_prof: error: legate exited with status {rc}{note}", file=sys.stderr)
         return rc if 0 < rc < 128 else EXIT_USER_ERROR
+    if written and not no_report:  # the guide: legate_prof/index.html beside the logs
+        try:
+            return cmd_report(argparse.Namespace(files=written, log=None, cache=False,
+                                                 output=os.path.join(logdir, "legate_prof")))
+        except ProfileError as e:
+            print(f"legate_prof: error: report: {e}", file=sys.stderr)
+            return EXIT_USER_ERROR
     return 0
 
 
@@ -330,6 +341,27 @@ def cmd_compare(args):
     return EXIT_USER_ERROR if a.errors or b.errors else 0
 
 
+def cmd_report(args):
+    files = _inputs(args)
+    out = os.path.abspath(args.output)
+    for f in files:
+        if os.path.realpath(f).startswith(os.path.realpath(out) + os.sep):
+            raise ProfileError(out, "holds an input; write the report to another folder")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ProfileError(out, "is a file; the report is a folder")
+    from .report import is_report
+    if os.path.isdir(out) and not is_report(out):
+        raise ProfileError(out, "exists and is not a legate_prof report; choose another "
+                                "folder with -o")
+    check_output(os.path.join(out, "index.html"), files, None, "report") \
+        if os.path.isdir(out) else check_output(out, files, None, "report")
+    model = _load(files, args)
+    from .report import write_report
+    path = write_report(model, out, title_files=args.files)
+    print(f"wrote {path}")
+    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+
+
 def cmd_insights(args):
     from .insights import find_insights, format_insights
     model = _load(_inputs(args), args)
@@ -407,6 +439,13 @@ def build_parser():
     cm.add_argument("-o", "--output", help="PNG of both timelines on one time scale")
     cm.add_argument("--expand", nargs="*", default=[], metavar="KIND", type=_expand_arg)
     cm.set_defaults(func=cmd_compare, cache=False)
+
+    rp = sub.add_parser("report", help="an offline HTML report (index.html + pictures) in a "
+                        "folder: findings, statistics, timeline pictures")
+    rp.add_argument("files", nargs="+")
+    rp.add_argument("-o", "--output", default="legate_prof", help="folder (default legate_prof)")
+    rp.add_argument("--log", help="legate's console output, to explain an out-of-memory failure")
+    rp.set_defaults(func=cmd_report)
 
     c = sub.add_parser("convert", help="write the merged model as one .lpbundle file")
     c.add_argument("files", nargs="+")

@@ -68,6 +68,7 @@ def test_record_without_a_driver_adds_gpus_0_and_reports_a_failed_run(tmp_path):
                        capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "--gpus 0" in p.stderr and (tmp_path / "legate_0.prof").exists()
+    assert (tmp_path / "legate_prof" / "index.html").exists()  # the guide's report, beside
     bad = tmp_path / "bad.py"
     bad.write_text("raise SystemExit(3)\n")
     d = tmp_path / "bad"
