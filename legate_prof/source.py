@@ -13,8 +13,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .kinds import GROUP_KEYS, GROUPS, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind, MemKind
+from .kinds import GROUP_COLOR, GROUP_KEYS, GROUPS, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind, MemKind
 from .kinds import index_of_mem, node_of_id
+
+GROUP_ORDER = tuple(GROUP_KEYS)  # display order of lane groups under a rank
+GROUP_COLORS = dict(GROUP_COLOR)  # summary colour per lane group
 
 MIN_PX = 3.0  # items narrower than this many pixels merge into gray bands
 LABEL_MIN_PX = 30.0  # boxes and bands at least this wide carry a label
@@ -78,6 +81,8 @@ class ProfileInfo:
     sources: tuple  # input paths
     markers: tuple  # dicts: time, rank, kind, title, fields
     n_items: int
+    legion_version: str = ""
+    timeline_missing: str = ""  # why there is no Legion timeline (a crashed run), or ""
 
 
 @dataclass
@@ -102,6 +107,7 @@ class TileRow:
     piece_x1: np.ndarray
     piece_state: np.ndarray
     piece_item: np.ndarray
+    piece_name: np.ndarray = None  # colour key of each piece (its item's name id)
 
 
 RUNNING, READY, WAITING = 0, 1, 2
@@ -144,6 +150,12 @@ class Field:
     text: str
     value: object = None
     link: tuple | None = None
+
+
+def format_time(ns):
+    """Times on axes and in the status bar (as ``stats`` prints them)."""
+    from .stats import format_ns
+    return format_ns(ns)
 
 
 def format_ns_us(ns):
@@ -246,7 +258,25 @@ class ProfileSource:
             ranks=tuple(sorted(set(rank))), groups=tuple(groups), lanes=tuple(lanes),
             time_range=tuple(m.time_range()), warnings=tuple(str(w) for w in m.warnings),
             errors=tuple(getattr(m, "errors", ()) or ()), sources=tuple(m.sources),
-            markers=tuple(m.markers), n_items=m.n_items)
+            markers=tuple(m.markers), n_items=m.n_items,
+            timeline_missing=self._why_missing(group),
+            legion_version=next((r["legion_version"] for r in m.ranks
+                                 if r.get("legion_version")), ""))
+
+    def _why_missing(self, groups):
+        """A run seen only through the runtime's event stream has no processor lanes:
+        Legion writes its own log at shutdown, which a crashed run never reaches."""
+        if any(g in PROCESSOR_GROUPS for g in groups):
+            return ""
+        errs = list(getattr(self._m, "errors", ()) or ())
+        marks = [mk.get("title", "") for mk in self._m.markers if mk.get("title")]
+        why = "no Legion Prof log was read (Legion writes it at shutdown, which a crashed " \
+              "run never reaches); shown: the runtime's event stream"
+        if marks:
+            why += f"; the run ended with: {marks[0]}"
+        elif errs:
+            why += f"; {errs[0]}"
+        return why
 
     @staticmethod
     def _mem_group(kind):
@@ -285,7 +315,7 @@ class ProfileSource:
                 box_name=names[dr.box_item].astype(np.int64),
                 band_x0=dr.band_x0, band_x1=dr.band_x1, band_count=dr.band_count,
                 band_first=dr.band_first, piece_x0=p0, piece_x1=p1, piece_state=ps,
-                piece_item=pi))
+                piece_item=pi, piece_name=names[pi].astype(np.int64)))
             for j in np.flatnonzero(np.minimum(dr.box_x1, width_px) -
                                     np.maximum(dr.box_x0, 0.0) >= LABEL_MIN_PX)[:500].tolist():
                 labels.append((dr.row, float(dr.box_x0[j]), float(dr.box_x1[j]),
@@ -344,9 +374,14 @@ class ProfileSource:
         Boxes win over bands; among boxes the one drawn last (topmost) wins.  Bands report
         their extent in time from the items they hold.
         """
-        tile = self._last_tiles.get(int(lane))
+        return self.hit_tile(self._last_tiles.get(int(lane)), row, x_px)
+
+    def hit_tile(self, tile, row, x_px) -> Hit | None:
+        """What ``tile`` shows at pixel column ``x_px`` of ``row`` (for callers that keep
+        their own tiles, such as the viewer's cache: the tile drawn is the tile asked)."""
         if tile is None:
             return None
+        lane = tile.lane
         for tr in tile.rows:
             if tr.row != row:
                 continue
@@ -371,6 +406,17 @@ class ProfileSource:
     def item_lane(self, i):
         return int(self._m.items["lane"][i]), int(self._m.items["row"][i])
 
+    def lane_item_range(self, lane):
+        """Item ids of a lane are the contiguous range [lo, hi) (items sorted by lane)."""
+        return self._m.lane_range(int(lane))
+
+    def items_columns(self, ids) -> dict:
+        """start, stop, row, name id of many items at once (arrays)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        it = self._m.items
+        return {"start": it["start"][ids], "stop": it["stop"][ids],
+                "row": it["row"][ids].astype(np.int64), "name": it["name"][ids].astype(np.int64)}
+
     def item_title(self, i) -> str:
         return self._m.item_title(int(i))
 
@@ -393,6 +439,7 @@ class ProfileSource:
             out.append(Field("Operation", str(d["op_id"]), d["op_id"], ("op", d["op_id"])))
         out.append(Field("Lane", f"{lanes[lane].short} — {lanes[lane].long}", lane,
                          ("lane", lane)))
+        out.append(Field("Rank", str(lanes[lane].rank), lanes[lane].rank))
         if "provenance" in d:
             out.append(Field("Provenance", d["provenance"], d["provenance"],
                              ("provenance", d["provenance"])))
@@ -434,6 +481,18 @@ class ProfileSource:
         return [x.lane for x in self.info().lanes if q in x.short.lower() or q in x.long.lower()]
 
 
+def open_profile(paths, progress=None) -> ProfileSource:
+    """Read profiles (logs, runtime streams, bundles) into a source; bad input raises
+    ``ProfileError`` naming the file."""
+    from .loader import load_profile
+    return as_source(load_profile([str(p) for p in paths], progress=progress))
+
+
+def as_source(obj) -> ProfileSource:
+    """``obj`` if it is a ``ProfileSource``, else a new one over the model ``obj``."""
+    return obj if isinstance(obj, ProfileSource) else ProfileSource(obj)
+
+
 def _natural(s):
     import re
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
@@ -447,6 +506,6 @@ def _format_bytes(n):
     return f"{n:,} bytes"
 
 
-__all__ = ["ProfileSource", "ProfileInfo", "GroupInfo", "LaneInfo", "LaneTile", "TileRow",
+__all__ = ["ProfileSource", "as_source", "open_profile", "ProfileInfo", "GroupInfo", "LaneInfo", "LaneTile", "TileRow",
            "Hit", "Field", "MIN_PX", "LABEL_MIN_PX", "RUNNING", "READY", "WAITING",
-           "STATE_NAMES", "format_ns_us", "ItemKind"]
+           "STATE_NAMES", "format_ns_us", "format_time", "GROUP_ORDER", "GROUP_COLORS", "ItemKind"]

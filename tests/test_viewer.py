@@ -183,8 +183,8 @@ def test_search_highlights_lists_and_jumps(window, qtbot):
     window._jump(item)
     i = item.data(QtCore.Qt.ItemDataRole.UserRole)
     a, b = window.timeline.time_range()
-    m = window.model
-    assert a <= m.items["start"][i] and m.items["stop"][i] <= b
+    s, e = window.source.item_extent(i)
+    assert a <= s and e <= b
     assert window.timeline.item.selected == i
     assert window.details.table.item(0, 1).text().startswith("add_task")
     window.search.clear()
@@ -193,14 +193,17 @@ def test_search_highlights_lists_and_jumps(window, qtbot):
 
 def test_click_pins_details(window, qtbot):
     tl = window.timeline
-    m = window.model
-    fill = m.names.index("fill_task")
-    i = int(np.flatnonzero((m.items["name"] == fill) & (m.items["kind"] == ItemKind.TASK))[0])
+    src = window.source
+    i = next(int(j) for j in src.search("fill_task")
+             if src.item_title(j).startswith("fill_task")
+             and {f.label: f.text for f in src.item_details(j)}["Kind"] == "task")
     tl.show_item(i)
     qtbot.wait(50)
-    e = tl.lane_layout.find_lane(int(m.items["lane"][i]))
-    t = (int(m.items["start"][i]) + int(m.items["stop"][i])) / 2
-    y = e.y + int(m.items["row"][i]) + 0.5
+    lane, row = src.item_lane(i)
+    e = tl.lane_layout.find_lane(lane)
+    s0, s1 = src.item_extent(i)
+    t = (s0 + s1) / 2
+    y = e.y + (row + 0.5) * e.row_h
     scene = tl.vb.mapViewToScene(QtCore.QPointF(t, y))
     pos = tl.mapFromScene(scene)
     qtbot.mouseClick(tl.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
