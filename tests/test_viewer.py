@@ -326,3 +326,119 @@ def test_missing_x_libraries_become_one_sentence(monkeypatch):
     assert "libxcb-icccm.so.4 is missing" in msg and "apt install" in msg
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     assert window_problem() is None
+
+
+# ---- the viewer reads only through the query API -----------------------------------------
+
+def test_viewer_imports_nothing_of_the_model_but_the_api():
+    """viewer/*.py import from legate_prof only: source (the API), errors, and the version."""
+    import ast
+    from pathlib import Path
+    allowed = {"legate_prof", "legate_prof.source", "legate_prof.errors"}
+    bad = []
+    for f in sorted((Path(__file__).resolve().parents[1] / "viewer").glob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                    and node.module.startswith("legate_prof"):
+                mod = node.module
+            elif isinstance(node, ast.Import):
+                mods = [a.name for a in node.names if a.name.startswith("legate_prof")]
+                mod = mods[0] if mods else None
+            else:
+                continue
+            if mod and mod not in allowed:
+                bad.append(f"{f.name}: {mod}")
+            if mod == "legate_prof" and isinstance(node, ast.ImportFrom):
+                names = {a.name for a in node.names}
+                if names - {"__version__"}:
+                    bad.append(f"{f.name}: legate_prof {names}")
+    assert not bad, bad
+
+
+def test_clicks_agree_with_the_drawn_tile_at_several_zooms(sample_profile):
+    """Over every pixel column of every expanded lane at several zooms, the widget's hit
+    test names the box or band the drawn tile has there."""
+    from legate_prof.source import as_source
+    from legate_prof.viewer.screenshot import make_timeline
+    src = as_source(load_profile([sample_profile]))
+    w = make_timeline(src, 1200, 700)
+    T0, T1 = src.info().time_range
+    checked = agree = 0
+    for zoom in (1, 4, 20, 80):
+        c = T0 + (T1 - T0) * 0.7
+        w.set_time_range(c - (T1 - T0) / zoom / 2, c + (T1 - T0) / zoom / 2)
+        w.item.refresh()
+        w.repaint()
+        QtCore.QCoreApplication.processEvents()
+        a, b = w.time_range()
+        for e in [e for e in w.lane_layout.entries if e.kind == "lane"]:
+            cached = w.item._lane_cache.get(e.lane)
+            if cached is None:
+                continue
+            tile = cached[3]
+            for r in tile.rows:
+                for t in np.linspace(a, b, 400):
+                    x = (t - tile.t0) / tile.ns_per_px
+                    hit, _ = w.item.hit(t, e.y + (r.row + 0.5) * e.row_h)
+                    box = np.flatnonzero((r.box_x0 <= x) & (x < r.box_x1))
+                    band = np.flatnonzero((r.band_x0 <= x) & (x < r.band_x1))
+                    if len(box):
+                        ok = hit == ("item", int(r.box_item[box[-1]]))
+                    elif len(band):
+                        ok = hit is not None and hit[0] == "band" and \
+                            hit[1][2] == int(r.band_count[band[0]])
+                    else:
+                        ok = hit is None
+                    checked += 1
+                    agree += ok
+    w.close()
+    assert checked > 5000 and agree == checked
+
+
+def test_an_exception_while_painting_is_reported_once_and_the_rest_renders(
+        sample_profile, tmp_path, capsys):
+    from legate_prof.source import ProfileSource
+    from legate_prof.viewer.screenshot import render_screenshot
+
+    class Broken(ProfileSource):
+        def lane_tile(self, *a, **k):
+            raise RuntimeError("boom")
+
+    src = Broken(load_profile([sample_profile]))
+    out, geo = render_screenshot(src, tmp_path / "b.png", return_geometry=True)
+    err = capsys.readouterr().err
+    assert err.count("RuntimeError: boom") == 1
+    img = QtGui.QImage(out)
+    # utilization rows still painted: some coloured pixel inside the cpu summary row
+    ya, yb = geo["summaries"][(0, "cpu")]
+    xs = range(int(geo["x_left"]) + 40, int(geo["x_right"]) - 5, 3)
+    colours = {img.pixel(x, int((ya + yb) / 2 + 6)) for x in xs}
+    assert len(colours) > 2
+
+
+@pytest.mark.parametrize("size", [(100_000, 100_000), (0, 500), (500, -3)])
+def test_impossible_image_sizes_are_refused_before_drawing(sample_profile, tmp_path, size):
+    from legate_prof.errors import ProfileError
+    from legate_prof.viewer.screenshot import render_screenshot
+    model = load_profile([sample_profile])
+    with pytest.raises(ProfileError, match="image size"):
+        render_screenshot(model, tmp_path / "x.png", width=size[0], height=size[1])
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_screenshot_grows_to_fit_and_labels_every_group(tmp_path):
+    from pathlib import Path
+    from legate_prof.source import as_source
+    from legate_prof.viewer.screenshot import render_screenshot
+    ex = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"
+    src = as_source(load_profile([str(ex)]))
+    groups = sorted({g.group for g in src.info().groups})
+    out, geo = render_screenshot(src, tmp_path / "all.png", expand=groups, height=500,
+                                 return_geometry=True)
+    img = QtGui.QImage(out)
+    assert img.height() >= 500
+    for g in src.info().groups:  # every group's row lies inside the picture
+        ya, yb = geo["summaries"][(g.rank, g.group)]
+        assert 0 <= ya < yb <= img.height()
+    for lane, (ya, yb, _rows) in geo["lanes"].items():
+        assert yb <= img.height() and yb - ya <= 12 * 18  # packed memory lanes stay bounded

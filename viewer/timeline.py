@@ -228,10 +228,12 @@ class TimelineItem(pg.GraphicsObject):
     def _report(self, exc, where):
         """Record a painting error once (and say it once on stderr)."""
         import sys
-        msg = f"{where}: {type(exc).__name__}: {exc}"
-        if msg not in self.paint_errors:
+        what = f"{type(exc).__name__}: {exc}"
+        if not any(m.endswith(what) for m in self.paint_errors):
+            msg = f"{where}: {what}"
             self.paint_errors.append(msg)
-            print(f"legate_prof: error while {msg} (the rest is still drawn)", file=sys.stderr)
+            print(f"legate_prof: error while painting {msg} (the rest is still drawn)",
+                  file=sys.stderr)
 
     def _continue(self):
         self._cache_key = None
