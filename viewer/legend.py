@@ -1,56 +1,54 @@
-"""The legend of the timeline's visual language, drawn the same in the window and in pictures.
-
-Shades of one task colour for running / ready / waiting (the reference's 100 / 45 / 15 %), the
-gray of merged items too small to draw, and the fill of memory in use.
-"""
+"""The legend: what the shades, gray bands and fills mean (window status bar and PNGs)."""
 
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .colors import ALPHA_READY, ALPHA_RUNNING, ALPHA_WAITING, GRAY, blend_with_white, group_color
+from .colors import ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color
 
-SAMPLE = QtGui.QColor(70, 130, 180)  # steelblue: any task colour would do
+_BASE = QtGui.QColor(70, 130, 180)  # a task colour to show the three states on
 
 
 def legend_entries():
-    mem = QtGui.QColor(group_color("framebuffer"))
-    mem.setAlpha(90)
-    return [("running", blend_with_white(SAMPLE, ALPHA_RUNNING)),
-            ("ready (45 %)", blend_with_white(SAMPLE, ALPHA_READY)),
-            ("waiting, or in a call it made (15 %)", blend_with_white(SAMPLE, ALPHA_WAITING)),
-            ("merged: too small to draw (count)", GRAY),
-            ("utilization / memory in use", mem)]
+    """(swatch colour, text) in reading order."""
+    return [
+        (_BASE, "running"),
+        (blend_with_white(_BASE, ALPHA_READY), "ready"),
+        (blend_with_white(_BASE, ALPHA_WAITING), "waiting"),
+        (GRAY, "merged (too small to draw; count)"),
+        (blend_with_white(group_color("system"), 0.3), "memory / utilization fill"),
+    ]
 
 
-def paint_legend(p: QtGui.QPainter, x: float, y: float, text_color=QtGui.QColor(30, 30, 30),
-                 height: float = 14.0) -> float:
-    """Swatches and words left to right from (x, y); returns the x where it ended."""
-    f = QtGui.QFont(p.font())
-    f.setPointSizeF(8.5)
-    p.setFont(f)
-    fm = QtGui.QFontMetricsF(f)
-    for label, color in legend_entries():
-        p.fillRect(QtCore.QRectF(x, y + 2, 18, height - 4), color)
-        p.setPen(QtGui.QColor(110, 110, 110))
-        p.drawRect(QtCore.QRectF(x, y + 2, 18, height - 4))
-        p.setPen(text_color)
-        p.drawText(QtCore.QPointF(x + 23, y + height - 3), label)
-        x += 23 + fm.horizontalAdvance(label) + 16
-    return x
+def paint_legend(p: QtGui.QPainter, x: float, y: float, h: float = 14.0, color=None) -> float:
+    """Paint the legend in one line from (x, y); returns its width."""
+    fm = QtGui.QFontMetrics(p.font())
+    x0 = x
+    for swatch, text in legend_entries():
+        p.fillRect(QtCore.QRectF(x, y + 2, h - 4, h - 4), swatch)
+        p.setPen(QtGui.QColor(120, 120, 120))
+        p.drawRect(QtCore.QRectF(x, y + 2, h - 4, h - 4))
+        p.setPen(color or QtGui.QColor(30, 30, 30))
+        p.drawText(QtCore.QRectF(x + h, y, fm.horizontalAdvance(text) + 4, h),
+                   int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+        x += h + fm.horizontalAdvance(text) + 14
+    return x - x0
 
 
 class LegendWidget(QtWidgets.QWidget):
-    """The legend as a toolbar widget."""
+    """The legend as a status-bar widget."""
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setMinimumHeight(20)
-        self.setMinimumWidth(760)
+    def sizeHint(self):
+        img = QtGui.QImage(1, 1, QtGui.QImage.Format.Format_RGB32)
+        p = QtGui.QPainter(img)
+        p.setFont(self.font())
+        w = paint_legend(p, 0, 0)
+        p.end()
+        return QtCore.QSize(int(w) + 8, 18)
 
-    def paintEvent(self, ev):  # noqa: N802 - Qt's name
+    def paintEvent(self, ev):
         p = QtGui.QPainter(self)
         try:
-            paint_legend(p, 6, 3)
+            paint_legend(p, 4, 2)
         finally:
             p.end()

@@ -8,7 +8,6 @@ its utilization in pixel bins, and everything is painted in device coordinates w
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
@@ -16,20 +15,27 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 from pyqtgraph.Qt import internals
 
-from legate_prof.stats import format_ns
-from legate_prof.trace_model import DrawRow
+from legate_prof.source import MIN_PX, READY, WAITING, as_source
+from legate_prof.source import format_time
 
 from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
                      name_color)
 from .layout import ROW_H, LaneLayout
 
 ROW_PX = 18  # pixels per row unit at the default vertical scale
-GRID_MIN_PX = 4  # items narrower than 4 grid cells (2-4 view pixels) merge into gray bands
 LABEL_MIN_PX = 48
 MAX_LABELS = 400
 
 
-format_time = format_ns  # the viewer shows times as the stats do, with µs
+class ViewRow:
+    """One tile row mapped to view pixels (boxes, bands and the ready/waiting pieces)."""
+
+    __slots__ = ("row", "box_x0", "box_x1", "box_item", "box_name", "band_x0", "band_x1",
+                 "band_count", "piece_x0", "piece_x1", "piece_state", "piece_name")
+
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
 
 
 class TimeAxis(pg.AxisItem):
@@ -100,18 +106,19 @@ class TimelineItem(pg.GraphicsObject):
 
     def __init__(self, model, layout: LaneLayout):
         super().__init__()
-        self.model = model
+        self.source = as_source(model)
         self.layout = layout
+        self.paint_errors = []  # messages of exceptions caught while painting (each once)
         self.batch = RectBatch()
         self.selected = None  # item index
         self.matches = None  # sorted item indices of the current search
-        self.t_range = model.time_range()
+        self.t_range = self.source.info().time_range
         self.last_stats = {}
         self._cache_key = None
         self._cache_img = None
         self._summary_cache = {}  # (rank, group) -> (bin_ns, first bin, values, generation)
         self._summary_img = {}  # (rank, group) -> (key, QImage of the strip, its scale)
-        self._lane_cache = {}  # lane -> (grid ns, first cell, end cell, [DrawRow], generation)
+        self._lane_cache = {}  # lane -> (grid ns, first cell, end cell, LaneTile, generation)
         # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
         # shows the previous resolution's data elsewhere and asks for another frame.
         # None = compute everything now (screenshots, tests).
@@ -133,7 +140,14 @@ class TimelineItem(pg.GraphicsObject):
     # ---- painting -----------------------------------------------------------------------
     def paint(self, p, *args):
         """Paint the view; an unchanged view (cursor moves, hover, expose) reuses the last
-        picture, so only a new time range or lane layout pays for the queries."""
+        picture, so only a new time range or lane layout pays for the queries.  An exception
+        is reported once and never escapes into Qt (which would abort the process)."""
+        try:
+            self._paint(p)
+        except Exception as e:  # noqa: BLE001
+            self._report(e, "painting")
+
+    def _paint(self, p):
         vb = self.getViewBox()
         if vb is None:
             return
@@ -148,7 +162,7 @@ class TimelineItem(pg.GraphicsObject):
         width = max(int(round(px_right - px_left)), 1)
         height = max(int(round(bottom - top)), 1)
         key = (x0, x1, y0, y1, width, height, sx, sy, id(self.layout.entries), self.selected,
-               id(self.matches), len(self.model.markers))
+               id(self.matches), len(self.source.info().markers))
         if key != self._cache_key:
             img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
             img.fill(QtCore.Qt.GlobalColor.transparent)
@@ -157,8 +171,8 @@ class TimelineItem(pg.GraphicsObject):
             q.translate(-px_left, -top)
             try:
                 self._paint_view(q, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width)
-            except Exception as e:  # noqa: BLE001 - an exception leaving paint() kills Qt
-                self._paint_failed(q, e, px_left, top, width)
+            except Exception as e:  # noqa: BLE001 - a bug in painting must not kill the app
+                self._report(e, "painting the view")
             finally:
                 q.end()  # a painter left active on the image would crash the blit below
             self._cache_key, self._cache_img = key, img
@@ -166,16 +180,6 @@ class TimelineItem(pg.GraphicsObject):
         p.resetTransform()
         p.drawImage(QtCore.QPointF(px_left, top), self._cache_img)
         p.restore()
-
-    def _paint_failed(self, p, e, px_left, top, width):
-        """Say once on stderr what failed, and in the picture, instead of dying in paint."""
-        msg = f"could not draw this view ({type(e).__name__}: {e})"
-        if msg != getattr(self, "_paint_error", None):
-            self._paint_error = msg
-            print(f"legate_prof: error: {msg}", file=sys.stderr)
-        p.setPen(QtGui.QColor(200, 30, 30))
-        p.drawText(QtCore.QRectF(px_left + 10, top + 10, max(width - 20, 10), 40),
-                   int(QtCore.Qt.AlignmentFlag.AlignLeft), msg)
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
         self._deadline = time.perf_counter() + (self.budget_s or 0.0)
@@ -191,20 +195,45 @@ class TimelineItem(pg.GraphicsObject):
         for e in self.layout.visible(y0, y1):
             top = sy * e.y + dy
             h = sy * e.height
-            if e.kind == "header":
-                p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(235, 238, 245))
-                continue
-            if e.kind == "summary":
-                self._paint_summary(p, e, x0, x1, px_left, width, top, h)
-                continue
-            n_rects += self._collect_lane(e, x0, x1, px_left, width, top, sy, batches, labels)
-        self._flush(p, batches)
-        self._paint_labels(p, labels)
-        self._paint_selection(p, x0, x1, px_left, width, sx, dx, sy, dy)
-        self._paint_markers(p, px_left, width, sx, dx, sy, dy, y0, y1)
+            try:
+                if e.kind == "header":
+                    p.fillRect(QtCore.QRectF(px_left, top, width, h),
+                               QtGui.QColor(235, 238, 245))
+                elif e.kind == "summary":
+                    self._paint_summary(p, e, x0, x1, px_left, width, top, h)
+                else:
+                    n_rects += self._collect_lane(e, x0, x1, px_left, width, top, sy,
+                                                  batches, labels)
+            except Exception as exc:  # noqa: BLE001 - one bad row must not blank the rest
+                self._report(exc, f"row {e.label!r}")
+        for step in (lambda: self._flush(p, batches), lambda: self._paint_labels(p, labels),
+                     lambda: self._paint_selection(p, x0, x1, px_left, width, sx, dx, sy, dy),
+                     lambda: self._paint_markers(p, px_left, width, sx, dx, sy, dy, y0, y1)):
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001
+                self._report(exc, "painting")
+        if self.paint_errors:
+            fm = QtGui.QFontMetrics(p.font())
+            text = f"rendering error (the rest is shown): {self.paint_errors[0]}"
+            box = QtCore.QRectF(px_left + 4, sy * y0 + dy + 2, fm.horizontalAdvance(text) + 8,
+                                fm.height() + 4)
+            p.fillRect(box, QtGui.QColor(255, 235, 235))
+            p.setPen(QtGui.QColor(180, 0, 0))
+            p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
         self.last_stats = {"rects": n_rects, "width": width, "pending": self._pending}
         if self._pending:  # some rows still show the previous resolution: another frame
             QtCore.QTimer.singleShot(0, self._continue)
+
+    def _report(self, exc, where):
+        """Record a painting error once (and say it once on stderr)."""
+        import sys
+        what = f"{type(exc).__name__}: {exc}"
+        if not any(m.endswith(what) for m in self.paint_errors):
+            msg = f"{where}: {what}"
+            self.paint_errors.append(msg)
+            print(f"legate_prof: error while painting {msg} (the rest is still drawn)",
+                  file=sys.stderr)
 
     def _continue(self):
         self._cache_key = None
@@ -247,7 +276,28 @@ class TimelineItem(pg.GraphicsObject):
             # times) until a later frame has time to redraw it crisp
             target = QtCore.QRectF(x_img, top, img.width() * scale / drawn_scale, img.height())
             p.drawImage(target, img, QtCore.QRectF(img.rect()))
+        self._paint_scale(p, px_left, width, top, h)
         p.restore()
+
+    def _paint_scale(self, p, px_left, width, top, h):
+        """0 / 50 / 100 % marks on a utilization row, so "~74 %" can be read off."""
+        if h < 12:
+            return
+        pen = QtGui.QPen(QtGui.QColor(170, 170, 170))
+        pen.setStyle(QtCore.Qt.PenStyle.DotLine)
+        p.setPen(pen)
+        right = px_left + width
+        for u in (0.5, 1.0):
+            y = top + h - 2 - u * (h - 5)
+            p.drawLine(QtCore.QPointF(px_left, y), QtCore.QPointF(right, y))
+        f = QtGui.QFont(p.font())
+        f.setPointSizeF(6.5)
+        p.setFont(f)
+        p.setPen(QtGui.QColor(90, 90, 90))
+        for u, text in ((1.0, "100%"), (0.5, "50%"), (0.0, "0")):
+            y = top + h - 2 - u * (h - 5)
+            p.drawText(QtCore.QRectF(px_left + 2, y - 6, 30, 12),
+                       int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
 
     def refresh(self):
         """Treat every cached row as stale: they are recomputed (time-sliced if a budget is
@@ -309,7 +359,7 @@ class TimelineItem(pg.GraphicsObject):
             return hit[:3] if usable else None
         n = hi - lo
         a, b = lo - n // 2, hi + n // 2
-        vals = self.model.utilization(e.group, e.rank, a * bin_ns, b * bin_ns, b - a)
+        vals = self.source.summary_tile(e.group, e.rank, a * bin_ns, b * bin_ns, b - a)
         self._summary_cache[key] = (bin_ns, a, vals, self._generation)
         return bin_ns, a, vals
 
@@ -334,28 +384,32 @@ class TimelineItem(pg.GraphicsObject):
             else:
                 n = hi - lo
                 a, b = lo - n // 2, hi + n // 2
-                rows = self.model.draw_list(lane, a * res, b * res, b - a, min_px=GRID_MIN_PX)
-                hit = self._lane_cache[lane] = (res, a, b, rows, self._generation)
-        res, a, _, rows, _ = hit
+                tile = self.source.lane_tile(lane, a * res, b * res, b - a)
+                hit = self._lane_cache[lane] = (res, a, b, tile, self._generation)
+        res, a, _, tile, _ = hit
         k = res * width / (x1 - x0)  # view pixels per grid cell
         off = (a * res - x0) * width / (x1 - x0)
         out = []
-        for dr in rows:
+        for dr in tile.rows:
             bx0, bx1 = off + dr.box_x0 * k, off + dr.box_x1 * k
             keep = (bx1 >= -2) & (bx0 <= width + 2)
             gx0, gx1 = off + dr.band_x0 * k, off + dr.band_x1 * k
             gkeep = (gx1 >= -2) & (gx0 <= width + 2)
-            out.append(DrawRow(dr.lane, dr.row, bx0[keep], bx1[keep], dr.box_item[keep],
-                               gx0[gkeep], gx1[gkeep], dr.band_count[gkeep],
-                               dr.band_first[gkeep]))
+            px0, px1 = off + dr.piece_x0 * k, off + dr.piece_x1 * k
+            pkeep = (px1 >= -2) & (px0 <= width + 2) & (dr.piece_state != 0)
+            out.append(ViewRow(row=dr.row, box_x0=bx0[keep], box_x1=bx1[keep],
+                               box_item=dr.box_item[keep], box_name=dr.box_name[keep],
+                               band_x0=gx0[gkeep], band_x1=gx1[gkeep],
+                               band_count=dr.band_count[gkeep],
+                               piece_x0=px0[pkeep], piece_x1=px1[pkeep],
+                               piece_state=dr.piece_state[pkeep],
+                               piece_name=dr.piece_name[pkeep]))
         return out
 
     def _collect_lane(self, e, x0, x1, px_left, width, top, sy, batches, labels):
-        m = self.model
-        row_px = sy * ROW_H
+        row_px = sy * e.row_h
         gap = 1.0 if row_px > 4 else 0.0
         n = 0
-        names = m.items["name"]
         dim = self.matches is not None
         for dr in self._lane_rows(e.lane, x0, x1, width):
             y = top + dr.row * row_px + gap
@@ -363,7 +417,7 @@ class TimelineItem(pg.GraphicsObject):
             if len(dr.box_item):
                 bx = px_left + np.clip(dr.box_x0, -2, width + 2)
                 bw = np.maximum(px_left + np.clip(dr.box_x1, -2, width + 2) - bx, 1.0)
-                nid = names[dr.box_item]
+                nid = dr.box_name
                 if dim:
                     hit = _member(dr.box_item, self.matches)
                     key = np.where(hit, nid, -2 - nid)  # negative keys: dimmed colours
@@ -371,11 +425,13 @@ class TimelineItem(pg.GraphicsObject):
                     key = nid
                 batches.setdefault("name", []).append((bx, bw, y, hh, key))
                 n += len(dr.box_item)
-                self._collect_waits(dr, bx, bw, y, hh, px_left, width, x0, x1, batches)
+                self._collect_waits(dr, y, hh, px_left, width, batches)
                 if hh >= 9:
                     wide = np.flatnonzero(bw >= LABEL_MIN_PX)
                     for j in wide[: MAX_LABELS - len(labels)].tolist():
                         labels.append((bx[j], y, bw[j], hh, int(dr.box_item[j])))
+            if dim:
+                self._collect_matches(e.lane, dr.row, x0, x1, px_left, width, y, hh, batches)
             if len(dr.band_count):
                 bx = px_left + np.clip(dr.band_x0, -2, width + 2)
                 bw = np.maximum(px_left + np.clip(dr.band_x1, -2, width + 2) - bx, 1.0)
@@ -387,46 +443,57 @@ class TimelineItem(pg.GraphicsObject):
                         labels.append((bx[j], y, bw[j], hh, -int(dr.band_count[j])))
         return n
 
-    def _collect_waits(self, dr, bx, bw, y, hh, px_left, width, x0, x1, batches):
-        """Waiting (15%) and ready (45%) shades over boxes of tasks that waited."""
-        w = self.model.waits
-        if len(w["item"]) == 0:
+    def _collect_matches(self, lane, row, x0, x1, px_left, width, y, hh, batches):
+        """Search matches drawn in full colour on top, also inside gray bands, so they stay
+        visible where everything else is dimmed."""
+        lo, hi = self.source.lane_item_range(lane)
+        a, b = np.searchsorted(self.matches, [lo, hi])
+        if b <= a:
             return
-        items = dr.box_item
-        lo = np.searchsorted(w["item"], items, side="left")
-        hi = np.searchsorted(w["item"], items, side="right")
-        has = np.flatnonzero(hi > lo)
-        if len(has) == 0:
+        ids = self.matches[a:b]
+        c = self.source.items_columns(ids)
+        sel = (c["row"] == row) & (c["stop"] >= x0) & (c["start"] <= x1)
+        if not sel.any():
             return
-        idx = np.concatenate([np.arange(lo[j], hi[j]) for j in has.tolist()])
-        owner = np.repeat(has, (hi - lo)[has])
         scale = width / (x1 - x0)
-        names = self.model.items["name"][items[owner]]
-        for a, b, shade in (("start", "ready", "waiting"), ("ready", "end", "ready")):
-            xa = px_left + np.clip((w[a][idx] - x0) * scale, -2, width + 2)
-            xb = px_left + np.clip((w[b][idx] - x0) * scale, -2, width + 2)
+        xa = px_left + np.clip((c["start"][sel] - x0) * scale, -2, width + 2)
+        xb = px_left + np.clip((c["stop"][sel] - x0) * scale, -2, width + 2)
+        batches.setdefault("match", []).append((xa, np.maximum(xb - xa, 2.0), y, hh,
+                                                c["name"][sel]))
+
+    def _collect_waits(self, dr, y, hh, px_left, width, batches):
+        """Waiting and ready shades over boxes of tasks that waited (the tile's pieces)."""
+        if len(dr.piece_state) == 0:
+            return
+        for state, shade in ((WAITING, "waiting"), (READY, "ready")):
+            sel = dr.piece_state == state
+            xa = px_left + np.clip(dr.piece_x0[sel], -2, width + 2)
+            xb = px_left + np.clip(dr.piece_x1[sel], -2, width + 2)
             ok = xb - xa >= 0.5
-            batches.setdefault(shade, []).append((xa[ok], xb[ok] - xa[ok], y, hh, names[ok]))
+            batches.setdefault(shade, []).append((xa[ok], xb[ok] - xa[ok], y, hh,
+                                                  dr.piece_name[sel][ok]))
 
     def _color_for(self, key):
         kind, k = key
         if kind == "gray":
             return GRAY if self.matches is None else blend_with_white(GRAY, 0.35)
         if k < 0 and kind == "name":
-            base = name_color(self.model.names[-2 - k])
+            base = name_color(self.source.name_of(-2 - k))
             return blend_with_white(base, 0.2)
-        base = name_color(self.model.names[k])
+        base = name_color(self.source.name_of(k))
         if kind == "waiting":
             return blend_with_white(base, ALPHA_WAITING)
         if kind == "ready":
             return blend_with_white(base, ALPHA_READY)
+        if kind == "match":
+            return base
         return base
 
     def _flush(self, p, batches):
         """One drawRects per colour for the whole frame: rows are gathered per shade, then
         sorted by colour key once."""
         p.setPen(QtCore.Qt.PenStyle.NoPen)
-        for shade in ("gray", "name", "waiting", "ready"):
+        for shade in ("gray", "name", "waiting", "ready", "match"):
             parts = batches.get(shade)
             if not parts:
                 continue
@@ -458,7 +525,7 @@ class TimelineItem(pg.GraphicsObject):
                     text = str(-item)
                 p.setPen(QtGui.QColor(255, 255, 255))
             else:
-                text = self.model.item_title(item)
+                text = self.source.item_title(item)
                 p.setPen(QtGui.QColor(20, 20, 20))
             text = fm.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, int(w) - 4)
             if text and text != "…":
@@ -470,23 +537,24 @@ class TimelineItem(pg.GraphicsObject):
         i = self.selected
         if i is None:
             return
-        m = self.model
-        e = self.layout.find_lane(int(m.items["lane"][i]))
+        lane, row = self.source.item_lane(i)
+        e = self.layout.find_lane(lane)
         if e is None:
             return
-        a = sx * float(m.items["start"][i]) + dx
-        b = sx * float(m.items["stop"][i]) + dx
-        top = sy * (e.y + int(m.items["row"][i]) * ROW_H) + dy
+        s, t = self.source.item_extent(i)
+        a = sx * float(s) + dx
+        b = sx * float(t) + dx
+        top = sy * (e.y + row * e.row_h) + dy
         pen = QtGui.QPen(QtGui.QColor(220, 0, 0))
         pen.setWidthF(2)
         p.setPen(pen)
         p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
-        p.drawRect(QtCore.QRectF(a - 1, top, max(b - a, 3) + 2, sy * ROW_H))
+        p.drawRect(QtCore.QRectF(a - 1, top, max(b - a, 3) + 2, max(sy * e.row_h, 2)))
 
     def _paint_markers(self, p, px_left, width, sx, dx, sy, dy, y0, y1):
         """Out-of-memory (and other) markers: a red line through all lanes, and a label."""
         red = QtGui.QColor(210, 20, 20)
-        for m in self.model.markers:
+        for m in self.source.info().markers:
             x = sx * float(m["time"]) + dx
             if not (px_left - 1 <= x <= px_left + width + 1):
                 continue
@@ -510,30 +578,24 @@ class TimelineItem(pg.GraphicsObject):
             p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
 
     # ---- hit testing -------------------------------------------------------------------
-    def hit(self, t, y, ns_per_px):
-        """(kind, payload) under the point: ('item', index) or ('band', (t0, t1, count))."""
+    def hit(self, t, y, ns_per_px=None):
+        """(kind, payload) under the point: ('item', index) or ('band', (t0, t1, count, lane,
+        row)), answered from the tile this item last drew for the lane, so a click means what
+        the picture shows."""
         e = self.layout.entry_at(y)
         if e is None or e.kind != "lane":
             return None, e
-        m = self.model
-        row = int((y - e.y) / ROW_H)
-        pad = 3 * ns_per_px
-        cand = m.items_in(e.lane, t - pad, t + pad)
-        cand = cand[m.items["row"][cand] == row]
-        if len(cand) == 0:
+        row = int((y - e.y) / e.row_h)
+        cached = self._lane_cache.get(e.lane)
+        if cached is None:
             return None, e
-        dur = m.items["stop"][cand] - m.items["start"][cand]
-        wide = cand[dur >= 3 * ns_per_px]
-        if len(wide):
-            inside = wide[(m.items["start"][wide] <= t) & (m.items["stop"][wide] >= t)]
-            if len(inside):
-                return ("item", int(inside[0])), e
-        if len(cand) == 1:
-            return ("item", int(cand[0])), e
-        # a merged band: report its extent around the point
-        a = int(m.items["start"][cand].min())
-        b = int(m.items["stop"][cand].max())
-        return ("band", (a, b, len(cand), e.lane, row)), e
+        tile = cached[3]
+        h = self.source.hit_tile(tile, row, (t - tile.t0) / tile.ns_per_px)
+        if h is None:
+            return None, e
+        if h.item is not None:
+            return ("item", h.item), e
+        return ("band", (h.t0, h.t1, h.count, e.lane, row)), e
 
 
 def _member(items, sorted_set):
@@ -614,8 +676,8 @@ class TimelineWidget(pg.PlotWidget):
                                     "top": TimeAxis("top")})
         self.setBackground("w")
         self.row_px = ROW_PX
-        self.model = model
-        self.lane_layout = layout or LaneLayout.default(model)
+        self.source = as_source(model)
+        self.lane_layout = layout or LaneLayout.default(self.source)
         pi = self.getPlotItem()
         pi.showAxis("top")
         pi.hideButtons()
@@ -624,7 +686,7 @@ class TimelineWidget(pg.PlotWidget):
             a = pi.getAxis(ax)
             a.setPen(pg.mkPen(90, 90, 90))
             a.setTextPen(pg.mkPen(30, 30, 30))
-        self.item = TimelineItem(model, self.lane_layout)
+        self.item = TimelineItem(self.source, self.lane_layout)
         self.addItem(self.item)
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(0, 0, 0, 120))
         self.cursor_label = pg.TextItem(color=(0, 0, 0), anchor=(0, 1), fill=(255, 255, 255, 200))
@@ -639,7 +701,7 @@ class TimelineWidget(pg.PlotWidget):
         self.history = []
         self.future = []
         self._apply_limits()
-        t0, t1 = model.time_range()
+        t0, t1 = self.source.info().time_range
         self.set_time_range(t0, t1, remember=False)
         self.history = [(t0, t1)]
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
@@ -651,7 +713,7 @@ class TimelineWidget(pg.PlotWidget):
         self._apply_limits()
 
     def _apply_limits(self):
-        t0, t1 = getattr(self, "_extent", None) or self.model.time_range()
+        t0, t1 = getattr(self, "_extent", None) or self.source.info().time_range
         pad = (t1 - t0) * 0.05
         self.vb.setLimits(xMin=t0 - pad, xMax=t1 + pad, minXRange=50, yMin=0,
                           yMax=max(self.lane_layout.height, 1))
@@ -697,12 +759,14 @@ class TimelineWidget(pg.PlotWidget):
         if len(self.history) > 1:
             self.future.append(self.history.pop())
             self.vb.setXRange(*self.history[-1], padding=0)
+            self.viewChanged.emit(*self.time_range())  # the status bar follows undo
 
     def redo(self):
         if self.future:
             r = self.future.pop()
             self.history.append(r)
             self.vb.setXRange(*r, padding=0)
+            self.viewChanged.emit(*self.time_range())
 
     def zoom(self, factor, center=None):
         a, b = self.time_range()
@@ -715,7 +779,29 @@ class TimelineWidget(pg.PlotWidget):
         self.set_time_range(a + d, b + d)
 
     def reset(self):
-        self.set_time_range(*self.model.time_range())
+        self.set_time_range(*self.source.info().time_range)
+
+    def export_png(self, path):
+        """The timeline as a PNG without the cursor line; written to a temporary file beside
+        the target and renamed."""
+        import os
+        import tempfile
+        shown = self.cursor.isVisible(), self.cursor_label.isVisible()
+        self.cursor.hide()
+        self.cursor_label.hide()
+        try:
+            pix = self.grab()
+        finally:
+            self.cursor.setVisible(shown[0])
+            self.cursor_label.setVisible(shown[1])
+        d = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(suffix=".png", dir=d)
+        os.close(fd)
+        if not pix.save(tmp, "PNG"):
+            os.unlink(tmp)
+            return False
+        os.replace(tmp, path)
+        return True
 
     # ---- lane tree ----------------------------------------------------------------------
     def toggle_group(self, rank, group):
@@ -746,14 +832,14 @@ class TimelineWidget(pg.PlotWidget):
 
     def show_item(self, index, zoom=True):
         """Pan (and zoom) to an item, expanding its group so it is visible."""
-        m = self.model
-        lane = int(m.items["lane"][index])
-        key = (int(m.lanes["rank"][lane]), m.lane_group(lane))
+        lane, _ = self.source.item_lane(index)
+        info = self.source.info().lanes[lane]
+        key = (info.rank, info.group)
         if key not in self.lane_layout.expanded:
             self.lane_layout.expanded.add(key)
             self.lane_layout.rebuild()
             self._relayout()
-        a, b = int(m.items["start"][index]), int(m.items["stop"][index])
+        a, b = self.source.item_extent(index)
         d = max(b - a, 1000)
         if zoom:
             self.set_time_range(a - 2 * d, b + 2 * d)
@@ -780,14 +866,15 @@ class TimelineWidget(pg.PlotWidget):
         if hit is None:
             if entry is not None and entry.kind == "summary":
                 a, b = self.time_range()
-                u = self.model.utilization(entry.group, entry.rank, p.x() - self._ns_per_px(),
-                                           p.x() + self._ns_per_px(), 1)[0]
+                u = self.source.summary_tile(entry.group, entry.rank,
+                                             p.x() - self._ns_per_px(),
+                                             p.x() + self._ns_per_px(), 1)[0]
                 QtWidgets.QToolTip.showText(QtGui.QCursor.pos(),
                                             f"{entry.label}: {u * 100:.0f}% utilization")
             else:
                 QtWidgets.QToolTip.hideText()
             return
-        QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), tooltip_html(self.model, hit))
+        QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), tooltip_html(self.source, hit))
 
     def _mouse_clicked(self, ev):
         if ev.button() != QtCore.Qt.MouseButton.LeftButton or \
@@ -832,64 +919,39 @@ class TimelineWidget(pg.PlotWidget):
             super().keyPressEvent(ev)
 
 
-def tooltip_html(model, hit):
+def tooltip_html(source, hit):
+    """Hover text: the item's title, its lane's long name and the main figures."""
+    source = as_source(source)
     kind, payload = hit
     if kind == "band":
-        a, b, n, _lane, _row = payload
-        return (f"<b>{n} merged items</b><br>{format_time(a)} – {format_time(b)}"
+        a, b, n, lane, _row = payload
+        return (f"<b>{n} merged items</b><br>{_esc(source.info().lanes[lane].long)}"
+                f"<br>{format_time(a)} – {format_time(b)}"
                 "<br><i>zoom in (double-click) to split</i>")
-    d = model.item_details(payload)
-    rows = [f"<b>{_esc(d['title'])}</b>"]
-    for k in ("provenance", "lane", "duration_ns", "waiting_ns", "deferred_ns", "delayed_ns",
-              "size_bytes", "bandwidth_GBps", "source", "destination", "memory"):
-        if k in d:
-            rows.append(f"{_label(k)}: {_esc(_value(k, d[k]))}")
+    fields = source.item_details(payload)
+    rows = [f"<b>{_esc(fields[0].text)}</b>"]
+    for f in fields:
+        if f.label in ("Provenance", "Lane", "Duration", "Waiting", "Deferred", "Delayed",
+                       "Size", "Bandwidth", "Source", "Destination", "Memory"):
+            rows.append(f"{f.label}: {_esc(f.text)}")
     rows.append("<i>(click to show details)</i>")
     return "<br>".join(rows)
-
-
-def _label(k):
-    return {"duration_ns": "Duration", "waiting_ns": "Waiting", "deferred_ns": "Deferred",
-            "delayed_ns": "Delayed", "size_bytes": "Size", "bandwidth_GBps": "Bandwidth",
-            "running_ns": "Running", "create_ns": "Create", "ready_ns": "Ready",
-            "start_ns": "Start", "stop_ns": "Stop", "lifetime_ns": "Lifetime",
-            "op_id": "Operation"}.get(k, k.replace("_", " ").capitalize())
-
-
-def _value(k, v):
-    if k.endswith("_ns") and isinstance(v, int):
-        return format_time(v)
-    if k == "size_bytes":
-        return f"{v:,} bytes"
-    if k == "bandwidth_GBps":
-        return f"{v:.2f} GB/s"
-    return str(v)
 
 
 def _esc(s):
     return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def details_rows(model, hit):
-    """(label, value) rows for the pinned detail panel."""
+def details_rows(source, hit):
+    """(label, value) rows for the pinned detail panel: the API's fields, µs to the ns."""
+    source = as_source(source)
     kind, payload = hit
     if kind == "band":
         a, b, n, lane, row = payload
-        return [("Merged items", str(n)), ("Lane", model.lanes["title"][lane]),
-                ("From", format_time(a)), ("To", format_time(b))]
-    d = model.item_details(payload)
-    order = ["title", "name", "variant", "kind", "op_id", "rank", "lane", "provenance",
-             "create_ns", "ready_ns", "start_ns", "stop_ns", "duration_ns", "running_ns",
-             "deferred_ns", "delayed_ns", "waiting_ns", "size_bytes", "source", "destination",
-             "bandwidth_GBps", "memory", "instance", "lifetime_ns"]
-    rows = []
-    for k in order:
-        if k in d:
-            rows.append((_label(k) if k != "title" else "Title", _value(k, d[k])))
-    for i, w in enumerate(d.get("waits", [])[:20]):
-        rows.append((f"Wait {i + 1}", f"{format_time(w['start_ns'])} – {format_time(w['end_ns'])}"
-                     f" (ready at {format_time(w['ready_ns'])})"))
-    return rows
+        from legate_prof.source import format_ns_us
+        return [("Merged items", str(n)), ("Lane", source.info().lanes[lane].long),
+                ("From", format_ns_us(a)), ("To", format_ns_us(b))]
+    return [(f.label, f.text) for f in source.item_details(payload)]
 
 
 __all__ = ["TimelineWidget", "TimelineItem", "format_time", "details_rows", "tooltip_html"]
