@@ -140,5 +140,5 @@ def test_concurrent_screenshots_to_one_path_leave_a_whole_picture(sample, tmp_pa
         t.join()
     assert all(r.returncode == 0 for r in results), [r.stderr for r in results]
     img = QtGui.QImage(str(out))
-    assert not img.isNull() and img.width() in (700, 900) and img.height() == 300
+    assert not img.isNull() and img.width() in (700, 900) and img.height() >= 300
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]

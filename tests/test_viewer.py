@@ -353,7 +353,8 @@ def test_viewer_imports_nothing_of_the_model_but_the_api():
     """viewer/*.py import from legate_prof only: source (the API), errors, and the version."""
     import ast
     from pathlib import Path
-    allowed = {"legate_prof", "legate_prof.source", "legate_prof.errors"}
+    allowed = {"legate_prof", "legate_prof.source", "legate_prof.errors",
+               "legate_prof.output_file"}  # not the model: where files go
     bad = []
     for f in sorted((Path(__file__).resolve().parents[1] / "viewer").glob("*.py")):
         for node in ast.walk(ast.parse(f.read_text())):
