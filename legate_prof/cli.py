@@ -197,7 +197,9 @@ def cmd_view(args):
         return EXIT_USER_ERROR if problem else rc
     from .viewer.app import load_with_progress, run_viewer
     model = load_with_progress(lambda progress: _load(files, args, progress), files)
-    return run_viewer(model, files) or (EXIT_USER_ERROR if getattr(model, "errors", []) else 0)
+    from .insights import find_insights
+    return run_viewer(model, files, findings=find_insights(model)) or (
+        EXIT_USER_ERROR if getattr(model, "errors", []) else 0)
 
 
 def cmd_convert(args):
@@ -210,37 +212,54 @@ def cmd_convert(args):
 
 
 def cmd_record(args):
-    """Run ``legate --profile`` with the CUDA stand-in where no driver exists.
+    """Run ``legate --profile`` with the CUDA stand-in where no driver exists, then the report.
 
-    Without a driver legate's GPU auto-configuration fails, so ``--gpus 0`` is added unless
-    the user chose; a failed run is said in one line (legate itself still claims profiles).
+    Without a driver legate's auto-configuration fails looking for GPUs, so ``--gpus 0`` is
+    added unless the user chose.  Legate claims "Profiles have been generated" even when the
+    program failed; that line is held back and a failed run is summed up in one line.  After a
+    good run ``legate_prof/index.html`` is written beside the logs (``--no-report``: not).
     """
     from .cuda_stub import legate_env, legate_executable, real_driver_present
-    try:
-        cmd = [legate_executable()] + ["--profile"]
-    except RuntimeError as e:
-        print(f"legate_prof: error: {e}", file=sys.stderr)
-        return EXIT_USER_ERROR
     extra = list(args.legate_args)
     prog_at = next((i for i, a in enumerate(extra) if a.endswith(".py")), len(extra))
-    if not any(a == "--gpus" or a.startswith("--gpus=") for a in extra[:prog_at]) \
-            and not real_driver_present():
-        cmd += ["--gpus", "0"]
-        print("legate_prof: no NVIDIA driver here: running with --gpus 0", file=sys.stderr)
-    logdir = next((extra[i + 1] for i, a in enumerate(extra[:prog_at])
-                   if a == "--logdir" and i + 1 < prog_at), ".")
-    before = {p: os.path.getmtime(p) for p in _profiles_in(logdir)}
     no_report = "--no-report" in extra[:prog_at]
     if no_report:
         extra.remove("--no-report")
         prog_at -= 1
-    rc = subprocess.call(cmd + extra, env=legate_env())
-    written = [p for p in _profiles_in(logdir) if before.get(p) != os.path.getmtime(p)]
+    if not any(a == "--gpus" or a.startswith("--gpus=") for a in extra[:prog_at]) \
+            and not real_driver_present():
+        extra = ["--gpus", "0"] + extra
+        prog_at += 2
+        print("legate_prof: no NVIDIA driver here: running with --gpus 0", file=sys.stderr)
+    try:
+        cmd = [legate_executable()] + ["--profile"] + extra
+    except RuntimeError as e:
+        print(f"legate_prof: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    logdir = "."
+    for i, a in enumerate(extra[:prog_at]):
+        if a == "--logdir" and i + 1 < prog_at:
+            logdir = extra[i + 1]
+        elif a.startswith("--logdir="):
+            logdir = a.split("=", 1)[1]
+    before = {p: os.path.getmtime(p) for p in _profiles_in(logdir)}
+    held = []
+    p = subprocess.Popen(cmd, env=legate_env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, errors="replace")
+    for line in p.stdout:
+        if line.startswith("Profiles have been generated"):
+            held.append(line)
+        else:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+    rc = p.wait()
+    written = [f for f in _profiles_in(logdir) if before.get(f) != os.path.getmtime(f)]
     if rc != 0:
-        note = (f"; partial profiles: {', '.join(map(os.path.basename, written))}"
-                if written else "; no profile was written")
-        print(f"legate_prof: error: legate exited with status {rc}{note}", file=sys.stderr)
+        what = (f"partial profiles: {' '.join(written)}" if written
+                else "no profiles were written")
+        print(f"legate_prof: error: legate exited with status {rc}; {what}", file=sys.stderr)
         return rc if 0 < rc < 128 else EXIT_USER_ERROR
+    sys.stdout.writelines(held)
     if written and not no_report:  # the guide: legate_prof/index.html beside the logs
         try:
             return cmd_report(argparse.Namespace(files=written, log=None, cache=False,

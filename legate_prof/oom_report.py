@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from .errors import ProfileError
 
 _FAILED = re.compile(
@@ -134,5 +136,118 @@ def attach_oom_report(model, path):
                                  "a legate console log")
     rep = parse_oom_report(text)
     if rep is not None:
-        model.markers.append(oom_marker(rep, model))
+        marker = oom_marker(rep, model)
+        model.markers.append(marker)
+        show_live_instances(model, rep, marker["time"])
     return rep
+
+
+def _short(site):
+    return site.rsplit("/", 1)[-1]
+
+
+def show_live_instances(model, rep, t_fail):
+    """Draw Legate's own list of live instances on the failing memory's lane.
+
+    A crashed run has no Legion instance records, so that lane showed the runtime's arrays —
+    including the one the failing line (``d = c + 3``) asked for and never got, and one box per
+    array where Legate held two instances of ``b`` (the slice and the full range).  Here the
+    lane gets one box per instance of the report (store, allocation site, covered range, the
+    operation that made it, size), from that operation's launch to the failure; the arrays move
+    to their own Arrays lane, where they still carry their allocation site.
+    """
+    from .kinds import GROUP_INDEX, ItemKind
+    from .model_builder import RUNTIME_OP_BASE, compute_utilization
+    insts = [(h, i) for h in rep.get("holders", []) for i in h["instances"]]
+    lanes = model.lanes
+    hit = np.flatnonzero((lanes["group"] == GROUP_INDEX.get(rep["group"], -1))
+                         & (lanes["rank"] == 0))
+    if not insts or len(hit) == 0 or model.n_items == 0:
+        return False
+    L = int(hit[0])
+    it = model.items
+    lo, hi = model.lane_range(L)
+    on_lane = np.arange(lo, hi)
+    moved = on_lane[it["op_id"][on_lane] >= np.uint64(RUNTIME_OP_BASE)]
+    if len(moved) != hi - lo:  # Legion's instances are there: they are the truth already
+        return False
+    prov = model.op_provenance(it["op_id"])
+    site_of = {s: k for k, s in enumerate(model.provenances)}
+    ops_items = np.flatnonzero(it["kind"] == ItemKind.RUNTIME_OP)
+
+    def first_launch(site):
+        k = site_of.get(site)
+        sel = ops_items[prov[ops_items] == k] if k is not None else ops_items[:0]
+        return int(it["start"][sel].min()) if len(sel) else None
+
+    n_new = len(insts)
+    start = np.empty(n_new, np.int64)
+    for j, (h, i) in enumerate(insts):
+        t = first_launch(i.get("created_at", "")) or first_launch(h["allocated_at"])
+        start[j] = min(t if t is not None else t_fail - 1, t_fail - 1)
+    names = [f"Instance of {_short(h['allocated_at'])} covering {i['elements']}"
+             + (f" ({len(h['instances'])} instances of this store)"
+                if len(h["instances"]) > 1 else "") for h, i in insts]
+    name_idx = []
+    for s in names:
+        model.names.append(s)
+        name_idx.append(len(model.names) - 1)
+    prov_idx = []
+    for h, i in insts:
+        s = i.get("created_at") or h["allocated_at"]
+        if s not in site_of:
+            model.provenances.append(s)
+            site_of[s] = len(model.provenances) - 1
+        prov_idx.append(site_of[s])
+    ops = model.ops
+    base = int(max(int(ops["op_id"].max()) if len(ops["op_id"]) else 0, RUNTIME_OP_BASE)) + 1
+    new_ops = np.arange(base, base + n_new, dtype=np.uint64)
+    model.ops = {"op_id": np.concatenate([ops["op_id"], new_ops]),
+                 "kind": np.concatenate([ops["kind"], np.zeros(n_new, ops["kind"].dtype)]),
+                 "provenance": np.concatenate([ops["provenance"],
+                                               np.array(prov_idx, ops["provenance"].dtype)]),
+                 "parent": np.concatenate([ops["parent"], np.zeros(n_new, np.uint64)])}
+    # the arrays get their own lane; the memory lane gets the instances, one row each
+    arrays_lane = model.n_lanes
+    for k, v in {"group": GROUP_INDEX["arrays"], "rank": 0, "ref": 0, "ref2": 0,
+                 "capacity": int(lanes["capacity"][L]), "rows": int(lanes["rows"][L])}.items():
+        lanes[k] = np.append(lanes[k], np.array(v, lanes[k].dtype))
+    lanes["name"].append("arrays0")
+    lanes["title"].append("Rank 0 Arrays (runtime)")
+    lanes["rows"][L] = n_new
+    new = {"start": start, "stop": np.full(n_new, t_fail, np.int64),
+           "create": start, "ready": start, "lane": np.full(n_new, L),
+           "row": np.arange(n_new), "name": np.array(name_idx),
+           "kind": np.full(n_new, int(ItemKind.INSTANCE)), "op_id": new_ops,
+           "detail": np.zeros(n_new, np.int32)}
+    cols = {k: np.concatenate([v, new[k].astype(v.dtype)]) for k, v in it.items()}
+    cols["lane"][moved] = arrays_lane
+    order = np.lexsort((cols["start"], cols["row"], cols["lane"]))
+    inv = np.empty_like(order)
+    inv[order] = np.arange(len(order))
+    model.items = {k: v[order] for k, v in cols.items()}
+    mem_ref = lanes["ref"][L]
+    t = model.transfers
+    n_old = len(it["start"])
+    t_item = np.concatenate([inv[t["item"]], inv[np.arange(n_old, n_old + n_new)]])
+    t_new = {"size": np.array([i["size"] for _, i in insts], np.uint64),
+             "src": np.zeros(n_new, np.uint64), "dst": np.full(n_new, mem_ref, np.uint64),
+             "inst": np.array([int(i["instance"], 16) & (2**64 - 1) for _, i in insts],
+                              np.uint64)}
+    o = np.argsort(t_item, kind="stable")
+    model.transfers = {"item": t_item[o], **{k: np.concatenate([t[k], t_new[k]])[o]
+                                             for k in t_new}}
+    w = model.waits
+    if w and len(w.get("item", [])):
+        wi = inv[w["item"]]
+        o = np.argsort(wi, kind="stable")
+        model.waits = {"item": wi[o], **{k: v[o] for k, v in w.items() if k != "item"}}
+    model._sub_bounds = model._sub_offset = model._dur_perm = None
+    model.extra.pop("_all_ranks_steps", None)
+    model.extra.pop("inverse_order", None)
+    compute_utilization(model)
+    model.extra["oom_instances"] = [
+        {"store_allocated_at": h["allocated_at"], "instance": i["instance"], "size": i["size"],
+         "elements": i["elements"], "created_at": i.get("created_at", ""),
+         "several_instances": len(h["instances"]) > 1} for h, i in insts]
+    return True

@@ -137,7 +137,10 @@ def stream_items(stream, zero_ns):
         "arr_start": a_new, "arr_stop": np.maximum(a_del, a_new + 1),
         "arr_bytes": np.array([a["nbytes"] for a in arr], dtype=np.uint64),
         "arr_site": [a["site"] for a in arr],
-        "arr_desc": [f"{a['dtype']}{tuple(a['shape'])}" for a in arr],
+        # the box says where the array was allocated (the user's line), as Legate's report does
+        "arr_desc": [f"{a['dtype']}{tuple(a['shape'])}"
+                     + (f" allocated at {str(a['site']).rsplit('/', 1)[-1]}" if a["site"] else "")
+                     for a in arr],
         "end": end,
     }
 

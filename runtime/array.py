@@ -168,9 +168,93 @@ class ndarray:
             runtime().prefetch_bloated_instances(self._store, tuple(low_offsets),
                                                  tuple(high_offsets), False)
 
-    def sum(self, dtype=None):
-        from .numpy import sum as _sum
-        return _sum(self, dtype=dtype)
+    def sum(self, axis=None, dtype=None):
+        return self._reduce("sum", axis, dtype)
+
+    def prod(self, axis=None, dtype=None):
+        return self._reduce("prod", axis, dtype)
+
+    def max(self, axis=None):
+        return self._reduce("max", axis)
+
+    def min(self, axis=None):
+        return self._reduce("min", axis)
+
+    def mean(self, axis=None):
+        total = self._reduce("sum", axis, np.float64 if self.dtype.kind in "biu" else None)
+        n = self.size if axis is None else self.shape[axis]
+        return total / n
+
+    def _reduce(self, op, axis=None, dtype=None):
+        """One ``Reduce`` task; a scalar for a full reduction, an array along ``axis``."""
+        if axis is not None:
+            axis = int(axis) + (self.ndim if int(axis) < 0 else 0)
+            if not 0 <= axis < self.ndim:
+                raise np.exceptions.AxisError(f"axis {axis} is out of bounds for array of "
+                                              f"dimension {self.ndim}")
+        if dtype is not None:
+            dt = np.dtype(dtype)
+        elif op in ("sum", "prod") and self.dtype.kind in "bi":
+            dt = np.dtype(np.int64)
+        elif op in ("sum", "prod") and self.dtype.kind == "u":
+            dt = np.dtype(np.uint64)
+        else:
+            dt = self.dtype
+        shape = (1,) if axis is None else tuple(s for k, s in enumerate(self.shape) if k != axis)
+        out = ndarray.empty(shape or (1,), dt)
+        with launch("Reduce"):
+            T.Reduce(self._store, out._store, T.REDUCE.index(op), -1 if axis is None else axis)
+        return out.item() if axis is None or not shape else out
+
+    def reshape(self, *shape):
+        shape = tuple(shape[0]) if len(shape) == 1 and not np.isscalar(shape[0]) else shape
+        shape = tuple(int(s) for s in shape)
+        if -1 in shape:
+            known = int(np.prod([s for s in shape if s != -1]))
+            shape = tuple(self.size // max(known, 1) if s == -1 else s for s in shape)
+        if int(np.prod(shape)) != self.size:
+            raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
+        out = ndarray.empty(shape, self.dtype)
+        with launch("Reshape"):
+            T.Reshape(self._store, out._store)
+        return out
+
+    def transpose(self, *axes):
+        axes = tuple(axes[0]) if len(axes) == 1 and not np.isscalar(axes[0]) else axes
+        if axes and tuple(axes) != tuple(reversed(range(self.ndim))):
+            if tuple(axes) == tuple(range(self.ndim)):
+                return self.copy()
+            raise NotImplementedError("transpose with axes other than reversed")
+        if self.ndim < 2:
+            return self
+        out = ndarray.empty(tuple(reversed(self.shape)), self.dtype)
+        with launch("Transpose"):
+            T.Transpose(self._store, out._store)
+        return out
+
+    @property
+    def T(self):
+        return self.transpose()
+
+    def __matmul__(self, other):
+        from .numpy import matmul
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from .numpy import matmul
+        return matmul(other, self)
+
+    def fill(self, value):
+        with launch("Fill"):
+            T.Fill(self._store, float(value))
+
+    def _strided(self, key):
+        """A 1-d slice with a step: (start, stop or -1, step, length), else None."""
+        if self.ndim != 1 or not isinstance(key, slice) or key.step in (None, 1):
+            return None
+        start, stop, step = key.indices(self.shape[0])
+        n = len(range(start, stop, step))
+        return start, (stop if stop >= 0 else -1), step, n
 
     # ---- indexing -----------------------------------------------------------------------
     def _slice_view(self, key):
@@ -202,6 +286,13 @@ class ndarray:
             return _gather(self, key)
         if isinstance(key, ndarray):
             return _gather(self, (key,))
+        st = self._strided(key)
+        if st is not None:
+            out = ndarray.empty((st[3],), self.dtype)
+            if st[3]:
+                with launch("StridedSlice"):
+                    T.StridedSlice(self._store, out._store, *st[:3])
+            return out
         view = self._slice_view(key)
         if view is None:
             return _fallback_getitem(self, key)
@@ -216,6 +307,16 @@ class ndarray:
             return _scatter(self, key, value)
         if isinstance(key, ndarray):
             return _scatter(self, (key,), value)
+        st = self._strided(key)
+        if st is not None:
+            from .numpy import _as_array
+            vals = value if isinstance(value, ndarray) else \
+                _as_array(np.full((st[3],), value, self.dtype))
+            if vals.dtype != self.dtype:
+                vals = vals.astype(self.dtype)
+            with launch("StridedAssign"):
+                T.StridedAssign(self._store, vals._store, self._store, *st[:3])
+            return
         view = self._slice_view(key)
         if view is None:
             raise NotImplementedError(f"assignment with index {key!r}")
@@ -256,6 +357,9 @@ class ndarray:
     def __isub__(self, o): return self._inplace(o, "subtract")
     def __imul__(self, o): return self._inplace(o, "multiply")
     def __itruediv__(self, o): return self._inplace(o, "true_divide")
+    def __ipow__(self, o): return self._inplace(o, "power")
+    def __imod__(self, o): return self._inplace(o, "mod")
+    def __ifloordiv__(self, o): return self._inplace(o, "floor_divide")
 
     def _cmp(self, other, op):
         from .numpy import _compare

@@ -213,8 +213,10 @@ def nonzero(a):
     return (out,)
 
 
-def sum(a, dtype=None):
+def sum(a, axis=None, dtype=None):
     a = _as_array(a)
+    if axis is not None:
+        return a.sum(axis=axis, dtype=dtype)
     dt = _np.dtype(dtype) if dtype else (a.dtype if a.dtype.kind in "fc" else _np.dtype(_np.int64))
     out = ndarray.empty((1,), dt)
     with launch("Sum"):
@@ -223,8 +225,50 @@ def sum(a, dtype=None):
     return out.item()
 
 
-def mean(a):
-    return sum(a, dtype=float64) / a.size
+def mean(a, axis=None):
+    return _as_array(a).mean(axis=axis)
+
+
+def prod(a, axis=None, dtype=None):
+    return _as_array(a).prod(axis=axis, dtype=dtype)
+
+
+def amax(a, axis=None):
+    return _as_array(a).max(axis=axis)
+
+
+def amin(a, axis=None):
+    return _as_array(a).min(axis=axis)
+
+
+max = amax  # noqa: A001
+min = amin  # noqa: A001
+
+
+def reshape(a, shape):
+    return _as_array(a).reshape(shape)
+
+
+def transpose(a, axes=None):
+    return _as_array(a).transpose(*(() if axes is None else (axes,)))
+
+
+def matmul(a, b):
+    """One ``MatMul`` task (1-d or 2-d operands, NumPy's shapes and promotion)."""
+    a, b = _as_array(a), _as_array(b)
+    if a.ndim not in (1, 2) or b.ndim not in (1, 2):
+        return _fallback_call("matmul", a, b)
+    if a.shape[-1] != b.shape[0]:
+        raise ValueError(f"matmul: mismatch in core dimension ({a.shape} @ {b.shape})")
+    shape = a.shape[:-1] + b.shape[1:]
+    dt = _np.result_type(a.dtype, b.dtype)
+    out = ndarray.empty(shape or (1,), dt)
+    with launch("MatMul"):
+        T.MatMul(a._store, b._store, out._store)
+    return out.item() if not shape else out
+
+
+dot = matmul
 
 
 def allclose(a, b, rtol=1e-05, atol=1e-08):

@@ -187,3 +187,45 @@ Scatter = _named("Scatter", _scatter,
                  (broadcast("x"), broadcast("index"), broadcast("values"), broadcast("out")))
 Sum = _named("Sum", _sum)
 Where = _named("Where", _where, (align("mask", "a"), align("mask", "b"), align("mask", "out")))
+
+
+# ---- the ndarray methods people write first: each sees its data whole (broadcast) ----------
+REDUCE = ["sum", "prod", "max", "min"]
+
+
+def _reduce(x: InputStore, out: OutputStore, op: int, axis: int) -> None:
+    a = _arr(x)
+    r = getattr(np, REDUCE[op])(a, axis=None if axis < 0 else axis)
+    _arr(out)[...] = np.reshape(np.asarray(r, dtype=_arr(out).dtype), _arr(out).shape)
+
+
+def _reshape(x: InputStore, out: OutputStore) -> None:
+    _arr(out)[...] = np.reshape(_arr(x), _arr(out).shape)
+
+
+def _transpose(x: InputStore, out: OutputStore) -> None:
+    _arr(out)[...] = np.transpose(_arr(x))
+
+
+def _matmul(a: InputStore, b: InputStore, out: OutputStore) -> None:
+    _arr(out)[...] = np.reshape(np.matmul(_arr(a), _arr(b)), _arr(out).shape)
+
+
+def _strided_get(x: InputStore, out: OutputStore, start: int, stop: int, step: int) -> None:
+    _arr(out)[...] = _arr(x)[start:(None if stop < 0 else stop):step]
+
+
+def _strided_set(x: InputStore, values: InputStore, out: OutputStore, start: int, stop: int,
+                 step: int) -> None:
+    o = _arr(out)
+    o[...] = _arr(x)
+    o[start:(None if stop < 0 else stop):step] = _arr(values)
+
+
+Reduce = _named("Reduce", _reduce, (broadcast("x"), broadcast("out")))
+Reshape = _named("Reshape", _reshape, (broadcast("x"), broadcast("out")))
+Transpose = _named("Transpose", _transpose, (broadcast("x"), broadcast("out")))
+MatMul = _named("MatMul", _matmul, (broadcast("a"), broadcast("b"), broadcast("out")))
+StridedSlice = _named("StridedSlice", _strided_get, (broadcast("x"), broadcast("out")))
+StridedAssign = _named("StridedAssign", _strided_set,
+                       (broadcast("x"), broadcast("values"), broadcast("out")))

@@ -119,3 +119,61 @@ def test_stream_is_not_written_without_profile(legate_run):
     run = legate_run("oom_inplace.py", cpus=1, profile=False)
     assert run.returncode == 0
     assert not list(run.workdir.glob("*.runtime.prof"))
+
+
+def _record(args, cwd):
+    return subprocess.run([sys.executable, "-m", "legate_prof", "record", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_record_without_gpus_flag_works_without_a_driver(tmp_path):
+    from legate_prof.cuda_stub import real_driver_present
+    if real_driver_present():
+        pytest.skip("a real NVIDIA driver is present; legate configures GPUs itself")
+    prog = tmp_path / "first.py"
+    prog.write_text("from legate_prof.runtime import numpy as np\n"
+                    "print(float(np.ones((10,)).sum()))\n")
+    p = _record(["--cpus", "2", str(prog)], tmp_path)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "10.0" in p.stdout
+    assert (tmp_path / "legate_0.prof").exists()
+
+
+def test_record_reports_a_failed_run_in_one_line_without_claiming_profiles(tmp_path):
+    prog = tmp_path / "fails.py"
+    prog.write_text("raise SystemExit(3)\n")
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    p = _record(["--cpus", "1", "--gpus", "0", "--logdir", str(logdir), str(prog)], tmp_path)
+    assert p.returncode == 3
+    assert "Profiles have been generated" not in p.stdout + p.stderr
+    errors = [l for l in p.stderr.splitlines() if l.startswith("legate_prof: error:")]
+    assert len(errors) == 1 and "exited with status 3" in errors[0]
+
+
+def test_memory_lane_at_the_failure_shows_legates_live_instances(crashed):
+    """Both instances of b (the slice made for line 10, the full range for line 13), and no
+    8 MiB box for d = c + 3, which Legate never allocated."""
+    from legate_prof.kinds import ItemKind
+    run, log = crashed
+    model = load_profile(_files(run) + [str(log)])
+    [lane] = model.lanes_of("system", 0)
+    lo, hi = model.lane_range(lane)
+    details = [model.item_details(i) for i in range(lo, hi)]
+    assert all(d["kind"] == "instance" for d in details)
+    b = [d for d in details if d["name"].startswith("Instance of oom.py:7 ")]
+    assert len(b) == 2 and all("2 instances of this store" in d["name"] for d in b)
+    assert sorted(d["provenance"].rsplit("/", 1)[-1] for d in b) == ["oom.py:10", "oom.py:13"]
+    assert sorted(d["size_bytes"] for d in b) == [8388592, 8388608]
+    big_at_16 = [d for d in details if d["name"].startswith("Instance of oom.py:16")
+                 and d["size_bytes"] >= 2**20]
+    assert big_at_16 == []
+    assert sum(d["size_bytes"] for d in details) == model.markers[0]["report"]["reserved_bytes"]
+    # the runtime's arrays moved to their own lane and keep their allocation site
+    [arrays] = model.lanes_of("arrays", 0)
+    alo, ahi = model.lane_range(arrays)
+    sites = {model.item_details(i)["provenance"].rsplit("/", 1)[-1] for i in range(alo, ahi)}
+    assert {"oom.py:4", "oom.py:7", "oom.py:13"} <= sites
+    names = {model.names[model.items["name"][i]] for i in range(alo, ahi)}
+    assert "Array float64(1048576,) allocated at oom.py:7" in names
+    assert (model.items["kind"][alo:ahi] == ItemKind.INSTANCE).all()

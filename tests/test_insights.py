@@ -78,3 +78,21 @@ def test_record_without_a_driver_adds_gpus_0_and_reports_a_failed_run(tmp_path):
     assert p.returncode != 0
     errors = [ln for ln in p.stderr.splitlines() if ln.startswith("legate_prof: error:")]
     assert len(errors) == 1 and "legate exited with status" in errors[0]
+
+
+def test_viewer_findings_dock_zooms_to_a_finding_and_highlights_its_items(guide_examples,
+                                                                           qtbot):
+    from legate_prof.viewer.app import MainWindow
+    from legate_prof.viewer.findings_panel import add_findings_dock
+    _, profiles = guide_examples["inefficient.py"]
+    model = load_profile(profiles)
+    findings = find_insights(model)
+    win = MainWindow(model, profiles)
+    qtbot.addWidget(win)
+    panel = add_findings_dock(win, findings)
+    row = next(k for k, f in enumerate(findings) if f["pattern"] == "tiny_tasks")
+    panel.show_finding(row)
+    a, b = win.timeline.time_range()
+    t0, t1 = findings[row]["window_ns"]
+    assert a <= t0 and t1 <= b and (b - a) < 1.2 * (t1 - t0) + 10_000
+    assert win.timeline.item.matches is not None and len(win.timeline.item.matches) >= 100

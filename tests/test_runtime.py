@@ -85,3 +85,30 @@ def test_fixed_oom_versions_succeed_with_the_same_pool(legate_run, fixed):
     run = legate_run(fixed, cpus=1, sysmem=40, env_extra_key="LEGATE_TEST")
     assert run.returncode == 0, run.output[-3000:]
     assert "Failed to allocate" not in run.output
+
+
+# The ndarray methods people write first, each a Legate task, checked against NumPy.
+FIRST_METHODS = 'import json, os, warnings\nimport numpy\nfrom legate_prof.runtime import numpy as np\nwarnings.simplefilter("error")  # a NumPy fallback would be a failure here\nrs = numpy.random.default_rng(3)\nma = rs.random((6, 4)); mb = rs.random((4, 5)); va = rs.random(4); ia = rs.integers(0, 9, (6, 4))\nm, mm, v, i = np.array(ma), np.array(mb), np.array(va), np.array(ia)\nchecks = {}\ndef check(name, got, want):\n    got, want = numpy.asarray(got), numpy.asarray(want)\n    checks[name] = bool(got.shape == want.shape and got.dtype == want.dtype\n                        and numpy.allclose(got, want))\ncheck("sum", m.sum(), ma.sum())\ncheck("sum_axis0", m.sum(axis=0), ma.sum(axis=0))\ncheck("sum_axis1", m.sum(axis=1), ma.sum(axis=1))\ncheck("sum_int", i.sum(axis=0), ia.sum(axis=0))\ncheck("mean", m.mean(), ma.mean())\ncheck("mean_axis_neg1", m.mean(axis=-1), ma.mean(axis=-1))\ncheck("max", m.max(), ma.max())\ncheck("max_axis0", m.max(axis=0), ma.max(axis=0))\ncheck("min_axis1", m.min(axis=1), ma.min(axis=1))\ncheck("prod_axis0", m.prod(axis=0), ma.prod(axis=0))\ncheck("np_mean_axis", np.mean(m, axis=0), numpy.mean(ma, axis=0))\ncheck("reshape", m.reshape(4, 6), ma.reshape(4, 6))\ncheck("reshape_tuple_neg", m.reshape((-1,)), ma.reshape((-1,)))\ncheck("T", m.T, ma.T)\ncheck("transpose", m.transpose(), ma.transpose())\ncheck("matmul_op", m @ mm, ma @ mb)\ncheck("matmul_vec", m @ v, ma @ va)\ncheck("np_matmul", np.matmul(m, mm), numpy.matmul(ma, mb))\ncheck("astype", m.astype(np.float32), ma.astype(numpy.float32))\nc = m.copy(); c += 1.0\ncheck("copy_is_independent", m, ma)\ncheck("iadd", c, ma + 1.0)\nc *= 2.0; check("imul", c, (ma + 1.0) * 2.0)\nc -= 1.0; check("isub", c, (ma + 1.0) * 2.0 - 1.0)\nc /= 4.0; check("idiv", c, ((ma + 1.0) * 2.0 - 1.0) / 4.0)\nf = np.zeros((5,)); f.fill(3.5); check("fill", f, numpy.full(5, 3.5))\nxa = rs.random(20); x = np.array(xa)\ncheck("step_slice", x[1:17:3], xa[1:17:3])\ncheck("neg_step_slice", x[::-2], xa[::-2])\nxb = xa.copy(); xb[::4] = 7.0; x[::4] = 7.0\ncheck("step_assign_scalar", x, xb)\nxb[2:12:5] = numpy.array([1.0, 2.0]); x[2:12:5] = np.array([1.0, 2.0])\ncheck("step_assign_array", x, xb)\nwith open(os.environ["FIXTURE_MANIFEST"], "w") as fh:\n    json.dump({"checks": checks, "tasks": {}, "provenances": {}}, fh)\n'
+
+
+def test_first_ndarray_methods_equal_numpy_and_are_legate_tasks(legate_run, tmp_path_factory):
+    from legate_prof.kinds import ItemKind
+    from legate_prof.loader import load_profile
+    prog = tmp_path_factory.mktemp("first_methods") / "first_methods.py"
+    prog.write_text(FIRST_METHODS)
+    run = legate_run(str(prog))
+    assert run.returncode == 0, run.output[-3000:]
+    failed = [k for k, ok in run.manifest["checks"].items() if not ok]
+    assert failed == [] and len(run.manifest["checks"]) >= 29
+    model = load_profile(run.profiles)
+    tasks = model.items["kind"] == ItemKind.TASK
+    prov = model.op_provenance(model.items["op_id"])
+    lines = FIRST_METHODS.splitlines()
+    for name, text in (("Reduce", "m.sum(axis=0)"), ("Reshape", "m.reshape(4, 6)"),
+                       ("Transpose", "m.T,"), ("MatMul", "m @ mm"),
+                       ("StridedSlice", "x[1:17:3]"), ("StridedAssign", "x[::4] = 7.0"),
+                       ("Fill", "f.fill(3.5)")):
+        line = next(k for k, l in enumerate(lines, 1) if text in l)
+        sel = tasks & (model.items["name"] == model.names.index(name))
+        sites = {model.provenances[p].rsplit("/", 1)[-1] for p in prov[sel]}
+        assert f"first_methods.py:{line}" in sites, (name, sites)

@@ -258,8 +258,11 @@ def load_with_progress(load, files):
         dlg.close()
 
 
-def run_viewer(model, files=()):
+def run_viewer(model, files=(), findings=None):
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
     win = MainWindow(model, files)
+    if findings is not None:
+        from .findings_panel import add_findings_dock
+        add_findings_dock(win, findings)
     win.show()
     return app.exec()
