@@ -372,10 +372,10 @@ def test_clicks_agree_with_the_drawn_tile_at_several_zooms(sample_profile):
         QtCore.QCoreApplication.processEvents()
         a, b = w.time_range()
         for e in [e for e in w.lane_layout.entries if e.kind == "lane"]:
-            cached = w.item._lane_cache.get(e.lane)
+            cached = w.item._lane_cache.peek(e.lane)
             if cached is None:
                 continue
-            tile = cached[3]
+            tile = cached.data
             for r in tile.rows:
                 for t in np.linspace(a, b, 400):
                     x = (t - tile.t0) / tile.ns_per_px
@@ -415,7 +415,6 @@ def test_an_exception_while_painting_is_reported_once_and_the_rest_renders(
     colours = {QtGui.QColor(img.pixel(x, y)).getRgb()[:3]
                for x in xs for y in range(int(ya) + 1, int(yb) - 1)}
     assert any(b > r + 20 for r, g, b in colours)  # the CPU group's blue fill is drawn
-    assert "rendering error" not in err or True
 
 
 @pytest.mark.parametrize("size", [(100_000, 100_000), (0, 500), (500, -3)])
@@ -444,3 +443,20 @@ def test_screenshot_grows_to_fit_and_labels_every_group(tmp_path):
         assert 0 <= ya < yb <= img.height()
     for lane, (ya, yb, _rows) in geo["lanes"].items():
         assert yb <= img.height() and yb - ya <= 12 * 18  # packed memory lanes stay bounded
+
+
+def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run, tmp_path):
+    """A run killed by out-of-memory leaves only the runtime's stream: the picture says so."""
+    from legate_prof.source import as_source
+    from legate_prof.viewer.screenshot import LEGEND_H, STAMP_H, render_screenshot
+    run = legate_run("oom.py", cpus=1, sysmem=40, env_extra_key="LEGATE_TEST")
+    assert run.returncode != 0
+    files = sorted(str(p) for p in run.workdir.glob("legate_*.prof"))
+    src = as_source(load_profile(files))
+    why = src.info().timeline_missing
+    assert "Legion" in why and "crashed" in why
+    out = render_screenshot(src, tmp_path / "crash.png", width=1200, height=700)
+    img = QtGui.QImage(out)
+    # the note's pink box sits just below the stamp and legend, centred
+    c = QtGui.QColor(img.pixel(int(1200 * 0.25), STAMP_H + LEGEND_H + 34)).getRgb()[:3]
+    assert c == (255, 240, 240)
