@@ -513,7 +513,6 @@ def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None):
                             "parent": np.zeros(0, np.uint64)},
                        provenances=[""], waits={}, transfers=transfers, ranks=ranks,
                        procs=procs, mems=mems, warnings=warnings)
-    model.extra["inverse_order"] = inv
     ends = [r["runtime_end_ns"] for r in ranks if r.get("runtime_end_ns")]
     if ends:
         model.extra["runtime_end_ns"] = max(ends)
