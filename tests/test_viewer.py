@@ -460,3 +460,47 @@ def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run,
     # the note's pink box sits just below the stamp and legend, centred
     c = QtGui.QColor(img.pixel(int(1200 * 0.25), STAMP_H + LEGEND_H + 34)).getRgb()[:3]
     assert c == (255, 240, 240)
+
+
+def test_vertical_scrollbar_follows_and_moves_the_lanes(window, qtbot):
+    from legate_prof.viewer.scrollbar import ScrolledTimeline
+    scrolled = window.centralWidget()
+    assert isinstance(scrolled, ScrolledTimeline)
+    tl = window.timeline
+    tl.row_px = 60  # tall rows: the lane tree no longer fits
+    tl.expand(all_groups=True)
+    tl._fit_y()
+    qtbot.wait(20)
+    bar = scrolled.bar
+    assert bar.isVisible() and bar.maximum() > 0
+    (y0, y1) = tl.vb.viewRange()[1]
+    bar.setValue(bar.maximum())
+    (z0, z1) = tl.vb.viewRange()[1]
+    assert z0 > y0 and z1 == pytest.approx(tl.lane_layout.height, abs=0.05)
+    tl.vb.setYRange(0, z1 - z0, padding=0)
+    assert bar.value() == 0
+
+
+def test_undo_redo_keep_the_status_bar_right(window, qtbot):
+    tl = window.timeline
+    a0, b0 = tl.time_range()
+    tl.zoom(0.5)
+    tl.undo()
+    assert window.statusBar().currentMessage().startswith("view ")
+    from legate_prof.source import format_time
+    assert format_time(tl.time_range()[0]) in window.statusBar().currentMessage()
+    tl.redo()
+    assert format_time(tl.time_range()[1]) in window.statusBar().currentMessage()
+
+
+def test_open_replaces_the_profile_and_export_has_no_cursor(window, qtbot, tmp_path):
+    from pathlib import Path
+    ex = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"
+    assert window.open_files([str(ex)])
+    assert window.source.info().n_items > 10_000
+    window.timeline.cursor.show()
+    out = tmp_path / "e.png"
+    assert window.timeline.export_png(str(out))
+    assert window.timeline.cursor.isVisible()  # restored after the export
+    img = QtGui.QImage(str(out))
+    assert img.width() > 100

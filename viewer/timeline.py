@@ -24,6 +24,7 @@ class TimelineWidget(pg.PlotWidget):
 
     itemClicked = QtCore.Signal(object)  # ('item', idx) | ('band', (...)) | None
     viewChanged = QtCore.Signal(float, float)
+    layoutChanged = QtCore.Signal()  # groups expanded or collapsed
 
     def __init__(self, model, layout: LaneLayout | None = None, parent=None):
         self.vb = TimelineViewBox()
@@ -168,6 +169,7 @@ class TimelineWidget(pg.PlotWidget):
         self.item.set_layout(self.lane_layout)
         self.lane_axis.set_layout(self.lane_layout)
         self._apply_limits()
+        self.layoutChanged.emit()
 
     # ---- search -------------------------------------------------------------------------
     def set_matches(self, matches):
