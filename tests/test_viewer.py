@@ -504,3 +504,14 @@ def test_open_replaces_the_profile_and_export_has_no_cursor(window, qtbot, tmp_p
     assert window.timeline.cursor.isVisible()  # restored after the export
     img = QtGui.QImage(str(out))
     assert img.width() > 100
+
+
+def test_lane_labels_are_reference_names_with_long_names_as_tooltips(window):
+    tl = window.timeline
+    lanes = [e for e in tl.lane_layout.entries if e.kind == "lane"]
+    assert {"c0", "c1"} <= {e.label for e in lanes}
+    c1 = next(e for e in lanes if e.label == "c1")
+    tip = tl.lane_axis.entry_tooltip(c1.y + 0.5)
+    assert tip.startswith("Node 0 CPU 1 Processor(0x")
+    summaries = {e.label.split(" (")[0] for e in tl.lane_layout.entries if e.kind == "summary"}
+    assert "cpu" in summaries and "utility" in summaries

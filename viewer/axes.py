@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from .layout import LaneLayout
 
@@ -44,6 +44,21 @@ class LaneAxis(pg.AxisItem):
             else:
                 ticks.append((e.y + e.height / 2, f"      {e.label}"))
         self.setTicks([ticks, []])
+
+    def entry_tooltip(self, y):
+        """The long name for a label (the reference viewer's, e.g. "Node 0 CPU 1
+        Processor(0x…)"); groups say their title."""
+        e = self.layout.entry_at(y) if self.layout is not None else None
+        return e.tooltip if e is not None else ""
+
+    def hoverEvent(self, ev):
+        if ev.isExit() or self.layout is None:
+            QtWidgets.QToolTip.hideText()
+            return
+        y = self.linkedView().mapSceneToView(ev.scenePos()).y()
+        text = self.entry_tooltip(y)
+        if text:
+            QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), text)
 
     def mouseClickEvent(self, ev):
         if self.layout is None or ev.button() != QtCore.Qt.MouseButton.LeftButton:
