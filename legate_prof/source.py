@@ -346,8 +346,11 @@ class ProfileSource:
         parts_s = [np.full(n, RUNNING, np.int8)]
         parts_i = [items]
         if len(has):
-            idx = np.concatenate([np.arange(lo[j], hi[j]) for j in has.tolist()])
-            owner = np.repeat(has, (hi - lo)[has])
+            counts = (hi - lo)[has]
+            owner = np.repeat(has, counts)
+            first = np.cumsum(counts) - counts  # where each box's waits start in idx
+            idx = np.repeat(lo[has], counts) + np.arange(int(counts.sum())) - \
+                np.repeat(first, counts)
             for a, b, state in (("start", "ready", WAITING), ("ready", "end", READY)):
                 xa = np.maximum((w[a][idx] - t0) * scale, bx0[owner])
                 xb = np.minimum((w[b][idx] - t0) * scale, bx1[owner])
