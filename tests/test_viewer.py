@@ -515,3 +515,26 @@ def test_lane_labels_are_reference_names_with_long_names_as_tooltips(window):
     assert tip.startswith("Node 0 CPU 1 Processor(0x")
     summaries = {e.label.split(" (")[0] for e in tl.lane_layout.entries if e.kind == "summary"}
     assert "cpu" in summaries and "utility" in summaries
+
+
+def test_lane_labels_never_overlap(synthetic_8, qtbot):
+    """At any vertical scale, kept labels are at least one text line apart."""
+    from legate_prof.source import as_source
+    from legate_prof.viewer.axes import MIN_LABEL_GAP_PX
+    from legate_prof.viewer.layout import LaneLayout
+    from legate_prof.viewer.timeline import TimelineWidget
+    src = as_source(load_profile(synthetic_8))
+    w = TimelineWidget(src, LaneLayout.default(src, expand_kinds=["channel", "cpu"]))
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    for row_px in (4, 8, 18):
+        w.row_px = row_px
+        w._fit_y()
+        (y0, y1) = w.vb.viewRange()[1]
+        scale = w.vb.height() / (y1 - y0)
+        ys = [y for y, text in w.lane_axis._tickLevels[0] if text.startswith("      ")]
+        gaps = np.diff(sorted(ys)) * scale
+        assert len(gaps) == 0 or gaps.min() >= MIN_LABEL_GAP_PX - 0.5
+    assert any(t.strip().startswith("n0") for _, t in w.lane_axis._tickLevels[0])  # channels

@@ -21,6 +21,9 @@ class TimeAxis(pg.AxisItem):
                 return [f"{v / div:.{digits}f} {unit}" for v in values]
 
 
+MIN_LABEL_GAP_PX = 11.0  # about one line of the axis font
+
+
 class LaneAxis(pg.AxisItem):
     """Left axis: lane-tree labels at each entry; a click on a group toggles its lanes."""
 
@@ -32,18 +35,33 @@ class LaneAxis(pg.AxisItem):
         self.setStyle(tickLength=0, autoExpandTextSpace=False, hideOverlappingLabels=False)
         self.setWidth(170)
 
-    def set_layout(self, layout: LaneLayout):
+    def set_layout(self, layout: LaneLayout, px_per_unit=None):
+        """Labels for the entries; lane labels closer than ``MIN_LABEL_GAP_PX`` to a kept
+        label are left out (their long names stay in the tooltip), so labels never overlap.
+        Group and rank labels are always kept."""
         self.layout = layout
+        self._px_per_unit = px_per_unit
         ticks = []
+        last_y = None
         for e in layout.entries:
+            y = e.y + e.height / 2
             if e.kind == "header":
-                ticks.append((e.y + e.height / 2, e.label))
+                ticks.append((y, e.label))
             elif e.kind == "summary":
                 mark = "" if e.rank is None else ("▾ " if e.expanded else "▸ ")
-                ticks.append((e.y + e.height / 2, f"{mark}{e.label}"))
+                ticks.append((y, f"{mark}{e.label}"))
             else:
-                ticks.append((e.y + e.height / 2, f"      {e.label}"))
+                if px_per_unit and last_y is not None and \
+                        (y - last_y) * px_per_unit < MIN_LABEL_GAP_PX:
+                    continue
+                ticks.append((y, f"      {e.label}"))
+            last_y = y
         self.setTicks([ticks, []])
+
+    def rescale(self, px_per_unit):
+        """Re-thin the lane labels for a new vertical scale."""
+        if self.layout is not None and px_per_unit != getattr(self, "_px_per_unit", None):
+            self.set_layout(self.layout, px_per_unit)
 
     def entry_tooltip(self, y):
         """The long name for a label (the reference viewer's, e.g. "Node 0 CPU 1

@@ -53,6 +53,7 @@ class TimelineWidget(pg.PlotWidget):
         self.addItem(self.cursor_label, ignoreBounds=True)
         self.lane_axis.set_layout(self.lane_layout)
         self.lane_axis.toggled.connect(self.toggle_group)
+        self.vb.sigYRangeChanged.connect(self._rescale_labels)
         self.vb.intervalSelected.connect(lambda a, b: self.set_time_range(a, b))
         self.vb.interactionFinished.connect(self._remember)
         self.scene().sigMouseMoved.connect(self._mouse_moved)
@@ -83,6 +84,11 @@ class TimelineWidget(pg.PlotWidget):
         else:
             y0 = min(max(y0, 0), total - rows_visible)
             self.vb.setYRange(y0, y0 + rows_visible, padding=0)
+
+    def _rescale_labels(self, *args):
+        (y0, y1) = self.vb.viewRange()[1]
+        if y1 > y0 and self.vb.height() > 0:
+            self.lane_axis.rescale(round(self.vb.height() / (y1 - y0), 2))
 
     def resizeEvent(self, ev):
         super().resizeEvent(ev)
@@ -169,6 +175,7 @@ class TimelineWidget(pg.PlotWidget):
         self.item.set_layout(self.lane_layout)
         self.lane_axis.set_layout(self.lane_layout)
         self._apply_limits()
+        self._rescale_labels()
         self.layoutChanged.emit()
 
     # ---- search -------------------------------------------------------------------------
