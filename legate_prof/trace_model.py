@@ -63,6 +63,7 @@ class TraceModel:
     sources: list = field(default_factory=list)  # input file paths
     markers: list = field(default_factory=list)  # dicts: time, rank, kind, title, fields
     extra: dict = field(default_factory=dict)  # runtime-stream detail (arrays, ops)
+    errors: list = field(default_factory=list)  # inputs that could not be read (the loader's)
 
     # -- derived indexes (built lazily) ------------------------------------------------
     def __post_init__(self):

@@ -143,3 +143,33 @@ def test_search(source):
     assert np.all(np.diff(hits) > 0)
     assert len(source.search("no-such-task-anywhere")) == 0
     assert len(source.search("")) == 0
+
+
+def test_instances_are_labelled_with_size_and_site(source):
+    inf = source.info()
+    lane = _lanes(source, "system")[0].lane
+    t0, t1 = inf.time_range
+    tile = source.lane_tile(lane, t0, t1, 2000)
+    items = np.concatenate([r.box_item for r in tile.rows])
+    titles = {source.item_title(int(i)) for i in items[:50]}
+    assert all(t.startswith("Instance ") and ("B" in t) for t in titles)
+    assert any("·" in t and ".py:" in t for t in titles)  # the allocation site
+    # a task's details link to the instances of its operation
+    for i in items[:50]:
+        op = {f.label: f for f in source.item_details(int(i))}.get("Operation")
+        if op is None:
+            continue
+        inst = source.instances_of_op(op.value)
+        assert int(i) in inst.tolist()
+        break
+
+
+def test_task_details_link_to_their_instances(source):
+    for i in source.search("Random"):
+        fields = {f.label: f for f in source.item_details(int(i))}
+        if "Instances" in fields:
+            kind, ids = fields["Instances"].link
+            assert kind == "items" and ids
+            assert all(source.item_title(j).startswith("Instance ") for j in ids)
+            return
+    pytest.fail("no Random task links to an instance")

@@ -392,10 +392,10 @@ def test_clicks_agree_with_the_drawn_tile_at_several_zooms(sample_profile):
         QtCore.QCoreApplication.processEvents()
         a, b = w.time_range()
         for e in [e for e in w.lane_layout.entries if e.kind == "lane"]:
-            cached = w.item._lane_cache.get(e.lane)
+            cached = w.item._lane_cache.peek(e.lane)
             if cached is None:
                 continue
-            tile = cached[3]
+            tile = cached.data
             for r in tile.rows:
                 for t in np.linspace(a, b, 400):
                     x = (t - tile.t0) / tile.ns_per_px
@@ -435,7 +435,6 @@ def test_an_exception_while_painting_is_reported_once_and_the_rest_renders(
     colours = {QtGui.QColor(img.pixel(x, y)).getRgb()[:3]
                for x in xs for y in range(int(ya) + 1, int(yb) - 1)}
     assert any(b > r + 20 for r, g, b in colours)  # the CPU group's blue fill is drawn
-    assert "rendering error" not in err or True
 
 
 @pytest.mark.parametrize("size", [(100_000, 100_000), (0, 500), (500, -3)])
@@ -464,3 +463,98 @@ def test_screenshot_grows_to_fit_and_labels_every_group(tmp_path):
         assert 0 <= ya < yb <= img.height()
     for lane, (ya, yb, _rows) in geo["lanes"].items():
         assert yb <= img.height() and yb - ya <= 12 * 18  # packed memory lanes stay bounded
+
+
+def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run, tmp_path):
+    """A run killed by out-of-memory leaves only the runtime's stream: the picture says so."""
+    from legate_prof.source import as_source
+    from legate_prof.viewer.screenshot import LEGEND_H, STAMP_H, render_screenshot
+    run = legate_run("oom.py", cpus=1, sysmem=40, env_extra_key="LEGATE_TEST")
+    assert run.returncode != 0
+    files = sorted(str(p) for p in run.workdir.glob("legate_*.prof"))
+    src = as_source(load_profile(files))
+    why = src.info().timeline_missing
+    assert "Legion" in why and "crashed" in why
+    out = render_screenshot(src, tmp_path / "crash.png", width=1200, height=700)
+    img = QtGui.QImage(out)
+    # the note's pink box sits just below the stamp and legend, centred
+    c = QtGui.QColor(img.pixel(int(1200 * 0.25), STAMP_H + LEGEND_H + 34)).getRgb()[:3]
+    assert c == (255, 240, 240)
+
+
+def test_vertical_scrollbar_follows_and_moves_the_lanes(window, qtbot):
+    from legate_prof.viewer.scrollbar import ScrolledTimeline
+    scrolled = window.centralWidget()
+    assert isinstance(scrolled, ScrolledTimeline)
+    tl = window.timeline
+    tl.row_px = 60  # tall rows: the lane tree no longer fits
+    tl.expand(all_groups=True)
+    tl._fit_y()
+    qtbot.wait(20)
+    bar = scrolled.bar
+    assert bar.isVisible() and bar.maximum() > 0
+    (y0, y1) = tl.vb.viewRange()[1]
+    bar.setValue(bar.maximum())
+    (z0, z1) = tl.vb.viewRange()[1]
+    assert z0 > y0 and z1 == pytest.approx(tl.lane_layout.height, abs=0.05)
+    tl.vb.setYRange(0, z1 - z0, padding=0)
+    assert bar.value() == 0
+
+
+def test_undo_redo_keep_the_status_bar_right(window, qtbot):
+    tl = window.timeline
+    a0, b0 = tl.time_range()
+    tl.zoom(0.5)
+    tl.undo()
+    assert window.statusBar().currentMessage().startswith("view ")
+    from legate_prof.source import format_time
+    assert format_time(tl.time_range()[0]) in window.statusBar().currentMessage()
+    tl.redo()
+    assert format_time(tl.time_range()[1]) in window.statusBar().currentMessage()
+
+
+def test_open_replaces_the_profile_and_export_has_no_cursor(window, qtbot, tmp_path):
+    from pathlib import Path
+    ex = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"
+    assert window.open_files([str(ex)])
+    assert window.source.info().n_items > 10_000
+    window.timeline.cursor.show()
+    out = tmp_path / "e.png"
+    assert window.timeline.export_png(str(out))
+    assert window.timeline.cursor.isVisible()  # restored after the export
+    img = QtGui.QImage(str(out))
+    assert img.width() > 100
+
+
+def test_lane_labels_are_reference_names_with_long_names_as_tooltips(window):
+    tl = window.timeline
+    lanes = [e for e in tl.lane_layout.entries if e.kind == "lane"]
+    assert {"c0", "c1"} <= {e.label for e in lanes}
+    c1 = next(e for e in lanes if e.label == "c1")
+    tip = tl.lane_axis.entry_tooltip(c1.y + 0.5)
+    assert tip.startswith("Node 0 CPU 1 Processor(0x")
+    summaries = {e.label.split(" (")[0] for e in tl.lane_layout.entries if e.kind == "summary"}
+    assert "cpu" in summaries and "utility" in summaries
+
+
+def test_lane_labels_never_overlap(synthetic_8, qtbot):
+    """At any vertical scale, kept labels are at least one text line apart."""
+    from legate_prof.source import as_source
+    from legate_prof.viewer.axes import MIN_LABEL_GAP_PX
+    from legate_prof.viewer.layout import LaneLayout
+    from legate_prof.viewer.timeline import TimelineWidget
+    src = as_source(load_profile(synthetic_8))
+    w = TimelineWidget(src, LaneLayout.default(src, expand_kinds=["channel", "cpu"]))
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    for row_px in (4, 8, 18):
+        w.row_px = row_px
+        w._fit_y()
+        (y0, y1) = w.vb.viewRange()[1]
+        scale = w.vb.height() / (y1 - y0)
+        ys = [y for y, text in w.lane_axis._tickLevels[0] if text.startswith("      ")]
+        gaps = np.diff(sorted(ys)) * scale
+        assert len(gaps) == 0 or gaps.min() >= MIN_LABEL_GAP_PX - 0.5
+    assert any(t.strip().startswith("n0") for _, t in w.lane_axis._tickLevels[0])  # channels

@@ -11,6 +11,7 @@ from legate_prof.source import as_source, open_profile
 
 from .layout import LaneLayout
 from .legend import LegendWidget
+from .scrollbar import ScrolledTimeline
 from .timeline import TimelineWidget, details_rows, format_time
 
 MAX_RESULTS = 1000
@@ -83,7 +84,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setWindowTitle(f"legate_prof {__version__} — {names}")
         self.timeline = TimelineWidget(self.source, LaneLayout.default(self.source))
         self.timeline.item.budget_s = FRAME_BUDGET_S  # keep frames interactive while zooming
-        self.setCentralWidget(self.timeline)
+        self.setCentralWidget(ScrolledTimeline(self.timeline))
         self.details = DetailPanel()
         self.details.zoomTo.connect(lambda a, b: self.timeline.set_time_range(a, b))
         dock = QtWidgets.QDockWidget("Details", self)
@@ -113,12 +114,12 @@ class MainWindow(QtWidgets.QMainWindow):
             QtWidgets.QMessageBox.warning(self, "legate_prof", str(e))
             return False
         self.source = src
-        old = self.timeline
+        old = self.centralWidget()
         self.timeline = TimelineWidget(src, LaneLayout.default(src))
         self.timeline.item.budget_s = FRAME_BUDGET_S
         self.timeline.itemClicked.connect(lambda hit: self.details.show_hit(self.source, hit))
         self.timeline.viewChanged.connect(self._status_range)
-        self.setCentralWidget(self.timeline)
+        self.setCentralWidget(ScrolledTimeline(self.timeline))
         old.deleteLater()
         names = ", ".join(os.path.basename(str(f)) for f in list(paths)[:4])
         self.setWindowTitle(f"legate_prof {__version__} — {names}")
