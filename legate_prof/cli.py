@@ -162,15 +162,47 @@ def cmd_convert(args):
     return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
 
 
+def cmd_report(args):
+    """Write the offline HTML report folder (index.html opens from file://)."""
+    from .report import write_report
+    model = _load(_inputs(args), args)
+    done = write_report(model, args.output, pictures=args.pictures)
+    print(f"wrote {done['path']}")
+    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+
+
+def _report_after_record(started):
+    """The guide's legate_prof/ folder beside the legate_*.prof this run wrote."""
+    import glob
+    logs = sorted(f for f in glob.glob("legate_*.prof") if os.path.getmtime(f) >= started - 1)
+    if not logs:
+        return 0
+    print(f"legate_prof: writing the report of {len(logs)} log(s) to legate_prof/index.html",
+          file=sys.stderr)
+    try:
+        return cmd_report(argparse.Namespace(files=logs, log=None, output="legate_prof",
+                                             pictures=True, cache=False))
+    except ProfileError as e:
+        print(f"legate_prof: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+
+
 def cmd_record(args):
     """Run ``legate --profile`` with the CUDA stand-in where no driver exists."""
     from .cuda_stub import legate_env, legate_executable
+    legate_args = list(args.legate_args)
+    report = "--no-report" not in legate_args[:1]  # only as the first word: the rest is legate's
+    legate_args = legate_args[1:] if not report else legate_args
     try:
-        cmd = [legate_executable()] + ["--profile"] + list(args.legate_args)
+        cmd = [legate_executable()] + ["--profile"] + legate_args
     except RuntimeError as e:
         print(f"legate_prof: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
-    return subprocess.call(cmd, env=legate_env())
+    started = time.time()
+    rc = subprocess.call(cmd, env=legate_env())
+    if report:
+        rc = rc or _report_after_record(started)
+    return rc
 
 
 def build_parser():
@@ -213,8 +245,17 @@ def build_parser():
     c.add_argument("-o", "--output", required=True)
     c.set_defaults(func=cmd_convert)
 
+    rp = sub.add_parser("report", help="write the offline HTML report folder (index.html)")
+    rp.add_argument("files", nargs="+")
+    rp.add_argument("-o", "--output", default="legate_prof", help="folder (default legate_prof)")
+    rp.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
+    rp.add_argument("--no-pictures", dest="pictures", action="store_false",
+                    help="skip the per-group PNG pictures")
+    rp.set_defaults(func=cmd_report)
+
     r = sub.add_parser("record", help="run 'legate --profile ARGS' (adds the CUDA stand-in "
-                       "on machines without an NVIDIA driver)")
+                       "on machines without an NVIDIA driver), then write legate_prof/index.html "
+                       "(legate_prof record --no-report ... to skip it)")
     r.add_argument("legate_args", nargs=argparse.REMAINDER)
     r.set_defaults(func=cmd_record)
     return p
