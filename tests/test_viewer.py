@@ -183,8 +183,8 @@ def test_search_highlights_lists_and_jumps(window, qtbot):
     window._jump(item)
     i = item.data(QtCore.Qt.ItemDataRole.UserRole)
     a, b = window.timeline.time_range()
-    m = window.model
-    assert a <= m.items["start"][i] and m.items["stop"][i] <= b
+    s, e = window.source.item_extent(i)
+    assert a <= s and e <= b
     assert window.timeline.item.selected == i
     assert window.details.table.item(0, 1).text().startswith("add_task")
     window.search.clear()
@@ -193,14 +193,17 @@ def test_search_highlights_lists_and_jumps(window, qtbot):
 
 def test_click_pins_details(window, qtbot):
     tl = window.timeline
-    m = window.model
-    fill = m.names.index("fill_task")
-    i = int(np.flatnonzero((m.items["name"] == fill) & (m.items["kind"] == ItemKind.TASK))[0])
+    src = window.source
+    i = next(int(j) for j in src.search("fill_task")
+             if src.item_title(j).startswith("fill_task")
+             and {f.label: f.text for f in src.item_details(j)}["Kind"] == "task")
     tl.show_item(i)
     qtbot.wait(50)
-    e = tl.lane_layout.find_lane(int(m.items["lane"][i]))
-    t = (int(m.items["start"][i]) + int(m.items["stop"][i])) / 2
-    y = e.y + int(m.items["row"][i]) + 0.5
+    lane, row = src.item_lane(i)
+    e = tl.lane_layout.find_lane(lane)
+    s0, s1 = src.item_extent(i)
+    t = (s0 + s1) / 2
+    y = e.y + (row + 0.5) * e.row_h
     scene = tl.vb.mapViewToScene(QtCore.QPointF(t, y))
     pos = tl.mapFromScene(scene)
     qtbot.mouseClick(tl.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
@@ -323,3 +326,137 @@ def test_missing_x_libraries_become_one_sentence(monkeypatch):
     assert "libxcb-icccm.so.4 is missing" in msg and "apt install" in msg
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     assert window_problem() is None
+
+
+# ---- the viewer reads only through the query API -----------------------------------------
+
+def test_viewer_imports_nothing_of_the_model_but_the_api():
+    """viewer/*.py import from legate_prof only: source (the API), errors, and the version."""
+    import ast
+    from pathlib import Path
+    allowed = {"legate_prof", "legate_prof.source", "legate_prof.errors"}
+    bad = []
+    for f in sorted((Path(__file__).resolve().parents[1] / "viewer").glob("*.py")):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                    and node.module.startswith("legate_prof"):
+                mod = node.module
+            elif isinstance(node, ast.Import):
+                mods = [a.name for a in node.names if a.name.startswith("legate_prof")]
+                mod = mods[0] if mods else None
+            else:
+                continue
+            if mod and mod not in allowed:
+                bad.append(f"{f.name}: {mod}")
+            if mod == "legate_prof" and isinstance(node, ast.ImportFrom):
+                names = {a.name for a in node.names}
+                if names - {"__version__"}:
+                    bad.append(f"{f.name}: legate_prof {names}")
+    assert not bad, bad
+
+
+def test_clicks_agree_with_the_drawn_tile_at_several_zooms(sample_profile):
+    """Over every pixel column of every expanded lane at several zooms, the widget's hit
+    test names the box or band the drawn tile has there."""
+    from legate_prof.source import as_source
+    from legate_prof.viewer.screenshot import make_timeline
+    src = as_source(load_profile([sample_profile]))
+    w = make_timeline(src, 1200, 700)
+    T0, T1 = src.info().time_range
+    checked = agree = 0
+    for zoom in (1, 4, 20, 80):
+        c = T0 + (T1 - T0) * 0.7
+        w.set_time_range(c - (T1 - T0) / zoom / 2, c + (T1 - T0) / zoom / 2)
+        w.item.refresh()
+        w.repaint()
+        QtCore.QCoreApplication.processEvents()
+        a, b = w.time_range()
+        for e in [e for e in w.lane_layout.entries if e.kind == "lane"]:
+            cached = w.item._lane_cache.peek(e.lane)
+            if cached is None:
+                continue
+            tile = cached.data
+            for r in tile.rows:
+                for t in np.linspace(a, b, 400):
+                    x = (t - tile.t0) / tile.ns_per_px
+                    hit, _ = w.item.hit(t, e.y + (r.row + 0.5) * e.row_h)
+                    box = np.flatnonzero((r.box_x0 <= x) & (x < r.box_x1))
+                    band = np.flatnonzero((r.band_x0 <= x) & (x < r.band_x1))
+                    if len(box):
+                        ok = hit == ("item", int(r.box_item[box[-1]]))
+                    elif len(band):
+                        ok = hit is not None and hit[0] == "band" and \
+                            hit[1][2] == int(r.band_count[band[0]])
+                    else:
+                        ok = hit is None
+                    checked += 1
+                    agree += ok
+    w.close()
+    assert checked > 5000 and agree == checked
+
+
+def test_an_exception_while_painting_is_reported_once_and_the_rest_renders(
+        sample_profile, tmp_path, capsys):
+    from legate_prof.source import ProfileSource
+    from legate_prof.viewer.screenshot import render_screenshot
+
+    class Broken(ProfileSource):
+        def lane_tile(self, *a, **k):
+            raise RuntimeError("boom")
+
+    src = Broken(load_profile([sample_profile]))
+    out, geo = render_screenshot(src, tmp_path / "b.png", return_geometry=True)
+    err = capsys.readouterr().err
+    assert err.count("RuntimeError: boom") == 1
+    img = QtGui.QImage(out)
+    # utilization rows still painted: some coloured pixel inside the cpu summary row
+    ya, yb = geo["summaries"][(0, "cpu")]
+    xs = range(int(geo["x_left"]) + 40, int(geo["x_right"]) - 5, 3)
+    colours = {QtGui.QColor(img.pixel(x, y)).getRgb()[:3]
+               for x in xs for y in range(int(ya) + 1, int(yb) - 1)}
+    assert any(b > r + 20 for r, g, b in colours)  # the CPU group's blue fill is drawn
+
+
+@pytest.mark.parametrize("size", [(100_000, 100_000), (0, 500), (500, -3)])
+def test_impossible_image_sizes_are_refused_before_drawing(sample_profile, tmp_path, size):
+    from legate_prof.errors import ProfileError
+    from legate_prof.viewer.screenshot import render_screenshot
+    model = load_profile([sample_profile])
+    with pytest.raises(ProfileError, match="image size"):
+        render_screenshot(model, tmp_path / "x.png", width=size[0], height=size[1])
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_screenshot_grows_to_fit_and_labels_every_group(tmp_path):
+    from pathlib import Path
+    from legate_prof.source import as_source
+    from legate_prof.viewer.screenshot import render_screenshot
+    ex = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"
+    src = as_source(load_profile([str(ex)]))
+    groups = sorted({g.group for g in src.info().groups})
+    out, geo = render_screenshot(src, tmp_path / "all.png", expand=groups, height=500,
+                                 return_geometry=True)
+    img = QtGui.QImage(out)
+    assert img.height() >= 500
+    for g in src.info().groups:  # every group's row lies inside the picture
+        ya, yb = geo["summaries"][(g.rank, g.group)]
+        assert 0 <= ya < yb <= img.height()
+    for lane, (ya, yb, _rows) in geo["lanes"].items():
+        assert yb <= img.height() and yb - ya <= 12 * 18  # packed memory lanes stay bounded
+
+
+def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run, tmp_path):
+    """A run killed by out-of-memory leaves only the runtime's stream: the picture says so."""
+    from legate_prof.source import as_source
+    from legate_prof.viewer.screenshot import LEGEND_H, STAMP_H, render_screenshot
+    run = legate_run("oom.py", cpus=1, sysmem=40, env_extra_key="LEGATE_TEST")
+    assert run.returncode != 0
+    files = sorted(str(p) for p in run.workdir.glob("legate_*.prof"))
+    src = as_source(load_profile(files))
+    why = src.info().timeline_missing
+    assert "Legion" in why and "crashed" in why
+    out = render_screenshot(src, tmp_path / "crash.png", width=1200, height=700)
+    img = QtGui.QImage(out)
+    # the note's pink box sits just below the stamp and legend, centred
+    c = QtGui.QColor(img.pixel(int(1200 * 0.25), STAMP_H + LEGEND_H + 34)).getRgb()[:3]
+    assert c == (255, 240, 240)

@@ -7,8 +7,10 @@ import os
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof import __version__
+from legate_prof.source import as_source, open_profile
 
 from .layout import LaneLayout
+from .legend import LegendWidget
 from .timeline import TimelineWidget, details_rows, format_time
 
 MAX_RESULTS = 1000
@@ -28,6 +30,11 @@ class DetailPanel(QtWidgets.QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+        # values are selectable and Ctrl+C copies them (full-precision µs times)
+        self.table.setSelectionMode(
+            QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)
+        copy = QtGui.QShortcut(QtGui.QKeySequence.StandardKey.Copy, self.table)
+        copy.activated.connect(self.copy_selection)
         self.zoom_btn = QtWidgets.QPushButton("Zoom to")
         self.zoom_btn.setEnabled(False)
         self.zoom_btn.clicked.connect(self._zoom)
@@ -35,8 +42,9 @@ class DetailPanel(QtWidgets.QWidget):
         lay.addWidget(self.zoom_btn)
         self._range = None
 
-    def show_hit(self, model, hit):
-        rows = details_rows(model, hit) if hit else []
+    def show_hit(self, source, hit):
+        source = as_source(source)
+        rows = details_rows(source, hit) if hit else []
         self.table.setRowCount(len(rows))
         for i, (k, v) in enumerate(rows):
             self.table.setItem(i, 0, QtWidgets.QTableWidgetItem(k))
@@ -48,10 +56,18 @@ class DetailPanel(QtWidgets.QWidget):
             self._range = hit[1][0], hit[1][1]
         else:
             i = hit[1]
-            a, b = int(model.items["start"][i]), int(model.items["stop"][i])
+            a, b = source.item_extent(i)
             d = max(b - a, 1000)
             self._range = a - d, b + d
         self.zoom_btn.setEnabled(self._range is not None)
+
+    def copy_selection(self):
+        cells = sorted((c.row(), c.column(), c.text()) for c in self.table.selectedItems())
+        lines = {}
+        for r, _c, t in cells:
+            lines.setdefault(r, []).append(t)
+        QtWidgets.QApplication.clipboard().setText(
+            "\n".join("\t".join(v) for _, v in sorted(lines.items())))
 
     def _zoom(self):
         if self._range:
@@ -61,10 +77,11 @@ class DetailPanel(QtWidgets.QWidget):
 class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, model, files=()):
         super().__init__()
-        self.model = model
+        self.source = as_source(model)
+        self.setAcceptDrops(True)  # drop profile files on the window to open them
         names = ", ".join(os.path.basename(str(f)) for f in list(files)[:4])
         self.setWindowTitle(f"legate_prof {__version__} — {names}")
-        self.timeline = TimelineWidget(model, LaneLayout.default(model))
+        self.timeline = TimelineWidget(self.source, LaneLayout.default(self.source))
         self.timeline.item.budget_s = FRAME_BUDGET_S  # keep frames interactive while zooming
         self.setCentralWidget(self.timeline)
         self.details = DetailPanel()
@@ -78,13 +95,50 @@ class MainWindow(QtWidgets.QMainWindow):
         rdock = QtWidgets.QDockWidget("Search results", self)
         rdock.setWidget(self.results)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, rdock)
-        self.timeline.itemClicked.connect(lambda hit: self.details.show_hit(model, hit))
+        self.timeline.itemClicked.connect(lambda hit: self.details.show_hit(self.source, hit))
         self.timeline.viewChanged.connect(self._status_range)
         self._build_toolbar()
         self._build_menus()
+        self.statusBar().addPermanentWidget(LegendWidget())
         self.resize(1500, 900)
-        for w in model.warnings[:3]:
+        for w in self.source.info().warnings[:3]:
             self.statusBar().showMessage(str(w))
+
+    def open_files(self, paths):
+        """Replace the shown profile (File → Open, drag-and-drop); errors go to a dialog."""
+        from legate_prof.errors import ProfileError
+        try:
+            src = open_profile(paths)
+        except (ProfileError, OSError) as e:
+            QtWidgets.QMessageBox.warning(self, "legate_prof", str(e))
+            return False
+        self.source = src
+        old = self.timeline
+        self.timeline = TimelineWidget(src, LaneLayout.default(src))
+        self.timeline.item.budget_s = FRAME_BUDGET_S
+        self.timeline.itemClicked.connect(lambda hit: self.details.show_hit(self.source, hit))
+        self.timeline.viewChanged.connect(self._status_range)
+        self.setCentralWidget(self.timeline)
+        old.deleteLater()
+        names = ", ".join(os.path.basename(str(f)) for f in list(paths)[:4])
+        self.setWindowTitle(f"legate_prof {__version__} — {names}")
+        self.results.clear()
+        return True
+
+    def _open_dialog(self):
+        paths, _ = QtWidgets.QFileDialog.getOpenFileNames(
+            self, "Open profiles", "", "Profiles (*.prof *.gz *.lpbundle);;All files (*)")
+        if paths:
+            self.open_files(paths)
+
+    def dragEnterEvent(self, ev):
+        if ev.mimeData().hasUrls():
+            ev.acceptProposedAction()
+
+    def dropEvent(self, ev):
+        paths = [u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            self.open_files(paths)
 
     def _build_toolbar(self):
         tb = self.addToolBar("Search")
@@ -99,6 +153,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_menus(self):
         f = self.menuBar().addMenu("&File")
+        f.addAction("Open…", self._open_dialog, QtGui.QKeySequence.StandardKey.Open)
         f.addAction("Export PNG…", self.export_png, QtGui.QKeySequence("Ctrl+E"))
         f.addAction("Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
         v = self.menuBar().addMenu("&View")
@@ -125,12 +180,15 @@ class MainWindow(QtWidgets.QMainWindow):
         if not text:
             self.timeline.set_matches(None)
             return
-        hits = self.model.search(text)
+        src = self.source
+        hits = src.search(text)
         self.timeline.set_matches(hits)
+        lanes = src.info().lanes
         for i in hits[:MAX_RESULTS].tolist():
+            lane = lanes[src.item_lane(i)[0]]
             it = QtWidgets.QListWidgetItem(
-                f"{self.model.item_title(i)}  @ {format_time(int(self.model.items['start'][i]))}"
-                f"  ({self.model.lanes['title'][int(self.model.items['lane'][i])]})")
+                f"{src.item_title(i)}  @ {format_time(src.item_extent(i)[0])}"
+                f"  ({lane.short}: {lane.long})")
             it.setData(QtCore.Qt.ItemDataRole.UserRole, i)
             self.results.addItem(it)
         more = f" (showing {MAX_RESULTS})" if len(hits) > MAX_RESULTS else ""
@@ -139,7 +197,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _jump(self, item):
         i = item.data(QtCore.Qt.ItemDataRole.UserRole)
         self.timeline.show_item(i)
-        self.details.show_hit(self.model, ("item", i))
+        self.details.show_hit(self.source, ("item", i))
 
     def _status_range(self, a, b):
         self.statusBar().showMessage(f"view {format_time(a)} – {format_time(b)}")
@@ -149,7 +207,7 @@ class MainWindow(QtWidgets.QMainWindow):
             path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export PNG", "timeline.png",
                                                             "PNG (*.png)")
         if path:
-            self.timeline.grab().save(path)
+            self.timeline.export_png(path)
         return path
 
 

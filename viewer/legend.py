@@ -1,0 +1,54 @@
+"""The legend: what the shades, gray bands and fills mean (window status bar and PNGs)."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from .colors import ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color
+
+_BASE = QtGui.QColor(70, 130, 180)  # a task colour to show the three states on
+
+
+def legend_entries():
+    """(swatch colour, text) in reading order."""
+    return [
+        (_BASE, "running"),
+        (blend_with_white(_BASE, ALPHA_READY), "ready"),
+        (blend_with_white(_BASE, ALPHA_WAITING), "waiting"),
+        (GRAY, "merged (too small to draw; count)"),
+        (blend_with_white(group_color("system"), 0.3), "memory / utilization fill"),
+    ]
+
+
+def paint_legend(p: QtGui.QPainter, x: float, y: float, h: float = 14.0, color=None) -> float:
+    """Paint the legend in one line from (x, y); returns its width."""
+    fm = QtGui.QFontMetrics(p.font())
+    x0 = x
+    for swatch, text in legend_entries():
+        p.fillRect(QtCore.QRectF(x, y + 2, h - 4, h - 4), swatch)
+        p.setPen(QtGui.QColor(120, 120, 120))
+        p.drawRect(QtCore.QRectF(x, y + 2, h - 4, h - 4))
+        p.setPen(color or QtGui.QColor(30, 30, 30))
+        p.drawText(QtCore.QRectF(x + h, y, fm.horizontalAdvance(text) + 4, h),
+                   int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+        x += h + fm.horizontalAdvance(text) + 14
+    return x - x0
+
+
+class LegendWidget(QtWidgets.QWidget):
+    """The legend as a status-bar widget."""
+
+    def sizeHint(self):
+        img = QtGui.QImage(1, 1, QtGui.QImage.Format.Format_RGB32)
+        p = QtGui.QPainter(img)
+        p.setFont(self.font())
+        w = paint_legend(p, 0, 0)
+        p.end()
+        return QtCore.QSize(int(w) + 8, 18)
+
+    def paintEvent(self, ev):
+        p = QtGui.QPainter(self)
+        try:
+            paint_legend(p, 4, 2)
+        finally:
+            p.end()

@@ -1,0 +1,54 @@
+"""One buffered, time-anchored cache for everything computed per view (lane tiles and
+utilization strips).
+
+Results are computed on a grid of ``cell_ns`` (a power of two chosen by the caller), anchored
+to absolute time, for the view plus half a view on each side (Perfetto's buffered bounds),
+and kept until the view leaves them, the cell size changes or the generation moves on.  A
+stale but covering entry (cell size within 8×) is shown while a later frame recomputes it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CachedGrid:
+    cell_ns: float
+    first: int  # first cell index (absolute: cell k covers [k, k+1) · cell_ns)
+    end: int  # one past the last cell
+    data: object  # what ``compute`` returned
+    generation: int
+
+
+class GridCache:
+    def __init__(self):
+        self._entries = {}
+
+    def clear(self):
+        self._entries.clear()
+
+    def peek(self, key) -> CachedGrid | None:
+        return self._entries.get(key)
+
+    def __len__(self):
+        return len(self._entries)
+
+    def get(self, key, cell_ns, x0, x1, compute, may_compute, generation):
+        """The entry covering [x0, x1]: cached, recomputed through ``compute(t0, t1, cells)``
+        when ``may_compute()`` allows, else a stale covering one, else None."""
+        lo, hi = math.floor(x0 / cell_ns), math.ceil(x1 / cell_ns)
+        c = self._entries.get(key)
+        if c is not None and c.cell_ns == cell_ns and c.generation == generation and \
+                c.first <= lo and hi <= c.end:
+            return c
+        usable = c is not None and c.first * c.cell_ns <= x0 and x1 <= c.end * c.cell_ns \
+            and 0.125 <= c.cell_ns / cell_ns <= 8
+        if not may_compute():
+            return c if usable else None
+        n = hi - lo
+        a, b = lo - n // 2, hi + n // 2
+        c = self._entries[key] = CachedGrid(cell_ns, a, b, compute(a * cell_ns, b * cell_ns,
+                                                                   b - a), generation)
+        return c

@@ -1,0 +1,509 @@
+"""The painted item: headers, utilization rows, lane tiles (boxes, state pieces, gray bands,
+labels), selection and markers, from the query API.
+
+Per frame the work is bounded by visible lanes × pixels; an exception while painting is
+caught, reported once and the rest still drawn.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui
+
+from legate_prof.source import READY, WAITING, as_source
+
+from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
+                     name_color)
+from .layout import LaneLayout
+from .rect_batch import RectBatch
+from .tile_cache import GridCache
+
+LABEL_MIN_PX = 48
+MAX_LABELS = 400
+
+
+class ViewRow:
+    """One tile row mapped to view pixels (boxes, bands and the ready/waiting pieces)."""
+
+    __slots__ = ("row", "box_x0", "box_x1", "box_item", "box_name", "band_x0", "band_x1",
+                 "band_count", "piece_x0", "piece_x1", "piece_state", "piece_name")
+
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+
+class TimelineItem(pg.GraphicsObject):
+    """Paints headers, utilization lines, boxes, state shades and gray bands for the view."""
+
+    def __init__(self, model, layout: LaneLayout):
+        super().__init__()
+        self.source = as_source(model)
+        self.layout = layout
+        self.paint_errors = []  # messages of exceptions caught while painting (each once)
+        self.batch = RectBatch()
+        self.selected = None  # item index
+        self.matches = None  # sorted item indices of the current search
+        self.t_range = self.source.info().time_range
+        self.last_stats = {}
+        self._cache_key = None
+        self._cache_img = None
+        self._summary_cache = GridCache()  # (rank, group) -> utilization bins
+        self._summary_img = {}  # (rank, group) -> (key, QImage of the strip, its scale)
+        self._lane_cache = GridCache()  # lane -> LaneTile (the tile drawn: hit-tests use it)
+        # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
+        # shows the previous resolution's data elsewhere and asks for another frame.
+        # None = compute everything now (screenshots, tests).
+        self.budget_s = None
+        self._generation = 0
+        self._deadline = 0.0
+        self._computed = 0
+        self._pending = False
+
+    def set_layout(self, layout):
+        self.prepareGeometryChange()
+        self.layout = layout
+        self.update()
+
+    def boundingRect(self):
+        t0, t1 = self.t_range
+        return QtCore.QRectF(t0, 0, t1 - t0, max(self.layout.height, 1))
+
+    # ---- painting -----------------------------------------------------------------------
+    def paint(self, p, *args):
+        """Paint the view; an unchanged view (cursor moves, hover, expose) reuses the last
+        picture, so only a new time range or lane layout pays for the queries.  An exception
+        is reported once and never escapes into Qt (which would abort the process)."""
+        try:
+            self._paint(p)
+        except Exception as e:  # noqa: BLE001
+            self._report(e, "painting")
+
+    def _paint(self, p):
+        vb = self.getViewBox()
+        if vb is None:
+            return
+        (x0, x1), (y0, y1) = vb.viewRange()
+        tr = p.transform()
+        sx, dx = tr.m11(), tr.dx()
+        sy, dy = tr.m22(), tr.dy()
+        if sx == 0 or sy == 0:
+            return
+        px_left, px_right = sx * x0 + dx, sx * x1 + dx
+        top, bottom = sy * y0 + dy, sy * y1 + dy
+        width = max(int(round(px_right - px_left)), 1)
+        height = max(int(round(bottom - top)), 1)
+        key = (x0, x1, y0, y1, width, height, sx, sy, id(self.layout.entries), self.selected,
+               id(self.matches), len(self.source.info().markers))
+        if key != self._cache_key:
+            img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+            img.fill(QtCore.Qt.GlobalColor.transparent)
+            q = QtGui.QPainter(img)
+            q.setFont(p.font())
+            q.translate(-px_left, -top)
+            try:
+                self._paint_view(q, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width)
+            except Exception as e:  # noqa: BLE001 - a bug in painting must not kill the app
+                self._report(e, "painting the view")
+            finally:
+                q.end()  # a painter left active on the image would crash the blit below
+            self._cache_key, self._cache_img = key, img
+        p.save()
+        p.resetTransform()
+        p.drawImage(QtCore.QPointF(px_left, top), self._cache_img)
+        p.restore()
+
+    def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
+        self._deadline = time.perf_counter() + (self.budget_s or 0.0)
+        self._computed = 0
+        self._pending = False
+        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
+        font = QtGui.QFont(p.font())
+        font.setPointSizeF(8)
+        p.setFont(font)
+        batches = {}  # shade -> list of (x, width, y, height, colour key) per row
+        labels = []
+        n_rects = 0
+        for e in self.layout.visible(y0, y1):
+            top = sy * e.y + dy
+            h = sy * e.height
+            try:
+                if e.kind == "header":
+                    p.fillRect(QtCore.QRectF(px_left, top, width, h),
+                               QtGui.QColor(235, 238, 245))
+                elif e.kind == "summary":
+                    self._paint_summary(p, e, x0, x1, px_left, width, top, h)
+                else:
+                    n_rects += self._collect_lane(e, x0, x1, px_left, width, top, sy,
+                                                  batches, labels)
+            except Exception as exc:  # noqa: BLE001 - one bad row must not blank the rest
+                self._report(exc, f"row {e.label!r}")
+        for step in (lambda: self._flush(p, batches), lambda: self._paint_labels(p, labels),
+                     lambda: self._paint_selection(p, x0, x1, px_left, width, sx, dx, sy, dy),
+                     lambda: self._paint_markers(p, px_left, width, sx, dx, sy, dy, y0, y1)):
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001
+                self._report(exc, "painting")
+        if self.paint_errors:
+            fm = QtGui.QFontMetrics(p.font())
+            text = f"rendering error (the rest is shown): {self.paint_errors[0]}"
+            box = QtCore.QRectF(px_left + 4, sy * y0 + dy + 2, fm.horizontalAdvance(text) + 8,
+                                fm.height() + 4)
+            p.fillRect(box, QtGui.QColor(255, 235, 235))
+            p.setPen(QtGui.QColor(180, 0, 0))
+            p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
+        self.last_stats = {"rects": n_rects, "width": width, "pending": self._pending}
+        if self._pending:  # some rows still show the previous resolution: another frame
+            QtCore.QTimer.singleShot(0, self._continue)
+
+    def _report(self, exc, where):
+        """Record a painting error once (and say it once on stderr)."""
+        import sys
+        what = f"{type(exc).__name__}: {exc}"
+        if not any(m.endswith(what) for m in self.paint_errors):
+            msg = f"{where}: {what}"
+            self.paint_errors.append(msg)
+            print(f"legate_prof: error while painting {msg} (the rest is still drawn)",
+                  file=sys.stderr)
+
+    def _continue(self):
+        self._cache_key = None
+        self.update()
+
+    def _may_compute(self):
+        """Whether this frame may still recompute a cache entry (always at least one)."""
+        if self.budget_s is None or self._computed == 0 or time.perf_counter() < self._deadline:
+            self._computed += 1
+            return True
+        self._pending = True
+        return False
+
+    def _paint_summary(self, p, e, x0, x1, px_left, width, top, h):
+        """The group's average-utilization line, filled below: the exact mean over bins of
+        1.5-3 px anchored to absolute time.  The strip around the view is drawn once into an
+        image; a pan only moves the image."""
+        strip = self._summary_strip(e, x0, x1, width)
+        if strip is None:
+            p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
+            return
+        bin_ns, a, vals = strip
+        scale = width / (x1 - x0)
+        key = (bin_ns, a, len(vals), round(h, 3))
+        cached = self._summary_img.get((e.rank, e.group))
+        stale = cached is not None and (cached[0] != key or abs(cached[2] / scale - 1) > 1e-9)
+        if cached is None or (stale and (cached[0] != key or self._may_compute())):
+            if len(self._summary_img) > 256:
+                self._summary_img.clear()
+            cached = (key, self._render_summary(e.group, vals, bin_ns * scale, h), scale)
+            self._summary_img[(e.rank, e.group)] = cached
+        _, img, drawn_scale = cached
+        x_img = px_left + (a * bin_ns - x0) * scale
+        p.save()
+        p.setClipRect(QtCore.QRectF(px_left, top, width, h + 1))
+        if abs(drawn_scale / scale - 1) < 1e-9:
+            p.drawImage(QtCore.QPointF(x_img, top), img)
+        else:
+            # zooming within the same bins: stretch the strip (bins stay at their exact
+            # times) until a later frame has time to redraw it crisp
+            target = QtCore.QRectF(x_img, top, img.width() * scale / drawn_scale, img.height())
+            p.drawImage(target, img, QtCore.QRectF(img.rect()))
+        self._paint_scale(p, px_left, width, top, h)
+        p.restore()
+
+    def _paint_scale(self, p, px_left, width, top, h):
+        """0 / 50 / 100 % marks on a utilization row, so "~74 %" can be read off."""
+        if h < 12:
+            return
+        pen = QtGui.QPen(QtGui.QColor(170, 170, 170))
+        pen.setStyle(QtCore.Qt.PenStyle.DotLine)
+        p.setPen(pen)
+        right = px_left + width
+        for u in (0.5, 1.0):
+            y = top + h - 2 - u * (h - 5)
+            p.drawLine(QtCore.QPointF(px_left, y), QtCore.QPointF(right, y))
+        f = QtGui.QFont(p.font())
+        f.setPointSizeF(6.5)
+        p.setFont(f)
+        p.setPen(QtGui.QColor(90, 90, 90))
+        for u, text in ((1.0, "100%"), (0.5, "50%"), (0.0, "0")):
+            y = top + h - 2 - u * (h - 5)
+            p.drawText(QtCore.QRectF(px_left + 2, y - 6, 30, 12),
+                       int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+
+    def refresh(self):
+        """Treat every cached row as stale: they are recomputed (time-sliced if a budget is
+        set) and shown meanwhile."""
+        self._generation += 1
+        self._summary_img.clear()
+        self._cache_key = None
+        self.update()
+
+    def _render_summary(self, group, vals, bw, h):
+        bins = len(vals)
+        img = QtGui.QImage(max(int(np.ceil(bins * bw)) + 1, 1), max(int(np.ceil(h)) + 1, 1),
+                           QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(QtGui.QColor(250, 250, 250))
+        p = QtGui.QPainter(img)
+        try:
+            u = np.clip(vals, 0, 1)
+            xs = (np.arange(bins) + 0.5) * bw
+            base = h - 2
+            ys = base - u * (h - 5)
+            color = group_color(group)
+            # the area under the line: one bar per run of equal heights
+            p.setPen(QtCore.Qt.PenStyle.NoPen)
+            p.setBrush(blend_with_white(color, 0.3))
+            runs = np.flatnonzero(np.concatenate([[True], ys[1:] != ys[:-1]]))
+            widths = np.diff(np.concatenate([runs, [bins]])) * bw
+            self.batch.draw(p, xs[runs] - bw / 2, ys[runs], widths, base - ys[runs])
+            pen = QtGui.QPen(color)
+            pen.setCosmetic(True)
+            p.setPen(pen)
+            p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+            # numpy-backed polyline (pyqtgraph's arrayToQPolygonF): no Python object per point
+            p.drawPolyline(pg.functions.arrayToQPolygonF(xs, ys))
+            p.setPen(QtGui.QPen(QtGui.QColor(210, 210, 210)))
+            p.drawLine(QtCore.QPointF(0, h), QtCore.QPointF(img.width(), h))
+        finally:
+            p.end()
+        return img
+
+    def _summary_strip(self, e, x0, x1, width):
+        """(bin width in ns, first bin index, values) covering [x0, x1] and around it; bins
+        are a power of two between 1.5 and 3 pixels (see tile_cache)."""
+        bin_ns = 2.0 ** np.floor(np.log2(max(3.0 * (x1 - x0) / width, 1e-9)))
+        c = self._summary_cache.get(
+            (e.rank, e.group), bin_ns, x0, x1,
+            lambda a, b, n: self.source.summary_tile(e.group, e.rank, a, b, n),
+            self._may_compute, self._generation)
+        return None if c is None else (c.cell_ns, c.first, c.data)
+
+    def _lane_rows(self, lane, x0, x1, width):
+        """The lane's tile for this view, in view pixels: computed on cells of 0.5-1 view
+        pixel (see tile_cache), so pans and small zooms reuse it."""
+        res = 2.0 ** np.floor(np.log2(max((x1 - x0) / width, 1e-9)))
+        c = self._lane_cache.get(lane, res, x0, x1,
+                                 lambda a, b, n: self.source.lane_tile(lane, a, b, n),
+                                 self._may_compute, self._generation)
+        if c is None:
+            return []  # nothing to show yet; a later frame computes it
+        res, a, tile = c.cell_ns, c.first, c.data
+        k = res * width / (x1 - x0)  # view pixels per grid cell
+        off = (a * res - x0) * width / (x1 - x0)
+        out = []
+        for dr in tile.rows:
+            bx0, bx1 = off + dr.box_x0 * k, off + dr.box_x1 * k
+            keep = (bx1 >= -2) & (bx0 <= width + 2)
+            gx0, gx1 = off + dr.band_x0 * k, off + dr.band_x1 * k
+            gkeep = (gx1 >= -2) & (gx0 <= width + 2)
+            px0, px1 = off + dr.piece_x0 * k, off + dr.piece_x1 * k
+            pkeep = (px1 >= -2) & (px0 <= width + 2) & (dr.piece_state != 0)
+            out.append(ViewRow(row=dr.row, box_x0=bx0[keep], box_x1=bx1[keep],
+                               box_item=dr.box_item[keep], box_name=dr.box_name[keep],
+                               band_x0=gx0[gkeep], band_x1=gx1[gkeep],
+                               band_count=dr.band_count[gkeep],
+                               piece_x0=px0[pkeep], piece_x1=px1[pkeep],
+                               piece_state=dr.piece_state[pkeep],
+                               piece_name=dr.piece_name[pkeep]))
+        return out
+
+    def _collect_lane(self, e, x0, x1, px_left, width, top, sy, batches, labels):
+        row_px = sy * e.row_h
+        gap = 1.0 if row_px > 4 else 0.0
+        n = 0
+        dim = self.matches is not None
+        for dr in self._lane_rows(e.lane, x0, x1, width):
+            y = top + dr.row * row_px + gap
+            hh = max(row_px - 2 * gap, 1.0)
+            if len(dr.box_item):
+                bx = px_left + np.clip(dr.box_x0, -2, width + 2)
+                bw = np.maximum(px_left + np.clip(dr.box_x1, -2, width + 2) - bx, 1.0)
+                nid = dr.box_name
+                if dim:
+                    hit = _member(dr.box_item, self.matches)
+                    key = np.where(hit, nid, -2 - nid)  # negative keys: dimmed colours
+                else:
+                    key = nid
+                batches.setdefault("name", []).append((bx, bw, y, hh, key))
+                n += len(dr.box_item)
+                self._collect_waits(dr, y, hh, px_left, width, batches)
+                if hh >= 9:
+                    wide = np.flatnonzero(bw >= LABEL_MIN_PX)
+                    for j in wide[: MAX_LABELS - len(labels)].tolist():
+                        labels.append((bx[j], y, bw[j], hh, int(dr.box_item[j])))
+            if dim:
+                self._collect_matches(e.lane, dr.row, x0, x1, px_left, width, y, hh, batches)
+            if len(dr.band_count):
+                bx = px_left + np.clip(dr.band_x0, -2, width + 2)
+                bw = np.maximum(px_left + np.clip(dr.band_x1, -2, width + 2) - bx, 1.0)
+                batches.setdefault("gray", []).append((bx, bw, y, hh, np.zeros(len(bx), int)))
+                n += len(bx)
+                if hh >= 9:
+                    wide = np.flatnonzero(bw >= 30)
+                    for j in wide[: MAX_LABELS - len(labels)].tolist():
+                        labels.append((bx[j], y, bw[j], hh, -int(dr.band_count[j])))
+        return n
+
+    def _collect_matches(self, lane, row, x0, x1, px_left, width, y, hh, batches):
+        """Search matches drawn in full colour on top, also inside gray bands, so they stay
+        visible where everything else is dimmed."""
+        lo, hi = self.source.lane_item_range(lane)
+        a, b = np.searchsorted(self.matches, [lo, hi])
+        if b <= a:
+            return
+        ids = self.matches[a:b]
+        c = self.source.items_columns(ids)
+        sel = (c["row"] == row) & (c["stop"] >= x0) & (c["start"] <= x1)
+        if not sel.any():
+            return
+        scale = width / (x1 - x0)
+        xa = px_left + np.clip((c["start"][sel] - x0) * scale, -2, width + 2)
+        xb = px_left + np.clip((c["stop"][sel] - x0) * scale, -2, width + 2)
+        batches.setdefault("match", []).append((xa, np.maximum(xb - xa, 2.0), y, hh,
+                                                c["name"][sel]))
+
+    def _collect_waits(self, dr, y, hh, px_left, width, batches):
+        """Waiting and ready shades over boxes of tasks that waited (the tile's pieces)."""
+        if len(dr.piece_state) == 0:
+            return
+        for state, shade in ((WAITING, "waiting"), (READY, "ready")):
+            sel = dr.piece_state == state
+            xa = px_left + np.clip(dr.piece_x0[sel], -2, width + 2)
+            xb = px_left + np.clip(dr.piece_x1[sel], -2, width + 2)
+            ok = xb - xa >= 0.5
+            batches.setdefault(shade, []).append((xa[ok], xb[ok] - xa[ok], y, hh,
+                                                  dr.piece_name[sel][ok]))
+
+    def _color_for(self, key):
+        kind, k = key
+        if kind == "gray":
+            return GRAY if self.matches is None else blend_with_white(GRAY, 0.35)
+        if k < 0 and kind == "name":
+            base = name_color(self.source.name_of(-2 - k))
+            return blend_with_white(base, 0.2)
+        base = name_color(self.source.name_of(k))
+        if kind == "waiting":
+            return blend_with_white(base, ALPHA_WAITING)
+        if kind == "ready":
+            return blend_with_white(base, ALPHA_READY)
+        if kind == "match":
+            return base
+        return base
+
+    def _flush(self, p, batches):
+        """One drawRects per colour for the whole frame: rows are gathered per shade, then
+        sorted by colour key once."""
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        for shade in ("gray", "name", "waiting", "ready", "match"):
+            parts = batches.get(shade)
+            if not parts:
+                continue
+            x = np.concatenate([a[0] for a in parts])
+            w = np.concatenate([a[1] for a in parts])
+            counts = [len(a[0]) for a in parts]
+            y = np.repeat([a[2] for a in parts], counts)
+            h = np.repeat([a[3] for a in parts], counts)
+            key = np.concatenate([a[4] for a in parts])
+            if len(key) == 0:
+                continue
+            order = np.argsort(key, kind="stable")
+            ks = key[order]
+            cuts = np.concatenate([[0], np.flatnonzero(np.diff(ks)) + 1, [len(ks)]])
+            for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
+                sel = order[a:b]
+                p.setBrush(self._color_for((shade, int(ks[a]))))
+                self.batch.draw(p, x[sel], y[sel], w[sel], h[sel])
+
+    def _paint_labels(self, p, labels):
+        if not labels:
+            return
+        fm = QtGui.QFontMetrics(p.font())
+        p.setPen(QtGui.QColor(20, 20, 20))
+        for x, y, w, h, item in labels:
+            if item < 0:
+                text = f"{-item} merged"
+                if fm.horizontalAdvance(text) > w - 4:
+                    text = str(-item)
+                p.setPen(QtGui.QColor(255, 255, 255))
+            else:
+                text = self.source.item_title(item)
+                p.setPen(QtGui.QColor(20, 20, 20))
+            text = fm.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, int(w) - 4)
+            if text and text != "…":
+                p.drawText(QtCore.QRectF(x + 2, y, w - 4, h),
+                           int(QtCore.Qt.AlignmentFlag.AlignVCenter
+                               | QtCore.Qt.AlignmentFlag.AlignLeft), text)
+
+    def _paint_selection(self, p, x0, x1, px_left, width, sx, dx, sy, dy):
+        i = self.selected
+        if i is None:
+            return
+        lane, row = self.source.item_lane(i)
+        e = self.layout.find_lane(lane)
+        if e is None:
+            return
+        s, t = self.source.item_extent(i)
+        a = sx * float(s) + dx
+        b = sx * float(t) + dx
+        top = sy * (e.y + row * e.row_h) + dy
+        pen = QtGui.QPen(QtGui.QColor(220, 0, 0))
+        pen.setWidthF(2)
+        p.setPen(pen)
+        p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        p.drawRect(QtCore.QRectF(a - 1, top, max(b - a, 3) + 2, max(sy * e.row_h, 2)))
+
+    def _paint_markers(self, p, px_left, width, sx, dx, sy, dy, y0, y1):
+        """Out-of-memory (and other) markers: a red line through all lanes, and a label."""
+        red = QtGui.QColor(210, 20, 20)
+        for m in self.source.info().markers:
+            x = sx * float(m["time"]) + dx
+            if not (px_left - 1 <= x <= px_left + width + 1):
+                continue
+            pen = QtGui.QPen(red)
+            pen.setWidthF(2)
+            pen.setStyle(QtCore.Qt.PenStyle.DashLine)
+            p.setPen(pen)
+            top, bottom = sy * y0 + dy, sy * y1 + dy
+            p.drawLine(QtCore.QPointF(x, top), QtCore.QPointF(x, bottom))
+            rep = m.get("report", {})
+            text = f"OOM: {rep.get('requested_bytes', 0):,} B in {rep.get('memory_kind', '?')}"
+            site = rep.get("provenance") or ""
+            if site:
+                text += f" at {site.rsplit('/', 1)[-1]}"
+            fm = QtGui.QFontMetrics(p.font())
+            tw = fm.horizontalAdvance(text) + 8
+            bx = min(max(x - tw, px_left), px_left + width - tw)
+            box = QtCore.QRectF(bx, top + 2, tw, fm.height() + 4)
+            p.fillRect(box, red)
+            p.setPen(QtGui.QColor(255, 255, 255))
+            p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
+
+    # ---- hit testing -------------------------------------------------------------------
+    def hit(self, t, y, ns_per_px=None):
+        """(kind, payload) under the point: ('item', index) or ('band', (t0, t1, count, lane,
+        row)), answered from the tile this item last drew for the lane, so a click means what
+        the picture shows."""
+        e = self.layout.entry_at(y)
+        if e is None or e.kind != "lane":
+            return None, e
+        row = int((y - e.y) / e.row_h)
+        cached = self._lane_cache.peek(e.lane)
+        if cached is None:
+            return None, e
+        tile = cached.data
+        h = self.source.hit_tile(tile, row, (t - tile.t0) / tile.ns_per_px)
+        if h is None:
+            return None, e
+        if h.item is not None:
+            return ("item", h.item), e
+        return ("band", (h.t0, h.t1, h.count, e.lane, row)), e
+
+
+def _member(items, sorted_set):
+    pos = np.searchsorted(sorted_set, items)
+    pos = np.clip(pos, 0, len(sorted_set) - 1)
+    return sorted_set[pos] == items if len(sorted_set) else np.zeros(len(items), bool)
