@@ -1,8 +1,6 @@
-"""The one place the report asks the model questions (lane draw lists, utilization, lane tree).
-
-Today it calls ``TraceModel``'s queries (``draw_list``, ``utilization``); when
-``legate_prof.source.ProfileSource`` (branch ``api``) lands, only this module switches to its
-``lane_tile`` / ``summary_tile`` / ``info``, so the report shows what the desktop viewer shows.
+"""The one place the report asks about the profile: ``legate_prof.source.ProfileSource``,
+the query API the desktop viewer draws from (lane tree, lane tiles, utilization), turned
+into compact plain data for the report's tiles.
 """
 
 from __future__ import annotations
@@ -13,9 +11,12 @@ import zlib
 import numpy as np
 
 from ..kinds import GROUP_COLOR
+from ..source import GROUP_ORDER, READY, WAITING, ProfileSource
 
-GRID_MIN_PX = 4  # the desktop viewer's merge threshold (viewer/timeline.py GRID_MIN_PX)
 ALPHA_READY, ALPHA_WAITING = 0.45, 0.15  # viewer/colors.py state shades
+MAX_LANES_EXPANDED = 48  # viewer/layout.py LaneLayout.default
+MAX_ROWS_EXPANDED = 12
+MAX_LANE_H = 12.0  # viewer/layout.py: more stacking rows than this pack into this height
 
 
 def name_color_hex(name: str) -> str:
@@ -29,88 +30,90 @@ def name_color_hex(name: str) -> str:
 
 
 class ReportQueries:
-    """Lane tree, per-lane tiles and per-group utilization of one model, as plain data."""
+    """Lane tree, per-lane tiles and per-group utilization of one profile, as plain data."""
 
     def __init__(self, model):
         self.model = model
-        self.t0, self.t1 = model.time_range()
+        self.source = ProfileSource(model)
+        self.t0, self.t1 = self.source.info().time_range
 
-    def info(self, max_lanes=48):
-        """The lane tree in the desktop viewer's order and default expansion."""
+    def info(self):
+        """The lane tree in the desktop viewer's order, names and default expansion."""
+        info = self.source.info()
         m = self.model
-        ranks = sorted(set(m.lanes["rank"].tolist()))
+        expand_all = len(info.lanes) <= MAX_LANES_EXPANDED
         tree = []
-        for r in ranks:
+        for r in info.ranks:
             groups = []
-            for g, title in m.groups_present(r):
-                lanes = m.lanes_of(g, r).tolist()
-                max_rows = int(m.lanes["rows"][lanes].max()) if lanes else 0
+            for g in (g for g in info.groups if g.rank == r):
+                max_rows = max(info.lanes[L].rows for L in g.lanes)
                 groups.append({
-                    "group": g, "title": title,
-                    "expanded": m.n_lanes <= max_lanes and max_rows <= 12,
-                    "lanes": [{"lane": int(L), "name": str(m.lanes["name"][L]),
-                               "rows": max(int(m.lanes["rows"][L]), 1)} for L in lanes],
+                    "group": g.group, "title": g.panel, "tooltip": g.title,
+                    "expanded": expand_all and max_rows <= MAX_ROWS_EXPANDED,
+                    "lanes": [{"lane": int(L), "name": info.lanes[L].short,
+                               "long": info.lanes[L].long, "rows": max(info.lanes[L].rows, 1)}
+                              for L in g.lanes],
                 })
-            tree.append({"rank": r, "groups": groups})
-        all_groups = self.all_ranks()
-        legion = next((r.get("legion_version") for r in m.ranks if r.get("legion_version")), "")
+            tree.append({"rank": int(r), "groups": groups})
         return {
             "t0": int(self.t0), "t1": int(self.t1),
-            "n_items": int(m.n_items), "n_ranks": len(ranks),
-            "files": [str(s) for s in m.sources], "legion_version": legion or "",
+            "n_items": int(info.n_items), "n_ranks": len(info.ranks),
+            "files": [str(s) for s in info.sources], "legion_version": info.legion_version,
             "names": list(m.names), "colors": [name_color_hex(n) for n in m.names],
             "provenances": list(m.provenances),
             "group_colors": {g: GROUP_COLOR.get(g, "gray") for g in GROUP_COLOR},
-            "tree": tree, "all_ranks": all_groups,
+            "tree": tree, "all_ranks": self.all_ranks(),
             "markers": [{"time": int(k["time"]), "title": str(k.get("title", ""))}
-                        for k in m.markers],
+                        for k in info.markers],
             "alpha_ready": ALPHA_READY, "alpha_waiting": ALPHA_WAITING,
+            "max_lane_h": MAX_LANE_H,
         }
 
     def all_ranks(self):
         """The all-ranks summary rows (only with several ranks, as the desktop viewer)."""
-        m = self.model
-        if len(set(m.lanes["rank"].tolist())) < 2:
+        info = self.source.info()
+        if len(info.ranks) < 2:
             return []
-        return [{"group": g, "title": t} for g, t in m.groups_present()]
+        seen = {}
+        for g in info.groups:
+            seen.setdefault(g.group, g.panel)
+        return [{"group": k, "title": seen[k]}
+                for k in sorted(seen, key=GROUP_ORDER.index)]
 
     def lane_tile(self, lane, t0, t1, width_px):
-        """Per row: boxes [start-t0, duration, name, provenance] (flat, ns) with their waits
-        [box, start-t0, ready-t0, end-t0], and gray bands [x0, x1, count] in tile pixels."""
-        m = self.model
-        it = m.items
-        w = m.waits
+        """Per row: boxes [start-t0, duration, name, provenance] (flat, ns), their ready and
+        waiting pieces [box, state, a-t0, b-t0] and gray bands [x0, x1, count] in tile px."""
+        tile = self.source.lane_tile(lane, t0, t1, width_px)
+        ns_px = tile.ns_per_px
         out = []
-        for dr in m.draw_list(lane, t0, t1, width_px, min_px=GRID_MIN_PX):
-            items = dr.box_item
-            start = it["start"][items] - int(t0)
-            dur = it["stop"][items] - it["start"][items]
-            prov = m.op_provenance(it["op_id"][items]) if len(items) else np.zeros(0, np.int32)
-            boxes = np.stack([start, dur, it["name"][items].astype(np.int64),
-                              prov.astype(np.int64)], axis=1).ravel()
+        for tr in tile.rows:
+            items = tr.box_item
+            cols = self.source.items_columns(items)
+            # provenance ids: the one column the query API does not give yet
+            prov = self.model.op_provenance(self.model.items["op_id"][items]) if len(items) \
+                else np.zeros(0, np.int32)
+            boxes = np.stack([cols["start"] - int(t0), cols["stop"] - cols["start"],
+                              tr.box_name, prov.astype(np.int64)], axis=1).ravel()
+            shade = np.flatnonzero((tr.piece_state == READY) | (tr.piece_state == WAITING))
             waits = []
-            if len(w["item"]) and len(items):
-                lo = np.searchsorted(w["item"], items, side="left")
-                hi = np.searchsorted(w["item"], items, side="right")
-                has = np.flatnonzero(hi > lo)
-                if len(has):
-                    idx = np.concatenate([np.arange(lo[j], hi[j]) for j in has.tolist()])
-                    owner = np.repeat(has, (hi - lo)[has])
-                    waits = np.stack([owner, w["start"][idx] - int(t0), w["ready"][idx] - int(t0),
-                                      w["end"][idx] - int(t0)], axis=1).ravel().tolist()
-            bands = np.stack([np.floor(dr.band_x0), np.ceil(dr.band_x1),
-                              dr.band_count.astype(np.float64)], axis=1).astype(np.int64)
-            out.append({"row": int(dr.row), "b": boxes.tolist(), "w": waits,
+            if len(shade):
+                order = np.argsort(items, kind="stable")
+                box = order[np.searchsorted(items, tr.piece_item[shade], sorter=order)]
+                waits = np.stack([box, tr.piece_state[shade].astype(np.int64),
+                                  np.round(tr.piece_x0[shade] * ns_px).astype(np.int64),
+                                  np.round(tr.piece_x1[shade] * ns_px).astype(np.int64)],
+                                 axis=1).ravel().tolist()
+            bands = np.stack([np.floor(tr.band_x0), np.ceil(tr.band_x1),
+                              tr.band_count.astype(np.float64)], axis=1).astype(np.int64)
+            out.append({"row": int(tr.row), "b": boxes.tolist(), "w": waits,
                         "g": bands.ravel().tolist()})
         return out
 
     def summary_tile(self, group, rank, t0, t1, bins):
         """Average utilization in ``bins`` bins, as integers 0..255 (compact in a tile)."""
-        u = self.model.utilization(group, rank, t0, t1, bins)
+        u = self.source.summary_tile(group, rank, t0, t1, bins)
         return np.clip(np.round(np.asarray(u) * 255), 0, 255).astype(np.int64).tolist()
 
     def group_lanes(self):
-        """(rank, group, lanes) of every group, the all-ranks summaries with rank None."""
-        m = self.model
-        return [(r, g, m.lanes_of(g, r).tolist())
-                for r in sorted(set(m.lanes["rank"].tolist())) for g, _ in m.groups_present(r)]
+        """(rank, group, lanes) of every lane group, in display order."""
+        return [(g.rank, g.group, list(g.lanes)) for g in self.source.info().groups]

@@ -75,8 +75,9 @@ function buildLayout() {
       out.push({kind: "summary", label: label, y: y, h: SUMMARY_H, rank: r.rank, group: g.group, ref: g});
       y += SUMMARY_H;
       if (g.expanded) g.lanes.forEach(function (L) {
-        out.push({kind: "lane", label: L.name, y: y, h: L.rows * ROW_H, rank: r.rank, group: g.group, lane: L.lane, rows: L.rows});
-        y += L.rows * ROW_H;
+        var lh = Math.min(L.rows * ROW_H, META.max_lane_h);
+        out.push({kind: "lane", label: L.name, tooltip: L.long, y: y, h: lh, rank: r.rank, group: g.group, lane: L.lane, rows: L.rows});
+        y += lh;
       });
     });
   });
@@ -256,13 +257,13 @@ var view = {
   },
 
   drawLane: function (e, tiles, top, nsPx, labels) {
-    var ctx = this.ctx, W = this.W, rowPx = this.rowPx;
+    var ctx = this.ctx, W = this.W, rowPx = this.rowPx * e.h / e.rows;
     var gap = rowPx > 4 ? 1 : 0, hh = Math.max(rowPx - 2 * gap, 1);
     var match = this.match, colors = META.colors;
     for (var t = 0; t < tiles.length; t++) {
       var tl = tiles[t], rows = tl.data.lanes[e.lane];
       if (!rows) continue;
-      var off = (tl.t0 - this.t0) / nsPx, k = tl.ns_px / nsPx, minNs = 4 * tl.ns_px;
+      var off = (tl.t0 - this.t0) / nsPx, k = tl.ns_px / nsPx, minNs = 3 * tl.ns_px;
       for (var r = 0; r < rows.length; r++) {
         var row = rows[r], y = top + row.row * rowPx + gap;
         if (y > this.H || y + hh < AXIS_PX) continue;
@@ -279,7 +280,7 @@ var view = {
         for (j = 0; j < b.length; j += 4) {
           var x0 = (tl.t0 + b[j] - this.t0) / nsPx;
           var wpx = b[j + 1] / nsPx;
-          if (b[j + 1] < minNs) wpx = Math.max(wpx, 4 * k); else wpx = Math.max(wpx, 1);
+          if (b[j + 1] < minNs) wpx = Math.max(wpx, 3 * k); else wpx = Math.max(wpx, 1);
           boxX.push(x0, wpx);
           if (x0 + wpx < -2 || x0 > W + 2) continue;
           var nid = b[j + 2], col = colors[nid];
@@ -290,12 +291,12 @@ var view = {
           if (hh >= 9 && xb - xa >= LABEL_MIN_PX && labels.length < MAX_LABELS) labels.push([xa, y, xb - xa, hh, j / 4, b]);
         }
         var w = row.w;
-        for (j = 0; j < w.length; j += 4) {  // waiting (15 %) then ready (45 %) shades
-          var bi = w[j], rgb = hexRgb(colors[b[bi * 4 + 2]]);
-          var sa = (tl.t0 + w[j + 1] - this.t0) / nsPx, sr = (tl.t0 + w[j + 2] - this.t0) / nsPx, se = (tl.t0 + w[j + 3] - this.t0) / nsPx;
-          if (se < -2 || sa > W + 2) continue;
-          if (sr - sa >= 0.5) { ctx.fillStyle = blend(rgb, META.alpha_waiting); ctx.fillRect(sa, y, sr - sa, hh); }
-          if (se - sr >= 0.5) { ctx.fillStyle = blend(rgb, META.alpha_ready); ctx.fillRect(sr, y, se - sr, hh); }
+        for (j = 0; j < w.length; j += 4) {  // ready (45 %) and waiting (15 %) pieces
+          var rgb = hexRgb(colors[b[w[j] * 4 + 2]]);
+          var sa = (tl.t0 + w[j + 2] - this.t0) / nsPx, se = (tl.t0 + w[j + 3] - this.t0) / nsPx;
+          if (se < -2 || sa > W + 2 || se - sa < 0.5) continue;
+          ctx.fillStyle = blend(rgb, w[j + 1] === 2 ? META.alpha_waiting : META.alpha_ready);
+          ctx.fillRect(sa, y, se - sa, hh);
         }
       }
     }
@@ -375,14 +376,14 @@ var view = {
       }
       return null;
     }
-    var row = Math.floor(ry - e.y), best = null;
+    var row = Math.floor((ry - e.y) * e.rows / e.h), best = null;
     for (i = 0; i < tiles.length; i++) {
       tl = tiles[i];
       var rows = tl.data.lanes[e.lane];
       if (!rows) continue;
       for (var r = 0; r < rows.length; r++) {
         if (rows[r].row !== row) continue;
-        var b = rows[r].b, minNs = 4 * tl.ns_px;
+        var b = rows[r].b, minNs = 3 * tl.ns_px;
         for (var j = 0; j < b.length; j += 4) {
           var s = tl.t0 + b[j], d = Math.max(b[j + 1], b[j + 1] < minNs ? minNs : nsPx);
           if (t >= s - nsPx && t <= s + d + nsPx) best = {kind: "item", entry: e, start: s, dur: b[j + 1], name: b[j + 2], prov: b[j + 3], waits: waitsOf(rows[r], j / 4, tl.t0)};
@@ -401,7 +402,7 @@ var view = {
 
 function waitsOf(row, box, t0) {
   var out = [];
-  for (var j = 0; j < row.w.length; j += 4) if (row.w[j] === box) out.push([t0 + row.w[j + 1], t0 + row.w[j + 2], t0 + row.w[j + 3]]);
+  for (var j = 0; j < row.w.length; j += 4) if (row.w[j] === box) out.push([row.w[j + 1], t0 + row.w[j + 2], t0 + row.w[j + 3]]);
   return out;
 }
 function itemTitle(b, j) {  // trace_model.item_title: name[prog.py:16]
@@ -432,11 +433,11 @@ function describe(h) {
   if (h.kind === "band") return h.count + " merged items (too small to see)\n" + formatNs(h.start) + " – " + formatNs(h.stop) + "\ndouble-click to zoom in";
   var name = META.names[h.name], prov = META.provenances[h.prov];
   var lines = [prov && prov !== name ? name + "[" + prov.split("/").pop() + "]" : name,
-    "Rank " + h.entry.rank + " · " + h.entry.label,
+    "Rank " + h.entry.rank + " · " + h.entry.label + (h.entry.tooltip ? " — " + h.entry.tooltip : ""),
     "Start     " + formatNs(h.start), "Stop      " + formatNs(h.start + h.dur), "Duration  " + formatNs(h.dur)];
   if (prov) lines.push("Provenance " + prov);
-  var waited = 0;
-  h.waits.forEach(function (w) { waited += w[2] - w[0]; });
+  var waited = 0;  // ready and waiting pieces: the time the task was not running
+  h.waits.forEach(function (w) { waited += w[2] - w[1]; });
   if (h.waits.length) { lines.push("Waiting   " + formatNs(waited)); lines.push("Running   " + formatNs(h.dur - waited)); }
   return lines.join("\n");
 }
@@ -524,13 +525,15 @@ function buildLegend() {
   var rows = (META.stats.tasks || []).concat(META.stats.operations || [], META.stats.gpu_kernels || []);
   rows.sort(function (a, b) { return b.total_ns - a.total_ns; });
   rows.slice(0, 16).forEach(function (r) { var i = META.names.indexOf(r.name); if (i >= 0) parts.push([META.colors[i], r.name]); });
-  parts.push(["rgb(128,128,128)", "merged (count)"]);
+  // the desktop legend (viewer/legend.py): states on one task colour, gray bands, fills
+  var base = [70, 130, 180];
+  parts.unshift(["rgb(70,130,180)", "running"], [blend(base, META.alpha_ready), "ready"],
+    [blend(base, META.alpha_waiting), "waiting"], ["rgb(128,128,128)", "merged (too small to draw; count)"],
+    [blend(cssRgb(META.group_colors.system || "gray"), 0.3), "memory / utilization fill"]);
   parts.forEach(function (p) {
     var s = document.createElement("span"), sw = document.createElement("span");
     sw.className = "sw"; sw.style.background = p[0]; s.appendChild(sw); s.appendChild(document.createTextNode(p[1])); el.appendChild(s);
   });
-  var st = document.createElement("span");
-  st.textContent = "shades: running (full) · ready (45 %) · waiting (15 %)"; el.appendChild(st);
 }
 
 function cellText(key, v) {
