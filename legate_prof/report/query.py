@@ -10,7 +10,7 @@ import zlib
 
 import numpy as np
 
-from ..kinds import GROUP_COLOR
+from ..kinds import GROUP_COLOR, ItemKind
 from ..source import GROUP_ORDER, READY, WAITING, ProfileSource
 
 ALPHA_READY, ALPHA_WAITING = 0.45, 0.15  # viewer/colors.py state shades
@@ -65,9 +65,19 @@ class ReportQueries:
             "tree": tree, "all_ranks": self.all_ranks(),
             "markers": [{"time": int(k["time"]), "title": str(k.get("title", ""))}
                         for k in info.markers],
+            "title_prov": self._title_with_provenance(),
             "alpha_ready": ALPHA_READY, "alpha_waiting": ALPHA_WAITING,
             "max_lane_h": MAX_LANE_H,
         }
+
+    def _title_with_provenance(self):
+        """Per name id, 1 when its items' titles carry the launching line (tasks, kernels,
+        runtime operations: trace_model.item_title)."""
+        m = self.model
+        kinds = [int(ItemKind.TASK), int(ItemKind.GPU_KERNEL), int(ItemKind.RUNTIME_OP)]
+        flag = np.zeros(len(m.names), np.int64)
+        flag[np.unique(m.items["name"][np.isin(m.items["kind"], kinds)])] = 1
+        return flag.tolist()
 
     def all_ranks(self):
         """The all-ranks summary rows (only with several ranks, as the desktop viewer)."""

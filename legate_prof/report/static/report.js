@@ -232,9 +232,10 @@ var view = {
         var s = 0, c = 0;
         for (var q = j; q < Math.min(j + step, j1); q++) { s += vals[q]; c++; }
         var x = xa + (j + step / 2) * bw, y = base - (s / c / 255) * amp;
-        if (first) { ctx.moveTo(x, base); first = false; }
-        ctx.lineTo(x, y); lastX = x;
+        if (first) { ctx.moveTo(xa + j0 * bw, base); ctx.lineTo(xa + j0 * bw, y); first = false; }
+        ctx.lineTo(x, y); lastX = xa + j1 * bw;
       }
+      if (!first) ctx.lineTo(lastX, y);
     }
     if (first) return;
     ctx.lineTo(lastX, base); ctx.closePath();
@@ -254,6 +255,14 @@ var view = {
       }
     }
     ctx.strokeStyle = "rgb(" + color.join(",") + ")"; ctx.lineWidth = 1; ctx.stroke();
+    // 0 / 50 / 100 % marks, as the desktop viewer
+    ctx.strokeStyle = "rgb(200,200,200)"; ctx.setLineDash([2, 3]); ctx.beginPath();
+    ctx.moveTo(0, base - amp + 0.5); ctx.lineTo(this.W, base - amp + 0.5);
+    ctx.moveTo(0, base - amp / 2 + 0.5); ctx.lineTo(this.W, base - amp / 2 + 0.5); ctx.stroke(); ctx.setLineDash([]);
+    if (h >= 30) {
+      ctx.font = "8px sans-serif"; ctx.fillStyle = "rgb(120,120,120)"; ctx.textBaseline = "middle";
+      ctx.fillText("100%", 2, base - amp + 3); ctx.fillText("50%", 2, base - amp / 2); ctx.fillText("0", 2, base - 2);
+    }
   },
 
   drawLane: function (e, tiles, top, nsPx, labels) {
@@ -407,7 +416,7 @@ function waitsOf(row, box, t0) {
 }
 function itemTitle(b, j) {  // trace_model.item_title: name[prog.py:16]
   var name = META.names[b[j * 4 + 2]], prov = META.provenances[b[j * 4 + 3]];
-  if (prov && prov !== name) return name + "[" + prov.split("/").pop() + "]";
+  if (prov && prov !== name && META.title_prov[b[j * 4 + 2]]) return name + "[" + prov.split("/").pop() + "]";
   return name;
 }
 function elide(ctx, text, w) {
@@ -432,7 +441,7 @@ function describe(h) {
   if (h.kind === "summary") return h.entry.label + (h.entry.rank === null ? " (all ranks)" : " (rank " + h.entry.rank + ")") + ": " + Math.round(h.util * 100) + "% utilization";
   if (h.kind === "band") return h.count + " merged items (too small to see)\n" + formatNs(h.start) + " – " + formatNs(h.stop) + "\ndouble-click to zoom in";
   var name = META.names[h.name], prov = META.provenances[h.prov];
-  var lines = [prov && prov !== name ? name + "[" + prov.split("/").pop() + "]" : name,
+  var lines = [prov && prov !== name && META.title_prov[h.name] ? name + "[" + prov.split("/").pop() + "]" : name,
     "Rank " + h.entry.rank + " · " + h.entry.label + (h.entry.tooltip ? " — " + h.entry.tooltip : ""),
     "Start     " + formatNs(h.start), "Stop      " + formatNs(h.start + h.dur), "Duration  " + formatNs(h.dur)];
   if (prov) lines.push("Provenance " + prov);
