@@ -171,16 +171,24 @@ def cmd_report(args):
     return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
 
 
-def _report_after_record(started):
+def _report_after_record(legate_args, started):
     """The guide's legate_prof/ folder beside the legate_*.prof this run wrote."""
     import glob
-    logs = sorted(f for f in glob.glob("legate_*.prof") if os.path.getmtime(f) >= started - 1)
+    logdir = "."
+    for k, a in enumerate(legate_args):
+        if a == "--logdir" and k + 1 < len(legate_args):
+            logdir = legate_args[k + 1]
+        elif a.startswith("--logdir="):
+            logdir = a.split("=", 1)[1]
+    logs = sorted(f for f in glob.glob(os.path.join(logdir, "legate_*.prof"))
+                  if os.path.getmtime(f) >= started - 1)
     if not logs:
         return 0
-    print(f"legate_prof: writing the report of {len(logs)} log(s) to legate_prof/index.html",
+    out = os.path.join(logdir, "legate_prof")
+    print(f"legate_prof: writing the report of {len(logs)} log(s) to {out}/index.html",
           file=sys.stderr)
     try:
-        return cmd_report(argparse.Namespace(files=logs, log=None, output="legate_prof",
+        return cmd_report(argparse.Namespace(files=logs, log=None, output=out,
                                              pictures=True, cache=False))
     except ProfileError as e:
         print(f"legate_prof: error: {e}", file=sys.stderr)
@@ -201,7 +209,7 @@ def cmd_record(args):
     started = time.time()
     rc = subprocess.call(cmd, env=legate_env())
     if report:
-        rc = rc or _report_after_record(started)
+        rc = rc or _report_after_record(legate_args, started)
     return rc
 
 

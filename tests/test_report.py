@@ -215,3 +215,22 @@ def test_search_dims_other_names(browser, report_dir, tmp_path):
     browser.screenshot(tmp_path / "search.png")
     assert browser.evaluate("Object.keys(view.match.names).length") >= 1
     assert browser.errors == []
+
+
+# ---- after a real legate run ----------------------------------------------------------------
+def test_record_leaves_the_report_beside_the_logs_unless_told_not_to(tmp_path):
+    """`legate_prof record` writes legate_prof/index.html next to legate_*.prof (the guide's
+    step 4); `record --no-report` does not."""
+    prog = Path(__file__).parents[1] / "fixtures" / "programs" / "chain.py"
+    with_report, without = tmp_path / "a", tmp_path / "b"
+    for d, extra in ((with_report, []), (without, ["--no-report"])):
+        d.mkdir()
+        p = subprocess.run([sys.executable, "-m", "legate_prof", "record", *extra, "--cpus", "1",
+                            "--gpus", "0", "--logdir", str(d), str(prog)], cwd=d,
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert (d / "legate_0.prof").is_file()
+    assert (with_report / "legate_prof" / "index.html").is_file()
+    meta = _meta(with_report / "legate_prof")
+    assert any(r["name"] == "add_one" and r["count"] == 5 for r in meta["stats"]["tasks"])
+    assert not (without / "legate_prof").exists()
