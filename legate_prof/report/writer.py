@@ -100,7 +100,7 @@ def _findings(model):
         from .. import insights
     except Exception:
         return None
-    for fname in ("find_insights", "compute_insights", "insights", "findings"):
+    for fname in ("find_insights",):
         f = getattr(insights, fname, None)
         if callable(f):
             try:

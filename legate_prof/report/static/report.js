@@ -587,6 +587,7 @@ function buildStats() {
   });
 }
 function findingWindow(f) {
+  if (f.window_ns) return f.window_ns;
   var a = f.start_ns !== undefined ? f.start_ns : (f.window ? f.window[0] : (f.t0 !== undefined ? f.t0 : null));
   var b = f.stop_ns !== undefined ? f.stop_ns : (f.window ? f.window[1] : (f.t1 !== undefined ? f.t1 : null));
   return a === null || b === null ? null : [a, b];
@@ -599,7 +600,16 @@ function buildFindings() {
   var ol = document.getElementById("findings");
   list.forEach(function (f) {
     var li = document.createElement("li");
-    li.textContent = typeof f === "string" ? f : (f.title || f.message || f.summary || JSON.stringify(f)) + " ";
+    var b = document.createElement("b");
+    b.textContent = typeof f === "string" ? f : (f.title || f.message || f.summary || JSON.stringify(f));
+    li.appendChild(b);
+    if (typeof f === "object") {
+      var more = [];
+      if (f.cost_ns !== undefined) more.push("costs " + formatNs(f.cost_ns));
+      if (f.provenance && f.provenance.length) more.push("at " + f.provenance.slice(0, 6).join(", "));
+      if (f.remedy) more.push("remedy: " + f.remedy);
+      li.appendChild(document.createTextNode(" " + more.join(" · ") + " "));
+    }
     var w = typeof f === "object" ? findingWindow(f) : null;
     if (w) {
       var a = document.createElement("a"); a.href = "#timeline-section"; a.textContent = "show " + formatNs(w[0]) + " – " + formatNs(w[1]);
