@@ -31,6 +31,8 @@ def main(argv=None):
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--work", help="folder for the logs and the report (default: a temp dir)")
     ap.add_argument("--pictures", action="store_true", help="also render the PNG pictures")
+    ap.add_argument("--reuse", action="store_true",
+                    help="with --work: keep an existing report, measure only the browser")
     a = ap.parse_args(argv)
     work = Path(a.work or tempfile.mkdtemp(prefix="bench-report-"))
     logs = work / "logs"
@@ -43,17 +45,18 @@ def main(argv=None):
     from legate_prof.loader import load_profile
     from legate_prof.report import write_report
     from legate_prof.report.headless import Browser, why_no_browser
-    t = time.perf_counter()
-    model = load_profile(files)
-    t_load = time.perf_counter() - t
-    t = time.perf_counter()
     out = work / "legate_prof"
-    done = write_report(model, out, pictures=a.pictures)
-    t_write = time.perf_counter() - t
-    size = folder_bytes(out)
-    print(f"profile: {model.n_items:,} items, {model.n_ranks} ranks, {model.n_lanes} lanes")
-    print(f"load {t_load:.1f} s, write report {t_write:.1f} s: {done['levels']} levels, "
-          f"{done['tiles']} tiles, {size / 2**20:.1f} MiB on disk")
+    if not (a.reuse and (out / "index.html").is_file()):
+        t = time.perf_counter()
+        model = load_profile(files)
+        t_load = time.perf_counter() - t
+        t = time.perf_counter()
+        done = write_report(model, out, pictures=a.pictures)
+        t_write = time.perf_counter() - t
+        print(f"profile: {model.n_items:,} items, {model.n_ranks} ranks, {model.n_lanes} lanes")
+        print(f"load {t_load:.1f} s, write report {t_write:.1f} s: {done['levels']} levels, "
+              f"{done['tiles']} tiles")
+    print(f"report on disk: {folder_bytes(out) / 2**20:.1f} MiB")
     why = why_no_browser()
     if why:
         print(f"browser part skipped: {why}")
@@ -83,6 +86,8 @@ def main(argv=None):
             b.pump(0.03)
         b.wait_frames(30)
         frames = b.evaluate("performance.getEntriesByName('lp-frame').map(e => e.duration)")
+        print("frames over 16 ms (index: ms):",
+              ", ".join(f"{k}: {f:.0f}" for k, f in enumerate(frames) if f > 16) or "none")
         frames.sort()
         p95 = frames[int(0.95 * (len(frames) - 1))]
         print(f"zoom/pan frames: {len(frames)}, median {frames[len(frames) // 2]:.1f} ms, "

@@ -139,6 +139,10 @@ def test_rewrite_replaces_a_report_but_never_other_folders(tmp_path, capsys):
     assert main(["report", EXAMPLE, "-o", str(other)]) == 2
     assert (other / "notes.txt").read_text() == "keep"
     assert "not a legate_prof report" in capsys.readouterr().err
+    log = tmp_path / "legate_0.prof"
+    log.write_bytes(Path(EXAMPLE).read_bytes())
+    assert main(["report", str(log), "-o", str(log)]) == 2  # never over an input
+    assert log.read_bytes() == Path(EXAMPLE).read_bytes()
 
 
 def test_report_of_a_missing_file_is_one_line():

@@ -115,6 +115,9 @@ def write_report(model, out_dir, pictures=True, progress=None):
     """Write the report folder at ``out_dir`` (built aside, then renamed into place)."""
     from ..stats import compute_stats
     out_dir = Path(out_dir).resolve()
+    if out_dir.exists() and not out_dir.is_dir():
+        from ..errors import ProfileError
+        raise ProfileError(str(out_dir), "exists and is not a folder; choose another -o")
     if out_dir.exists() and not (out_dir / MARKER).exists() and any(out_dir.iterdir()):
         from ..errors import ProfileError
         raise ProfileError(str(out_dir), "exists and is not a legate_prof report; "
