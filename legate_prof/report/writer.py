@@ -111,6 +111,14 @@ def _findings(model):
     return None
 
 
+def _readable(folder):
+    """mkdtemp/mkstemp make 0700/0600; a report is for sharing: the umask's usual modes."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for p in [folder, *folder.rglob("*")]:
+        os.chmod(p, (0o777 if p.is_dir() else 0o666) & ~umask)
+
+
 def write_report(model, out_dir, pictures=True, progress=None):
     """Write the report folder at ``out_dir`` (built aside, then renamed into place)."""
     from ..stats import compute_stats
@@ -141,6 +149,7 @@ def write_report(model, out_dir, pictures=True, progress=None):
             if f.is_file():
                 shutil.copyfile(f, tmp / f.name)
         (tmp / MARKER).write_text("written by legate_prof report\n")
+        _readable(tmp)
         if out_dir.exists():
             old = Path(tempfile.mkdtemp(prefix=".old-report-", dir=out_dir.parent))
             os.replace(out_dir, old / "r")
