@@ -211,6 +211,25 @@ def cmd_convert(args):
     return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
 
 
+def cmd_report(args):
+    """Write the offline HTML report folder (index.html opens from file://)."""
+    files = _inputs(args)
+    out = os.path.abspath(args.output)
+    for f in files:
+        if os.path.realpath(f).startswith(os.path.realpath(out) + os.sep):
+            raise ProfileError(out, "holds an input; write the report to another folder")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ProfileError(out, "exists and is not a folder; choose another -o")
+    from .report import write_report
+    from .report.writer import MARKER
+    if os.path.isdir(out) and os.listdir(out) and not os.path.exists(os.path.join(out, MARKER)):
+        raise ProfileError(out, "exists and is not a legate_prof report; choose another -o")
+    model = _load(files, args)
+    done = write_report(model, out, pictures=getattr(args, "pictures", True))
+    print(f"wrote {done['path']}")
+    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+
+
 def cmd_record(args):
     """Run ``legate --profile`` with the CUDA stand-in where no driver exists, then the report.
 
@@ -263,6 +282,7 @@ def cmd_record(args):
     if written and not no_report:  # the guide: legate_prof/index.html beside the logs
         try:
             return cmd_report(argparse.Namespace(files=written, log=None, cache=False,
+                                                 pictures=True,
                                                  output=os.path.join(logdir, "legate_prof")))
         except ProfileError as e:
             print(f"legate_prof: error: report: {e}", file=sys.stderr)
@@ -360,27 +380,6 @@ def cmd_compare(args):
     return EXIT_USER_ERROR if a.errors or b.errors else 0
 
 
-def cmd_report(args):
-    files = _inputs(args)
-    out = os.path.abspath(args.output)
-    for f in files:
-        if os.path.realpath(f).startswith(os.path.realpath(out) + os.sep):
-            raise ProfileError(out, "holds an input; write the report to another folder")
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise ProfileError(out, "is a file; the report is a folder")
-    from .report import is_report
-    if os.path.isdir(out) and not is_report(out):
-        raise ProfileError(out, "exists and is not a legate_prof report; choose another "
-                                "folder with -o")
-    check_output(os.path.join(out, "index.html"), files, None, "report") \
-        if os.path.isdir(out) else check_output(out, files, None, "report")
-    model = _load(files, args)
-    from .report import write_report
-    path = write_report(model, out, title_files=args.files)
-    print(f"wrote {path}")
-    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
-
-
 def cmd_insights(args):
     from .insights import find_insights, format_insights
     model = _load(_inputs(args), args)
@@ -459,20 +458,22 @@ def build_parser():
     cm.add_argument("--expand", nargs="*", default=[], metavar="KIND", type=_expand_arg)
     cm.set_defaults(func=cmd_compare, cache=False)
 
-    rp = sub.add_parser("report", help="an offline HTML report (index.html + pictures) in a "
-                        "folder: findings, statistics, timeline pictures")
-    rp.add_argument("files", nargs="+")
-    rp.add_argument("-o", "--output", default="legate_prof", help="folder (default legate_prof)")
-    rp.add_argument("--log", help="legate's console output, to explain an out-of-memory failure")
-    rp.set_defaults(func=cmd_report)
-
     c = sub.add_parser("convert", help="write the merged model as one .lpbundle file")
     c.add_argument("files", nargs="+")
     c.add_argument("-o", "--output", required=True)
     c.set_defaults(func=cmd_convert)
 
+    rp = sub.add_parser("report", help="write the offline HTML report folder (index.html)")
+    rp.add_argument("files", nargs="+")
+    rp.add_argument("-o", "--output", default="legate_prof", help="folder (default legate_prof)")
+    rp.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
+    rp.add_argument("--no-pictures", dest="pictures", action="store_false",
+                    help="skip the per-group PNG pictures")
+    rp.set_defaults(func=cmd_report)
+
     r = sub.add_parser("record", help="run 'legate --profile ARGS' (adds the CUDA stand-in "
-                       "on machines without an NVIDIA driver)")
+                       "on machines without an NVIDIA driver), then write legate_prof/index.html "
+                       "(legate_prof record --no-report ... to skip it)")
     r.add_argument("legate_args", nargs=argparse.REMAINDER)
     r.set_defaults(func=cmd_record)
     return p

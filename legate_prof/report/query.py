@@ -1,0 +1,129 @@
+"""The one place the report asks about the profile: ``legate_prof.source.ProfileSource``,
+the query API the desktop viewer draws from (lane tree, lane tiles, utilization), turned
+into compact plain data for the report's tiles.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import zlib
+
+import numpy as np
+
+from ..kinds import GROUP_COLOR, ItemKind
+from ..source import GROUP_ORDER, READY, WAITING, ProfileSource
+
+ALPHA_READY, ALPHA_WAITING = 0.45, 0.15  # viewer/colors.py state shades
+MAX_LANES_EXPANDED = 48  # viewer/layout.py LaneLayout.default
+MAX_ROWS_EXPANDED = 12
+MAX_LANE_H = 12.0  # viewer/layout.py: more stacking rows than this pack into this height
+
+
+def name_color_hex(name: str) -> str:
+    """The desktop viewer's colour of a name (viewer/colors.py name_color), without Qt."""
+    h = zlib.crc32(name.encode())
+    hue = (h % 360) / 360.0
+    sat = 0.55 + ((h >> 9) % 30) / 100.0
+    val = 0.70 + ((h >> 17) % 20) / 100.0
+    r, g, b = colorsys.hsv_to_rgb(hue, sat, val)
+    return "#%02x%02x%02x" % (int(r * 255), int(g * 255), int(b * 255))
+
+
+class ReportQueries:
+    """Lane tree, per-lane tiles and per-group utilization of one profile, as plain data."""
+
+    def __init__(self, model):
+        self.model = model
+        self.source = ProfileSource(model)
+        self.t0, self.t1 = self.source.info().time_range
+
+    def info(self):
+        """The lane tree in the desktop viewer's order, names and default expansion."""
+        info = self.source.info()
+        m = self.model
+        expand_all = len(info.lanes) <= MAX_LANES_EXPANDED
+        tree = []
+        for r in info.ranks:
+            groups = []
+            for g in (g for g in info.groups if g.rank == r):
+                max_rows = max(info.lanes[L].rows for L in g.lanes)
+                groups.append({
+                    "group": g.group, "title": g.panel, "tooltip": g.title,
+                    "expanded": expand_all and max_rows <= MAX_ROWS_EXPANDED,
+                    "lanes": [{"lane": int(L), "name": info.lanes[L].short,
+                               "long": info.lanes[L].long, "rows": max(info.lanes[L].rows, 1)}
+                              for L in g.lanes],
+                })
+            tree.append({"rank": int(r), "groups": groups})
+        return {
+            "t0": int(self.t0), "t1": int(self.t1),
+            "n_items": int(info.n_items), "n_ranks": len(info.ranks),
+            "files": [str(s) for s in info.sources], "legion_version": info.legion_version,
+            "names": list(m.names), "colors": [name_color_hex(n) for n in m.names],
+            "provenances": list(m.provenances),
+            "group_colors": {g: GROUP_COLOR.get(g, "gray") for g in GROUP_COLOR},
+            "tree": tree, "all_ranks": self.all_ranks(),
+            "markers": [{"time": int(k["time"]), "title": str(k.get("title", ""))}
+                        for k in info.markers],
+            "title_prov": self._title_with_provenance(),
+            "alpha_ready": ALPHA_READY, "alpha_waiting": ALPHA_WAITING,
+            "max_lane_h": MAX_LANE_H,
+        }
+
+    def _title_with_provenance(self):
+        """Per name id, 1 when its items' titles carry the launching line (tasks, kernels,
+        runtime operations: trace_model.item_title)."""
+        m = self.model
+        kinds = [int(ItemKind.TASK), int(ItemKind.GPU_KERNEL), int(ItemKind.RUNTIME_OP)]
+        flag = np.zeros(len(m.names), np.int64)
+        flag[np.unique(m.items["name"][np.isin(m.items["kind"], kinds)])] = 1
+        return flag.tolist()
+
+    def all_ranks(self):
+        """The all-ranks summary rows (only with several ranks, as the desktop viewer)."""
+        info = self.source.info()
+        if len(info.ranks) < 2:
+            return []
+        seen = {}
+        for g in info.groups:
+            seen.setdefault(g.group, g.panel)
+        return [{"group": k, "title": seen[k]}
+                for k in sorted(seen, key=GROUP_ORDER.index)]
+
+    def lane_tile(self, lane, t0, t1, width_px):
+        """Per row: boxes [start-t0, duration, name, provenance] (flat, ns), their ready and
+        waiting pieces [box, state, a-t0, b-t0] and gray bands [x0, x1, count] in tile px."""
+        tile = self.source.lane_tile(lane, t0, t1, width_px)
+        ns_px = tile.ns_per_px
+        out = []
+        for tr in tile.rows:
+            items = tr.box_item
+            cols = self.source.items_columns(items)
+            # provenance ids: the one column the query API does not give yet
+            prov = self.model.op_provenance(self.model.items["op_id"][items]) if len(items) \
+                else np.zeros(0, np.int32)
+            boxes = np.stack([cols["start"] - int(t0), cols["stop"] - cols["start"],
+                              tr.box_name, prov.astype(np.int64)], axis=1).ravel()
+            shade = np.flatnonzero((tr.piece_state == READY) | (tr.piece_state == WAITING))
+            waits = []
+            if len(shade):
+                order = np.argsort(items, kind="stable")
+                box = order[np.searchsorted(items, tr.piece_item[shade], sorter=order)]
+                waits = np.stack([box, tr.piece_state[shade].astype(np.int64),
+                                  np.round(tr.piece_x0[shade] * ns_px).astype(np.int64),
+                                  np.round(tr.piece_x1[shade] * ns_px).astype(np.int64)],
+                                 axis=1).ravel().tolist()
+            bands = np.stack([np.floor(tr.band_x0), np.ceil(tr.band_x1),
+                              tr.band_count.astype(np.float64)], axis=1).astype(np.int64)
+            out.append({"row": int(tr.row), "b": boxes.tolist(), "w": waits,
+                        "g": bands.ravel().tolist()})
+        return out
+
+    def summary_tile(self, group, rank, t0, t1, bins):
+        """Average utilization in ``bins`` bins, as integers 0..255 (compact in a tile)."""
+        u = self.source.summary_tile(group, rank, t0, t1, bins)
+        return np.clip(np.round(np.asarray(u) * 255), 0, 255).astype(np.int64).tolist()
+
+    def group_lanes(self):
+        """(rank, group, lanes) of every lane group, in display order."""
+        return [(g.rank, g.group, list(g.lanes)) for g in self.source.info().groups]

@@ -1,0 +1,644 @@
+// legate_prof offline report viewer: plain JavaScript, no libraries, no network.
+// Data arrive as script files (meta.js calls LP_meta, tiles/L{level}_{i}.js call LP_tile), so
+// the folder works from file://.  Drawing follows the desktop viewer (viewer/timeline.py):
+// rank headers, group utilization lines, lanes with boxes in name colours, waiting/ready
+// shades, gray merged bands with counts.
+"use strict";
+
+var META = null;
+var TILES = {};      // "level_i" -> tile data
+var PENDING = {};    // "level_i" -> true while its script loads
+var TILESET = {};    // "level_i" of every tile written (others are never requested)
+var ZEROS = [];
+var ROW_H = 1.0, SUMMARY_H = 3.0, HEADER_H = 1.2, AXIS_PX = 22;
+var LABEL_MIN_PX = 48, MAX_LABELS = 400;
+window.LP_frames = [];   // per-frame draw times in ms (read by the benchmark)
+
+function LP_meta(m) {
+  META = m;
+  Object.keys(m.tiles).forEach(function (L) { m.tiles[L].forEach(function (i) { TILESET[L + "_" + i] = true; }); });
+  for (var k = 0; k < m.util_bins; k++) ZEROS.push(0);
+}
+function LP_tile(level, i, data) {
+  TILES[level + "_" + i] = data;
+  delete PENDING[level + "_" + i];
+  view.requestDraw();
+}
+
+function formatNs(ns) {
+  var a = Math.abs(ns);
+  if (a >= 1e9) return (ns / 1e9).toFixed(3) + " s";
+  if (a >= 1e6) return (ns / 1e6).toFixed(3) + " ms";
+  if (a >= 1e3) return (ns / 1e3).toFixed(3) + " µs";
+  return Math.round(ns) + " ns";
+}
+function formatBytes(b) {
+  var units = [["GiB", 1073741824], ["MiB", 1048576], ["KiB", 1024]];
+  for (var k = 0; k < units.length; k++) if (b >= units[k][1]) return (b / units[k][1]).toFixed(1) + " " + units[k][0];
+  return b + " B";
+}
+function hexRgb(h) {
+  if (h[0] !== "#") return null;
+  return [parseInt(h.substr(1, 2), 16), parseInt(h.substr(3, 2), 16), parseInt(h.substr(5, 2), 16)];
+}
+function blend(rgb, a) {  // white*(1-a) + colour*a, as viewer/colors.py blend_with_white
+  return "rgb(" + Math.floor(255 * (1 - a) + rgb[0] * a) + "," + Math.floor(255 * (1 - a) + rgb[1] * a) + "," +
+    Math.floor(255 * (1 - a) + rgb[2] * a) + ")";
+}
+var NAMED = {};  // CSS colour names of the groups -> rgb, resolved once through a canvas
+function cssRgb(name) {
+  if (hexRgb(name)) return hexRgb(name);
+  if (!NAMED[name]) {
+    var c = document.createElement("canvas").getContext("2d");
+    c.fillStyle = name;
+    NAMED[name] = hexRgb(c.fillStyle) || [128, 128, 128];
+  }
+  return NAMED[name];
+}
+
+// ---- lane tree layout (viewer/layout.py LaneLayout) ----------------------------------------
+function buildLayout() {
+  var out = [], y = 0;
+  if (META.tree.length > 1) {
+    out.push({kind: "header", label: "All ranks (" + META.tree.length + ")", y: y, h: HEADER_H});
+    y += HEADER_H;
+    META.all_ranks.forEach(function (g) {
+      out.push({kind: "summary", label: g.title, y: y, h: SUMMARY_H, rank: null, group: g.group});
+      y += SUMMARY_H;
+    });
+  }
+  META.tree.forEach(function (r) {
+    out.push({kind: "header", label: "Rank " + r.rank, y: y, h: HEADER_H, rank: r.rank});
+    y += HEADER_H;
+    r.groups.forEach(function (g) {
+      var label = g.lanes.length > 1 ? g.title + " (" + g.lanes.length + ")" : g.title;
+      out.push({kind: "summary", label: label, y: y, h: SUMMARY_H, rank: r.rank, group: g.group, ref: g});
+      y += SUMMARY_H;
+      if (g.expanded) g.lanes.forEach(function (L) {
+        var lh = Math.min(L.rows * ROW_H, META.max_lane_h);
+        out.push({kind: "lane", label: L.name, tooltip: L.long, y: y, h: lh, rank: r.rank, group: g.group, lane: L.lane, rows: L.rows});
+        y += lh;
+      });
+    });
+  });
+  return {entries: out, height: y};
+}
+
+// ---- the view ------------------------------------------------------------------------------
+var view = {
+  t0: 0, t1: 1, scrollY: 0, rowPx: 18, layout: null, match: null, drawQueued: false,
+  canvas: null, ctx: null, labels: null, lctx: null, W: 0, H: 0, dpr: 1,
+
+  init: function () {
+    this.canvas = document.getElementById("canvas");
+    this.labels = document.getElementById("labels");
+    this.ctx = this.canvas.getContext("2d", {alpha: false});
+    this.lctx = this.labels.getContext("2d");
+    this.layout = buildLayout();
+    this.resize();
+    // fit the lane tree when possible, rows down to 6 px (viewer/screenshot.py)
+    this.rowPx = Math.max(6, Math.min(18, (this.H - AXIS_PX) / Math.max(this.layout.height, 1)));
+    this.reset();
+  },
+  resize: function () {
+    this.dpr = window.devicePixelRatio || 1;
+    var r = this.canvas.getBoundingClientRect(), l = this.labels.getBoundingClientRect();
+    this.W = Math.max(1, Math.floor(r.width)); this.H = Math.max(1, Math.floor(r.height));
+    this.canvas.width = this.W * this.dpr; this.canvas.height = this.H * this.dpr;
+    this.labels.width = Math.floor(l.width) * this.dpr; this.labels.height = this.H * this.dpr;
+    this.LW = Math.floor(l.width);
+  },
+  reset: function () { this.setRange(META.t0, META.t1); this.scrollY = 0; },
+  setRange: function (a, b) {
+    var span = META.t1 - META.t0, pad = span * 0.05;
+    var w = Math.max(b - a, 50);
+    w = Math.min(w, span + 2 * pad);
+    a = Math.max(META.t0 - pad, Math.min(a, META.t1 + pad - w));
+    this.t0 = a; this.t1 = a + w;
+    this.requestDraw();
+  },
+  zoomAt: function (x, factor) {
+    var t = this.t0 + (this.t1 - this.t0) * x / this.W;
+    this.setRange(t - (t - this.t0) * factor, t + (this.t1 - t) * factor);
+  },
+  pan: function (dxPx) {
+    var d = dxPx * (this.t1 - this.t0) / this.W;
+    this.setRange(this.t0 + d, this.t1 + d);
+  },
+  scroll: function (dy) {
+    var maxY = Math.max(0, this.layout.height * this.rowPx - (this.H - AXIS_PX));
+    this.scrollY = Math.max(0, Math.min(maxY, this.scrollY + dy));
+    this.requestDraw();
+  },
+  requestDraw: function () {
+    if (this.drawQueued || !this.ctx) return;
+    this.drawQueued = true;
+    var self = this;
+    requestAnimationFrame(function () { self.drawQueued = false; self.draw(); });
+  },
+
+  // which tile level shows at least one tile pixel per screen pixel
+  level: function () {
+    var nsPx = (this.t1 - this.t0) / this.W, span = META.t1 - META.t0;
+    var L = Math.ceil(Math.log2(span / (META.tile_px * nsPx)) - 1e-9);
+    return Math.max(0, Math.min(META.max_level, L));
+  },
+  // tiles to draw for the view: the wanted level where loaded, else the nearest coarser one
+  tiles: function () {
+    var L = this.level(), n = Math.pow(2, L), span = META.t1 - META.t0, ts = span / n;
+    var i0 = Math.max(0, Math.floor((this.t0 - META.t0) / ts)), i1 = Math.min(n - 1, Math.floor((this.t1 - META.t0) / ts));
+    var out = [], seen = {};
+    for (var i = i0; i <= i1; i++) {
+      var wanted = true;
+      for (var l = L, j = i; l >= 0; l--, j = Math.floor(j / 2)) {
+        var key = l + "_" + j;
+        if (!TILESET[key]) continue;           // not written: its parent's boxes are exact
+        if (!TILES[key]) { if (wanted) loadTile(l, j); wanted = false; continue; }
+        if (!seen[key]) {
+          seen[key] = {level: l, i: j, t0: META.t0 + span * j / Math.pow(2, l), ns_px: span / Math.pow(2, l) / META.tile_px, data: TILES[key], clip: []};
+          out.push(seen[key]);
+        }
+        // a coarser tile shows only where no finer one is loaded
+        var c = seen[key].clip, a = META.t0 + ts * i, b = a + ts;
+        if (c.length && c[c.length - 1][1] >= a) c[c.length - 1][1] = b; else c.push([a, b]);
+        break;
+      }
+    }
+    out.sort(function (a, b) { return a.level - b.level; });  // coarse first, finer drawn over
+    return out;
+  },
+
+  draw: function () {
+    var t_start = performance.now();
+    var ctx = this.ctx, W = this.W, H = this.H;
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, W, H);
+    var tiles = this.tiles();
+    var nsPx = (this.t1 - this.t0) / W, rowPx = this.rowPx;
+    var labels = [];
+    var entries = this.layout.entries, vis = [];
+    for (var k = 0; k < entries.length; k++) {
+      var e = entries[k];
+      var top = AXIS_PX + e.y * rowPx - this.scrollY, h = e.h * rowPx;
+      if (top + h < AXIS_PX || top > H) continue;
+      vis.push([e, top, h]);
+      if (e.kind === "header") { ctx.fillStyle = "rgb(235,238,245)"; ctx.fillRect(0, top, W, h); }
+      else if (e.kind === "summary") { ctx.fillStyle = "rgb(250,250,250)"; ctx.fillRect(0, top, W, h); ctx.fillStyle = "rgb(210,210,210)"; ctx.fillRect(0, top + h - 1, W, 1); }
+    }
+    for (var t = 0; t < tiles.length; t++) {
+      var tl = tiles[t], one = [tl];
+      ctx.save(); ctx.beginPath();
+      for (var c = 0; c < tl.clip.length; c++) {
+        var xa = (tl.clip[c][0] - this.t0) / nsPx, xb = (tl.clip[c][1] - this.t0) / nsPx;
+        ctx.rect(xa, 0, xb - xa, H);
+      }
+      ctx.clip();
+      for (k = 0; k < vis.length; k++) {
+        e = vis[k][0];
+        if (e.kind === "summary") this.drawSummary(e, one, vis[k][1], vis[k][2], nsPx);
+        else if (e.kind === "lane") this.drawLane(e, one, vis[k][1], nsPx, labels);
+      }
+      ctx.restore();
+    }
+    this.drawLabels(labels);
+    this.drawMarkers(nsPx);
+    this.drawAxis();
+    this.drawLaneLabels();
+    document.getElementById("range").textContent = formatNs(this.t0) + " – " + formatNs(this.t1);
+    var dt = performance.now() - t_start;
+    window.LP_frames.push(dt);
+    performance.measure("lp-frame", {start: t_start, end: t_start + dt});
+    if (!window.LP_firstPaint && tiles.length && !Object.keys(PENDING).length) {
+      window.LP_firstPaint = performance.now();
+      performance.mark("lp-first-paint");
+    }
+  },
+
+  drawSummary: function (e, tiles, top, h, nsPx) {
+    var ctx = this.ctx;
+    var key = (e.rank === null ? "all" : e.rank) + ":" + e.group;
+    var color = cssRgb(META.group_colors[e.group] || "gray");
+    var base = top + h - 2, amp = h - 5;
+    ctx.beginPath();
+    var first = true, lastX = 0;
+    for (var t = 0; t < tiles.length; t++) {
+      var tl = tiles[t], vals = tl.data.util[key] || ZEROS;
+      var binNs = tl.ns_px * META.tile_px / vals.length;
+      var xa = (tl.t0 - this.t0) / nsPx, bw = binNs / nsPx;
+      var j0 = Math.max(0, Math.floor(-xa / bw) - 1), j1 = Math.min(vals.length, Math.ceil((this.W - xa) / bw) + 1);
+      // when several bins share a pixel, keep the pixel's mean
+      var step = Math.max(1, Math.floor(1 / bw));
+      for (var j = j0; j < j1; j += step) {
+        var s = 0, c = 0;
+        for (var q = j; q < Math.min(j + step, j1); q++) { s += vals[q]; c++; }
+        var x = xa + (j + step / 2) * bw, y = base - (s / c / 255) * amp;
+        if (first) { ctx.moveTo(xa + j0 * bw, base); ctx.lineTo(xa + j0 * bw, y); first = false; }
+        ctx.lineTo(x, y); lastX = xa + j1 * bw;
+      }
+      if (!first) ctx.lineTo(lastX, y);
+    }
+    if (first) return;
+    ctx.lineTo(lastX, base); ctx.closePath();
+    ctx.fillStyle = blend(color, 0.3); ctx.fill();
+    // the line itself, without the closing edges
+    ctx.beginPath(); first = true;
+    for (t = 0; t < tiles.length; t++) {
+      tl = tiles[t]; vals = tl.data.util[key] || ZEROS;
+      binNs = tl.ns_px * META.tile_px / vals.length; xa = (tl.t0 - this.t0) / nsPx; bw = binNs / nsPx;
+      j0 = Math.max(0, Math.floor(-xa / bw) - 1); j1 = Math.min(vals.length, Math.ceil((this.W - xa) / bw) + 1);
+      step = Math.max(1, Math.floor(1 / bw));
+      for (j = j0; j < j1; j += step) {
+        s = 0; c = 0;
+        for (q = j; q < Math.min(j + step, j1); q++) { s += vals[q]; c++; }
+        x = xa + (j + step / 2) * bw; y = base - (s / c / 255) * amp;
+        if (first) { ctx.moveTo(x, y); first = false; } else ctx.lineTo(x, y);
+      }
+    }
+    ctx.strokeStyle = "rgb(" + color.join(",") + ")"; ctx.lineWidth = 1; ctx.stroke();
+    // 0 / 50 / 100 % marks, as the desktop viewer
+    ctx.strokeStyle = "rgb(200,200,200)"; ctx.setLineDash([2, 3]); ctx.beginPath();
+    ctx.moveTo(0, base - amp + 0.5); ctx.lineTo(this.W, base - amp + 0.5);
+    ctx.moveTo(0, base - amp / 2 + 0.5); ctx.lineTo(this.W, base - amp / 2 + 0.5); ctx.stroke(); ctx.setLineDash([]);
+    if (h >= 30) {
+      ctx.font = "8px sans-serif"; ctx.fillStyle = "rgb(120,120,120)"; ctx.textBaseline = "middle";
+      ctx.fillText("100%", 2, base - amp + 3); ctx.fillText("50%", 2, base - amp / 2); ctx.fillText("0", 2, base - 2);
+    }
+  },
+
+  drawLane: function (e, tiles, top, nsPx, labels) {
+    var ctx = this.ctx, W = this.W, rowPx = this.rowPx * e.h / e.rows;
+    var gap = rowPx > 4 ? 1 : 0, hh = Math.max(rowPx - 2 * gap, 1);
+    var match = this.match, colors = META.colors;
+    for (var t = 0; t < tiles.length; t++) {
+      var tl = tiles[t], rows = tl.data.lanes[e.lane];
+      if (!rows) continue;
+      var off = (tl.t0 - this.t0) / nsPx, k = tl.ns_px / nsPx, minNs = 3 * tl.ns_px;
+      for (var r = 0; r < rows.length; r++) {
+        var row = rows[r], y = top + row.row * rowPx + gap;
+        if (y > this.H || y + hh < AXIS_PX) continue;
+        var g = row.g;
+        ctx.fillStyle = match ? blend([128, 128, 128], 0.35) : "rgb(128,128,128)";
+        for (var j = 0; j < g.length; j += 3) {
+          var gx0 = off + g[j] * k, gx1 = off + g[j + 1] * k;
+          if (gx1 < -2 || gx0 > W + 2) continue;
+          var gw = Math.max(gx1 - gx0, 1);
+          ctx.fillRect(gx0, y, gw, hh);
+          if (hh >= 9 && gw >= 30 && labels.length < MAX_LABELS) labels.push([gx0, y, gw, hh, -g[j + 2]]);
+        }
+        var b = row.b, boxX = [];
+        for (j = 0; j < b.length; j += 4) {
+          var x0 = (tl.t0 + b[j] - this.t0) / nsPx;
+          var wpx = b[j + 1] / nsPx;
+          if (b[j + 1] < minNs) wpx = Math.max(wpx, 3 * k); else wpx = Math.max(wpx, 1);
+          boxX.push(x0, wpx);
+          if (x0 + wpx < -2 || x0 > W + 2) continue;
+          var nid = b[j + 2], col = colors[nid];
+          var hit = !match || match.names[nid] || match.provs[b[j + 3]];
+          ctx.fillStyle = hit ? col : blend(hexRgb(col), 0.2);
+          var xa = Math.max(x0, -2), xb = Math.min(x0 + wpx, W + 2);
+          ctx.fillRect(xa, y, Math.max(xb - xa, 1), hh);
+          if (hh >= 9 && xb - xa >= LABEL_MIN_PX && labels.length < MAX_LABELS) labels.push([xa, y, xb - xa, hh, j / 4, b]);
+        }
+        var w = row.w;
+        for (j = 0; j < w.length; j += 4) {  // ready (45 %) and waiting (15 %) pieces
+          var rgb = hexRgb(colors[b[w[j] * 4 + 2]]);
+          var sa = (tl.t0 + w[j + 2] - this.t0) / nsPx, se = (tl.t0 + w[j + 3] - this.t0) / nsPx;
+          if (se < -2 || sa > W + 2 || se - sa < 0.5) continue;
+          ctx.fillStyle = blend(rgb, w[j + 1] === 2 ? META.alpha_waiting : META.alpha_ready);
+          ctx.fillRect(sa, y, se - sa, hh);
+        }
+      }
+    }
+  },
+
+  drawLabels: function (labels) {
+    var ctx = this.ctx;
+    ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
+    for (var i = 0; i < labels.length; i++) {
+      var L = labels[i], text;
+      if (L[4] < 0 && L.length === 5) { text = (-L[4]) + " merged"; if (ctx.measureText(text).width > L[2] - 4) text = String(-L[4]); ctx.fillStyle = "#fff"; }
+      else { text = itemTitle(L[5], L[4]); ctx.fillStyle = "rgb(20,20,20)"; }
+      text = elide(ctx, text, L[2] - 4);
+      if (text) ctx.fillText(text, L[0] + 2, L[1] + L[3] / 2);
+    }
+  },
+  drawMarkers: function (nsPx) {
+    var ctx = this.ctx;
+    (META.markers || []).forEach(function (m) {
+      var x = (m.time - view.t0) / nsPx;
+      if (x < -1 || x > view.W + 1) return;
+      ctx.strokeStyle = "rgb(210,20,20)"; ctx.lineWidth = 2; ctx.setLineDash([6, 4]);
+      ctx.beginPath(); ctx.moveTo(x, AXIS_PX); ctx.lineTo(x, view.H); ctx.stroke(); ctx.setLineDash([]);
+      ctx.fillStyle = "rgb(210,20,20)"; ctx.font = "11px sans-serif";
+      var tw = ctx.measureText(m.title).width + 8, bx = Math.min(Math.max(x - tw, 0), view.W - tw);
+      ctx.fillRect(bx, AXIS_PX + 2, tw, 16); ctx.fillStyle = "#fff"; ctx.fillText(m.title, bx + 4, AXIS_PX + 10);
+    });
+  },
+  drawAxis: function () {
+    var ctx = this.ctx, W = this.W, span = this.t1 - this.t0;
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, W, AXIS_PX);
+    ctx.fillStyle = "rgb(90,90,90)"; ctx.fillRect(0, AXIS_PX - 1, W, 1);
+    var raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(raw))), step = p;
+    [1, 2, 5, 10].forEach(function (m) { if (raw >= m * p) step = m * p; });
+    ctx.font = "11px sans-serif"; ctx.textBaseline = "middle"; ctx.fillStyle = "rgb(30,30,30)";
+    for (var t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) {
+      var x = (t - this.t0) / span * W;
+      ctx.fillRect(x, AXIS_PX - 6, 1, 5);
+      ctx.fillText(formatNs(t), x + 2, 8);
+    }
+  },
+  drawLaneLabels: function () {
+    var c = this.lctx, H = this.H, LW = this.LW;
+    c.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    c.fillStyle = "#fff"; c.fillRect(0, 0, LW, H);
+    c.textBaseline = "middle";
+    var es = this.layout.entries;
+    for (var k = 0; k < es.length; k++) {
+      var e = es[k], top = AXIS_PX + e.y * this.rowPx - this.scrollY, h = e.h * this.rowPx;
+      if (top + h < AXIS_PX || top > H) continue;
+      if (e.kind === "header") { c.fillStyle = "rgb(235,238,245)"; c.fillRect(0, top, LW, h); c.font = "bold 11px sans-serif"; c.fillStyle = "rgb(30,30,30)"; c.fillText(e.label, 4, top + h / 2); continue; }
+      if (e.kind === "summary") {
+        var col = cssRgb(META.group_colors[e.group] || "gray");
+        c.fillStyle = "rgb(" + col.join(",") + ")"; c.fillRect(2, top + 2, 4, h - 4);
+        c.font = "11px sans-serif"; c.fillStyle = "rgb(30,30,30)";
+        var mark = e.rank === null ? "" : (e.ref.expanded ? "▾ " : "▸ ");
+        c.fillText(elide(c, mark + e.label, LW - 12), 10, top + h / 2);
+      } else {
+        c.font = (Math.min(11, Math.max(7, this.rowPx - 2))) + "px sans-serif"; c.fillStyle = "rgb(60,60,60)";
+        c.fillText(elide(c, e.label, LW - 22), 20, top + Math.min(h, this.rowPx) / 2);
+      }
+    }
+    c.fillStyle = "rgb(90,90,90)"; c.fillRect(LW - 1, 0, 1, H);
+  },
+
+  // what is under (x, y): {kind: "item", ...} | {kind: "band", ...} | {kind: "summary", ...}
+  hit: function (x, y) {
+    var es = this.layout.entries, ry = (y - AXIS_PX + this.scrollY) / this.rowPx, e = null;
+    for (var k = 0; k < es.length; k++) if (es[k].y <= ry && ry < es[k].y + es[k].h) { e = es[k]; break; }
+    if (!e || e.kind === "header") return null;
+    var nsPx = (this.t1 - this.t0) / this.W, t = this.t0 + x * nsPx, tiles = this.tiles();
+    if (e.kind === "summary") {
+      var key = (e.rank === null ? "all" : e.rank) + ":" + e.group;
+      for (var i = 0; i < tiles.length; i++) {
+        var tl = tiles[i], v = tl.data.util[key] || ZEROS, tspan = tl.ns_px * META.tile_px;
+        if (v && t >= tl.t0 && t < tl.t0 + tspan) return {kind: "summary", entry: e, util: v[Math.floor((t - tl.t0) / tspan * v.length)] / 255};
+      }
+      return null;
+    }
+    var row = Math.floor((ry - e.y) * e.rows / e.h), best = null;
+    for (i = 0; i < tiles.length; i++) {
+      tl = tiles[i];
+      var rows = tl.data.lanes[e.lane];
+      if (!rows) continue;
+      for (var r = 0; r < rows.length; r++) {
+        if (rows[r].row !== row) continue;
+        var b = rows[r].b, minNs = 3 * tl.ns_px;
+        for (var j = 0; j < b.length; j += 4) {
+          var s = tl.t0 + b[j], d = Math.max(b[j + 1], b[j + 1] < minNs ? minNs : nsPx);
+          if (t >= s - nsPx && t <= s + d + nsPx) best = {kind: "item", entry: e, start: s, dur: b[j + 1], name: b[j + 2], prov: b[j + 3], waits: waitsOf(rows[r], j / 4, tl.t0)};
+        }
+        if (best) return best;
+        var g = rows[r].g;
+        for (j = 0; j < g.length; j += 3) {
+          var a = tl.t0 + g[j] * tl.ns_px, z = tl.t0 + g[j + 1] * tl.ns_px;
+          if (t >= a && t <= z) return {kind: "band", entry: e, start: a, stop: z, count: g[j + 2]};
+        }
+      }
+    }
+    return null;
+  }
+};
+
+function waitsOf(row, box, t0) {
+  var out = [];
+  for (var j = 0; j < row.w.length; j += 4) if (row.w[j] === box) out.push([row.w[j + 1], t0 + row.w[j + 2], t0 + row.w[j + 3]]);
+  return out;
+}
+function itemTitle(b, j) {  // trace_model.item_title: name[prog.py:16]
+  var name = META.names[b[j * 4 + 2]], prov = META.provenances[b[j * 4 + 3]];
+  if (prov && prov !== name && META.title_prov[b[j * 4 + 2]]) return name + "[" + prov.split("/").pop() + "]";
+  return name;
+}
+function elide(ctx, text, w) {
+  if (w <= 6) return "";
+  if (ctx.measureText(text).width <= w) return text;
+  var lo = 0, hi = text.length;
+  while (lo < hi) { var mid = (lo + hi + 1) >> 1; if (ctx.measureText(text.slice(0, mid) + "…").width <= w) lo = mid; else hi = mid - 1; }
+  return lo ? text.slice(0, lo) + "…" : "";
+}
+function loadTile(level, i) {
+  var key = level + "_" + i;
+  if (TILES[key] || PENDING[key]) return;
+  PENDING[key] = true;
+  var s = document.createElement("script");
+  s.src = "tiles/L" + level + "_" + i + ".js";
+  s.onerror = function () { delete PENDING[key]; console.warn("missing tile " + s.src); };
+  document.head.appendChild(s);
+}
+
+// ---- tooltip, search, interaction -----------------------------------------------------------
+function describe(h) {
+  if (h.kind === "summary") return h.entry.label + (h.entry.rank === null ? " (all ranks)" : " (rank " + h.entry.rank + ")") + ": " + Math.round(h.util * 100) + "% utilization";
+  if (h.kind === "band") return h.count + " merged items (too small to see)\n" + formatNs(h.start) + " – " + formatNs(h.stop) + "\ndouble-click to zoom in";
+  var name = META.names[h.name], prov = META.provenances[h.prov];
+  var lines = [prov && prov !== name && META.title_prov[h.name] ? name + "[" + prov.split("/").pop() + "]" : name,
+    "Rank " + h.entry.rank + " · " + h.entry.label + (h.entry.tooltip ? " — " + h.entry.tooltip : ""),
+    "Start     " + formatNs(h.start), "Stop      " + formatNs(h.start + h.dur), "Duration  " + formatNs(h.dur)];
+  if (prov) lines.push("Provenance " + prov);
+  var waited = 0;  // ready and waiting pieces: the time the task was not running
+  h.waits.forEach(function (w) { waited += w[2] - w[1]; });
+  if (h.waits.length) { lines.push("Waiting   " + formatNs(waited)); lines.push("Running   " + formatNs(h.dur - waited)); }
+  return lines.join("\n");
+}
+
+function runSearch(text) {
+  var q = text.trim().toLowerCase(), out = document.getElementById("search-count");
+  if (!q) { view.match = null; out.textContent = ""; view.requestDraw(); return; }
+  var names = {}, provs = {}, nn = 0, np = 0;
+  META.names.forEach(function (n, i) { if (n.toLowerCase().indexOf(q) >= 0) { names[i] = true; nn++; } });
+  META.provenances.forEach(function (p, i) { if (p && p.toLowerCase().indexOf(q) >= 0) { provs[i] = true; np++; } });
+  view.match = {names: names, provs: provs, text: q};
+  var count = 0;
+  (META.stats.tasks || []).concat(META.stats.operations || [], META.stats.gpu_kernels || [], META.stats.meta_tasks || []).forEach(function (r) {
+    if (r.name.toLowerCase().indexOf(q) >= 0 || (r.provenances || []).some(function (p) { return p.toLowerCase().indexOf(q) >= 0; })) count += r.count;
+  });
+  out.textContent = nn + " name(s), " + np + " provenance(s) match" + (count ? " · " + count + " items" : "");
+  view.requestDraw();
+}
+
+function setupInteraction() {
+  var cv = view.canvas, tip = document.getElementById("tooltip"), tl = document.getElementById("timeline");
+  var drag = null;
+  cv.addEventListener("wheel", function (ev) {
+    ev.preventDefault();
+    var x = ev.offsetX;
+    if (ev.shiftKey) { view.scroll(ev.deltaY); return; }
+    view.zoomAt(x, Math.pow(1.2, ev.deltaY / 100));
+  }, {passive: false});
+  view.labels.addEventListener("wheel", function (ev) { ev.preventDefault(); view.scroll(ev.deltaY); }, {passive: false});
+  cv.addEventListener("mousedown", function (ev) { drag = {x: ev.clientX, y: ev.clientY}; tl.focus(); cv.style.cursor = "grabbing"; });
+  window.addEventListener("mouseup", function () { drag = null; cv.style.cursor = "grab"; });
+  window.addEventListener("mousemove", function (ev) {
+    if (drag) {
+      view.pan(drag.x - ev.clientX); view.scroll(drag.y - ev.clientY);
+      drag.x = ev.clientX; drag.y = ev.clientY; tip.style.display = "none"; return;
+    }
+  });
+  cv.addEventListener("mousemove", function (ev) {
+    if (drag) return;
+    var h = view.hit(ev.offsetX, ev.offsetY);
+    if (!h) { tip.style.display = "none"; return; }
+    tip.textContent = describe(h);
+    tip.style.display = "block";
+    tip.style.left = Math.min(ev.offsetX + view.LW + 14, tl.clientWidth - tip.offsetWidth - 4) + "px";
+    tip.style.top = Math.min(ev.offsetY + 14, tl.clientHeight - tip.offsetHeight - 4) + "px";
+  });
+  cv.addEventListener("mouseleave", function () { tip.style.display = "none"; });
+  cv.addEventListener("dblclick", function (ev) {
+    var h = view.hit(ev.offsetX, ev.offsetY);
+    if (h && h.kind === "band") view.setRange(h.start, h.stop);
+    else if (h && h.kind === "item") view.setRange(h.start - h.dur * 0.1, h.start + h.dur * 1.1);
+  });
+  view.labels.addEventListener("click", function (ev) {
+    var ry = (ev.offsetY - AXIS_PX + view.scrollY) / view.rowPx;
+    view.layout.entries.forEach(function (e) {
+      if (e.kind === "summary" && e.rank !== null && e.y <= ry && ry < e.y + e.h) {
+        e.ref.expanded = !e.ref.expanded;
+        view.layout = buildLayout(); view.requestDraw();
+      }
+    });
+  });
+  tl.addEventListener("keydown", function (ev) {
+    var k = ev.key, handled = true;
+    if (k === "ArrowLeft") view.pan(-view.W * 0.1);
+    else if (k === "ArrowRight") view.pan(view.W * 0.1);
+    else if (k === "ArrowUp") view.scroll(-3 * view.rowPx);
+    else if (k === "ArrowDown") view.scroll(3 * view.rowPx);
+    else if (k === "+" || k === "=") view.zoomAt(view.W / 2, 1 / 1.5);
+    else if (k === "-" || k === "_") view.zoomAt(view.W / 2, 1.5);
+    else if (k === "0") view.reset();
+    else handled = false;
+    if (handled) ev.preventDefault();
+  });
+  document.getElementById("reset").addEventListener("click", function () { view.reset(); });
+  document.getElementById("search").addEventListener("input", function (ev) { runSearch(ev.target.value); });
+  window.addEventListener("resize", function () { view.resize(); view.requestDraw(); });
+}
+
+// ---- legend, statistics, findings, pictures -------------------------------------------------
+function buildLegend() {
+  var el = document.getElementById("legend"), parts = [];
+  var groups = {};
+  META.tree.forEach(function (r) { r.groups.forEach(function (g) { groups[g.group] = g.title; }); });
+  Object.keys(groups).forEach(function (g) { parts.push([META.group_colors[g] || "gray", groups[g] + " (utilization)"]); });
+  var rows = (META.stats.tasks || []).concat(META.stats.operations || [], META.stats.gpu_kernels || []);
+  rows.sort(function (a, b) { return b.total_ns - a.total_ns; });
+  rows.slice(0, 16).forEach(function (r) { var i = META.names.indexOf(r.name); if (i >= 0) parts.push([META.colors[i], r.name]); });
+  // the desktop legend (viewer/legend.py): states on one task colour, gray bands, fills
+  var base = [70, 130, 180];
+  parts.unshift(["rgb(70,130,180)", "running"], [blend(base, META.alpha_ready), "ready"],
+    [blend(base, META.alpha_waiting), "waiting"], ["rgb(128,128,128)", "merged (too small to draw; count)"],
+    [blend(cssRgb(META.group_colors.system || "gray"), 0.3), "memory / utilization fill"]);
+  parts.forEach(function (p) {
+    var s = document.createElement("span"), sw = document.createElement("span");
+    sw.className = "sw"; sw.style.background = p[0]; s.appendChild(sw); s.appendChild(document.createTextNode(p[1])); el.appendChild(s);
+  });
+}
+
+function cellText(key, v) {
+  if (v === null || v === undefined) return "";
+  if (typeof v === "number" && /_ns$/.test(key)) return formatNs(v);
+  if (typeof v === "number" && /bytes$/.test(key)) return formatBytes(v);
+  if (Array.isArray(v)) return v.slice(0, 5).map(function (x) { return typeof x === "object" ? JSON.stringify(x) : String(x); }).join(", ") + (v.length > 5 ? " …" : "");
+  if (typeof v === "object") return Object.keys(v).map(function (k) { return k + ": " + (typeof v[k] === "object" ? JSON.stringify(v[k]) : v[k]); }).join(", ");
+  return String(v);
+}
+function table(rows, limit) {
+  var t = document.createElement("table"), keys = [];
+  rows.forEach(function (r) { Object.keys(r).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
+  var tr = document.createElement("tr");
+  keys.forEach(function (k) { var th = document.createElement("th"); th.textContent = k; tr.appendChild(th); });
+  t.appendChild(tr);
+  rows.slice(0, limit).forEach(function (r) {
+    var row = document.createElement("tr");
+    keys.forEach(function (k) {
+      var td = document.createElement("td"); td.textContent = cellText(k, r[k]);
+      if (typeof r[k] === "number") td.className = "num";
+      row.appendChild(td);
+    });
+    t.appendChild(row);
+  });
+  return t;
+}
+function buildStats() {
+  var el = document.getElementById("stats"), s = META.stats;
+  var p = document.createElement("p");
+  p.textContent = (s.files || []).join(", ") + " — " + s.ranks + " rank(s), " + s.items + " items" + (s.legion_version ? " — " + s.legion_version : "");
+  el.appendChild(p);
+  Object.keys(s).forEach(function (k) {
+    var v = s[k];
+    if (Array.isArray(v) && v.length && typeof v[0] === "object") {
+      var h = document.createElement("h3"); h.textContent = k.replace(/_/g, " "); el.appendChild(h);
+      el.appendChild(table(v, 200));
+    } else if (v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length) {
+      h = document.createElement("h3"); h.textContent = k.replace(/_/g, " "); el.appendChild(h);
+      el.appendChild(table([v], 1));
+    }
+  });
+}
+function findingWindow(f) {
+  if (f.window_ns) return f.window_ns;
+  var a = f.start_ns !== undefined ? f.start_ns : (f.window ? f.window[0] : (f.t0 !== undefined ? f.t0 : null));
+  var b = f.stop_ns !== undefined ? f.stop_ns : (f.window ? f.window[1] : (f.t1 !== undefined ? f.t1 : null));
+  return a === null || b === null ? null : [a, b];
+}
+function buildFindings() {
+  var list = META.findings;
+  if (list && !Array.isArray(list)) list = list.findings || [];
+  if (!list || !list.length) return;  // insights not available: the panel stays hidden
+  document.getElementById("findings-section").hidden = false;
+  var ol = document.getElementById("findings");
+  list.forEach(function (f) {
+    var li = document.createElement("li");
+    var b = document.createElement("b");
+    b.textContent = typeof f === "string" ? f : (f.title || f.message || f.summary || JSON.stringify(f));
+    li.appendChild(b);
+    if (typeof f === "object") {
+      var more = [];
+      if (f.cost_ns !== undefined) more.push("costs " + formatNs(f.cost_ns));
+      if (f.provenance && f.provenance.length) more.push("at " + f.provenance.slice(0, 6).join(", "));
+      if (f.remedy) more.push("remedy: " + f.remedy);
+      li.appendChild(document.createTextNode(" " + more.join(" · ") + " "));
+    }
+    var w = typeof f === "object" ? findingWindow(f) : null;
+    if (w) {
+      var a = document.createElement("a"); a.href = "#timeline-section"; a.textContent = "show " + formatNs(w[0]) + " – " + formatNs(w[1]);
+      a.addEventListener("click", function () { view.setRange(w[0], w[1]); });
+      li.appendChild(a);
+    }
+    ol.appendChild(li);
+  });
+}
+function buildPictures() {
+  var el = document.getElementById("pictures");
+  if (!META.pictures.length) { el.textContent = META.pictures_note || "no pictures"; return; }
+  META.pictures.forEach(function (p) {
+    var h = document.createElement("h3"); h.textContent = p.title; el.appendChild(h);
+    var a = document.createElement("a"); a.href = p.file;
+    var img = document.createElement("img"); img.src = p.file; img.alt = p.title + " zoomed out";
+    a.appendChild(img); el.appendChild(a);
+  });
+}
+
+window.addEventListener("DOMContentLoaded", function () {
+  if (!META) { document.body.textContent = "meta.js did not load: keep the report folder together."; return; }
+  document.getElementById("title").textContent = "legate_prof report — " + META.files.map(function (f) { return f.split("/").pop(); }).join(", ") +
+    " — " + META.n_ranks + " rank(s), " + META.n_items.toLocaleString() + " items";
+  view.init();
+  setupInteraction();
+  buildLegend();
+  buildFindings();
+  buildStats();
+  buildPictures();
+  window.LP_ready = true;
+});

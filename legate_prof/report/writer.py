@@ -1,0 +1,164 @@
+"""Write the offline report folder: index.html, the viewer's JS/CSS, data as script files.
+
+Everything loads through <script> tags (``LP_meta(...)``, ``LP_tile(...)``), never fetch/XHR,
+so the folder opens from file:// with no network and can be zipped into a bug report.
+Tiles: level L cuts the time range into 2**L tiles, each a desktop-viewer draw list of
+TILE_PX pixels; levels stop when nothing merges any more or the size budget is spent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .query import ReportQueries
+
+TILE_PX = 1024
+UTIL_BINS = 512
+MAX_LEVEL = 14
+SIZE_BUDGET = 24 * 1024 * 1024  # tiles; the whole folder must stay under 30 MB
+BYTES_PER_ITEM = 40  # small profiles get small reports: budget = items x this, 1..24 MB
+STATIC = Path(__file__).with_name("static")
+MARKER = ".legate_prof_report"  # only a folder holding this is ever replaced
+
+
+def _js(call, *args):
+    return f"{call}({','.join(json.dumps(a, separators=(',', ':')) for a in args)});\n"
+
+
+def _write_tiles(q, out, progress=None):
+    """Write tiles level by level; a tile gets children only where it merged items into
+    gray bands (elsewhere its boxes are exact at any zoom).  Returns ({level: [tile index]},
+    bytes)."""
+    span = q.t1 - q.t0
+    groups = q.group_lanes()
+    lanes = [L for _, _, ls in groups for L in ls]
+    summaries = [(r, g) for r, g, _ in groups] + [(None, g["group"]) for g in q.all_ranks()]
+    written = {}
+    total = 0
+    budget = min(SIZE_BUDGET, max(1 << 20, BYTES_PER_ITEM * q.model.n_items))
+    frontier = [0]
+    level = 0
+    while frontier and level <= MAX_LEVEL:
+        n = 2 ** level
+        level_bytes = 0
+        children = []
+        for i in frontier:
+            a = q.t0 + span * i / n
+            b = q.t0 + span * (i + 1) / n
+            tile = {"lanes": {}, "util": {}}
+            halves = set()
+            for L in lanes:
+                rows = q.lane_tile(L, a, b, TILE_PX)
+                if rows:
+                    tile["lanes"][str(L)] = rows
+                    for r in rows:
+                        g = r["g"]
+                        for j in range(0, len(g), 3):  # the halves this band touches
+                            halves.add(0 if g[j] < TILE_PX // 2 else 1)
+                            halves.add(0 if g[j + 1] < TILE_PX // 2 else 1)
+            for r, g in summaries:
+                vals = q.summary_tile(g, r, a, b, UTIL_BINS)
+                if any(vals):
+                    tile["util"][f"{'all' if r is None else r}:{g}"] = vals
+            text = _js("LP_tile", level, i, tile)
+            (out / "tiles" / f"L{level}_{i}.js").write_text(text)
+            level_bytes += len(text)
+            children += [2 * i + h for h in sorted(halves)]
+        written[level] = list(frontier)
+        total += level_bytes
+        if progress:
+            progress(level, total)
+        if total + 2 * level_bytes > budget:  # the next level is at most about twice
+            break
+        frontier = children
+        level += 1
+    return written, total
+
+
+def _pictures(model, out):
+    """A zoomed-out PNG per lane group (the desktop screenshot with that group expanded)."""
+    try:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from ..viewer.screenshot import render_screenshot
+    except Exception as e:  # no Qt here: the report is still useful without pictures
+        return [], f"pictures skipped: {e}"
+    pics = []
+    for g, title in model.groups_present():
+        name = f"group_{g}.png"
+        render_screenshot(model, out / "pictures" / name, width=1600, height=900, expand=[g])
+        pics.append({"group": g, "title": title, "file": f"pictures/{name}"})
+    return pics, ""
+
+
+def _findings(model):
+    """Findings of ``legate_prof insights`` when that module exists (branch insights)."""
+    try:
+        from .. import insights
+    except Exception:
+        return None
+    for fname in ("find_insights",):
+        f = getattr(insights, fname, None)
+        if callable(f):
+            try:
+                found = f(model)
+                return json.loads(json.dumps(found, default=str))
+            except Exception:
+                return None
+    return None
+
+
+def _readable(folder):
+    """mkdtemp/mkstemp make 0700/0600; a report is for sharing: the umask's usual modes."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for p in [folder, *folder.rglob("*")]:
+        os.chmod(p, (0o777 if p.is_dir() else 0o666) & ~umask)
+
+
+def write_report(model, out_dir, pictures=True, progress=None):
+    """Write the report folder at ``out_dir`` (built aside, then renamed into place)."""
+    from ..stats import compute_stats
+    out_dir = Path(out_dir).resolve()
+    if out_dir.exists() and not out_dir.is_dir():
+        from ..errors import ProfileError
+        raise ProfileError(str(out_dir), "exists and is not a folder; choose another -o")
+    if out_dir.exists() and not (out_dir / MARKER).exists() and any(out_dir.iterdir()):
+        from ..errors import ProfileError
+        raise ProfileError(str(out_dir), "exists and is not a legate_prof report; "
+                           "choose another -o")
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir.parent))
+    try:
+        (tmp / "tiles").mkdir()
+        (tmp / "pictures").mkdir()
+        q = ReportQueries(model)
+        meta = q.info()
+        tiles, tile_bytes = _write_tiles(q, tmp, progress)
+        meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
+                    tiles={str(k): v for k, v in tiles.items()})
+        meta["pictures"], meta["pictures_note"] = _pictures(model, tmp) if pictures \
+            else ([], "pictures skipped (--no-pictures)")
+        meta["stats"] = json.loads(json.dumps(compute_stats(model), default=str))
+        meta["findings"] = _findings(model)  # None: insights not available, panel omitted
+        (tmp / "meta.js").write_text(_js("LP_meta", meta))
+        for f in STATIC.iterdir():
+            if f.is_file():
+                shutil.copyfile(f, tmp / f.name)
+        (tmp / MARKER).write_text("written by legate_prof report\n")
+        _readable(tmp)
+        if out_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=".old-report-", dir=out_dir.parent))
+            os.replace(out_dir, old / "r")
+            os.replace(tmp, out_dir)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return {"path": str(out_dir / "index.html"), "levels": max(tiles) + 1,
+            "tiles": sum(len(v) for v in tiles.values()), "tile_bytes": tile_bytes}
