@@ -39,6 +39,15 @@ _LOG_PREFIX = re.compile(r"^\[\d+ - [0-9a-fA-F]+\]\s+[\d.]+\s+\{\d+\}\{[\w.]+\}:
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
 
 
+MAX_COUNT = 2**62  # sizes and ids beyond this in a console log are damage, not data
+
+
+def _count(text):
+    """A byte count or id from the log (digits, maybe with thousands commas), bounded."""
+    v = int(str(text).replace(",", ""))
+    return v if 0 <= v < MAX_COUNT else MAX_COUNT - 1
+
+
 def clean_log(text):
     """Drop Realm's '[0 - 7f..] 0.46 {5}{legate.mapper}: ' prefixes and digit-group commas."""
     return _THOUSANDS.sub("", _LOG_PREFIX.sub("", text))
@@ -51,13 +60,13 @@ def parse_oom_report(text: str):
     if not m:
         return None
     rep = {
-        "requested_bytes": int(m["bytes"]),
+        "requested_bytes": _count(m["bytes"]),
         "memory": m["mem"],
         "memory_kind": m["kind"],
         "group": KIND_GROUP.get(m["kind"], "mem_other"),
         "task": m["task"] or "",
         "provenance": m["prov"] or "",
-        "uid": int(m["uid"]) if m["uid"] else None,
+        "uid": _count(m["uid"]) if m["uid"] else None,
         "holders": [],
     }
     tail = text[m.end():]
@@ -66,8 +75,8 @@ def parse_oom_report(text: str):
         rep["store_allocated_at"] = s["site"]
     r = _RESERVING.search(tail[:4000])
     if r:
-        rep["reserved_bytes"] = int(r["used"])
-        rep["pool_bytes"] = int(r["avail"])
+        rep["reserved_bytes"] = _count(r["used"])
+        rep["pool_bytes"] = _count(r["avail"])
         holder = None
         for line in tail[r.end():].splitlines()[1:]:
             h = _HOLDER.match(line)
@@ -77,7 +86,7 @@ def parse_oom_report(text: str):
                 continue
             i = _INSTANCE.search(line)
             if i and holder is not None:
-                holder["instances"].append({"instance": i["inst"], "size": int(i["size"]),
+                holder["instances"].append({"instance": i["inst"], "size": _count(i["size"]),
                                             "elements": i["range"] or ""})
                 continue
             c = _CREATED.search(line)
