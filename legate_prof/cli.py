@@ -173,6 +173,42 @@ def cmd_record(args):
     return subprocess.call(cmd, env=legate_env())
 
 
+def cmd_export(args):
+    """Write the merged profile as Perfetto / Chrome trace / Parquet / DuckDB (docs/export.md)."""
+    from .export import MissingExtra, export
+    from .export.atomic import refuse_input
+    try:
+        refuse_input(args.output, _inputs(args))
+        model = _load(_inputs(args), args)
+        export(model, args.format, args.output)
+    except (MissingExtra, ValueError, OSError) as e:
+        print(f"legate_prof: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    print(f"wrote {args.output} ({args.format}, {model.n_items} items)")
+    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+
+
+def cmd_sql(args):
+    """Run one SQL query (DuckDB) over the export tables and print the result."""
+    from .export import MissingExtra
+    from .export.sql import format_result
+    try:
+        from .export.duckdb_db import query
+        model = _load(_inputs(args), args)
+        cols, rows = query(model, args.query)
+    except MissingExtra as e:
+        print(f"legate_prof: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except Exception as e:  # a DuckDB error in the user's query: one line, no traceback
+        if type(e).__module__.split(".")[0] not in ("duckdb", "_duckdb"):
+            raise
+        print(f"legate_prof: error: query: {str(e).splitlines()[0]}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    fmt = "csv" if args.csv else "json" if args.json else "table"
+    sys.stdout.write(format_result(cols, rows, fmt))
+    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+
+
 def build_parser():
     p = _Parser(prog="legate_prof", description="Profile viewer for Legate programs "
                 "(reads legate_N.prof Legion Prof logs).")
@@ -212,6 +248,21 @@ def build_parser():
     c.add_argument("files", nargs="+")
     c.add_argument("-o", "--output", required=True)
     c.set_defaults(func=cmd_convert)
+
+    ex = sub.add_parser("export", help="write Perfetto / Chrome trace / Parquet / DuckDB")
+    ex.add_argument("files", nargs="+")
+    ex.add_argument("--format", required=True, choices=["perfetto", "chrome", "parquet", "duckdb"])
+    ex.add_argument("-o", "--output", required=True,
+                    help="output file (a directory of .parquet files for parquet)")
+    ex.set_defaults(func=cmd_export)
+
+    q = sub.add_parser("sql", help="run a SQL query (DuckDB) over the profile's tables")
+    q.add_argument("query", help="e.g. \"SELECT name, sum(duration_ns) FROM items GROUP BY 1\"")
+    q.add_argument("files", nargs="+")
+    qf = q.add_mutually_exclusive_group()
+    qf.add_argument("--csv", action="store_true", help="print CSV")
+    qf.add_argument("--json", action="store_true", help="print a JSON list of objects")
+    q.set_defaults(func=cmd_sql)
 
     r = sub.add_parser("record", help="run 'legate --profile ARGS' (adds the CUDA stand-in "
                        "on machines without an NVIDIA driver)")
