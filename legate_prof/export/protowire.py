@@ -1,6 +1,6 @@
 """Protocol-buffer wire encoding over whole columns (numpy), for the Perfetto export.
 
-A *segment* is one field for every record: a padded byte matrix ``(n, width)`` and the
+A *segment* is one field for every record: the records' bytes back to back (ragged) and the
 number of bytes each record uses (0 = field absent).  Records are assembled by scattering
 segments into one flat buffer, so no Python code runs per record.
 """
@@ -13,11 +13,21 @@ VARINT, FIXED64, LEN = 0, 1, 2
 
 
 class Segment:
-    __slots__ = ("data", "lens")
+    __slots__ = ("flat", "lens")
 
-    def __init__(self, data, lens):
-        self.data = data  # uint8 (n, width)
-        self.lens = lens  # int64 (n,)
+    def __init__(self, flat, lens):
+        self.flat = flat  # uint8: the records' bytes back to back
+        self.lens = lens  # int64 (n,): bytes of each record (0 = field absent)
+
+
+def _starts(lens):
+    return np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(np.int64) if len(lens) else lens
+
+
+def _within(lens):
+    """For every byte of a ragged array, its offset inside its record."""
+    total = int(lens.sum())
+    return np.arange(total, dtype=np.int64) - np.repeat(_starts(lens), lens)
 
 
 def varint_bytes(value: int) -> bytes:
@@ -47,8 +57,7 @@ def field_bytes(field, value) -> bytes:
 
 
 def const(n, raw: bytes) -> Segment:
-    data = np.broadcast_to(np.frombuffer(raw, np.uint8), (n, len(raw)))
-    return Segment(data, np.full(n, len(raw), np.int64))
+    return Segment(np.tile(np.frombuffer(raw, np.uint8), n), np.full(n, len(raw), np.int64))
 
 
 def varints(values) -> Segment:
@@ -61,9 +70,9 @@ def varints(values) -> Segment:
         data[:, k] = ((v >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
         if k:
             lens += (v >> np.uint64(7 * k)) > 0
-    cont = np.arange(10)[None, :] < (lens[:, None] - 1)
-    data |= (cont * 0x80).astype(np.uint8)
-    return Segment(data, lens)
+    cols = np.arange(10)[None, :]
+    data |= ((cols < (lens[:, None] - 1)) * 0x80).astype(np.uint8)
+    return Segment(data[cols < lens[:, None]], lens)
 
 
 def varint_field(field, values, present=None) -> Segment:
@@ -72,8 +81,9 @@ def varint_field(field, values, present=None) -> Segment:
 
 
 def fixed64_field(field, values, present=None) -> Segment:
-    v = np.ascontiguousarray(np.asarray(values).astype("<u8")).view(np.uint8).reshape(-1, 8)
-    s = concat([const(len(v), tag(field, FIXED64)), Segment(v, np.full(len(v), 8, np.int64))])
+    v = np.ascontiguousarray(np.asarray(values).astype("<u8")).view(np.uint8)
+    n = len(v) // 8
+    s = concat([const(n, tag(field, FIXED64)), Segment(v, np.full(n, 8, np.int64))])
     return _only(s, present)
 
 
@@ -90,50 +100,41 @@ def message_field(field, parts, present=None) -> Segment:
 
 
 def table(encoded: list) -> tuple:
-    """Padded matrix + lengths for a small table of pre-encoded byte strings (index -> bytes)."""
-    width = max([len(b) for b in encoded] + [1])
-    data = np.zeros((len(encoded), width), np.uint8)
+    """A small table of pre-encoded byte strings (index -> bytes) as flat bytes + offsets."""
     lens = np.array([len(b) for b in encoded], np.int64)
-    for i, b in enumerate(encoded):
-        data[i, :len(b)] = np.frombuffer(b, np.uint8)
-    return data, lens
+    flat = np.frombuffer(b"".join(encoded), np.uint8)
+    return flat, _starts(lens), lens
 
 
 def pick(tab, index) -> Segment:
-    data, lens = tab
-    return Segment(data[index], lens[index])
+    flat, starts, lens = tab
+    index = np.asarray(index, np.int64)
+    out_lens = lens[index]
+    return Segment(flat[np.repeat(starts[index], out_lens) + _within(out_lens)], out_lens)
 
 
 def _only(s, present):
-    if present is not None:
-        s.lens = np.where(present, s.lens, 0)
-    return s
+    if present is None:
+        return s
+    present = np.asarray(present, bool)
+    return Segment(s.flat[np.repeat(present, s.lens)], np.where(present, s.lens, 0))
 
 
 def concat(parts) -> Segment:
     """Records made of the parts one after another."""
     parts = [p for p in parts if p is not None]
-    n = len(parts[0].lens)
-    lens = np.zeros(n, np.int64)
+    lens = np.zeros(len(parts[0].lens), np.int64)
     for p in parts:
         lens += p.lens
-    width = int(lens.max()) if n else 0
-    out = np.zeros((n, max(width, 1)), np.uint8)
-    pos = np.zeros(n, np.int64)
+    out = np.empty(int(lens.sum()), np.uint8)
+    pos = _starts(lens)
     for p in parts:
-        w = p.data.shape[1]
-        if w == 0:
-            continue
-        cols = np.arange(w)[None, :]
-        mask = cols < p.lens[:, None]
-        dst = pos[:, None] + cols
-        r, c = np.nonzero(mask)
-        out[r, dst[r, c]] = p.data[r, c]
-        pos += p.lens
+        if len(p.flat):
+            out[np.repeat(pos - _starts(p.lens), p.lens) + np.arange(len(p.flat))] = p.flat
+        pos = pos + p.lens
     return Segment(out, lens)
 
 
 def flatten(s: Segment) -> bytes:
     """The records' bytes back to back."""
-    mask = np.arange(s.data.shape[1])[None, :] < s.lens[:, None]
-    return s.data[mask].tobytes()
+    return s.flat.tobytes()
