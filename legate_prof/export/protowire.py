@@ -64,13 +64,14 @@ def varints(values) -> Segment:
     """LEB128 of each uint64 value."""
     v = np.asarray(values).astype(np.uint64)
     n = len(v)
-    data = np.empty((n, 10), np.uint8)
+    width = max(1, -(-int(v.max()).bit_length() // 7)) if n else 1
+    data = np.empty((n, width), np.uint8)
     lens = np.ones(n, np.int64)
-    for k in range(10):
+    for k in range(width):
         data[:, k] = ((v >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
         if k:
             lens += (v >> np.uint64(7 * k)) > 0
-    cols = np.arange(10)[None, :]
+    cols = np.arange(width)[None, :]
     data |= ((cols < (lens[:, None] - 1)) * 0x80).astype(np.uint8)
     return Segment(data[cols < lens[:, None]], lens)
 
