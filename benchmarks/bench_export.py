@@ -2,8 +2,9 @@
 
     python benchmarks/bench_export.py --items 2000000 [--ranks 4] [--formats chrome,parquet]
 
-Each format runs in its own process: load the model (peak RSS after load = the model), then
-export; the extra peak over the model is what the export itself holds (one chunk + buffers).
+Each format runs in its own process: load the model (RSS after load = the model), reset the
+peak, export; the extra peak over that RSS is what the export itself holds (one chunk +
+buffers).
 """
 
 import argparse
@@ -17,23 +18,30 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 
-def peak_rss_mib():
+def rss_mib(field="VmHWM"):
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def reset_peak():
+    """Make VmHWM restart from the current RSS (Linux: write 5 to clear_refs)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
 
 
 def one(fmt, out, files):
     from legate_prof.export import export
     from legate_prof.loader import load_profile
     model = load_profile(files, use_cache=False)
-    after_load = peak_rss_mib()
+    after_load = rss_mib("VmRSS")
+    reset_peak()
     t = time.perf_counter()
     export(model, fmt, out)
     dt = time.perf_counter() - t
-    peak = peak_rss_mib()
+    peak = rss_mib("VmHWM")
     size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out)) \
         if os.path.isdir(out) else os.path.getsize(out)
     print(f"{fmt:<9}{model.n_items:>10}{dt:>9.2f} s{model.n_items / dt / 1e6:>9.2f} M items/s"

@@ -4,7 +4,7 @@ A JSON list of complete events (``ph: "X"``, microseconds): pid = rank, tid = la
 row for channel and memory lanes, whose rows overlap in time).  Tasks with waits are split as
 the reference does: running pieces named ``Name (Variant)``, then ``... (waiting)`` from the
 wait's start to its ready time and ``... (ready)`` up to its end; the pieces of a task add up
-to its stop - start.  Lines are built from whole columns (object-array string concatenation).
+to its stop - start.  Lines are %-formatted from whole columns (``map`` over column tuples).
 """
 
 from __future__ import annotations
@@ -25,13 +25,10 @@ PROC_GROUP = np.array([g not in MEMORY_GROUPS and g not in ("channel", "dp", "ar
                        for g in GROUP_KEYS])
 
 
-def _us(ns):
-    """ns -> JSON number in microseconds with three decimals, as object-array strings."""
-    ns = np.asarray(ns, np.int64)
-    sign = np.where(ns < 0, "-", "").astype(object)
-    a = np.abs(ns)
-    frac = np.char.zfill((a % 1000).astype(str), 3).astype(object)
-    return sign + (a // 1000).astype(str).astype(object) + "." + frac
+# one event per line; %-formatting runs in C for each tuple of column values
+LINE = (',\n{"name":%s,"cat":%s,"ph":"X","ts":%d.%03d,"dur":%d.%03d,"pid":%d,"tid":%d,'
+        '"args":{"state":%s%s}}')
+LINE_OP = LINE[:-2] + ',"op_id":%d}}'
 
 
 def pieces(model, lo, hi):
@@ -64,7 +61,9 @@ def _labels(model):
     variant = model.extra.get("variant_by_name_group", {})
     n_groups = len(GROUP_KEYS)
     table = {}
-    pairs = np.unique(_label_key(model, np.arange(model.n_items), 0) // 3)
+    pairs = np.unique(np.concatenate([[-1]] + [
+        np.unique(_label_key(model, np.arange(lo, min(lo + CHUNK_ROWS, model.n_items)), 0) // 3)
+        for lo in range(0, model.n_items, CHUNK_ROWS)]))[1:]  # chunk by chunk: no n-sized temporaries
     for k in pairs.tolist():
         (nid, gid), is_task = divmod(k // 2, n_groups), k % 2
         base = model.names[nid] or "(unnamed)"
@@ -110,7 +109,8 @@ def write(model, out, chunk_rows=CHUNK_ROWS):
     label_arr = np.array([labels[k] for k in keys.tolist()], dtype=object)
     cats = np.array([json.dumps(k.name.lower()) for k in ItemKind], dtype=object)
     states = np.array([json.dumps(s) for s in STATE], dtype=object)
-    provs = np.array([json.dumps(p) for p in model.provenances], dtype=object)
+    prov_args = np.array([""] + [',"provenance":' + json.dumps(p) for p in model.provenances[1:]],
+                         dtype=object)
     with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as f:
         f.write("[\n")
         f.write(",\n".join(_metadata(model)))
@@ -125,14 +125,14 @@ def write(model, out, chunk_rows=CHUNK_ROWS):
             tid = _tid(lane, it["row"][item].astype(np.int64), proc)
             op = it["op_id"][item]
             has_op = (op != NO_OP) & (op != 0)
-            op_s = np.where(has_op, ',"op_id":' + op.astype(str).astype(object), "").astype(object)
-            prov = model.op_provenance(op)
-            prov_s = np.where(prov > 0, ',"provenance":' + provs[prov], "").astype(object)
-            line = (',\n{"name":' + name + ',"cat":' + cats[it["kind"][item]]
-                    + ',"ph":"X","ts":' + _us(t0) + ',"dur":' + _us(t1 - t0)
-                    + ',"pid":' + lanes["rank"][lane].astype(str).astype(object)
-                    + ',"tid":' + tid.astype(str).astype(object)
-                    + ',"args":{"state":' + states[state] + op_s + prov_s + "}}")
-            f.write("".join(line.tolist()))
+            t0, dur = t0.astype(np.int64), (t1 - t0).astype(np.int64)
+            cols = (name, cats[it["kind"][item]], t0 // 1000, t0 % 1000, dur // 1000, dur % 1000,
+                    lanes["rank"][lane], tid, states[state], prov_args[model.op_provenance(op)],
+                    op)
+            for template, sel in ((LINE_OP, has_op), (LINE, ~has_op)):
+                rows = [c[sel].tolist() for c in cols[:-1 if template is LINE else None]]
+                f.write("".join(map(template.__mod__, zip(*rows))))
+
+
         f.write("\n]\n")
     return {}

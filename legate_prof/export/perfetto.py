@@ -93,7 +93,7 @@ def _slices(model, offset, out, chunk_rows, flow_of_item):
         a, b = np.searchsorted(w["item"], [lo, hi])
         waiting = np.zeros(n, np.int64)
         np.add.at(waiting, (w["item"][a:b] - lo).astype(np.int64), w["end"][a:b] - w["start"][a:b])
-        flow = flow_of_item[lo:hi] if flow_of_item is not None else np.zeros(n, np.uint64)
+        flow = _flows_in(flow_of_item, lo, hi)
         begin_event = pw.message_field(P_TRACK_EVENT, [
             pw.varint_field(TE_TYPE, np.full(n, SLICE_BEGIN)),
             pw.varint_field(TE_TRACK, track),
@@ -117,7 +117,7 @@ def _slices(model, offset, out, chunk_rows, flow_of_item):
 
 
 def _copy_flows(model, offset, out):
-    """Flow ids per item (0 = none), after writing the memory-side flow instants."""
+    """(sorted copy items, their flow ids) after writing the memory-side flow instants."""
     it, t = model.items, model.transfers
     is_copy = it["kind"][t["item"]] == int(ItemKind.COPY)
     mem_lane = {}
@@ -139,8 +139,9 @@ def _copy_flows(model, offset, out):
     if len(sel) == 0:
         return None
     item = t["item"][sel].astype(np.int64)
-    flow = np.zeros(model.n_items, np.uint64)
-    flow[item] = np.arange(1, len(sel) + 1, dtype=np.uint64)
+    order = np.argsort(item)
+    flow_items, flow_ids = item[order], (order + 1).astype(np.uint64)
+    flow = np.arange(1, len(sel) + 1, dtype=np.uint64)  # flow id of copy k = k + 1
     for key, times, tracks, field in (("out", it["start"][item], src[sel], TE_FLOW),
                                       ("in", it["stop"][item], dst[sel], TE_TERM_FLOW)):
         order = np.argsort(times, kind="stable")
@@ -150,11 +151,21 @@ def _copy_flows(model, offset, out):
             pw.varint_field(TE_TYPE, np.full(n, INSTANT)),
             pw.varint_field(TE_TRACK, tracks[order]),
             pw.const(n, pw.field_bytes(TE_NAME, f"copy {key}")),
-            pw.fixed64_field(field, flow[item][order])])
+            pw.fixed64_field(field, flow[order])])
         out.write(pw.flatten(pw.message_field(PACKET, [
             pw.varint_field(P_TIMESTAMP, times[order]), pw.varint_field(P_SEQ, np.full(n, seq)),
             event])))
-    return flow
+    return flow_items, flow_ids
+
+
+def _flows_in(flows, lo, hi):
+    """Flow id of items [lo, hi) (0 = none), from the sorted (item, flow id) of copies."""
+    out = np.zeros(hi - lo, np.uint64)
+    if flows is not None:
+        items, ids = flows
+        a, b = np.searchsorted(items, [lo, hi])
+        out[items[a:b] - lo] = ids[a:b]
+    return out
 
 
 def _counters(model, out):
