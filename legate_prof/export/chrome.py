@@ -61,9 +61,10 @@ def _labels(model):
     variant = model.extra.get("variant_by_name_group", {})
     n_groups = len(GROUP_KEYS)
     table = {}
-    pairs = np.unique(np.concatenate([[-1]] + [
+    # chunk by chunk: no item-sized temporaries
+    pairs = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
         np.unique(_label_key(model, np.arange(lo, min(lo + CHUNK_ROWS, model.n_items)), 0) // 3)
-        for lo in range(0, model.n_items, CHUNK_ROWS)]))[1:]  # chunk by chunk: no n-sized temporaries
+        for lo in range(0, model.n_items, CHUNK_ROWS)]))
     for k in pairs.tolist():
         (nid, gid), is_task = divmod(k // 2, n_groups), k % 2
         base = model.names[nid] or "(unnamed)"

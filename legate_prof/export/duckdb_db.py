@@ -15,13 +15,14 @@ VIEWS = {
         SELECT provenance, kind, count(*) AS items, sum(duration_ns) AS total_ns,
                sum(duration_ns - waiting_ns) AS running_ns
         FROM items WHERE provenance <> '' GROUP BY provenance, kind""",
-    # average utilization of each lane group over the whole run (busy time of its lanes'
-    # top rows / (lanes x span)); processors only, memories are in memory_peak
+    # average utilization of each processor / channel group over the whole run: busy time of
+    # its lanes' top rows / (lanes x span); memory lanes are left out
     "utilization": """
         WITH span AS (SELECT min(start_ns) AS t0, max(stop_ns) AS t1 FROM items),
              busy AS (SELECT rank, "group", sum(duration_ns) AS busy_ns FROM items
-                      WHERE row = 0 AND kind IN ('task', 'gpu_kernel', 'meta', 'message', 'copy', 'fill', 'dep_part',
-                                                  'prof_task', 'runtime_op')
+                      WHERE row = 0 AND kind IN ('task', 'gpu_kernel', 'meta', 'message',
+                                                  'copy', 'fill', 'dep_part', 'prof_task',
+                                                  'runtime_op')
                       GROUP BY rank, "group"),
              n AS (SELECT rank, "group", count(*) AS lanes FROM lanes
                    WHERE NOT is_memory GROUP BY rank, "group")
