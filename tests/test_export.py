@@ -154,7 +154,7 @@ def test_perfetto_parses_back_with_the_trace_proto(example_model, tmp_path):
     # process track per rank, counter tracks for utilization and memory in use
     assert any(t.HasField("process") for t in tracks.values())
     counters = [t.name for t in tracks.values() if t.HasField("counter")]
-    assert "CPU utilization" in counters and "System in use" in counters
+    assert "cpu utilization" in counters and "system in use" in counters
     # flows: each copy with known memories starts a flow ('copy out') that a 'copy in' ends
     out_ids = {f for e in events for f in e.track_event.flow_ids if e.track_event.type == 3}
     in_ids = {f for e in events for f in e.track_event.terminating_flow_ids}
