@@ -295,60 +295,6 @@ def _profiles_in(d):
     return sorted(glob.glob(os.path.join(d, "legate_*.prof")))
 
 
-def cmd_export(args):
-    from .export import FORMATS
-    ext = FORMATS[args.format]
-    if args.format == "parquet":  # a directory of TABLE.parquet files
-        out = args.output
-        if os.path.exists(out) and not os.path.isdir(out):
-            raise ProfileError(out, "parquet export writes a directory; this is a file")
-        for i in _inputs(args):
-            if os.path.realpath(i).startswith(os.path.realpath(out) + os.sep):
-                raise ProfileError(out, "holds an input; export to another directory")
-        check_output(os.path.join(out, "items.parquet") if os.path.isdir(out)
-                     else out, _inputs(args), None, "export")
-    else:
-        check_output(args.output, _inputs(args), {ext}, f"{args.format} export")
-    model = _load(_inputs(args), args)
-    if args.format == "chrome":
-        from .export.chrome import write_chrome_trace
-        from .output_file import atomic_output
-        with atomic_output(args.output) as tmp, open(tmp, "w") as f:
-            n = write_chrome_trace(model, f)
-        print(f"wrote {args.output} ({n:,} events)")
-    elif args.format == "parquet":
-        from .export.columnar import write_parquet
-        rows = write_parquet(model, args.output)
-        print(f"wrote {args.output}/ ({', '.join(f'{k} {v:,}' for k, v in rows.items())})")
-    else:
-        from .export.columnar import write_duckdb
-        write_duckdb(model, args.output)
-        print(f"wrote {args.output}")
-    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
-
-
-def cmd_sql(args):
-    from .export.columnar import run_sql
-    model = _load(_inputs(args), args)
-    cols, rows = run_sql(model, args.query)
-    if args.json:
-        json.dump([dict(zip(cols, r)) for r in rows], sys.stdout, indent=1, default=str)
-        sys.stdout.write("\n")
-    elif args.csv:
-        import csv
-        w = csv.writer(sys.stdout)
-        w.writerow(cols)
-        w.writerows(rows)
-    else:
-        cells = [cols] + [["" if v is None else str(v) for v in r] for r in rows]
-        widths = [max(len(c[i]) for c in cells) for i in range(len(cols))]
-        for k, c in enumerate(cells):
-            print("  ".join(v.ljust(w) for v, w in zip(c, widths)).rstrip())
-            if k == 0:
-                print("  ".join("-" * w for w in widths))
-    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
-
-
 def _run_files(arg):
     """A run given as a directory (its legate_*.prof files) or one file."""
     if os.path.isdir(arg):
@@ -389,6 +335,42 @@ def cmd_insights(args):
         sys.stdout.write("\n")
     else:
         print(format_insights(findings))
+    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+
+
+def cmd_export(args):
+    """Write the merged profile as Perfetto / Chrome trace / Parquet / DuckDB (docs/export.md)."""
+    from .export import MissingExtra, export
+    from .export.atomic import refuse_input
+    try:
+        refuse_input(args.output, _inputs(args))
+        model = _load(_inputs(args), args)
+        export(model, args.format, args.output)
+    except (MissingExtra, ValueError, OSError) as e:
+        print(f"legate_prof: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    print(f"wrote {args.output} ({args.format}, {model.n_items} items)")
+    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+
+
+def cmd_sql(args):
+    """Run one SQL query (DuckDB) over the export tables and print the result."""
+    from .export import MissingExtra
+    from .export.sql import format_result
+    try:
+        from .export.duckdb_db import query
+        model = _load(_inputs(args), args)
+        cols, rows = query(model, args.query)
+    except MissingExtra as e:
+        print(f"legate_prof: error: {e}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except Exception as e:  # a DuckDB error in the user's query: one line, no traceback
+        if type(e).__module__.split(".")[0] not in ("duckdb", "_duckdb"):
+            raise
+        print(f"legate_prof: error: query: {str(e).splitlines()[0]}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    fmt = "csv" if args.csv else "json" if args.json else "table"
+    sys.stdout.write(format_result(cols, rows, fmt))
     return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
 
 
@@ -434,20 +416,6 @@ def build_parser():
     i.add_argument("--log", help="legate's console output, to explain an out-of-memory failure")
     i.set_defaults(func=cmd_insights)
 
-    x = sub.add_parser("export", help="Chrome trace JSON, Parquet tables or a DuckDB file")
-    x.add_argument("files", nargs="+")
-    x.add_argument("--format", required=True, choices=["chrome", "parquet", "duckdb"])
-    x.add_argument("-o", "--output", required=True,
-                   help="FILE.json (chrome), DIR (parquet), FILE.duckdb (duckdb)")
-    x.set_defaults(func=cmd_export)
-
-    q = sub.add_parser("sql", help="run a SQL query over the profile's tables (DuckDB)")
-    q.add_argument("query", help='e.g. "SELECT * FROM provenance_totals LIMIT 10"')
-    q.add_argument("files", nargs="+")
-    fmt = q.add_mutually_exclusive_group()
-    fmt.add_argument("--csv", action="store_true")
-    fmt.add_argument("--json", action="store_true")
-    q.set_defaults(func=cmd_sql)
 
     cm = sub.add_parser("compare", help="what changed between two runs, by source line and "
                         "lane group (and one picture of both on one time scale)")
@@ -463,13 +431,20 @@ def build_parser():
     c.add_argument("-o", "--output", required=True)
     c.set_defaults(func=cmd_convert)
 
-    rp = sub.add_parser("report", help="write the offline HTML report folder (index.html)")
-    rp.add_argument("files", nargs="+")
-    rp.add_argument("-o", "--output", default="legate_prof", help="folder (default legate_prof)")
-    rp.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
-    rp.add_argument("--no-pictures", dest="pictures", action="store_false",
-                    help="skip the per-group PNG pictures")
-    rp.set_defaults(func=cmd_report)
+    ex = sub.add_parser("export", help="write Perfetto / Chrome trace / Parquet / DuckDB")
+    ex.add_argument("files", nargs="+")
+    ex.add_argument("--format", required=True, choices=["perfetto", "chrome", "parquet", "duckdb"])
+    ex.add_argument("-o", "--output", required=True,
+                    help="output file (a directory of .parquet files for parquet)")
+    ex.set_defaults(func=cmd_export)
+
+    q = sub.add_parser("sql", help="run a SQL query (DuckDB) over the profile's tables")
+    q.add_argument("query", help="e.g. \"SELECT name, sum(duration_ns) FROM items GROUP BY 1\"")
+    q.add_argument("files", nargs="+")
+    qf = q.add_mutually_exclusive_group()
+    qf.add_argument("--csv", action="store_true", help="print CSV")
+    qf.add_argument("--json", action="store_true", help="print a JSON list of objects")
+    q.set_defaults(func=cmd_sql)
 
     r = sub.add_parser("record", help="run 'legate --profile ARGS' (adds the CUDA stand-in "
                        "on machines without an NVIDIA driver), then write legate_prof/index.html "

@@ -1,109 +1,233 @@
-"""Exports: Chrome trace totals equal the reference's statistics; tables equal `stats` counts."""
+"""Exports (Perfetto, Chrome trace, Parquet, DuckDB) and `legate_prof sql` on real profiles.
 
+Goldens in tests/data: the reference's `legion_prof statistics` output on the bundled example
+(command in its first line) and the subset of Perfetto's trace proto the export writes.
+"""
+
+import collections
 import json
-import subprocess
+import re
 import sys
-from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from fixtures.make_goldens import golden_paths
-from fixtures.reference_stats import parse_statistics
-from legate_prof.errors import ProfileError
+from legate_prof.cli import main
+from legate_prof.export import export
+from legate_prof.export.tables import iter_table
 from legate_prof.loader import load_profile
-from legate_prof.stats import compute_stats
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "fixtures" / "real" / "legate26.06_cpu2_myprof_0.prof"
-EXAMPLE = ROOT / "legate_prof" / "data" / "example_legate_0.prof"
+DATA = Path(__file__).parent / "data"
+EXAMPLE = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"
 
 
-def cli(*args):
-    return subprocess.run([sys.executable, "-m", "legate_prof", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
+@pytest.fixture(scope="module")
+def example_model():
+    return load_profile([str(EXAMPLE)])
 
 
-@pytest.mark.parametrize("profile", [SAMPLE, EXAMPLE], ids=lambda p: p.name)
-def test_chrome_trace_task_totals_equal_the_reference_statistics(profile, tmp_path):
+def reference_task_totals(path):
+    """Per task name, the sum of 'Total time' over its variants in the reference's statistics
+    (us)."""
+    text = path.read_text().split("Runtime Statistics")[0]
+    totals = collections.Counter()
+    for name, value in re.findall(r"Task (.+?) Variant .+\n\s+Invocations: \d+\n"
+                                  r"\s+Total time: ([0-9.e+]+) us", text):
+        totals[name] += float(value)
+    return totals
+
+
+def test_chrome_task_totals_match_reference_statistics(example_model, tmp_path):
     out = tmp_path / "trace.json"
-    r = cli("export", "--format", "chrome", profile, "-o", out)
-    assert r.returncode == 0, r.stderr
-    totals = Counter()
-    for e in json.loads(out.read_text())["traceEvents"]:
-        if e["ph"] == "X":
-            totals[e["name"].removesuffix(" (waiting)").removesuffix(" (ready)")] += e["dur"]
-    rows = [r for r in parse_statistics(golden_paths(profile)[0].read_text())
-            if r["kind"] == "Task"]
-    want, tol = Counter(), Counter()
-    for row in rows:  # the reference's trace names a task "name (variant)"
-        key = f"{row['name']} ({row['qualifier']})"
-        want[key] += row["total_us"]
-        tol[key] += row["precision"]["total_us"] + 0.001 * row["count"]
-    assert want
-    for key, us in want.items():
-        assert abs(totals[key] - us) <= tol[key] + 0.01, (key, totals[key], us)
+    assert main(["export", str(EXAMPLE), "--format", "chrome", "-o", str(out)]) == 0
+    events = json.loads(out.read_text())
+    assert all(e["ph"] in ("X", "M") for e in events)
+    ours = collections.Counter()
+    for e in events:
+        if e.get("cat") == "task":
+            base = re.sub(r" \((waiting|ready)\)$", "", e["name"])
+            ours[re.sub(r" \([^()]*\)$", "", base)] += e["dur"]
+    ref = reference_task_totals(DATA / "reference_statistics_example.txt")
+    assert len(ref) >= 10 and set(ours) == set(ref)
+    for name, total in ref.items():
+        # the reference prints 4 significant digits above 1e6 us ('1.235e6')
+        tol = 5e-4 * total if "e" in f"{total:g}" or total >= 1e6 else 0.002
+        assert ours[name] == pytest.approx(total, abs=tol), name
 
 
-def test_parquet_tables_have_the_counts_of_stats(tmp_path):
+def test_chrome_splits_waiting_tasks_into_pieces(example_model, tmp_path):
+    out = tmp_path / "t.json"
+    export(example_model, "chrome", str(out), chunk_rows=997)  # chunk edges mid-profile
+    events = [e for e in json.loads(out.read_text()) if e["ph"] == "X"]
+    states = collections.Counter(e["args"]["state"] for e in events)
+    n_waits = len(example_model.waits["item"])
+    assert n_waits > 0
+    assert states["waiting"] == states["ready"] == n_waits
+    assert states["running"] == example_model.n_items + n_waits
+    assert any(e["name"].endswith(" (waiting)") for e in events)
+    # per item, the pieces tile [start, stop]
+    total = sum(e["dur"] for e in events)
+    span = (example_model.items["stop"] - example_model.items["start"]).sum() / 1e3
+    assert total == pytest.approx(span, rel=1e-9)
+
+
+def stats_json(files, capsys):
+    assert main(["stats", "--json", *map(str, files)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("chunk_rows", [1 << 20, 1000])
+def test_parquet_row_counts_equal_stats(synthetic_8, tmp_path, capsys, chunk_rows):
     pq = pytest.importorskip("pyarrow.parquet")
-    out = tmp_path / "tables"
-    r = cli("export", "--format", "parquet", EXAMPLE, "-o", out)
-    assert r.returncode == 0, r.stderr
-    s = compute_stats(load_profile([EXAMPLE]))
-    rows = {p.stem: pq.read_table(p).num_rows for p in out.glob("*.parquet")}
+    s = stats_json(synthetic_8, capsys)
+    model = load_profile([str(p) for p in synthetic_8])
+    out = tmp_path / "pq"
+    counts = export(model, "parquet", str(out), chunk_rows=chunk_rows)
+    rows = {t: pq.read_metadata(out / f"{t}.parquet").num_rows for t in counts}
+    assert rows == counts
     assert rows["items"] == s["items"]
+    assert rows["ranks"] == s["ranks"] == 8
+    assert rows["lanes"] == sum(g["lanes"] for g in s["groups"])
     assert rows["copies"] == s["copies"]["count"] + s["fills"]["count"]
     assert rows["instances"] == s["instances"]["count"]
-    assert rows["ranks"] == s["ranks"]
-    items = pq.read_table(out / "items.parquet").to_pydict()
-    tasks = sum(1 for k in items["kind"] if k == 0)
-    assert tasks == sum(t["count"] for t in s["tasks"])
-    assert sum(items["duration_ns"][i] for i in range(len(items["kind"]))
-               if items["kind"][i] == 0) == sum(t["total_ns"] for t in s["tasks"])
+    items = pq.read_table(out / "items.parquet", columns=["item", "duration_ns", "kind"])
+    assert items.column("item").to_numpy().tolist() == list(range(s["items"]))
+    tasks = items.filter(items.column("kind").to_numpy(zero_copy_only=False) == "task")
+    assert int(tasks.column("duration_ns").to_numpy().sum()) == sum(
+        t["total_ns"] for t in s["tasks"])
+    copies = pq.read_table(out / "copies.parquet")
+    assert int(np.sum(copies.column("size_bytes").to_numpy())) == \
+        s["copies"]["bytes"] + s["fills"]["bytes"]
 
 
-def test_duckdb_file_has_tables_and_views(tmp_path):
-    duckdb = pytest.importorskip("duckdb")
-    out = tmp_path / "run.duckdb"
-    r = cli("export", "--format", "duckdb", EXAMPLE, "-o", out)
-    assert r.returncode == 0, r.stderr
-    con = duckdb.connect(str(out), read_only=True)
-    n = con.execute("SELECT count(*) FROM items").fetchone()[0]
-    assert n == load_profile([EXAMPLE]).n_items
-    top = con.execute("SELECT provenance, total_ns FROM provenance_totals LIMIT 1").fetchone()
-    assert top[0].endswith(".py:22") or top[0].endswith(".py:23")
-    assert con.execute("SELECT count(*) FROM group_utilization").fetchone()[0] >= 3
+def perfetto_classes():
+    pytest.importorskip("google.protobuf")
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+    fds = descriptor_pb2.FileDescriptorSet.FromString((DATA / "perfetto_subset.desc").read_bytes())
+    pool = descriptor_pool.DescriptorPool()
+    for f in fds.file:
+        pool.Add(f)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("perfetto.protos.Trace"))
 
 
-def test_sql_on_a_real_legate_run_counts_the_tasks_launched(legate_run):
+def unknown_fields(msg):
+    from google.protobuf.unknown_fields import UnknownFieldSet
+    n = len(UnknownFieldSet(msg))
+    for f, v in msg.ListFields():
+        if f.message_type is not None:
+            for x in (v if getattr(f, "is_repeated", None) or getattr(f, "label", 1) == 3 else [v]):
+                n += unknown_fields(x)
+    return n
+
+
+def test_perfetto_parses_back_with_the_trace_proto(example_model, tmp_path):
+    Trace = perfetto_classes()
+    out = tmp_path / "t.pftrace"
+    assert main(["export", str(EXAMPLE), "--format", "perfetto", "-o", str(out)]) == 0
+    trace = Trace.FromString(out.read_bytes())
+    assert unknown_fields(trace) == 0  # every byte is a field of perfetto_trace.proto
+    tracks = {p.track_descriptor.uuid: p.track_descriptor for p in trace.packet
+              if p.HasField("track_descriptor")}
+    events = [p for p in trace.packet if p.HasField("track_event")]
+    assert all(e.track_event.track_uuid in tracks for e in events)
+    begins = [e for e in events if e.track_event.type == 1]
+    ends = [e for e in events if e.track_event.type == 2]
+    assert len(begins) == len(ends) == example_model.n_items
+    # BEGIN timestamps are the items' starts, with names and provenance annotations
+    assert sorted(e.timestamp for e in begins) == sorted(example_model.items["start"].tolist())
+    names = collections.Counter(e.track_event.name for e in begins
+                                if list(e.track_event.categories) == ["task"])
+    assert names["Random"] == 4
+    provs = {a.string_value for e in begins for a in e.track_event.debug_annotations
+             if a.name == "provenance"}
+    assert "/tmp/rt/example_prog.py:4" in provs
+    assert any(a.name == "op_id" and a.uint_value > 0
+               for e in begins for a in e.track_event.debug_annotations)
+    # per sequence (one per track), timestamps never go back
+    last = {}
+    for p in trace.packet:
+        if p.HasField("track_event"):
+            seq = p.trusted_packet_sequence_id
+            assert p.timestamp >= last.get(seq, 0)
+            last[seq] = p.timestamp
+    # process track per rank, counter tracks for utilization and memory in use
+    assert any(t.HasField("process") for t in tracks.values())
+    counters = [t.name for t in tracks.values() if t.HasField("counter")]
+    assert "cpu utilization" in counters and "system in use" in counters
+    # flows: each copy with known memories starts a flow ('copy out') that a 'copy in' ends
+    out_ids = {f for e in events for f in e.track_event.flow_ids if e.track_event.type == 3}
+    in_ids = {f for e in events for f in e.track_event.terminating_flow_ids}
+    copy_ids = {f for e in begins for f in e.track_event.flow_ids}
+    assert out_ids and out_ids == in_ids == copy_ids
+
+
+def test_sql_on_a_real_profile(tmp_path, capsys):
     pytest.importorskip("duckdb")
-    run = legate_run("chain.py")
+    q = ("SELECT provenance, count(*) AS n, sum(duration_ns) AS total_ns FROM items "
+         "WHERE kind = 'task' AND provenance <> '' GROUP BY 1 ORDER BY total_ns DESC")
+    assert main(["sql", q, str(EXAMPLE), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["provenance"] == "/tmp/rt/example_prog.py:4"  # the Random calls
+    assert sum(r["n"] for r in rows) > 400
+    assert main(["sql", "SELECT rank, \"group\", utilization FROM utilization "
+                 "WHERE \"group\" = 'cpu'", str(EXAMPLE), "--csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "rank,group,utilization" and lines[1].startswith("0,cpu,0.")
+    assert main(["sql", "SELECT count(*) AS n FROM provenance_totals", str(EXAMPLE)]) == 0
+    assert "(1 row)" in capsys.readouterr().out
+
+
+def test_sql_on_a_legate_run(legate_run, capsys):
+    pytest.importorskip("duckdb")
+    run = legate_run("transfers.py")
     assert run.returncode == 0, run.output[-2000:]
-    r = cli("sql", "SELECT p.text AS line, count(*) AS tasks FROM items i JOIN provenance p "
-            "USING (provenance) WHERE i.kind = 0 AND i.provenance > 0 GROUP BY 1 ORDER BY 1", *run.profiles, "--json")
-    assert r.returncode == 0, r.stderr
-    got = {Path(x["line"]).name: x["tasks"] for x in json.loads(r.stdout)}
-    want = Counter()
-    for prov, n in run.manifest["provenance_counts"].items():
-        want[Path(prov).name] += n
-    assert got == dict(want)
+    files = [str(p) for p in run.profiles]
+    s = stats_json(files, capsys)
+    assert main(["sql", "SELECT count(*) AS n FROM items", *files, "--csv"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == str(s["items"])
 
 
-def test_sql_errors_and_missing_extras_are_one_line(monkeypatch):
-    r = cli("sql", "SELECT nonsense FROM nowhere", SAMPLE)
-    assert r.returncode == 2 and "Traceback" not in r.stderr
-    assert len([ln for ln in r.stderr.splitlines() if "error:" in ln]) == 1
-    from legate_prof.export import columnar
-    monkeypatch.setitem(sys.modules, "duckdb", None)
-    with pytest.raises(ProfileError, match=r"legate_prof\[sql\]"):
-        columnar.run_sql(load_profile([SAMPLE]), "SELECT 1")
+def test_duckdb_file_has_tables_and_views(example_model, tmp_path):
+    duckdb = pytest.importorskip("duckdb")
+    out = tmp_path / "p.duckdb"
+    export(example_model, "duckdb", str(out), chunk_rows=4096)
+    con = duckdb.connect(str(out), read_only=True)
+    names = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables")
+             .fetchall()}
+    assert {"items", "lanes", "waits", "copies", "instances", "provenance", "ranks",
+            "provenance_totals", "utilization", "copy_bandwidth"} <= names
+    assert con.execute("SELECT count(*) FROM items").fetchone()[0] == example_model.n_items
+    con.close()
 
 
-def test_export_never_writes_onto_an_input(tmp_path):
-    copy = tmp_path / "legate_0.json"
-    copy.write_bytes(SAMPLE.read_bytes())
-    before = copy.read_bytes()
-    r = cli("export", "--format", "chrome", copy, "-o", copy)
-    assert r.returncode == 2 and "is one of the inputs" in r.stderr
-    assert copy.read_bytes() == before
+def test_missing_extra_is_one_line_naming_it(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # import duckdb -> ImportError
+    assert main(["sql", "SELECT 1", str(EXAMPLE)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "legate_prof[sql]" in err
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    assert main(["export", str(EXAMPLE), "--format", "parquet", "-o", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "legate_prof[export]" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_export_never_writes_an_input_and_leaves_no_temp(tmp_path, capsys):
+    src = tmp_path / "legate_0.prof"
+    src.write_bytes(EXAMPLE.read_bytes())
+    before = src.read_bytes()
+    assert main(["export", str(src), "--format", "chrome", "-o", str(src)]) == 2
+    assert src.read_bytes() == before
+    assert "input file" in capsys.readouterr().err
+    assert main(["export", str(src), "--format", "chrome", "-o", str(tmp_path / "t.json")]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["legate_0.prof", "t.json"]
+
+
+def test_tables_stream_in_chunks(example_model):
+    chunks = list(iter_table(example_model, "items", chunk_rows=1000))
+    assert len(chunks) == -(-example_model.n_items // 1000)
+    assert max(len(c["item"]) for c in chunks) == 1000
+    waits = np.concatenate([c["waiting_ns"] for c in chunks])
+    w = example_model.waits
+    assert waits.sum() == (w["end"] - w["start"]).sum()

@@ -1,9 +1,10 @@
-"""Chrome trace JSON (chrome://tracing, Perfetto's UI), shaped like the reference's ``trace``.
+"""Chrome trace JSON (the Trace Event Format), like the reference's ``legion_prof trace``.
 
-pid = rank, tid = lane; processor items split into running / "(waiting)" / "(ready)" pieces as
-the reference does, so per name the pieces add up to the same total task time as its
-statistics.  Copies, fills, partitions and instances are complete events on their lanes.
-Written in chunks of events (one chunk of items in memory at a time).
+A JSON list of complete events (``ph: "X"``, microseconds): pid = rank, tid = lane (plus the
+row for channel and memory lanes, whose rows overlap in time).  Tasks with waits are split as
+the reference does: running pieces named ``Name (Variant)``, then ``... (waiting)`` from the
+wait's start to its ready time and ``... (ready)`` up to its end; the pieces of a task add up
+to its stop - start.  Lines are %-formatted from whole columns (``map`` over column tuples).
 """
 
 from __future__ import annotations
@@ -12,115 +13,127 @@ import json
 
 import numpy as np
 
-from ..kinds import ItemKind
+from ..kinds import GROUP_KEYS, MEMORY_GROUPS, ItemKind
+from .atomic import atomic_path
 
-PROC_KINDS = (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.META, ItemKind.MESSAGE,
-              ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL, ItemKind.PROF_TASK)
-CHUNK = 1 << 18
+CHUNK_ROWS = 1 << 18
+NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
+RUNNING, WAITING, READY = 0, 1, 2
+SUFFIX = ("", " (waiting)", " (ready)")
+STATE = ("running", "waiting", "ready")
+PROC_GROUP = np.array([g not in MEMORY_GROUPS and g not in ("channel", "dp", "arrays", "ops")
+                       for g in GROUP_KEYS])
 
 
-def _pieces(model, idx):
-    """(item, start, stop, state) of every piece of items ``idx``; state 0 run, 1 wait, 2 ready."""
+# one event per line; %-formatting runs in C for each tuple of column values
+LINE = (',\n{"name":%s,"cat":%s,"ph":"X","ts":%d.%03d,"dur":%d.%03d,"pid":%d,"tid":%d,'
+        '"args":{"state":%s%s}}')
+LINE_OP = LINE[:-2] + ',"op_id":%d}}'
+
+
+def pieces(model, lo, hi):
+    """(item, t0, t1, state) of items [lo, hi): one running piece for an item without waits;
+    for each wait a running piece up to it, a waiting and a ready piece; a last running piece."""
     it, w = model.items, model.waits
-    s, e = it["start"][idx], it["stop"][idx]
-    if len(w["item"]) == 0 or len(idx) == 0:
-        return idx, s, e, np.zeros(len(idx), np.int8)
-    lo = np.searchsorted(w["item"], idx, side="left")
-    hi = np.searchsorted(w["item"], idx, side="right")
-    has = hi > lo
-    plain = ~has
-    out = [(idx[plain], s[plain], e[plain], np.zeros(int(plain.sum()), np.int8))]
-    wi = np.concatenate([np.arange(a, b) for a, b in zip(lo[has].tolist(), hi[has].tolist())]) \
-        if has.any() else np.zeros(0, np.int64)
+    a, b = np.searchsorted(w["item"], [lo, hi])
+    wi = w["item"][a:b].astype(np.int64)
+    ws, wr, we = w["start"][a:b], w["ready"][a:b], w["end"][a:b]
+    first = np.ones(len(wi), bool)
+    first[1:] = wi[1:] != wi[:-1]
+    prev_end = np.where(first, it["start"][wi] if len(wi) else ws, np.roll(we, 1))
+    last_start = it["start"][lo:hi].copy()
     if len(wi):
-        item = w["item"][wi]
-        ws, wr, we = w["start"][wi], w["ready"][wi], w["end"][wi]
-        first = np.r_[True, item[1:] != item[:-1]]
-        last = np.r_[item[1:] != item[:-1], True]
-        prev_end = np.where(first, it["start"][item], np.r_[0, we[:-1]])
-        out.append((item, prev_end, np.maximum(ws, prev_end), np.zeros(len(wi), np.int8)))
-        out.append((item, ws, wr, np.ones(len(wi), np.int8)))
-        out.append((item, wr, we, np.full(len(wi), 2, np.int8)))
-        li = item[last]
-        out.append((li, we[last], np.maximum(it["stop"][li], we[last]),
-                    np.zeros(int(last.sum()), np.int8)))
-    return tuple(np.concatenate([o[k] for o in out]) for k in range(4))
+        last = np.ones(len(wi), bool)
+        last[:-1] = wi[1:] != wi[:-1]
+        last_start[wi[last] - lo] = we[last]
+    items = np.arange(lo, hi, dtype=np.int64)
+    item = np.concatenate([wi, wi, wi, items])
+    t0 = np.concatenate([prev_end, ws, wr, last_start])
+    t1 = np.concatenate([ws, wr, we, it["stop"][lo:hi]])
+    state = np.concatenate([np.full(len(wi), RUNNING), np.full(len(wi), WAITING),
+                            np.full(len(wi), READY), np.full(hi - lo, RUNNING)]).astype(np.int8)
+    order = np.lexsort((t0, item))
+    return item[order], t0[order], t1[order], state[order]
 
 
-def _variant_label(model, name, detail, labels):
-    """Index into ``labels`` (extended here) of "name (variant)" for each (name, detail)."""
-    pair = name.astype(np.int64) * (len(model.names) + 1) + detail
-    uniq, inv = np.unique(pair, return_inverse=True)
-    cache = _variant_label.cache
-    out = np.empty(len(uniq), np.int64)
-    for k, p in enumerate(uniq.tolist()):
-        n, d = divmod(p, len(model.names) + 1)
-        key = (id(labels), n, d)
-        if key not in cache:
-            labels.append(json.dumps(f"{model.names[n]} ({model.names[d]})"))
-            cache[key] = len(labels) - 1
-        out[k] = cache[key]
-    return out[inv]
+def _labels(model):
+    """JSON-quoted event name per (name id, group, state): 'Name (Variant)' + state suffix."""
+    variant = model.extra.get("variant_by_name_group", {})
+    n_groups = len(GROUP_KEYS)
+    table = {}
+    # chunk by chunk: no item-sized temporaries
+    pairs = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
+        np.unique(_label_key(model, np.arange(lo, min(lo + CHUNK_ROWS, model.n_items)), 0) // 3)
+        for lo in range(0, model.n_items, CHUNK_ROWS)]))
+    for k in pairs.tolist():
+        (nid, gid), is_task = divmod(k // 2, n_groups), k % 2
+        base = model.names[nid] or "(unnamed)"
+        v = variant.get((nid, GROUP_KEYS[gid])) if is_task else None
+        if v:
+            base = f"{base} ({v})"
+        for s in range(3):
+            table[k * 3 + s] = json.dumps(base + SUFFIX[s])
+    return table
 
 
-_variant_label.cache = {}
-
-
-def write_chrome_trace(model, f):
-    """Write the trace to the text file ``f``; returns the number of events."""
+def _label_key(model, item, state):
+    """(name, lane group, is a task, state) as one integer; variants name tasks only."""
     it = model.items
-    names = [json.dumps(n) for n in model.names]
-    variants = []  # labels "name (variant)", index -1 - k in the label column
-    suffix = ("", " (waiting)", " (ready)")
-    rank_of_lane = model.lanes["rank"]
-    f.write('{"displayTimeUnit": "ns", "traceEvents": [\n')
-    sep = ""
-    count = 0
-    for r in sorted({int(x) for x in rank_of_lane.tolist()}):
-        f.write(f'{sep}{{"name": "process_name", "ph": "M", "pid": {r}, '
-                f'"args": {{"name": "Rank {r}"}}}}')
-        sep = ",\n"
+    group = model.lanes["group"][it["lane"][item]].astype(np.int64)
+    is_task = (it["kind"][item] == int(ItemKind.TASK)).astype(np.int64)
+    return ((it["name"][item].astype(np.int64) * len(GROUP_KEYS) + group) * 2 + is_task) * 3 \
+        + state
+
+
+def _metadata(model):
+    out = []
+    for r in sorted({int(x) for x in model.lanes["rank"]}):
+        out.append({"name": "process_name", "ph": "M", "pid": r, "args": {"name": f"Rank {r}"}})
     for lane in range(model.n_lanes):
-        f.write(f'{sep}{{"name": "thread_name", "ph": "M", "pid": {int(rank_of_lane[lane])}, '
-                f'"tid": {lane}, "args": {{"name": {json.dumps(model.lanes["title"][lane])}}}}}')
-        f.write(f',\n{{"name": "thread_sort_index", "ph": "M", '
-                f'"pid": {int(rank_of_lane[lane])}, "tid": {lane}, '
-                f'"args": {{"sort_index": {lane}}}}}')
-    is_proc = np.isin(it["kind"], [int(k) for k in PROC_KINDS])
-    for lo in range(0, model.n_items, CHUNK):
-        hi = min(lo + CHUNK, model.n_items)
-        idx = np.arange(lo, hi)
-        proc = idx[is_proc[lo:hi]]
-        other = idx[~is_proc[lo:hi]]
-        item, s, e, state = _pieces(model, proc)
-        item = np.concatenate([item, other])
-        s = np.concatenate([s, it["start"][other]])
-        e = np.concatenate([e, it["stop"][other]])
-        state = np.concatenate([state, np.zeros(len(other), np.int8)])
-        prov = model.op_provenance(it["op_id"][item])
-        lane = it["lane"][item]
-        # tasks are "name (variant)", as the reference's trace names them
-        is_task = np.isin(it["kind"][item], [int(ItemKind.TASK), int(ItemKind.GPU_KERNEL)])
-        label = it["name"][item].astype(np.int64)
-        if is_task.any():
-            t = np.flatnonzero(is_task & (it["detail"][item] > 0))
-            label[t] = -1 - _variant_label(model, it["name"][item][t], it["detail"][item][t],
-                                           variants)
-        rows = zip(label.tolist(), state.tolist(), (s / 1e3).tolist(),
-                   ((e - s) / 1e3).tolist(), rank_of_lane[lane].tolist(), lane.tolist(),
-                   it["op_id"][item].tolist(), prov.tolist())
-        parts = []
-        for name, st, ts, dur, pid, tid, op, pv in rows:
-            n = names[name] if name >= 0 else variants[-1 - name]
-            if st:
-                n = n[:-1] + suffix[st] + '"'
-            args = f', "args": {{"op_id": {op}, "provenance": {json.dumps(model.provenances[pv])}}}' \
-                if pv else ""
-            parts.append(f'{{"name": {n}, "cat": "task", "ph": "X", "ts": {ts:.3f}, '
-                         f'"dur": {dur:.3f}, "pid": {pid}, "tid": {tid}{args}}}')
-        if parts:
-            f.write(sep + ",\n".join(parts))
-            sep = ",\n"
-        count += len(parts)
-    f.write("\n]}\n")
-    return count
+        proc = PROC_GROUP[int(model.lanes["group"][lane])]
+        rows = 1 if proc else max(int(model.lanes["rows"][lane]), 1)
+        for row in range(rows):
+            title = model.lanes["title"][lane] + ("" if row == 0 else f" [{row}]")
+            out.append({"name": "thread_name", "ph": "M", "pid": int(model.lanes["rank"][lane]),
+                        "tid": int(_tid(lane, row, proc)), "args": {"name": title}})
+    return [json.dumps(e, separators=(",", ":")) for e in out]
+
+
+def _tid(lane, row, proc):
+    return np.where(proc, lane, (np.asarray(lane, np.int64) << 16) + 0x8000 + row)
+
+
+def write(model, out, chunk_rows=CHUNK_ROWS):
+    it, lanes = model.items, model.lanes
+    labels = _labels(model)
+    keys = np.array(sorted(labels), np.int64)
+    label_arr = np.array([labels[k] for k in keys.tolist()], dtype=object)
+    cats = np.array([json.dumps(k.name.lower()) for k in ItemKind], dtype=object)
+    states = np.array([json.dumps(s) for s in STATE], dtype=object)
+    prov_args = np.array([""] + [',"provenance":' + json.dumps(p) for p in model.provenances[1:]],
+                         dtype=object)
+    with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as f:
+        f.write("[\n")
+        f.write(",\n".join(_metadata(model)))
+        for lo in range(0, model.n_items, chunk_rows):
+            hi = min(lo + chunk_rows, model.n_items)
+            item, t0, t1, state = pieces(model, lo, hi)
+            lane = it["lane"][item].astype(np.int64)
+            group = lanes["group"][lane].astype(np.int64)
+            key = _label_key(model, item, state)
+            name = label_arr[np.searchsorted(keys, key)]
+            proc = PROC_GROUP[group]
+            tid = _tid(lane, it["row"][item].astype(np.int64), proc)
+            op = it["op_id"][item]
+            has_op = (op != NO_OP) & (op != 0)
+            t0, dur = t0.astype(np.int64), (t1 - t0).astype(np.int64)
+            cols = (name, cats[it["kind"][item]], t0 // 1000, t0 % 1000, dur // 1000, dur % 1000,
+                    lanes["rank"][lane], tid, states[state], prov_args[model.op_provenance(op)],
+                    op)
+            for template, sel in ((LINE_OP, has_op), (LINE, ~has_op)):
+                rows = [c[sel].tolist() for c in cols[:-1 if template is LINE else None]]
+                f.write("".join(map(template.__mod__, zip(*rows))))
+
+
+        f.write("\n]\n")
+    return {}

@@ -1,102 +1,240 @@
-"""The profile as flat tables (items, lanes, waits, copies, instances, provenance, ranks).
+"""The export tables (items, lanes, waits, copies, instances, provenance, ranks), in chunks.
 
-One schema for every export (Parquet, DuckDB, ``sql``) and documented in docs/export.md.
-Items come in chunks, so an export of 10M items holds the model plus one chunk.
+Every exporter reads the model through these generators, so each format holds no more than
+the model plus one chunk of rows.  A chunk is a dict of column name -> numpy array (strings
+as object arrays picked from the model's string tables, never built per record).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..kinds import GROUP_KEYS, ItemKind
+from ..kinds import GROUP_KEYS, MEMORY_GROUPS, ItemKind
 
-CHUNK = 1 << 20
-KIND_NAMES = [k.name.lower() for k in ItemKind]
+CHUNK_ROWS = 1 << 20
+NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
+KIND_NAMES = np.array([k.name.lower() for k in ItemKind], dtype=object)
+GROUP_NAMES = np.array(GROUP_KEYS, dtype=object)
+
+# table -> [(column, arrow-ish type, description)]; docs/export.md shows the same.
+SCHEMAS = {
+    "items": [
+        ("item", "int64", "row index of the item in the model"),
+        ("rank", "int32", "node / rank"),
+        ("lane", "int32", "lanes.lane"),
+        ("row", "int16", "row within the lane (nesting level or layout row)"),
+        ("group", "string", "lane group: cpu, gpu_dev, utility, system, channel, ..."),
+        ("kind", "string", "task, meta, mapper_call, runtime_call, copy, fill, instance, ..."),
+        ("name", "string", "task / call / copy name"),
+        ("op_id", "uint64", "operation id (null when none)"),
+        ("provenance", "string", "user's file:line that launched the operation ('' if none)"),
+        ("create_ns", "int64", "created"),
+        ("ready_ns", "int64", "ready to run"),
+        ("start_ns", "int64", "started"),
+        ("stop_ns", "int64", "stopped"),
+        ("duration_ns", "int64", "stop - start"),
+        ("waiting_ns", "int64", "sum of its waits (end - start)"),
+    ],
+    "lanes": [
+        ("lane", "int32", "lane index"),
+        ("rank", "int32", "node / rank"),
+        ("group", "string", "lane group"),
+        ("name", "string", "short name (c2, u0, ...)"),
+        ("title", "string", "display title"),
+        ("ref", "uint64", "processor / memory id (channel: source memory)"),
+        ("ref2", "uint64", "channel: destination memory"),
+        ("capacity_bytes", "int64", "memory capacity (memory lanes)"),
+        ("rows", "int32", "rows drawn for the lane"),
+        ("is_memory", "bool", "a memory lane"),
+    ],
+    "waits": [
+        ("item", "int64", "items.item of the waiting task"),
+        ("start_ns", "int64", "wait began"),
+        ("ready_ns", "int64", "what it waited on was ready"),
+        ("end_ns", "int64", "task resumed"),
+    ],
+    "copies": [
+        ("item", "int64", "items.item"),
+        ("rank", "int32", "node / rank"),
+        ("kind", "string", "copy or fill"),
+        ("name", "string", "copy name"),
+        ("op_id", "uint64", "operation id"),
+        ("provenance", "string", "user's file:line"),
+        ("src_mem", "uint64", "source memory id (null for fills)"),
+        ("dst_mem", "uint64", "destination memory id"),
+        ("size_bytes", "int64", "bytes moved"),
+        ("start_ns", "int64", "started"),
+        ("stop_ns", "int64", "stopped"),
+        ("duration_ns", "int64", "stop - start"),
+    ],
+    "instances": [
+        ("item", "int64", "items.item"),
+        ("rank", "int32", "node / rank"),
+        ("mem", "uint64", "memory id"),
+        ("inst", "uint64", "instance id"),
+        ("op_id", "uint64", "operation that created it"),
+        ("provenance", "string", "user's file:line"),
+        ("size_bytes", "int64", "bytes"),
+        ("create_ns", "int64", "requested"),
+        ("ready_ns", "int64", "allocated"),
+        ("start_ns", "int64", "lifetime start"),
+        ("stop_ns", "int64", "destroyed"),
+    ],
+    "provenance": [
+        ("provenance_id", "int32", "index (0 = none)"),
+        ("provenance", "string", "file:line text"),
+        ("ops", "int64", "operations launched from it"),
+    ],
+    "ranks": [
+        ("rank", "int32", "node / rank"),
+        ("file", "string", "input file"),
+        ("hostname", "string", "host"),
+        ("legion_version", "string", "Legion version string"),
+        ("zero_time", "int64", "the rank's time origin (ns since epoch)"),
+        ("processors", "int64", "processors on the rank"),
+        ("memories", "int64", "memories on the rank"),
+    ],
+}
+TABLES = list(SCHEMAS)
 
 
-def _running(model, lo, hi):
-    """Running time (total minus waits, calls included) of items lo..hi."""
-    it, w = model.items, model.waits
-    dur = it["stop"][lo:hi] - it["start"][lo:hi]
-    if len(w["item"]) == 0:
-        return dur
+def _strings(table):
+    return np.asarray(list(table), dtype=object)
+
+
+def _waiting_per_item(model, lo, hi):
+    """Sum of wait time for items [lo, hi) (waits are sorted by item)."""
+    w = model.waits
     a, b = np.searchsorted(w["item"], [lo, hi])
-    waited = np.bincount(w["item"][a:b] - lo, weights=(w["end"][a:b] - w["start"][a:b]),
-                         minlength=hi - lo)
-    return dur - waited.astype(np.int64)
+    out = np.zeros(hi - lo, np.int64)
+    if b > a:
+        np.add.at(out, (w["item"][a:b] - lo).astype(np.int64), w["end"][a:b] - w["start"][a:b])
+    return out
 
 
-def item_chunks(model, chunk=CHUNK):
-    """Dicts of columns for items [lo, hi), ``chunk`` at a time."""
-    it = model.items
-    rank = model.lanes["rank"]
-    for lo in range(0, model.n_items, chunk):
-        hi = min(lo + chunk, model.n_items)
+def _op_ids(op):
+    """uint64 op ids with 'none' (0 / all ones) as a masked value for nullable columns."""
+    op = np.asarray(op, dtype=np.uint64)
+    return np.ma.masked_array(op, mask=(op == NO_OP) | (op == 0))
+
+
+def iter_table(model, table, chunk_rows=CHUNK_ROWS):
+    """Chunks (dict of columns) of one export table."""
+    return _GENERATORS[table](model, chunk_rows)
+
+
+def _items(model, chunk_rows):
+    it, lanes = model.items, model.lanes
+    names, provs = _strings(model.names), _strings(model.provenances)
+    for lo in range(0, model.n_items, chunk_rows):
+        hi = min(lo + chunk_rows, model.n_items)
+        lane = it["lane"][lo:hi]
+        start, stop = it["start"][lo:hi], it["stop"][lo:hi]
         yield {
             "item": np.arange(lo, hi, dtype=np.int64),
-            "rank": rank[it["lane"][lo:hi]].astype(np.int32),
-            "lane": it["lane"][lo:hi].astype(np.int32),
-            "row": it["row"][lo:hi].astype(np.int32),
-            "kind": it["kind"][lo:hi].astype(np.int32),
-            "name": it["name"][lo:hi].astype(np.int32),
-            "start_ns": it["start"][lo:hi], "stop_ns": it["stop"][lo:hi],
+            "rank": lanes["rank"][lane].astype(np.int32),
+            "lane": lane.astype(np.int32),
+            "row": it["row"][lo:hi],
+            "group": GROUP_NAMES[lanes["group"][lane]],
+            "kind": KIND_NAMES[it["kind"][lo:hi]],
+            "name": names[it["name"][lo:hi]],
+            "op_id": _op_ids(it["op_id"][lo:hi]),
+            "provenance": provs[model.op_provenance(it["op_id"][lo:hi])],
             "create_ns": it["create"][lo:hi], "ready_ns": it["ready"][lo:hi],
-            "duration_ns": it["stop"][lo:hi] - it["start"][lo:hi],
-            "running_ns": _running(model, lo, hi),
-            "op_id": it["op_id"][lo:hi],
-            "provenance": model.op_provenance(it["op_id"][lo:hi]).astype(np.int32),
+            "start_ns": start, "stop_ns": stop, "duration_ns": stop - start,
+            "waiting_ns": _waiting_per_item(model, lo, hi),
         }
 
 
-def small_tables(model):
-    """Every table but items, as dicts of columns (they are small next to items)."""
-    lanes = model.lanes
-    t, it = model.transfers, model.items
-    kind_of = it["kind"][t["item"]] if len(t["item"]) else np.zeros(0, np.uint8)
-    copies = np.isin(kind_of, [int(ItemKind.COPY), int(ItemKind.FILL)])
-    inst = kind_of == int(ItemKind.INSTANCE)
-    ci, ii = t["item"][copies], t["item"][inst]
-    dur = np.maximum(it["stop"][ci] - it["start"][ci], 1)
-    return {
-        "lanes": {
-            "lane": np.arange(model.n_lanes, dtype=np.int32),
-            "rank": lanes["rank"].astype(np.int32),
-            "group": [GROUP_KEYS[g] for g in lanes["group"].tolist()],
-            "short_name": list(lanes["name"]), "long_name": list(lanes["title"]),
-            "capacity_bytes": lanes["capacity"].astype(np.int64),
-            "rows": lanes["rows"].astype(np.int32),
-        },
-        "names": {"name": np.arange(len(model.names), dtype=np.int32),
-                  "text": list(model.names)},
-        "kinds": {"kind": np.arange(len(KIND_NAMES), dtype=np.int32), "text": KIND_NAMES},
-        "waits": {"item": model.waits["item"].astype(np.int64),
-                  "start_ns": model.waits["start"], "ready_ns": model.waits["ready"],
-                  "end_ns": model.waits["end"]},
-        "copies": {"item": ci.astype(np.int64),
-                   "kind": [KIND_NAMES[k] for k in kind_of[copies].tolist()],
-                   "bytes": t["size"][copies].astype(np.int64),
-                   "src_memory": t["src"][copies], "dst_memory": t["dst"][copies],
-                   "start_ns": it["start"][ci], "stop_ns": it["stop"][ci],
-                   "bandwidth_gbs": t["size"][copies].astype(np.float64) / dur},
-        "instances": {"item": ii.astype(np.int64), "bytes": t["size"][inst].astype(np.int64),
-                      "memory": t["dst"][inst], "instance": t["inst"][inst],
-                      "ready_ns": it["start"][ii], "destroy_ns": it["stop"][ii],
-                      "create_ns": it["create"][ii]},
-        "provenance": {"provenance": np.arange(len(model.provenances), dtype=np.int32),
-                       "text": list(model.provenances)},
-        "ranks": {"rank": np.array([r["rank"] for r in model.ranks], np.int32),
-                  "file": [str(r.get("file", "")) for r in model.ranks],
-                  "hostname": [str(r.get("hostname", "")) for r in model.ranks],
-                  "legion_version": [str(r.get("legion_version", "")) for r in model.ranks],
-                  "zero_time_ns": np.array([int(r.get("zero_time", 0)) for r in model.ranks],
-                                           np.int64)},
-        "groups": {
-            "rank": np.array([r for (r, _g) in model.extra.get("busy_ns", {})], np.int32),
-            "group": [g for (_r, g) in model.extra.get("busy_ns", {})],
-            "busy_ns": np.array(list(model.extra.get("busy_ns", {}).values()), np.int64),
-        },
+def _lanes(model, chunk_rows):
+    la = model.lanes
+    groups = la["group"]
+    yield {
+        "lane": np.arange(model.n_lanes, dtype=np.int32),
+        "rank": la["rank"].astype(np.int32),
+        "group": GROUP_NAMES[groups],
+        "name": _strings(la["name"]), "title": _strings(la["title"]),
+        "ref": la["ref"].astype(np.uint64), "ref2": la["ref2"].astype(np.uint64),
+        "capacity_bytes": la["capacity"].astype(np.int64),
+        "rows": la["rows"].astype(np.int32),
+        "is_memory": np.isin(GROUP_NAMES[groups], sorted(MEMORY_GROUPS)),
     }
 
 
-TABLE_NAMES = ("items", "lanes", "names", "kinds", "waits", "copies", "instances",
-               "provenance", "ranks", "groups")
+def _waits(model, chunk_rows):
+    w = model.waits
+    n = len(w["item"])
+    for lo in range(0, n, chunk_rows):
+        hi = min(lo + chunk_rows, n)
+        yield {"item": w["item"][lo:hi].astype(np.int64), "start_ns": w["start"][lo:hi],
+               "ready_ns": w["ready"][lo:hi], "end_ns": w["end"][lo:hi]}
+
+
+def _transfer_rows(model, kinds, chunk_rows):
+    """Chunks of (transfer positions, item indices) whose item kind is in ``kinds``."""
+    t = model.transfers
+    n = len(t["item"])
+    for lo in range(0, n, chunk_rows):
+        hi = min(lo + chunk_rows, n)
+        item = t["item"][lo:hi].astype(np.int64)
+        keep = np.isin(model.items["kind"][item], [int(k) for k in kinds])
+        yield np.arange(lo, hi)[keep], item[keep]
+
+
+def _copies(model, chunk_rows):
+    it, t = model.items, model.transfers
+    names, provs = _strings(model.names), _strings(model.provenances)
+    for pos, item in _transfer_rows(model, (ItemKind.COPY, ItemKind.FILL), chunk_rows):
+        src = t["src"][pos].astype(np.uint64)
+        start, stop = it["start"][item], it["stop"][item]
+        yield {
+            "item": item, "rank": model.lanes["rank"][it["lane"][item]].astype(np.int32),
+            "kind": KIND_NAMES[it["kind"][item]], "name": names[it["name"][item]],
+            "op_id": _op_ids(it["op_id"][item]),
+            "provenance": provs[model.op_provenance(it["op_id"][item])],
+            "src_mem": np.ma.masked_array(src, mask=src == 0),
+            "dst_mem": t["dst"][pos].astype(np.uint64),
+            "size_bytes": t["size"][pos].astype(np.int64),
+            "start_ns": start, "stop_ns": stop, "duration_ns": stop - start,
+        }
+
+
+def _instances(model, chunk_rows):
+    it, t = model.items, model.transfers
+    provs = _strings(model.provenances)
+    for pos, item in _transfer_rows(model, (ItemKind.INSTANCE,), chunk_rows):
+        yield {
+            "item": item, "rank": model.lanes["rank"][it["lane"][item]].astype(np.int32),
+            "mem": t["dst"][pos].astype(np.uint64), "inst": t["inst"][pos].astype(np.uint64),
+            "op_id": _op_ids(it["op_id"][item]),
+            "provenance": provs[model.op_provenance(it["op_id"][item])],
+            "size_bytes": t["size"][pos].astype(np.int64),
+            "create_ns": it["create"][item], "ready_ns": it["ready"][item],
+            "start_ns": it["start"][item], "stop_ns": it["stop"][item],
+        }
+
+
+def _provenance(model, chunk_rows):
+    n = len(model.provenances)
+    ops = np.bincount(np.asarray(model.ops["provenance"], dtype=np.int64), minlength=n)[:n] \
+        if len(model.ops["provenance"]) else np.zeros(n, np.int64)
+    yield {"provenance_id": np.arange(n, dtype=np.int32),
+           "provenance": _strings(model.provenances), "ops": ops.astype(np.int64)}
+
+
+def _ranks(model, chunk_rows):
+    r = model.ranks
+    rank = np.array([int(x["rank"]) for x in r], dtype=np.int32)
+    yield {
+        "rank": rank,
+        "file": _strings(str(x.get("file", "")) for x in r),
+        "hostname": _strings(str(x.get("hostname", "") or "") for x in r),
+        "legion_version": _strings(str(x.get("legion_version", "") or "") for x in r),
+        "zero_time": np.array([int(x.get("zero_time", 0) or 0) for x in r], dtype=np.int64),
+        "processors": np.array([(model.procs["rank"] == k).sum() for k in rank], np.int64),
+        "memories": np.array([(model.mems["rank"] == k).sum() for k in rank], np.int64),
+    }
+
+
+_GENERATORS = {"items": _items, "lanes": _lanes, "waits": _waits, "copies": _copies,
+               "instances": _instances, "provenance": _provenance, "ranks": _ranks}

@@ -1,0 +1,73 @@
+"""Export throughput and peak memory on a generated profile (not a test).
+
+    python benchmarks/bench_export.py --items 2000000 [--ranks 4] [--formats chrome,parquet]
+
+Each format runs in its own process: load the model (RSS after load = the model), reset the
+peak, export; the extra peak over that RSS is what the export itself holds (one chunk +
+buffers).
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def rss_mib(field="VmHWM"):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def reset_peak():
+    """Make VmHWM restart from the current RSS (Linux: write 5 to clear_refs)."""
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def one(fmt, out, files):
+    from legate_prof.export import export
+    from legate_prof.loader import load_profile
+    model = load_profile(files, use_cache=False)
+    after_load = rss_mib("VmRSS")
+    reset_peak()
+    t = time.perf_counter()
+    export(model, fmt, out)
+    dt = time.perf_counter() - t
+    peak = rss_mib("VmHWM")
+    size = sum(os.path.getsize(os.path.join(out, f)) for f in os.listdir(out)) \
+        if os.path.isdir(out) else os.path.getsize(out)
+    print(f"{fmt:<9}{model.n_items:>10}{dt:>9.2f} s{model.n_items / dt / 1e6:>9.2f} M items/s"
+          f"{size / 2**20:>10.1f} MiB{after_load:>10.0f} MiB{peak - after_load:>10.0f} MiB",
+          flush=True)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--items", type=int, default=1_000_000)
+    p.add_argument("--ranks", type=int, default=4)
+    p.add_argument("--formats", default="chrome,perfetto,parquet,duckdb")
+    p.add_argument("--one", nargs=2, metavar=("FORMAT", "OUT"), help=argparse.SUPPRESS)
+    p.add_argument("files", nargs="*")
+    a = p.parse_args()
+    if a.one:
+        return one(a.one[0], a.one[1], a.files)
+    with tempfile.TemporaryDirectory() as d:
+        from fixtures.synthetic import generate
+        files = [str(f) for f in generate(os.path.join(d, "prof"), ranks=a.ranks, items=a.items)]
+        print(f"{'format':<9}{'items':>10}{'time':>11}{'throughput':>19}{'output':>14}"
+              f"{'model RSS':>14}{'extra peak':>14}")
+        for fmt in a.formats.split(","):
+            out = os.path.join(d, f"out.{fmt}")
+            subprocess.run([sys.executable, __file__, "--one", fmt, out, *files], check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""DuckDB export and queries: the export tables plus views (docs/export.md)."""
+
+from __future__ import annotations
+
+import os
+
+from . import require
+from .arrow import batches, schema
+from .atomic import atomic_path
+from .tables import CHUNK_ROWS, TABLES
+
+VIEWS = {
+    # time spent per provenance line (tasks, copies, ... launched from it)
+    "provenance_totals": """
+        SELECT provenance, kind, count(*) AS items, sum(duration_ns) AS total_ns,
+               sum(duration_ns - waiting_ns) AS running_ns
+        FROM items WHERE provenance <> '' GROUP BY provenance, kind""",
+    # average utilization of each processor / channel group over the whole run: busy time of
+    # its lanes' top rows / (lanes x span); memory lanes are left out
+    "utilization": """
+        WITH span AS (SELECT min(start_ns) AS t0, max(stop_ns) AS t1 FROM items),
+             busy AS (SELECT rank, "group", sum(duration_ns) AS busy_ns FROM items
+                      WHERE row = 0 AND kind IN ('task', 'gpu_kernel', 'meta', 'message',
+                                                  'copy', 'fill', 'dep_part', 'prof_task',
+                                                  'runtime_op')
+                      GROUP BY rank, "group"),
+             n AS (SELECT rank, "group", count(*) AS lanes FROM lanes
+                   WHERE NOT is_memory GROUP BY rank, "group")
+        SELECT n.rank, n."group", n.lanes, coalesce(busy.busy_ns, 0) AS busy_ns,
+               coalesce(busy.busy_ns, 0) / (n.lanes * (span.t1 - span.t0)) AS utilization
+        FROM n CROSS JOIN span LEFT JOIN busy USING (rank, "group")
+        ORDER BY n.rank, n."group\"""",
+    "copy_bandwidth": """
+        SELECT *, size_bytes / nullif(duration_ns, 0) AS gb_per_s FROM copies""",
+}
+
+
+def _fill(con, model, chunk_rows):
+    for table in TABLES:
+        sch = schema(table)
+        first = True
+        for b in batches(model, table, chunk_rows):
+            con.register("_chunk", b)
+            if first:
+                con.execute(f'CREATE TABLE {table} AS SELECT * FROM _chunk')
+                first = False
+            else:
+                con.execute(f'INSERT INTO {table} SELECT * FROM _chunk')
+            con.unregister("_chunk")
+        if first:  # no rows: still create the table with its columns
+            pa = require("pyarrow", "export")
+            con.register("_chunk", pa.table({f.name: pa.array([], f.type) for f in sch}))
+            con.execute(f'CREATE TABLE {table} AS SELECT * FROM _chunk')
+            con.unregister("_chunk")
+    for name, sql in VIEWS.items():
+        con.execute(f"CREATE VIEW {name} AS {sql}")
+
+
+def write(model, out, chunk_rows=CHUNK_ROWS):
+    duckdb = require("duckdb", "sql")
+    with atomic_path(out) as tmp:
+        os.unlink(tmp)  # DuckDB creates the file itself
+        con = duckdb.connect(tmp)
+        try:
+            _fill(con, model, chunk_rows)
+        finally:
+            con.close()
+    return {}
+
+
+def query(model, sql, chunk_rows=CHUNK_ROWS):
+    """Run ``sql`` over the model's tables in an in-memory DuckDB; (column names, rows)."""
+    duckdb = require("duckdb", "sql")
+    con = duckdb.connect(":memory:")
+    try:
+        _fill(con, model, chunk_rows)
+        cur = con.execute(sql)
+        cols = [d[0] for d in cur.description] if cur.description else []
+        return cols, cur.fetchall()
+    finally:
+        con.close()
