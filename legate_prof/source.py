@@ -122,6 +122,7 @@ class LaneTile:
     width_px: int
     rows: list  # TileRow
     labels: list = field(default_factory=list)  # (row, x0, x1, text)
+    px_scale: float = 1.0  # tile pixels per screen pixel (MIN_PX is in screen pixels)
 
     @property
     def ns_per_px(self):
@@ -298,9 +299,12 @@ class ProfileSource:
         return f"Node {node} {_MEM_LONG.get(g, 'Other')} Memory {k}"
 
     # -- tiles -----------------------------------------------------------------------------
-    def lane_tile(self, lane, t0, t1, width_px) -> LaneTile:
+    def lane_tile(self, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
         """Boxes (with state pieces), merged gray bands with counts and labels for one lane
-        over [t0, t1] at ``width_px``: all from the one rule ``MIN_PX``."""
+        over [t0, t1] at ``width_px``: all from the one rule ``MIN_PX``.
+
+        ``px_scale``: tile pixels per pixel on screen, for callers that compute on a finer
+        grid than they draw (the viewer's cache): the rule stays MIN_PX screen pixels."""
         m = self._m
         width_px = max(int(width_px), 1)
         t1 = max(float(t1), float(t0) + 1e-9)
@@ -308,7 +312,9 @@ class ProfileSource:
         rows, labels = [], []
         names = m.items["name"]
         w = m.waits
-        for dr in m.draw_list(lane, t0, t1, width_px, min_px=MIN_PX):
+        min_px = MIN_PX * float(px_scale)
+        label_px = LABEL_MIN_PX * float(px_scale)
+        for dr in m.draw_list(lane, t0, t1, width_px, min_px=min_px):
             p0, p1, ps, pi = self._pieces(dr.box_item, dr.box_x0, dr.box_x1, t0, scale, w)
             rows.append(TileRow(
                 row=dr.row, box_x0=dr.box_x0, box_x1=dr.box_x1, box_item=dr.box_item,
@@ -317,14 +323,14 @@ class ProfileSource:
                 band_first=dr.band_first, piece_x0=p0, piece_x1=p1, piece_state=ps,
                 piece_item=pi, piece_name=names[pi].astype(np.int64)))
             for j in np.flatnonzero(np.minimum(dr.box_x1, width_px) -
-                                    np.maximum(dr.box_x0, 0.0) >= LABEL_MIN_PX)[:500].tolist():
+                                    np.maximum(dr.box_x0, 0.0) >= label_px)[:500].tolist():
                 labels.append((dr.row, float(dr.box_x0[j]), float(dr.box_x1[j]),
                                m.item_title(int(dr.box_item[j]))))
-            for j in np.flatnonzero(dr.band_x1 - dr.band_x0 >= LABEL_MIN_PX)[:500].tolist():
+            for j in np.flatnonzero(dr.band_x1 - dr.band_x0 >= label_px)[:500].tolist():
                 labels.append((dr.row, float(dr.band_x0[j]), float(dr.band_x1[j]),
                                f"{int(dr.band_count[j])} merged"))
         tile = LaneTile(lane=int(lane), t0=float(t0), t1=t1, width_px=width_px, rows=rows,
-                        labels=labels)
+                        labels=labels, px_scale=float(px_scale))
         self._last_tiles[int(lane)] = tile
         return tile
 

@@ -70,6 +70,9 @@ def test_tile_follows_one_rule(source, zoom):
         for r in tile.rows:
             assert np.all(r.band_count >= 2)  # a band of one item is drawn as that item
             assert np.all(r.band_x1 - r.band_x0 >= MIN_PX - 1e-9)
+        fine = source.lane_tile(lane.lane, t0, t1, 1600, px_scale=2.0)  # a 2× finer grid
+        for r in fine.rows:
+            assert np.all(r.band_x1 - r.band_x0 >= 2 * MIN_PX - 1e-9)
             assert np.all(r.box_x1 - r.box_x0 >= 1.0 - 1e-9)
             # state pieces lie inside their boxes
             assert np.all(r.piece_x1 > r.piece_x0)

@@ -285,9 +285,11 @@ class TimelineItem(pg.GraphicsObject):
     def _lane_rows(self, lane, x0, x1, width):
         """The lane's tile for this view, in view pixels: computed on cells of 0.5-1 view
         pixel (see tile_cache), so pans and small zooms reuse it."""
-        res = 2.0 ** np.floor(np.log2(max((x1 - x0) / width, 1e-9)))
+        ns_per_px = max((x1 - x0) / width, 1e-9)
+        res = 2.0 ** np.floor(np.log2(ns_per_px))
         c = self._lane_cache.get(lane, res, x0, x1,
-                                 lambda a, b, n: self.source.lane_tile(lane, a, b, n),
+                                 lambda a, b, n: self.source.lane_tile(
+                                     lane, a, b, n, px_scale=ns_per_px / res),
                                  self._may_compute, self._generation)
         if c is None:
             return []  # nothing to show yet; a later frame computes it
