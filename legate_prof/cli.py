@@ -431,6 +431,14 @@ def build_parser():
     c.add_argument("-o", "--output", required=True)
     c.set_defaults(func=cmd_convert)
 
+    rp = sub.add_parser("report", help="write the offline HTML report folder (index.html)")
+    rp.add_argument("files", nargs="+")
+    rp.add_argument("-o", "--output", default="legate_prof", help="folder (default legate_prof)")
+    rp.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
+    rp.add_argument("--no-pictures", dest="pictures", action="store_false",
+                    help="skip the per-group PNG pictures")
+    rp.set_defaults(func=cmd_report)
+
     ex = sub.add_parser("export", help="write Perfetto / Chrome trace / Parquet / DuckDB")
     ex.add_argument("files", nargs="+")
     ex.add_argument("--format", required=True, choices=["perfetto", "chrome", "parquet", "duckdb"])

@@ -96,8 +96,13 @@ def _parse_preamble_line(line):
                 and ftype != "string":
             raise ValueError(f"field {fname} has size {size}")
         fields.append((fname, ftype, size))
-    if len({f[0] for f in fields}) != len(fields):
+    names = [f[0] for f in fields]
+    if len(set(names)) != len(names):
         raise ValueError("a field is declared twice")
+    for (rname, fname), (dep, _value) in CONDITIONAL_FIELDS.items():
+        if rname == name and fname in names and (dep not in names
+                                                 or names.index(dep) > names.index(fname)):
+            raise ValueError(f"{fname} is written only after {dep}, which is missing")
     return _build_layout(name, rid, fields)
 
 
