@@ -65,7 +65,7 @@ GROUPS = [
     ("proc_set", "proc set", "ps", "orangered"),
     # legate 26.06 runs the top-level task on an external thread (the reference: "Extern"),
     # where the guide's pictures show an I/O lane
-    ("proc_other", "io (top level)", "t", "slategray"),
+    ("proc_other", "io (extern)", "e", "slategray"),
     ("system", "system", "s", "olivedrab"),
     ("framebuffer", "framebuffer", "f", "blue"),
     ("zerocopy", "zerocopy", "z", "crimson"),
