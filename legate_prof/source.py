@@ -15,6 +15,7 @@ import numpy as np
 
 from .kinds import GROUP_COLOR, GROUP_KEYS, GROUPS, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind, MemKind
 from .kinds import index_of_mem, node_of_id
+from .stats import format_bytes
 
 GROUP_ORDER = tuple(GROUP_KEYS)  # display order of lane groups under a rank
 GROUP_COLORS = dict(GROUP_COLOR)  # summary colour per lane group
@@ -532,19 +533,11 @@ def _natural(s):
 
 
 def _short_bytes(n):
-    n = int(n)
-    for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= div:
-            return f"{n / div:.2f} {unit}"
-    return f"{n} B"
+    return format_bytes(n, 2)
 
 
 def _format_bytes(n):
-    n = int(n)
-    for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= div:
-            return f"{n / div:.2f} {unit} ({n:,} bytes)"
-    return f"{n:,} bytes"
+    return format_bytes(n, 2, exact=True)
 
 
 __all__ = ["ProfileSource", "as_source", "open_profile", "ProfileInfo", "GroupInfo", "LaneInfo", "LaneTile", "TileRow",

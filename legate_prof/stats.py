@@ -181,12 +181,17 @@ def _capacity(b):
     return _fmt_bytes(b) if b else "capacity unknown"
 
 
-def _fmt_bytes(b):
-    b = float(b)
+def format_bytes(n, digits=1, exact=False):
+    """'1.5 MiB' (the largest unit reached); ``exact`` adds the byte count: stats, API, report."""
+    n = int(n)
     for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if b >= div:
-            return f"{b / div:.1f} {unit}"
-    return f"{b:.0f} B"
+        if n >= div:
+            return f"{n / div:.{digits}f} {unit}" + (f" ({n:,} bytes)" if exact else "")
+    return f"{n:,} bytes" if exact else f"{n} B"
+
+
+def _fmt_bytes(b):
+    return format_bytes(b)
 
 
 def format_stats(s: dict) -> str:
