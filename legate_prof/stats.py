@@ -13,16 +13,24 @@ from .kinds import (MEMORY_GROUPS, ItemKind, mem_kind_name,
 SCHEMA_VERSION = 2  # 2: running_ns excludes nested calls, as the reference
 
 
-def _running_ns(model, idx):
+def _waited_ns(model):
+    """Wait time per item (float64, so damaged input cannot overflow), computed once."""
+    w = model.waits
+    if len(w["item"]) == 0:
+        return None
+    span = w["end"].astype(np.float64) - w["start"].astype(np.float64)
+    waited = np.bincount(w["item"], weights=span, minlength=model.n_items)
+    return np.clip(np.nan_to_num(waited), -2.0**62, 2.0**62)  # damaged input stays finite
+
+
+def _running_ns(model, idx, waited=None):
     """Execution time minus waits for the given item indices."""
     dur = model.items["stop"][idx] - model.items["start"][idx]
-    w = model.waits
-    if len(w["item"]) == 0 or len(idx) == 0:
+    if waited is None:
+        waited = _waited_ns(model)
+    if waited is None or len(idx) == 0:
         return dur
-    span = w["end"].astype(np.float64) - w["start"].astype(np.float64)  # no int64 overflow
-    waited = np.bincount(w["item"], weights=span, minlength=model.n_items)[idx]
-    waited = np.clip(np.nan_to_num(waited), -2.0**62, 2.0**62)  # damaged input stays finite
-    return dur - waited.astype(np.int64)
+    return dur - waited[idx].astype(np.int64)
 
 
 def _timings(inv, n, dur, run):
@@ -34,10 +42,15 @@ def _timings(inv, n, dur, run):
     mean = total / np.maximum(count, 1)
     sq = np.bincount(inv, weights=(d - mean[inv]) ** 2, minlength=n)
     std = np.sqrt(sq / np.maximum(count - 1, 1))  # the reference's (n-1) std dev
-    mn = np.full(n, np.iinfo(np.int64).max)
-    mx = np.zeros(n, np.int64)
-    np.minimum.at(mn, inv, dur)
-    np.maximum.at(mx, inv, dur)
+    # min and max per group from one sort by (group, duration)
+    order = np.lexsort((dur, inv))
+    g = inv[order]
+    first = np.searchsorted(g, np.arange(n), side="left")
+    last = np.searchsorted(g, np.arange(n), side="right") - 1
+    ds = dur[order]
+    has = count > 0
+    mn = np.where(has, ds[np.minimum(first, len(ds) - 1)], np.iinfo(np.int64).max)
+    mx = np.where(has, ds[np.maximum(last, 0)], 0)
     return count, total, running, mean, std, mn, mx
 
 
@@ -48,35 +61,43 @@ def _timing_row(j, t):
             "min_ns": int(mn[j]), "max_ns": int(mx[j])}
 
 
-def per_name_table(model, kinds, by=None):
+def per_name_table(model, kinds, by=None, waited=None):
     """Rows {name, count, total_ns, running_ns, mean_ns, stddev_ns, min_ns, max_ns}, by total.
 
     ``by`` ("variant" for tasks, "mapper" for mapper calls) adds ``by_<by>``: the same timings
     per task variant or per mapper, as the reference's statistics break them down.
+    ``waited`` is ``_waited_ns(model)`` when the caller already has it.
     """
     it = model.items
     sel = np.flatnonzero(np.isin(it["kind"], [int(k) for k in kinds]))
     if len(sel) == 0:
         return []
-    names = it["name"][sel]
+    names = it["name"][sel].astype(np.int64)
     dur = it["stop"][sel] - it["start"][sel]
-    run = _running_ns(model, sel)
+    run = _running_ns(model, sel, waited if waited is not None else _waited_ns(model))
     uniq, inv = np.unique(names, return_inverse=True)
     t = _timings(inv, len(uniq), dur, run)
     if by:
-        pair = np.rec.fromarrays([names, it["detail"][sel]])
-        puniq, pinv = np.unique(pair, return_inverse=True)
+        detail = it["detail"][sel].astype(np.int64)
+        k = int(detail.max()) + 1
+        puniq, pinv = np.unique(names * k + detail, return_inverse=True)
         pt = _timings(pinv, len(puniq), dur, run)
-    # provenances seen per name (the user's lines that launched it)
-    prov = model.op_provenance(it["op_id"][sel])
+        p_name, p_detail = puniq // k, puniq % k
+        p_start = np.searchsorted(p_name, uniq, side="left")
+        p_stop = np.searchsorted(p_name, uniq, side="right")
+    # provenances seen per name (the user's lines that launched it): one unique over pairs
+    prov = model.op_provenance(it["op_id"][sel]).astype(np.int64)
+    np_ = len(model.provenances) + 1
+    name_prov = np.unique(inv.astype(np.int64) * np_ + prov)
+    pn, pp = name_prov // np_, name_prov % np_
     rows = []
     for j, nid in enumerate(uniq.tolist()):
-        p = np.unique(prov[inv == j])
+        a, b = np.searchsorted(pn, [j, j + 1])
         row = {"name": model.names[nid], **_timing_row(j, t),
-               "provenances": [model.provenances[k] for k in p.tolist() if k][:50]}
+               "provenances": [model.provenances[k] for k in pp[a:b].tolist() if k][:50]}
         if by:
-            row["by_" + by] = [{by: model.names[int(q)], **_timing_row(k, pt)}
-                               for k, (n_, q) in enumerate(puniq.tolist()) if n_ == nid]
+            row["by_" + by] = [{by: model.names[int(p_detail[k])], **_timing_row(k, pt)}
+                               for k in range(p_start[j], p_stop[j])]
         rows.append(row)
     rows.sort(key=lambda r: (-r["total_ns"], r["name"]))
     return rows
@@ -114,6 +135,7 @@ def compute_stats(model) -> dict:
             groups.append(g)
 
     t0, t1 = model.time_range()
+    waited = _waited_ns(model)
     out = {
         "schema": SCHEMA_VERSION,
         "files": list(model.sources),
@@ -124,14 +146,16 @@ def compute_stats(model) -> dict:
         "items": int(model.n_items),
         "machine": machine,
         "groups": groups,
-        "tasks": per_name_table(model, [ItemKind.TASK], by="variant"),
-        "operations": per_name_table(model, [ItemKind.RUNTIME_OP]),
-        "gpu_kernels": per_name_table(model, [ItemKind.GPU_KERNEL], by="variant"),
+        "tasks": per_name_table(model, [ItemKind.TASK], by="variant", waited=waited),
+        "operations": per_name_table(model, [ItemKind.RUNTIME_OP], waited=waited),
+        "gpu_kernels": per_name_table(model, [ItemKind.GPU_KERNEL], by="variant",
+                                      waited=waited),
         "meta_tasks": per_name_table(model, [ItemKind.META, ItemKind.MESSAGE,
-                                             ItemKind.PROF_TASK]),
-        "mapper_calls": per_name_table(model, [ItemKind.MAPPER_CALL], by="mapper"),
-        "runtime_calls": per_name_table(model, [ItemKind.RUNTIME_CALL]),
-        "application_calls": per_name_table(model, [ItemKind.APP_CALL]),
+                                             ItemKind.PROF_TASK], waited=waited),
+        "mapper_calls": per_name_table(model, [ItemKind.MAPPER_CALL], by="mapper",
+                                       waited=waited),
+        "runtime_calls": per_name_table(model, [ItemKind.RUNTIME_CALL], waited=waited),
+        "application_calls": per_name_table(model, [ItemKind.APP_CALL], waited=waited),
         "copies": _transfer_summary(model, ItemKind.COPY),
         "fills": _transfer_summary(model, ItemKind.FILL),
         "instances": _transfer_summary(model, ItemKind.INSTANCE),
