@@ -96,7 +96,7 @@ def write_bundle(model, path):
                           model.extra.get("variant_by_name_group", {}).items()]}
     if "runtime_end_ns" in model.extra:
         extra["runtime_end_ns"] = model.extra["runtime_end_ns"]
-    model._ensure_index()  # stored too: rebuilding it costs seconds at 10M items
+    model._ensure_duration_index()  # stored too: rebuilding it costs seconds at 10M items
     groups = sorted({g for _, g in model.utilization_steps})
     all_ranks = [(g, model._all_ranks_step(g)) for g in groups]
     all_steps = [{"group": g, "t": st.t, "integral": st.integral, "denominator": st.denominator}

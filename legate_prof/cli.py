@@ -51,8 +51,10 @@ class _Progress:
             self.stream.write("\n")
 
 
-def _load(files, args=None, also=None):
-    """Load with terminal progress (and ``also``, e.g. a progress window, told the same)."""
+def _load(files, args=None, also=None, stack=True):
+    """Load with terminal progress (and ``also``, e.g. a progress window, told the same).
+
+    ``stack=False`` for commands that never draw lanes (rows are not built)."""
     from .loader import load_profile
     prog = _Progress()
 
@@ -61,7 +63,8 @@ def _load(files, args=None, also=None):
         if also is not None:
             also(done, total, what)
     try:
-        model = load_profile(files, progress=progress, use_cache=getattr(args, "cache", False))
+        model = load_profile(files, progress=progress, use_cache=getattr(args, "cache", False),
+                             stack=stack)
     finally:
         prog.close()
     for w in model.warnings:
@@ -84,7 +87,7 @@ def _inputs(args):
 
 def cmd_stats(args):
     from .stats import compute_stats, format_stats
-    model = _load(_inputs(args), args)
+    model = _load(_inputs(args), args, stack=False)
     s = compute_stats(model)
     if args.json:
         json.dump(s, sys.stdout, indent=1)
@@ -311,7 +314,7 @@ def cmd_compare(args):
     a_files, b_files = _run_files(args.a), _run_files(args.b)
     if args.output:
         check_output(args.output, a_files + b_files, PICTURE_FORMATS, "picture")
-    a, b = _load(a_files, args), _load(b_files, args)
+    a, b = _load(a_files, args, stack=False), _load(b_files, args, stack=False)
     c = compare(a, b)
     if args.json:
         json.dump(c, sys.stdout, indent=1)
@@ -328,7 +331,7 @@ def cmd_compare(args):
 
 def cmd_insights(args):
     from .insights import find_insights, format_insights
-    model = _load(_inputs(args), args)
+    model = _load(_inputs(args), args, stack=False)
     findings = find_insights(model)
     if args.json:
         json.dump({"findings": findings}, sys.stdout, indent=1)

@@ -85,11 +85,13 @@ def _note(msg):
     print(msg, file=sys.stderr)
 
 
-def load_profile(paths, progress=None, use_cache=False):
+def load_profile(paths, progress=None, use_cache=False, stack=True):
     """Read every input and merge into one model.
 
     Unreadable inputs raise ProfileError only when *nothing* could be read; otherwise the
     problem goes into ``model.warnings`` and ``model.errors`` and the rest is shown.
+    ``stack=False`` skips stacking lanes into rows (for statistics, diagnosis, comparisons);
+    the result is not cached.
     """
     from .model_builder import build_model
     paths = [os.fspath(p) for p in paths]
@@ -143,7 +145,8 @@ def load_profile(paths, progress=None, use_cache=False):
     else:
         if progress:
             progress(len(paths), len(paths), "building timeline")
-        model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams)
+        model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams,
+                            stack=stack)
     from .oom_report import attach_oom_report
     for t in texts:
         try:
@@ -152,7 +155,7 @@ def load_profile(paths, progress=None, use_cache=False):
             errors.append(e)
     model.sources = paths
     model.errors = [str(e) for e in errors]
-    if use_cache and not errors and not bundles:
+    if use_cache and stack and not errors and not bundles:
         from .cache import store_cached
         try:
             store_cached(model, paths, note=_note)

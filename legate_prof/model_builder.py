@@ -102,7 +102,12 @@ def _rank_of(group, ref, explicit):
     return node_of_id(ref).astype(np.int32)
 
 
-def build_model(logs, warnings=None, streams=()) -> TraceModel:
+def build_model(logs, warnings=None, streams=(), stack=True) -> TraceModel:
+    """Merge the ranks' logs (and runtime streams) into one model.
+
+    ``stack=False`` leaves every lane on one row: what statistics, diagnosis and exports need,
+    without the cost of stacking (``TraceModel.stacked`` says which).
+    """
     warnings = list(warnings or [])
     names = StringTable()
     provs = StringTable()
@@ -265,7 +270,8 @@ def build_model(logs, warnings=None, streams=()) -> TraceModel:
                              "dst": t["mem_id"], "inst": t["inst_id"]})
 
     runtime_ops, lane_capacity, mems = _add_streams(streams, ranks, items, names, mems)
-    model, final_order = _assemble(items, procs, mems, ranks, names, warnings, lane_capacity)
+    model, final_order = _assemble(items, procs, mems, ranks, names, warnings, lane_capacity,
+                                   stack=stack)
 
     # ---- ops and provenance ---------------------------------------------------------------
     op_rows = [log.table("OperationInstance") for log in logs]
@@ -492,7 +498,7 @@ def _lookup(keys, values, query, default):
     return np.where(k[pos] == query, values[order][pos], default)
 
 
-def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None):
+def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None, stack=True):
     parts = items.parts
     cols = {}
     for c in ("start", "stop", "create", "ready", "group", "ref", "ref2", "name", "kind", "op_id",
@@ -512,12 +518,16 @@ def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None):
     extra = np.array(lane_keys, dtype=key_dtype)
     k_rank = np.concatenate([rank, extra["rank"]]).astype(np.int64)
     k_group = np.concatenate([cols["group"], extra["group"]]).astype(np.int64)
-    ref_u, ref_c = np.unique(np.concatenate([cols["ref"], extra["ref"]]), return_inverse=True)
-    ref2_u, ref2_c = np.unique(np.concatenate([cols["ref2"], extra["ref2"]]),
-                               return_inverse=True)
-    # one int64 key per item, ordered like (rank, group, ref, ref2); np.unique on it is fast
+    ref_all = np.concatenate([cols["ref"], extra["ref"]])
+    ref2_all = np.concatenate([cols["ref2"], extra["ref2"]])
+    ref_u = np.unique(ref_all)  # few distinct values: hashing, then a search, beats a sort
+    ref_c = np.searchsorted(ref_u, ref_all)
+    ref2_u = np.unique(ref2_all)
+    ref2_c = np.searchsorted(ref2_u, ref2_all)
+    # one int64 key per item, ordered like (rank, group, ref, ref2)
     key = ((k_rank * 64 + k_group) * len(ref_u) + ref_c) * len(ref2_u) + ref2_c
-    uniq_key, lane_of_key = np.unique(key, return_inverse=True)
+    uniq_key = np.unique(key)
+    lane_of_key = np.searchsorted(uniq_key, key)
     r2 = uniq_key % len(ref2_u)
     r1 = (uniq_key // len(ref2_u)) % len(ref_u)
     rg = uniq_key // (len(ref2_u) * len(ref_u))
@@ -535,28 +545,29 @@ def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None):
     lane_tab = lane_tab[keep]
     lane = remap[lane].astype(np.int32)
 
-    # Stack rows per lane, then order items by (lane, row, start).
-    dur = cols["stop"] - cols["start"]
-    order = np.lexsort((-dur, cols["start"], lane))
+    order = _lane_start_order(lane, cols["start"], cols["stop"])
     lane_s = lane[order]
-    start_s, stop_s = cols["start"][order], cols["stop"][order]
-    rows = np.zeros(len(order), dtype=np.int16)
     bounds = np.searchsorted(lane_s, np.arange(len(lane_tab) + 1))
     n_rows = np.ones(len(lane_tab), dtype=np.int32)
-    for L in range(len(lane_tab)):
-        lo, hi = bounds[L], bounds[L + 1]
-        if hi - lo > 1:
+    rows = np.zeros(len(order), dtype=np.int16)
+    if stack:
+        # Stack rows per lane, then order each stacked lane's items by (row, start).
+        start_s, stop_s = cols["start"][order], cols["stop"][order]
+        for L in np.flatnonzero(np.diff(bounds) > 1).tolist():
+            lo, hi = bounds[L], bounds[L + 1]
             r = stack_rows(start_s[lo:hi], stop_s[lo:hi])
-            rows[lo:hi] = r
             n_rows[L] = int(r.max()) + 1
-    order2 = np.lexsort((start_s, rows, lane_s))
-    final = order[order2]
+            if n_rows[L] > 1:
+                o = np.argsort(r, kind="stable")  # int16: a radix sort, keeps start order
+                order[lo:hi] = order[lo:hi][o]
+                rows[lo:hi] = r[o]
+    final = order
     inv = np.empty(len(final), dtype=np.int64)
     inv[final] = np.arange(len(final))
     model_items = {
         "start": cols["start"][final], "stop": cols["stop"][final],
         "create": cols["create"][final], "ready": cols["ready"][final],
-        "lane": lane[final], "row": rows[order2],
+        "lane": lane_s, "row": rows,
         "name": cols["name"][final].astype(np.int32), "kind": cols["kind"][final],
         "op_id": cols["op_id"][final], "detail": cols["detail"][final].astype(np.int32),
     }
@@ -597,6 +608,33 @@ def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None):
     if ends:
         model.extra["runtime_end_ns"] = max(ends)
     return model, final
+
+
+def _lane_start_order(lane, start, stop):
+    """Item order by (lane, start), longer first on equal starts (so nesting depth is right).
+
+    One argsort of a packed (lane, start) key when starts fit in 42 bits (73 minutes of ns),
+    a lexsort otherwise; ties on (lane, start), rare, are then put longest first.
+    """
+    n = len(lane)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    s = start.astype(np.int64)
+    lo = int(s.min())
+    span = int(s.max()) - lo
+    if span < 2**42 and len(lane) and int(lane.max()) < 2**20:
+        key = (lane.astype(np.int64) << 42) | (s - lo)
+        order = np.argsort(key, kind="stable")
+        k = key[order]
+        tie = np.flatnonzero(k[1:] == k[:-1])
+        if len(tie):
+            # runs of equal keys: reorder each by descending duration
+            at = np.unique(np.concatenate([tie, tie + 1]))
+            dur = (stop.astype(np.int64) - s)[order[at]]
+            o = np.lexsort((-dur, k[at]))
+            order[at] = order[at][o]
+        return order
+    return np.lexsort((-(stop.astype(np.int64) - s), s, lane))
 
 
 def _pk(k):

@@ -42,15 +42,16 @@ def _timings(inv, n, dur, run):
     mean = total / np.maximum(count, 1)
     sq = np.bincount(inv, weights=(d - mean[inv]) ** 2, minlength=n)
     std = np.sqrt(sq / np.maximum(count - 1, 1))  # the reference's (n-1) std dev
-    # min and max per group from one sort by (group, duration)
-    order = np.lexsort((dur, inv))
-    g = inv[order]
-    first = np.searchsorted(g, np.arange(n), side="left")
-    last = np.searchsorted(g, np.arange(n), side="right") - 1
-    ds = dur[order]
+    # min and max per group: one sort by group, then a reduction per run
+    order = np.argsort(inv, kind="stable")
     has = count > 0
-    mn = np.where(has, ds[np.minimum(first, len(ds) - 1)], np.iinfo(np.int64).max)
-    mx = np.where(has, ds[np.maximum(last, 0)], 0)
+    first = np.concatenate([[0], np.cumsum(count)[:-1]])[has]
+    ds = dur[order]
+    mn = np.full(n, np.iinfo(np.int64).max)
+    mx = np.zeros(n, np.int64)
+    if len(ds):
+        mn[has] = np.minimum.reduceat(ds, first)
+        mx[has] = np.maximum(np.maximum.reduceat(ds, first), 0)
     return count, total, running, mean, std, mn, mx
 
 

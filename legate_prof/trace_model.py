@@ -105,7 +105,14 @@ class TraceModel:
         self._sub_offset = np.concatenate([[0], np.cumsum(rows)])
         key = self._sub_offset[self.items["lane"]] + self.items["row"]
         self._sub_bounds = np.searchsorted(key, np.arange(self._sub_offset[-1] + 1))
-        # Per sublane, items ordered by duration (longest first): finds wide items fast.
+
+    def _ensure_duration_index(self):
+        """Per sublane, items ordered by duration (longest first): finds wide items fast.
+        Built on the first drawing only (statistics never need it)."""
+        self._ensure_index()
+        if self._dur_perm is not None:
+            return
+        key = self._sub_offset[self.items["lane"]] + self.items["row"]
         dur = self.items["stop"] - self.items["start"]
         order = np.lexsort((-dur, key))
         self._dur_perm = order.astype(np.int64 if self.n_items >= 2**31 else np.int32)
@@ -164,7 +171,7 @@ class TraceModel:
         min_dur = min_px * ns_px
         start_all = self.items["start"]
         stop_all = self.items["stop"]
-        self._ensure_index()
+        self._ensure_duration_index()
         for row in range(int(self.lanes["rows"][lane])):
             lo, hi = self.sublane(lane, row)
             if hi == lo:
