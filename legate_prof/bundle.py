@@ -91,20 +91,19 @@ def write_bundle(model, path):
     """Write through a temporary file renamed at the end: a reader never sees half a bundle."""
     steps = [{"rank": r, "group": g, "t": s.t, "integral": s.integral,
               "denominator": s.denominator} for (r, g), s in model.utilization_steps.items()]
-    extra = {"busy_ns": [[r, g, v] for (r, g), v in model.extra.get("busy_ns", {}).items()],
-             "variants": [[n, g, v] for (n, g), v in
-                          model.extra.get("variant_by_name_group", {}).items()]}
-    if "runtime_end_ns" in model.extra:
-        extra["runtime_end_ns"] = model.extra["runtime_end_ns"]
-    model._ensure_duration_index()  # stored too: rebuilding it costs seconds at 10M items
+    extra = {"busy_ns": [[r, g, v] for (r, g), v in model.busy_ns.items()],
+             "variants": [[n, g, v] for (n, g), v in model.variant_by_name_group.items()]}
+    if model.runtime_end_ns is not None:
+        extra["runtime_end_ns"] = model.runtime_end_ns
+    # the indexes are stored too: rebuilding them costs seconds at 10M items
+    sub_offset, sub_bounds, dur_perm = model.stored_indexes()
     groups = sorted({g for _, g in model.utilization_steps})
     all_ranks = [(g, model._all_ranks_step(g)) for g in groups]
     all_steps = [{"group": g, "t": st.t, "integral": st.integral, "denominator": st.denominator}
                  for g, st in all_ranks if st is not None]
     doc = {
         "all_steps": all_steps,
-        "index": {"sub_offset": model._sub_offset, "sub_bounds": model._sub_bounds,
-                  "dur_perm": model._dur_perm},
+        "index": {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm},
         "version": FORMAT_VERSION,
         "items": model.items, "lanes": model.lanes, "names": model.names, "ops": model.ops,
         "provenances": model.provenances, "waits": model.waits, "transfers": model.transfers,
@@ -160,22 +159,20 @@ def read_bundle(path):
 
 def _model_of(d):
     from .trace_model import TraceModel
-    model = TraceModel(items=d["items"], lanes=d["lanes"], names=d["names"], ops=d["ops"],
-                       provenances=d["provenances"], waits=d["waits"],
-                       transfers=d["transfers"], ranks=d["ranks"], procs=d["procs"],
-                       mems=d["mems"], warnings=d["warnings"], sources=d["sources"],
-                       markers=d["markers"])
-    model._sub_offset = d["index"]["sub_offset"]
-    model._sub_bounds = d["index"]["sub_bounds"]
-    model._dur_perm = d["index"]["dur_perm"]
-    model.utilization_steps = {(s["rank"], s["group"]): StepIntegral(s["t"], s["integral"],
-                                                                     s["denominator"])
-                               for s in d["steps"]}
-    model.extra["_all_ranks_steps"] = {
-        s["group"]: StepIntegral(s["t"], s["integral"], s["denominator"]) for s in d["all_steps"]}
     ex = d["extra"]
-    model.extra["busy_ns"] = {(r, g): v for r, g, v in ex.get("busy_ns", [])}
-    model.extra["variant_by_name_group"] = {(n, g): v for n, g, v in ex.get("variants", [])}
-    if "runtime_end_ns" in ex:
-        model.extra["runtime_end_ns"] = ex["runtime_end_ns"]
+    model = TraceModel(
+        items=d["items"], lanes=d["lanes"], names=d["names"], ops=d["ops"],
+        provenances=d["provenances"], waits=d["waits"], transfers=d["transfers"],
+        ranks=d["ranks"], procs=d["procs"], mems=d["mems"], warnings=d["warnings"],
+        sources=d["sources"], markers=d["markers"],
+        utilization_steps={(s["rank"], s["group"]): StepIntegral(s["t"], s["integral"],
+                                                                 s["denominator"])
+                           for s in d["steps"]},
+        busy_ns={(r, g): v for r, g, v in ex.get("busy_ns", [])},
+        variant_by_name_group={(n, g): v for n, g, v in ex.get("variants", [])},
+        runtime_end_ns=ex.get("runtime_end_ns"))
+    model.adopt_indexes(
+        d["index"]["sub_offset"], d["index"]["sub_bounds"], d["index"]["dur_perm"],
+        {s["group"]: StepIntegral(s["t"], s["integral"], s["denominator"])
+         for s in d["all_steps"]})
     return model

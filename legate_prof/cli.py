@@ -69,7 +69,7 @@ def _load(files, args=None, also=None, stack=True):
         prog.close()
     for w in model.warnings:
         print(w if str(w).startswith("warning") else f"warning: {w}", file=sys.stderr)
-    for e in getattr(model, "errors", []):
+    for e in model.errors:
         print(f"legate_prof: error: {e}", file=sys.stderr)
     return model
 
@@ -94,7 +94,7 @@ def cmd_stats(args):
         sys.stdout.write("\n")
     else:
         print(format_stats(s))
-    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+    return EXIT_USER_ERROR if model.errors else 0
 
 
 def cmd_dump(args):
@@ -169,7 +169,7 @@ def cmd_screenshot(args):
                             width=args.width, height=args.height, expand=args.expand,
                             title_files=args.files)
     print(f"wrote {out}")
-    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+    return EXIT_USER_ERROR if model.errors else 0
 
 
 def _has_display():
@@ -202,7 +202,7 @@ def cmd_view(args):
     model = load_with_progress(lambda progress: _load(files, args, progress), files)
     from .insights import find_insights
     return run_viewer(model, files, findings=find_insights(model)) or (
-        EXIT_USER_ERROR if getattr(model, "errors", []) else 0)
+        EXIT_USER_ERROR if model.errors else 0)
 
 
 def cmd_convert(args):
@@ -211,7 +211,7 @@ def cmd_convert(args):
     model = _load(_inputs(args), args)
     write_bundle(model, args.output)
     print(f"wrote {args.output} ({model.n_items} items)")
-    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+    return EXIT_USER_ERROR if model.errors else 0
 
 
 def cmd_report(args):
@@ -230,7 +230,7 @@ def cmd_report(args):
     model = _load(files, args)
     done = write_report(model, out, pictures=getattr(args, "pictures", True))
     print(f"wrote {done['path']}")
-    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+    return EXIT_USER_ERROR if model.errors else 0
 
 
 def cmd_record(args):
@@ -338,7 +338,7 @@ def cmd_insights(args):
         sys.stdout.write("\n")
     else:
         print(format_insights(findings))
-    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+    return EXIT_USER_ERROR if model.errors else 0
 
 
 def cmd_export(args):
@@ -353,7 +353,7 @@ def cmd_export(args):
         print(f"legate_prof: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
     print(f"wrote {args.output} ({args.format}, {model.n_items} items)")
-    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+    return EXIT_USER_ERROR if model.errors else 0
 
 
 def cmd_sql(args):
@@ -374,7 +374,7 @@ def cmd_sql(args):
         return EXIT_USER_ERROR
     fmt = "csv" if args.csv else "json" if args.json else "table"
     sys.stdout.write(format_result(cols, rows, fmt))
-    return EXIT_USER_ERROR if getattr(model, "errors", []) else 0
+    return EXIT_USER_ERROR if model.errors else 0
 
 
 def build_parser():

@@ -55,7 +55,7 @@ def per_group(model):
     """group -> {items, busy_ns, peak_bytes} over all ranks."""
     it = model.items
     out = {}
-    busy = model.extra.get("busy_ns", {})
+    busy = model.busy_ns
     items = np.bincount(it["lane"], minlength=model.n_lanes)
     for (rank, group), v in busy.items():
         row = out.setdefault(group, {"items": 0, "busy_ns": 0, "peak_bytes": 0})

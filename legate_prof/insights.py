@@ -36,7 +36,7 @@ class _Facts:
         self.dur = self.stop - self.start
         self.prov = model.op_provenance(it["op_id"])
         self.name = it["name"]
-        self.busy = model.extra.get("busy_ns", {})
+        self.busy = model.busy_ns
         self.app = np.isin(self.kind, [int(ItemKind.TASK), int(ItemKind.GPU_KERNEL)])
         # the top-level task and its thread are not launches
         top = [i for i, n in enumerate(model.names) if n in ("Toplevel Task", "External Thread")]

@@ -99,9 +99,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True):
         from .cache import load_cached
         cached = load_cached(paths, note=_note)
         if cached is not None:
-            cached.sources = paths
-            cached.errors = []
-            return cached
+            return cached.evolve(sources=paths, errors=[])
     logs, streams, texts, errors, warnings = [], [], [], [], []
     bundles = []
     paths, dup_warnings = _distinct(paths)
@@ -150,11 +148,10 @@ def load_profile(paths, progress=None, use_cache=False, stack=True):
     from .oom_report import attach_oom_report
     for t in texts:
         try:
-            attach_oom_report(model, t)
+            model, _ = attach_oom_report(model, t)
         except ProfileError as e:
             errors.append(e)
-    model.sources = paths
-    model.errors = [str(e) for e in errors]
+    model = model.evolve(sources=paths, errors=[str(e) for e in errors])
     if use_cache and stack and not errors and not bundles:
         from .cache import store_cached
         try:

@@ -270,10 +270,32 @@ def build_model(logs, warnings=None, streams=(), stack=True) -> TraceModel:
                              "dst": t["mem_id"], "inst": t["inst_id"]})
 
     runtime_ops, lane_capacity, mems = _add_streams(streams, ranks, items, names, mems)
-    model, final_order = _assemble(items, procs, mems, ranks, names, warnings, lane_capacity,
-                                   stack=stack)
+    model_items, lanes, transfers, final_order = _assemble(
+        items, procs, mems, ranks, names, warnings, lane_capacity, stack=stack)
+    ops = _ops_table(logs, runtime_ops, prov_strings, provs)
 
-    # ---- ops and provenance ---------------------------------------------------------------
+    # ---- waits ------------------------------------------------------------------------------
+    waits = _match_waits(
+        model_items, logs, lambda lg: names.map_keys(lg, meta_names, lambda k: f"Meta {k}"))
+    fevent = np.concatenate([np.zeros(len(p["start"]), np.uint64) if p["fevent"] is None
+                             else p["fevent"] for p in items.parts] or [np.zeros(0, np.uint64)])
+    waits, orphans = nest_calls(model_items["kind"], model_items["start"],
+                                model_items["stop"], fevent[final_order], waits)
+    if orphans:
+        warnings.append(f"warning: {orphans} mapper/runtime/application calls name a task "
+                        "that is not in the profile; their time is not subtracted from a caller")
+    ends = [r["runtime_end_ns"] for r in ranks if r.get("runtime_end_ns")]
+    model = TraceModel(
+        items=model_items, lanes=lanes, names=names.strings, ops=ops,
+        provenances=provs.strings, waits=waits, transfers=transfers, ranks=ranks, procs=procs,
+        mems=mems, warnings=warnings, stacked=stack,
+        variant_by_name_group={(n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()},
+        runtime_end_ns=max(ends) if ends else None)
+    return with_utilization(model)
+
+
+def _ops_table(logs, runtime_ops, prov_strings, provs):
+    """Operations of all ranks (and of the runtime's stream) by op id, with provenance."""
     op_rows = [log.table("OperationInstance") for log in logs]
     op_rows = [o for o in op_rows if len(o)]
     op_ids, op_kind, op_prov, op_parent = [], [], [], []
@@ -293,29 +315,13 @@ def build_model(logs, warnings=None, streams=(), stack=True) -> TraceModel:
         op_kind.append(np.full(len(ids), -1, np.int32))
         op_prov.append(np.array([provs.intern(o[1]) for o in runtime_ops], np.int32))
         op_parent.append(np.full(len(ids), NO_OP, np.uint64))
-    if op_ids:
-        ids = np.concatenate(op_ids)
-        o = np.argsort(ids, kind="stable")
-        model.ops = {"op_id": ids[o], "kind": np.concatenate(op_kind)[o],
-                     "provenance": np.concatenate(op_prov)[o],
-                     "parent": np.concatenate(op_parent)[o]}
-    model.provenances = provs.strings
-
-    # ---- waits ------------------------------------------------------------------------------
-    waits = _match_waits(
-        model, logs, lambda lg: names.map_keys(lg, meta_names, lambda k: f"Meta {k}"))
-    fevent = np.concatenate([np.zeros(len(p["start"]), np.uint64) if p["fevent"] is None
-                             else p["fevent"] for p in items.parts] or [np.zeros(0, np.uint64)])
-    model.waits, orphans = nest_calls(model.items["kind"], model.items["start"],
-                                      model.items["stop"], fevent[final_order], waits)
-    if orphans:
-        warnings.append(f"warning: {orphans} mapper/runtime/application calls name a task "
-                        "that is not in the profile; their time is not subtracted from a caller")
-        model.warnings = warnings
-    model.extra["variant_by_name_group"] = {
-        (n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()}
-    compute_utilization(model)
-    return model
+    if not op_ids:
+        return {"op_id": np.zeros(0, np.uint64), "kind": np.zeros(0, np.int32),
+                "provenance": np.zeros(0, np.int32), "parent": np.zeros(0, np.uint64)}
+    ids = np.concatenate(op_ids)
+    o = np.argsort(ids, kind="stable")
+    return {"op_id": ids[o], "kind": np.concatenate(op_kind)[o],
+            "provenance": np.concatenate(op_prov)[o], "parent": np.concatenate(op_parent)[o]}
 
 
 SAME_RUN_ZERO_TIME_NS = 60 * 10**9  # ranks of one run start within a minute of each other
@@ -598,16 +604,7 @@ def _assemble(items, procs, mems, ranks, names, warnings, lane_capacity=None, st
     for (r, g, ref), cap in (lane_capacity or {}).items():
         hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
         lanes["capacity"][hit] = cap
-    model = TraceModel(items=model_items, lanes=lanes, names=names.strings,
-                       ops={"op_id": np.zeros(0, np.uint64), "kind": np.zeros(0, np.int32),
-                            "provenance": np.zeros(0, np.int32),
-                            "parent": np.zeros(0, np.uint64)},
-                       provenances=[""], waits={}, transfers=transfers, ranks=ranks,
-                       procs=procs, mems=mems, warnings=warnings)
-    ends = [r["runtime_end_ns"] for r in ranks if r.get("runtime_end_ns")]
-    if ends:
-        model.extra["runtime_end_ns"] = max(ends)
-    return model, final
+    return model_items, lanes, transfers, final
 
 
 def _lane_start_order(lane, start, stop):
@@ -711,13 +708,13 @@ def _mem_long(mem_id, mem_kind):
     return f"Node {node} {t} Memory 0x{int(mem_id):x}"
 
 
-def _match_waits(model, logs, meta_name_ids=None):
+def _match_waits(it, logs, meta_name_ids=None):
     """Attach wait intervals to their items.
 
     TaskWaitInfo names the task's op.  MetaWaitInfo names (op, meta kind) and belongs to the
     last meta task of that pair that started before the wait (Legion's own rule).
+    ``it`` is the model's item table.
     """
-    it = model.items
     parts = []
     tw = [log.table("TaskWaitInfo") for log in logs]
     tw = [t for t in tw if len(t)]
@@ -798,8 +795,9 @@ def busy_intervals(model, lanes):
     return out
 
 
-def compute_utilization(model):
-    """Step-function integrals per (rank, group) for the average-utilization lines."""
+def with_utilization(model):
+    """The model with its step-function integrals per (rank, group) for the average-utilization
+    lines, and busy time per (rank, group)."""
     steps = {}
     busy = {}
     for rank in sorted(set(model.lanes["rank"].tolist())):
@@ -839,5 +837,4 @@ def compute_utilization(model):
                 us, ue = union_sorted(s[o], e[o])
                 steps[(rank, key)] = StepIntegral.from_intervals(us, ue, None, 1)
                 busy[(rank, key)] = int((ue - us).sum())
-    model.utilization_steps = steps
-    model.extra["busy_ns"] = busy
+    return model.evolve(utilization_steps=steps, busy_ns=busy)

@@ -115,7 +115,7 @@ def oom_marker(rep, model):
     """A timeline marker for the failed allocation (at the end of what was recorded)."""
     t_fail = model.time_range()[1] if model.n_items else 0
     t_fail = max(t_fail - t_fail // 201, 0)
-    end = model.extra.get("runtime_end_ns")
+    end = model.runtime_end_ns
     if end:
         t_fail = end
     fields = {
@@ -138,7 +138,8 @@ def oom_marker(rep, model):
 
 
 def attach_oom_report(model, path):
-    """Read ``path`` as legate's console output; add an OOM marker if it has a report."""
+    """Read ``path`` as legate's console output: (model with an OOM marker and the live
+    instances when it has a report, else ``model``; the report or None)."""
     text = read_log_text(path)
     if not looks_like_legate_log(text):
         raise ProfileError(path, "not a Legion Prof log, a bundle, a runtime event stream or "
@@ -146,9 +147,9 @@ def attach_oom_report(model, path):
     rep = parse_oom_report(text)
     if rep is not None:
         marker = oom_marker(rep, model)
-        model.markers.append(marker)
-        show_live_instances(model, rep, marker["time"])
-    return rep
+        model = model.evolve(markers=model.markers + [marker])
+        model = show_live_instances(model, rep, marker["time"])
+    return model, rep
 
 
 def _short(site):
@@ -163,25 +164,27 @@ def show_live_instances(model, rep, t_fail):
     array where Legate held two instances of ``b`` (the slice and the full range).  Here the
     lane gets one box per instance of the report (store, allocation site, covered range, the
     operation that made it, size), from that operation's launch to the failure; the arrays move
-    to their own Arrays lane, where they still carry their allocation site.
+    to their own Arrays lane, where they still carry their allocation site.  Returns the new
+    model (``model`` itself when there is nothing to show).
     """
     from .kinds import GROUP_INDEX, ItemKind
-    from .model_builder import RUNTIME_OP_BASE, compute_utilization
+    from .model_builder import RUNTIME_OP_BASE, with_utilization
     insts = [(h, i) for h in rep.get("holders", []) for i in h["instances"]]
-    lanes = model.lanes
+    lanes = {k: (list(v) if isinstance(v, list) else v.copy()) for k, v in model.lanes.items()}
     hit = np.flatnonzero((lanes["group"] == GROUP_INDEX.get(rep["group"], -1))
                          & (lanes["rank"] == 0))
     if not insts or len(hit) == 0 or model.n_items == 0:
-        return False
+        return model
     L = int(hit[0])
     it = model.items
     lo, hi = model.lane_range(L)
     on_lane = np.arange(lo, hi)
     moved = on_lane[it["op_id"][on_lane] >= np.uint64(RUNTIME_OP_BASE)]
     if len(moved) != hi - lo:  # Legion's instances are there: they are the truth already
-        return False
+        return model
     prov = model.op_provenance(it["op_id"])
-    site_of = {s: k for k, s in enumerate(model.provenances)}
+    names, provenances = list(model.names), list(model.provenances)
+    site_of = {s: k for k, s in enumerate(provenances)}
     ops_items = np.flatnonzero(it["kind"] == ItemKind.RUNTIME_OP)
 
     def first_launch(site):
@@ -194,28 +197,28 @@ def show_live_instances(model, rep, t_fail):
     for j, (h, i) in enumerate(insts):
         t = first_launch(i.get("created_at", "")) or first_launch(h["allocated_at"])
         start[j] = min(t if t is not None else t_fail - 1, t_fail - 1)
-    names = [f"Instance of {_short(h['allocated_at'])} covering {i['elements']}"
+    labels = [f"Instance of {_short(h['allocated_at'])} covering {i['elements']}"
              + (f" ({len(h['instances'])} instances of this store)"
                 if len(h["instances"]) > 1 else "") for h, i in insts]
     name_idx = []
-    for s in names:
-        model.names.append(s)
-        name_idx.append(len(model.names) - 1)
+    for s in labels:
+        names.append(s)
+        name_idx.append(len(names) - 1)
     prov_idx = []
     for h, i in insts:
         s = i.get("created_at") or h["allocated_at"]
         if s not in site_of:
-            model.provenances.append(s)
-            site_of[s] = len(model.provenances) - 1
+            provenances.append(s)
+            site_of[s] = len(provenances) - 1
         prov_idx.append(site_of[s])
     ops = model.ops
     base = int(max(int(ops["op_id"].max()) if len(ops["op_id"]) else 0, RUNTIME_OP_BASE)) + 1
     new_ops = np.arange(base, base + n_new, dtype=np.uint64)
-    model.ops = {"op_id": np.concatenate([ops["op_id"], new_ops]),
-                 "kind": np.concatenate([ops["kind"], np.zeros(n_new, ops["kind"].dtype)]),
-                 "provenance": np.concatenate([ops["provenance"],
-                                               np.array(prov_idx, ops["provenance"].dtype)]),
-                 "parent": np.concatenate([ops["parent"], np.zeros(n_new, np.uint64)])}
+    new_ops_table = {"op_id": np.concatenate([ops["op_id"], new_ops]),
+                     "kind": np.concatenate([ops["kind"], np.zeros(n_new, ops["kind"].dtype)]),
+                     "provenance": np.concatenate([ops["provenance"],
+                                                   np.array(prov_idx, ops["provenance"].dtype)]),
+                     "parent": np.concatenate([ops["parent"], np.zeros(n_new, np.uint64)])}
     # the arrays get their own lane; the memory lane gets the instances, one row each
     arrays_lane = model.n_lanes
     for k, v in {"group": GROUP_INDEX["arrays"], "rank": 0, "ref": 0, "ref2": 0,
@@ -234,7 +237,7 @@ def show_live_instances(model, rep, t_fail):
     order = np.lexsort((cols["start"], cols["row"], cols["lane"]))
     inv = np.empty_like(order)
     inv[order] = np.arange(len(order))
-    model.items = {k: v[order] for k, v in cols.items()}
+    new_items = {k: v[order] for k, v in cols.items()}
     mem_ref = lanes["ref"][L]
     t = model.transfers
     n_old = len(it["start"])
@@ -244,19 +247,17 @@ def show_live_instances(model, rep, t_fail):
              "inst": np.array([int(i["instance"], 16) & (2**64 - 1) for _, i in insts],
                               np.uint64)}
     o = np.argsort(t_item, kind="stable")
-    model.transfers = {"item": t_item[o], **{k: np.concatenate([t[k], t_new[k]])[o]
-                                             for k in t_new}}
-    w = model.waits
+    transfers = {"item": t_item[o], **{k: np.concatenate([t[k], t_new[k]])[o]
+                                       for k in t_new}}
+    w = waits = model.waits
     if w and len(w.get("item", [])):
         wi = inv[w["item"]]
         o = np.argsort(wi, kind="stable")
-        model.waits = {"item": wi[o], **{k: v[o] for k, v in w.items() if k != "item"}}
-    model._sub_bounds = model._sub_offset = model._dur_perm = None
-    model.extra.pop("_all_ranks_steps", None)
-    model.extra.pop("inverse_order", None)
-    compute_utilization(model)
-    model.extra["oom_instances"] = [
+        waits = {"item": wi[o], **{k: v[o] for k, v in w.items() if k != "item"}}
+    oom_instances = [
         {"store_allocated_at": h["allocated_at"], "instance": i["instance"], "size": i["size"],
          "elements": i["elements"], "created_at": i.get("created_at", ""),
          "several_instances": len(h["instances"]) > 1} for h, i in insts]
-    return True
+    return with_utilization(model.evolve(
+        items=new_items, lanes=lanes, names=names, provenances=provenances, ops=new_ops_table,
+        transfers=transfers, waits=waits, oom_instances=oom_instances))

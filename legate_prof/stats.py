@@ -121,7 +121,7 @@ def compute_stats(model) -> dict:
         machine.append({"rank": r, "processors": procs, "memories": mems})
 
     groups = []
-    busy = model.extra.get("busy_ns", {})
+    busy = model.busy_ns
     lanes = model.lanes
     items_per_lane = np.bincount(model.items["lane"], minlength=model.n_lanes)
     for r in ranks:
@@ -161,12 +161,10 @@ def compute_stats(model) -> dict:
         "fills": _transfer_summary(model, ItemKind.FILL),
         "instances": _transfer_summary(model, ItemKind.INSTANCE),
         "warnings": [str(w) for w in model.warnings],
-        "errors": list(getattr(model, "errors", [])),
+        "errors": list(model.errors),
     }
     if model.markers:
         out["markers"] = model.markers
-    if "runtime_ops" in model.extra:
-        out["runtime"] = model.extra.get("runtime_summary", {})
     return out
 
 

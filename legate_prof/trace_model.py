@@ -9,7 +9,7 @@ synthetic profile all look the same to it.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -46,8 +46,22 @@ class DrawRow:
     band_first: np.ndarray  # first item index of each band
 
 
-@dataclass
+class _Indexes:
+    """Lazily built lookup structures of one model (never part of its meaning)."""
+
+    __slots__ = ("sub_offset", "sub_bounds", "dur_perm", "all_ranks_steps")
+
+    def __init__(self):
+        self.sub_offset = self.sub_bounds = self.dur_perm = None
+        self.all_ranks_steps = {}
+
+
+@dataclass(frozen=True)
 class TraceModel:
+    """One profile, all ranks merged.  Frozen: a stage that adds to a model (the loader's
+    sources and errors, the OOM report's instances) makes a new one with ``evolve``; only
+    lazily built indexes are filled in later, inside ``_ix``."""
+
     items: dict  # column name -> array, sorted by (lane, row, start)
     lanes: dict  # column name -> array, plus "name"/"title" lists
     names: list  # string table for items' names
@@ -59,17 +73,41 @@ class TraceModel:
     procs: dict  # proc_id, kind, rank
     mems: dict  # mem_id, kind, capacity, rank
     utilization_steps: dict = field(default_factory=dict)  # (rank, group) -> StepIntegral
+    busy_ns: dict = field(default_factory=dict)  # (rank, group) -> busy time, waits excluded
+    variant_by_name_group: dict = field(default_factory=dict)  # (name id, group) -> variant
+    runtime_end_ns: int | None = None  # last time the runtime's event stream saw
+    oom_instances: list = field(default_factory=list)  # from legate's out-of-memory report
     warnings: list = field(default_factory=list)
     sources: list = field(default_factory=list)  # input file paths
     markers: list = field(default_factory=list)  # dicts: time, rank, kind, title, fields
-    extra: dict = field(default_factory=dict)  # runtime-stream detail (arrays, ops)
-    errors: list = field(default_factory=list)  # inputs that could not be read (the loader's)
+    errors: list = field(default_factory=list)  # inputs that could not be read
+    stacked: bool = True  # False: every lane on one row (statistics need no stacking)
+    _ix: _Indexes = field(init=False, repr=False, compare=False)
 
-    # -- derived indexes (built lazily) ------------------------------------------------
     def __post_init__(self):
-        self._sub_bounds = None
-        self._sub_offset = None
-        self._dur_perm = None
+        object.__setattr__(self, "_ix", _Indexes())
+
+    def evolve(self, **changes) -> "TraceModel":
+        """A copy with ``changes``; the lazy indexes come along while items and lanes do."""
+        new = replace(self, **changes)
+        if not changes.keys() & {"items", "lanes"}:
+            old, ix = self._ix, new._ix
+            ix.sub_offset, ix.sub_bounds, ix.dur_perm = old.sub_offset, old.sub_bounds, old.dur_perm
+            if "utilization_steps" not in changes:
+                ix.all_ranks_steps = old.all_ranks_steps
+        return new
+
+    def adopt_indexes(self, sub_offset, sub_bounds, dur_perm, all_ranks_steps):
+        """Take indexes stored beside the model (a bundle keeps them: rebuilding costs seconds
+        at 10M items).  They are checked by the bundle's reader."""
+        ix = self._ix
+        ix.sub_offset, ix.sub_bounds, ix.dur_perm = sub_offset, sub_bounds, dur_perm
+        ix.all_ranks_steps = dict(all_ranks_steps)
+
+    def stored_indexes(self):
+        """(sub_offset, sub_bounds, dur_perm), built if needed: what a bundle stores."""
+        self._ensure_duration_index()
+        return self._ix.sub_offset, self._ix.sub_bounds, self._ix.dur_perm
 
     @property
     def n_items(self):
@@ -99,33 +137,35 @@ class TraceModel:
         return start, max(last + (last - start) // 200, start + 1)
 
     def _ensure_index(self):
-        if self._sub_bounds is not None:
+        ix = self._ix
+        if ix.sub_bounds is not None:
             return
         rows = self.lanes["rows"].astype(np.int64)
-        self._sub_offset = np.concatenate([[0], np.cumsum(rows)])
-        key = self._sub_offset[self.items["lane"]] + self.items["row"]
-        self._sub_bounds = np.searchsorted(key, np.arange(self._sub_offset[-1] + 1))
+        ix.sub_offset = np.concatenate([[0], np.cumsum(rows)])
+        key = ix.sub_offset[self.items["lane"]] + self.items["row"]
+        ix.sub_bounds = np.searchsorted(key, np.arange(ix.sub_offset[-1] + 1))
 
     def _ensure_duration_index(self):
         """Per sublane, items ordered by duration (longest first): finds wide items fast.
         Built on the first drawing only (statistics never need it)."""
         self._ensure_index()
-        if self._dur_perm is not None:
+        ix = self._ix
+        if ix.dur_perm is not None:
             return
-        key = self._sub_offset[self.items["lane"]] + self.items["row"]
+        key = ix.sub_offset[self.items["lane"]] + self.items["row"]
         dur = self.items["stop"] - self.items["start"]
         order = np.lexsort((-dur, key))
-        self._dur_perm = order.astype(np.int64 if self.n_items >= 2**31 else np.int32)
+        ix.dur_perm = order.astype(np.int64 if self.n_items >= 2**31 else np.int32)
 
     def sublane(self, lane, row):
         self._ensure_index()
-        k = self._sub_offset[lane] + row
-        return int(self._sub_bounds[k]), int(self._sub_bounds[k + 1])
+        k = self._ix.sub_offset[lane] + row
+        return int(self._ix.sub_bounds[k]), int(self._ix.sub_bounds[k + 1])
 
     def lane_range(self, lane):
         self._ensure_index()
-        return (int(self._sub_bounds[self._sub_offset[lane]]),
-                int(self._sub_bounds[self._sub_offset[lane + 1]]))
+        off, b = self._ix.sub_offset, self._ix.sub_bounds
+        return int(b[off[lane]]), int(b[off[lane + 1]])
 
     # -- lanes ---------------------------------------------------------------------------
     def lane_group(self, lane) -> str:
@@ -183,7 +223,7 @@ class TraceModel:
             if i1 <= i0:
                 continue
             n_view = i1 - i0
-            perm = self._dur_perm[lo:hi]
+            perm = self._ix.dur_perm[lo:hi]
             # wide items: prefix of the duration order with dur >= min_dur
             k = bisect.bisect_left(range(hi - lo), -min_dur,
                                    key=lambda j: -(stop[perm[j] - lo] - start[perm[j] - lo]))
@@ -244,7 +284,7 @@ class TraceModel:
     def _all_ranks_step(self, group):
         """One step function for the group over all ranks (sum of integrals, summed
         denominators), built on first use: one lookup per frame instead of one per rank."""
-        cache = self.extra.setdefault("_all_ranks_steps", {})
+        cache = self._ix.all_ranks_steps
         if group not in cache:
             steps = [s for (r, g), s in self.utilization_steps.items() if g == group]
             if not steps:
@@ -307,7 +347,7 @@ class TraceModel:
             if ready >= create > 0 or (ready >= create and kind != ItemKind.INSTANCE):
                 d["deferred_ns"] = ready - create
                 d["delayed_ns"] = start - ready
-        variant = self.extra.get("variant_by_name_group", {}).get(
+        variant = self.variant_by_name_group.get(
             (int(it["name"][i]), self.lane_group(lane)))
         if variant:
             d["variant"] = variant
@@ -383,8 +423,8 @@ class TraceModel:
                 if isinstance(v, np.ndarray):
                     total += v.nbytes
         total += sum(s.nbytes for s in self.utilization_steps.values())
-        if self._dur_perm is not None:
-            total += self._dur_perm.nbytes + self._sub_bounds.nbytes
+        if self._ix.dur_perm is not None:
+            total += self._ix.dur_perm.nbytes + self._ix.sub_bounds.nbytes
         return total
 
 

@@ -79,6 +79,18 @@ def test_statistics_do_not_need_stacked_rows(synthetic_8):
     assert a == b
 
 
+def test_the_model_is_frozen_and_typed(synthetic_8):
+    """Nothing is added to a model after it is built: stages make a new one (evolve)."""
+    import dataclasses
+    m = load_profile(synthetic_8)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        m.items = {}
+    assert not hasattr(m, "extra")
+    assert m.busy_ns and all(isinstance(v, int) for v in m.busy_ns.values())
+    e = m.evolve(errors=["x: damaged"])
+    assert e.errors == ["x: damaged"] and m.errors == [] and e.items is m.items
+
+
 def test_step_integral_matches_brute_force():
     rng = np.random.default_rng(3)
     s = rng.integers(0, 10_000, 500)

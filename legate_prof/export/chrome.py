@@ -58,7 +58,7 @@ def pieces(model, lo, hi):
 
 def _labels(model):
     """JSON-quoted event name per (name id, group, state): 'Name (Variant)' + state suffix."""
-    variant = model.extra.get("variant_by_name_group", {})
+    variant = model.variant_by_name_group
     n_groups = len(GROUP_KEYS)
     table = {}
     # chunk by chunk: no item-sized temporaries
