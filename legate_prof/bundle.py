@@ -87,8 +87,11 @@ def _column(ref, buf, base):
     return np.frombuffer(buf, dtype=dt, count=count, offset=base + offset).reshape(shape)
 
 
-def write_bundle(model, path):
-    """Write through a temporary file renamed at the end: a reader never sees half a bundle."""
+def write_bundle(model, path, indexes=True):
+    """Write through a temporary file renamed at the end: a reader never sees half a bundle.
+
+    ``indexes=False`` leaves out the lookup indexes (a rank's model on its way to be merged,
+    whose indexes would be rebuilt anyway)."""
     steps = [{"rank": r, "group": g, "t": s.t, "integral": s.integral,
               "denominator": s.denominator} for (r, g), s in model.utilization_steps.items()]
     extra = {"busy_ns": [[r, g, v] for (r, g), v in model.busy_ns.items()],
@@ -96,14 +99,17 @@ def write_bundle(model, path):
     if model.runtime_end_ns is not None:
         extra["runtime_end_ns"] = model.runtime_end_ns
     # the indexes are stored too: rebuilding them costs seconds at 10M items
-    sub_offset, sub_bounds, dur_perm = model.stored_indexes()
+    index = None
+    if indexes:
+        sub_offset, sub_bounds, dur_perm = model.stored_indexes()
+        index = {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
     groups = sorted({g for _, g in model.utilization_steps})
     all_ranks = [(g, model._all_ranks_step(g)) for g in groups]
     all_steps = [{"group": g, "t": st.t, "integral": st.integral, "denominator": st.denominator}
                  for g, st in all_ranks if st is not None]
     doc = {
         "all_steps": all_steps,
-        "index": {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm},
+        "index": index, "stacked": bool(model.stacked),
         "version": FORMAT_VERSION,
         "items": model.items, "lanes": model.lanes, "names": model.names, "ops": model.ops,
         "provenances": model.provenances, "waits": model.waits, "transfers": model.transfers,
@@ -170,9 +176,10 @@ def _model_of(d):
                            for s in d["steps"]},
         busy_ns={(r, g): v for r, g, v in ex.get("busy_ns", [])},
         variant_by_name_group={(n, g): v for n, g, v in ex.get("variants", [])},
-        runtime_end_ns=ex.get("runtime_end_ns"))
-    model.adopt_indexes(
-        d["index"]["sub_offset"], d["index"]["sub_bounds"], d["index"]["dur_perm"],
-        {s["group"]: StepIntegral(s["t"], s["integral"], s["denominator"])
-         for s in d["all_steps"]})
+        runtime_end_ns=ex.get("runtime_end_ns"), stacked=d.get("stacked", True))
+    if d["index"] is not None:
+        model.adopt_indexes(
+            d["index"]["sub_offset"], d["index"]["sub_bounds"], d["index"]["dur_perm"],
+            {s["group"]: StepIntegral(s["t"], s["integral"], s["denominator"])
+             for s in d["all_steps"]})
     return model

@@ -127,7 +127,10 @@ def check_bundle(d):
     tr = d["transfers"]
     _in_range(tr["item"], 0, n, "transfer item")
     _sorted(tr["item"], "transfers")
-    _check_index(d.get("index"), items, lanes, n)
+    if d.get("index") is not None:  # absent in a rank's model on its way to be merged
+        _check_index(d.get("index"), items, lanes, n)
+    if not isinstance(d.get("stacked", True), bool):
+        _fail("stacked flag damaged")
     ranks = d.get("ranks")
     if not isinstance(ranks, list) or not ranks:
         _fail("ranks missing")

@@ -117,7 +117,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
         transfers = {k: np.zeros(0, np.uint64) for k in ("size", "src", "dst", "inst")}
         transfers["item"] = np.zeros(0, np.int64)
 
-    lanes = _lane_table(lane_tab, n_rows, procs, mems)
+    lanes = lane_table(lane_tab, n_rows, procs, mems)
     for (r, g, ref), cap in (lane_capacity or {}).items():
         hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
         lanes["capacity"][hit] = cap
@@ -158,7 +158,8 @@ def _pk(k):
         return None
 
 
-def _lane_table(lane_tab, n_rows, procs, mems):
+def lane_table(lane_tab, n_rows, procs, mems):
+    """The lane table: keys, rows, capacity, and short and long names as the reference's."""
     n = len(lane_tab)
     cap = np.zeros(n, np.int64)
     names, titles = [], []

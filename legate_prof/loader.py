@@ -85,16 +85,17 @@ def _note(msg):
     print(msg, file=sys.stderr)
 
 
-def load_profile(paths, progress=None, use_cache=False, stack=True):
+def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None):
     """Read every input and merge into one model.
 
     Unreadable inputs raise ProfileError only when *nothing* could be read; otherwise the
     problem goes into ``model.warnings`` and ``model.errors`` and the rest is shown.
     ``stack=False`` skips stacking lanes into rows (for statistics, diagnosis, comparisons);
-    the result is not cached.
+    the result is not cached.  Rank files are built in parallel processes when they are big
+    enough (``workers``: how many; 1 builds here; default from ``rank_parallel.worker_count``).
     """
     from .model_builder import build_model
-    paths = [os.fspath(p) for p in paths]
+    paths = expand_inputs([os.fspath(p) for p in paths])
     if use_cache:
         from .cache import load_cached
         cached = load_cached(paths, note=_note)
@@ -104,11 +105,27 @@ def load_profile(paths, progress=None, use_cache=False, stack=True):
     bundles = []
     paths, dup_warnings = _distinct(paths)
     warnings.extend(dup_warnings)
+    kinds = {}
+    for path in paths:
+        try:
+            kinds[path] = sniff(path)
+        except ProfileError as e:
+            errors.append(e)
+    legion = [p for p in paths if kinds.get(p) == "legion"]
+    if len(legion) == len(kinds) and not errors:
+        from .rank_parallel import build_in_parallel, worker_count
+        n = worker_count(legion, sum(os.path.getsize(p) for p in legion), workers)
+        built = build_in_parallel(legion, stack, n, progress) if n > 1 else None
+        if built is not None:
+            model = built.evolve(warnings=warnings + list(built.warnings))
+            return _finish(model, paths, [], [], use_cache, stack, False)
     for i, path in enumerate(paths):
+        if path not in kinds:
+            continue
         if progress:
             progress(i, len(paths), f"reading {os.path.basename(path)}")
         try:
-            kind = sniff(path)
+            kind = kinds[path]
             if kind == "legion":
                 log = LegionProfReader(path).read()
                 logs.append(log)
@@ -128,11 +145,10 @@ def load_profile(paths, progress=None, use_cache=False, stack=True):
         except ProfileError as e:
             errors.append(e)
     if bundles:
-        if len(bundles) > 1 or logs or streams:
-            errors.append(ProfileError(bundles[1] if len(bundles) > 1 else bundles[0],
-                                       "a bundle must be opened on its own"))
-        from .bundle import read_bundle
-        model = read_bundle(bundles[0])
+        if logs or streams:
+            errors.append(ProfileError(bundles[0], "bundles open with other bundles only "
+                                                   "(convert the .prof files too)"))
+        model = _merge_bundles(bundles, errors)
     elif not logs and not streams:
         if not errors:
             if texts:
@@ -145,6 +161,54 @@ def load_profile(paths, progress=None, use_cache=False, stack=True):
             progress(len(paths), len(paths), "building timeline")
         model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams,
                             stack=stack)
+    return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles))
+
+
+def _merge_bundles(paths, errors):
+    """Per-rank bundles (``convert`` run on each rank's file) as one profile."""
+    from .bundle import read_bundle
+    from .model_merge import CannotMerge, merge_models
+    models, read = [], []
+    for p in paths:
+        try:
+            models.append(read_bundle(p))
+            read.append(p)
+        except ProfileError as e:
+            errors.append(e)
+    if not models:
+        raise errors[0]
+    try:
+        return merge_models(models)
+    except CannotMerge:
+        errors.append(ProfileError(read[1], "holds ranks that another bundle holds too "
+                                            f"({read[0]}); opened {read[0]} alone"))
+        return models[0]
+
+
+def expand_inputs(paths):
+    """Inputs with each directory replaced by the profile files in it: its bundles
+    (``*.lpbundle``) if it has any, else its Legion Prof logs (``*.prof``, ``*.prof.gz``)."""
+    out = []
+    for p in paths:
+        if not os.path.isdir(p):
+            out.append(p)
+            continue
+        names = sorted(os.listdir(p), key=_natural)
+        found = [n for n in names if n.endswith(".lpbundle")] or \
+            [n for n in names if n.endswith((".prof", ".prof.gz"))]
+        if not found:
+            raise ProfileError(p, "is a directory with no .prof or .lpbundle files in it")
+        out.extend(os.path.join(p, n) for n in found)
+    return out
+
+
+def _natural(s):
+    import re
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+
+
+def _finish(model, paths, errors, texts, use_cache, stack, from_bundle):
+    """Attach console logs (an OOM report), record sources and errors, cache."""
     from .oom_report import attach_oom_report
     for t in texts:
         try:
@@ -152,7 +216,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True):
         except ProfileError as e:
             errors.append(e)
     model = model.evolve(sources=paths, errors=[str(e) for e in errors])
-    if use_cache and stack and not errors and not bundles:
+    if use_cache and stack and not errors and not from_bundle:
         from .cache import store_cached
         try:
             store_cached(model, paths, note=_note)

@@ -19,11 +19,12 @@ from .wait_matching import match_waits
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
-def build_model(logs, warnings=None, streams=(), stack=True) -> TraceModel:
+def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -> TraceModel:
     """Merge the ranks' logs (and runtime streams) into one model.
 
     ``stack=False`` leaves every lane on one row: what statistics, diagnosis and exports need,
-    without the cost of stacking (``TraceModel.stacked`` says which).
+    without the cost of stacking (``TraceModel.stacked`` says which).  ``check_files=False``
+    leaves out the warnings about the set of files (a rank built alone, merged later).
     """
     warnings = list(warnings or [])
     names = StringTable()
@@ -90,7 +91,8 @@ def build_model(logs, warnings=None, streams=(), stack=True) -> TraceModel:
                 nxt += 1
             r["rank"] = nxt
             known.add(nxt)
-    warnings.extend(cross_file_problems(ranks))
+    if check_files:
+        warnings.extend(cross_file_problems(ranks))
 
     procs = dedup({"proc_id": np.array([p[0] for p in proc_rows], np.uint64),
                     "kind": np.array([p[1] for p in proc_rows], np.int32)}, "proc_id")

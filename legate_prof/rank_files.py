@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-
-
 SAME_RUN_ZERO_TIME_NS = 60 * 10**9  # ranks of one run start within a minute of each other
 
 

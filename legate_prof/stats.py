@@ -33,6 +33,17 @@ def _running_ns(model, idx, waited=None):
     return dur - waited[idx].astype(np.int64)
 
 
+def _dense_ids(ids, bound):
+    """(sorted distinct ids, index of each id among them) for non-negative ids < ``bound``:
+    a count per possible id when that table is small, a sort otherwise."""
+    ids = np.asarray(ids, np.int64)
+    if 0 < bound <= max(4 * len(ids), 1 << 22) and (len(ids) == 0 or int(ids.max()) < bound):
+        present = np.bincount(ids, minlength=bound) > 0
+        uniq = np.flatnonzero(present)
+        return uniq, (np.cumsum(present) - 1)[ids]
+    return np.unique(ids, return_inverse=True)
+
+
 def _timings(inv, n, dur, run):
     """Per group (``inv`` in 0..n-1): count, total, running, min, max, sample std dev."""
     count = np.bincount(inv, minlength=n)
@@ -42,16 +53,10 @@ def _timings(inv, n, dur, run):
     mean = total / np.maximum(count, 1)
     sq = np.bincount(inv, weights=(d - mean[inv]) ** 2, minlength=n)
     std = np.sqrt(sq / np.maximum(count - 1, 1))  # the reference's (n-1) std dev
-    # min and max per group: one sort by group, then a reduction per run
-    order = np.argsort(inv, kind="stable")
-    has = count > 0
-    first = np.concatenate([[0], np.cumsum(count)[:-1]])[has]
-    ds = dur[order]
     mn = np.full(n, np.iinfo(np.int64).max)
     mx = np.zeros(n, np.int64)
-    if len(ds):
-        mn[has] = np.minimum.reduceat(ds, first)
-        mx[has] = np.maximum(np.maximum.reduceat(ds, first), 0)
+    np.minimum.at(mn, inv, dur)  # ufunc.at is a tight loop since numpy 1.25
+    np.maximum.at(mx, inv, dur)
     return count, total, running, mean, std, mn, mx
 
 
@@ -76,20 +81,20 @@ def per_name_table(model, kinds, by=None, waited=None):
     names = it["name"][sel].astype(np.int64)
     dur = it["stop"][sel] - it["start"][sel]
     run = _running_ns(model, sel, waited if waited is not None else _waited_ns(model))
-    uniq, inv = np.unique(names, return_inverse=True)
+    uniq, inv = _dense_ids(names, len(model.names))
     t = _timings(inv, len(uniq), dur, run)
     if by:
-        detail = it["detail"][sel].astype(np.int64)
-        k = int(detail.max()) + 1
-        puniq, pinv = np.unique(names * k + detail, return_inverse=True)
+        d_uniq, d_inv = _dense_ids(it["detail"][sel].astype(np.int64), len(model.names))
+        k = max(len(d_uniq), 1)
+        puniq, pinv = _dense_ids(inv * k + d_inv, len(uniq) * k)
         pt = _timings(pinv, len(puniq), dur, run)
-        p_name, p_detail = puniq // k, puniq % k
+        p_name, p_detail = uniq[puniq // k], d_uniq[puniq % k]
         p_start = np.searchsorted(p_name, uniq, side="left")
         p_stop = np.searchsorted(p_name, uniq, side="right")
-    # provenances seen per name (the user's lines that launched it): one unique over pairs
+    # provenances seen per name (the user's lines that launched it): one pass over pairs
     prov = model.op_provenance(it["op_id"][sel]).astype(np.int64)
     np_ = len(model.provenances) + 1
-    name_prov = np.unique(inv.astype(np.int64) * np_ + prov)
+    name_prov, _ = _dense_ids(inv * np_ + prov, len(uniq) * np_)
     pn, pp = name_prov // np_, name_prov % np_
     rows = []
     for j, nid in enumerate(uniq.tolist()):

@@ -94,7 +94,10 @@ def test_special_and_empty_files_are_refused_without_blocking(tmp_path):
     empty = tmp_path / "empty.prof"
     empty.write_bytes(b"")
     one_line_error(cli("stats", empty), "is empty")
-    one_line_error(cli("stats", tmp_path), "is a directory")
+    (tmp_path / "nothing").mkdir()
+    one_line_error(cli("stats", tmp_path / "nothing"), "is a directory with no .prof")
+    # a directory's .prof files are its inputs: an empty one and a FIFO, refused, never read
+    one_line_error(cli("stats", tmp_path, timeout=30), "empty.prof: is empty")
 
 
 def test_log_that_is_not_a_console_log_is_refused(sample):
