@@ -51,7 +51,7 @@ class _Progress:
             self.stream.write("\n")
 
 
-def _load(files, args=None, also=None, stack=True):
+def _load(files, args=None, also=None, stack=True, check_files=True):
     """Load with terminal progress (and ``also``, e.g. a progress window, told the same).
 
     ``stack=False`` for commands that never draw lanes (rows are not built)."""
@@ -64,7 +64,7 @@ def _load(files, args=None, also=None, stack=True):
             also(done, total, what)
     try:
         model = load_profile(files, progress=progress, use_cache=getattr(args, "cache", False),
-                             stack=stack)
+                             stack=stack, check_files=check_files)
     finally:
         prog.close()
     for w in model.warnings:
@@ -205,13 +205,38 @@ def cmd_view(args):
         EXIT_USER_ERROR if model.errors else 0)
 
 
+def _bundle_beside(path):
+    name = os.path.basename(path)
+    for ext in (".prof.gz", ".prof", ".gz"):
+        if name.endswith(ext):
+            name = name[: -len(ext)]
+            break
+    return os.path.join(os.path.dirname(path), name + ".lpbundle")
+
+
 def cmd_convert(args):
     from .bundle import write_bundle
-    check_output(args.output, _inputs(args), {".lpbundle"}, "bundle")
-    model = _load(_inputs(args), args)
-    write_bundle(model, args.output)
-    print(f"wrote {args.output} ({model.n_items} items)")
-    return EXIT_USER_ERROR if model.errors else 0
+    inputs = _inputs(args)
+    if args.per_rank or (args.output is None and len(inputs) == 1):
+        if args.output is not None and len(inputs) > 1:
+            raise ProfileError(args.output, "--per-rank writes one bundle beside each input; "
+                                            "leave out -o")
+        jobs = [(f, args.output or _bundle_beside(f)) for f in inputs]
+    elif args.output is None:
+        raise ProfileError(inputs[0], "several inputs: give -o for one merged bundle, or "
+                                      "--per-rank for one beside each")
+    else:
+        jobs = [(inputs, args.output)]
+    for _, out in jobs:
+        check_output(out, inputs, {".lpbundle"}, "bundle")
+    rc = 0
+    for files, out in jobs:
+        model = _load(files if isinstance(files, list) else [files], args,
+                      check_files=isinstance(files, list))
+        write_bundle(model, out)
+        print(f"wrote {out} ({model.n_items} items)")
+        rc = rc or (EXIT_USER_ERROR if model.errors else 0)
+    return rc
 
 
 def cmd_report(args):
@@ -429,9 +454,14 @@ def build_parser():
     cm.add_argument("--expand", nargs="*", default=[], metavar="KIND", type=_expand_arg)
     cm.set_defaults(func=cmd_compare, cache=False)
 
-    c = sub.add_parser("convert", help="write the merged model as one .lpbundle file")
+    c = sub.add_parser("convert", help="write the merged model as one .lpbundle file, or with "
+                                       "--per-rank one bundle beside each rank's file")
     c.add_argument("files", nargs="+")
-    c.add_argument("-o", "--output", required=True)
+    c.add_argument("-o", "--output", help="the bundle (default: beside a single input, "
+                                          "named after it)")
+    c.add_argument("--per-rank", action="store_true",
+                   help="one bundle per rank file, beside it (on a cluster: run where each "
+                        "file lies); `view DIR` opens them together")
     c.set_defaults(func=cmd_convert)
 
     rp = sub.add_parser("report", help="write the offline HTML report folder (index.html)")

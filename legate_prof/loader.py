@@ -85,7 +85,8 @@ def _note(msg):
     print(msg, file=sys.stderr)
 
 
-def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None):
+def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None,
+                 check_files=True):
     """Read every input and merge into one model.
 
     Unreadable inputs raise ProfileError only when *nothing* could be read; otherwise the
@@ -93,6 +94,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     ``stack=False`` skips stacking lanes into rows (for statistics, diagnosis, comparisons);
     the result is not cached.  Rank files are built in parallel processes when they are big
     enough (``workers``: how many; 1 builds here; default from ``rank_parallel.worker_count``).
+    ``check_files=False``: no warnings about the set of files (one rank converted alone).
     """
     from .model_builder import build_model
     paths = expand_inputs([os.fspath(p) for p in paths])
@@ -160,7 +162,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
         if progress:
             progress(len(paths), len(paths), "building timeline")
         model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams,
-                            stack=stack)
+                            stack=stack, check_files=check_files)
     return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles))
 
 

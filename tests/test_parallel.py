@@ -36,19 +36,25 @@ def test_ranks_built_in_parallel_give_the_model_of_one_build(synthetic_8, stack)
     assert parallel.stacked is stack
 
 
-def test_per_rank_bundles_open_as_one_profile(synthetic_8, tmp_path):
-    """`convert` runs per rank file where it lies; the bundles open together as the profile."""
+def test_per_rank_bundles_open_as_one_profile(synthetic_8, tmp_path, capsys):
+    """`convert --per-rank` writes a bundle beside each rank's file (on a cluster, where it
+    lies); the bundles, in any order or as their directory, open as the whole profile."""
     from legate_prof.cli import main
-    bundles = []
-    for p in map(Path, synthetic_8):
-        out = tmp_path / (p.name.removesuffix(".prof") + ".lpbundle")
-        assert main(["convert", str(p), "-o", str(out)]) == 0
-        bundles.append(out)
-    whole = load_profile(synthetic_8, workers=1)
-    merged = load_profile(bundles[::-1])  # any order
+    files = [shutil.copy(p, tmp_path) for p in synthetic_8]
+    assert main(["convert", "--per-rank", *files]) == 0
+    assert "have no file" not in capsys.readouterr().err  # a rank alone is not a warning
+    bundles = sorted(tmp_path.glob("*.lpbundle"))
+    assert [b.stem for b in bundles] == sorted(Path(f).stem for f in files)
+    whole = load_profile(files, workers=1)
+    merged = load_profile(bundles[::-1])
     _same_model(whole, merged.evolve(sources=whole.sources))
-    # a directory of them too
-    assert load_profile([tmp_path]).n_items == whole.n_items
+    in_dir = load_profile([tmp_path])  # bundles win over the .prof files beside them
+    assert in_dir.sources == [str(b) for b in bundles] and in_dir.n_items == whole.n_items
+    # a rank in two bundles: one line says so, and the first bundle still opens
+    assert main(["convert", *files[:2], "-o", str(tmp_path / "both.lpbundle")]) == 0
+    twice = load_profile([tmp_path / "both.lpbundle", bundles[0]])
+    assert len(twice.errors) == 1 and "holds ranks that another bundle holds" in twice.errors[0]
+    assert twice.n_ranks == 2
 
 
 def test_two_files_of_one_rank_are_built_together(synthetic_8, tmp_path):
