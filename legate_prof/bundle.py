@@ -130,7 +130,9 @@ def write_bundle(model, path, indexes=True):
     return str(path)
 
 
-def read_bundle(path):
+def read_bundle(path, check=True):
+    """Map a bundle as a model; ``check=False`` only for a bundle this process just checked
+    or a worker of ours just wrote."""
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -157,7 +159,8 @@ def read_bundle(path):
     base = -(-(hstart + hlen) // ALIGN) * ALIGN
     try:
         d = _unpack(doc, buf, base)
-        check_bundle(d)
+        if check:
+            check_bundle(d)
         return _model_of(d)
     except (ValueError, BundleDamage) as e:  # a column past the end, a field damaged
         raise ProfileError(path, f"damaged bundle ({e}); convert again") from None

@@ -63,7 +63,10 @@ def _load(files, args=None, also=None, stack=True, check_files=True):
         if also is not None:
             also(done, total, what)
     try:
-        model = load_profile(files, progress=progress, use_cache=getattr(args, "cache", False),
+        cache = getattr(args, "cache", False)
+        if cache and getattr(args, "func", None) is cmd_view:
+            cache = "later"  # the window first; the cache entry is written meanwhile
+        model = load_profile(files, progress=progress, use_cache=cache,
                              stack=stack, check_files=check_files)
     finally:
         prog.close()

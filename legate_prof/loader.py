@@ -95,6 +95,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     the result is not cached.  Rank files are built in parallel processes when they are big
     enough (``workers``: how many; 1 builds here; default from ``rank_parallel.worker_count``).
     ``check_files=False``: no warnings about the set of files (one rank converted alone).
+    ``use_cache="later"`` writes the cache entry in a thread after returning (the viewer).
     """
     from .model_builder import build_model
     paths = expand_inputs([os.fspath(p) for p in paths])
@@ -169,22 +170,24 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
 def _merge_bundles(paths, errors):
     """Per-rank bundles (``convert`` run on each rank's file) as one profile."""
     from .bundle import read_bundle
-    from .model_merge import CannotMerge, merge_models
-    models, read = [], []
+    from .model_merge import CannotMerge, merge_opened
+    read = []
     for p in paths:
         try:
-            models.append(read_bundle(p))
+            read_bundle(p)  # checked once here; opened again, one at a time, to merge
             read.append(p)
         except ProfileError as e:
             errors.append(e)
-    if not models:
+    if not read:
         raise errors[0]
+    if len(read) == 1:
+        return read_bundle(read[0])
     try:
-        return merge_models(models)
+        return merge_opened(len(read), lambda i: read_bundle(read[i], check=False))
     except CannotMerge:
         errors.append(ProfileError(read[1], "holds ranks that another bundle holds too "
                                             f"({read[0]}); opened {read[0]} alone"))
-        return models[0]
+        return read_bundle(read[0])
 
 
 def expand_inputs(paths):
@@ -219,12 +222,21 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle):
             errors.append(e)
     model = model.evolve(sources=paths, errors=[str(e) for e in errors])
     if use_cache and stack and not errors and not from_bundle:
-        from .cache import store_cached
-        try:
-            store_cached(model, paths, note=_note)
-        except (OSError, ProfileError) as e:
-            _note(f"legate_prof: note: could not cache the built timeline ({e})")
+        if use_cache == "later":  # the viewer: show the timeline first, write meanwhile
+            import threading
+            threading.Thread(target=_store, args=(model, paths), name="legate_prof cache",
+                             daemon=False).start()
+        else:
+            _store(model, paths)
     return model
+
+
+def _store(model, paths):
+    from .cache import store_cached
+    try:
+        store_cached(model, paths, note=_note)
+    except (OSError, ProfileError) as e:
+        _note(f"legate_prof: note: could not cache the built timeline ({e})")
 
 
 __all__ = ["load_profile", "sniff", "ProfileError", "ProfileWarning"]

@@ -2,20 +2,27 @@
 
 Each rank's model already has its lanes, rows, waits and utilization; merging renumbers string
 ids (names, provenances), offsets lane and item indices, and concatenates.  Lanes must come out
-in the order one build of all files would give them — (rank, group, ref, ref2) — and no lane may
-appear in two ranks' models (a channel whose copies were recorded on two nodes would need its
-rows stacked together): ``merge_models`` raises ``CannotMerge`` then, and the caller builds all
-files at once instead.
+in the order one build of all files would give them — (rank, group, ref, ref2) — and no rank may
+appear in two models (a channel whose copies were recorded on two nodes would need its rows
+stacked together): ``merge_models`` raises ``CannotMerge`` then, and the caller builds all files
+at once instead.
+
+Models are opened one at a time, twice (``open_model(i)``, typically mapping a bundle): once for
+their small tables, once to copy their big columns into place.  So the peak is the merged model
+plus one rank's, not every rank's twice.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .intervals import StepIntegral
 from .lane_layout import lane_table
-from .record_items import dedup
 from .rank_files import cross_file_problems
+from .record_items import dedup
 from .trace_model import TraceModel
+
+_LANE_KEYS = ("rank", "group", "ref", "ref2")
 
 
 class CannotMerge(Exception):
@@ -37,82 +44,106 @@ def _union_strings(tables):
     return strings, remaps
 
 
-def _concat(dicts, key, shift=None):
-    parts = [d[key] if shift is None else d[key].astype(np.int64) + s
-             for d, s in zip(dicts, shift if shift is not None else [0] * len(dicts))]
-    return np.concatenate(parts)
+class _Small:
+    """What pass one keeps of a model: everything but its per-item columns."""
+
+    def __init__(self, m):
+        self.n_items, self.n_lanes = m.n_items, m.n_lanes
+        self.n_waits = len(next(iter(m.waits.values()))) if m.waits else 0
+        self.n_transfers = len(m.transfers["item"])
+        self.names, self.provenances, self.ranks = list(m.names), list(m.provenances), m.ranks
+        self.lanes = {k: np.array(m.lanes[k]) for k in (*_LANE_KEYS, "rows", "capacity")}
+        self.lane_ranks = set(np.unique(m.lanes["rank"]).tolist())
+        self.ops = {k: np.array(v) for k, v in m.ops.items()}
+        self.procs = {k: np.array(v) for k, v in m.procs.items()}
+        self.mems = {k: np.array(v) for k, v in m.mems.items()}
+        self.steps = {k: StepIntegral(np.array(s.t), np.array(s.integral), s.denominator)
+                      for k, s in m.utilization_steps.items()}
+        self.busy_ns, self.variants = dict(m.busy_ns), dict(m.variant_by_name_group)
+        self.warnings, self.markers, self.sources = list(m.warnings), list(m.markers), list(
+            m.sources)
+        self.runtime_end_ns, self.stacked = m.runtime_end_ns, m.stacked
+        self.dtypes = ({k: v.dtype for k, v in m.items.items()},
+                       {k: v.dtype for k, v in m.waits.items()},
+                       {k: v.dtype for k, v in m.transfers.items()})
 
 
 def merge_models(models) -> TraceModel:
     """One model of all ranks from models of one or more ranks each (ranks disjoint)."""
+    models = list(models)
     if len(models) == 1:
         return models[0]
-    if len({m.stacked for m in models}) != 1:
+    return merge_opened(len(models), lambda i: models[i])
+
+
+def merge_opened(n, open_model) -> TraceModel:
+    """Merge ``n`` models that ``open_model(i)`` opens (and may open again)."""
+    small = [_Small(open_model(i)) for i in range(n)]
+    if len({s.stacked for s in small}) != 1:
         raise CannotMerge("stacked and unstacked models")
-    ranks_seen = [{int(r) for r in np.unique(m.lanes["rank"]).tolist()} for m in models]
-    if sum(len(r) for r in ranks_seen) != len(set().union(*ranks_seen)):
+    seen = [s.lane_ranks for s in small]
+    if sum(len(r) for r in seen) != len(set().union(*seen)):
         raise CannotMerge("a rank's lanes are in two models")
-    order = sorted(range(len(models)), key=lambda k: min(ranks_seen[k], default=1 << 30))
-    models = [models[k] for k in order]
-    # lanes of one model must all precede the next's in (rank, ...) order
-    bounds = [(min(r, default=0), max(r, default=-1)) for r in (ranks_seen[k] for k in order)]
-    for (a0, a1), (b0, b1) in zip(bounds, bounds[1:]):
+    order = sorted(range(n), key=lambda k: min(seen[k], default=1 << 30))
+    spans = [(min(seen[k], default=0), max(seen[k], default=-1)) for k in order]
+    for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
         if a1 >= 0 and b1 >= 0 and a1 >= b0:
             raise CannotMerge("ranks of two models interleave")
+    small = [small[k] for k in order]
 
-    names, name_maps = _union_strings([m.names for m in models])
-    provs, prov_maps = _union_strings([m.provenances for m in models])
-    item_off = np.cumsum([0] + [m.n_items for m in models])
-    lane_off = np.cumsum([0] + [m.n_lanes for m in models])
+    names, name_maps = _union_strings([s.names for s in small])
+    provs, prov_maps = _union_strings([s.provenances for s in small])
+    item_off = np.cumsum([0] + [s.n_items for s in small])
+    lane_off = np.cumsum([0] + [s.n_lanes for s in small])
+    wait_off = np.cumsum([0] + [s.n_waits for s in small])
+    tr_off = np.cumsum([0] + [s.n_transfers for s in small])
+    item_dt, wait_dt, tr_dt = small[0].dtypes
+    items = {k: np.empty(int(item_off[-1]), dt) for k, dt in item_dt.items()}
+    waits = {k: np.empty(int(wait_off[-1]), dt) for k, dt in wait_dt.items()}
+    transfers = {k: np.empty(int(tr_off[-1]), dt) for k, dt in tr_dt.items()}
+    for j, k in enumerate(order):  # pass two: the big columns, one model mapped at a time
+        m = open_model(k)
+        a, b = item_off[j], item_off[j + 1]
+        for c, col in m.items.items():
+            if c in ("name", "detail"):
+                items[c][a:b] = name_maps[j][col]
+            elif c == "lane":
+                items[c][a:b] = col.astype(np.int64) + lane_off[j]
+            else:
+                items[c][a:b] = col
+        for table, out, off in ((m.waits, waits, wait_off), (m.transfers, transfers, tr_off)):
+            for c, col in table.items():
+                out[c][off[j]:off[j + 1]] = col + a if c == "item" else col
+        del m
 
-    items = {}
-    for c in models[0].items:
-        if c in ("name", "detail"):
-            items[c] = np.concatenate([nm[m.items[c]].astype(m.items[c].dtype)
-                                       for m, nm in zip(models, name_maps)])
-        elif c == "lane":
-            items[c] = np.concatenate([m.items[c].astype(np.int64) + o for m, o in
-                                       zip(models, lane_off[:-1])]).astype(np.int32)
-        else:
-            items[c] = np.concatenate([m.items[c] for m in models])
-
-    waits = {k: (_concat([m.waits for m in models], k, item_off[:-1]) if k == "item"
-                 else _concat([m.waits for m in models], k)) for k in models[0].waits}
-    transfers = {k: (_concat([m.transfers for m in models], k, item_off[:-1]) if k == "item"
-                     else _concat([m.transfers for m in models], k))
-                 for k in models[0].transfers}
-
-    ops_all = {k: np.concatenate([m.ops[k] if k != "provenance" else pm[m.ops[k]]
-                                  for m, pm in zip(models, prov_maps)])
-               for k in models[0].ops}
+    ops_all = {c: np.concatenate([s.ops[c] if c != "provenance" else pm[s.ops[c]]
+                                  for s, pm in zip(small, prov_maps)]) for c in small[0].ops}
     first = np.unique(ops_all["op_id"], return_index=True)[1]  # the first rank's copy wins
-    ops = {k: v[first] for k, v in ops_all.items()}
+    ops = {c: v[first] for c, v in ops_all.items()}
     ops["provenance"] = ops["provenance"].astype(np.int32)
-
-    procs = dedup({k: np.concatenate([m.procs[k] for m in models])
-                   for k in ("proc_id", "kind", "rank")}, "proc_id")
-    mems = dedup({k: np.concatenate([m.mems[k] for m in models])
-                  for k in ("mem_id", "kind", "capacity", "rank")}, "mem_id")
-
+    procs = dedup({c: np.concatenate([s.procs[c] for s in small]) for c in small[0].procs},
+                  "proc_id")
+    mems = dedup({c: np.concatenate([s.mems[c] for s in small]) for c in small[0].mems},
+                 "mem_id")
     key_dtype = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
     lane_tab = np.empty(int(lane_off[-1]), key_dtype)
-    for k in ("rank", "group", "ref", "ref2"):
-        lane_tab[k] = np.concatenate([m.lanes[k] for m in models])
-    lanes = lane_table(lane_tab, np.concatenate([m.lanes["rows"] for m in models]), procs, mems)
-    lanes["capacity"] = np.concatenate([m.lanes["capacity"] for m in models])
+    for c in _LANE_KEYS:
+        lane_tab[c] = np.concatenate([s.lanes[c] for s in small])
+    lanes = lane_table(lane_tab, np.concatenate([s.lanes["rows"] for s in small]), procs, mems)
+    lanes["capacity"] = np.concatenate([s.lanes["capacity"] for s in small])
 
-    ranks = [r for m in models for r in m.ranks]
+    ranks = [r for s in small for r in s.ranks]
     # warnings about the set of files are made again over all ranks (a rank's bundle has its own)
-    warnings = [w for m in models for w in m.warnings
-                if w not in set(cross_file_problems(m.ranks))] + cross_file_problems(ranks)
-    variants = {(int(nm[n]), g): v for m, nm in zip(models, name_maps)
-                for (n, g), v in m.variant_by_name_group.items()}
-    ends = [m.runtime_end_ns for m in models if m.runtime_end_ns is not None]
+    warnings = [w for s in small for w in s.warnings
+                if w not in set(cross_file_problems(s.ranks))] + cross_file_problems(ranks)
+    variants = {(int(nm[i]), g): v for s, nm in zip(small, name_maps)
+                for (i, g), v in s.variants.items()}
+    ends = [s.runtime_end_ns for s in small if s.runtime_end_ns is not None]
     return TraceModel(
         items=items, lanes=lanes, names=names, ops=ops, provenances=provs, waits=waits,
         transfers=transfers, ranks=ranks, procs=procs, mems=mems,
-        utilization_steps={k: v for m in models for k, v in m.utilization_steps.items()},
-        busy_ns={k: v for m in models for k, v in m.busy_ns.items()},
+        utilization_steps={k: v for s in small for k, v in s.steps.items()},
+        busy_ns={k: v for s in small for k, v in s.busy_ns.items()},
         variant_by_name_group=variants, runtime_end_ns=max(ends) if ends else None,
-        warnings=warnings, markers=[mk for m in models for mk in m.markers],
-        sources=[s for m in models for s in m.sources], stacked=models[0].stacked)
+        warnings=warnings, markers=[mk for s in small for mk in s.markers],
+        sources=[p for s in small for p in s.sources], stacked=small[0].stacked)

@@ -8,11 +8,12 @@ it cannot give what one build of all files gives, the caller builds them all at 
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import time
 
 # Below this much input, starting workers costs more than it saves.
 PARALLEL_MIN_BYTES = 48 << 20
@@ -36,46 +37,75 @@ def worker_count(paths, total_bytes, workers=None):
 
 
 def _build_rank(path, out, stack):
-    """In a worker: read one rank's log, build its model, write it to ``out``."""
+    """In a worker: read one rank's log, build its model, write it to ``out``; exit status 3
+    for a file that cannot be read (the serial path then reports it)."""
     from .bundle import write_bundle
     from .errors import ProfileError
     from .legion_reader import LegionProfReader
     from .model_builder import build_model
     try:
         log = LegionProfReader(path).read()
-        complete = len(log.table("MachineDesc")) > 0
+        if len(log.table("MachineDesc")) == 0:
+            return 3  # numbered after the others: only a build of all files can do that
         model = build_model([log], warnings=[str(w) for w in log.warnings], stack=stack,
                             check_files=False)
         write_bundle(model, out, indexes=False)
-        return {"path": path, "error": None, "complete": complete}
-    except ProfileError as e:
-        return {"path": path, "error": str(e), "complete": False}
+        return 0
+    except ProfileError:
+        return 3
 
 
 def build_in_parallel(paths, stack=True, workers=2, progress=None):
     """The model of Legion Prof logs built one rank per process; None when they must be
-    built together (a file without its machine description, lanes shared between ranks, a
-    worker that died), so that the caller does that."""
+    built together (a file without its machine description or that cannot be read, lanes
+    shared between ranks, a worker that died), so that the caller does that.
+
+    Workers are fresh interpreters (``python -m legate_prof.rank_parallel``), not forks: a
+    fork would copy the viewer's threads' locks, and multiprocessing's spawn would run the
+    caller's own script again in each worker when it has no ``__main__`` guard."""
     from .bundle import read_bundle
-    from .model_merge import CannotMerge, merge_models
+    from .model_merge import CannotMerge, merge_opened
     tmp = tempfile.mkdtemp(prefix="legate_prof_ranks_")
+    outs = [os.path.join(tmp, f"{i}.lpbundle") for i in range(len(paths))]
+    pending = list(range(len(paths)))
+    running = {}
+    failed = False
     try:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["legate_prof.model_builder", "legate_prof.bundle"])
-        results = {}
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            futures = {pool.submit(_build_rank, p, os.path.join(tmp, f"{i}.lpb"), stack): i
-                       for i, p in enumerate(paths)}
-            for done, f in enumerate(as_completed(futures), 1):
-                results[futures[f]] = f.result()
-                if progress:
-                    progress(done, len(paths), "built " + os.path.basename(
-                        results[futures[f]]["path"]))
-        if any(r["error"] or not r["complete"] for r in results.values()):
-            return None  # a damaged file: the serial path reports it as it always does
-        return merge_models([read_bundle(os.path.join(tmp, f"{i}.lpb"))
-                             for i in range(len(paths))])
-    except (CannotMerge, OSError, RuntimeError, EOFError, MemoryError):
-        return None  # BrokenProcessPool is a RuntimeError
+        while (pending or running) and not failed:
+            while pending and len(running) < workers:
+                i = pending.pop(0)
+                running[i] = subprocess.Popen(
+                    [sys.executable, "-m", "legate_prof.rank_parallel", paths[i], outs[i],
+                     "stack" if stack else "flat"],
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL, env=_worker_env())
+            for i, proc in list(running.items()):
+                if proc.poll() is not None:
+                    del running[i]
+                    failed = failed or proc.returncode != 0
+                    if progress:
+                        progress(len(paths) - len(pending) - len(running), len(paths),
+                                 "built " + os.path.basename(paths[i]))
+            time.sleep(0.005)
+        if failed:
+            return None
+        return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
+    except (CannotMerge, OSError):
+        return None
     finally:
+        for proc in running.values():
+            proc.kill()
+            proc.wait()
         shutil.rmtree(tmp, ignore_errors=True)  # mapped bundles stay readable until unmapped
+
+
+def _worker_env():
+    """The parent's environment, with this package importable however it was found."""
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+if __name__ == "__main__":
+    sys.exit(_build_rank(sys.argv[1], sys.argv[2], sys.argv[3] == "stack"))

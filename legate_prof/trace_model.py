@@ -46,13 +46,17 @@ class DrawRow:
     band_first: np.ndarray  # first item index of each band
 
 
+SUM_RANKS_PER_FRAME = 64
+
+
 class _Indexes:
     """Lazily built lookup structures of one model (never part of its meaning)."""
 
-    __slots__ = ("sub_offset", "sub_bounds", "dur_perm", "all_ranks_steps")
+    __slots__ = ("sub_offset", "sub_bounds", "dur_perm", "lane_dur_perm", "all_ranks_steps")
 
     def __init__(self):
         self.sub_offset = self.sub_bounds = self.dur_perm = None
+        self.lane_dur_perm = {}  # lane -> its items by (row, duration), before dur_perm exists
         self.all_ranks_steps = {}
 
 
@@ -93,6 +97,7 @@ class TraceModel:
         if not changes.keys() & {"items", "lanes"}:
             old, ix = self._ix, new._ix
             ix.sub_offset, ix.sub_bounds, ix.dur_perm = old.sub_offset, old.sub_bounds, old.dur_perm
+            ix.lane_dur_perm = old.lane_dur_perm
             if "utilization_steps" not in changes:
                 ix.all_ranks_steps = old.all_ranks_steps
         return new
@@ -157,6 +162,21 @@ class TraceModel:
         order = np.lexsort((-dur, key))
         ix.dur_perm = order.astype(np.int64 if self.n_items >= 2**31 else np.int32)
 
+    def _lane_duration_order(self, lane):
+        """(first item of ``lane``, its items by (row, duration longest first) as item
+        indices): a slice of the stored index, or built for this lane on its first drawing —
+        the first frame then sorts only the lanes it shows."""
+        lo, hi = self.lane_range(lane)
+        ix = self._ix
+        if ix.dur_perm is not None:
+            return lo, ix.dur_perm[lo:hi]
+        perm = ix.lane_dur_perm.get(lane)
+        if perm is None:
+            dur = self.items["stop"][lo:hi] - self.items["start"][lo:hi]
+            perm = np.lexsort((-dur, self.items["row"][lo:hi])) + lo
+            ix.lane_dur_perm[lane] = perm
+        return lo, perm
+
     def sublane(self, lane, row):
         self._ensure_index()
         k = self._ix.sub_offset[lane] + row
@@ -211,7 +231,7 @@ class TraceModel:
         min_dur = min_px * ns_px
         start_all = self.items["start"]
         stop_all = self.items["stop"]
-        self._ensure_duration_index()
+        lane_lo, lane_perm = self._lane_duration_order(lane)
         for row in range(int(self.lanes["rows"][lane])):
             lo, hi = self.sublane(lane, row)
             if hi == lo:
@@ -223,7 +243,7 @@ class TraceModel:
             if i1 <= i0:
                 continue
             n_view = i1 - i0
-            perm = self._ix.dur_perm[lo:hi]
+            perm = lane_perm[lo - lane_lo:hi - lane_lo]
             # wide items: prefix of the duration order with dur >= min_dur
             k = bisect.bisect_left(range(hi - lo), -min_dur,
                                    key=lambda j: -(stop[perm[j] - lo] - start[perm[j] - lo]))
@@ -274,16 +294,29 @@ class TraceModel:
         """Average utilization of a lane group in ``bins`` equal bins over [t0, t1].
 
         ``rank=None`` is the all-ranks summary: the per-rank averages weighted by each rank's
-        denominator (processor count or memory capacity), which is exact.
+        denominator (processor count or memory capacity), which is exact.  Up to
+        ``SUM_RANKS_PER_FRAME`` ranks it sums the ranks' integrals at the bin edges (nothing to
+        build first); beyond, one step function of all ranks is built once.
         """
         edges = np.linspace(t0, t1, bins + 1)
-        step = self.utilization_steps.get((rank, group)) if rank is not None \
-            else self._all_ranks_step(group)
-        return step.average(edges) if step is not None else np.zeros(bins)
+        if rank is not None:
+            step = self.utilization_steps.get((rank, group))
+            return step.average(edges) if step is not None else np.zeros(bins)
+        step = self._ix.all_ranks_steps.get(group)
+        steps = [s for (r, g), s in self.utilization_steps.items() if g == group]
+        if step is None and len(steps) > SUM_RANKS_PER_FRAME:
+            step = self._all_ranks_step(group)
+        if step is not None:
+            return step.average(edges)
+        if not steps:
+            return np.zeros(bins)
+        acc = sum(np.diff(s.integral_at(edges)) for s in steps)
+        den = np.diff(edges) * sum(s.denominator for s in steps)
+        return np.divide(acc, den, out=np.zeros(bins), where=den > 0)
 
     def _all_ranks_step(self, group):
-        """One step function for the group over all ranks (sum of integrals, summed
-        denominators), built on first use: one lookup per frame instead of one per rank."""
+        """One step function for the group over all ranks (summed levels and denominators),
+        built on first use by merging the ranks' level changes: O(N log N) in breakpoints."""
         cache = self._ix.all_ranks_steps
         if group not in cache:
             steps = [s for (r, g), s in self.utilization_steps.items() if g == group]
@@ -292,11 +325,7 @@ class TraceModel:
             elif len(steps) == 1:
                 cache[group] = steps[0]
             else:
-                t = np.unique(np.concatenate([s.t for s in steps]))
-                integral = np.zeros(len(t))
-                for s in steps:
-                    integral += s.integral_at(t)
-                cache[group] = StepIntegral(t, integral, sum(s.denominator for s in steps))
+                cache[group] = StepIntegral.sum(steps)
         return cache[group]
 
     # -- details and search ----------------------------------------------------------------
