@@ -8,12 +8,13 @@ it cannot give what one build of all files gives, the caller builds them all at 
 
 from __future__ import annotations
 
+import json
 import os
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 # Below this much input, starting workers costs more than it saves.
 PARALLEL_MIN_BYTES = 48 << 20
@@ -37,8 +38,8 @@ def worker_count(paths, total_bytes, workers=None):
 
 
 def _build_rank(path, out, stack):
-    """In a worker: read one rank's log, build its model, write it to ``out``; exit status 3
-    for a file that cannot be read (the serial path then reports it)."""
+    """In a worker: read one rank's log, build its model, write it to ``out``; False for a
+    file that cannot be read or has no machine description (the serial path then does it)."""
     from .bundle import write_bundle
     from .errors import ProfileError
     from .legion_reader import LegionProfReader
@@ -46,13 +47,24 @@ def _build_rank(path, out, stack):
     try:
         log = LegionProfReader(path).read()
         if len(log.table("MachineDesc")) == 0:
-            return 3  # numbered after the others: only a build of all files can do that
+            return False  # numbered after the others: only a build of all files can do that
         model = build_model([log], warnings=[str(w) for w in log.warnings], stack=stack,
                             check_files=False)
         write_bundle(model, out, indexes=False)
-        return 0
+        return True
     except ProfileError:
-        return 3
+        return False
+
+
+def _worker(jobs, stack):
+    """One worker process: its share of the rank files, one after the other; a line on
+    stdout per file done ("ok N" or "fail N")."""
+    for i, path, out in jobs:
+        ok = _build_rank(path, out, stack)
+        print(("ok" if ok else "fail"), i, flush=True)
+        if not ok:
+            return 3
+    return 0
 
 
 def build_in_parallel(paths, stack=True, workers=2, progress=None):
@@ -62,40 +74,51 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
 
     Workers are fresh interpreters (``python -m legate_prof.rank_parallel``), not forks: a
     fork would copy the viewer's threads' locks, and multiprocessing's spawn would run the
-    caller's own script again in each worker when it has no ``__main__`` guard."""
+    caller's own script again in each worker when it has no ``__main__`` guard.  Each takes a
+    share of the files (biggest first, to the least loaded), so few interpreters start."""
     from .bundle import read_bundle
     from .model_merge import CannotMerge, merge_opened
     tmp = tempfile.mkdtemp(prefix="legate_prof_ranks_")
     outs = [os.path.join(tmp, f"{i}.lpbundle") for i in range(len(paths))]
-    pending = list(range(len(paths)))
-    running = {}
-    failed = False
+    shares = [[] for _ in range(workers)]
+    load = [0] * workers
+    for i in sorted(range(len(paths)), key=lambda i: -os.path.getsize(paths[i])):
+        w = load.index(min(load))
+        shares[w].append((i, paths[i], outs[i]))
+        load[w] += os.path.getsize(paths[i])
+    procs = []
     try:
-        while (pending or running) and not failed:
-            while pending and len(running) < workers:
-                i = pending.pop(0)
-                running[i] = subprocess.Popen(
-                    [sys.executable, "-m", "legate_prof.rank_parallel", paths[i], outs[i],
-                     "stack" if stack else "flat"],
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL, env=_worker_env())
-            for i, proc in list(running.items()):
-                if proc.poll() is not None:
-                    del running[i]
-                    failed = failed or proc.returncode != 0
-                    if progress:
-                        progress(len(paths) - len(pending) - len(running), len(paths),
-                                 "built " + os.path.basename(paths[i]))
-            time.sleep(0.005)
-        if failed:
+        for share in shares:
+            procs.append(subprocess.Popen(
+                [sys.executable, "-m", "legate_prof.rank_parallel", json.dumps(share),
+                 "stack" if stack else "flat"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=_worker_env(), text=True))
+        done, failed = 0, False
+        streams = {p.stdout.fileno(): p for p in procs}
+        while streams and not failed:
+            ready, _, _ = select.select(list(streams), [], [])
+            for fd in ready:
+                line = streams[fd].stdout.readline()
+                if not line:
+                    del streams[fd]
+                    continue
+                word, i = line.split()
+                failed = failed or word != "ok"
+                done += 1
+                if progress:
+                    progress(done, len(paths), "built " + os.path.basename(paths[int(i)]))
+        if failed or any(p.wait() != 0 for p in procs) or done != len(paths):
             return None
         return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
-    except (CannotMerge, OSError):
+    except (CannotMerge, OSError, ValueError):
         return None
     finally:
-        for proc in running.values():
-            proc.kill()
-            proc.wait()
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            p.stdout.close()
         shutil.rmtree(tmp, ignore_errors=True)  # mapped bundles stay readable until unmapped
 
 
@@ -108,4 +131,4 @@ def _worker_env():
 
 
 if __name__ == "__main__":
-    sys.exit(_build_rank(sys.argv[1], sys.argv[2], sys.argv[3] == "stack"))
+    sys.exit(_worker(json.loads(sys.argv[1]), sys.argv[2] == "stack"))
