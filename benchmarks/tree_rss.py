@@ -1,0 +1,45 @@
+"""Run a command; print its wall time and the peak of the summed resident memory of its whole
+process tree (worker processes included), sampled every 20 ms.  Linux only.
+
+    python benchmarks/tree_rss.py legate_prof stats --json legate_*.prof
+"""
+
+import subprocess
+import sys
+import time
+
+
+def _tree(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = f.read().split()
+    except OSError:
+        return [pid]
+    return [pid] + [p for k in kids for p in _tree(int(k))]
+
+
+def _rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def measure(cmd):
+    """(wall seconds, peak tree RSS in MiB, exit status)."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    peak = 0
+    while p.poll() is None:
+        peak = max(peak, sum(_rss_kib(q) for q in _tree(p.pid)))
+        time.sleep(0.02)
+    return time.perf_counter() - t, peak / 1024, p.returncode
+
+
+if __name__ == "__main__":
+    wall, mib, rc = measure(sys.argv[1:])
+    print(f"wall {wall:.2f} s, peak tree RSS {mib:.0f} MiB, exit {rc}")
