@@ -158,6 +158,9 @@ def test_goldens_are_what_the_reference_prints_now(profile):
     binary = os.environ.get("LEGION_PROF", DEFAULT_BINARY)
     stats_golden, _ = golden_paths(profile)
     assert run_reference(binary, "statistics", profile) == stats_golden.read_text()
+    from fixtures.make_goldens import _reference_outputs
+    trace, util = _reference_outputs(binary, profile)
+    assert (trace, util) == tuple(read_golden(p) for p in state_golden_paths(profile))
 
 
 # -- shading and utilization: the reference's trace and legacy outputs -----------------------
