@@ -94,10 +94,12 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
                  "stack" if stack else "flat"],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 env=_worker_env(), text=True))
-        done, failed = 0, False
+        done, failed, last = 0, False, "building ranks"
         streams = {p.stdout.fileno(): p for p in procs}
         while streams and not failed:
-            ready, _, _ = select.select(list(streams), [], [])
+            ready, _, _ = select.select(list(streams), [], [], 0.1)
+            if not ready and progress:  # a tick: a progress window keeps repainting
+                progress(done, len(paths), last)
             for fd in ready:
                 line = streams[fd].stdout.readline()
                 if not line:
@@ -106,8 +108,9 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
                 word, i = line.split()
                 failed = failed or word != "ok"
                 done += 1
+                last = f"built {os.path.basename(paths[int(i)])} ({done} of {len(paths)} ranks)"
                 if progress:
-                    progress(done, len(paths), "built " + os.path.basename(paths[int(i)]))
+                    progress(done, len(paths), last)
         if failed or any(p.wait() != 0 for p in procs) or done != len(paths):
             return None
         return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
