@@ -12,7 +12,6 @@ import math
 import os
 import subprocess
 import sys
-import time
 
 from . import __version__
 from .errors import ProfileError
@@ -31,32 +30,13 @@ def bundled_example():
     return str(Path(__file__).with_name("data") / "example_legate_0.prof")
 
 
-class _Progress:
-    """Terminal progress for loads that take more than a second."""
-
-    def __init__(self, stream=sys.stderr):
-        self.t0 = time.monotonic()
-        self.stream = stream
-        self.shown = False
-
-    def __call__(self, done, total, what):
-        if time.monotonic() - self.t0 < 1.0 and not self.shown:
-            return
-        self.shown = True
-        self.stream.write(f"\r[{done}/{total}] {what}\x1b[K")
-        self.stream.flush()
-
-    def close(self):
-        if self.shown:
-            self.stream.write("\n")
-
-
 def _load(files, args=None, also=None, stack=True, check_files=True):
     """Load with terminal progress (and ``also``, e.g. a progress window, told the same).
 
     ``stack=False`` for commands that never draw lanes (rows are not built)."""
     from .loader import load_profile
-    prog = _Progress()
+    from .progress import TerminalProgress
+    prog = TerminalProgress()
 
     def progress(done, total, what):
         prog(done, total, what)
