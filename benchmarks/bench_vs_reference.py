@@ -1,0 +1,93 @@
+"""Our `stats` and `view` against the reference `legion_prof`, side by side, in one run.
+
+    python benchmarks/bench_vs_reference.py                     # 1M (1 rank), 4M (4 ranks)
+    python benchmarks/bench_vs_reference.py --sizes 1x1 4x4 10x10 --repeat 2
+
+A size RxM is R rank files with M million items in all (`fixtures/generate.py`, files the
+reference accepts).  For each: `legate_prof stats --json` and `legion_prof statistics`, run
+alternately, wall time and peak memory of the whole process tree (`tree_rss.py`), and the
+ratios; then `view`'s time to the first frame from raw logs and from its cache (a child process
+that, once Python and Qt are imported, loads, builds the window offscreen and grabs it).  Without the reference binary (next to the
+repository in ../shared/reference, or $LEGION_PROF) ours are printed alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from tree_rss import measure  # noqa: E402
+
+REFERENCE = Path(os.environ.get(
+    "LEGION_PROF", ROOT.parent / "shared" / "reference" / "legion_prof" / "bin" / "legion_prof"))
+
+FIRST_FRAME = r"""
+import json, os, sys, time
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from legate_prof.loader import load_profile
+from legate_prof.viewer.screenshot import make_timeline
+files, cache = json.loads(sys.argv[1])
+t0 = time.perf_counter()  # after the interpreter and Qt have started
+m = load_profile(files, use_cache=cache)
+w = make_timeline(m, 1920, 1080, expand=["cpu", "gpu_dev", "utility"])
+w.grab()
+print(json.dumps({"first_frame_s": time.perf_counter() - t0}))
+"""
+
+
+def first_frame(files, cache_dir, cached):
+    env = {**os.environ, "LEGATE_PROF_CACHE_DIR": cache_dir}
+    r = subprocess.run([sys.executable, "-c", FIRST_FRAME, json.dumps([files, cached])],
+                       capture_output=True, text=True, env=env, timeout=1800)
+    return json.loads(r.stdout.strip().splitlines()[-1])["first_frame_s"]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", nargs="+", default=["1x1", "4x4"],
+                    help="RANKSxMILLIONS, e.g. 4x4 = 4 rank files, 4M items in all")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--no-view", action="store_true")
+    a = ap.parse_args(argv)
+    ref = REFERENCE if REFERENCE.exists() else None
+    print("size | ours stats: wall, peak | reference: wall, peak | ratio time, memory | "
+          "view first frame: raw logs, cached")
+    for size in a.sizes:
+        ranks, millions = (float(x) for x in size.split("x"))
+        with tempfile.TemporaryDirectory(prefix="lp_bench_") as tmp:
+            subprocess.run([sys.executable, str(ROOT / "fixtures" / "generate.py"), "--ranks",
+                            str(int(ranks)), "--items", str(int(millions * 1e6)), "--seed", "1",
+                            "-o", tmp], check=True, capture_output=True)
+            files = sorted(str(p) for p in Path(tmp).glob("*.prof"))
+            ours, theirs = [], []
+            for _ in range(a.repeat):  # alternating, so both see the same machine
+                ours.append(measure([sys.executable, "-m", "legate_prof", "stats", "--json",
+                                     *files])[:2])
+                if ref:
+                    theirs.append(measure([str(ref), "statistics", *files])[:2])
+            o_t, o_m = min(t for t, _ in ours), max(m for _, m in ours)
+            row = f"{int(ranks)} x {millions:g}M | {o_t:.2f} s, {o_m / 1024:.2f} GiB | "
+            if theirs:
+                r_t, r_m = min(t for t, _ in theirs), max(m for _, m in theirs)
+                row += (f"{r_t:.2f} s, {r_m / 1024:.2f} GiB | {o_t / r_t:.2f}x, "
+                        f"{o_m / r_m:.2f}x | ")
+            else:
+                row += "(no reference) | - | "
+            if not a.no_view:
+                with tempfile.TemporaryDirectory(prefix="lp_cache_") as cache:
+                    raw = first_frame(files, cache, False)
+                    first_frame(files, cache, True)  # fills the cache
+                    hot = first_frame(files, cache, True)
+                row += f"{raw:.2f} s, {hot:.2f} s"
+            print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
