@@ -189,12 +189,11 @@ class ProfileSource:
         ref2 = L["ref2"].tolist()
         mem_kind = dict(zip(m.mems["mem_id"].tolist(), m.mems["kind"].tolist()))
         # per-kind numbering from 0 within a node, ordered by id
-        mem_short = {}
+        mem_short, seen = {}, {}
         for mid in sorted(mem_kind):
-            g = self._mem_group(mem_kind[mid])
-            node = int(node_of_id(np.uint64(mid)))
-            k = sum(1 for other in mem_short.values() if other[0] == (node, g))
-            mem_short[mid] = ((node, g), k)
+            key = (int(node_of_id(np.uint64(mid))), self._mem_group(mem_kind[mid]))
+            mem_short[mid] = (key, seen.get(key, 0))
+            seen[key] = seen.get(key, 0) + 1
         proc_refs = {}  # (rank, kind) -> processor ids; numbered per kind from 0 by id
         for i in range(n):
             if group[i] in PROCESSOR_GROUPS:
@@ -239,9 +238,12 @@ class ProfileSource:
                                   capacity=int(L["capacity"][i])))
         # groups in display order: rank by rank, groups in GROUPS order, lanes by short name
         groups = []
+        by_group = {}
+        for x in lanes:
+            by_group.setdefault((x.rank, x.group), []).append(x.lane)
         for r in sorted(set(rank)):
             for gi, gk in enumerate(GROUP_KEYS):
-                ids = [x.lane for x in lanes if x.rank == r and x.group == gk]
+                ids = by_group.get((r, gk))
                 if not ids:
                     continue
                 ids.sort(key=lambda j: _natural(lanes[j].short))

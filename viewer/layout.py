@@ -75,12 +75,15 @@ class LaneLayout:
             for g in sorted(seen, key=lambda g: GROUP_ORDER.index(g.group)):
                 out.append(Entry("summary", g.panel, y, SUMMARY_H, rank=None, group=g.group))
                 y += SUMMARY_H
+        groups_of = {}
+        for g in info.groups:
+            groups_of.setdefault(g.rank, []).append(g)
         for r in ranks:
             if r in self.hidden_ranks:
                 continue
             out.append(Entry("header", f"Rank {r}", y, HEADER_H, rank=r))
             y += HEADER_H
-            for g in (g for g in info.groups if g.rank == r):
+            for g in groups_of.get(r, ()):
                 exp = (r, g.group) in self.expanded
                 label = f"{g.panel} ({len(g.lanes)})" if len(g.lanes) > 1 else g.panel
                 out.append(Entry("summary", label, y, SUMMARY_H, rank=r, group=g.group,
