@@ -9,6 +9,7 @@ until the viewer touches them.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import struct
@@ -81,7 +82,7 @@ def _column(ref, buf, base):
         raise ValueError("a column reference is damaged") from None
     if dt.kind not in _COLUMN_KINDS or dt.fields or len(shape) > 2 or min(shape + [0]) < 0:
         raise ValueError("a column reference is damaged")
-    count = int(np.prod(shape, dtype=object)) if shape else 1
+    count = math.prod(shape)  # exact Python ints: no overflow on a damaged shape
     if offset < 0 or base + offset + count * dt.itemsize > len(buf):
         raise ValueError("a column runs past the end of the file")
     return np.frombuffer(buf, dtype=dt, count=count, offset=base + offset).reshape(shape)

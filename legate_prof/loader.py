@@ -171,17 +171,19 @@ def _merge_bundles(paths, errors):
     """Per-rank bundles (``convert`` run on each rank's file) as one profile."""
     from .bundle import read_bundle
     from .model_merge import CannotMerge, merge_opened
-    read = []
-    for p in paths:
+    read, first = [], None
+    for p in paths:  # each checked once here, then opened one at a time to merge
         try:
-            read_bundle(p)  # checked once here; opened again, one at a time, to merge
+            m = read_bundle(p)
             read.append(p)
+            first = first or m
         except ProfileError as e:
             errors.append(e)
     if not read:
         raise errors[0]
     if len(read) == 1:
-        return read_bundle(read[0])
+        return first
+    del first
     try:
         return merge_opened(len(read), lambda i: read_bundle(read[i], check=False))
     except CannotMerge:

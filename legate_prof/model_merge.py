@@ -76,9 +76,11 @@ def merge_models(models) -> TraceModel:
     return merge_opened(len(models), lambda i: models[i])
 
 
-def merge_opened(n, open_model) -> TraceModel:
-    """Merge ``n`` models that ``open_model(i)`` opens (and may open again)."""
+def merge_opened(n, open_model, reopen=None) -> TraceModel:
+    """Merge ``n`` models that ``open_model(i)`` opens; ``reopen(i)`` (default: the same)
+    opens one again for its big columns (a bundle already checked need not be again)."""
     small = [_Small(open_model(i)) for i in range(n)]
+    reopen = reopen or open_model
     if len({s.stacked for s in small}) != 1:
         raise CannotMerge("stacked and unstacked models")
     seen = [s.lane_ranks for s in small]
@@ -102,7 +104,7 @@ def merge_opened(n, open_model) -> TraceModel:
     waits = {k: np.empty(int(wait_off[-1]), dt) for k, dt in wait_dt.items()}
     transfers = {k: np.empty(int(tr_off[-1]), dt) for k, dt in tr_dt.items()}
     for j, k in enumerate(order):  # pass two: the big columns, one model mapped at a time
-        m = open_model(k)
+        m = reopen(k)
         a, b = item_off[j], item_off[j + 1]
         for c, col in m.items.items():
             if c in ("name", "detail"):
