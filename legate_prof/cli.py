@@ -184,7 +184,7 @@ def cmd_view(args):
     from .viewer.app import load_with_progress, run_viewer
     model = load_with_progress(lambda progress: _load(files, args, progress), files)
     from .insights import find_insights
-    return run_viewer(model, files, findings=find_insights(model)) or (
+    return run_viewer(model, files, findings=lambda: find_insights(model)) or (
         EXIT_USER_ERROR if model.errors else 0)
 
 

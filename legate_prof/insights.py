@@ -153,6 +153,13 @@ def advanced_indexing(f):
         "v) or np.where(cond, a, b) (guide, Example 1).")]
 
 
+def _mask(n, where):
+    """A boolean mask of ``n`` items, true at ``where``."""
+    m = np.zeros(n, bool)
+    m[where] = True
+    return m
+
+
 def temporaries(f):
     """Expressions that materialize intermediates: several full-size arrays from one line.
 
@@ -165,7 +172,8 @@ def temporaries(f):
         return []
     t = f.m.transfers
     size = t["size"][np.clip(np.searchsorted(t["item"], inst), 0, max(len(t["item"]) - 1, 0))]
-    runtime = np.array([f.m.names[n].startswith("Array ") for n in f.name[inst].tolist()])
+    is_array_name = np.array([s.startswith("Array ") for s in f.m.names], bool)
+    runtime = is_array_name[f.name[inst]]
     if runtime.any():  # the program's arrays, one item each
         inst, size = inst[runtime], size[runtime]
         owner = inst
@@ -184,7 +192,7 @@ def temporaries(f):
             "temporaries",
             f"{arrays} full-size arrays made by one line ({b / 2**20:.1f} MiB): "
             "intermediates of an expression",
-            [f.line(p)], f.window(np.isin(np.arange(len(f.kind)), inst[here])),
+            [f.line(p)], f.window(_mask(len(f.kind), inst[here])),
             {"arrays": int(arrays), "bytes": b, "task_time_ns": int(f.dur[tasks].sum())},
             int(f.dur[tasks].sum()),
             "Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, out=t); "
@@ -251,7 +259,7 @@ def memory_pressure(f):
             "memory_pressure",
             f"rank {rank} {group} memory peaked at {peak / cap:.0%} of its "
             f"{cap / 2**20:.0f} MiB",
-            [f.line(p) for p in provs][:10], f.window(np.isin(np.arange(len(f.kind)), inst)),
+            [f.line(p) for p in provs][:10], f.window(_mask(len(f.kind), inst)),
             {"peak_bytes": int(peak), "capacity_bytes": cap, "rank": int(rank),
              "memory": group},
             0,

@@ -260,10 +260,44 @@ def load_with_progress(load, files):
 
 
 def run_viewer(model, files=(), findings=None):
+    """Show the window; ``findings`` (a list, or a function computing it) go into a dock,
+    computed in a thread after the first frame so that diagnosis never delays the timeline."""
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
     win = MainWindow(model, files)
-    if findings is not None:
-        from .findings_panel import add_findings_dock
-        add_findings_dock(win, findings)
     win.show()
+    if findings is not None:
+        add_findings_later(win, findings)
     return app.exec()
+
+
+def add_findings_later(win, findings):
+    """Add the findings dock once ``findings()`` has run in a worker thread (a list is
+    added at once).  Returns the thread (None for a list)."""
+    from .findings_panel import add_findings_dock
+    if not callable(findings):
+        add_findings_dock(win, findings)
+        return None
+    import threading
+    result = {}
+
+    def work():
+        try:
+            result["findings"] = findings()
+        except Exception as e:  # noqa: BLE001 - a diagnosis bug must not take the viewer down
+            result["error"] = e
+
+    thread = threading.Thread(target=work, name="legate_prof insights", daemon=True)
+    timer = QtCore.QTimer(win)
+
+    def poll():
+        if thread.is_alive():
+            return
+        timer.stop()
+        if "findings" in result:
+            add_findings_dock(win, result["findings"])
+        else:
+            win.statusBar().showMessage(f"diagnosis failed: {result.get('error')}", 10000)
+    timer.timeout.connect(poll)
+    thread.start()
+    timer.start(100)
+    return thread
