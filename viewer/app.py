@@ -240,11 +240,12 @@ def window_problem():
 
 
 def load_with_progress(load, files):
-    """Run ``load(progress)`` with a progress window that appears if it takes over a second."""
+    """Run ``load(progress)`` with a progress window that appears if it takes over half a
+    second (per rank file read and built; it repaints while workers run)."""
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
     dlg = QtWidgets.QProgressDialog("Reading profiles…", None, 0, max(len(files), 1) + 1)
     dlg.setWindowTitle("legate_prof")
-    dlg.setMinimumDuration(1000)  # Qt shows it only when loading lasts longer than this
+    dlg.setMinimumDuration(500)  # Qt shows it only when loading lasts longer than this
     dlg.setWindowModality(QtCore.Qt.WindowModality.ApplicationModal)
 
     def progress(done, total, what):
