@@ -69,3 +69,31 @@ def test_two_files_of_one_rank_are_built_together(synthetic_8, tmp_path):
     parallel = load_profile(files, workers=2)
     assert any("rank 0 is in 2 files" in w for w in parallel.warnings)
     _same_model(serial, parallel)
+
+
+def test_damaged_rank_files_give_what_one_build_gives(synthetic_8, tmp_path):
+    """A truncated rank file and one with garbage inside: the workers' result (or the
+    fallback to one build) is exactly what one build of the same files gives."""
+    files = [shutil.copy(p, tmp_path) for p in synthetic_8[:4]]
+    data = Path(files[1]).read_bytes()
+    Path(files[1]).write_bytes(data[: len(data) * 3 // 5])
+    data = bytearray(Path(files[2]).read_bytes())
+    data[len(data) // 2: len(data) // 2 + 64] = b"\xff" * 64
+    Path(files[2]).write_bytes(bytes(data))
+    serial = load_profile(files, workers=1)
+    parallel = load_profile(files, workers=2)
+    _same_model(serial, parallel)
+    assert serial.warnings  # the damage is said
+
+
+def test_a_damaged_bundle_among_per_rank_bundles_is_one_error(synthetic_8, tmp_path):
+    from legate_prof.cli import main
+    files = [shutil.copy(p, tmp_path) for p in synthetic_8[:3]]
+    assert main(["convert", "--per-rank", *files]) == 0
+    bad = tmp_path / "legate_1.lpbundle"
+    data = bytearray(bad.read_bytes())
+    data[100:140] = b"\0" * 40
+    bad.write_bytes(bytes(data))
+    m = load_profile([tmp_path])
+    assert len(m.errors) == 1 and "legate_1.lpbundle" in m.errors[0]
+    assert m.n_ranks == 2
