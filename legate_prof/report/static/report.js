@@ -25,6 +25,22 @@ function LP_tile(level, i, data) {
   view.requestDraw();
 }
 
+// Tick labels as the desktop viewer's axis writes them: the unit from the largest tick, the
+// decimals from the step ("0.2 s", "40.25 ms"), not three decimals everywhere.
+function tickLabels(values, step) {
+  var ref = 0;
+  values.forEach(function (v) { ref = Math.max(ref, Math.abs(v)); });
+  ref = ref || step;
+  var units = [["s", 1e9], ["ms", 1e6], ["µs", 1e3], ["ns", 1]];
+  for (var k = 0; k < units.length; k++) {
+    var div = units[k][1];
+    if (ref >= div || div === 1) {
+      var digits = step < div ? Math.min(6, Math.max(0, Math.ceil(-Math.log10(step / div) - 1e-9))) : 0;
+      return values.map(function (v) { return (v / div).toFixed(digits) + " " + units[k][0]; });
+    }
+  }
+}
+
 function formatNs(ns) {
   var a = Math.abs(ns);
   if (a >= 1e9) return (ns / 1e9).toFixed(3) + " s";
@@ -341,10 +357,13 @@ var view = {
     var raw = span / 8, p = Math.pow(10, Math.floor(Math.log10(raw))), step = p;
     [1, 2, 5, 10].forEach(function (m) { if (raw >= m * p) step = m * p; });
     ctx.font = "11px sans-serif"; ctx.textBaseline = "middle"; ctx.fillStyle = "rgb(30,30,30)";
-    for (var t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) {
-      var x = (t - this.t0) / span * W;
+    var ticks = [];
+    for (var t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) ticks.push(t);
+    var labels = tickLabels(ticks, step);
+    for (var k = 0; k < ticks.length; k++) {
+      var x = (ticks[k] - this.t0) / span * W;
       ctx.fillRect(x, AXIS_PX - 6, 1, 5);
-      ctx.fillText(formatNs(t), x + 2, 8);
+      ctx.fillText(labels[k], x + 2, 8);
     }
   },
   drawLaneLabels: function () {
