@@ -68,16 +68,45 @@ def _inputs(args):
     return files
 
 
+def _stats_in_workers(files):
+    """Statistics of big multi-rank logs computed per rank in worker processes and added up
+    (no model of all ranks is built); None where that does not apply, or a worker failed."""
+    from .loader import expand_inputs, plan_inputs, rank_files_for_workers
+    from .progress import TerminalProgress
+    from .rank_files import cross_file_problems
+    from .rank_parallel import stats_in_parallel
+    from .stats import finish_stats
+    paths, kinds, errors, warnings = plan_inputs(expand_inputs([os.fspath(f) for f in files]))
+    legion, n = rank_files_for_workers(paths, kinds, errors)
+    if n < 2:
+        return None
+    prog = TerminalProgress()
+    try:
+        parts = stats_in_parallel(legion, n, prog)
+    finally:
+        prog.close()
+    if parts is None:
+        return None
+    ranks = [r for p in parts for r in p["ranks"]]
+    warnings = warnings + [w for p in parts for w in p["warnings"]] + cross_file_problems(ranks)
+    for w in warnings:
+        print(w if str(w).startswith("warning") else f"warning: {w}", file=sys.stderr)
+    return finish_stats(parts, paths, [], warnings)
+
+
 def cmd_stats(args):
     from .stats import compute_stats, format_stats
-    model = _load(_inputs(args), args, stack=False)
-    s = compute_stats(model)
+    files = _inputs(args)
+    s = _stats_in_workers(files) if not getattr(args, "log", None) else None
+    if s is None:
+        model = _load(files, args, stack=False)
+        s = compute_stats(model)
     if args.json:
         json.dump(s, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         print(format_stats(s))
-    return EXIT_USER_ERROR if model.errors else 0
+    return EXIT_USER_ERROR if s["errors"] else 0
 
 
 def cmd_dump(args):

@@ -104,21 +104,12 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
         cached = load_cached(paths, note=_note)
         if cached is not None:
             return cached.evolve(sources=paths, errors=[])
-    logs, streams, texts, errors, warnings = [], [], [], [], []
-    bundles = []
-    paths, dup_warnings = _distinct(paths)
-    warnings.extend(dup_warnings)
-    kinds = {}
-    for path in paths:
-        try:
-            kinds[path] = sniff(path)
-        except ProfileError as e:
-            errors.append(e)
-    legion = [p for p in paths if kinds.get(p) == "legion"]
-    if len(legion) == len(kinds) and not errors:
-        from .rank_parallel import build_in_parallel, worker_count
-        n = worker_count(legion, sum(os.path.getsize(p) for p in legion), workers)
-        built = build_in_parallel(legion, stack, n, progress) if n > 1 else None
+    logs, streams, texts, bundles = [], [], [], []
+    paths, kinds, errors, warnings = plan_inputs(paths)
+    legion, n = rank_files_for_workers(paths, kinds, errors, workers)
+    if n > 1:
+        from .rank_parallel import build_in_parallel
+        built = build_in_parallel(legion, stack, n, progress)
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
             return _finish(model, paths, [], [], use_cache, stack, False)
@@ -165,6 +156,29 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
         model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams,
                             stack=stack, check_files=check_files)
     return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles))
+
+
+def plan_inputs(paths):
+    """(the inputs without repeats, the kind of each readable one — see ``sniff`` —, errors of
+    the unreadable ones, warnings about repeats)."""
+    paths, warnings = _distinct(paths)
+    kinds, errors = {}, []
+    for path in paths:
+        try:
+            kinds[path] = sniff(path)
+        except ProfileError as e:
+            errors.append(e)
+    return paths, kinds, errors, warnings
+
+
+def rank_files_for_workers(paths, kinds, errors, workers=None):
+    """(the Legion Prof logs, how many worker processes to build them with): more than one only
+    when every input is a readable log and they are big enough (``rank_parallel``)."""
+    legion = [p for p in paths if kinds.get(p) == "legion"]
+    if errors or len(legion) != len(paths):
+        return legion, 1
+    from .rank_parallel import worker_count
+    return legion, worker_count(legion, sum(os.path.getsize(p) for p in legion), workers)
 
 
 def _merge_bundles(paths, errors):

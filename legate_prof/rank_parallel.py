@@ -37,10 +37,11 @@ def worker_count(paths, total_bytes, workers=None):
     return min(len(paths), cores)
 
 
-def _build_rank(path, out, stack):
-    """In a worker: read one rank's log, build its model, write it to ``out``; False for a
-    file that cannot be read or has no machine description (the serial path then does it)."""
-    from .bundle import write_bundle
+def _build_rank(path, out, mode):
+    """In a worker: read one rank's log and build its model; write it to ``out`` as a bundle
+    (mode "stack" or "flat": rows stacked or not) or its statistics' parts as JSON ("stats").
+    False for a file that cannot be read or has no machine description (the caller then builds
+    all files together, which reports it as it always does)."""
     from .errors import ProfileError
     from .legion_reader import LegionProfReader
     from .model_builder import build_model
@@ -48,38 +49,38 @@ def _build_rank(path, out, stack):
         log = LegionProfReader(path).read()
         if len(log.table("MachineDesc")) == 0:
             return False  # numbered after the others: only a build of all files can do that
-        model = build_model([log], warnings=[str(w) for w in log.warnings], stack=stack,
-                            check_files=False)
-        write_bundle(model, out, indexes=False)
+        model = build_model([log], warnings=[str(w) for w in log.warnings],
+                            stack=mode == "stack", check_files=False)
+        if mode == "stats":
+            from .stats import stats_parts
+            with open(out, "w") as f:
+                json.dump(stats_parts(model), f, default=int)
+        else:
+            from .bundle import write_bundle
+            write_bundle(model, out, indexes=False)
         return True
     except ProfileError:
         return False
 
 
-def _worker(jobs, stack):
+def _worker(jobs, mode):
     """One worker process: its share of the rank files, one after the other; a line on
     stdout per file done ("ok N" or "fail N")."""
     for i, path, out in jobs:
-        ok = _build_rank(path, out, stack)
+        ok = _build_rank(path, out, mode)
         print(("ok" if ok else "fail"), i, flush=True)
         if not ok:
             return 3
     return 0
 
 
-def build_in_parallel(paths, stack=True, workers=2, progress=None):
-    """The model of Legion Prof logs built one rank per process; None when they must be
-    built together (a file without its machine description or that cannot be read, lanes
-    shared between ranks, a worker that died), so that the caller does that.
+def _run_workers(paths, outs, mode, workers, progress):
+    """Build ``paths`` into ``outs`` in ``workers`` fresh interpreters; True when all did.
 
-    Workers are fresh interpreters (``python -m legate_prof.rank_parallel``), not forks: a
-    fork would copy the viewer's threads' locks, and multiprocessing's spawn would run the
-    caller's own script again in each worker when it has no ``__main__`` guard.  Each takes a
-    share of the files (biggest first, to the least loaded), so few interpreters start."""
-    from .bundle import read_bundle
-    from .model_merge import CannotMerge, merge_opened
-    tmp = tempfile.mkdtemp(prefix="legate_prof_ranks_")
-    outs = [os.path.join(tmp, f"{i}.lpbundle") for i in range(len(paths))]
+    Fresh interpreters (``python -m legate_prof.rank_parallel``), not forks: a fork would copy
+    the viewer's threads' locks, and multiprocessing's spawn would run the caller's own script
+    again in each worker when it has no ``__main__`` guard.  Each takes a share of the files
+    (biggest first, to the least loaded), so few interpreters start."""
     shares = [[] for _ in range(workers)]
     load = [0] * workers
     for i in sorted(range(len(paths)), key=lambda i: -os.path.getsize(paths[i])):
@@ -90,8 +91,7 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
     try:
         for share in shares:
             procs.append(subprocess.Popen(
-                [sys.executable, "-m", "legate_prof.rank_parallel", json.dumps(share),
-                 "stack" if stack else "flat"],
+                [sys.executable, "-m", "legate_prof.rank_parallel", json.dumps(share), mode],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 env=_worker_env(), text=True))
         done, failed, last = 0, False, "building ranks"
@@ -111,18 +111,50 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
                 last = f"built {os.path.basename(paths[int(i)])} ({done} of {len(paths)} ranks)"
                 if progress:
                     progress(done, len(paths), last)
-        if failed or any(p.wait() != 0 for p in procs) or done != len(paths):
-            return None
-        return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
-    except (CannotMerge, OSError, ValueError):
-        return None
+        return not failed and all(p.wait() == 0 for p in procs) and done == len(paths)
     finally:
         for p in procs:
             if p.poll() is None:
                 p.kill()
             p.wait()
             p.stdout.close()
+
+
+def build_in_parallel(paths, stack=True, workers=2, progress=None):
+    """The model of Legion Prof logs built one rank per process; None when they must be
+    built together (a file without its machine description or that cannot be read, lanes
+    shared between ranks, a worker that died), so that the caller does that."""
+    from .bundle import read_bundle
+    from .model_merge import CannotMerge, merge_opened
+    tmp = tempfile.mkdtemp(prefix="legate_prof_ranks_")
+    outs = [os.path.join(tmp, f"{i}.lpbundle") for i in range(len(paths))]
+    try:
+        if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress):
+            return None
+        return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
+    except (CannotMerge, OSError, ValueError):
+        return None
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)  # mapped bundles stay readable until unmapped
+
+
+def stats_in_parallel(paths, workers=2, progress=None):
+    """The statistics' parts (``stats.stats_parts``) of each rank file, computed one rank per
+    process — no model of all ranks is built; None when a worker could not (see above)."""
+    tmp = tempfile.mkdtemp(prefix="legate_prof_stats_")
+    outs = [os.path.join(tmp, f"{i}.json") for i in range(len(paths))]
+    try:
+        if not _run_workers(paths, outs, "stats", workers, progress):
+            return None
+        parts = []
+        for o in outs:
+            with open(o) as f:
+                parts.append(json.load(f))
+        return parts
+    except (OSError, ValueError):
+        return None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _worker_env():
@@ -134,4 +166,4 @@ def _worker_env():
 
 
 if __name__ == "__main__":
-    sys.exit(_worker(json.loads(sys.argv[1]), sys.argv[2] == "stack"))
+    sys.exit(_worker(json.loads(sys.argv[1]), sys.argv[2]))

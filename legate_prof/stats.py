@@ -5,6 +5,8 @@ The JSON form is documented in docs/stats_json.md; keep the two in step.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .kinds import (MEMORY_GROUPS, ItemKind, mem_kind_name,
@@ -45,39 +47,68 @@ def _dense_ids(ids, bound):
 
 
 def _timings(inv, n, dur, run):
-    """Per group (``inv`` in 0..n-1): count, total, running, min, max, sample std dev."""
+    """Per group (``inv`` in 0..n-1): count, total, running, mean, sum of squared deviations
+    from the mean, min, max."""
     count = np.bincount(inv, minlength=n)
     d = dur.astype(np.float64)
     total = np.bincount(inv, weights=d, minlength=n)
     running = np.bincount(inv, weights=run.astype(np.float64), minlength=n)
     mean = total / np.maximum(count, 1)
-    sq = np.bincount(inv, weights=(d - mean[inv]) ** 2, minlength=n)
-    std = np.sqrt(sq / np.maximum(count - 1, 1))  # the reference's (n-1) std dev
+    m2 = np.bincount(inv, weights=(d - mean[inv]) ** 2, minlength=n)
     mn = np.full(n, np.iinfo(np.int64).max)
     mx = np.zeros(n, np.int64)
     np.minimum.at(mn, inv, dur)  # ufunc.at is a tight loop since numpy 1.25
     np.maximum.at(mx, inv, dur)
-    return count, total, running, mean, std, mn, mx
+    return count, total, running, mean, m2, mn, mx
 
 
-def _timing_row(j, t):
-    count, total, running, mean, std, mn, mx = t
-    return {"count": int(count[j]), "total_ns": int(total[j]), "running_ns": int(running[j]),
-            "mean_ns": int(total[j] // count[j]), "stddev_ns": float(round(std[j], 3)),
-            "min_ns": int(mn[j]), "max_ns": int(mx[j])}
+def _part(j, t):
+    """Group ``j`` of ``_timings`` as sums and extremes that add up over ranks."""
+    count, total, running, mean, m2, mn, mx = t
+    return {"count": int(count[j]), "total": int(total[j]), "running": int(running[j]),
+            "mean": float(mean[j]), "m2": float(m2[j]), "min": int(mn[j]), "max": int(mx[j])}
 
 
-def per_name_table(model, kinds, by=None, waited=None):
-    """Rows {name, count, total_ns, running_ns, mean_ns, stddev_ns, min_ns, max_ns}, by total.
+def _combine(a, b):
+    """Two parts of one group's timings as one (Chan et al.'s pairwise variance)."""
+    if a is None:
+        return dict(b)
+    n = a["count"] + b["count"]
+    total = a["total"] + b["total"]
+    mean = total / n if n else 0.0
+    out = {"count": n, "total": total, "running": a["running"] + b["running"], "mean": mean,
+           "m2": a["m2"] + b["m2"] + a["count"] * (a["mean"] - mean) ** 2
+           + b["count"] * (b["mean"] - mean) ** 2,
+           "min": min(a["min"], b["min"]), "max": max(a["max"], b["max"])}
+    if "provenances" in a:
+        out["provenances"] = sorted(set(a["provenances"]) | set(b["provenances"]))
+    if "by" in a:
+        by = dict(a["by"])
+        for k, v in b["by"].items():
+            by[k] = _combine(by.get(k), v)
+        out["by"] = by
+    return out
 
-    ``by`` ("variant" for tasks, "mapper" for mapper calls) adds ``by_<by>``: the same timings
-    per task variant or per mapper, as the reference's statistics break them down.
-    ``waited`` is ``_waited_ns(model)`` when the caller already has it.
-    """
+
+def _timing_row(p):
+    n = p["count"]
+    return {"count": n, "total_ns": p["total"], "running_ns": p["running"],
+            "mean_ns": p["total"] // n if n else 0,
+            "stddev_ns": float(round(np.sqrt(p["m2"] / max(n - 1, 1)), 3)),  # (n-1), as the reference
+            "min_ns": p["min"], "max_ns": p["max"]}
+
+
+def _natural(s):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+
+
+def name_parts(model, kinds, by=None, waited=None):
+    """Per name of the items of ``kinds``: timings as parts (``_part``), the provenances seen
+    (the user's lines that launched it) and, with ``by``, the same per variant / mapper."""
     it = model.items
     sel = np.flatnonzero(np.isin(it["kind"], [int(k) for k in kinds]))
     if len(sel) == 0:
-        return []
+        return {}
     names = it["name"][sel].astype(np.int64)
     dur = it["stop"][sel] - it["start"][sel]
     run = _running_ns(model, sel, waited if waited is not None else _waited_ns(model))
@@ -91,25 +122,66 @@ def per_name_table(model, kinds, by=None, waited=None):
         p_name, p_detail = uniq[puniq // k], d_uniq[puniq % k]
         p_start = np.searchsorted(p_name, uniq, side="left")
         p_stop = np.searchsorted(p_name, uniq, side="right")
-    # provenances seen per name (the user's lines that launched it): one pass over pairs
     prov = model.op_provenance(it["op_id"][sel]).astype(np.int64)
     np_ = len(model.provenances) + 1
     name_prov, _ = _dense_ids(inv * np_ + prov, len(uniq) * np_)
     pn, pp = name_prov // np_, name_prov % np_
-    rows = []
+    out = {}
     for j, nid in enumerate(uniq.tolist()):
         a, b = np.searchsorted(pn, [j, j + 1])
-        row = {"name": model.names[nid], **_timing_row(j, t),
-               "provenances": [model.provenances[k] for k in pp[a:b].tolist() if k][:50]}
+        part = _part(j, t)
+        part["provenances"] = sorted(model.provenances[q] for q in pp[a:b].tolist() if q)
         if by:
-            row["by_" + by] = [{by: model.names[int(p_detail[k])], **_timing_row(k, pt)}
-                               for k in range(p_start[j], p_stop[j])]
+            part["by"] = {model.names[int(p_detail[q])]: _part(q, pt)
+                          for q in range(p_start[j], p_stop[j])}
+        name = model.names[nid]
+        out[name] = _combine(out.get(name), part)  # two ids may carry one name
+    return out
+
+
+def per_name_rows(parts, by=None):
+    """Rows {name, count, total_ns, running_ns, mean_ns, stddev_ns, min_ns, max_ns,
+    provenances[, by_<by>]} from ``name_parts`` of one or more ranks, by total time."""
+    merged = {}
+    for p in parts:
+        for name, part in p.items():
+            merged[name] = _combine(merged.get(name), part)
+    rows = []
+    for name, p in merged.items():
+        row = {"name": name, **_timing_row(p),
+               "provenances": sorted(p["provenances"], key=_natural)[:50]}
+        if by:
+            row["by_" + by] = [{by: d, **_timing_row(x)}
+                               for d, x in sorted(p["by"].items(), key=lambda kv: _natural(kv[0]))]
         rows.append(row)
     rows.sort(key=lambda r: (-r["total_ns"], r["name"]))
     return rows
 
 
-def compute_stats(model) -> dict:
+def per_name_table(model, kinds, by=None, waited=None):
+    """Rows {name, count, total_ns, running_ns, mean_ns, stddev_ns, min_ns, max_ns}, by total.
+
+    ``by`` ("variant" for tasks, "mapper" for mapper calls) adds ``by_<by>``: the same timings
+    per task variant or per mapper, as the reference's statistics break them down.
+    """
+    return per_name_rows([name_parts(model, kinds, by, waited)], by)
+
+
+# (key in the output, item kinds, breakdown)
+TABLES = (("tasks", (ItemKind.TASK,), "variant"),
+          ("operations", (ItemKind.RUNTIME_OP,), None),
+          ("gpu_kernels", (ItemKind.GPU_KERNEL,), "variant"),
+          ("meta_tasks", (ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK), None),
+          ("mapper_calls", (ItemKind.MAPPER_CALL,), "mapper"),
+          ("runtime_calls", (ItemKind.RUNTIME_CALL,), None),
+          ("application_calls", (ItemKind.APP_CALL,), None))
+TRANSFERS = (("copies", ItemKind.COPY), ("fills", ItemKind.FILL),
+             ("instances", ItemKind.INSTANCE))
+
+
+def stats_parts(model) -> dict:
+    """What the statistics need of one model (one rank, or several), as parts that add up:
+    a rank's worker computes this and ``finish_stats`` combines any number of them."""
     ranks = sorted(r["rank"] for r in model.ranks)
     machine = []
     for r in ranks:
@@ -124,7 +196,6 @@ def compute_stats(model) -> dict:
             e["count"] += 1
             e["capacity_bytes"] += int(c)
         machine.append({"rank": r, "processors": procs, "memories": mems})
-
     groups = []
     busy = model.busy_ns
     lanes = model.lanes
@@ -139,46 +210,57 @@ def compute_stats(model) -> dict:
                 step = model.utilization_steps.get((r, key))
                 g["peak_bytes"] = int(round(step.peak_level())) if step else 0
             groups.append(g)
-
-    t0, t1 = model.time_range()
     waited = _waited_ns(model)
+    it = model.items
+    return {
+        "ranks": [dict(r) for r in model.ranks], "machine": machine, "groups": groups,
+        "items": int(model.n_items),
+        "first": int(it["start"].min()) if model.n_items else None,
+        "last": int(it["stop"].max()) if model.n_items else None,
+        "markers": list(model.markers),
+        "tables": {key: name_parts(model, kinds, by, waited) for key, kinds, by in TABLES},
+        "transfers": {key: _transfer_summary(model, kind) for key, kind in TRANSFERS},
+        "warnings": [str(w) for w in model.warnings],
+    }
+
+
+def finish_stats(parts, files, errors=(), warnings=None) -> dict:
+    """The statistics (docs/stats_json.md) from the parts of one or more models; ``warnings``
+    default to the parts' own."""
+    from .trace_model import time_range_of
+    ranks = [r for p in parts for r in p["ranks"]]
+    firsts = [p["first"] for p in parts if p["first"] is not None]
+    lasts = [p["last"] for p in parts if p["last"] is not None]
+    first, last = (min(firsts), max(lasts)) if firsts else (0, 0)
+    markers = [m for p in parts for m in p["markers"]]
+    t0, t1 = time_range_of(first, last, markers)
+    by_of = {key: by for key, _, by in TABLES}
     out = {
         "schema": SCHEMA_VERSION,
-        "files": list(model.sources),
+        "files": list(files),
         "ranks": len(ranks),
-        "legion_version": next((r["legion_version"] for r in model.ranks if r["legion_version"]), ""),
+        "legion_version": next((r["legion_version"] for r in sorted(ranks, key=lambda r: r["rank"])
+                                if r.get("legion_version")), ""),
         "time_range_ns": [int(t0), int(t1)],
-        "span_ns": _span(model),
-        "items": int(model.n_items),
-        "machine": machine,
-        "groups": groups,
-        "tasks": per_name_table(model, [ItemKind.TASK], by="variant", waited=waited),
-        "operations": per_name_table(model, [ItemKind.RUNTIME_OP], waited=waited),
-        "gpu_kernels": per_name_table(model, [ItemKind.GPU_KERNEL], by="variant",
-                                      waited=waited),
-        "meta_tasks": per_name_table(model, [ItemKind.META, ItemKind.MESSAGE,
-                                             ItemKind.PROF_TASK], waited=waited),
-        "mapper_calls": per_name_table(model, [ItemKind.MAPPER_CALL], by="mapper",
-                                       waited=waited),
-        "runtime_calls": per_name_table(model, [ItemKind.RUNTIME_CALL], waited=waited),
-        "application_calls": per_name_table(model, [ItemKind.APP_CALL], waited=waited),
-        "copies": _transfer_summary(model, ItemKind.COPY),
-        "fills": _transfer_summary(model, ItemKind.FILL),
-        "instances": _transfer_summary(model, ItemKind.INSTANCE),
-        "warnings": [str(w) for w in model.warnings],
-        "errors": list(model.errors),
+        "span_ns": [first, last],
+        "items": sum(p["items"] for p in parts),
+        "machine": sorted((m for p in parts for m in p["machine"]), key=lambda m: m["rank"]),
+        "groups": sorted((g for p in parts for g in p["groups"]), key=lambda g: g["rank"]),
+        **{key: per_name_rows([p["tables"][key] for p in parts], by_of[key])
+           for key, _, _ in TABLES},
+        **{key: {f: sum(p["transfers"][key][f] for p in parts)
+                 for f in ("count", "bytes", "total_ns")} for key, _ in TRANSFERS},
+        "warnings": (list(warnings) if warnings is not None
+                     else [w for p in parts for w in p["warnings"]]),
+        "errors": list(errors),
     }
-    if model.markers:
-        out["markers"] = model.markers
+    if markers:
+        out["markers"] = markers
     return out
 
 
-def _span(model):
-    """[first start, last stop] of the items: what ran, without the view's margins."""
-    it = model.items
-    if not model.n_items:
-        return [0, 0]
-    return [int(it["start"].min()), int(it["stop"].max())]
+def compute_stats(model) -> dict:
+    return finish_stats([stats_parts(model)], model.sources, model.errors)
 
 
 def _transfer_summary(model, kind):

@@ -49,6 +49,16 @@ class DrawRow:
 SUM_RANKS_PER_FRAME = 64
 
 
+def time_range_of(first, last, markers=()):
+    """The timeline extent for items from ``first`` to ``last`` (see TraceModel.time_range)."""
+    for m in markers:
+        last = max(last, int(m["time"]))
+    start = 0
+    if first > last // 2:
+        start = max(first - (last - first) // 20, 0)
+    return start, max(last + (last - start) // 200, start + 1)
+
+
 class _Indexes:
     """Lazily built lookup structures of one model (never part of its meaning)."""
 
@@ -133,13 +143,8 @@ class TraceModel:
         event stream, say), start just before the first item instead of at 0.
         """
         last = int(self.items["stop"].max()) if self.n_items else 0
-        for m in self.markers:
-            last = max(last, int(m["time"]))
         first = int(self.items["start"].min()) if self.n_items else 0
-        start = 0
-        if first > last // 2:
-            start = max(first - (last - first) // 20, 0)
-        return start, max(last + (last - start) // 200, start + 1)
+        return time_range_of(first, last, self.markers)
 
     def _ensure_index(self):
         ix = self._ix

@@ -97,3 +97,42 @@ def test_a_damaged_bundle_among_per_rank_bundles_is_one_error(synthetic_8, tmp_p
     m = load_profile([tmp_path])
     assert len(m.errors) == 1 and "legate_1.lpbundle" in m.errors[0]
     assert m.n_ranks == 2
+
+
+def test_statistics_added_up_from_the_ranks_workers_are_those_of_one_build(synthetic_8):
+    """`stats` on big multi-rank logs sums per-rank parts computed in the workers (no model of
+    all ranks); the result is the one of a single build, number for number."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    def stats(workers):
+        env = {**os.environ, "LEGATE_PROF_WORKERS": str(workers)}
+        r = subprocess.run([sys.executable, "-m", "legate_prof", "stats", "--json",
+                            *map(str, synthetic_8)], capture_output=True, text=True, env=env,
+                           timeout=300)
+        assert r.returncode == 0, r.stderr
+        s = json.loads(r.stdout)
+        s["warnings"] = sorted(s["warnings"])
+        return s
+    one, summed = stats(1), stats(2)
+    assert summed["tasks"] and summed["groups"] and summed["ranks"] == 8
+    assert summed == one
+
+
+def test_statistics_parts_add_up_like_the_whole():
+    """Timings combined pairwise (counts, sums, extremes, the variance's sums of squares)
+    equal the timings of the whole, whatever the split."""
+    import numpy as np
+    from legate_prof.stats import _combine, _part, _timing_row, _timings
+    rng = np.random.default_rng(3)
+    dur = rng.integers(1, 10**7, 5000)
+    run = dur - rng.integers(0, 1000, 5000)
+    whole = _timing_row(_part(0, _timings(np.zeros(5000, np.int64), 1, dur, run)))
+    for cut in (1, 17, 2500, 4999):
+        parts = [_part(0, _timings(np.zeros(len(d), np.int64), 1, d, r))
+                 for d, r in ((dur[:cut], run[:cut]), (dur[cut:], run[cut:]))]
+        got = _timing_row(_combine(dict(parts[0], provenances=[]), dict(parts[1], provenances=[])))
+        assert got == {**whole, "stddev_ns": got["stddev_ns"]}
+        assert abs(got["stddev_ns"] - whole["stddev_ns"]) <= 1e-3
