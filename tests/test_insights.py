@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from legate_prof.insights import find_insights
 from legate_prof.loader import load_profile
