@@ -68,27 +68,44 @@ def _inputs(args):
     return files
 
 
-def _stats_in_workers(files):
-    """Statistics of big multi-rank logs computed per rank in worker processes and added up
-    (no model of all ranks is built); None where that does not apply, or a worker failed."""
+def _stats_by_parts(files):
+    """Statistics added up from each rank's parts, without a model of all ranks: big
+    multi-rank logs in worker processes, or several bundles (``convert --per-rank``) one mapped
+    at a time.  None where that does not apply or a part could not be made (the caller then
+    loads everything together, which reports any problem as it always does)."""
+    from .errors import ProfileError
     from .loader import expand_inputs, plan_inputs, rank_files_for_workers
     from .progress import TerminalProgress
     from .rank_files import cross_file_problems
-    from .rank_parallel import stats_in_parallel
-    from .stats import finish_stats
+    from .stats import finish_stats, stats_parts
     paths, kinds, errors, warnings = plan_inputs(expand_inputs([os.fspath(f) for f in files]))
-    legion, n = rank_files_for_workers(paths, kinds, errors)
-    if n < 2:
+    if errors:
         return None
-    prog = TerminalProgress()
-    try:
-        parts = stats_in_parallel(legion, n, prog)
-    finally:
-        prog.close()
-    if parts is None:
-        return None
+    if len(paths) > 1 and all(kinds[p] == "bundle" for p in paths):
+        from .bundle import read_bundle
+        try:
+            parts = [stats_parts(read_bundle(p)) for p in paths]
+        except ProfileError:
+            return None
+    else:
+        legion, n = rank_files_for_workers(paths, kinds, errors)
+        if n < 2:
+            return None
+        from .rank_parallel import stats_in_parallel
+        prog = TerminalProgress()
+        try:
+            parts = stats_in_parallel(legion, n, prog)
+        finally:
+            prog.close()
+        if parts is None:
+            return None
+    seen = [{r["rank"] for r in p["ranks"]} for p in parts]
+    if sum(map(len, seen)) != len(set().union(*seen)):
+        return None  # a rank in two inputs: loading them together says so
     ranks = [r for p in parts for r in p["ranks"]]
-    warnings = warnings + [w for p in parts for w in p["warnings"]] + cross_file_problems(ranks)
+    own = [set(cross_file_problems(p["ranks"])) for p in parts]  # a bundle's, over its ranks
+    warnings = (warnings + [w for p, o in zip(parts, own) for w in p["warnings"] if w not in o]
+                + cross_file_problems(ranks))
     for w in warnings:
         print(w if str(w).startswith("warning") else f"warning: {w}", file=sys.stderr)
     return finish_stats(parts, paths, [], warnings)
@@ -97,7 +114,7 @@ def _stats_in_workers(files):
 def cmd_stats(args):
     from .stats import compute_stats, format_stats
     files = _inputs(args)
-    s = _stats_in_workers(files) if not getattr(args, "log", None) else None
+    s = _stats_by_parts(files) if not getattr(args, "log", None) else None
     if s is None:
         model = _load(files, args, stack=False)
         s = compute_stats(model)

@@ -136,3 +136,19 @@ def test_statistics_parts_add_up_like_the_whole():
         got = _timing_row(_combine(dict(parts[0], provenances=[]), dict(parts[1], provenances=[])))
         assert got == {**whole, "stddev_ns": got["stddev_ns"]}
         assert abs(got["stddev_ns"] - whole["stddev_ns"]) <= 1e-3
+
+
+def test_statistics_of_per_rank_bundles_are_those_of_the_logs(synthetic_8, tmp_path, capsys):
+    """`stats DIR` of per-rank bundles adds up each bundle's parts (no model of all ranks)
+    and says what `stats` of the logs says."""
+    import json
+    from legate_prof.cli import main
+    files = [shutil.copy(p, tmp_path) for p in synthetic_8]
+    assert main(["convert", "--per-rank", *files]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--json", *files]) == 0
+    logs = json.loads(capsys.readouterr().out)
+    assert main(["stats", "--json", str(tmp_path)]) == 0
+    bundles = json.loads(capsys.readouterr().out)
+    assert bundles.pop("files") != logs.pop("files")
+    assert bundles == logs
