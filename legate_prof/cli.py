@@ -99,9 +99,9 @@ def _stats_by_parts(files):
             prog.close()
         if parts is None:
             return None
-    seen = [{r["rank"] for r in p["ranks"]} for p in parts]
+    seen = [set(p["lane_ranks"]) for p in parts]
     if sum(map(len, seen)) != len(set().union(*seen)):
-        return None  # a rank in two inputs: loading them together says so
+        return None  # a rank's lanes in two inputs: only loading them together is right
     ranks = [r for p in parts for r in p["ranks"]]
     own = [set(cross_file_problems(p["ranks"])) for p in parts]  # a bundle's, over its ranks
     warnings = (warnings + [w for p, o in zip(parts, own) for w in p["warnings"] if w not in o]

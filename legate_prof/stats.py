@@ -214,6 +214,8 @@ def stats_parts(model) -> dict:
     it = model.items
     return {
         "ranks": [dict(r) for r in model.ranks], "machine": machine, "groups": groups,
+        # ranks with a lane here (a copy recorded by one rank may sit on another's channel)
+        "lane_ranks": sorted(set(model.lanes["rank"].tolist()) | set(ranks)),
         "items": int(model.n_items),
         "first": int(it["start"].min()) if model.n_items else None,
         "last": int(it["stop"].max()) if model.n_items else None,

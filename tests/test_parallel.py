@@ -84,6 +84,21 @@ def test_damaged_rank_files_give_what_one_build_gives(synthetic_8, tmp_path):
     parallel = load_profile(files, workers=2)
     _same_model(serial, parallel)
     assert serial.warnings  # the damage is said
+    # and `stats`, which adds up the ranks' parts where the ranks' lanes allow it
+    import json
+    import os
+    import subprocess
+    import sys
+    out = []
+    for workers in (1, 2):
+        r = subprocess.run([sys.executable, "-m", "legate_prof", "stats", "--json", *files],
+                           capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "LEGATE_PROF_WORKERS": str(workers)})
+        assert r.returncode == 0 and "Traceback" not in r.stderr
+        s = json.loads(r.stdout)
+        s["warnings"] = sorted(s["warnings"])
+        out.append(s)
+    assert out[0] == out[1]
 
 
 def test_a_damaged_bundle_among_per_rank_bundles_is_one_error(synthetic_8, tmp_path):
