@@ -81,8 +81,7 @@ def _step(s, what):
             _fail(f"{what} arrays missing")
     if len(t) != len(integral) or len(t) == 0:
         _fail(f"{what} arrays differ in length")
-    # min and max are nan when any value is, infinite when one is: no temporary per value
-    if not all(math.isfinite(float(f(a))) for a in (t, integral) for f in (np.min, np.max)):
+    if not np.all(np.isfinite(t)) or not np.all(np.isfinite(integral)):
         _fail(f"{what} has infinite values")
     _sorted(t, what)
     if not isinstance(den, (int, float)) or isinstance(den, bool) or not (
