@@ -4,7 +4,7 @@ Each rank's model already has its lanes, rows, waits and utilization; merging re
 ids (names, provenances), offsets lane and item indices, and concatenates.  Lanes must come out
 in the order one build of all files would give them — (rank, group, ref, ref2) — and no rank may
 appear in two models (a channel whose copies were recorded on two nodes would need its rows
-stacked together): ``merge_models`` raises ``CannotMerge`` then, and the caller builds all files
+stacked together): ``merge_opened`` raises ``CannotMerge`` then, and the caller builds all files
 at once instead.
 
 Models are opened one at a time, twice (``open_model(i)``, typically mapping a bundle): once for
@@ -68,19 +68,9 @@ class _Small:
                        {k: v.dtype for k, v in m.transfers.items()})
 
 
-def merge_models(models) -> TraceModel:
-    """One model of all ranks from models of one or more ranks each (ranks disjoint)."""
-    models = list(models)
-    if len(models) == 1:
-        return models[0]
-    return merge_opened(len(models), lambda i: models[i])
-
-
-def merge_opened(n, open_model, reopen=None) -> TraceModel:
-    """Merge ``n`` models that ``open_model(i)`` opens; ``reopen(i)`` (default: the same)
-    opens one again for its big columns (a bundle already checked need not be again)."""
+def merge_opened(n, open_model) -> TraceModel:
+    """Merge ``n`` models (ranks disjoint) that ``open_model(i)`` opens, and may open again."""
     small = [_Small(open_model(i)) for i in range(n)]
-    reopen = reopen or open_model
     if len({s.stacked for s in small}) != 1:
         raise CannotMerge("stacked and unstacked models")
     seen = [s.lane_ranks for s in small]
@@ -104,7 +94,7 @@ def merge_opened(n, open_model, reopen=None) -> TraceModel:
     waits = {k: np.empty(int(wait_off[-1]), dt) for k, dt in wait_dt.items()}
     transfers = {k: np.empty(int(tr_off[-1]), dt) for k, dt in tr_dt.items()}
     for j, k in enumerate(order):  # pass two: the big columns, one model mapped at a time
-        m = reopen(k)
+        m = open_model(k)
         a, b = item_off[j], item_off[j + 1]
         for c, col in m.items.items():
             if c in ("name", "detail"):

@@ -158,15 +158,6 @@ def per_name_rows(parts, by=None):
     return rows
 
 
-def per_name_table(model, kinds, by=None, waited=None):
-    """Rows {name, count, total_ns, running_ns, mean_ns, stddev_ns, min_ns, max_ns}, by total.
-
-    ``by`` ("variant" for tasks, "mapper" for mapper calls) adds ``by_<by>``: the same timings
-    per task variant or per mapper, as the reference's statistics break them down.
-    """
-    return per_name_rows([name_parts(model, kinds, by, waited)], by)
-
-
 # (key in the output, item kinds, breakdown)
 TABLES = (("tasks", (ItemKind.TASK,), "variant"),
           ("operations", (ItemKind.RUNTIME_OP,), None),
