@@ -12,7 +12,6 @@ import math
 import os
 import subprocess
 import sys
-import time
 
 from . import __version__
 from .errors import ProfileError
@@ -31,39 +30,19 @@ def bundled_example():
     return str(Path(__file__).with_name("data") / "example_legate_0.prof")
 
 
-class _Progress:
-    """Terminal progress for loads that take more than a second."""
-
-    def __init__(self, stream=sys.stderr):
-        self.t0 = time.monotonic()
-        self.stream = stream
-        self.shown = False
-
-    def __call__(self, done, total, what):
-        if time.monotonic() - self.t0 < 1.0 and not self.shown:
-            return
-        self.shown = True
-        self.stream.write(f"\r[{done}/{total}] {what}\x1b[K")
-        self.stream.flush()
-
-    def close(self):
-        if self.shown:
-            self.stream.write("\n")
-
-
 def _load(files, args=None, also=None):
-    """Load with terminal progress (and ``also``, e.g. a progress window, told the same)."""
+    """Load with terminal progress on stderr (a TTY, not --quiet), and ``also`` told the same
+    (e.g. the viewer's window)."""
     from .loader import load_profile
-    prog = _Progress()
+    from .progress import TerminalProgress, wants_progress
+    bar = TerminalProgress(files, enabled=wants_progress(quiet=getattr(args, "quiet", False)))
 
     def progress(done, total, what):
-        prog(done, total, what)
+        bar(done, total, what)
         if also is not None:
             also(done, total, what)
-    try:
+    with bar:
         model = load_profile(files, progress=progress, use_cache=getattr(args, "cache", False))
-    finally:
-        prog.close()
     for w in model.warnings:
         print(w if str(w).startswith("warning") else f"warning: {w}", file=sys.stderr)
     for e in getattr(model, "errors", []):
@@ -195,11 +174,16 @@ def cmd_view(args):
         args.cache = False
         rc = cmd_screenshot(args)
         return EXIT_USER_ERROR if problem else rc
-    from .viewer.app import load_with_progress, run_viewer
-    model = load_with_progress(lambda progress: _load(files, args, progress), files)
-    from .insights import find_insights
-    return run_viewer(model, files, findings=find_insights(model)) or (
-        EXIT_USER_ERROR if getattr(model, "errors", []) else 0)
+    from .viewer.app import run_viewer
+    loaded = []
+
+    def load(progress):  # in the window's worker thread: the window shows meanwhile
+        from .insights import find_insights
+        model = _load(files, args, progress)
+        loaded.append(model)
+        return model, find_insights(model)
+    return run_viewer(files=files, load=load) or (
+        EXIT_USER_ERROR if loaded and getattr(loaded[0], "errors", []) else 0)
 
 
 def cmd_convert(args):
@@ -453,6 +437,11 @@ def build_parser():
     qf.add_argument("--csv", action="store_true", help="print CSV")
     qf.add_argument("--json", action="store_true", help="print a JSON list of objects")
     q.set_defaults(func=cmd_sql)
+
+    for name in ("stats", "view", "screenshot", "insights", "compare", "convert", "report",
+                 "export", "sql"):  # the commands that load a profile
+        sub.choices[name].add_argument("-q", "--quiet", action="store_true",
+                                       help="no progress bar on stderr while loading")
 
     r = sub.add_parser("record", help="run 'legate --profile ARGS' (adds the CUDA stand-in "
                        "on machines without an NVIDIA driver), then write legate_prof/index.html "
