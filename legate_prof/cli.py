@@ -175,14 +175,14 @@ def cmd_view(args):
         rc = cmd_screenshot(args)
         return EXIT_USER_ERROR if problem else rc
     from .viewer.app import run_viewer
+    from .insights import find_insights
     loaded = []
 
     def load(progress):  # in the window's worker thread: the window shows meanwhile
-        from .insights import find_insights
         model = _load(files, args, progress)
         loaded.append(model)
-        return model, find_insights(model)
-    return run_viewer(files=files, load=load) or (
+        return model
+    return run_viewer(files=files, load=load, findings=find_insights) or (
         EXIT_USER_ERROR if loaded and getattr(loaded[0], "errors", []) else 0)
 
 

@@ -132,7 +132,9 @@ class TerminalProgress:
             self._progress = Progress(
                 SpinnerColumn(finished_text="✓"), TextColumn("{task.description}"),
                 BarColumn(), Bytes(), TimeElapsedColumn(),
-                console=console, transient=True, redirect_stdout=False, redirect_stderr=False)
+                console=console, transient=True, redirect_stdout=False,
+                # notes printed to stderr meanwhile go above the bars, not through them
+                redirect_stderr=self.stream is sys.stderr)
             self._progress.start()
             self._started = True
             import atexit

@@ -125,9 +125,8 @@ def test_window_shows_progress_before_the_timeline(qtbot, sample_profile):
         def step(i, n, what):
             progress(i, n, what)
             go.acquire(timeout=60)
-        model = load_profile([sample_profile], progress=step)
-        return model, find_insights(model)
-    win = MainWindow(files=[sample_profile], load=load)
+        return load_profile([sample_profile], progress=step)
+    win = MainWindow(files=[sample_profile], load=load, findings=find_insights)
     qtbot.addWidget(win)
     win.show()
     qtbot.waitExposed(win)
@@ -151,8 +150,9 @@ def test_window_shows_progress_before_the_timeline(qtbot, sample_profile):
     assert win.loading is None and win.centralWidget() is not None
     assert win.search.isEnabled()
     assert win.source.info().lanes  # the timeline has the profile's lanes
-    assert win.findings is not None  # the findings dock came with it
     assert not win.grab().isNull()
+    qtbot.waitUntil(lambda: win.findings is not None, timeout=60_000)  # the dock follows
+    assert win.findings.findings == find_insights(win.model)
 
 
 def test_view_shows_the_timeline_when_loaded_and_exits_0(qtbot, sample_profile, monkeypatch):

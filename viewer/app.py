@@ -107,32 +107,42 @@ class LoadingPanel(QtWidgets.QWidget):
 
 
 class _Loader(QtCore.QObject):
-    """Runs ``load(progress)`` in a worker thread; tells the window through queued signals."""
+    """Runs ``load(progress)`` in a worker thread, then ``findings(model)`` if given; tells
+    the window through queued signals.  The findings come after the model so the timeline
+    does not wait for them (they only read the model's tables)."""
 
     progressed = QtCore.Signal(int, int, str)
     loaded = QtCore.Signal(object)
     failed = QtCore.Signal(object)
+    found = QtCore.Signal(object)
 
-    def __init__(self, load):
+    def __init__(self, load, findings=None):
         super().__init__()
         self._load = load
+        self._findings = findings
         self.thread = threading.Thread(target=self._run, name="legate_prof-load", daemon=True)
 
     def _run(self):
         try:
-            result = self._load(self.progressed.emit)
+            model = self._load(self.progressed.emit)
         except BaseException as e:  # handed to the window, raised again by run_viewer
             self.failed.emit(e)
-        else:
-            self.loaded.emit(result)
+            return
+        self.loaded.emit(model)
+        if self._findings is not None:
+            try:
+                self.found.emit(self._findings(model))
+            except Exception as e:  # the timeline stays; the status bar says why
+                self.found.emit(e)
 
 
 class MainWindow(QtWidgets.QMainWindow):
     """The viewer.  With a model, it shows its timeline at once; with ``load`` (a function
-    ``load(progress) -> model`` or ``-> (model, findings)``), it shows a progress panel and
-    runs ``load`` in a worker thread (call ``start_loading``), then shows the timeline."""
+    ``load(progress) -> model``), it shows a progress panel and runs ``load`` in a worker
+    thread (call ``start_loading``), then shows the timeline, then the findings dock when
+    ``findings(model)`` (run in the worker too) is done."""
 
-    def __init__(self, model=None, files=(), load=None):
+    def __init__(self, model=None, files=(), load=None, findings=None):
         super().__init__()
         self.source = None
         self.timeline = None
@@ -156,6 +166,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.statusBar().addPermanentWidget(LegendWidget())
         self.resize(1500, 900)
         self._load = load
+        self._find = findings
+        self.findings = None
         if model is not None:
             self._show_source(as_source(model), files)
         else:
@@ -198,19 +210,26 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def start_loading(self):
         """Run the ``load`` given to the constructor in a worker thread."""
-        self._loader = _Loader(self._load)
+        self._loader = _Loader(self._load, self._find)
         self._loader.progressed.connect(self.loading.set_progress)
         self._loader.loaded.connect(self._loaded)
         self._loader.failed.connect(self._failed)
+        self._loader.found.connect(self._found)
         self._loader.thread.start()
 
-    def _loaded(self, result):
-        model, findings = result if isinstance(result, tuple) else (result, None)
+    def _loaded(self, model):
         self.model = model
         self._show_source(as_source(model), self._files)
-        if findings is not None:
-            from .findings_panel import add_findings_dock
-            add_findings_dock(self, findings)
+        if self._find is not None:
+            self.statusBar().showMessage("looking for the guide's patterns (findings)…")
+
+    def _found(self, findings):
+        if isinstance(findings, Exception):
+            self.statusBar().showMessage(f"findings unavailable: {findings}")
+            return
+        from .findings_panel import add_findings_dock
+        add_findings_dock(self, findings)
+        self.statusBar().showMessage(f"{len(findings)} findings", 5000)
 
     def _failed(self, error):
         """The load failed: the window closes and ``run_viewer`` raises the error again."""
@@ -352,12 +371,13 @@ def run_viewer(model=None, files=(), findings=None, load=None):
     """Open the window and run Qt's event loop until it closes; returns its exit code.
 
     With ``load`` instead of a model, the window shows at once with a progress panel while
-    ``load(progress)`` (-> model, or (model, findings)) runs in a worker thread; if it raises,
-    the window closes and the error is raised here (the CLI prints it as one line).
+    ``load(progress) -> model`` runs in a worker thread, then ``findings(model)`` if it is a
+    function; if ``load`` raises, the window closes and the error is raised here (the CLI
+    prints it as one line).  ``findings`` may also be the list itself.
     """
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
-    win = MainWindow(model, files, load=load)
-    if model is not None and findings is not None:
+    win = MainWindow(model, files, load=load, findings=findings if callable(findings) else None)
+    if model is not None and findings is not None and not callable(findings):
         from .findings_panel import add_findings_dock
         add_findings_dock(win, findings)
     win.show()
