@@ -48,13 +48,12 @@ def poll():
             if w.timeline is not None and "frame_at" not in out:
                 w.timeline.grab()
                 out["frame_at"] = time.time()
+                print("BENCH " + json.dumps(out), flush=True)  # the process may end at close
                 w.close()
 timer = QtCore.QTimer()
 timer.timeout.connect(poll)
 timer.start(5)
-rc = cli.main(["view", "--quiet", *sys.argv[1:]])
-out["rc"] = rc
-print("BENCH " + json.dumps(out))
+sys.exit(cli.main(["view", "--quiet", *sys.argv[1:]]))
 """
 
 

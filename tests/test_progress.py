@@ -157,7 +157,7 @@ def test_window_shows_progress_before_the_timeline(qtbot, sample_profile):
 
 def test_view_shows_the_timeline_when_loaded_and_exits_0(qtbot, sample_profile, monkeypatch):
     """``legate_prof view`` in-process: the window loads in the background, then shows the
-    timeline; closing it ends the command with 0."""
+    timeline and the findings; closing it ends the command with 0."""
     from PySide6 import QtCore, QtWidgets
 
     from legate_prof import cli
@@ -169,7 +169,7 @@ def test_view_shows_the_timeline_when_loaded_and_exits_0(qtbot, sample_profile, 
         for w in QtWidgets.QApplication.topLevelWidgets():
             if isinstance(w, MainWindow) and w.isVisible():
                 seen.setdefault("window", True)
-                if w.timeline is not None:
+                if w.timeline is not None and w.findings is not None:
                     seen["lanes"] = len(w.source.info().lanes)
                     w.close()
     timer = QtCore.QTimer()
@@ -193,3 +193,27 @@ def test_view_of_bad_input_prints_one_line_naming_the_file_and_exits_2(tmp_path,
     errors = [ln for ln in p.stderr.splitlines() if "error" in ln]
     assert len(errors) == 1 and str(path) in errors[0]
     assert "Traceback" not in p.stderr
+
+
+def test_closing_the_window_while_it_loads_ends_the_process_cleanly(tmp_path, sample_profile):
+    """Whenever the window closes (here: as soon as it is up, the worker reading, building or
+    looking for findings), ``view`` exits 0 and does not abort."""
+    child = tmp_path / "close_early.py"
+    child.write_text(
+        "import sys\n"
+        "from PySide6 import QtCore, QtWidgets\n"
+        "app = QtWidgets.QApplication(['legate_prof'])\n"
+        "from legate_prof import cli\n"
+        "from legate_prof.viewer.app import MainWindow\n"
+        "def poll():\n"
+        "    for w in QtWidgets.QApplication.topLevelWidgets():\n"
+        "        if isinstance(w, MainWindow) and w.isVisible():\n"
+        "            w.close()\n"
+        "t = QtCore.QTimer(); t.timeout.connect(poll); t.start(0)\n"
+        "sys.exit(cli.main(['view', '--no-cache', sys.argv[1]]))\n")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    for _ in range(3):
+        p = subprocess.run([sys.executable, str(child), str(sample_profile)], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert "Traceback" not in p.stderr and "terminate" not in p.stderr

@@ -367,13 +367,19 @@ def window_problem():
     return None
 
 
-def run_viewer(model=None, files=(), findings=None, load=None):
+def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None):
     """Open the window and run Qt's event loop until it closes; returns its exit code.
 
     With ``load`` instead of a model, the window shows at once with a progress panel while
     ``load(progress) -> model`` runs in a worker thread, then ``findings(model)`` if it is a
     function; if ``load`` raises, the window closes and the error is raised here (the CLI
     prints it as one line).  ``findings`` may also be the list itself.
+
+    ``process_exit`` (the CLI's: event loop status -> exit status) says this process may end
+    here: when the window closes while the worker is still reading or building, the process
+    ends at once (``os._exit`` after the atexit handlers), because a daemon thread stopped at
+    interpreter exit inside C++ (numpy's sorts, Qt's signals) aborts the process.  Without it
+    the worker is waited for.
     """
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
     win = MainWindow(model, files, load=load, findings=findings if callable(findings) else None)
@@ -386,4 +392,25 @@ def run_viewer(model=None, files=(), findings=None, load=None):
     rc = app.exec()
     if win.load_error is not None:
         raise win.load_error
-    return rc
+    code = process_exit(rc) if process_exit is not None else rc
+    worker = getattr(getattr(win, "_loader", None), "thread", None)
+    if worker is not None:
+        worker.join(timeout=1.0)  # it ends right after its last signal
+        if worker.is_alive():
+            if process_exit is None:
+                worker.join()
+            else:
+                _exit_now(code)
+    return code
+
+
+def _exit_now(code):
+    import atexit
+    import sys
+    atexit._run_exitfuncs()  # e.g. the terminal progress gives the cursor back
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
