@@ -182,8 +182,9 @@ def cmd_view(args):
         model = _load(files, args, progress)
         loaded.append(model)
         return model
-    return run_viewer(files=files, load=load, findings=find_insights, process_exit=lambda rc: rc or (
-        EXIT_USER_ERROR if loaded and getattr(loaded[0], "errors", []) else 0))
+    def exit_status(rc):
+        return rc or (EXIT_USER_ERROR if loaded and getattr(loaded[0], "errors", []) else 0)
+    return run_viewer(files=files, load=load, findings=find_insights, process_exit=exit_status)
 
 
 def cmd_convert(args):
