@@ -31,25 +31,22 @@ def bundled_example():
 
 
 def _load(files, args=None, also=None, stack=True, check_files=True):
-    """Load with terminal progress (and ``also``, e.g. a progress window, told the same).
-
-    ``stack=False`` for commands that never draw lanes (rows are not built)."""
+    """Load with terminal progress on stderr (a TTY, not --quiet), and ``also`` told the same
+    (e.g. the viewer's window).  ``stack=False`` for commands that never draw lanes."""
     from .loader import load_profile
-    from .progress import TerminalProgress
-    prog = TerminalProgress()
+    from .progress import TerminalProgress, wants_progress
+    bar = TerminalProgress(files, enabled=wants_progress(quiet=getattr(args, "quiet", False)))
 
     def progress(done, total, what):
-        prog(done, total, what)
+        bar(done, total, what)
         if also is not None:
             also(done, total, what)
-    try:
-        cache = getattr(args, "cache", False)
-        if cache and getattr(args, "func", None) is cmd_view:
-            cache = "later"  # the window first; the cache entry is written meanwhile
-        model = load_profile(files, progress=progress, use_cache=cache,
-                             stack=stack, check_files=check_files)
-    finally:
-        prog.close()
+    cache = getattr(args, "cache", False)
+    if cache and getattr(args, "func", None) is cmd_view:
+        cache = "later"  # the timeline first; the cache entry is written meanwhile
+    with bar:
+        model = load_profile(files, progress=progress, use_cache=cache, stack=stack,
+                             check_files=check_files)
     for w in model.warnings:
         print(w if str(w).startswith("warning") else f"warning: {w}", file=sys.stderr)
     for e in model.errors:
@@ -68,7 +65,7 @@ def _inputs(args):
     return files
 
 
-def _stats_by_parts(files):
+def _stats_by_parts(files, quiet=False):
     """Statistics added up from each rank's parts, without a model of all ranks: big
     multi-rank logs in worker processes, or several bundles (``convert --per-rank``) one mapped
     at a time.  None where that does not apply or a part could not be made (the caller then
@@ -92,7 +89,8 @@ def _stats_by_parts(files):
         if n < 2:
             return None
         from .rank_parallel import stats_in_parallel
-        prog = TerminalProgress()
+        from .progress import wants_progress
+        prog = TerminalProgress(legion, enabled=wants_progress(quiet=quiet))
         try:
             parts = stats_in_parallel(legion, n, prog)
         finally:
@@ -114,7 +112,8 @@ def _stats_by_parts(files):
 def cmd_stats(args):
     from .stats import compute_stats, format_stats
     files = _inputs(args)
-    s = _stats_by_parts(files) if not getattr(args, "log", None) else None
+    s = (_stats_by_parts(files, getattr(args, "quiet", False))
+         if not getattr(args, "log", None) else None)
     if s is None:
         model = _load(files, args, stack=False)
         s = compute_stats(model)
@@ -227,11 +226,18 @@ def cmd_view(args):
         args.cache = False
         rc = cmd_screenshot(args)
         return EXIT_USER_ERROR if problem else rc
-    from .viewer.app import load_with_progress, run_viewer
-    model = load_with_progress(lambda progress: _load(files, args, progress), files)
+    from .viewer.app import run_viewer
     from .insights import find_insights
-    return run_viewer(model, files, findings=lambda: find_insights(model)) or (
-        EXIT_USER_ERROR if model.errors else 0)
+    loaded = []
+
+    def load(progress):  # in the window's worker thread: the window shows meanwhile
+        model = _load(files, args, progress)
+        loaded.append(model)
+        return model
+
+    def exit_status(rc):
+        return rc or (EXIT_USER_ERROR if loaded and loaded[0].errors else 0)
+    return run_viewer(files=files, load=load, findings=find_insights, process_exit=exit_status)
 
 
 def _bundle_beside(path):
@@ -515,6 +521,11 @@ def build_parser():
     qf.add_argument("--csv", action="store_true", help="print CSV")
     qf.add_argument("--json", action="store_true", help="print a JSON list of objects")
     q.set_defaults(func=cmd_sql)
+
+    for name in ("stats", "view", "screenshot", "insights", "compare", "convert", "report",
+                 "export", "sql"):  # the commands that load a profile
+        sub.choices[name].add_argument("-q", "--quiet", action="store_true",
+                                       help="no progress bar on stderr while loading")
 
     r = sub.add_parser("record", help="run 'legate --profile ARGS' (adds the CUDA stand-in "
                        "on machines without an NVIDIA driver), then write legate_prof/index.html "

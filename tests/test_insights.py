@@ -97,25 +97,3 @@ def test_viewer_findings_dock_zooms_to_a_finding_and_highlights_its_items(guide_
     assert a <= t0 and t1 <= b and (b - a) < 1.2 * (t1 - t0) + 10_000
     assert win.timeline.item.matches is not None and len(win.timeline.item.matches) >= 100
 
-
-def test_viewer_shows_the_timeline_before_the_findings(sample_profile, qtbot):
-    """Diagnosis runs in a thread after the window is up; its dock arrives when ready."""
-    import threading
-    from PySide6 import QtWidgets
-    from legate_prof.viewer.app import MainWindow, add_findings_later
-    model = load_profile([sample_profile])
-    win = MainWindow(model, [sample_profile])
-    qtbot.addWidget(win)
-    go = threading.Event()
-
-    def slow_findings():
-        go.wait(30)
-        return find_insights(model)
-    def titles():
-        return [d.windowTitle() for d in win.findChildren(QtWidgets.QDockWidget)]
-    thread = add_findings_later(win, slow_findings)
-    qtbot.wait(200)
-    assert "Findings" not in titles()  # the timeline is not waiting for the diagnosis
-    go.set()
-    thread.join(30)
-    qtbot.waitUntil(lambda: "Findings" in titles(), timeout=10_000)

@@ -254,19 +254,6 @@ def pixel_rgb(img, x, y):
     return (c.red(), c.green(), c.blue())
 
 
-def test_load_with_progress_reports_to_the_window(qtbot, sample_profile):
-    from legate_prof.viewer.app import load_with_progress
-    seen = []
-
-    def load(progress):
-        for i in range(3):
-            progress(i, 2, f"step {i}")
-            seen.append(i)
-        return load_profile([sample_profile])
-    model = load_with_progress(load, [sample_profile])
-    assert model.n_items > 0 and seen == [0, 1, 2]
-
-
 def test_panned_view_from_caches_matches_a_fresh_render(qtbot, synthetic_8):
     """Pans reuse time-anchored caches; what they show must be what a fresh render shows."""
     from legate_prof.viewer.screenshot import make_timeline

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -75,16 +76,80 @@ class DetailPanel(QtWidgets.QWidget):
             self.zoomTo.emit(*self._range)
 
 
-class MainWindow(QtWidgets.QMainWindow):
-    def __init__(self, model, files=()):
+class LoadingPanel(QtWidgets.QWidget):
+    """What the window shows while the profile is read and built: a label and a bar."""
+
+    def __init__(self, files=()):
         super().__init__()
-        self.source = as_source(model)
+        names = [os.path.basename(str(f)) for f in files]
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.addStretch(1)
+        self.title = QtWidgets.QLabel(
+            f"Opening {', '.join(names[:4])}{' …' if len(names) > 4 else ''}" if names
+            else "Opening the profile")
+        self.step = QtWidgets.QLabel("starting…")
+        self.bar = QtWidgets.QProgressBar()
+        self.bar.setRange(0, 0)  # busy until the first step is known
+        self.bar.setTextVisible(False)
+        self.bar.setMaximumWidth(600)
+        for w in (self.title, self.step, self.bar):
+            lay.addWidget(w, 0, QtCore.Qt.AlignmentFlag.AlignHCenter)
+        lay.addStretch(2)
+
+    def set_progress(self, done, total, what):
+        """The loader's ``progress(done, total, what)``: files read of all, the next step."""
+        self.step.setText(what)
+        if done >= total:  # reading is over: building has no steps to count
+            self.bar.setRange(0, 0)
+        else:
+            self.bar.setRange(0, max(total, 1))
+            self.bar.setValue(done)
+
+
+class _Loader(QtCore.QObject):
+    """Runs ``load(progress)`` in a worker thread, then ``findings(model)`` if given; tells
+    the window through queued signals.  The findings come after the model so the timeline
+    does not wait for them (they only read the model's tables)."""
+
+    progressed = QtCore.Signal(int, int, str)
+    loaded = QtCore.Signal(object)
+    failed = QtCore.Signal(object)
+    found = QtCore.Signal(object)
+
+    def __init__(self, load, findings=None):
+        super().__init__()
+        self._load = load
+        self._findings = findings
+        self.thread = threading.Thread(target=self._run, name="legate_prof-load", daemon=True)
+
+    def _run(self):
+        try:
+            model = self._load(self.progressed.emit)
+        except BaseException as e:  # handed to the window, raised again by run_viewer
+            self.failed.emit(e)
+            return
+        self.loaded.emit(model)
+        if self._findings is not None:
+            try:
+                self.found.emit(self._findings(model))
+            except Exception as e:  # the timeline stays; the status bar says why
+                self.found.emit(e)
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    """The viewer.  With a model, it shows its timeline at once; with ``load`` (a function
+    ``load(progress) -> model``), it shows a progress panel and runs ``load`` in a worker
+    thread (call ``start_loading``), then shows the timeline, then the findings dock when
+    ``findings(model)`` (run in the worker too) is done."""
+
+    def __init__(self, model=None, files=(), load=None, findings=None):
+        super().__init__()
+        self.source = None
+        self.timeline = None
+        self.loading = None
+        self.load_error = None
+        self.model = model
         self.setAcceptDrops(True)  # drop profile files on the window to open them
-        names = ", ".join(os.path.basename(str(f)) for f in list(files)[:4])
-        self.setWindowTitle(f"legate_prof {__version__} — {names}")
-        self.timeline = TimelineWidget(self.source, LaneLayout.default(self.source))
-        self.timeline.item.budget_s = FRAME_BUDGET_S  # keep frames interactive while zooming
-        self.setCentralWidget(ScrolledTimeline(self.timeline))
         self.details = DetailPanel()
         self.details.zoomTo.connect(lambda a, b: self.timeline.set_time_range(a, b))
         dock = QtWidgets.QDockWidget("Details", self)
@@ -96,14 +161,81 @@ class MainWindow(QtWidgets.QMainWindow):
         rdock = QtWidgets.QDockWidget("Search results", self)
         rdock.setWidget(self.results)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, rdock)
-        self.timeline.itemClicked.connect(lambda hit: self.details.show_hit(self.source, hit))
-        self.timeline.viewChanged.connect(self._status_range)
         self._build_toolbar()
         self._build_menus()
         self.statusBar().addPermanentWidget(LegendWidget())
         self.resize(1500, 900)
-        for w in self.source.info().warnings[:3]:
+        self._load = load
+        self._find = findings
+        self.findings = None
+        if model is not None:
+            self._show_source(as_source(model), files)
+        else:
+            self.loading = LoadingPanel(files)
+            self.setCentralWidget(self.loading)
+            self._set_title(files)
+            self._set_ready(False)
+            self.statusBar().showMessage("reading the profile…")
+        self._files = list(files)
+
+    def _set_title(self, files):
+        names = ", ".join(os.path.basename(str(f)) for f in list(files)[:4])
+        self.setWindowTitle(f"legate_prof {__version__} — {names}")
+
+    def _set_ready(self, ready):
+        """Search and the view menu act on a timeline: off while loading."""
+        self.search.setEnabled(ready)
+        for a in self._view_menu.actions():
+            a.setEnabled(ready)
+
+    def _show_source(self, src, files):
+        """Show ``src``'s timeline in the centre (replacing what was there)."""
+        self.source = src
+        old = self.centralWidget()
+        self.timeline = TimelineWidget(src, LaneLayout.default(src))
+        self.timeline.item.budget_s = FRAME_BUDGET_S  # keep frames interactive while zooming
+        self.timeline.itemClicked.connect(lambda hit: self.details.show_hit(self.source, hit))
+        self.timeline.viewChanged.connect(self._status_range)
+        self.setCentralWidget(ScrolledTimeline(self.timeline))
+        if old is not None:
+            old.deleteLater()
+        self.loading = None
+        self._set_title(files)
+        self._set_ready(True)
+        self.statusBar().clearMessage()
+        for w in src.info().warnings[:3]:
             self.statusBar().showMessage(str(w))
+
+    # ---- loading in the background -----------------------------------------------------
+
+    def start_loading(self):
+        """Run the ``load`` given to the constructor in a worker thread."""
+        self._loader = _Loader(self._load, self._find)
+        self._loader.progressed.connect(self.loading.set_progress)
+        self._loader.loaded.connect(self._loaded)
+        self._loader.failed.connect(self._failed)
+        self._loader.found.connect(self._found)
+        self._loader.thread.start()
+
+    def _loaded(self, model):
+        self.model = model
+        self._show_source(as_source(model), self._files)
+        if self._find is not None:
+            self.statusBar().showMessage("looking for the guide's patterns (findings)…")
+
+    def _found(self, findings):
+        if isinstance(findings, Exception):
+            self.statusBar().showMessage(f"findings unavailable: {findings}")
+            return
+        from .findings_panel import add_findings_dock
+        add_findings_dock(self, findings)
+        self.statusBar().showMessage(f"{len(findings)} findings", 5000)
+
+    def _failed(self, error):
+        """The load failed: the window closes and ``run_viewer`` raises the error again."""
+        self.load_error = error
+        self.close()
+        QtWidgets.QApplication.instance().exit(1)
 
     def open_files(self, paths):
         """Replace the shown profile (File → Open, drag-and-drop); errors go to a dialog."""
@@ -113,16 +245,7 @@ class MainWindow(QtWidgets.QMainWindow):
         except (ProfileError, OSError) as e:
             QtWidgets.QMessageBox.warning(self, "legate_prof", str(e))
             return False
-        self.source = src
-        old = self.centralWidget()
-        self.timeline = TimelineWidget(src, LaneLayout.default(src))
-        self.timeline.item.budget_s = FRAME_BUDGET_S
-        self.timeline.itemClicked.connect(lambda hit: self.details.show_hit(self.source, hit))
-        self.timeline.viewChanged.connect(self._status_range)
-        self.setCentralWidget(ScrolledTimeline(self.timeline))
-        old.deleteLater()
-        names = ", ".join(os.path.basename(str(f)) for f in list(paths)[:4])
-        self.setWindowTitle(f"legate_prof {__version__} — {names}")
+        self._show_source(src, paths)
         self.results.clear()
         return True
 
@@ -157,10 +280,13 @@ class MainWindow(QtWidgets.QMainWindow):
         f.addAction("Open…", self._open_dialog, QtGui.QKeySequence.StandardKey.Open)
         f.addAction("Export PNG…", self.export_png, QtGui.QKeySequence("Ctrl+E"))
         f.addAction("Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
-        v = self.menuBar().addMenu("&View")
-        v.addAction("Reset zoom", self.timeline.reset, QtGui.QKeySequence("Ctrl+0"))
-        v.addAction("Undo view change", self.timeline.undo, QtGui.QKeySequence.StandardKey.Undo)
-        v.addAction("Redo view change", self.timeline.redo, QtGui.QKeySequence.StandardKey.Redo)
+        v = self._view_menu = self.menuBar().addMenu("&View")
+        # the timeline is looked up when used: it is replaced when another profile opens
+        v.addAction("Reset zoom", lambda: self.timeline.reset(), QtGui.QKeySequence("Ctrl+0"))
+        v.addAction("Undo view change", lambda: self.timeline.undo(),
+                    QtGui.QKeySequence.StandardKey.Undo)
+        v.addAction("Redo view change", lambda: self.timeline.redo(),
+                    QtGui.QKeySequence.StandardKey.Redo)
         v.addAction("Expand all groups", lambda: self.timeline.expand(all_groups=True))
         v.addAction("Find…", self.search.setFocus, QtGui.QKeySequence.StandardKey.Find)
         h = self.menuBar().addMenu("&Help")
@@ -178,6 +304,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def run_search(self):
         text = self.search.text().strip()
         self.results.clear()
+        if self.timeline is None:
+            return
         if not text:
             self.timeline.set_matches(None)
             return
@@ -207,7 +335,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if path is None:
             path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export PNG", "timeline.png",
                                                             "PNG (*.png)")
-        if path:
+        if path and self.timeline is not None:
             self.timeline.export_png(path)
         return path
 
@@ -239,66 +367,50 @@ def window_problem():
     return None
 
 
-def load_with_progress(load, files):
-    """Run ``load(progress)`` with a progress window that appears if it takes over half a
-    second (per rank file read and built; it repaints while workers run)."""
+def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None):
+    """Open the window and run Qt's event loop until it closes; returns its exit code.
+
+    With ``load`` instead of a model, the window shows at once with a progress panel while
+    ``load(progress) -> model`` runs in a worker thread, then ``findings(model)`` if it is a
+    function; if ``load`` raises, the window closes and the error is raised here (the CLI
+    prints it as one line).  ``findings`` may also be the list itself.
+
+    ``process_exit`` (the CLI's: event loop status -> exit status) says this process may end
+    here: when the window closes while the worker is still reading or building, the process
+    ends at once (``os._exit`` after the atexit handlers), because a daemon thread stopped at
+    interpreter exit inside C++ (numpy's sorts, Qt's signals) aborts the process.  Without it
+    the worker is waited for.
+    """
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
-    dlg = QtWidgets.QProgressDialog("Reading profiles…", None, 0, max(len(files), 1) + 1)
-    dlg.setWindowTitle("legate_prof")
-    dlg.setMinimumDuration(500)  # Qt shows it only when loading lasts longer than this
-    dlg.setWindowModality(QtCore.Qt.WindowModality.ApplicationModal)
-
-    def progress(done, total, what):
-        dlg.setMaximum(total + 1)
-        dlg.setValue(done)
-        dlg.setLabelText(what)
-        app.processEvents()
-    try:
-        return load(progress)
-    finally:
-        dlg.reset()
-        dlg.close()
-
-
-def run_viewer(model, files=(), findings=None):
-    """Show the window; ``findings`` (a list, or a function computing it) go into a dock,
-    computed in a thread after the first frame so that diagnosis never delays the timeline."""
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
-    win = MainWindow(model, files)
-    win.show()
-    if findings is not None:
-        add_findings_later(win, findings)
-    return app.exec()
-
-
-def add_findings_later(win, findings):
-    """Add the findings dock once ``findings()`` has run in a worker thread (a list is
-    added at once).  Returns the thread (None for a list)."""
-    from .findings_panel import add_findings_dock
-    if not callable(findings):
+    win = MainWindow(model, files, load=load, findings=findings if callable(findings) else None)
+    if model is not None and findings is not None and not callable(findings):
+        from .findings_panel import add_findings_dock
         add_findings_dock(win, findings)
-        return None
-    import threading
-    result = {}
+    win.show()
+    if load is not None:
+        QtCore.QTimer.singleShot(0, win.start_loading)  # after the first paint
+    rc = app.exec()
+    if win.load_error is not None:
+        raise win.load_error
+    code = process_exit(rc) if process_exit is not None else rc
+    worker = getattr(getattr(win, "_loader", None), "thread", None)
+    if worker is not None:
+        worker.join(timeout=1.0)  # it ends right after its last signal
+        if worker.is_alive():
+            if process_exit is None:
+                worker.join()
+            else:
+                _exit_now(code)
+    return code
 
-    def work():
+
+def _exit_now(code):
+    import atexit
+    import sys
+    atexit._run_exitfuncs()  # e.g. the terminal progress gives the cursor back
+    for stream in (sys.stdout, sys.stderr):
         try:
-            result["findings"] = findings()
-        except Exception as e:  # noqa: BLE001 - a diagnosis bug must not take the viewer down
-            result["error"] = e
-
-    thread = threading.Thread(target=work, name="legate_prof insights", daemon=True)
-    timer = QtCore.QTimer(win)
-
-    def poll():
-        if thread.is_alive():
-            return
-        timer.stop()
-        if "findings" in result:
-            add_findings_dock(win, result["findings"])
-        else:
-            win.statusBar().showMessage(f"diagnosis failed: {result.get('error')}", 10000)
-    timer.timeout.connect(poll)
-    thread.start()
-    timer.start(100)
-    return thread
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
