@@ -3,7 +3,9 @@
 A bundle is our own file, but it is a file: cut, bit-flipped or edited, it must give one
 ``ProfileError`` (or, for the cache, a rebuild), never an exception deep in the viewer or
 ``stats``.  Checks are over whole columns (min/max, monotonic) so they cost a few passes over
-the index columns, not Python per item.
+the index columns, not Python per item.  ``values=False`` keeps the checks whose cost does not
+grow with the items (structure, types, lengths, small tables): for a cache entry that was fully
+checked, or written by us, and has not changed since (``cache.py``).
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def _sorted(a, what):
         _fail(f"{what} not in order")
 
 
-def _step(s, what):
+def _step(s, what, values=True):
     if not isinstance(s, dict):
         _fail(f"{what} is not a map")
     t, integral, den = s.get("t"), s.get("integral"), s.get("denominator")
@@ -81,17 +83,19 @@ def _step(s, what):
             _fail(f"{what} arrays missing")
     if len(t) != len(integral) or len(t) == 0:
         _fail(f"{what} arrays differ in length")
-    if not np.all(np.isfinite(t)) or not np.all(np.isfinite(integral)):
-        _fail(f"{what} has infinite values")
-    _sorted(t, what)
+    if values:
+        if not np.all(np.isfinite(t)) or not np.all(np.isfinite(integral)):
+            _fail(f"{what} has infinite values")
+        _sorted(t, what)
     if not isinstance(den, (int, float)) or isinstance(den, bool) or not (
             math.isfinite(den) and den > 0):
         _fail(f"{what} denominator")
     return s
 
 
-def check_bundle(d):
-    """Raise BundleDamage unless ``d`` (the unpacked document) makes a sound model."""
+def check_bundle(d, values=True):
+    """Raise BundleDamage unless ``d`` (the unpacked document) makes a sound model
+    (``values=False``: without the per-item value checks; see above)."""
     if not isinstance(d, dict):
         _fail("header is not a map")
     items, n = _table(d, "items")
@@ -109,26 +113,10 @@ def check_bundle(d):
         _fail("lane names and lanes differ in length")
     _in_range(lanes["group"], 0, len(GROUP_KEYS), "lane group")
     _in_range(lanes["rows"], 1, 1 << 15, "lane rows")
-    _in_range(items["lane"], 0, n_lanes, "item lane")
-    _in_range(items["name"], 0, len(names), "item name")
-    _in_range(items["detail"], 0, len(names), "item detail")
-    _in_range(items["kind"], 0, max(ItemKind) + 1, "item kind")
-    if n:
-        if int(items["row"].min()) < 0 or np.any(items["row"] >= lanes["rows"][items["lane"]]):
-            _fail("item row out of range")
-        if np.any(items["stop"] < items["start"]):
-            _fail("item stops before it starts")
-    ops = d["ops"]
-    _in_range(ops["provenance"], 0, len(provs), "op provenance")
-    _sorted(ops["op_id"], "op ids")
-    w = d["waits"]
-    _in_range(w["item"], 0, n, "wait item")
-    _sorted(w["item"], "waits")
-    tr = d["transfers"]
-    _in_range(tr["item"], 0, n, "transfer item")
-    _sorted(tr["item"], "transfers")
+    if values:
+        _check_item_values(d, items, lanes, n, len(names), len(provs))
     if d.get("index") is not None:  # absent in a rank's model on its way to be merged
-        _check_index(d.get("index"), items, lanes, n)
+        _check_index(d.get("index"), items, lanes, n, values)
     if not isinstance(d.get("stacked", True), bool):
         _fail("stacked flag damaged")
     ranks = d.get("ranks")
@@ -142,14 +130,14 @@ def check_bundle(d):
     if not isinstance(steps, list):
         _fail("utilization steps missing")
     for s in steps:
-        _step(s, "utilization step")
+        _step(s, "utilization step", values)
         if not _int(s.get("rank")) or s.get("group") not in GROUP_KEYS:
             _fail("utilization step key")
     all_steps = d.get("all_steps")
     if not isinstance(all_steps, list):
         _fail("all-ranks steps missing")
     for s in all_steps:
-        _step(s, "all-ranks step")
+        _step(s, "all-ranks step", values)
         if s.get("group") not in GROUP_KEYS:
             _fail("all-ranks step group")
     markers = d.get("markers")
@@ -170,7 +158,29 @@ def check_bundle(d):
         _fail("extra runtime_end_ns damaged")
 
 
-def _check_index(index, items, lanes, n):
+def _check_item_values(d, items, lanes, n, n_names, n_provs):
+    """Every index column points inside its table, and tables are in their order."""
+    _in_range(items["lane"], 0, len(lanes["rows"]), "item lane")
+    _in_range(items["name"], 0, n_names, "item name")
+    _in_range(items["detail"], 0, n_names, "item detail")
+    _in_range(items["kind"], 0, max(ItemKind) + 1, "item kind")
+    if n:
+        if int(items["row"].min()) < 0 or np.any(items["row"] >= lanes["rows"][items["lane"]]):
+            _fail("item row out of range")
+        if np.any(items["stop"] < items["start"]):
+            _fail("item stops before it starts")
+    ops = d["ops"]
+    _in_range(ops["provenance"], 0, n_provs, "op provenance")
+    _sorted(ops["op_id"], "op ids")
+    w = d["waits"]
+    _in_range(w["item"], 0, n, "wait item")
+    _sorted(w["item"], "waits")
+    tr = d["transfers"]
+    _in_range(tr["item"], 0, n, "transfer item")
+    _sorted(tr["item"], "transfers")
+
+
+def _check_index(index, items, lanes, n, values=True):
     if not isinstance(index, dict):
         _fail("index missing")
     off, bounds, perm = (index.get(k) for k in ("sub_offset", "sub_bounds", "dur_perm"))
@@ -182,9 +192,11 @@ def _check_index(index, items, lanes, n):
         _fail("index offsets")
     if len(bounds) != int(off[-1]) + 1 or (len(bounds) and (bounds[0] != 0 or bounds[-1] != n)):
         _fail("index bounds")
-    _sorted(bounds, "index bounds")
     if len(perm) != n:
         _fail("duration index length")
+    if not values:
+        return
+    _sorted(bounds, "index bounds")
     _in_range(perm, 0, n, "duration index")
     # items must be ordered by (lane, row, start): bounds are only right then
     key = off[items["lane"]] + items["row"]

@@ -54,7 +54,7 @@ class _Small:
         self.names, self.provenances, self.ranks = list(m.names), list(m.provenances), m.ranks
         self.lanes = {k: np.array(m.lanes[k]) for k in (*_LANE_KEYS, "rows", "capacity")}
         self.lane_ranks = set(np.unique(m.lanes["rank"]).tolist())
-        self.ops = {k: np.array(v) for k, v in m.ops.items()}
+        self.n_ops = len(m.ops["op_id"])
         self.procs = {k: np.array(v) for k, v in m.procs.items()}
         self.mems = {k: np.array(v) for k, v in m.mems.items()}
         self.steps = {k: StepIntegral(np.array(s.t), np.array(s.integral), s.denominator)
@@ -65,7 +65,22 @@ class _Small:
         self.runtime_end_ns, self.stacked = m.runtime_end_ns, m.stacked
         self.dtypes = ({k: v.dtype for k, v in m.items.items()},
                        {k: v.dtype for k, v in m.waits.items()},
-                       {k: v.dtype for k, v in m.transfers.items()})
+                       {k: v.dtype for k, v in m.transfers.items()},
+                       {k: v.dtype for k, v in m.ops.items()})
+
+
+def _first_of_each_op(ops):
+    """The ops table by op id, one row per op: the first model's where several have it.
+
+    Each model's table is sorted by op id, so a stable sort of their concatenation only merges
+    sorted runs (timsort), several times faster than ``np.unique``'s full sort."""
+    ids = ops["op_id"]
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    first = np.ones(len(order), bool)
+    first[1:] = sorted_ids[1:] != sorted_ids[:-1]
+    keep = order[first]
+    return {c: v[keep] for c, v in ops.items()}
 
 
 def merge_opened(n, open_model) -> TraceModel:
@@ -89,10 +104,12 @@ def merge_opened(n, open_model) -> TraceModel:
     lane_off = np.cumsum([0] + [s.n_lanes for s in small])
     wait_off = np.cumsum([0] + [s.n_waits for s in small])
     tr_off = np.cumsum([0] + [s.n_transfers for s in small])
-    item_dt, wait_dt, tr_dt = small[0].dtypes
+    op_off = np.cumsum([0] + [s.n_ops for s in small])
+    item_dt, wait_dt, tr_dt, op_dt = small[0].dtypes
     items = {k: np.empty(int(item_off[-1]), dt) for k, dt in item_dt.items()}
     waits = {k: np.empty(int(wait_off[-1]), dt) for k, dt in wait_dt.items()}
     transfers = {k: np.empty(int(tr_off[-1]), dt) for k, dt in tr_dt.items()}
+    ops_all = {k: np.empty(int(op_off[-1]), dt) for k, dt in op_dt.items()}
     for j, k in enumerate(order):  # pass two: the big columns, one model mapped at a time
         m = open_model(k)
         a, b = item_off[j], item_off[j + 1]
@@ -106,12 +123,11 @@ def merge_opened(n, open_model) -> TraceModel:
         for table, out, off in ((m.waits, waits, wait_off), (m.transfers, transfers, tr_off)):
             for c, col in table.items():
                 out[c][off[j]:off[j + 1]] = col + a if c == "item" else col
+        for c, col in m.ops.items():
+            ops_all[c][op_off[j]:op_off[j + 1]] = prov_maps[j][col] if c == "provenance" else col
         del m
 
-    ops_all = {c: np.concatenate([s.ops[c] if c != "provenance" else pm[s.ops[c]]
-                                  for s, pm in zip(small, prov_maps)]) for c in small[0].ops}
-    first = np.unique(ops_all["op_id"], return_index=True)[1]  # the first rank's copy wins
-    ops = {c: v[first] for c, v in ops_all.items()}
+    ops = _first_of_each_op(ops_all)
     ops["provenance"] = ops["provenance"].astype(np.int32)
     procs = dedup({c: np.concatenate([s.procs[c] for s in small]) for c in small[0].procs},
                   "proc_id")

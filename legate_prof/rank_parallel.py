@@ -135,7 +135,16 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
     except (CannotMerge, OSError, ValueError):
         return None
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)  # mapped bundles stay readable until unmapped
+        _remove_later(tmp)
+
+
+def _remove_later(tmp):
+    """Remove the workers' bundles in a thread: unlinking a GiB of just-written files takes a
+    fifth of a second that the first frame need not wait for.  Not a daemon, so the files go
+    even when the process ends at once; mapped bundles stay readable until unmapped."""
+    import threading
+    threading.Thread(target=shutil.rmtree, args=(tmp,), kwargs={"ignore_errors": True},
+                     name="legate_prof cleanup").start()
 
 
 def stats_in_parallel(paths, workers=2, progress=None):

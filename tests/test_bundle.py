@@ -81,6 +81,43 @@ def test_view_cache_is_used_then_rebuilt_when_stale(tmp_path, monkeypatch, capsy
     assert m4.n_items == 4000 and read_bundle(c).n_items == 4000
 
 
+def test_cache_entry_changed_in_place_is_fully_checked_again(tmp_path, monkeypatch, capsys):
+    """An unchanged entry (its stamp matches) skips the per-item value checks; any write to
+    it, even one that keeps its size and mtime, changes its ctime: the values are checked
+    again, the damage is found and the timeline rebuilt."""
+    from fixtures.synthetic import generate
+    from legate_prof import bundle_check
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    paths = generate(tmp_path / "p", ranks=1, items=3000, seed=5)
+    built = load_profile(paths, use_cache=True)
+    entry = entry_path(paths)
+    assert entry.with_suffix(".checked").exists()
+    checked = []
+    real = bundle_check._check_item_values
+    monkeypatch.setattr(bundle_check, "_check_item_values",
+                        lambda *a: (checked.append(1), real(*a)))
+    again = load_profile(paths, use_cache=True)
+    assert checked == [] and np.array_equal(again.items["lane"], built.items["lane"])
+    # every item's lane index set past the lane table, in place, size and mtime kept
+    doc = read_bundle(entry)
+    lane = doc.items["lane"]
+    raw = bytearray(entry.read_bytes())
+    needle = np.ascontiguousarray(lane).tobytes()
+    at = raw.find(needle)
+    assert at > 0
+    raw[at:at + len(needle)] = np.full(len(lane), 10**6, np.int32).tobytes()
+    st = os.stat(entry)
+    del doc, lane
+    with open(entry, "r+b") as f:
+        f.write(raw)
+    os.utime(entry, ns=(st.st_atime_ns, st.st_mtime_ns))
+    capsys.readouterr()
+    rebuilt = load_profile(paths, use_cache=True)
+    assert checked, "the changed entry's values were not checked"
+    assert "rebuilding" in capsys.readouterr().err
+    assert np.array_equal(rebuilt.items["lane"], built.items["lane"])
+
+
 def test_replaced_file_with_same_size_and_mtime_is_not_served_stale(tmp_path, monkeypatch):
     from fixtures.synthetic import generate
     monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
