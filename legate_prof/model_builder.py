@@ -11,7 +11,7 @@ from .trace_model import TraceModel
 from .lane_layout import lay_out
 from .rank_files import cross_file_problems
 from .record_items import (ItemParts, StringTable, add_copies, add_fills, dedup, group_of,
-                           log_last_time, pairs)
+                           log_last_time, pairs, unique_inverse)
 from .stream_items import add_stream_items
 from .utilization import with_utilization
 from .wait_matching import match_waits
@@ -117,14 +117,17 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
             if len(t) == 0:
                 continue
             name = names.map_keys(t["task_id"], task_names, lambda k: f"Task {k}")
-            detail = names.map_keys(pairs(t, "task_id", "variant_id"), variant_names,
-                                    lambda k: f"Variant {k[1]}")
+            task_variant = pairs(t, "task_id", "variant_id")
+            detail = names.map_keys(task_variant, variant_names, lambda k: f"Variant {k[1]}")
             group = proc_group_of(t["proc_id"])
             items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
                       group=group, ref=t["proc_id"], name=name, kind=ItemKind.TASK,
                       op_id=t["op_id"], fevent=t["fevent"], detail=detail)
-            for tid, vid, g in set(zip(t["task_id"].tolist(), t["variant_id"].tolist(),
-                                       group.tolist())):
+            # (task, variant, group) triples: distinct codes, not a Python set over all tasks
+            codes = np.unique(task_variant.code * len(GROUP_KEYS) + group)
+            for code, g in zip((codes // len(GROUP_KEYS)).tolist(),
+                               (codes % len(GROUP_KEYS)).tolist()):
+                tid, vid = task_variant.decode(code)
                 v = variant_names.get((tid, vid))
                 if v:
                     variant_pairs[(names.intern(task_names.get(tid, f"Task {tid}")), g)] = v
@@ -220,8 +223,12 @@ def _ops_table(logs, runtime_ops, prov_strings, provs):
     op_ids, op_kind, op_prov, op_parent = [], [], [], []
     if op_rows:
         ops = np.concatenate(op_rows)
-        ops = ops[np.unique(ops["op_id"], return_index=True)[1]]
-        pu, pinv = np.unique(ops["provenance"], return_inverse=True)
+        by_id = np.argsort(ops["op_id"], kind="stable")  # written in order: runs, fast
+        ids = ops["op_id"][by_id]
+        first = np.ones(len(ids), bool)
+        first[1:] = ids[1:] != ids[:-1]
+        ops = ops[by_id[first]]
+        pu, pinv = unique_inverse(ops["provenance"])
         prov_idx = np.array([provs.intern(prov_strings.get(int(p), "")) if p else 0
                              for p in pu.tolist()], dtype=np.int32)[pinv]
         op_ids.append(ops["op_id"].astype(np.uint64))

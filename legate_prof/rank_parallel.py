@@ -126,7 +126,7 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
     shared between ranks, a worker that died), so that the caller does that."""
     from .bundle import read_bundle
     from .model_merge import CannotMerge, merge_opened
-    tmp = tempfile.mkdtemp(prefix="legate_prof_ranks_")
+    tmp = tempfile.mkdtemp(prefix="legate_prof_ranks_", dir=handover_dir(paths))
     outs = [os.path.join(tmp, f"{i}.lpbundle") for i in range(len(paths))]
     try:
         if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress):
@@ -166,6 +166,24 @@ def stats_in_parallel(paths, workers=2, progress=None):
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def handover_dir(paths):
+    """Where the workers' bundles go: ``/dev/shm`` (memory) when it has room for twice the
+    input and memory is plentiful, else the temporary directory.  Bundles written to disk are
+    flushed by the kernel while the parent maps and merges them; measured at 10 M items, that
+    write-back slowed the merge from 0.5 s to 2 s on this 2-core machine."""
+    shm = "/dev/shm"
+    try:
+        need = 2 * sum(os.path.getsize(p) for p in paths)
+        fs = os.statvfs(shm)
+        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        if (os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK)
+                and fs.f_bavail * fs.f_frsize >= need and avail >= 2 * need):
+            return shm
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
 def _worker_env():
     """The parent's environment, with this package importable however it was found."""
     env = dict(os.environ)
@@ -174,5 +192,27 @@ def _worker_env():
     return env
 
 
+def reuse_freed_memory():
+    """Let glibc keep freed memory for the next allocation instead of unmapping it.
+
+    By default every numpy array over 128 KiB-32 MiB is a fresh ``mmap`` whose pages fault in
+    (and are zeroed) on first touch, and is unmapped when freed; a build makes hundreds of
+    such temporaries.  A worker process builds one rank and exits, so holding its freed
+    memory costs nothing and halves the time of allocation-heavy steps (measured: gathers
+    and arithmetic over 6.5 M items, 320 ms -> 130 ms).  glibc only; elsewhere a no-op."""
+    import ctypes
+    import platform
+    if platform.libc_ver()[0] != "glibc":
+        return False
+    try:
+        libc = ctypes.CDLL(None)
+        m_trim_threshold, m_mmap_threshold = -1, -3
+        return bool(libc.mallopt(m_mmap_threshold, 1 << 30)
+                    and libc.mallopt(m_trim_threshold, (1 << 31) - 1))
+    except (OSError, AttributeError):
+        return False
+
+
 if __name__ == "__main__":
+    reuse_freed_memory()
     sys.exit(_worker(json.loads(sys.argv[1]), sys.argv[2]))
