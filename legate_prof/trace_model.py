@@ -66,7 +66,9 @@ class _Indexes:
 
     def __init__(self):
         self.sub_offset = self.sub_bounds = self.dur_perm = None
-        self.lane_dur_perm = {}  # lane -> its items by (row, duration), before dur_perm exists
+        # lane -> its items by (row, duration), before dur_perm exists; or an int: how many
+        # items draws of the lane scanned so far (``TraceModel._lane_duration_order``)
+        self.lane_dur_perm = {}
         self.all_ranks_steps = {}
 
 
@@ -167,20 +169,33 @@ class TraceModel:
         order = np.lexsort((-dur, key))
         ix.dur_perm = order.astype(np.int64 if self.n_items >= 2**31 else np.int32)
 
+    # A lane's duration order is built once its drawings have scanned this many times its
+    # items: sorting costs about that much once, so scanning instead never costs more than
+    # twice the sort, and the first frames of a big profile sort nothing.
+    SCANS_BEFORE_SORT = 8
+
     def _lane_duration_order(self, lane):
         """(first item of ``lane``, its items by (row, duration longest first) as item
-        indices): a slice of the stored index, or built for this lane on its first drawing —
-        the first frame then sorts only the lanes it shows."""
+        indices, or None while drawings scan the items in view instead; see above): a slice
+        of the stored index, or built for this lane."""
         lo, hi = self.lane_range(lane)
         ix = self._ix
         if ix.dur_perm is not None:
             return lo, ix.dur_perm[lo:hi]
-        perm = ix.lane_dur_perm.get(lane)
-        if perm is None:
+        perm = ix.lane_dur_perm.get(lane, 0)
+        if not isinstance(perm, np.ndarray):
+            if perm < self.SCANS_BEFORE_SORT * (hi - lo):
+                return lo, None
             dur = self.items["stop"][lo:hi] - self.items["start"][lo:hi]
             perm = np.lexsort((-dur, self.items["row"][lo:hi])) + lo
             ix.lane_dur_perm[lane] = perm
         return lo, perm
+
+    def _scanned(self, lane, n):
+        ix = self._ix
+        done = ix.lane_dur_perm.get(lane, 0)
+        if not isinstance(done, np.ndarray):
+            ix.lane_dur_perm[lane] = done + n
 
     def sublane(self, lane, row):
         self._ensure_index()
@@ -248,10 +263,14 @@ class TraceModel:
             if i1 <= i0:
                 continue
             n_view = i1 - i0
-            perm = lane_perm[lo - lane_lo:hi - lane_lo]
-            # wide items: prefix of the duration order with dur >= min_dur
-            k = bisect.bisect_left(range(hi - lo), -min_dur,
-                                   key=lambda j: -(stop[perm[j] - lo] - start[perm[j] - lo]))
+            if lane_perm is None:  # no duration order yet: scan the items in view
+                k = n_view
+                self._scanned(lane, n_view)
+            else:
+                perm = lane_perm[lo - lane_lo:hi - lane_lo]
+                # wide items: prefix of the duration order with dur >= min_dur
+                k = bisect.bisect_left(range(hi - lo), -min_dur,
+                                       key=lambda j: -(stop[perm[j] - lo] - start[perm[j] - lo]))
             if k < n_view:
                 wide = np.asarray(perm[:k], dtype=np.int64) - lo
                 wide = np.sort(wide[(wide >= i0) & (wide < i1)])

@@ -156,6 +156,35 @@ def test_draw_list_accounts_for_every_item_at_any_zoom(synthetic_8, zoom):
         assert n_draw <= 1200  # bounded by pixels, not items
 
 
+def _same_draw_rows(a, b):
+    assert [r.row for r in a] == [r.row for r in b]
+    for x, y in zip(a, b):
+        for f in ("box_x0", "box_x1", "box_item", "band_x0", "band_x1", "band_count",
+                  "band_first"):
+            assert np.array_equal(np.sort(getattr(x, f)), np.sort(getattr(y, f))), f
+
+
+def test_first_drawings_scan_and_later_ones_use_the_duration_order(synthetic_8):
+    """A lane's first drawings scan its items in view (the first frames sort nothing); once
+    they have scanned as much as a sort costs, the per-row duration order finds the wide
+    items.  Both draw the same."""
+    model = load_profile(synthetic_8)
+    t0, t1 = model.time_range()
+    lanes = [int(L) for L in range(model.n_lanes) if model.lane_range(L)[1] > model.lane_range(L)[0]]
+    assert any(model.lanes["rows"][L] > 1 for L in lanes)  # stacked lanes are among them
+    for zoom in (1, 7, 300):
+        span = (t1 - t0) // zoom
+        a = (t0 + t1) // 2 - span // 2
+        fresh = load_profile(synthetic_8)
+        for L in lanes:
+            first = fresh.draw_list(L, a, a + span, 900)  # scanned
+            assert not isinstance(fresh._ix.lane_dur_perm.get(L, 0), np.ndarray)
+            fresh._scanned(L, fresh.SCANS_BEFORE_SORT * model.n_items)  # as if drawn often
+            sorted_ = fresh.draw_list(L, a, a + span, 900)  # builds the order
+            assert isinstance(fresh._ix.lane_dur_perm[L], np.ndarray)
+            _same_draw_rows(first, sorted_)
+
+
 def test_zoomed_out_merges_and_zoomed_in_splits(synthetic_8):
     model = load_profile(synthetic_8)
     lane = model.lanes_of("cpu", 0)[0]
