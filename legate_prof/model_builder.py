@@ -222,12 +222,13 @@ def _ops_table(logs, runtime_ops, prov_strings, provs):
     op_rows = [o for o in op_rows if len(o)]
     op_ids, op_kind, op_prov, op_parent = [], [], [], []
     if op_rows:
-        ops = np.concatenate(op_rows)
-        by_id = np.argsort(ops["op_id"], kind="stable")  # written in order: runs, fast
-        ids = ops["op_id"][by_id]
-        first = np.ones(len(ids), bool)
-        first[1:] = ids[1:] != ids[:-1]
-        ops = ops[by_id[first]]
+        ops = np.concatenate(op_rows) if len(op_rows) > 1 else op_rows[0]
+        if not np.all(ops["op_id"][1:] > ops["op_id"][:-1]):  # Legion writes them in order
+            by_id = np.argsort(ops["op_id"], kind="stable")  # runs of order: fast
+            ids = ops["op_id"][by_id]
+            first = np.ones(len(ids), bool)
+            first[1:] = ids[1:] != ids[:-1]
+            ops = ops[by_id[first]]
         pu, pinv = unique_inverse(ops["provenance"])
         prov_idx = np.array([provs.intern(prov_strings.get(int(p), "")) if p else 0
                              for p in pu.tolist()], dtype=np.int32)[pinv]
@@ -244,6 +245,9 @@ def _ops_table(logs, runtime_ops, prov_strings, provs):
     if not op_ids:
         return {"op_id": np.zeros(0, np.uint64), "kind": np.zeros(0, np.int32),
                 "provenance": np.zeros(0, np.int32), "parent": np.zeros(0, np.uint64)}
+    if len(op_ids) == 1 and not runtime_ops:  # the logs' operations alone: sorted above
+        return {"op_id": op_ids[0], "kind": op_kind[0], "provenance": op_prov[0],
+                "parent": op_parent[0]}
     ids = np.concatenate(op_ids)
     o = np.argsort(ids, kind="stable")
     return {"op_id": ids[o], "kind": np.concatenate(op_kind)[o],

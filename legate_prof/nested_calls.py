@@ -30,6 +30,29 @@ def _find(sorted_keys, query):
     return np.where(sorted_keys[pos] == query, pos, -1)
 
 
+# group * span + (t - first) must stay below this (int64, with room for the comparisons)
+PACKED_KEY_LIMIT = 2**62
+
+
+def _group_time_key(g, times):
+    """(key(group, t): one int64 ordered like (group, t), span: key(group, t) >= group *
+    span).  Packed as group * span + (t - first) when that fits in 63 bits (always, for
+    real runs); else through the rank of t among all ``times`` (a sort of all of them)."""
+    lo = min((int(t.min()) for t in times if len(t)), default=0)
+    hi = max((int(t.max()) for t in times if len(t)), default=0)
+    span = hi - lo + 2
+    n_groups = int(g.max()) + 1 if len(g) else 1
+    if n_groups * span < PACKED_KEY_LIMIT:
+        def packed(grp, t):
+            return grp.astype(np.int64) * span + (np.asarray(t, np.int64) - lo)
+        return packed, span
+    ranked = np.unique(np.concatenate(times))
+
+    def by_rank(grp, t):
+        return grp.astype(np.int64) * (len(ranked) + 1) + np.searchsorted(ranked, t)
+    return by_rank, len(ranked) + 1
+
+
 def nest_calls(kind, start, stop, fevent, waits):
     """Waits with calls folded in, as the reference does.
 
@@ -59,11 +82,7 @@ def nest_calls(kind, start, stop, fevent, waits):
     first = np.searchsorted(g, g)  # first position of each call's group
 
     w_item, w_s, w_r, w_e = (np.asarray(waits[k]) for k in ("item", "start", "ready", "end"))
-    times = np.unique(np.concatenate([s, e, w_s, w_e]))
-    span = len(times) + 1
-
-    def key(grp, t):
-        return grp.astype(np.int64) * span + np.searchsorted(times, t)
+    key, span = _group_time_key(g, [s, e, w_s, w_e])
 
     # depth = calls of the group started before this one and not yet stopped
     stop_keys = np.sort(key(g, e))

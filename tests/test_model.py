@@ -244,3 +244,18 @@ def test_meta_task_waits_attach_to_the_last_matching_meta_task(tmp_path):
     assert model.names[model.items["name"][i]] == "Deferred Mapping"
     u = model.utilization("utility", 0, 2000, 2900, 9)
     assert u.tolist() == pytest.approx([1, 0, 0, 0, 0, 1, 1, 1, 1])
+
+
+@pytest.mark.parametrize("profile", ["efficient_0.prof", "legate26.06_cpu2_myprof_0.prof"])
+def test_calls_fold_the_same_with_packed_or_ranked_time_keys(profile, monkeypatch):
+    """Calls are nested with (caller, time) keys packed into one integer; where times span
+    too much to pack, their rank among all times is used instead.  Both fold the same waits."""
+    from pathlib import Path
+    from legate_prof import nested_calls
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "real" / profile
+    packed = load_profile([path], stack=False)
+    monkeypatch.setattr(nested_calls, "PACKED_KEY_LIMIT", 0)
+    ranked = load_profile([path], stack=False)
+    assert len(packed.waits["item"]) > 0
+    for k, v in packed.waits.items():
+        assert np.array_equal(v, ranked.waits[k]), k
