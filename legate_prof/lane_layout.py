@@ -10,6 +10,7 @@ from .intervals import stack_rows
 from .kinds import (GROUP_INDEX, GROUP_KEYS, GROUP_LONG, GROUPS, MEM_GROUP, MEM_SHORT,
                     MEMORY_GROUPS, PROC_GROUP, PROCESSOR_GROUPS, MemKind, ProcKind, index_of_mem,
                     node_of_id)
+from .record_items import unique_inverse
 from .trace_model import ITEM_COLUMNS
 
 def rank_of(group, ref, explicit):
@@ -43,14 +44,11 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     k_group = np.concatenate([cols["group"], extra["group"]]).astype(np.int64)
     ref_all = np.concatenate([cols["ref"], extra["ref"]])
     ref2_all = np.concatenate([cols["ref2"], extra["ref2"]])
-    ref_u = np.unique(ref_all)  # few distinct values: hashing, then a search, beats a sort
-    ref_c = np.searchsorted(ref_u, ref_all)
-    ref2_u = np.unique(ref2_all)
-    ref2_c = np.searchsorted(ref2_u, ref2_all)
+    ref_u, ref_c = unique_inverse(ref_all)  # few distinct values: no sort of all items
+    ref2_u, ref2_c = unique_inverse(ref2_all)
     # one int64 key per item, ordered like (rank, group, ref, ref2)
     key = ((k_rank * 64 + k_group) * len(ref_u) + ref_c) * len(ref2_u) + ref2_c
-    uniq_key = np.unique(key)
-    lane_of_key = np.searchsorted(uniq_key, key)
+    uniq_key, lane_of_key = unique_inverse(key)
     r2 = uniq_key % len(ref2_u)
     r1 = (uniq_key // len(ref2_u)) % len(ref_u)
     rg = uniq_key // (len(ref2_u) * len(ref_u))

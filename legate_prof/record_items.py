@@ -69,11 +69,34 @@ class ItemParts:
 
 def unique_inverse(keys):
     """``np.unique(keys, return_inverse=True)`` for columns of few distinct values (task ids,
-    processors, provenances): numpy's hash-based unique, then a search in the small result,
-    instead of sorting the whole column (1 M keys: 6 ms instead of 35 ms)."""
+    processors, provenances, lanes) without sorting the column (1 M keys: 5-15 ms instead of
+    70 ms): integers within a small range through a lookup table; else numpy's hash-based
+    unique, then the code of each key by equality passes (few values) or a search."""
     keys = np.asarray(keys)
+    if len(keys) == 0:
+        return np.unique(keys), np.zeros(0, np.intp)
+    if keys.dtype.kind in "iu":
+        lo, hi = keys.min(), keys.max()
+        if int(hi) - int(lo) < LOOKUP_RANGE:
+            # key - lo is in [0, LOOKUP_RANGE): exact in the keys' own (64-bit) type
+            wide = keys if keys.dtype.itemsize == 8 else keys.astype(np.int64)
+            offset = (wide - wide.dtype.type(lo)).astype(np.intp, copy=False)
+            present = np.zeros(int(hi) - int(lo) + 1, bool)
+            present[offset] = True
+            code = np.cumsum(present, dtype=np.intp) - 1
+            uniq = np.flatnonzero(present).astype(wide.dtype) + wide.dtype.type(lo)
+            return uniq.astype(keys.dtype), code[offset]
     uniq = np.unique(keys)
+    if len(uniq) <= EQUALITY_PASSES:
+        inv = np.zeros(len(keys), np.intp)
+        for k in range(1, len(uniq)):
+            inv[keys == uniq[k]] = k
+        return uniq, inv
     return uniq, np.searchsorted(uniq, keys)
+
+
+LOOKUP_RANGE = 1 << 20  # a lookup table of at most this many entries (9 MiB)
+EQUALITY_PASSES = 8  # up to this many distinct values, one comparison pass each
 
 
 def pairs(table, a, b):

@@ -259,3 +259,22 @@ def test_calls_fold_the_same_with_packed_or_ranked_time_keys(profile, monkeypatc
     assert len(packed.waits["item"]) > 0
     for k, v in packed.waits.items():
         assert np.array_equal(v, ranked.waits[k]), k
+
+
+def test_unique_inverse_is_numpys_for_every_key_shape():
+    """The build's unique + codes (lookup table, equality passes or search, by the keys'
+    range and count) give exactly np.unique's result, dtype included."""
+    from legate_prof.record_items import unique_inverse
+    rng = np.random.default_rng(3)
+    cases = [rng.integers(-32768, 32767, 5000).astype(np.int16),  # full int16 range
+             rng.integers(0, 2**64 - 1, 5000, dtype=np.uint64),  # many large values
+             (rng.integers(0, 50, 5000) + np.uint64(2**63 + 7)).astype(np.uint64),
+             rng.integers(-10**15, -10**15 + 300, 5000),  # small range, far from 0
+             rng.integers(0, 5, 5000).astype(np.uint64) * np.uint64(2**61),  # few, large
+             np.zeros(0, np.int32), np.array([7], np.int64),
+             rng.integers(0, 10**9, 5000).astype(np.int32), rng.integers(0, 3, 5000).astype(np.uint8)]
+    for keys in cases:
+        uniq, inv = unique_inverse(keys)
+        want_u, want_i = np.unique(keys, return_inverse=True)
+        assert uniq.dtype == keys.dtype and np.array_equal(uniq, want_u)
+        assert np.array_equal(inv, want_i.ravel())
