@@ -95,20 +95,22 @@ def _first_of_each_op(ops, pool=None):
     """The ops table by op id, one row per op: the first model's where several have it.
 
     Each model's table is sorted by op id, so a stable sort of their concatenation only merges
-    sorted runs (timsort), faster than ``np.unique``'s full sort."""
-    ids = ops["op_id"]
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    first = np.ones(len(order), bool)
-    first[1:] = sorted_ids[1:] != sorted_ids[:-1]
-    keep = order[first]
-    del order
+    sorted runs (timsort), faster than ``np.unique``'s full sort.  Legion numbers operations
+    per node (ids striped by node), so an op in two ranks' tables is rare: the rows are then
+    dropped after the gather, not before."""
+    order = np.argsort(ops["op_id"], kind="stable")
     if pool is None:
-        return {c: v[keep] for c, v in ops.items()}
-    futures = {c: pool.submit(np.take, v, keep) for c, v in ops.items() if c != "op_id"}
-    out = {c: f.result() for c, f in futures.items()}
-    out["op_id"] = sorted_ids[first]
-    return {c: out[c] for c in ops}
+        out = {c: v[order] for c, v in ops.items()}
+    else:
+        futures = {c: pool.submit(np.take, v, order) for c, v in ops.items()}
+        out = {c: f.result() for c, f in futures.items()}
+    del order
+    ids = out["op_id"]
+    repeat = ids[1:] == ids[:-1]
+    if repeat.any():
+        first = np.concatenate([[True], ~repeat])
+        out = {c: v[first] for c, v in out.items()}
+    return out
 
 
 def merge_opened(n, open_model) -> TraceModel:

@@ -167,3 +167,21 @@ def test_statistics_of_per_rank_bundles_are_those_of_the_logs(synthetic_8, tmp_p
     bundles = json.loads(capsys.readouterr().out)
     assert bundles.pop("files") != logs.pop("files")
     assert bundles == logs
+
+
+def test_an_op_in_two_ranks_tables_is_kept_once_from_the_first():
+    """Ops tables of several ranks merge into one sorted by op id; an op that two ranks
+    recorded keeps the first rank's row, with or without the merge's copy threads."""
+    from concurrent.futures import ThreadPoolExecutor
+    from legate_prof.model_merge import _first_of_each_op
+    rng = np.random.default_rng(1)
+    runs = [np.unique(rng.integers(0, 5000, 800)).astype(np.uint64) for _ in range(5)]
+    ops = {"op_id": np.concatenate(runs)}
+    ops["provenance"] = np.arange(len(ops["op_id"]), dtype=np.int32)  # which row it came from
+    ids, first_row = np.unique(ops["op_id"], return_index=True)
+    assert len(ids) < len(ops["op_id"])  # there are repeats
+    with ThreadPoolExecutor(2) as pool:
+        for p in (None, pool):
+            out = _first_of_each_op(ops, p)
+            assert np.array_equal(out["op_id"], ids)
+            assert np.array_equal(out["provenance"], ops["provenance"][first_row])
