@@ -8,6 +8,7 @@ it cannot give what one build of all files gives, the caller builds them all at 
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import select
@@ -74,7 +75,7 @@ def _worker(jobs, mode):
     return 0
 
 
-def _run_workers(paths, outs, mode, workers, progress):
+def _run_workers(paths, outs, mode, workers, progress, procs):
     """Build ``paths`` into ``outs`` in ``workers`` fresh interpreters; True when all did.
 
     Fresh interpreters (``python -m legate_prof.rank_parallel``), not forks: a fork would copy
@@ -87,7 +88,6 @@ def _run_workers(paths, outs, mode, workers, progress):
         w = load.index(min(load))
         shares[w].append((i, paths[i], outs[i]))
         load[w] += os.path.getsize(paths[i])
-    procs = []
     try:
         for share in shares:
             procs.append(subprocess.Popen(
@@ -126,34 +126,26 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
     shared between ranks, a worker that died), so that the caller does that."""
     from .bundle import read_bundle
     from .model_merge import CannotMerge, merge_opened
-    tmp = tempfile.mkdtemp(prefix="legate_prof_ranks_", dir=handover_dir(paths))
-    outs = [os.path.join(tmp, f"{i}.lpbundle") for i in range(len(paths))]
+    handover = Handover(paths, "ranks")
+    outs = [os.path.join(handover.dir, f"{i}.lpbundle") for i in range(len(paths))]
     try:
-        if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress):
+        if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
+                            handover.procs):
             return None
         return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
     except (CannotMerge, OSError, ValueError):
         return None
     finally:
-        _remove_later(tmp)
-
-
-def _remove_later(tmp):
-    """Remove the workers' bundles in a thread: unlinking a GiB of just-written files takes a
-    fifth of a second that the first frame need not wait for.  Not a daemon, so the files go
-    even when the process ends at once; mapped bundles stay readable until unmapped."""
-    import threading
-    threading.Thread(target=shutil.rmtree, args=(tmp,), kwargs={"ignore_errors": True},
-                     name="legate_prof cleanup").start()
+        handover.close(later=True)  # mapped bundles stay readable until unmapped
 
 
 def stats_in_parallel(paths, workers=2, progress=None):
     """The statistics' parts (``stats.stats_parts``) of each rank file, computed one rank per
     process — no model of all ranks is built; None when a worker could not (see above)."""
-    tmp = tempfile.mkdtemp(prefix="legate_prof_stats_")
-    outs = [os.path.join(tmp, f"{i}.json") for i in range(len(paths))]
+    handover = Handover(paths, "stats")
+    outs = [os.path.join(handover.dir, f"{i}.json") for i in range(len(paths))]
     try:
-        if not _run_workers(paths, outs, "stats", workers, progress):
+        if not _run_workers(paths, outs, "stats", workers, progress, handover.procs):
             return None
         parts = []
         for o in outs:
@@ -163,7 +155,68 @@ def stats_in_parallel(paths, workers=2, progress=None):
     except (OSError, ValueError):
         return None
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        handover.close()
+
+
+class Handover:
+    """The directory where workers leave their results, and the workers.
+
+    Closed when the build is done, or when the process ends first: ``view`` closed while it
+    loads ends with ``os._exit`` after the atexit handlers, and without this the workers
+    would run on and their files stay (in ``/dev/shm``: memory, until reboot).  A process
+    killed outright leaves its directory behind: the next one removes the directories of
+    processes that no longer run (the name holds the pid)."""
+
+    PREFIX = "legate_prof_"
+
+    def __init__(self, paths, kind):
+        base = handover_dir(paths) or tempfile.gettempdir()
+        sweep_orphans(base)
+        self.dir = tempfile.mkdtemp(prefix=f"{self.PREFIX}{kind}_{os.getpid()}_", dir=base)
+        self.procs = []
+        atexit.register(self.close)
+
+    def close(self, later=False):
+        """Stop the workers still running and remove the directory (in a thread: ``later``)."""
+        atexit.unregister(self.close)
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        if later:
+            _remove_later(self.dir)
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def sweep_orphans(base):
+    """Remove handover directories of ours whose process no longer runs."""
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(Handover.PREFIX)]
+    except OSError:
+        return
+    for name in names:
+        parts = name[len(Handover.PREFIX):].split("_")
+        if len(parts) < 3 or not parts[1].isdigit() or int(parts[1]) == os.getpid():
+            continue
+        path = os.path.join(base, name)
+        try:
+            if os.stat(path).st_uid != os.getuid():
+                continue
+            os.kill(int(parts[1]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except (OSError, OverflowError):
+            continue  # alive (or not ours to ask): leave it
+
+
+def _remove_later(tmp):
+    """Remove the workers' bundles in a thread: unlinking a GiB of just-written files takes a
+    fifth of a second that the first frame need not wait for.  Not a daemon, so the files go
+    even when the process ends at once; mapped bundles stay readable until unmapped."""
+    import threading
+    threading.Thread(target=shutil.rmtree, args=(tmp,), kwargs={"ignore_errors": True},
+                     name="legate_prof cleanup").start()
 
 
 def handover_dir(paths):

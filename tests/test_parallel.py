@@ -185,3 +185,68 @@ def test_an_op_in_two_ranks_tables_is_kept_once_from_the_first():
             out = _first_of_each_op(ops, p)
             assert np.array_equal(out["op_id"], ids)
             assert np.array_equal(out["provenance"], ops["provenance"][first_row])
+
+
+def test_handover_directories_of_dead_processes_are_swept(tmp_path):
+    """A process killed outright leaves its workers' directory; the next one removes the
+    directories whose process no longer runs, and only those."""
+    import os
+    import subprocess
+    import sys
+    from legate_prof.rank_parallel import Handover, sweep_orphans
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    dead = tmp_path / f"{Handover.PREFIX}ranks_{gone}_abc_d"
+    alive = tmp_path / f"{Handover.PREFIX}ranks_{os.getppid()}_xyz"
+    other = tmp_path / "legate_prof_ranks_notapid_q"
+    for d in (dead, alive, other):
+        d.mkdir()
+        (d / "0.lpbundle").write_bytes(b"x" * 100)
+    sweep_orphans(str(tmp_path))
+    assert not dead.exists() and alive.exists() and other.exists()
+
+
+def test_ending_mid_build_stops_the_workers_and_removes_their_files(tmp_path):
+    """`view` closed while it loads ends with os._exit after the atexit handlers: the rank
+    workers are stopped and their hand-over directory removed then, not left running or
+    holding memory (in /dev/shm) until reboot."""
+    import os
+    import subprocess
+    import sys
+    import time
+    from fixtures.synthetic import generate
+    from legate_prof.rank_parallel import Handover
+    files = generate(tmp_path / "p", ranks=4, items=600_000, seed=2)
+    script = """
+import atexit, os, sys, tempfile, threading, time
+from legate_prof.loader import load_profile
+threading.Thread(target=load_profile, args=(sys.argv[1:],), kwargs={"workers": 2},
+                 daemon=True).start()
+prefix = PREFIX + "ranks_%d_" % os.getpid()
+bases = ["/dev/shm", tempfile.gettempdir()]
+for _ in range(400):  # until the workers have started and written something
+    found = [os.path.join(b, n) for b in bases if os.path.isdir(b) for n in os.listdir(b)
+             if n.startswith(prefix)]
+    if found and os.listdir(found[0]):
+        break
+    time.sleep(0.02)
+print(found[0], flush=True)
+atexit._run_exitfuncs()
+os._exit(0)
+""".replace("PREFIX", repr(Handover.PREFIX))
+    r = subprocess.run([sys.executable, "-c", script, *files], capture_output=True, text=True,
+                       timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert r.returncode == 0, r.stderr
+    handover = r.stdout.strip()
+    assert Handover.PREFIX in handover
+    time.sleep(0.5)
+    assert not os.path.exists(handover)
+    running = []
+    for pid in os.listdir("/proc"):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if handover in cmd:
+            running.append(cmd)
+    assert running == []
