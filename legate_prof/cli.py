@@ -187,11 +187,12 @@ def _check_view_range(args):
                                         f"({args.stop} ns)")
 
 
-def cmd_screenshot(args):
+def cmd_screenshot(args, model=None):
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     check_output(args.output, _inputs(args), PICTURE_FORMATS, "picture")
     _check_view_range(args)
-    model = _load(_inputs(args), args)
+    if model is None:
+        model = _load(_inputs(args), args)
     from .viewer.screenshot import render_screenshot
     out = render_screenshot(model, args.output, start=args.start, stop=args.stop,
                             width=args.width, height=args.height, expand=args.expand,
@@ -210,9 +211,49 @@ def _window_problem():
     return window_problem()
 
 
+class _EarlyLoad:
+    """A load started before the viewer's Qt is imported: the rank files are read and built
+    while Qt starts and the window opens (half a second to a second), instead of after.
+    ``wait(progress)`` hands on the progress from then on (the last step at once) and
+    returns the model, or raises what the load raised."""
+
+    def __init__(self, files, args):
+        import threading
+        self._lock = threading.Lock()
+        self._sink, self._last, self._outcome = None, None, None
+        self._done = threading.Event()
+        threading.Thread(target=self._run, args=(files, args), name="legate_prof-early-load",
+                         daemon=True).start()
+
+    def _progress(self, done, total, what):
+        with self._lock:
+            self._last, sink = (done, total, what), self._sink
+        if sink is not None:
+            sink(done, total, what)
+
+    def _run(self, files, args):
+        try:
+            self._outcome = (_load(files, args, self._progress), None)
+        except BaseException as e:  # raised again by wait(), in the thread that waits
+            self._outcome = (None, e)
+        self._done.set()
+
+    def wait(self, progress=None):
+        with self._lock:
+            self._sink, last = progress, self._last
+        if progress is not None and last is not None:
+            progress(*last)
+        self._done.wait()
+        model, error = self._outcome
+        if error is not None:
+            raise error
+        return model
+
+
 def cmd_view(args):
     files = _inputs(args) or [bundled_example()]
     display = _has_display()
+    early = _EarlyLoad(files, args) if display else None
     problem = _window_problem() if display else None
     if not display or problem:
         out = os.path.abspath("legate_prof_view.png")
@@ -224,14 +265,14 @@ def cmd_view(args):
         args.start = args.stop = None
         args.width, args.height, args.expand = 1600, 1000, []
         args.cache = False
-        rc = cmd_screenshot(args)
+        rc = cmd_screenshot(args, model=early.wait() if early is not None else None)
         return EXIT_USER_ERROR if problem else rc
     from .viewer.app import run_viewer
     from .insights import find_insights
     loaded = []
 
     def load(progress):  # in the window's worker thread: the window shows meanwhile
-        model = _load(files, args, progress)
+        model = early.wait(progress)
         loaded.append(model)
         return model
 

@@ -231,3 +231,37 @@ def test_phases_rank_files_built_by_workers_share_one_line():
         begins += [e for e in ph.call(i, 2, msg) if e[0] == "begin"]
     assert len(begins) == 1 and begins[0][1] == ("ranks",)
     assert ph.call(2, 2, "built legate_1.prof (2 of 2 ranks)")[-1][3].startswith("built legate_1")
+
+
+def test_view_starts_reading_before_the_window_is_made(monkeypatch, sample_profile):
+    """`view` starts loading before it imports Qt and makes the window, so the rank files
+    are read and built meanwhile; the window then shows that model."""
+    import threading
+
+    from PySide6 import QtCore, QtWidgets
+
+    from legate_prof import cli, loader
+    from legate_prof.viewer.app import MainWindow
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    entered, order, seen = threading.Event(), [], {}
+    real = loader.load_profile
+
+    def spy(*a, **k):
+        entered.set()
+        return real(*a, **k)
+    monkeypatch.setattr(loader, "load_profile", spy)
+    monkeypatch.setattr(cli, "_window_problem", lambda: order.append(entered.wait(60)))
+
+    def poll():
+        for w in QtWidgets.QApplication.topLevelWidgets():
+            if isinstance(w, MainWindow) and w.isVisible() and w.timeline is not None:
+                seen["lanes"] = len(w.source.info().lanes)
+                w.close()
+    timer = QtCore.QTimer()
+    timer.timeout.connect(poll)
+    timer.start(20)
+    QtCore.QTimer.singleShot(120_000, QtWidgets.QApplication.instance().quit)  # if it hangs
+    rc = cli.main(["view", "--no-cache", "--quiet", str(sample_profile)])
+    timer.stop()
+    assert order == [True]  # loading had begun when the window's Qt work started
+    assert rc == 0 and seen.get("lanes", 0) > 0

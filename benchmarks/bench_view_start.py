@@ -1,0 +1,90 @@
+"""What a user waits for: `legate_prof view FILES` from the process start to the window, and
+to the first painted timeline, in a child process (Qt offscreen).
+
+    python benchmarks/bench_view_start.py DIR_OR_FILES... [--repeat 3] [--cache]
+
+Prints one line per run and the best and median.  Without --cache the cache is off
+(`--no-cache`): every run reads and builds the rank files.  The files should be in the page
+cache, as right after legate wrote them (`cat FILES > /dev/null` first).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+CHILD = r"""
+import json, sys, time
+T0 = float(sys.argv[1])
+from legate_prof import cli  # no Qt yet: `view` imports it where it always does
+out = {}
+real_problem = cli._window_problem
+
+
+def hooked_problem():  # `view` imports Qt and the viewer here: hook the window then
+    problem = real_problem()
+    from PySide6 import QtCore
+    from legate_prof.viewer import app as viewer_app
+    win = viewer_app.MainWindow
+    start_loading, show_source = win.start_loading, win._show_source
+
+    def started(self):  # the window is up and painted once
+        out.setdefault("window_s", time.time() - T0)
+        start_loading(self)
+
+    def shown(self, src, files):  # the timeline replaces the progress panel
+        show_source(self, src, files)
+
+        def first_frame():
+            self.timeline.grab()
+            out["first_frame_s"] = time.time() - T0
+            print(json.dumps(out), flush=True)  # view may end with os._exit when closed
+            self.close()
+        QtCore.QTimer.singleShot(0, first_frame)
+    win.start_loading, win._show_source = started, shown
+    return problem
+
+
+cli._window_problem = hooked_problem
+cli.main(["view", "--quiet", *sys.argv[2:]])
+"""
+
+
+def run_once(files, cached, cache_dir):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LEGATE_PROF_CACHE_DIR": cache_dir}
+    args = files if cached else ["--no-cache", *files]
+    import time
+    r = subprocess.run([sys.executable, "-c", CHILD, repr(time.time()), *args],
+                       capture_output=True, text=True, env=env, timeout=1800)
+    lines = r.stdout.strip().splitlines()
+    if not lines:
+        raise SystemExit(f"the viewer failed: {r.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--cache", action="store_true", help="fill the cache, then time reopening")
+    a = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="lp_cache_") as cache_dir:
+        if a.cache:
+            run_once(a.files, True, cache_dir)  # fills it
+        got = []
+        for _ in range(a.repeat):
+            r = run_once(a.files, a.cache, cache_dir)
+            got.append(r)
+            print(f"window {r['window_s']:.2f} s, first frame {r['first_frame_s']:.2f} s",
+                  flush=True)
+    ff = [r["first_frame_s"] for r in got]
+    print(f"first frame: best {min(ff):.2f} s, median {statistics.median(ff):.2f} s")
+
+
+if __name__ == "__main__":
+    main()
