@@ -13,6 +13,7 @@ import math
 import mmap
 import os
 import struct
+from collections.abc import Mapping
 from pathlib import Path
 
 import msgpack
@@ -48,7 +49,7 @@ class _Columns:
 def _pack(obj, cols):
     if isinstance(obj, np.ndarray):
         return cols.ref(obj)
-    if isinstance(obj, dict):
+    if isinstance(obj, Mapping):  # dicts, and lazily made tables (trace_model.LazyTable)
         return {k if isinstance(k, (str, int)) else str(k): _pack(v, cols) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [_pack(v, cols) for v in obj]

@@ -22,7 +22,7 @@ from .intervals import StepIntegral
 from .lane_layout import lane_table
 from .rank_files import cross_file_problems
 from .record_items import dedup
-from .trace_model import TraceModel
+from .trace_model import LazyTable, TraceModel
 
 _LANE_KEYS = ("rank", "group", "ref", "ref2")
 
@@ -113,6 +113,13 @@ def _first_of_each_op(ops, pool=None):
     return out
 
 
+def _sorted_ops(ops_all):
+    with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="legate_prof ops") as pool:
+        ops = _first_of_each_op(ops_all, pool)
+    ops["provenance"] = ops["provenance"].astype(np.int32, copy=False)
+    return ops
+
+
 def merge_opened(n, open_model) -> TraceModel:
     """Merge ``n`` models (ranks disjoint) that ``open_model(i)`` opens, and may open again."""
     small = [_Small(open_model(i)) for i in range(n)]
@@ -165,8 +172,8 @@ def merge_opened(n, open_model) -> TraceModel:
             for f in [pool.submit(*job) for job in jobs]:
                 f.result()
             del m, jobs
-        ops = _first_of_each_op(ops_all, pool)
-    ops["provenance"] = ops["provenance"].astype(np.int32)
+    # sorted when first read in full (details of a few ops search each rank's sorted run)
+    ops = LazyTable(lambda: _sorted_ops(ops_all), "op_id", runs=ops_all, offsets=op_off)
     procs = dedup({c: np.concatenate([s.procs[c] for s in small]) for c in small[0].procs},
                   "proc_id")
     mems = dedup({c: np.concatenate([s.mems[c] for s in small]) for c in small[0].mems},

@@ -9,6 +9,8 @@ synthetic profile all look the same to it.
 from __future__ import annotations
 
 import bisect
+import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -59,6 +61,66 @@ def time_range_of(first, last, markers=()):
     return start, max(last + (last - start) // 200, start + 1)
 
 
+class LazyTable(Mapping):
+    """A table (column name -> array) made on first use, once, by ``make()``.
+
+    What a first frame never reads need not delay it: the ops of merged ranks, sorted by op
+    id (half a second at 10 M items), are made when details, search or the findings first
+    ask.  Until then ``lookup`` answers a few keys from ``runs``: the unmerged columns, whose
+    slices between ``offsets`` are each sorted by ``key`` (each rank's table), the first run
+    that has a key winning — as in the merged table.  Thread-safe: the findings run in a
+    thread beside the viewer."""
+
+    MAX_RUNS = 64  # beyond, a lookup makes the table (one search per run and key)
+
+    def __init__(self, make, key, runs=None, offsets=None):
+        self._make, self._columns, self._lock = make, None, threading.Lock()
+        self._key = key
+        self._runs = (runs, offsets) if runs is not None else None
+
+    def _table(self):
+        if self._columns is None:
+            with self._lock:
+                if self._columns is None:
+                    self._columns = self._make()
+                    self._make = self._runs = None  # and what they held
+        return self._columns
+
+    def lookup(self, keys, column, default):
+        """``column`` of the row of each of ``keys`` (``default`` where none)."""
+        keys = np.asarray(keys)
+        runs = self._runs
+        if self._columns is None and runs is not None and len(runs[1]) - 1 <= self.MAX_RUNS:
+            cols, offsets = runs
+            key = self._key
+            out = np.full(len(keys), default, cols[column].dtype)
+            todo = np.ones(len(keys), bool)
+            for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
+                if b == a or not todo.any():
+                    continue
+                ids = cols[key][a:b]
+                pos = np.minimum(np.searchsorted(ids, keys), b - a - 1)
+                hit = todo & (ids[pos] == keys)
+                out[hit] = cols[column][a:b][pos[hit]]
+                todo &= ~hit
+            return out
+        table = self._table()
+        ids = table[self._key]
+        if len(ids) == 0:
+            return np.full(len(keys), default, table[column].dtype)
+        pos = np.minimum(np.searchsorted(ids, keys), len(ids) - 1)
+        return np.where(ids[pos] == keys, table[column][pos], default)
+
+    def __getitem__(self, key):
+        return self._table()[key]
+
+    def __iter__(self):
+        return iter(self._table())
+
+    def __len__(self):
+        return len(self._table())
+
+
 class _Indexes:
     """Lazily built lookup structures of one model (never part of its meaning)."""
 
@@ -81,7 +143,7 @@ class TraceModel:
     items: dict  # column name -> array, sorted by (lane, row, start)
     lanes: dict  # column name -> array, plus "name"/"title" lists
     names: list  # string table for items' names
-    ops: dict  # op_id (sorted) -> kind, provenance index, parent
+    ops: Mapping  # op_id (sorted), kind, provenance index, parent (maybe a LazyTable)
     provenances: list  # provenance strings; index 0 is ""
     waits: dict  # item, start, ready, end (sorted by item)
     transfers: dict  # item (sorted), size, src, dst, inst for copies, fills, instances
@@ -356,6 +418,8 @@ class TraceModel:
     def op_provenance(self, op_ids):
         """Provenance string index for each op id (0 = none)."""
         op_ids = np.asarray(op_ids, dtype=np.uint64)
+        if isinstance(self.ops, LazyTable) and len(op_ids) <= 4096:  # labels, details
+            return self.ops.lookup(op_ids, "provenance", 0).astype(np.int32)
         keys = self.ops["op_id"]
         if len(keys) == 0:
             return np.zeros(len(op_ids), dtype=np.int32)

@@ -36,6 +36,30 @@ def test_ranks_built_in_parallel_give_the_model_of_one_build(synthetic_8, stack)
     assert parallel.stacked is stack
 
 
+def test_merged_ops_are_sorted_when_first_asked_not_before_the_first_frame(synthetic_8):
+    """The merged ranks' ops (sorted by op id: half a second at 10 M items) are made when
+    something first reads them — not by the lane tree, tiles and summaries of a first
+    frame — and are then those of one build."""
+    from legate_prof.source import as_source
+    from legate_prof.trace_model import LazyTable
+    parallel = load_profile(synthetic_8, workers=2)
+    assert isinstance(parallel.ops, LazyTable) and parallel.ops._columns is None
+    src = as_source(parallel)
+    info = src.info()
+    t0, t1 = parallel.time_range()
+    for lane in info.lanes[:8]:
+        src.lane_tile(lane.lane, t0, t1, 800)
+    assert parallel.ops._columns is None
+    serial = load_profile(synthetic_8, workers=1)
+    rng = np.random.default_rng(0)
+    ids = np.concatenate([rng.choice(parallel.items["op_id"], 3000), [0, 2**63, 999_999_999]])
+    assert np.array_equal(parallel.op_provenance(ids), serial.op_provenance(ids))  # the runs
+    assert parallel.ops._columns is None
+    for k, v in serial.ops.items():
+        assert np.array_equal(v, parallel.ops[k]) and v.dtype == parallel.ops[k].dtype, k
+    assert parallel.ops._columns is not None
+
+
 def test_per_rank_bundles_open_as_one_profile(synthetic_8, tmp_path, capsys):
     """`convert --per-rank` writes a bundle beside each rank's file (on a cluster, where it
     lies); the bundles, in any order or as their directory, open as the whole profile."""
