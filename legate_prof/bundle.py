@@ -89,15 +89,32 @@ def _column(ref, buf, base):
     return np.frombuffer(buf, dtype=dt, count=count, offset=base + offset).reshape(shape)
 
 
+def _step_doc(step, indexes):
+    """A step function; with ``indexes``, the coarse index of a large one too (making it
+    reads every page of ``t``, which a first frame otherwise leaves cold)."""
+    doc = {"t": step.t, "integral": step.integral, "denominator": step.denominator}
+    if indexes and len(step.t) >= StepIntegral.COARSE_MIN:
+        doc["coarse"] = step.coarse_index()
+    return doc
+
+
+def _step_of(doc):
+    step = StepIntegral(doc["t"], doc["integral"], doc["denominator"])
+    if doc.get("coarse") is not None:
+        step.adopt_coarse_index(doc["coarse"])
+    return step
+
+
 def write_bundle(model, path, indexes=True):
     """Write through a temporary file renamed at the end: a reader never sees half a bundle.
 
     ``indexes=False`` leaves out the lookup indexes (a rank's model on its way to be merged,
     whose indexes would be rebuilt anyway)."""
-    steps = [{"rank": r, "group": g, "t": s.t, "integral": s.integral,
-              "denominator": s.denominator} for (r, g), s in model.utilization_steps.items()]
+    steps = [{"rank": r, "group": g, **_step_doc(s, indexes)}
+             for (r, g), s in model.utilization_steps.items()]
     extra = {"busy_ns": [[r, g, v] for (r, g), v in model.busy_ns.items()],
-             "variants": [[n, g, v] for (n, g), v in model.variant_by_name_group.items()]}
+             "variants": [[n, g, v] for (n, g), v in model.variant_by_name_group.items()],
+             "extent": list(model.extent())}
     if model.runtime_end_ns is not None:
         extra["runtime_end_ns"] = model.runtime_end_ns
     # the indexes are stored too: rebuilding them costs seconds at 10M items
@@ -107,8 +124,7 @@ def write_bundle(model, path, indexes=True):
         index = {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
     groups = sorted({g for _, g in model.utilization_steps})
     all_ranks = [(g, model._all_ranks_step(g)) for g in groups]
-    all_steps = [{"group": g, "t": st.t, "integral": st.integral, "denominator": st.denominator}
-                 for g, st in all_ranks if st is not None]
+    all_steps = [{"group": g, **_step_doc(st, indexes)} for g, st in all_ranks if st is not None]
     doc = {
         "all_steps": all_steps,
         "index": index, "stacked": bool(model.stacked),
@@ -177,15 +193,14 @@ def _model_of(d):
         provenances=d["provenances"], waits=d["waits"], transfers=d["transfers"],
         ranks=d["ranks"], procs=d["procs"], mems=d["mems"], warnings=d["warnings"],
         sources=d["sources"], markers=d["markers"],
-        utilization_steps={(s["rank"], s["group"]): StepIntegral(s["t"], s["integral"],
-                                                                 s["denominator"])
-                           for s in d["steps"]},
+        utilization_steps={(s["rank"], s["group"]): _step_of(s) for s in d["steps"]},
         busy_ns={(r, g): v for r, g, v in ex.get("busy_ns", [])},
         variant_by_name_group={(n, g): v for n, g, v in ex.get("variants", [])},
         runtime_end_ns=ex.get("runtime_end_ns"), stacked=d.get("stacked", True))
     if d["index"] is not None:
         model.adopt_indexes(
             d["index"]["sub_offset"], d["index"]["sub_bounds"], d["index"]["dur_perm"],
-            {s["group"]: StepIntegral(s["t"], s["integral"], s["denominator"])
-             for s in d["all_steps"]})
+            {s["group"]: _step_of(s) for s in d["all_steps"]})
+    if ex.get("extent") is not None:
+        model.adopt_extent(ex["extent"])
     return model

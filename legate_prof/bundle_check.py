@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from .intervals import StepIntegral
 from .kinds import GROUP_KEYS, ItemKind
 from .trace_model import ITEM_COLUMNS, LANE_COLUMNS
 
@@ -83,10 +84,16 @@ def _step(s, what, values=True):
             _fail(f"{what} arrays missing")
     if len(t) != len(integral) or len(t) == 0:
         _fail(f"{what} arrays differ in length")
+    coarse = s.get("coarse")
+    if coarse is not None and (not isinstance(coarse, np.ndarray) or coarse.ndim != 1
+                               or len(coarse) != -(-len(t) // StepIntegral.BLOCK)):
+        _fail(f"{what} coarse index")
     if values:
         if not np.all(np.isfinite(t)) or not np.all(np.isfinite(integral)):
             _fail(f"{what} has infinite values")
         _sorted(t, what)
+        if coarse is not None and not np.array_equal(coarse, t[::StepIntegral.BLOCK]):
+            _fail(f"{what} coarse index")
     if not isinstance(den, (int, float)) or isinstance(den, bool) or not (
             math.isfinite(den) and den > 0):
         _fail(f"{what} denominator")
@@ -156,6 +163,13 @@ def check_bundle(d, values=True):
             _fail(f"extra {key} damaged")
     if "runtime_end_ns" in ex and not _int(ex["runtime_end_ns"]):
         _fail("extra runtime_end_ns damaged")
+    extent = ex.get("extent")
+    if extent is not None:
+        if not (isinstance(extent, list) and len(extent) == 2 and all(map(_int, extent))):
+            _fail("extra extent damaged")
+        if values and extent != ([int(items["start"].min()), int(items["stop"].max())]
+                                 if n else [0, 0]):
+            _fail("extra extent is not the items'")
 
 
 def _check_item_values(d, items, lanes, n, n_names, n_provs):

@@ -178,6 +178,7 @@ class StepIntegral:
 
     __slots__ = ("t", "integral", "denominator", "_coarse")
     BLOCK = 32  # breakpoints per block of the coarse index
+    COARSE_MIN = 64 * BLOCK  # smaller step functions are searched directly
 
     def __init__(self, t: np.ndarray, integral: np.ndarray, denominator: float):
         self.t = t
@@ -229,6 +230,13 @@ class StepIntegral:
         area = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(t))])
         return cls(t, area, den)
 
+    def coarse_index(self):
+        """Every BLOCK-th breakpoint (a bundle stores it: making it reads every page of t)."""
+        return np.ascontiguousarray(self.t[::self.BLOCK])
+
+    def adopt_coarse_index(self, coarse):
+        self._coarse = coarse
+
     def integral_at(self, times):
         """Exact I(times).  Large step functions are searched through a coarse index (every
         32nd breakpoint) and then one 32-wide block per query: a lookup touches a few pages
@@ -237,10 +245,10 @@ class StepIntegral:
         t, integral = self.t, self.integral
         n = len(t)
         B = self.BLOCK
-        if n < 64 * B or np.size(times) > 4096:  # many queries: a binary search each is best
+        if n < self.COARSE_MIN or np.size(times) > 4096:  # many queries: a binary search each is best
             return np.interp(times, t, integral, left=0.0, right=integral[-1])
         if self._coarse is None:
-            self._coarse = np.ascontiguousarray(t[::B])
+            self._coarse = self.coarse_index()
         times = np.asarray(times, dtype=np.float64)
         k = np.clip(blocked_searchsorted(t, self._coarse, B, 0, n, times, "right") - 1, 0, n - 2)
         t0, t1 = t[k], t[k + 1]

@@ -57,6 +57,7 @@ class _Small:
         self.lanes = {k: np.array(m.lanes[k]) for k in (*_LANE_KEYS, "rows", "capacity")}
         self.lane_ranks = set(np.unique(m.lanes["rank"]).tolist())
         self.n_ops = len(m.ops["op_id"])
+        self.extent = m.extent()
         self.procs = {k: np.array(v) for k, v in m.procs.items()}
         self.mems = {k: np.array(v) for k, v in m.mems.items()}
         self.steps = {k: StepIntegral(np.array(s.t), np.array(s.integral), s.denominator)
@@ -192,7 +193,7 @@ def merge_opened(n, open_model) -> TraceModel:
     variants = {(int(nm[i]), g): v for s, nm in zip(small, name_maps)
                 for (i, g), v in s.variants.items()}
     ends = [s.runtime_end_ns for s in small if s.runtime_end_ns is not None]
-    return TraceModel(
+    merged = TraceModel(
         items=items, lanes=lanes, names=names, ops=ops, provenances=provs, waits=waits,
         transfers=transfers, ranks=ranks, procs=procs, mems=mems,
         utilization_steps={k: v for s in small for k, v in s.steps.items()},
@@ -200,3 +201,7 @@ def merge_opened(n, open_model) -> TraceModel:
         variant_by_name_group=variants, runtime_end_ns=max(ends) if ends else None,
         warnings=warnings, markers=[mk for s in small for mk in s.markers],
         sources=[p for s in small for p in s.sources], stacked=small[0].stacked)
+    spans = [s.extent for s in small if s.n_items]
+    if spans:
+        merged.adopt_extent((min(a for a, _ in spans), max(b for _, b in spans)))
+    return merged

@@ -150,3 +150,35 @@ def test_cache_can_be_turned_off(tmp_path, monkeypatch):
     paths = generate(tmp_path / "p", ranks=1, items=500, seed=1)
     load_profile(paths, use_cache=True)
     assert entry_path(paths) is None
+
+
+def test_bundle_keeps_the_extent_and_coarse_step_indexes(synthetic_8, tmp_path):
+    """A reopened bundle answers the time range and searches its big step functions without
+    reading every page of the items' times or of the steps (stored, then adopted); a damaged
+    stored index is found by the full check."""
+    from legate_prof.intervals import StepIntegral
+    model = load_profile(synthetic_8)
+    out = tmp_path / "run.lpbundle"
+    write_bundle(model, out)
+    again = read_bundle(out)
+    assert again._ix.extent == (int(model.items["start"].min()), int(model.items["stop"].max()))
+    assert again.time_range() == model.time_range()
+    big = [s for s in again.utilization_steps.values() if len(s.t) >= StepIntegral.COARSE_MIN]
+    assert big, "the profile has no step function big enough to test"
+    for s in big:
+        assert s._coarse is not None and np.array_equal(s._coarse, s.t[::StepIntegral.BLOCK])
+    t0, t1 = model.time_range()
+    for key, s in model.utilization_steps.items():
+        assert np.allclose(model.utilization(key[1], key[0], t0, t1, 333),
+                           again.utilization(key[1], key[0], t0, t1, 333))
+    # one coarse index damaged in place: the full check refuses the bundle
+    coarse = big[0]._coarse
+    raw = bytearray(out.read_bytes())
+    at = raw.find(coarse.tobytes())
+    assert at > 0
+    raw[at:at + 8] = np.float64(-1.0).tobytes()
+    del again, big, coarse
+    damaged = tmp_path / "damaged.lpbundle"
+    damaged.write_bytes(bytes(raw))
+    with pytest.raises(ProfileError, match="coarse index"):
+        read_bundle(damaged)
