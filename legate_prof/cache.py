@@ -20,12 +20,14 @@ import contextlib
 import hashlib
 import os
 import sys
+import time
 from pathlib import Path
 
 from .errors import ProfileError
 
 ENTRY_SUFFIX = ".lpbundle"
 STAMP_SUFFIX = ".checked"
+STALE_TMP_S = 3600  # an entry being written for this long was left by a killed process
 DEFAULT_MAX_MB = 2048
 
 
@@ -153,6 +155,10 @@ def evict(directory, max_bytes, keep=None):
             total -= size
         with contextlib.suppress(OSError):
             _stamp_path(p).unlink()
+    for tmp in Path(directory).glob(f".*{ENTRY_SUFFIX}.*.tmp"):  # a writer killed mid-entry
+        with contextlib.suppress(OSError):
+            if time.time() - tmp.stat().st_mtime > STALE_TMP_S:
+                tmp.unlink()
     for stamp in Path(directory).glob(f"*{STAMP_SUFFIX}"):  # of entries removed otherwise
         if not stamp.with_suffix(ENTRY_SUFFIX).exists():
             with contextlib.suppress(OSError):

@@ -239,9 +239,14 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle):
     model = model.evolve(sources=paths, errors=[str(e) for e in errors])
     if use_cache and stack and not errors and not from_bundle:
         if use_cache == "later":  # the viewer: show the timeline first, write meanwhile
+            import atexit
             import threading
-            threading.Thread(target=_store, args=(model, paths), name="legate_prof cache",
-                             daemon=False).start()
+            writer = threading.Thread(target=_store, args=(model, paths),
+                                      name="legate_prof cache", daemon=False)
+            writer.start()
+            # `view` closed early ends with os._exit after the atexit handlers: the entry is
+            # finished first (else it is lost, and its temporary file stays in the cache)
+            atexit.register(writer.join)
         else:
             _store(model, paths)
     return model

@@ -182,3 +182,49 @@ def test_bundle_keeps_the_extent_and_coarse_step_indexes(synthetic_8, tmp_path):
     damaged.write_bytes(bytes(raw))
     with pytest.raises(ProfileError, match="coarse index"):
         read_bundle(damaged)
+
+
+def test_eviction_removes_entries_half_written_by_a_killed_process(tmp_path):
+    import time
+    from legate_prof.cache import STALE_TMP_S, evict
+    old = tmp_path / ".abc.lpbundle.x1y2.tmp"
+    new = tmp_path / ".def.lpbundle.z3w4.tmp"
+    for p in (old, new):
+        p.write_bytes(b"x" * 100)
+    past = time.time() - STALE_TMP_S - 60
+    os.utime(old, (past, past))
+    evict(tmp_path, 1 << 30)
+    assert not old.exists() and new.exists()  # another process may be writing that one
+
+
+def test_view_closed_right_after_its_first_frame_still_keeps_the_cache_entry(tmp_path,
+                                                                              sample_profile):
+    """`view` writes its cache entry after the first frame; closed while the findings still
+    run, it ends with os._exit — after finishing the entry, not leaving half of it."""
+    cache = tmp_path / "cache"
+    child = tmp_path / "close_after_frame.py"
+    child.write_text(
+        "import sys, time\n"
+        "from PySide6 import QtCore, QtWidgets\n"
+        "app = QtWidgets.QApplication(['legate_prof'])\n"
+        "from legate_prof import cache, cli, insights\n"
+        "from legate_prof.viewer.app import MainWindow\n"
+        "store = cache.store_cached\n"
+        "cache.store_cached = lambda *a, **k: (time.sleep(1.5), store(*a, **k))[1]\n"
+        "find = insights.find_insights\n"
+        "insights.find_insights = lambda m: (time.sleep(5), find(m))[1]\n"
+        "def poll():\n"
+        "    for w in QtWidgets.QApplication.topLevelWidgets():\n"
+        "        if isinstance(w, MainWindow) and w.isVisible() and w.timeline is not None:\n"
+        "            w.close()\n"
+        "t = QtCore.QTimer(); t.timeout.connect(poll); t.start(10)\n"
+        "sys.exit(cli.main(['view', '--quiet', sys.argv[1]]))\n")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", LEGATE_PROF_CACHE_DIR=str(cache))
+    p = subprocess.run([sys.executable, str(child), str(sample_profile)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LEGATE_PROF_CACHE_DIR", str(cache))
+        entry = entry_path([str(sample_profile)])
+    assert entry.exists() and read_bundle(entry).n_items > 0
+    assert not list(cache.glob(".*.tmp"))
