@@ -99,7 +99,7 @@ def _step_doc(step, indexes):
 
 
 def _step_of(doc):
-    step = StepIntegral(doc["t"], doc["integral"], doc["denominator"])
+    step = StepIntegral(doc["t"], doc["integral"], doc["denominator"], mapped=True)
     if doc.get("coarse") is not None:
         step.adopt_coarse_index(doc["coarse"])
     return step

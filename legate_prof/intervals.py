@@ -176,15 +176,16 @@ class StepIntegral:
     linear, so ``np.interp`` evaluates it exactly.  16 bytes per breakpoint.
     """
 
-    __slots__ = ("t", "integral", "denominator", "_coarse")
+    __slots__ = ("t", "integral", "denominator", "_coarse", "mapped")
     BLOCK = 32  # breakpoints per block of the coarse index
     COARSE_MIN = 64 * BLOCK  # smaller step functions are searched directly
 
-    def __init__(self, t: np.ndarray, integral: np.ndarray, denominator: float):
+    def __init__(self, t: np.ndarray, integral: np.ndarray, denominator: float, mapped=False):
         self.t = t
         self.integral = integral
         self.denominator = float(denominator)
         self._coarse = None
+        self.mapped = mapped  # t and integral are views of a mapped bundle (pages may be cold)
 
     @classmethod
     def from_intervals(cls, start, stop, weight=None, denominator=1.0):
@@ -238,14 +239,15 @@ class StepIntegral:
         self._coarse = coarse
 
     def integral_at(self, times):
-        """Exact I(times).  Large step functions are searched through a coarse index (every
-        32nd breakpoint) and then one 32-wide block per query: a lookup touches a few pages
-        instead of one per binary-search step, which matters because bundles are
-        memory-mapped and those pages are often cold."""
+        """Exact I(times).  Large step functions of a mapped bundle are searched through a
+        coarse index (every 32nd breakpoint) and then one 32-wide block per query: a lookup
+        touches a few pages instead of one per binary-search step, which matters because
+        those pages are often cold.  In memory, a binary search each is cheaper."""
         t, integral = self.t, self.integral
         n = len(t)
         B = self.BLOCK
-        if n < self.COARSE_MIN or np.size(times) > 4096:  # many queries: a binary search each is best
+        if not self.mapped or n < self.COARSE_MIN or np.size(times) > 4096:  # in memory, small
+            # or many queries: a binary search each is best
             return np.interp(times, t, integral, left=0.0, right=integral[-1])
         if self._coarse is None:
             self._coarse = self.coarse_index()

@@ -360,16 +360,16 @@ class TraceModel:
                 counts = counts - np.bincount(wpx, minlength=width_px)
                 narrow_px = counts
                 first_of_px = cuts[:-1]
-            else:
-                idx = np.arange(i0, i1)
-                dur = stop[idx] - start[idx]
-                is_wide = dur >= min_dur
-                wide = idx[is_wide]
-                nar = idx[~is_wide]
+            else:  # scan the items in view (slices, no index arrays over all of them)
+                is_wide = (stop[i0:i1] - start[i0:i1]) >= min_dur
+                wide = np.flatnonzero(is_wide) + i0
+                nar = np.flatnonzero(~is_wide) + i0
                 npx = np.clip(((start[nar] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
-                narrow_px = np.bincount(npx, minlength=width_px)
-                first_of_px = np.full(width_px, -1, dtype=np.int64)
-                first_of_px[npx[::-1]] = nar[::-1]
+                # starts are in order, so each pixel's narrow items are one run of npx
+                cuts = np.searchsorted(npx, np.arange(width_px + 1))
+                narrow_px = np.diff(cuts)
+                first_of_px = np.where(narrow_px > 0, nar[np.minimum(cuts[:-1], len(nar) - 1)]
+                                       if len(nar) else -1, -1)
             bx0 = (start[wide] - t0) / ns_px
             bx1 = (stop[wide] - t0) / ns_px
             band = _bands(narrow_px, min_px)

@@ -110,6 +110,21 @@ def test_step_integral_matches_brute_force():
             assert got_i == pytest.approx(want, abs=1e-9)
 
 
+def test_blocked_search_of_mapped_steps_is_the_binary_search():
+    """Big step functions of a mapped bundle are searched through their coarse index (few
+    cold pages); in memory, by a binary search.  Both give the same integrals."""
+    rng = np.random.default_rng(5)
+    s = np.sort(rng.integers(0, 10**9, 40_000))
+    e = s + rng.integers(1, 10**6, 40_000)
+    step = StepIntegral.from_intervals(s, e, None, denominator=3)
+    assert len(step.t) >= StepIntegral.COARSE_MIN
+    mapped = StepIntegral(step.t, step.integral, 3, mapped=True)
+    for edges in (np.linspace(-10, 1.2e9, 2001), np.sort(rng.uniform(0, 1e9, 700)),
+                  np.array([float(step.t[0]), float(step.t[-1])])):
+        assert np.allclose(step.integral_at(edges), mapped.integral_at(edges), rtol=1e-12)
+    assert mapped._coarse is not None and step._coarse is None
+
+
 def test_processor_utilization_excludes_waits_and_counts_idle(tmp_path):
     from legate_prof.legion_writer import LegionProfWriter
     p = tmp_path / "legate_0.prof"
