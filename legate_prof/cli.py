@@ -222,8 +222,11 @@ class _EarlyLoad:
         self._lock = threading.Lock()
         self._sink, self._last, self._outcome = None, None, None
         self._done = threading.Event()
+        # not a daemon: a path that ends before the window's (an error, the picture instead
+        # of a window) waits for it rather than the interpreter stopping it inside numpy; a
+        # window closed mid-load ends the process with os._exit (viewer/app.py)
         threading.Thread(target=self._run, args=(files, args), name="legate_prof-early-load",
-                         daemon=True).start()
+                         daemon=False).start()
 
     def _progress(self, done, total, what):
         with self._lock:
@@ -264,7 +267,7 @@ def cmd_view(args):
         args.files, args.log, args.output = files, None, out
         args.start = args.stop = None
         args.width, args.height, args.expand = 1600, 1000, []
-        args.cache = False
+        args.cache = False  # (the early load, if any, is already under way with the cache)
         rc = cmd_screenshot(args, model=early.wait() if early is not None else None)
         return EXIT_USER_ERROR if problem else rc
     from .viewer.app import run_viewer

@@ -258,6 +258,9 @@ def _store(model, paths):
         store_cached(model, paths, note=_note)
     except (OSError, ProfileError) as e:
         _note(f"legate_prof: note: could not cache the built timeline ({e})")
+    except Exception as e:  # noqa: BLE001 - a cache is never worth a traceback
+        _note(f"legate_prof: note: could not cache the built timeline "
+              f"({e.__class__.__name__}: {e})")
 
 
 __all__ = ["load_profile", "sniff", "ProfileError", "ProfileWarning"]

@@ -115,8 +115,13 @@ def _first_of_each_op(ops, pool=None):
 
 
 def _sorted_ops(ops_all):
-    with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="legate_prof ops") as pool:
-        ops = _first_of_each_op(ops_all, pool)
+    """The merged ops table, made on first use (``LazyTable``) — possibly by the cache's
+    writer while the interpreter shuts down, when no thread pool can start: then alone."""
+    try:
+        with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="legate_prof ops") as pool:
+            ops = _first_of_each_op(ops_all, pool)
+    except RuntimeError:  # "cannot schedule new futures after interpreter shutdown"
+        ops = _first_of_each_op(ops_all)
     ops["provenance"] = ops["provenance"].astype(np.int32, copy=False)
     return ops
 

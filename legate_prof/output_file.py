@@ -47,6 +47,36 @@ def check_output(path, inputs=(), extensions=None, what="output"):
     return p
 
 
+def _proc_umask():
+    """The umask as Linux tells it (``/proc/self/status``), without setting it; None elsewhere."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _import_umask():
+    """Where the system does not tell it: set and put back, once, while this module is
+    imported (before any thread of ours writes files: the umask is process-wide)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
+_UMASK_AT_IMPORT = _proc_umask()
+if _UMASK_AT_IMPORT is None:
+    _UMASK_AT_IMPORT = _import_umask()
+
+
+def _umask():
+    found = _proc_umask()
+    return _UMASK_AT_IMPORT if found is None else found
+
+
 @contextlib.contextmanager
 def atomic_output(path, mode=0o666):
     """Yield a temporary path beside ``path``; rename it to ``path`` if the block succeeds."""
@@ -56,9 +86,7 @@ def atomic_output(path, mode=0o666):
     os.close(fd)
     try:
         yield tmp
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, mode & ~umask)  # mkstemp makes 0600; outputs are ordinary files
+        os.chmod(tmp, mode & ~_umask())  # mkstemp makes 0600; outputs are ordinary files
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 
 # Below this much input, starting workers costs more than it saves.
 PARALLEL_MIN_BYTES = 48 << 20
@@ -75,7 +76,7 @@ def _worker(jobs, mode):
     return 0
 
 
-def _run_workers(paths, outs, mode, workers, progress, procs):
+def _run_workers(paths, outs, mode, workers, progress, handover):
     """Build ``paths`` into ``outs`` in ``workers`` fresh interpreters; True when all did.
 
     Fresh interpreters (``python -m legate_prof.rank_parallel``), not forks: a fork would copy
@@ -88,12 +89,11 @@ def _run_workers(paths, outs, mode, workers, progress, procs):
         w = load.index(min(load))
         shares[w].append((i, paths[i], outs[i]))
         load[w] += os.path.getsize(paths[i])
+    procs = []
     try:
         for share in shares:
-            procs.append(subprocess.Popen(
-                [sys.executable, "-m", "legate_prof.rank_parallel", json.dumps(share), mode],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                env=_worker_env(), text=True))
+            procs.append(handover.start(
+                [sys.executable, "-m", "legate_prof.rank_parallel", json.dumps(share), mode]))
         done, failed, last = 0, False, "building ranks"
         streams = {p.stdout.fileno(): p for p in procs}
         while streams and not failed:
@@ -125,16 +125,17 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
     built together (a file without its machine description or that cannot be read, lanes
     shared between ranks, a worker that died), so that the caller does that."""
     from .bundle import read_bundle
+    from .errors import ProfileError
     from .model_merge import CannotMerge, merge_opened
     handover = Handover(paths, "ranks")
     outs = [os.path.join(handover.dir, f"{i}.lpbundle") for i in range(len(paths))]
     try:
         if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
-                            handover.procs):
+                            handover):
             return None
         return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
-    except (CannotMerge, OSError, ValueError):
-        return None
+    except (CannotMerge, OSError, ValueError, ProfileError):
+        return None  # (a bundle that went missing or is cut: the caller builds in one process)
     finally:
         handover.close(later=True)  # mapped bundles stay readable until unmapped
 
@@ -145,7 +146,7 @@ def stats_in_parallel(paths, workers=2, progress=None):
     handover = Handover(paths, "stats")
     outs = [os.path.join(handover.dir, f"{i}.json") for i in range(len(paths))]
     try:
-        if not _run_workers(paths, outs, "stats", workers, progress, handover.procs):
+        if not _run_workers(paths, outs, "stats", workers, progress, handover):
             return None
         parts = []
         for o in outs:
@@ -163,78 +164,82 @@ class Handover:
 
     Closed when the build is done, or when the process ends first: ``view`` closed while it
     loads ends with ``os._exit`` after the atexit handlers, and without this the workers
-    would run on and their files stay (in ``/dev/shm``: memory, until reboot).  A process
-    killed outright leaves its directory behind: the next one removes the directories of
-    processes that no longer run (the name holds the pid)."""
+    would run on and their files stay.  A process killed outright leaves its directory
+    behind: the next one on this host removes the directories of processes that no longer
+    run (the name holds the host and the pid)."""
 
-    PREFIX = "legate_prof_"
+    PREFIX = "legate_prof_handover_"
+    KINDS = ("ranks", "stats")
 
     def __init__(self, paths, kind):
-        base = handover_dir(paths) or tempfile.gettempdir()
+        assert kind in self.KINDS
+        base = tempfile.gettempdir()
         sweep_orphans(base)
-        self.dir = tempfile.mkdtemp(prefix=f"{self.PREFIX}{kind}_{os.getpid()}_", dir=base)
+        self.dir = tempfile.mkdtemp(prefix=f"{self.PREFIX}{kind}_{_host()}_{os.getpid()}_",
+                                    dir=base)
         self.procs = []
+        self._lock = threading.Lock()
+        self._closed = False
         atexit.register(self.close)
 
+    def start(self, argv):
+        """A worker process, unless the hand-over is closed (the process is ending)."""
+        with self._lock:
+            if self._closed:
+                raise OSError("the build was stopped")
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, env=_worker_env(), text=True)
+            self.procs.append(p)
+            return p
+
     def close(self, later=False):
-        """Stop the workers still running and remove the directory (in a thread: ``later``)."""
+        """Stop the workers still running and remove the directory (in a thread: ``later``;
+        a directory left by ``os._exit`` meanwhile goes at the next sweep)."""
         atexit.unregister(self.close)
+        with self._lock:
+            self._closed = True
         for p in self.procs:
             if p.poll() is None:
                 p.kill()
             p.wait()
         if later:
-            _remove_later(self.dir)
+            threading.Thread(target=shutil.rmtree, args=(self.dir,),
+                             kwargs={"ignore_errors": True}, name="legate_prof cleanup").start()
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def _host():
+    """This host's name as it may stand in a file name between underscores."""
+    import re
+    import socket
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
+
+
 def sweep_orphans(base):
-    """Remove handover directories of ours whose process no longer runs."""
+    """Remove hand-over directories left in ``base`` by processes of this host and user that
+    no longer run.  Only on POSIX (elsewhere, signal 0 is not a question)."""
+    if os.name != "posix":
+        return
     try:
         names = [n for n in os.listdir(base) if n.startswith(Handover.PREFIX)]
     except OSError:
         return
+    host = _host()
     for name in names:
-        parts = name[len(Handover.PREFIX):].split("_")
-        if len(parts) < 3 or not parts[1].isdigit() or int(parts[1]) == os.getpid():
+        parts = name[len(Handover.PREFIX):].split("_", 3)
+        if (len(parts) != 4 or parts[0] not in Handover.KINDS or parts[1] != host
+                or not parts[2].isdigit() or int(parts[2]) == os.getpid()):
             continue
         path = os.path.join(base, name)
         try:
-            if os.stat(path).st_uid != os.getuid():
+            if not os.path.isdir(path) or os.stat(path).st_uid != os.getuid():
                 continue
-            os.kill(int(parts[1]), 0)
+            os.kill(int(parts[2]), 0)
         except ProcessLookupError:
             shutil.rmtree(path, ignore_errors=True)
         except (OSError, OverflowError):
             continue  # alive (or not ours to ask): leave it
-
-
-def _remove_later(tmp):
-    """Remove the workers' bundles in a thread: unlinking a GiB of just-written files takes a
-    fifth of a second that the first frame need not wait for.  Not a daemon, so the files go
-    even when the process ends at once; mapped bundles stay readable until unmapped."""
-    import threading
-    threading.Thread(target=shutil.rmtree, args=(tmp,), kwargs={"ignore_errors": True},
-                     name="legate_prof cleanup").start()
-
-
-def handover_dir(paths):
-    """Where the workers' bundles go: ``/dev/shm`` (memory) when it has room for twice the
-    input and memory is plentiful, else the temporary directory.  Bundles written to disk are
-    flushed by the kernel while the parent maps and merges them; measured at 10 M items, that
-    write-back slowed the merge from 0.5 s to 2 s on this 2-core machine."""
-    shm = "/dev/shm"
-    try:
-        need = 2 * sum(os.path.getsize(p) for p in paths)
-        fs = os.statvfs(shm)
-        avail = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-        if (os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK)
-                and fs.f_bavail * fs.f_frsize >= need and avail >= 2 * need):
-            return shm
-    except (OSError, ValueError, AttributeError):
-        pass
-    return None
 
 
 def _worker_env():

@@ -87,7 +87,7 @@ def unique_inverse(keys):
             uniq = np.flatnonzero(present).astype(wide.dtype) + wide.dtype.type(lo)
             return uniq.astype(keys.dtype), code[offset]
     uniq = np.unique(keys)
-    if len(uniq) <= EQUALITY_PASSES:
+    if len(uniq) <= EQUALITY_PASSES and keys.dtype.kind in "iub":  # (NaN != NaN: not floats)
         inv = np.zeros(len(keys), np.intp)
         for k in range(1, len(uniq)):
             inv[keys == uniq[k]] = k

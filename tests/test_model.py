@@ -287,9 +287,10 @@ def test_unique_inverse_is_numpys_for_every_key_shape():
              rng.integers(-10**15, -10**15 + 300, 5000),  # small range, far from 0
              rng.integers(0, 5, 5000).astype(np.uint64) * np.uint64(2**61),  # few, large
              np.zeros(0, np.int32), np.array([7], np.int64),
-             rng.integers(0, 10**9, 5000).astype(np.int32), rng.integers(0, 3, 5000).astype(np.uint8)]
+             rng.integers(0, 10**9, 5000).astype(np.int32), rng.integers(0, 3, 5000).astype(np.uint8),
+             np.array([2.5, np.nan, 1.0, np.nan, 2.5])]
     for keys in cases:
         uniq, inv = unique_inverse(keys)
         want_u, want_i = np.unique(keys, return_inverse=True)
-        assert uniq.dtype == keys.dtype and np.array_equal(uniq, want_u)
+        assert uniq.dtype == keys.dtype and np.array_equal(uniq, want_u, equal_nan=True)
         assert np.array_equal(inv, want_i.ravel())

@@ -212,28 +212,33 @@ def test_an_op_in_two_ranks_tables_is_kept_once_from_the_first():
 
 
 def test_handover_directories_of_dead_processes_are_swept(tmp_path):
-    """A process killed outright leaves its workers' directory; the next one removes the
-    directories whose process no longer runs, and only those."""
+    """A process killed outright leaves its workers' directory; the next one on this host
+    removes the directories whose process no longer runs, and only those: not a live
+    process's, not another host's, not other programs' that merely look alike."""
     import os
     import subprocess
     import sys
-    from legate_prof.rank_parallel import Handover, sweep_orphans
+    from legate_prof.rank_parallel import Handover, _host, sweep_orphans
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True).stdout.strip()
-    dead = tmp_path / f"{Handover.PREFIX}ranks_{gone}_abc_d"
-    alive = tmp_path / f"{Handover.PREFIX}ranks_{os.getppid()}_xyz"
-    other = tmp_path / "legate_prof_ranks_notapid_q"
-    for d in (dead, alive, other):
+    p = Handover.PREFIX
+    dead = tmp_path / f"{p}ranks_{_host()}_{gone}_abc_d"
+    keep = [tmp_path / f"{p}ranks_{_host()}_{os.getppid()}_xyz",  # alive
+            tmp_path / f"{p}stats_otherhost_{gone}_q1",  # another host's
+            tmp_path / f"{p}fuzz_{_host()}_{gone}_q2",  # not a kind of ours
+            tmp_path / f"legate_prof_fuzz_{gone}_q3",  # another program of ours
+            tmp_path / f"{p}ranks_{_host()}_notapid_q4"]
+    for d in (dead, *keep):
         d.mkdir()
         (d / "0.lpbundle").write_bytes(b"x" * 100)
     sweep_orphans(str(tmp_path))
-    assert not dead.exists() and alive.exists() and other.exists()
+    assert not dead.exists() and all(d.exists() for d in keep)
 
 
 def test_ending_mid_build_stops_the_workers_and_removes_their_files(tmp_path):
     """`view` closed while it loads ends with os._exit after the atexit handlers: the rank
-    workers are stopped and their hand-over directory removed then, not left running or
-    holding memory (in /dev/shm) until reboot."""
+    workers are stopped and their hand-over directory removed then, not left running and
+    their files behind."""
     import os
     import subprocess
     import sys
@@ -246,8 +251,9 @@ import atexit, os, sys, tempfile, threading, time
 from legate_prof.loader import load_profile
 threading.Thread(target=load_profile, args=(sys.argv[1:],), kwargs={"workers": 2},
                  daemon=True).start()
-prefix = PREFIX + "ranks_%d_" % os.getpid()
-bases = ["/dev/shm", tempfile.gettempdir()]
+from legate_prof.rank_parallel import _host
+prefix = PREFIX + "ranks_%s_%d_" % (_host(), os.getpid())
+bases = [tempfile.gettempdir()]
 for _ in range(400):  # until the workers have started and written something
     found = [os.path.join(b, n) for b in bases if os.path.isdir(b) for n in os.listdir(b)
              if n.startswith(prefix)]
@@ -274,3 +280,26 @@ os._exit(0)
         if handover in cmd:
             running.append(cmd)
     assert running == []
+
+
+def test_merged_ops_can_be_made_while_the_interpreter_shuts_down():
+    """The cache's writer may make the merged ops after the main thread has ended, when no
+    thread pool can start any more: they are then made alone, without a traceback."""
+    import subprocess
+    import sys
+    script = (
+        "import threading, time\n"
+        "import numpy as np\n"
+        "from legate_prof.model_merge import _sorted_ops\n"
+        "from legate_prof.trace_model import LazyTable\n"
+        "ops = {'op_id': np.array([3, 1, 2, 1], np.uint64), 'kind': np.zeros(4, np.int32),\n"
+        "       'provenance': np.arange(4, dtype=np.int32), 'parent': np.zeros(4, np.uint64)}\n"
+        "table = LazyTable(lambda: _sorted_ops(ops), 'op_id')\n"
+        "def later():\n"
+        "    time.sleep(0.3)\n"
+        "    print(table['op_id'].tolist(), table['provenance'].tolist(), flush=True)\n"
+        "threading.Thread(target=later).start()\n")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                       timeout=60, cwd=Path(__file__).resolve().parents[1])
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.stdout.strip() == "[1, 2, 3] [1, 2, 0]"
