@@ -113,17 +113,24 @@ def blocked_searchsorted(arr, coarse, block, lo, hi, v, side="left"):
     """``np.searchsorted(arr[lo:hi], v, side)`` through ``coarse = arr[::block]``.
 
     A plain binary search touches one cold page per step in a big (often memory-mapped)
-    array; this searches the small coarse array, then scans one ``block``-wide run per query.
+    array; this searches the small coarse array, then bisects one ``block``-wide run per
+    query, all queries at once (log2(block) reads each, from the run's page).
     """
     v = np.asarray(v)
     c0, c1 = -(-lo // block), -(-hi // block)
     j = np.searchsorted(coarse[c0:c1], v, side=side)
-    start = np.where(j > 0, (c0 + j - 1) * block, lo)
-    end = np.where(j < c1 - c0, (c0 + j) * block, hi)
-    cols = start[:, None] + np.arange(block)
-    vals = arr[np.minimum(cols, max(hi - 1, 0))]
-    hit = vals < v[:, None] if side == "left" else vals <= v[:, None]
-    return start + (hit & (cols < end[:, None])).sum(axis=1) - lo
+    a = np.where(j > 0, (c0 + j - 1) * block, lo)  # the answer lies in [a, b]
+    b = np.where(j < c1 - c0, (c0 + j) * block, hi)
+    last = max(hi - 1, 0)
+    while True:
+        open_ = a < b
+        if not open_.any():
+            return a - lo
+        mid = (a + b) >> 1
+        val = arr[np.minimum(mid, last)]
+        after = (val < v if side == "left" else val <= v) & open_
+        a = np.where(after, mid + 1, a)
+        b = np.where(open_ & ~after, mid, b)
 
 
 def union_sorted(start: np.ndarray, stop: np.ndarray):

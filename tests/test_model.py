@@ -294,3 +294,19 @@ def test_unique_inverse_is_numpys_for_every_key_shape():
         want_u, want_i = np.unique(keys, return_inverse=True)
         assert uniq.dtype == keys.dtype and np.array_equal(uniq, want_u, equal_nan=True)
         assert np.array_equal(inv, want_i.ravel())
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_blocked_searchsorted_is_numpys(side):
+    """The coarse-then-bisect search equals np.searchsorted on any slice, with repeats,
+    queries outside the values and at block edges."""
+    from legate_prof.intervals import blocked_searchsorted
+    rng = np.random.default_rng(11)
+    arr = np.sort(rng.integers(0, 5000, 20_000)).astype(np.float64)  # many repeats
+    for block in (4, 32):
+        coarse = arr[::block]
+        for lo, hi in ((0, len(arr)), (37, 12_345), (block * 3, block * 9), (5, 6), (8, 8)):
+            v = np.concatenate([rng.uniform(-10, 5010, 500), arr[lo:hi][::97], [-1.0, 1e9]])
+            want = np.searchsorted(arr[lo:hi], v, side=side)
+            got = blocked_searchsorted(arr, coarse, block, lo, hi, v, side)
+            assert np.array_equal(got, want), (block, lo, hi)
