@@ -511,7 +511,8 @@ def build_parser():
     sc.add_argument("--stop", type=_time_arg, help="view stop")
     sc.add_argument("--width", type=_size_arg, default=1600, help="pixels (16 to 16384)")
     sc.add_argument("--height", type=_size_arg, default=1000, help="pixels (16 to 16384)")
-    sc.add_argument("--expand", nargs="*", default=[], metavar="KIND", type=_expand_arg,
+    sc.add_argument("--expand", nargs="*", action="extend", default=[], metavar="KIND",
+                    type=_expand_arg,
                     help="lane groups to expand (cpu, utility, gpu_dev, system, channel, ...)")
     sc.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     sc.set_defaults(func=cmd_screenshot)
@@ -530,7 +531,8 @@ def build_parser():
     cm.add_argument("b", help="run B")
     cm.add_argument("--json", action="store_true")
     cm.add_argument("-o", "--output", help="PNG of both timelines on one time scale")
-    cm.add_argument("--expand", nargs="*", default=[], metavar="KIND", type=_expand_arg)
+    cm.add_argument("--expand", nargs="*", action="extend", default=[], metavar="KIND",
+                    type=_expand_arg)
     cm.set_defaults(func=cmd_compare, cache=False)
 
     c = sub.add_parser("convert", help="write the merged model as one .lpbundle file, or with "

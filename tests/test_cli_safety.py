@@ -145,3 +145,14 @@ def test_concurrent_screenshots_to_one_path_leave_a_whole_picture(sample, tmp_pa
     img = QtGui.QImage(str(out))
     assert not img.isNull() and img.width() in (700, 900) and img.height() >= 300
     assert not [f for f in os.listdir(tmp_path) if f.endswith(".tmp")]
+
+
+def test_expand_given_several_times_adds_up():
+    """`--expand cpu --expand gpu_dev` expands both, as `--expand cpu gpu_dev` does."""
+    from legate_prof.cli import build_parser
+    parser = build_parser()
+    for cmd in (["screenshot", "x.prof", "-o", "x.png"], ["compare", "a", "b"]):
+        apart = parser.parse_args([*cmd, "--expand", "cpu", "--expand", "gpu_dev"])
+        together = parser.parse_args([*cmd, "--expand", "cpu", "gpu_dev"])
+        assert apart.expand == together.expand == ["cpu", "gpu_dev"]
+        assert parser.parse_args(cmd).expand == []  # and the default is not shared
