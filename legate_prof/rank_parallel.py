@@ -127,7 +127,7 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
     from .bundle import read_bundle
     from .errors import ProfileError
     from .model_merge import CannotMerge, merge_opened
-    handover = Handover(paths, "ranks")
+    handover = Handover("ranks")
     outs = [os.path.join(handover.dir, f"{i}.lpbundle") for i in range(len(paths))]
     try:
         if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
@@ -143,7 +143,7 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
 def stats_in_parallel(paths, workers=2, progress=None):
     """The statistics' parts (``stats.stats_parts``) of each rank file, computed one rank per
     process — no model of all ranks is built; None when a worker could not (see above)."""
-    handover = Handover(paths, "stats")
+    handover = Handover("stats")
     outs = [os.path.join(handover.dir, f"{i}.json") for i in range(len(paths))]
     try:
         if not _run_workers(paths, outs, "stats", workers, progress, handover):
@@ -171,7 +171,7 @@ class Handover:
     PREFIX = "legate_prof_handover_"
     KINDS = ("ranks", "stats")
 
-    def __init__(self, paths, kind):
+    def __init__(self, kind):
         assert kind in self.KINDS
         base = tempfile.gettempdir()
         sweep_orphans(base)
