@@ -10,8 +10,8 @@ from .kinds import (DEP_PART_NAMES, GROUP_INDEX, GROUP_KEYS, MEM_GROUP,
 from .trace_model import TraceModel
 from .lane_layout import lay_out
 from .rank_files import cross_file_problems
-from .record_items import (ItemParts, StringTable, add_copies, add_fills, dedup, group_of,
-                           log_last_time, pairs, unique_inverse)
+from .record_items import (ItemParts, StringTable, add_copies, add_fills, dedup, first_by_key,
+                           group_of, log_last_time, pairs, unique_inverse)
 from .stream_items import add_stream_items
 from .utilization import with_utilization
 from .wait_matching import match_waits
@@ -222,13 +222,9 @@ def _ops_table(logs, runtime_ops, prov_strings, provs):
     op_rows = [o for o in op_rows if len(o)]
     op_ids, op_kind, op_prov, op_parent = [], [], [], []
     if op_rows:
-        ops = np.concatenate(op_rows) if len(op_rows) > 1 else op_rows[0]
-        if not np.all(ops["op_id"][1:] > ops["op_id"][:-1]):  # Legion writes them in order
-            by_id = np.argsort(ops["op_id"], kind="stable")  # runs of order: fast
-            ids = ops["op_id"][by_id]
-            first = np.ones(len(ids), bool)
-            first[1:] = ids[1:] != ids[:-1]
-            ops = ops[by_id[first]]
+        rows = np.concatenate(op_rows) if len(op_rows) > 1 else op_rows[0]
+        ops = first_by_key({f: rows[f] for f in ("op_id", "kind", "provenance", "parent_id")},
+                           "op_id")
         pu, pinv = unique_inverse(ops["provenance"])
         prov_idx = np.array([provs.intern(prov_strings.get(int(p), "")) if p else 0
                              for p in pu.tolist()], dtype=np.int32)[pinv]

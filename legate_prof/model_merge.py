@@ -21,7 +21,7 @@ import numpy as np
 from .intervals import StepIntegral
 from .lane_layout import lane_table
 from .rank_files import cross_file_problems
-from .record_items import dedup
+from .record_items import dedup, first_by_key
 from .trace_model import LazyTable, TraceModel
 
 _LANE_KEYS = ("rank", "group", "ref", "ref2")
@@ -92,36 +92,14 @@ def _add_into(dst, src, offset):
     np.add(src, offset, out=dst, casting="unsafe")
 
 
-def _first_of_each_op(ops, pool=None):
-    """The ops table by op id, one row per op: the first model's where several have it.
-
-    Each model's table is sorted by op id, so a stable sort of their concatenation only merges
-    sorted runs (timsort), faster than ``np.unique``'s full sort.  Legion numbers operations
-    per node (ids striped by node), so an op in two ranks' tables is rare: the rows are then
-    dropped after the gather, not before."""
-    order = np.argsort(ops["op_id"], kind="stable")
-    if pool is None:
-        out = {c: v[order] for c, v in ops.items()}
-    else:
-        futures = {c: pool.submit(np.take, v, order) for c, v in ops.items()}
-        out = {c: f.result() for c, f in futures.items()}
-    del order
-    ids = out["op_id"]
-    repeat = ids[1:] == ids[:-1]
-    if repeat.any():
-        first = np.concatenate([[True], ~repeat])
-        out = {c: v[first] for c, v in out.items()}
-    return out
-
-
 def _sorted_ops(ops_all):
     """The merged ops table, made on first use (``LazyTable``) — possibly by the cache's
     writer while the interpreter shuts down, when no thread pool can start: then alone."""
     try:
         with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="legate_prof ops") as pool:
-            ops = _first_of_each_op(ops_all, pool)
+            ops = first_by_key(ops_all, "op_id", pool)
     except RuntimeError:  # "cannot schedule new futures after interpreter shutdown"
-        ops = _first_of_each_op(ops_all)
+        ops = first_by_key(ops_all, "op_id")
     ops["provenance"] = ops["provenance"].astype(np.int32, copy=False)
     return ops
 

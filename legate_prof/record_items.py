@@ -181,6 +181,31 @@ def add_fills(log, items, names):
                      "inst": inst})
 
 
+def first_by_key(cols, key, pool=None):
+    """The table ``cols`` (column -> array) ordered by ``key``, one row per key: the first.
+
+    Tables here are concatenations of runs already ordered by key (each rank's ops, as
+    Legion writes them), so a stable sort only merges runs (timsort), faster than
+    ``np.unique``'s full sort, and a table in order already is returned as it is.  Repeats
+    (an op in two ranks' tables: rare, Legion stripes op ids by node) are dropped after the
+    gather, only when there are some.  ``pool``: gather the columns on its threads."""
+    ids = cols[key]
+    if np.all(ids[1:] > ids[:-1]):
+        return dict(cols)
+    order = np.argsort(ids, kind="stable")
+    if pool is None:
+        out = {c: v[order] for c, v in cols.items()}
+    else:
+        futures = {c: pool.submit(np.take, v, order) for c, v in cols.items()}
+        out = {c: f.result() for c, f in futures.items()}
+    del order
+    repeat = out[key][1:] == out[key][:-1]
+    if repeat.any():
+        first = np.concatenate([[True], ~repeat])
+        out = {c: v[first] for c, v in out.items()}
+    return out
+
+
 def dedup(cols, key):
     if len(cols[key]) == 0:
         return cols

@@ -197,7 +197,7 @@ def test_an_op_in_two_ranks_tables_is_kept_once_from_the_first():
     """Ops tables of several ranks merge into one sorted by op id; an op that two ranks
     recorded keeps the first rank's row, with or without the merge's copy threads."""
     from concurrent.futures import ThreadPoolExecutor
-    from legate_prof.model_merge import _first_of_each_op
+    from legate_prof.record_items import first_by_key
     rng = np.random.default_rng(1)
     runs = [np.unique(rng.integers(0, 5000, 800)).astype(np.uint64) for _ in range(5)]
     ops = {"op_id": np.concatenate(runs)}
@@ -206,7 +206,7 @@ def test_an_op_in_two_ranks_tables_is_kept_once_from_the_first():
     assert len(ids) < len(ops["op_id"])  # there are repeats
     with ThreadPoolExecutor(2) as pool:
         for p in (None, pool):
-            out = _first_of_each_op(ops, p)
+            out = first_by_key(ops, "op_id", p)
             assert np.array_equal(out["op_id"], ids)
             assert np.array_equal(out["provenance"], ops["provenance"][first_row])
 
