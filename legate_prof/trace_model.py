@@ -61,6 +61,15 @@ def time_range_of(first, last, markers=()):
     return start, max(last + (last - start) // 200, start + 1)
 
 
+def sorted_lookup(ids, values, keys, default):
+    """``values`` of the row of each of ``keys`` in ``ids`` (sorted), ``default`` where none."""
+    keys = np.asarray(keys)
+    if len(ids) == 0:
+        return np.full(len(keys), default, values.dtype)
+    pos = np.minimum(np.searchsorted(ids, keys), len(ids) - 1)
+    return np.where(ids[pos] == keys, values[pos], default)
+
+
 class LazyTable(Mapping):
     """A table (column name -> array) made on first use, once, by ``make()``.
 
@@ -105,11 +114,7 @@ class LazyTable(Mapping):
                 todo &= ~hit
             return out
         table = self._table()
-        ids = table[self._key]
-        if len(ids) == 0:
-            return np.full(len(keys), default, table[column].dtype)
-        pos = np.minimum(np.searchsorted(ids, keys), len(ids) - 1)
-        return np.where(ids[pos] == keys, table[column][pos], default)
+        return sorted_lookup(table[self._key], table[column], keys, default)
 
     def __getitem__(self, key):
         return self._table()[key]
@@ -435,12 +440,8 @@ class TraceModel:
         op_ids = np.asarray(op_ids, dtype=np.uint64)
         if isinstance(self.ops, LazyTable) and len(op_ids) <= 4096:  # labels, details
             return self.ops.lookup(op_ids, "provenance", 0).astype(np.int32)
-        keys = self.ops["op_id"]
-        if len(keys) == 0:
-            return np.zeros(len(op_ids), dtype=np.int32)
-        pos = np.clip(np.searchsorted(keys, op_ids), 0, len(keys) - 1)
-        found = keys[pos] == op_ids
-        return np.where(found, self.ops["provenance"][pos], 0).astype(np.int32)
+        return sorted_lookup(self.ops["op_id"], self.ops["provenance"], op_ids,
+                             0).astype(np.int32)
 
     def item_title(self, i):
         kind = ItemKind(int(self.items["kind"][i]))
