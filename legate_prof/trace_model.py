@@ -129,15 +129,14 @@ class LazyTable(Mapping):
 class _Indexes:
     """Lazily built lookup structures of one model (never part of its meaning)."""
 
-    __slots__ = ("sub_offset", "sub_bounds", "dur_perm", "lane_dur_perm", "all_ranks_steps",
-                 "extent")
+    __slots__ = ("sub_offset", "sub_bounds", "dur_perm", "lane_dur_perm", "lane_scans",
+                 "all_ranks_steps", "extent")
 
     def __init__(self):
         self.sub_offset = self.sub_bounds = self.dur_perm = None
         self.extent = None  # (first start, last stop) of the items
-        # lane -> its items by (row, duration), before dur_perm exists; or an int: how many
-        # items draws of the lane scanned so far (``TraceModel._lane_duration_order``)
-        self.lane_dur_perm = {}
+        self.lane_dur_perm = {}  # lane -> its items by (row, duration), before dur_perm exists
+        self.lane_scans = {}  # lane -> items its drawings scanned before it had that order
         self.all_ranks_steps = {}
 
 
@@ -178,7 +177,7 @@ class TraceModel:
         if not changes.keys() & {"items", "lanes"}:
             old, ix = self._ix, new._ix
             ix.sub_offset, ix.sub_bounds, ix.dur_perm = old.sub_offset, old.sub_bounds, old.dur_perm
-            ix.lane_dur_perm = old.lane_dur_perm
+            ix.lane_dur_perm, ix.lane_scans = old.lane_dur_perm, old.lane_scans
             ix.extent = old.extent
             if "utilization_steps" not in changes:
                 ix.all_ranks_steps = old.all_ranks_steps
@@ -264,20 +263,17 @@ class TraceModel:
         ix = self._ix
         if ix.dur_perm is not None:
             return lo, ix.dur_perm[lo:hi]
-        perm = ix.lane_dur_perm.get(lane, 0)
-        if not isinstance(perm, np.ndarray):
-            if perm < self.SCANS_BEFORE_SORT * (hi - lo):
+        perm = ix.lane_dur_perm.get(lane)
+        if perm is None:
+            if ix.lane_scans.get(lane, 0) < self.SCANS_BEFORE_SORT * (hi - lo):
                 return lo, None
             dur = self.items["stop"][lo:hi] - self.items["start"][lo:hi]
-            perm = np.lexsort((-dur, self.items["row"][lo:hi])) + lo
-            ix.lane_dur_perm[lane] = perm
+            perm = ix.lane_dur_perm[lane] = np.lexsort((-dur, self.items["row"][lo:hi])) + lo
         return lo, perm
 
     def _scanned(self, lane, n):
         ix = self._ix
-        done = ix.lane_dur_perm.get(lane, 0)
-        if not isinstance(done, np.ndarray):
-            ix.lane_dur_perm[lane] = done + n
+        ix.lane_scans[lane] = ix.lane_scans.get(lane, 0) + n
 
     def sublane(self, lane, row):
         self._ensure_index()
