@@ -30,9 +30,10 @@ def bundled_example():
     return str(Path(__file__).with_name("data") / "example_legate_0.prof")
 
 
-def _load(files, args=None, also=None, stack=True, check_files=True):
+def _load(files, args=None, also=None, stack=True, check_files=True, ranked=False):
     """Load with terminal progress on stderr (a TTY, not --quiet), and ``also`` told the same
-    (e.g. the viewer's window).  ``stack=False`` for commands that never draw lanes."""
+    (e.g. the viewer's window).  ``stack=False`` for commands that never draw lanes;
+    ``ranked`` for those that only draw (see ``load_profile``)."""
     from .loader import load_profile
     from .progress import TerminalProgress, wants_progress
     bar = TerminalProgress(files, enabled=wants_progress(quiet=getattr(args, "quiet", False)))
@@ -46,7 +47,7 @@ def _load(files, args=None, also=None, stack=True, check_files=True):
         cache = "later"  # the timeline first; the cache entry is written meanwhile
     with bar:
         model = load_profile(files, progress=progress, use_cache=cache, stack=stack,
-                             check_files=check_files)
+                             check_files=check_files, ranked=ranked)
     for w in model.warnings:
         print(w if str(w).startswith("warning") else f"warning: {w}", file=sys.stderr)
     for e in model.errors:
@@ -192,7 +193,7 @@ def cmd_screenshot(args, model=None):
     check_output(args.output, _inputs(args), PICTURE_FORMATS, "picture")
     _check_view_range(args)
     if model is None:
-        model = _load(_inputs(args), args)
+        model = _load(_inputs(args), args, ranked=True)
     from .viewer.screenshot import render_screenshot
     out = render_screenshot(model, args.output, start=args.start, stop=args.stop,
                             width=args.width, height=args.height, expand=args.expand,
@@ -236,7 +237,7 @@ class _EarlyLoad:
 
     def _run(self, files, args):
         try:
-            self._outcome = (_load(files, args, self._progress), None)
+            self._outcome = (_load(files, args, self._progress, ranked=True), None)
         except BaseException as e:  # raised again by wait(), in the thread that waits
             self._outcome = (None, e)
         self._done.set()
@@ -272,6 +273,7 @@ def cmd_view(args):
         return EXIT_USER_ERROR if problem else rc
     from .viewer.app import run_viewer
     from .insights import find_insights
+    from .source import as_model
     loaded = []
 
     def load(progress):  # in the window's worker thread: the window shows meanwhile
@@ -281,7 +283,8 @@ def cmd_view(args):
 
     def exit_status(rc):
         return rc or (EXIT_USER_ERROR if loaded and loaded[0].errors else 0)
-    return run_viewer(files=files, load=load, findings=find_insights, process_exit=exit_status)
+    return run_viewer(files=files, load=load, findings=lambda m: find_insights(as_model(m)),
+                      process_exit=exit_status)
 
 
 def _bundle_beside(path):

@@ -86,7 +86,7 @@ def _note(msg):
 
 
 def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None,
-                 check_files=True):
+                 check_files=True, ranked=False):
     """Read every input and merge into one model.
 
     Unreadable inputs raise ProfileError only when *nothing* could be read; otherwise the
@@ -96,6 +96,8 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     enough (``workers``: how many; 1 builds here; default from ``rank_parallel.worker_count``).
     ``check_files=False``: no warnings about the set of files (one rank converted alone).
     ``use_cache="later"`` writes the cache entry in a thread after returning (the viewer).
+    ``ranked=True``: per-rank bundles and ranks built by workers come back unmerged, as a
+    ``RankedSource`` (the timeline needs no merged copy); otherwise always a ``TraceModel``.
     """
     from .model_builder import build_model
     paths = expand_inputs([os.fspath(p) for p in paths])
@@ -109,7 +111,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     legion, n = rank_files_for_workers(paths, kinds, errors, workers)
     if n > 1:
         from .rank_parallel import build_in_parallel
-        built = build_in_parallel(legion, stack, n, progress)
+        built = build_in_parallel(legion, stack, n, progress, ranked=ranked)
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
             return _finish(model, paths, [], [], use_cache, stack, False)
@@ -142,7 +144,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
         if logs or streams:
             errors.append(ProfileError(bundles[0], "bundles open with other bundles only "
                                                    "(convert the .prof files too)"))
-        model = _merge_bundles(bundles, errors)
+        model = _merge_bundles(bundles, errors, ranked)
     elif not logs and not streams:
         if not errors:
             if texts:
@@ -181,24 +183,29 @@ def rank_files_for_workers(paths, kinds, errors, workers=None):
     return legion, worker_count(legion, sum(os.path.getsize(p) for p in legion), workers)
 
 
-def _merge_bundles(paths, errors):
-    """Per-rank bundles (``convert`` run on each rank's file) as one profile."""
+def _merge_bundles(paths, errors, ranked=False):
+    """Per-rank bundles (``convert`` run on each rank's file) as one profile: merged, or
+    (``ranked``) a ``RankedSource`` over them, each mapped."""
     from .bundle import read_bundle
     from .model_merge import CannotMerge, merge_opened
-    read, first = [], None
+    read, opened = [], []
     for p in paths:  # each checked once here, then opened one at a time to merge
         try:
             m = read_bundle(p)
             read.append(p)
-            first = first or m
+            if ranked or not opened:
+                opened.append(m)
         except ProfileError as e:
             errors.append(e)
     if not read:
         raise errors[0]
     if len(read) == 1:
-        return first
-    del first
+        return opened[0]
     try:
+        if ranked:
+            from .ranked_source import RankedSource
+            return RankedSource(opened)
+        del opened
         return merge_opened(len(read), lambda i: read_bundle(read[i], check=False))
     except CannotMerge:
         errors.append(ProfileError(read[1], "holds ranks that another bundle holds too "
@@ -231,6 +238,9 @@ def _natural(s):
 def _finish(model, paths, errors, texts, use_cache, stack, from_bundle):
     """Attach console logs (an OOM report), record sources and errors, cache."""
     from .oom_report import attach_oom_report
+    from .source import as_model
+    if texts:  # (the report's instances join the items: one model)
+        model = as_model(model)
     for t in texts:
         try:
             model, _ = attach_oom_report(model, t)
@@ -254,8 +264,9 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle):
 
 def _store(model, paths):
     from .cache import store_cached
+    from .source import as_model
     try:
-        store_cached(model, paths, note=_note)
+        store_cached(as_model(model), paths, note=_note)
     except (OSError, ProfileError) as e:
         _note(f"legate_prof: note: could not cache the built timeline ({e})")
     except Exception as e:  # noqa: BLE001 - a cache is never worth a traceback

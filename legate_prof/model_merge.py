@@ -47,9 +47,12 @@ def _union_strings(tables):
 
 
 class _Small:
-    """What pass one keeps of a model: everything but its per-item columns."""
+    """What pass one keeps of a model: everything but its per-item columns.  ``keep``: refer
+    to the model's own small arrays and step functions (it stays open: ``RankedSource``)
+    instead of copies (it is closed before the merge maps the next one)."""
 
-    def __init__(self, m):
+    def __init__(self, m, keep=False):
+        own = (lambda a: a) if keep else np.array
         self.n_items, self.n_lanes = m.n_items, m.n_lanes
         self.n_waits = len(next(iter(m.waits.values()))) if m.waits else 0
         self.n_transfers = len(m.transfers["item"])
@@ -60,8 +63,9 @@ class _Small:
         self.extent = m.extent()
         self.procs = {k: np.array(v) for k, v in m.procs.items()}
         self.mems = {k: np.array(v) for k, v in m.mems.items()}
-        self.steps = {k: StepIntegral(np.array(s.t), np.array(s.integral), s.denominator)
-                      for k, s in m.utilization_steps.items()}
+        self.steps = dict(m.utilization_steps) if keep else {
+            k: StepIntegral(own(s.t), own(s.integral), s.denominator)
+            for k, s in m.utilization_steps.items()}
         self.busy_ns, self.variants = dict(m.busy_ns), dict(m.variant_by_name_group)
         self.warnings, self.markers, self.sources = list(m.warnings), list(m.markers), list(
             m.sources)
@@ -104,43 +108,93 @@ def _sorted_ops(ops_all):
     return ops
 
 
+class MergePlan:
+    """How models of disjoint ranks line up as one: their order (by rank), the union of their
+    string tables with each model's map into it, the offsets of their lanes, items, waits,
+    transfers and ops, and everything of the merged model but its per-item columns."""
+
+    def __init__(self, small):
+        if len({s.stacked for s in small}) != 1:
+            raise CannotMerge("stacked and unstacked models")
+        seen = [s.lane_ranks for s in small]
+        if sum(len(r) for r in seen) != len(set().union(*seen)):
+            raise CannotMerge("a rank's lanes are in two models")
+        order = sorted(range(len(small)), key=lambda k: min(seen[k], default=1 << 30))
+        spans = [(min(seen[k], default=0), max(seen[k], default=-1)) for k in order]
+        for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+            if a1 >= 0 and b1 >= 0 and a1 >= b0:
+                raise CannotMerge("ranks of two models interleave")
+        self.order = order
+        self.small = small = [small[k] for k in order]
+        self.names, self.name_maps = _union_strings([s.names for s in small])
+        self.provenances, self.prov_maps = _union_strings([s.provenances for s in small])
+        self.item_off = np.cumsum([0] + [s.n_items for s in small])
+        self.lane_off = np.cumsum([0] + [s.n_lanes for s in small])
+        self.wait_off = np.cumsum([0] + [s.n_waits for s in small])
+        self.tr_off = np.cumsum([0] + [s.n_transfers for s in small])
+        self.op_off = np.cumsum([0] + [s.n_ops for s in small])
+
+    def empty_columns(self, sizes=True):
+        """(items, waits, transfers, ops) tables of the merged size (``sizes=False``: empty)."""
+        item_dt, wait_dt, tr_dt, op_dt = self.small[0].dtypes
+        out = []
+        for dts, off in ((item_dt, self.item_off), (wait_dt, self.wait_off),
+                         (tr_dt, self.tr_off), (op_dt, self.op_off)):
+            out.append({k: np.empty(int(off[-1]) if sizes else 0, dt) for k, dt in dts.items()})
+        return tuple(out)
+
+    def model(self, items, waits, transfers, ops) -> TraceModel:
+        """The merged model around these per-item tables (the small tables made here)."""
+        small = self.small
+        procs = dedup({c: np.concatenate([s.procs[c] for s in small]) for c in small[0].procs},
+                      "proc_id")
+        mems = dedup({c: np.concatenate([s.mems[c] for s in small]) for c in small[0].mems},
+                     "mem_id")
+        key_dtype = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"),
+                              ("ref2", "<u8")])
+        lane_tab = np.empty(int(self.lane_off[-1]), key_dtype)
+        for c in _LANE_KEYS:
+            lane_tab[c] = np.concatenate([s.lanes[c] for s in small])
+        lanes = lane_table(lane_tab, np.concatenate([s.lanes["rows"] for s in small]), procs,
+                           mems)
+        lanes["capacity"] = np.concatenate([s.lanes["capacity"] for s in small])
+        ranks = [r for s in small for r in s.ranks]
+        # warnings about the set of files are made again over all ranks (a rank's bundle has
+        # its own)
+        warnings = [w for s in small for w in s.warnings
+                    if w not in set(cross_file_problems(s.ranks))] + cross_file_problems(ranks)
+        variants = {(int(nm[i]), g): v for s, nm in zip(small, self.name_maps)
+                    for (i, g), v in s.variants.items()}
+        ends = [s.runtime_end_ns for s in small if s.runtime_end_ns is not None]
+        merged = TraceModel(
+            items=items, lanes=lanes, names=self.names, ops=ops, provenances=self.provenances,
+            waits=waits, transfers=transfers, ranks=ranks, procs=procs, mems=mems,
+            utilization_steps={k: v for s in small for k, v in s.steps.items()},
+            busy_ns={k: v for s in small for k, v in s.busy_ns.items()},
+            variant_by_name_group=variants, runtime_end_ns=max(ends) if ends else None,
+            warnings=warnings, markers=[mk for s in small for mk in s.markers],
+            sources=[p for s in small for p in s.sources], stacked=small[0].stacked)
+        spans = [s.extent for s in small if s.n_items]
+        if spans:
+            merged.adopt_extent((min(a for a, _ in spans), max(b for _, b in spans)))
+        return merged
+
+
 def merge_opened(n, open_model) -> TraceModel:
     """Merge ``n`` models (ranks disjoint) that ``open_model(i)`` opens, and may open again."""
-    small = [_Small(open_model(i)) for i in range(n)]
-    if len({s.stacked for s in small}) != 1:
-        raise CannotMerge("stacked and unstacked models")
-    seen = [s.lane_ranks for s in small]
-    if sum(len(r) for r in seen) != len(set().union(*seen)):
-        raise CannotMerge("a rank's lanes are in two models")
-    order = sorted(range(n), key=lambda k: min(seen[k], default=1 << 30))
-    spans = [(min(seen[k], default=0), max(seen[k], default=-1)) for k in order]
-    for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
-        if a1 >= 0 and b1 >= 0 and a1 >= b0:
-            raise CannotMerge("ranks of two models interleave")
-    small = [small[k] for k in order]
-
-    names, name_maps = _union_strings([s.names for s in small])
-    provs, prov_maps = _union_strings([s.provenances for s in small])
-    item_off = np.cumsum([0] + [s.n_items for s in small])
-    lane_off = np.cumsum([0] + [s.n_lanes for s in small])
-    wait_off = np.cumsum([0] + [s.n_waits for s in small])
-    tr_off = np.cumsum([0] + [s.n_transfers for s in small])
-    op_off = np.cumsum([0] + [s.n_ops for s in small])
-    item_dt, wait_dt, tr_dt, op_dt = small[0].dtypes
-    items = {k: np.empty(int(item_off[-1]), dt) for k, dt in item_dt.items()}
-    waits = {k: np.empty(int(wait_off[-1]), dt) for k, dt in wait_dt.items()}
-    transfers = {k: np.empty(int(tr_off[-1]), dt) for k, dt in tr_dt.items()}
-    ops_all = {k: np.empty(int(op_off[-1]), dt) for k, dt in op_dt.items()}
+    plan = MergePlan([_Small(open_model(i)) for i in range(n)])
+    items, waits, transfers, ops_all = plan.empty_columns()
+    item_off, wait_off, tr_off, op_off = plan.item_off, plan.wait_off, plan.tr_off, plan.op_off
     with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="legate_prof merge") as pool:
-        for j, k in enumerate(order):  # pass two: the big columns, one model mapped at a time
+        for j, k in enumerate(plan.order):  # pass two: the big columns, one model at a time
             m = open_model(k)
             a, b = item_off[j], item_off[j + 1]
             jobs = []
             for c, col in m.items.items():
                 if c in ("name", "detail"):
-                    jobs.append((_take_into, items[c][a:b], name_maps[j], col))
+                    jobs.append((_take_into, items[c][a:b], plan.name_maps[j], col))
                 elif c == "lane":
-                    jobs.append((_add_into, items[c][a:b], col, lane_off[j]))
+                    jobs.append((_add_into, items[c][a:b], col, plan.lane_off[j]))
                 else:
                     jobs.append((_copy_into, items[c][a:b], col))
             for table, out, off in ((m.waits, waits, wait_off),
@@ -151,40 +205,11 @@ def merge_opened(n, open_model) -> TraceModel:
                                 (_copy_into, dst, col))
             for c, col in m.ops.items():
                 dst = ops_all[c][op_off[j]:op_off[j + 1]]
-                jobs.append((_take_into, dst, prov_maps[j], col) if c == "provenance" else
+                jobs.append((_take_into, dst, plan.prov_maps[j], col) if c == "provenance" else
                             (_copy_into, dst, col))
             for f in [pool.submit(*job) for job in jobs]:
                 f.result()
             del m, jobs
     # sorted when first read in full (details of a few ops search each rank's sorted run)
     ops = LazyTable(lambda: _sorted_ops(ops_all), "op_id", runs=ops_all, offsets=op_off)
-    procs = dedup({c: np.concatenate([s.procs[c] for s in small]) for c in small[0].procs},
-                  "proc_id")
-    mems = dedup({c: np.concatenate([s.mems[c] for s in small]) for c in small[0].mems},
-                 "mem_id")
-    key_dtype = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
-    lane_tab = np.empty(int(lane_off[-1]), key_dtype)
-    for c in _LANE_KEYS:
-        lane_tab[c] = np.concatenate([s.lanes[c] for s in small])
-    lanes = lane_table(lane_tab, np.concatenate([s.lanes["rows"] for s in small]), procs, mems)
-    lanes["capacity"] = np.concatenate([s.lanes["capacity"] for s in small])
-
-    ranks = [r for s in small for r in s.ranks]
-    # warnings about the set of files are made again over all ranks (a rank's bundle has its own)
-    warnings = [w for s in small for w in s.warnings
-                if w not in set(cross_file_problems(s.ranks))] + cross_file_problems(ranks)
-    variants = {(int(nm[i]), g): v for s, nm in zip(small, name_maps)
-                for (i, g), v in s.variants.items()}
-    ends = [s.runtime_end_ns for s in small if s.runtime_end_ns is not None]
-    merged = TraceModel(
-        items=items, lanes=lanes, names=names, ops=ops, provenances=provs, waits=waits,
-        transfers=transfers, ranks=ranks, procs=procs, mems=mems,
-        utilization_steps={k: v for s in small for k, v in s.steps.items()},
-        busy_ns={k: v for s in small for k, v in s.busy_ns.items()},
-        variant_by_name_group=variants, runtime_end_ns=max(ends) if ends else None,
-        warnings=warnings, markers=[mk for s in small for mk in s.markers],
-        sources=[p for s in small for p in s.sources], stacked=small[0].stacked)
-    spans = [s.extent for s in small if s.n_items]
-    if spans:
-        merged.adopt_extent((min(a for a, _ in spans), max(b for _, b in spans)))
-    return merged
+    return plan.model(items, waits, transfers, ops)

@@ -120,10 +120,11 @@ def _run_workers(paths, outs, mode, workers, progress, handover):
             p.stdout.close()
 
 
-def build_in_parallel(paths, stack=True, workers=2, progress=None):
-    """The model of Legion Prof logs built one rank per process; None when they must be
-    built together (a file without its machine description or that cannot be read, lanes
-    shared between ranks, a worker that died), so that the caller does that."""
+def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False):
+    """The model of Legion Prof logs built one rank per process (``ranked``: a
+    ``RankedSource`` over the ranks' models, unmerged); None when they must be built
+    together (a file without its machine description or that cannot be read, lanes shared
+    between ranks, a worker that died), so that the caller does that."""
     from .bundle import read_bundle
     from .errors import ProfileError
     from .model_merge import CannotMerge, merge_opened
@@ -133,6 +134,9 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None):
         if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
                             handover):
             return None
+        if ranked:  # the ranks stay mapped (their files go when the hand-over closes)
+            from .ranked_source import RankedSource
+            return RankedSource([read_bundle(o, check=False) for o in outs])
         return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
     except (CannotMerge, OSError, ValueError, ProfileError):
         return None  # (a bundle that went missing or is cut: the caller builds in one process)

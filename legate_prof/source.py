@@ -454,9 +454,15 @@ class ProfileSource:
     def name_of(self, name_id) -> str:
         return self._m.names[int(name_id)]
 
+    def _model_details(self, i) -> dict:
+        return self._m.item_details(i)
+
+    def _transfer_of(self, i):
+        return self._m.transfer_of(i)
+
     def item_details(self, i) -> list:
         """Ordered ``Field`` rows for one item, times in µs to the ns, with links."""
-        d = self._m.item_details(int(i))
+        d = self._model_details(int(i))
         lanes = self.info().lanes
         lane, _ = self.item_lane(i)
         out = [Field("Title", d["title"], d["title"]), Field("Name", d["name"], d["name"])]
@@ -468,7 +474,7 @@ class ProfileSource:
             if d["kind"] != "instance":
                 inst = self.instances_of_op(d["op_id"])
                 if len(inst):
-                    sizes = [self._m.transfer_of(int(j)) for j in inst[:20]]
+                    sizes = [self._transfer_of(int(j)) for j in inst[:20]]
                     total = sum(t[0] for t in sizes if t is not None)
                     out.append(Field("Instances", f"{len(inst)} ({_short_bytes(total)}"
                                      f"{' in the first 20' if len(inst) > 20 else ''})",
@@ -517,6 +523,30 @@ class ProfileSource:
         return [x.lane for x in self.info().lanes if q in x.short.lower() or q in x.long.lower()]
 
 
+    # -- the whole profile -------------------------------------------------------------------
+    def merged_model(self):
+        """The profile as one ``TraceModel``, for analyses over all its items (findings,
+        reports, exports, the cache); a source over ranks' models merges them on first call."""
+        return self._m
+
+    @property
+    def warnings(self):
+        return self._m.warnings
+
+    @property
+    def errors(self):
+        return self._m.errors
+
+    @property
+    def sources(self):
+        return self._m.sources
+
+
+def as_model(obj):
+    """The ``TraceModel`` of ``obj``: a model, or a source's merged model."""
+    return obj.merged_model() if isinstance(obj, ProfileSource) else obj
+
+
 def open_profile(paths, progress=None) -> ProfileSource:
     """Read profiles (logs, runtime streams, bundles) into a source; bad input raises
     ``ProfileError`` naming the file."""
@@ -542,6 +572,6 @@ def _format_bytes(n):
     return format_bytes(n, 2, exact=True)
 
 
-__all__ = ["ProfileSource", "as_source", "open_profile", "ProfileInfo", "GroupInfo", "LaneInfo", "LaneTile", "TileRow",
+__all__ = ["ProfileSource", "as_source", "as_model", "open_profile", "ProfileInfo", "GroupInfo", "LaneInfo", "LaneTile", "TileRow",
            "Hit", "Field", "MIN_PX", "LABEL_MIN_PX", "RUNNING", "READY", "WAITING",
            "STATE_NAMES", "format_ns_us", "format_time", "GROUP_ORDER", "GROUP_COLORS", "ItemKind"]

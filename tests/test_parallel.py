@@ -303,3 +303,128 @@ def test_merged_ops_can_be_made_while_the_interpreter_shuts_down():
                        timeout=60, cwd=Path(__file__).resolve().parents[1])
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     assert r.stdout.strip() == "[1, 2, 3] [1, 2, 0]"
+
+
+def _same_answers(ranked, whole):
+    """A ``RankedSource`` answers every query as the source of the merged model does."""
+    from dataclasses import fields
+
+    from legate_prof.source import as_source
+    a, b = ranked, as_source(whole)
+    ia, ib = a.info(), b.info()
+    for f in ("ranks", "groups", "lanes", "time_range", "n_items", "markers", "legion_version"):
+        assert getattr(ia, f) == getattr(ib, f), f
+    assert sorted(ia.warnings) == sorted(ib.warnings)
+    t0, t1 = ia.time_range
+    windows = [(t0, t1, 1600), (t0 + (t1 - t0) * 0.4, t0 + (t1 - t0) * 0.401, 900)]
+    for lane in ia.lanes:
+        for w0, w1, px in windows:
+            ta, tb = a.lane_tile(lane.lane, w0, w1, px), b.lane_tile(lane.lane, w0, w1, px)
+            assert ta.lane == tb.lane and ta.labels == tb.labels
+            assert len(ta.rows) == len(tb.rows)
+            for ra, rb in zip(ta.rows, tb.rows):
+                for f in fields(ra):
+                    va, vb = getattr(ra, f.name), getattr(rb, f.name)
+                    assert np.array_equal(va, vb), (lane.short, f.name)
+            for row in ta.rows[:1]:
+                for x in (row.box_x0[:3].tolist() + row.band_x0[:3].tolist()):
+                    assert a.hit(lane.lane, row.row, x + 0.5) == b.hit(lane.lane, row.row, x + 0.5)
+            if ta.rows:
+                lo, hi = a.lane_item_range(lane.lane)
+                assert (lo, hi) == b.lane_item_range(lane.lane)
+    for g in ia.groups:
+        for rank in (g.rank, None):
+            assert np.allclose(a.summary_tile(g.group, rank, t0, t1, 700),
+                               b.summary_tile(g.group, rank, t0, t1, 700))
+    n = ia.n_items
+    ids = np.random.default_rng(1).choice(n, 400, replace=False)
+    ca, cb = a.items_columns(ids), b.items_columns(ids)
+    assert all(np.array_equal(ca[k], cb[k]) for k in cb)
+    for i in ids[:60].tolist() + [0, n - 1]:
+        assert a.item_details(i) == b.item_details(i)
+        assert a.item_title(i) == b.item_title(i) and a.item_lane(i) == b.item_lane(i)
+        assert a.name_of(a.item_name_id(i)) == b.name_of(b.item_name_id(i))
+        assert a.item_extent(i) == b.item_extent(i)
+    for text in ("task", "copy", "nothing like it", "Instance"):
+        assert np.array_equal(a.search(text), b.search(text)), text
+        assert np.array_equal(a.search(text, limit=7), b.search(text, limit=7)), text
+    _same_model(whole, a.merged_model().evolve(sources=whole.sources))
+
+
+def test_ranks_built_by_workers_are_queried_without_a_merged_copy(synthetic_8):
+    """`view` and `screenshot` ask for the ranks unmerged: the workers' models answer the
+    query API as one profile — the same lanes, tiles, summaries, details and search as the
+    merged model — and nothing is merged until an analysis of all items asks."""
+    from legate_prof.ranked_source import RankedSource
+    ranked = load_profile(synthetic_8, workers=2, ranked=True)
+    assert isinstance(ranked, RankedSource) and len(ranked.parts) == 8
+    assert ranked._merged[0] is None
+    whole = load_profile(synthetic_8, workers=1)
+    _same_answers(ranked, whole)
+    # unmerged parts are not copies of columns: each is its worker's mapped bundle
+    assert sum(m.n_items for m in ranked.parts) == whole.n_items
+
+
+def test_per_rank_bundles_are_queried_without_a_merged_copy(synthetic_8, tmp_path, capsys):
+    """A directory of per-rank bundles opens for drawing as a ``RankedSource``, which answers
+    as the merged model does."""
+    from legate_prof.cli import main
+    from legate_prof.ranked_source import RankedSource
+    files = [shutil.copy(p, tmp_path) for p in synthetic_8]
+    assert main(["convert", "--per-rank", *files]) == 0
+    bundles = sorted(tmp_path.glob("*.lpbundle"))
+    ranked = load_profile([tmp_path], ranked=True)
+    assert isinstance(ranked, RankedSource)
+    assert ranked.sources == [str(b) for b in bundles]
+    _same_answers(ranked, load_profile(files, workers=1))
+
+
+def _renamed(model, seed):
+    """``model`` with its string table of names shuffled (and every name id with it): ranks
+    whose tables differ, as ranks that registered their tasks in another order."""
+    n = len(model.names)
+    perm = np.random.default_rng(seed).permutation(n)  # old id -> new id
+    names = [None] * n
+    for old, new in enumerate(perm.tolist()):
+        names[new] = model.names[old]
+    items = dict(model.items)
+    for c in ("name", "detail"):
+        items[c] = perm[items[c]].astype(items[c].dtype)
+    return model.evolve(items=items, names=names, variant_by_name_group={
+        (int(perm[i]), g): v for (i, g), v in model.variant_by_name_group.items()})
+
+
+@pytest.fixture
+def ranks_named_apart(synthetic_8):
+    """The 8 ranks' models (workers' bundles), three of them with their names shuffled."""
+    parts = load_profile(synthetic_8, workers=2, ranked=True).parts
+    return [_renamed(m, k) if k in (1, 4, 6) else m for k, m in enumerate(parts)]
+
+
+def test_ranks_with_different_name_tables_answer_as_their_merge(ranks_named_apart):
+    from legate_prof.model_merge import merge_opened
+    from legate_prof.ranked_source import RankedSource
+    parts = ranks_named_apart
+    ranked = RankedSource(parts)
+    assert any(not np.array_equal(m, np.arange(len(m))) for m in ranked._name_maps)
+    _same_answers(ranked, merge_opened(len(parts), lambda k: parts[k]))
+
+
+def test_ranks_unmerged_draw_the_picture_of_their_merge(ranks_named_apart, tmp_path):
+    """What `view` and `screenshot` draw from ranks unmerged (CPU, GPU and memory lanes
+    expanded, ranks whose name tables differ) is the merged model's picture, pixel for pixel."""
+    pytest.importorskip("pytestqt")
+    from PySide6 import QtGui
+
+    from legate_prof.model_merge import merge_opened
+    from legate_prof.ranked_source import RankedSource
+    from legate_prof.viewer.screenshot import render_screenshot
+    parts = ranks_named_apart
+    ranked = RankedSource(parts)
+    kw = dict(expand=["cpu", "gpu_dev", "framebuffer"], width=1400, height=1400)
+    a = QtGui.QImage(render_screenshot(ranked, tmp_path / "ranked.png", **kw))
+    b = QtGui.QImage(render_screenshot(merge_opened(len(parts), lambda k: parts[k]),
+                                       tmp_path / "merged.png", **kw))
+    assert not a.isNull() and a.size() == b.size()
+    assert a == b
+    assert ranked._merged[0] is None  # drawing merged nothing
