@@ -96,6 +96,29 @@ def _add_into(dst, src, offset):
     np.add(src, offset, out=dst, casting="unsafe")
 
 
+def release_pages(model):
+    """Let go of the pages of the files a model maps (``madvise(MADV_DONTNEED)``): they stay
+    in the page cache and come back on the next read, but no longer count as this process's
+    memory.  Merging ranks that stay open (``RankedSource``) reads every page of each; without
+    this the merge would hold all ranks' pages besides the merged copy."""
+    import mmap
+    advice = getattr(mmap, "MADV_DONTNEED", None)
+    if advice is None:
+        return
+    seen = set()
+    for table in (model.items, model.waits, model.transfers, model.ops):
+        for col in table.values():
+            base = col
+            while isinstance(base, (np.ndarray, memoryview)):
+                base = base.base if isinstance(base, np.ndarray) else base.obj
+            if isinstance(base, mmap.mmap) and id(base) not in seen:
+                seen.add(id(base))
+                try:
+                    base.madvise(advice)
+                except (OSError, ValueError):
+                    pass
+
+
 def _sorted_ops(ops_all):
     """The merged ops table, made on first use (``LazyTable``) — possibly by the cache's
     writer while the interpreter shuts down, when no thread pool can start: then alone."""
@@ -209,6 +232,7 @@ def merge_opened(n, open_model) -> TraceModel:
                             (_copy_into, dst, col))
             for f in [pool.submit(*job) for job in jobs]:
                 f.result()
+            release_pages(m)
             del m, jobs
     # sorted when first read in full (details of a few ops search each rank's sorted run)
     ops = LazyTable(lambda: _sorted_ops(ops_all), "op_id", runs=ops_all, offsets=op_off)
