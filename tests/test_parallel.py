@@ -383,6 +383,11 @@ def test_per_rank_bundles_are_queried_without_a_merged_copy(synthetic_8, tmp_pat
     assert isinstance(ranked, RankedSource)
     assert ranked.sources == [str(b) for b in bundles]
     _same_answers(ranked, load_profile(files, workers=1))
+    pytest.importorskip("pytestqt")
+    import os
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    assert main(["screenshot", str(tmp_path), "-o", str(tmp_path / "dir.png")]) == 0
+    assert (tmp_path / "dir.png").stat().st_size > 10_000
 
 
 def _renamed(model, seed):
