@@ -96,6 +96,20 @@ def _add_into(dst, src, offset):
     np.add(src, offset, out=dst, casting="unsafe")
 
 
+def _run_all(pool, jobs):
+    """Run ``jobs`` (function, args...) on ``pool`` — or here, once the interpreter is shutting
+    down and no thread can start (the merge of ``view``'s cache writer, after a quick close)."""
+    futures = []
+    try:
+        for job in jobs:
+            futures.append(pool.submit(*job))
+    except RuntimeError:  # "cannot schedule new futures after interpreter shutdown"
+        for job in jobs[len(futures):]:
+            job[0](*job[1:])
+    for f in futures:
+        f.result()
+
+
 def release_pages(model):
     """Let go of the pages of the files a model maps (``madvise(MADV_DONTNEED)``): they stay
     in the page cache and come back on the next read, but no longer count as this process's
@@ -230,8 +244,7 @@ def merge_opened(n, open_model) -> TraceModel:
                 dst = ops_all[c][op_off[j]:op_off[j + 1]]
                 jobs.append((_take_into, dst, plan.prov_maps[j], col) if c == "provenance" else
                             (_copy_into, dst, col))
-            for f in [pool.submit(*job) for job in jobs]:
-                f.result()
+            _run_all(pool, jobs)
             release_pages(m)
             del m, jobs
     # sorted when first read in full (details of a few ops search each rank's sorted run)

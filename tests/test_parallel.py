@@ -439,3 +439,29 @@ def test_ranks_unmerged_draw_the_picture_of_their_merge(ranks_named_apart, tmp_p
     assert not a.isNull() and a.size() == b.size()
     assert a == b
     assert ranked._merged[0] is None  # drawing merged nothing
+
+
+def test_ranks_can_be_merged_while_the_interpreter_shuts_down(tmp_path):
+    """`view` merges its ranks for the cache entry and the findings after the first frame, in
+    a thread that may still run when the main thread has ended and no thread pool can start:
+    the merge then copies alone, without a traceback, and gives the same model."""
+    import subprocess
+    import sys
+    from fixtures.synthetic import generate
+    files = generate(tmp_path, ranks=3, items=6_000, seed=3)
+    script = (
+        "import sys, threading, time\n"
+        "from legate_prof.loader import load_profile\n"
+        "files = sys.argv[1:]\n"
+        "ranked = load_profile(files, workers=2, ranked=True)\n"
+        "assert type(ranked).__name__ == 'RankedSource'\n"
+        "def later():\n"
+        "    time.sleep(0.3)\n"
+        "    m = ranked.merged_model()\n"
+        "    print(m.n_items, int(m.items['start'].sum()), flush=True)\n"
+        "threading.Thread(target=later).start()\n")
+    r = subprocess.run([sys.executable, "-c", script, *map(str, files)], capture_output=True,
+                       text=True, timeout=120, cwd=Path(__file__).resolve().parents[1])
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    whole = load_profile(files, workers=1)
+    assert r.stdout.split() == [str(whole.n_items), str(int(whole.items["start"].sum()))]
