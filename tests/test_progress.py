@@ -163,6 +163,37 @@ def test_view_shows_the_timeline_when_loaded_and_exits_0(qtbot, sample_profile, 
     assert rc == 0 and lanes > 0
 
 
+def test_view_of_per_rank_bundles_shows_them_unmerged_with_the_findings_of_all(
+        qtbot, synthetic_8, tmp_path, monkeypatch):
+    """``legate_prof view DIR`` of per-rank bundles: the timeline draws the ranks unmerged,
+    and the findings dock says what the findings of the whole profile say."""
+    import shutil
+
+    from legate_prof.insights import find_insights
+    from legate_prof.ranked_source import RankedSource
+    from legate_prof.viewer.app import MainWindow
+    monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
+    files = [shutil.copy(p, tmp_path) for p in synthetic_8]
+    from legate_prof.cli import main as cli_main
+    assert cli_main(["convert", "--per-rank", "--quiet", *files]) == 0
+    bundles = tmp_path / "bundles"
+    bundles.mkdir()
+    for b in tmp_path.glob("*.lpbundle"):
+        b.rename(bundles / b.name)
+    shown = []
+    real = MainWindow._found
+
+    def found(self, findings):
+        shown.append((self.model, findings))
+        real(self, findings)
+    monkeypatch.setattr(MainWindow, "_found", found)
+    rc, lanes = _view_until_shown(bundles, with_findings=True)
+    assert rc == 0 and lanes > 0
+    (model, findings), = shown
+    assert isinstance(model, RankedSource)
+    assert findings == find_insights(load_profile(files, workers=1))
+
+
 def _view_until_shown(profile, with_findings=False):
     """Run ``legate_prof view`` in this process until its window shows the timeline (and the
     findings), then close it: (exit status, lanes shown)."""
