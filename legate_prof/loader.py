@@ -188,6 +188,7 @@ def _merge_bundles(paths, errors, ranked=False):
     (``ranked``) a ``RankedSource`` over them, each mapped."""
     from .bundle import read_bundle
     from .model_merge import CannotMerge, merge_opened
+    ranked = ranked and room_for_open_files(len(paths))
     read, opened = [], []
     for p in paths:  # each checked once here, then opened one at a time to merge
         try:
@@ -211,6 +212,28 @@ def _merge_bundles(paths, errors, ranked=False):
         errors.append(ProfileError(read[1], "holds ranks that another bundle holds too "
                                             f"({read[0]}); opened {read[0]} alone"))
         return read_bundle(read[0])
+
+
+def room_for_open_files(n):
+    """Whether ``n`` more files can stay open at once — a mapped bundle keeps its file open —,
+    raising this process's soft limit toward the hard one where that makes room (it is 1024 on
+    many Linux desktops, 256 on macOS).  Where there is no room, callers merge instead, which
+    keeps one file open at a time."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit
+        return True
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = n + 256  # and what else the process has open
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return True
+    if hard != resource.RLIM_INFINITY and hard < need:
+        return False
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+    except (ValueError, OSError):
+        return False
+    return True
 
 
 def expand_inputs(paths):

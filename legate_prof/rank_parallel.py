@@ -134,7 +134,9 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False)
         if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
                             handover):
             return None
-        if ranked:  # the ranks stay mapped (their files go when the hand-over closes)
+        from .loader import room_for_open_files
+        if ranked and room_for_open_files(len(outs)):  # the ranks stay mapped (their files
+            # go when the hand-over closes)
             from .ranked_source import RankedSource
             return RankedSource([read_bundle(o, check=False) for o in outs])
         return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))

@@ -465,3 +465,26 @@ def test_ranks_can_be_merged_while_the_interpreter_shuts_down(tmp_path):
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     whole = load_profile(files, workers=1)
     assert r.stdout.split() == [str(whole.n_items), str(int(whole.items["start"].sum()))]
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "getuid"), reason="POSIX limits")
+def test_ranks_stay_unmerged_only_where_their_files_can_stay_open(synthetic_8, tmp_path,
+                                                                   monkeypatch):
+    """Each mapped bundle keeps its file open: past the hard limit on open files (1,000 ranks
+    on a machine that allows 256) the bundles are merged instead, one open at a time; below
+    it, the soft limit is raised to make room."""
+    import resource
+
+    from legate_prof.cli import main
+    from legate_prof.ranked_source import RankedSource
+    from legate_prof.trace_model import TraceModel
+    files = [shutil.copy(p, tmp_path) for p in synthetic_8]
+    assert main(["convert", "--per-rank", "--quiet", *files]) == 0
+    raised = []
+    monkeypatch.setattr(resource, "setrlimit", lambda what, lim: raised.append(lim))
+    monkeypatch.setattr(resource, "getrlimit", lambda what: (100, 200))
+    merged = load_profile([tmp_path], ranked=True)
+    assert isinstance(merged, TraceModel) and raised == []
+    monkeypatch.setattr(resource, "getrlimit", lambda what: (100, 100_000))
+    assert isinstance(load_profile([tmp_path], ranked=True), RankedSource)
+    assert raised == [(8 + 256, 100_000)]
