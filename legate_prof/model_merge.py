@@ -52,7 +52,6 @@ class _Small:
     instead of copies (it is closed before the merge maps the next one)."""
 
     def __init__(self, m, keep=False):
-        own = (lambda a: a) if keep else np.array
         self.n_items, self.n_lanes = m.n_items, m.n_lanes
         self.n_waits = len(next(iter(m.waits.values()))) if m.waits else 0
         self.n_transfers = len(m.transfers["item"])
@@ -64,7 +63,7 @@ class _Small:
         self.procs = {k: np.array(v) for k, v in m.procs.items()}
         self.mems = {k: np.array(v) for k, v in m.mems.items()}
         self.steps = dict(m.utilization_steps) if keep else {
-            k: StepIntegral(own(s.t), own(s.integral), s.denominator)
+            k: StepIntegral(np.array(s.t), np.array(s.integral), s.denominator)
             for k, s in m.utilization_steps.items()}
         self.busy_ns, self.variants = dict(m.busy_ns), dict(m.variant_by_name_group)
         self.warnings, self.markers, self.sources = list(m.warnings), list(m.markers), list(

@@ -64,16 +64,17 @@ class RankedSource(ProfileSource):
 
     # -- numbering ------------------------------------------------------------------------------
     def _lane_rank(self, lane):
-        k = int(np.searchsorted(self._lane_off, int(lane), side="right")) - 1
-        if not 0 <= k < len(self._parts) or lane >= self._lane_off[-1]:
-            raise IndexError(f"lane {lane} out of range")
-        return k, int(lane) - int(self._lane_off[k])
+        return self._locate(self._lane_off, lane, "lane")
 
     def _item_rank(self, i):
-        k = int(np.searchsorted(self._item_off, int(i), side="right")) - 1
-        if not 0 <= k < len(self._parts) or i >= self._item_off[-1]:
-            raise IndexError(f"item {i} out of range")
-        return k, int(i) - int(self._item_off[k])
+        return self._locate(self._item_off, i, "item")
+
+    def _locate(self, offsets, i, what):
+        """(the rank's part holding number ``i``, its number there) by the parts' offsets."""
+        k = int(np.searchsorted(offsets, int(i), side="right")) - 1
+        if not 0 <= k < len(self._parts) or i >= offsets[-1]:
+            raise IndexError(f"{what} {i} out of range")
+        return k, int(i) - int(offsets[k])
 
     # -- description ---------------------------------------------------------------------------
     def _build_info(self):
