@@ -119,7 +119,7 @@ def write_bundle(model, path, indexes=True):
         extra["runtime_end_ns"] = model.runtime_end_ns
     # the indexes are stored too: rebuilding them costs seconds at 10M items
     index = None
-    if indexes:
+    if indexes and model.stacked:  # (a model built unstacked stacks the lanes it draws)
         sub_offset, sub_bounds, dur_perm = model.stored_indexes()
         index = {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
     groups = sorted({g for _, g in model.utilization_steps})

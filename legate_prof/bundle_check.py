@@ -120,12 +120,17 @@ def check_bundle(d, values=True):
         _fail("lane names and lanes differ in length")
     _in_range(lanes["group"], 0, len(GROUP_KEYS), "lane group")
     _in_range(lanes["rows"], 1, 1 << 15, "lane rows")
-    if values:
-        _check_item_values(d, items, lanes, n, len(names), len(provs))
-    if d.get("index") is not None:  # absent in a rank's model on its way to be merged
-        _check_index(d.get("index"), items, lanes, n, values)
     if not isinstance(d.get("stacked", True), bool):
         _fail("stacked flag damaged")
+    stacked = d.get("stacked", True)
+    if values:
+        _check_item_values(d, items, lanes, n, len(names), len(provs))
+        if not stacked and n and (np.any(items["row"] != 0) or np.any(np.diff(items["lane"]) < 0)):
+            _fail("unstacked items out of their order")
+    if d.get("index") is not None:  # absent in a rank's model on its way to be merged, and
+        if not stacked:  # in a model built unstacked (it stacks the lanes it draws)
+            _fail("index of an unstacked bundle")
+        _check_index(d.get("index"), items, lanes, n, values)
     ranks = d.get("ranks")
     if not isinstance(ranks, list) or not ranks:
         _fail("ranks missing")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .intervals import stack_rows
+from .intervals import rows_needed, stack_lanes
 from .kinds import (GROUP_INDEX, GROUP_KEYS, GROUP_LONG, GROUPS, MEM_GROUP, MEM_SHORT,
                     MEMORY_GROUPS, PROC_GROUP, PROCESSOR_GROUPS, MemKind, ProcKind, index_of_mem,
                     node_of_id)
@@ -21,7 +21,8 @@ def rank_of(group, ref, explicit):
 
 def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stack=True):
     """Lanes for the items (every processor gets one, idle or not), items ordered by (lane,
-    row, start), rows stacked when ``stack``.  Returns (item columns, lane table, the copies' /
+    row, start) when ``stack``; else by (lane, start) on row 0, each lane's row count still
+    found (``TraceModel`` stacks a lane when it is first drawn).  Returns (item columns, lane table, the copies' /
     fills' / instances' side table, the order applied to the concatenated item parts)."""
     parts = items.parts
     cols = {}
@@ -69,24 +70,19 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     order = _lane_start_order(lane, cols["start"], cols["stop"])
     lane_s = lane[order]
     bounds = np.searchsorted(lane_s, np.arange(len(lane_tab) + 1))
-    n_rows = np.ones(len(lane_tab), dtype=np.int32)
-    rows = np.zeros(len(order), dtype=np.int16)
+    start_s, stop_s = cols["start"][order], cols["stop"][order]
     if stack:
-        # Stack rows per lane, then order each stacked lane's items by (row, start).
-        start_s, stop_s = cols["start"][order], cols["stop"][order]
-        for L in np.flatnonzero(np.diff(bounds) > 1).tolist():
-            lo, hi = bounds[L], bounds[L + 1]
-            r = stack_rows(start_s[lo:hi], stop_s[lo:hi])
-            n_rows[L] = int(r.max()) + 1
-            if n_rows[L] > 1:
-                o = np.argsort(r, kind="stable")  # int16: a radix sort, keeps start order
-                order[lo:hi] = order[lo:hi][o]
-                rows[lo:hi] = r[o]
+        perm, rows, n_rows = stack_lanes(start_s, stop_s, bounds)
+        order = order[perm]
+        start_s, stop_s = start_s[perm], stop_s[perm]
+    else:  # each lane stacked when it is drawn (TraceModel.stacked_lane)
+        rows = np.zeros(len(order), dtype=np.int16)
+        n_rows = rows_needed(start_s, stop_s, bounds)
     final = order
     inv = np.empty(len(final), dtype=np.int64)
     inv[final] = np.arange(len(final))
     model_items = {
-        "start": cols["start"][final], "stop": cols["stop"][final],
+        "start": start_s, "stop": stop_s,
         "create": cols["create"][final], "ready": cols["ready"][final],
         "lane": lane_s, "row": rows,
         "name": cols["name"][final].astype(np.int32), "kind": cols["kind"][final],

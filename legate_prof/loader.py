@@ -98,23 +98,26 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     ``use_cache="later"`` writes the cache entry in a thread after returning (the viewer).
     ``ranked=True``: per-rank bundles and ranks built by workers come back unmerged, as a
     ``RankedSource`` (the timeline needs no merged copy); otherwise always a ``TraceModel``.
+    With ``ranked`` raw logs are built unstacked too: the timeline stacks a lane when it
+    first draws it (``TraceModel.stacked_lane``), and ``lanes["rows"]`` says how many rows.
     """
     from .model_builder import build_model
     paths = expand_inputs([os.fspath(p) for p in paths])
     if use_cache:
         from .cache import load_cached
         cached = load_cached(paths, note=_note)
-        if cached is not None:
+        if cached is not None:  # (an entry written by `view` may be unstacked)
+            cached = cached if ranked or not stack else cached.as_stacked()
             return cached.evolve(sources=paths, errors=[])
     logs, streams, texts, bundles = [], [], [], []
     paths, kinds, errors, warnings = plan_inputs(paths)
     legion, n = rank_files_for_workers(paths, kinds, errors, workers)
     if n > 1:
         from .rank_parallel import build_in_parallel
-        built = build_in_parallel(legion, stack, n, progress, ranked=ranked)
+        built = build_in_parallel(legion, stack and not ranked, n, progress, ranked=ranked)
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
-            return _finish(model, paths, [], [], use_cache, stack, False)
+            return _finish(model, paths, [], [], use_cache, stack, False, ranked)
     for i, path in enumerate(paths):
         if path not in kinds:
             continue
@@ -156,8 +159,8 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
         if progress:
             progress(len(paths), len(paths), "building timeline")
         model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams,
-                            stack=stack, check_files=check_files)
-    return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles))
+                            stack=stack and not ranked, check_files=check_files)
+    return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles), ranked)
 
 
 def plan_inputs(paths):
@@ -258,12 +261,15 @@ def _natural(s):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
 
 
-def _finish(model, paths, errors, texts, use_cache, stack, from_bundle):
-    """Attach console logs (an OOM report), record sources and errors, cache."""
+def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=False):
+    """Attach console logs (an OOM report), record sources and errors, cache; stack the
+    rows of a model built unstacked (a cache entry) for a caller that reads them."""
     from .oom_report import attach_oom_report
     from .source import as_model
-    if texts:  # (the report's instances join the items: one model)
-        model = as_model(model)
+    if texts:  # (the report's instances join the items, on rows of their own: one model)
+        model = as_model(model).as_stacked()
+    elif stack and not ranked and not model.stacked:
+        model = model.as_stacked()
     for t in texts:
         try:
             model, _ = attach_oom_report(model, t)

@@ -416,7 +416,7 @@ class ProfileSource:
         return int(self._m.items["start"][i]), int(self._m.items["stop"][i])
 
     def item_lane(self, i):
-        return int(self._m.items["lane"][i]), int(self._m.items["row"][i])
+        return int(self._m.items["lane"][i]), int(self._m.rows_of([i])[0])
 
     def lane_item_range(self, lane):
         """Item ids of a lane are the contiguous range [lo, hi) (items sorted by lane)."""
@@ -427,7 +427,7 @@ class ProfileSource:
         ids = np.asarray(ids, dtype=np.int64)
         it = self._m.items
         return {"start": it["start"][ids], "stop": it["stop"][ids],
-                "row": it["row"][ids].astype(np.int64), "name": it["name"][ids].astype(np.int64)}
+                "row": self._m.rows_of(ids), "name": it["name"][ids].astype(np.int64)}
 
     def item_title(self, i) -> str:
         """The label drawn on a box; an instance says its size and allocation site

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .intervals import StepIntegral
+from .intervals import StepIntegral, stack_lanes, stack_rows
 from .kinds import GROUP_KEYS, GROUP_TITLE, ItemKind
 
 ITEM_COLUMNS = {
@@ -130,7 +130,7 @@ class _Indexes:
     """Lazily built lookup structures of one model (never part of its meaning)."""
 
     __slots__ = ("sub_offset", "sub_bounds", "dur_perm", "lane_dur_perm", "lane_scans",
-                 "all_ranks_steps", "extent")
+                 "all_ranks_steps", "extent", "lane_rows")
 
     def __init__(self):
         self.sub_offset = self.sub_bounds = self.dur_perm = None
@@ -138,6 +138,25 @@ class _Indexes:
         self.lane_dur_perm = {}  # lane -> its items by (row, duration), before dur_perm exists
         self.lane_scans = {}  # lane -> items its drawings scanned before it had that order
         self.all_ranks_steps = {}
+        self.lane_rows = {}  # lane -> _StackedLane, in a model built unstacked
+
+
+class _StackedLane:
+    """One lane of a model built unstacked, stacked when it is first drawn: its items by
+    (row, start) as positions with their item ids, and by (row, duration) for wide items.
+    About 34 bytes per item of the lanes shown, none for the others."""
+
+    __slots__ = ("ids", "bounds", "start", "stop", "row_of", "dur_perm")
+
+    def __init__(self, lo, start, stop, n_rows):
+        row = stack_rows(start, stop)  # in the lane's (start, longer first) order, as a build
+        o = np.argsort(row, kind="stable")  # int16: a radix sort, keeps the start order
+        self.ids = o + lo
+        self.row_of = row  # by item: item i is on row row_of[i - lo]
+        r = row[o]
+        self.bounds = np.searchsorted(r, np.arange(max(n_rows, int(r.max(initial=0)) + 1) + 1))
+        self.start, self.stop = start[o], stop[o]
+        self.dur_perm = np.lexsort((self.start - self.stop, r))  # positions, longest first
 
 
 @dataclass(frozen=True)
@@ -146,7 +165,7 @@ class TraceModel:
     sources and errors, the OOM report's instances) makes a new one with ``evolve``; only
     lazily built indexes are filled in later, inside ``_ix``."""
 
-    items: dict  # column name -> array, sorted by (lane, row, start)
+    items: dict  # column name -> array, sorted by (lane, row, start) (see ``stacked``)
     lanes: dict  # column name -> array, plus "name"/"title" lists
     names: list  # string table for items' names
     ops: Mapping  # op_id (sorted), kind, provenance index, parent (maybe a LazyTable)
@@ -165,7 +184,7 @@ class TraceModel:
     sources: list = field(default_factory=list)  # input file paths
     markers: list = field(default_factory=list)  # dicts: time, rank, kind, title, fields
     errors: list = field(default_factory=list)  # inputs that could not be read
-    stacked: bool = True  # False: every lane on one row (statistics need no stacking)
+    stacked: bool = True  # False: items by (lane, start) on row 0, lanes stacked when drawn
     _ix: _Indexes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -233,10 +252,73 @@ class TraceModel:
         ix = self._ix
         if ix.sub_bounds is not None:
             return
-        rows = self.lanes["rows"].astype(np.int64)
+        rows = self._stored_rows()
         ix.sub_offset = np.concatenate([[0], np.cumsum(rows)])
         key = ix.sub_offset[self.items["lane"]] + self.items["row"]
         ix.sub_bounds = np.searchsorted(key, np.arange(ix.sub_offset[-1] + 1))
+
+    def _stored_rows(self):
+        """Rows per lane in the items' order: a model built unstacked keeps each lane's items
+        on row 0 in start order (``lanes["rows"]`` says how many rows it will have)."""
+        if self.stacked:
+            return self.lanes["rows"].astype(np.int64)
+        return np.ones(self.n_lanes, np.int64)
+
+    def stacked_lane(self, lane) -> _StackedLane:
+        """A lane of a model built unstacked, stacked on first need (the lanes shown)."""
+        ix = self._ix
+        st = ix.lane_rows.get(lane)
+        if st is None:
+            lo, hi = self.lane_range(lane)
+            st = ix.lane_rows.setdefault(lane, _StackedLane(
+                lo, self.items["start"][lo:hi], self.items["stop"][lo:hi],
+                int(self.lanes["rows"][lane])))
+        return st
+
+    def as_stacked(self) -> "TraceModel":
+        """This model with its items in (lane, row, start) order, every lane stacked (for
+        what reads rows from the items: exports, the OOM report); itself when it is."""
+        if self.stacked:
+            return self
+        bounds = np.searchsorted(self.items["lane"], np.arange(self.n_lanes + 1))
+        perm, rows, _ = stack_lanes(self.items["start"], self.items["stop"], bounds)
+        items = {c: (rows if c == "row" else a[perm]) for c, a in self.items.items()}
+        inv = np.empty(len(perm), dtype=np.int64)
+        inv[perm] = np.arange(len(perm))
+
+        def renumbered(table):  # item ids follow the new order; still sorted by item
+            item = inv[table["item"]]
+            o = np.argsort(item, kind="stable")
+            return {c: (item[o] if c == "item" else a[o]) for c, a in table.items()}
+        return self.evolve(items=items, waits=renumbered(self.waits),
+                           transfers=renumbered(self.transfers), stacked=True)
+
+    def rows_of(self, ids) -> np.ndarray:
+        """The row of each item (stacking the lanes they are on, in a model built unstacked)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.stacked:
+            return self.items["row"][ids].astype(np.int64)
+        lanes = self.items["lane"][ids]
+        out = np.zeros(len(ids), np.int64)
+        for L in np.unique(lanes).tolist():
+            sel = lanes == L
+            out[sel] = self.stacked_lane(L).row_of[ids[sel] - self.lane_range(L)[0]]
+        return out
+
+    def _row_space(self, lane, with_order=True):
+        """How the rows of ``lane`` are read: (start and stop arrays, the row bounds in them,
+        the first position of the lane, its duration order or None (see
+        ``_lane_duration_order``), the item id at each position or None where positions are
+        item ids).  A stacked model's rows are runs of its items; a lane of a model built
+        unstacked is read from its stacked copy."""
+        if not self.stacked:
+            st = self.stacked_lane(lane)
+            return st.start, st.stop, st.bounds, 0, st.dur_perm, st.ids
+        self._ensure_index()
+        k = int(self._ix.sub_offset[lane])
+        bounds = self._ix.sub_bounds[k:k + int(self.lanes["rows"][lane]) + 1]
+        lo, perm = self._lane_duration_order(lane) if with_order else (0, None)
+        return self.items["start"], self.items["stop"], bounds, lo, perm, None
 
     def _ensure_duration_index(self):
         """Per sublane, items ordered by duration (longest first): finds wide items fast.
@@ -305,15 +387,14 @@ class TraceModel:
     # -- queries by time window ----------------------------------------------------------
     def items_in(self, lane, t0, t1):
         """Indices of the items of ``lane`` that overlap [t0, t1]."""
+        start_all, stop_all, bounds, _, _, ids = self._row_space(lane, with_order=False)
         out = []
-        for row in range(int(self.lanes["rows"][lane])):
-            lo, hi = self.sublane(lane, row)
-            stop = self.items["stop"][lo:hi]
-            start = self.items["start"][lo:hi]
-            i0 = lo + int(np.searchsorted(stop, t0, side="left"))
-            i1 = lo + int(np.searchsorted(start, t1, side="right"))
+        for row in range(len(bounds) - 1):
+            lo, hi = int(bounds[row]), int(bounds[row + 1])
+            i0 = lo + int(np.searchsorted(stop_all[lo:hi], t0, side="left"))
+            i1 = lo + int(np.searchsorted(start_all[lo:hi], t1, side="right"))
             if i1 > i0:
-                out.append(np.arange(i0, i1))
+                out.append(np.arange(i0, i1) if ids is None else ids[i0:i1])
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
     def draw_list(self, lane, t0, t1, width_px, min_px=3.0):
@@ -327,11 +408,9 @@ class TraceModel:
         rows = []
         ns_px = (t1 - t0) / float(width_px)
         min_dur = min_px * ns_px
-        start_all = self.items["start"]
-        stop_all = self.items["stop"]
-        lane_lo, lane_perm = self._lane_duration_order(lane)
-        for row in range(int(self.lanes["rows"][lane])):
-            lo, hi = self.sublane(lane, row)
+        start_all, stop_all, bounds, lane_lo, lane_perm, ids = self._row_space(lane)
+        for row in range(len(bounds) - 1):
+            lo, hi = int(bounds[row]), int(bounds[row + 1])
             if hi == lo:
                 continue
             start = start_all[lo:hi]
@@ -380,15 +459,19 @@ class TraceModel:
             single = bc == 1
             s_items = _first_narrow(start, stop, bfirst[single], min_dur)
             s_x0 = b0[single].astype(np.float64)
+            box_item = np.concatenate([wide, s_items]).astype(np.int64) + lo
+            band_first = bfirst[~single].astype(np.int64) + lo
+            if ids is not None:  # positions in a lane stacked on demand: item ids
+                box_item, band_first = ids[box_item], ids[band_first]
             rows.append(DrawRow(
                 lane=lane, row=row,
                 box_x0=np.concatenate([bx0, s_x0]),
                 box_x1=np.concatenate([np.maximum(bx1, bx0 + 1.0), s_x0 + min_px]),
-                box_item=np.concatenate([wide, s_items]).astype(np.int64) + lo,
+                box_item=box_item,
                 band_x0=b0[~single].astype(np.float64),
                 band_x1=(b1[~single] + 1).astype(np.float64),
                 band_count=bc[~single],
-                band_first=bfirst[~single].astype(np.int64) + lo,
+                band_first=band_first,
             ))
         return rows
 

@@ -70,13 +70,65 @@ def test_vectorized_stacking_is_valid_and_as_compact_as_the_greedy(seed):
 
 def test_statistics_do_not_need_stacked_rows(synthetic_8):
     """stack=False (stats, insights, compare) gives the same items, waits and utilization,
-    every lane on one row."""
+    items on row 0 in start order; each lane's row count is still the stacking's."""
     from legate_prof.stats import compute_stats
     flat = load_profile(synthetic_8, stack=False)
     full = load_profile(synthetic_8)
-    assert (flat.lanes["rows"] == 1).all() and (full.lanes["rows"] > 1).any()
+    assert not flat.stacked and (flat.items["row"] == 0).all()
+    assert (full.lanes["rows"] > 1).any()
+    assert np.array_equal(flat.lanes["rows"], full.lanes["rows"])
     a, b = compute_stats(flat), compute_stats(full)
     assert a == b
+
+
+def _same_model_columns(a, b):
+    for table in ("items", "waits", "transfers", "lanes"):
+        ta, tb = getattr(a, table), getattr(b, table)
+        assert ta.keys() == tb.keys(), table
+        for c in ta:
+            va, vb = ta[c], tb[c]
+            same = (np.array_equal(va, vb) if isinstance(va, np.ndarray) else va == vb)
+            assert same, f"{table}.{c}"
+
+
+def test_lanes_stacked_when_drawn_draw_what_a_stacked_build_draws(synthetic_8):
+    """A model built unstacked stacks each lane when it is first drawn: every lane's boxes,
+    bands, items in a window and rows are the stacked build's (item ids map through the
+    order), and stacking all of it gives the stacked build itself."""
+    flat = load_profile(synthetic_8, stack=False)
+    full = load_profile(synthetic_8)
+    restacked = flat.as_stacked()
+    assert restacked.stacked and restacked is not flat
+    _same_model_columns(restacked, full)
+    assert not flat._ix.lane_rows  # nothing stacked until drawn
+    flat.draw_list(3, *full.time_range(), 800)
+    assert set(flat._ix.lane_rows) == {3}
+    # the item id in the stacked build of each item of the flat one
+    to_full = np.empty(flat.n_items, np.int64)
+    to_full[restacked_order(flat)] = np.arange(flat.n_items)
+    assert np.array_equal(full.items["start"][to_full], flat.items["start"])
+    t0, t1 = full.time_range()
+    shown = 0
+    for lane in range(full.n_lanes):
+        for a, b, w in ((t0, t1, 1500), (t0 + (t1 - t0) * 0.4, t0 + (t1 - t0) * 0.41, 900)):
+            got, want = flat.draw_list(lane, a, b, w), full.draw_list(lane, a, b, w)
+            assert [r.row for r in got] == [r.row for r in want]
+            for g, x in zip(got, want):
+                assert np.array_equal(to_full[g.box_item], x.box_item)
+                assert np.array_equal(to_full[g.band_first], x.band_first)
+                for c in ("box_x0", "box_x1", "band_x0", "band_x1", "band_count"):
+                    assert np.array_equal(getattr(g, c), getattr(x, c)), c
+                shown += len(g.box_item)
+            assert np.array_equal(np.sort(to_full[flat.items_in(lane, a, b)]),
+                                  np.sort(full.items_in(lane, a, b)))
+        lo, hi = flat.lane_range(lane)
+        assert np.array_equal(flat.rows_of(np.arange(lo, hi)), full.items["row"][to_full[lo:hi]])
+    assert shown > 1000
+
+
+def restacked_order(flat):
+    """The (lane, row, start) order of a model built unstacked, as a stacked build has it."""
+    return np.concatenate([flat.stacked_lane(L).ids for L in range(flat.n_lanes)])
 
 
 def test_the_model_is_frozen_and_typed(synthetic_8):

@@ -365,7 +365,9 @@ def test_ranks_built_by_workers_are_queried_without_a_merged_copy(synthetic_8):
     ranked = load_profile(synthetic_8, workers=2, ranked=True)
     assert isinstance(ranked, RankedSource) and len(ranked.parts) == 8
     assert ranked._merged[0] is None
-    whole = load_profile(synthetic_8, workers=1)
+    assert not any(m.stacked for m in ranked.parts)  # lanes are stacked when drawn
+    # (item ids follow the unstacked order: tests/test_model.py checks it draws as stacked)
+    whole = load_profile(synthetic_8, workers=1, stack=False)
     _same_answers(ranked, whole)
     # unmerged parts are not copies of columns: each is its worker's mapped bundle
     assert sum(m.n_items for m in ranked.parts) == whole.n_items
