@@ -13,6 +13,7 @@ import math
 import mmap
 import os
 import struct
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -23,10 +24,23 @@ from .bundle_check import BundleDamage, check_bundle
 from .errors import ProfileError
 from .output_file import atomic_output
 from .intervals import StepIntegral
+from .trace_model import SUM_RANKS_PER_FRAME, _StackedLane, renumbered
 
 BUNDLE_MAGIC = b"LPBUNDLE"
 FORMAT_VERSION = 3  # 3: calls folded into waits; items.detail
 ALIGN = 64
+
+
+class _Gathered:
+    """A column written in another order, ``a[order]``, made only when it is written: an
+    unstacked model is stored stacked one column at a time, not as a second copy."""
+
+    def __init__(self, a, order):
+        self.a, self.order = a, order
+        self.dtype, self.shape, self.nbytes = a.dtype, order.shape, a.itemsize * len(order)
+
+    def made(self):
+        return self.a[self.order]
 
 
 class _Columns:
@@ -37,7 +51,7 @@ class _Columns:
         self.offset = 0
 
     def ref(self, a):
-        a = np.ascontiguousarray(a)
+        a = a if isinstance(a, _Gathered) else np.ascontiguousarray(a)
         self.offset = -(-self.offset // ALIGN) * ALIGN
         ref = {"__nd__": True, "dtype": a.dtype.str, "shape": list(a.shape),
                "offset": self.offset}
@@ -47,7 +61,7 @@ class _Columns:
 
 
 def _pack(obj, cols):
-    if isinstance(obj, np.ndarray):
+    if isinstance(obj, (np.ndarray, _Gathered)):
         return cols.ref(obj)
     if isinstance(obj, Mapping):  # dicts, and lazily made tables (trace_model.LazyTable)
         return {k if isinstance(k, (str, int)) else str(k): _pack(v, cols) for k, v in obj.items()}
@@ -109,7 +123,11 @@ def write_bundle(model, path, indexes=True):
     """Write through a temporary file renamed at the end: a reader never sees half a bundle.
 
     ``indexes=False`` leaves out the lookup indexes (a rank's model on its way to be merged,
-    whose indexes would be rebuilt anyway)."""
+    whose indexes would be rebuilt anyway).  With them, a model built unstacked is stored
+    stacked (``_stacked_columns``): a bundle reopens with every lane ready to draw."""
+    items, waits, transfers, index = model.items, model.waits, model.transfers, None
+    if indexes and not model.stacked:
+        items, waits, transfers, index = _stacked_columns(model)
     steps = [{"rank": r, "group": g, **_step_doc(s, indexes)}
              for (r, g), s in model.utilization_steps.items()]
     extra = {"busy_ns": [[r, g, v] for (r, g), v in model.busy_ns.items()],
@@ -118,19 +136,20 @@ def write_bundle(model, path, indexes=True):
     if model.runtime_end_ns is not None:
         extra["runtime_end_ns"] = model.runtime_end_ns
     # the indexes are stored too: rebuilding them costs seconds at 10M items
-    index = None
-    if indexes and model.stacked:  # (a model built unstacked stacks the lanes it draws)
+    if indexes and model.stacked:
         sub_offset, sub_bounds, dur_perm = model.stored_indexes()
         index = {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
-    groups = sorted({g for _, g in model.utilization_steps})
+    # the all-ranks step functions, where a frame uses them (more ranks than it sums itself)
+    ranks_of = Counter(g for _, g in model.utilization_steps)
+    groups = sorted(g for g, k in ranks_of.items() if k > SUM_RANKS_PER_FRAME)
     all_ranks = [(g, model._all_ranks_step(g)) for g in groups]
     all_steps = [{"group": g, **_step_doc(st, indexes)} for g, st in all_ranks if st is not None]
     doc = {
         "all_steps": all_steps,
-        "index": index, "stacked": bool(model.stacked),
+        "index": index, "stacked": bool(model.stacked or indexes),
         "version": FORMAT_VERSION,
-        "items": model.items, "lanes": model.lanes, "names": model.names, "ops": model.ops,
-        "provenances": model.provenances, "waits": model.waits, "transfers": model.transfers,
+        "items": items, "lanes": model.lanes, "names": model.names, "ops": model.ops,
+        "provenances": model.provenances, "waits": waits, "transfers": transfers,
         "ranks": model.ranks, "procs": model.procs, "mems": model.mems, "steps": steps,
         "warnings": [str(w) for w in model.warnings], "sources": list(model.sources),
         "markers": model.markers, "extra": extra,
@@ -142,10 +161,39 @@ def write_bundle(model, path, indexes=True):
     with atomic_output(path) as tmp, open(tmp, "wb") as f:
         f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
         for off, a in cols.arrays:
+            a = a.made() if isinstance(a, _Gathered) else a
             f.seek(start + off)
             f.write(memoryview(a).cast("B") if a.nbytes else b"")
         f.truncate(start + cols.offset)
     return str(path)
+
+
+def _stacked_columns(model):
+    """(items, waits, transfers, index) of an unstacked model in the stacked order, lane by
+    lane as the timeline stacks one (``TraceModel.stacked_lane``): the order, rows and index
+    take 14 bytes per item, and the item columns are gathered as they are written."""
+    it, n = model.items, model.n_items
+    small = np.int32 if n < 2**31 else np.int64
+    order, dur_perm = np.empty(n, small), np.empty(n, small)
+    rows = np.zeros(n, np.int16)
+    lane_rows = model.lanes["rows"].astype(np.int64)
+    sub_offset = np.concatenate([[0], np.cumsum(lane_rows)])
+    sub_bounds = np.full(int(sub_offset[-1]) + 1, n, np.int64)
+    bounds = np.searchsorted(it["lane"], np.arange(model.n_lanes + 1))
+    for L in range(model.n_lanes):
+        lo, hi = int(bounds[L]), int(bounds[L + 1])
+        st = _StackedLane(lo, it["start"][lo:hi], it["stop"][lo:hi], int(lane_rows[L]))
+        order[lo:hi] = st.ids
+        rows[lo:hi] = st.row_of[st.ids - lo]
+        dur_perm[lo:hi] = st.dur_perm + lo
+        sub_bounds[sub_offset[L]:sub_offset[L + 1]] = st.bounds[:int(lane_rows[L])] + lo
+    inv = np.empty(n, dtype=small)
+    inv[order] = np.arange(n, dtype=small)
+    waits, transfers = renumbered(model.waits, inv), renumbered(model.transfers, inv)
+    del inv
+    items = {c: (rows if c == "row" else _Gathered(a, order)) for c, a in it.items()}
+    index = {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
+    return items, waits, transfers, index
 
 
 def read_bundle(path, check=True):

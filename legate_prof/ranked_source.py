@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from .model_merge import MergePlan, _Small, merge_opened
-from .source import ProfileSource
+from .source import ProfileSource, stack_in_threads
 
 
 class RankedSource(ProfileSource):
@@ -81,6 +81,13 @@ class RankedSource(ProfileSource):
         return replace(super()._build_info(), n_items=self.n_items)
 
     # -- tiles --------------------------------------------------------------------------------
+    def prepare_lanes(self, lanes):
+        jobs = []
+        for lane in lanes:
+            k, local = self._lane_rank(lane)
+            jobs.append((self._parts[k], int(local)))
+        stack_in_threads(jobs)
+
     def lane_tile(self, lane, t0, t1, width_px, px_scale=1.0):
         k, local = self._lane_rank(lane)
         src = self._ranks[k]

@@ -9,6 +9,8 @@ picture shows.  Callers never touch the model's tables.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -302,6 +304,12 @@ class ProfileSource:
         return f"Node {node} {_MEM_LONG.get(g, 'Other')} Memory {k}"
 
     # -- tiles -----------------------------------------------------------------------------
+    def prepare_lanes(self, lanes):
+        """Get ``lanes`` ready to draw before their tiles are asked: a model built unstacked
+        stacks them now, several at once on the machine's cores (a lane's first tile would
+        otherwise stack it alone).  Nothing to do for lanes already stacked."""
+        stack_in_threads([(self._m, int(L)) for L in lanes])
+
     def lane_tile(self, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
         """Boxes (with state pieces), merged gray bands with counts and labels for one lane
         over [t0, t1] at ``width_px``: all from the one rule ``MIN_PX``.
@@ -540,6 +548,22 @@ class ProfileSource:
     @property
     def sources(self):
         return self._m.sources
+
+
+def stack_in_threads(jobs):
+    """Stack the lanes ``[(model, lane)]`` not yet stacked, on a thread per core: the work is
+    numpy sorts and gathers, which run without the GIL."""
+    jobs = [(m, L) for m, L in jobs if not m.stacked and L not in m._ix.lane_rows]
+    if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        try:
+            with ThreadPoolExecutor(min(os.cpu_count(), len(jobs))) as pool:
+                list(pool.map(lambda j: j[0].stacked_lane(j[1]), jobs))
+            return
+        except RuntimeError:  # no new threads while the interpreter shuts down
+            pass
+    for m, L in jobs:
+        m.stacked_lane(L)
 
 
 def as_model(obj):

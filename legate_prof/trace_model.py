@@ -285,13 +285,8 @@ class TraceModel:
         items = {c: (rows if c == "row" else a[perm]) for c, a in self.items.items()}
         inv = np.empty(len(perm), dtype=np.int64)
         inv[perm] = np.arange(len(perm))
-
-        def renumbered(table):  # item ids follow the new order; still sorted by item
-            item = inv[table["item"]]
-            o = np.argsort(item, kind="stable")
-            return {c: (item[o] if c == "item" else a[o]) for c, a in table.items()}
-        return self.evolve(items=items, waits=renumbered(self.waits),
-                           transfers=renumbered(self.transfers), stacked=True)
+        return self.evolve(items=items, waits=renumbered(self.waits, inv),
+                           transfers=renumbered(self.transfers, inv), stacked=True)
 
     def rows_of(self, ids) -> np.ndarray:
         """The row of each item (stacking the lanes they are on, in a model built unstacked)."""
@@ -639,6 +634,14 @@ class TraceModel:
             total += self._ix.dur_perm.nbytes + self._ix.sub_bounds.nbytes
         return total
 
+
+
+def renumbered(table, new_id):
+    """A table keyed by item id (waits, transfers) once items are reordered: ids become
+    ``new_id[id]``, rows stay sorted by item (an item's own rows keep their order)."""
+    item = new_id[table["item"]].astype(np.int64)
+    o = np.argsort(item, kind="stable")
+    return {c: (item[o] if c == "item" else a[o]) for c, a in table.items()}
 
 
 def _bands(counts, min_px):

@@ -127,7 +127,9 @@ class TimelineItem(pg.GraphicsObject):
         batches = {}  # shade -> list of (x, width, y, height, colour key) per row
         labels = []
         n_rects = 0
-        for e in self.layout.visible(y0, y1):
+        visible = list(self.layout.visible(y0, y1))
+        self.source.prepare_lanes([e.lane for e in visible if e.kind == "lane"])
+        for e in visible:
             top = sy * e.y + dy
             h = sy * e.height
             try:
