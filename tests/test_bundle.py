@@ -260,3 +260,33 @@ def test_view_closed_right_after_its_first_frame_still_keeps_the_cache_entry(tmp
         entry = entry_path([str(sample_profile)])
     assert entry.exists() and read_bundle(entry).n_items > 0
     assert not list(cache.glob(".*.tmp"))
+
+
+def test_all_ranks_summaries_are_stored_only_where_a_frame_needs_them(synthetic_8, tmp_path,
+                                                                       monkeypatch):
+    """A frame sums up to SUM_RANKS_PER_FRAME ranks' step functions itself; a bundle keeps
+    the all-ranks step function only beyond (at 10 M items it is hundreds of MB to build and
+    hold), and the all-ranks summaries read the same either way."""
+    import msgpack
+
+    from legate_prof import bundle
+    model = load_profile(synthetic_8)
+
+    def stored_groups(path):
+        with open(path, "rb") as f:
+            head = f.read(16)
+            n = int.from_bytes(head[8:16], "little")
+            doc = msgpack.unpackb(f.read(n), raw=False, strict_map_key=False)
+        return sorted(s["group"] for s in doc["all_steps"])
+    write_bundle(model, tmp_path / "few.lpbundle")
+    monkeypatch.setattr(bundle, "SUM_RANKS_PER_FRAME", 4)
+    write_bundle(model, tmp_path / "many.lpbundle")
+    assert stored_groups(tmp_path / "few.lpbundle") == []
+    many = stored_groups(tmp_path / "many.lpbundle")
+    assert "cpu" in many and "utility" in many
+    t0, t1 = model.time_range()
+    a, b = read_bundle(tmp_path / "few.lpbundle"), read_bundle(tmp_path / "many.lpbundle")
+    assert set(b._ix.all_ranks_steps) == set(many) and not a._ix.all_ranks_steps
+    for g in many:
+        assert np.allclose(a.utilization(g, None, t0, t1, 300),
+                           b.utilization(g, None, t0, t1, 300))

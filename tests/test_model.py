@@ -362,3 +362,24 @@ def test_blocked_searchsorted_is_numpys(side):
             want = np.searchsorted(arr[lo:hi], v, side=side)
             got = blocked_searchsorted(arr, coarse, block, lo, hi, v, side)
             assert np.array_equal(got, want), (block, lo, hi)
+
+
+def test_lanes_about_to_be_shown_are_stacked_together(synthetic_8):
+    """``prepare_lanes`` stacks the lanes a frame will draw (threads over the cores) and the
+    tiles are the ones a lane stacked alone gives; a stacked model has nothing to do."""
+    from legate_prof.source import ProfileSource
+    flat, alone = (load_profile(synthetic_8, stack=False) for _ in range(2))
+    src, ref = ProfileSource(flat), ProfileSource(alone)
+    lanes = [int(L) for L in flat.lanes_of("cpu")]
+    src.prepare_lanes(lanes)
+    assert sorted(flat._ix.lane_rows) == sorted(lanes) and not alone._ix.lane_rows
+    t0, t1 = flat.time_range()
+    for L in lanes:
+        a, b = src.lane_tile(L, t0, t1, 1000), ref.lane_tile(L, t0, t1, 1000)
+        assert [r.row for r in a.rows] == [r.row for r in b.rows]
+        for ra, rb in zip(a.rows, b.rows):
+            assert np.array_equal(ra.box_item, rb.box_item)
+            assert np.array_equal(ra.band_count, rb.band_count)
+    stacked = load_profile(synthetic_8)
+    ProfileSource(stacked).prepare_lanes(lanes)
+    assert not stacked._ix.lane_rows

@@ -368,6 +368,9 @@ def test_ranks_built_by_workers_are_queried_without_a_merged_copy(synthetic_8):
     assert not any(m.stacked for m in ranked.parts)  # lanes are stacked when drawn
     # (item ids follow the unstacked order: tests/test_model.py checks it draws as stacked)
     whole = load_profile(synthetic_8, workers=1, stack=False)
+    cpus = [x.lane for x in ranked.info().lanes if x.short.startswith("c")]
+    ranked.prepare_lanes(cpus)  # each to its rank's model
+    assert sum(len(m._ix.lane_rows) for m in ranked.parts) == len(cpus) > 8
     _same_answers(ranked, whole)
     # unmerged parts are not copies of columns: each is its worker's mapped bundle
     assert sum(m.n_items for m in ranked.parts) == whole.n_items
