@@ -273,7 +273,6 @@ def cmd_view(args):
         return EXIT_USER_ERROR if problem else rc
     from .viewer.app import run_viewer
     from .insights import find_insights
-    from .source import as_model
     loaded = []
 
     def load(progress):  # in the window's worker thread: the window shows meanwhile
@@ -283,7 +282,7 @@ def cmd_view(args):
 
     def exit_status(rc):
         return rc or (EXIT_USER_ERROR if loaded and loaded[0].errors else 0)
-    return run_viewer(files=files, load=load, findings=lambda m: find_insights(as_model(m)),
+    return run_viewer(files=files, load=load, findings=find_insights,
                       process_exit=exit_status)
 
 

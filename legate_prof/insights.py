@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
+from .source import as_source
 from .stats import _fmt_bytes, format_ns
 
 TINY_TASK_MIN_COUNT = 32  # launches from one line before a loop is worth naming
@@ -26,21 +27,53 @@ APP_PROC_GROUPS = ("cpu", "gpu_dev", "omp", "io", "python")
 
 
 class _Facts:
-    """Per-item columns the detectors share."""
+    """Per-item columns the detectors share, over every part of the profile's items (one
+    model, or the ranks of a ``RankedSource`` read one after the other: no merged copy),
+    and what is not per item (names, lanes, step functions, markers) from the source."""
 
-    def __init__(self, model):
-        self.m = model
-        it = model.items
-        self.kind = it["kind"]
-        self.start, self.stop = it["start"], it["stop"]
+    def __init__(self, obj):
+        src = as_source(obj)
+        self.parts = src.item_parts()
+        self.m = src.summary_model()  # names, provenances, lanes, steps, busy, markers
+        last = self.parts[-1]
+        self.offsets = np.array([p.item_off for p in self.parts]
+                                + [last.item_off + last.model.n_items], np.int64)
+        self.kind = self._joined(lambda p: p.model.items["kind"])
+        self.start = self._joined(lambda p: p.model.items["start"])
+        self.stop = self._joined(lambda p: p.model.items["stop"])
         self.dur = self.stop - self.start
-        self.prov = model.op_provenance(it["op_id"])
-        self.name = it["name"]
-        self.busy = model.busy_ns
+        self.prov = self._joined(lambda p: p.provenances())
+        self.name = self._joined(lambda p: p.names())
+        self.busy = self.m.busy_ns
         self.app = np.isin(self.kind, [int(ItemKind.TASK), int(ItemKind.GPU_KERNEL)])
         # the top-level task and its thread are not launches
-        top = [i for i, n in enumerate(model.names) if n in ("Toplevel Task", "External Thread")]
+        top = [i for i, n in enumerate(self.m.names) if n in ("Toplevel Task", "External Thread")]
         self.app &= ~np.isin(self.name, top)
+
+    def _joined(self, column):
+        cols = [column(p) for p in self.parts]
+        return cols[0] if len(cols) == 1 else np.concatenate(cols)
+
+    def of_items(self, ids, what):
+        """``what`` ("op_id", "lane" or "size": a copy's, fill's or instance's bytes) of the
+        items ``ids``, asked of the part that holds each."""
+        ids = np.asarray(ids, np.int64)
+        out = np.zeros(len(ids), np.int64 if what == "lane" else np.uint64)
+        k_of = np.searchsorted(self.offsets, ids, side="right") - 1
+        for k in np.unique(k_of).tolist():
+            sel = k_of == k
+            p = self.parts[k]
+            local = ids[sel] - p.item_off
+            if what == "size":
+                t = p.model.transfers
+                if len(t["item"]):
+                    j = np.clip(np.searchsorted(t["item"], local), 0, len(t["item"]) - 1)
+                    out[sel] = np.where(t["item"][j] == local, t["size"][j], 0)
+            elif what == "lane":
+                out[sel] = p.model.items["lane"][local].astype(np.int64) + p.lane_off
+            else:
+                out[sel] = p.model.items[what][local]
+        return out
 
     def group_busy(self, keys):
         return sum(v for (r, g), v in self.busy.items() if g in keys)
@@ -170,15 +203,14 @@ def temporaries(f):
     inst = np.flatnonzero(f.kind == ItemKind.INSTANCE)
     if len(inst) == 0:
         return []
-    t = f.m.transfers
-    size = t["size"][np.clip(np.searchsorted(t["item"], inst), 0, max(len(t["item"]) - 1, 0))]
+    size = f.of_items(inst, "size")
     is_array_name = np.array([s.startswith("Array ") for s in f.m.names], bool)
     runtime = is_array_name[f.name[inst]]
     if runtime.any():  # the program's arrays, one item each
         inst, size = inst[runtime], size[runtime]
         owner = inst
     else:  # Legion instances: count the operations that made them
-        owner = f.m.items["op_id"][inst]
+        owner = f.of_items(inst, "op_id")
     big = size >= 0.5 * size.max()
     out = []
     for p in np.unique(f.prov[inst[big]]).tolist():
@@ -207,9 +239,7 @@ def copy_baseline(f):
     n = int(np.count_nonzero(sel))
     if n < COPY_BASELINE_MIN:
         return []
-    idx = np.flatnonzero(sel)
-    t = f.m.transfers
-    size = t["size"][np.clip(np.searchsorted(t["item"], idx), 0, max(len(t["item"]) - 1, 0))]
+    size = f.of_items(np.flatnonzero(sel), "size")
     med = float(np.median(size))
     if med >= SMALL_COPY_BYTES:
         return []
@@ -252,8 +282,8 @@ def memory_pressure(f):
         peak = float(step.peak_level())
         if peak < MEMORY_PRESSURE * cap:
             continue
-        inst = np.flatnonzero((f.kind == ItemKind.INSTANCE)
-                              & np.isin(f.m.items["lane"], lanes))
+        inst = np.flatnonzero(f.kind == ItemKind.INSTANCE)
+        inst = inst[np.isin(f.of_items(inst, "lane"), lanes)]
         provs = sorted({int(p) for p in f.prov[inst].tolist() if p})
         out.append(_finding(
             "memory_pressure",
@@ -288,9 +318,10 @@ DETECTORS = (out_of_memory, tiny_tasks, runtime_overhead, advanced_indexing, tem
              copy_baseline, partition_overhead, memory_pressure)
 
 
-def find_insights(model):
-    """All findings, costliest first."""
-    f = _Facts(model)
+def find_insights(profile):
+    """All findings of a model or a source (a ``RankedSource`` is read rank by rank),
+    costliest first."""
+    f = _Facts(profile)
     found = [x for d in DETECTORS for x in d(f)]
     found.sort(key=lambda x: -x["cost_ns"])
     return found

@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 
 from .model_merge import MergePlan, _Small, merge_opened
-from .source import ProfileSource, stack_in_threads
+from .source import ItemPart, ProfileSource, stack_in_threads
 
 
 class RankedSource(ProfileSource):
@@ -32,6 +32,7 @@ class RankedSource(ProfileSource):
         self._item_off = plan.item_off
         self._lane_off = plan.lane_off
         self._name_maps = [np.asarray(x, np.int64) for x in plan.name_maps]
+        self._prov_maps = [np.asarray(x, np.int64) for x in plan.prov_maps]
         self._merged = [None]  # shared with evolved copies: one merge
         self._merge_lock = threading.Lock()
         # lanes, strings, steps and extent of all ranks; no items
@@ -40,6 +41,10 @@ class RankedSource(ProfileSource):
     @property
     def n_items(self):
         return int(self._item_off[-1])
+
+    def item_parts(self):
+        return [ItemPart(m, int(self._item_off[k]), int(self._lane_off[k]), self._name_maps[k],
+                         self._prov_maps[k]) for k, m in enumerate(self._parts)]
 
     @property
     def parts(self):

@@ -532,6 +532,26 @@ class ProfileSource:
 
 
     # -- the whole profile -------------------------------------------------------------------
+    def item_parts(self) -> list:
+        """The models that hold the items, as ``ItemPart``s: analyses over all items (the
+        findings, statistics) read their columns part by part instead of a merged copy."""
+        return [ItemPart(self._m, 0, 0, None, None)]
+
+    @property
+    def names(self) -> list:
+        """The name table that tiles' and columns' name ids index."""
+        return self._m.names
+
+    @property
+    def provenances(self) -> list:
+        """The provenance table (``file:line``; index 0 is none) that provenance ids index."""
+        return self._m.provenances
+
+    def summary_model(self):
+        """The model of everything but the items (lanes, string tables, step functions,
+        busy times, markers), numbered as this source numbers lanes."""
+        return self._m
+
     def merged_model(self):
         """The profile as one ``TraceModel``, for analyses over all its items (findings,
         reports, exports, the cache); a source over ranks' models merges them on first call."""
@@ -548,6 +568,28 @@ class ProfileSource:
     @property
     def sources(self):
         return self._m.sources
+
+
+@dataclass(frozen=True)
+class ItemPart:
+    """One model holding some of a profile's items: its item ``i`` is the profile's item
+    ``item_off + i`` on lane ``lane_off + lane``; ``name_map`` / ``prov_map`` turn its name
+    and provenance ids into the profile's (None: the same)."""
+
+    model: object
+    item_off: int
+    lane_off: int
+    name_map: object
+    prov_map: object
+
+    def names(self, ids=None):
+        n = self.model.items["name"] if ids is None else self.model.items["name"][ids]
+        return n if self.name_map is None else self.name_map[n]
+
+    def provenances(self, ids=None):
+        op = self.model.items["op_id"] if ids is None else self.model.items["op_id"][ids]
+        p = self.model.op_provenance(op)
+        return p if self.prov_map is None else self.prov_map[p].astype(np.int32)
 
 
 def stack_in_threads(jobs):

@@ -376,6 +376,18 @@ def test_ranks_built_by_workers_are_queried_without_a_merged_copy(synthetic_8):
     assert sum(m.n_items for m in ranked.parts) == whole.n_items
 
 
+def test_findings_of_ranks_are_read_rank_by_rank_without_a_merged_copy(synthetic_8):
+    """The findings of a ``RankedSource`` are those of one build of all files, and finding
+    them merges nothing (their columns are read from each rank's model)."""
+    from legate_prof.insights import find_insights
+    ranked = load_profile(synthetic_8, workers=2, ranked=True)
+    found = find_insights(ranked)
+    assert ranked._merged[0] is None
+    assert found and found == find_insights(load_profile(synthetic_8, workers=1))
+    patterns = {f["pattern"] for f in found}
+    assert {"temporaries", "memory_pressure", "advanced_indexing"} <= patterns, patterns
+
+
 def test_per_rank_bundles_are_queried_without_a_merged_copy(synthetic_8, tmp_path, capsys):
     """A directory of per-rank bundles opens for drawing as a ``RankedSource``, which answers
     as the merged model does."""
