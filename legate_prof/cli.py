@@ -33,7 +33,7 @@ def bundled_example():
 def _load(files, args=None, also=None, stack=True, check_files=True, ranked=False):
     """Load with terminal progress on stderr (a TTY, not --quiet), and ``also`` told the same
     (e.g. the viewer's window).  ``stack=False`` for commands that never draw lanes;
-    ``ranked`` for those that only draw (see ``load_profile``)."""
+    ``ranked`` for those that ask only the query API (see ``load_profile``)."""
     from .loader import load_profile
     from .progress import TerminalProgress, wants_progress
     bar = TerminalProgress(files, enabled=wants_progress(quiet=getattr(args, "quiet", False)))
@@ -333,7 +333,7 @@ def cmd_report(args):
     from .report.writer import MARKER
     if os.path.isdir(out) and os.listdir(out) and not os.path.exists(os.path.join(out, MARKER)):
         raise ProfileError(out, "exists and is not a legate_prof report; choose another -o")
-    model = _load(files, args)
+    model = _load(files, args, ranked=True)  # ranks are read one by one, never merged
     done = write_report(model, out, pictures=getattr(args, "pictures", True))
     print(f"wrote {done['path']}")
     return EXIT_USER_ERROR if model.errors else 0

@@ -122,16 +122,29 @@ class RankedSource(ProfileSource):
         off = int(self._item_off[k])
         return lo + off, hi + off
 
-    def items_columns(self, ids) -> dict:
-        ids = np.asarray(ids, dtype=np.int64)
+    def _by_rank(self, ids):
+        """(rank index, which of ``ids``, their ids in that rank's model) per rank holding
+        some of ``ids``."""
         ks = np.searchsorted(self._item_off, ids, side="right") - 1
-        out = {c: np.empty(len(ids), np.int64) for c in ("start", "stop", "row", "name")}
         for k in np.unique(ks).tolist():
             sel = ks == k
-            cols = self._ranks[k].items_columns(ids[sel] - self._item_off[k])
+            yield k, sel, ids[sel] - self._item_off[k]
+
+    def items_columns(self, ids) -> dict:
+        ids = np.asarray(ids, dtype=np.int64)
+        out = {c: np.empty(len(ids), np.int64) for c in ("start", "stop", "row", "name")}
+        for k, sel, local in self._by_rank(ids):
+            cols = self._ranks[k].items_columns(local)
             cols["name"] = self._name_maps[k][cols["name"]]
             for c, a in out.items():
                 a[sel] = cols[c]
+        return out
+
+    def items_provenance(self, ids) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64)
+        out = np.zeros(len(ids), np.int64)
+        for k, sel, local in self._by_rank(ids):
+            out[sel] = self._prov_maps[k][self._ranks[k].items_provenance(local)]
         return out
 
     def item_title(self, i) -> str:

@@ -437,6 +437,11 @@ class ProfileSource:
         return {"start": it["start"][ids], "stop": it["stop"][ids],
                 "row": self._m.rows_of(ids), "name": it["name"][ids].astype(np.int64)}
 
+    def items_provenance(self, ids) -> np.ndarray:
+        """Provenance id (into ``provenances``; 0: none) of many items at once."""
+        ids = np.asarray(ids, dtype=np.int64)
+        return self._m.op_provenance(self._m.items["op_id"][ids]).astype(np.int64)
+
     def item_title(self, i) -> str:
         """The label drawn on a box; an instance says its size and allocation site
         ("Instance 6.00 MiB · prog.py:16") so a memory lane reads without clicking."""

@@ -252,8 +252,13 @@ def finish_stats(parts, files, errors=(), warnings=None) -> dict:
     return out
 
 
-def compute_stats(model) -> dict:
-    return finish_stats([stats_parts(model)], model.sources, model.errors)
+def compute_stats(profile) -> dict:
+    """The statistics of a model or a source: a ``RankedSource`` adds up its ranks' parts
+    (no merged copy)."""
+    from .source import as_source
+    src = as_source(profile)
+    parts = [stats_parts(p.model) for p in src.item_parts()]
+    return finish_stats(parts, src.sources, src.errors, [str(w) for w in src.warnings])
 
 
 def _transfer_summary(model, kind):

@@ -505,3 +505,39 @@ def test_ranks_stay_unmerged_only_where_their_files_can_stay_open(synthetic_8, t
     monkeypatch.setattr(resource, "getrlimit", lambda what: (100, 100_000))
     assert isinstance(load_profile([tmp_path], ranked=True), RankedSource)
     assert raised == [(8 + 256, 100_000)]
+
+
+def test_report_of_per_rank_bundles_is_the_report_of_their_logs(synthetic_8, tmp_path,
+                                                                monkeypatch):
+    """`report DIR` of per-rank bundles reads the ranks one by one — tiles from their
+    tiles, statistics from their parts, findings from their columns — and writes what the
+    report of one build of the logs writes, tile for tile; nothing is merged."""
+    import json
+
+    from legate_prof.cli import main
+    from legate_prof.ranked_source import RankedSource
+    from legate_prof.report import write_report
+    files = [shutil.copy(p, tmp_path) for p in synthetic_8]
+    assert main(["convert", "--per-rank", *files]) == 0
+    ranked = load_profile([tmp_path], ranked=True)
+    assert isinstance(ranked, RankedSource)
+    write_report(ranked, tmp_path / "ranks", pictures=False)
+    assert ranked._merged[0] is None
+    write_report(load_profile(files, workers=1), tmp_path / "logs", pictures=False)
+
+    def meta(out):
+        text = (out / "meta.js").read_text()
+        m = json.loads(text[text.index("(") + 1: text.rindex(")")])
+        m.pop("files"), m["stats"].pop("files")
+        return m
+    a, b = meta(tmp_path / "ranks"), meta(tmp_path / "logs")
+    assert a["findings"] and a["stats"]["items"] > 0 and a["tree"]
+    assert a == b
+    tiles = sorted(p.name for p in (tmp_path / "logs" / "tiles").iterdir())
+    assert tiles and tiles == sorted(p.name for p in (tmp_path / "ranks" / "tiles").iterdir())
+    for t in tiles:
+        assert (tmp_path / "ranks" / "tiles" / t).read_bytes() == \
+            (tmp_path / "logs" / "tiles" / t).read_bytes(), t
+    # and the command: `report DIR` exits 0 with the same tiles
+    assert main(["report", str(tmp_path), "-o", str(tmp_path / "cli"), "--no-pictures"]) == 0
+    assert sorted(p.name for p in (tmp_path / "cli" / "tiles").iterdir()) == tiles

@@ -11,7 +11,7 @@ import zlib
 import numpy as np
 
 from ..kinds import GROUP_COLOR, ItemKind
-from ..source import GROUP_ORDER, READY, WAITING, ProfileSource
+from ..source import GROUP_ORDER, READY, WAITING, as_source
 
 ALPHA_READY, ALPHA_WAITING = 0.45, 0.15  # viewer/colors.py state shades
 MAX_LANES_EXPANDED = 48  # viewer/layout.py LaneLayout.default
@@ -32,15 +32,14 @@ def name_color_hex(name: str) -> str:
 class ReportQueries:
     """Lane tree, per-lane tiles and per-group utilization of one profile, as plain data."""
 
-    def __init__(self, model):
-        self.model = model
-        self.source = ProfileSource(model)
+    def __init__(self, profile):
+        self.source = as_source(profile)  # a RankedSource is read rank by rank, unmerged
         self.t0, self.t1 = self.source.info().time_range
 
     def info(self):
         """The lane tree in the desktop viewer's order, names and default expansion."""
         info = self.source.info()
-        m = self.model
+        src = self.source
         expand_all = len(info.lanes) <= MAX_LANES_EXPANDED
         tree = []
         for r in info.ranks:
@@ -59,8 +58,8 @@ class ReportQueries:
             "t0": int(self.t0), "t1": int(self.t1),
             "n_items": int(info.n_items), "n_ranks": len(info.ranks),
             "files": [str(s) for s in info.sources], "legion_version": info.legion_version,
-            "names": list(m.names), "colors": [name_color_hex(n) for n in m.names],
-            "provenances": list(m.provenances),
+            "names": list(src.names), "colors": [name_color_hex(n) for n in src.names],
+            "provenances": list(src.provenances),
             "group_colors": {g: GROUP_COLOR.get(g, "gray") for g in GROUP_COLOR},
             "tree": tree, "all_ranks": self.all_ranks(),
             "markers": [{"time": int(k["time"]), "title": str(k.get("title", ""))}
@@ -73,10 +72,11 @@ class ReportQueries:
     def _title_with_provenance(self):
         """Per name id, 1 when its items' titles carry the launching line (tasks, kernels,
         runtime operations: trace_model.item_title)."""
-        m = self.model
         kinds = [int(ItemKind.TASK), int(ItemKind.GPU_KERNEL), int(ItemKind.RUNTIME_OP)]
-        flag = np.zeros(len(m.names), np.int64)
-        flag[np.unique(m.items["name"][np.isin(m.items["kind"], kinds)])] = 1
+        flag = np.zeros(len(self.source.names), np.int64)
+        for part in self.source.item_parts():
+            sel = np.flatnonzero(np.isin(part.model.items["kind"], kinds))
+            flag[np.unique(part.names(sel))] = 1
         return flag.tolist()
 
     def all_ranks(self):
@@ -99,9 +99,7 @@ class ReportQueries:
         for tr in tile.rows:
             items = tr.box_item
             cols = self.source.items_columns(items)
-            # provenance ids: the one column the query API does not give yet
-            prov = self.model.op_provenance(self.model.items["op_id"][items]) if len(items) \
-                else np.zeros(0, np.int32)
+            prov = self.source.items_provenance(items)
             boxes = np.stack([cols["start"] - int(t0), cols["stop"] - cols["start"],
                               tr.box_name, prov.astype(np.int64)], axis=1).ravel()
             shade = np.flatnonzero((tr.piece_state == READY) | (tr.piece_state == WAITING))

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from ..source import as_source
 from .query import ReportQueries
 
 TILE_PX = 1024
@@ -39,7 +40,7 @@ def _write_tiles(q, out, progress=None):
     summaries = [(r, g) for r, g, _ in groups] + [(None, g["group"]) for g in q.all_ranks()]
     written = {}
     total = 0
-    budget = min(SIZE_BUDGET, max(1 << 20, BYTES_PER_ITEM * q.model.n_items))
+    budget = min(SIZE_BUDGET, max(1 << 20, BYTES_PER_ITEM * q.source.info().n_items))
     frontier = [0]
     level = 0
     while frontier and level <= MAX_LEVEL:
@@ -87,7 +88,7 @@ def _pictures(model, out):
     except Exception as e:  # no Qt here: the report is still useful without pictures
         return [], f"pictures skipped: {e}"
     pics = []
-    for g, title in model.groups_present():
+    for g, title in as_source(model).summary_model().groups_present():
         name = f"group_{g}.png"
         render_screenshot(model, out / "pictures" / name, width=1600, height=900, expand=[g])
         pics.append({"group": g, "title": title, "file": f"pictures/{name}"})
@@ -120,7 +121,8 @@ def _readable(folder):
 
 
 def write_report(model, out_dir, pictures=True, progress=None):
-    """Write the report folder at ``out_dir`` (built aside, then renamed into place)."""
+    """Write the report folder at ``out_dir`` (built aside, then renamed into place) of a
+    model or a source (a ``RankedSource``: every part read from the ranks, none merged)."""
     from ..stats import compute_stats
     out_dir = Path(out_dir).resolve()
     if out_dir.exists() and not out_dir.is_dir():
