@@ -31,16 +31,27 @@ FORMAT_VERSION = 3  # 3: calls folded into waits; items.detail
 ALIGN = 64
 
 
-class _Gathered:
-    """A column written in another order, ``a[order]``, made only when it is written: an
-    unstacked model is stored stacked one column at a time, not as a second copy."""
+class Deferred:
+    """A column made in pieces as it is written: ``[(length, make)]``, each ``make()`` giving
+    that many values.  An unstacked model is stored stacked, and ranks as one bundle, without
+    a second copy of their columns."""
 
-    def __init__(self, a, order):
-        self.a, self.order = a, order
-        self.dtype, self.shape, self.nbytes = a.dtype, order.shape, a.itemsize * len(order)
+    def __init__(self, dtype, pieces):
+        self.dtype, self.pieces = np.dtype(dtype), pieces
+        self.shape = (sum(n for n, _ in pieces),)
+        self.nbytes = self.dtype.itemsize * self.shape[0]
 
-    def made(self):
-        return self.a[self.order]
+    @classmethod
+    def gathered(cls, a, order):
+        """``a[order]``, made when written."""
+        return cls(a.dtype, [(len(order), lambda: a[order])])
+
+    def chunks(self):
+        for n, make in self.pieces:
+            a = np.ascontiguousarray(make(), dtype=self.dtype)
+            if a.shape != (n,):
+                raise ValueError("a deferred column piece has the wrong length")
+            yield a
 
 
 class _Columns:
@@ -51,7 +62,7 @@ class _Columns:
         self.offset = 0
 
     def ref(self, a):
-        a = a if isinstance(a, _Gathered) else np.ascontiguousarray(a)
+        a = a if isinstance(a, Deferred) else np.ascontiguousarray(a)
         self.offset = -(-self.offset // ALIGN) * ALIGN
         ref = {"__nd__": True, "dtype": a.dtype.str, "shape": list(a.shape),
                "offset": self.offset}
@@ -61,7 +72,7 @@ class _Columns:
 
 
 def _pack(obj, cols):
-    if isinstance(obj, (np.ndarray, _Gathered)):
+    if isinstance(obj, (np.ndarray, Deferred)):
         return cols.ref(obj)
     if isinstance(obj, Mapping):  # dicts, and lazily made tables (trace_model.LazyTable)
         return {k if isinstance(k, (str, int)) else str(k): _pack(v, cols) for k, v in obj.items()}
@@ -120,14 +131,32 @@ def _step_of(doc):
 
 
 def write_bundle(model, path, indexes=True):
-    """Write through a temporary file renamed at the end: a reader never sees half a bundle.
+    """Write a model, or a source, through a temporary file renamed at the end: a reader
+    never sees half a bundle.
 
     ``indexes=False`` leaves out the lookup indexes (a rank's model on its way to be merged,
     whose indexes would be rebuilt anyway).  With them, a model built unstacked is stored
-    stacked (``_stacked_columns``): a bundle reopens with every lane ready to draw."""
+    stacked (``stacked_layout``): a bundle reopens with every lane ready to draw.  A source
+    over several ranks' models is written as their merged model would be, rank by rank
+    (``merged_bundle``)."""
+    from .source import ProfileSource
+    if isinstance(model, ProfileSource):
+        if len(model.item_parts()) > 1:
+            from .merged_bundle import write_ranks_bundle
+            return write_ranks_bundle(model, path)
+        model = model.merged_model()
     items, waits, transfers, index = model.items, model.waits, model.transfers, None
-    if indexes and not model.stacked:
-        items, waits, transfers, index = _stacked_columns(model)
+    if indexes:  # stored too: rebuilding them costs seconds at 10M items
+        order, rows, waits, transfers, index = stacked_layout(model)
+        if order is not None:
+            items = {c: (rows if c == "row" else Deferred.gathered(a, order))
+                     for c, a in items.items()}
+    return write_tables(model, path, items, waits, transfers, model.ops, index, indexes)
+
+
+def write_tables(model, path, items, waits, transfers, ops, index, indexes=True):
+    """Write ``model``'s small tables (lanes, strings, steps, ranks…) with these per-item
+    tables (arrays or ``Deferred`` columns) and ``index``, stacked when indexed."""
     steps = [{"rank": r, "group": g, **_step_doc(s, indexes)}
              for (r, g), s in model.utilization_steps.items()]
     extra = {"busy_ns": [[r, g, v] for (r, g), v in model.busy_ns.items()],
@@ -135,10 +164,6 @@ def write_bundle(model, path, indexes=True):
              "extent": list(model.extent())}
     if model.runtime_end_ns is not None:
         extra["runtime_end_ns"] = model.runtime_end_ns
-    # the indexes are stored too: rebuilding them costs seconds at 10M items
-    if indexes and model.stacked:
-        sub_offset, sub_bounds, dur_perm = model.stored_indexes()
-        index = {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
     # the all-ranks step functions, where a frame uses them (more ranks than it sums itself)
     ranks_of = Counter(g for _, g in model.utilization_steps)
     groups = sorted(g for g, k in ranks_of.items() if k > SUM_RANKS_PER_FRAME)
@@ -148,7 +173,7 @@ def write_bundle(model, path, indexes=True):
         "all_steps": all_steps,
         "index": index, "stacked": bool(model.stacked or indexes),
         "version": FORMAT_VERSION,
-        "items": items, "lanes": model.lanes, "names": model.names, "ops": model.ops,
+        "items": items, "lanes": model.lanes, "names": model.names, "ops": ops,
         "provenances": model.provenances, "waits": waits, "transfers": transfers,
         "ranks": model.ranks, "procs": model.procs, "mems": model.mems, "steps": steps,
         "warnings": [str(w) for w in model.warnings], "sources": list(model.sources),
@@ -161,17 +186,22 @@ def write_bundle(model, path, indexes=True):
     with atomic_output(path) as tmp, open(tmp, "wb") as f:
         f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
         for off, a in cols.arrays:
-            a = a.made() if isinstance(a, _Gathered) else a
             f.seek(start + off)
-            f.write(memoryview(a).cast("B") if a.nbytes else b"")
+            for chunk in (a.chunks() if isinstance(a, Deferred) else [a]):
+                f.write(memoryview(chunk).cast("B") if chunk.nbytes else b"")
         f.truncate(start + cols.offset)
     return str(path)
 
 
-def _stacked_columns(model):
-    """(items, waits, transfers, index) of an unstacked model in the stacked order, lane by
-    lane as the timeline stacks one (``TraceModel.stacked_lane``): the order, rows and index
-    take 14 bytes per item, and the item columns are gathered as they are written."""
+def stacked_layout(model):
+    """(order, rows, waits, transfers, index) that store ``model`` stacked: the items'
+    order (None: as they are) and rows, the tables keyed by item renumbered, and the index.
+    An unstacked model is stacked lane by lane as the timeline stacks one
+    (``TraceModel.stacked_lane``): 14 bytes per item, no copy of its columns."""
+    if model.stacked:
+        sub_offset, sub_bounds, dur_perm = model.stored_indexes()
+        return None, model.items["row"], model.waits, model.transfers, {
+            "sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
     it, n = model.items, model.n_items
     small = np.int32 if n < 2**31 else np.int64
     order, dur_perm = np.empty(n, small), np.empty(n, small)
@@ -191,9 +221,8 @@ def _stacked_columns(model):
     inv[order] = np.arange(n, dtype=small)
     waits, transfers = renumbered(model.waits, inv), renumbered(model.transfers, inv)
     del inv
-    items = {c: (rows if c == "row" else _Gathered(a, order)) for c, a in it.items()}
     index = {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
-    return items, waits, transfers, index
+    return order, rows, waits, transfers, index
 
 
 def read_bundle(path, check=True):

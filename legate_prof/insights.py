@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
+from .model_merge import release_pages
 from .source import as_source
 from .stats import _fmt_bytes, format_ns
 
@@ -51,8 +52,12 @@ class _Facts:
         self.app &= ~np.isin(self.name, top)
 
     def _joined(self, column):
-        cols = [column(p) for p in self.parts]
-        return cols[0] if len(cols) == 1 else np.concatenate(cols)
+        if len(self.parts) == 1:
+            return column(self.parts[0])
+        out = np.concatenate([column(p) for p in self.parts])
+        for p in self.parts:  # copied: the ranks' mapped pages need not stay resident
+            release_pages(p.model)
+        return out
 
     def of_items(self, ids, what):
         """``what`` ("op_id", "lane" or "size": a copy's, fill's or instance's bytes) of the

@@ -292,10 +292,11 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
 
 
 def _store(model, paths):
+    """Write the cache entry of a model, or of a source (ranks are written one by one:
+    ``merged_bundle``)."""
     from .cache import store_cached
-    from .source import as_model
     try:
-        store_cached(as_model(model), paths, note=_note)
+        store_cached(model, paths, note=_note)
     except (OSError, ProfileError) as e:
         _note(f"legate_prof: note: could not cache the built timeline ({e})")
     except Exception as e:  # noqa: BLE001 - a cache is never worth a traceback

@@ -541,3 +541,26 @@ def test_report_of_per_rank_bundles_is_the_report_of_their_logs(synthetic_8, tmp
     # and the command: `report DIR` exits 0 with the same tiles
     assert main(["report", str(tmp_path), "-o", str(tmp_path / "cli"), "--no-pictures"]) == 0
     assert sorted(p.name for p in (tmp_path / "cli" / "tiles").iterdir()) == tiles
+
+
+@pytest.mark.parametrize("per_rank_bundles", [False, True], ids=["workers", "bundles"])
+def test_ranks_are_written_as_one_bundle_without_a_merged_copy(synthetic_8, tmp_path,
+                                                               per_rank_bundles):
+    """The cache entry of ranks left unmerged (the workers' unstacked models, or per-rank
+    bundles) is written rank by rank, and is byte for byte the bundle of one build of all
+    the logs — items, waits, transfers, ops, index; nothing is merged."""
+    from legate_prof.bundle import write_bundle
+    from legate_prof.cli import main
+    from legate_prof.ranked_source import RankedSource
+    files = [shutil.copy(p, tmp_path) for p in synthetic_8]
+    if per_rank_bundles:
+        assert main(["convert", "--per-rank", *files]) == 0
+        ranked = load_profile([tmp_path], ranked=True)
+    else:
+        ranked = load_profile(files, workers=2, ranked=True)
+    assert isinstance(ranked, RankedSource)
+    write_bundle(ranked, tmp_path / "ranks.lpbundle")
+    assert ranked._merged[0] is None
+    whole = load_profile(files, workers=1)
+    write_bundle(whole.evolve(sources=ranked.sources), tmp_path / "whole.lpbundle")
+    assert (tmp_path / "ranks.lpbundle").read_bytes() == (tmp_path / "whole.lpbundle").read_bytes()
