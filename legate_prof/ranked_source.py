@@ -5,8 +5,10 @@ that worker processes built are each a complete model of their ranks.  ``RankedS
 the query API over them as one profile: lanes and items are numbered across ranks by offsets
 (rank order, as one merged model numbers them), names by the union of the ranks' string tables,
 and the all-ranks summaries come from the ranks' own step functions.  Nothing is copied per
-item: a lane's tile is its rank's tile with its ids shifted.  Analyses over all items (findings,
-reports, the cache entry) ask ``merged_model()``, which merges once, when first asked.
+item: a lane's tile is its rank's tile with its ids shifted.  Analyses over all items read the
+ranks one after the other through ``item_parts()`` (findings, statistics, the report, the
+cache entry: ``merged_bundle``); ``merged_model()`` merges, once, only for what needs one model
+(exports, an OOM report attached from a console log).
 """
 
 from __future__ import annotations
