@@ -13,7 +13,6 @@ import math
 import mmap
 import os
 import struct
-from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from .bundle_check import BundleDamage, check_bundle
 from .errors import ProfileError
 from .output_file import atomic_output
 from .intervals import StepIntegral
-from .trace_model import SUM_RANKS_PER_FRAME, _StackedLane, renumbered
+from .trace_model import _StackedLane, renumbered
 
 BUNDLE_MAGIC = b"LPBUNDLE"
 FORMAT_VERSION = 3  # 3: calls folded into waits; items.detail
@@ -130,6 +129,36 @@ def _step_of(doc):
     return step
 
 
+class _SumOnWrite:
+    """A group's all-ranks step function as ``Deferred`` columns: summed when the first of
+    them is written (``StepIntegral.sum(distinct=False)``: its length is known before), each
+    column dropped once written."""
+
+    def __init__(self, steps):
+        self.steps, self.n = steps, StepIntegral.sum_length(steps)
+        self.made = None
+
+    def _take(self, key, keys):
+        if self.made is None:
+            st = StepIntegral.sum(self.steps, distinct=False)
+            self.made = {"t": st.t, "integral": st.integral}
+            if "coarse" in keys:
+                self.made["coarse"] = st.coarse_index()
+        return self.made.pop(key)
+
+    def doc(self, indexes):
+        keys = ("t", "integral", "coarse") if indexes and self.n >= StepIntegral.COARSE_MIN \
+            else ("t", "integral")
+        t_dtype = np.result_type(*[s.t.dtype for s in self.steps if len(s.t) >= 2] or
+                                 [np.float64])
+        lengths = {"t": self.n, "integral": self.n, "coarse": -(-self.n // StepIntegral.BLOCK)}
+        dtypes = {"t": t_dtype, "integral": np.float64, "coarse": t_dtype}
+        doc = {k: Deferred(dtypes[k], [(lengths[k], lambda k=k: self._take(k, keys))])
+               for k in keys}
+        doc["denominator"] = sum(s.denominator for s in self.steps)
+        return doc
+
+
 def write_bundle(model, path, indexes=True):
     """Write a model, or a source, through a temporary file renamed at the end: a reader
     never sees half a bundle.
@@ -164,11 +193,13 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True)
              "extent": list(model.extent())}
     if model.runtime_end_ns is not None:
         extra["runtime_end_ns"] = model.runtime_end_ns
-    # the all-ranks step functions, where a frame uses them (more ranks than it sums itself)
-    ranks_of = Counter(g for _, g in model.utilization_steps)
-    groups = sorted(g for g, k in ranks_of.items() if k > SUM_RANKS_PER_FRAME)
-    all_ranks = [(g, model._all_ranks_step(g)) for g in groups]
-    all_steps = [{"group": g, **_step_doc(st, indexes)} for g, st in all_ranks if st is not None]
+    # the all-ranks step functions (a frame reads one, not every rank's), each summed as it
+    # is written and let go after: together they are as big as the ranks' own
+    by_group = {}
+    for (_, g), st in model.utilization_steps.items():
+        by_group.setdefault(g, []).append(st)
+    all_steps = [{"group": g, **_SumOnWrite(steps).doc(indexes)}
+                 for g, steps in sorted(by_group.items()) if len(steps) > 1]
     doc = {
         "all_steps": all_steps,
         "index": index, "stacked": bool(model.stacked or indexes),

@@ -272,9 +272,11 @@ class StepIntegral:
         return cls(t, area, denominator)
 
     @classmethod
-    def sum(cls, steps):
+    def sum(cls, steps, distinct=True):
         """The sum of step functions (levels and denominators add), exact up to rounding:
-        each one's level changes at its breakpoints, merged in time order."""
+        each one's level changes at its breakpoints, merged in time order.  ``distinct=False``
+        keeps a time that several have once per step function (the same integral: its length
+        is known before summing, ``sum_length``)."""
         ts, ds = [], []
         for s in steps:
             if len(s.t) < 2:
@@ -289,11 +291,17 @@ class StepIntegral:
         d = np.concatenate(ds)
         order = np.argsort(t, kind="stable")
         t, level = t[order], np.cumsum(d[order])
-        keep = np.ones(len(t), dtype=bool)
-        keep[:-1] = t[1:] != t[:-1]
-        t, level = t[keep], level[keep]
+        if distinct:
+            keep = np.ones(len(t), dtype=bool)
+            keep[:-1] = t[1:] != t[:-1]
+            t, level = t[keep], level[keep]
         area = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(t))])
         return cls(t, area, den)
+
+    @staticmethod
+    def sum_length(steps):
+        """How many breakpoints ``sum(steps, distinct=False)`` has."""
+        return sum(len(s.t) for s in steps if len(s.t) >= 2) or 1
 
     def coarse_index(self):
         """Every BLOCK-th breakpoint (a bundle stores it: making it reads every page of t)."""

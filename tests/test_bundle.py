@@ -262,31 +262,21 @@ def test_view_closed_right_after_its_first_frame_still_keeps_the_cache_entry(tmp
     assert not list(cache.glob(".*.tmp"))
 
 
-def test_all_ranks_summaries_are_stored_only_where_a_frame_needs_them(synthetic_8, tmp_path,
-                                                                       monkeypatch):
-    """A frame sums up to SUM_RANKS_PER_FRAME ranks' step functions itself; a bundle keeps
-    the all-ranks step function only beyond (at 10 M items it is hundreds of MB to build and
-    hold), and the all-ranks summaries read the same either way."""
-    import msgpack
-
-    from legate_prof import bundle
+def test_all_ranks_summaries_are_summed_as_they_are_written(synthetic_8, tmp_path):
+    """A bundle keeps each group's all-ranks step function (a frame reads one, not every
+    rank's), summed while it is written and not kept by the model after (at 10 M items they
+    are as big as the ranks' own); the summaries read from it are the ranks' summed."""
     model = load_profile(synthetic_8)
-
-    def stored_groups(path):
-        with open(path, "rb") as f:
-            head = f.read(16)
-            n = int.from_bytes(head[8:16], "little")
-            doc = msgpack.unpackb(f.read(n), raw=False, strict_map_key=False)
-        return sorted(s["group"] for s in doc["all_steps"])
-    write_bundle(model, tmp_path / "few.lpbundle")
-    monkeypatch.setattr(bundle, "SUM_RANKS_PER_FRAME", 4)
-    write_bundle(model, tmp_path / "many.lpbundle")
-    assert stored_groups(tmp_path / "few.lpbundle") == []
-    many = stored_groups(tmp_path / "many.lpbundle")
-    assert "cpu" in many and "utility" in many
+    write_bundle(model, tmp_path / "run.lpbundle")
+    assert not model._ix.all_ranks_steps  # nothing held once written
+    again = read_bundle(tmp_path / "run.lpbundle")
+    groups = {g for _, g in model.utilization_steps}
+    assert set(again._ix.all_ranks_steps) == groups and "cpu" in groups
     t0, t1 = model.time_range()
-    a, b = read_bundle(tmp_path / "few.lpbundle"), read_bundle(tmp_path / "many.lpbundle")
-    assert set(b._ix.all_ranks_steps) == set(many) and not a._ix.all_ranks_steps
-    for g in many:
-        assert np.allclose(a.utilization(g, None, t0, t1, 300),
-                           b.utilization(g, None, t0, t1, 300))
+    for g in groups:
+        assert np.allclose(again.utilization(g, None, t0, t1, 300),
+                           model.utilization(g, None, t0, t1, 300), rtol=1e-9, atol=1e-12), g
+        stored = again._ix.all_ranks_steps[g]
+        summed = model._all_ranks_step(g)
+        assert np.array_equal(np.unique(stored.t), summed.t)
+        assert np.allclose(stored.integral_at(summed.t), summed.integral)
