@@ -125,8 +125,11 @@ def check_bundle(d, values=True):
     stacked = d.get("stacked", True)
     if values:
         _check_item_values(d, items, lanes, n, len(names), len(provs))
-        if not stacked and n and (np.any(items["row"] != 0) or np.any(np.diff(items["lane"]) < 0)):
-            _fail("unstacked items out of their order")
+        if not stacked and n:  # (lane, start) order, on row 0: each lane stacks when drawn
+            lane_step = np.diff(items["lane"])
+            if np.any(items["row"] != 0) or np.any(lane_step < 0) or np.any(
+                    (lane_step == 0) & (np.diff(items["start"]) < 0)):
+                _fail("unstacked items out of their order")
     if d.get("index") is not None:  # absent in a rank's model on its way to be merged, and
         if not stacked:  # in a model built unstacked (it stacks the lanes it draws)
             _fail("index of an unstacked bundle")

@@ -277,6 +277,8 @@ def partition_overhead(f):
 
 def memory_pressure(f):
     out = []
+    instances = np.flatnonzero(f.kind == ItemKind.INSTANCE)
+    instance_lanes = None  # asked of the parts once, when a memory is found under pressure
     for (rank, group), step in f.m.utilization_steps.items():
         if group not in MEMORY_GROUPS:
             continue
@@ -287,8 +289,9 @@ def memory_pressure(f):
         peak = float(step.peak_level())
         if peak < MEMORY_PRESSURE * cap:
             continue
-        inst = np.flatnonzero(f.kind == ItemKind.INSTANCE)
-        inst = inst[np.isin(f.of_items(inst, "lane"), lanes)]
+        if instance_lanes is None:
+            instance_lanes = f.of_items(instances, "lane")
+        inst = instances[np.isin(instance_lanes, lanes)]
         provs = sorted({int(p) for p in f.prov[inst].tolist() if p})
         out.append(_finding(
             "memory_pressure",

@@ -151,8 +151,8 @@ def rows_needed(start, stop, bounds):
     if int(e.max()) - lo >= 2**42 or n_lanes >= 2**20:  # keys would not pack: lane by lane
         for L in np.flatnonzero(np.diff(bounds) > 0).tolist():
             a, b = int(bounds[L]), int(bounds[L + 1])
-            out[L] = rows_needed(s[a:b], e[a:b], np.array([0, b - a]))[0]
-        return out
+            out[L] = _rows_needed_one(s[a:b], e[a:b], empty[a:b])
+        return np.minimum(out, 32768).astype(np.int32)
     ends = np.sort(((lane << 42) | (e - lo))[~empty], kind="stable")  # ~in order: ~linear
     full_before = np.concatenate([[0], np.cumsum(np.bincount(lane[~empty],
                                                              minlength=n_lanes))])
@@ -164,6 +164,12 @@ def rows_needed(start, stop, bounds):
     has = np.flatnonzero(np.diff(bounds) > 0)
     out[has] = np.maximum.reduceat(open_after, first[has])
     return np.minimum(out, 32768).astype(np.int32)
+
+
+def _rows_needed_one(s, e, empty):
+    """``rows_needed`` of one lane (int64 starts and ends, ends at least the starts)."""
+    ended = np.searchsorted(np.sort(e[~empty]), s, side="right") + np.cumsum(empty) - empty
+    return int(np.max(np.arange(1, len(s) + 1) - ended))
 
 
 def blocked_searchsorted(arr, coarse, block, lo, hi, v, side="left"):

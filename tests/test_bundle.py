@@ -58,6 +58,13 @@ def test_view_builds_unstacked_and_keeps_a_stacked_cache_entry(synthetic_8, tmp_
     write_bundle(whole.evolve(items=items), tmp_path / "moved.lpbundle", indexes=False)
     with pytest.raises(ProfileError, match="unstacked items out of their order"):
         read_bundle(tmp_path / "moved.lpbundle")
+    lo, hi = whole.lane_range(int(np.argmax(np.bincount(whole.items["lane"]))))
+    items = {c: a.copy() for c, a in whole.items.items()}
+    for a in items.values():  # a lane's items in reverse: its starts out of order
+        a[lo:hi] = a[lo:hi][::-1].copy()
+    write_bundle(whole.evolve(items=items), tmp_path / "shuffled.lpbundle", indexes=False)
+    with pytest.raises(ProfileError, match="unstacked items out of their order"):
+        read_bundle(tmp_path / "shuffled.lpbundle")
 
 
 def _same_model_columns(a, b):

@@ -383,3 +383,46 @@ def test_lanes_about_to_be_shown_are_stacked_together(synthetic_8):
     stacked = load_profile(synthetic_8)
     ProfileSource(stacked).prepare_lanes(lanes)
     assert not stacked._ix.lane_rows
+
+
+@pytest.mark.parametrize("span", [10_000, 2**43], ids=["packed", "long-run"])
+def test_rows_needed_is_what_stacking_gives(span):
+    """The row counts of a model built unstacked (found without stacking) are the rows the
+    stacking gives, lane by lane: empty intervals, equal starts, stops before starts, and
+    runs longer than the 73 minutes packed keys hold."""
+    from legate_prof.intervals import rows_needed, stack_lanes
+    from legate_prof.lane_layout import _lane_start_order
+    rng = np.random.default_rng(11)
+    for trial in range(400):
+        n, lanes = int(rng.integers(1, 80)), int(rng.integers(1, 6))
+        lane = rng.integers(0, lanes, n).astype(np.int32)
+        start = rng.integers(0, 40, n) * (span // 40)
+        dur = rng.integers(-2, 25, n) * (span // 100)
+        dur[rng.random(n) < 0.25] = 0
+        order = _lane_start_order(lane, start, start + dur)
+        s, e = start[order], (start + dur)[order]
+        bounds = np.searchsorted(lane[order], np.arange(lanes + 1))
+        assert np.array_equal(rows_needed(s, e, bounds), stack_lanes(s, e, bounds)[2]), trial
+    big = 30_000  # one lane past the greedy: the vectorized matching
+    s = np.sort(rng.integers(0, span, big))
+    e = s + rng.integers(0, span // 500, big)
+    assert rows_needed(s, e, np.array([0, big]))[0] == stack_lanes(s, e, np.array([0, big]))[2][0]
+
+
+def test_a_run_longer_than_packed_keys_opens_unstacked(tmp_path):
+    """A profile over two hours (times past 2**42 ns) builds unstacked for the timeline and
+    for statistics as it builds stacked."""
+    from fixtures.synthetic import generate
+    from legate_prof.stats import compute_stats
+    files = generate(tmp_path, ranks=2, items=4000, seed=1, duration_ns=2**43)
+    flat, full = load_profile(files, stack=False), load_profile(files)
+    assert int(full.items["stop"].max()) > 2**42
+    assert np.array_equal(flat.lanes["rows"], full.lanes["rows"])
+    _same_columns(flat.as_stacked(), full)
+    assert compute_stats(flat) == compute_stats(full)
+
+
+def _same_columns(a, b):
+    for table in ("items", "waits", "transfers"):
+        for k, v in getattr(b, table).items():
+            assert np.array_equal(v, getattr(a, table)[k]), (table, k)

@@ -128,7 +128,10 @@ class TimelineItem(pg.GraphicsObject):
         labels = []
         n_rects = 0
         visible = list(self.layout.visible(y0, y1))
-        self.source.prepare_lanes([e.lane for e in visible if e.kind == "lane"])
+        try:  # else each lane is stacked alone as it is drawn, and a bad one fails alone
+            self.source.prepare_lanes([e.lane for e in visible if e.kind == "lane"])
+        except Exception as exc:  # noqa: BLE001
+            self._report(exc, "stacking the lanes shown")
         for e in visible:
             top = sy * e.y + dy
             h = sy * e.height
