@@ -22,8 +22,9 @@ NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
 def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -> TraceModel:
     """Merge the ranks' logs (and runtime streams) into one model.
 
-    ``stack=False`` leaves every lane on one row: what statistics, diagnosis and exports need,
-    without the cost of stacking (``TraceModel.stacked`` says which).  ``check_files=False``
+    ``stack=False`` leaves the items on row 0 in (lane, start) order, each lane's row count
+    found without stacking: statistics and diagnosis need no rows, and the timeline stacks a
+    lane when it first draws it (``TraceModel.stacked`` says which).  ``check_files=False``
     leaves out the warnings about the set of files (a rank built alone, merged later).
     """
     warnings = list(warnings or [])
