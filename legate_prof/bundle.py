@@ -246,7 +246,7 @@ def stacked_layout(model):
         st = _StackedLane(lo, it["start"][lo:hi], it["stop"][lo:hi], int(lane_rows[L]))
         order[lo:hi] = st.ids
         rows[lo:hi] = st.row_of[st.ids - lo]
-        dur_perm[lo:hi] = st.dur_perm + lo
+        dur_perm[lo:hi] = st.duration_order() + lo
         sub_bounds[sub_offset[L]:sub_offset[L + 1]] = st.bounds[:int(lane_rows[L])] + lo
     inv = np.empty(n, dtype=small)
     inv[order] = np.arange(n, dtype=small)

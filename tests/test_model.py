@@ -124,6 +124,17 @@ def test_lanes_stacked_when_drawn_draw_what_a_stacked_build_draws(synthetic_8):
         lo, hi = flat.lane_range(lane)
         assert np.array_equal(flat.rows_of(np.arange(lo, hi)), full.items["row"][to_full[lo:hi]])
     assert shown > 1000
+    # after enough scans a lane gets its duration order (wide items found without a scan):
+    # the same boxes and bands
+    lane = int(np.argmax(np.bincount(flat.items["lane"])))
+    t0, t1 = full.time_range()
+    for _ in range(40):
+        flat.draw_list(lane, t0, t1, 1200)
+    assert flat.stacked_lane(lane).dur_perm is not None
+    for a, b, w in ((t0, t1, 1200), (t0 + (t1 - t0) * 0.3, t0 + (t1 - t0) * 0.31, 700)):
+        for g, x in zip(flat.draw_list(lane, a, b, w), full.draw_list(lane, a, b, w)):
+            assert np.array_equal(to_full[g.box_item], x.box_item)
+            assert np.array_equal(g.band_count, x.band_count)
 
 
 def restacked_order(flat):
