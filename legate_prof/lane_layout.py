@@ -22,8 +22,9 @@ def rank_of(group, ref, explicit):
 def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stack=True):
     """Lanes for the items (every processor gets one, idle or not), items ordered by (lane,
     row, start) when ``stack``; else by (lane, start) on row 0, each lane's row count still
-    found (``TraceModel`` stacks a lane when it is first drawn).  Returns (item columns, lane table, the copies' /
-    fills' / instances' side table, the order applied to the concatenated item parts)."""
+    found (``TraceModel`` stacks a lane when it is first drawn).  Returns (item columns,
+    lane table, the copies' / fills' / instances' side table, the order applied to the
+    concatenated item parts)."""
     parts = items.parts
     cols = {}
     for c in ("start", "stop", "create", "ready", "group", "ref", "ref2", "name", "kind", "op_id",
