@@ -48,10 +48,10 @@ def _load(files, args=None, also=None, stack=True, check_files=True, ranked=Fals
     with bar:
         model = load_profile(files, progress=progress, use_cache=cache, stack=stack,
                              check_files=check_files, ranked=ranked)
+    for e in model.errors:  # what could not be read first, then what it means for the rest
+        print(f"legate_prof: error: {e}", file=sys.stderr)
     for w in model.warnings:
         print(w if str(w).startswith("warning") else f"warning: {w}", file=sys.stderr)
-    for e in model.errors:
-        print(f"legate_prof: error: {e}", file=sys.stderr)
     return model
 
 
@@ -67,16 +67,17 @@ def _inputs(args):
 
 
 def _stats_by_parts(files, quiet=False):
-    """Statistics added up from each rank's parts, without a model of all ranks: big
-    multi-rank logs in worker processes, or several bundles (``convert --per-rank``) one mapped
-    at a time.  None where that does not apply or a part could not be made (the caller then
-    loads everything together, which reports any problem as it always does)."""
+    """Statistics of ``files`` (directories expanded) added up from each rank's parts,
+    without a model of all ranks: big multi-rank logs in worker processes, or several bundles
+    (``convert --per-rank``) one mapped at a time.  None where that does not apply or a part
+    could not be made (the caller then loads everything together, which reports any problem
+    as it always does)."""
     from .errors import ProfileError
-    from .loader import expand_inputs, plan_inputs, rank_files_for_workers
+    from .loader import plan_inputs, rank_files_for_workers
     from .progress import TerminalProgress
     from .rank_files import cross_file_problems
     from .stats import finish_stats, stats_parts
-    paths, kinds, errors, warnings = plan_inputs(expand_inputs([os.fspath(f) for f in files]))
+    paths, kinds, errors, warnings = plan_inputs(files)
     if errors:
         return None
     if len(paths) > 1 and all(kinds[p] == "bundle" for p in paths):
@@ -111,8 +112,9 @@ def _stats_by_parts(files, quiet=False):
 
 
 def cmd_stats(args):
+    from .loader import _note, expand_inputs
     from .stats import compute_stats, format_stats
-    files = _inputs(args)
+    files = expand_inputs([os.fspath(f) for f in _inputs(args)], note=_note)
     s = (_stats_by_parts(files, getattr(args, "quiet", False))
          if not getattr(args, "log", None) else None)
     if s is None:
@@ -297,7 +299,10 @@ def _bundle_beside(path):
 
 def cmd_convert(args):
     from .bundle import write_bundle
+    from .loader import expand_inputs
     inputs = _inputs(args)
+    if args.per_rank:  # a directory's logs, each converted beside itself
+        inputs = expand_inputs(inputs, logs_only=True)
     if args.per_rank or (args.output is None and len(inputs) == 1):
         if args.output is not None and len(inputs) > 1:
             raise ProfileError(args.output, "--per-rank writes one bundle beside each input; "

@@ -102,7 +102,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     first draws it (``TraceModel.stacked_lane``), and ``lanes["rows"]`` says how many rows.
     """
     from .model_builder import build_model
-    paths = expand_inputs([os.fspath(p) for p in paths])
+    paths = expand_inputs([os.fspath(p) for p in paths], note=_note)
     if use_cache:
         from .cache import load_cached
         cached = load_cached(paths, note=_note)
@@ -239,21 +239,37 @@ def room_for_open_files(n):
     return True
 
 
-def expand_inputs(paths):
+def expand_inputs(paths, logs_only=False, note=None):
     """Inputs with each directory replaced by the profile files in it: its bundles
-    (``*.lpbundle``) if it has any, else its Legion Prof logs (``*.prof``, ``*.prof.gz``)."""
+    (``*.lpbundle``) if it has any and none of its Legion Prof logs (``*.prof``,
+    ``*.prof.gz``) is newer than they are, else its logs (``logs_only``: always; a rerun
+    that left old bundles beside new logs is read from the logs, and ``note`` says so)."""
     out = []
     for p in paths:
         if not os.path.isdir(p):
             out.append(p)
             continue
         names = sorted(os.listdir(p), key=_natural)
-        found = [n for n in names if n.endswith(".lpbundle")] or \
-            [n for n in names if n.endswith((".prof", ".prof.gz"))]
+        logs = [os.path.join(p, n) for n in names if n.endswith((".prof", ".prof.gz"))]
+        bundles = [] if logs_only else [os.path.join(p, n) for n in names
+                                        if n.endswith(".lpbundle")]
+        if bundles and logs and max(map(_mtime, logs)) > min(map(_mtime, bundles)):
+            if note:
+                note(f"legate_prof: note: {p}: its .prof logs are newer than its .lpbundle "
+                     "files; reading the logs (convert --per-rank again to reopen fast)")
+            bundles = []
+        found = bundles or logs
         if not found:
             raise ProfileError(p, "is a directory with no .prof or .lpbundle files in it")
-        out.extend(os.path.join(p, n) for n in found)
+        out.extend(found)
     return out
+
+
+def _mtime(path):
+    try:
+        return os.stat(path).st_mtime
+    except OSError:  # gone meanwhile: reading it will say so
+        return 0.0
 
 
 def _natural(s):

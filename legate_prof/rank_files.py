@@ -24,8 +24,8 @@ def cross_file_problems(ranks):
         missing = sorted(set(range(sizes[0])) - set(by_rank))
         if missing:
             shown = ", ".join(map(str, missing[:10])) + (" …" if len(missing) > 10 else "")
-            out.append(f"warning: {len(missing)} of the run's {sizes[0]} ranks have no file "
-                       f"(rank {shown}); the timeline shows the others only")
+            out.append(f"warning: {len(missing)} of the run's {sizes[0]} ranks have no "
+                       f"readable file (rank {shown}); the timeline shows the others only")
     zts = [r for r in legion if r["zero_time"]]
     if zts:
         lo = min(zts, key=lambda r: r["zero_time"])

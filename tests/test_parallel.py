@@ -1,6 +1,10 @@
 """Ranks built in parallel processes, per-rank bundles: the same model as one build of all."""
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +140,37 @@ def test_a_damaged_bundle_among_per_rank_bundles_is_one_error(synthetic_8, tmp_p
     m = load_profile([tmp_path])
     assert len(m.errors) == 1 and "legate_1.lpbundle" in m.errors[0]
     assert m.n_ranks == 2
+    # the command says which file it could not read first, then what that leaves out
+    r = subprocess.run([sys.executable, "-m", "legate_prof", "stats", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert "legate_1.lpbundle: damaged bundle" in lines[0]
+    assert any("ranks have no readable file (rank 1, 3," in x for x in lines[1:])
+
+
+def test_a_directory_of_logs_newer_than_its_bundles_is_read_from_the_logs(synthetic_8,
+                                                                          tmp_path, capsys):
+    """A run repeated where an older run was converted: the directory's bundles are older
+    than its logs, so the logs are read, with a note; `convert --per-rank DIR` converts the
+    directory's logs, each beside itself."""
+    from legate_prof.cli import main
+    from legate_prof.loader import expand_inputs
+    files = [Path(shutil.copy(p, tmp_path)) for p in synthetic_8[:3]]
+    assert main(["convert", "--per-rank", str(tmp_path)]) == 0
+    bundles = sorted(tmp_path.glob("*.lpbundle"))
+    assert [b.stem for b in bundles] == [f.stem for f in files]
+    assert expand_inputs([str(tmp_path)]) == [str(b) for b in bundles]
+    later = max(b.stat().st_mtime for b in bundles) + 10
+    os.utime(files[1], (later, later))  # the run again, over the old logs
+    notes = []
+    assert expand_inputs([str(tmp_path)], note=notes.append) == [str(f) for f in files]
+    assert len(notes) == 1 and "newer than its .lpbundle" in notes[0]
+    capsys.readouterr()
+    assert main(["stats", "--json", str(tmp_path)]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["files"] == [str(f) for f in files]
+    assert out.err.count("newer than its .lpbundle") == 1
 
 
 def test_statistics_added_up_from_the_ranks_workers_are_those_of_one_build(synthetic_8):
