@@ -238,3 +238,29 @@ def test_record_leaves_the_report_beside_the_logs_unless_told_not_to(tmp_path):
     meta = _meta(with_report / "legate_prof")
     assert any(r["name"] == "add_one" and r["count"] == 5 for r in meta["stats"]["tasks"])
     assert not (without / "legate_prof").exists()
+
+
+def test_a_report_with_a_rank_unread_says_so_at_the_top(browser, tmp_path):
+    """A report of per-rank bundles, one damaged: the page opens with the file it could not
+    read and what that leaves out, above the timeline (a picture missing a rank must not
+    look complete); a report with nothing wrong shows no such line."""
+    from fixtures.synthetic import generate
+    files = generate(tmp_path / "run", ranks=3, items=6000, seed=5)
+    assert main(["convert", "--per-rank", *map(str, files)]) == 0
+    bad = tmp_path / "run" / "legate_1.lpbundle"
+    bad.write_bytes(bad.read_bytes()[: bad.stat().st_size // 2])
+    for f in files:
+        Path(f).unlink()  # the folder holds the bundles only
+    out = tmp_path / "rep"
+    assert main(["report", str(tmp_path / "run"), "-o", str(out), "--no-pictures"]) == 2
+    _open(browser, out)
+    assert browser.errors == []
+    text = browser.evaluate("document.getElementById('problems').hidden ? '' : "
+                            "document.getElementById('problems').innerText")
+    assert "could not read" in text and "legate_1.lpbundle" in text, text
+    assert "no readable file (rank 1)" in text, text
+
+
+def test_a_report_with_nothing_wrong_has_no_problem_line(browser, report_dir):
+    _open(browser, report_dir)
+    assert browser.evaluate("document.getElementById('problems').hidden") is True

@@ -545,3 +545,29 @@ def test_lane_labels_never_overlap(synthetic_8, qtbot):
         gaps = np.diff(sorted(ys)) * scale
         assert len(gaps) == 0 or gaps.min() >= MIN_LABEL_GAP_PX - 0.5
     assert any(t.strip().startswith("n0") for _, t in w.lane_axis._tickLevels[0])  # channels
+
+
+def test_a_picture_with_a_rank_unread_says_so_in_its_header(tmp_path):
+    """A screenshot of per-rank bundles, one damaged, names the file it could not read in
+    its header (in amber, right); the same picture without the damage has no such line."""
+    from pathlib import Path
+
+    from fixtures.synthetic import generate
+    from legate_prof.cli import main
+    files = generate(tmp_path / "run", ranks=3, items=6000, seed=5)
+    assert main(["convert", "--per-rank", *map(str, files)]) == 0
+    for f in files:
+        Path(f).unlink()
+
+    def amber_in_header(png):
+        img = QtGui.QImage(str(png)).convertToFormat(QtGui.QImage.Format.Format_RGB32)
+        a = np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), -1, 4)
+        top = a[:40, img.width() // 2:img.width(), :3].astype(int)  # BGR
+        b, g, r = top[..., 0], top[..., 1], top[..., 2]
+        return int(np.count_nonzero((r > 230) & (g > 160) & (g < 215) & (b < 130)))
+    assert main(["screenshot", str(tmp_path / "run"), "-o", str(tmp_path / "ok.png")]) == 0
+    bad = tmp_path / "run" / "legate_1.lpbundle"
+    bad.write_bytes(bad.read_bytes()[: bad.stat().st_size // 2])
+    assert main(["screenshot", str(tmp_path / "run"), "-o", str(tmp_path / "bad.png")]) == 2
+    assert amber_in_header(tmp_path / "ok.png") == 0
+    assert amber_in_header(tmp_path / "bad.png") > 50

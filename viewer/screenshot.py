@@ -136,10 +136,18 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
                    f"view {format_time(a)} – {format_time(b)}   ·   legate_prof {__version__}"
                    + (f"   ·   {info.legion_version}" if info.legion_version else "")
                    + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
-        for i, m in enumerate(info.markers[:2]):
-            p.setPen(QtGui.QColor(255, 120, 120))
+        problems = _problems(info)  # a picture with data missing says so
+        right = [(m["title"], QtGui.QColor(255, 120, 120))
+                 for m in info.markers[:1 if problems else 2]]
+        if problems:
+            more = f"  (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+            right.append((problems[0] + more, QtGui.QColor(255, 196, 92)))
+        fm = QtGui.QFontMetrics(p.font())
+        for i, (text, color) in enumerate(right):
+            p.setPen(color)
+            text = fm.elidedText(text, QtCore.Qt.TextElideMode.ElideMiddle, width // 2 - 10)
             p.drawText(QtCore.QRectF(width // 2, 3 + 19 * i, width // 2 - 10, 20),
-                       int(QtCore.Qt.AlignmentFlag.AlignRight), m["title"])
+                       int(QtCore.Qt.AlignmentFlag.AlignRight), text)
         f.setPointSizeF(8.5)
         p.setFont(f)
         p.fillRect(QtCore.QRectF(0, STAMP_H, width, LEGEND_H), QtGui.QColor(246, 247, 250))
@@ -154,6 +162,16 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     w.close()
     w.deleteLater()
     return (out, geo) if return_geometry else out
+
+
+def _problems(info):
+    """Inputs not read, then warnings, as one line each (file names without their folder)."""
+    out = []
+    for e in info.errors:
+        path, sep, why = str(e).partition(": ")
+        out.append(f"⚠ could not read {os.path.basename(path)}: {why}" if sep else f"⚠ {e}")
+    out += [str(w).removeprefix("warning: ") for w in info.warnings]
+    return out
 
 
 def _paint_missing(p, width, top, why):

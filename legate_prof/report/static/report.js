@@ -589,6 +589,21 @@ function table(rows, limit) {
   });
   return t;
 }
+// Inputs that could not be read and warnings (a rank without a readable file, a cut log):
+// at the top, so a timeline with data missing never looks complete.
+function buildProblems() {
+  var s = META.stats || {}, el = document.getElementById("problems");
+  var items = (s.errors || []).map(function (e) { return ["error", "could not read " + e]; })
+    .concat((s.warnings || []).map(function (w) { return ["warning", String(w).replace(/^warning: /, "")]; }));
+  if (!items.length) return;
+  items.forEach(function (it) {
+    var d = document.createElement("div");
+    d.className = it[0];
+    d.textContent = (it[0] === "error" ? "⚠ " : "") + it[1];
+    el.appendChild(d);
+  });
+  el.hidden = false;
+}
 function buildStats() {
   var el = document.getElementById("stats"), s = META.stats;
   var p = document.createElement("p");
@@ -656,6 +671,7 @@ window.addEventListener("DOMContentLoaded", function () {
   view.init();
   setupInteraction();
   buildLegend();
+  buildProblems();
   buildFindings();
   buildStats();
   buildPictures();
