@@ -177,7 +177,10 @@ def _size_arg(s):
 def _expand_arg(s):
     from .kinds import GROUP_KEYS
     if s not in GROUP_KEYS:
-        raise argparse.ArgumentTypeError(f"no lane group {s!r}; one of {', '.join(GROUP_KEYS)}")
+        hint = (" (a file? --expand takes every word after it: put the files first)"
+                if os.path.exists(s) or s.endswith((".prof", ".gz", ".lpbundle")) else "")
+        raise argparse.ArgumentTypeError(f"no lane group {s!r}{hint}; one of "
+                                         f"{', '.join(GROUP_KEYS)}")
     return s
 
 
@@ -196,12 +199,25 @@ def cmd_screenshot(args, model=None):
     _check_view_range(args)
     if model is None:
         model = _load(_inputs(args), args, ranked=True)
+    _warn_outside_run(args, model)
     from .viewer.screenshot import render_screenshot
     out = render_screenshot(model, args.output, start=args.start, stop=args.stop,
                             width=args.width, height=args.height, expand=args.expand,
                             title_files=args.files)
     print(f"wrote {out}")
     return EXIT_USER_ERROR if model.errors else 0
+
+
+def _warn_outside_run(args, profile):
+    """--start past the run's end, or --stop before its start, cannot be shown as asked: the
+    picture keeps to the run, and the terminal says so."""
+    from .source import as_source, format_time
+    t0, t1 = as_source(profile).info().time_range
+    for opt, t, outside in (("--start", args.start, lambda t: t >= t1),
+                            ("--stop", args.stop, lambda t: t <= t0)):
+        if t is not None and outside(t):
+            print(f"warning: {opt} {format_time(t)} is outside the run ({format_time(t0)} – "
+                  f"{format_time(t1)}); the picture keeps to the run", file=sys.stderr)
 
 
 def _has_display():
@@ -517,7 +533,8 @@ def build_parser():
     sc.add_argument("--start", type=_time_arg, help="view start (e.g. 12ms, 300us, ns)")
     sc.add_argument("--stop", type=_time_arg, help="view stop")
     sc.add_argument("--width", type=_size_arg, default=1600, help="pixels (16 to 16384)")
-    sc.add_argument("--height", type=_size_arg, default=1000, help="pixels (16 to 16384)")
+    sc.add_argument("--height", type=_size_arg, default=1000,
+                    help="pixels (16 to 16384); taller where the lanes shown need it")
     sc.add_argument("--expand", nargs="*", action="extend", default=[], metavar="KIND",
                     type=_expand_arg,
                     help="lane groups to expand (cpu, utility, gpu_dev, system, channel, ...)")

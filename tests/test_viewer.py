@@ -571,3 +571,16 @@ def test_a_picture_with_a_rank_unread_says_so_in_its_header(tmp_path):
     assert main(["screenshot", str(tmp_path / "run"), "-o", str(tmp_path / "bad.png")]) == 2
     assert amber_in_header(tmp_path / "ok.png") == 0
     assert amber_in_header(tmp_path / "bad.png") > 50
+
+
+def test_screenshot_says_what_it_could_not_do_as_asked(tmp_path, capsys):
+    """A file after --expand gets a hint to put the files first; --start past the run's end
+    is said on the terminal (the picture keeps to the run)."""
+    from legate_prof.cli import bundled_example, main
+    ex = bundled_example()
+    with pytest.raises(SystemExit) as e:
+        main(["screenshot", "--expand", "cpu", ex, "-o", str(tmp_path / "a.png")])
+    assert e.value.code == 2
+    assert "put the files first" in capsys.readouterr().err
+    assert main(["screenshot", ex, "-o", str(tmp_path / "b.png"), "--start", "10s"]) == 0
+    assert "--start 10.000 s is outside the run" in capsys.readouterr().err
