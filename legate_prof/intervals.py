@@ -332,7 +332,9 @@ class StepIntegral:
         times = np.asarray(times, dtype=np.float64)
         k = np.clip(blocked_searchsorted(t, self._coarse, B, 0, n, times, "right") - 1, 0, n - 2)
         t0, t1 = t[k], t[k + 1]
-        frac = np.clip((times - t0) / np.maximum(t1 - t0, 1e-300), 0.0, 1.0)
+        with np.errstate(over="ignore"):  # a time repeated (a sum of ranks' steps written
+            # as is: ``sum(distinct=False)``) spans nothing: clipped, and equal integrals
+            frac = np.clip((times - t0) / np.maximum(t1 - t0, 1e-300), 0.0, 1.0)
         out = integral[k] + (integral[k + 1] - integral[k]) * frac
         out[times <= t[0]] = 0.0
         out[times >= t[-1]] = integral[-1]

@@ -437,3 +437,26 @@ def _same_columns(a, b):
     for table in ("items", "waits", "transfers"):
         for k, v in getattr(b, table).items():
             assert np.array_equal(v, getattr(a, table)[k]), (table, k)
+
+
+def test_a_sum_of_steps_kept_with_repeated_times_reads_as_the_distinct_sum():
+    """The all-ranks step a bundle stores keeps a time shared by several ranks once per rank
+    (``distinct=False``); read back (mapped, through the coarse index) it gives the distinct
+    sum's integrals, without a warning, before, inside and after its times."""
+    import warnings
+
+    rng = np.random.default_rng(4)
+    steps = []
+    for _ in range(3):
+        s = np.sort(rng.integers(0, 10**6, 3000)) * 10
+        steps.append(StepIntegral.from_intervals(s, s + 7, None, denominator=2))
+    steps += [StepIntegral(s.t.copy(), s.integral.copy(), 2) for s in steps]  # same times
+    kept = StepIntegral.sum(steps, distinct=False)
+    assert len(kept.t) == StepIntegral.sum_length(steps) > len(StepIntegral.sum(steps).t)
+    read = StepIntegral(kept.t, kept.integral, kept.denominator, mapped=True)
+    exact = StepIntegral.sum(steps)
+    q = np.concatenate([[-1e12, 0.0], exact.t[::7].astype(float) + 3, [exact.t[-1], 1e12]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = read.integral_at(q)
+    assert np.allclose(got, exact.integral_at(q))
