@@ -362,12 +362,15 @@ def test_viewer_imports_nothing_of_the_model_but_the_api():
     assert not bad, bad
 
 
-def test_clicks_agree_with_the_drawn_tile_at_several_zooms(sample_profile):
+@pytest.mark.parametrize("built", ["stacked", "stacked when drawn"])
+def test_clicks_agree_with_the_drawn_tile_at_several_zooms(sample_profile, built):
     """Over every pixel column of every expanded lane at several zooms, the widget's hit
-    test names the box or band the drawn tile has there."""
+    test names the box or band the drawn tile has there — as `view` loads too (lanes
+    stacked when drawn), where the row of the item clicked comes from its lane's stacking."""
     from legate_prof.source import as_source
     from legate_prof.viewer.screenshot import make_timeline
-    src = as_source(load_profile([sample_profile]))
+    src = as_source(load_profile([sample_profile], ranked=built != "stacked"))
+    assert src.merged_model().stacked == (built == "stacked")
     w = make_timeline(src, 1200, 700)
     T0, T1 = src.info().time_range
     checked = agree = 0
@@ -390,7 +393,8 @@ def test_clicks_agree_with_the_drawn_tile_at_several_zooms(sample_profile):
                     box = np.flatnonzero((r.box_x0 <= x) & (x < r.box_x1))
                     band = np.flatnonzero((r.band_x0 <= x) & (x < r.band_x1))
                     if len(box):
-                        ok = hit == ("item", int(r.box_item[box[-1]]))
+                        i = int(r.box_item[box[-1]])
+                        ok = hit == ("item", i) and src.item_lane(i) == (e.lane, r.row)
                     elif len(band):
                         ok = hit is not None and hit[0] == "band" and \
                             hit[1][2] == int(r.band_count[band[0]])
