@@ -365,6 +365,8 @@ class TraceModel:
         ix.lane_scans[lane] = ix.lane_scans.get(lane, 0) + n
 
     def sublane(self, lane, row):
+        """Item ids [lo, hi) of one row of a stacked model (unstacked: row 0 is the lane;
+        its rows are in ``stacked_lane``)."""
         self._ensure_index()
         k = self._ix.sub_offset[lane] + row
         return int(self._ix.sub_bounds[k]), int(self._ix.sub_bounds[k + 1])
