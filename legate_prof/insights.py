@@ -13,7 +13,7 @@ import numpy as np
 
 from .kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 from .model_merge import release_pages
-from .source import as_source
+from .source import as_source, by_part
 from .stats import _fmt_bytes, format_ns
 
 TINY_TASK_MIN_COUNT = 32  # launches from one line before a loop is worth naming
@@ -64,11 +64,8 @@ class _Facts:
         items ``ids``, asked of the part that holds each."""
         ids = np.asarray(ids, np.int64)
         out = np.zeros(len(ids), np.int64 if what == "lane" else np.uint64)
-        k_of = np.searchsorted(self.offsets, ids, side="right") - 1
-        for k in np.unique(k_of).tolist():
-            sel = k_of == k
+        for k, sel, local in by_part(self.offsets, ids):
             p = self.parts[k]
-            local = ids[sel] - p.item_off
             if what == "size":
                 t = p.model.transfers
                 if len(t["item"]):

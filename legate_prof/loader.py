@@ -106,8 +106,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     if use_cache:
         from .cache import load_cached
         cached = load_cached(paths, note=_note)
-        if cached is not None:  # (an entry written by `view` may be unstacked)
-            cached = cached if ranked or not stack else cached.as_stacked()
+        if cached is not None:  # (entries are written stacked: ``bundle.stacked_layout``)
             return cached.evolve(sources=paths, errors=[])
     logs, streams, texts, bundles = [], [], [], []
     paths, kinds, errors, warnings = plan_inputs(paths)

@@ -20,7 +20,7 @@ from dataclasses import replace
 import numpy as np
 
 from .model_merge import MergePlan, _Small, merge_opened
-from .source import ItemPart, ProfileSource, stack_in_threads
+from .source import ItemPart, ProfileSource, by_part, stack_in_threads
 
 
 class RankedSource(ProfileSource):
@@ -124,18 +124,10 @@ class RankedSource(ProfileSource):
         off = int(self._item_off[k])
         return lo + off, hi + off
 
-    def _by_rank(self, ids):
-        """(rank index, which of ``ids``, their ids in that rank's model) per rank holding
-        some of ``ids``."""
-        ks = np.searchsorted(self._item_off, ids, side="right") - 1
-        for k in np.unique(ks).tolist():
-            sel = ks == k
-            yield k, sel, ids[sel] - self._item_off[k]
-
     def items_columns(self, ids) -> dict:
         ids = np.asarray(ids, dtype=np.int64)
         out = {c: np.empty(len(ids), np.int64) for c in ("start", "stop", "row", "name")}
-        for k, sel, local in self._by_rank(ids):
+        for k, sel, local in by_part(self._item_off, ids):
             cols = self._ranks[k].items_columns(local)
             cols["name"] = self._name_maps[k][cols["name"]]
             for c, a in out.items():
@@ -145,7 +137,7 @@ class RankedSource(ProfileSource):
     def items_provenance(self, ids) -> np.ndarray:
         ids = np.asarray(ids, dtype=np.int64)
         out = np.zeros(len(ids), np.int64)
-        for k, sel, local in self._by_rank(ids):
+        for k, sel, local in by_part(self._item_off, ids):
             out[sel] = self._prov_maps[k][self._ranks[k].items_provenance(local)]
         return out
 

@@ -597,6 +597,15 @@ class ItemPart:
         return p if self.prov_map is None else self.prov_map[p].astype(np.int32)
 
 
+def by_part(offsets, ids):
+    """(part index, which of ``ids``, their ids in that part) for each part holding some of
+    ``ids``, the parts' first ids being ``offsets`` (sorted, one more at the end)."""
+    ks = np.searchsorted(offsets, ids, side="right") - 1
+    for k in np.unique(ks).tolist():
+        sel = ks == k
+        yield k, sel, ids[sel] - offsets[k]
+
+
 def stack_in_threads(jobs):
     """Stack the lanes ``[(model, lane)]`` not yet stacked, on a thread per core: the work is
     numpy sorts and gathers, which run without the GIL."""
