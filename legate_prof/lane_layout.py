@@ -13,10 +13,61 @@ from .kinds import (GROUP_INDEX, GROUP_KEYS, GROUP_LONG, GROUPS, MEM_GROUP, MEM_
 from .record_items import unique_inverse
 from .trace_model import ITEM_COLUMNS
 
-def rank_of(group, ref, explicit):
-    if explicit is not None:
-        return explicit
-    return node_of_id(ref).astype(np.int32)
+LANE_KEY = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
+
+
+def _lane_keys(parts, extra):
+    """The distinct (rank, group, ref, ref2) keys of the items' parts and of ``extra`` (a
+    ``LANE_KEY`` table), sorted, and the index of each part item's key, parts concatenated.
+
+    Found part by part: within one record table of one rank the columns are constant
+    (broadcast) or take few values in a small range, which ``unique_inverse`` codes without a
+    sort; the few keys of each part are then merged.  (All items at once, processor and
+    memory ids together span most of 64 bits: that took a sort of every column.)"""
+    tables, codes = [extra], []
+    for p in parts:
+        ref = _few_values(p["ref"])
+        columns = {"ref": ref, "group": _few_values(p["group"]),
+                   "ref2": _few_values(np.zeros(1, np.uint64) if p["ref2"] is None
+                                       else p["ref2"])}
+        if p["rank"] is not None:
+            columns["rank"] = _few_values(p["rank"])
+        local = None  # one small code per item: its columns' codes as digits of one number
+        for u, c in columns.values():
+            if c is not None:
+                local = c if local is None else local * len(u) + c
+        local_u, local_c = (np.zeros(1, np.int64), None) if local is None else \
+            unique_inverse(local)
+        tab = np.empty(len(local_u), LANE_KEY)
+        rest = local_u.astype(np.int64)
+        for name, (u, c) in reversed(columns.items()):
+            tab[name] = u[rest % len(u)] if c is not None else u[0]
+            if c is not None:
+                rest = rest // len(u)
+        if p["rank"] is None:  # the node of the processor or memory
+            tab["rank"] = node_of_id(tab["ref"])
+        tables.append(tab)
+        codes.append((local_c, len(p["start"])))
+    every = np.concatenate(tables)
+    o = np.lexsort((every["ref2"], every["ref"], every["group"], every["rank"]))
+    distinct = np.concatenate([[True], (every[o][1:] != every[o][:-1])]) if len(o) else o
+    lane_tab = every[o][distinct]
+    global_of = np.empty(len(every), np.int64)
+    global_of[o] = np.cumsum(distinct) - 1
+    lane, at = [], len(extra)
+    for (local_c, n), tab in zip(codes, tables[1:]):
+        g = global_of[at:at + len(tab)]
+        lane.append(np.full(n, g[0], np.int32) if local_c is None else g[local_c].astype(np.int32))
+        at += len(tab)
+    return lane_tab, (np.concatenate(lane) if lane else np.zeros(0, np.int32))
+
+
+def _few_values(col):
+    """(distinct values, code of each value): code None for a constant (broadcast) column."""
+    col = np.asarray(col)
+    if col.ndim == 0 or col.strides == (0,) or len(col) <= 1:
+        return col.reshape(-1)[:1].copy(), None
+    return unique_inverse(col)
 
 
 def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stack=True):
@@ -27,12 +78,9 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     concatenated item parts)."""
     parts = items.parts
     cols = {}
-    for c in ("start", "stop", "create", "ready", "group", "ref", "ref2", "name", "kind", "op_id",
-              "detail"):
+    for c in ("start", "stop", "create", "ready", "name", "kind", "op_id", "detail"):
         cols[c] = (np.concatenate([p[c] for p in parts]) if parts
                    else np.zeros(0, ITEM_COLUMNS.get(c, np.uint64)))
-    rank = (np.concatenate([rank_of(p["group"], p["ref"], p["rank"]) for p in parts])
-            if parts else np.zeros(0, np.int32))
     # Make sure every processor has a lane (idle processors count in utilization).
     lane_keys = [(int(r), int(GROUP_INDEX[PROC_GROUP.get(_pk(k), "proc_other")]), int(p), 0)
                  for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
@@ -40,24 +88,8 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     lane_keys += [(int(r), GROUP_INDEX["gpu_dev"], int(p), 0)
                   for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
                                      procs["rank"].tolist()) if k == ProcKind.GPU]
-    key_dtype = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
-    extra = np.array(lane_keys, dtype=key_dtype)
-    k_rank = np.concatenate([rank, extra["rank"]]).astype(np.int64)
-    k_group = np.concatenate([cols["group"], extra["group"]]).astype(np.int64)
-    ref_all = np.concatenate([cols["ref"], extra["ref"]])
-    ref2_all = np.concatenate([cols["ref2"], extra["ref2"]])
-    ref_u, ref_c = unique_inverse(ref_all)  # few distinct values: no sort of all items
-    ref2_u, ref2_c = unique_inverse(ref2_all)
-    # one int64 key per item, ordered like (rank, group, ref, ref2)
-    key = ((k_rank * 64 + k_group) * len(ref_u) + ref_c) * len(ref2_u) + ref2_c
-    uniq_key, lane_of_key = unique_inverse(key)
-    r2 = uniq_key % len(ref2_u)
-    r1 = (uniq_key // len(ref2_u)) % len(ref_u)
-    rg = uniq_key // (len(ref2_u) * len(ref_u))
-    lane_tab = np.empty(len(uniq_key), dtype=key_dtype)
-    lane_tab["rank"], lane_tab["group"] = rg // 64, rg % 64
-    lane_tab["ref"], lane_tab["ref2"] = ref_u[r1], ref2_u[r2]
-    lane = lane_of_key[: len(rank)].astype(np.int32)
+    extra = np.array(lane_keys, dtype=LANE_KEY)
+    lane_tab, lane = _lane_keys(parts, extra)
     # Hide groups of a rank that have no items at all (as the reference viewer does).
     has_items = np.zeros(len(lane_tab), bool)
     has_items[lane] = True

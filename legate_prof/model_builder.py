@@ -117,18 +117,23 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
             t = log.table(rec)
             if len(t) == 0:
                 continue
-            name = names.map_keys(t["task_id"], task_names, lambda k: f"Task {k}")
+            # names and variants from the distinct (task, variant) pairs, one code per task
             task_variant = pairs(t, "task_id", "variant_id")
-            detail = names.map_keys(task_variant, variant_names, lambda k: f"Variant {k[1]}")
+            tv_u, tv_c = unique_inverse(task_variant.code)
+            tv = [task_variant.decode(c) for c in tv_u.tolist()]
+            name = np.array([names.intern(task_names.get(tid, f"Task {tid}"))
+                             for tid, _ in tv], np.int32)[tv_c]
+            detail = np.array([names.intern(variant_names.get((tid, vid), f"Variant {vid}"))
+                               for tid, vid in tv], np.int32)[tv_c]
             group = proc_group_of(t["proc_id"])
             items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
                       group=group, ref=t["proc_id"], name=name, kind=ItemKind.TASK,
                       op_id=t["op_id"], fevent=t["fevent"], detail=detail)
             # (task, variant, group) triples: distinct codes, not a Python set over all tasks
-            codes = np.unique(task_variant.code * len(GROUP_KEYS) + group)
+            codes = unique_inverse(tv_c * len(GROUP_KEYS) + group)[0]
             for code, g in zip((codes // len(GROUP_KEYS)).tolist(),
                                (codes % len(GROUP_KEYS)).tolist()):
-                tid, vid = task_variant.decode(code)
+                tid, vid = tv[code]
                 v = variant_names.get((tid, vid))
                 if v:
                     variant_pairs[(names.intern(task_names.get(tid, f"Task {tid}")), g)] = v

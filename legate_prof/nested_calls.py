@@ -22,6 +22,13 @@ CALLER_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TA
 CALL_KINDS = (ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL)
 
 
+def _of_kinds(kind, kinds):
+    """``np.isin(kind, kinds)`` for the small (uint8) item kinds, through a table."""
+    table = np.zeros(256, bool)
+    table[[int(k) for k in kinds]] = True
+    return table[kind] if kind.dtype == np.uint8 else np.isin(kind, [int(k) for k in kinds])
+
+
 def _find(sorted_keys, query):
     """Index into ``sorted_keys`` of each query, or -1 where absent."""
     if len(sorted_keys) == 0:
@@ -60,9 +67,8 @@ def nest_calls(kind, start, stop, fevent, waits):
     ``item, start, ready, end``.  Returns the new waits dict (same keys, sorted by item, start)
     and the number of calls whose caller is not in the profile.
     """
-    is_caller = np.isin(kind, [int(k) for k in CALLER_KINDS]) & (fevent != 0)
-    callers = np.flatnonzero(is_caller)
-    calls = np.flatnonzero(np.isin(kind, [int(k) for k in CALL_KINDS]))
+    callers = np.flatnonzero(_of_kinds(kind, CALLER_KINDS) & (fevent != 0))
+    calls = np.flatnonzero(_of_kinds(kind, CALL_KINDS))
     if len(calls) == 0:
         return waits, 0
     fo = np.argsort(fevent[callers], kind="stable")
