@@ -435,6 +435,13 @@ def _assemble(layouts, parts):
             tables[name] = [rec for _, recs in plist for rec in recs]
             continue
         fields = [f for f in lay.dtype.names if f != "_id"]
+        if lay.condition is None:
+            # every piece has the record's own layout: one copy of whole records, seen
+            # without the id (a view of the fields; no copy field by field)
+            pieces = [d.view(np.uint8) if tag == "arr" else np.frombuffer(b"".join(d), np.uint8)
+                      for tag, d in plist]
+            tables[name] = np.concatenate(pieces).view(lay.dtype)[fields]
+            continue
         if lay.condition is not None:
             ext = lay.condition[2]
             fields = fields + [ext.names[-1]]
