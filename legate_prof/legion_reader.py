@@ -368,8 +368,11 @@ def _run_length(raw, pos, size, rid, avail):
         if bad.size:
             return done + int(bad[0])
         done += cnt
-        step *= 4
+        step = min(step * 4, RUN_STEP_MAX)  # (bounded: ids read past a run's end are wasted)
     return done
+
+
+RUN_STEP_MAX = 16384
 
 
 def _decode_variable(raw, pos, layout, state):
