@@ -26,8 +26,7 @@ def _lane_keys(parts, extra):
     memory ids together span most of 64 bits: that took a sort of every column.)"""
     tables, codes = [extra], []
     for p in parts:
-        ref = _few_values(p["ref"])
-        columns = {"ref": ref, "group": _few_values(p["group"]),
+        columns = {"ref": _few_values(p["ref"]), "group": _few_values(p["group"]),
                    "ref2": _few_values(np.zeros(1, np.uint64) if p["ref2"] is None
                                        else p["ref2"])}
         if p["rank"] is not None:

@@ -445,12 +445,9 @@ def _assemble(layouts, parts):
                       for tag, d in plist]
             tables[name] = np.concatenate(pieces).view(lay.dtype)[fields]
             continue
-        if lay.condition is not None:
-            ext = lay.condition[2]
-            fields = fields + [ext.names[-1]]
-            target = np.dtype([(f, ext.fields[f][0]) for f in fields])
-        else:
-            target = np.dtype([(f, lay.dtype.fields[f][0]) for f in fields])
+        ext = lay.condition[2]  # records with and without the conditional field: by field
+        fields = fields + [ext.names[-1]]
+        target = np.dtype([(f, ext.fields[f][0]) for f in fields])
         arrays = []
         for tag, data in plist:
             if tag == "arr":
@@ -470,12 +467,6 @@ def _assemble(layouts, parts):
         tables[name] = out
     return tables
 
-
-def _drop_id(arr, target):
-    out = np.empty(len(arr), dtype=target)
-    for f in target.names:
-        out[f] = arr[f]
-    return out
 
 
 _TIMES = ("create", "ready", "start", "stop")
