@@ -359,6 +359,50 @@ def test_unique_inverse_is_numpys_for_every_key_shape():
         assert np.array_equal(inv, want_i.ravel())
 
 
+def test_lane_keys_part_by_part_are_the_sorted_distinct_keys_of_all_items():
+    """Each item's lane is the index of its (rank, group, ref, ref2) among the sorted distinct
+    keys of all items and of the idle processors' lanes, whatever mix of constant, few-valued
+    and wide columns the record tables have (processor and memory ids, explicit ranks)."""
+    from legate_prof.lane_layout import LANE_KEY, _lane_keys
+    from legate_prof.kinds import node_of_id
+    from legate_prof.record_items import ItemParts
+    rng = np.random.default_rng(5)
+    procs = (np.uint64(0x1D00000000000000) + (rng.integers(0, 3, 8).astype(np.uint64) << 40)
+             + rng.integers(0, 6, 8).astype(np.uint64))
+    mems = np.uint64(0x1E00000000000000) + rng.integers(0, 2**30, 5, dtype=np.uint64)
+    parts = ItemParts()
+    for n, ref, ref2, group, rank in (
+            (900, procs[rng.integers(0, 8, 900)], None, rng.integers(0, 4, 900), None),
+            (300, procs[2], None, 5, None),  # a constant processor
+            (400, mems[rng.integers(0, 5, 400)], mems[rng.integers(0, 5, 400)], 7,
+             rng.integers(0, 3, 400).astype(np.int32)),  # copies: two memories, their rank
+            (200, np.uint64(0), mems[rng.integers(0, 5, 200)], 7, 1),  # fills
+            (50, np.uint64(2), None, 9, 2),  # a rank's own lane
+            (1, procs[0], None, 1, None)):
+        t = np.sort(rng.integers(0, 10**6, n))
+        parts.add(start=t, stop=t + 5, group=group, ref=ref, ref2=ref2, rank=rank, name=0,
+                  kind=ItemKind.TASK)
+    extra = np.array([(0, 3, int(procs[7]), 0), (4, 2, 123, 0)], LANE_KEY)
+    lane_tab, lane = _lane_keys(parts.parts, extra)
+
+    keys = np.empty(sum(len(p["start"]) for p in parts.parts), LANE_KEY)
+    at = 0
+    for p in parts.parts:
+        n = len(p["start"])
+        keys["ref"][at:at + n] = p["ref"]
+        keys["ref2"][at:at + n] = 0 if p["ref2"] is None else p["ref2"]
+        keys["group"][at:at + n] = p["group"]
+        keys["rank"][at:at + n] = (node_of_id(np.broadcast_to(p["ref"], (n,))) if p["rank"]
+                                   is None else p["rank"])
+        at += n
+    every = np.concatenate([keys, extra])
+    o = np.lexsort((every["ref2"], every["ref"], every["group"], every["rank"]))
+    first = np.concatenate([[True], every[o][1:] != every[o][:-1]])
+    assert np.array_equal(lane_tab, every[o][first])
+    assert lane.dtype == np.int32 and np.array_equal(lane_tab[lane], keys)
+    assert _lane_keys([], extra[:0])[1].shape == (0,) and len(_lane_keys([], extra)[0]) == 2
+
+
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_blocked_searchsorted_is_numpys(side):
     """The coarse-then-bisect search equals np.searchsorted on any slice, with repeats,
