@@ -535,7 +535,6 @@ class ProfileSource:
         q = text.lower()
         return [x.lane for x in self.info().lanes if q in x.short.lower() or q in x.long.lower()]
 
-
     # -- the whole profile -------------------------------------------------------------------
     def item_parts(self) -> list:
         """The models that hold the items, as ``ItemPart``s: analyses over all items (the
@@ -609,7 +608,7 @@ def by_part(offsets, ids):
 def stack_in_threads(jobs):
     """Stack the lanes ``[(model, lane)]`` not yet stacked, on a thread per core: the work is
     numpy sorts and gathers, which run without the GIL."""
-    jobs = [(m, L) for m, L in jobs if not m.stacked and L not in m._ix.lane_rows]
+    jobs = [(m, L) for m, L in jobs if m.lane_needs_stacking(L)]
     if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
         from concurrent.futures import ThreadPoolExecutor
         try:

@@ -272,6 +272,10 @@ class TraceModel:
             return self.lanes["rows"].astype(np.int64)
         return np.ones(self.n_lanes, np.int64)
 
+    def lane_needs_stacking(self, lane) -> bool:
+        """Whether drawing ``lane`` would stack it first (built unstacked, not yet drawn)."""
+        return not self.stacked and lane not in self._ix.lane_rows
+
     def stacked_lane(self, lane) -> _StackedLane:
         """A lane of a model built unstacked, stacked on first need (the lanes shown)."""
         ix = self._ix
