@@ -1,11 +1,14 @@
 """What a user waits for: `legate_prof view FILES` from the process start to the window, and
 to the first painted timeline, in a child process (Qt offscreen).
 
-    python benchmarks/bench_view_start.py DIR_OR_FILES... [--repeat 3] [--cache]
+    python benchmarks/bench_view_start.py DIR_OR_FILES... [--repeat 3] [--cache] [--cold]
 
 Prints one line per run and the best and median.  Without --cache the cache is off
-(`--no-cache`): every run reads and builds the rank files.  The files should be in the page
-cache, as right after legate wrote them (`cat FILES > /dev/null` first).
+(`--no-cache`): every run reads and builds the rank files.  Before each run the files are read
+once, so they are in the page cache, as right after legate wrote them.  --cold instead drops
+the whole page cache before each run (root only), as after the system evicted everything:
+the files, Python's and Qt's libraries all come from disk (this VM drops its page cache
+after a few idle minutes).
 """
 
 from __future__ import annotations
@@ -55,6 +58,21 @@ cli.main(["view", "--quiet", *sys.argv[2:]])
 """
 
 
+def page_cache(files, cold):
+    """Put the files in the page cache, or (``cold``) empty the page cache."""
+    if cold:
+        os.sync()
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return
+    for f in files:
+        for path in ([os.path.join(f, n) for n in sorted(os.listdir(f))] if os.path.isdir(f)
+                     else [f]):
+            with open(path, "rb") as fh:
+                while fh.read(1 << 24):
+                    pass
+
+
 def run_once(files, cached, cache_dir):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LEGATE_PROF_CACHE_DIR": cache_dir}
     args = files if cached else ["--no-cache", *files]
@@ -72,12 +90,15 @@ def main(argv=None):
     ap.add_argument("files", nargs="+")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cache", action="store_true", help="fill the cache, then time reopening")
+    ap.add_argument("--cold", action="store_true",
+                    help="drop the page cache before each run (root only)")
     a = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="lp_cache_") as cache_dir:
         if a.cache:
             run_once(a.files, True, cache_dir)  # fills it
         got = []
         for _ in range(a.repeat):
+            page_cache(a.files, a.cold)
             r = run_once(a.files, a.cache, cache_dir)
             got.append(r)
             print(f"window {r['window_s']:.2f} s, first frame {r['first_frame_s']:.2f} s",

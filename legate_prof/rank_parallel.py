@@ -9,6 +9,7 @@ it cannot give what one build of all files gives, the caller builds them all at 
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import os
 import select
@@ -89,6 +90,8 @@ def _run_workers(paths, outs, mode, workers, progress, handover):
         w = load.index(min(load))
         shares[w].append((i, paths[i], outs[i]))
         load[w] += os.path.getsize(paths[i])
+    ahead = _ReadAhead([job[1] for turn in itertools.zip_longest(*shares) for job in turn if job],
+                       2 * workers)
     procs = []
     try:
         for share in shares:
@@ -108,16 +111,59 @@ def _run_workers(paths, outs, mode, workers, progress, handover):
                 word, i = line.split()
                 failed = failed or word != "ok"
                 done += 1
+                ahead.file_done()
                 last = f"built {os.path.basename(paths[int(i)])} ({done} of {len(paths)} ranks)"
                 if progress:
                     progress(done, len(paths), last)
         return not failed and all(p.wait() == 0 for p in procs) and done == len(paths)
     finally:
+        ahead.stop()
         for p in procs:
             if p.poll() is None:
                 p.kill()
             p.wait()
             p.stdout.close()
+
+
+class _ReadAhead:
+    """Reads the rank files into the page cache in the order the workers take them, a few
+    files ahead of the workers, while they compute.  A file not read since it was written
+    (the page cache dropped it) then comes from disk at the disk's speed, overlapped with
+    the builds, instead of a page at a time as a worker touches it.  For files already
+    cached this costs one copy (about 0.1 s per GB), in a thread of a process that waits."""
+
+    CHUNK = 4 << 20
+
+    def __init__(self, paths, ahead):
+        self._paths = paths
+        self._room = threading.Semaphore(ahead)
+        self._stop = False
+        self.thread = threading.Thread(target=self._run, name="legate_prof read-ahead",
+                                       daemon=True)
+        self.thread.start()
+
+    def file_done(self):
+        self._room.release()
+
+    def stop(self):
+        self._stop = True
+        self._room.release()
+
+    def _run(self):
+        buf = bytearray(self.CHUNK)
+        for path in self._paths:
+            self._room.acquire()
+            if self._stop:
+                return
+            self._read(path, buf)
+
+    def _read(self, path, buf):
+        try:
+            with open(path, "rb", buffering=0) as f:
+                while not self._stop and f.readinto(buf):
+                    pass
+        except OSError:
+            pass  # the worker reports what is wrong with the file
 
 
 def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False):

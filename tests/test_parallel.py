@@ -599,3 +599,34 @@ def test_ranks_are_written_as_one_bundle_without_a_merged_copy(synthetic_8, tmp_
     whole = load_profile(files, workers=1)
     write_bundle(whole.evolve(sources=ranked.sources), tmp_path / "whole.lpbundle")
     assert (tmp_path / "ranks.lpbundle").read_bytes() == (tmp_path / "whole.lpbundle").read_bytes()
+
+
+def test_read_ahead_reads_files_in_order_a_window_ahead_and_stops(tmp_path):
+    """The parent reads the rank files into the page cache in the workers' order, at most
+    ``ahead`` files before the ranks done (a 1,000-rank run is not read into memory at once),
+    and stops when the build ends, failed or not."""
+    import threading
+    from legate_prof.rank_parallel import _ReadAhead
+    paths = []
+    for i in range(5):
+        paths.append(tmp_path / f"legate_{i}.prof")
+        paths[-1].write_bytes(bytes([i]) * (3 * _ReadAhead.CHUNK // 2))
+    seen, got = [], threading.Semaphore(0)
+
+    class Recorded(_ReadAhead):
+        def _read(self, path, buf):
+            super()._read(path, buf)
+            seen.append((path, bytes(buf[:1])))
+            got.release()
+
+    ra = Recorded([str(p) for p in paths], ahead=2)
+    for _ in range(2):
+        assert got.acquire(timeout=30)
+    assert not got.acquire(timeout=0.3)  # the window is full: no third file yet
+    ra.file_done()
+    assert got.acquire(timeout=30)
+    assert [p for p, _ in seen] == [str(p) for p in paths[:3]]
+    assert [b for _, b in seen] == [bytes([i]) for i in (0, 1, 2)]  # each file its own bytes
+    ra.stop()
+    ra.thread.join(timeout=30)
+    assert not ra.thread.is_alive() and len(seen) == 3
