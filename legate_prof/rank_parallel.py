@@ -19,6 +19,10 @@ import sys
 import tempfile
 import threading
 
+# The workers yield the cores to the process that waits for them whenever it has work: a
+# window opening, its progress, a terminal.  Idle, it leaves them all the cores.
+WORKER_NICENESS = 10
+
 # Below this much input, starting workers costs more than it saves.
 PARALLEL_MIN_BYTES = 48 << 20
 
@@ -69,6 +73,8 @@ def _build_rank(path, out, mode):
 def _worker(jobs, mode):
     """One worker process: its share of the rank files, one after the other; a line on
     stdout per file done ("ok N" or "fail N")."""
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)
     for i, path, out in jobs:
         ok = _build_rank(path, out, mode)
         print(("ok" if ok else "fail"), i, flush=True)

@@ -630,3 +630,17 @@ def test_read_ahead_reads_files_in_order_a_window_ahead_and_stops(tmp_path):
     ra.stop()
     ra.thread.join(timeout=30)
     assert not ra.thread.is_alive() and len(seen) == 3
+
+
+def test_rank_workers_yield_the_cores_to_the_process_that_waits():
+    """A worker lowers its own priority before it builds, so the window opening meanwhile
+    (and its progress) gets the cores when it needs them."""
+    import os
+    import subprocess
+    import sys
+    from legate_prof.rank_parallel import WORKER_NICENESS
+    out = subprocess.run([sys.executable, "-c", "import os\n"
+                          "from legate_prof.rank_parallel import _worker\n"
+                          "_worker([], 'flat'); print(os.nice(0))"],
+                         capture_output=True, text=True, check=True).stdout
+    assert int(out) == min(19, os.nice(0) + WORKER_NICENESS) > os.nice(0)
