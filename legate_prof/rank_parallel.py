@@ -14,6 +14,7 @@ import json
 import os
 import select
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -165,6 +166,8 @@ class _ReadAhead:
 
     def _read(self, path, buf):
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return  # a pipe's bytes are the worker's to read (and opening one may block)
             with open(path, "rb", buffering=0) as f:
                 while not self._stop and f.readinto(buf):
                     pass

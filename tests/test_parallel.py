@@ -644,3 +644,25 @@ def test_rank_workers_yield_the_cores_to_the_process_that_waits():
                           "_worker([], 'flat'); print(os.nice(0))"],
                          capture_output=True, text=True, check=True).stdout
     assert int(out) == min(19, os.nice(0) + WORKER_NICENESS) > os.nice(0)
+
+
+def test_read_ahead_leaves_pipes_alone(tmp_path):
+    """A rank 'file' that is a pipe is not read ahead: its bytes are the worker's, and opening
+    a pipe with no writer would block the read-ahead for good."""
+    import os
+    import threading
+    from legate_prof.rank_parallel import _ReadAhead
+    pipe, log = tmp_path / "legate_0.prof", tmp_path / "legate_1.prof"
+    os.mkfifo(pipe)
+    log.write_bytes(b"x" * 1000)
+    done = threading.Semaphore(0)
+
+    class Recorded(_ReadAhead):
+        def _read(self, path, buf):
+            super()._read(path, buf)
+            done.release()
+
+    ra = Recorded([str(pipe), str(log)], ahead=2)
+    assert done.acquire(timeout=30) and done.acquire(timeout=30)
+    ra.thread.join(timeout=30)
+    assert not ra.thread.is_alive()
