@@ -27,6 +27,11 @@ class RuntimeStream:
     last_ns: int = 0
     warnings: list = field(default_factory=list)
 
+    def first_ns(self):
+        """The earliest event's time: the run's start where the header lost it."""
+        times = [o[0] for o in self.ops] + [a["t_new"] for a in self.arrays.values()]
+        return min(times, default=self.last_ns)
+
 
 def read_runtime_stream(path) -> RuntimeStream:
     try:

@@ -9,8 +9,8 @@ picture shows.  Callers never touch the model's tables.
 
 from __future__ import annotations
 
+import math
 import os
-
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -318,7 +318,9 @@ class ProfileSource:
         grid than they draw (the viewer's cache): the rule stays MIN_PX screen pixels."""
         m = self._m
         width_px = max(int(width_px), 1)
-        t1 = max(float(t1), float(t0) + 1e-9)
+        t0, t1 = float(t0), float(t1)
+        if not t1 > t0:  # (a zero-width window, where even 1e-9 ns more is the same float)
+            t1 = math.nextafter(t0, math.inf)
         scale = width_px / (t1 - t0)
         rows, labels = [], []
         names = m.items["name"]

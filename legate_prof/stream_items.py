@@ -22,7 +22,8 @@ def add_stream_items(streams, ranks, items, names, mems):
     for st in streams:
         rank = int(st.header.get("rank", 0))
         info = next(r for r in ranks if r["rank"] == rank)
-        zero = info["zero_time"] or int(st.header.get("start_ns", 0))
+        # (a damaged header's start is 0: then the first event is the start, not 1970)
+        zero = info["zero_time"] or int(st.header.get("start_ns", 0)) or st.first_ns()
         cols = stream_items(st, zero)
         n = len(cols["op_start"])
         if n:

@@ -58,7 +58,9 @@ def time_range_of(first, last, markers=()):
     start = 0
     if first > last // 2:
         start = max(first - (last - first) // 20, 0)
-    return start, max(last + (last - start) // 200, start + 1)
+    # at least 2**12 steps of a float64 near ``start`` (the view's coordinates), however late a
+    # damaged log puts a run of one nanosecond
+    return start, max(last + (last - start) // 200, start + 1, start + (start >> 40))
 
 
 def sorted_lookup(ids, values, keys, default):

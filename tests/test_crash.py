@@ -177,3 +177,14 @@ def test_memory_lane_at_the_failure_shows_legates_live_instances(crashed):
     names = {model.names[model.items["name"][i]] for i in range(alo, ahi)}
     assert "Array float64(1048576,) allocated at oom.py:7" in names
     assert (model.items["kind"][alo:ahi] == ItemKind.INSTANCE).all()
+
+
+def test_stream_whose_header_lost_its_start_begins_at_its_first_event():
+    """A damaged header's start time is dropped (a warning); the run then starts at its first
+    event, not at the clock's epoch 57 years earlier, where float64 view coordinates cannot
+    tell one nanosecond from the next."""
+    path = Path(__file__).with_name("fuzz_regressions") / "start_lost.runtime.prof"
+    model = load_profile([str(path)])
+    assert any("start_ns" in str(w) for w in model.warnings)
+    t0, t1 = model.time_range()
+    assert 0 <= t0 < t1 < 10**12

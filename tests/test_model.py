@@ -504,3 +504,13 @@ def test_a_sum_of_steps_kept_with_repeated_times_reads_as_the_distinct_sum():
         warnings.simplefilter("error")
         got = read.integral_at(q)
     assert np.allclose(got, exact.integral_at(q))
+
+
+def test_the_initial_view_of_a_late_one_nanosecond_run_is_wide_enough_to_draw():
+    """However late a damaged log puts a run of a single nanosecond, the initial view spans
+    thousands of distinct float64 positions (the viewer's and the tiles' coordinates)."""
+    from legate_prof.trace_model import time_range_of
+    for first in (0, 10**6, 2**40 + 3, 1795351394079597442, 2**62 - 7):
+        t0, t1 = time_range_of(first, first + 1)
+        assert t0 <= first and t1 >= first + 1
+        assert (float(t1) - float(t0)) / float(np.spacing(float(t1))) >= 2**11

@@ -75,7 +75,9 @@ class TimelineWidget(pg.PlotWidget):
     def _apply_limits(self):
         t0, t1 = getattr(self, "_extent", None) or self.source.info().time_range
         pad = (t1 - t0) * 0.05
-        self.vb.setLimits(xMin=t0 - pad, xMax=t1 + pad, minXRange=50, yMin=0,
+        # zoom in to 50 ns, or to 2**12 steps of a float64 where times are that large
+        narrowest = max(50.0, 4096 * float(np.spacing(float(max(abs(t0), abs(t1))))))
+        self.vb.setLimits(xMin=t0 - pad, xMax=t1 + pad, minXRange=narrowest, yMin=0,
                           yMax=max(self.lane_layout.height, 1))
         self._fit_y()
 
