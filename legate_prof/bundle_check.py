@@ -220,6 +220,9 @@ def _check_index(index, items, lanes, n, values=True):
         return
     _sorted(bounds, "index bounds")
     _in_range(perm, 0, n, "duration index")
+    row_at = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    if np.any(row_at[perm] != row_at):  # each row's order holds that row's items
+        _fail("duration index crosses rows")
     # items must be ordered by (lane, row, start): bounds are only right then
     key = off[items["lane"]] + items["row"]
     _sorted(key, "items")
