@@ -42,54 +42,10 @@ elif mode == "reopen":
 elif mode == "frames":
     m = read_bundle(bundle)
     from legate_prof.viewer.screenshot import make_timeline
-    from PySide6 import QtWidgets
-
-    def settle(w):
-        w.grab()
-        while w.item.last_stats.get("pending"):
-            w.item._continue()
-            w.grab()
+    sys.path.insert(0, os.path.join({root!r}, "benchmarks"))
+    from frame_times import measure_frames
     w = make_timeline(m, 1920, 1080, expand=["cpu", "gpu_dev", "utility"])
-    from legate_prof.viewer.app import FRAME_BUDGET_S
-    w.item.budget_s = FRAME_BUDGET_S  # as the interactive viewer runs
-    t0, t1 = m.time_range()
-    for zoom in (1, 10, 1000):
-        span = (t1 - t0) / zoom
-        mid = (t0 + t1) / 2
-        w.set_time_range(mid - span / 2, mid + span / 2, remember=False)
-        settle(w)  # warm: the view at rest
-        times = []
-        for i in range(5):
-            # pan a little each frame, as a drag does
-            a = mid - span / 2 + span * 0.01 * i
-            w.set_time_range(a, a + span, remember=False)
-            t = time.perf_counter(); w.grab(); times.append(time.perf_counter() - t)
-            QtWidgets.QApplication.processEvents()  # the event loop between input events
-        times.sort()
-        out[f"frame_{{zoom}}x_ms"] = 1000 * times[len(times) // 2]
-        out[f"rects_{{zoom}}x"] = w.item.last_stats.get("rects", 0)
-    # wheel zooming: 12 steps of 0.85x around the centre, from the 10x view
-    span = (t1 - t0) / 10
-    mid = (t0 + t1) / 2
-    w.set_time_range(mid - span / 2, mid + span / 2, remember=False)
-    settle(w)
-    times = []
-    for i in range(12):
-        span *= 0.85
-        w.set_time_range(mid - span / 2, mid + span / 2, remember=False)
-        t = time.perf_counter(); w.grab(); times.append(time.perf_counter() - t)
-        QtWidgets.QApplication.processEvents()
-    times.sort()
-    out["zoom_step_median_ms"] = 1000 * times[len(times) // 2]
-    out["zoom_step_max_ms"] = 1000 * times[-1]
-    # after the last step: frames until every row is at the new resolution
-    n_settle = 0
-    while w.item.last_stats.get("pending") and n_settle < 50:
-        w.item._continue()
-        t = time.perf_counter(); w.grab(); times.append(time.perf_counter() - t)
-        n_settle += 1
-    out["zoom_settle_frames"] = n_settle
-    out["zoom_worst_incl_settle_ms"] = 1000 * max(times)
+    out.update(measure_frames(w, *m.time_range()))
 out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """

@@ -7,8 +7,10 @@ A size RxM is R rank files with M million items in all (`fixtures/generate.py`, 
 reference accepts).  For each: `legate_prof stats --json` and `legion_prof statistics`, run
 alternately, wall time and peak memory of the whole process tree (`tree_rss.py`), and the
 ratios; then `view`'s time to the first frame from raw logs and from its cache (a child process
-that, once Python and Qt are imported, loads, builds the window offscreen and grabs it).  Without the reference binary (next to the
-repository in ../shared/reference, or $LEGION_PROF) ours are printed alone.
+that, once Python and Qt are imported, loads, builds the window offscreen and grabs it), and
+the frame times of the cached view (`frame_times.py`: pans, wheel zoom steps).  Without the
+reference binary (next to the repository in ../shared/reference, or $LEGION_PROF) ours are
+printed alone.
 """
 
 from __future__ import annotations
@@ -38,15 +40,22 @@ t0 = time.perf_counter()  # after the interpreter and Qt have started
 m = load_profile(files, use_cache=cache, ranked=True)  # as `view` and `screenshot` load
 w = make_timeline(m, 1920, 1080, expand=["cpu", "gpu_dev", "utility"])
 w.grab()
-print(json.dumps({"first_frame_s": time.perf_counter() - t0}))
+out = {"first_frame_s": time.perf_counter() - t0}
+if cache:  # the frames a user then waits for (pans, wheel zoom steps)
+    sys.path.insert(0, sys.argv[2])
+    from frame_times import measure_frames
+    from legate_prof.source import as_source
+    out.update(measure_frames(w, *as_source(m).info().time_range))
+print(json.dumps(out))
 """
 
 
 def first_frame(files, cache_dir, cached):
     env = {**os.environ, "LEGATE_PROF_CACHE_DIR": cache_dir}
-    r = subprocess.run([sys.executable, "-c", FIRST_FRAME, json.dumps([files, cached])],
+    r = subprocess.run([sys.executable, "-c", FIRST_FRAME, json.dumps([files, cached]),
+                        str(ROOT / "benchmarks")],
                        capture_output=True, text=True, env=env, timeout=1800)
-    return json.loads(r.stdout.strip().splitlines()[-1])["first_frame_s"]
+    return json.loads(r.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None):
@@ -58,7 +67,8 @@ def main(argv=None):
     a = ap.parse_args(argv)
     ref = REFERENCE if REFERENCE.exists() else None
     print("size | ours stats: wall, peak | reference: wall, peak | ratio time, memory | "
-          "view first frame: raw logs (each run), cached (best, median of 3)")
+          "view first frame: raw logs (each run), cached (best, median of 3) | frames, "
+          "cached: pans (median), wheel zoom steps (median/worst)")
     for size in a.sizes:
         ranks, millions = (float(x) for x in size.split("x"))
         with tempfile.TemporaryDirectory(prefix="lp_bench_") as tmp:
@@ -82,12 +92,19 @@ def main(argv=None):
                 row += "(no reference) | - | "
             if not a.no_view:
                 with tempfile.TemporaryDirectory(prefix="lp_cache_") as cache:
-                    raw = [first_frame(files, cache, False) for _ in range(a.repeat)]
+                    raw = [first_frame(files, cache, False)["first_frame_s"]
+                           for _ in range(a.repeat)]
                     first_frame(files, cache, True)  # fills the cache
                     os.sync()  # not timing the write-back of the entry just written
-                    hot = sorted(first_frame(files, cache, True) for _ in range(3))
-                row += (f"{min(raw):.2f}-{max(raw):.2f} s, {hot[0]:.2f} s (median "
-                        f"{hot[1]:.2f} s)")
+                    hot = sorted((first_frame(files, cache, True) for _ in range(3)),
+                                 key=lambda r: r["first_frame_s"])
+                f = hot[1]  # the median run's frames
+                row += (f"{min(raw):.2f}-{max(raw):.2f} s, {hot[0]['first_frame_s']:.2f} s "
+                        f"(median {f['first_frame_s']:.2f} s) | pans 1x/10x/1000x "
+                        f"{f['frame_1x_ms']:.0f}/{f['frame_10x_ms']:.0f}/"
+                        f"{f['frame_1000x_ms']:.0f} ms, zoom steps {f['zoom_step_median_ms']:.0f}"
+                        f"/{f['zoom_worst_incl_settle_ms']:.0f} ms ({f['zoom_settle_frames']} "
+                        "frames to settle)")
             print(row, flush=True)
 
 
