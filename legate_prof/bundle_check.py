@@ -92,6 +92,11 @@ def _step(s, what, values=True):
         if not np.all(np.isfinite(t)) or not np.all(np.isfinite(integral)):
             _fail(f"{what} has infinite values")
         _sorted(t, what)
+        dt, di = np.diff(t.astype(np.float64)), np.diff(integral.astype(np.float64))
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            level = di / dt  # an integral of a finite level: no jump at one time
+        if np.any((dt == 0) & (di != 0)) or not np.all(np.isfinite(level[dt > 0])):
+            _fail(f"{what} has infinite levels")
         if coarse is not None and not np.array_equal(coarse, t[::StepIntegral.BLOCK]):
             _fail(f"{what} coarse index")
     if not isinstance(den, (int, float)) or isinstance(den, bool) or not (
