@@ -471,12 +471,11 @@ def cmd_insights(args):
 def cmd_export(args):
     """Write the merged profile as Perfetto / Chrome trace / Parquet / DuckDB (docs/export.md)."""
     from .export import MissingExtra, export
-    from .export.atomic import refuse_input
+    check_output(args.output, _inputs(args), None, "export", folder=args.format == "parquet")
     try:
-        refuse_input(args.output, _inputs(args))
         model = _load(_inputs(args), args)
         export(model, args.format, args.output)
-    except (MissingExtra, ValueError, OSError) as e:
+    except MissingExtra as e:
         print(f"legate_prof: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
     print(f"wrote {args.output} ({args.format}, {model.n_items} items)")

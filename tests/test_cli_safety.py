@@ -156,3 +156,74 @@ def test_expand_given_several_times_adds_up():
         together = parser.parse_args([*cmd, "--expand", "cpu", "gpu_dev"])
         assert apart.expand == together.expand == ["cpu", "gpu_dev"]
         assert parser.parse_args(cmd).expand == []  # and the default is not shared
+
+
+def test_an_output_through_a_link_replaces_the_links_target_and_keeps_the_link(sample, tmp_path):
+    p, before = sample
+    target = tmp_path / "real.png"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.png"
+    link.symlink_to(target)
+    r = cli("screenshot", p, "-o", link, "--width", "400", "--height", "300")
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert digest(p) == before
+
+
+def test_an_output_that_is_a_pipe_is_written_into_not_replaced(sample, tmp_path):
+    """`-o /dev/stdout`, a FIFO, `/dev/null`: written straight to; a rename would have put a
+    regular file in the device's or pipe's place."""
+    import json
+    import stat
+    p, _ = sample
+    fifo = tmp_path / "trace.json"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    r = cli("export", p, "--format", "chrome", "-o", fifo)
+    assert r.returncode == 0, r.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    reader.join(timeout=60)
+    assert got and len(json.loads(got[0])) > 10
+    assert sorted(x.name for x in tmp_path.iterdir()) == ["legate_0.prof", "trace.json"]
+
+
+@pytest.mark.parametrize("cmd, out", [
+    ("convert", "/proc/x.lpbundle"), ("report", "/proc/legate_prof_report"),
+    ("screenshot", "/proc/x.png"), ("export", "/proc/x.json"),
+])
+def test_an_output_where_nothing_can_be_written_is_one_line(sample, cmd, out):
+    p, before = sample
+    extra = ["--format", "chrome"] if cmd == "export" else []
+    one_line_error(cli(cmd, p, "-o", out, *extra), "could not write")
+    assert digest(p) == before
+
+
+def test_export_into_a_missing_folder_is_one_line(sample, tmp_path):
+    p, _ = sample
+    one_line_error(cli("export", p, "--format", "perfetto", "-o", tmp_path / "no" / "x.pftrace"),
+                   "does not exist")
+
+
+def test_a_parquet_export_never_replaces_a_folder_it_did_not_write(sample, tmp_path):
+    pytest.importorskip("pyarrow")
+    p, _ = sample
+    mine = tmp_path / "documents"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("keep me")
+    one_line_error(cli("export", p, "--format", "parquet", "-o", mine), "is not a Parquet export")
+    assert (mine / "thesis.tex").read_text() == "keep me"
+    out = tmp_path / "tables"
+    for _ in range(2):  # an earlier export is replaced
+        r = cli("export", p, "--format", "parquet", "-o", out)
+        assert r.returncode == 0, r.stderr
+    assert (out / "items.parquet").is_file()
+    assert oct(out.stat().st_mode & 0o777) == oct(0o777 & ~_umask())
+
+
+def _umask():
+    m = os.umask(0)
+    os.umask(m)
+    return m

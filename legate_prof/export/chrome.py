@@ -14,7 +14,7 @@ import json
 import numpy as np
 
 from ..kinds import GROUP_KEYS, MEMORY_GROUPS, ItemKind
-from .atomic import atomic_path
+from ..output_file import atomic_output
 
 CHUNK_ROWS = 1 << 18
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -112,7 +112,7 @@ def write(model, out, chunk_rows=CHUNK_ROWS):
     states = np.array([json.dumps(s) for s in STATE], dtype=object)
     prov_args = np.array([""] + [',"provenance":' + json.dumps(p) for p in model.provenances[1:]],
                          dtype=object)
-    with atomic_path(out) as tmp, open(tmp, "w", encoding="utf-8") as f:
+    with atomic_output(out) as tmp, open(tmp, "w", encoding="utf-8") as f:
         f.write("[\n")
         f.write(",\n".join(_metadata(model)))
         for lo in range(0, model.n_items, chunk_rows):

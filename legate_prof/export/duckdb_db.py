@@ -6,7 +6,7 @@ import os
 
 from . import require
 from .arrow import batches, schema
-from .atomic import atomic_path
+from ..output_file import atomic_output
 from .tables import CHUNK_ROWS, TABLES
 
 VIEWS = {
@@ -58,7 +58,7 @@ def _fill(con, model, chunk_rows):
 
 def write(model, out, chunk_rows=CHUNK_ROWS):
     duckdb = require("duckdb", "sql")
-    with atomic_path(out) as tmp:
+    with atomic_output(out, stream=False) as tmp:
         os.unlink(tmp)  # DuckDB creates the file itself
         con = duckdb.connect(tmp)
         try:

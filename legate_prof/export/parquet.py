@@ -6,14 +6,20 @@ import os
 
 from . import require
 from .arrow import batches, schema
-from .atomic import atomic_path
+from ..output_file import atomic_folder
 from .tables import CHUNK_ROWS, TABLES
+
+
+def _earlier_export(folder):
+    """A folder that holds nothing but our tables' files (an earlier export) may be replaced."""
+    ours = {f"{t}.parquet" for t in TABLES}
+    return all(p.name in ours and p.is_file() for p in folder.iterdir())
 
 
 def write(model, out, chunk_rows=CHUNK_ROWS):
     pq = require("pyarrow.parquet", "export")
     counts = {}
-    with atomic_path(out, directory=True) as tmp:
+    with atomic_folder(out, _earlier_export, "Parquet export of legate_prof") as tmp:
         for table in TABLES:
             n = 0
             with pq.ParquetWriter(os.path.join(tmp, f"{table}.parquet"), schema(table)) as w:

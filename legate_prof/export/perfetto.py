@@ -14,7 +14,7 @@ import numpy as np
 
 from ..kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, ItemKind
 from . import protowire as pw
-from .atomic import atomic_path
+from ..output_file import atomic_output
 
 CHUNK_ROWS = 1 << 16
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -201,7 +201,7 @@ def _counters(model, out):
 
 def write(model, out, chunk_rows=CHUNK_ROWS):
     offset = _row_tracks(model)
-    with atomic_path(out) as tmp, open(tmp, "wb") as f:
+    with atomic_output(out) as tmp, open(tmp, "wb") as f:
         _descriptors(model, offset, f)
         _counters(model, f)
         flows = _copy_flows(model, offset, f)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from ..source import as_source
@@ -112,29 +111,18 @@ def _findings(model):
     return None
 
 
-def _readable(folder):
-    """mkdtemp/mkstemp make 0700/0600; a report is for sharing: the umask's usual modes."""
-    umask = os.umask(0)
-    os.umask(umask)
-    for p in [folder, *folder.rglob("*")]:
-        os.chmod(p, (0o777 if p.is_dir() else 0o666) & ~umask)
-
-
 def write_report(model, out_dir, pictures=True, progress=None):
     """Write the report folder at ``out_dir`` (built aside, then renamed into place) of a
     model or a source (a ``RankedSource``: every part read from the ranks, none merged)."""
     from ..stats import compute_stats
+    from ..output_file import atomic_folder
     out_dir = Path(out_dir).resolve()
-    if out_dir.exists() and not out_dir.is_dir():
-        from ..errors import ProfileError
-        raise ProfileError(str(out_dir), "exists and is not a folder; choose another -o")
-    if out_dir.exists() and not (out_dir / MARKER).exists() and any(out_dir.iterdir()):
-        from ..errors import ProfileError
-        raise ProfileError(str(out_dir), "exists and is not a legate_prof report; "
-                           "choose another -o")
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".report-", dir=out_dir.parent))
     try:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        from ..errors import ProfileError
+        raise ProfileError(str(out_dir), f"could not write ({e.strerror or e})") from None
+    with atomic_folder(out_dir, lambda d: (d / MARKER).exists(), "legate_prof report") as tmp:
         (tmp / "tiles").mkdir()
         (tmp / "pictures").mkdir()
         q = ReportQueries(model)
@@ -151,16 +139,5 @@ def write_report(model, out_dir, pictures=True, progress=None):
             if f.is_file():
                 shutil.copyfile(f, tmp / f.name)
         (tmp / MARKER).write_text("written by legate_prof report\n")
-        _readable(tmp)
-        if out_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=".old-report-", dir=out_dir.parent))
-            os.replace(out_dir, old / "r")
-            os.replace(tmp, out_dir)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return {"path": str(out_dir / "index.html"), "levels": max(tiles) + 1,
             "tiles": sum(len(v) for v in tiles.values()), "tile_bytes": tile_bytes}
