@@ -443,16 +443,16 @@ def cmd_compare(args):
         check_output(args.output, a_files + b_files, PICTURE_FORMATS, "picture")
     a, b = _load(a_files, args, stack=False), _load(b_files, args, stack=False)
     c = compare(a, b)
+    if args.output:  # first: a reader of the table that stops early (| head) stops nothing
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from .viewer.screenshot import render_comparison
+        render_comparison([a, b], args.output, (args.a, args.b), expand=args.expand)
+        print(f"wrote {args.output}", file=sys.stderr)
     if args.json:
         json.dump(c, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         print(format_compare(c, (args.a, args.b)))
-    if args.output:
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        from .viewer.screenshot import render_comparison
-        render_comparison([a, b], args.output, (args.a, args.b), expand=args.expand)
-        print(f"wrote {args.output}", file=sys.stderr)
     return EXIT_USER_ERROR if a.errors or b.errors else 0
 
 

@@ -33,3 +33,20 @@ def test_compare_text_names_both_runs(guide_examples):
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     assert "inefficient.py:21" in p.stdout and "->" in p.stdout and "utility" in p.stdout
+
+
+def test_compare_writes_its_picture_when_the_table_reader_stops_early(tmp_path):
+    """`compare A B -o x.png | head`: the reader closing the pipe stops the table, not the
+    picture asked for."""
+    import os
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    out = tmp_path / "both.png"
+    p = subprocess.Popen([sys.executable, "-m", "legate_prof", "compare",
+                          str(real / "efficient_0.prof"), str(real / "transfers_0.prof"),
+                          "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+    p.stdout.close()  # as `head` does once it has its lines
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0, err
+    assert "Traceback" not in err
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
