@@ -27,6 +27,15 @@ ADVANCED_INDEXING_TASKS = ("Nonzero", "Gather", "Scatter", "Advanced Indexing")
 APP_PROC_GROUPS = ("cpu", "gpu_dev", "omp", "io", "python")
 
 
+def _running(model):
+    """Each item's running time: its span minus its waits."""
+    from .stats import _waited_ns
+    it = model.items
+    run = (it["stop"] - it["start"]).astype(np.int64)
+    waited = _waited_ns(model)
+    return run if waited is None else run - waited.astype(np.int64)
+
+
 class _Facts:
     """Per-item columns the detectors share, over every part of the profile's items (one
     model, or the ranks of a ``RankedSource`` read one after the other: no merged copy),
@@ -42,7 +51,8 @@ class _Facts:
         self.kind = self._joined(lambda p: p.model.items["kind"])
         self.start = self._joined(lambda p: p.model.items["start"])
         self.stop = self._joined(lambda p: p.model.items["stop"])
-        self.dur = self.stop - self.start
+        # running time, as the statistics count it: waits (and the calls a task made) out
+        self.run = self._joined(lambda p: _running(p.model))
         self.prov = self._joined(lambda p: p.provenances())
         self.name = self._joined(lambda p: p.names())
         self.busy = self.m.busy_ns
@@ -106,7 +116,7 @@ def tiny_tasks(f):
     for p in np.unique(f.prov[f.app]).tolist():
         sel = f.app & (f.prov == p)
         n = int(np.count_nonzero(sel))
-        med = float(np.median(f.dur[sel])) if n else 0.0
+        med = float(np.median(f.run[sel])) if n else 0.0
         if p and n >= TINY_TASK_MIN_COUNT and med < max(overhead, 1.0):
             lines.append((p, sel, n, med))
     if not lines:
@@ -125,7 +135,7 @@ def tiny_tasks(f):
     for loop in loops:
         sel = np.logical_or.reduce([x[1] for x in loop])
         n = int(np.count_nonzero(sel))
-        med = float(np.median(f.dur[sel]))
+        med = float(np.median(f.run[sel]))
         provs = [f.line(x[0]) for x in loop]
         out.append(_finding(
             "tiny_tasks",
@@ -133,7 +143,7 @@ def tiny_tasks(f):
             f"launch overhead {format_ns(overhead)} each)",
             provs, f.window(sel),
             {"tasks": n, "median_task_ns": int(med), "launch_overhead_ns": int(overhead),
-             "task_time_ns": int(f.dur[sel].sum()),
+             "task_time_ns": int(f.run[sel].sum()),
              "tasks_per_line": {f.line(x[0]): x[2] for x in loop}},
             n * overhead,
             "Vectorize the loop: one whole-array operation instead of thousands of slices "
@@ -180,10 +190,10 @@ def advanced_indexing(f):
     return [_finding(
         "advanced_indexing",
         f"nonzero + scatter/gather: {int(np.count_nonzero(sel))} index tasks taking "
-        f"{format_ns(f.dur[sel].sum())}",
+        f"{format_ns(f.run[sel].sum())}",
         [f.line(p) for p in provs], f.window(sel),
-        {"tasks": by_name, "task_time_ns": int(f.dur[sel].sum())},
-        int(f.dur[sel].sum()),
+        {"tasks": by_name, "task_time_ns": int(f.run[sel].sum())},
+        int(f.run[sel].sum()),
         "Use a boolean mask instead of nonzero(...) + advanced indexing: np.putmask(z, cond, "
         "v) or np.where(cond, a, b) (guide, Example 1).")]
 
@@ -226,9 +236,9 @@ def temporaries(f):
             "temporaries",
             f"{arrays} full-size arrays made by one line ({b / 2**20:.1f} MiB): "
             "intermediates of an expression",
-            [f.line(p)], f.window(_mask(len(f.kind), inst[here])),
-            {"arrays": int(arrays), "bytes": b, "task_time_ns": int(f.dur[tasks].sum())},
-            int(f.dur[tasks].sum()),
+            [f.line(p)], f.window(tasks if tasks.any() else _mask(len(f.kind), inst[here])),
+            {"arrays": int(arrays), "bytes": b, "task_time_ns": int(f.run[tasks].sum())},
+            int(f.run[tasks].sum()),
             "Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, out=t); "
             "t += 1.0) instead of materializing temporaries; fewer live instances also means "
             "less memory pressure."))
@@ -245,7 +255,7 @@ def copy_baseline(f):
     med = float(np.median(size))
     if med >= SMALL_COPY_BYTES:
         return []
-    busy = int(f.dur[sel].sum())
+    busy = int(f.run[sel].sum())
     provs = sorted({int(p) for p in f.prov[sel].tolist() if p})
     return [_finding(
         "copy_baseline",
@@ -267,7 +277,7 @@ def partition_overhead(f):
     return [_finding(
         "partition_overhead", f"{n:,} dependent-partitioning operations",
         [f.line(p) for p in provs][:10], f.window(sel),
-        {"dp_events": n, "dp_time_ns": int(f.dur[sel].sum())}, int(f.dur[sel].sum()),
+        {"dp_events": n, "dp_time_ns": int(f.run[sel].sum())}, int(f.run[sel].sum()),
         "Index with slices or boolean masks of whole arrays; data-dependent indexing "
         "(nonzero, fancy indexing) makes the runtime partition at run time.")]
 

@@ -97,3 +97,26 @@ def test_viewer_findings_dock_zooms_to_a_finding_and_highlights_its_items(guide_
     assert a <= t0 and t1 <= b and (b - a) < 1.2 * (t1 - t0) + 10_000
     assert win.timeline.item.matches is not None and len(win.timeline.item.matches) >= 100
 
+
+
+def test_a_findings_cost_is_the_running_time_of_its_lines_tasks_not_their_waits():
+    """A temporaries finding costs what its line's tasks ran (as `stats` counts it: span
+    minus waits), and "when" is where those tasks ran: on the recorded efficient example the
+    tasks of line 14 wait almost all of their span."""
+    import numpy as np
+    from legate_prof.kinds import ItemKind
+    m = load_profile([str(ROOT / "fixtures" / "real" / "efficient_0.prof")])
+    (f,) = [f for f in find_insights(m) if f["pattern"] == "temporaries"
+            and f["provenance"][0].endswith("efficient.py:14")]
+    it = m.items
+    prov = np.array(m.provenances, object)[m.op_provenance(it["op_id"])]
+    tasks = np.flatnonzero((it["kind"] == int(ItemKind.TASK))
+                           & (prov == f["provenance"][0]))
+    span = (it["stop"][tasks] - it["start"][tasks]).astype(np.int64)
+    waited = np.zeros(len(tasks), np.int64)
+    for j, i in enumerate(tasks):
+        w = m.waits["item"] == i
+        waited[j] = int((m.waits["end"][w] - m.waits["start"][w]).sum())
+    assert f["cost_ns"] == f["evidence"]["task_time_ns"] == int((span - waited).sum())
+    assert f["cost_ns"] < 0.01 * span.sum()
+    assert f["window_ns"] == [int(it["start"][tasks].min()), int(it["stop"][tasks].max())]
