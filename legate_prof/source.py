@@ -276,8 +276,17 @@ class ProfileSource:
             return ""
         errs = list(getattr(self._m, "errors", ()) or ())
         marks = [mk.get("title", "") for mk in self._m.markers if mk.get("title")]
-        why = "no Legion Prof log was read (Legion writes it at shutdown, which a crashed " \
-              "run never reaches); shown: the runtime's event stream"
+        ranks = self._m.ranks
+        stream = "; shown: the runtime's event stream" if any(
+            "runtime_end_ns" in r for r in ranks) else ""
+        if any(r.get("format_version") for r in ranks):  # a Legion log, cut before its timeline
+            cut = [str(w).split(": ", 2)[-1] for w in self._m.warnings if "truncated" in str(w)]
+            why = ("the Legion Prof log holds no timeline records (Legion writes them at "
+                   "shutdown; did the run crash or get killed?)" + (f"; {cut[0]}" if cut else "")
+                   + stream)
+        else:
+            why = ("no Legion Prof log was read (Legion writes it at shutdown, which a crashed "
+                   "run never reaches)" + stream)
         if marks:
             why += f"; the run ended with: {marks[0]}"
         elif errs:

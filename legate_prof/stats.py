@@ -278,7 +278,7 @@ def format_ns(ns, micro="µs"):
     for unit, div in (("s", 1e9), ("ms", 1e6), (micro, 1e3)):
         if abs(ns) >= div:
             return f"{ns / div:.3f} {unit}"
-    return f"{ns:.0f} ns"
+    return f"{ns:.0f} ns" if round(ns) != 0 else "0 ns"  # (not "-0 ns")
 
 
 def _fmt_ns(ns):

@@ -188,3 +188,18 @@ def test_stream_whose_header_lost_its_start_begins_at_its_first_event():
     assert any("start_ns" in str(w) for w in model.warnings)
     t0, t1 = model.time_range()
     assert 0 <= t0 < t1 < 10**12
+
+
+def test_a_legion_log_cut_before_its_timeline_is_named_as_such(tmp_path):
+    """A Legion log that ends before its first timeline record was read: the picture's banner
+    says that log has no timeline and where it was cut, not that no Legion log was read nor
+    that a runtime stream is shown."""
+    from legate_prof.source import as_source
+    from legate_prof.stats import format_ns
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "efficient_0.prof"
+    cut = tmp_path / "legate_0.prof"
+    cut.write_bytes(real.read_bytes()[:20000])
+    why = as_source(load_profile([str(cut)])).info().timeline_missing
+    assert why.startswith("the Legion Prof log holds no timeline records")
+    assert "truncated at byte" in why and "event stream" not in why
+    assert format_ns(-0.0) == "0 ns" and format_ns(-1) == "-1 ns"
