@@ -16,6 +16,7 @@ import sys
 from . import __version__
 from .errors import ProfileError
 from .output_file import check_output
+from .picture_size import MAX_SIDE, MIN_SIDE, check_size
 
 EXIT_USER_ERROR = 2
 
@@ -161,7 +162,6 @@ def _time_arg(s):
     return int(v)
 
 
-MAX_SIDE = 16384  # pixels; a bigger picture is a typo, and Qt cannot allocate it anyway
 
 
 def _size_arg(s):
@@ -169,8 +169,8 @@ def _size_arg(s):
         v = int(s)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{s!r} is not a whole number of pixels") from None
-    if not 16 <= v <= MAX_SIDE:
-        raise argparse.ArgumentTypeError(f"{v} pixels: use 16 to {MAX_SIDE}")
+    if not MIN_SIDE <= v <= MAX_SIDE:
+        raise argparse.ArgumentTypeError(f"{v} pixels: use {MIN_SIDE} to {MAX_SIDE}")
     return v
 
 
@@ -196,6 +196,7 @@ def _check_view_range(args):
 def cmd_screenshot(args, model=None):
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     check_output(args.output, _inputs(args), PICTURE_FORMATS, "picture")
+    check_size(args.output, args.width, args.height)
     _check_view_range(args)
     if model is None:
         model = _load(_inputs(args), args, ranked=True)
@@ -531,9 +532,11 @@ def build_parser():
     sc.add_argument("-o", "--output", required=True)
     sc.add_argument("--start", type=_time_arg, help="view start (e.g. 12ms, 300us, ns)")
     sc.add_argument("--stop", type=_time_arg, help="view stop")
-    sc.add_argument("--width", type=_size_arg, default=1600, help="pixels (16 to 16384)")
+    sc.add_argument("--width", type=_size_arg, default=1600,
+                    help=f"pixels ({MIN_SIDE} to {MAX_SIDE})")
     sc.add_argument("--height", type=_size_arg, default=1000,
-                    help="pixels (16 to 16384); taller where the lanes shown need it")
+                    help=f"pixels ({MIN_SIDE} to {MAX_SIDE}); taller where the lanes shown "
+                         "need it")
     sc.add_argument("--expand", nargs="*", action="extend", default=[], metavar="KIND",
                     type=_expand_arg,
                     help="lane groups to expand (cpu, utility, gpu_dev, system, channel, ...)")

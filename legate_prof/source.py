@@ -282,7 +282,7 @@ class ProfileSource:
         if any(r.get("format_version") for r in ranks):  # a Legion log, cut before its timeline
             cut = [str(w).split(": ", 2)[-1] for w in self._m.warnings if "truncated" in str(w)]
             why = ("the Legion Prof log holds no timeline records (Legion writes them at "
-                   "shutdown; did the run crash or get killed?)" + (f"; {cut[0]}" if cut else "")
+                   "shutdown, which a crashed run never reaches)" + (f"; {cut[0]}" if cut else "")
                    + stream)
         else:
             why = ("no Legion Prof log was read (Legion writes it at shutdown, which a crashed "

@@ -72,8 +72,10 @@ def test_missing_output_directory_is_one_line(sample, tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["--width", "0"], ["16 to 16384"]),
-    (["--width", "100000", "--height", "100000"], ["16 to 16384"]),
+    (["--width", "0"], ["200 to 16384"]),
+    (["--width", "100"], ["200 to 16384"]),
+    (["--width", "100000", "--height", "100000"], ["200 to 16384"]),
+    (["--width", "16384", "--height", "16384"], ["at most 120,000,000 pixels"]),
     (["--start", "inf"], ["not a time"]),
     (["--start", "nan"], ["not a time"]),
     (["--start", "soon"], ["not a time"]),

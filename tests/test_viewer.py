@@ -341,7 +341,8 @@ def test_viewer_imports_nothing_of_the_model_but_the_api():
     import ast
     from pathlib import Path
     allowed = {"legate_prof", "legate_prof.source", "legate_prof.errors",
-               "legate_prof.output_file"}  # not the model: where files go
+               "legate_prof.output_file", "legate_prof.picture_size"}  # not the model: where
+    # files go and what pictures may be
     bad = []
     for f in sorted((Path(__file__).resolve().parents[1] / "viewer").glob("*.py")):
         for node in ast.walk(ast.parse(f.read_text())):

@@ -13,15 +13,14 @@ from legate_prof import __version__  # noqa: E402
 from legate_prof.errors import ProfileError  # noqa: E402
 from legate_prof.source import as_source  # noqa: E402
 
+from legate_prof.picture_size import MAX_SIDE, check_size  # noqa: E402
+
 from .layout import LaneLayout  # noqa: E402
 from .legend import paint_legend  # noqa: E402
 from .timeline import TimelineWidget, format_time  # noqa: E402
 
 STAMP_H = 44
 LEGEND_H = 20
-MAX_SIDE = 16384  # pixels; Qt's raster engine and PNG viewers cope up to here
-MAX_PIXELS = 120_000_000
-MIN_SIDE = 200
 FIT_ROW_PX = 12.0  # a grown picture gives each row unit this many pixels
 CHROME_PX = 80  # axes and margins of the plot
 
@@ -31,14 +30,6 @@ def app_instance():
     if app is None:
         app = QtWidgets.QApplication(["legate_prof"])
     return app
-
-
-def check_size(out, width, height):
-    """Refuse sizes that cannot be rendered, with one line (before anything is drawn)."""
-    if width < MIN_SIDE or height < MIN_SIDE or width > MAX_SIDE or height > MAX_SIDE \
-            or width * height > MAX_PIXELS:
-        raise ProfileError(str(out), f"image size {width}x{height} not possible: each side "
-                           f"{MIN_SIDE}..{MAX_SIDE} px and at most {MAX_PIXELS:,} pixels")
 
 
 def fitted_height(source, height, expand=None):
