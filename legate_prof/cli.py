@@ -361,6 +361,14 @@ def cmd_report(args):
     return EXIT_USER_ERROR if model.errors else 0
 
 
+RECORD_USAGE = """usage: legate_prof record [--no-report] [legate options] prog.py [args]
+
+Runs `legate --profile prog.py` (the legate_*.prof logs go to --logdir, default here), adds
+`--gpus 0` where no NVIDIA driver exists (a stand-in answers "no device"), and writes
+legate_prof/index.html, the HTML report, beside the logs (--no-report: not). A failed run or
+no profiles written is one line and a non-zero exit status."""
+
+
 def cmd_record(args):
     """Run ``legate --profile`` with the CUDA stand-in where no driver exists, then the report.
 
@@ -371,6 +379,10 @@ def cmd_record(args):
     """
     from .cuda_stub import legate_env, legate_executable, real_driver_present
     extra = list(args.legate_args)
+    asks_help = any(a in ("-h", "--help") for a in extra[:1])
+    if asks_help:
+        print(RECORD_USAGE)
+        print("legate's own options follow.\n", flush=True)
     prog_at = next((i for i, a in enumerate(extra) if a.endswith(".py")), len(extra))
     no_report = "--no-report" in extra[:prog_at]
     if no_report:
@@ -403,14 +415,21 @@ def cmd_record(args):
             sys.stdout.write(line)
             sys.stdout.flush()
     rc = p.wait()
+    if asks_help:
+        return rc
     written = [f for f in _profiles_in(logdir) if before.get(f) != os.path.getmtime(f)]
     if rc != 0:
         what = (f"partial profiles: {' '.join(written)}" if written
                 else "no profiles were written")
         print(f"legate_prof: error: legate exited with status {rc}; {what}", file=sys.stderr)
         return rc if 0 < rc < 128 else EXIT_USER_ERROR
+    if not written:  # (legate still says "Profiles have been generated")
+        print("legate_prof: error: legate wrote no profiles in "
+              f"{os.path.abspath(logdir)}; usage: legate_prof record [legate options] "
+              "prog.py [args]", file=sys.stderr)
+        return EXIT_USER_ERROR
     sys.stdout.writelines(held)
-    if written and not no_report:  # the guide: legate_prof/index.html beside the logs
+    if not no_report:  # the guide: legate_prof/index.html beside the logs
         try:
             return cmd_report(argparse.Namespace(files=written, log=None, cache=False,
                                                  pictures=True,

@@ -151,6 +151,22 @@ def test_record_reports_a_failed_run_in_one_line_without_claiming_profiles(tmp_p
     assert len(errors) == 1 and "exited with status 3" in errors[0]
 
 
+def test_record_without_a_program_says_no_profiles_were_written(tmp_path):
+    """`legate_prof record` with no program: legate runs nothing and still claims "Profiles
+    have been generated"; record says in one line that none were, with its usage, exit 2.
+    `record --help` shows record's own usage before legate's options."""
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--cpus", "1",
+                        "--gpus", "0"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=600, stdin=subprocess.DEVNULL)
+    assert p.returncode == 2, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "Profiles have been generated" not in p.stdout + p.stderr
+    errors = [l for l in p.stderr.splitlines() if l.startswith("legate_prof: error:")]
+    assert len(errors) == 1 and "no profiles" in errors[0] and "prog.py" in errors[0]
+    h = _record(["--help"], tmp_path)
+    assert h.returncode == 0 and h.stdout.startswith("usage: legate_prof record")
+    assert "--logdir" in h.stdout  # legate's options follow
+
+
 def test_memory_lane_at_the_failure_shows_legates_live_instances(crashed):
     """Both instances of b (the slice made for line 10, the full range for line 13), and no
     8 MiB box for d = c + 3, which Legate never allocated."""
