@@ -157,6 +157,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     else:
         if progress:
             progress(len(paths), len(paths), "building timeline")
+        logs = _one_log_per_rank(logs, errors)
         model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams,
                             stack=stack and not ranked, check_files=check_files)
     return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles), ranked)
@@ -274,6 +275,26 @@ def _mtime(path):
 def _natural(s):
     import re
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+
+
+def _one_log_per_rank(logs, errors):
+    """The first log of each rank.  Legate writes one per rank, so a second is another run's:
+    its items would land on the first one's lanes.  It is left out with an error, as a second
+    bundle of a rank is."""
+    seen, kept = {}, []
+    for log in logs:
+        md = log.table("MachineDesc")
+        rank = int(md[0]["node_id"]) if len(md) else None
+        if rank in seen:
+            errors.append(ProfileError(
+                log.path, f"rank {rank} again (also in {os.path.basename(seen[rank])}): a file "
+                          "of another run? Left out; open one run at a time, or compare runs "
+                          "with `legate_prof compare`"))
+            continue
+        if rank is not None:
+            seen[rank] = log.path
+        kept.append(log)
+    return kept
 
 
 def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=False):

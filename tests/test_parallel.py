@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from legate_prof.loader import load_profile
+from legate_prof.source import as_source
 
 
 def _same_model(a, b):
@@ -85,18 +86,22 @@ def test_per_rank_bundles_open_as_one_profile(synthetic_8, tmp_path, capsys):
     assert twice.n_ranks == 2
 
 
-def test_two_files_of_one_rank_are_built_together(synthetic_8, tmp_path):
-    """Lanes of one rank in two files cannot be concatenated: the files are built together
-    (and the user is warned), exactly as without workers."""
+def test_a_second_file_of_one_rank_is_left_out_with_an_error(synthetic_8, tmp_path):
+    """Legate writes one file per rank: a second file of rank 0 is another run's.  It is left
+    out with one error (its items would land on rank 0's lanes), with or without workers,
+    for the timeline too, and the rest is what those files alone give."""
     other = tmp_path / "again.prof"
     shutil.copy(synthetic_8[0], other)
     with open(other, "ab") as f:
         f.write(b"\0")  # not a byte-identical copy, so it is not dropped as a duplicate
     files = list(synthetic_8[:2]) + [other]
-    serial = load_profile(files, workers=1)
-    parallel = load_profile(files, workers=2)
-    assert any("rank 0 is in 2 files" in w for w in parallel.warnings)
-    _same_model(serial, parallel)
+    alone = load_profile(list(synthetic_8[:2]), workers=1)
+    for kw in ({"workers": 1}, {"workers": 2}, {"workers": 2, "ranked": True}):
+        m = load_profile(files, **kw)
+        assert len(m.errors) == 1 and "rank 0 again" in m.errors[0], kw
+        assert m.errors[0].startswith(str(other)), kw
+        assert as_source(m).info().n_items == alone.n_items, kw
+    _same_model(load_profile(files, workers=1), load_profile(files, workers=2))
 
 
 def test_damaged_rank_files_give_what_one_build_gives(synthetic_8, tmp_path):
