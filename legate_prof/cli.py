@@ -175,7 +175,10 @@ def _size_arg(s):
 
 
 def _expand_arg(s):
-    from .kinds import GROUP_KEYS
+    """A lane group by its key or its title (``gpu dev``, ``chan``, ``io (extern)``)."""
+    from .kinds import GROUP_KEYS, GROUP_TITLE
+    by_title = {t: k for k, t in GROUP_TITLE.items()}
+    s = by_title.get(s, s)
     if s not in GROUP_KEYS:
         hint = (" (a file? --expand takes every word after it: put the files first)"
                 if os.path.exists(s) or s.endswith((".prof", ".gz", ".lpbundle")) else "")
@@ -185,6 +188,13 @@ def _expand_arg(s):
 
 
 PICTURE_FORMATS = {".png", ".jpg", ".jpeg", ".bmp"}
+
+# the guide's I/O lane is, under legate 26.06, the external thread the top-level task runs on
+_EXPAND_ALSO = {"io": ("proc_other",)}
+
+
+def _expanded(words):
+    return list(dict.fromkeys(k for w in words for k in (w, *_EXPAND_ALSO.get(w, ()))))
 
 
 def _check_view_range(args):
@@ -203,7 +213,8 @@ def cmd_screenshot(args, model=None):
     _warn_outside_run(args, model)
     from .viewer.screenshot import render_screenshot
     out = render_screenshot(model, args.output, start=args.start, stop=args.stop,
-                            width=args.width, height=args.height, expand=args.expand,
+                            width=args.width, height=args.height,
+                            expand=_expanded(args.expand),
                             title_files=args.files)
     print(f"wrote {out}")
     return EXIT_USER_ERROR if model.errors else 0
@@ -466,7 +477,8 @@ def cmd_compare(args):
     if args.output:  # first: a reader of the table that stops early (| head) stops nothing
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         from .viewer.screenshot import render_comparison
-        render_comparison([a, b], args.output, (args.a, args.b), expand=args.expand)
+        render_comparison([a, b], args.output, (args.a, args.b),
+                          expand=_expanded(args.expand))
         print(f"wrote {args.output}", file=sys.stderr)
     if args.json:
         json.dump(c, sys.stdout, indent=1)
@@ -558,7 +570,8 @@ def build_parser():
                          "need it")
     sc.add_argument("--expand", nargs="*", action="extend", default=[], metavar="KIND",
                     type=_expand_arg,
-                    help="lane groups to expand (cpu, utility, gpu_dev, system, channel, ...)")
+                    help="lane groups to expand, by key or title (cpu, utility, io, gpu_dev or "
+                         "'gpu dev', system, channel or chan, ...); io includes 'io (extern)'")
     sc.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     sc.set_defaults(func=cmd_screenshot)
 

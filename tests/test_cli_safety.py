@@ -229,3 +229,14 @@ def _umask():
     m = os.umask(0)
     os.umask(m)
     return m
+
+
+def test_expand_takes_group_titles_and_io_includes_legates_extern_thread():
+    """Groups go by key or by the title the picture shows; `io` (the guide's I/O lane) also
+    expands `io (extern)`, where legate 26.06 runs the top-level task."""
+    from legate_prof.cli import _expanded, build_parser
+    args = build_parser().parse_args(["screenshot", "x.prof", "-o", "x.png", "--expand",
+                                      "gpu dev", "chan", "io (extern)", "omp"])
+    assert args.expand == ["gpu_dev", "channel", "proc_other", "openmp"]
+    assert _expanded(["cpu", "io"]) == ["cpu", "io", "proc_other"]
+    assert _expanded(["io", "proc_other"]) == ["io", "proc_other"]
