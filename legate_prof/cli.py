@@ -131,11 +131,25 @@ def cmd_stats(args):
 
 def cmd_dump(args):
     from .dump import dump
-    from .loader import sniff
+    from .loader import expand_inputs, sniff
     rc = 0
-    for path in args.files:
+    paths = expand_inputs(args.files, logs_only=True)  # a folder: its logs
+    kinds = {}
+    for p in paths:
         try:
-            if sniff(path) != "legion":
+            kinds[p] = sniff(p)
+        except ProfileError:
+            kinds[p] = None  # said below, in its turn
+    has_legion = "legion" in kinds.values()
+    for path in paths:
+        try:
+            if kinds[path] is None:
+                sniff(path)
+            if kinds[path] == "runtime" and has_legion:  # legate_*.prof matches it too
+                print(f"legate_prof: note: {path}: the runtime's event stream, not a Legion "
+                      "Prof log: skipped", file=sys.stderr)
+                continue
+            if kinds[path] != "legion":
                 raise ProfileError(path, "not a Legion Prof binary log")
             for w in dump(path, sys.stdout):
                 print(w, file=sys.stderr)

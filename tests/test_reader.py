@@ -4,6 +4,7 @@ import gzip
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -189,3 +190,21 @@ def test_dump_writes_one_json_line_per_record(sample_profile):
     recs = [json.loads(x) for x in lines]
     tasks = [r for r in recs if r["record"] == "TaskInfo"]
     assert len(tasks) == 6 and all(r["start"] <= r["stop"] for r in tasks)
+
+
+def test_dump_of_a_folder_written_by_record_dumps_its_logs_and_skips_the_stream(
+        sample_profile, tmp_path):
+    """`dump DIR` (or `dump legate_*.prof`, which also matches legate_N.runtime.prof): the
+    Legion logs' records, the runtime's stream skipped with a note; a stream alone is an
+    error."""
+    import shutil
+    seeds = Path(__file__).resolve().parents[1] / "fixtures" / "fuzz_seeds"
+    shutil.copy(sample_profile, tmp_path / "legate_0.prof")
+    shutil.copy(seeds / "legate_0.runtime.prof", tmp_path / "legate_0.runtime.prof")
+    for args in ([tmp_path], sorted(tmp_path.glob("legate_*.prof"))):
+        rc, out, err = _cli("dump", *args)
+        assert rc == 0, err
+        assert len(out.splitlines()) == read_legion_log(sample_profile).record_count
+        assert "runtime's event stream" in err and "skipped" in err
+    rc, out, err = _cli("dump", tmp_path / "legate_0.runtime.prof")
+    assert rc == 2 and out == "" and "not a Legion Prof binary log" in err
