@@ -306,14 +306,16 @@ def cmd_view(args):
     if not display or problem:
         out = os.path.abspath("legate_prof_view.png")
         check_output(out, files, PICTURE_FORMATS, "picture")
-        why = problem or "no display found (DISPLAY/WAYLAND_DISPLAY unset)"
-        print(f"legate_prof: {'error: ' if problem else ''}{why}; rendering the view to {out} "
-              "instead", file=sys.stderr)
         args.files, args.log, args.output = files, None, out
         args.start = args.stop = None
         args.width, args.height, args.expand = 1600, 1000, []
-        args.cache = False  # (the early load, if any, is already under way with the cache)
-        rc = cmd_screenshot(args, model=early.wait() if early is not None else None)
+        # loaded first: input that cannot be read is its one line, not this note and then it
+        model = early.wait() if early is not None else _load(files, args, ranked=True)
+        args.cache = False  # (the early load, if any, was under way with the cache)
+        why = problem or "no display found (DISPLAY/WAYLAND_DISPLAY unset)"
+        print(f"legate_prof: {'error: ' if problem else ''}{why}; rendering the view to {out} "
+              "instead", file=sys.stderr)
+        rc = cmd_screenshot(args, model=model)
         return EXIT_USER_ERROR if problem else rc
     from .viewer.app import run_viewer
     from .insights import find_insights

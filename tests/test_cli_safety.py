@@ -240,3 +240,14 @@ def test_expand_takes_group_titles_and_io_includes_legates_extern_thread():
     assert args.expand == ["gpu_dev", "channel", "proc_other", "openmp"]
     assert _expanded(["cpu", "io"]) == ["cpu", "io", "proc_other"]
     assert _expanded(["io", "proc_other"]) == ["io", "proc_other"]
+
+
+def test_view_without_a_display_of_a_missing_file_is_one_line(tmp_path):
+    """No display: `view` renders a picture instead and says so, but only once it has
+    something to show; a file that cannot be read is its one error line."""
+    env = {k: v for k, v in ENV.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    r = subprocess.run([sys.executable, "-m", "legate_prof", "view", str(tmp_path / "no.prof")],
+                       capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0, r.stderr
+    assert "No such file" in r.stderr and not (tmp_path / "legate_prof_view.png").exists()
