@@ -202,13 +202,20 @@ def render_comparison(models, out, names, width=1600, height=1200, expand=None):
     sources = [as_source(m) for m in models]
     t1 = max(src.info().time_range[1] for src in sources)
     band = 24
-    each = (height - LEGEND_H) // len(sources) - band
+    # each run as tall as its lanes need (as a screenshot grows), within MAX_SIDE in all
+    even = (height - LEGEND_H) // len(sources) - band
+    heights = [max(even, int(LaneLayout.default(src, expand_kinds=expand or None).height
+                             * FIT_ROW_PX) + CHROME_PX) for src in sources]
+    room = MAX_SIDE - LEGEND_H - band * len(sources)
+    if sum(heights) > room:
+        heights = [max(even, h * room // sum(heights)) for h in heights]
+    height = sum(heights) + band * len(sources) + LEGEND_H
     img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
     img.fill(QtGui.QColor(255, 255, 255))
     p = QtGui.QPainter(img)
     try:
         y = 0
-        for src, name in zip(sources, names):
+        for src, name, each in zip(sources, names, heights):
             info = src.info()
             w = make_timeline(src, width, each, 0, t1, expand, extent=(0, t1))
             pix = w.grab()
