@@ -264,3 +264,18 @@ def test_a_report_with_a_rank_unread_says_so_at_the_top(browser, tmp_path):
 def test_a_report_with_nothing_wrong_has_no_problem_line(browser, report_dir):
     _open(browser, report_dir)
     assert browser.evaluate("document.getElementById('problems').hidden") is True
+
+
+def test_statistics_tables_say_units_and_parts_in_words_not_json(browser, report_dir):
+    """The Statistics section: headers without unit suffixes (the cells carry the units),
+    nested parts (a memory kind's count and capacity, a task's variants) as words."""
+    _open(browser, report_dir)
+    heads = browser.evaluate("Array.from(document.querySelectorAll('#stats th'))"
+                             ".map(function (t) { return t.textContent; })")
+    cells = browser.evaluate("Array.from(document.querySelectorAll('#stats td'))"
+                             ".map(function (t) { return t.textContent; })")
+    assert "total" in heads and "by variant" in heads
+    assert not [h for h in heads if h.endswith(("_ns", "_bytes"))]
+    assert cells and not [c for c in cells if "{" in c or '"' in c]
+    assert any("×, running " in c for c in cells)  # a variant: count and running time
+    assert any(c.endswith("iB") or " B;" in c for c in cells if "system" in c)

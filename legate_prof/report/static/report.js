@@ -564,19 +564,34 @@ function buildLegend() {
   });
 }
 
-function cellText(key, v) {
+// A cell: times and sizes in units, nested parts as words (a memory kind's count and
+// capacity, a task's variants with their counts and running time), never raw JSON.
+function cellText(key, v, depth) {
+  depth = depth || 0;
   if (v === null || v === undefined) return "";
   if (typeof v === "number" && /_ns$/.test(key)) return formatNs(v);
   if (typeof v === "number" && /bytes$/.test(key)) return formatBytes(v);
-  if (Array.isArray(v)) return v.slice(0, 5).map(function (x) { return typeof x === "object" ? JSON.stringify(x) : String(x); }).join(", ") + (v.length > 5 ? " …" : "");
-  if (typeof v === "object") return Object.keys(v).map(function (k) { return k + ": " + (typeof v[k] === "object" ? JSON.stringify(v[k]) : v[k]); }).join(", ");
+  if (typeof v === "number") return v.toLocaleString("en-US");
+  if (Array.isArray(v)) return v.slice(0, 5).map(function (x) { return cellText(key, x, depth + 1); }).join("; ") + (v.length > 5 ? " …" : "");
+  if (typeof v === "object") {
+    var label = v.variant !== undefined ? v.variant : v.name;
+    if (depth > 0 && v.count !== undefined) {  // a part: what it is, how many, how long or big
+      var size = v.running_ns !== undefined ? ", running " + formatNs(v.running_ns)
+        : v.capacity_bytes !== undefined ? ", " + formatBytes(v.capacity_bytes) : "";
+      return (label !== undefined ? label + ": " : "") + v.count.toLocaleString("en-US") + "×" + size;
+    }
+    return Object.keys(v).map(function (k) { return k + ": " + cellText(k, v[k], depth + 1); }).join("; ");
+  }
   return String(v);
+}
+function headerText(key) {  // total_ns -> "total" (the cells say the unit)
+  return key.replace(/_(ns|bytes)$/, "").replace(/^by_/, "by ").replace(/_/g, " ");
 }
 function table(rows, limit) {
   var t = document.createElement("table"), keys = [];
   rows.forEach(function (r) { Object.keys(r).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
   var tr = document.createElement("tr");
-  keys.forEach(function (k) { var th = document.createElement("th"); th.textContent = k; tr.appendChild(th); });
+  keys.forEach(function (k) { var th = document.createElement("th"); th.textContent = headerText(k); tr.appendChild(th); });
   t.appendChild(tr);
   rows.slice(0, limit).forEach(function (r) {
     var row = document.createElement("tr");
