@@ -208,6 +208,7 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True)
         "provenances": model.provenances, "waits": waits, "transfers": transfers,
         "ranks": model.ranks, "procs": model.procs, "mems": model.mems, "steps": steps,
         "warnings": [str(w) for w in model.warnings], "sources": list(model.sources),
+        "source_sizes": _source_sizes(model.sources),
         "markers": model.markers, "extra": extra,
     }
     cols = _Columns()
@@ -254,6 +255,37 @@ def stacked_layout(model):
     del inv
     index = {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
     return order, rows, waits, transfers, index
+
+
+def _source_sizes(sources):
+    """[file name, size] of each input as it was converted: a folder's logs are later
+    checked against them (``bundle_sources``), times alone miss a log copied in with an
+    older time."""
+    out = []
+    for src in sources:
+        try:
+            out.append([os.path.basename(src), os.stat(src).st_size])
+        except (OSError, TypeError, ValueError):
+            continue
+    return out
+
+
+def bundle_sources(path):
+    """{file name: size} of the inputs a bundle was converted from, read from its header
+    only; None where the bundle does not say (written before it did) or cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(BUNDLE_MAGIC) + 8)
+            if len(head) < len(BUNDLE_MAGIC) + 8 or not head.startswith(BUNDLE_MAGIC):
+                return None
+            (hlen,) = struct.unpack_from("<Q", head, len(BUNDLE_MAGIC))
+            if hlen > os.fstat(f.fileno()).st_size:
+                return None
+            doc = msgpack.unpackb(f.read(hlen), raw=False, strict_map_key=False)
+        sizes = doc.get("source_sizes")
+        return {str(n): int(z) for n, z in sizes} if isinstance(sizes, list) else None
+    except (OSError, ValueError, TypeError, AttributeError, msgpack.UnpackException):
+        return None
 
 
 def read_bundle(path, check=True):

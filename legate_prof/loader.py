@@ -253,16 +253,40 @@ def expand_inputs(paths, logs_only=False, note=None):
         logs = [os.path.join(p, n) for n in names if n.endswith((".prof", ".prof.gz"))]
         bundles = [] if logs_only else [os.path.join(p, n) for n in names
                                         if n.endswith(".lpbundle")]
-        if bundles and logs and max(map(_mtime, logs)) > min(map(_mtime, bundles)):
-            if note:
-                note(f"legate_prof: note: {p}: its .prof logs are newer than its .lpbundle "
-                     "files; reading the logs (convert --per-rank again to reopen fast)")
-            bundles = []
+        if bundles and logs:
+            why = ("are newer than its .lpbundle files"
+                   if max(map(_mtime, logs)) > min(map(_mtime, bundles))
+                   else None if _converted_from(bundles, logs)
+                   else "are not the ones its .lpbundle files were converted from")
+            if why:
+                if note:
+                    note(f"legate_prof: note: {p}: its .prof logs {why}; reading the logs "
+                         "(convert --per-rank again to reopen fast)")
+                bundles = []
         found = bundles or logs
         if not found:
             raise ProfileError(p, "is a directory with no .prof or .lpbundle files in it")
         out.extend(found)
     return out
+
+
+def _converted_from(bundles, logs):
+    """Whether every log is one the bundles say they were converted from, of the same size
+    (bundles that do not say: the times decide alone)."""
+    from .bundle import bundle_sources
+    sizes = {}
+    for b in bundles:
+        said = bundle_sources(b)
+        if said is None:
+            return True
+        sizes.update(said)
+    for log in logs:
+        try:
+            if sizes.get(os.path.basename(log)) != os.stat(log).st_size:
+                return False
+        except OSError:
+            return False
+    return True
 
 
 def _mtime(path):

@@ -671,3 +671,28 @@ def test_read_ahead_leaves_pipes_alone(tmp_path):
     assert done.acquire(timeout=30) and done.acquire(timeout=30)
     ra.thread.join(timeout=30)
     assert not ra.thread.is_alive()
+
+
+def test_a_log_copied_in_with_an_older_time_is_read_not_its_stale_bundle(synthetic_8,
+                                                                          tmp_path):
+    """Bundles say which logs, of which size, they were converted from: a log of another size
+    copied over with an older time (`cp -p`, `rsync -a`) is read instead of the stale
+    bundles, with a note; a log not converted at all is read too."""
+    from legate_prof.cli import main
+    from legate_prof.loader import expand_inputs
+    files = [Path(shutil.copy(p, tmp_path)) for p in synthetic_8[:2]]
+    assert main(["convert", "--per-rank", str(tmp_path)]) == 0
+    bundles = sorted(str(b) for b in tmp_path.glob("*.lpbundle"))
+    assert expand_inputs([str(tmp_path)]) == bundles
+    earlier = min(os.stat(b).st_mtime for b in bundles) - 100
+    files[1].write_bytes(Path(synthetic_8[3]).read_bytes()[:-64])  # another run's (size)
+    os.utime(files[1], (earlier, earlier))
+    notes = []
+    assert expand_inputs([str(tmp_path)], note=notes.append) == [str(f) for f in files]
+    assert len(notes) == 1 and "not the ones its .lpbundle files were converted from" in notes[0]
+    shutil.copy(synthetic_8[1], files[1])  # the converted bytes again, still older
+    os.utime(files[1], (earlier, earlier))
+    assert expand_inputs([str(tmp_path)]) == bundles
+    extra = Path(shutil.copy(synthetic_8[2], tmp_path))  # a rank never converted
+    os.utime(extra, (earlier, earlier))
+    assert expand_inputs([str(tmp_path)]) == [str(f) for f in files] + [str(extra)]
