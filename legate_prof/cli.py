@@ -176,8 +176,6 @@ def _time_arg(s):
     return int(v)
 
 
-
-
 def _size_arg(s):
     try:
         v = int(s)
@@ -309,9 +307,9 @@ def cmd_view(args):
         args.files, args.log, args.output = files, None, out
         args.start = args.stop = None
         args.width, args.height, args.expand = 1600, 1000, []
+        args.cache = False  # (the early load, if any, is already under way with the cache)
         # loaded first: input that cannot be read is its one line, not this note and then it
         model = early.wait() if early is not None else _load(files, args, ranked=True)
-        args.cache = False  # (the early load, if any, was under way with the cache)
         why = problem or "no display found (DISPLAY/WAYLAND_DISPLAY unset)"
         print(f"legate_prof: {'error: ' if problem else ''}{why}; rendering the view to {out} "
               "instead", file=sys.stderr)
@@ -406,7 +404,7 @@ def cmd_record(args):
     """
     from .cuda_stub import legate_env, legate_executable, real_driver_present
     extra = list(args.legate_args)
-    asks_help = any(a in ("-h", "--help") for a in extra[:1])
+    asks_help = extra[:1] in (["-h"], ["--help"])
     if asks_help:
         print(RECORD_USAGE)
         print("legate's own options follow.\n", flush=True)
@@ -451,9 +449,8 @@ def cmd_record(args):
         print(f"legate_prof: error: legate exited with status {rc}; {what}", file=sys.stderr)
         return rc if 0 < rc < 128 else EXIT_USER_ERROR
     if not written:  # (legate still says "Profiles have been generated")
-        print("legate_prof: error: legate wrote no profiles in "
-              f"{os.path.abspath(logdir)}; usage: legate_prof record [legate options] "
-              "prog.py [args]", file=sys.stderr)
+        print(f"legate_prof: error: legate wrote no profiles in {os.path.abspath(logdir)}; "
+              f"{RECORD_USAGE.splitlines()[0]}", file=sys.stderr)
         return EXIT_USER_ERROR
     sys.stdout.writelines(held)
     if not no_report:  # the guide: legate_prof/index.html beside the logs
