@@ -32,10 +32,15 @@ def app_instance():
     return app
 
 
+def timeline_height(source, expand=None):
+    """Pixels a timeline needs to show every group as laid out, axes and margins included."""
+    layout = LaneLayout.default(as_source(source), expand_kinds=expand or None)
+    return int(layout.height * FIT_ROW_PX) + CHROME_PX
+
+
 def fitted_height(source, height, expand=None):
     """The picture's height grown to fit every group as laid out (bounded by MAX_SIDE)."""
-    layout = LaneLayout.default(as_source(source), expand_kinds=expand or None)
-    need = int(layout.height * FIT_ROW_PX) + CHROME_PX + STAMP_H + LEGEND_H
+    need = timeline_height(source, expand) + STAMP_H + LEGEND_H
     return max(height, min(need, MAX_SIDE))
 
 
@@ -204,8 +209,7 @@ def render_comparison(models, out, names, width=1600, height=1200, expand=None):
     band = 24
     # each run as tall as its lanes need (as a screenshot grows), within MAX_SIDE in all
     even = (height - LEGEND_H) // len(sources) - band
-    heights = [max(even, int(LaneLayout.default(src, expand_kinds=expand or None).height
-                             * FIT_ROW_PX) + CHROME_PX) for src in sources]
+    heights = [max(even, timeline_height(src, expand)) for src in sources]
     room = MAX_SIDE - LEGEND_H - band * len(sources)
     if sum(heights) > room:
         heights = [max(even, h * room // sum(heights)) for h in heights]
