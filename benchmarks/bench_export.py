@@ -34,7 +34,7 @@ def reset_peak():
 
 def one(fmt, out, files):
     from legate_prof.export import export
-    from legate_prof.loader import load_profile
+    from legate_prof.load.loader import load_profile
     model = load_profile(files, use_cache=False)
     after_load = rss_mib("VmRSS")
     reset_peak()

@@ -12,8 +12,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from fixtures.synthetic import generate  # noqa: E402
-from legate_prof.legion_reader import read_legion_log  # noqa: E402
-from legate_prof.loader import load_profile  # noqa: E402
+from legate_prof.read.legion_log import read_legion_log  # noqa: E402
+from legate_prof.load.loader import load_profile  # noqa: E402
 
 
 def main():

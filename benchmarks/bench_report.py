@@ -42,7 +42,7 @@ def main(argv=None):
                               stdout=subprocess.DEVNULL)
     files = sorted(str(p) for p in logs.glob("legate_*.prof"))
 
-    from legate_prof.loader import load_profile
+    from legate_prof.load.loader import load_profile
     from legate_prof.report import write_report
     from legate_prof.report.headless import Browser, why_no_browser
     out = work / "legate_prof"

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from legate_prof.source import MIN_PX, open_profile
+from legate_prof.query.source import MIN_PX, open_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -33,7 +33,7 @@ REFERENCE = Path(os.environ.get(
 FIRST_FRAME = r"""
 import json, os, sys, time
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
-from legate_prof.loader import load_profile
+from legate_prof.load.loader import load_profile
 from legate_prof.viewer.screenshot import make_timeline
 files, cache = json.loads(sys.argv[1])
 t0 = time.perf_counter()  # after the interpreter and Qt have started
@@ -44,7 +44,7 @@ out = {"first_frame_s": time.perf_counter() - t0}
 if cache:  # the frames a user then waits for (pans, wheel zoom steps)
     sys.path.insert(0, sys.argv[2])
     from frame_times import measure_frames
-    from legate_prof.source import as_source
+    from legate_prof.query.source import as_source
     out.update(measure_frames(w, *as_source(m).info().time_range))
 print(json.dumps(out))
 """

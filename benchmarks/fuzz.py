@@ -41,7 +41,7 @@ for i in range(lo, hi):
     if render_every and i % render_every == 0 and outcome in ("ok", "warning") \
             and fmt not in ("garbage", "console"):
         try:
-            from legate_prof.loader import load_profile
+            from legate_prof.load.loader import load_profile
             from legate_prof.viewer.screenshot import render_screenshot
             render_screenshot(load_profile([p]), os.path.join(d, "s.png"), width=400,
                               height=260, expand=["cpu", "utility", "system"])

@@ -5,7 +5,7 @@ The core (this package) never imports Qt; the viewer lives in ``legate_prof.view
 
 __version__ = "0.1.0"
 
-from .errors import ProfileError  # noqa: E402
-from .loader import load_profile  # noqa: E402
+from legate_prof.errors import ProfileError  # noqa: E402
+from legate_prof.load.loader import load_profile  # noqa: E402
 
 __all__ = ["ProfileError", "load_profile", "__version__"]

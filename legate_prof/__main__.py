@@ -1,3 +1,3 @@
-from .cli import main
+from legate_prof.cli import main
 
 raise SystemExit(main())

@@ -17,7 +17,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from .errors import ProfileError
+from legate_prof.errors import ProfileError
 
 
 def _same_file(a, b):

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from legate_prof.bundle import read_bundle, write_bundle
-from legate_prof.cache import entry_path
+from legate_prof.store.bundle import read_bundle, write_bundle
+from legate_prof.store.cache import entry_path
 from legate_prof.errors import ProfileError
-from legate_prof.loader import load_profile
+from legate_prof.load.loader import load_profile
 
 
 def test_bundle_round_trips_the_model(synthetic_8, tmp_path):
@@ -125,7 +125,7 @@ def test_cache_entry_changed_in_place_is_fully_checked_again(tmp_path, monkeypat
     it, even one that keeps its size and mtime, changes its ctime: the values are checked
     again, the damage is found and the timeline rebuilt."""
     from fixtures.synthetic import generate
-    from legate_prof import bundle_check
+    from legate_prof.store import bundle_check
     monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
     paths = generate(tmp_path / "p", ranks=1, items=3000, seed=5)
     built = load_profile(paths, use_cache=True)
@@ -172,7 +172,7 @@ def test_replaced_file_with_same_size_and_mtime_is_not_served_stale(tmp_path, mo
 
 
 def test_cache_is_bounded_least_recently_used_first(tmp_path):
-    from legate_prof.cache import evict
+    from legate_prof.store.cache import evict
     d = tmp_path / "c"
     d.mkdir()
     for i, age in enumerate((300, 100, 200)):
@@ -195,7 +195,7 @@ def test_bundle_keeps_the_extent_and_coarse_step_indexes(synthetic_8, tmp_path):
     """A reopened bundle answers the time range and searches its big step functions without
     reading every page of the items' times or of the steps (stored, then adopted); a damaged
     stored index is found by the full check."""
-    from legate_prof.intervals import StepIntegral
+    from legate_prof.model.intervals import StepIntegral
     model = load_profile(synthetic_8)
     out = tmp_path / "run.lpbundle"
     write_bundle(model, out)
@@ -225,7 +225,7 @@ def test_bundle_keeps_the_extent_and_coarse_step_indexes(synthetic_8, tmp_path):
 
 def test_eviction_removes_entries_half_written_by_a_killed_process(tmp_path):
     import time
-    from legate_prof.cache import STALE_TMP_S, evict
+    from legate_prof.store.cache import STALE_TMP_S, evict
     old = tmp_path / ".abc.lpbundle.x1y2.tmp"
     new = tmp_path / ".def.lpbundle.z3w4.tmp"
     for p in (old, new):
@@ -246,7 +246,7 @@ def test_view_closed_right_after_its_first_frame_still_keeps_the_cache_entry(tmp
         "import sys, time\n"
         "from PySide6 import QtCore, QtWidgets\n"
         "app = QtWidgets.QApplication(['legate_prof'])\n"
-        "from legate_prof import cache, cli, insights\n"
+        "from legate_prof import cli\nfrom legate_prof.store import cache\nfrom legate_prof.analyze import insights\n"
         "from legate_prof.viewer.app import MainWindow\n"
         "store = cache.store_cached\n"
         "cache.store_cached = lambda *a, **k: (time.sleep(1.5), store(*a, **k))[1]\n"

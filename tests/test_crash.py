@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from legate_prof.errors import ProfileError
-from legate_prof.loader import load_profile
-from legate_prof.runtime_stream import STREAM_MAGIC, read_runtime_stream
+from legate_prof.load.loader import load_profile
+from legate_prof.read.runtime_stream import STREAM_MAGIC, read_runtime_stream
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 POOL = 40 * 2**20
@@ -170,7 +170,7 @@ def test_record_without_a_program_says_no_profiles_were_written(tmp_path):
 def test_memory_lane_at_the_failure_shows_legates_live_instances(crashed):
     """Both instances of b (the slice made for line 10, the full range for line 13), and no
     8 MiB box for d = c + 3, which Legate never allocated."""
-    from legate_prof.kinds import ItemKind
+    from legate_prof.model.kinds import ItemKind
     run, log = crashed
     model = load_profile(_files(run) + [str(log)])
     [lane] = model.lanes_of("system", 0)
@@ -210,8 +210,8 @@ def test_a_legion_log_cut_before_its_timeline_is_named_as_such(tmp_path):
     """A Legion log that ends before its first timeline record was read: the picture's banner
     says that log has no timeline and where it was cut, not that no Legion log was read nor
     that a runtime stream is shown."""
-    from legate_prof.source import as_source
-    from legate_prof.stats import format_ns
+    from legate_prof.query.source import as_source
+    from legate_prof.analyze.stats import format_ns
     real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "efficient_0.prof"
     cut = tmp_path / "legate_0.prof"
     cut.write_bytes(real.read_bytes()[:20000])

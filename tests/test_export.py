@@ -16,7 +16,7 @@ import pytest
 from legate_prof.cli import main
 from legate_prof.export import export
 from legate_prof.export.tables import iter_table
-from legate_prof.loader import load_profile
+from legate_prof.load.loader import load_profile
 
 DATA = Path(__file__).parent / "data"
 EXAMPLE = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"

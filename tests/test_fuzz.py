@@ -43,7 +43,7 @@ def test_thousands_of_mutated_inputs_give_ok_warning_or_one_error(tmp_path, seed
 
 def test_damaged_inputs_that_still_load_also_render(tmp_path, seeds):
     """Painting must survive whatever loading lets through (an exception in paint kills Qt)."""
-    from legate_prof.loader import load_profile
+    from legate_prof.load.loader import load_profile
     from legate_prof.viewer.screenshot import render_screenshot
     rendered = 0
     for i in range(0, COUNT, 7):

@@ -15,9 +15,9 @@ import pytest
 from fixtures.make_goldens import DEFAULT_BINARY, GENERATED, generated_golden_path
 from fixtures.reference_stats import parse_statistics
 from fixtures.synthetic import SCENARIOS, generate
-from legate_prof.kinds import ItemKind
-from legate_prof.loader import load_profile
-from legate_prof.stats import compute_stats
+from legate_prof.model.kinds import ItemKind
+from legate_prof.load.loader import load_profile
+from legate_prof.analyze.stats import compute_stats
 from test_reference import _ours_by_kind, _reference_by_kind
 
 BINARY = Path(os.environ.get("LEGION_PROF", DEFAULT_BINARY))

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 
 
-from legate_prof.insights import find_insights
-from legate_prof.loader import load_profile
+from legate_prof.analyze.insights import find_insights
+from legate_prof.load.loader import load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -104,7 +104,7 @@ def test_a_findings_cost_is_the_running_time_of_its_lines_tasks_not_their_waits(
     minus waits), and "when" is where those tasks ran: on the recorded efficient example the
     tasks of line 14 wait almost all of their span."""
     import numpy as np
-    from legate_prof.kinds import ItemKind
+    from legate_prof.model.kinds import ItemKind
     m = load_profile([str(ROOT / "fixtures" / "real" / "efficient_0.prof")])
     (f,) = [f for f in find_insights(m) if f["pattern"] == "temporaries"
             and f["provenance"][0].endswith("efficient.py:14")]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from legate_prof.loader import load_profile
+from legate_prof.load.loader import load_profile
 
 PROGRAMS = ["chain.py", "fan.py", "transfers.py"]
 

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from legate_prof.intervals import StepIntegral, _greedy_rows, _matched_rows, stack_rows
-from legate_prof.kinds import ItemKind
-from legate_prof.loader import load_profile
+from legate_prof.model.intervals import StepIntegral, _greedy_rows, _matched_rows, stack_rows
+from legate_prof.model.kinds import ItemKind
+from legate_prof.load.loader import load_profile
 
 
 def test_synthetic_ranks_merge_with_gpu_and_memory_lanes(synthetic_8):
@@ -71,7 +71,7 @@ def test_vectorized_stacking_is_valid_and_as_compact_as_the_greedy(seed):
 def test_statistics_do_not_need_stacked_rows(synthetic_8):
     """stack=False (stats, insights, compare) gives the same items, waits and utilization,
     items on row 0 in start order; each lane's row count is still the stacking's."""
-    from legate_prof.stats import compute_stats
+    from legate_prof.analyze.stats import compute_stats
     flat = load_profile(synthetic_8, stack=False)
     full = load_profile(synthetic_8)
     assert not flat.stacked and (flat.items["row"] == 0).all()
@@ -189,7 +189,7 @@ def test_blocked_search_of_mapped_steps_is_the_binary_search():
 
 
 def test_processor_utilization_excludes_waits_and_counts_idle(tmp_path):
-    from legate_prof.legion_writer import LegionProfWriter
+    from legate_prof.read.legion_writer import LegionProfWriter
     p = tmp_path / "legate_0.prof"
     cpu0, cpu1 = 0x1D00000000000000, 0x1D00000000000001
     with LegionProfWriter(p) as w:
@@ -301,7 +301,7 @@ def test_memory_utilization_is_live_bytes_over_capacity(synthetic_8):
 
 
 def test_meta_task_waits_attach_to_the_last_matching_meta_task(tmp_path):
-    from legate_prof.legion_writer import LegionProfWriter
+    from legate_prof.read.legion_writer import LegionProfWriter
     p = tmp_path / "legate_0.prof"
     util = 0x1D00000000000000
     with LegionProfWriter(p) as w:
@@ -329,7 +329,7 @@ def test_calls_fold_the_same_with_packed_or_ranked_time_keys(profile, monkeypatc
     """Calls are nested with (caller, time) keys packed into one integer; where times span
     too much to pack, their rank among all times is used instead.  Both fold the same waits."""
     from pathlib import Path
-    from legate_prof import nested_calls
+    from legate_prof.build import nested_calls
     path = Path(__file__).resolve().parents[1] / "fixtures" / "real" / profile
     packed = load_profile([path], stack=False)
     monkeypatch.setattr(nested_calls, "PACKED_KEY_LIMIT", 0)
@@ -342,7 +342,7 @@ def test_calls_fold_the_same_with_packed_or_ranked_time_keys(profile, monkeypatc
 def test_unique_inverse_is_numpys_for_every_key_shape():
     """The build's unique + codes (lookup table, equality passes or search, by the keys'
     range and count) give exactly np.unique's result, dtype included."""
-    from legate_prof.record_items import unique_inverse
+    from legate_prof.build.record_items import unique_inverse
     rng = np.random.default_rng(3)
     cases = [rng.integers(-32768, 32767, 5000).astype(np.int16),  # full int16 range
              rng.integers(0, 2**64 - 1, 5000, dtype=np.uint64),  # many large values
@@ -363,9 +363,9 @@ def test_lane_keys_part_by_part_are_the_sorted_distinct_keys_of_all_items():
     """Each item's lane is the index of its (rank, group, ref, ref2) among the sorted distinct
     keys of all items and of the idle processors' lanes, whatever mix of constant, few-valued
     and wide columns the record tables have (processor and memory ids, explicit ranks)."""
-    from legate_prof.lane_layout import LANE_KEY, _lane_keys
-    from legate_prof.kinds import node_of_id
-    from legate_prof.record_items import ItemParts
+    from legate_prof.build.lane_layout import LANE_KEY, _lane_keys
+    from legate_prof.model.kinds import node_of_id
+    from legate_prof.build.record_items import ItemParts
     rng = np.random.default_rng(5)
     procs = (np.uint64(0x1D00000000000000) + (rng.integers(0, 3, 8).astype(np.uint64) << 40)
              + rng.integers(0, 6, 8).astype(np.uint64))
@@ -407,7 +407,7 @@ def test_lane_keys_part_by_part_are_the_sorted_distinct_keys_of_all_items():
 def test_blocked_searchsorted_is_numpys(side):
     """The coarse-then-bisect search equals np.searchsorted on any slice, with repeats,
     queries outside the values and at block edges."""
-    from legate_prof.intervals import blocked_searchsorted
+    from legate_prof.model.intervals import blocked_searchsorted
     rng = np.random.default_rng(11)
     arr = np.sort(rng.integers(0, 5000, 20_000)).astype(np.float64)  # many repeats
     for block in (4, 32):
@@ -422,7 +422,7 @@ def test_blocked_searchsorted_is_numpys(side):
 def test_lanes_about_to_be_shown_are_stacked_together(synthetic_8):
     """``prepare_lanes`` stacks the lanes a frame will draw (threads over the cores) and the
     tiles are the ones a lane stacked alone gives; a stacked model has nothing to do."""
-    from legate_prof.source import ProfileSource
+    from legate_prof.query.source import ProfileSource
     flat, alone = (load_profile(synthetic_8, stack=False) for _ in range(2))
     src, ref = ProfileSource(flat), ProfileSource(alone)
     lanes = [int(L) for L in flat.lanes_of("cpu")]
@@ -445,8 +445,8 @@ def test_rows_needed_is_what_stacking_gives(span):
     """The row counts of a model built unstacked (found without stacking) are the rows the
     stacking gives, lane by lane: empty intervals, equal starts, stops before starts, and
     runs longer than the 73 minutes packed keys hold."""
-    from legate_prof.intervals import rows_needed, stack_lanes
-    from legate_prof.lane_layout import _lane_start_order
+    from legate_prof.model.intervals import rows_needed, stack_lanes
+    from legate_prof.build.lane_layout import _lane_start_order
     rng = np.random.default_rng(11)
     for trial in range(400):
         n, lanes = int(rng.integers(1, 80)), int(rng.integers(1, 6))
@@ -468,7 +468,7 @@ def test_a_run_longer_than_packed_keys_opens_unstacked(tmp_path):
     """A profile over two hours (times past 2**42 ns) builds unstacked for the timeline and
     for statistics as it builds stacked."""
     from fixtures.synthetic import generate
-    from legate_prof.stats import compute_stats
+    from legate_prof.analyze.stats import compute_stats
     files = generate(tmp_path, ranks=2, items=4000, seed=1, duration_ns=2**43)
     flat, full = load_profile(files, stack=False), load_profile(files)
     assert int(full.items["stop"].max()) > 2**42
@@ -509,7 +509,7 @@ def test_a_sum_of_steps_kept_with_repeated_times_reads_as_the_distinct_sum():
 def test_the_initial_view_of_a_late_one_nanosecond_run_is_wide_enough_to_draw():
     """However late a damaged log puts a run of a single nanosecond, the initial view spans
     thousands of distinct float64 positions (the viewer's and the tiles' coordinates)."""
-    from legate_prof.trace_model import time_range_of
+    from legate_prof.model.trace_model import time_range_of
     for first in (0, 10**6, 2**40 + 3, 1795351394079597442, 2**62 - 7):
         t0, t1 = time_range_of(first, first + 1)
         assert t0 <= first and t1 >= first + 1

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from legate_prof.loader import load_profile
-from legate_prof.source import as_source
+from legate_prof.load.loader import load_profile
+from legate_prof.query.source import as_source
 
 
 def _same_model(a, b):
@@ -45,8 +45,8 @@ def test_merged_ops_are_sorted_when_first_asked_not_before_the_first_frame(synth
     """The merged ranks' ops (sorted by op id: half a second at 10 M items) are made when
     something first reads them — not by the lane tree, tiles and summaries of a first
     frame — and are then those of one build."""
-    from legate_prof.source import as_source
-    from legate_prof.trace_model import LazyTable
+    from legate_prof.query.source import as_source
+    from legate_prof.model.trace_model import LazyTable
     parallel = load_profile(synthetic_8, workers=2)
     assert isinstance(parallel.ops, LazyTable) and parallel.ops._columns is None
     src = as_source(parallel)
@@ -160,7 +160,7 @@ def test_a_directory_of_logs_newer_than_its_bundles_is_read_from_the_logs(synthe
     than its logs, so the logs are read, with a note; `convert --per-rank DIR` converts the
     directory's logs, each beside itself."""
     from legate_prof.cli import main
-    from legate_prof.loader import expand_inputs
+    from legate_prof.load.loader import expand_inputs
     files = [Path(shutil.copy(p, tmp_path)) for p in synthetic_8[:3]]
     assert main(["convert", "--per-rank", str(tmp_path)]) == 0
     bundles = sorted(tmp_path.glob("*.lpbundle"))
@@ -204,7 +204,7 @@ def test_statistics_parts_add_up_like_the_whole():
     """Timings combined pairwise (counts, sums, extremes, the variance's sums of squares)
     equal the timings of the whole, whatever the split."""
     import numpy as np
-    from legate_prof.stats import _combine, _part, _timing_row, _timings
+    from legate_prof.analyze.stats import _combine, _part, _timing_row, _timings
     rng = np.random.default_rng(3)
     dur = rng.integers(1, 10**7, 5000)
     run = dur - rng.integers(0, 1000, 5000)
@@ -237,7 +237,7 @@ def test_an_op_in_two_ranks_tables_is_kept_once_from_the_first():
     """Ops tables of several ranks merge into one sorted by op id; an op that two ranks
     recorded keeps the first rank's row, with or without the merge's copy threads."""
     from concurrent.futures import ThreadPoolExecutor
-    from legate_prof.record_items import first_by_key
+    from legate_prof.build.record_items import first_by_key
     rng = np.random.default_rng(1)
     runs = [np.unique(rng.integers(0, 5000, 800)).astype(np.uint64) for _ in range(5)]
     ops = {"op_id": np.concatenate(runs)}
@@ -258,7 +258,7 @@ def test_handover_directories_of_dead_processes_are_swept(tmp_path):
     import os
     import subprocess
     import sys
-    from legate_prof.rank_parallel import Handover, _host, sweep_orphans
+    from legate_prof.load.rank_workers import Handover, _host, sweep_orphans
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True).stdout.strip()
     p = Handover.PREFIX
@@ -284,14 +284,14 @@ def test_ending_mid_build_stops_the_workers_and_removes_their_files(tmp_path):
     import sys
     import time
     from fixtures.synthetic import generate
-    from legate_prof.rank_parallel import Handover
+    from legate_prof.load.rank_workers import Handover
     files = generate(tmp_path / "p", ranks=4, items=600_000, seed=2)
     script = """
 import atexit, os, sys, tempfile, threading, time
-from legate_prof.loader import load_profile
+from legate_prof.load.loader import load_profile
 threading.Thread(target=load_profile, args=(sys.argv[1:],), kwargs={"workers": 2},
                  daemon=True).start()
-from legate_prof.rank_parallel import _host
+from legate_prof.load.rank_workers import _host
 prefix = PREFIX + "ranks_%s_%d_" % (_host(), os.getpid())
 bases = [tempfile.gettempdir()]
 for _ in range(400):  # until the workers have started and written something
@@ -330,8 +330,8 @@ def test_merged_ops_can_be_made_while_the_interpreter_shuts_down():
     script = (
         "import threading, time\n"
         "import numpy as np\n"
-        "from legate_prof.model_merge import _sorted_ops\n"
-        "from legate_prof.trace_model import LazyTable\n"
+        "from legate_prof.build.rank_merge import _sorted_ops\n"
+        "from legate_prof.model.trace_model import LazyTable\n"
         "ops = {'op_id': np.array([3, 1, 2, 1], np.uint64), 'kind': np.zeros(4, np.int32),\n"
         "       'provenance': np.arange(4, dtype=np.int32), 'parent': np.zeros(4, np.uint64)}\n"
         "table = LazyTable(lambda: _sorted_ops(ops), 'op_id')\n"
@@ -349,7 +349,7 @@ def _same_answers(ranked, whole):
     """A ``RankedSource`` answers every query as the source of the merged model does."""
     from dataclasses import fields
 
-    from legate_prof.source import as_source
+    from legate_prof.query.source import as_source
     a, b = ranked, as_source(whole)
     ia, ib = a.info(), b.info()
     for f in ("ranks", "groups", "lanes", "time_range", "n_items", "markers", "legion_version"):
@@ -401,7 +401,7 @@ def test_ranks_built_by_workers_are_queried_without_a_merged_copy(synthetic_8):
     """`view` and `screenshot` ask for the ranks unmerged: the workers' models answer the
     query API as one profile — the same lanes, tiles, summaries, details and search as the
     merged model — and nothing is merged until an analysis of all items asks."""
-    from legate_prof.ranked_source import RankedSource
+    from legate_prof.query.ranked_source import RankedSource
     ranked = load_profile(synthetic_8, workers=2, ranked=True)
     assert isinstance(ranked, RankedSource) and len(ranked.parts) == 8
     assert ranked._merged[0] is None
@@ -419,7 +419,7 @@ def test_ranks_built_by_workers_are_queried_without_a_merged_copy(synthetic_8):
 def test_findings_of_ranks_are_read_rank_by_rank_without_a_merged_copy(synthetic_8):
     """The findings of a ``RankedSource`` are those of one build of all files, and finding
     them merges nothing (their columns are read from each rank's model)."""
-    from legate_prof.insights import find_insights
+    from legate_prof.analyze.insights import find_insights
     ranked = load_profile(synthetic_8, workers=2, ranked=True)
     found = find_insights(ranked)
     assert ranked._merged[0] is None
@@ -432,7 +432,7 @@ def test_per_rank_bundles_are_queried_without_a_merged_copy(synthetic_8, tmp_pat
     """A directory of per-rank bundles opens for drawing as a ``RankedSource``, which answers
     as the merged model does."""
     from legate_prof.cli import main
-    from legate_prof.ranked_source import RankedSource
+    from legate_prof.query.ranked_source import RankedSource
     files = [shutil.copy(p, tmp_path) for p in synthetic_8]
     assert main(["convert", "--per-rank", *files]) == 0
     bundles = sorted(tmp_path.glob("*.lpbundle"))
@@ -470,8 +470,8 @@ def ranks_named_apart(synthetic_8):
 
 
 def test_ranks_with_different_name_tables_answer_as_their_merge(ranks_named_apart):
-    from legate_prof.model_merge import merge_opened
-    from legate_prof.ranked_source import RankedSource
+    from legate_prof.build.rank_merge import merge_opened
+    from legate_prof.query.ranked_source import RankedSource
     parts = ranks_named_apart
     ranked = RankedSource(parts)
     assert any(not np.array_equal(m, np.arange(len(m))) for m in ranked._name_maps)
@@ -484,8 +484,8 @@ def test_ranks_unmerged_draw_the_picture_of_their_merge(ranks_named_apart, tmp_p
     pytest.importorskip("pytestqt")
     from PySide6 import QtGui
 
-    from legate_prof.model_merge import merge_opened
-    from legate_prof.ranked_source import RankedSource
+    from legate_prof.build.rank_merge import merge_opened
+    from legate_prof.query.ranked_source import RankedSource
     from legate_prof.viewer.screenshot import render_screenshot
     parts = ranks_named_apart
     ranked = RankedSource(parts)
@@ -508,7 +508,7 @@ def test_ranks_can_be_merged_while_the_interpreter_shuts_down(tmp_path):
     files = generate(tmp_path, ranks=3, items=6_000, seed=3)
     script = (
         "import sys, threading, time\n"
-        "from legate_prof.loader import load_profile\n"
+        "from legate_prof.load.loader import load_profile\n"
         "files = sys.argv[1:]\n"
         "ranked = load_profile(files, workers=2, ranked=True)\n"
         "assert type(ranked).__name__ == 'RankedSource'\n"
@@ -533,8 +533,8 @@ def test_ranks_stay_unmerged_only_where_their_files_can_stay_open(synthetic_8, t
     import resource
 
     from legate_prof.cli import main
-    from legate_prof.ranked_source import RankedSource
-    from legate_prof.trace_model import TraceModel
+    from legate_prof.query.ranked_source import RankedSource
+    from legate_prof.model.trace_model import TraceModel
     files = [shutil.copy(p, tmp_path) for p in synthetic_8]
     assert main(["convert", "--per-rank", "--quiet", *files]) == 0
     raised = []
@@ -555,7 +555,7 @@ def test_report_of_per_rank_bundles_is_the_report_of_their_logs(synthetic_8, tmp
     import json
 
     from legate_prof.cli import main
-    from legate_prof.ranked_source import RankedSource
+    from legate_prof.query.ranked_source import RankedSource
     from legate_prof.report import write_report
     files = [shutil.copy(p, tmp_path) for p in synthetic_8]
     assert main(["convert", "--per-rank", *files]) == 0
@@ -589,9 +589,9 @@ def test_ranks_are_written_as_one_bundle_without_a_merged_copy(synthetic_8, tmp_
     """The cache entry of ranks left unmerged (the workers' unstacked models, or per-rank
     bundles) is written rank by rank, and is byte for byte the bundle of one build of all
     the logs — items, waits, transfers, ops, index; nothing is merged."""
-    from legate_prof.bundle import write_bundle
+    from legate_prof.store.bundle import write_bundle
     from legate_prof.cli import main
-    from legate_prof.ranked_source import RankedSource
+    from legate_prof.query.ranked_source import RankedSource
     files = [shutil.copy(p, tmp_path) for p in synthetic_8]
     if per_rank_bundles:
         assert main(["convert", "--per-rank", *files]) == 0
@@ -611,7 +611,7 @@ def test_read_ahead_reads_files_in_order_a_window_ahead_and_stops(tmp_path):
     ``ahead`` files before the ranks done (a 1,000-rank run is not read into memory at once),
     and stops when the build ends, failed or not."""
     import threading
-    from legate_prof.rank_parallel import _ReadAhead
+    from legate_prof.load.rank_workers import _ReadAhead
     paths = []
     for i in range(5):
         paths.append(tmp_path / f"legate_{i}.prof")
@@ -643,9 +643,9 @@ def test_rank_workers_yield_the_cores_to_the_process_that_waits():
     import os
     import subprocess
     import sys
-    from legate_prof.rank_parallel import WORKER_NICENESS
+    from legate_prof.load.rank_workers import WORKER_NICENESS
     out = subprocess.run([sys.executable, "-c", "import os\n"
-                          "from legate_prof.rank_parallel import _worker\n"
+                          "from legate_prof.load.rank_workers import _worker\n"
                           "_worker([], 'flat'); print(os.nice(0))"],
                          capture_output=True, text=True, check=True).stdout
     assert int(out) == min(19, os.nice(0) + WORKER_NICENESS) > os.nice(0)
@@ -656,7 +656,7 @@ def test_read_ahead_leaves_pipes_alone(tmp_path):
     a pipe with no writer would block the read-ahead for good."""
     import os
     import threading
-    from legate_prof.rank_parallel import _ReadAhead
+    from legate_prof.load.rank_workers import _ReadAhead
     pipe, log = tmp_path / "legate_0.prof", tmp_path / "legate_1.prof"
     os.mkfifo(pipe)
     log.write_bytes(b"x" * 1000)
@@ -679,7 +679,7 @@ def test_a_log_copied_in_with_an_older_time_is_read_not_its_stale_bundle(synthet
     copied over with an older time (`cp -p`, `rsync -a`) is read instead of the stale
     bundles, with a note; a log not converted at all is read too."""
     from legate_prof.cli import main
-    from legate_prof.loader import expand_inputs
+    from legate_prof.load.loader import expand_inputs
     files = [Path(shutil.copy(p, tmp_path)) for p in synthetic_8[:2]]
     assert main(["convert", "--per-rank", str(tmp_path)]) == 0
     bundles = sorted(str(b) for b in tmp_path.glob("*.lpbundle"))

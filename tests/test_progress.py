@@ -10,8 +10,8 @@ import threading
 
 import pytest
 
-from legate_prof.loader import load_profile
-from legate_prof.progress import MAX_FILE_LINES, TerminalProgress, _Phases, wants_progress
+from legate_prof.load.loader import load_profile
+from legate_prof.cli.progress import MAX_FILE_LINES, TerminalProgress, _Phases, wants_progress
 
 
 class _Tty(io.StringIO):
@@ -117,7 +117,7 @@ pytest.importorskip("pytestqt")
 def test_window_shows_progress_before_the_timeline(qtbot, sample_profile):
     """The window is up with a progress panel while the real loader runs in a worker thread;
     each step waits for the test, so what the window shows mid-load is checked, not raced."""
-    from legate_prof.insights import find_insights
+    from legate_prof.analyze.insights import find_insights
     from legate_prof.viewer.app import MainWindow
     go = threading.Semaphore(0)
 
@@ -169,8 +169,8 @@ def test_view_of_per_rank_bundles_shows_them_unmerged_with_the_findings_of_all(
     and the findings dock says what the findings of the whole profile say."""
     import shutil
 
-    from legate_prof.insights import find_insights
-    from legate_prof.ranked_source import RankedSource
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.query.ranked_source import RankedSource
     from legate_prof.viewer.app import MainWindow
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     files = [shutil.copy(p, tmp_path) for p in synthetic_8]
@@ -259,7 +259,7 @@ def test_closing_the_window_while_it_loads_ends_the_process_cleanly(tmp_path, sa
 def test_phases_rank_files_built_by_workers_share_one_line():
     """The workers' ticks ("building ranks", every 100 ms) and each rank done make one line
     that says the last rank done, not one line per call."""
-    from legate_prof.progress import _Phases
+    from legate_prof.cli.progress import _Phases
     ph = _Phases()
     begins = []
     for i, msg in [(0, "building ranks")] * 5 + [(1, "built legate_0.prof (1 of 2 ranks)"),
@@ -275,7 +275,8 @@ def test_view_starts_reading_before_the_window_is_made(monkeypatch, sample_profi
     are read and built meanwhile; the window then shows that model."""
     import threading
 
-    from legate_prof import cli, loader
+    from legate_prof import cli
+    from legate_prof.load import loader
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     entered, order = threading.Event(), []
     real = loader.load_profile

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from legate_prof.errors import ProfileError
-from legate_prof.legion_reader import LegionProfReader, read_legion_log
-from legate_prof.legion_writer import LegionProfWriter
+from legate_prof.read.legion_log import LegionProfReader, read_legion_log
+from legate_prof.read.legion_writer import LegionProfWriter
 
 
 def _cli(*args):

@@ -17,11 +17,11 @@ import pytest
 from fixtures.make_goldens import (DEFAULT_BINARY, golden_paths, read_golden, real_profiles,
                                   run_reference, state_golden_paths)
 from fixtures.reference_stats import parse_statistics
-from legate_prof.dump import records_of
-from legate_prof.kinds import ItemKind, index_of_proc
-from legate_prof.legion_reader import LegionProfReader
-from legate_prof.loader import load_profile
-from legate_prof.stats import compute_stats
+from legate_prof.read.dump import records_of
+from legate_prof.model.kinds import ItemKind, index_of_proc
+from legate_prof.read.legion_log import LegionProfReader
+from legate_prof.load.loader import load_profile
+from legate_prof.analyze.stats import compute_stats
 
 PROFILES = real_profiles()
 SECTION = {"Task": "tasks", "GPU Kernel": "gpu_kernels", "Meta-Task": "meta_tasks", "Message": "meta_tasks",
@@ -233,8 +233,8 @@ UTIL_GROUPS = {"CPU": ("cpu",), "Utility": ("utility",), "External": ("proc_othe
 def _our_step(model, rank, groups):
     if len(groups) == 1:
         return model.utilization_steps[(rank, groups[0])]
-    from legate_prof.intervals import StepIntegral, union_sorted
-    from legate_prof.utilization import busy_intervals
+    from legate_prof.model.intervals import StepIntegral, union_sorted
+    from legate_prof.build.utilization import busy_intervals
     lanes = [L for g in groups if (rank, g) in model.utilization_steps
              for L in model.lanes_of(g, rank)]
     per_lane = busy_intervals(model, lanes)

@@ -114,8 +114,8 @@ def test_tiles_listed_in_meta_exist_and_cover_the_lanes(report_dir):
 
 
 def test_stats_pictures_and_colours_match_the_desktop(report_dir):
-    from legate_prof.loader import load_profile
-    from legate_prof.stats import compute_stats
+    from legate_prof.load.loader import load_profile
+    from legate_prof.analyze.stats import compute_stats
     from legate_prof.viewer.colors import name_color
     meta = _meta(report_dir)
     model = load_profile([EXAMPLE])

@@ -92,8 +92,8 @@ FIRST_METHODS = 'import json, os, warnings\nimport numpy\nfrom legate_prof.runti
 
 
 def test_first_ndarray_methods_equal_numpy_and_are_legate_tasks(legate_run, tmp_path_factory):
-    from legate_prof.kinds import ItemKind
-    from legate_prof.loader import load_profile
+    from legate_prof.model.kinds import ItemKind
+    from legate_prof.load.loader import load_profile
     prog = tmp_path_factory.mktemp("first_methods") / "first_methods.py"
     prog.write_text(FIRST_METHODS)
     run = legate_run(str(prog))

@@ -1,4 +1,4 @@
-"""The Qt-free query API (legate_prof.source): names, tiles, hit-testing, details, search."""
+"""The Qt-free query API (legate_prof.query.source): names, tiles, hit-testing, details, search."""
 
 import subprocess
 import sys
@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from legate_prof.loader import load_profile
-from legate_prof.source import MIN_PX, ProfileSource
+from legate_prof.load.loader import load_profile
+from legate_prof.query.source import MIN_PX, ProfileSource
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "legate_prof" / "data" / "example_legate_0.prof"
@@ -25,7 +25,7 @@ def _lanes(src, group):
 
 
 def test_api_imports_no_qt():
-    code = ("import sys, legate_prof.source; "
+    code = ("import sys, legate_prof.query.source; "
             "bad = [m for m in sys.modules if m.startswith(('PyQt', 'PySide', 'pyqtgraph'))]; "
             "print(bad); sys.exit(1 if bad else 0)")
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)

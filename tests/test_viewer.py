@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui
 
-from legate_prof.kinds import ItemKind
-from legate_prof.loader import load_profile
+from legate_prof.model.kinds import ItemKind
+from legate_prof.load.loader import load_profile
 from tests_viewer_helpers import pixel, row_colors
 
 pytest.importorskip("pytestqt")
@@ -340,8 +340,8 @@ def test_viewer_imports_nothing_of_the_model_but_the_api():
     """viewer/*.py import from legate_prof only: source (the API), errors, and the version."""
     import ast
     from pathlib import Path
-    allowed = {"legate_prof", "legate_prof.source", "legate_prof.errors",
-               "legate_prof.output_file", "legate_prof.picture_size"}  # not the model: where
+    allowed = {"legate_prof", "legate_prof.query.source", "legate_prof.errors",
+               "legate_prof.output_file", "legate_prof.present.picture_size"}  # not the model: where
     # files go and what pictures may be
     bad = []
     for f in sorted((Path(__file__).resolve().parents[1] / "viewer").glob("*.py")):
@@ -368,7 +368,7 @@ def test_clicks_agree_with_the_drawn_tile_at_several_zooms(sample_profile, built
     """Over every pixel column of every expanded lane at several zooms, the widget's hit
     test names the box or band the drawn tile has there — as `view` loads too (lanes
     stacked when drawn), where the row of the item clicked comes from its lane's stacking."""
-    from legate_prof.source import as_source
+    from legate_prof.query.source import as_source
     from legate_prof.viewer.screenshot import make_timeline
     src = as_source(load_profile([sample_profile], ranked=built != "stacked"))
     assert src.merged_model().stacked == (built == "stacked")
@@ -409,7 +409,7 @@ def test_clicks_agree_with_the_drawn_tile_at_several_zooms(sample_profile, built
 
 def test_an_exception_while_painting_is_reported_once_and_the_rest_renders(
         sample_profile, tmp_path, capsys):
-    from legate_prof.source import ProfileSource
+    from legate_prof.query.source import ProfileSource
     from legate_prof.viewer.screenshot import render_screenshot
 
     class Broken(ProfileSource):
@@ -441,7 +441,7 @@ def test_impossible_image_sizes_are_refused_before_drawing(sample_profile, tmp_p
 
 def test_screenshot_grows_to_fit_and_labels_every_group(tmp_path):
     from pathlib import Path
-    from legate_prof.source import as_source
+    from legate_prof.query.source import as_source
     from legate_prof.viewer.screenshot import render_screenshot
     ex = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"
     src = as_source(load_profile([str(ex)]))
@@ -459,7 +459,7 @@ def test_screenshot_grows_to_fit_and_labels_every_group(tmp_path):
 
 def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run, tmp_path):
     """A run killed by out-of-memory leaves only the runtime's stream: the picture says so."""
-    from legate_prof.source import as_source
+    from legate_prof.query.source import as_source
     from legate_prof.viewer.screenshot import LEGEND_H, STAMP_H, render_screenshot
     run = legate_run("oom.py", cpus=1, sysmem=40, env_extra_key="LEGATE_TEST")
     assert run.returncode != 0
@@ -499,7 +499,7 @@ def test_undo_redo_keep_the_status_bar_right(window, qtbot):
     tl.zoom(0.5)
     tl.undo()
     assert window.statusBar().currentMessage().startswith("view ")
-    from legate_prof.source import format_time
+    from legate_prof.query.source import format_time
     assert format_time(tl.time_range()[0]) in window.statusBar().currentMessage()
     tl.redo()
     assert format_time(tl.time_range()[1]) in window.statusBar().currentMessage()
@@ -531,7 +531,7 @@ def test_lane_labels_are_reference_names_with_long_names_as_tooltips(window):
 
 def test_lane_labels_never_overlap(synthetic_8, qtbot):
     """At any vertical scale, kept labels are at least one text line apart."""
-    from legate_prof.source import as_source
+    from legate_prof.query.source import as_source
     from legate_prof.viewer.axes import MIN_LABEL_GAP_PX
     from legate_prof.viewer.layout import LaneLayout
     from legate_prof.viewer.timeline import TimelineWidget

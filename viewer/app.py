@@ -8,7 +8,7 @@ import threading
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof import __version__
-from legate_prof.source import as_source, open_profile
+from legate_prof.query.source import as_source, open_profile
 
 from .layout import LaneLayout
 from .legend import LegendWidget

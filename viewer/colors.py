@@ -7,7 +7,7 @@ import zlib
 
 from PySide6 import QtGui
 
-from legate_prof.source import GROUP_COLORS as GROUP_COLOR
+from legate_prof.query.source import GROUP_COLORS as GROUP_COLOR
 
 GRAY = QtGui.QColor(128, 128, 128)
 ALPHA_RUNNING, ALPHA_READY, ALPHA_WAITING = 1.0, 0.45, 0.15

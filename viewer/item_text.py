@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from legate_prof.source import as_source, format_time
+from legate_prof.query.source import as_source, format_time
 
 
 def tooltip_html(source, hit):
@@ -34,7 +34,7 @@ def details_rows(source, hit):
     kind, payload = hit
     if kind == "band":
         a, b, n, lane, row = payload
-        from legate_prof.source import format_ns_us
+        from legate_prof.query.source import format_ns_us
         return [("Merged items", str(n)), ("Lane", source.info().lanes[lane].long),
                 ("From", format_ns_us(a)), ("To", format_ns_us(b))]
     return [(f.label, f.text) for f in source.item_details(payload)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from legate_prof.source import GROUP_ORDER, as_source
+from legate_prof.query.source import GROUP_ORDER, as_source
 
 SUMMARY_H = 3.0  # height of a group's utilization row, in row units
 ROW_H = 1.0  # one stacking row of a lane

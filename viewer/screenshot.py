@@ -11,9 +11,9 @@ from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
 from legate_prof import __version__  # noqa: E402
 from legate_prof.errors import ProfileError  # noqa: E402
-from legate_prof.source import as_source  # noqa: E402
+from legate_prof.query.source import as_source  # noqa: E402
 
-from legate_prof.picture_size import MAX_SIDE, check_size  # noqa: E402
+from legate_prof.present.picture_size import MAX_SIDE, check_size  # noqa: E402
 
 from .layout import LaneLayout  # noqa: E402
 from .legend import paint_legend  # noqa: E402

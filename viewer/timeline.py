@@ -8,7 +8,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from legate_prof.source import as_source, format_time
+from legate_prof.query.source import as_source, format_time
 
 from .axes import LaneAxis, TimeAxis
 from .item_text import details_rows, tooltip_html

@@ -13,7 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from legate_prof.source import READY, WAITING, as_source
+from legate_prof.query.source import READY, WAITING, as_source
 
 from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
                      name_color)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import ProfileError
+from legate_prof.errors import ProfileError
 
 FORMATS = ("perfetto", "chrome", "parquet", "duckdb")
 _MODULES = {"perfetto": "perfetto", "chrome": "chrome", "parquet": "parquet",

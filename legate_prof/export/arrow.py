@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import require
-from .tables import SCHEMAS, iter_table
+from legate_prof.export import require
+from legate_prof.export.tables import SCHEMAS, iter_table
 
 
 def schema(table):

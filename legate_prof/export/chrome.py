@@ -13,8 +13,8 @@ import json
 
 import numpy as np
 
-from ..kinds import GROUP_KEYS, MEMORY_GROUPS, ItemKind
-from ..output_file import atomic_output
+from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, ItemKind
+from legate_prof.output_file import atomic_output
 
 CHUNK_ROWS = 1 << 18
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)

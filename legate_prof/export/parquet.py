@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from . import require
-from .arrow import batches, schema
-from ..output_file import atomic_folder
-from .tables import CHUNK_ROWS, TABLES
+from legate_prof.export import require
+from legate_prof.export.arrow import batches, schema
+from legate_prof.output_file import atomic_folder
+from legate_prof.export.tables import CHUNK_ROWS, TABLES
 
 
 def _earlier_export(folder):

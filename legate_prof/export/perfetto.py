@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, ItemKind
-from . import protowire as pw
-from ..output_file import atomic_output
+from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, ItemKind
+from legate_prof.export import protowire as pw
+from legate_prof.output_file import atomic_output
 
 CHUNK_ROWS = 1 << 16
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)

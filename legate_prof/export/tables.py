@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kinds import GROUP_KEYS, MEMORY_GROUPS, ItemKind
+from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, ItemKind
 
 CHUNK_ROWS = 1 << 20
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)

@@ -1,4 +1,4 @@
-"""The one place the report asks about the profile: ``legate_prof.source.ProfileSource``,
+"""The one place the report asks about the profile: ``legate_prof.query.source.ProfileSource``,
 the query API the desktop viewer draws from (lane tree, lane tiles, utilization), turned
 into compact plain data for the report's tiles.
 """
@@ -10,8 +10,8 @@ import zlib
 
 import numpy as np
 
-from ..kinds import GROUP_COLOR, ItemKind
-from ..source import GROUP_ORDER, READY, WAITING, as_source
+from legate_prof.model.kinds import GROUP_COLOR, ItemKind
+from legate_prof.query.source import GROUP_ORDER, READY, WAITING, as_source
 
 ALPHA_READY, ALPHA_WAITING = 0.45, 0.15  # viewer/colors.py state shades
 MAX_LANES_EXPANDED = 48  # viewer/layout.py LaneLayout.default

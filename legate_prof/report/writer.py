@@ -13,8 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
-from ..source import as_source
-from .query import ReportQueries
+from legate_prof.query.source import as_source
+from legate_prof.report.query import ReportQueries
 
 TILE_PX = 1024
 UTIL_BINS = 512
@@ -83,7 +83,7 @@ def _pictures(model, out):
     """A zoomed-out PNG per lane group (the desktop screenshot with that group expanded)."""
     try:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        from ..viewer.screenshot import render_screenshot
+        from legate_prof.viewer.screenshot import render_screenshot
     except Exception as e:  # no Qt here: the report is still useful without pictures
         return [], f"pictures skipped: {e}"
     pics = []
@@ -97,7 +97,7 @@ def _pictures(model, out):
 def _findings(model):
     """Findings of ``legate_prof insights`` when that module exists (branch insights)."""
     try:
-        from .. import insights
+        from legate_prof.analyze import insights
     except Exception:
         return None
     for fname in ("find_insights",):
@@ -114,13 +114,13 @@ def _findings(model):
 def write_report(model, out_dir, pictures=True, progress=None):
     """Write the report folder at ``out_dir`` (built aside, then renamed into place) of a
     model or a source (a ``RankedSource``: every part read from the ranks, none merged)."""
-    from ..stats import compute_stats
-    from ..output_file import atomic_folder
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.output_file import atomic_folder
     out_dir = Path(out_dir).resolve()
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        from ..errors import ProfileError
+        from legate_prof.errors import ProfileError
         raise ProfileError(str(out_dir), f"could not write ({e.strerror or e})") from None
     with atomic_folder(out_dir, lambda d: (d / MARKER).exists(), "legate_prof report") as tmp:
         (tmp / "tiles").mkdir()

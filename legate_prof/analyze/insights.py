@@ -1,0 +1,366 @@
+"""``legate_prof insights``: the patterns the guide teaches by eye, found in the numbers.
+
+Each finding names the pattern, the evidence in numbers, the time window, the user's source
+lines (provenance ``file:line``) that cause it and the guide's remedy, and is ranked by the time
+it costs.  Everything is computed over the model's columns; a clean run gets no finding.
+JSON form: ``{"findings": [{"pattern", "title", "provenance", "window_ns", "evidence",
+"cost_ns", "remedy"}]}`` (docs/insights.md).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
+from legate_prof.build.rank_merge import release_pages
+from legate_prof.query.source import as_source, by_part
+from legate_prof.analyze.stats import _fmt_bytes, format_ns
+
+TINY_TASK_MIN_COUNT = 32  # launches from one line before a loop is worth naming
+RUNTIME_BUSY_RATIO = 1.5  # utility busy / application-processor busy that is "confetti"
+RUNTIME_MIN_TASKS = 100  # and enough launches for it to be the launching, not start-up
+SMALL_COPY_BYTES = 64 << 10
+COPY_BASELINE_MIN = 50
+PARTITION_MIN = 100
+MEMORY_PRESSURE = 0.8
+ADVANCED_INDEXING_TASKS = ("Nonzero", "Gather", "Scatter", "Advanced Indexing")
+APP_PROC_GROUPS = ("cpu", "gpu_dev", "omp", "io", "python")
+
+
+def _running(model):
+    """Each item's running time: its span minus its waits."""
+    from legate_prof.analyze.stats import _waited_ns
+    it = model.items
+    run = (it["stop"] - it["start"]).astype(np.int64)
+    waited = _waited_ns(model)
+    return run if waited is None else run - waited.astype(np.int64)
+
+
+class _Facts:
+    """Per-item columns the detectors share, over every part of the profile's items (one
+    model, or the ranks of a ``RankedSource`` read one after the other: no merged copy),
+    and what is not per item (names, lanes, step functions, markers) from the source."""
+
+    def __init__(self, obj):
+        src = as_source(obj)
+        self.parts = src.item_parts()
+        self.m = src.summary_model()  # names, provenances, lanes, steps, busy, markers
+        last = self.parts[-1]
+        self.offsets = np.array([p.item_off for p in self.parts]
+                                + [last.item_off + last.model.n_items], np.int64)
+        self.kind = self._joined(lambda p: p.model.items["kind"])
+        self.start = self._joined(lambda p: p.model.items["start"])
+        self.stop = self._joined(lambda p: p.model.items["stop"])
+        # running time, as the statistics count it: waits (and the calls a task made) out
+        self.run = self._joined(lambda p: _running(p.model))
+        self.prov = self._joined(lambda p: p.provenances())
+        self.name = self._joined(lambda p: p.names())
+        self.busy = self.m.busy_ns
+        self.app = np.isin(self.kind, [int(ItemKind.TASK), int(ItemKind.GPU_KERNEL)])
+        # the top-level task and its thread are not launches
+        top = [i for i, n in enumerate(self.m.names) if n in ("Toplevel Task", "External Thread")]
+        self.app &= ~np.isin(self.name, top)
+
+    def _joined(self, column):
+        if len(self.parts) == 1:
+            return column(self.parts[0])
+        out = np.concatenate([column(p) for p in self.parts])
+        for p in self.parts:  # copied: the ranks' mapped pages need not stay resident
+            release_pages(p.model)
+        return out
+
+    def of_items(self, ids, what):
+        """``what`` ("op_id", "lane" or "size": a copy's, fill's or instance's bytes) of the
+        items ``ids``, asked of the part that holds each."""
+        ids = np.asarray(ids, np.int64)
+        out = np.zeros(len(ids), np.int64 if what == "lane" else np.uint64)
+        for k, sel, local in by_part(self.offsets, ids):
+            p = self.parts[k]
+            if what == "size":
+                t = p.model.transfers
+                if len(t["item"]):
+                    j = np.clip(np.searchsorted(t["item"], local), 0, len(t["item"]) - 1)
+                    out[sel] = np.where(t["item"][j] == local, t["size"][j], 0)
+            elif what == "lane":
+                out[sel] = p.model.items["lane"][local].astype(np.int64) + p.lane_off
+            else:
+                out[sel] = p.model.items[what][local]
+        return out
+
+    def group_busy(self, keys):
+        return sum(v for (r, g), v in self.busy.items() if g in keys)
+
+    def line(self, p):
+        return self.m.provenances[int(p)]
+
+    def window(self, sel):
+        return [int(self.start[sel].min()), int(self.stop[sel].max())] if np.any(sel) else [0, 0]
+
+
+def _finding(pattern, title, provenance, window, evidence, cost, remedy):
+    return {"pattern": pattern, "title": title, "provenance": provenance,
+            "window_ns": [int(window[0]), int(window[1])], "evidence": evidence,
+            "cost_ns": int(max(cost, 0)), "remedy": remedy}
+
+
+def _launch_overhead(f):
+    """Runtime time per application task launch: utility busy over the tasks launched."""
+    n = int(np.count_nonzero(f.app))
+    return f.group_busy(("utility",)) / n if n else 0.0
+
+
+def tiny_tasks(f):
+    """Many short tasks from a few lines (a slice loop): the guide's "barcode"."""
+    overhead = _launch_overhead(f)
+    lines = []
+    for p in np.unique(f.prov[f.app]).tolist():
+        sel = f.app & (f.prov == p)
+        n = int(np.count_nonzero(sel))
+        med = float(np.median(f.run[sel])) if n else 0.0
+        if p and n >= TINY_TASK_MIN_COUNT and med < max(overhead, 1.0):
+            lines.append((p, sel, n, med))
+    if not lines:
+        return []
+    # lines whose launches interleave in time are one loop
+    lines.sort(key=lambda x: f.start[x[1]].min())
+    loops, cur = [], [lines[0]]
+    for x in lines[1:]:
+        if f.start[x[1]].min() <= max(f.stop[y[1]].max() for y in cur):
+            cur.append(x)
+        else:
+            loops.append(cur)
+            cur = [x]
+    loops.append(cur)
+    out = []
+    for loop in loops:
+        sel = np.logical_or.reduce([x[1] for x in loop])
+        n = int(np.count_nonzero(sel))
+        med = float(np.median(f.run[sel]))
+        provs = [f.line(x[0]) for x in loop]
+        out.append(_finding(
+            "tiny_tasks",
+            f"{n:,} tiny tasks from {len(provs)} line(s) of a loop (median {format_ns(med)}, "
+            f"launch overhead {format_ns(overhead)} each)",
+            provs, f.window(sel),
+            {"tasks": n, "median_task_ns": int(med), "launch_overhead_ns": int(overhead),
+             "task_time_ns": int(f.run[sel].sum()),
+             "tasks_per_line": {f.line(x[0]): x[2] for x in loop}},
+            n * overhead,
+            "Vectorize the loop: one whole-array operation instead of thousands of slices "
+            "(guide, Example 1: avoid per-slice 'tiny task' loops on big arrays)."))
+    return out
+
+
+def runtime_overhead(f):
+    """The runtime busier than the application: utility 'confetti' with a plateau."""
+    util = f.group_busy(("utility",))
+    app = f.group_busy(APP_PROC_GROUPS)
+    metas = f.kind == ItemKind.META
+    if util <= RUNTIME_BUSY_RATIO * max(app, 1) or not np.any(metas) \
+            or np.count_nonzero(f.app) < RUNTIME_MIN_TASKS:
+        return []
+    counts = {}
+    for p in f.prov[f.app].tolist():
+        if p:
+            counts[p] = counts.get(p, 0) + 1
+    top = sorted(counts, key=counts.get, reverse=True)[:5]
+    return [_finding(
+        "runtime_overhead",
+        f"the runtime was busy {util / max(app, 1):.1f}x as long as the application "
+        f"({format_ns(util)} of utility work against {format_ns(app)})",
+        [f.line(p) for p in top], f.window(metas),
+        {"utility_busy_ns": int(util), "application_busy_ns": int(app),
+         "meta_tasks": int(np.count_nonzero(metas)),
+         "tasks_launched": int(np.count_nonzero(f.app))},
+        util - app,
+        "Launch fewer, larger operations (whole-array expressions, no per-slice loops); each "
+        "launch costs the runtime mapping, dependence analysis and scheduling.")]
+
+
+def advanced_indexing(f):
+    """nonzero + scatter/gather: index arrays and extra passes where a boolean mask does."""
+    ids = [i for i, n in enumerate(f.m.names) if n in ADVANCED_INDEXING_TASKS]
+    sel = f.app & np.isin(f.name, ids)
+    if not np.any(sel):
+        return []
+    provs = sorted({int(p) for p in f.prov[sel].tolist() if p})
+    by_name = {}
+    for n in f.name[sel].tolist():
+        by_name[f.m.names[n]] = by_name.get(f.m.names[n], 0) + 1
+    return [_finding(
+        "advanced_indexing",
+        f"nonzero + scatter/gather: {int(np.count_nonzero(sel))} index tasks taking "
+        f"{format_ns(f.run[sel].sum())}",
+        [f.line(p) for p in provs], f.window(sel),
+        {"tasks": by_name, "task_time_ns": int(f.run[sel].sum())},
+        int(f.run[sel].sum()),
+        "Use a boolean mask instead of nonzero(...) + advanced indexing: np.putmask(z, cond, "
+        "v) or np.where(cond, a, b) (guide, Example 1).")]
+
+
+def _mask(n, where):
+    """A boolean mask of ``n`` items, true at ``where``."""
+    m = np.zeros(n, bool)
+    m[where] = True
+    return m
+
+
+def temporaries(f):
+    """Expressions that materialize intermediates: several full-size arrays from one line.
+
+    With the runtime's event stream the arrays are the program's own (one per array); from
+    Legion alone they are the operations that own full-size instances (an array split over
+    processors is still one operation).
+    """
+    inst = np.flatnonzero(f.kind == ItemKind.INSTANCE)
+    if len(inst) == 0:
+        return []
+    size = f.of_items(inst, "size")
+    is_array_name = np.array([s.startswith("Array ") for s in f.m.names], bool)
+    runtime = is_array_name[f.name[inst]]
+    if runtime.any():  # the program's arrays, one item each
+        inst, size = inst[runtime], size[runtime]
+        owner = inst
+    else:  # Legion instances: count the operations that made them
+        owner = f.of_items(inst, "op_id")
+    big = size >= 0.5 * size.max()
+    out = []
+    for p in np.unique(f.prov[inst[big]]).tolist():
+        here = big & (f.prov[inst] == p)
+        arrays = len(np.unique(owner[here]))
+        if not p or arrays < 2:
+            continue
+        b = int(size[here].sum())
+        tasks = f.app & (f.prov == p)
+        out.append(_finding(
+            "temporaries",
+            f"{arrays} full-size arrays made by one line ({b / 2**20:.1f} MiB): "
+            "intermediates of an expression",
+            [f.line(p)], f.window(tasks if tasks.any() else _mask(len(f.kind), inst[here])),
+            {"arrays": int(arrays), "bytes": b, "task_time_ns": int(f.run[tasks].sum())},
+            int(f.run[tasks].sum()),
+            "Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, out=t); "
+            "t += 1.0) instead of materializing temporaries; fewer live instances also means "
+            "less memory pressure."))
+    return out
+
+
+def copy_baseline(f):
+    """A thin persistent channel baseline of small copies."""
+    sel = f.kind == ItemKind.COPY
+    n = int(np.count_nonzero(sel))
+    if n < COPY_BASELINE_MIN:
+        return []
+    size = f.of_items(np.flatnonzero(sel), "size")
+    med = float(np.median(size))
+    if med >= SMALL_COPY_BYTES:
+        return []
+    busy = int(f.run[sel].sum())
+    provs = sorted({int(p) for p in f.prov[sel].tolist() if p})
+    return [_finding(
+        "copy_baseline",
+        f"{n:,} small copies (median {_fmt_bytes(med)}) keep the channels busy",
+        [f.line(p) for p in provs][:10], f.window(sel),
+        {"copies": n, "median_bytes": int(med), "bytes": int(size.sum()),
+         "effective_bandwidth_gbs": round(float(size.sum()) / max(busy, 1), 3)},
+        busy,
+        "Avoid scatter/gather and per-slice access that move many small pieces; prefetch "
+        "whole arrays once (guide: a thin persistent channel baseline).")]
+
+
+def partition_overhead(f):
+    sel = f.kind == ItemKind.DEP_PART
+    n = int(np.count_nonzero(sel))
+    if n < PARTITION_MIN:
+        return []
+    provs = sorted({int(p) for p in f.prov[sel].tolist() if p})
+    return [_finding(
+        "partition_overhead", f"{n:,} dependent-partitioning operations",
+        [f.line(p) for p in provs][:10], f.window(sel),
+        {"dp_events": n, "dp_time_ns": int(f.run[sel].sum())}, int(f.run[sel].sum()),
+        "Index with slices or boolean masks of whole arrays; data-dependent indexing "
+        "(nonzero, fancy indexing) makes the runtime partition at run time.")]
+
+
+def memory_pressure(f):
+    out = []
+    instances = np.flatnonzero(f.kind == ItemKind.INSTANCE)
+    instance_lanes = None  # asked of the parts once, when a memory is found under pressure
+    for (rank, group), step in f.m.utilization_steps.items():
+        if group not in MEMORY_GROUPS:
+            continue
+        lanes = f.m.lanes_of(group, rank)
+        cap = int(f.m.lanes["capacity"][lanes].sum())
+        if cap <= 0:
+            continue
+        peak = float(step.peak_level())
+        if peak < MEMORY_PRESSURE * cap:
+            continue
+        if instance_lanes is None:
+            instance_lanes = f.of_items(instances, "lane")
+        inst = instances[np.isin(instance_lanes, lanes)]
+        provs = sorted({int(p) for p in f.prov[inst].tolist() if p})
+        out.append(_finding(
+            "memory_pressure",
+            f"rank {rank} {group} memory peaked at {peak / cap:.0%} of its "
+            f"{cap / 2**20:.0f} MiB",
+            [f.line(p) for p in provs][:10], f.window(_mask(len(f.kind), inst)),
+            {"peak_bytes": int(peak), "capacity_bytes": cap, "rank": int(rank),
+             "memory": group},
+            0,
+            "Fewer live temporaries (out=, in-place updates), prefetch or stencil_hint so one "
+            "store does not get several instances, or a larger pool (--sysmem / --fbmem)."))
+    return out
+
+
+def out_of_memory(f):
+    out = []
+    for mk in f.m.markers:
+        if mk.get("kind") != "oom":
+            continue
+        rep = mk.get("report", {}) or {}
+        fields = mk.get("fields", {})
+        prov = [rep["provenance"]] if rep.get("provenance") else []
+        out.append(_finding(
+            "out_of_memory", mk.get("title", "out of memory"), prov,
+            [mk["time"], mk["time"]], {k: str(v) for k, v in fields.items()}, 1 << 62,
+            "Keep fewer instances of one store alive: prefetch the whole array before using "
+            "slices, give stencil_hint for halo access, update in place (guide, Example 2)."))
+    return out
+
+
+DETECTORS = (out_of_memory, tiny_tasks, runtime_overhead, advanced_indexing, temporaries,
+             copy_baseline, partition_overhead, memory_pressure)
+
+
+def find_insights(profile):
+    """All findings of a model or a source (a ``RankedSource`` is read rank by rank),
+    costliest first."""
+    f = _Facts(profile)
+    found = [x for d in DETECTORS for x in d(f)]
+    found.sort(key=lambda x: -x["cost_ns"])
+    return found
+
+
+def format_insights(findings):
+    if not findings:
+        return "No finding: none of the guide's inefficiency patterns shows in this profile."
+    lines = []
+    for k, x in enumerate(findings, 1):
+        lines.append(f"{k}. [{x['pattern']}] {x['title']}")
+        if x["provenance"]:
+            shown = ", ".join(x["provenance"][:5])
+            more = len(x["provenance"]) - 5
+            lines.append(f"   at {shown}" + (f" (+{more} more)" if more > 0 else ""))
+        a, b = x["window_ns"]
+        lines.append(f"   when {format_ns(a)} – {format_ns(b)}"
+                     + (f"; costs about {format_ns(x['cost_ns'])}"
+                        if 0 < x["cost_ns"] < 1 << 62 else ""))
+        ev = ", ".join(f"{k2}={v}" for k2, v in x["evidence"].items()
+                       if not isinstance(v, dict))
+        lines.append(f"   evidence: {ev}")
+        lines.append(f"   remedy: {x['remedy']}")
+    return "\n".join(lines)
+
+
+__all__ = ["find_insights", "format_insights", "DETECTORS", "PROCESSOR_GROUPS"]

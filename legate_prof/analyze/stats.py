@@ -1,0 +1,361 @@
+"""Statistics over a TraceModel: the machine, per-group load and per-task-name timings.
+
+The JSON form is documented in docs/stats_json.md; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from legate_prof.model.kinds import (MEMORY_GROUPS, ItemKind, mem_kind_name,
+                    proc_kind_name)
+
+SCHEMA_VERSION = 2  # 2: running_ns excludes nested calls, as the reference
+
+
+def _waited_ns(model):
+    """Wait time per item (float64, so damaged input cannot overflow), computed once."""
+    w = model.waits
+    if len(w["item"]) == 0:
+        return None
+    span = w["end"].astype(np.float64) - w["start"].astype(np.float64)
+    waited = np.bincount(w["item"], weights=span, minlength=model.n_items)
+    return np.clip(np.nan_to_num(waited), -2.0**62, 2.0**62)  # damaged input stays finite
+
+
+def _running_ns(model, idx, waited=None):
+    """Execution time minus waits for the given item indices."""
+    dur = model.items["stop"][idx] - model.items["start"][idx]
+    if waited is None:
+        waited = _waited_ns(model)
+    if waited is None or len(idx) == 0:
+        return dur
+    return dur - waited[idx].astype(np.int64)
+
+
+def _dense_ids(ids, bound):
+    """(sorted distinct ids, index of each id among them) for non-negative ids < ``bound``:
+    a count per possible id when that table is small, a sort otherwise."""
+    ids = np.asarray(ids, np.int64)
+    if 0 < bound <= max(4 * len(ids), 1 << 22) and (len(ids) == 0 or int(ids.max()) < bound):
+        present = np.bincount(ids, minlength=bound) > 0
+        uniq = np.flatnonzero(present)
+        return uniq, (np.cumsum(present) - 1)[ids]
+    return np.unique(ids, return_inverse=True)
+
+
+def _timings(inv, n, dur, run):
+    """Per group (``inv`` in 0..n-1): count, total, running, mean, sum of squared deviations
+    from the mean, min, max."""
+    count = np.bincount(inv, minlength=n)
+    d = dur.astype(np.float64)
+    total = np.bincount(inv, weights=d, minlength=n)
+    running = np.bincount(inv, weights=run.astype(np.float64), minlength=n)
+    mean = total / np.maximum(count, 1)
+    m2 = np.bincount(inv, weights=(d - mean[inv]) ** 2, minlength=n)
+    mn = np.full(n, np.iinfo(np.int64).max)
+    mx = np.zeros(n, np.int64)
+    np.minimum.at(mn, inv, dur)  # ufunc.at is a tight loop since numpy 1.25
+    np.maximum.at(mx, inv, dur)
+    return count, total, running, mean, m2, mn, mx
+
+
+def _part(j, t):
+    """Group ``j`` of ``_timings`` as sums and extremes that add up over ranks."""
+    count, total, running, mean, m2, mn, mx = t
+    return {"count": int(count[j]), "total": int(total[j]), "running": int(running[j]),
+            "mean": float(mean[j]), "m2": float(m2[j]), "min": int(mn[j]), "max": int(mx[j])}
+
+
+def _combine(a, b):
+    """Two parts of one group's timings as one (Chan et al.'s pairwise variance)."""
+    if a is None:
+        return dict(b)
+    n = a["count"] + b["count"]
+    total = a["total"] + b["total"]
+    mean = total / n if n else 0.0
+    out = {"count": n, "total": total, "running": a["running"] + b["running"], "mean": mean,
+           "m2": a["m2"] + b["m2"] + a["count"] * (a["mean"] - mean) ** 2
+           + b["count"] * (b["mean"] - mean) ** 2,
+           "min": min(a["min"], b["min"]), "max": max(a["max"], b["max"])}
+    if "provenances" in a:
+        out["provenances"] = sorted(set(a["provenances"]) | set(b["provenances"]))
+    if "by" in a:
+        by = dict(a["by"])
+        for k, v in b["by"].items():
+            by[k] = _combine(by.get(k), v)
+        out["by"] = by
+    return out
+
+
+def _timing_row(p):
+    n = p["count"]
+    return {"count": n, "total_ns": p["total"], "running_ns": p["running"],
+            "mean_ns": p["total"] // n if n else 0,
+            "stddev_ns": float(round(np.sqrt(p["m2"] / max(n - 1, 1)), 3)),  # (n-1), as the reference
+            "min_ns": p["min"], "max_ns": p["max"]}
+
+
+def _natural(s):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+
+
+def name_parts(model, kinds, by=None, waited=None):
+    """Per name of the items of ``kinds``: timings as parts (``_part``), the provenances seen
+    (the user's lines that launched it) and, with ``by``, the same per variant / mapper."""
+    it = model.items
+    sel = np.flatnonzero(np.isin(it["kind"], [int(k) for k in kinds]))
+    if len(sel) == 0:
+        return {}
+    names = it["name"][sel].astype(np.int64)
+    dur = it["stop"][sel] - it["start"][sel]
+    run = _running_ns(model, sel, waited if waited is not None else _waited_ns(model))
+    uniq, inv = _dense_ids(names, len(model.names))
+    t = _timings(inv, len(uniq), dur, run)
+    if by:
+        d_uniq, d_inv = _dense_ids(it["detail"][sel].astype(np.int64), len(model.names))
+        k = max(len(d_uniq), 1)
+        puniq, pinv = _dense_ids(inv * k + d_inv, len(uniq) * k)
+        pt = _timings(pinv, len(puniq), dur, run)
+        p_name, p_detail = uniq[puniq // k], d_uniq[puniq % k]
+        p_start = np.searchsorted(p_name, uniq, side="left")
+        p_stop = np.searchsorted(p_name, uniq, side="right")
+    prov = model.op_provenance(it["op_id"][sel]).astype(np.int64)
+    np_ = len(model.provenances) + 1
+    name_prov, _ = _dense_ids(inv * np_ + prov, len(uniq) * np_)
+    pn, pp = name_prov // np_, name_prov % np_
+    out = {}
+    for j, nid in enumerate(uniq.tolist()):
+        a, b = np.searchsorted(pn, [j, j + 1])
+        part = _part(j, t)
+        part["provenances"] = sorted(model.provenances[q] for q in pp[a:b].tolist() if q)
+        if by:
+            part["by"] = {model.names[int(p_detail[q])]: _part(q, pt)
+                          for q in range(p_start[j], p_stop[j])}
+        name = model.names[nid]
+        out[name] = _combine(out.get(name), part)  # two ids may carry one name
+    return out
+
+
+def per_name_rows(parts, by=None):
+    """Rows {name, count, total_ns, running_ns, mean_ns, stddev_ns, min_ns, max_ns,
+    provenances[, by_<by>]} from ``name_parts`` of one or more ranks, by total time."""
+    merged = {}
+    for p in parts:
+        for name, part in p.items():
+            merged[name] = _combine(merged.get(name), part)
+    rows = []
+    for name, p in merged.items():
+        row = {"name": name, **_timing_row(p),
+               "provenances": sorted(p["provenances"], key=_natural)[:50]}
+        if by:
+            row["by_" + by] = [{by: d, **_timing_row(x)}
+                               for d, x in sorted(p["by"].items(), key=lambda kv: _natural(kv[0]))]
+        rows.append(row)
+    rows.sort(key=lambda r: (-r["total_ns"], r["name"]))
+    return rows
+
+
+# (key in the output, item kinds, breakdown)
+TABLES = (("tasks", (ItemKind.TASK,), "variant"),
+          ("operations", (ItemKind.RUNTIME_OP,), None),
+          ("gpu_kernels", (ItemKind.GPU_KERNEL,), "variant"),
+          ("meta_tasks", (ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK), None),
+          ("mapper_calls", (ItemKind.MAPPER_CALL,), "mapper"),
+          ("runtime_calls", (ItemKind.RUNTIME_CALL,), None),
+          ("application_calls", (ItemKind.APP_CALL,), None))
+TRANSFERS = (("copies", ItemKind.COPY), ("fills", ItemKind.FILL),
+             ("instances", ItemKind.INSTANCE))
+
+
+def stats_parts(model) -> dict:
+    """What the statistics need of one model (one rank, or several), as parts that add up:
+    a rank's worker computes this and ``finish_stats`` combines any number of them."""
+    ranks = sorted(r["rank"] for r in model.ranks)
+    machine = []
+    for r in ranks:
+        pk = model.procs["kind"][model.procs["rank"] == r]
+        mk = model.mems["rank"] == r
+        procs = {}
+        for k in pk.tolist():
+            procs[proc_kind_name(k)] = procs.get(proc_kind_name(k), 0) + 1
+        mems = {}
+        for k, c in zip(model.mems["kind"][mk].tolist(), model.mems["capacity"][mk].tolist()):
+            e = mems.setdefault(mem_kind_name(k), {"count": 0, "capacity_bytes": 0})
+            e["count"] += 1
+            e["capacity_bytes"] += int(c)
+        machine.append({"rank": r, "processors": procs, "memories": mems})
+    groups = []
+    busy = model.busy_ns
+    lanes = model.lanes
+    items_per_lane = np.bincount(model.items["lane"], minlength=model.n_lanes)
+    for r in ranks:
+        for key, title in model.groups_present(r):
+            ls = model.lanes_of(key, r)
+            g = {"rank": r, "kind": key, "title": title, "lanes": int(len(ls)),
+                 "items": int(items_per_lane[ls].sum()), "busy_ns": int(busy.get((r, key), 0))}
+            if key in MEMORY_GROUPS:
+                g["capacity_bytes"] = int(lanes["capacity"][ls].sum())
+                step = model.utilization_steps.get((r, key))
+                g["peak_bytes"] = int(round(step.peak_level())) if step else 0
+            groups.append(g)
+    waited = _waited_ns(model)
+    it = model.items
+    return {
+        "ranks": [dict(r) for r in model.ranks], "machine": machine, "groups": groups,
+        # ranks with a lane here (a copy recorded by one rank may sit on another's channel)
+        "lane_ranks": sorted(set(model.lanes["rank"].tolist()) | set(ranks)),
+        "items": int(model.n_items),
+        "first": int(it["start"].min()) if model.n_items else None,
+        "last": int(it["stop"].max()) if model.n_items else None,
+        "markers": list(model.markers),
+        "tables": {key: name_parts(model, kinds, by, waited) for key, kinds, by in TABLES},
+        "transfers": {key: _transfer_summary(model, kind) for key, kind in TRANSFERS},
+        "warnings": [str(w) for w in model.warnings],
+    }
+
+
+def finish_stats(parts, files, errors=(), warnings=None) -> dict:
+    """The statistics (docs/stats_json.md) from the parts of one or more models; ``warnings``
+    default to the parts' own."""
+    from legate_prof.model.trace_model import time_range_of
+    ranks = [r for p in parts for r in p["ranks"]]
+    firsts = [p["first"] for p in parts if p["first"] is not None]
+    lasts = [p["last"] for p in parts if p["last"] is not None]
+    first, last = (min(firsts), max(lasts)) if firsts else (0, 0)
+    markers = [m for p in parts for m in p["markers"]]
+    t0, t1 = time_range_of(first, last, markers)
+    by_of = {key: by for key, _, by in TABLES}
+    out = {
+        "schema": SCHEMA_VERSION,
+        "files": list(files),
+        "ranks": len(ranks),
+        "legion_version": next((r["legion_version"] for r in sorted(ranks, key=lambda r: r["rank"])
+                                if r.get("legion_version")), ""),
+        "time_range_ns": [int(t0), int(t1)],
+        "span_ns": [first, last],
+        "items": sum(p["items"] for p in parts),
+        "machine": sorted((m for p in parts for m in p["machine"]), key=lambda m: m["rank"]),
+        "groups": sorted((g for p in parts for g in p["groups"]), key=lambda g: g["rank"]),
+        **{key: per_name_rows([p["tables"][key] for p in parts], by_of[key])
+           for key, _, _ in TABLES},
+        **{key: {f: sum(p["transfers"][key][f] for p in parts)
+                 for f in ("count", "bytes", "total_ns")} for key, _ in TRANSFERS},
+        "warnings": (list(warnings) if warnings is not None
+                     else [w for p in parts for w in p["warnings"]]),
+        "errors": list(errors),
+    }
+    if markers:
+        out["markers"] = markers
+    return out
+
+
+def compute_stats(profile) -> dict:
+    """The statistics of a model or a source: a ``RankedSource`` adds up its ranks' parts
+    (no merged copy)."""
+    from legate_prof.query.source import as_source
+    src = as_source(profile)
+    parts = [stats_parts(p.model) for p in src.item_parts()]
+    return finish_stats(parts, src.sources, src.errors, [str(w) for w in src.warnings])
+
+
+def _transfer_summary(model, kind):
+    sel = np.flatnonzero(model.items["kind"] == int(kind))
+    if len(sel) == 0:
+        return {"count": 0, "bytes": 0, "total_ns": 0}
+    t = model.transfers
+    pos = np.searchsorted(t["item"], sel)
+    size = t["size"][np.clip(pos, 0, max(len(t["item"]) - 1, 0))] if len(t["item"]) else 0
+    dur = model.items["stop"][sel] - model.items["start"][sel]
+    return {"count": int(len(sel)), "bytes": int(np.sum(size)), "total_ns": int(dur.sum())}
+
+
+def format_ns(ns, micro="µs"):
+    """ns -> '1.250 ms': the largest unit the value reaches, three decimals."""
+    ns = float(ns)
+    for unit, div in (("s", 1e9), ("ms", 1e6), (micro, 1e3)):
+        if abs(ns) >= div:
+            return f"{ns / div:.3f} {unit}"
+    return f"{ns:.0f} ns" if round(ns) != 0 else "0 ns"  # (not "-0 ns")
+
+
+def _fmt_ns(ns):
+    return format_ns(ns, micro="us")  # plain ASCII in terminal tables
+
+
+def _capacity(b):
+    return _fmt_bytes(b) if b else "capacity unknown"
+
+
+def format_bytes(n, digits=1, exact=False):
+    """'1.5 MiB' (the largest unit reached); ``exact`` adds the byte count: stats, API, report."""
+    n = int(n)
+    for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= div:
+            return f"{n / div:.{digits}f} {unit}" + (f" ({n:,} bytes)" if exact else "")
+    return f"{n:,} bytes" if exact else f"{n} B"
+
+
+def _fmt_bytes(b):
+    return format_bytes(b)
+
+
+def format_stats(s: dict) -> str:
+    lines = []
+    a, b = s.get("span_ns", s["time_range_ns"])
+    lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, "
+                 f"span {_fmt_ns(b - a)} ({_fmt_ns(a)} to {_fmt_ns(b)})"
+                 + (f", {s['legion_version']}" if s["legion_version"] else ""))
+    lines.append("")
+    lines.append("Machine")
+    for m in s["machine"]:
+        procs = ", ".join(f"{v} {k}" for k, v in sorted(m["processors"].items()))
+        mems = ", ".join(f"{v['count']} {k} ({_capacity(v['capacity_bytes'])})"
+                         for k, v in sorted(m["memories"].items()))
+        lines.append(f"  rank {m['rank']}: processors: {procs or '-'}; memories: {mems or '-'}")
+    lines.append("")
+    lines.append(f"{'rank':>4}  {'group':<14}{'lanes':>6}{'items':>10}{'busy':>14}")
+    for g in s["groups"]:
+        extra = ""
+        if "peak_bytes" in g:
+            extra = (f"  peak {_fmt_bytes(g['peak_bytes'])} of {_fmt_bytes(g['capacity_bytes'])}"
+                     if g["capacity_bytes"] else
+                     f"  peak {_fmt_bytes(g['peak_bytes'])} (capacity unknown)")
+        lines.append(f"{g['rank']:>4}  {g['title']:<14}{g['lanes']:>6}{g['items']:>10}"
+                     f"{_fmt_ns(g['busy_ns']):>14}{extra}")
+    for section, title in (("tasks", "Tasks"), ("operations", "Operations (runtime event stream)"),
+                           ("gpu_kernels", "GPU kernels"),
+                           ("meta_tasks", "Runtime meta-tasks (top 15)")):
+        rows = s[section]
+        if not rows:
+            continue
+        if section == "meta_tasks":
+            rows = rows[:15]
+        lines.append("")
+        lines.append(title)
+        lines.append(f"  {'name':<40}{'count':>8}{'total':>13}{'running':>13}{'mean':>12}"
+                     f"{'min':>12}{'max':>12}")
+        for r in rows:
+            lines.append(f"  {r['name'][:39]:<40}{r['count']:>8}{_fmt_ns(r['total_ns']):>13}"
+                         f"{_fmt_ns(r['running_ns']):>13}{_fmt_ns(r['mean_ns']):>12}"
+                         f"{_fmt_ns(r['min_ns']):>12}{_fmt_ns(r['max_ns']):>12}")
+            if r["provenances"]:
+                shown = ", ".join(r["provenances"][:4])
+                more = len(r["provenances"]) - 4
+                lines.append(f"    at {shown}" + (f" (+{more} more)" if more > 0 else ""))
+    for key in ("copies", "fills"):
+        v = s[key]
+        if v["count"]:
+            lines.append(f"{key}: {v['count']} moving {_fmt_bytes(v['bytes'])}, busy "
+                         f"{_fmt_ns(v['total_ns'])} in all")
+    v = s["instances"]
+    if v["count"]:  # lifetimes overlap: their sum is no time anyone spent
+        lines.append(f"instances: {v['count']} created, {_fmt_bytes(v['bytes'])} in all")
+    for m in s.get("markers", []):
+        lines.append("")
+        lines.append(f"!! {m['title']}")
+        for k, v in m.get("fields", {}).items():
+            lines.append(f"   {k}: {v}")
+    return "\n".join(lines)

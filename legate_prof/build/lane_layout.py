@@ -1,0 +1,251 @@
+"""Items into lanes and rows: one lane per (rank, kind, processor / memory / channel), items
+ordered by (lane, row, start), rows stacked so that boxes on a row never overlap, and the lanes'
+short and long names as the reference viewer gives them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from legate_prof.model.intervals import rows_needed, stack_lanes
+from legate_prof.model.kinds import (GROUP_INDEX, GROUP_KEYS, GROUP_LONG, GROUPS, MEM_GROUP, MEM_SHORT,
+                    MEMORY_GROUPS, PROC_GROUP, PROCESSOR_GROUPS, MemKind, ProcKind, index_of_mem,
+                    node_of_id)
+from legate_prof.build.record_items import unique_inverse
+from legate_prof.model.trace_model import ITEM_COLUMNS
+
+LANE_KEY = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
+
+
+def _lane_keys(parts, extra):
+    """The distinct (rank, group, ref, ref2) keys of the items' parts and of ``extra`` (a
+    ``LANE_KEY`` table), sorted, and the index of each part item's key, parts concatenated.
+
+    Found part by part: within one record table of one rank the columns are constant
+    (broadcast) or take few values in a small range, which ``unique_inverse`` codes without a
+    sort; the few keys of each part are then merged.  (All items at once, processor and
+    memory ids together span most of 64 bits: that took a sort of every column.)"""
+    tables, codes = [extra], []
+    for p in parts:
+        columns = {"ref": _few_values(p["ref"]), "group": _few_values(p["group"]),
+                   "ref2": _few_values(np.zeros(1, np.uint64) if p["ref2"] is None
+                                       else p["ref2"])}
+        if p["rank"] is not None:
+            columns["rank"] = _few_values(p["rank"])
+        local = None  # one small code per item: its columns' codes as digits of one number
+        for u, c in columns.values():
+            if c is not None:
+                local = c if local is None else local * len(u) + c
+        local_u, local_c = (np.zeros(1, np.int64), None) if local is None else \
+            unique_inverse(local)
+        tab = np.empty(len(local_u), LANE_KEY)
+        rest = local_u.astype(np.int64)
+        for name, (u, c) in reversed(columns.items()):
+            tab[name] = u[rest % len(u)] if c is not None else u[0]
+            if c is not None:
+                rest = rest // len(u)
+        if p["rank"] is None:  # the node of the processor or memory
+            tab["rank"] = node_of_id(tab["ref"])
+        tables.append(tab)
+        codes.append((local_c, len(p["start"])))
+    every = np.concatenate(tables)
+    o = np.lexsort((every["ref2"], every["ref"], every["group"], every["rank"]))
+    distinct = np.concatenate([[True], (every[o][1:] != every[o][:-1])]) if len(o) else o
+    lane_tab = every[o][distinct]
+    global_of = np.empty(len(every), np.int64)
+    global_of[o] = np.cumsum(distinct) - 1
+    lane, at = [], len(extra)
+    for (local_c, n), tab in zip(codes, tables[1:]):
+        g = global_of[at:at + len(tab)]
+        lane.append(np.full(n, g[0], np.int32) if local_c is None else g[local_c].astype(np.int32))
+        at += len(tab)
+    return lane_tab, (np.concatenate(lane) if lane else np.zeros(0, np.int32))
+
+
+def _few_values(col):
+    """(distinct values, code of each value): code None for a constant (broadcast) column."""
+    col = np.asarray(col)
+    if col.ndim == 0 or col.strides == (0,) or len(col) <= 1:
+        return col.reshape(-1)[:1].copy(), None
+    return unique_inverse(col)
+
+
+def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stack=True):
+    """Lanes for the items (every processor gets one, idle or not), items ordered by (lane,
+    row, start) when ``stack``; else by (lane, start) on row 0, each lane's row count still
+    found (``TraceModel`` stacks a lane when it is first drawn).  Returns (item columns,
+    lane table, the copies' / fills' / instances' side table, the order applied to the
+    concatenated item parts)."""
+    parts = items.parts
+    cols = {}
+    for c in ("start", "stop", "create", "ready", "name", "kind", "op_id", "detail"):
+        cols[c] = (np.concatenate([p[c] for p in parts]) if parts
+                   else np.zeros(0, ITEM_COLUMNS.get(c, np.uint64)))
+    # Make sure every processor has a lane (idle processors count in utilization).
+    lane_keys = [(int(r), int(GROUP_INDEX[PROC_GROUP.get(_pk(k), "proc_other")]), int(p), 0)
+                 for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
+                                    procs["rank"].tolist())]
+    lane_keys += [(int(r), GROUP_INDEX["gpu_dev"], int(p), 0)
+                  for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
+                                     procs["rank"].tolist()) if k == ProcKind.GPU]
+    extra = np.array(lane_keys, dtype=LANE_KEY)
+    lane_tab, lane = _lane_keys(parts, extra)
+    # Hide groups of a rank that have no items at all (as the reference viewer does).
+    has_items = np.zeros(len(lane_tab), bool)
+    has_items[lane] = True
+    grp_key = lane_tab["rank"].astype(np.int64) * 64 + lane_tab["group"]
+    live_groups = np.unique(grp_key[has_items])
+    keep = np.isin(grp_key, live_groups)
+    remap = np.cumsum(keep) - 1
+    lane_tab = lane_tab[keep]
+    lane = remap[lane].astype(np.int32)
+
+    order = _lane_start_order(lane, cols["start"], cols["stop"])
+    lane_s = lane[order]
+    bounds = np.searchsorted(lane_s, np.arange(len(lane_tab) + 1))
+    start_s, stop_s = cols["start"][order], cols["stop"][order]
+    if stack:
+        perm, rows, n_rows = stack_lanes(start_s, stop_s, bounds)
+        order = order[perm]
+        start_s, stop_s = start_s[perm], stop_s[perm]
+    else:  # each lane stacked when it is drawn (TraceModel.stacked_lane)
+        rows = np.zeros(len(order), dtype=np.int16)
+        n_rows = rows_needed(start_s, stop_s, bounds)
+    final = order
+    inv = np.empty(len(final), dtype=np.int64)
+    inv[final] = np.arange(len(final))
+    model_items = {
+        "start": start_s, "stop": stop_s,
+        "create": cols["create"][final], "ready": cols["ready"][final],
+        "lane": lane_s, "row": rows,
+        "name": cols["name"][final].astype(np.int32), "kind": cols["kind"][final],
+        "op_id": cols["op_id"][final], "detail": cols["detail"][final].astype(np.int32),
+    }
+    # side table for copies, fills and instances
+    t_item, t_size, t_src, t_dst, t_inst = [], [], [], [], []
+    off = 0
+    for p in parts:
+        n = len(p["start"])
+        if p["extra"] is not None:
+            t_item.append(inv[off:off + n])
+            e = p["extra"]
+            t_size.append(np.asarray(e["size"], np.uint64))
+            t_src.append(np.asarray(e["src"], np.uint64))
+            t_dst.append(np.asarray(e["dst"], np.uint64))
+            t_inst.append(np.asarray(e["inst"], np.uint64))
+        off += n
+    if t_item:
+        ti = np.concatenate(t_item)
+        o = np.argsort(ti)
+        transfers = {"item": ti[o], "size": np.concatenate(t_size)[o],
+                     "src": np.concatenate(t_src)[o], "dst": np.concatenate(t_dst)[o],
+                     "inst": np.concatenate(t_inst)[o]}
+    else:
+        transfers = {k: np.zeros(0, np.uint64) for k in ("size", "src", "dst", "inst")}
+        transfers["item"] = np.zeros(0, np.int64)
+
+    lanes = lane_table(lane_tab, n_rows, procs, mems)
+    for (r, g, ref), cap in (lane_capacity or {}).items():
+        hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
+        lanes["capacity"][hit] = cap
+    return model_items, lanes, transfers, final
+
+
+def _lane_start_order(lane, start, stop):
+    """Item order by (lane, start), longer first on equal starts (so nesting depth is right).
+
+    One argsort of a packed (lane, start) key when starts fit in 42 bits (73 minutes of ns),
+    a lexsort otherwise; ties on (lane, start), rare, are then put longest first.
+    """
+    n = len(lane)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    s = start.astype(np.int64)
+    lo = int(s.min())
+    span = int(s.max()) - lo
+    if span < 2**42 and len(lane) and int(lane.max()) < 2**20:
+        key = (lane.astype(np.int64) << 42) | (s - lo)
+        order = np.argsort(key, kind="stable")
+        k = key[order]
+        tie = np.flatnonzero(k[1:] == k[:-1])
+        if len(tie):
+            # runs of equal keys: reorder each by descending duration
+            at = np.unique(np.concatenate([tie, tie + 1]))
+            dur = (stop.astype(np.int64) - s)[order[at]]
+            o = np.lexsort((-dur, k[at]))
+            order[at] = order[at][o]
+        return order
+    return np.lexsort((-(stop.astype(np.int64) - s), s, lane))
+
+
+def _pk(k):
+    try:
+        return ProcKind(k)
+    except ValueError:
+        return None
+
+
+def lane_table(lane_tab, n_rows, procs, mems):
+    """The lane table: keys, rows, capacity, and short and long names as the reference's."""
+    n = len(lane_tab)
+    cap = np.zeros(n, np.int64)
+    names, titles = [], []
+    mem_cap = dict(zip(mems["mem_id"].tolist(), mems["capacity"].tolist()))
+    mem_kind = dict(zip(mems["mem_id"].tolist(), mems["kind"].tolist()))
+    seq, prev = 0, None
+    for i, (rank, g, ref, ref2) in enumerate(lane_tab.tolist()):
+        key = GROUP_KEYS[g]
+        seq = seq + 1 if prev == (rank, g) else 0  # numbered per kind from 0, as the reference
+        prev = (rank, g)
+        if key in PROCESSOR_GROUPS:
+            short = {"gpu_dev": f"g{seq}d", "gpu_host": f"g{seq}h"}.get(
+                key, f"{GROUPS[g][2]}{seq}")
+            names.append(short)
+            titles.append(f"Node {rank} {GROUP_LONG[key]} {seq} Processor(0x{ref:x})"
+                          + (" device" if key == "gpu_dev" else ""))
+        elif key in MEMORY_GROUPS and key != "arrays":
+            cap[i] = mem_cap.get(ref, 0)
+            names.append(f"{GROUPS[g][2]}{seq}")
+            titles.append(f"Node {rank} {GROUP_LONG[key]} Memory {seq} (0x{ref:x})")
+        elif key == "channel":
+            d = _mem_short(ref2, mem_kind, rank)
+            if ref == 0:
+                names.append(f"fill {d}")
+                titles.append(f"Fill into {_mem_long(ref2, mem_kind)}")
+            else:
+                names.append(f"{_mem_short(ref, mem_kind, rank)}-{d}")
+                titles.append(f"{_mem_long(ref, mem_kind)} to {_mem_long(ref2, mem_kind)}")
+        elif key == "arrays":
+            names.append(f"arrays{rank}")
+            titles.append(f"Rank {rank} Arrays (runtime)")
+        elif key == "ops":
+            names.append(f"ops{rank}")
+            titles.append(f"Rank {rank} Operations (runtime)")
+        else:
+            names.append(f"dp{rank}")
+            titles.append(f"Node {rank} Dependent Partitioning")
+    return {
+        "group": lane_tab["group"].astype(np.int16), "rank": lane_tab["rank"].astype(np.int32),
+        "ref": lane_tab["ref"].astype(np.uint64), "ref2": lane_tab["ref2"].astype(np.uint64),
+        "capacity": cap, "rows": n_rows, "name": names, "title": titles,
+    }
+
+
+def _mem_short(mem_id, mem_kind, rank):
+    k = mem_kind.get(mem_id, 0)
+    try:
+        s = MEM_SHORT.get(MemKind(k), "m")
+    except ValueError:
+        s = "m"
+    node = int(node_of_id(np.uint64(mem_id)))
+    return f"n{node}{s}{int(index_of_mem(np.uint64(mem_id)))}"
+
+
+def _mem_long(mem_id, mem_kind):
+    k = mem_kind.get(mem_id, 0)
+    try:
+        kind = MemKind(k)
+        t = GROUP_LONG.get(MEM_GROUP.get(kind, ""), kind.name.title())
+    except ValueError:
+        t = f"Memory kind {k}"
+    node = int(node_of_id(np.uint64(mem_id)))
+    return f"Node {node} {t} Memory 0x{int(mem_id):x}"

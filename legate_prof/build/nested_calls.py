@@ -1,0 +1,142 @@
+"""Mapper, runtime and application calls as waits of the task that made them.
+
+Legion records a call with the ``fevent`` of the task (or meta-task) it runs inside.  The
+reference profiler (``legion_prof``, ``sort_calls_and_waits``) then:
+
+* moves each wait of the caller that falls inside one of its calls into the smallest such call;
+* makes each call a wait ``[start, stop, stop]`` of the smallest call that contains it, or of
+  the caller when none does.
+
+So a task's running time excludes the calls it made, a call's excludes the calls nested in it,
+and the viewer draws a task in the waiting shade while a call it made runs.  Everything here is
+done over whole columns; nesting depth is bounded by a handful of levels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from legate_prof.model.kinds import ItemKind
+
+CALLER_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK)
+CALL_KINDS = (ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL)
+
+
+def _of_kinds(kind, kinds):
+    """``np.isin(kind, kinds)`` for the small (uint8) item kinds, through a table."""
+    table = np.zeros(256, bool)
+    table[[int(k) for k in kinds]] = True
+    return table[kind] if kind.dtype == np.uint8 else np.isin(kind, [int(k) for k in kinds])
+
+
+def _find(sorted_keys, query):
+    """Index into ``sorted_keys`` of each query, or -1 where absent."""
+    if len(sorted_keys) == 0:
+        return np.full(len(query), -1, np.int64)
+    pos = np.clip(np.searchsorted(sorted_keys, query), 0, len(sorted_keys) - 1)
+    return np.where(sorted_keys[pos] == query, pos, -1)
+
+
+# group * span + (t - first) must stay below this (int64, with room for the comparisons)
+PACKED_KEY_LIMIT = 2**62
+
+
+def _group_time_key(g, times):
+    """(key(group, t): one int64 ordered like (group, t), span: key(group, t) >= group *
+    span).  Packed as group * span + (t - first) when that fits in 63 bits (always, for
+    real runs); else through the rank of t among all ``times`` (a sort of all of them)."""
+    lo = min((int(t.min()) for t in times if len(t)), default=0)
+    hi = max((int(t.max()) for t in times if len(t)), default=0)
+    span = hi - lo + 2
+    n_groups = int(g.max()) + 1 if len(g) else 1
+    if n_groups * span < PACKED_KEY_LIMIT:
+        def packed(grp, t):
+            return grp.astype(np.int64) * span + (np.asarray(t, np.int64) - lo)
+        return packed, span
+    ranked = np.unique(np.concatenate(times))
+
+    def by_rank(grp, t):
+        return grp.astype(np.int64) * (len(ranked) + 1) + np.searchsorted(ranked, t)
+    return by_rank, len(ranked) + 1
+
+
+def nest_calls(kind, start, stop, fevent, waits):
+    """Waits with calls folded in, as the reference does.
+
+    ``kind``, ``start``, ``stop``, ``fevent`` are item columns; ``waits`` is a dict of arrays
+    ``item, start, ready, end``.  Returns the new waits dict (same keys, sorted by item, start)
+    and the number of calls whose caller is not in the profile.
+    """
+    callers = np.flatnonzero(_of_kinds(kind, CALLER_KINDS) & (fevent != 0))
+    calls = np.flatnonzero(_of_kinds(kind, CALL_KINDS))
+    if len(calls) == 0:
+        return waits, 0
+    fo = np.argsort(fevent[callers], kind="stable")
+    hit = _find(fevent[callers][fo], fevent[calls])
+    orphans = int(np.count_nonzero(hit < 0))
+    calls = calls[hit >= 0]
+    caller_of_call = callers[fo][hit[hit >= 0]]
+    if len(calls) == 0:
+        return waits, orphans
+
+    # calls ordered by (caller, start, longest first): parents precede their children
+    s, e = start[calls], stop[calls]
+    order = np.lexsort((-(e - s), s, caller_of_call))
+    calls, g_item, s, e = calls[order], caller_of_call[order], s[order], e[order]
+    n = len(calls)
+    g = np.concatenate([[0], np.cumsum(g_item[1:] != g_item[:-1])])  # dense group id
+    first = np.searchsorted(g, g)  # first position of each call's group
+
+    w_item, w_s, w_r, w_e = (np.asarray(waits[k]) for k in ("item", "start", "ready", "end"))
+    key, span = _group_time_key(g, [s, e, w_s, w_e])
+
+    # depth = calls of the group started before this one and not yet stopped
+    stop_keys = np.sort(key(g, e))
+    closed = (np.searchsorted(stop_keys, key(g, s), side="right")
+              - np.searchsorted(stop_keys, g.astype(np.int64) * span, side="left"))
+    depth = np.maximum(np.arange(n) - first - closed, 0)
+    parent = np.full(n, -1, np.int64)
+    for d in range(1, int(depth.max()) + 1 if n else 1):
+        kids = np.flatnonzero(depth == d)
+        above = np.flatnonzero(depth == d - 1)
+        if len(kids) == 0 or len(above) == 0:
+            continue
+        j = np.searchsorted(above, kids) - 1
+        ok = j >= 0
+        p = above[np.maximum(j, 0)]
+        ok &= (g[p] == g[kids]) & (s[p] <= s[kids]) & (e[kids] <= e[p])
+        parent[kids[ok]] = p[ok]
+
+    # move the caller's waits into the smallest call containing them
+    group_starts = np.r_[0, np.flatnonzero(np.diff(g)) + 1]
+    gpos = _find(g_item[group_starts], w_item)  # group of each wait's item, or -1
+    w_item = w_item.copy()
+    has = np.flatnonzero(gpos >= 0)
+    if len(has):
+        start_keys = key(g, s)
+        cand = np.searchsorted(start_keys, key(gpos[has], w_s[has]), side="right") - 1
+        cand = np.where((cand >= 0) & (g[np.maximum(cand, 0)] == gpos[has]), cand, -1)
+        for _ in range(int(depth.max()) + 2):
+            c = np.maximum(cand, 0)
+            bad = (cand >= 0) & ~((s[c] <= w_s[has]) & (w_e[has] <= e[c]))
+            if not bad.any():
+                break
+            cand = np.where(bad, parent[c], cand)
+        # A wait that straddles a call's edge (Legion writes overlapping waits for the
+        # scheduler meta-task) goes, as in the reference, to the smallest call it overlaps.
+        for k in np.flatnonzero(cand < 0).tolist():
+            lo, hi = np.searchsorted(g, [gpos[has[k]], gpos[has[k]] + 1])
+            over = lo + np.flatnonzero((s[lo:hi] < w_e[has[k]]) & (e[lo:hi] > w_s[has[k]]))
+            if len(over):
+                cand[k] = over[np.argmin(e[over] - s[over])]
+        moved = cand >= 0
+        w_item[has[moved]] = calls[cand[moved]]
+
+    # each call waits its parent (or the caller) from its start to its stop
+    target = np.where(parent >= 0, calls[np.maximum(parent, 0)], g_item)
+    item = np.concatenate([w_item, target]).astype(np.int64)
+    ws = np.concatenate([w_s, s])
+    wr = np.concatenate([w_r, e])
+    we = np.concatenate([w_e, e])
+    o = np.lexsort((ws, item))
+    return {"item": item[o], "start": ws[o], "ready": wr[o], "end": we[o]}, orphans

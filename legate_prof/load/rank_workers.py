@@ -1,0 +1,315 @@
+"""Read and build each rank's log in its own process, then merge the ranks' models.
+
+Ranks are independent until they are merged, so each worker reads one file and builds its
+model alone; it hands the arrays back as a bundle file (``bundle.py``), which the parent maps
+rather than unpickles.  The merge (``model_merge.py``) only renumbers and concatenates.  Where
+it cannot give what one build of all files gives, the caller builds them all at once instead.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import json
+import os
+import select
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+
+# The workers yield the cores to the process that waits for them whenever it has work: a
+# window opening, its progress, a terminal.  Idle, it leaves them all the cores.
+WORKER_NICENESS = 10
+
+# Below this much input, starting workers costs more than it saves.
+PARALLEL_MIN_BYTES = 48 << 20
+
+
+def worker_count(paths, total_bytes, workers=None):
+    """How many processes to build ``paths`` with (1: build in this process).
+
+    ``workers`` (or the environment's ``LEGATE_PROF_WORKERS``) overrides the choice; by default,
+    one per rank file up to the cores, when there are two files or more and enough bytes."""
+    if workers is None:
+        env = os.environ.get("LEGATE_PROF_WORKERS", "")
+        if env.strip().isdigit():
+            workers = int(env)
+    if workers is not None:
+        return max(1, min(int(workers), len(paths)))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if len(paths) < 2 or total_bytes < PARALLEL_MIN_BYTES or (cores or 1) < 2:
+        return 1
+    return min(len(paths), cores)
+
+
+def _build_rank(path, out, mode):
+    """In a worker: read one rank's log and build its model; write it to ``out`` as a bundle
+    (mode "stack" or "flat": rows stacked or not) or its statistics' parts as JSON ("stats").
+    False for a file that cannot be read or has no machine description (the caller then builds
+    all files together, which reports it as it always does)."""
+    from legate_prof.errors import ProfileError
+    from legate_prof.read.legion_log import LegionProfReader
+    from legate_prof.build.model_builder import build_model
+    try:
+        log = LegionProfReader(path).read()
+        if len(log.table("MachineDesc")) == 0:
+            return False  # numbered after the others: only a build of all files can do that
+        model = build_model([log], warnings=[str(w) for w in log.warnings],
+                            stack=mode == "stack", check_files=False)
+        if mode == "stats":
+            from legate_prof.analyze.stats import stats_parts
+            with open(out, "w") as f:
+                json.dump(stats_parts(model), f, default=int)
+        else:
+            from legate_prof.store.bundle import write_bundle
+            write_bundle(model, out, indexes=False)
+        return True
+    except ProfileError:
+        return False
+
+
+def _worker(jobs, mode):
+    """One worker process: its share of the rank files, one after the other; a line on
+    stdout per file done ("ok N" or "fail N")."""
+    if hasattr(os, "nice"):
+        os.nice(WORKER_NICENESS)
+    for i, path, out in jobs:
+        ok = _build_rank(path, out, mode)
+        print(("ok" if ok else "fail"), i, flush=True)
+        if not ok:
+            return 3
+    return 0
+
+
+def _run_workers(paths, outs, mode, workers, progress, handover):
+    """Build ``paths`` into ``outs`` in ``workers`` fresh interpreters; True when all did.
+
+    Fresh interpreters (``python -m legate_prof.load.rank_workers``), not forks: a fork would copy
+    the viewer's threads' locks, and multiprocessing's spawn would run the caller's own script
+    again in each worker when it has no ``__main__`` guard.  Each takes a share of the files
+    (biggest first, to the least loaded), so few interpreters start."""
+    shares = [[] for _ in range(workers)]
+    load = [0] * workers
+    for i in sorted(range(len(paths)), key=lambda i: -os.path.getsize(paths[i])):
+        w = load.index(min(load))
+        shares[w].append((i, paths[i], outs[i]))
+        load[w] += os.path.getsize(paths[i])
+    ahead = _ReadAhead([job[1] for turn in itertools.zip_longest(*shares) for job in turn if job],
+                       2 * workers)
+    procs = []
+    try:
+        for share in shares:
+            procs.append(handover.start(
+                [sys.executable, "-m", "legate_prof.load.rank_workers", json.dumps(share), mode]))
+        done, failed, last = 0, False, "building ranks"
+        streams = {p.stdout.fileno(): p for p in procs}
+        while streams and not failed:
+            ready, _, _ = select.select(list(streams), [], [], 0.1)
+            if not ready and progress:  # a tick: a progress window keeps repainting
+                progress(done, len(paths), last)
+            for fd in ready:
+                line = streams[fd].stdout.readline()
+                if not line:
+                    del streams[fd]
+                    continue
+                word, i = line.split()
+                failed = failed or word != "ok"
+                done += 1
+                ahead.file_done()
+                last = f"built {os.path.basename(paths[int(i)])} ({done} of {len(paths)} ranks)"
+                if progress:
+                    progress(done, len(paths), last)
+        return not failed and all(p.wait() == 0 for p in procs) and done == len(paths)
+    finally:
+        ahead.stop()
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            p.stdout.close()
+
+
+class _ReadAhead:
+    """Reads the rank files into the page cache in the order the workers take them, a few
+    files ahead of the workers, while they compute.  A file not read since it was written
+    (the page cache dropped it) then comes from disk at the disk's speed, overlapped with
+    the builds, instead of a page at a time as a worker touches it.  For files already
+    cached this costs one copy (about 0.1 s per GB), in a thread of a process that waits."""
+
+    CHUNK = 4 << 20
+
+    def __init__(self, paths, ahead):
+        self._paths = paths
+        self._room = threading.Semaphore(ahead)
+        self._stop = False
+        self.thread = threading.Thread(target=self._run, name="legate_prof read-ahead",
+                                       daemon=True)
+        self.thread.start()
+
+    def file_done(self):
+        self._room.release()
+
+    def stop(self):
+        self._stop = True
+        self._room.release()
+
+    def _run(self):
+        buf = bytearray(self.CHUNK)
+        for path in self._paths:
+            self._room.acquire()
+            if self._stop:
+                return
+            self._read(path, buf)
+
+    def _read(self, path, buf):
+        try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                return  # a pipe's bytes are the worker's to read (and opening one may block)
+            with open(path, "rb", buffering=0) as f:
+                while not self._stop and f.readinto(buf):
+                    pass
+        except OSError:
+            pass  # the worker reports what is wrong with the file
+
+
+def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False):
+    """The model of Legion Prof logs built one rank per process (``ranked``: a
+    ``RankedSource`` over the ranks' models, unmerged); None when they must be built
+    together (a file without its machine description or that cannot be read, lanes shared
+    between ranks, a worker that died), so that the caller does that."""
+    from legate_prof.store.bundle import read_bundle
+    from legate_prof.errors import ProfileError
+    from legate_prof.build.rank_merge import CannotMerge, merge_opened
+    handover = Handover("ranks")
+    outs = [os.path.join(handover.dir, f"{i}.lpbundle") for i in range(len(paths))]
+    try:
+        if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
+                            handover):
+            return None
+        from legate_prof.load.loader import room_for_open_files
+        if ranked and room_for_open_files(len(outs)):  # the ranks stay mapped (their files
+            # go when the hand-over closes)
+            from legate_prof.query.ranked_source import RankedSource
+            return RankedSource([read_bundle(o, check=False) for o in outs])
+        return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
+    except (CannotMerge, OSError, ValueError, ProfileError):
+        return None  # (a bundle that went missing or is cut: the caller builds in one process)
+    finally:
+        handover.close(later=True)  # mapped bundles stay readable until unmapped
+
+
+def stats_in_parallel(paths, workers=2, progress=None):
+    """The statistics' parts (``stats.stats_parts``) of each rank file, computed one rank per
+    process — no model of all ranks is built; None when a worker could not (see above)."""
+    handover = Handover("stats")
+    outs = [os.path.join(handover.dir, f"{i}.json") for i in range(len(paths))]
+    try:
+        if not _run_workers(paths, outs, "stats", workers, progress, handover):
+            return None
+        parts = []
+        for o in outs:
+            with open(o) as f:
+                parts.append(json.load(f))
+        return parts
+    except (OSError, ValueError):
+        return None
+    finally:
+        handover.close()
+
+
+class Handover:
+    """The directory where workers leave their results, and the workers.
+
+    Closed when the build is done, or when the process ends first: ``view`` closed while it
+    loads ends with ``os._exit`` after the atexit handlers, and without this the workers
+    would run on and their files stay.  A process killed outright leaves its directory
+    behind: the next one on this host removes the directories of processes that no longer
+    run (the name holds the host and the pid)."""
+
+    PREFIX = "legate_prof_handover_"
+    KINDS = ("ranks", "stats")
+
+    def __init__(self, kind):
+        assert kind in self.KINDS
+        base = tempfile.gettempdir()
+        sweep_orphans(base)
+        self.dir = tempfile.mkdtemp(prefix=f"{self.PREFIX}{kind}_{_host()}_{os.getpid()}_",
+                                    dir=base)
+        self.procs = []
+        self._lock = threading.Lock()
+        self._closed = False
+        atexit.register(self.close)
+
+    def start(self, argv):
+        """A worker process, unless the hand-over is closed (the process is ending)."""
+        with self._lock:
+            if self._closed:
+                raise OSError("the build was stopped")
+            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                 stderr=subprocess.DEVNULL, env=_worker_env(), text=True)
+            self.procs.append(p)
+            return p
+
+    def close(self, later=False):
+        """Stop the workers still running and remove the directory (in a thread: ``later``;
+        a directory left by ``os._exit`` meanwhile goes at the next sweep)."""
+        atexit.unregister(self.close)
+        with self._lock:
+            self._closed = True
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+        if later:
+            threading.Thread(target=shutil.rmtree, args=(self.dir,),
+                             kwargs={"ignore_errors": True}, name="legate_prof cleanup").start()
+        else:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _host():
+    """This host's name as it may stand in a file name between underscores."""
+    import re
+    import socket
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
+
+
+def sweep_orphans(base):
+    """Remove hand-over directories left in ``base`` by processes of this host and user that
+    no longer run.  Only on POSIX (elsewhere, signal 0 is not a question)."""
+    if os.name != "posix":
+        return
+    try:
+        names = [n for n in os.listdir(base) if n.startswith(Handover.PREFIX)]
+    except OSError:
+        return
+    host = _host()
+    for name in names:
+        parts = name[len(Handover.PREFIX):].split("_", 3)
+        if (len(parts) != 4 or parts[0] not in Handover.KINDS or parts[1] != host
+                or not parts[2].isdigit() or int(parts[2]) == os.getpid()):
+            continue
+        path = os.path.join(base, name)
+        try:
+            if not os.path.isdir(path) or os.stat(path).st_uid != os.getuid():
+                continue
+            os.kill(int(parts[2]), 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except (OSError, OverflowError):
+            continue  # alive (or not ours to ask): leave it
+
+
+def _worker_env():
+    """The parent's environment, with this package importable however it was found."""
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+if __name__ == "__main__":
+    sys.exit(_worker(json.loads(sys.argv[1]), sys.argv[2]))

@@ -1,0 +1,540 @@
+"""Reader for Legion Prof binary logs (``legate_N.prof``), driven by the file's own preamble.
+
+Record ids change between Legion versions, so every record type is looked up by the name the
+preamble gives it.  Fixed-size records come in long runs of one type (Legion flushes its buffers
+kind by kind), and each run is decoded in one ``numpy.frombuffer`` call with a packed structured
+dtype; only descriptor records that carry strings, points or uuids are decoded one by one.
+"""
+
+from __future__ import annotations
+
+import gzip
+import mmap
+import os
+import re
+import struct
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from legate_prof.errors import ProfileError, ProfileWarning
+
+MAGIC = b"FileType: BinaryLegionProf v: "
+GZIP_CHUNK = 1 << 16
+
+# Preamble type name -> numpy dtype for the fixed-size scalar types.
+_SIGNED_4 = {"int", "ProcKind", "MemKind", "MappingCallKind", "RuntimeCallKind",
+             "DepPartOpKind", "maxdim"}
+_SIGNED_8 = {"long long", "timestamp_t"}
+_VARIABLE_TYPES = {"string", "point", "array", "uuid"}
+
+# Fields the preamble declares but the writer emits only under a condition:
+# (record, field) -> (field it depends on, value that makes it present).
+CONDITIONAL_FIELDS = {
+    ("PhysicalInstanceUsage", "redop"): ("mode", 4),
+}
+
+_PREAMBLE_LINE = re.compile(r"^(\w+)\s*\{id:(\d+)((?:,[^,}]*)*)\}$")  # no nested quantifiers: linear time
+
+
+def _scalar_dtype(type_name: str, size: int) -> str:
+    if type_name == "bool" and size == 1:
+        return "u1"
+    if size == 4:
+        return "<i4" if type_name in _SIGNED_4 else "<u4"
+    if size == 8:
+        return "<i8" if type_name in _SIGNED_8 else "<u8"
+    if size in (1, 2):
+        return {1: "u1", 2: "<u2"}[size]
+    raise ValueError(f"unsupported field size {size} for type {type_name!r}")
+
+
+@dataclass
+class RecordLayout:
+    """How one record type is laid out on disk, built from its preamble line."""
+
+    name: str
+    rid: int
+    fields: list  # [(field, type, size)]
+    dtype: np.dtype | None = None  # packed, with leading '_id', when every field is fixed-size
+    condition: tuple | None = None  # (field, value, extended dtype) for a conditional tail field
+
+    @property
+    def fixed(self):
+        return self.dtype is not None
+
+    def condition_field_name(self):
+        return _cond_field_name(self)
+
+
+_FIELD_SIZES = {-1, 1, 2, 4, 8}
+
+
+def _parse_preamble_line(line):
+    """``Name {id:N, field:type:size, ...}`` -> RecordLayout; ValueError when damaged."""
+    m = _PREAMBLE_LINE.match(line.strip())
+    if not m:
+        raise ValueError("not 'Name {id:N, field:type:size, ...}'")
+    name, rid, rest = m.group(1), int(m.group(2)), m.group(3)
+    if rid >= 2**31:
+        raise ValueError("record id too large")
+    fields = []
+    for part in rest.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        bits = part.split(":")
+        if len(bits) != 3:
+            raise ValueError(f"field {part[:30]!r} is not name:type:size")
+        fname, ftype, size = bits[0].strip(), bits[1].strip(), int(bits[2])
+        if not fname or not ftype:
+            raise ValueError("empty field name or type")
+        if ftype not in _VARIABLE_TYPES and size not in _FIELD_SIZES:
+            raise ValueError(f"field {fname} has size {size}")
+        if (ftype in ("maxdim", "uuid_size") or ftype not in _VARIABLE_TYPES) and size < 0 \
+                and ftype != "string":
+            raise ValueError(f"field {fname} has size {size}")
+        fields.append((fname, ftype, size))
+    names = [f[0] for f in fields]
+    if len(set(names)) != len(names):
+        raise ValueError("a field is declared twice")
+    for (rname, fname), (dep, _value) in CONDITIONAL_FIELDS.items():
+        if rname == name and fname in names and (dep not in names
+                                                 or names.index(dep) > names.index(fname)):
+            raise ValueError(f"{fname} is written only after {dep}, which is missing")
+    return _build_layout(name, rid, fields)
+
+
+def _build_layout(name, rid, fields):
+    layout = RecordLayout(name, rid, fields)
+    present = []
+    for fname, ftype, size in fields:
+        cond = CONDITIONAL_FIELDS.get((name, fname))
+        if cond is not None:
+            layout.condition = (cond[0], cond[1], fname, ftype, size)
+            continue
+        if ftype in _VARIABLE_TYPES or size < 0 or ftype in ("uuid_size", "maxdim"):
+            return layout  # decoded record by record
+        present.append((fname, ftype, size))
+    try:
+        base = [("_id", "<i4")] + [(f, _scalar_dtype(t, s)) for f, t, s in present]
+        layout.dtype = np.dtype(base)
+        if layout.condition:
+            _, _, fname, ftype, size = layout.condition
+            ext = np.dtype(base + [(fname, _scalar_dtype(ftype, size))])
+            layout.condition = layout.condition[:2] + (ext,)
+    except ValueError:
+        layout.dtype = None
+    return layout
+
+
+@dataclass
+class LegionLog:
+    """Everything read from one file: header facts and one table per record name.
+
+    ``tables[name]`` is a numpy structured array for fixed-size record types and a list of
+    dicts for the variable-size descriptors.
+    """
+
+    path: str
+    version: str
+    legion_version: str
+    layouts: dict
+    tables: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    record_count: int = 0
+    byte_size: int = 0
+
+    def table(self, name):
+        return self.tables.get(name, ())
+
+    def count(self, name):
+        return len(self.tables.get(name, ()))
+
+
+class LegionProfReader:
+    """Reads one Legion Prof binary log; tolerant of version drift and truncation."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+
+    # -- bytes -----------------------------------------------------------------------------
+    def _load_bytes(self):
+        try:
+            with open(self.path, "rb") as f:
+                head = f.read(2)
+                if head == b"\x1f\x8b":
+                    f.seek(0)
+                    return self._gunzip(f.read())
+                f.seek(0)
+                size = os.fstat(f.fileno()).st_size
+                if size == 0:
+                    raise ProfileError(self.path, "empty file, not a Legion Prof log")
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), None
+        except OSError as e:
+            raise ProfileError(self.path, e.strerror or str(e)) from None
+
+    def _gunzip(self, data):
+        try:
+            return gzip.decompress(data), None
+        except (OSError, EOFError, zlib.error):
+            pass
+        # Damaged or cut short: inflate chunk by chunk and keep what precedes the damage.
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        out = []
+        problem = "gzip stream is truncated"
+        for i in range(0, len(data), GZIP_CHUNK):
+            try:
+                out.append(d.decompress(data[i:i + GZIP_CHUNK]))
+            except zlib.error:
+                problem = f"gzip data is damaged at compressed byte ~{i:,}"
+                break
+            if d.eof:
+                problem = "gzip data fails its checksum (damaged)"
+                break
+        got = b"".join(out)
+        if not got:
+            raise ProfileError(self.path, f"{problem}; nothing could be decompressed")
+        return got, f"{problem}; reading the {len(got):,} bytes decompressed before it"
+
+    # -- header and preamble ---------------------------------------------------------------
+    def _parse_header(self, raw):
+        if raw[: len(MAGIC)] != MAGIC:
+            raise ProfileError(self.path, "not a Legion Prof binary log (no 'FileType: "
+                                          "BinaryLegionProf' header)")
+        nl = raw.find(b"\n")
+        version = bytes(raw[len(MAGIC):nl]).decode("ascii", "replace").strip()
+        pos = nl + 1
+        legion_version = ""
+        if "." not in version:  # v: 1011 and later carry the Legion version on line 2
+            nl = raw.find(b"\n", pos)
+            legion_version = bytes(raw[pos:nl]).decode("utf-8", "replace").strip()
+            pos = nl + 1
+        end = raw.find(b"\n\n", pos - 1)
+        if end < 0:
+            raise ProfileError(self.path, "preamble is not terminated (file cut inside the header)")
+        layouts = {}
+        names = set()
+        text = bytes(raw[pos:end]).decode("utf-8", "replace")
+        for k, line in enumerate(text.split("\n")):
+            if not line.strip():
+                continue
+            try:
+                lay = _parse_preamble_line(line)
+            except ValueError as e:
+                raise ProfileError(self.path, f"damaged preamble line {k + 3} ({e}): "
+                                              f"{line[:60]!r}") from None
+            if lay.rid in layouts or lay.name in names:
+                raise ProfileError(self.path, f"damaged preamble: record {lay.name} (id "
+                                              f"{lay.rid}) declared twice")
+            layouts[lay.rid] = lay
+            names.add(lay.name)
+        return version, legion_version, layouts, end + 2
+
+    # -- body ------------------------------------------------------------------------------
+    def read(self) -> LegionLog:
+        raw, gz_warning = self._load_bytes()
+        version, legion_version, layouts, pos = self._parse_header(raw)
+        log = LegionLog(self.path, version, legion_version, layouts, byte_size=len(raw))
+        if gz_warning:
+            log.warnings.append(ProfileWarning(self.path, gz_warning))
+        if version not in ("1.0", "1011"):
+            log.warnings.append(ProfileWarning(
+                self.path, f"log format version {version} not seen before; reading by preamble"))
+        try:
+            self._read_body(raw, pos, layouts, log)
+        finally:
+            if isinstance(raw, mmap.mmap):
+                # Tables hold copies (see _assemble), so the map can go.
+                try:
+                    raw.close()
+                except BufferError:
+                    pass
+        return log
+
+    def _read_body(self, raw, pos, layouts, log):
+        n = len(raw)
+        parts = {}  # name -> [[tag, data]] in file order; tag: arr | bytes | ext | var
+        state = {"max_dim": 3, "uuid_size": 16}
+        id_bytes = {rid: struct.pack("<i", rid) for rid in layouts}
+        count = 0
+
+        def add(name, tag, data):
+            lst = parts.setdefault(name, [])
+            if tag != "arr" and lst and lst[-1][0] == tag:
+                lst[-1][1].append(data)
+            else:
+                lst.append([tag, data if tag == "arr" else [data]])
+
+        while pos < n:
+            if pos + 4 > n:
+                log.warnings.append(ProfileWarning(
+                    self.path, f"file ends inside a record at byte {pos} (truncated); "
+                               f"kept {count} records"))
+                break
+            rid = int.from_bytes(raw[pos:pos + 4], "little", signed=True)
+            layout = layouts.get(rid)
+            if layout is None:
+                log.warnings.append(ProfileWarning(
+                    self.path, f"unknown record id {rid} at byte {pos} (not in the preamble); "
+                               f"stopped reading, kept {count} records"))
+                break
+            if layout.fixed:
+                size = layout.dtype.itemsize
+                avail = (n - pos) // size
+                if avail == 0:
+                    log.warnings.append(ProfileWarning(
+                        self.path, f"last {layout.name} record is truncated at byte {pos}; "
+                                   f"kept {count} records"))
+                    break
+                nxt = pos + size
+                if avail == 1 or raw[nxt:nxt + 4] != id_bytes[rid]:
+                    k = 1
+                else:
+                    k = _run_length(raw, pos, size, rid, avail)
+                if layout.condition is not None:
+                    try:
+                        k, extended = self._conditional_run(raw, pos, layout, k, n)
+                    except _Truncated:
+                        log.warnings.append(ProfileWarning(
+                            self.path, f"last {layout.name} record is truncated at byte {pos}; "
+                                       f"kept {count} records"))
+                        break
+                    if extended is not None:
+                        add(layout.name, "ext", extended)
+                        pos += layout.condition[2].itemsize
+                        count += 1
+                        continue
+                if k == 1:
+                    add(layout.name, "bytes", bytes(raw[pos:pos + size]))
+                else:
+                    add(layout.name, "arr",
+                        np.frombuffer(raw, dtype=layout.dtype, count=k, offset=pos))
+                pos += k * size
+                count += k
+            else:
+                try:
+                    rec, pos = _decode_variable(raw, pos + 4, layout, state)
+                except _Truncated:
+                    log.warnings.append(ProfileWarning(
+                        self.path, f"last {layout.name} record is truncated at byte {pos}; "
+                                   f"kept {count} records"))
+                    break
+                except _Damaged as e:
+                    log.warnings.append(ProfileWarning(
+                        self.path, f"{layout.name} record at byte {pos} is damaged ({e}); "
+                                   f"stopped reading, kept {count} records"))
+                    break
+                add(layout.name, "var", rec)
+                count += 1
+        log.record_count = count
+        log.tables = _assemble(layouts, parts)
+        for problem in check_tables(log.tables):
+            log.warnings.append(ProfileWarning(self.path, problem))
+
+    @staticmethod
+    def _conditional_run(raw, pos, layout, k, n):
+        """Cut a run where the conditional field appears; decode that record alone."""
+        cfield, cvalue, ext = layout.condition
+        arr = np.frombuffer(raw, dtype=layout.dtype, count=k, offset=pos)
+        hit = np.flatnonzero(arr[cfield] == cvalue)
+        if hit.size == 0:
+            return k, None
+        if hit[0] > 0:
+            return int(hit[0]), None
+        if pos + ext.itemsize > n:
+            raise _Truncated
+        return 0, bytes(raw[pos:pos + ext.itemsize])
+
+
+class _Truncated(Exception):
+    pass
+
+
+class _Damaged(Exception):
+    """A value that cannot be right (a dimension count of -3, say): stop reading there."""
+
+
+def _run_length(raw, pos, size, rid, avail):
+    """Number of consecutive records of id ``rid`` of ``size`` bytes starting at ``pos``."""
+    done = 1
+    step = 64
+    while done < avail:
+        cnt = min(step, avail - done)
+        ids = np.ndarray((cnt,), dtype="<i4", buffer=raw, offset=pos + done * size,
+                         strides=(size,))
+        bad = np.flatnonzero(ids != rid)
+        if bad.size:
+            return done + int(bad[0])
+        done += cnt
+        step = min(step * 4, RUN_STEP_MAX)  # (bounded: ids read past a run's end are wasted)
+    return done
+
+
+RUN_STEP_MAX = 16384
+
+
+def _decode_variable(raw, pos, layout, state):
+    n = len(raw)
+    rec = {}
+    for fname, ftype, size in layout.fields:
+        cond = layout.condition
+        if cond is not None and fname == _cond_field_name(layout):
+            if rec.get(cond[0]) != cond[1]:
+                continue
+        if ftype == "string" or size < 0:
+            end = raw.find(b"\0", pos)
+            if end < 0:
+                raise _Truncated
+            rec[fname] = bytes(raw[pos:end]).decode("utf-8", "replace")
+            pos = end + 1
+            continue
+        if ftype in ("point", "array"):  # max_dim i64s; an array is all lo, then all hi
+            count = state["max_dim"] * (2 if ftype == "array" else 1)
+            if pos + 8 * count > n:
+                raise _Truncated
+            rec[fname] = list(struct.unpack_from(f"<{count}q", raw, pos))
+            pos += 8 * count
+            continue
+        if ftype == "uuid":
+            nb = state["uuid_size"]
+            if pos + nb > n:
+                raise _Truncated
+            rec[fname] = bytes(raw[pos:pos + nb]).hex()
+            pos += nb
+            continue
+        if pos + size > n:
+            raise _Truncated
+        val = np.frombuffer(raw, dtype=_scalar_dtype(ftype, size), count=1, offset=pos)[0]
+        val = bool(val) if ftype == "bool" else int(val)
+        rec[fname] = val
+        pos += size
+        if ftype == "maxdim":
+            if not 1 <= val <= 9:  # Legion's LEGION_MAX_DIM is at most 9
+                raise _Damaged(f"max_dim {val}")
+            state["max_dim"] = val
+        elif ftype == "uuid_size":
+            if not 0 <= val <= 64:
+                raise _Damaged(f"uuid size {val}")
+            state["uuid_size"] = val
+    return rec, pos
+
+
+def _cond_field_name(layout):
+    for (rname, fname) in CONDITIONAL_FIELDS:
+        if rname == layout.name:
+            return fname
+    return None
+
+
+def _assemble(layouts, parts):
+    """One table per record name, rows in file order, without the record id column."""
+    by_name = {lay.name: lay for lay in layouts.values()}
+    tables = {}
+    for name, plist in parts.items():
+        lay = by_name[name]
+        if not lay.fixed:
+            tables[name] = [rec for _, recs in plist for rec in recs]
+            continue
+        fields = [f for f in lay.dtype.names if f != "_id"]
+        if lay.condition is None:
+            # every piece has the record's own layout: one copy of whole records, seen
+            # without the id (a view of the fields; no copy field by field)
+            pieces = [d.view(np.uint8) if tag == "arr" else np.frombuffer(b"".join(d), np.uint8)
+                      for tag, d in plist]
+            tables[name] = np.concatenate(pieces).view(lay.dtype)[fields]
+            continue
+        ext = lay.condition[2]  # records with and without the conditional field: by field
+        fields = fields + [ext.names[-1]]
+        target = np.dtype([(f, ext.fields[f][0]) for f in fields])
+        arrays = []
+        for tag, data in plist:
+            if tag == "arr":
+                arrays.append(data)
+            elif tag == "bytes":
+                arrays.append(np.frombuffer(b"".join(data), dtype=lay.dtype))
+            else:  # "ext": records carrying the conditional field
+                arrays.append(np.frombuffer(b"".join(data), dtype=lay.condition[2]))
+        total = sum(len(a) for a in arrays)
+        out = np.zeros(total, dtype=target)
+        at = 0
+        for a in arrays:
+            for f in fields:
+                if f in a.dtype.names:
+                    out[f][at:at + len(a)] = a[f]
+            at += len(a)
+        tables[name] = out
+    return tables
+
+
+
+_TIMES = ("create", "ready", "start", "stop")
+# Record -> fields the model reads from it.  A table without them (a damaged preamble renamed
+# or retyped one) is dropped with a warning instead of failing later.
+REQUIRED_FIELDS = {
+    "TaskKind": ("task_id", "name"), "TaskVariant": ("task_id", "variant_id", "name"),
+    "MetaDesc": ("kind", "name"), "MapperCallDesc": ("kind", "name"),
+    "RuntimeCallDesc": ("kind", "name"), "MapperName": ("mapper_id", "mapper_proc", "name"),
+    "Provenance": ("provenance", "prov"), "MachineDesc": ("node_id",),
+    "ZeroTime": ("zero_time",), "ProcDesc": ("proc_id", "kind"),
+    "MemDesc": ("mem_id", "kind", "capacity"),
+    "OperationInstance": ("op_id", "parent_id", "kind", "provenance"),
+    "TaskInfo": ("op_id", "task_id", "variant_id", "proc_id", *_TIMES, "fevent"),
+    "ImplicitTaskInfo": ("op_id", "task_id", "variant_id", "proc_id", *_TIMES, "fevent"),
+    "GPUTaskInfo": ("op_id", "task_id", "variant_id", "proc_id", *_TIMES, "fevent",
+                    "gpu_start", "gpu_stop"),
+    "MetaInfo": ("op_id", "lg_id", "proc_id", *_TIMES, "fevent"),
+    "MessageInfo": ("op_id", "lg_id", "proc_id", *_TIMES, "fevent"),
+    "MapperCallInfo": ("mapper_id", "mapper_proc", "kind", "start", "stop", "proc_id",
+                       "fevent"),
+    "RuntimeCallInfo": ("kind", "start", "stop", "proc_id", "fevent"),
+    "ApplicationCallInfo": ("provenance", "start", "stop", "proc_id", "fevent"),
+    "ProfTaskInfo": ("proc_id", "op_id", "start", "stop"),
+    "CopyInfo": ("op_id", "size", *_TIMES, "fevent"),
+    "CopyInstInfo": ("src", "dst", "fevent"),
+    "FillInfo": ("op_id", "size", *_TIMES, "fevent"),
+    "FillInstInfo": ("dst", "fevent"),
+    "PartitionInfo": ("op_id", "part_op", *_TIMES),
+    "InstTimelineInfo": ("inst_id", "mem_id", "size", "op_id", "create", "ready", "destroy"),
+    "TaskWaitInfo": ("op_id", "wait_start", "wait_ready", "wait_end"),
+    "MetaWaitInfo": ("op_id", "lg_id", "wait_start", "wait_ready", "wait_end"),
+}
+_STRING_FIELDS = {"name", "prov"}
+
+
+# Tables the model walks row by row (any layout will do); the others it reads as columns.
+_ROW_TABLES = {"TaskKind", "TaskVariant", "MetaDesc", "MapperCallDesc", "RuntimeCallDesc",
+               "MapperName", "Provenance", "ProcDesc", "MachineDesc"}
+
+
+def check_tables(tables):
+    """Drop tables the model cannot use; return the warnings.
+
+    Row tables become lists of dicts with ints and strings where the model expects them;
+    column tables must be numeric structured arrays.
+    """
+    problems = []
+    for name, need in REQUIRED_FIELDS.items():
+        t = tables.get(name)
+        if t is None or len(t) == 0:
+            continue
+        if name in _ROW_TABLES:
+            if isinstance(t, np.ndarray):
+                tables[name] = t = [dict(zip(t.dtype.names, row)) for row in t.tolist()]
+            ok = all(all(f in r for f in need)
+                     and all(isinstance(r[f], str) if f in _STRING_FIELDS
+                             else isinstance(r[f], int) for f in need)
+                     for r in t)
+        else:
+            ok = isinstance(t, np.ndarray) and all(
+                f in t.dtype.names and t.dtype.fields[f][0].kind in "iu" for f in need)
+        if not ok:
+            problems.append(f"{name} records do not have the fields Legion writes "
+                            f"({', '.join(need)}); damaged preamble? {len(t)} records ignored")
+            del tables[name]
+    return problems
+
+
+def read_legion_log(path) -> LegionLog:
+    return LegionProfReader(path).read()

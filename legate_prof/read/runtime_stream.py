@@ -1,0 +1,161 @@
+"""Reader of the array runtime's event stream (``legate_N.runtime.prof``) and its merge.
+
+The stream survives crashes (see ``runtime/stream.py``); merged with Legion's logs it adds
+array-level detail, and alone (Legion's timeline missing after an abort) it still gives the
+operations up to the crash and per-memory live bytes against the pool capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import msgpack
+import numpy as np
+
+from legate_prof.errors import ProfileError, ProfileWarning
+
+STREAM_MAGIC = b"LPRTSTR1"
+
+
+@dataclass
+class RuntimeStream:
+    path: str
+    header: dict
+    ops: list = field(default_factory=list)  # (t_ns, name, site)
+    arrays: dict = field(default_factory=dict)  # id -> dict(t_new, t_del, shape, dtype, ...)
+    ended: bool = False
+    last_ns: int = 0
+    warnings: list = field(default_factory=list)
+
+    def first_ns(self):
+        """The earliest event's time: the run's start where the header lost it."""
+        times = [o[0] for o in self.ops] + [a["t_new"] for a in self.arrays.values()]
+        return min(times, default=self.last_ns)
+
+
+def read_runtime_stream(path) -> RuntimeStream:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise ProfileError(path, e.strerror or str(e)) from None
+    if not data.startswith(STREAM_MAGIC):
+        raise ProfileError(path, "not a legate_prof runtime event stream")
+    un = msgpack.Unpacker(raw=False, strict_map_key=False)
+    un.feed(data[len(STREAM_MAGIC):])
+    it = iter(un)
+    try:
+        header = next(it)
+    except (StopIteration, msgpack.ExtraData, ValueError, TypeError, msgpack.UnpackException):
+        raise ProfileError(path, "runtime event stream has no header (cut short?)") from None
+    if not isinstance(header, dict) or not isinstance(header.get("config", {}), dict):
+        raise ProfileError(path, "runtime event stream header is damaged")
+    s = RuntimeStream(str(path), header)
+    for key, lo, hi, default in (("rank", 0, 1 << 16, 0), ("ranks", 1, 1 << 16, 1),
+                                 ("start_ns", 0, MAX_NS, 0)):
+        v = header.get(key, default)
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v < hi:
+            s.warnings.append(ProfileWarning(path, f"header field {key!r} is damaged ({v!r})"))
+            header[key] = default
+    try:
+        for n, ev in enumerate(it):
+            problem = _event_problem(ev)
+            if problem:
+                s.warnings.append(ProfileWarning(
+                    path, f"event {n + 1} is damaged ({problem}); kept the {n} before it"))
+                break
+            kind, t = ev[0], ev[1]
+            s.last_ns = max(s.last_ns, t)
+            if kind == "op":
+                s.ops.append((t, ev[2], ev[3]))
+            elif kind == "new":
+                s.arrays[ev[2]] = {"t_new": t, "t_del": None, "shape": ev[3], "dtype": ev[4],
+                                   "nbytes": ev[5], "site": ev[6], "memory": ev[7]}
+            elif kind == "del":
+                a = s.arrays.get(ev[2])
+                if a is not None:
+                    a["t_del"] = max(t, a["t_new"])
+            elif kind == "end":
+                s.ended = True
+    except (ValueError, TypeError, msgpack.UnpackException) as e:  # TypeError: unhashable key
+        s.warnings.append(ProfileWarning(path, f"damaged event ({e}); kept what came before"))
+    if not s.ended:
+        s.warnings.append(ProfileWarning(
+            path, "the run did not finish (no end event): showing events up to the crash"))
+    return s
+
+
+MAX_NS = 2**62  # times and sizes beyond this are damage, not data
+
+# event kind -> types of the fields after (kind, time)
+_EVENT_FIELDS = {
+    "op": (str, str),
+    "new": ((int, str), list, str, int, str, str),
+    "del": ((int, str),),
+    "end": (),
+}
+
+
+def _event_problem(ev):
+    """Why ``ev`` is not a well-formed event, or None."""
+    if not isinstance(ev, (list, tuple)) or len(ev) < 2:
+        return "not a list of fields"
+    kind, t = ev[0], ev[1]
+    if not isinstance(kind, str):
+        return "kind is not a name"
+    if kind not in _EVENT_FIELDS:
+        return None if isinstance(kind, str) and isinstance(t, int) and 0 <= t < MAX_NS \
+            else "unknown kind"
+    if not isinstance(t, int) or isinstance(t, bool) or not 0 <= t < MAX_NS:
+        return "bad time"
+    want = _EVENT_FIELDS[kind]
+    if len(ev) < 2 + len(want):
+        return f"'{kind}' event with {len(ev)} fields"
+    for v, typ in zip(ev[2:], want):
+        if not isinstance(v, typ) or isinstance(v, bool):
+            return f"'{kind}' field of type {type(v).__name__}"
+    if kind == "new":
+        if not 0 <= ev[5] < MAX_NS:
+            return "bad size"
+        if not all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < MAX_NS
+                   for x in ev[3]):
+            return "bad shape"
+    return None
+
+
+def stream_items(stream, zero_ns):
+    """Columns for the model builder: operations and arrays of one stream, times aligned."""
+    ops_t = np.array([o[0] for o in stream.ops], dtype=np.int64) - zero_ns
+    end = stream.last_ns - zero_ns
+    op_stop = np.empty_like(ops_t)
+    if len(ops_t):
+        op_stop[:-1] = ops_t[1:]
+        op_stop[-1] = max(end, ops_t[-1] + 1000)
+        op_stop = np.maximum(op_stop, ops_t + 1)
+    arr = list(stream.arrays.values())
+    a_new = np.array([a["t_new"] for a in arr], dtype=np.int64) - zero_ns
+    a_del = np.array([(a["t_del"] if a["t_del"] is not None else stream.last_ns) for a in arr],
+                     dtype=np.int64) - zero_ns
+    return {
+        "op_start": ops_t, "op_stop": op_stop,
+        "op_name": [o[1] for o in stream.ops], "op_site": [o[2] for o in stream.ops],
+        "arr_start": a_new, "arr_stop": np.maximum(a_del, a_new + 1),
+        "arr_bytes": np.array([a["nbytes"] for a in arr], dtype=np.uint64),
+        "arr_site": [a["site"] for a in arr],
+        # the box says where the array was allocated (the user's line), as Legate's report does
+        "arr_desc": [f"{a['dtype']}{tuple(a['shape'])}"
+                     + (f" allocated at {str(a['site']).rsplit('/', 1)[-1]}" if a["site"] else "")
+                     for a in arr],
+        "end": end,
+    }
+
+
+def pool_bytes(stream, memory="system"):
+    """Pool capacity (bytes) from the launcher options (MiB), if given."""
+    key = {"system": "sysmem", "framebuffer": "fbmem", "zerocopy": "zcmem"}[memory]
+    v = stream.header.get("config", {}).get(key)
+    try:
+        b = float(v) * 2**20 if v is not None else 0.0
+    except (TypeError, ValueError):
+        return 0
+    return int(b) if 0 <= b < MAX_NS else 0

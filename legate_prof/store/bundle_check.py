@@ -1,0 +1,233 @@
+"""Validation of a bundle's contents before a model is made of it.
+
+A bundle is our own file, but it is a file: cut, bit-flipped or edited, it must give one
+``ProfileError`` (or, for the cache, a rebuild), never an exception deep in the viewer or
+``stats``.  Checks are over whole columns (min/max, monotonic) so they cost a few passes over
+the index columns, not Python per item.  ``values=False`` keeps the checks whose cost does not
+grow with the items (structure, types, lengths, small tables): for a cache entry that was fully
+checked, or written by us, and has not changed since (``cache.py``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from legate_prof.model.intervals import StepIntegral
+from legate_prof.model.kinds import GROUP_KEYS, ItemKind
+from legate_prof.model.trace_model import ITEM_COLUMNS, LANE_COLUMNS
+
+TABLES = {
+    "items": ITEM_COLUMNS,
+    "lanes": LANE_COLUMNS,
+    "ops": {"op_id": np.uint64, "kind": np.int32, "provenance": np.int32, "parent": np.uint64},
+    "waits": {"item": np.int64, "start": np.int64, "ready": np.int64, "end": np.int64},
+    "transfers": {"item": np.int64, "size": np.uint64, "src": np.uint64, "dst": np.uint64,
+                  "inst": np.uint64},
+    "procs": {"proc_id": np.uint64, "kind": np.int32, "rank": np.int32},
+    "mems": {"mem_id": np.uint64, "kind": np.int32, "capacity": np.int64, "rank": np.int32},
+}
+RANK_FIELDS = {"rank": int, "file": str, "hostname": str, "num_nodes": int,
+               "legion_version": str, "format_version": str, "zero_time": int, "records": int}
+
+
+class BundleDamage(ValueError):
+    """What is wrong, in a few words (the caller names the file)."""
+
+
+def _fail(what):
+    raise BundleDamage(what)
+
+
+def _int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _list_of(v, typ, what):
+    if not isinstance(v, list) or not all(isinstance(x, typ) for x in v):
+        _fail(f"{what} is not a list of {typ.__name__}")
+
+
+def _table(d, name):
+    t = d.get(name)
+    if not isinstance(t, dict):
+        _fail(f"table {name!r} missing")
+    n = None
+    for col, dt in TABLES[name].items():
+        a = t.get(col)
+        if not isinstance(a, np.ndarray) or a.dtype != np.dtype(dt) or a.ndim != 1:
+            _fail(f"column {name}.{col} missing or of the wrong type")
+        if n is None:
+            n = len(a)
+        elif len(a) != n:
+            _fail(f"columns of {name} differ in length")
+    return t, n
+
+
+def _in_range(a, lo, hi, what):
+    if len(a) and (int(a.min()) < lo or int(a.max()) >= hi):
+        _fail(f"{what} out of range")
+
+
+def _sorted(a, what):
+    if len(a) > 1 and np.any(a[1:] < a[:-1]):
+        _fail(f"{what} not in order")
+
+
+def _step(s, what, values=True):
+    if not isinstance(s, dict):
+        _fail(f"{what} is not a map")
+    t, integral, den = s.get("t"), s.get("integral"), s.get("denominator")
+    for a in (t, integral):
+        if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "fiu":
+            _fail(f"{what} arrays missing")
+    if len(t) != len(integral) or len(t) == 0:
+        _fail(f"{what} arrays differ in length")
+    coarse = s.get("coarse")
+    if coarse is not None and (not isinstance(coarse, np.ndarray) or coarse.ndim != 1
+                               or len(coarse) != -(-len(t) // StepIntegral.BLOCK)):
+        _fail(f"{what} coarse index")
+    if values:
+        if not np.all(np.isfinite(t)) or not np.all(np.isfinite(integral)):
+            _fail(f"{what} has infinite values")
+        _sorted(t, what)
+        dt, di = np.diff(t.astype(np.float64)), np.diff(integral.astype(np.float64))
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            level = di / dt  # an integral of a finite level: no jump at one time
+        if np.any((dt == 0) & (di != 0)) or not np.all(np.isfinite(level[dt > 0])):
+            _fail(f"{what} has infinite levels")
+        if coarse is not None and not np.array_equal(coarse, t[::StepIntegral.BLOCK]):
+            _fail(f"{what} coarse index")
+    if not isinstance(den, (int, float)) or isinstance(den, bool) or not (
+            math.isfinite(den) and den > 0):
+        _fail(f"{what} denominator")
+    return s
+
+
+def check_bundle(d, values=True):
+    """Raise BundleDamage unless ``d`` (the unpacked document) makes a sound model
+    (``values=False``: without the per-item value checks; see above)."""
+    if not isinstance(d, dict):
+        _fail("header is not a map")
+    items, n = _table(d, "items")
+    lanes, n_lanes = _table(d, "lanes")
+    for t in ("ops", "waits", "transfers", "procs", "mems"):
+        _table(d, t)
+    for key in ("names", "provenances", "warnings", "sources"):
+        _list_of(d.get(key), str, key)
+    names, provs = d["names"], d["provenances"]
+    if not names or not provs:
+        _fail("string tables empty")
+    _list_of(lanes.get("name"), str, "lane names")
+    _list_of(lanes.get("title"), str, "lane titles")
+    if len(lanes["name"]) != n_lanes or len(lanes["title"]) != n_lanes:
+        _fail("lane names and lanes differ in length")
+    _in_range(lanes["group"], 0, len(GROUP_KEYS), "lane group")
+    _in_range(lanes["rows"], 1, 1 << 15, "lane rows")
+    if not isinstance(d.get("stacked", True), bool):
+        _fail("stacked flag damaged")
+    stacked = d.get("stacked", True)
+    if values:
+        _check_item_values(d, items, lanes, n, len(names), len(provs))
+        if not stacked and n:  # (lane, start) order, on row 0: each lane stacks when drawn
+            lane_step = np.diff(items["lane"])
+            if np.any(items["row"] != 0) or np.any(lane_step < 0) or np.any(
+                    (lane_step == 0) & (np.diff(items["start"]) < 0)):
+                _fail("unstacked items out of their order")
+    if d.get("index") is not None:  # absent in a rank's model on its way to be merged, and
+        if not stacked:  # in a model built unstacked (it stacks the lanes it draws)
+            _fail("index of an unstacked bundle")
+        _check_index(d.get("index"), items, lanes, n, values)
+    ranks = d.get("ranks")
+    if not isinstance(ranks, list) or not ranks:
+        _fail("ranks missing")
+    for r in ranks:
+        if not isinstance(r, dict) or not all(isinstance(r.get(k), t) for k, t in
+                                              RANK_FIELDS.items()):
+            _fail("rank entry damaged")
+    steps = d.get("steps")
+    if not isinstance(steps, list):
+        _fail("utilization steps missing")
+    for s in steps:
+        _step(s, "utilization step", values)
+        if not _int(s.get("rank")) or s.get("group") not in GROUP_KEYS:
+            _fail("utilization step key")
+    all_steps = d.get("all_steps")
+    if not isinstance(all_steps, list):
+        _fail("all-ranks steps missing")
+    for s in all_steps:
+        _step(s, "all-ranks step", values)
+        if s.get("group") not in GROUP_KEYS:
+            _fail("all-ranks step group")
+    markers = d.get("markers")
+    if not isinstance(markers, list) or not all(
+            isinstance(m, dict) and _int(m.get("time")) and isinstance(m.get("title"), str)
+            and isinstance(m.get("fields", {}), dict) for m in markers):
+        _fail("markers damaged")
+    ex = d.get("extra")
+    if not isinstance(ex, dict):
+        _fail("extra missing")
+    for key, types in (("busy_ns", (int, str, int)), ("variants", (int, str, str))):
+        rows = ex.get(key, [])
+        if not isinstance(rows, list) or not all(
+                isinstance(r, list) and len(r) == 3
+                and all(isinstance(v, t) for v, t in zip(r, types)) for r in rows):
+            _fail(f"extra {key} damaged")
+    if "runtime_end_ns" in ex and not _int(ex["runtime_end_ns"]):
+        _fail("extra runtime_end_ns damaged")
+    extent = ex.get("extent")
+    if extent is not None:
+        if not (isinstance(extent, list) and len(extent) == 2 and all(map(_int, extent))):
+            _fail("extra extent damaged")
+        if values and extent != ([int(items["start"].min()), int(items["stop"].max())]
+                                 if n else [0, 0]):
+            _fail("extra extent is not the items'")
+
+
+def _check_item_values(d, items, lanes, n, n_names, n_provs):
+    """Every index column points inside its table, and tables are in their order."""
+    _in_range(items["lane"], 0, len(lanes["rows"]), "item lane")
+    _in_range(items["name"], 0, n_names, "item name")
+    _in_range(items["detail"], 0, n_names, "item detail")
+    _in_range(items["kind"], 0, max(ItemKind) + 1, "item kind")
+    if n:
+        if int(items["row"].min()) < 0 or np.any(items["row"] >= lanes["rows"][items["lane"]]):
+            _fail("item row out of range")
+        if np.any(items["stop"] < items["start"]):
+            _fail("item stops before it starts")
+    ops = d["ops"]
+    _in_range(ops["provenance"], 0, n_provs, "op provenance")
+    _sorted(ops["op_id"], "op ids")
+    w = d["waits"]
+    _in_range(w["item"], 0, n, "wait item")
+    _sorted(w["item"], "waits")
+    tr = d["transfers"]
+    _in_range(tr["item"], 0, n, "transfer item")
+    _sorted(tr["item"], "transfers")
+
+
+def _check_index(index, items, lanes, n, values=True):
+    if not isinstance(index, dict):
+        _fail("index missing")
+    off, bounds, perm = (index.get(k) for k in ("sub_offset", "sub_bounds", "dur_perm"))
+    for a in (off, bounds, perm):
+        if not isinstance(a, np.ndarray) or a.ndim != 1 or a.dtype.kind not in "iu":
+            _fail("index columns missing")
+    rows = lanes["rows"].astype(np.int64)
+    if len(off) != len(rows) + 1 or np.any(off != np.concatenate([[0], np.cumsum(rows)])):
+        _fail("index offsets")
+    if len(bounds) != int(off[-1]) + 1 or (len(bounds) and (bounds[0] != 0 or bounds[-1] != n)):
+        _fail("index bounds")
+    if len(perm) != n:
+        _fail("duration index length")
+    if not values:
+        return
+    _sorted(bounds, "index bounds")
+    _in_range(perm, 0, n, "duration index")
+    row_at = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    if np.any(row_at[perm] != row_at):  # each row's order holds that row's items
+        _fail("duration index crosses rows")
+    # items must be ordered by (lane, row, start): bounds are only right then
+    key = off[items["lane"]] + items["row"]
+    _sorted(key, "items")

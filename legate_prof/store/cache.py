@@ -1,0 +1,166 @@
+"""The cache of built timelines that makes ``view`` of the same raw logs open at once.
+
+Entries are bundles (``bundle.py``) in the user's cache directory (``$LEGATE_PROF_CACHE_DIR``,
+else the platform's: ``$XDG_CACHE_HOME/legate_prof`` or ``~/.cache/legate_prof`` on Linux,
+``~/Library/Caches/legate_prof`` on macOS, ``%LOCALAPPDATA%\\legate_prof`` on Windows); never in
+the user's data directory.  An entry's key covers each input's path, size, mtime, inode and a
+hash of its first and last 64 KiB, so a replaced file never gets old data; the bundle format
+version is in the key and every entry is validated when read (damage -> rebuilt, with a note):
+fully — every value of every column — unless its stamp (``KEY.checked``: size, mtime, ctime,
+inode, written when we wrote or fully checked it) still matches, in which case only what does
+not grow with the items is checked: any write to the entry changes its ctime, so this spares
+the 0.5 s of paging in a 10 M-item entry, not a check of a changed one.
+Total size is bounded (``$LEGATE_PROF_CACHE_MAX_MB``, default 2048) by evicting the least
+recently used entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+import time
+from pathlib import Path
+
+from legate_prof.errors import ProfileError
+
+ENTRY_SUFFIX = ".lpbundle"
+STAMP_SUFFIX = ".checked"
+STALE_TMP_S = 3600  # an entry being written for this long was left by a killed process
+DEFAULT_MAX_MB = 2048
+
+
+def cache_dir():
+    """Where entries go, or None when caching is turned off (LEGATE_PROF_CACHE_DIR='')."""
+    env = os.environ.get("LEGATE_PROF_CACHE_DIR")
+    if env is not None:
+        return Path(env) if env else None
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    elif os.name == "nt":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "legate_prof"
+
+
+def _max_bytes():
+    try:
+        return max(int(float(os.environ.get("LEGATE_PROF_CACHE_MAX_MB", DEFAULT_MAX_MB))), 0) << 20
+    except ValueError:
+        return DEFAULT_MAX_MB << 20
+
+
+def cache_key(paths):
+    """Changes whenever any input could have changed (or the bundle format did)."""
+    from legate_prof import __version__
+    from legate_prof.store.bundle import FORMAT_VERSION
+    h = hashlib.sha256(f"bundle v{FORMAT_VERSION}, legate_prof {__version__}".encode())
+    for p in sorted(os.path.abspath(p) for p in paths):
+        st = os.stat(p)
+        h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_dev}\0".encode())
+        with open(p, "rb") as f:
+            h.update(f.read(1 << 16))
+            if st.st_size > 1 << 17:
+                f.seek(-(1 << 16), os.SEEK_END)
+                h.update(f.read(1 << 16))
+    return h.hexdigest()[:32]
+
+
+def entry_path(paths):
+    d = cache_dir()
+    return None if d is None else d / f"{cache_key(paths)}{ENTRY_SUFFIX}"
+
+
+def load_cached(paths, note=print):
+    """The cached model of these inputs, or None (none, stale or damaged: rebuilt by caller)."""
+    from legate_prof.store.bundle import read_bundle
+    try:
+        entry = entry_path(paths)
+    except OSError:
+        return None
+    if entry is None or not entry.exists():
+        return None
+    try:
+        model = read_bundle(entry, check="structure" if _stamp_matches(entry) else True)
+    except ProfileError as e:
+        note(f"legate_prof: note: cached timeline was unreadable ({e.problem}); rebuilding")
+        with contextlib.suppress(OSError):
+            entry.unlink()
+        with contextlib.suppress(OSError):
+            _stamp_path(entry).unlink()
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(entry)  # recently used: evicted last
+        _write_stamp(entry)  # its values are checked: with the ctime utime just gave it
+    return model
+
+
+def _stamp_path(entry):
+    return entry.with_suffix(STAMP_SUFFIX)
+
+
+def _stat_line(entry):
+    st = os.stat(entry)
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
+
+
+def _stamp_matches(entry):
+    """True when the entry is as it was when its values were last known sound."""
+    try:
+        return _stamp_path(entry).read_text() == _stat_line(entry)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _write_stamp(entry):
+    from legate_prof.output_file import atomic_output
+    with atomic_output(_stamp_path(entry)) as tmp:
+        Path(tmp).write_text(_stat_line(entry))
+
+
+def store_cached(model, paths, note=print):
+    """Write the entry (through a temporary file), then keep the cache within its bound."""
+    from legate_prof.store.bundle import write_bundle
+    entry = entry_path(paths)
+    if entry is None:
+        return None
+    first = not entry.parent.exists()
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    if first:
+        note(f"legate_prof: note: keeping built timelines in {entry.parent} to reopen fast "
+             "(LEGATE_PROF_CACHE_DIR moves it, '' or --no-cache turns it off)")
+    write_bundle(model, entry)
+    _write_stamp(entry)  # written from a model we built: its values are sound
+    evict(entry.parent, _max_bytes(), keep=entry)
+    return entry
+
+
+def evict(directory, max_bytes, keep=None):
+    """Delete least recently used entries until the total is at most ``max_bytes``."""
+    entries = []
+    for p in Path(directory).glob(f"*{ENTRY_SUFFIX}"):
+        with contextlib.suppress(OSError):
+            st = p.stat()
+            entries.append((st.st_mtime, st.st_size, p))
+    total = sum(e[1] for e in entries)
+    for _, size, p in sorted(entries, key=lambda e: e[0]):
+        if total <= max_bytes:
+            break
+        if keep is not None and p == keep:
+            continue
+        with contextlib.suppress(OSError):
+            p.unlink()
+            total -= size
+        with contextlib.suppress(OSError):
+            _stamp_path(p).unlink()
+    for tmp in Path(directory).glob(f".*{ENTRY_SUFFIX}.*.tmp"):  # a writer killed mid-entry
+        with contextlib.suppress(OSError):
+            if time.time() - tmp.stat().st_mtime > STALE_TMP_S:
+                tmp.unlink()
+    for stamp in Path(directory).glob(f"*{STAMP_SUFFIX}"):  # of entries removed otherwise
+        if not stamp.with_suffix(ENTRY_SUFFIX).exists():
+            with contextlib.suppress(OSError):
+                stamp.unlink()
+    return total
