@@ -329,7 +329,7 @@ def test_calls_fold_the_same_with_packed_or_ranked_time_keys(profile, monkeypatc
     """Calls are nested with (caller, time) keys packed into one integer; where times span
     too much to pack, their rank among all times is used instead.  Both fold the same waits."""
     from pathlib import Path
-    from legate_prof.build import nested_calls
+    from legate_prof.assemble import nested_calls
     path = Path(__file__).resolve().parents[1] / "fixtures" / "real" / profile
     packed = load_profile([path], stack=False)
     monkeypatch.setattr(nested_calls, "PACKED_KEY_LIMIT", 0)
@@ -342,7 +342,7 @@ def test_calls_fold_the_same_with_packed_or_ranked_time_keys(profile, monkeypatc
 def test_unique_inverse_is_numpys_for_every_key_shape():
     """The build's unique + codes (lookup table, equality passes or search, by the keys'
     range and count) give exactly np.unique's result, dtype included."""
-    from legate_prof.build.record_items import unique_inverse
+    from legate_prof.assemble.record_items import unique_inverse
     rng = np.random.default_rng(3)
     cases = [rng.integers(-32768, 32767, 5000).astype(np.int16),  # full int16 range
              rng.integers(0, 2**64 - 1, 5000, dtype=np.uint64),  # many large values
@@ -363,9 +363,9 @@ def test_lane_keys_part_by_part_are_the_sorted_distinct_keys_of_all_items():
     """Each item's lane is the index of its (rank, group, ref, ref2) among the sorted distinct
     keys of all items and of the idle processors' lanes, whatever mix of constant, few-valued
     and wide columns the record tables have (processor and memory ids, explicit ranks)."""
-    from legate_prof.build.lane_layout import LANE_KEY, _lane_keys
+    from legate_prof.assemble.lane_layout import LANE_KEY, _lane_keys
     from legate_prof.model.kinds import node_of_id
-    from legate_prof.build.record_items import ItemParts
+    from legate_prof.assemble.record_items import ItemParts
     rng = np.random.default_rng(5)
     procs = (np.uint64(0x1D00000000000000) + (rng.integers(0, 3, 8).astype(np.uint64) << 40)
              + rng.integers(0, 6, 8).astype(np.uint64))
@@ -446,7 +446,7 @@ def test_rows_needed_is_what_stacking_gives(span):
     stacking gives, lane by lane: empty intervals, equal starts, stops before starts, and
     runs longer than the 73 minutes packed keys hold."""
     from legate_prof.model.intervals import rows_needed, stack_lanes
-    from legate_prof.build.lane_layout import _lane_start_order
+    from legate_prof.assemble.lane_layout import _lane_start_order
     rng = np.random.default_rng(11)
     for trial in range(400):
         n, lanes = int(rng.integers(1, 80)), int(rng.integers(1, 6))

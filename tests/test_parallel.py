@@ -237,7 +237,7 @@ def test_an_op_in_two_ranks_tables_is_kept_once_from_the_first():
     """Ops tables of several ranks merge into one sorted by op id; an op that two ranks
     recorded keeps the first rank's row, with or without the merge's copy threads."""
     from concurrent.futures import ThreadPoolExecutor
-    from legate_prof.build.record_items import first_by_key
+    from legate_prof.assemble.record_items import first_by_key
     rng = np.random.default_rng(1)
     runs = [np.unique(rng.integers(0, 5000, 800)).astype(np.uint64) for _ in range(5)]
     ops = {"op_id": np.concatenate(runs)}
@@ -330,7 +330,7 @@ def test_merged_ops_can_be_made_while_the_interpreter_shuts_down():
     script = (
         "import threading, time\n"
         "import numpy as np\n"
-        "from legate_prof.build.rank_merge import _sorted_ops\n"
+        "from legate_prof.assemble.rank_merge import _sorted_ops\n"
         "from legate_prof.model.trace_model import LazyTable\n"
         "ops = {'op_id': np.array([3, 1, 2, 1], np.uint64), 'kind': np.zeros(4, np.int32),\n"
         "       'provenance': np.arange(4, dtype=np.int32), 'parent': np.zeros(4, np.uint64)}\n"
@@ -470,7 +470,7 @@ def ranks_named_apart(synthetic_8):
 
 
 def test_ranks_with_different_name_tables_answer_as_their_merge(ranks_named_apart):
-    from legate_prof.build.rank_merge import merge_opened
+    from legate_prof.assemble.rank_merge import merge_opened
     from legate_prof.query.ranked_source import RankedSource
     parts = ranks_named_apart
     ranked = RankedSource(parts)
@@ -484,7 +484,7 @@ def test_ranks_unmerged_draw_the_picture_of_their_merge(ranks_named_apart, tmp_p
     pytest.importorskip("pytestqt")
     from PySide6 import QtGui
 
-    from legate_prof.build.rank_merge import merge_opened
+    from legate_prof.assemble.rank_merge import merge_opened
     from legate_prof.query.ranked_source import RankedSource
     from legate_prof.viewer.screenshot import render_screenshot
     parts = ranks_named_apart

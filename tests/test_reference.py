@@ -234,7 +234,7 @@ def _our_step(model, rank, groups):
     if len(groups) == 1:
         return model.utilization_steps[(rank, groups[0])]
     from legate_prof.model.intervals import StepIntegral, union_sorted
-    from legate_prof.build.utilization import busy_intervals
+    from legate_prof.assemble.utilization import busy_intervals
     lanes = [L for g in groups if (rank, g) in model.utilization_steps
              for L in model.lanes_of(g, rank)]
     per_lane = busy_intervals(model, lanes)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
-from legate_prof.build.rank_merge import release_pages
+from legate_prof.assemble.rank_merge import release_pages
 from legate_prof.query.source import as_source, by_part
 from legate_prof.analyze.stats import _fmt_bytes, format_ns
 

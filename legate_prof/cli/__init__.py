@@ -76,7 +76,7 @@ def _stats_by_parts(files, quiet=False):
     from legate_prof.errors import ProfileError
     from legate_prof.load.loader import plan_inputs, rank_files_for_workers
     from legate_prof.cli.progress import TerminalProgress
-    from legate_prof.build.rank_checks import cross_file_problems
+    from legate_prof.assemble.rank_checks import cross_file_problems
     from legate_prof.analyze.stats import finish_stats, stats_parts
     paths, kinds, errors, warnings = plan_inputs(files)
     if errors:

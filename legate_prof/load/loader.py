@@ -101,7 +101,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     With ``ranked`` raw logs are built unstacked too: the timeline stacks a lane when it
     first draws it (``TraceModel.stacked_lane``), and ``lanes["rows"]`` says how many rows.
     """
-    from legate_prof.build.model_builder import build_model
+    from legate_prof.assemble.model_builder import build_model
     paths = expand_inputs([os.fspath(p) for p in paths], note=_note)
     if use_cache:
         from legate_prof.store.cache import load_cached
@@ -190,7 +190,7 @@ def _merge_bundles(paths, errors, ranked=False):
     """Per-rank bundles (``convert`` run on each rank's file) as one profile: merged, or
     (``ranked``) a ``RankedSource`` over them, each mapped."""
     from legate_prof.store.bundle import read_bundle
-    from legate_prof.build.rank_merge import CannotMerge, merge_opened
+    from legate_prof.assemble.rank_merge import CannotMerge, merge_opened
     ranked = ranked and room_for_open_files(len(paths))
     read, opened = [], []
     for p in paths:  # each checked once here, then opened one at a time to merge
@@ -324,7 +324,7 @@ def _one_log_per_rank(logs, errors):
 def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=False):
     """Attach console logs (an OOM report), record sources and errors, cache; stack the
     rows of a model built unstacked (a cache entry) for a caller that reads them."""
-    from legate_prof.build.oom_report import attach_oom_report
+    from legate_prof.assemble.oom_report import attach_oom_report
     from legate_prof.query.source import as_model
     if texts:  # (the report's instances join the items, on rows of their own: one model)
         model = as_model(model).as_stacked()

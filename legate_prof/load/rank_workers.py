@@ -52,7 +52,7 @@ def _build_rank(path, out, mode):
     all files together, which reports it as it always does)."""
     from legate_prof.errors import ProfileError
     from legate_prof.read.legion_log import LegionProfReader
-    from legate_prof.build.model_builder import build_model
+    from legate_prof.assemble.model_builder import build_model
     try:
         log = LegionProfReader(path).read()
         if len(log.table("MachineDesc")) == 0:
@@ -182,7 +182,7 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False)
     between ranks, a worker that died), so that the caller does that."""
     from legate_prof.store.bundle import read_bundle
     from legate_prof.errors import ProfileError
-    from legate_prof.build.rank_merge import CannotMerge, merge_opened
+    from legate_prof.assemble.rank_merge import CannotMerge, merge_opened
     handover = Handover("ranks")
     outs = [os.path.join(handover.dir, f"{i}.lpbundle") for i in range(len(paths))]
     try:

@@ -19,7 +19,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from legate_prof.build.rank_merge import MergePlan, _Small, merge_opened
+from legate_prof.assemble.rank_merge import MergePlan, _Small, merge_opened
 from legate_prof.query.source import ItemPart, ProfileSource, by_part, stack_in_threads
 
 

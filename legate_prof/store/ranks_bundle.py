@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.store.bundle import Deferred, stacked_layout, write_tables
-from legate_prof.build.rank_merge import _sorted_ops, release_pages
+from legate_prof.assemble.rank_merge import _sorted_ops, release_pages
 
 
 def _released(part, make):

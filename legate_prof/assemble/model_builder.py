@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.build.nested_calls import nest_calls
+from legate_prof.assemble.nested_calls import nest_calls
 from legate_prof.model.kinds import (DEP_PART_NAMES, GROUP_INDEX, GROUP_KEYS, MEM_GROUP,
                     PROC_GROUP, ItemKind, node_of_id)
 from legate_prof.model.trace_model import TraceModel
-from legate_prof.build.lane_layout import lay_out
-from legate_prof.build.rank_checks import cross_file_problems
-from legate_prof.build.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup, first_by_key,
+from legate_prof.assemble.lane_layout import lay_out
+from legate_prof.assemble.rank_checks import cross_file_problems
+from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup, first_by_key,
                            group_of, log_last_time, pairs, unique_inverse)
-from legate_prof.build.stream_items import add_stream_items
-from legate_prof.build.utilization import with_utilization
-from legate_prof.build.wait_matching import match_waits
+from legate_prof.assemble.stream_items import add_stream_items
+from legate_prof.assemble.utilization import with_utilization
+from legate_prof.assemble.wait_matching import match_waits
 
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
 

@@ -10,7 +10,7 @@ from legate_prof.model.intervals import rows_needed, stack_lanes
 from legate_prof.model.kinds import (GROUP_INDEX, GROUP_KEYS, GROUP_LONG, GROUPS, MEM_GROUP, MEM_SHORT,
                     MEMORY_GROUPS, PROC_GROUP, PROCESSOR_GROUPS, MemKind, ProcKind, index_of_mem,
                     node_of_id)
-from legate_prof.build.record_items import unique_inverse
+from legate_prof.assemble.record_items import unique_inverse
 from legate_prof.model.trace_model import ITEM_COLUMNS
 
 LANE_KEY = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])

@@ -168,8 +168,8 @@ def show_live_instances(model, rep, t_fail):
     model (``model`` itself when there is nothing to show).
     """
     from legate_prof.model.kinds import GROUP_INDEX, ItemKind
-    from legate_prof.build.stream_items import RUNTIME_OP_BASE
-    from legate_prof.build.utilization import with_utilization
+    from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
+    from legate_prof.assemble.utilization import with_utilization
     insts = [(h, i) for h in rep.get("holders", []) for i in h["instances"]]
     lanes = {k: (list(v) if isinstance(v, list) else v.copy()) for k, v in model.lanes.items()}
     hit = np.flatnonzero((lanes["group"] == GROUP_INDEX.get(rep["group"], -1))

@@ -19,9 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 
 from legate_prof.model.intervals import StepIntegral
-from legate_prof.build.lane_layout import lane_table
-from legate_prof.build.rank_checks import cross_file_problems
-from legate_prof.build.record_items import dedup, first_by_key
+from legate_prof.assemble.lane_layout import lane_table
+from legate_prof.assemble.rank_checks import cross_file_problems
+from legate_prof.assemble.record_items import dedup, first_by_key
 from legate_prof.model.trace_model import LazyTable, TraceModel
 
 _LANE_KEYS = ("rank", "group", "ref", "ref2")
