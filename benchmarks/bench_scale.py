@@ -22,7 +22,8 @@ import json, os, resource, sys, time
 sys.path.insert(0, {root!r})
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from legate_prof.load.loader import load_profile
-from legate_prof.store.bundle import write_bundle, read_bundle
+from legate_prof.store.bundle_file import read_bundle
+from legate_prof.store.bundle import write_bundle
 paths, bundle, mode = json.loads(sys.argv[1])
 out = {{}}
 if mode == "load":

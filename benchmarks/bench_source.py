@@ -8,7 +8,8 @@ import sys
 import time
 from pathlib import Path
 
-from legate_prof.query.source import MIN_PX, open_profile
+from legate_prof.query import MIN_PX, open_profile
+from legate_prof.query.level_of_detail import draw_rows
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,7 +24,7 @@ def main(paths):
         span = (T1 - T0) / zoom
         t0 = T0 + (T1 - T0) * 0.6 - span / 2
         t1 = t0 + span
-        for name, fn in (("draw_list", lambda ln: model.draw_list(ln, t0, t1, width, MIN_PX)),
+        for name, fn in (("draw_list", lambda ln: draw_rows(model, ln, t0, t1, width, MIN_PX)),
                          ("lane_tile", lambda ln: src.lane_tile(ln, t0, t1, width))):
             fn(0)
             t = time.perf_counter()

@@ -25,8 +25,9 @@ CHILD = r"""
 import json, sys, time
 T0 = float(sys.argv[1])
 from legate_prof import cli  # no Qt yet: `view` imports it where it always does
+from legate_prof.cli import view as cli_view
 out = {}
-real_problem = cli._window_problem
+real_problem = cli_view._window_problem
 
 
 def hooked_problem():  # `view` imports Qt and the viewer here: hook the window then
@@ -53,7 +54,7 @@ def hooked_problem():  # `view` imports Qt and the viewer here: hook the window 
     return problem
 
 
-cli._window_problem = hooked_problem
+cli_view._window_problem = hooked_problem
 cli.main(["view", "--quiet", *sys.argv[2:]])
 """
 

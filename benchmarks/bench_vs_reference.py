@@ -44,7 +44,7 @@ out = {"first_frame_s": time.perf_counter() - t0}
 if cache:  # the frames a user then waits for (pans, wheel zoom steps)
     sys.path.insert(0, sys.argv[2])
     from frame_times import measure_frames
-    from legate_prof.query.source import as_source
+    from legate_prof.query import as_source
     out.update(measure_frames(w, *as_source(m).info().time_range))
 print(json.dumps(out))
 """

@@ -9,10 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from legate_prof.store.bundle import read_bundle, write_bundle
+from legate_prof.store.bundle_file import read_bundle
+from legate_prof.store.bundle import write_bundle
 from legate_prof.store.cache import entry_path
 from legate_prof.errors import ProfileError
 from legate_prof.load.loader import load_profile
+from legate_prof.query.summary import average_utilization
+from legate_prof.query.level_of_detail import draw_rows
 
 
 def test_bundle_round_trips_the_model(synthetic_8, tmp_path):
@@ -26,11 +29,11 @@ def test_bundle_round_trips_the_model(synthetic_8, tmp_path):
     assert again.names == model.names and again.lanes["title"] == model.lanes["title"]
     t0, t1 = model.time_range()
     for key in model.utilization_steps:
-        assert np.allclose(model.utilization(key[1], key[0], t0, t1, 100),
-                           again.utilization(key[1], key[0], t0, t1, 100))
+        assert np.allclose(average_utilization(model, key[1], key[0], t0, t1, 100),
+                           average_utilization(again, key[1], key[0], t0, t1, 100))
     lane = model.lanes_of("cpu", 3)[1]
-    a = model.draw_list(lane, t0, t1, 700)
-    b = again.draw_list(lane, t0, t1, 700)
+    a = draw_rows(model, lane, t0, t1, 700)
+    b = draw_rows(again, lane, t0, t1, 700)
     assert [len(r.box_item) for r in a] == [len(r.box_item) for r in b]
 
 
@@ -208,8 +211,8 @@ def test_bundle_keeps_the_extent_and_coarse_step_indexes(synthetic_8, tmp_path):
         assert s._coarse is not None and np.array_equal(s._coarse, s.t[::StepIntegral.BLOCK])
     t0, t1 = model.time_range()
     for key, s in model.utilization_steps.items():
-        assert np.allclose(model.utilization(key[1], key[0], t0, t1, 333),
-                           again.utilization(key[1], key[0], t0, t1, 333))
+        assert np.allclose(average_utilization(model, key[1], key[0], t0, t1, 333),
+                           average_utilization(again, key[1], key[0], t0, t1, 333))
     # one coarse index damaged in place: the full check refuses the bundle
     coarse = big[0]._coarse
     raw = bytearray(out.read_bytes())
@@ -281,9 +284,9 @@ def test_all_ranks_summaries_are_summed_as_they_are_written(synthetic_8, tmp_pat
     assert set(again._ix.all_ranks_steps) == groups and "cpu" in groups
     t0, t1 = model.time_range()
     for g in groups:
-        assert np.allclose(again.utilization(g, None, t0, t1, 300),
-                           model.utilization(g, None, t0, t1, 300), rtol=1e-9, atol=1e-12), g
+        assert np.allclose(average_utilization(again, g, None, t0, t1, 300),
+                           average_utilization(model, g, None, t0, t1, 300), rtol=1e-9, atol=1e-12), g
         stored = again._ix.all_ranks_steps[g]
-        summed = model._all_ranks_step(g)
+        summed = model.all_ranks_step(g)
         assert np.array_equal(np.unique(stored.t), summed.t)
         assert np.allclose(stored.integral_at(summed.t), summed.integral)

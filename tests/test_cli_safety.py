@@ -151,7 +151,7 @@ def test_concurrent_screenshots_to_one_path_leave_a_whole_picture(sample, tmp_pa
 
 def test_expand_given_several_times_adds_up():
     """`--expand cpu --expand gpu_dev` expands both, as `--expand cpu gpu_dev` does."""
-    from legate_prof.cli import build_parser
+    from legate_prof.cli.parser import build_parser
     parser = build_parser()
     for cmd in (["screenshot", "x.prof", "-o", "x.png"], ["compare", "a", "b"]):
         apart = parser.parse_args([*cmd, "--expand", "cpu", "--expand", "gpu_dev"])
@@ -234,7 +234,8 @@ def _umask():
 def test_expand_takes_group_titles_and_io_includes_legates_extern_thread():
     """Groups go by key or by the title the picture shows; `io` (the guide's I/O lane) also
     expands `io (extern)`, where legate 26.06 runs the top-level task."""
-    from legate_prof.cli import _expanded, build_parser
+    from legate_prof.cli.arguments import expanded as _expanded
+    from legate_prof.cli.parser import build_parser
     args = build_parser().parse_args(["screenshot", "x.prof", "-o", "x.png", "--expand",
                                       "gpu dev", "chan", "io (extern)", "omp"])
     assert args.expand == ["gpu_dev", "channel", "proc_other", "openmp"]

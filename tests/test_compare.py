@@ -57,7 +57,7 @@ def test_compare_picture_gives_each_run_the_height_its_lanes_need(tmp_path):
     a screenshot does, so no lane of either run is cut off."""
     from fixtures.synthetic import generate
     from legate_prof.load.loader import load_profile
-    from legate_prof.query.source import as_source
+    from legate_prof.query import as_source
     from legate_prof.viewer.layout import LaneLayout
     from legate_prof.viewer.screenshot import (CHROME_PX, FIT_ROW_PX, LEGEND_H,
                                                render_comparison)

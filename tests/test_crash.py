@@ -9,6 +9,9 @@ import pytest
 from legate_prof.errors import ProfileError
 from legate_prof.load.loader import load_profile
 from legate_prof.read.runtime_stream import STREAM_MAGIC, read_runtime_stream
+from legate_prof.query.summary import average_utilization
+from legate_prof.query.details import item_facts
+from legate_prof.query.search import search_items
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 POOL = 40 * 2**20
@@ -41,12 +44,12 @@ def test_crashed_run_shows_memory_rising_to_the_pool_and_the_failing_line(crashe
     lanes = model.lanes_of("system", 0)
     assert len(lanes) == 1 and model.lanes["capacity"][lanes[0]] == POOL
     t0, t1 = model.time_range()
-    u = model.utilization("system", 0, t0, t1, 400)
+    u = average_utilization(model, "system", 0, t0, t1, 400)
     assert u.max() >= 0.75  # a, b, c and d: 32 MiB of the 40 MiB pool
     step = model.utilization_steps[(0, "system")]
     assert step.peak_level() >= 4 * 8 * 2**20 - 64  # a is 2 elements short
     # operations up to the crash, with the user's lines
-    ops = model.search("oom.py:16")
+    ops = search_items(model, "oom.py:16")
     assert len(ops) >= 1
     [m] = model.markers
     rep = m["report"]
@@ -175,7 +178,7 @@ def test_memory_lane_at_the_failure_shows_legates_live_instances(crashed):
     model = load_profile(_files(run) + [str(log)])
     [lane] = model.lanes_of("system", 0)
     lo, hi = model.lane_range(lane)
-    details = [model.item_details(i) for i in range(lo, hi)]
+    details = [item_facts(model, i) for i in range(lo, hi)]
     assert all(d["kind"] == "instance" for d in details)
     b = [d for d in details if d["name"].startswith("Instance of oom.py:7 ")]
     assert len(b) == 2 and all("2 instances of this store" in d["name"] for d in b)
@@ -188,7 +191,7 @@ def test_memory_lane_at_the_failure_shows_legates_live_instances(crashed):
     # the runtime's arrays moved to their own lane and keep their allocation site
     [arrays] = model.lanes_of("arrays", 0)
     alo, ahi = model.lane_range(arrays)
-    sites = {model.item_details(i)["provenance"].rsplit("/", 1)[-1] for i in range(alo, ahi)}
+    sites = {item_facts(model, i)["provenance"].rsplit("/", 1)[-1] for i in range(alo, ahi)}
     assert {"oom.py:4", "oom.py:7", "oom.py:13"} <= sites
     names = {model.names[model.items["name"][i]] for i in range(alo, ahi)}
     assert "Array float64(1048576,) allocated at oom.py:7" in names
@@ -210,8 +213,8 @@ def test_a_legion_log_cut_before_its_timeline_is_named_as_such(tmp_path):
     """A Legion log that ends before its first timeline record was read: the picture's banner
     says that log has no timeline and where it was cut, not that no Legion log was read nor
     that a runtime stream is shown."""
-    from legate_prof.query.source import as_source
-    from legate_prof.analyze.stats import format_ns
+    from legate_prof.query import as_source
+    from legate_prof.present.units import format_ns
     real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "efficient_0.prof"
     cut = tmp_path / "legate_0.prof"
     cut.write_bytes(real.read_bytes()[:20000])

@@ -6,6 +6,11 @@ import pytest
 from legate_prof.model.intervals import StepIntegral, _greedy_rows, _matched_rows, stack_rows
 from legate_prof.model.kinds import ItemKind
 from legate_prof.load.loader import load_profile
+from legate_prof.query.summary import average_utilization
+from legate_prof.query.level_of_detail import draw_rows
+from legate_prof.query.details import item_facts
+from legate_prof.query.level_of_detail import items_in
+from legate_prof.query.search import search_items
 
 
 def test_synthetic_ranks_merge_with_gpu_and_memory_lanes(synthetic_8):
@@ -101,7 +106,7 @@ def test_lanes_stacked_when_drawn_draw_what_a_stacked_build_draws(synthetic_8):
     assert restacked.stacked and restacked is not flat
     _same_model_columns(restacked, full)
     assert not flat._ix.lane_rows  # nothing stacked until drawn
-    flat.draw_list(3, *full.time_range(), 800)
+    draw_rows(flat, 3, *full.time_range(), 800)
     assert set(flat._ix.lane_rows) == {3}
     # the item id in the stacked build of each item of the flat one
     to_full = np.empty(flat.n_items, np.int64)
@@ -111,7 +116,7 @@ def test_lanes_stacked_when_drawn_draw_what_a_stacked_build_draws(synthetic_8):
     shown = 0
     for lane in range(full.n_lanes):
         for a, b, w in ((t0, t1, 1500), (t0 + (t1 - t0) * 0.4, t0 + (t1 - t0) * 0.41, 900)):
-            got, want = flat.draw_list(lane, a, b, w), full.draw_list(lane, a, b, w)
+            got, want = draw_rows(flat, lane, a, b, w), draw_rows(full, lane, a, b, w)
             assert [r.row for r in got] == [r.row for r in want]
             for g, x in zip(got, want):
                 assert np.array_equal(to_full[g.box_item], x.box_item)
@@ -119,8 +124,8 @@ def test_lanes_stacked_when_drawn_draw_what_a_stacked_build_draws(synthetic_8):
                 for c in ("box_x0", "box_x1", "band_x0", "band_x1", "band_count"):
                     assert np.array_equal(getattr(g, c), getattr(x, c)), c
                 shown += len(g.box_item)
-            assert np.array_equal(np.sort(to_full[flat.items_in(lane, a, b)]),
-                                  np.sort(full.items_in(lane, a, b)))
+            assert np.array_equal(np.sort(to_full[items_in(flat, lane, a, b)]),
+                                  np.sort(items_in(full, lane, a, b)))
         lo, hi = flat.lane_range(lane)
         assert np.array_equal(flat.rows_of(np.arange(lo, hi)), full.items["row"][to_full[lo:hi]])
     assert shown > 1000
@@ -129,10 +134,10 @@ def test_lanes_stacked_when_drawn_draw_what_a_stacked_build_draws(synthetic_8):
     lane = int(np.argmax(np.bincount(flat.items["lane"])))
     t0, t1 = full.time_range()
     for _ in range(40):
-        flat.draw_list(lane, t0, t1, 1200)
+        draw_rows(flat, lane, t0, t1, 1200)
     assert flat.stacked_lane(lane).dur_perm is not None
     for a, b, w in ((t0, t1, 1200), (t0 + (t1 - t0) * 0.3, t0 + (t1 - t0) * 0.31, 700)):
-        for g, x in zip(flat.draw_list(lane, a, b, w), full.draw_list(lane, a, b, w)):
+        for g, x in zip(draw_rows(flat, lane, a, b, w), draw_rows(full, lane, a, b, w)):
             assert np.array_equal(to_full[g.box_item], x.box_item)
             assert np.array_equal(g.band_count, x.band_count)
 
@@ -202,19 +207,19 @@ def test_processor_utilization_excludes_waits_and_counts_idle(tmp_path):
         w.write("TaskWaitInfo", op_id=5, task_id=1, variant_id=1, wait_start=200,
                 wait_ready=300, wait_end=600, wait_event=9)
     model = load_profile([p])
-    u = model.utilization("cpu", 0, 0, 1000, 10)
+    u = average_utilization(model, "cpu", 0, 0, 1000, 10)
     # busy 0-200 and 600-1000 on one of two CPUs
     assert u.tolist() == pytest.approx([0.5, 0.5, 0, 0, 0, 0, 0.5, 0.5, 0.5, 0.5])
     task = int(np.flatnonzero(model.items["kind"] == ItemKind.TASK)[0])
-    d = model.item_details(task)
+    d = item_facts(model, task)
     assert d["waiting_ns"] == 400 and d["running_ns"] == 600
     assert d["waits"] == [{"start_ns": 200, "ready_ns": 300, "end_ns": 600}]
 
 
 def _conserved(model, lane, t0, t1, width):
-    rows = model.draw_list(lane, t0, t1, width)
+    rows = draw_rows(model, lane, t0, t1, width)
     shown = sum(len(r.box_item) + int(r.band_count.sum()) for r in rows)
-    return shown, len(model.items_in(lane, t0, t1)), rows
+    return shown, len(items_in(model, lane, t0, t1)), rows
 
 
 @pytest.mark.parametrize("zoom", [1, 10, 1000])
@@ -255,10 +260,10 @@ def test_first_drawings_scan_and_later_ones_use_the_duration_order(synthetic_8):
         a = (t0 + t1) // 2 - span // 2
         fresh = load_profile(synthetic_8)
         for L in lanes:
-            first = fresh.draw_list(L, a, a + span, 900)  # scanned
+            first = draw_rows(fresh, L, a, a + span, 900)  # scanned
             assert L not in fresh._ix.lane_dur_perm
-            fresh._scanned(L, fresh.SCANS_BEFORE_SORT * model.n_items)  # as if drawn often
-            sorted_ = fresh.draw_list(L, a, a + span, 900)  # builds the order
+            fresh.note_scanned(L, fresh.SCANS_BEFORE_SORT * model.n_items)  # as if drawn often
+            sorted_ = draw_rows(fresh, L, a, a + span, 900)  # builds the order
             assert L in fresh._ix.lane_dur_perm
             _same_draw_rows(first, sorted_)
 
@@ -267,24 +272,24 @@ def test_zoomed_out_merges_and_zoomed_in_splits(synthetic_8):
     model = load_profile(synthetic_8)
     lane = model.lanes_of("cpu", 0)[0]
     t0, t1 = model.time_range()
-    full = model.draw_list(lane, t0, t1, 800)
-    assert sum(int(r.band_count.sum()) for r in full) > 0.5 * len(model.items_in(lane, t0, t1))
+    full = draw_rows(model, lane, t0, t1, 800)
+    assert sum(int(r.band_count.sum()) for r in full) > 0.5 * len(items_in(model, lane, t0, t1))
     it = model.items
     lo, hi = model.sublane(lane, 0)
     i = lo + (hi - lo) // 2
     a, b = int(it["start"][i]), int(it["stop"][i])
     pad = (b - a) * 2
-    near = model.draw_list(lane, a - pad, b + pad, 800)
+    near = draw_rows(model, lane, a - pad, b + pad, 800)
     assert sum(len(r.band_count) for r in near) == 0
     assert i in np.concatenate([r.box_item for r in near])
 
 
 def test_search_matches_names_and_provenance(synthetic_8):
     model = load_profile(synthetic_8)
-    hits = model.search("putmask")
+    hits = search_items(model, "putmask")
     assert len(hits) > 0
     assert all(model.names[model.items["name"][h]] == "PutMask" for h in hits[:50])
-    by_line = model.search("synthetic_prog.py:42")
+    by_line = search_items(model, "synthetic_prog.py:42")
     assert len(by_line) > 0
     provs = model.op_provenance(model.items["op_id"][by_line])
     assert {model.provenances[p] for p in provs.tolist()} <= {"synthetic_prog.py:42"}
@@ -293,10 +298,10 @@ def test_search_matches_names_and_provenance(synthetic_8):
 def test_memory_utilization_is_live_bytes_over_capacity(synthetic_8):
     model = load_profile(synthetic_8)
     t0, t1 = model.time_range()
-    u = model.utilization("framebuffer", 0, t0, t1, 50)
+    u = average_utilization(model, "framebuffer", 0, t0, t1, 50)
     assert 0 < u.max() <= 1.0
-    all_ranks = model.utilization("framebuffer", None, t0, t1, 50)
-    per = np.mean([model.utilization("framebuffer", r, t0, t1, 50) for r in range(8)], axis=0)
+    all_ranks = average_utilization(model, "framebuffer", None, t0, t1, 50)
+    per = np.mean([average_utilization(model, "framebuffer", r, t0, t1, 50) for r in range(8)], axis=0)
     assert all_ranks == pytest.approx(per)  # equal capacities: plain mean
 
 
@@ -320,7 +325,7 @@ def test_meta_task_waits_attach_to_the_last_matching_meta_task(tmp_path):
     i = int(model.waits["item"][0])
     assert model.items["start"][i] == 2000
     assert model.names[model.items["name"][i]] == "Deferred Mapping"
-    u = model.utilization("utility", 0, 2000, 2900, 9)
+    u = average_utilization(model, "utility", 0, 2000, 2900, 9)
     assert u.tolist() == pytest.approx([1, 0, 0, 0, 0, 1, 1, 1, 1])
 
 
@@ -422,7 +427,7 @@ def test_blocked_searchsorted_is_numpys(side):
 def test_lanes_about_to_be_shown_are_stacked_together(synthetic_8):
     """``prepare_lanes`` stacks the lanes a frame will draw (threads over the cores) and the
     tiles are the ones a lane stacked alone gives; a stacked model has nothing to do."""
-    from legate_prof.query.source import ProfileSource
+    from legate_prof.query import ProfileSource
     flat, alone = (load_profile(synthetic_8, stack=False) for _ in range(2))
     src, ref = ProfileSource(flat), ProfileSource(alone)
     lanes = [int(L) for L in flat.lanes_of("cpu")]

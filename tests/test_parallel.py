@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from legate_prof.load.loader import load_profile
-from legate_prof.query.source import as_source
+from legate_prof.query import as_source
 
 
 def _same_model(a, b):
@@ -45,7 +45,7 @@ def test_merged_ops_are_sorted_when_first_asked_not_before_the_first_frame(synth
     """The merged ranks' ops (sorted by op id: half a second at 10 M items) are made when
     something first reads them — not by the lane tree, tiles and summaries of a first
     frame — and are then those of one build."""
-    from legate_prof.query.source import as_source
+    from legate_prof.query import as_source
     from legate_prof.model.trace_model import LazyTable
     parallel = load_profile(synthetic_8, workers=2)
     assert isinstance(parallel.ops, LazyTable) and parallel.ops._columns is None
@@ -330,11 +330,11 @@ def test_merged_ops_can_be_made_while_the_interpreter_shuts_down():
     script = (
         "import threading, time\n"
         "import numpy as np\n"
-        "from legate_prof.assemble.rank_merge import _sorted_ops\n"
+        "from legate_prof.assemble.rank_merge import sorted_ops\n"
         "from legate_prof.model.trace_model import LazyTable\n"
         "ops = {'op_id': np.array([3, 1, 2, 1], np.uint64), 'kind': np.zeros(4, np.int32),\n"
         "       'provenance': np.arange(4, dtype=np.int32), 'parent': np.zeros(4, np.uint64)}\n"
-        "table = LazyTable(lambda: _sorted_ops(ops), 'op_id')\n"
+        "table = LazyTable(lambda: sorted_ops(ops), 'op_id')\n"
         "def later():\n"
         "    time.sleep(0.3)\n"
         "    print(table['op_id'].tolist(), table['provenance'].tolist(), flush=True)\n"
@@ -349,7 +349,7 @@ def _same_answers(ranked, whole):
     """A ``RankedSource`` answers every query as the source of the merged model does."""
     from dataclasses import fields
 
-    from legate_prof.query.source import as_source
+    from legate_prof.query import as_source
     a, b = ranked, as_source(whole)
     ia, ib = a.info(), b.info()
     for f in ("ranks", "groups", "lanes", "time_range", "n_items", "markers", "legion_version"):
@@ -360,12 +360,14 @@ def _same_answers(ranked, whole):
     for lane in ia.lanes:
         for w0, w1, px in windows:
             ta, tb = a.lane_tile(lane.lane, w0, w1, px), b.lane_tile(lane.lane, w0, w1, px)
-            assert ta.lane == tb.lane and ta.labels == tb.labels
-            assert len(ta.rows) == len(tb.rows)
+            assert ta.lane == tb.lane and len(ta.rows) == len(tb.rows)
             for ra, rb in zip(ta.rows, tb.rows):
                 for f in fields(ra):
                     va, vb = getattr(ra, f.name), getattr(rb, f.name)
                     assert np.array_equal(va, vb), (lane.short, f.name)
+                # the labels the boxes carry
+                assert [a.item_title(i) for i in ra.box_item[:20].tolist()] == \
+                    [b.item_title(i) for i in rb.box_item[:20].tolist()]
             for row in ta.rows[:1]:
                 for x in (row.box_x0[:3].tolist() + row.band_x0[:3].tolist()):
                     assert a.hit(lane.lane, row.row, x + 0.5) == b.hit(lane.lane, row.row, x + 0.5)
@@ -401,17 +403,19 @@ def test_ranks_built_by_workers_are_queried_without_a_merged_copy(synthetic_8):
     """`view` and `screenshot` ask for the ranks unmerged: the workers' models answer the
     query API as one profile — the same lanes, tiles, summaries, details and search as the
     merged model — and nothing is merged until an analysis of all items asks."""
-    from legate_prof.query.ranked_source import RankedSource
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.query import RankedSource
     ranked = load_profile(synthetic_8, workers=2, ranked=True)
-    assert isinstance(ranked, RankedSource) and len(ranked.parts) == 8
-    assert ranked._merged[0] is None
+    assert isinstance(ranked, RankSet) and len(ranked.parts) == 8
+    assert not ranked.merged_yet
     assert not any(m.stacked for m in ranked.parts)  # lanes are stacked when drawn
     # (item ids follow the unstacked order: tests/test_model.py checks it draws as stacked)
     whole = load_profile(synthetic_8, workers=1, stack=False)
-    cpus = [x.lane for x in ranked.info().lanes if x.short.startswith("c")]
-    ranked.prepare_lanes(cpus)  # each to its rank's model
+    src = as_source(ranked)
+    cpus = [x.lane for x in src.info().lanes if x.short.startswith("c")]
+    src.prepare_lanes(cpus)  # each to its rank's model
     assert sum(len(m._ix.lane_rows) for m in ranked.parts) == len(cpus) > 8
-    _same_answers(ranked, whole)
+    _same_answers(src, whole)
     # unmerged parts are not copies of columns: each is its worker's mapped bundle
     assert sum(m.n_items for m in ranked.parts) == whole.n_items
 
@@ -422,7 +426,7 @@ def test_findings_of_ranks_are_read_rank_by_rank_without_a_merged_copy(synthetic
     from legate_prof.analyze.insights import find_insights
     ranked = load_profile(synthetic_8, workers=2, ranked=True)
     found = find_insights(ranked)
-    assert ranked._merged[0] is None
+    assert not ranked.merged_yet
     assert found and found == find_insights(load_profile(synthetic_8, workers=1))
     patterns = {f["pattern"] for f in found}
     assert {"temporaries", "memory_pressure", "advanced_indexing"} <= patterns, patterns
@@ -432,14 +436,15 @@ def test_per_rank_bundles_are_queried_without_a_merged_copy(synthetic_8, tmp_pat
     """A directory of per-rank bundles opens for drawing as a ``RankedSource``, which answers
     as the merged model does."""
     from legate_prof.cli import main
-    from legate_prof.query.ranked_source import RankedSource
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.query import RankedSource
     files = [shutil.copy(p, tmp_path) for p in synthetic_8]
     assert main(["convert", "--per-rank", *files]) == 0
     bundles = sorted(tmp_path.glob("*.lpbundle"))
     ranked = load_profile([tmp_path], ranked=True)
-    assert isinstance(ranked, RankedSource)
+    assert isinstance(ranked, RankSet)
     assert ranked.sources == [str(b) for b in bundles]
-    _same_answers(ranked, load_profile(files, workers=1))
+    _same_answers(as_source(ranked), load_profile(files, workers=1))
     pytest.importorskip("pytestqt")
     import os
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -471,10 +476,11 @@ def ranks_named_apart(synthetic_8):
 
 def test_ranks_with_different_name_tables_answer_as_their_merge(ranks_named_apart):
     from legate_prof.assemble.rank_merge import merge_opened
-    from legate_prof.query.ranked_source import RankedSource
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.query import RankedSource
     parts = ranks_named_apart
-    ranked = RankedSource(parts)
-    assert any(not np.array_equal(m, np.arange(len(m))) for m in ranked._name_maps)
+    ranked = RankedSource(RankSet(parts))
+    assert any(not np.array_equal(m, np.arange(len(m))) for m in ranked.rank_set.name_maps)
     _same_answers(ranked, merge_opened(len(parts), lambda k: parts[k]))
 
 
@@ -485,17 +491,18 @@ def test_ranks_unmerged_draw_the_picture_of_their_merge(ranks_named_apart, tmp_p
     from PySide6 import QtGui
 
     from legate_prof.assemble.rank_merge import merge_opened
-    from legate_prof.query.ranked_source import RankedSource
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.query import RankedSource
     from legate_prof.viewer.screenshot import render_screenshot
     parts = ranks_named_apart
-    ranked = RankedSource(parts)
+    ranked = RankedSource(RankSet(parts))
     kw = dict(expand=["cpu", "gpu_dev", "framebuffer"], width=1400, height=1400)
     a = QtGui.QImage(render_screenshot(ranked, tmp_path / "ranked.png", **kw))
     b = QtGui.QImage(render_screenshot(merge_opened(len(parts), lambda k: parts[k]),
                                        tmp_path / "merged.png", **kw))
     assert not a.isNull() and a.size() == b.size()
     assert a == b
-    assert ranked._merged[0] is None  # drawing merged nothing
+    assert not ranked.rank_set.merged_yet  # drawing merged nothing
 
 
 def test_ranks_can_be_merged_while_the_interpreter_shuts_down(tmp_path):
@@ -511,7 +518,7 @@ def test_ranks_can_be_merged_while_the_interpreter_shuts_down(tmp_path):
         "from legate_prof.load.loader import load_profile\n"
         "files = sys.argv[1:]\n"
         "ranked = load_profile(files, workers=2, ranked=True)\n"
-        "assert type(ranked).__name__ == 'RankedSource'\n"
+        "assert type(ranked).__name__ == 'RankSet'\n"
         "def later():\n"
         "    time.sleep(0.3)\n"
         "    m = ranked.merged_model()\n"
@@ -533,7 +540,8 @@ def test_ranks_stay_unmerged_only_where_their_files_can_stay_open(synthetic_8, t
     import resource
 
     from legate_prof.cli import main
-    from legate_prof.query.ranked_source import RankedSource
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.query import RankedSource
     from legate_prof.model.trace_model import TraceModel
     files = [shutil.copy(p, tmp_path) for p in synthetic_8]
     assert main(["convert", "--per-rank", "--quiet", *files]) == 0
@@ -543,7 +551,7 @@ def test_ranks_stay_unmerged_only_where_their_files_can_stay_open(synthetic_8, t
     merged = load_profile([tmp_path], ranked=True)
     assert isinstance(merged, TraceModel) and raised == []
     monkeypatch.setattr(resource, "getrlimit", lambda what: (100, 100_000))
-    assert isinstance(load_profile([tmp_path], ranked=True), RankedSource)
+    assert isinstance(load_profile([tmp_path], ranked=True), RankSet)
     assert raised == [(8 + 256, 100_000)]
 
 
@@ -555,14 +563,15 @@ def test_report_of_per_rank_bundles_is_the_report_of_their_logs(synthetic_8, tmp
     import json
 
     from legate_prof.cli import main
-    from legate_prof.query.ranked_source import RankedSource
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.query import RankedSource
     from legate_prof.report import write_report
     files = [shutil.copy(p, tmp_path) for p in synthetic_8]
     assert main(["convert", "--per-rank", *files]) == 0
     ranked = load_profile([tmp_path], ranked=True)
-    assert isinstance(ranked, RankedSource)
+    assert isinstance(ranked, RankSet)
     write_report(ranked, tmp_path / "ranks", pictures=False)
-    assert ranked._merged[0] is None
+    assert not ranked.merged_yet
     write_report(load_profile(files, workers=1), tmp_path / "logs", pictures=False)
 
     def meta(out):
@@ -591,16 +600,17 @@ def test_ranks_are_written_as_one_bundle_without_a_merged_copy(synthetic_8, tmp_
     the logs — items, waits, transfers, ops, index; nothing is merged."""
     from legate_prof.store.bundle import write_bundle
     from legate_prof.cli import main
-    from legate_prof.query.ranked_source import RankedSource
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.query import RankedSource
     files = [shutil.copy(p, tmp_path) for p in synthetic_8]
     if per_rank_bundles:
         assert main(["convert", "--per-rank", *files]) == 0
         ranked = load_profile([tmp_path], ranked=True)
     else:
         ranked = load_profile(files, workers=2, ranked=True)
-    assert isinstance(ranked, RankedSource)
+    assert isinstance(ranked, RankSet)
     write_bundle(ranked, tmp_path / "ranks.lpbundle")
-    assert ranked._merged[0] is None
+    assert not ranked.merged_yet
     whole = load_profile(files, workers=1)
     write_bundle(whole.evolve(sources=ranked.sources), tmp_path / "whole.lpbundle")
     assert (tmp_path / "ranks.lpbundle").read_bytes() == (tmp_path / "whole.lpbundle").read_bytes()

@@ -170,7 +170,8 @@ def test_view_of_per_rank_bundles_shows_them_unmerged_with_the_findings_of_all(
     import shutil
 
     from legate_prof.analyze.insights import find_insights
-    from legate_prof.query.ranked_source import RankedSource
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.query import RankedSource
     from legate_prof.viewer.app import MainWindow
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     files = [shutil.copy(p, tmp_path) for p in synthetic_8]
@@ -190,7 +191,7 @@ def test_view_of_per_rank_bundles_shows_them_unmerged_with_the_findings_of_all(
     rc, lanes = _view_until_shown(bundles, with_findings=True)
     assert rc == 0 and lanes > 0
     (model, findings), = shown
-    assert isinstance(model, RankedSource)
+    assert isinstance(model, RankSet)
     assert findings == find_insights(load_profile(files, workers=1))
 
 
@@ -276,6 +277,7 @@ def test_view_starts_reading_before_the_window_is_made(monkeypatch, sample_profi
     import threading
 
     from legate_prof import cli
+    from legate_prof.cli import view as cli_view
     from legate_prof.load import loader
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     entered, order = threading.Event(), []
@@ -285,7 +287,7 @@ def test_view_starts_reading_before_the_window_is_made(monkeypatch, sample_profi
         entered.set()
         return real(*a, **k)
     monkeypatch.setattr(loader, "load_profile", spy)
-    monkeypatch.setattr(cli, "_window_problem", lambda: order.append(entered.wait(60)))
+    monkeypatch.setattr(cli_view, "_window_problem", lambda: order.append(entered.wait(60)))
     rc, lanes = _view_until_shown(sample_profile)
     assert order == [True]  # loading had begun when the window's Qt work started
     assert rc == 0 and lanes > 0

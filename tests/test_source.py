@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from legate_prof.load.loader import load_profile
-from legate_prof.query.source import MIN_PX, ProfileSource
+from legate_prof.query import MIN_PX, ProfileSource
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "legate_prof" / "data" / "example_legate_0.prof"

@@ -8,12 +8,14 @@ import threading
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof import __version__
-from legate_prof.query.source import as_source, open_profile
+from legate_prof.query import as_source, open_profile
 
 from .layout import LaneLayout
 from .legend import LegendWidget
 from .scrollbar import ScrolledTimeline
-from .timeline import TimelineWidget, details_rows, format_time
+from legate_prof.present.units import format_ns
+
+from .timeline import TimelineWidget, details_rows
 
 MAX_RESULTS = 1000
 FRAME_BUDGET_S = 0.010  # per frame, for recomputing rows at a new resolution
@@ -316,7 +318,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for i in hits[:MAX_RESULTS].tolist():
             lane = lanes[src.item_lane(i)[0]]
             it = QtWidgets.QListWidgetItem(
-                f"{src.item_title(i)}  @ {format_time(src.item_extent(i)[0])}"
+                f"{src.item_title(i)}  @ {format_ns(src.item_extent(i)[0])}"
                 f"  ({lane.short}: {lane.long})")
             it.setData(QtCore.Qt.ItemDataRole.UserRole, i)
             self.results.addItem(it)
@@ -329,7 +331,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.details.show_hit(self.source, ("item", i))
 
     def _status_range(self, a, b):
-        self.statusBar().showMessage(f"view {format_time(a)} – {format_time(b)}")
+        self.statusBar().showMessage(f"view {format_ns(a)} – {format_ns(b)}")
 
     def export_png(self, path=None):
         if path is None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from legate_prof.query.source import as_source, format_time
+from legate_prof.present.units import format_ns
+from legate_prof.query import as_source
 
 
 def tooltip_html(source, hit):
@@ -12,7 +13,7 @@ def tooltip_html(source, hit):
     if kind == "band":
         a, b, n, lane, _row = payload
         return (f"<b>{n} merged items</b><br>{_esc(source.info().lanes[lane].long)}"
-                f"<br>{format_time(a)} – {format_time(b)}"
+                f"<br>{format_ns(a)} – {format_ns(b)}"
                 "<br><i>zoom in (double-click) to split</i>")
     fields = source.item_details(payload)
     rows = [f"<b>{_esc(fields[0].text)}</b>"]
@@ -34,7 +35,7 @@ def details_rows(source, hit):
     kind, payload = hit
     if kind == "band":
         a, b, n, lane, row = payload
-        from legate_prof.query.source import format_ns_us
+        from legate_prof.present.units import format_ns_us
         return [("Merged items", str(n)), ("Lane", source.info().lanes[lane].long),
                 ("From", format_ns_us(a)), ("To", format_ns_us(b))]
     return [(f.label, f.text) for f in source.item_details(payload)]

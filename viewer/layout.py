@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from legate_prof.query.source import GROUP_ORDER, as_source
+from legate_prof.present.limits import MAX_LANE_H, MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED
+from legate_prof.query import GROUP_ORDER, as_source
 
 SUMMARY_H = 3.0  # height of a group's utilization row, in row units
 ROW_H = 1.0  # one stacking row of a lane
 HEADER_H = 1.2  # "Rank N" / "All ranks" header
-MAX_LANE_H = 12.0  # a lane with more stacking rows (memories) packs them into this height
 
 
 @dataclass
@@ -46,7 +46,7 @@ class LaneLayout:
         self.rebuild()
 
     @classmethod
-    def default(cls, model, expand_kinds=None, max_lanes=48):
+    def default(cls, model, expand_kinds=None, max_lanes=MAX_LANES_EXPANDED):
         """Expand everything when it fits; else only the kinds asked for."""
         info = as_source(model).info()
         pairs = [(g.rank, g.group) for g in info.groups]
@@ -55,7 +55,7 @@ class LaneLayout:
         elif len(info.lanes) <= max_lanes:
             # memories with hundreds of stacked instances would crowd out everything else
             expanded = {(g.rank, g.group) for g in info.groups
-                        if max(info.lanes[i].rows for i in g.lanes) <= 12}
+                        if max(info.lanes[i].rows for i in g.lanes) <= MAX_ROWS_EXPANDED}
         else:
             expanded = set()
         return cls(model, expanded)

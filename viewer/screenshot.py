@@ -11,13 +11,14 @@ from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
 
 from legate_prof import __version__  # noqa: E402
 from legate_prof.errors import ProfileError  # noqa: E402
-from legate_prof.query.source import as_source  # noqa: E402
+from legate_prof.query import as_source  # noqa: E402
 
 from legate_prof.present.picture_size import MAX_SIDE, check_size  # noqa: E402
 
 from .layout import LaneLayout  # noqa: E402
 from .legend import paint_legend  # noqa: E402
-from .timeline import TimelineWidget, format_time  # noqa: E402
+from legate_prof.present.units import format_ns  # noqa: E402
+from .timeline import TimelineWidget  # noqa: E402
 
 STAMP_H = 44
 LEGEND_H = 20
@@ -129,7 +130,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
         f.setPointSizeF(9)
         p.setFont(f)
         p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-                   f"view {format_time(a)} – {format_time(b)}   ·   legate_prof {__version__}"
+                   f"view {format_ns(a)} – {format_ns(b)}   ·   legate_prof {__version__}"
                    + (f"   ·   {info.legion_version}" if info.legion_version else "")
                    + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
         problems = _problems(info)  # a picture with data missing says so
@@ -232,7 +233,7 @@ def render_comparison(models, out, names, width=1600, height=1200, expand=None):
             p.drawText(QtCore.QRectF(10, y + 3, width - 20, band - 4),
                        int(QtCore.Qt.AlignmentFlag.AlignLeft),
                        f"{name}   —   {len(info.ranks)} rank(s), {info.n_items:,} items, "
-                       f"0 – {format_time(t1)}")
+                       f"0 – {format_ns(t1)}")
             p.drawPixmap(0, y + band, pix)
             w.close()
             w.deleteLater()

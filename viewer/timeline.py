@@ -8,7 +8,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from legate_prof.query.source import as_source, format_time
+from legate_prof.present.units import format_ns
+from legate_prof.query import as_source
 
 from .axes import LaneAxis, TimeAxis
 from .item_text import details_rows, tooltip_html
@@ -229,7 +230,7 @@ class TimelineWidget(pg.PlotWidget):
             return
         p = self.vb.mapSceneToView(pos)
         self.cursor.setPos(p.x())
-        self.cursor_label.setText(format_time(p.x()))
+        self.cursor_label.setText(format_ns(p.x()))
         self.cursor_label.setPos(p.x(), self.vb.viewRange()[1][1])
         hit, entry = self.item.hit(p.x(), p.y(), self._ns_per_px())
         if hit is None:
@@ -288,4 +289,4 @@ class TimelineWidget(pg.PlotWidget):
             super().keyPressEvent(ev)
 
 
-__all__ = ["TimelineWidget", "TimelineItem", "format_time", "details_rows", "tooltip_html"]
+__all__ = ["TimelineWidget", "TimelineItem", "details_rows", "tooltip_html"]

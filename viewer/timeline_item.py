@@ -13,7 +13,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from legate_prof.query.source import READY, WAITING, as_source
+from legate_prof.present.limits import LABEL_MIN_PX, MAX_LABELS
+from legate_prof.query import READY, WAITING, as_source
 
 from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
                      name_color)
@@ -21,8 +22,6 @@ from .layout import LaneLayout
 from .rect_batch import RectBatch
 from .tile_cache import GridCache
 
-LABEL_MIN_PX = 48
-MAX_LABELS = 400
 
 
 class ViewRow:

@@ -11,7 +11,7 @@ import os
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_TITLE, MEMORY_GROUPS, ItemKind
-from legate_prof.analyze.stats import _fmt_bytes, format_ns
+from legate_prof.present.units import format_bytes, format_ns
 
 APP_KINDS = (int(ItemKind.TASK), int(ItemKind.GPU_KERNEL))
 MOVE_KINDS = (int(ItemKind.COPY), int(ItemKind.FILL))
@@ -103,10 +103,10 @@ def format_compare(c, names=("A", "B")):
     for r in c["lines"]:
         out.append(f"{r['line'][:27]:<28}{_change(*r['tasks']):>22}"
                    f"{_change(*r['task_ns'], fmt=format_ns):>28}"
-                   f"{_change(*r['copies']):>16}{_change(*r['copy_bytes'], fmt=_fmt_bytes):>24}")
+                   f"{_change(*r['copies']):>16}{_change(*r['copy_bytes'], fmt=format_bytes):>24}")
     out += ["", f"{'lane group':<28}{'items':>22}{'busy':>28}{'peak memory':>24}"]
     for r in c["groups"]:
-        peak = _change(*r["peak_bytes"], fmt=_fmt_bytes) if any(r["peak_bytes"]) else ""
+        peak = _change(*r["peak_bytes"], fmt=format_bytes) if any(r["peak_bytes"]) else ""
         out.append(f"{GROUP_TITLE.get(r['group'], r['group']):<28}{_change(*r['items']):>22}"
                    f"{_change(*r['busy_ns'], fmt=format_ns):>28}{peak:>24}")
     return "\n".join(out)

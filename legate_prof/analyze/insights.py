@@ -13,8 +13,8 @@ import numpy as np
 
 from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 from legate_prof.assemble.rank_merge import release_pages
-from legate_prof.query.source import as_source, by_part
-from legate_prof.analyze.stats import _fmt_bytes, format_ns
+from legate_prof.model.item_parts import by_part
+from legate_prof.present.units import format_bytes, format_ns
 
 TINY_TASK_MIN_COUNT = 32  # launches from one line before a loop is worth naming
 RUNTIME_BUSY_RATIO = 1.5  # utility busy / application-processor busy that is "confetti"
@@ -29,10 +29,10 @@ APP_PROC_GROUPS = ("cpu", "gpu_dev", "omp", "io", "python")
 
 def _running(model):
     """Each item's running time: its span minus its waits."""
-    from legate_prof.analyze.stats import _waited_ns
+    from legate_prof.analyze.stats import waited_ns
     it = model.items
     run = (it["stop"] - it["start"]).astype(np.int64)
-    waited = _waited_ns(model)
+    waited = waited_ns(model)
     return run if waited is None else run - waited.astype(np.int64)
 
 
@@ -41,10 +41,9 @@ class _Facts:
     model, or the ranks of a ``RankedSource`` read one after the other: no merged copy),
     and what is not per item (names, lanes, step functions, markers) from the source."""
 
-    def __init__(self, obj):
-        src = as_source(obj)
-        self.parts = src.item_parts()
-        self.m = src.summary_model()  # names, provenances, lanes, steps, busy, markers
+    def __init__(self, profile):
+        self.parts = profile.item_parts()
+        self.m = profile.summary_model()  # names, provenances, lanes, steps, busy, markers
         last = self.parts[-1]
         self.offsets = np.array([p.item_off for p in self.parts]
                                 + [last.item_off + last.model.n_items], np.int64)
@@ -259,7 +258,7 @@ def copy_baseline(f):
     provs = sorted({int(p) for p in f.prov[sel].tolist() if p})
     return [_finding(
         "copy_baseline",
-        f"{n:,} small copies (median {_fmt_bytes(med)}) keep the channels busy",
+        f"{n:,} small copies (median {format_bytes(med)}) keep the channels busy",
         [f.line(p) for p in provs][:10], f.window(sel),
         {"copies": n, "median_bytes": int(med), "bytes": int(size.sum()),
          "effective_bandwidth_gbs": round(float(size.sum()) / max(busy, 1), 3)},

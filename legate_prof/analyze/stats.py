@@ -9,13 +9,15 @@ import re
 
 import numpy as np
 
+from legate_prof.present.units import (format_bytes, format_capacity, format_ns,
+                                       format_ns_ascii)
 from legate_prof.model.kinds import (MEMORY_GROUPS, ItemKind, mem_kind_name,
                     proc_kind_name)
 
 SCHEMA_VERSION = 2  # 2: running_ns excludes nested calls, as the reference
 
 
-def _waited_ns(model):
+def waited_ns(model):
     """Wait time per item (float64, so damaged input cannot overflow), computed once."""
     w = model.waits
     if len(w["item"]) == 0:
@@ -29,7 +31,7 @@ def _running_ns(model, idx, waited=None):
     """Execution time minus waits for the given item indices."""
     dur = model.items["stop"][idx] - model.items["start"][idx]
     if waited is None:
-        waited = _waited_ns(model)
+        waited = waited_ns(model)
     if waited is None or len(idx) == 0:
         return dur
     return dur - waited[idx].astype(np.int64)
@@ -111,7 +113,7 @@ def name_parts(model, kinds, by=None, waited=None):
         return {}
     names = it["name"][sel].astype(np.int64)
     dur = it["stop"][sel] - it["start"][sel]
-    run = _running_ns(model, sel, waited if waited is not None else _waited_ns(model))
+    run = _running_ns(model, sel, waited if waited is not None else waited_ns(model))
     uniq, inv = _dense_ids(names, len(model.names))
     t = _timings(inv, len(uniq), dur, run)
     if by:
@@ -201,7 +203,7 @@ def stats_parts(model) -> dict:
                 step = model.utilization_steps.get((r, key))
                 g["peak_bytes"] = int(round(step.peak_level())) if step else 0
             groups.append(g)
-    waited = _waited_ns(model)
+    waited = waited_ns(model)
     it = model.items
     return {
         "ranks": [dict(r) for r in model.ranks], "machine": machine, "groups": groups,
@@ -252,13 +254,32 @@ def finish_stats(parts, files, errors=(), warnings=None) -> dict:
     return out
 
 
+def stats_by_ranks(files, progress=None):
+    """The statistics of ``files`` (folders expanded) added up from each rank's parts,
+    without a model of all ranks (``load.loader.map_ranks``); None where that does not apply
+    or a part could not be made (the caller then loads everything together)."""
+    from legate_prof.assemble.rank_checks import cross_file_problems
+    from legate_prof.load.loader import map_ranks
+    got = map_ranks(files, "legate_prof.analyze.stats:stats_parts", progress)
+    if got is None:
+        return None
+    parts, paths, warnings = got
+    seen = [set(p["lane_ranks"]) for p in parts]
+    if sum(map(len, seen)) != len(set().union(*seen)):
+        return None  # a rank's lanes in two inputs: only loading them together is right
+    ranks = [r for p in parts for r in p["ranks"]]
+    own = [set(cross_file_problems(p["ranks"])) for p in parts]  # a bundle's, over its ranks
+    warnings = (warnings + [w for p, o in zip(parts, own) for w in p["warnings"] if w not in o]
+                + cross_file_problems(ranks))
+    return finish_stats(parts, paths, [], warnings)
+
+
 def compute_stats(profile) -> dict:
-    """The statistics of a model or a source: a ``RankedSource`` adds up its ranks' parts
-    (no merged copy)."""
-    from legate_prof.query.source import as_source
-    src = as_source(profile)
-    parts = [stats_parts(p.model) for p in src.item_parts()]
-    return finish_stats(parts, src.sources, src.errors, [str(w) for w in src.warnings])
+    """The statistics of a profile (a model, a ``RankSet`` or a source): the ranks' parts added
+    up, no merged copy."""
+    parts = [stats_parts(p.model) for p in profile.item_parts()]
+    return finish_stats(parts, profile.sources, profile.errors,
+                        [str(w) for w in profile.warnings])
 
 
 def _transfer_summary(model, kind):
@@ -272,47 +293,17 @@ def _transfer_summary(model, kind):
     return {"count": int(len(sel)), "bytes": int(np.sum(size)), "total_ns": int(dur.sum())}
 
 
-def format_ns(ns, micro="µs"):
-    """ns -> '1.250 ms': the largest unit the value reaches, three decimals."""
-    ns = float(ns)
-    for unit, div in (("s", 1e9), ("ms", 1e6), (micro, 1e3)):
-        if abs(ns) >= div:
-            return f"{ns / div:.3f} {unit}"
-    return f"{ns:.0f} ns" if round(ns) != 0 else "0 ns"  # (not "-0 ns")
-
-
-def _fmt_ns(ns):
-    return format_ns(ns, micro="us")  # plain ASCII in terminal tables
-
-
-def _capacity(b):
-    return _fmt_bytes(b) if b else "capacity unknown"
-
-
-def format_bytes(n, digits=1, exact=False):
-    """'1.5 MiB' (the largest unit reached); ``exact`` adds the byte count: stats, API, report."""
-    n = int(n)
-    for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= div:
-            return f"{n / div:.{digits}f} {unit}" + (f" ({n:,} bytes)" if exact else "")
-    return f"{n:,} bytes" if exact else f"{n} B"
-
-
-def _fmt_bytes(b):
-    return format_bytes(b)
-
-
 def format_stats(s: dict) -> str:
     lines = []
     a, b = s.get("span_ns", s["time_range_ns"])
     lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, "
-                 f"span {_fmt_ns(b - a)} ({_fmt_ns(a)} to {_fmt_ns(b)})"
+                 f"span {format_ns_ascii(b - a)} ({format_ns_ascii(a)} to {format_ns_ascii(b)})"
                  + (f", {s['legion_version']}" if s["legion_version"] else ""))
     lines.append("")
     lines.append("Machine")
     for m in s["machine"]:
         procs = ", ".join(f"{v} {k}" for k, v in sorted(m["processors"].items()))
-        mems = ", ".join(f"{v['count']} {k} ({_capacity(v['capacity_bytes'])})"
+        mems = ", ".join(f"{v['count']} {k} ({format_capacity(v['capacity_bytes'])})"
                          for k, v in sorted(m["memories"].items()))
         lines.append(f"  rank {m['rank']}: processors: {procs or '-'}; memories: {mems or '-'}")
     lines.append("")
@@ -320,11 +311,11 @@ def format_stats(s: dict) -> str:
     for g in s["groups"]:
         extra = ""
         if "peak_bytes" in g:
-            extra = (f"  peak {_fmt_bytes(g['peak_bytes'])} of {_fmt_bytes(g['capacity_bytes'])}"
+            extra = (f"  peak {format_bytes(g['peak_bytes'])} of {format_bytes(g['capacity_bytes'])}"
                      if g["capacity_bytes"] else
-                     f"  peak {_fmt_bytes(g['peak_bytes'])} (capacity unknown)")
+                     f"  peak {format_bytes(g['peak_bytes'])} (capacity unknown)")
         lines.append(f"{g['rank']:>4}  {g['title']:<14}{g['lanes']:>6}{g['items']:>10}"
-                     f"{_fmt_ns(g['busy_ns']):>14}{extra}")
+                     f"{format_ns_ascii(g['busy_ns']):>14}{extra}")
     for section, title in (("tasks", "Tasks"), ("operations", "Operations (runtime event stream)"),
                            ("gpu_kernels", "GPU kernels"),
                            ("meta_tasks", "Runtime meta-tasks (top 15)")):
@@ -338,9 +329,9 @@ def format_stats(s: dict) -> str:
         lines.append(f"  {'name':<40}{'count':>8}{'total':>13}{'running':>13}{'mean':>12}"
                      f"{'min':>12}{'max':>12}")
         for r in rows:
-            lines.append(f"  {r['name'][:39]:<40}{r['count']:>8}{_fmt_ns(r['total_ns']):>13}"
-                         f"{_fmt_ns(r['running_ns']):>13}{_fmt_ns(r['mean_ns']):>12}"
-                         f"{_fmt_ns(r['min_ns']):>12}{_fmt_ns(r['max_ns']):>12}")
+            lines.append(f"  {r['name'][:39]:<40}{r['count']:>8}{format_ns_ascii(r['total_ns']):>13}"
+                         f"{format_ns_ascii(r['running_ns']):>13}{format_ns_ascii(r['mean_ns']):>12}"
+                         f"{format_ns_ascii(r['min_ns']):>12}{format_ns_ascii(r['max_ns']):>12}")
             if r["provenances"]:
                 shown = ", ".join(r["provenances"][:4])
                 more = len(r["provenances"]) - 4
@@ -348,11 +339,11 @@ def format_stats(s: dict) -> str:
     for key in ("copies", "fills"):
         v = s[key]
         if v["count"]:
-            lines.append(f"{key}: {v['count']} moving {_fmt_bytes(v['bytes'])}, busy "
-                         f"{_fmt_ns(v['total_ns'])} in all")
+            lines.append(f"{key}: {v['count']} moving {format_bytes(v['bytes'])}, busy "
+                         f"{format_ns_ascii(v['total_ns'])} in all")
     v = s["instances"]
     if v["count"]:  # lifetimes overlap: their sum is no time anyone spent
-        lines.append(f"instances: {v['count']} created, {_fmt_bytes(v['bytes'])} in all")
+        lines.append(f"instances: {v['count']} created, {format_bytes(v['bytes'])} in all")
     for m in s.get("markers", []):
         lines.append("")
         lines.append(f"!! {m['title']}")

@@ -46,9 +46,9 @@ def _union_strings(tables):
     return strings, remaps
 
 
-class _Small:
+class ModelSummary:
     """What pass one keeps of a model: everything but its per-item columns.  ``keep``: refer
-    to the model's own small arrays and step functions (it stays open: ``RankedSource``)
+    to the model's own small arrays and step functions (it stays open: ``RankSet``)
     instead of copies (it is closed before the merge maps the next one)."""
 
     def __init__(self, m, keep=False):
@@ -112,7 +112,7 @@ def _run_all(pool, jobs):
 def release_pages(model):
     """Let go of the pages of the files a model maps (``madvise(MADV_DONTNEED)``): they stay
     in the page cache and come back on the next read, but no longer count as this process's
-    memory.  Merging ranks that stay open (``RankedSource``) reads every page of each; without
+    memory.  Merging ranks that stay open (``RankSet``) reads every page of each; without
     this the merge would hold all ranks' pages besides the merged copy."""
     import mmap
     advice = getattr(mmap, "MADV_DONTNEED", None)
@@ -132,7 +132,7 @@ def release_pages(model):
                     pass
 
 
-def _sorted_ops(ops_all):
+def sorted_ops(ops_all):
     """The merged ops table, made on first use (``LazyTable``) — possibly by the cache's
     writer while the interpreter shuts down, when no thread pool can start: then alone."""
     try:
@@ -218,7 +218,7 @@ class MergePlan:
 
 def merge_opened(n, open_model) -> TraceModel:
     """Merge ``n`` models (ranks disjoint) that ``open_model(i)`` opens, and may open again."""
-    plan = MergePlan([_Small(open_model(i)) for i in range(n)])
+    plan = MergePlan([ModelSummary(open_model(i)) for i in range(n)])
     items, waits, transfers, ops_all = plan.empty_columns()
     item_off, wait_off, tr_off, op_off = plan.item_off, plan.wait_off, plan.tr_off, plan.op_off
     with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="legate_prof merge") as pool:
@@ -247,5 +247,5 @@ def merge_opened(n, open_model) -> TraceModel:
             release_pages(m)
             del m, jobs
     # sorted when first read in full (details of a few ops search each rank's sorted run)
-    ops = LazyTable(lambda: _sorted_ops(ops_all), "op_id", runs=ops_all, offsets=op_off)
+    ops = LazyTable(lambda: sorted_ops(ops_all), "op_id", runs=ops_all, offsets=op_off)
     return plan.model(items, waits, transfers, ops)

@@ -2,83 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 import sys
 
 from legate_prof.errors import ProfileError, ProfileWarning
-from legate_prof.read.legion_log import MAGIC, LegionProfReader
-
-
-def _check_regular(path):
-    """A FIFO would block forever and a device never ends: refuse all but regular files."""
-    try:
-        st = os.stat(path)
-    except OSError as e:
-        raise ProfileError(path, e.strerror or str(e)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise ProfileError(path, "is a directory; pass the legate_*.prof files in it")
-    if not stat.S_ISREG(st.st_mode):
-        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
-        raise ProfileError(path, f"is {kind}, not a file")
-    if st.st_size == 0:
-        raise ProfileError(path, "is empty (0 bytes)")
-    return st
-
-
-def sniff(path) -> str:
-    """'legion', 'bundle', 'runtime', 'text' or 'unknown' from a file's first bytes."""
-    _check_regular(path)
-    try:
-        with open(path, "rb") as f:
-            head = f.read(64)
-    except OSError as e:
-        raise ProfileError(path, e.strerror or str(e)) from None
-    if head.startswith(MAGIC) or head[:2] == b"\x1f\x8b":
-        return "legion"
-    from legate_prof.store.bundle import BUNDLE_MAGIC
-    if head.startswith(BUNDLE_MAGIC):
-        return "bundle"
-    from legate_prof.read.runtime_stream import STREAM_MAGIC
-    if head.startswith(STREAM_MAGIC):
-        return "runtime"
-    try:
-        head.decode("utf-8")
-        return "text"
-    except UnicodeDecodeError:
-        return "unknown"
-
-
-def _fingerprint(path, st):
-    """Size and a hash of the first and last 64 KiB: equal for copies of one file."""
-    h = hashlib.sha256(str(st.st_size).encode())
-    with open(path, "rb") as f:
-        h.update(f.read(1 << 16))
-        if st.st_size > 1 << 17:
-            f.seek(-(1 << 16), os.SEEK_END)
-            h.update(f.read(1 << 16))
-    return h.hexdigest()
-
-
-def _distinct(paths):
-    """The inputs without repeats (the same file twice, or two copies of it), and warnings."""
-    seen, out, warnings = {}, [], []
-    for p in paths:
-        try:
-            st = _check_regular(p)
-            key = _fingerprint(p, st)
-        except (ProfileError, OSError):
-            out.append(p)  # reported when read
-            continue
-        if key in seen:
-            same = os.path.samefile(p, seen[key])
-            warnings.append(f"warning: {p}: {'the same file as' if same else 'a copy of'} "
-                            f"{seen[key]}; read once")
-            continue
-        seen[key] = p
-        out.append(p)
-    return out, warnings
+from legate_prof.load.inputs import expand_inputs, plan_inputs
+from legate_prof.read.legion_log import LegionProfReader
 
 
 def _note(msg):
@@ -93,11 +22,11 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     problem goes into ``model.warnings`` and ``model.errors`` and the rest is shown.
     ``stack=False`` skips stacking lanes into rows (for statistics, diagnosis, comparisons);
     the result is not cached.  Rank files are built in parallel processes when they are big
-    enough (``workers``: how many; 1 builds here; default from ``rank_parallel.worker_count``).
+    enough (``workers``: how many; 1 builds here; default from ``rank_workers.worker_count``).
     ``check_files=False``: no warnings about the set of files (one rank converted alone).
     ``use_cache="later"`` writes the cache entry in a thread after returning (the viewer).
     ``ranked=True``: per-rank bundles and ranks built by workers come back unmerged, as a
-    ``RankedSource`` (the timeline needs no merged copy); otherwise always a ``TraceModel``.
+    ``RankSet`` (the timeline needs no merged copy); otherwise always a ``TraceModel``.
     With ``ranked`` raw logs are built unstacked too: the timeline stacks a lane when it
     first draws it (``TraceModel.stacked_lane``), and ``lanes["rows"]`` says how many rows.
     """
@@ -108,15 +37,44 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
         cached = load_cached(paths, note=_note)
         if cached is not None:  # (entries are written stacked: ``bundle.stacked_layout``)
             return cached.evolve(sources=paths, errors=[])
-    logs, streams, texts, bundles = [], [], [], []
+    # The one decision on stacking: a drawing of few lanes of a big profile stacks a lane
+    # when it first draws it (``ranked``); a merged model read row by row is stacked at build.
+    stack_now = stack and not ranked
     paths, kinds, errors, warnings = plan_inputs(paths)
     legion, n = rank_files_for_workers(paths, kinds, errors, workers)
     if n > 1:
         from legate_prof.load.rank_workers import build_in_parallel
-        built = build_in_parallel(legion, stack and not ranked, n, progress, ranked=ranked)
+        built = build_in_parallel(legion, stack_now, n, progress, ranked=ranked)
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
             return _finish(model, paths, [], [], use_cache, stack, False, ranked)
+    logs, streams, texts, bundles = _read_inputs(paths, kinds, progress, errors, warnings)
+    if bundles:
+        if logs or streams:
+            errors.append(ProfileError(bundles[0], "bundles open with other bundles only "
+                                                   "(convert the .prof files too)"))
+        model = _merge_bundles(bundles, errors, ranked)
+    elif not logs and not streams:
+        if not errors:
+            if texts:
+                errors.append(ProfileError(texts[0], "not a Legion Prof log (a text file; pass "
+                                                     "legate's console output with --log)"))
+            else:
+                raise ProfileError("<none>", "no input files")
+        raise errors[0]
+    else:
+        if progress:
+            progress(len(paths), len(paths), "building timeline")
+        logs = _one_log_per_rank(logs, errors)
+        model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams,
+                            stack=stack_now, check_files=check_files)
+    return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles), ranked)
+
+
+def _read_inputs(paths, kinds, progress, errors, warnings):
+    """(Legion logs read, runtime streams read, text files, bundles) of the inputs; what
+    cannot be read goes to ``errors``, what was wrong but read to ``warnings``."""
+    logs, streams, texts, bundles = [], [], [], []
     for i, path in enumerate(paths):
         if path not in kinds:
             continue
@@ -142,38 +100,35 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
                                          "runtime event stream")
         except ProfileError as e:
             errors.append(e)
-    if bundles:
-        if logs or streams:
-            errors.append(ProfileError(bundles[0], "bundles open with other bundles only "
-                                                   "(convert the .prof files too)"))
-        model = _merge_bundles(bundles, errors, ranked)
-    elif not logs and not streams:
-        if not errors:
-            if texts:
-                errors.append(ProfileError(texts[0], "not a Legion Prof log (a text file; pass legate's console output with --log)"))
-            else:
-                raise ProfileError("<none>", "no input files")
-        raise errors[0]
-    else:
-        if progress:
-            progress(len(paths), len(paths), "building timeline")
-        logs = _one_log_per_rank(logs, errors)
-        model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams,
-                            stack=stack and not ranked, check_files=check_files)
-    return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles), ranked)
+    return logs, streams, texts, bundles
 
 
-def plan_inputs(paths):
-    """(the inputs without repeats, the kind of each readable one — see ``sniff`` —, errors of
-    the unreadable ones, warnings about repeats)."""
-    paths, warnings = _distinct(paths)
-    kinds, errors = {}, []
-    for path in paths:
+def map_ranks(files, function, progress=None):
+    """``function(model)`` of each rank's model (``function`` named "module:function", its
+    results JSON-able), without a model of all ranks: several bundles (``convert --per-rank``)
+    one mapped at a time, or big rank logs in worker processes.  Returns (the results, the
+    inputs, warnings about repeated inputs), or None where that does not apply or a rank could
+    not be made (the caller then loads everything together, which reports any problem as it
+    always does)."""
+    import importlib
+    paths, kinds, errors, warnings = plan_inputs(files)
+    if errors:
+        return None
+    if len(paths) > 1 and all(kinds[p] == "bundle" for p in paths):
+        from legate_prof.store.bundle_file import read_bundle
+        module, name = function.split(":")
+        fn = getattr(importlib.import_module(module), name)
         try:
-            kinds[path] = sniff(path)
-        except ProfileError as e:
-            errors.append(e)
-    return paths, kinds, errors, warnings
+            results = [fn(read_bundle(p)) for p in paths]
+        except ProfileError:
+            return None
+        return results, paths, warnings
+    legion, n = rank_files_for_workers(paths, kinds, errors)
+    if n < 2:
+        return None
+    from legate_prof.load.rank_workers import map_in_parallel
+    results = map_in_parallel(legion, function, n, progress)
+    return None if results is None else (results, paths, warnings)
 
 
 def rank_files_for_workers(paths, kinds, errors, workers=None):
@@ -188,9 +143,9 @@ def rank_files_for_workers(paths, kinds, errors, workers=None):
 
 def _merge_bundles(paths, errors, ranked=False):
     """Per-rank bundles (``convert`` run on each rank's file) as one profile: merged, or
-    (``ranked``) a ``RankedSource`` over them, each mapped."""
-    from legate_prof.store.bundle import read_bundle
+    (``ranked``) a ``RankSet`` of them, each mapped."""
     from legate_prof.assemble.rank_merge import CannotMerge, merge_opened
+    from legate_prof.store.bundle_file import read_bundle, room_for_open_files
     ranked = ranked and room_for_open_files(len(paths))
     read, opened = [], []
     for p in paths:  # each checked once here, then opened one at a time to merge
@@ -207,98 +162,14 @@ def _merge_bundles(paths, errors, ranked=False):
         return opened[0]
     try:
         if ranked:
-            from legate_prof.query.ranked_source import RankedSource
-            return RankedSource(opened)
+            from legate_prof.assemble.rank_set import RankSet
+            return RankSet(opened)
         del opened
         return merge_opened(len(read), lambda i: read_bundle(read[i], check=False))
     except CannotMerge:
         errors.append(ProfileError(read[1], "holds ranks that another bundle holds too "
                                             f"({read[0]}); opened {read[0]} alone"))
         return read_bundle(read[0])
-
-
-def room_for_open_files(n):
-    """Whether ``n`` more files can stay open at once — a mapped bundle keeps its file open —,
-    raising this process's soft limit toward the hard one where that makes room (it is 1024 on
-    many Linux desktops, 256 on macOS).  Where there is no room, callers merge instead, which
-    keeps one file open at a time."""
-    try:
-        import resource
-    except ImportError:  # Windows: no such limit
-        return True
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    need = n + 256  # and what else the process has open
-    if soft == resource.RLIM_INFINITY or soft >= need:
-        return True
-    if hard != resource.RLIM_INFINITY and hard < need:
-        return False
-    try:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
-    except (ValueError, OSError):
-        return False
-    return True
-
-
-def expand_inputs(paths, logs_only=False, note=None):
-    """Inputs with each directory replaced by the profile files in it: its bundles
-    (``*.lpbundle``) if it has any and none of its Legion Prof logs (``*.prof``,
-    ``*.prof.gz``) is newer than they are, else its logs (``logs_only``: always; a rerun
-    that left old bundles beside new logs is read from the logs, and ``note`` says so)."""
-    out = []
-    for p in paths:
-        if not os.path.isdir(p):
-            out.append(p)
-            continue
-        names = sorted(os.listdir(p), key=_natural)
-        logs = [os.path.join(p, n) for n in names if n.endswith((".prof", ".prof.gz"))]
-        bundles = [] if logs_only else [os.path.join(p, n) for n in names
-                                        if n.endswith(".lpbundle")]
-        if bundles and logs:
-            why = ("are newer than its .lpbundle files"
-                   if max(map(_mtime, logs)) > min(map(_mtime, bundles))
-                   else None if _converted_from(bundles, logs)
-                   else "are not the ones its .lpbundle files were converted from")
-            if why:
-                if note:
-                    note(f"legate_prof: note: {p}: its .prof logs {why}; reading the logs "
-                         "(convert --per-rank again to reopen fast)")
-                bundles = []
-        found = bundles or logs
-        if not found:
-            raise ProfileError(p, "is a directory with no .prof or .lpbundle files in it")
-        out.extend(found)
-    return out
-
-
-def _converted_from(bundles, logs):
-    """Whether every log is one the bundles say they were converted from, of the same size
-    (bundles that do not say: the times decide alone)."""
-    from legate_prof.store.bundle import bundle_sources
-    sizes = {}
-    for b in bundles:
-        said = bundle_sources(b)
-        if said is None:
-            return True
-        sizes.update(said)
-    for log in logs:
-        try:
-            if sizes.get(os.path.basename(log)) != os.stat(log).st_size:
-                return False
-        except OSError:
-            return False
-    return True
-
-
-def _mtime(path):
-    try:
-        return os.stat(path).st_mtime
-    except OSError:  # gone meanwhile: reading it will say so
-        return 0.0
-
-
-def _natural(s):
-    import re
-    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
 
 
 def _one_log_per_rank(logs, errors):
@@ -325,9 +196,8 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
     """Attach console logs (an OOM report), record sources and errors, cache; stack the
     rows of a model built unstacked (a cache entry) for a caller that reads them."""
     from legate_prof.assemble.oom_report import attach_oom_report
-    from legate_prof.query.source import as_model
     if texts:  # (the report's instances join the items, on rows of their own: one model)
-        model = as_model(model).as_stacked()
+        model = model.merged_model().as_stacked()
     elif stack and not ranked and not model.stacked:
         model = model.as_stacked()
     for t in texts:
@@ -364,4 +234,4 @@ def _store(model, paths):
               f"({e.__class__.__name__}: {e})")
 
 
-__all__ = ["load_profile", "sniff", "ProfileError", "ProfileWarning"]
+__all__ = ["load_profile", "map_ranks", "ProfileError", "ProfileWarning"]

@@ -47,25 +47,29 @@ def worker_count(paths, total_bytes, workers=None):
 
 def _build_rank(path, out, mode):
     """In a worker: read one rank's log and build its model; write it to ``out`` as a bundle
-    (mode "stack" or "flat": rows stacked or not) or its statistics' parts as JSON ("stats").
-    False for a file that cannot be read or has no machine description (the caller then builds
-    all files together, which reports it as it always does)."""
+    (mode "stack" or "flat": rows stacked or not), or — mode "module:function" — what that
+    function makes of the model, as JSON (a rank's statistics: the caller names the analysis,
+    so this layer imports none).  False for a file that cannot be read or has no machine
+    description (the caller then builds all files together, which reports it as it always
+    does)."""
+    from legate_prof.assemble.model_builder import build_model
     from legate_prof.errors import ProfileError
     from legate_prof.read.legion_log import LegionProfReader
-    from legate_prof.assemble.model_builder import build_model
     try:
         log = LegionProfReader(path).read()
         if len(log.table("MachineDesc")) == 0:
             return False  # numbered after the others: only a build of all files can do that
         model = build_model([log], warnings=[str(w) for w in log.warnings],
                             stack=mode == "stack", check_files=False)
-        if mode == "stats":
-            from legate_prof.analyze.stats import stats_parts
-            with open(out, "w") as f:
-                json.dump(stats_parts(model), f, default=int)
-        else:
+        if mode in ("stack", "flat"):
             from legate_prof.store.bundle import write_bundle
             write_bundle(model, out, indexes=False)
+        else:
+            import importlib
+            module, function = mode.split(":")
+            made = getattr(importlib.import_module(module), function)(model)
+            with open(out, "w") as f:
+                json.dump(made, f, default=int)
         return True
     except ProfileError:
         return False
@@ -176,24 +180,23 @@ class _ReadAhead:
 
 
 def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False):
-    """The model of Legion Prof logs built one rank per process (``ranked``: a
-    ``RankedSource`` over the ranks' models, unmerged); None when they must be built
+    """The model of Legion Prof logs built one rank per process (``ranked``: a ``RankSet``
+    of the ranks' models, unmerged); None when they must be built
     together (a file without its machine description or that cannot be read, lanes shared
     between ranks, a worker that died), so that the caller does that."""
-    from legate_prof.store.bundle import read_bundle
-    from legate_prof.errors import ProfileError
     from legate_prof.assemble.rank_merge import CannotMerge, merge_opened
+    from legate_prof.errors import ProfileError
+    from legate_prof.store.bundle_file import read_bundle, room_for_open_files
     handover = Handover("ranks")
     outs = [os.path.join(handover.dir, f"{i}.lpbundle") for i in range(len(paths))]
     try:
         if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
                             handover):
             return None
-        from legate_prof.load.loader import room_for_open_files
         if ranked and room_for_open_files(len(outs)):  # the ranks stay mapped (their files
             # go when the hand-over closes)
-            from legate_prof.query.ranked_source import RankedSource
-            return RankedSource([read_bundle(o, check=False) for o in outs])
+            from legate_prof.assemble.rank_set import RankSet
+            return RankSet([read_bundle(o, check=False) for o in outs])
         return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
     except (CannotMerge, OSError, ValueError, ProfileError):
         return None  # (a bundle that went missing or is cut: the caller builds in one process)
@@ -201,13 +204,14 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False)
         handover.close(later=True)  # mapped bundles stay readable until unmapped
 
 
-def stats_in_parallel(paths, workers=2, progress=None):
-    """The statistics' parts (``stats.stats_parts``) of each rank file, computed one rank per
-    process — no model of all ranks is built; None when a worker could not (see above)."""
+def map_in_parallel(paths, function, workers=2, progress=None):
+    """``function(model)`` of each rank file's model ("module:function", JSON-able results),
+    computed one rank per process — no model of all ranks is built; None when a worker could
+    not (see above)."""
     handover = Handover("stats")
     outs = [os.path.join(handover.dir, f"{i}.json") for i in range(len(paths))]
     try:
-        if not _run_workers(paths, outs, "stats", workers, progress, handover):
+        if not _run_workers(paths, outs, function, workers, progress, handover):
             return None
         parts = []
         for o in outs:

@@ -109,6 +109,13 @@ def _matched_rows(start, stop):
     return np.minimum(root_row[parent], 32767).astype(np.int16)
 
 
+def lane_rows(start, stop):
+    """One lane's rows (``stack_rows``, by item in start order) and the order that sorts its
+    items by (row, start): what a lane stacked at build and one stacked when drawn share."""
+    rows = stack_rows(start, stop)
+    return rows, np.argsort(rows, kind="stable")  # int16: a radix sort, keeps start order
+
+
 def stack_lanes(start, stop, bounds):
     """``stack_rows`` for items sorted by (lane, start), lane ``L`` holding
     ``[bounds[L], bounds[L+1])``: (the order that sorts them by (lane, row, start), their
@@ -119,10 +126,9 @@ def stack_lanes(start, stop, bounds):
     n_rows = np.ones(len(bounds) - 1, dtype=np.int32)
     for L in np.flatnonzero(np.diff(bounds) > 1).tolist():
         lo, hi = int(bounds[L]), int(bounds[L + 1])
-        r = stack_rows(start[lo:hi], stop[lo:hi])
+        r, o = lane_rows(start[lo:hi], stop[lo:hi])
         n_rows[L] = int(r.max()) + 1
         if n_rows[L] > 1:
-            o = np.argsort(r, kind="stable")  # int16: a radix sort, keeps start order
             perm[lo:hi] = lo + o
             rows[lo:hi] = r[o]
     return perm, rows, n_rows

@@ -1,22 +1,24 @@
-"""The merged, columnar trace model and its queries by time window.
+"""The columnar model of one profile: ``TraceModel``.
 
 One row per timeline item in flat numpy columns, sorted by (lane, row, start); no Python object
-per event.  Everything the viewer draws comes from the query methods here (``items_in``,
-``draw_list``, ``utilization``, ``item_details``, ``search``), so a bundle file, a raw log or a
+per event.  The model holds columns and the indexes that find items fast (a lane's rows, its
+items by duration, the all-ranks step functions); what a view makes of them — tiles, details,
+search — is the query layer's (``legate_prof.query``), so a bundle file, a raw log or a
 synthetic profile all look the same to it.
 """
 
 from __future__ import annotations
 
-import bisect
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from legate_prof.model.intervals import StepIntegral, stack_lanes, stack_rows
-from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, ItemKind
+from legate_prof.model.intervals import StepIntegral, stack_lanes
+from legate_prof.model.item_parts import ItemPart
+from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE
+from legate_prof.model.lazy_table import LazyTable, sorted_lookup
+from legate_prof.model.stacking import StackedLane, renumbered
 
 ITEM_COLUMNS = {
     "start": np.int64, "stop": np.int64, "create": np.int64, "ready": np.int64,
@@ -28,27 +30,6 @@ LANE_COLUMNS = {
     "capacity": np.int64, "rows": np.int32,
 }
 
-
-@dataclass
-class DrawRow:
-    """What to paint on one row of one lane for a view: boxes and merged gray bands.
-
-    ``box_x0/x1`` are pixel columns (float), ``box_item`` indexes the model's items.
-    ``band_x0/x1`` are pixel columns of merged bands and ``band_count`` the items in each.
-    """
-
-    lane: int
-    row: int
-    box_x0: np.ndarray
-    box_x1: np.ndarray
-    box_item: np.ndarray
-    band_x0: np.ndarray
-    band_x1: np.ndarray
-    band_count: np.ndarray
-    band_first: np.ndarray  # first item index of each band
-
-
-SUM_RANKS_PER_FRAME = 64
 
 
 def time_range_of(first, last, markers=()):
@@ -63,71 +44,6 @@ def time_range_of(first, last, markers=()):
     return start, max(last + (last - start) // 200, start + 1, start + (start >> 40))
 
 
-def sorted_lookup(ids, values, keys, default):
-    """``values`` of the row of each of ``keys`` in ``ids`` (sorted), ``default`` where none."""
-    keys = np.asarray(keys)
-    if len(ids) == 0:
-        return np.full(len(keys), default, values.dtype)
-    pos = np.minimum(np.searchsorted(ids, keys), len(ids) - 1)
-    return np.where(ids[pos] == keys, values[pos], default)
-
-
-class LazyTable(Mapping):
-    """A table (column name -> array) made on first use, once, by ``make()``.
-
-    What a first frame never reads need not delay it: the ops of merged ranks, sorted by op
-    id (half a second at 10 M items), are made when details, search or the findings first
-    ask.  Until then ``lookup`` answers a few keys from ``runs``: the unmerged columns, whose
-    slices between ``offsets`` are each sorted by ``key`` (each rank's table), the first run
-    that has a key winning — as in the merged table.  Thread-safe: the findings run in a
-    thread beside the viewer."""
-
-    MAX_RUNS = 64  # beyond, a lookup makes the table (one search per run and key)
-
-    def __init__(self, make, key, runs=None, offsets=None):
-        self._make, self._columns, self._lock = make, None, threading.Lock()
-        self._key = key
-        self._runs = (runs, offsets) if runs is not None else None
-
-    def _table(self):
-        if self._columns is None:
-            with self._lock:
-                if self._columns is None:
-                    self._columns = self._make()
-                    self._make = self._runs = None  # and what they held
-        return self._columns
-
-    def lookup(self, keys, column, default):
-        """``column`` of the row of each of ``keys`` (``default`` where none)."""
-        keys = np.asarray(keys)
-        runs = self._runs
-        if self._columns is None and runs is not None and len(runs[1]) - 1 <= self.MAX_RUNS:
-            cols, offsets = runs
-            key = self._key
-            out = np.full(len(keys), default, cols[column].dtype)
-            todo = np.ones(len(keys), bool)
-            for a, b in zip(offsets[:-1].tolist(), offsets[1:].tolist()):
-                if b == a or not todo.any():
-                    continue
-                ids = cols[key][a:b]
-                pos = np.minimum(np.searchsorted(ids, keys), b - a - 1)
-                hit = todo & (ids[pos] == keys)
-                out[hit] = cols[column][a:b][pos[hit]]
-                todo &= ~hit
-            return out
-        table = self._table()
-        return sorted_lookup(table[self._key], table[column], keys, default)
-
-    def __getitem__(self, key):
-        return self._table()[key]
-
-    def __iter__(self):
-        return iter(self._table())
-
-    def __len__(self):
-        return len(self._table())
-
-
 class _Indexes:
     """Lazily built lookup structures of one model (never part of its meaning)."""
 
@@ -140,33 +56,7 @@ class _Indexes:
         self.lane_dur_perm = {}  # lane -> its items by (row, duration), before dur_perm exists
         self.lane_scans = {}  # lane -> items its drawings scanned before it had that order
         self.all_ranks_steps = {}
-        self.lane_rows = {}  # lane -> _StackedLane, in a model built unstacked
-
-
-class _StackedLane:
-    """One lane of a model built unstacked, stacked when it is first drawn: its items by
-    (row, start) as positions with their item ids, and by (row, duration) for wide items
-    once drawings have scanned enough (``duration_order``).  About 26 bytes per item of the
-    lanes shown (34 with the duration order), none for the others."""
-
-    __slots__ = ("ids", "bounds", "start", "stop", "row_of", "dur_perm")
-
-    def __init__(self, lo, start, stop, n_rows):
-        row = stack_rows(start, stop)  # in the lane's (start, longer first) order, as a build
-        o = np.argsort(row, kind="stable")  # int16: a radix sort, keeps the start order
-        self.ids = o + lo
-        self.row_of = row  # by item: item i is on row row_of[i - lo]
-        r = row[o]
-        self.bounds = np.searchsorted(r, np.arange(max(n_rows, int(r.max(initial=0)) + 1) + 1))
-        self.start, self.stop = start[o], stop[o]
-        self.dur_perm = None
-
-    def duration_order(self):
-        """Positions by (row, duration longest first), made on first call."""
-        if self.dur_perm is None:
-            rows = np.repeat(np.arange(len(self.bounds) - 1), np.diff(self.bounds))
-            self.dur_perm = np.lexsort((self.start - self.stop, rows))
-        return self.dur_perm
+        self.lane_rows = {}  # lane -> StackedLane, in a model built unstacked
 
 
 @dataclass(frozen=True)
@@ -278,13 +168,13 @@ class TraceModel:
         """Whether drawing ``lane`` would stack it first (built unstacked, not yet drawn)."""
         return not self.stacked and lane not in self._ix.lane_rows
 
-    def stacked_lane(self, lane) -> _StackedLane:
+    def stacked_lane(self, lane) -> StackedLane:
         """A lane of a model built unstacked, stacked on first need (the lanes shown)."""
         ix = self._ix
         st = ix.lane_rows.get(lane)
         if st is None:
             lo, hi = self.lane_range(lane)
-            st = ix.lane_rows.setdefault(lane, _StackedLane(
+            st = ix.lane_rows.setdefault(lane, StackedLane(
                 lo, self.items["start"][lo:hi], self.items["stop"][lo:hi],
                 int(self.lanes["rows"][lane])))
         return st
@@ -314,7 +204,7 @@ class TraceModel:
             out[sel] = self.stacked_lane(L).row_of[ids[sel] - self.lane_range(L)[0]]
         return out
 
-    def _row_space(self, lane, with_order=True):
+    def row_space(self, lane, with_order=True):
         """How the rows of ``lane`` are read: (start and stop arrays, the row bounds in them,
         the first position of the lane, its duration order or None (see
         ``_lane_duration_order``), the item id at each position or None where positions are
@@ -366,7 +256,8 @@ class TraceModel:
             perm = ix.lane_dur_perm[lane] = np.lexsort((-dur, self.items["row"][lo:hi])) + lo
         return lo, perm
 
-    def _scanned(self, lane, n):
+    def note_scanned(self, lane, n):
+        """Drawings of ``lane`` scanned ``n`` items (its duration order pays once enough did)."""
         ix = self._ix
         ix.lane_scans[lane] = ix.lane_scans.get(lane, 0) + n
 
@@ -399,122 +290,7 @@ class TraceModel:
         present = set(self.lanes["group"][sel].tolist())
         return [(k, GROUP_TITLE[k]) for i, k in enumerate(GROUP_KEYS) if i in present]
 
-    # -- queries by time window ----------------------------------------------------------
-    def items_in(self, lane, t0, t1):
-        """Indices of the items of ``lane`` that overlap [t0, t1]."""
-        start_all, stop_all, bounds, _, _, ids = self._row_space(lane, with_order=False)
-        out = []
-        for row in range(len(bounds) - 1):
-            lo, hi = int(bounds[row]), int(bounds[row + 1])
-            i0 = lo + int(np.searchsorted(stop_all[lo:hi], t0, side="left"))
-            i1 = lo + int(np.searchsorted(start_all[lo:hi], t1, side="right"))
-            if i1 > i0:
-                out.append(np.arange(i0, i1) if ids is None else ids[i0:i1])
-        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
-
-    def draw_list(self, lane, t0, t1, width_px, min_px=3.0):
-        """Per row of ``lane``, the boxes and gray bands to draw for a view of ``width_px``.
-
-        Cost is bounded by pixels, not by items: items narrower than ``min_px`` are counted
-        per pixel column (``searchsorted`` over the row's starts) and runs of such columns
-        become one gray band carrying the count; wide items are found through the
-        per-row duration order, whose prefix of wide-enough items is short.
-        """
-        rows = []
-        ns_px = (t1 - t0) / float(width_px)
-        min_dur = min_px * ns_px
-        start_all, stop_all, bounds, lane_lo, lane_perm, ids = self._row_space(lane)
-        for row in range(len(bounds) - 1):
-            lo, hi = int(bounds[row]), int(bounds[row + 1])
-            if hi == lo:
-                continue
-            start = start_all[lo:hi]
-            stop = stop_all[lo:hi]
-            i0 = int(np.searchsorted(stop, t0, side="left"))
-            i1 = int(np.searchsorted(start, t1, side="right"))
-            if i1 <= i0:
-                continue
-            n_view = i1 - i0
-            if lane_perm is None:  # no duration order yet: scan the items in view
-                k = n_view
-                self._scanned(lane, n_view)
-            else:
-                perm = lane_perm[lo - lane_lo:hi - lane_lo]
-                # wide items: prefix of the duration order with dur >= min_dur
-                k = bisect.bisect_left(range(hi - lo), -min_dur,
-                                       key=lambda j: -(stop[perm[j] - lo] - start[perm[j] - lo]))
-            if k < n_view:
-                wide = np.asarray(perm[:k], dtype=np.int64) - lo
-                wide = np.sort(wide[(wide >= i0) & (wide < i1)])
-                edges = t0 + ns_px * np.arange(width_px + 1)
-                pos = np.searchsorted(start[i0:i1], edges[1:-1], side="left") + i0
-                cuts = np.concatenate([[i0], pos, [i1]])
-                counts = np.diff(cuts)
-                # narrow items per pixel column = all starts there minus the wide ones
-                wpx = np.clip(((start[wide] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
-                counts = counts - np.bincount(wpx, minlength=width_px)
-                narrow_px = counts
-                first_of_px = cuts[:-1]
-            else:  # scan the items in view (slices, no index arrays over all of them)
-                is_wide = (stop[i0:i1] - start[i0:i1]) >= min_dur
-                wide = np.flatnonzero(is_wide) + i0
-                nar = np.flatnonzero(~is_wide) + i0
-                npx = np.clip(((start[nar] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
-                # starts are in order, so each pixel's narrow items are one run of npx
-                cuts = np.searchsorted(npx, np.arange(width_px + 1))
-                narrow_px = np.diff(cuts)
-                first_of_px = np.where(narrow_px > 0, nar[np.minimum(cuts[:-1], len(nar) - 1)]
-                                       if len(nar) else -1, -1)
-            bx0 = (start[wide] - t0) / ns_px
-            bx1 = (stop[wide] - t0) / ns_px
-            band = _bands(narrow_px, min_px)
-            b0, b1, bc = band
-            bfirst = first_of_px[b0.astype(np.int64)] if len(b0) else np.zeros(0, np.int64)
-            # a band of one item is that item, widened to be visible
-            single = bc == 1
-            s_items = _first_narrow(start, stop, bfirst[single], min_dur)
-            s_x0 = b0[single].astype(np.float64)
-            box_item = np.concatenate([wide, s_items]).astype(np.int64) + lo
-            band_first = bfirst[~single].astype(np.int64) + lo
-            if ids is not None:  # positions in a lane stacked on demand: item ids
-                box_item, band_first = ids[box_item], ids[band_first]
-            rows.append(DrawRow(
-                lane=lane, row=row,
-                box_x0=np.concatenate([bx0, s_x0]),
-                box_x1=np.concatenate([np.maximum(bx1, bx0 + 1.0), s_x0 + min_px]),
-                box_item=box_item,
-                band_x0=b0[~single].astype(np.float64),
-                band_x1=(b1[~single] + 1).astype(np.float64),
-                band_count=bc[~single],
-                band_first=band_first,
-            ))
-        return rows
-
-    def utilization(self, group, rank, t0, t1, bins):
-        """Average utilization of a lane group in ``bins`` equal bins over [t0, t1].
-
-        ``rank=None`` is the all-ranks summary: the per-rank averages weighted by each rank's
-        denominator (processor count or memory capacity), which is exact.  Up to
-        ``SUM_RANKS_PER_FRAME`` ranks it sums the ranks' integrals at the bin edges (nothing to
-        build first); beyond, one step function of all ranks is built once.
-        """
-        edges = np.linspace(t0, t1, bins + 1)
-        if rank is not None:
-            step = self.utilization_steps.get((rank, group))
-            return step.average(edges) if step is not None else np.zeros(bins)
-        step = self._ix.all_ranks_steps.get(group)
-        steps = [s for (r, g), s in self.utilization_steps.items() if g == group]
-        if step is None and len(steps) > SUM_RANKS_PER_FRAME:
-            step = self._all_ranks_step(group)
-        if step is not None:
-            return step.average(edges)
-        if not steps:
-            return np.zeros(bins)
-        acc = sum(np.diff(s.integral_at(edges)) for s in steps)
-        den = np.diff(edges) * sum(s.denominator for s in steps)
-        return np.divide(acc, den, out=np.zeros(bins), where=den > 0)
-
-    def _all_ranks_step(self, group):
+    def all_ranks_step(self, group):
         """One step function for the group over all ranks (summed levels and denominators),
         built on first use by merging the ranks' level changes: O(N log N) in breakpoints."""
         cache = self._ix.all_ranks_steps
@@ -528,7 +304,25 @@ class TraceModel:
                 cache[group] = StepIntegral.sum(steps)
         return cache[group]
 
-    # -- details and search ----------------------------------------------------------------
+    def stored_all_ranks_step(self, group):
+        """The all-ranks step function of ``group`` if it is made or stored (a bundle keeps
+        them), else None: the summaries then add up the ranks' own."""
+        return self._ix.all_ranks_steps.get(group)
+
+    # -- the profile protocol: what a set of ranks' models (``RankSet``) answers too ----------
+    def item_parts(self):
+        """The models holding the items: this one."""
+        return [ItemPart(self, 0, 0, None, None)]
+
+    def summary_model(self):
+        """The model of everything but the items: this one."""
+        return self
+
+    def merged_model(self):
+        """The profile as one model: this one."""
+        return self
+
+    # -- lookups by item ---------------------------------------------------------------------
     def op_provenance(self, op_ids):
         """Provenance string index for each op id (0 = none)."""
         op_ids = np.asarray(op_ids, dtype=np.uint64)
@@ -536,70 +330,6 @@ class TraceModel:
             return self.ops.lookup(op_ids, "provenance", 0).astype(np.int32)
         return sorted_lookup(self.ops["op_id"], self.ops["provenance"], op_ids,
                              0).astype(np.int32)
-
-    def item_title(self, i):
-        kind = ItemKind(int(self.items["kind"][i]))
-        name = self.names[int(self.items["name"][i])]
-        prov = self.provenances[int(self.op_provenance([self.items["op_id"][i]])[0])]
-        if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.RUNTIME_OP) and prov \
-                and prov != name:
-            return f"{name}[{prov.rsplit('/', 1)[-1]}]"  # prog.py:16; details keep the path
-        return name
-
-    def item_details(self, i) -> dict:
-        """Fields shown for one item (hover tooltip and pinned detail panel)."""
-        it = self.items
-        i = int(i)
-        kind = ItemKind(int(it["kind"][i]))
-        lane = int(it["lane"][i])
-        start, stop = int(it["start"][i]), int(it["stop"][i])
-        create, ready = int(it["create"][i]), int(it["ready"][i])
-        op = int(it["op_id"][i])
-        d = {
-            "title": self.item_title(i),
-            "kind": kind.name.lower(),
-            "name": self.names[int(it["name"][i])],
-            "rank": int(self.lanes["rank"][lane]),
-            "lane": self.lanes["title"][lane],
-            "start_ns": start, "stop_ns": stop, "duration_ns": stop - start,
-        }
-        if op and op != 0xFFFFFFFFFFFFFFFF:
-            d["op_id"] = op
-        prov = self.provenances[int(self.op_provenance([op])[0])]
-        if prov:
-            d["provenance"] = prov
-        if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.META, ItemKind.MESSAGE,
-                    ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART):
-            d["create_ns"], d["ready_ns"] = create, ready
-            if ready >= create > 0 or (ready >= create and kind != ItemKind.INSTANCE):
-                d["deferred_ns"] = ready - create
-                d["delayed_ns"] = start - ready
-        variant = self.variant_by_name_group.get(
-            (int(it["name"][i]), self.lane_group(lane)))
-        if variant:
-            d["variant"] = variant
-        w = self.waits_of(i)
-        if len(w):
-            d["waits"] = [{"start_ns": int(a), "ready_ns": int(b), "end_ns": int(c)} for a, b, c in w]
-            d["waiting_ns"] = int(sum(c - a for a, b, c in w))
-            d["running_ns"] = (stop - start) - d["waiting_ns"]
-        t = self.transfer_of(i)
-        if t is not None:
-            size, src, dst, inst = t
-            d["size_bytes"] = size
-            if kind == ItemKind.INSTANCE:
-                d["memory"] = self.memory_title(dst)
-                d["instance"] = f"0x{inst:x}"
-                d["lifetime_ns"] = stop - start
-                d["create_ns"], d["ready_ns"] = create, ready
-                d["deferred_ns"] = ready - create
-            else:
-                if src:
-                    d["source"] = self.memory_title(src)
-                d["destination"] = self.memory_title(dst)
-                if stop > start:
-                    d["bandwidth_GBps"] = size / (stop - start)
-        return d
 
     def waits_of(self, i):
         w = self.waits
@@ -617,30 +347,6 @@ class TraceModel:
             return int(t["size"][p]), int(t["src"][p]), int(t["dst"][p]), int(t["inst"][p])
         return None
 
-    def memory_title(self, mem_id):
-        m = self.mems
-        hit = np.flatnonzero(m["mem_id"] == np.uint64(mem_id))
-        if len(hit) == 0:
-            return f"memory 0x{int(mem_id):x}"
-        j = hit[0]
-        from legate_prof.model.kinds import MEM_GROUP, MemKind
-        try:
-            kind = MemKind(int(m["kind"][j]))
-            title = GROUP_TITLE.get(MEM_GROUP.get(kind, ""), kind.name.title())
-        except ValueError:
-            title = f"Memory kind {int(m['kind'][j])}"
-        return f"Rank {int(m['rank'][j])} {title} 0x{int(mem_id):x}"
-
-    def search(self, text, limit=100_000):
-        """Items whose name or provenance contains ``text`` (case-insensitive)."""
-        q = text.lower()
-        name_hit = np.array([q in n.lower() for n in self.names], dtype=bool)
-        prov_hit = np.array([bool(p) and q in p.lower() for p in self.provenances], dtype=bool)
-        sel = name_hit[self.items["name"]]
-        if prov_hit.any():
-            sel |= prov_hit[self.op_provenance(self.items["op_id"])]
-        return np.flatnonzero(sel)[:limit]
-
     def memory_bytes(self):
         """Resident bytes of the model's arrays (for the bytes-per-item benchmark)."""
         total = 0
@@ -653,41 +359,3 @@ class TraceModel:
         if self._ix.dur_perm is not None:
             total += self._ix.dur_perm.nbytes + self._ix.sub_bounds.nbytes
         return total
-
-
-
-def renumbered(table, new_id):
-    """A table keyed by item id (waits, transfers) once items are reordered: ids become
-    ``new_id[id]``, rows stay sorted by item (an item's own rows keep their order)."""
-    item = new_id[table["item"]].astype(np.int64)
-    o = np.argsort(item, kind="stable")
-    return {c: (item[o] if c == "item" else a[o]) for c, a in table.items()}
-
-
-def _bands(counts, min_px):
-    """Runs of pixel columns with narrow items; gaps shorter than ``min_px`` are bridged."""
-    px = np.flatnonzero(counts > 0)
-    if len(px) == 0:
-        z = np.zeros(0, dtype=np.int64)
-        return z, z, z
-    brk = np.flatnonzero(np.diff(px) > min_px) + 1
-    starts = np.concatenate([[0], brk])
-    ends = np.concatenate([brk, [len(px)]]) - 1
-    csum = np.concatenate([[0], np.cumsum(counts[px])])
-    count = csum[ends + 1] - csum[starts]
-    x0 = px[starts]
-    x1 = np.maximum(px[ends], x0 + int(np.ceil(min_px)) - 1)
-    return x0, x1, count
-
-
-def _first_narrow(start, stop, first, min_dur):
-    """The narrow item at or after each index (a single-item band's item).
-
-    At most one wide item can start in a pixel column, so one step past it is enough.
-    """
-    out = np.asarray(first, dtype=np.int64).copy()
-    if len(out) == 0:
-        return out
-    wide = (stop[out] - start[out]) >= min_dur
-    out[wide] = np.minimum(out[wide] + 1, len(start) - 1)
-    return out

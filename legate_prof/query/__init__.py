@@ -5,3 +5,39 @@ viewer, screenshots and the report draw only from here.
 
 May import ``load`` and below.
 """
+
+from __future__ import annotations
+
+from legate_prof.assemble.rank_set import RankSet
+from legate_prof.model.kinds import GROUP_COLOR, GROUP_KEYS, ItemKind
+from legate_prof.present.limits import MIN_PX
+from legate_prof.query.details import Field
+from legate_prof.query.lane_tree import GroupInfo, LaneInfo, ProfileInfo
+from legate_prof.query.ranked_source import RankedSource
+from legate_prof.query.source import ProfileSource
+from legate_prof.query.tiles import READY, RUNNING, STATE_NAMES, WAITING, Hit, LaneTile, TileRow
+
+GROUP_ORDER = tuple(GROUP_KEYS)  # display order of lane groups under a rank
+GROUP_COLORS = dict(GROUP_COLOR)  # summary colour per lane group
+
+
+def as_source(profile) -> ProfileSource:
+    """The query API over ``profile``: itself if it is a source, a ``RankedSource`` over a
+    ``RankSet``, else a ``ProfileSource`` over the model."""
+    if isinstance(profile, ProfileSource):
+        return profile
+    if isinstance(profile, RankSet):
+        return RankedSource(profile)
+    return ProfileSource(profile)
+
+
+def open_profile(paths, progress=None) -> ProfileSource:
+    """Read profiles (logs, runtime streams, bundles, folders) into a source; bad input raises
+    ``ProfileError`` naming the file."""
+    from legate_prof.load.loader import load_profile
+    return as_source(load_profile([str(p) for p in paths], progress=progress))
+
+
+__all__ = ["ProfileSource", "RankedSource", "as_source", "open_profile", "ProfileInfo",
+           "GroupInfo", "LaneInfo", "LaneTile", "TileRow", "Hit", "Field", "MIN_PX", "RUNNING",
+           "READY", "WAITING", "STATE_NAMES", "GROUP_ORDER", "GROUP_COLORS", "ItemKind"]

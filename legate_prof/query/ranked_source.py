@@ -1,106 +1,71 @@
-"""One profile of several ranks' models, answered without merging them.
-
-A directory of per-rank bundles (``convert`` run where each rank's file lies) or the ranks
-that worker processes built are each a complete model of their ranks.  ``RankedSource`` answers
-the query API over them as one profile: lanes and items are numbered across ranks by offsets
-(rank order, as one merged model numbers them), names by the union of the ranks' string tables,
-and the all-ranks summaries come from the ranks' own step functions.  Nothing is copied per
-item: a lane's tile is its rank's tile with its ids shifted.  Analyses over all items read the
-ranks one after the other through ``item_parts()`` (findings, statistics, the report, the
-cache entry: ``merged_bundle``); ``merged_model()`` merges, once, only for what needs one model
-(exports, an OOM report attached from a console log).
-"""
+"""``RankedSource``: the query API over several ranks' models (a ``RankSet``) without merging
+them.  A lane's tile is its rank's tile with its ids shifted into the profile's numbering;
+names come from the union of the ranks' string tables; the all-ranks summaries from the ranks'
+own step functions.  Nothing is copied per item."""
 
 from __future__ import annotations
 
-import copy
-import threading
 from dataclasses import replace
 
 import numpy as np
 
-from legate_prof.assemble.rank_merge import MergePlan, _Small, merge_opened
-from legate_prof.query.source import ItemPart, ProfileSource, by_part, stack_in_threads
+from legate_prof.model.item_parts import by_part
+from legate_prof.model.stacking import stack_in_threads
+from legate_prof.query.details import item_facts, item_title, memory_title_of
+from legate_prof.query.lane_tree import ProfileInfo
+from legate_prof.query.search import search_items
+from legate_prof.query.source import ProfileSource
+from legate_prof.query.tiles import LaneTile, lane_tile
 
 
 class RankedSource(ProfileSource):
-    """The query API over models of disjoint ranks (``MergePlan`` raises ``CannotMerge``
-    when they are not)."""
+    """The query API over a ``RankSet``: models of disjoint ranks as one profile."""
 
-    def __init__(self, parts):
-        plan = MergePlan([_Small(m, keep=True) for m in parts])
-        self._parts = [parts[k] for k in plan.order]
-        self._ranks = [ProfileSource(m) for m in self._parts]
-        self._item_off = plan.item_off
-        self._lane_off = plan.lane_off
-        self._name_maps = [np.asarray(x, np.int64) for x in plan.name_maps]
-        self._prov_maps = [np.asarray(x, np.int64) for x in plan.prov_maps]
-        self._merged = [None]  # shared with evolved copies: one merge
-        self._merge_lock = threading.Lock()
-        # lanes, strings, steps and extent of all ranks; no items
-        super().__init__(plan.model(*plan.empty_columns(sizes=False)))
+    def __init__(self, rank_set):
+        self._set = rank_set
+        super().__init__(rank_set.summary_model())  # lanes, strings, steps; no items
+
+    @property
+    def rank_set(self):
+        return self._set
 
     @property
     def n_items(self):
-        return int(self._item_off[-1])
+        return self._set.n_items
 
     def item_parts(self):
-        return [ItemPart(m, int(self._item_off[k]), int(self._lane_off[k]), self._name_maps[k],
-                         self._prov_maps[k]) for k, m in enumerate(self._parts)]
+        return self._set.item_parts()
 
     @property
     def parts(self):
         """The ranks' models, in rank order."""
-        return list(self._parts)
+        return list(self._set.parts)
 
     def evolve(self, **changes) -> "RankedSource":
-        """A copy whose description (``sources``, ``errors``, ``warnings``) has ``changes``."""
-        new = copy.copy(self)
-        new._m = self._m.evolve(**changes)
-        new._info, new._last_tiles = None, {}
-        return new
+        """A source over the rank set with ``changes`` to its description."""
+        return RankedSource(self._set.evolve(**changes))
 
     def merged_model(self):
-        with self._merge_lock:
-            if self._merged[0] is None:
-                m = merge_opened(len(self._parts), lambda k: self._parts[k])
-                self._merged[0] = m
-            out = self._merged[0]
-        o = self._m
-        return out.evolve(sources=o.sources, errors=o.errors, warnings=o.warnings)
-
-    # -- numbering ------------------------------------------------------------------------------
-    def _lane_rank(self, lane):
-        return self._locate(self._lane_off, lane, "lane")
-
-    def _item_rank(self, i):
-        return self._locate(self._item_off, i, "item")
-
-    def _locate(self, offsets, i, what):
-        """(the rank's part holding number ``i``, its number there) by the parts' offsets."""
-        k = int(np.searchsorted(offsets, int(i), side="right")) - 1
-        if not 0 <= k < len(self._parts) or i >= offsets[-1]:
-            raise IndexError(f"{what} {i} out of range")
-        return k, int(i) - int(offsets[k])
+        return self._set.merged_model()
 
     # -- description ---------------------------------------------------------------------------
-    def _build_info(self):
-        return replace(super()._build_info(), n_items=self.n_items)
+    def info(self) -> ProfileInfo:
+        if self._info is None:
+            self._info = replace(super().info(), n_items=self.n_items)
+        return self._info
 
     # -- tiles --------------------------------------------------------------------------------
     def prepare_lanes(self, lanes):
         jobs = []
         for lane in lanes:
-            k, local = self._lane_rank(lane)
-            jobs.append((self._parts[k], int(local)))
+            k, local = self._set.rank_of_lane(lane)
+            jobs.append((self._set.parts[k], int(local)))
         stack_in_threads(jobs)
 
-    def lane_tile(self, lane, t0, t1, width_px, px_scale=1.0):
-        k, local = self._lane_rank(lane)
-        src = self._ranks[k]
-        tile = src.lane_tile(local, t0, t1, width_px, px_scale)
-        src._last_tiles.pop(local, None)  # kept here, under its number in the whole profile
-        off, names = self._item_off[k], self._name_maps[k]
+    def lane_tile(self, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
+        k, local = self._set.rank_of_lane(lane)
+        tile = lane_tile(self._set.parts[k], local, t0, t1, width_px, px_scale)
+        off, names = self._set.item_off[k], self._set.name_maps[k]
         rows = [replace(r, box_item=r.box_item + off, band_first=r.band_first + off,
                         piece_item=r.piece_item + off, box_name=names[r.box_name],
                         piece_name=names[r.piece_name]) for r in tile.rows]
@@ -109,73 +74,71 @@ class RankedSource(ProfileSource):
         return tile
 
     # -- items --------------------------------------------------------------------------------
+    def _part(self, i):
+        k, j = self._set.rank_of_item(i)
+        return k, self._set.parts[k], j
+
     def item_extent(self, i):
-        k, j = self._item_rank(i)
-        return self._ranks[k].item_extent(j)
+        _, m, j = self._part(i)
+        return int(m.items["start"][j]), int(m.items["stop"][j])
 
     def item_lane(self, i):
-        k, j = self._item_rank(i)
-        lane, row = self._ranks[k].item_lane(j)
-        return lane + int(self._lane_off[k]), row
+        k, m, j = self._part(i)
+        return int(m.items["lane"][j]) + int(self._set.lane_off[k]), int(m.rows_of([j])[0])
 
     def lane_item_range(self, lane):
-        k, local = self._lane_rank(lane)
-        lo, hi = self._ranks[k].lane_item_range(local)
-        off = int(self._item_off[k])
+        k, local = self._set.rank_of_lane(lane)
+        lo, hi = self._set.parts[k].lane_range(int(local))
+        off = int(self._set.item_off[k])
         return lo + off, hi + off
 
     def items_columns(self, ids) -> dict:
         ids = np.asarray(ids, dtype=np.int64)
         out = {c: np.empty(len(ids), np.int64) for c in ("start", "stop", "row", "name")}
-        for k, sel, local in by_part(self._item_off, ids):
-            cols = self._ranks[k].items_columns(local)
-            cols["name"] = self._name_maps[k][cols["name"]]
-            for c, a in out.items():
-                a[sel] = cols[c]
+        for k, sel, local in by_part(self._set.item_off, ids):
+            m = self._set.parts[k]
+            out["start"][sel] = m.items["start"][local]
+            out["stop"][sel] = m.items["stop"][local]
+            out["row"][sel] = m.rows_of(local)
+            out["name"][sel] = self._set.name_maps[k][m.items["name"][local]]
         return out
 
     def items_provenance(self, ids) -> np.ndarray:
         ids = np.asarray(ids, dtype=np.int64)
         out = np.zeros(len(ids), np.int64)
-        for k, sel, local in by_part(self._item_off, ids):
-            out[sel] = self._prov_maps[k][self._ranks[k].items_provenance(local)]
+        for k, sel, local in by_part(self._set.item_off, ids):
+            m = self._set.parts[k]
+            out[sel] = self._set.prov_maps[k][m.op_provenance(m.items["op_id"][local])]
         return out
 
     def item_title(self, i) -> str:
-        k, j = self._item_rank(i)
-        return self._ranks[k].item_title(j)
+        _, m, j = self._part(i)
+        return item_title(m, j)
 
     def instances_of_op(self, op_id) -> np.ndarray:
-        found = [src.instances_of_op(op_id) + off
-                 for src, off in zip(self._ranks, self._item_off[:-1].tolist())]
+        found = [ProfileSource(m).instances_of_op(op_id) + off
+                 for m, off in zip(self._set.parts, self._set.item_off[:-1].tolist())]
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
     def item_name_id(self, i) -> int:
-        k, j = self._item_rank(i)
-        return int(self._name_maps[k][self._ranks[k].item_name_id(j)])
+        k, m, j = self._part(i)
+        return int(self._set.name_maps[k][int(m.items["name"][j])])
 
-    def _model_details(self, i) -> dict:
-        k, j = self._item_rank(i)
-        d = self._parts[k].item_details(j)
-        t = self._parts[k].transfer_of(j)
-        if t is not None:  # memories are named from all ranks' (a rank knows its own only)
-            _, src, dst, _ = t
-            title = self._m.memory_title
-            for key, mem in (("source", src), ("destination", dst), ("memory", dst)):
-                if key in d:
-                    d[key] = title(mem)
-        return d
+    def item_facts(self, i) -> dict:
+        # memories are named from all ranks' (a rank knows its own only)
+        _, m, j = self._part(i)
+        return item_facts(m, j, memory_title=lambda mem: memory_title_of(self._m, mem))
 
-    def _transfer_of(self, i):
-        k, j = self._item_rank(i)
-        return self._parts[k].transfer_of(j)
+    def item_transfer(self, i):
+        _, m, j = self._part(i)
+        return m.transfer_of(j)
 
     def search(self, text, limit=100_000) -> np.ndarray:
         if not text:
             return np.zeros(0, np.int64)
         found, n = [], 0
-        for src, off in zip(self._ranks, self._item_off[:-1].tolist()):
-            hit = src.search(text, limit - n) + off
+        for m, off in zip(self._set.parts, self._set.item_off[:-1].tolist()):
+            hit = np.asarray(search_items(m, text, limit - n), np.int64) + off
             found.append(hit)
             n += len(hit)
             if n >= limit:

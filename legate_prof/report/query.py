@@ -5,28 +5,14 @@ into compact plain data for the report's tiles.
 
 from __future__ import annotations
 
-import colorsys
-import zlib
-
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_COLOR, ItemKind
-from legate_prof.query.source import GROUP_ORDER, READY, WAITING, as_source
+from legate_prof.present.colors import ALPHA_READY, ALPHA_WAITING, name_hex
+from legate_prof.present.limits import (LABEL_MIN_PX, MAX_LABELS, MAX_LANE_H,
+                                        MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED)
+from legate_prof.query import GROUP_ORDER, READY, WAITING, as_source
 
-ALPHA_READY, ALPHA_WAITING = 0.45, 0.15  # viewer/colors.py state shades
-MAX_LANES_EXPANDED = 48  # viewer/layout.py LaneLayout.default
-MAX_ROWS_EXPANDED = 12
-MAX_LANE_H = 12.0  # viewer/layout.py: more stacking rows than this pack into this height
-
-
-def name_color_hex(name: str) -> str:
-    """The desktop viewer's colour of a name (viewer/colors.py name_color), without Qt."""
-    h = zlib.crc32(name.encode())
-    hue = (h % 360) / 360.0
-    sat = 0.55 + ((h >> 9) % 30) / 100.0
-    val = 0.70 + ((h >> 17) % 20) / 100.0
-    r, g, b = colorsys.hsv_to_rgb(hue, sat, val)
-    return "#%02x%02x%02x" % (int(r * 255), int(g * 255), int(b * 255))
 
 
 class ReportQueries:
@@ -58,7 +44,7 @@ class ReportQueries:
             "t0": int(self.t0), "t1": int(self.t1),
             "n_items": int(info.n_items), "n_ranks": len(info.ranks),
             "files": [str(s) for s in info.sources], "legion_version": info.legion_version,
-            "names": list(src.names), "colors": [name_color_hex(n) for n in src.names],
+            "names": list(src.names), "colors": [name_hex(n) for n in src.names],
             "provenances": list(src.provenances),
             "group_colors": {g: GROUP_COLOR.get(g, "gray") for g in GROUP_COLOR},
             "tree": tree, "all_ranks": self.all_ranks(),
@@ -66,7 +52,7 @@ class ReportQueries:
                         for k in info.markers],
             "title_prov": self._title_with_provenance(),
             "alpha_ready": ALPHA_READY, "alpha_waiting": ALPHA_WAITING,
-            "max_lane_h": MAX_LANE_H,
+            "max_lane_h": MAX_LANE_H, "label_min_px": LABEL_MIN_PX, "max_labels": MAX_LABELS,
         }
 
     def _title_with_provenance(self):

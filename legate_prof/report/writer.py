@@ -13,7 +13,9 @@ import os
 import shutil
 from pathlib import Path
 
-from legate_prof.query.source import as_source
+from legate_prof.analyze.insights import find_insights
+from legate_prof.analyze.stats import compute_stats
+from legate_prof.output_file import atomic_folder
 from legate_prof.report.query import ReportQueries
 
 TILE_PX = 1024
@@ -79,43 +81,22 @@ def _write_tiles(q, out, progress=None):
     return written, total
 
 
-def _pictures(model, out):
-    """A zoomed-out PNG per lane group (the desktop screenshot with that group expanded)."""
-    try:
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        from legate_prof.viewer.screenshot import render_screenshot
-    except Exception as e:  # no Qt here: the report is still useful without pictures
-        return [], f"pictures skipped: {e}"
+def _pictures(profile, out, render):
+    """A zoomed-out PNG per lane group: ``render(profile, path, width, height, expand)`` (the
+    desktop screenshot, handed in by the caller: this package draws nothing itself)."""
     pics = []
-    for g, title in as_source(model).summary_model().groups_present():
+    for g, title in profile.summary_model().groups_present():
         name = f"group_{g}.png"
-        render_screenshot(model, out / "pictures" / name, width=1600, height=900, expand=[g])
+        render(profile, out / "pictures" / name, width=1600, height=900, expand=[g])
         pics.append({"group": g, "title": title, "file": f"pictures/{name}"})
-    return pics, ""
+    return pics
 
 
-def _findings(model):
-    """Findings of ``legate_prof insights`` when that module exists (branch insights)."""
-    try:
-        from legate_prof.analyze import insights
-    except Exception:
-        return None
-    for fname in ("find_insights",):
-        f = getattr(insights, fname, None)
-        if callable(f):
-            try:
-                found = f(model)
-                return json.loads(json.dumps(found, default=str))
-            except Exception:
-                return None
-    return None
-
-
-def write_report(model, out_dir, pictures=True, progress=None):
+def write_report(model, out_dir, pictures=None, progress=None, pictures_note=""):
     """Write the report folder at ``out_dir`` (built aside, then renamed into place) of a
-    model or a source (a ``RankedSource``: every part read from the ranks, none merged)."""
-    from legate_prof.analyze.stats import compute_stats
-    from legate_prof.output_file import atomic_folder
+    profile (a ``RankSet``: every part read from the ranks, none merged).  ``pictures``: the
+    function that renders a group's picture (``legate_prof.viewer.screenshot``'s), or None
+    for none, ``pictures_note`` saying why."""
     out_dir = Path(out_dir).resolve()
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -130,10 +111,10 @@ def write_report(model, out_dir, pictures=True, progress=None):
         tiles, tile_bytes = _write_tiles(q, tmp, progress)
         meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
                     tiles={str(k): v for k, v in tiles.items()})
-        meta["pictures"], meta["pictures_note"] = _pictures(model, tmp) if pictures \
-            else ([], "pictures skipped (--no-pictures)")
+        meta["pictures"] = _pictures(model, tmp, pictures) if pictures else []
+        meta["pictures_note"] = "" if pictures else pictures_note
         meta["stats"] = json.loads(json.dumps(compute_stats(model), default=str))
-        meta["findings"] = _findings(model)  # None: insights not available, panel omitted
+        meta["findings"] = json.loads(json.dumps(find_insights(model), default=str))
         (tmp / "meta.js").write_text(_js("LP_meta", meta))
         for f in STATIC.iterdir():
             if f.is_file():

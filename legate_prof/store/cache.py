@@ -55,7 +55,7 @@ def _max_bytes():
 def cache_key(paths):
     """Changes whenever any input could have changed (or the bundle format did)."""
     from legate_prof import __version__
-    from legate_prof.store.bundle import FORMAT_VERSION
+    from legate_prof.store.bundle_file import FORMAT_VERSION
     h = hashlib.sha256(f"bundle v{FORMAT_VERSION}, legate_prof {__version__}".encode())
     for p in sorted(os.path.abspath(p) for p in paths):
         st = os.stat(p)
@@ -75,7 +75,7 @@ def entry_path(paths):
 
 def load_cached(paths, note=print):
     """The cached model of these inputs, or None (none, stale or damaged: rebuilt by caller)."""
-    from legate_prof.store.bundle import read_bundle
+    from legate_prof.store.bundle_file import read_bundle
     try:
         entry = entry_path(paths)
     except OSError:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.store.bundle import Deferred, stacked_layout, write_tables
-from legate_prof.assemble.rank_merge import _sorted_ops, release_pages
+from legate_prof.assemble.rank_merge import release_pages, sorted_ops
+from legate_prof.model.stacking import stacked_layout
+from legate_prof.store.bundle_file import Deferred, write_tables
 
 
 def _released(part, make):
@@ -64,7 +65,7 @@ def write_ranks_bundle(src, path):
                                  for p, lay in zip(parts, layouts)] + [[n]]).astype(np.int64)
     sub_offset = np.concatenate([[0], np.cumsum(small.lanes["rows"].astype(np.int64))])
     index = {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
-    ops = _sorted_ops({c: np.concatenate([
+    ops = sorted_ops({c: np.concatenate([
         p.prov_map[p.model.ops[c]].astype(p.model.ops[c].dtype) if c == "provenance"
         else np.asarray(p.model.ops[c]) for p in parts]) for c in first.ops})
     return write_tables(small, path, items, waits, transfers, ops, index)

@@ -11,11 +11,12 @@ var PENDING = {};    // "level_i" -> true while its script loads
 var TILESET = {};    // "level_i" of every tile written (others are never requested)
 var ZEROS = [];
 var ROW_H = 1.0, SUMMARY_H = 3.0, HEADER_H = 1.2, AXIS_PX = 22;
-var LABEL_MIN_PX = 48, MAX_LABELS = 400;
+var LABEL_MIN_PX = 48, MAX_LABELS = 400;  // replaced by the meta's (present/limits.py)
 window.LP_frames = [];   // per-frame draw times in ms (read by the benchmark)
 
 function LP_meta(m) {
   META = m;
+  LABEL_MIN_PX = m.label_min_px; MAX_LABELS = m.max_labels;
   Object.keys(m.tiles).forEach(function (L) { m.tiles[L].forEach(function (i) { TILESET[L + "_" + i] = true; }); });
   for (var k = 0; k < m.util_bins; k++) ZEROS.push(0);
 }
@@ -299,7 +300,7 @@ var view = {
           if (gx1 < -2 || gx0 > W + 2) continue;
           var gw = Math.max(gx1 - gx0, 1);
           ctx.fillRect(gx0, y, gw, hh);
-          if (hh >= 9 && gw >= 30 && labels.length < MAX_LABELS) labels.push([gx0, y, gw, hh, -g[j + 2]]);
+          if (hh >= 9 && gw >= LABEL_MIN_PX && labels.length < MAX_LABELS) labels.push([gx0, y, gw, hh, -g[j + 2]]);
         }
         var b = row.b, boxX = [];
         for (j = 0; j < b.length; j += 4) {

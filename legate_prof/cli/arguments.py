@@ -1,0 +1,66 @@
+"""Argument types shared by several commands (times, picture sizes, lane groups)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+
+from legate_prof.present.picture_size import MAX_SIDE, MIN_SIDE
+
+
+def time_arg(s):
+    """'12.5ms', '300us', '2s', '1000' (ns) -> ns."""
+    text = s.strip().lower()
+    mul = 1
+    for unit, m in (("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)):
+        if text.endswith(unit):
+            text, mul = text[: -len(unit)], m
+            break
+    try:
+        v = float(text) * mul
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a time (e.g. 12ms, 300us, 2s)") from None
+    if not math.isfinite(v) or v < 0 or v >= 2**62:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a time within the run")
+    return int(v)
+
+
+def size_arg(s):
+    try:
+        v = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number of pixels") from None
+    if not MIN_SIDE <= v <= MAX_SIDE:
+        raise argparse.ArgumentTypeError(f"{v} pixels: use {MIN_SIDE} to {MAX_SIDE}")
+    return v
+
+
+def expand_arg(s):
+    """A lane group by its key or its title (``gpu dev``, ``chan``, ``io (extern)``)."""
+    from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE
+    by_title = {t: k for k, t in GROUP_TITLE.items()}
+    s = by_title.get(s, s)
+    if s not in GROUP_KEYS:
+        hint = (" (a file? --expand takes every word after it: put the files first)"
+                if os.path.exists(s) or s.endswith((".prof", ".gz", ".lpbundle")) else "")
+        raise argparse.ArgumentTypeError(f"no lane group {s!r}{hint}; one of "
+                                         f"{', '.join(GROUP_KEYS)}")
+    return s
+
+
+# the guide's I/O lane is, under legate 26.06, the external thread the top-level task runs on
+_EXPAND_ALSO = {"io": ("proc_other",)}
+
+
+def expanded(words):
+    """The lane groups to expand for ``--expand`` words (``io`` brings ``io (extern)``)."""
+    return list(dict.fromkeys(k for w in words for k in (w, *_EXPAND_ALSO.get(w, ()))))
+
+
+def add_expand(parser):
+    parser.add_argument("--expand", nargs="*", action="extend", default=[], metavar="KIND",
+                        type=expand_arg,
+                        help="lane groups to expand, by key or title (cpu, utility, io, gpu_dev "
+                             "or 'gpu dev', system, channel or chan, ...); io includes "
+                             "'io (extern)'")

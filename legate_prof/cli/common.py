@@ -1,0 +1,75 @@
+"""What every command shares: the exit status of a user's mistake, loading with terminal
+progress, the inputs a command reads, and messages on stderr."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from legate_prof.errors import ProfileError
+
+EXIT_USER_ERROR = 2
+PICTURE_FORMATS = {".png", ".jpg", ".jpeg", ".bmp"}
+
+
+def note(message):
+    """A message for the user on stderr (never stdout: that is the command's output)."""
+    print(message, file=sys.stderr)
+
+
+def bundled_example():
+    return str(Path(__file__).resolve().parent.parent / "data" / "example_legate_0.prof")
+
+
+def load_with_progress(files, args=None, also=None, stack=True, check_files=True,
+                       ranked=False, cache=None):
+    """Load with terminal progress on stderr (a TTY, not --quiet), and ``also`` told the same
+    (e.g. the viewer's window); then print what could not be read and the warnings.
+    ``stack=False`` for commands that never draw lanes; ``ranked`` for those that ask only the
+    query API (see ``load_profile``); ``cache``: the cache use (default: ``args.cache``)."""
+    from legate_prof.cli.progress import TerminalProgress, wants_progress
+    from legate_prof.load.loader import load_profile
+    bar = TerminalProgress(files, enabled=wants_progress(quiet=getattr(args, "quiet", False)))
+
+    def progress(done, total, what):
+        bar(done, total, what)
+        if also is not None:
+            also(done, total, what)
+    with bar:
+        model = load_profile(files, progress=progress,
+                             use_cache=getattr(args, "cache", False) if cache is None else cache,
+                             stack=stack, check_files=check_files, ranked=ranked)
+    for e in model.errors:  # what could not be read first, then what it means for the rest
+        note(f"legate_prof: error: {e}")
+    print_warnings(model.warnings)
+    return model
+
+
+def print_warnings(warnings):
+    for w in warnings:
+        note(w if str(w).startswith("warning") else f"warning: {w}")
+
+
+def input_files(args):
+    """The files a command reads: its arguments, and legate's console log (``--log``)."""
+    files = list(args.files)
+    if getattr(args, "log", None):
+        from legate_prof.load.inputs import sniff
+        if sniff(args.log) != "text":
+            raise ProfileError(args.log, "--log takes legate's console output (a text file); "
+                                         "this is not one")
+        files.append(args.log)
+    return files
+
+
+def expanded_inputs(args):
+    """``input_files`` with each folder replaced by the profiles in it (with a note when its
+    bundles are older than its logs)."""
+    from legate_prof.load.inputs import expand_inputs
+    return expand_inputs([os.fspath(f) for f in input_files(args)], note=note)
+
+
+def status(profile):
+    """The exit status of a command that read ``profile``: 2 if an input could not be read."""
+    return EXIT_USER_ERROR if profile.errors else 0

@@ -1,0 +1,55 @@
+"""``legate_prof compare A B``: what changed between two runs, by source line and lane group."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from legate_prof.cli.arguments import add_expand, expanded
+from legate_prof.cli.common import EXIT_USER_ERROR, PICTURE_FORMATS, load_with_progress, note
+from legate_prof.errors import ProfileError
+from legate_prof.output_file import check_output
+
+
+def register(sub):
+    cm = sub.add_parser("compare", help="what changed between two runs, by source line and "
+                        "lane group (and one picture of both on one time scale)")
+    cm.add_argument("a", help="run A: a directory of legate_*.prof files, or one file")
+    cm.add_argument("b", help="run B")
+    cm.add_argument("--json", action="store_true")
+    cm.add_argument("-o", "--output", help="PNG of both timelines on one time scale")
+    add_expand(cm)
+    cm.set_defaults(func=run, cache=False)
+
+
+def _run_files(arg):
+    """A run given as a directory (its legate_*.prof files) or one file."""
+    if os.path.isdir(arg):
+        import glob
+        files = sorted(glob.glob(os.path.join(arg, "legate_*.prof*")))
+        if not files:
+            raise ProfileError(arg, "no legate_*.prof files in this directory")
+        return files
+    return [arg]
+
+
+def run(args):
+    from legate_prof.analyze.compare import compare, format_compare
+    a_files, b_files = _run_files(args.a), _run_files(args.b)
+    if args.output:
+        check_output(args.output, a_files + b_files, PICTURE_FORMATS, "picture")
+    a, b = load_with_progress(a_files, args, stack=False), load_with_progress(b_files, args, stack=False)
+    c = compare(a, b)
+    if args.output:  # first: a reader of the table that stops early (| head) stops nothing
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from legate_prof.viewer.screenshot import render_comparison
+        render_comparison([a, b], args.output, (args.a, args.b),
+                          expand=expanded(args.expand))
+        note(f"wrote {args.output}")
+    if args.json:
+        json.dump(c, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(format_compare(c, (args.a, args.b)))
+    return EXIT_USER_ERROR if a.errors or b.errors else 0

@@ -1,0 +1,44 @@
+"""``legate_prof dump``: every record of Legion Prof logs as one JSON line."""
+
+from __future__ import annotations
+
+import sys
+
+from legate_prof.cli.common import EXIT_USER_ERROR, note
+from legate_prof.errors import ProfileError
+
+
+def register(sub):
+    d = sub.add_parser("dump", help="every record as one JSON line")
+    d.add_argument("files", nargs="+")
+    d.set_defaults(func=run)
+
+
+def run(args):
+    from legate_prof.load.inputs import expand_inputs, sniff
+    from legate_prof.read.dump import dump
+    rc = 0
+    paths = expand_inputs(args.files, logs_only=True)  # a folder: its logs
+    kinds = {}
+    for p in paths:
+        try:
+            kinds[p] = sniff(p)
+        except ProfileError:
+            kinds[p] = None  # said below, in its turn
+    has_legion = "legion" in kinds.values()
+    for path in paths:
+        try:
+            if kinds[path] is None:
+                sniff(path)
+            if kinds[path] == "runtime" and has_legion:  # legate_*.prof matches it too
+                note(f"legate_prof: note: {path}: the runtime's event stream, not a Legion "
+                     "Prof log: skipped")
+                continue
+            if kinds[path] != "legion":
+                raise ProfileError(path, "not a Legion Prof binary log")
+            for w in dump(path, sys.stdout):
+                note(w)
+        except ProfileError as e:
+            note(f"legate_prof: error: {e}")
+            rc = EXIT_USER_ERROR
+    return rc

@@ -1,0 +1,29 @@
+"""``legate_prof export``: Perfetto, Chrome trace, Parquet or DuckDB (docs/export.md)."""
+
+from __future__ import annotations
+
+from legate_prof.cli.common import EXIT_USER_ERROR, input_files, load_with_progress, note, status
+from legate_prof.output_file import check_output
+
+
+def register(sub):
+    ex = sub.add_parser("export", help="write Perfetto / Chrome trace / Parquet / DuckDB")
+    ex.add_argument("files", nargs="+")
+    ex.add_argument("--format", required=True, choices=["perfetto", "chrome", "parquet", "duckdb"])
+    ex.add_argument("-o", "--output", required=True,
+                    help="output file (a directory of .parquet files for parquet)")
+    ex.set_defaults(func=run)
+
+
+def run(args):
+    """Write the merged profile as Perfetto / Chrome trace / Parquet / DuckDB."""
+    from legate_prof.export import MissingExtra, export
+    check_output(args.output, input_files(args), None, "export", folder=args.format == "parquet")
+    try:
+        model = load_with_progress(input_files(args), args)
+        export(model, args.format, args.output)
+    except MissingExtra as e:
+        note(f"legate_prof: error: {e}")
+        return EXIT_USER_ERROR
+    print(f"wrote {args.output} ({args.format}, {model.n_items} items)")
+    return status(model)

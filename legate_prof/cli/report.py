@@ -1,0 +1,52 @@
+"""``legate_prof report``: the offline HTML report folder (index.html opens from file://)."""
+
+from __future__ import annotations
+
+import os
+
+from legate_prof.cli.common import input_files, load_with_progress, status
+from legate_prof.errors import ProfileError
+
+
+def register(sub):
+    rp = sub.add_parser("report", help="write the offline HTML report folder (index.html)")
+    rp.add_argument("files", nargs="+")
+    rp.add_argument("-o", "--output", default="legate_prof", help="folder (default legate_prof)")
+    rp.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
+    rp.add_argument("--no-pictures", dest="pictures", action="store_false",
+                    help="skip the per-group PNG pictures")
+    rp.set_defaults(func=run)
+
+
+def picture_renderer():
+    """(the viewer's screenshot function, "") — or (None, why) where Qt cannot be loaded: the
+    report is still useful without its pictures."""
+    try:
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        from legate_prof.viewer.screenshot import render_screenshot
+    except Exception as e:  # noqa: BLE001 - no Qt here, whatever the reason
+        return None, f"pictures skipped: {e}"
+    return render_screenshot, ""
+
+
+def run(args):
+    """Write the offline HTML report folder (index.html opens from file://)."""
+    files = input_files(args)
+    out = os.path.abspath(args.output)
+    for f in files:
+        if os.path.realpath(f).startswith(os.path.realpath(out) + os.sep):
+            raise ProfileError(out, "holds an input; write the report to another folder")
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise ProfileError(out, "exists and is not a folder; choose another -o")
+    from legate_prof.report import write_report
+    from legate_prof.report.writer import MARKER
+    if os.path.isdir(out) and os.listdir(out) and not os.path.exists(os.path.join(out, MARKER)):
+        raise ProfileError(out, "exists and is not a legate_prof report; choose another -o")
+    model = load_with_progress(files, args, ranked=True)  # ranks read one by one, never merged
+    if getattr(args, "pictures", True):
+        render, why = picture_renderer()
+    else:
+        render, why = None, "pictures skipped (--no-pictures)"
+    done = write_report(model, out, pictures=render, pictures_note=why)
+    print(f"wrote {done['path']}")
+    return status(model)

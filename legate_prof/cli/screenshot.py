@@ -1,0 +1,63 @@
+"""``legate_prof screenshot``: the timeline as a picture, without a display."""
+
+from __future__ import annotations
+
+import os
+
+from legate_prof.cli.arguments import add_expand, expanded, size_arg, time_arg
+from legate_prof.cli.common import (PICTURE_FORMATS, input_files, load_with_progress, note,
+                                    status)
+from legate_prof.errors import ProfileError
+from legate_prof.output_file import check_output
+from legate_prof.present.picture_size import MAX_SIDE, MIN_SIDE, check_size
+
+
+def register(sub):
+    sc = sub.add_parser("screenshot", help="render the timeline to a PNG without a display")
+    sc.add_argument("files", nargs="+")
+    sc.add_argument("-o", "--output", required=True)
+    sc.add_argument("--start", type=time_arg, help="view start (e.g. 12ms, 300us, ns)")
+    sc.add_argument("--stop", type=time_arg, help="view stop")
+    sc.add_argument("--width", type=size_arg, default=1600,
+                    help=f"pixels ({MIN_SIDE} to {MAX_SIDE})")
+    sc.add_argument("--height", type=size_arg, default=1000,
+                    help=f"pixels ({MIN_SIDE} to {MAX_SIDE}); taller where the lanes shown "
+                         "need it")
+    add_expand(sc)
+    sc.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
+    sc.set_defaults(func=run)
+
+
+def _check_view_range(args):
+    if args.start is not None and args.stop is not None and args.start >= args.stop:
+        raise ProfileError(args.output, f"--start ({args.start} ns) must come before --stop "
+                                        f"({args.stop} ns)")
+
+
+def run(args, model=None):
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    check_output(args.output, input_files(args), PICTURE_FORMATS, "picture")
+    check_size(args.output, args.width, args.height)
+    _check_view_range(args)
+    if model is None:
+        model = load_with_progress(input_files(args), args, ranked=True)
+    _warn_outside_run(args, model)
+    from legate_prof.viewer.screenshot import render_screenshot
+    out = render_screenshot(model, args.output, start=args.start, stop=args.stop,
+                            width=args.width, height=args.height,
+                            expand=expanded(args.expand), title_files=args.files)
+    print(f"wrote {out}")
+    return status(model)
+
+
+def _warn_outside_run(args, profile):
+    """--start past the run's end, or --stop before its start, cannot be shown as asked: the
+    picture keeps to the run, and the terminal says so."""
+    from legate_prof.present.units import format_ns
+    from legate_prof.query import as_source
+    t0, t1 = as_source(profile).info().time_range
+    for opt, t, outside in (("--start", args.start, lambda t: t >= t1),
+                            ("--stop", args.stop, lambda t: t <= t0)):
+        if t is not None and outside(t):
+            note(f"warning: {opt} {format_ns(t)} is outside the run ({format_ns(t0)} – "
+                 f"{format_ns(t1)}); the picture keeps to the run")

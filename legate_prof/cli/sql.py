@@ -1,0 +1,38 @@
+"""``legate_prof sql``: one SQL query (DuckDB) over the profile's export tables."""
+
+from __future__ import annotations
+
+import sys
+
+from legate_prof.cli.common import EXIT_USER_ERROR, input_files, load_with_progress, note, status
+
+
+def register(sub):
+    q = sub.add_parser("sql", help="run a SQL query (DuckDB) over the profile's tables")
+    q.add_argument("query", help="e.g. \"SELECT name, sum(duration_ns) FROM items GROUP BY 1\"")
+    q.add_argument("files", nargs="+")
+    qf = q.add_mutually_exclusive_group()
+    qf.add_argument("--csv", action="store_true", help="print CSV")
+    qf.add_argument("--json", action="store_true", help="print a JSON list of objects")
+    q.set_defaults(func=run)
+
+
+def run(args):
+    """Run one SQL query (DuckDB) over the export tables and print the result."""
+    from legate_prof.export import MissingExtra
+    from legate_prof.export.sql import format_result
+    try:
+        from legate_prof.export.duckdb_db import query
+        model = load_with_progress(input_files(args), args)
+        cols, rows = query(model, args.query)
+    except MissingExtra as e:
+        note(f"legate_prof: error: {e}")
+        return EXIT_USER_ERROR
+    except Exception as e:  # a DuckDB error in the user's query: one line, no traceback
+        if type(e).__module__.split(".")[0] not in ("duckdb", "_duckdb"):
+            raise
+        note(f"legate_prof: error: query: {str(e).splitlines()[0]}")
+        return EXIT_USER_ERROR
+    fmt = "csv" if args.csv else "json" if args.json else "table"
+    sys.stdout.write(format_result(cols, rows, fmt))
+    return status(model)

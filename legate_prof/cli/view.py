@@ -1,0 +1,109 @@
+"""``legate_prof view``: the desktop viewer (a picture instead where there is no display)."""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from legate_prof.cli import screenshot
+from legate_prof.cli.common import (EXIT_USER_ERROR, PICTURE_FORMATS, bundled_example,
+                                    input_files, load_with_progress, note)
+from legate_prof.output_file import check_output
+
+
+def register(sub):
+    v = sub.add_parser("view", help="open the timeline viewer (bundled example if no files)")
+    v.add_argument("files", nargs="*")
+    v.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
+    v.add_argument("--no-cache", dest="cache", action="store_false",
+                   help="do not read or write the .lpbundle cache of raw logs")
+    v.set_defaults(func=run, cache=True)
+
+
+def _has_display():
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                or os.environ.get("QT_QPA_PLATFORM"))
+
+
+def _window_problem():
+    from legate_prof.viewer.app import window_problem
+    return window_problem()
+
+
+class EarlyLoad:
+    """A load started before the viewer's Qt is imported: the rank files are read and built
+    while Qt starts and the window opens (half a second to a second), instead of after.
+    ``wait(progress)`` hands on the progress from then on (the last step at once) and
+    returns the model, or raises what the load raised."""
+
+    def __init__(self, files, args):
+        self._lock = threading.Lock()
+        self._sink, self._last, self._outcome = None, None, None
+        self._done = threading.Event()
+        # not a daemon: a path that ends before the window's (an error, the picture instead
+        # of a window) waits for it rather than the interpreter stopping it inside numpy; a
+        # window closed mid-load ends the process with os._exit (viewer/app.py)
+        threading.Thread(target=self._run, args=(files, args), name="legate_prof-early-load",
+                         daemon=False).start()
+
+    def _progress(self, done, total, what):
+        with self._lock:
+            self._last, sink = (done, total, what), self._sink
+        if sink is not None:
+            sink(done, total, what)
+
+    def _run(self, files, args):
+        try:
+            # the timeline first; the cache entry is written meanwhile
+            cache = "later" if getattr(args, "cache", False) else False
+            self._outcome = (load_with_progress(files, args, self._progress, ranked=True,
+                                                cache=cache), None)
+        except BaseException as e:  # raised again by wait(), in the thread that waits
+            self._outcome = (None, e)
+        self._done.set()
+
+    def wait(self, progress=None):
+        with self._lock:
+            self._sink, last = progress, self._last
+        if progress is not None and last is not None:
+            progress(*last)
+        self._done.wait()
+        model, error = self._outcome
+        if error is not None:
+            raise error
+        return model
+
+
+def run(args):
+    files = input_files(args) or [bundled_example()]
+    display = _has_display()
+    early = EarlyLoad(files, args) if display else None
+    problem = _window_problem() if display else None
+    if not display or problem:
+        out = os.path.abspath("legate_prof_view.png")
+        check_output(out, files, PICTURE_FORMATS, "picture")
+        args.files, args.log, args.output = files, None, out
+        args.start = args.stop = None
+        args.width, args.height, args.expand = 1600, 1000, []
+        args.cache = False  # (the early load, if any, is already under way with the cache)
+        # loaded first: input that cannot be read is its one line, not this note and then it
+        model = early.wait() if early is not None else load_with_progress(files, args,
+                                                                          ranked=True)
+        why = problem or "no display found (DISPLAY/WAYLAND_DISPLAY unset)"
+        note(f"legate_prof: {'error: ' if problem else ''}{why}; rendering the view to {out} "
+             "instead")
+        rc = screenshot.run(args, model=model)
+        return EXIT_USER_ERROR if problem else rc
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.viewer.app import run_viewer
+    loaded = []
+
+    def load(progress):  # in the window's worker thread: the window shows meanwhile
+        model = early.wait(progress)
+        loaded.append(model)
+        return model
+
+    def exit_status(rc):
+        return rc or (EXIT_USER_ERROR if loaded and loaded[0].errors else 0)
+    return run_viewer(files=files, load=load, findings=find_insights,
+                      process_exit=exit_status)

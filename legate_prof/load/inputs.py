@@ -1,0 +1,157 @@
+"""The inputs a user gives, sorted out before anything is built: folders expanded to the
+profiles in them, repeats dropped, each file's kind sniffed from its first bytes, and only
+regular files opened (a FIFO would block, a device never ends)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+
+from legate_prof.errors import ProfileError
+from legate_prof.read.legion_log import MAGIC
+
+
+def _check_regular(path):
+    """A FIFO would block forever and a device never ends: refuse all but regular files."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise ProfileError(path, e.strerror or str(e)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ProfileError(path, "is a directory; pass the legate_*.prof files in it")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device or socket"
+        raise ProfileError(path, f"is {kind}, not a file")
+    if st.st_size == 0:
+        raise ProfileError(path, "is empty (0 bytes)")
+    return st
+
+
+def sniff(path) -> str:
+    """'legion', 'bundle', 'runtime', 'text' or 'unknown' from a file's first bytes."""
+    _check_regular(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(64)
+    except OSError as e:
+        raise ProfileError(path, e.strerror or str(e)) from None
+    if head.startswith(MAGIC) or head[:2] == b"\x1f\x8b":
+        return "legion"
+    from legate_prof.store.bundle_file import BUNDLE_MAGIC
+    if head.startswith(BUNDLE_MAGIC):
+        return "bundle"
+    from legate_prof.read.runtime_stream import STREAM_MAGIC
+    if head.startswith(STREAM_MAGIC):
+        return "runtime"
+    try:
+        head.decode("utf-8")
+        return "text"
+    except UnicodeDecodeError:
+        return "unknown"
+
+
+def _fingerprint(path, st):
+    """Size and a hash of the first and last 64 KiB: equal for copies of one file."""
+    h = hashlib.sha256(str(st.st_size).encode())
+    with open(path, "rb") as f:
+        h.update(f.read(1 << 16))
+        if st.st_size > 1 << 17:
+            f.seek(-(1 << 16), os.SEEK_END)
+            h.update(f.read(1 << 16))
+    return h.hexdigest()
+
+
+def _distinct(paths):
+    """The inputs without repeats (the same file twice, or two copies of it), and warnings."""
+    seen, out, warnings = {}, [], []
+    for p in paths:
+        try:
+            st = _check_regular(p)
+            key = _fingerprint(p, st)
+        except (ProfileError, OSError):
+            out.append(p)  # reported when read
+            continue
+        if key in seen:
+            same = os.path.samefile(p, seen[key])
+            warnings.append(f"warning: {p}: {'the same file as' if same else 'a copy of'} "
+                            f"{seen[key]}; read once")
+            continue
+        seen[key] = p
+        out.append(p)
+    return out, warnings
+
+
+def plan_inputs(paths):
+    """(the inputs without repeats, the kind of each readable one — see ``sniff`` —, errors of
+    the unreadable ones, warnings about repeats)."""
+    paths, warnings = _distinct(paths)
+    kinds, errors = {}, []
+    for path in paths:
+        try:
+            kinds[path] = sniff(path)
+        except ProfileError as e:
+            errors.append(e)
+    return paths, kinds, errors, warnings
+
+
+def expand_inputs(paths, logs_only=False, note=None):
+    """Inputs with each directory replaced by the profile files in it: its bundles
+    (``*.lpbundle``) if it has any and none of its Legion Prof logs (``*.prof``,
+    ``*.prof.gz``) is newer than they are, else its logs (``logs_only``: always; a rerun
+    that left old bundles beside new logs is read from the logs, and ``note`` says so)."""
+    out = []
+    for p in paths:
+        if not os.path.isdir(p):
+            out.append(p)
+            continue
+        names = sorted(os.listdir(p), key=_natural)
+        logs = [os.path.join(p, n) for n in names if n.endswith((".prof", ".prof.gz"))]
+        bundles = [] if logs_only else [os.path.join(p, n) for n in names
+                                        if n.endswith(".lpbundle")]
+        if bundles and logs:
+            why = ("are newer than its .lpbundle files"
+                   if max(map(_mtime, logs)) > min(map(_mtime, bundles))
+                   else None if _converted_from(bundles, logs)
+                   else "are not the ones its .lpbundle files were converted from")
+            if why:
+                if note:
+                    note(f"legate_prof: note: {p}: its .prof logs {why}; reading the logs "
+                         "(convert --per-rank again to reopen fast)")
+                bundles = []
+        found = bundles or logs
+        if not found:
+            raise ProfileError(p, "is a directory with no .prof or .lpbundle files in it")
+        out.extend(found)
+    return out
+
+
+def _converted_from(bundles, logs):
+    """Whether every log is one the bundles say they were converted from, of the same size
+    (bundles that do not say: the times decide alone)."""
+    from legate_prof.store.bundle_file import bundle_sources
+    sizes = {}
+    for b in bundles:
+        said = bundle_sources(b)
+        if said is None:
+            return True
+        sizes.update(said)
+    for log in logs:
+        try:
+            if sizes.get(os.path.basename(log)) != os.stat(log).st_size:
+                return False
+        except OSError:
+            return False
+    return True
+
+
+def _mtime(path):
+    try:
+        return os.stat(path).st_mtime
+    except OSError:  # gone meanwhile: reading it will say so
+        return 0.0
+
+
+def _natural(s):
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]

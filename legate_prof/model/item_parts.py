@@ -1,0 +1,40 @@
+"""A profile's items held by several models (one per rank, unmerged): which model holds an
+item, and how its ids map into the profile's numbering.  Analyses over all items (statistics,
+findings, the report, a cache entry) read them part by part instead of a merged copy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ItemPart:
+    """One model holding some of a profile's items: its item ``i`` is the profile's item
+    ``item_off + i`` on lane ``lane_off + lane``; ``name_map`` / ``prov_map`` turn its name
+    and provenance ids into the profile's (None: the same)."""
+
+    model: object
+    item_off: int
+    lane_off: int
+    name_map: object
+    prov_map: object
+
+    def names(self, ids=None):
+        n = self.model.items["name"] if ids is None else self.model.items["name"][ids]
+        return n if self.name_map is None else self.name_map[n]
+
+    def provenances(self, ids=None):
+        op = self.model.items["op_id"] if ids is None else self.model.items["op_id"][ids]
+        p = self.model.op_provenance(op)
+        return p if self.prov_map is None else self.prov_map[p].astype(np.int32)
+
+
+def by_part(offsets, ids):
+    """(part index, which of ``ids``, their ids in that part) for each part holding some of
+    ``ids``, the parts' first ids being ``offsets`` (sorted, one more at the end)."""
+    ks = np.searchsorted(offsets, ids, side="right") - 1
+    for k in np.unique(ks).tolist():
+        sel = ks == k
+        yield k, sel, ids[sel] - offsets[k]

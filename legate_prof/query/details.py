@@ -1,0 +1,171 @@
+"""Item text, in one place: an item's label, what is known of it, and the rows of its details
+panel (with links to follow), for the viewer's tooltip and panel, the report and ``dump``-like
+outputs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from legate_prof.model.kinds import GROUP_TITLE, MEM_GROUP, ItemKind, MemKind
+from legate_prof.present.units import format_bytes, format_ns_us
+
+
+@dataclass(frozen=True)
+class Field:
+    """One detail row: ``text`` to show, ``value`` at full precision (ns, bytes, ids),
+    ``link`` (kind, target) to follow: ("item", i), ("op", id), ("memory", lane),
+    ("provenance", "file:line")."""
+
+    label: str
+    text: str
+    value: object = None
+    link: tuple | None = None
+
+
+def item_title(model, i) -> str:
+    """The label of one item: a task with its launching line ("Random[prog.py:16]"), an
+    instance with its size and allocation site ("Instance 6.00 MiB · prog.py:16") so a memory
+    lane reads without clicking, anything else by its name."""
+    i = int(i)
+    kind = ItemKind(int(model.items["kind"][i]))
+    name = model.names[int(model.items["name"][i])]
+    prov = model.provenances[int(model.op_provenance([model.items["op_id"][i]])[0])]
+    if kind == ItemKind.INSTANCE:
+        t = model.transfer_of(i)
+        size = format_bytes(t[0], 2) if t is not None else "?"
+        site = prov.rsplit("/", 1)[-1] if prov else ""
+        return f"Instance {size}" + (f" · {site}" if site else "")
+    if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.RUNTIME_OP) and prov \
+            and prov != name:
+        return f"{name}[{prov.rsplit('/', 1)[-1]}]"  # prog.py:16; details keep the path
+    return name
+
+
+def item_facts(model, i, memory_title=None) -> dict:
+    """What is known of one item, as plain values (the details, ``dump``-like): times in ns,
+    sizes in bytes.  ``memory_title`` names a memory by id (default: ``memory_title`` over this
+    model's memories; a rank's model alone knows its own only)."""
+    if memory_title is None:
+        def memory_title(mem_id):
+            return memory_title_of(model, mem_id)
+    it = model.items
+    i = int(i)
+    kind = ItemKind(int(it["kind"][i]))
+    lane = int(it["lane"][i])
+    start, stop = int(it["start"][i]), int(it["stop"][i])
+    create, ready = int(it["create"][i]), int(it["ready"][i])
+    op = int(it["op_id"][i])
+    d = {
+        "title": item_title(model, i),
+        "kind": kind.name.lower(),
+        "name": model.names[int(it["name"][i])],
+        "rank": int(model.lanes["rank"][lane]),
+        "lane": model.lanes["title"][lane],
+        "start_ns": start, "stop_ns": stop, "duration_ns": stop - start,
+    }
+    if op and op != 0xFFFFFFFFFFFFFFFF:
+        d["op_id"] = op
+    prov = model.provenances[int(model.op_provenance([op])[0])]
+    if prov:
+        d["provenance"] = prov
+    if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.META, ItemKind.MESSAGE,
+                ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART):
+        d["create_ns"], d["ready_ns"] = create, ready
+        if ready >= create > 0 or (ready >= create and kind != ItemKind.INSTANCE):
+            d["deferred_ns"] = ready - create
+            d["delayed_ns"] = start - ready
+    variant = model.variant_by_name_group.get(
+        (int(it["name"][i]), model.lane_group(lane)))
+    if variant:
+        d["variant"] = variant
+    w = model.waits_of(i)
+    if len(w):
+        d["waits"] = [{"start_ns": int(a), "ready_ns": int(b), "end_ns": int(c)} for a, b, c in w]
+        d["waiting_ns"] = int(sum(c - a for a, b, c in w))
+        d["running_ns"] = (stop - start) - d["waiting_ns"]
+    t = model.transfer_of(i)
+    if t is not None:
+        size, src, dst, inst = t
+        d["size_bytes"] = size
+        if kind == ItemKind.INSTANCE:
+            d["memory"] = memory_title(dst)
+            d["instance"] = f"0x{inst:x}"
+            d["lifetime_ns"] = stop - start
+            d["create_ns"], d["ready_ns"] = create, ready
+            d["deferred_ns"] = ready - create
+        else:
+            if src:
+                d["source"] = memory_title(src)
+            d["destination"] = memory_title(dst)
+            if stop > start:
+                d["bandwidth_GBps"] = size / (stop - start)
+    return d
+
+
+def memory_title_of(model, mem_id):
+    """'Rank 0 system 0x1e00000000000000': a memory by its id."""
+    m = model.mems
+    hit = np.flatnonzero(m["mem_id"] == np.uint64(mem_id))
+    if len(hit) == 0:
+        return f"memory 0x{int(mem_id):x}"
+    j = hit[0]
+    from legate_prof.model.kinds import MEM_GROUP, MemKind
+    try:
+        kind = MemKind(int(m["kind"][j]))
+        title = GROUP_TITLE.get(MEM_GROUP.get(kind, ""), kind.name.title())
+    except ValueError:
+        title = f"Memory kind {int(m['kind'][j])}"
+    return f"Rank {int(m['rank'][j])} {title} 0x{int(mem_id):x}"
+
+
+def detail_fields(source, i) -> list:
+    """Ordered ``Field`` rows for one item, times in µs to the ns, with links."""
+    d = source.item_facts(int(i))
+    lanes = source.info().lanes
+    lane, _ = source.item_lane(i)
+    out = [Field("Title", d["title"], d["title"]), Field("Name", d["name"], d["name"])]
+    if "variant" in d:
+        out.append(Field("Variant", str(d["variant"]), d["variant"]))
+    out.append(Field("Kind", d["kind"], d["kind"]))
+    if "op_id" in d:
+        out.append(Field("Operation", str(d["op_id"]), d["op_id"], ("op", d["op_id"])))
+        if d["kind"] != "instance":
+            inst = source.instances_of_op(d["op_id"])
+            if len(inst):
+                sizes = [source.item_transfer(int(j)) for j in inst[:20]]
+                total = sum(t[0] for t in sizes if t is not None)
+                out.append(Field("Instances", f"{len(inst)} ({format_bytes(total, 2)}"
+                                 f"{' in the first 20' if len(inst) > 20 else ''})",
+                                 inst.tolist(), ("items", inst.tolist())))
+    out.append(Field("Lane", f"{lanes[lane].short} — {lanes[lane].long}", lane,
+                     ("lane", lane)))
+    out.append(Field("Rank", str(lanes[lane].rank), lanes[lane].rank))
+    if "provenance" in d:
+        out.append(Field("Provenance", d["provenance"], d["provenance"],
+                         ("provenance", d["provenance"])))
+    for key, label in (("create_ns", "Create"), ("ready_ns", "Ready"), ("start_ns", "Start"),
+                       ("stop_ns", "Stop"), ("duration_ns", "Duration"),
+                       ("running_ns", "Running"), ("waiting_ns", "Waiting"),
+                       ("deferred_ns", "Deferred"), ("delayed_ns", "Delayed"),
+                       ("lifetime_ns", "Lifetime")):
+        if key in d:
+            out.append(Field(label, format_ns_us(d[key]), int(d[key])))
+    if "size_bytes" in d:
+        out.append(Field("Size", format_bytes(d["size_bytes"], 2, exact=True), int(d["size_bytes"])))
+    for key, label in (("source", "Source"), ("destination", "Destination"),
+                       ("memory", "Memory")):
+        if key in d:
+            out.append(Field(label, d[key], d[key], ("memory", d[key])))
+    if "instance" in d:
+        out.append(Field("Instance", d["instance"], d["instance"]))
+    if "bandwidth_GBps" in d:
+        out.append(Field("Bandwidth", f"{d['bandwidth_GBps']:.3f} GB/s",
+                         float(d["bandwidth_GBps"])))
+    for k, wt in enumerate(d.get("waits", [])):
+        out.append(Field(f"Wait {k + 1}",
+                         f"{format_ns_us(wt['start_ns'])} – {format_ns_us(wt['end_ns'])} "
+                         f"(ready at {format_ns_us(wt['ready_ns'])})",
+                         (wt["start_ns"], wt["ready_ns"], wt["end_ns"])))
+    return out

@@ -1,0 +1,151 @@
+"""What one lane shows at a pixel width: boxes for items wide enough to see, merged gray
+bands (with their item counts) for the rest — the rule prof-viewer's server applies to its
+tiles, computed with a cost bounded by pixels rather than items."""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass
+
+import numpy as np
+
+from legate_prof.present.limits import MIN_PX
+
+
+@dataclass
+class DrawRow:
+    """What to paint on one row of one lane for a view: boxes and merged gray bands.
+
+    ``box_x0/x1`` are pixel columns (float), ``box_item`` indexes the model's items.
+    ``band_x0/x1`` are pixel columns of merged bands and ``band_count`` the items in each.
+    """
+
+    lane: int
+    row: int
+    box_x0: np.ndarray
+    box_x1: np.ndarray
+    box_item: np.ndarray
+    band_x0: np.ndarray
+    band_x1: np.ndarray
+    band_count: np.ndarray
+    band_first: np.ndarray  # first item index of each band
+
+
+def items_in(model, lane, t0, t1):
+    """Indices of the items of ``lane`` that overlap [t0, t1]."""
+    start_all, stop_all, bounds, _, _, ids = model.row_space(lane, with_order=False)
+    out = []
+    for row in range(len(bounds) - 1):
+        lo, hi = int(bounds[row]), int(bounds[row + 1])
+        i0 = lo + int(np.searchsorted(stop_all[lo:hi], t0, side="left"))
+        i1 = lo + int(np.searchsorted(start_all[lo:hi], t1, side="right"))
+        if i1 > i0:
+            out.append(np.arange(i0, i1) if ids is None else ids[i0:i1])
+    return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
+    """Per row of ``lane``, the boxes and gray bands to draw for a view of ``width_px``.
+
+    Cost is bounded by pixels, not by items: items narrower than ``min_px`` are counted
+    per pixel column (``searchsorted`` over the row's starts) and runs of such columns
+    become one gray band carrying the count; wide items are found through the
+    per-row duration order, whose prefix of wide-enough items is short.
+    """
+    rows = []
+    ns_px = (t1 - t0) / float(width_px)
+    min_dur = min_px * ns_px
+    start_all, stop_all, bounds, lane_lo, lane_perm, ids = model.row_space(lane)
+    for row in range(len(bounds) - 1):
+        lo, hi = int(bounds[row]), int(bounds[row + 1])
+        if hi == lo:
+            continue
+        start = start_all[lo:hi]
+        stop = stop_all[lo:hi]
+        i0 = int(np.searchsorted(stop, t0, side="left"))
+        i1 = int(np.searchsorted(start, t1, side="right"))
+        if i1 <= i0:
+            continue
+        n_view = i1 - i0
+        if lane_perm is None:  # no duration order yet: scan the items in view
+            k = n_view
+            model.note_scanned(lane, n_view)
+        else:
+            perm = lane_perm[lo - lane_lo:hi - lane_lo]
+            # wide items: prefix of the duration order with dur >= min_dur
+            k = bisect.bisect_left(range(hi - lo), -min_dur,
+                                   key=lambda j: -(stop[perm[j] - lo] - start[perm[j] - lo]))
+        if k < n_view:
+            wide = np.asarray(perm[:k], dtype=np.int64) - lo
+            wide = np.sort(wide[(wide >= i0) & (wide < i1)])
+            edges = t0 + ns_px * np.arange(width_px + 1)
+            pos = np.searchsorted(start[i0:i1], edges[1:-1], side="left") + i0
+            cuts = np.concatenate([[i0], pos, [i1]])
+            counts = np.diff(cuts)
+            # narrow items per pixel column = all starts there minus the wide ones
+            wpx = np.clip(((start[wide] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
+            counts = counts - np.bincount(wpx, minlength=width_px)
+            narrow_px = counts
+            first_of_px = cuts[:-1]
+        else:  # scan the items in view (slices, no index arrays over all of them)
+            is_wide = (stop[i0:i1] - start[i0:i1]) >= min_dur
+            wide = np.flatnonzero(is_wide) + i0
+            nar = np.flatnonzero(~is_wide) + i0
+            npx = np.clip(((start[nar] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
+            # starts are in order, so each pixel's narrow items are one run of npx
+            cuts = np.searchsorted(npx, np.arange(width_px + 1))
+            narrow_px = np.diff(cuts)
+            first_of_px = np.where(narrow_px > 0, nar[np.minimum(cuts[:-1], len(nar) - 1)]
+                                   if len(nar) else -1, -1)
+        bx0 = (start[wide] - t0) / ns_px
+        bx1 = (stop[wide] - t0) / ns_px
+        band = merged_bands(narrow_px, min_px)
+        b0, b1, bc = band
+        bfirst = first_of_px[b0.astype(np.int64)] if len(b0) else np.zeros(0, np.int64)
+        # a band of one item is that item, widened to be visible
+        single = bc == 1
+        s_items = first_narrow(start, stop, bfirst[single], min_dur)
+        s_x0 = b0[single].astype(np.float64)
+        box_item = np.concatenate([wide, s_items]).astype(np.int64) + lo
+        band_first = bfirst[~single].astype(np.int64) + lo
+        if ids is not None:  # positions in a lane stacked on demand: item ids
+            box_item, band_first = ids[box_item], ids[band_first]
+        rows.append(DrawRow(
+            lane=lane, row=row,
+            box_x0=np.concatenate([bx0, s_x0]),
+            box_x1=np.concatenate([np.maximum(bx1, bx0 + 1.0), s_x0 + min_px]),
+            box_item=box_item,
+            band_x0=b0[~single].astype(np.float64),
+            band_x1=(b1[~single] + 1).astype(np.float64),
+            band_count=bc[~single],
+            band_first=band_first,
+        ))
+    return rows
+
+
+def merged_bands(counts, min_px):
+    """Runs of pixel columns with narrow items; gaps shorter than ``min_px`` are bridged."""
+    px = np.flatnonzero(counts > 0)
+    if len(px) == 0:
+        z = np.zeros(0, dtype=np.int64)
+        return z, z, z
+    brk = np.flatnonzero(np.diff(px) > min_px) + 1
+    starts = np.concatenate([[0], brk])
+    ends = np.concatenate([brk, [len(px)]]) - 1
+    csum = np.concatenate([[0], np.cumsum(counts[px])])
+    count = csum[ends + 1] - csum[starts]
+    x0 = px[starts]
+    x1 = np.maximum(px[ends], x0 + int(np.ceil(min_px)) - 1)
+    return x0, x1, count
+
+
+def first_narrow(start, stop, first, min_dur):
+    """The narrow item at or after each index (a single-item band's item).
+
+    At most one wide item can start in a pixel column, so one step past it is enough.
+    """
+    out = np.asarray(first, dtype=np.int64).copy()
+    if len(out) == 0:
+        return out
+    wide = (stop[out] - start[out]) >= min_dur
+    out[wide] = np.minimum(out[wide] + 1, len(start) - 1)
+    return out

@@ -1,0 +1,312 @@
+"""The bundle file format: one file holding a model (``convert``; the entries of ``cache.py``;
+the ranks workers hand over).
+
+Layout: ``BUNDLE_MAGIC``, a little-endian u64 header length, a msgpack header (everything but
+the numpy columns, which it describes by dtype, shape and offset), then the raw column bytes,
+each at a 64-byte aligned offset.  Reopening maps the file and makes each column a read-only
+``numpy.frombuffer`` view of the map: the time and memory it takes do not grow with the items
+until the viewer touches them.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import os
+import struct
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgpack
+import numpy as np
+
+from legate_prof.store.bundle_check import BundleDamage, check_bundle
+from legate_prof.errors import ProfileError
+from legate_prof.output_file import atomic_output
+from legate_prof.model.intervals import StepIntegral
+
+BUNDLE_MAGIC = b"LPBUNDLE"
+FORMAT_VERSION = 3  # 3: calls folded into waits; items.detail
+ALIGN = 64
+
+
+class Deferred:
+    """A column made in pieces as it is written: ``[(length, make)]``, each ``make()`` giving
+    that many values.  An unstacked model is stored stacked, and ranks as one bundle, without
+    a second copy of their columns."""
+
+    def __init__(self, dtype, pieces):
+        self.dtype, self.pieces = np.dtype(dtype), pieces
+        self.shape = (sum(n for n, _ in pieces),)
+        self.nbytes = self.dtype.itemsize * self.shape[0]
+
+    @classmethod
+    def gathered(cls, a, order):
+        """``a[order]``, made when written."""
+        return cls(a.dtype, [(len(order), lambda: a[order])])
+
+    def chunks(self):
+        for n, make in self.pieces:
+            a = np.ascontiguousarray(make(), dtype=self.dtype)
+            if a.shape != (n,):
+                raise ValueError("a deferred column piece has the wrong length")
+            yield a
+
+
+class _Columns:
+    """Collects numpy arrays while the header is built; writes them after it."""
+
+    def __init__(self):
+        self.arrays = []
+        self.offset = 0
+
+    def ref(self, a):
+        a = a if isinstance(a, Deferred) else np.ascontiguousarray(a)
+        self.offset = -(-self.offset // ALIGN) * ALIGN
+        ref = {"__nd__": True, "dtype": a.dtype.str, "shape": list(a.shape),
+               "offset": self.offset}
+        self.arrays.append((self.offset, a))
+        self.offset += a.nbytes
+        return ref
+
+
+def _pack(obj, cols):
+    if isinstance(obj, (np.ndarray, Deferred)):
+        return cols.ref(obj)
+    if isinstance(obj, Mapping):  # dicts, and lazily made tables (trace_model.LazyTable)
+        return {k if isinstance(k, (str, int)) else str(k): _pack(v, cols) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_pack(v, cols) for v in obj]
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.floating):
+        return float(obj)
+    return obj
+
+
+_COLUMN_KINDS = "iufb"  # numeric columns only: no objects, strings or structured dtypes
+
+
+def _unpack(obj, buf, base):
+    if isinstance(obj, dict):
+        if obj.get("__nd__"):
+            return _column(obj, buf, base)
+        return {k: _unpack(v, buf, base) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_unpack(v, buf, base) for v in obj]
+    return obj
+
+
+def _column(ref, buf, base):
+    """A read-only view of one column, after checking its reference fits the file."""
+    try:
+        dt = np.dtype(ref["dtype"])
+        shape = [int(x) for x in ref["shape"]]
+        offset = int(ref["offset"])
+    except (KeyError, TypeError, ValueError, OverflowError, SyntaxError):  # numpy parses dtypes
+        raise ValueError("a column reference is damaged") from None
+    if dt.kind not in _COLUMN_KINDS or dt.fields or len(shape) > 2 or min(shape + [0]) < 0:
+        raise ValueError("a column reference is damaged")
+    count = math.prod(shape)  # exact Python ints: no overflow on a damaged shape
+    if offset < 0 or base + offset + count * dt.itemsize > len(buf):
+        raise ValueError("a column runs past the end of the file")
+    return np.frombuffer(buf, dtype=dt, count=count, offset=base + offset).reshape(shape)
+
+
+def _step_doc(step, indexes):
+    """A step function; with ``indexes``, the coarse index of a large one too (making it
+    reads every page of ``t``, which a first frame otherwise leaves cold)."""
+    doc = {"t": step.t, "integral": step.integral, "denominator": step.denominator}
+    if indexes and len(step.t) >= StepIntegral.COARSE_MIN:
+        doc["coarse"] = step.coarse_index()
+    return doc
+
+
+def _step_of(doc):
+    step = StepIntegral(doc["t"], doc["integral"], doc["denominator"], mapped=True)
+    if doc.get("coarse") is not None:
+        step.adopt_coarse_index(doc["coarse"])
+    return step
+
+
+class _SumOnWrite:
+    """A group's all-ranks step function as ``Deferred`` columns: summed when the first of
+    them is written (``StepIntegral.sum(distinct=False)``: its length is known before), each
+    column dropped once written."""
+
+    def __init__(self, steps):
+        self.steps, self.n = steps, StepIntegral.sum_length(steps)
+        self.made = None
+
+    def _take(self, key, keys):
+        if self.made is None:
+            st = StepIntegral.sum(self.steps, distinct=False)
+            self.made = {"t": st.t, "integral": st.integral}
+            if "coarse" in keys:
+                self.made["coarse"] = st.coarse_index()
+        return self.made.pop(key)
+
+    def doc(self, indexes):
+        keys = ("t", "integral", "coarse") if indexes and self.n >= StepIntegral.COARSE_MIN \
+            else ("t", "integral")
+        t_dtype = np.result_type(*[s.t.dtype for s in self.steps if len(s.t) >= 2] or
+                                 [np.float64])
+        lengths = {"t": self.n, "integral": self.n, "coarse": -(-self.n // StepIntegral.BLOCK)}
+        dtypes = {"t": t_dtype, "integral": np.float64, "coarse": t_dtype}
+        doc = {k: Deferred(dtypes[k], [(lengths[k], lambda k=k: self._take(k, keys))])
+               for k in keys}
+        doc["denominator"] = sum(s.denominator for s in self.steps)
+        return doc
+
+
+def write_tables(model, path, items, waits, transfers, ops, index, indexes=True):
+    """Write ``model``'s small tables (lanes, strings, steps, ranks…) with these per-item
+    tables (arrays or ``Deferred`` columns) and ``index``, stacked when indexed."""
+    steps = [{"rank": r, "group": g, **_step_doc(s, indexes)}
+             for (r, g), s in model.utilization_steps.items()]
+    extra = {"busy_ns": [[r, g, v] for (r, g), v in model.busy_ns.items()],
+             "variants": [[n, g, v] for (n, g), v in model.variant_by_name_group.items()],
+             "extent": list(model.extent())}
+    if model.runtime_end_ns is not None:
+        extra["runtime_end_ns"] = model.runtime_end_ns
+    # the all-ranks step functions (a frame reads one, not every rank's), each summed as it
+    # is written and let go after: together they are as big as the ranks' own
+    by_group = {}
+    for (_, g), st in model.utilization_steps.items():
+        by_group.setdefault(g, []).append(st)
+    all_steps = [{"group": g, **_SumOnWrite(steps).doc(indexes)}
+                 for g, steps in sorted(by_group.items()) if len(steps) > 1]
+    doc = {
+        "all_steps": all_steps,
+        "index": index, "stacked": bool(model.stacked or indexes),
+        "version": FORMAT_VERSION,
+        "items": items, "lanes": model.lanes, "names": model.names, "ops": ops,
+        "provenances": model.provenances, "waits": waits, "transfers": transfers,
+        "ranks": model.ranks, "procs": model.procs, "mems": model.mems, "steps": steps,
+        "warnings": [str(w) for w in model.warnings], "sources": list(model.sources),
+        "source_sizes": _source_sizes(model.sources),
+        "markers": model.markers, "extra": extra,
+    }
+    cols = _Columns()
+    header = msgpack.packb(_pack(doc, cols), use_bin_type=True)
+    start = -(-(len(BUNDLE_MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
+    path = Path(path)
+    with atomic_output(path) as tmp, open(tmp, "wb") as f:
+        f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
+        for off, a in cols.arrays:
+            f.seek(start + off)
+            for chunk in (a.chunks() if isinstance(a, Deferred) else [a]):
+                f.write(memoryview(chunk).cast("B") if chunk.nbytes else b"")
+        f.truncate(start + cols.offset)
+    return str(path)
+
+
+def room_for_open_files(n):
+    """Whether ``n`` more files can stay open at once — a mapped bundle keeps its file open —,
+    raising this process's soft limit toward the hard one where that makes room (it is 1024 on
+    many Linux desktops, 256 on macOS).  Where there is no room, callers merge instead, which
+    keeps one file open at a time."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit
+        return True
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = n + 256  # and what else the process has open
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return True
+    if hard != resource.RLIM_INFINITY and hard < need:
+        return False
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def _source_sizes(sources):
+    """[file name, size] of each input as it was converted: a folder's logs are later
+    checked against them (``bundle_sources``), times alone miss a log copied in with an
+    older time."""
+    out = []
+    for src in sources:
+        try:
+            out.append([os.path.basename(src), os.stat(src).st_size])
+        except (OSError, TypeError, ValueError):
+            continue
+    return out
+
+
+def bundle_sources(path):
+    """{file name: size} of the inputs a bundle was converted from, read from its header
+    only; None where the bundle does not say (written before it did) or cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(BUNDLE_MAGIC) + 8)
+            if len(head) < len(BUNDLE_MAGIC) + 8 or not head.startswith(BUNDLE_MAGIC):
+                return None
+            (hlen,) = struct.unpack_from("<Q", head, len(BUNDLE_MAGIC))
+            if hlen > os.fstat(f.fileno()).st_size:
+                return None
+            doc = msgpack.unpackb(f.read(hlen), raw=False, strict_map_key=False)
+        sizes = doc.get("source_sizes")
+        return {str(n): int(z) for n, z in sizes} if isinstance(sizes, list) else None
+    except (OSError, ValueError, TypeError, AttributeError, msgpack.UnpackException):
+        return None
+
+
+def read_bundle(path, check=True):
+    """Map a bundle as a model; ``check=False`` only for a bundle this process just checked
+    or a worker of ours just wrote; ``check="structure"`` for one whose values were checked
+    and that has not changed since (``cache.py``): nothing that grows with the items."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size < len(BUNDLE_MAGIC) + 8:
+                raise ProfileError(path, "not a legate_prof bundle (too short)")
+            buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except OSError as e:
+        raise ProfileError(path, e.strerror or str(e)) from None
+    if buf[: len(BUNDLE_MAGIC)] != BUNDLE_MAGIC:
+        raise ProfileError(path, "not a legate_prof bundle")
+    (hlen,) = struct.unpack_from("<Q", buf, len(BUNDLE_MAGIC))
+    if hlen > size:
+        raise ProfileError(path, "damaged bundle (header longer than the file); convert again")
+    hstart = len(BUNDLE_MAGIC) + 8
+    try:
+        if hstart + hlen > size:
+            raise ValueError("header runs past the end")
+        doc = msgpack.unpackb(buf[hstart:hstart + hlen], raw=False, strict_map_key=False)
+    except (ValueError, TypeError, msgpack.UnpackException) as e:  # TypeError: unhashable key
+        raise ProfileError(path, f"damaged bundle ({e.__class__.__name__}); convert again") from None
+    if not isinstance(doc, dict) or doc.get("version") != FORMAT_VERSION:
+        raise ProfileError(path, f"bundle format {doc.get('version') if isinstance(doc, dict) else '?'}"
+                                 " is not supported; convert the .prof files again")
+    base = -(-(hstart + hlen) // ALIGN) * ALIGN
+    try:
+        d = _unpack(doc, buf, base)
+        if check:
+            check_bundle(d, values=check != "structure")
+        return _model_of(d)
+    except (ValueError, BundleDamage) as e:  # a column past the end, a field damaged
+        raise ProfileError(path, f"damaged bundle ({e}); convert again") from None
+
+
+def _model_of(d):
+    from legate_prof.model.trace_model import TraceModel
+    ex = d["extra"]
+    model = TraceModel(
+        items=d["items"], lanes=d["lanes"], names=d["names"], ops=d["ops"],
+        provenances=d["provenances"], waits=d["waits"], transfers=d["transfers"],
+        ranks=d["ranks"], procs=d["procs"], mems=d["mems"], warnings=d["warnings"],
+        sources=d["sources"], markers=d["markers"],
+        utilization_steps={(s["rank"], s["group"]): _step_of(s) for s in d["steps"]},
+        busy_ns={(r, g): v for r, g, v in ex.get("busy_ns", [])},
+        variant_by_name_group={(n, g): v for n, g, v in ex.get("variants", [])},
+        runtime_end_ns=ex.get("runtime_end_ns"), stacked=d.get("stacked", True))
+    if d["index"] is not None:
+        model.adopt_indexes(
+            d["index"]["sub_offset"], d["index"]["sub_bounds"], d["index"]["dur_perm"],
+            {s["group"]: _step_of(s) for s in d["all_steps"]})
+    if ex.get("extent") is not None:
+        model.adopt_extent(ex["extent"])
+    return model
