@@ -1,16 +1,15 @@
 """Items into lanes and rows: one lane per (rank, kind, processor / memory / channel), items
-ordered by (lane, row, start), rows stacked so that boxes on a row never overlap, and the lanes'
-short and long names as the reference viewer gives them."""
+ordered by (lane, row, start), rows stacked so that boxes on a row never overlap; the lanes
+named by ``model.lane_names``."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.intervals import rows_needed, stack_lanes
-from legate_prof.model.kinds import (GROUP_INDEX, GROUP_KEYS, GROUP_LONG, GROUPS, MEM_GROUP, MEM_SHORT,
-                    MEMORY_GROUPS, PROC_GROUP, PROCESSOR_GROUPS, MemKind, ProcKind, index_of_mem,
-                    node_of_id)
 from legate_prof.assemble.record_items import unique_inverse
+from legate_prof.model.intervals import rows_needed, stack_lanes
+from legate_prof.model.kinds import GROUP_INDEX, MEMORY_GROUPS, PROC_GROUP, ProcKind, node_of_id
+from legate_prof.model.lane_names import lane_names
 from legate_prof.model.trace_model import ITEM_COLUMNS
 
 LANE_KEY = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
@@ -185,67 +184,17 @@ def _pk(k):
 
 
 def lane_table(lane_tab, n_rows, procs, mems):
-    """The lane table: keys, rows, capacity, and short and long names as the reference's."""
-    n = len(lane_tab)
-    cap = np.zeros(n, np.int64)
-    names, titles = [], []
+    """The lane table: keys, rows, capacity (memories'), and the lanes' short and long names
+    (``model.lane_names``: the one naming)."""
+    cap = np.zeros(len(lane_tab), np.int64)
     mem_cap = dict(zip(mems["mem_id"].tolist(), mems["capacity"].tolist()))
-    mem_kind = dict(zip(mems["mem_id"].tolist(), mems["kind"].tolist()))
-    seq, prev = 0, None
-    for i, (rank, g, ref, ref2) in enumerate(lane_tab.tolist()):
-        key = GROUP_KEYS[g]
-        seq = seq + 1 if prev == (rank, g) else 0  # numbered per kind from 0, as the reference
-        prev = (rank, g)
-        if key in PROCESSOR_GROUPS:
-            short = {"gpu_dev": f"g{seq}d", "gpu_host": f"g{seq}h"}.get(
-                key, f"{GROUPS[g][2]}{seq}")
-            names.append(short)
-            titles.append(f"Node {rank} {GROUP_LONG[key]} {seq} Processor(0x{ref:x})"
-                          + (" device" if key == "gpu_dev" else ""))
-        elif key in MEMORY_GROUPS and key != "arrays":
-            cap[i] = mem_cap.get(ref, 0)
-            names.append(f"{GROUPS[g][2]}{seq}")
-            titles.append(f"Node {rank} {GROUP_LONG[key]} Memory {seq} (0x{ref:x})")
-        elif key == "channel":
-            d = _mem_short(ref2, mem_kind, rank)
-            if ref == 0:
-                names.append(f"fill {d}")
-                titles.append(f"Fill into {_mem_long(ref2, mem_kind)}")
-            else:
-                names.append(f"{_mem_short(ref, mem_kind, rank)}-{d}")
-                titles.append(f"{_mem_long(ref, mem_kind)} to {_mem_long(ref2, mem_kind)}")
-        elif key == "arrays":
-            names.append(f"arrays{rank}")
-            titles.append(f"Rank {rank} Arrays (runtime)")
-        elif key == "ops":
-            names.append(f"ops{rank}")
-            titles.append(f"Rank {rank} Operations (runtime)")
-        else:
-            names.append(f"dp{rank}")
-            titles.append(f"Node {rank} Dependent Partitioning")
+    is_mem = np.isin(lane_tab["group"], [GROUP_INDEX[g] for g in MEMORY_GROUPS if g != "arrays"])
+    for i in np.flatnonzero(is_mem).tolist():
+        cap[i] = mem_cap.get(int(lane_tab["ref"][i]), 0)
+    names, titles = lane_names(lane_tab["group"], lane_tab["rank"], lane_tab["ref"],
+                               lane_tab["ref2"], mems)
     return {
         "group": lane_tab["group"].astype(np.int16), "rank": lane_tab["rank"].astype(np.int32),
         "ref": lane_tab["ref"].astype(np.uint64), "ref2": lane_tab["ref2"].astype(np.uint64),
         "capacity": cap, "rows": n_rows, "name": names, "title": titles,
     }
-
-
-def _mem_short(mem_id, mem_kind, rank):
-    k = mem_kind.get(mem_id, 0)
-    try:
-        s = MEM_SHORT.get(MemKind(k), "m")
-    except ValueError:
-        s = "m"
-    node = int(node_of_id(np.uint64(mem_id)))
-    return f"n{node}{s}{int(index_of_mem(np.uint64(mem_id)))}"
-
-
-def _mem_long(mem_id, mem_kind):
-    k = mem_kind.get(mem_id, 0)
-    try:
-        kind = MemKind(k)
-        t = GROUP_LONG.get(MEM_GROUP.get(kind, ""), kind.name.title())
-    except ValueError:
-        t = f"Memory kind {k}"
-    node = int(node_of_id(np.uint64(mem_id)))
-    return f"Node {node} {t} Memory 0x{int(mem_id):x}"

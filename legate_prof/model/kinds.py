@@ -75,14 +75,8 @@ GROUPS = [
     ("arrays", "arrays", "a", "teal"),
     ("channel", "chan", "", "orangered"),
     ("dp", "dp", "dp", "orangered"),
-    ("ops", "operations", "op", "slategray"),
+    ("ops", "ops", "op", "slategray"),
 ]
-# Long names, as the reference's tooltips: "Node 0 CPU 1 Processor(0x1d00000000000003)"
-GROUP_LONG = {"gpu_dev": "GPU", "gpu_host": "GPU", "cpu": "CPU", "utility": "Utility",
-              "io": "IO", "python": "Python", "openmp": "OpenMP", "proc_group": "ProcGroup",
-              "proc_set": "ProcSet", "proc_other": "Extern (top level)", "system": "System",
-              "framebuffer": "Framebuffer", "zerocopy": "Zero-Copy", "registered": "Registered",
-              "socket": "Socket", "mem_other": "Other"}
 GROUP_KEYS = [g[0] for g in GROUPS]
 GROUP_INDEX = {g[0]: i for i, g in enumerate(GROUPS)}
 GROUP_TITLE = {g[0]: g[1] for g in GROUPS}
@@ -101,12 +95,6 @@ MEM_GROUP = {
     MemKind.SYSTEM: "system", MemKind.FRAMEBUFFER: "framebuffer",
     MemKind.ZERO_COPY: "zerocopy", MemKind.REGISTERED: "registered", MemKind.SOCKET: "socket",
 }
-MEM_SHORT = {MemKind.SYSTEM: "s", MemKind.FRAMEBUFFER: "f", MemKind.ZERO_COPY: "z",
-             MemKind.REGISTERED: "r", MemKind.SOCKET: "k", MemKind.GLOBAL: "gl",
-             MemKind.DISK: "d", MemKind.HDF5: "h", MemKind.FILE: "file",
-             MemKind.GPU_MANAGED: "uvm", MemKind.GPU_DYNAMIC: "dyn"}
-
-
 def proc_kind_name(kind: int) -> str:
     if kind == ProcKind.NONE:  # legate's external thread, where the top-level task runs
         return "extern (top level)"

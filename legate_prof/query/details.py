@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from legate_prof.model.kinds import GROUP_TITLE, MEM_GROUP, ItemKind, MemKind
+from legate_prof.model.kinds import ItemKind
+from legate_prof.model.lane_names import memory_name
 from legate_prof.present.units import format_bytes, format_ns_us
 
 
@@ -105,19 +106,8 @@ def item_facts(model, i, memory_title=None) -> dict:
 
 
 def memory_title_of(model, mem_id):
-    """'Rank 0 system 0x1e00000000000000': a memory by its id."""
-    m = model.mems
-    hit = np.flatnonzero(m["mem_id"] == np.uint64(mem_id))
-    if len(hit) == 0:
-        return f"memory 0x{int(mem_id):x}"
-    j = hit[0]
-    from legate_prof.model.kinds import MEM_GROUP, MemKind
-    try:
-        kind = MemKind(int(m["kind"][j]))
-        title = GROUP_TITLE.get(MEM_GROUP.get(kind, ""), kind.name.title())
-    except ValueError:
-        title = f"Memory kind {int(m['kind'][j])}"
-    return f"Rank {int(m['rank'][j])} {title} 0x{int(mem_id):x}"
+    """A memory by its id, named as its lane is (``model.lane_names``)."""
+    return memory_name(model.mems, mem_id)
 
 
 def detail_fields(source, i) -> list:

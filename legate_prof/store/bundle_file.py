@@ -26,7 +26,7 @@ from legate_prof.output_file import atomic_output
 from legate_prof.model.intervals import StepIntegral
 
 BUNDLE_MAGIC = b"LPBUNDLE"
-FORMAT_VERSION = 3  # 3: calls folded into waits; items.detail
+FORMAT_VERSION = 4  # 4: lanes named by model.lane_names; 3: calls folded into waits, items.detail
 ALIGN = 64
 
 
