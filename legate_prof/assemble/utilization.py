@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.intervals import StepIntegral, subtract_waits, union_sorted
+from legate_prof.model.intervals import StepIntegral, union_sorted
 from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS
 
 def busy_intervals(model, lanes):
@@ -21,16 +21,36 @@ def busy_intervals(model, lanes):
         wl = np.searchsorted(w["item"], lo) if len(w["item"]) else 0
         wh = np.searchsorted(w["item"], hi) if len(w["item"]) else 0
         if wh > wl:
-            witem = w["item"][wl:wh] - lo
-            has = np.zeros(hi - lo, bool)
-            has[witem] = True
-            pi, ps, pe = subtract_waits(s, e, witem, w["start"][wl:wh], w["end"][wl:wh])
-            s = np.concatenate([s[~has], ps])
-            e = np.concatenate([e[~has], pe])
+            us, ue = busy_by_count(s, e, w["start"][wl:wh], w["end"][wl:wh])
+            out.append((L, us, ue))
+            continue
         o = np.argsort(s, kind="stable")
         us, ue = union_sorted(s[o], e[o])
         out.append((L, us, ue))
     return out
+
+
+def busy_by_count(start, stop, wait_start, wait_end):
+    """Busy intervals of one lane as the reference counts them (``Proc::sort_time_range``,
+    ``convert_points_to_utilization``): +1 at each item's start and each wait's end, -1 at
+    each item's stop and each wait's start, starts before stops at equal times; the lane is
+    busy while the count is at least 1.  The same as the union of the items with their own
+    waits cut out when every wait lies inside its item; it differs where Legion wrote a wait
+    that begins before its task (the external thread's implicit task on multi-rank runs):
+    then the wait also stops what else runs on the lane.  Returns (starts, stops), disjoint,
+    sorted, no empty interval."""
+    t = np.concatenate([start, wait_end, stop, wait_start]).astype(np.int64)
+    n_up = len(start) + len(wait_end)
+    delta = np.ones(len(t), np.int64)
+    delta[n_up:] = -1
+    o = np.lexsort((delta < 0, t))  # by time, +1 before -1
+    t, delta = t[o], delta[o]
+    count = np.cumsum(delta)
+    before = count - delta
+    us = t[(before < 1) & (count >= 1)]
+    ue = t[(before >= 1) & (count < 1)]
+    keep = ue > us
+    return us[keep], ue[keep]
 
 
 def with_utilization(model):

@@ -35,9 +35,11 @@ def match_waits(it, logs, meta_items=None):
         return {k: np.zeros(0, np.int64) for k in ("item", "start", "ready", "end")}
     item = np.concatenate([p[0] for p in parts])
     ws, wr, we = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))
-    # clamp into the item's execution
-    s, e = it["start"][item], it["stop"][item]
-    ws = np.clip(ws, s, e)
+    # clamp into the item's execution -- but a wait may begin before its item starts: Legion
+    # writes that for the external thread's implicit task on multi-rank runs, and the
+    # reference keeps it whole (statistics subtract all of it; utilization counts it)
+    e = it["stop"][item]
+    ws = np.minimum(ws, e)
     we = np.clip(we, ws, e)
     wr = np.clip(wr, ws, we)
     o = np.lexsort((ws, item))
