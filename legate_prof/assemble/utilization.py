@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.intervals import StepIntegral, union_sorted
-from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS
+from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, node_of_id
 
 def busy_intervals(model, lanes):
     """Per lane, disjoint busy intervals (waits cut out). Returns list of (lane, starts, stops)."""
@@ -53,14 +53,58 @@ def busy_by_count(start, stop, wait_start, wait_end):
     return us[keep], ue[keep]
 
 
+def channel_lanes(model, rank):
+    """The channel lanes whose copies count in ``rank``'s channel utilization: as in the
+    reference (``group_node_chan_kind_timepoints``), a copy channel counts on the node of its
+    source and on the node of its destination memory, a fill on its destination's.  (Our
+    lane sits on one rank only: the source's, or the destination's for a fill.)"""
+    lanes = model.lanes_of("channel")
+    ref2 = model.lanes["ref2"][lanes]
+    into = (model.lanes["ref"][lanes] != 0) & (node_of_id(ref2) == rank)
+    return lanes[(model.lanes["rank"][lanes] == rank) | into]
+
+
+def _channel_ranks(model):
+    """Ranks whose channel utilization has a copy: each lane's and each copy's destination's."""
+    lanes = model.lanes_of("channel")
+    return set(model.lanes["rank"][lanes].tolist()) | set(
+        node_of_id(model.lanes["ref2"][lanes]).astype(np.int64).tolist())
+
+
+def any_active(steps):
+    """One binary ("anything active") step function from several: a rank's channel line made
+    in two models (copies into the rank recorded by another rank's file)."""
+    total = StepIntegral.sum(steps)
+    if len(total.t) < 2:
+        return StepIntegral.from_intervals(np.zeros(0), np.zeros(0), None, 1)
+    level = np.diff(total.integral) / np.maximum(np.diff(total.t), 1e-300)
+    on = level > 0.5
+    us, ue = union_sorted(total.t[:-1][on], total.t[1:][on])
+    return StepIntegral.from_intervals(us, ue, None, 1)
+
+
+def _any_busy(model, lanes):
+    """Disjoint intervals where any of ``lanes`` is busy."""
+    per_lane = busy_intervals(model, lanes)
+    s = np.concatenate([p[1] for p in per_lane] or [np.zeros(0, np.int64)])
+    e = np.concatenate([p[2] for p in per_lane] or [np.zeros(0, np.int64)])
+    o = np.argsort(s, kind="stable")
+    return union_sorted(s[o], e[o])
+
+
 def with_utilization(model):
     """The model with its step-function integrals per (rank, group) for the average-utilization
     lines, and busy time per (rank, group)."""
     steps = {}
     busy = {}
-    for rank in sorted(set(model.lanes["rank"].tolist())):
-        for key, _title in model.groups_present(rank):
-            lanes = model.lanes_of(key, rank)
+    ranks = set(model.lanes["rank"].tolist())
+    chan_ranks = _channel_ranks(model)
+    for rank in sorted(ranks | chan_ranks):
+        present = model.groups_present(rank)
+        if rank in chan_ranks and all(k != "channel" for k, _ in present):
+            present.append(("channel", ""))  # copies into this rank recorded on another's lane
+        for key, _title in present:
+            lanes = channel_lanes(model, rank) if key == "channel" else model.lanes_of(key, rank)
             if key in MEMORY_GROUPS:
                 s_all, e_all, w_all = [], [], []
                 cap = 0
@@ -88,11 +132,17 @@ def with_utilization(model):
                 steps[(rank, key)] = StepIntegral.from_intervals(s, e, None, len(lanes))
                 busy[(rank, key)] = int((e - s).sum())
             else:  # channels, dp: busy when anything in the group is active
-                per_lane = busy_intervals(model, lanes)
-                s = np.concatenate([p[1] for p in per_lane])
-                e = np.concatenate([p[2] for p in per_lane])
-                o = np.argsort(s, kind="stable")
-                us, ue = union_sorted(s[o], e[o])
+                us, ue = _any_busy(model, lanes)
                 steps[(rank, key)] = StepIntegral.from_intervals(us, ue, None, 1)
-                busy[(rank, key)] = int((ue - us).sum())
-    return model.evolve(utilization_steps=steps, busy_ns=busy)
+                own = model.lanes_of(key, rank)
+                if len(own):  # busy time: the rank's own lanes (the stats' groups count those)
+                    if len(own) != len(lanes):
+                        us, ue = _any_busy(model, own)
+                    busy[(rank, key)] = int((ue - us).sum())
+    return model.evolve(utilization_steps=in_lane_order(steps), busy_ns=busy)
+
+
+def in_lane_order(steps):
+    """Step functions by (rank, group) in the lanes' order (one order however they were made:
+    bundles store them in it)."""
+    return dict(sorted(steps.items(), key=lambda kv: (kv[0][0], GROUP_KEYS.index(kv[0][1]))))
