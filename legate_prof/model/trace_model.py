@@ -49,6 +49,8 @@ class DrawRow:
 
 
 SUM_RANKS_PER_FRAME = 64
+# groups whose utilization is 1 while anything in them is active (not a share of lanes)
+ANY_ACTIVE_GROUPS = ("channel", "dp")
 
 
 def time_range_of(first, last, markers=()):
@@ -496,7 +498,9 @@ class TraceModel:
         ``rank=None`` is the all-ranks summary: the per-rank averages weighted by each rank's
         denominator (processor count or memory capacity), which is exact.  Up to
         ``SUM_RANKS_PER_FRAME`` ranks it sums the ranks' integrals at the bin edges (nothing to
-        build first); beyond, one step function of all ranks is built once.
+        build first); beyond, one step function of all ranks is built once.  Channels and
+        dependent partitioning (``ANY_ACTIVE_GROUPS``) are busy when anything is, on any rank,
+        as the reference's "all" line: their all-ranks step is the ranks' lines' union.
         """
         edges = np.linspace(t0, t1, bins + 1)
         if rank is not None:
@@ -504,7 +508,7 @@ class TraceModel:
             return step.average(edges) if step is not None else np.zeros(bins)
         step = self._ix.all_ranks_steps.get(group)
         steps = [s for (r, g), s in self.utilization_steps.items() if g == group]
-        if step is None and len(steps) > SUM_RANKS_PER_FRAME:
+        if step is None and (len(steps) > SUM_RANKS_PER_FRAME or group in ANY_ACTIVE_GROUPS):
             step = self._all_ranks_step(group)
         if step is not None:
             return step.average(edges)
@@ -524,6 +528,9 @@ class TraceModel:
                 cache[group] = None
             elif len(steps) == 1:
                 cache[group] = steps[0]
+            elif group in ANY_ACTIVE_GROUPS:
+                from .utilization import any_active
+                cache[group] = any_active(steps)
             else:
                 cache[group] = StepIntegral.sum(steps)
         return cache[group]

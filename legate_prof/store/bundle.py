@@ -198,7 +198,10 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True)
     by_group = {}
     for (_, g), st in model.utilization_steps.items():
         by_group.setdefault(g, []).append(st)
-    all_steps = [{"group": g, **_SumOnWrite(steps).doc(indexes)}
+    from .trace_model import ANY_ACTIVE_GROUPS
+    from .utilization import any_active
+    all_steps = [{"group": g, **(_step_doc(any_active(steps), indexes) if g in ANY_ACTIVE_GROUPS
+                                 else _SumOnWrite(steps).doc(indexes))}
                  for g, steps in sorted(by_group.items()) if len(steps) > 1]
     doc = {
         "all_steps": all_steps,
