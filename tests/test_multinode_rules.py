@@ -8,10 +8,10 @@
 
 import numpy as np
 
-from legate_prof.kinds import ItemKind
-from legate_prof.legion_writer import LegionProfWriter
-from legate_prof.loader import load_profile
-from legate_prof.stats import compute_stats
+from legate_prof.model.kinds import ItemKind
+from legate_prof.read.legion_writer import LegionProfWriter
+from legate_prof.load.loader import load_profile
+from legate_prof.analyze.stats import compute_stats
 
 UTIL = 0x1D00000000000000  # processor ids of node 0: tag 0x1d, node in bits 40..55
 CPU = 3

@@ -23,7 +23,7 @@ from legate_prof.assemble.lane_layout import lane_table
 from legate_prof.assemble.rank_checks import cross_file_problems
 from legate_prof.assemble.record_items import dedup, first_by_key
 from legate_prof.model.trace_model import LazyTable, TraceModel
-from legate_prof.assemble.utilization import any_active, in_lane_order
+from legate_prof.assemble.utilization import in_lane_order
 
 _LANE_KEYS = ("rank", "group", "ref", "ref2")
 
@@ -207,7 +207,7 @@ class MergePlan:
         for s in small:
             for k, v in s.steps.items():
                 # a rank's channel line from two models: copies into it recorded by another
-                steps[k] = any_active([steps[k], v]) if k in steps else v
+                steps[k] = StepIntegral.any_active([steps[k], v]) if k in steps else v
             busy.update(s.busy_ns)  # (own lanes only: the ranks' are disjoint)
         merged = TraceModel(
             items=items, lanes=lanes, names=self.names, ops=ops, provenances=self.provenances,

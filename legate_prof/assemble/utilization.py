@@ -71,18 +71,6 @@ def _channel_ranks(model):
         node_of_id(model.lanes["ref2"][lanes]).astype(np.int64).tolist())
 
 
-def any_active(steps):
-    """One binary ("anything active") step function from several: a rank's channel line made
-    in two models (copies into the rank recorded by another rank's file)."""
-    total = StepIntegral.sum(steps)
-    if len(total.t) < 2:
-        return StepIntegral.from_intervals(np.zeros(0), np.zeros(0), None, 1)
-    level = np.diff(total.integral) / np.maximum(np.diff(total.t), 1e-300)
-    on = level > 0.5
-    us, ue = union_sorted(total.t[:-1][on], total.t[1:][on])
-    return StepIntegral.from_intervals(us, ue, None, 1)
-
-
 def _any_busy(model, lanes):
     """Disjoint intervals where any of ``lanes`` is busy."""
     per_lane = busy_intervals(model, lanes)

@@ -529,8 +529,7 @@ class TraceModel:
             elif len(steps) == 1:
                 cache[group] = steps[0]
             elif group in ANY_ACTIVE_GROUPS:
-                from .utilization import any_active
-                cache[group] = any_active(steps)
+                cache[group] = StepIntegral.any_active(steps)
             else:
                 cache[group] = StepIntegral.sum(steps)
         return cache[group]

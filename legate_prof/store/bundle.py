@@ -23,7 +23,7 @@ from legate_prof.store.bundle_check import BundleDamage, check_bundle
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import atomic_output
 from legate_prof.model.intervals import StepIntegral
-from legate_prof.model.trace_model import _StackedLane, renumbered
+from legate_prof.model.trace_model import ANY_ACTIVE_GROUPS, _StackedLane, renumbered
 
 BUNDLE_MAGIC = b"LPBUNDLE"
 FORMAT_VERSION = 3  # 3: calls folded into waits; items.detail
@@ -198,9 +198,8 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True)
     by_group = {}
     for (_, g), st in model.utilization_steps.items():
         by_group.setdefault(g, []).append(st)
-    from .trace_model import ANY_ACTIVE_GROUPS
-    from .utilization import any_active
-    all_steps = [{"group": g, **(_step_doc(any_active(steps), indexes) if g in ANY_ACTIVE_GROUPS
+    all_steps = [{"group": g, **(_step_doc(StepIntegral.any_active(steps), indexes)
+                                 if g in ANY_ACTIVE_GROUPS
                                  else _SumOnWrite(steps).doc(indexes))}
                  for g, steps in sorted(by_group.items()) if len(steps) > 1]
     doc = {
