@@ -164,13 +164,7 @@ def test_goldens_are_what_the_reference_prints_now(profile):
 
 
 # -- shading and utilization: the reference's trace and legacy outputs -----------------------
-# efficient_0.prof has a scheduler wait that starts before the call it is moved into: the
-# reference's statistics subtract all of it from that call (we agree, above) while its trace
-# draws only the part inside the call; our shades follow the statistics (one waits table).
-STRADDLE = "the reference's trace cuts a straddling wait that its statistics count whole " \
-           "(docs/reference_differences.md)"
-STATE_PROFILES = [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=STRADDLE))
-                  if p.name == "efficient_0.prof" else p for p in PROFILES]
+STATE_PROFILES = PROFILES
 PROCESSOR_ITEM_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.MAPPER_CALL,
                         ItemKind.RUNTIME_CALL, ItemKind.APP_CALL, ItemKind.PROF_TASK)
 

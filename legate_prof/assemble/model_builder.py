@@ -14,7 +14,7 @@ from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copie
                            group_of, log_last_time, pairs, unique_inverse)
 from legate_prof.assemble.stream_items import add_stream_items
 from legate_prof.assemble.utilization import with_utilization
-from legate_prof.assemble.wait_matching import match_waits
+from legate_prof.assemble.wait_matching import META_RECORDS, match_waits
 
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -112,6 +112,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
 
     # ---- timeline items ------------------------------------------------------------------
     variant_pairs = {}
+    meta_rows = {}  # (log index, MetaInfo / MessageInfo) -> first row among the items' parts
     for log in logs:
         for rec in ("TaskInfo", "ImplicitTaskInfo", "GPUTaskInfo"):
             t = log.table(rec)
@@ -157,6 +158,8 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
             if len(t) == 0:
                 continue
             f = t.dtype.names
+            if rec in META_RECORDS:  # where its rows start among all items' rows
+                meta_rows[(logs.index(log), rec)] = items.count()
             items.add(start=t["start"], stop=t["stop"],
                       create=t["create"] if "create" in f else None,
                       ready=t["ready"] if "ready" in f else None,
@@ -203,8 +206,12 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
     ops = _ops_table(logs, runtime_ops, prov_strings, provs)
 
     # ---- waits ------------------------------------------------------------------------------
-    waits = match_waits(
-        model_items, logs, lambda lg: names.map_keys(lg, meta_names, lambda k: f"Meta {k}"))
+    item_of_row = np.empty(len(final_order), np.int64)  # items' parts' row -> model item
+    item_of_row[final_order] = np.arange(len(final_order))
+    meta_items = [{rec: item_of_row[meta_rows[(k, rec)]:meta_rows[(k, rec)] + log.count(rec)]
+                   for rec in META_RECORDS if (k, rec) in meta_rows}
+                  for k, log in enumerate(logs)]
+    waits = match_waits(model_items, logs, meta_items)
     fevent = np.concatenate([np.zeros(len(p["start"]), np.uint64) if p["fevent"] is None
                              else p["fevent"] for p in items.parts] or [np.zeros(0, np.uint64)])
     waits, orphans = nest_calls(model_items["kind"], model_items["start"],

@@ -23,6 +23,7 @@ from legate_prof.assemble.lane_layout import lane_table
 from legate_prof.assemble.rank_checks import cross_file_problems
 from legate_prof.assemble.record_items import dedup, first_by_key
 from legate_prof.model.trace_model import LazyTable, TraceModel
+from legate_prof.assemble.utilization import in_lane_order
 
 _LANE_KEYS = ("rank", "group", "ref", "ref2")
 
@@ -202,11 +203,16 @@ class MergePlan:
         variants = {(int(nm[i]), g): v for s, nm in zip(small, self.name_maps)
                     for (i, g), v in s.variants.items()}
         ends = [s.runtime_end_ns for s in small if s.runtime_end_ns is not None]
+        steps, busy = {}, {}
+        for s in small:
+            for k, v in s.steps.items():
+                # a rank's channel line from two models: copies into it recorded by another
+                steps[k] = StepIntegral.any_active([steps[k], v]) if k in steps else v
+            busy.update(s.busy_ns)  # (own lanes only: the ranks' are disjoint)
         merged = TraceModel(
             items=items, lanes=lanes, names=self.names, ops=ops, provenances=self.provenances,
             waits=waits, transfers=transfers, ranks=ranks, procs=procs, mems=mems,
-            utilization_steps={k: v for s in small for k, v in s.steps.items()},
-            busy_ns={k: v for s in small for k, v in s.busy_ns.items()},
+            utilization_steps=in_lane_order(steps), busy_ns=busy,
             variant_by_name_group=variants, runtime_end_ns=max(ends) if ends else None,
             warnings=warnings, markers=[mk for s in small for mk in s.markers],
             sources=[p for s in small for p in s.sources], stacked=small[0].stacked)

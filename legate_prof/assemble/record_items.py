@@ -43,6 +43,10 @@ class ItemParts:
     def __init__(self):
         self.parts = []
 
+    def count(self):
+        """Rows added so far (the next part's first row among all parts' rows)."""
+        return sum(len(p["start"]) for p in self.parts)
+
     def add(self, *, start, stop, create=None, ready=None, group, ref, ref2=None, rank=None,
             name, kind, op_id=None, extra=None, fevent=None, detail=0):
         n = len(start)

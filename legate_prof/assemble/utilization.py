@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.intervals import StepIntegral, subtract_waits, union_sorted
-from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS
+from legate_prof.model.intervals import StepIntegral, union_sorted
+from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, node_of_id
 
 def busy_intervals(model, lanes):
     """Per lane, disjoint busy intervals (waits cut out). Returns list of (lane, starts, stops)."""
@@ -21,16 +21,63 @@ def busy_intervals(model, lanes):
         wl = np.searchsorted(w["item"], lo) if len(w["item"]) else 0
         wh = np.searchsorted(w["item"], hi) if len(w["item"]) else 0
         if wh > wl:
-            witem = w["item"][wl:wh] - lo
-            has = np.zeros(hi - lo, bool)
-            has[witem] = True
-            pi, ps, pe = subtract_waits(s, e, witem, w["start"][wl:wh], w["end"][wl:wh])
-            s = np.concatenate([s[~has], ps])
-            e = np.concatenate([e[~has], pe])
+            us, ue = busy_by_count(s, e, w["start"][wl:wh], w["end"][wl:wh])
+            out.append((L, us, ue))
+            continue
         o = np.argsort(s, kind="stable")
         us, ue = union_sorted(s[o], e[o])
         out.append((L, us, ue))
     return out
+
+
+def busy_by_count(start, stop, wait_start, wait_end):
+    """Busy intervals of one lane as the reference counts them (``Proc::sort_time_range``,
+    ``convert_points_to_utilization``): +1 at each item's start and each wait's end, -1 at
+    each item's stop and each wait's start, starts before stops at equal times; the lane is
+    busy while the count is at least 1.  The same as the union of the items with their own
+    waits cut out when every wait lies inside its item; it differs where Legion wrote a wait
+    that begins before its task (the external thread's implicit task on multi-rank runs):
+    then the wait also stops what else runs on the lane.  Returns (starts, stops), disjoint,
+    sorted, no empty interval."""
+    t = np.concatenate([start, wait_end, stop, wait_start]).astype(np.int64)
+    n_up = len(start) + len(wait_end)
+    delta = np.ones(len(t), np.int64)
+    delta[n_up:] = -1
+    o = np.lexsort((delta < 0, t))  # by time, +1 before -1
+    t, delta = t[o], delta[o]
+    count = np.cumsum(delta)
+    before = count - delta
+    us = t[(before < 1) & (count >= 1)]
+    ue = t[(before >= 1) & (count < 1)]
+    keep = ue > us
+    return us[keep], ue[keep]
+
+
+def channel_lanes(model, rank):
+    """The channel lanes whose copies count in ``rank``'s channel utilization: as in the
+    reference (``group_node_chan_kind_timepoints``), a copy channel counts on the node of its
+    source and on the node of its destination memory, a fill on its destination's.  (Our
+    lane sits on one rank only: the source's, or the destination's for a fill.)"""
+    lanes = model.lanes_of("channel")
+    ref2 = model.lanes["ref2"][lanes]
+    into = (model.lanes["ref"][lanes] != 0) & (node_of_id(ref2) == rank)
+    return lanes[(model.lanes["rank"][lanes] == rank) | into]
+
+
+def _channel_ranks(model):
+    """Ranks whose channel utilization has a copy: each lane's and each copy's destination's."""
+    lanes = model.lanes_of("channel")
+    return set(model.lanes["rank"][lanes].tolist()) | set(
+        node_of_id(model.lanes["ref2"][lanes]).astype(np.int64).tolist())
+
+
+def _any_busy(model, lanes):
+    """Disjoint intervals where any of ``lanes`` is busy."""
+    per_lane = busy_intervals(model, lanes)
+    s = np.concatenate([p[1] for p in per_lane] or [np.zeros(0, np.int64)])
+    e = np.concatenate([p[2] for p in per_lane] or [np.zeros(0, np.int64)])
+    o = np.argsort(s, kind="stable")
+    return union_sorted(s[o], e[o])
 
 
 def with_utilization(model):
@@ -38,9 +85,14 @@ def with_utilization(model):
     lines, and busy time per (rank, group)."""
     steps = {}
     busy = {}
-    for rank in sorted(set(model.lanes["rank"].tolist())):
-        for key, _title in model.groups_present(rank):
-            lanes = model.lanes_of(key, rank)
+    ranks = set(model.lanes["rank"].tolist())
+    chan_ranks = _channel_ranks(model)
+    for rank in sorted(ranks | chan_ranks):
+        present = model.groups_present(rank)
+        if rank in chan_ranks and all(k != "channel" for k, _ in present):
+            present.append(("channel", ""))  # copies into this rank recorded on another's lane
+        for key, _title in present:
+            lanes = channel_lanes(model, rank) if key == "channel" else model.lanes_of(key, rank)
             if key in MEMORY_GROUPS:
                 s_all, e_all, w_all = [], [], []
                 cap = 0
@@ -68,11 +120,17 @@ def with_utilization(model):
                 steps[(rank, key)] = StepIntegral.from_intervals(s, e, None, len(lanes))
                 busy[(rank, key)] = int((e - s).sum())
             else:  # channels, dp: busy when anything in the group is active
-                per_lane = busy_intervals(model, lanes)
-                s = np.concatenate([p[1] for p in per_lane])
-                e = np.concatenate([p[2] for p in per_lane])
-                o = np.argsort(s, kind="stable")
-                us, ue = union_sorted(s[o], e[o])
+                us, ue = _any_busy(model, lanes)
                 steps[(rank, key)] = StepIntegral.from_intervals(us, ue, None, 1)
-                busy[(rank, key)] = int((ue - us).sum())
-    return model.evolve(utilization_steps=steps, busy_ns=busy)
+                own = model.lanes_of(key, rank)
+                if len(own):  # busy time: the rank's own lanes (the stats' groups count those)
+                    if len(own) != len(lanes):
+                        us, ue = _any_busy(model, own)
+                    busy[(rank, key)] = int((ue - us).sum())
+    return model.evolve(utilization_steps=in_lane_order(steps), busy_ns=busy)
+
+
+def in_lane_order(steps):
+    """Step functions by (rank, group) in the lanes' order (one order however they were made:
+    bundles store them in it)."""
+    return dict(sorted(steps.items(), key=lambda kv: (kv[0][0], GROUP_KEYS.index(kv[0][1]))))

@@ -6,12 +6,15 @@ import numpy as np
 
 from legate_prof.model.kinds import ItemKind
 
-def match_waits(it, logs, meta_name_ids=None):
+def match_waits(it, logs, meta_items=None):
     """Attach wait intervals to their items.
 
-    TaskWaitInfo names the task's op.  MetaWaitInfo names (op, meta kind) and belongs to the
-    last meta task of that pair that started before the wait (Legion's own rule).
-    ``it`` is the model's item table.
+    TaskWaitInfo names the task's op.  A MetaWaitInfo names (op, lg_id) and belongs, as in
+    the reference (``State::find_last_meta_mut``), to the last MetaInfo or MessageInfo of that
+    (op, lg_id) read before it, files in the order given and records in file order: Legion
+    writes each meta-task's or message's waits right after it, so that is the record just
+    before the wait.  ``meta_items[k][rec]`` is the model item of each row of
+    ``logs[k].table(rec)`` for ``rec`` in ``META_RECORDS``.  ``it`` is the model's item table.
     """
     parts = []
     tw = [log.table("TaskWaitInfo") for log in logs]
@@ -26,42 +29,77 @@ def match_waits(it, logs, meta_name_ids=None):
         ok = ops_s[pos] == tw["op_id"]
         parts.append((is_task[order[pos]][ok], tw["wait_start"][ok], tw["wait_ready"][ok],
                       tw["wait_end"][ok]))
-    mw = [log.table("MetaWaitInfo") for log in logs]
-    mw = [t for t in mw if len(t)]
-    is_meta = np.flatnonzero(it["kind"] == ItemKind.META)
-    if mw and len(is_meta) and meta_name_ids is not None:
-        mw = np.concatenate(mw)
-        parts.append(_match_meta_waits(it, is_meta, mw, meta_name_ids(mw["lg_id"])))
+    if meta_items is not None and any(log.count("MetaWaitInfo") for log in logs):
+        parts.append(_match_meta_waits(logs, meta_items))
     if not parts:
         return {k: np.zeros(0, np.int64) for k in ("item", "start", "ready", "end")}
     item = np.concatenate([p[0] for p in parts])
     ws, wr, we = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))
-    # clamp into the item's execution
-    s, e = it["start"][item], it["stop"][item]
-    ws = np.clip(ws, s, e)
+    # clamp into the item's execution -- but a wait may begin before its item starts: Legion
+    # writes that for the external thread's implicit task on multi-rank runs, and the
+    # reference keeps it whole (statistics subtract all of it; utilization counts it)
+    e = it["stop"][item]
+    ws = np.minimum(ws, e)
     we = np.clip(we, ws, e)
     wr = np.clip(wr, ws, we)
     o = np.lexsort((ws, item))
     return {"item": item[o].astype(np.int64), "start": ws[o], "ready": wr[o], "end": we[o]}
 
 
-def _match_meta_waits(it, is_meta, mw, wait_names):
-    """Vectorized 'last meta task of the same (op, kind) starting before the wait'."""
-    n_i, n_w = len(is_meta), len(mw)
-    op = np.concatenate([it["op_id"][is_meta], mw["op_id"].astype(np.uint64)])
-    name = np.concatenate([it["name"][is_meta], wait_names]).astype(np.int64)
-    t = np.concatenate([it["start"][is_meta], mw["wait_start"]])
-    is_wait = np.concatenate([np.zeros(n_i, bool), np.ones(n_w, bool)])
-    order = np.lexsort((is_wait, t, name, op))  # by (op, kind, time), items before waits
-    op_o, name_o, w_o = op[order], name[order], is_wait[order]
+META_RECORDS = ("MetaInfo", "MessageInfo")
+_FILE_SHIFT = 40  # reading order = (file index << 40) + record index in the file
+
+
+def _reading_order(log, k, rec, table, time_field):
+    """Where each row of ``table`` comes in the reference's reading order: the file's index,
+    then the record's place in the file (``LegionLog.positions``; a log without them, made
+    by hand, falls back on time order)."""
+    pos = log.positions(rec) if hasattr(log, "positions") else None
+    if pos is None:
+        pos = np.asarray(table[time_field], np.int64)
+        pos = pos - (pos.min() if len(pos) else 0)
+    return (np.int64(k) << _FILE_SHIFT) + pos.astype(np.int64)
+
+
+def _match_meta_waits(logs, meta_items):
+    """Vectorized 'last MetaInfo / MessageInfo of the same (op, lg_id) read before the wait'."""
+    c_op, c_lg, c_at, c_item, w_op, w_lg, w_at, w_rows = [], [], [], [], [], [], [], []
+    for k, log in enumerate(logs):
+        for rec in META_RECORDS:
+            t = log.table(rec)
+            if len(t) == 0:
+                continue
+            c_op.append(t["op_id"].astype(np.uint64))
+            c_lg.append(t["lg_id"].astype(np.int64))
+            c_at.append(_reading_order(log, k, rec, t, "start"))
+            c_item.append(np.asarray(meta_items[k][rec], np.int64))
+        t = log.table("MetaWaitInfo")
+        if len(t):
+            w_op.append(t["op_id"].astype(np.uint64))
+            w_lg.append(t["lg_id"].astype(np.int64))
+            w_at.append(_reading_order(log, k, "MetaWaitInfo", t, "wait_start"))
+            w_rows.append(t)
+    empty = np.zeros(0, np.int64)
+    if not c_op or not w_op:
+        return empty, empty, empty, empty
+    mw = np.concatenate(w_rows)
+    n_i = sum(len(x) for x in c_op)
+    op = np.concatenate(c_op + w_op)
+    lg = np.concatenate(c_lg + w_lg)
+    at = np.concatenate(c_at + w_at)
+    item_of = np.concatenate(c_item)
+    is_wait = np.zeros(len(op), bool)
+    is_wait[n_i:] = True
+    order = np.lexsort((is_wait, at, lg, op))  # by (op, lg_id, reading order)
+    op_o, lg_o, w_o = op[order], lg[order], is_wait[order]
     new_group = np.ones(len(order), bool)
-    new_group[1:] = (op_o[1:] != op_o[:-1]) | (name_o[1:] != name_o[:-1])
+    new_group[1:] = (op_o[1:] != op_o[:-1]) | (lg_o[1:] != lg_o[:-1])
     group = np.cumsum(new_group)
-    # position of the last item at or before each row, then whether it is in the same group
+    # position of the last meta-task at or before each row, then whether it is in the group
     last_item = np.maximum.accumulate(np.where(~w_o, np.arange(len(order)), -1))
     rows = np.flatnonzero(w_o)
     li = last_item[rows]
     ok = (li >= 0) & (group[np.maximum(li, 0)] == group[rows])
     wait_idx = order[rows[ok]] - n_i
-    item = is_meta[order[li[ok]]]
+    item = item_of[order[li[ok]]]
     return item, mw["wait_start"][wait_idx], mw["wait_ready"][wait_idx], mw["wait_end"][wait_idx]

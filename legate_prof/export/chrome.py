@@ -49,7 +49,8 @@ def pieces(model, lo, hi):
     items = np.arange(lo, hi, dtype=np.int64)
     item = np.concatenate([wi, wi, wi, items])
     t0 = np.concatenate([prev_end, ws, wr, last_start])
-    t1 = np.concatenate([ws, wr, we, it["stop"][lo:hi]])
+    # (a wait may begin before its item: the running piece before it is then empty)
+    t1 = np.maximum(np.concatenate([ws, wr, we, it["stop"][lo:hi]]), t0)
     state = np.concatenate([np.full(len(wi), RUNNING), np.full(len(wi), WAITING),
                             np.full(len(wi), READY), np.full(hi - lo, RUNNING)]).astype(np.int8)
     order = np.lexsort((t0, item))

@@ -315,6 +315,19 @@ class StepIntegral:
         """How many breakpoints ``sum(steps, distinct=False)`` has."""
         return sum(len(s.t) for s in steps if len(s.t) >= 2) or 1
 
+    @classmethod
+    def any_active(cls, steps):
+        """The step function that is 1 while any of ``steps`` is above 0, else 0 (denominator
+        1): the union of busy/idle lines (channels, dependent partitioning), where a sum
+        would be a share."""
+        total = cls.sum(steps)
+        if len(total.t) < 2:
+            return cls.from_intervals(np.zeros(0), np.zeros(0), None, 1)
+        level = np.diff(total.integral) / np.maximum(np.diff(total.t), 1e-300)
+        on = level > 0.5
+        us, ue = union_sorted(total.t[:-1][on], total.t[1:][on])
+        return cls.from_intervals(us, ue, None, 1)
+
     def coarse_index(self):
         """Every BLOCK-th breakpoint (a bundle stores it: making it reads every page of t)."""
         return np.ascontiguousarray(self.t[::self.BLOCK])

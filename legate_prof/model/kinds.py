@@ -77,6 +77,8 @@ GROUPS = [
     ("dp", "dp", "dp", "orangered"),
     ("ops", "ops", "op", "slategray"),
 ]
+# groups whose utilization is 1 while anything in them is active (not a share of lanes)
+ANY_ACTIVE_GROUPS = ("channel", "dp")
 GROUP_KEYS = [g[0] for g in GROUPS]
 GROUP_INDEX = {g[0]: i for i, g in enumerate(GROUPS)}
 GROUP_TITLE = {g[0]: g[1] for g in GROUPS}

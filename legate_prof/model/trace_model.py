@@ -16,7 +16,7 @@ import numpy as np
 
 from legate_prof.model.intervals import StepIntegral, stack_lanes
 from legate_prof.model.item_parts import ItemPart
-from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE
+from legate_prof.model.kinds import ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE
 from legate_prof.model.lazy_table import LazyTable, sorted_lookup
 from legate_prof.model.stacking import StackedLane, renumbered
 
@@ -300,6 +300,8 @@ class TraceModel:
                 cache[group] = None
             elif len(steps) == 1:
                 cache[group] = steps[0]
+            elif group in ANY_ACTIVE_GROUPS:
+                cache[group] = StepIntegral.any_active(steps)
             else:
                 cache[group] = StepIntegral.sum(steps)
         return cache[group]

@@ -142,6 +142,10 @@ class LegionLog:
     legion_version: str
     layouts: dict
     tables: dict = field(default_factory=dict)
+    # record -> index in the file (0-based, over all records) of each row of its table, for
+    # the records whose file order matters (``SEQ_TABLES``: a MetaWaitInfo follows the
+    # MetaInfo / MessageInfo it belongs to)
+    seq: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)
     record_count: int = 0
     byte_size: int = 0
@@ -151,6 +155,11 @@ class LegionLog:
 
     def count(self, name):
         return len(self.tables.get(name, ()))
+
+    def positions(self, name):
+        """File position (record index) of each row of ``name``'s table, or None."""
+        p = self.seq.get(name)
+        return p if p is not None and len(p) == self.count(name) else None
 
 
 class LegionProfReader:
@@ -259,8 +268,11 @@ class LegionProfReader:
         state = {"max_dim": 3, "uuid_size": 16}
         id_bytes = {rid: struct.pack("<i", rid) for rid in layouts}
         count = 0
+        runs = {}  # name -> [(first record index, records)] for SEQ_TABLES
 
         def add(name, tag, data):
+            if name in SEQ_TABLES:
+                runs.setdefault(name, []).append((count, len(data) if tag == "arr" else 1))
             lst = parts.setdefault(name, [])
             if tag != "arr" and lst and lst[-1][0] == tag:
                 lst[-1][1].append(data)
@@ -330,6 +342,8 @@ class LegionProfReader:
                 count += 1
         log.record_count = count
         log.tables = _assemble(layouts, parts)
+        log.seq = {name: np.concatenate([np.arange(a, a + k, dtype=np.int64) for a, k in r])
+                   for name, r in runs.items()}
         for problem in check_tables(log.tables):
             log.warnings.append(ProfileWarning(self.path, problem))
 
@@ -346,6 +360,10 @@ class LegionProfReader:
         if pos + ext.itemsize > n:
             raise _Truncated
         return 0, bytes(raw[pos:pos + ext.itemsize])
+
+
+# Records whose rows keep their place in the file (``LegionLog.positions``).
+SEQ_TABLES = frozenset({"MetaInfo", "MessageInfo", "MetaWaitInfo"})
 
 
 class _Truncated(Exception):

@@ -24,6 +24,7 @@ from legate_prof.store.bundle_check import BundleDamage, check_bundle
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import atomic_output
 from legate_prof.model.intervals import StepIntegral
+from legate_prof.model.kinds import ANY_ACTIVE_GROUPS
 
 BUNDLE_MAGIC = b"LPBUNDLE"
 FORMAT_VERSION = 4  # 4: lanes named by model.lane_names; 3: calls folded into waits, items.detail
@@ -174,7 +175,9 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True)
     by_group = {}
     for (_, g), st in model.utilization_steps.items():
         by_group.setdefault(g, []).append(st)
-    all_steps = [{"group": g, **_SumOnWrite(steps).doc(indexes)}
+    all_steps = [{"group": g, **(_step_doc(StepIntegral.any_active(steps), indexes)
+                                 if g in ANY_ACTIVE_GROUPS
+                                 else _SumOnWrite(steps).doc(indexes))}
                  for g, steps in sorted(by_group.items()) if len(steps) > 1]
     doc = {
         "all_steps": all_steps,
