@@ -65,6 +65,21 @@ def launch(name):
     return _Launch(name)
 
 
+# The element-wise operations behind ndarray's operators (``binary``, ``compare``, ``unary``,
+# ``as_array``, ``matmul``) make new arrays, so they live with the NumPy-style functions in
+# ``runtime.numpy``, which registers them here when it loads: neither module imports the other
+# back.
+OPERATIONS = {}
+
+
+def operation(name):
+    """The registered element-wise operation ``name`` (loading ``runtime.numpy`` if needed)."""
+    if not OPERATIONS:
+        import importlib
+        importlib.import_module(__package__ + ".numpy")
+    return OPERATIONS[name]
+
+
 def legate_type(dtype):
     try:
         return _LEGATE_TYPES[np.dtype(dtype)]
@@ -78,7 +93,7 @@ class ndarray:
     __array_priority__ = 1000
 
     def __init__(self, store, dtype, base=None, site=None):
-        self._store = store
+        self.store = store  # the Legate store (a slice of one for views)
         self.dtype = np.dtype(dtype)
         self.shape = tuple(int(s) for s in store.shape)
         self._base = base
@@ -98,7 +113,7 @@ class ndarray:
     def from_numpy(cls, a):
         a = np.ascontiguousarray(a)
         out = cls.empty(a.shape if a.shape else (1,), a.dtype)
-        np.asarray(out._store.get_physical_store().get_inline_allocation())[...] = \
+        np.asarray(out.store.get_physical_store().get_inline_allocation())[...] = \
             a.reshape(out.shape)
         return out
 
@@ -126,7 +141,7 @@ class ndarray:
         return self.shape[0]
 
     def __array__(self, dtype=None, copy=None):
-        a = np.array(np.asarray(self._store.get_physical_store().get_inline_allocation()))
+        a = np.array(np.asarray(self.store.get_physical_store().get_inline_allocation()))
         return a.astype(dtype) if dtype is not None else a
 
     def to_numpy(self):
@@ -153,19 +168,19 @@ class ndarray:
     def astype(self, dtype, copy=True):
         out = ndarray.empty(self.shape, dtype)
         with launch("Convert"):
-            T.Convert(self._store, out._store)
+            T.Convert(self.store, out.store)
         return out
 
     def copy(self):
         out = ndarray.empty(self.shape, self.dtype)
         with launch("Copy"):
-            T.Assign(self._store, out._store)
+            T.Assign(self.store, out.store)
         return out
 
     def stencil_hint(self, low_offsets, high_offsets):
         """cuPyNumeric's hint: allocate the halo once (Legate's bloated-instance prefetch)."""
         with launch("StencilHint"):
-            runtime().prefetch_bloated_instances(self._store, tuple(low_offsets),
+            runtime().prefetch_bloated_instances(self.store, tuple(low_offsets),
                                                  tuple(high_offsets), False)
 
     def sum(self, axis=None, dtype=None):
@@ -203,7 +218,7 @@ class ndarray:
         shape = (1,) if axis is None else tuple(s for k, s in enumerate(self.shape) if k != axis)
         out = ndarray.empty(shape or (1,), dt)
         with launch("Reduce"):
-            T.Reduce(self._store, out._store, T.REDUCE.index(op), -1 if axis is None else axis)
+            T.Reduce(self.store, out.store, T.REDUCE.index(op), -1 if axis is None else axis)
         return out.item() if axis is None or not shape else out
 
     def reshape(self, *shape):
@@ -216,7 +231,7 @@ class ndarray:
             raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
         out = ndarray.empty(shape, self.dtype)
         with launch("Reshape"):
-            T.Reshape(self._store, out._store)
+            T.Reshape(self.store, out.store)
         return out
 
     def transpose(self, *axes):
@@ -229,7 +244,7 @@ class ndarray:
             return self
         out = ndarray.empty(tuple(reversed(self.shape)), self.dtype)
         with launch("Transpose"):
-            T.Transpose(self._store, out._store)
+            T.Transpose(self.store, out.store)
         return out
 
     @property
@@ -237,16 +252,14 @@ class ndarray:
         return self.transpose()
 
     def __matmul__(self, other):
-        from .numpy import matmul
-        return matmul(self, other)
+        return operation("matmul")(self, other)
 
     def __rmatmul__(self, other):
-        from .numpy import matmul
-        return matmul(other, self)
+        return operation("matmul")(other, self)
 
     def fill(self, value):
         with launch("Fill"):
-            T.Fill(self._store, float(value))
+            T.Fill(self.store, float(value))
 
     def _strided(self, key):
         """A 1-d slice with a step: (start, stop or -1, step, length), else None."""
@@ -260,7 +273,7 @@ class ndarray:
     def _slice_view(self, key):
         if not isinstance(key, tuple):
             key = (key,)
-        store = self._store
+        store = self.store
         dim = 0
         for k in key:
             if k is Ellipsis:
@@ -291,7 +304,7 @@ class ndarray:
             out = ndarray.empty((st[3],), self.dtype)
             if st[3]:
                 with launch("StridedSlice"):
-                    T.StridedSlice(self._store, out._store, *st[:3])
+                    T.StridedSlice(self.store, out.store, *st[:3])
             return out
         view = self._slice_view(key)
         if view is None:
@@ -309,13 +322,12 @@ class ndarray:
             return _scatter(self, (key,), value)
         st = self._strided(key)
         if st is not None:
-            from .numpy import _as_array
             vals = value if isinstance(value, ndarray) else \
-                _as_array(np.full((st[3],), value, self.dtype))
+                operation("as_array")(np.full((st[3],), value, self.dtype))
             if vals.dtype != self.dtype:
                 vals = vals.astype(self.dtype)
             with launch("StridedAssign"):
-                T.StridedAssign(self._store, vals._store, self._store, *st[:3])
+                T.StridedAssign(self.store, vals.store, self.store, *st[:3])
             return
         view = self._slice_view(key)
         if view is None:
@@ -324,15 +336,15 @@ class ndarray:
             if value.shape != view.shape:
                 raise ValueError(f"could not broadcast {value.shape} into {view.shape}")
             with launch("Copy"):
-                T.Assign(value._store, view._store)
+                T.Assign(value.store, view.store)
         else:
             with launch("Fill"):
-                T.Fill(view._store, float(value))
+                T.Fill(view.store, float(value))
 
     # ---- arithmetic ---------------------------------------------------------------------
     def _bin(self, other, op, reverse=False):
-        from .numpy import _binary
-        return _binary(op, other, self) if reverse else _binary(op, self, other)
+        binary = operation("binary")
+        return binary(op, other, self) if reverse else binary(op, self, other)
 
     def __add__(self, o): return self._bin(o, "add")
     def __radd__(self, o): return self._bin(o, "add", True)
@@ -349,8 +361,7 @@ class ndarray:
     def __xor__(self, o): return self._bin(o, "logical_xor" if self.dtype == np.bool_ else "bitwise_xor")
 
     def _inplace(self, other, op):
-        from .numpy import _binary
-        _binary(op, self, other, out=self)
+        operation("binary")(op, self, other, out=self)
         return self
 
     def __iadd__(self, o): return self._inplace(o, "add")
@@ -362,8 +373,7 @@ class ndarray:
     def __ifloordiv__(self, o): return self._inplace(o, "floor_divide")
 
     def _cmp(self, other, op):
-        from .numpy import _compare
-        return _compare(op, self, other)
+        return operation("compare")(op, self, other)
 
     def __lt__(self, o): return self._cmp(o, "less")
     def __le__(self, o): return self._cmp(o, "less_equal")
@@ -373,42 +383,41 @@ class ndarray:
     def __ne__(self, o): return self._cmp(o, "not_equal")
 
     def __neg__(self):
-        from .numpy import _unary
-        return _unary("negative", self)
+        return operation("unary")("negative", self)
 
     def __invert__(self):
-        from .numpy import _unary
-        return _unary("logical_not" if self.dtype == np.bool_ else "invert", self)
+        return operation("unary")("logical_not" if self.dtype == np.bool_ else "invert", self)
 
     __hash__ = None
 
 
-def _count(mask):
+def count_true(mask):
+    """How many elements of a boolean array are true (one CountNonzero task)."""
     out = ndarray.empty((1,), np.int64)
     with launch("CountNonzero"):
-        runtime().issue_fill(out._store, 0)
-        T.CountNonzero(mask._store, out._store)
+        runtime().issue_fill(out.store, 0)
+        T.CountNonzero(mask.store, out.store)
     return int(out.item())
 
 
 def _mask_select(x, mask):
     if mask.shape != x.shape:
         raise IndexError(f"boolean index shape {mask.shape} does not match {x.shape}")
-    n = _count(mask)
+    n = count_true(mask)
     out = ndarray.empty((n,), x.dtype)
     if n:
         with launch("BoolMaskSelect"):
-            T.MaskSelect(x._store, mask._store, out._store)
+            T.MaskSelect(x.store, mask.store, out.store)
     return out
 
 
 def _mask_assign(x, mask, value):
     if isinstance(value, ndarray):
         with launch("BoolMaskAssign"):
-            T.MaskAssign(x._store, mask._store, value._store, x._store)
+            T.MaskAssign(x.store, mask.store, value.store, x.store)
     else:
         with launch("PutMask"):
-            T.PutMaskScalar(x._store, mask._store, x._store, float(value))
+            T.PutMaskScalar(x.store, mask.store, x.store, float(value))
 
 
 def _gather(x, index):
@@ -417,18 +426,18 @@ def _gather(x, index):
     idx = index[0]
     out = ndarray.empty(idx.shape, x.dtype)
     with launch("Gather"):
-        T.Gather(x._store, idx._store, out._store)
+        T.Gather(x.store, idx.store, out.store)
     return out
 
 
 def _scatter(x, index, value):
-    from .numpy import _as_array
     if len(index) != 1 or x.ndim != 1:
         raise NotImplementedError("scatter with multi-dimensional indices")
     idx = index[0]
-    vals = value if isinstance(value, ndarray) else _as_array(np.full(idx.shape, value, x.dtype))
+    vals = value if isinstance(value, ndarray) else operation("as_array")(
+        np.full(idx.shape, value, x.dtype))
     with launch("Scatter"):
-        T.Scatter(x._store, idx._store, vals._store, x._store)
+        T.Scatter(x.store, idx.store, vals.store, x.store)
 
 
 def _fallback_getitem(x, key):

@@ -10,6 +10,11 @@ def set_sink(sink):
     _sink = sink
 
 
+def has_sink() -> bool:
+    """Whether a stream is already receiving the events."""
+    return _sink is not None
+
+
 def operation(name, site):
     if _sink is not None:
         _sink.operation(name, site)

@@ -12,6 +12,7 @@ import warnings
 import numpy as _np
 
 from . import tasks as T
+from . import array as _array
 from .array import launch, ndarray, runtime
 
 # dtypes and constants pass through
@@ -48,7 +49,7 @@ def _binary(op, a, b, out=None):
             return _fallback_call(op, a, b, out=out)
         res = out if out is not None else ndarray.empty(a.shape, dt)
         with launch("BinaryOp"):
-            T.BinaryOp(a._store, b._store, res._store, code)
+            T.BinaryOp(a.store, b.store, res.store, code)
         return res
     arr, scal, rev = (a, b, False) if isinstance(a, ndarray) else (b, a, True)
     if not _np.isscalar(scal):
@@ -57,7 +58,7 @@ def _binary(op, a, b, out=None):
     src = arr if arr.dtype == dt else arr.astype(dt)
     res = out if out is not None else ndarray.empty(arr.shape, dt)
     with launch("BinaryOp"):
-        T.BinaryOpScalar(src._store, _scalar_array(scal, dt), res._store, code, rev)
+        T.BinaryOpScalar(src.store, _scalar_array(scal, dt), res.store, code, rev)
     return res
 
 
@@ -76,11 +77,11 @@ def _compare(op, a, b):
             return _fallback_call(op, a, b)
         res = ndarray.empty(a.shape, _np.bool_)
         with launch("Compare"):
-            T.Compare(a._store, b._store, res._store, code)
+            T.Compare(a.store, b.store, res.store, code)
         return res
     res = ndarray.empty(a.shape, _np.bool_)
     with launch("Compare"):
-        T.CompareScalar(a._store, res._store, code, float(b))
+        T.CompareScalar(a.store, res.store, code, float(b))
     return res
 
 
@@ -89,7 +90,7 @@ def _unary(op, a, out=None):
         else _np.dtype(_np.float64)
     res = out if out is not None else ndarray.empty(a.shape, dt)
     with launch("UnaryOp"):
-        T.UnaryOp(a._store, res._store, T.UNARY.index(op))
+        T.UnaryOp(a.store, res.store, T.UNARY.index(op))
     return res
 
 
@@ -135,7 +136,7 @@ def full(shape, fill_value, dtype=None):
     a = ndarray.empty(shape, dt)
     # a lazy Legion fill, as cuNumeric does: no instance until something uses the array
     with launch("Fill"):
-        runtime().issue_fill(a._store, _np.asarray(fill_value, dtype=dt).item())
+        runtime().issue_fill(a.store, _np.asarray(fill_value, dtype=dt).item())
     return a
 
 
@@ -181,10 +182,10 @@ def putmask(a, mask, values):
         if values.shape != a.shape:
             raise ValueError("putmask: values must have the array's shape")
         with launch("PutMask"):
-            T.PutMask(a._store, mask._store, values._store, a._store)
+            T.PutMask(a.store, mask.store, values.store, a.store)
     else:
         with launch("PutMask"):
-            T.PutMaskScalar(a._store, mask._store, a._store, float(values))
+            T.PutMaskScalar(a.store, mask.store, a.store, float(values))
 
 
 def where(cond, a, b):
@@ -192,24 +193,22 @@ def where(cond, a, b):
     b = b if isinstance(b, ndarray) else full(cond.shape, b)
     out = ndarray.empty(cond.shape, _np.result_type(a.dtype, b.dtype))
     with launch("Where"):
-        T.Where(cond._store, a._store, b._store, out._store)
+        T.Where(cond.store, a.store, b.store, out.store)
     return out
 
 
 def count_nonzero(a):
-    from .array import _count
-    return _count(a)
+    return _array.count_true(a)
 
 
 def nonzero(a):
     if a.ndim != 1:
         return tuple(ndarray.from_numpy(i) for i in _np.nonzero(a.to_numpy()))
-    from .array import _count
-    n = _count(a)
+    n = _array.count_true(a)
     out = ndarray.empty((n,), _np.int64)
     if n:
         with launch("Nonzero"):
-            T.Nonzero(a._store, out._store)
+            T.Nonzero(a.store, out.store)
     return (out,)
 
 
@@ -220,8 +219,8 @@ def sum(a, axis=None, dtype=None):
     dt = _np.dtype(dtype) if dtype else (a.dtype if a.dtype.kind in "fc" else _np.dtype(_np.int64))
     out = ndarray.empty((1,), dt)
     with launch("Sum"):
-        runtime().issue_fill(out._store, 0)
-        T.Sum(a._store, out._store)
+        runtime().issue_fill(out.store, 0)
+        T.Sum(a.store, out.store)
     return out.item()
 
 
@@ -264,7 +263,7 @@ def matmul(a, b):
     dt = _np.result_type(a.dtype, b.dtype)
     out = ndarray.empty(shape or (1,), dt)
     with launch("MatMul"):
-        T.MatMul(a._store, b._store, out._store)
+        T.MatMul(a.store, b.store, out.store)
     return out.item() if not shape else out
 
 
@@ -295,7 +294,7 @@ class _Random:
             return _np.random.default_rng(self._next_seed()).random()
         out = ndarray.empty(size, dtype)
         with launch("Random"):
-            T.Random(out._store, self._next_seed())
+            T.Random(out.store, self._next_seed())
         return out
 
     def default_rng(self, seed=None):
@@ -351,3 +350,7 @@ def __getattr__(name):
 from .stream import maybe_start as _maybe_start  # noqa: E402
 
 _maybe_start()
+
+
+_array.OPERATIONS.update(binary=_binary, compare=_compare, unary=_unary, as_array=_as_array,
+                        matmul=matmul)

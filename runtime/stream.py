@@ -73,7 +73,7 @@ class EventStream:
 def maybe_start():
     """Open the stream when running under ``legate --profile``; no-op otherwise."""
     opts = _legate_config()
-    if not opts.get("profile") or events._sink is not None:
+    if not opts.get("profile") or events.has_sink():
         return None
     from legate.core import get_legate_runtime
     rt = get_legate_runtime()

@@ -1,6 +1,7 @@
 """Real `legate --cpus 2 --gpus 0 --profile` runs: the model must match what the program did."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,25 @@ def test_record_command_runs_legate_with_profiling(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     stats = _stats_json([tmp_path / "legate_0.prof"])
     assert {t["name"]: t["count"] for t in stats["tasks"]}["add_one"] == 5
+
+
+def test_record_finds_profiles_where_legates_own_options_put_them(tmp_path):
+    """`record --profile-name NAME --logdir DIR` (legate's options): legate writes
+    DIR/NAME_0.prof; record finds it there, says where, and writes the report beside it."""
+    prog = tmp_path / "mine.py"
+    prog.write_text("from legate_prof.runtime import numpy as np\n"
+                    "a = np.ones((1000,))\n"
+                    "print(float((a * 2.0).sum()))\n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--cpus", "1", "--gpus",
+                        "0", "--profile-name", "mine", "--logdir", str(logs), str(prog)],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "2000.0" in p.stdout
+    assert (logs / "mine_0.prof").exists() and not list(tmp_path.glob("legate_*.prof"))
+    assert f"in {logs}{os.sep}mine_*.prof" in p.stderr
+    assert (logs / "legate_prof" / "index.html").exists()
+    h = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--help"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600)
+    assert h.stdout.startswith("usage: legate_prof record") and "--gpus 0" not in h.stderr

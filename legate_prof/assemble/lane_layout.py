@@ -119,7 +119,18 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
         "name": cols["name"][final].astype(np.int32), "kind": cols["kind"][final],
         "op_id": cols["op_id"][final], "detail": cols["detail"][final].astype(np.int32),
     }
-    # side table for copies, fills and instances
+    transfers = _transfers_table(parts, inv)
+
+    lanes = lane_table(lane_tab, n_rows, procs, mems)
+    for (r, g, ref), cap in (lane_capacity or {}).items():
+        hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
+        lanes["capacity"][hit] = cap
+    return model_items, lanes, transfers, final
+
+
+def _transfers_table(parts, inv):
+    """The side table of copies, fills and instances (size, source and destination memory,
+    instance) by item, for the items of ``parts`` placed at ``inv``."""
     t_item, t_size, t_src, t_dst, t_inst = [], [], [], [], []
     off = 0
     for p in parts:
@@ -141,12 +152,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     else:
         transfers = {k: np.zeros(0, np.uint64) for k in ("size", "src", "dst", "inst")}
         transfers["item"] = np.zeros(0, np.int64)
-
-    lanes = lane_table(lane_tab, n_rows, procs, mems)
-    for (r, g, ref), cap in (lane_capacity or {}).items():
-        hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
-        lanes["capacity"][hit] = cap
-    return model_items, lanes, transfers, final
+    return transfers
 
 
 def _lane_start_order(lane, start, stop):

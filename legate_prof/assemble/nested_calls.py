@@ -83,13 +83,30 @@ def nest_calls(kind, start, stop, fevent, waits):
     s, e = start[calls], stop[calls]
     order = np.lexsort((-(e - s), s, caller_of_call))
     calls, g_item, s, e = calls[order], caller_of_call[order], s[order], e[order]
-    n = len(calls)
     g = np.concatenate([[0], np.cumsum(g_item[1:] != g_item[:-1])])  # dense group id
     first = np.searchsorted(g, g)  # first position of each call's group
 
     w_item, w_s, w_r, w_e = (np.asarray(waits[k]) for k in ("item", "start", "ready", "end"))
     key, span = _group_time_key(g, [s, e, w_s, w_e])
 
+    depth, parent = _call_tree(g, first, s, e, key, span)
+    w_item = _waits_into_calls(calls, g, g_item, s, e, depth, parent, key, w_item, w_s, w_e)
+
+    # each call waits its parent (or the caller) from its start to its stop
+    target = np.where(parent >= 0, calls[np.maximum(parent, 0)], g_item)
+    item = np.concatenate([w_item, target]).astype(np.int64)
+    ws = np.concatenate([w_s, s])
+    wr = np.concatenate([w_r, e])
+    we = np.concatenate([w_e, e])
+    o = np.lexsort((ws, item))
+    return {"item": item[o], "start": ws[o], "ready": wr[o], "end": we[o]}, orphans
+
+
+def _call_tree(g, first, s, e, key, span):
+    """(depth, parent position) of each call within its caller's group: calls are ordered by
+    (caller, start, longest first), so a call's parent is the nearest shallower one before it
+    that contains it."""
+    n = len(g)
     # depth = calls of the group started before this one and not yet stopped
     stop_keys = np.sort(key(g, e))
     closed = (np.searchsorted(stop_keys, key(g, s), side="right")
@@ -106,37 +123,34 @@ def nest_calls(kind, start, stop, fevent, waits):
         p = above[np.maximum(j, 0)]
         ok &= (g[p] == g[kids]) & (s[p] <= s[kids]) & (e[kids] <= e[p])
         parent[kids[ok]] = p[ok]
+    return depth, parent
 
-    # move the caller's waits into the smallest call containing them
+
+def _waits_into_calls(calls, g, g_item, s, e, depth, parent, key, w_item, w_s, w_e):
+    """The item of each wait once the caller's waits move into the smallest call containing
+    them (a wait that straddles a call's edge: the smallest call it overlaps)."""
     group_starts = np.r_[0, np.flatnonzero(np.diff(g)) + 1]
     gpos = _find(g_item[group_starts], w_item)  # group of each wait's item, or -1
     w_item = w_item.copy()
     has = np.flatnonzero(gpos >= 0)
-    if len(has):
-        start_keys = key(g, s)
-        cand = np.searchsorted(start_keys, key(gpos[has], w_s[has]), side="right") - 1
-        cand = np.where((cand >= 0) & (g[np.maximum(cand, 0)] == gpos[has]), cand, -1)
-        for _ in range(int(depth.max()) + 2):
-            c = np.maximum(cand, 0)
-            bad = (cand >= 0) & ~((s[c] <= w_s[has]) & (w_e[has] <= e[c]))
-            if not bad.any():
-                break
-            cand = np.where(bad, parent[c], cand)
-        # A wait that straddles a call's edge (Legion writes overlapping waits for the
-        # scheduler meta-task) goes, as in the reference, to the smallest call it overlaps.
-        for k in np.flatnonzero(cand < 0).tolist():
-            lo, hi = np.searchsorted(g, [gpos[has[k]], gpos[has[k]] + 1])
-            over = lo + np.flatnonzero((s[lo:hi] < w_e[has[k]]) & (e[lo:hi] > w_s[has[k]]))
-            if len(over):
-                cand[k] = over[np.argmin(e[over] - s[over])]
-        moved = cand >= 0
-        w_item[has[moved]] = calls[cand[moved]]
-
-    # each call waits its parent (or the caller) from its start to its stop
-    target = np.where(parent >= 0, calls[np.maximum(parent, 0)], g_item)
-    item = np.concatenate([w_item, target]).astype(np.int64)
-    ws = np.concatenate([w_s, s])
-    wr = np.concatenate([w_r, e])
-    we = np.concatenate([w_e, e])
-    o = np.lexsort((ws, item))
-    return {"item": item[o], "start": ws[o], "ready": wr[o], "end": we[o]}, orphans
+    if len(has) == 0:
+        return w_item
+    start_keys = key(g, s)
+    cand = np.searchsorted(start_keys, key(gpos[has], w_s[has]), side="right") - 1
+    cand = np.where((cand >= 0) & (g[np.maximum(cand, 0)] == gpos[has]), cand, -1)
+    for _ in range(int(depth.max()) + 2):
+        c = np.maximum(cand, 0)
+        bad = (cand >= 0) & ~((s[c] <= w_s[has]) & (w_e[has] <= e[c]))
+        if not bad.any():
+            break
+        cand = np.where(bad, parent[c], cand)
+    # A wait that straddles a call's edge (Legion writes overlapping waits for the scheduler
+    # meta-task) goes, as in the reference, to the smallest call it overlaps.
+    for k in np.flatnonzero(cand < 0).tolist():
+        lo, hi = np.searchsorted(g, [gpos[has[k]], gpos[has[k]] + 1])
+        over = lo + np.flatnonzero((s[lo:hi] < w_e[has[k]]) & (e[lo:hi] > w_s[has[k]]))
+        if len(over):
+            cand[k] = over[np.argmin(e[over] - s[over])]
+    moved = cand >= 0
+    w_item[has[moved]] = calls[cand[moved]]
+    return w_item

@@ -46,11 +46,9 @@ def items_in(model, lane, t0, t1):
 def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
     """Per row of ``lane``, the boxes and gray bands to draw for a view of ``width_px``.
 
-    Cost is bounded by pixels, not by items: items narrower than ``min_px`` are counted
-    per pixel column (``searchsorted`` over the row's starts) and runs of such columns
-    become one gray band carrying the count; wide items are found through the
-    per-row duration order, whose prefix of wide-enough items is short.
-    """
+    Cost is bounded by pixels, not by items: items narrower than ``min_px`` are counted per
+    pixel column and runs of such columns become one gray band carrying the count; wide items
+    are found through the row's duration order, whose prefix of wide-enough items is short."""
     rows = []
     ns_px = (t1 - t0) / float(width_px)
     min_dur = min_px * ns_px
@@ -75,27 +73,11 @@ def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
             k = bisect.bisect_left(range(hi - lo), -min_dur,
                                    key=lambda j: -(stop[perm[j] - lo] - start[perm[j] - lo]))
         if k < n_view:
-            wide = np.asarray(perm[:k], dtype=np.int64) - lo
-            wide = np.sort(wide[(wide >= i0) & (wide < i1)])
-            edges = t0 + ns_px * np.arange(width_px + 1)
-            pos = np.searchsorted(start[i0:i1], edges[1:-1], side="left") + i0
-            cuts = np.concatenate([[i0], pos, [i1]])
-            counts = np.diff(cuts)
-            # narrow items per pixel column = all starts there minus the wide ones
-            wpx = np.clip(((start[wide] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
-            counts = counts - np.bincount(wpx, minlength=width_px)
-            narrow_px = counts
-            first_of_px = cuts[:-1]
-        else:  # scan the items in view (slices, no index arrays over all of them)
-            is_wide = (stop[i0:i1] - start[i0:i1]) >= min_dur
-            wide = np.flatnonzero(is_wide) + i0
-            nar = np.flatnonzero(~is_wide) + i0
-            npx = np.clip(((start[nar] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
-            # starts are in order, so each pixel's narrow items are one run of npx
-            cuts = np.searchsorted(npx, np.arange(width_px + 1))
-            narrow_px = np.diff(cuts)
-            first_of_px = np.where(narrow_px > 0, nar[np.minimum(cuts[:-1], len(nar) - 1)]
-                                   if len(nar) else -1, -1)
+            wide, narrow_px, first_of_px = _by_duration_order(
+                start, perm[:k], lo, i0, i1, t0, ns_px, width_px)
+        else:
+            wide, narrow_px, first_of_px = _by_scan(start, stop, i0, i1, t0, ns_px, width_px,
+                                                    min_dur)
         bx0 = (start[wide] - t0) / ns_px
         bx1 = (stop[wide] - t0) / ns_px
         band = merged_bands(narrow_px, min_px)
@@ -120,6 +102,35 @@ def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
             band_first=band_first,
         ))
     return rows
+
+
+def _by_duration_order(start, wide_perm, lo, i0, i1, t0, ns_px, width_px):
+    """(wide items, narrow items per pixel column, first item of each column) of a row whose
+    wide items are the prefix ``wide_perm`` of its duration order."""
+    wide = np.asarray(wide_perm, dtype=np.int64) - lo
+    wide = np.sort(wide[(wide >= i0) & (wide < i1)])
+    edges = t0 + ns_px * np.arange(width_px + 1)
+    pos = np.searchsorted(start[i0:i1], edges[1:-1], side="left") + i0
+    cuts = np.concatenate([[i0], pos, [i1]])
+    counts = np.diff(cuts)
+    # narrow items per pixel column = all starts there minus the wide ones
+    wpx = np.clip(((start[wide] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
+    return wide, counts - np.bincount(wpx, minlength=width_px), cuts[:-1]
+
+
+def _by_scan(start, stop, i0, i1, t0, ns_px, width_px, min_dur):
+    """The same as ``_by_duration_order``, scanning the items in view (slices, no index
+    arrays over all of them)."""
+    is_wide = (stop[i0:i1] - start[i0:i1]) >= min_dur
+    wide = np.flatnonzero(is_wide) + i0
+    nar = np.flatnonzero(~is_wide) + i0
+    npx = np.clip(((start[nar] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
+    # starts are in order, so each pixel's narrow items are one run of npx
+    cuts = np.searchsorted(npx, np.arange(width_px + 1))
+    narrow_px = np.diff(cuts)
+    first_of_px = np.where(narrow_px > 0, nar[np.minimum(cuts[:-1], len(nar) - 1)]
+                           if len(nar) else -1, -1)
+    return wide, narrow_px, first_of_px
 
 
 def merged_bands(counts, min_px):

@@ -70,7 +70,7 @@ class RankedSource(ProfileSource):
                         piece_item=r.piece_item + off, box_name=names[r.box_name],
                         piece_name=names[r.piece_name]) for r in tile.rows]
         tile = replace(tile, lane=int(lane), rows=rows)
-        self._last_tiles[int(lane)] = tile
+        self.last_tiles[int(lane)] = tile
         return tile
 
     # -- items --------------------------------------------------------------------------------
@@ -127,7 +127,7 @@ class RankedSource(ProfileSource):
     def item_facts(self, i) -> dict:
         # memories are named from all ranks' (a rank knows its own only)
         _, m, j = self._part(i)
-        return item_facts(m, j, memory_title=lambda mem: memory_title_of(self._m, mem))
+        return item_facts(m, j, memory_title=lambda mem: memory_title_of(self.summary_model(), mem))
 
     def item_transfer(self, i):
         _, m, j = self._part(i)

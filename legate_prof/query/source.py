@@ -26,7 +26,7 @@ class ProfileSource:
     def __init__(self, model):
         self._m = model
         self._info = None
-        self._last_tiles = {}  # lane -> LaneTile last produced
+        self.last_tiles = {}  # lane -> the LaneTile last produced (hit-testing reads it)
 
     # -- description ---------------------------------------------------------------------
     def info(self) -> ProfileInfo:
@@ -45,7 +45,7 @@ class ProfileSource:
         """Boxes (with state pieces) and merged gray bands of one lane (``tiles.lane_tile``);
         kept as the lane's last tile for hit-testing."""
         tile = lane_tile(self._m, int(lane), t0, t1, width_px, px_scale)
-        self._last_tiles[int(lane)] = tile
+        self.last_tiles[int(lane)] = tile
         return tile
 
     def summary_tile(self, group, rank, t0, t1, bins) -> np.ndarray:
@@ -56,11 +56,11 @@ class ProfileSource:
 
     # -- hit-testing -------------------------------------------------------------------------
     def last_tile(self, lane):
-        return self._last_tiles.get(int(lane))
+        return self.last_tiles.get(int(lane))
 
     def hit(self, lane, row, x_px) -> Hit | None:
         """What the last tile of ``lane`` shows at pixel column ``x_px`` of row ``row``."""
-        return self.hit_tile(self._last_tiles.get(int(lane)), row, x_px)
+        return self.hit_tile(self.last_tiles.get(int(lane)), row, x_px)
 
     def hit_tile(self, tile, row, x_px) -> Hit | None:
         """What ``tile`` shows at pixel column ``x_px`` of ``row`` (for callers that keep

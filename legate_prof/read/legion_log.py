@@ -38,7 +38,7 @@ CONDITIONAL_FIELDS = {
 _PREAMBLE_LINE = re.compile(r"^(\w+)\s*\{id:(\d+)((?:,[^,}]*)*)\}$")  # no nested quantifiers: linear time
 
 
-def _scalar_dtype(type_name: str, size: int) -> str:
+def scalar_dtype(type_name: str, size: int) -> str:
     if type_name == "bool" and size == 1:
         return "u1"
     if size == 4:
@@ -118,11 +118,11 @@ def _build_layout(name, rid, fields):
             return layout  # decoded record by record
         present.append((fname, ftype, size))
     try:
-        base = [("_id", "<i4")] + [(f, _scalar_dtype(t, s)) for f, t, s in present]
+        base = [("_id", "<i4")] + [(f, scalar_dtype(t, s)) for f, t, s in present]
         layout.dtype = np.dtype(base)
         if layout.condition:
             _, _, fname, ftype, size = layout.condition
-            ext = np.dtype(base + [(fname, _scalar_dtype(ftype, size))])
+            ext = np.dtype(base + [(fname, scalar_dtype(ftype, size))])
             layout.condition = layout.condition[:2] + (ext,)
     except ValueError:
         layout.dtype = None
@@ -208,7 +208,7 @@ class LegionProfReader:
         return got, f"{problem}; reading the {len(got):,} bytes decompressed before it"
 
     # -- header and preamble ---------------------------------------------------------------
-    def _parse_header(self, raw):
+    def parse_header(self, raw):
         if raw[: len(MAGIC)] != MAGIC:
             raise ProfileError(self.path, "not a Legion Prof binary log (no 'FileType: "
                                           "BinaryLegionProf' header)")
@@ -244,7 +244,7 @@ class LegionProfReader:
     # -- body ------------------------------------------------------------------------------
     def read(self) -> LegionLog:
         raw, gz_warning = self._load_bytes()
-        version, legion_version, layouts, pos = self._parse_header(raw)
+        version, legion_version, layouts, pos = self.parse_header(raw)
         log = LegionLog(self.path, version, legion_version, layouts, byte_size=len(raw))
         if gz_warning:
             log.warnings.append(ProfileWarning(self.path, gz_warning))
@@ -424,7 +424,7 @@ def _decode_variable(raw, pos, layout, state):
             continue
         if pos + size > n:
             raise _Truncated
-        val = np.frombuffer(raw, dtype=_scalar_dtype(ftype, size), count=1, offset=pos)[0]
+        val = np.frombuffer(raw, dtype=scalar_dtype(ftype, size), count=1, offset=pos)[0]
         val = bool(val) if ftype == "bool" else int(val)
         rec[fname] = val
         pos += size

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from legate_prof.read.legion_log import LegionProfReader, _scalar_dtype
+from legate_prof.read.legion_log import LegionProfReader, scalar_dtype
 
 PREAMBLE_26_06 = Path(__file__).parent.parent / "data" / "legion_26_06_preamble.txt"
 
@@ -26,7 +26,7 @@ class LegionProfWriter:
         self.text = Path(preamble_path).read_bytes()
         reader = LegionProfReader(preamble_path)
         # parse the preamble with the reader's own parser (body is empty)
-        _, _, layouts, _ = reader._parse_header(self.text + b"\n")
+        _, _, layouts, _ = reader.parse_header(self.text + b"\n")
         self.layouts = {lay.name: lay for lay in layouts.values()}
         self.max_dim = max_dim
         self.counts = {}  # records written, by type
@@ -68,7 +68,7 @@ class LegionProfWriter:
                 if ftype == "uuid_size":
                     uuid_size = int(v) if v else 16
                     v = uuid_size
-                out.append(np.array([v], dtype=_scalar_dtype(ftype, size)).tobytes())
+                out.append(np.array([v], dtype=scalar_dtype(ftype, size)).tobytes())
         self.f.write(b"".join(out))
 
     def write_many(self, record, columns: dict, n=None):
