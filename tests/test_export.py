@@ -16,6 +16,7 @@ import pytest
 from legate_prof.cli import main
 from legate_prof.export import export
 from legate_prof.export.tables import iter_table
+from legate_prof.export.threads import thread_name
 from legate_prof.load.loader import load_profile
 
 DATA = Path(__file__).parent / "data"
@@ -231,3 +232,125 @@ def test_tables_stream_in_chunks(example_model):
     waits = np.concatenate([c["waiting_ns"] for c in chunks])
     w = example_model.waits
     assert waits.sum() == (w["end"] - w["start"]).sum()
+
+
+# -- timeline exports their readers accept: slices of one thread / track nest ------------------
+REAL = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "real").glob("*.prof"))
+TIMELINE_PROFILES = [EXAMPLE] + REAL
+
+
+@pytest.fixture(scope="module")
+def generated_4(tmp_path_factory):
+    """A generated 4-rank profile with GPUs: kernels on concurrent streams cross."""
+    from fixtures.synthetic import generate
+    return generate(tmp_path_factory.mktemp("gen4"), ranks=4, items=20_000, seed=3)
+
+
+def crossing_slices(spans):
+    """Slices (start, stop) of one thread that cross another instead of nesting in it or
+    lying apart: the Trace Event format's rule, as Perfetto applies it (by start, longer first;
+    touching is apart)."""
+    crossing, open_ends = [], []
+    for t0, t1 in sorted(spans, key=lambda s: (s[0], -s[1])):
+        while open_ends and open_ends[-1] <= t0:
+            open_ends.pop()
+        if open_ends and t1 > open_ends[-1]:
+            crossing.append((t0, t1))
+        else:
+            open_ends.append(t1)
+    return crossing
+
+
+def test_crossing_slices_are_found():
+    assert crossing_slices([(0, 10), (2, 5), (5, 10), (10, 12)]) == []
+    assert crossing_slices([(0, 10), (5, 15)]) == [(5, 15)]
+    assert crossing_slices([(0, 10), (2, 4), (3, 6)]) == [(3, 6)]
+
+
+def chrome_threads(path):
+    """(pid, tid) -> [(start ns, stop ns)] of the complete events, and -> thread name."""
+    events = json.loads(Path(path).read_text())
+    spans, names = collections.defaultdict(list), {}
+    for e in events:
+        if e["ph"] == "X":
+            t0 = round(e["ts"] * 1000)
+            spans[(e["pid"], e["tid"])].append((t0, t0 + round(e["dur"] * 1000)))
+        elif e["name"] == "thread_name":
+            names[(e["pid"], e["tid"])] = e["args"]["name"]
+    return spans, names
+
+
+def multi_row_lanes(model):
+    return [L for L in range(model.n_lanes) if int(model.lanes["rows"][L]) > 1]
+
+
+@pytest.mark.parametrize("which", [p.name for p in TIMELINE_PROFILES] + ["generated_4"])
+def test_chrome_slices_nest_on_every_thread(which, generated_4, tmp_path):
+    files = generated_4 if which == "generated_4" else \
+        [p for p in TIMELINE_PROFILES if p.name == which]
+    model = load_profile([str(f) for f in files])
+    out = tmp_path / "t.json"
+    export(model, "chrome", str(out), chunk_rows=1009)
+    spans, names = chrome_threads(out)
+    assert sum(map(len, spans.values())) >= model.n_items + len(model.waits["item"])
+    bad = {k: crossing_slices(v) for k, v in spans.items()}
+    bad = {names.get(k, k): v[:3] for k, v in bad.items() if v}
+    assert not bad
+    assert set(spans) <= set(names)  # every thread is named: its lane, and row after row 0
+    tids = collections.Counter(names.values())
+    rows = sum(max(int(r), 1) for r in model.lanes["rows"])
+    assert len(names) == rows
+    for L in multi_row_lanes(model):
+        title = model.lanes["title"][L]
+        assert tids[title] >= 1 and tids[f"{title} · row 1"] >= 1
+    if which == "generated_4":  # where the rule was broken: GPU lanes with crossing kernels
+        gpu = [L for L in multi_row_lanes(model) if model.lane_group(L) == "gpu_dev"]
+        assert gpu
+
+
+def perfetto_slices(trace):
+    """track uuid -> Counter of (begin, end) slices, as a reader pairs BEGIN and END events (in
+    time order, an END closing the innermost open slice of its track), and the ENDs that found
+    no open slice."""
+    order = sorted(range(len(trace.packet)), key=lambda k: trace.packet[k].timestamp)
+    open_, slices, unmatched = collections.defaultdict(list), collections.defaultdict(
+        collections.Counter), 0
+    for k in order:
+        p = trace.packet[k]
+        if not p.HasField("track_event"):
+            continue
+        te = p.track_event
+        if te.type == 1:
+            open_[te.track_uuid].append(p.timestamp)
+        elif te.type == 2:
+            if not open_[te.track_uuid]:
+                unmatched += 1
+                continue
+            slices[te.track_uuid][(open_[te.track_uuid].pop(), p.timestamp)] += 1
+    return slices, unmatched, sum(map(len, open_.values()))
+
+
+@pytest.mark.parametrize("which", [p.name for p in TIMELINE_PROFILES] + ["generated_4"])
+def test_perfetto_slices_are_the_items_of_their_track(which, generated_4, tmp_path):
+    """Each track's slices, as a reader pairs BEGIN and END, are exactly the items of one row of
+    one lane (the track's name says which): none crosses another, none is cut."""
+    Trace = perfetto_classes()
+    files = generated_4 if which == "generated_4" else \
+        [p for p in TIMELINE_PROFILES if p.name == which]
+    model = load_profile([str(f) for f in files])
+    out = tmp_path / "t.pftrace"
+    export(model, "perfetto", str(out), chunk_rows=1009)
+    trace = Trace.FromString(out.read_bytes())
+    slices, unmatched, still_open = perfetto_slices(trace)
+    assert unmatched == still_open == 0
+    names = {p.track_descriptor.uuid: p.track_descriptor.name for p in trace.packet
+             if p.HasField("track_descriptor")}
+    ours = collections.defaultdict(collections.Counter)
+    for uuid, c in slices.items():
+        assert not crossing_slices(list(c.elements())), names[uuid]
+        ours[names[uuid]] += c
+    it = model.items
+    want = collections.defaultdict(collections.Counter)
+    for lane, row, t0, t1 in zip(*(it[c].tolist() for c in ("lane", "row", "start", "stop"))):
+        want[thread_name(model.lanes["title"][lane], row)][(t0, max(t0, t1))] += 1
+    assert ours == want
