@@ -11,7 +11,8 @@ from legate_prof.export.tables import SCHEMAS, iter_table
 def schema(table):
     pa = require("pyarrow", "export")
     types = {"int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
-             "uint64": pa.uint64(), "string": pa.string(), "bool": pa.bool_()}
+             "uint64": pa.uint64(), "string": pa.string(), "bool": pa.bool_(),
+             "float64": pa.float64()}
     return pa.schema([(c, types[t]) for c, t, _ in SCHEMAS[table]])
 
 

@@ -15,21 +15,6 @@ VIEWS = {
         SELECT provenance, kind, count(*) AS items, sum(duration_ns) AS total_ns,
                sum(duration_ns - waiting_ns) AS running_ns
         FROM items WHERE provenance <> '' GROUP BY provenance, kind""",
-    # average utilization of each processor / channel group over the whole run: busy time of
-    # its lanes' top rows / (lanes x span); memory lanes are left out
-    "utilization": """
-        WITH span AS (SELECT min(start_ns) AS t0, max(stop_ns) AS t1 FROM items),
-             busy AS (SELECT rank, "group", sum(duration_ns) AS busy_ns FROM items
-                      WHERE row = 0 AND kind IN ('task', 'gpu_kernel', 'meta', 'message',
-                                                  'copy', 'fill', 'dep_part', 'prof_task',
-                                                  'runtime_op')
-                      GROUP BY rank, "group"),
-             n AS (SELECT rank, "group", count(*) AS lanes FROM lanes
-                   WHERE NOT is_memory GROUP BY rank, "group")
-        SELECT n.rank, n."group", n.lanes, coalesce(busy.busy_ns, 0) AS busy_ns,
-               coalesce(busy.busy_ns, 0) / (n.lanes * (span.t1 - span.t0)) AS utilization
-        FROM n CROSS JOIN span LEFT JOIN busy USING (rank, "group")
-        ORDER BY n.rank, n."group\"""",
     "copy_bandwidth": """
         SELECT *, size_bytes / nullif(duration_ns, 0) AS gb_per_s FROM copies""",
 }

@@ -1,4 +1,5 @@
-"""The export tables (items, lanes, waits, copies, instances, provenance, ranks), in chunks.
+"""The export tables (items, lanes, waits, copies, instances, provenance, ranks, utilization,
+utilization_steps), in chunks.
 
 Every exporter reads the model through these generators, so each format holds no more than
 the model plus one chunk of rows.  A chunk is a dict of column name -> numpy array (strings
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, ItemKind
+from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 
 CHUNK_ROWS = 1 << 20
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -93,6 +94,30 @@ SCHEMAS = {
         ("zero_time", "int64", "the rank's time origin (ns since epoch)"),
         ("processors", "int64", "processors on the rank"),
         ("memories", "int64", "memories on the rank"),
+    ],
+    "utilization": [
+        ("rank", "int32", "node / rank"),
+        ("group", "string", "lane group"),
+        ("measure", "string", "processors: busy processors / processors; any_active: 1 while "
+                              "any lane of the group is active (channels); bytes: bytes in use "
+                              "/ capacity (memories)"),
+        ("lanes", "int32", "lanes of the group on the rank"),
+        ("denominator", "float64", "processors, 1, or capacity in bytes (a memory of unknown "
+                                   "capacity counts its peak)"),
+        ("busy_ns", "int64", "time busy, waits cut out, summed over the processors (processors)"
+                             " or while any is active; as `stats --json` groups[].busy_ns"),
+        ("span_start_ns", "int64", "the run: first item start (all ranks)"),
+        ("span_stop_ns", "int64", "the run: last item stop (all ranks)"),
+        ("utilization", "float64", "mean of the step function over the run / denominator: the "
+                                   "mean of the reference's utilization line"),
+    ],
+    "utilization_steps": [
+        ("rank", "int32", "node / rank"),
+        ("group", "string", "lane group"),
+        ("start_ns", "int64", "the level holds from here"),
+        ("stop_ns", "int64", "to here"),
+        ("level", "float64", "busy processors, 1 / 0 (any active) or bytes in use"),
+        ("utilization", "float64", "level / utilization.denominator: the reference's line"),
     ],
 }
 TABLES = list(SCHEMAS)
@@ -236,5 +261,67 @@ def _ranks(model, chunk_rows):
     }
 
 
+def measure_of(group):
+    """How a group's utilization is measured (the ``with_utilization`` rules)."""
+    return "bytes" if group in MEMORY_GROUPS else \
+        "processors" if group in PROCESSOR_GROUPS else "any_active"
+
+
+def _steps(model):
+    """((rank, group), step function) of every rank's lane groups, by rank and group order."""
+    order = {g: i for i, g in enumerate(GROUP_KEYS)}
+    return sorted(((k, s) for k, s in model.utilization_steps.items() if k[0] is not None),
+                  key=lambda kv: (kv[0][0], order.get(kv[0][1], len(order))))
+
+
+def step_levels(step):
+    """(starts, stops, levels) of the constant pieces of a step function, times in whole ns;
+    counts (busy processors, any active) come out whole, bytes as the integral gives them."""
+    t = np.asarray(step.t, np.float64)
+    if len(t) < 2:
+        z = np.zeros(0, np.int64)
+        return z, z, np.zeros(0)
+    dt = np.diff(t)
+    level = np.divide(np.diff(step.integral), dt, out=np.zeros(len(dt)), where=dt > 0)
+    t = np.rint(t).astype(np.int64)
+    return t[:-1], t[1:], level
+
+
+def _utilization(model, chunk_rows):
+    steps = _steps(model)
+    t0, t1 = model.extent()
+    span = max(t1 - t0, 1)
+    lane_count = {}
+    for r, g in zip(model.lanes["rank"].tolist(), model.lanes["group"].tolist()):
+        lane_count[(r, GROUP_KEYS[g])] = lane_count.get((r, GROUP_KEYS[g]), 0) + 1
+    rows = [(r, g, measure_of(g), lane_count.get((r, g), 0), s.denominator,
+             int(model.busy_ns.get((r, g), 0)),
+             float(np.diff(s.integral_at(np.array([t0, t1], np.float64)))[0])
+             / (span * s.denominator) if s.denominator else 0.0)
+            for (r, g), s in steps]
+    cols = list(zip(*rows)) if rows else [()] * 7
+    yield {"rank": np.array(cols[0], np.int32), "group": _strings(cols[1]),
+           "measure": _strings(cols[2]), "lanes": np.array(cols[3], np.int32),
+           "denominator": np.array(cols[4], np.float64), "busy_ns": np.array(cols[5], np.int64),
+           "span_start_ns": np.full(len(rows), t0, np.int64),
+           "span_stop_ns": np.full(len(rows), t1, np.int64),
+           "utilization": np.array(cols[6], np.float64)}
+
+
+def _utilization_steps(model, chunk_rows):
+    for (r, g), s in _steps(model):
+        start, stop, level = step_levels(s)
+        if g not in MEMORY_GROUPS:
+            level = np.rint(level)  # a count: the integral's rounding taken out
+        for lo in range(0, len(start), chunk_rows):
+            hi = min(lo + chunk_rows, len(start))
+            yield {"rank": np.full(hi - lo, r, np.int32),
+                   "group": np.full(hi - lo, g, dtype=object),
+                   "start_ns": start[lo:hi], "stop_ns": stop[lo:hi], "level": level[lo:hi],
+                   "utilization": level[lo:hi] / s.denominator if s.denominator
+                   else np.zeros(hi - lo)}
+
+
 _GENERATORS = {"items": _items, "lanes": _lanes, "waits": _waits, "copies": _copies,
-               "instances": _instances, "provenance": _provenance, "ranks": _ranks}
+               "instances": _instances, "provenance": _provenance, "ranks": _ranks,
+               "utilization": _utilization, "utilization_steps": _utilization_steps}
