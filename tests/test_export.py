@@ -6,6 +6,7 @@ Goldens in tests/data: the reference's `legion_prof statistics` output on the bu
 
 import collections
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -471,3 +472,36 @@ def test_utilization_steps_are_the_references_lines(profile, tmp_path):
         step = np.flatnonzero(np.diff(t) > 0)
         bad = step[np.abs(ours[step] - v[step]) > PRINTED + 1e-9]
         assert len(bad) == 0, (kind, [(t[i], v[i], ours[i]) for i in bad[:5]])
+
+
+# -- a full disk: one line, nothing left behind ----------------------------------------------
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 96 KiB tmpfs (needs root and a kernel that lets this process mount one)."""
+    import shutil
+    import subprocess
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    if not shutil.which("mount") or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root: the full-disk case is not tested here")
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({p.stderr.strip()[:80]})")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+@pytest.mark.parametrize("fmt", ["chrome", "perfetto", "parquet", "duckdb"])
+def test_full_disk_is_one_line_and_leaves_nothing(fmt, small_disk, capsys):
+    if fmt in ("parquet", "duckdb"):
+        pytest.importorskip("pyarrow")
+        pytest.importorskip("duckdb")
+    out = small_disk / f"run.{fmt}"
+    assert main(["export", str(EXAMPLE), "--format", fmt, "-o", str(out), "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "No space left on device" in err and str(out) in err, err
+    assert "Traceback" not in err
+    assert list(small_disk.iterdir()) == []  # no temporary, no write-ahead log

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 
+from legate_prof.errors import ProfileError
 from legate_prof.export import require
 from legate_prof.export.arrow import batches, schema
 from legate_prof.output_file import atomic_output
@@ -45,12 +48,35 @@ def write(model, out, chunk_rows=CHUNK_ROWS):
     duckdb = require("duckdb", "sql")
     with atomic_output(out, stream=False) as tmp:
         os.unlink(tmp)  # DuckDB creates the file itself
-        con = duckdb.connect(tmp)
         try:
-            _fill(con, model, chunk_rows)
+            con = duckdb.connect(tmp)
+            try:
+                _fill(con, model, chunk_rows)
+            finally:
+                con.close()
+        except duckdb.Error as e:  # a full disk, say: one line, and none of its files left
+            _remove_beside(tmp)
+            raise ProfileError(out, f"could not write ({_reason(e)})") from None
         finally:
-            con.close()
+            shutil.rmtree(tmp + ".tmp", ignore_errors=True)  # DuckDB's spill folder
     return {}
+
+
+def _remove_beside(db):
+    """What DuckDB writes beside a database file: its write-ahead log and its spill folder."""
+    with contextlib.suppress(OSError):
+        os.unlink(db + ".wal")
+    shutil.rmtree(db + ".tmp", ignore_errors=True)
+
+
+def _reason(e):
+    """The cause in a DuckDB error, without the temporary file's name it quotes."""
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    for cause in ("No space left on device", "Disk quota exceeded", "Permission denied",
+                  "Read-only file system"):
+        if cause in text:
+            return cause
+    return text
 
 
 def query(model, sql, chunk_rows=CHUNK_ROWS):
