@@ -79,6 +79,19 @@ def stats_json(files, capsys):
     return json.loads(capsys.readouterr().out)
 
 
+def parquet_files(folder, table):
+    """A table's file, or its ranks' files, in a Parquet export folder."""
+    one = Path(folder) / f"{table}.parquet"
+    return [one] if one.exists() else sorted(Path(folder).glob(f"{table}_*.parquet"))
+
+
+def read_parquet(folder, table, columns=None):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    return pa.concat_tables([pq.read_table(f, columns=columns)
+                             for f in parquet_files(folder, table)])
+
+
 @pytest.mark.parametrize("chunk_rows", [1 << 20, 1000])
 def test_parquet_row_counts_equal_stats(synthetic_8, tmp_path, capsys, chunk_rows):
     pq = pytest.importorskip("pyarrow.parquet")
@@ -86,19 +99,23 @@ def test_parquet_row_counts_equal_stats(synthetic_8, tmp_path, capsys, chunk_row
     model = load_profile([str(p) for p in synthetic_8])
     out = tmp_path / "pq"
     counts = export(model, "parquet", str(out), chunk_rows=chunk_rows)
-    rows = {t: pq.read_metadata(out / f"{t}.parquet").num_rows for t in counts}
+    rows = {t: sum(pq.read_metadata(f).num_rows for f in parquet_files(out, t)) for t in counts}
     assert rows == counts
+    # several ranks: one file per rank of each table of items, one file of each other table
+    assert [f.name for f in parquet_files(out, "items")] == \
+        [f"items_{r:05d}.parquet" for r in range(8)]
+    assert [f.name for f in parquet_files(out, "lanes")] == ["lanes.parquet"]
     assert rows["items"] == s["items"]
     assert rows["ranks"] == s["ranks"] == 8
     assert rows["lanes"] == sum(g["lanes"] for g in s["groups"])
     assert rows["copies"] == s["copies"]["count"] + s["fills"]["count"]
     assert rows["instances"] == s["instances"]["count"]
-    items = pq.read_table(out / "items.parquet", columns=["item", "duration_ns", "kind"])
+    items = read_parquet(out, "items", columns=["item", "duration_ns", "kind"])
     assert items.column("item").to_numpy().tolist() == list(range(s["items"]))
     tasks = items.filter(items.column("kind").to_numpy(zero_copy_only=False) == "task")
     assert int(tasks.column("duration_ns").to_numpy().sum()) == sum(
         t["total_ns"] for t in s["tasks"])
-    copies = pq.read_table(out / "copies.parquet")
+    copies = read_parquet(out, "copies")
     assert int(np.sum(copies.column("size_bytes").to_numpy())) == \
         s["copies"]["bytes"] + s["fills"]["bytes"]
 
@@ -396,7 +413,7 @@ def mean_over(t, v, edges):
 def exported_tables(model, tmp_path):
     duckdb = pytest.importorskip("duckdb")
     out = tmp_path / "u.duckdb"
-    export(model, "duckdb", str(out), chunk_rows=97)
+    export(model, "duckdb", str(out), chunk_rows=4099)
     con = duckdb.connect(str(out), read_only=True)
     util = {(r, g): row for r, g, *row in con.execute(
         'SELECT rank, "group", utilization, busy_ns, lanes, span_start_ns, span_stop_ns '
@@ -505,3 +522,83 @@ def test_full_disk_is_one_line_and_leaves_nothing(fmt, small_disk, capsys):
     assert "\n" not in err and "No space left on device" in err and str(out) in err, err
     assert "Traceback" not in err
     assert list(small_disk.iterdir()) == []  # no temporary, no write-ahead log
+
+
+# -- a profile held per rank (convert --per-rank): Parquet files and queries rank by rank --------
+GROUP_BY = ('SELECT rank, kind, "group", count(*) AS n, sum(duration_ns) AS total_ns, '
+            'sum(waiting_ns) AS waiting_ns, count(DISTINCT provenance) AS lines '
+            'FROM items GROUP BY ALL ORDER BY ALL')
+
+
+@pytest.fixture(scope="module")
+def per_rank_bundles(generated_4, tmp_path_factory):
+    """The generated 4-rank logs converted one bundle per rank, the bundles in a folder."""
+    import shutil
+    run = tmp_path_factory.mktemp("run")
+    logs = [shutil.copy(p, run) for p in generated_4]
+    assert main(["convert", "--per-rank", *map(str, logs), "-q"]) == 0
+    folder = tmp_path_factory.mktemp("bundles")
+    for b in sorted(run.glob("*.lpbundle")):
+        shutil.move(str(b), folder)
+    assert len(list(folder.iterdir())) == 4
+    return folder
+
+
+def test_per_rank_bundles_export_and_query_without_merging(per_rank_bundles, generated_4,
+                                                           tmp_path, monkeypatch):
+    """Parquet, DuckDB and SQL of a folder of per-rank bundles read the ranks one by one (the
+    merged model is never made) and give exactly the tables of the merged profile."""
+    pytest.importorskip("duckdb")
+    from legate_prof.export.duckdb_db import query, query_parquet
+    merged = load_profile([str(p) for p in generated_4])
+    ranked = load_profile([str(per_rank_bundles)], ranked=True)
+    assert len(ranked.item_parts()) == 4 and ranked.n_items == merged.n_items
+
+    def no_merge():
+        raise AssertionError("merged the ranks")
+    monkeypatch.setattr(ranked, "merged_model", no_merge)
+    a, b = tmp_path / "ranked", tmp_path / "merged"
+    counts = export(ranked, "parquet", str(a), chunk_rows=777)
+    assert counts == export(merged, "parquet", str(b))
+    assert counts["items"] == merged.n_items and counts["waits"] > 0
+    assert [f.name for f in parquet_files(a, "waits")] == \
+        [f"waits_{r:05d}.parquet" for r in range(4)]
+    for table in counts:
+        ta, tb = read_parquet(a, table), read_parquet(b, table)
+        if table == "ranks":  # the bundles were converted from copies of the logs
+            assert [Path(f).name for f in ta.column("file").to_pylist()] == \
+                [Path(f).name for f in tb.column("file").to_pylist()]
+            ta, tb = ta.drop_columns(["file"]), tb.drop_columns(["file"])
+        assert ta.equals(tb), table
+    want = query(merged, GROUP_BY)
+    assert len(want[1]) > 20
+    assert query(ranked, GROUP_BY, chunk_rows=777) == want  # through a temporary folder
+    assert query_parquet(str(a), GROUP_BY) == want  # the export, where it lies
+    db = tmp_path / "r.duckdb"
+    export(ranked, "duckdb", str(db), chunk_rows=777)
+    import duckdb
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute(GROUP_BY).fetchall() == want[1]
+    con.close()
+
+
+def test_sql_and_parquet_export_of_a_folder_of_bundles(per_rank_bundles, generated_4, tmp_path,
+                                                      capsys):
+    pytest.importorskip("duckdb")
+    assert main(["sql", GROUP_BY, *map(str, generated_4), "--csv", "-q"]) == 0
+    want = capsys.readouterr().out
+    assert main(["sql", GROUP_BY, str(per_rank_bundles), "--csv", "-q"]) == 0
+    assert capsys.readouterr().out == want
+    out = tmp_path / "pq"
+    assert main(["export", str(per_rank_bundles), "--format", "parquet", "-o", str(out),
+                 "-q"]) == 0
+    capsys.readouterr()
+    assert main(["sql", GROUP_BY, str(out), "--csv"]) == 0  # the export folder itself
+    assert capsys.readouterr().out == want
+    # written again over an earlier export; a folder of the user's is refused
+    assert main(["export", str(per_rank_bundles), "--format", "parquet", "-o", str(out),
+                 "-q"]) == 0
+    (out / "NOTES.txt").write_text("mine")
+    assert main(["export", str(per_rank_bundles), "--format", "parquet", "-o", str(out),
+                 "-q"]) == 2
+    assert (out / "NOTES.txt").read_text() == "mine"

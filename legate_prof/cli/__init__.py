@@ -517,8 +517,8 @@ def cmd_export(args):
     """Write the merged profile as Perfetto / Chrome trace / Parquet / DuckDB (docs/export.md)."""
     from legate_prof.export import MissingExtra, export
     check_output(args.output, _inputs(args), None, "export", folder=args.format == "parquet")
-    try:
-        model = _load(_inputs(args), args)
+    try:  # (Parquet and DuckDB read a profile of several ranks rank by rank, unmerged)
+        model = _load(_inputs(args), args, ranked=args.format in ("parquet", "duckdb"))
         export(model, args.format, args.output)
     except MissingExtra as e:
         print(f"legate_prof: error: {e}", file=sys.stderr)
@@ -532,9 +532,14 @@ def cmd_sql(args):
     from legate_prof.export import MissingExtra
     from legate_prof.export.sql import format_result
     try:
-        from legate_prof.export.duckdb_db import query
-        model = _load(_inputs(args), args)
-        cols, rows = query(model, args.query)
+        from legate_prof.export.duckdb_db import query, query_parquet
+        from legate_prof.export.parquet import table_files
+        if len(args.files) == 1 and table_files(args.files[0]) is not None:
+            cols, rows = query_parquet(args.files[0], args.query)  # an export, where it lies
+            model = None
+        else:
+            model = _load(_inputs(args), args, ranked=True)
+            cols, rows = query(model, args.query)
     except MissingExtra as e:
         print(f"legate_prof: error: {e}", file=sys.stderr)
         return EXIT_USER_ERROR
@@ -545,7 +550,7 @@ def cmd_sql(args):
         return EXIT_USER_ERROR
     fmt = "csv" if args.csv else "json" if args.json else "table"
     sys.stdout.write(format_result(cols, rows, fmt))
-    return EXIT_USER_ERROR if model.errors else 0
+    return EXIT_USER_ERROR if model is not None and model.errors else 0
 
 
 def build_parser():

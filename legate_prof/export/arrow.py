@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.export import require
-from legate_prof.export.tables import SCHEMAS, iter_table
+from legate_prof.export.tables import SCHEMAS
 
 
 def schema(table):
@@ -16,11 +16,11 @@ def schema(table):
     return pa.schema([(c, types[t]) for c, t, _ in SCHEMAS[table]])
 
 
-def batches(model, table, chunk_rows):
-    """Record batches of ``table``, one per chunk."""
+def batches(chunks, table):
+    """Record batches of ``table``, one per chunk (a dict of columns)."""
     pa = require("pyarrow", "export")
     sch = schema(table)
-    for chunk in iter_table(model, table, chunk_rows):
+    for chunk in chunks:
         cols = []
         for field in sch:
             v = chunk[field.name]

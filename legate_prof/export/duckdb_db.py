@@ -1,16 +1,20 @@
-"""DuckDB export and queries: the export tables plus views (docs/export.md)."""
+"""DuckDB export and queries: the export tables plus views (docs/export.md), from a model,
+a profile held per rank, or a Parquet export folder."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import shutil
+import tempfile
 
 from legate_prof.errors import ProfileError
 from legate_prof.export import require
 from legate_prof.export.arrow import batches, schema
+from legate_prof.export.parquet import table_files, write_tables
+from legate_prof.export.ranks import by_rank, whole_table
+from legate_prof.export.tables import CHUNK_ROWS, ITEM_TABLES, TABLES
 from legate_prof.output_file import atomic_output
-from legate_prof.export.tables import CHUNK_ROWS, TABLES
 
 VIEWS = {
     # time spent per provenance line (tasks, copies, ... launched from it)
@@ -21,27 +25,37 @@ VIEWS = {
     "copy_bandwidth": """
         SELECT *, size_bytes / nullif(duration_ns, 0) AS gb_per_s FROM copies""",
 }
+VIEW_NEEDS = {"provenance_totals": "items", "copy_bandwidth": "copies"}
 
 
-def _fill(con, model, chunk_rows):
-    for table in TABLES:
-        sch = schema(table)
-        first = True
-        for b in batches(model, table, chunk_rows):
+def _fill(con, profile, chunk_rows):
+    """The tables, filled rank by rank (one rank's model at a time), and the views."""
+    pa = require("pyarrow", "export")
+
+    def insert(table, chunks):
+        for b in batches(chunks, table):
             con.register("_chunk", b)
-            if first:
-                con.execute(f'CREATE TABLE {table} AS SELECT * FROM _chunk')
-                first = False
-            else:
-                con.execute(f'INSERT INTO {table} SELECT * FROM _chunk')
+            con.execute(f"INSERT INTO {table} SELECT * FROM _chunk")
             con.unregister("_chunk")
-        if first:  # no rows: still create the table with its columns
-            pa = require("pyarrow", "export")
-            con.register("_chunk", pa.table({f.name: pa.array([], f.type) for f in sch}))
-            con.execute(f'CREATE TABLE {table} AS SELECT * FROM _chunk')
-            con.unregister("_chunk")
+
+    for table in TABLES:  # created empty first: a table without rows still has its columns
+        con.register("_chunk", pa.table({f.name: pa.array([], f.type) for f in schema(table)}))
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM _chunk")
+        con.unregister("_chunk")
+        if table not in ITEM_TABLES:
+            insert(table, whole_table(profile, table, chunk_rows))
+    for rank in by_rank(profile):
+        for table in ITEM_TABLES:
+            insert(table, rank.chunks(table, chunk_rows))
+    _views(con)
+
+
+def _views(con):
+    have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables")
+            .fetchall()}
     for name, sql in VIEWS.items():
-        con.execute(f"CREATE VIEW {name} AS {sql}")
+        if VIEW_NEEDS[name] in have:
+            con.execute(f"CREATE VIEW {name} AS {sql}")
 
 
 def write(model, out, chunk_rows=CHUNK_ROWS):
@@ -79,14 +93,44 @@ def _reason(e):
     return text
 
 
-def query(model, sql, chunk_rows=CHUNK_ROWS):
-    """Run ``sql`` over the model's tables in an in-memory DuckDB; (column names, rows)."""
+def query(profile, sql, chunk_rows=CHUNK_ROWS):
+    """Run ``sql`` over the profile's tables; (column names, rows).  A model's tables go into
+    an in-memory DuckDB; a profile held per rank is written rank by rank as Parquet files in a
+    temporary folder, which DuckDB reads where they lie (memory: one rank's model, and what
+    the query itself holds)."""
     duckdb = require("duckdb", "sql")
+    if hasattr(profile, "item_parts") and len(profile.item_parts()) > 1:
+        with tempfile.TemporaryDirectory(prefix="legate_prof_sql.") as folder:
+            write_tables(profile, folder, chunk_rows)
+            return query_parquet(folder, sql)
     con = duckdb.connect(":memory:")
     try:
-        _fill(con, model, chunk_rows)
-        cur = con.execute(sql)
-        cols = [d[0] for d in cur.description] if cur.description else []
-        return cols, cur.fetchall()
+        _fill(con, profile, chunk_rows)
+        return _run(con, sql)
     finally:
         con.close()
+
+
+def query_parquet(folder, sql):
+    """Run ``sql`` over a Parquet export folder (``export --format parquet``), its files read
+    where they lie: each table a view over its file, or over its ranks' files."""
+    duckdb = require("duckdb", "sql")
+    files = table_files(folder)
+    if files is None:
+        raise ProfileError(folder, "is not a Parquet export of legate_prof (no items*.parquet, "
+                                   "or files of other names)")
+    con = duckdb.connect(":memory:")
+    try:
+        for table, paths in files.items():
+            listed = ", ".join("'" + os.path.abspath(p).replace("'", "''") + "'" for p in paths)
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}])")
+        _views(con)
+        return _run(con, sql)
+    finally:
+        con.close()
+
+
+def _run(con, sql):
+    cur = con.execute(sql)
+    cols = [d[0] for d in cur.description] if cur.description else []
+    return cols, cur.fetchall()

@@ -121,6 +121,9 @@ SCHEMAS = {
     ],
 }
 TABLES = list(SCHEMAS)
+# tables of items (one row per item, or per wait / transfer of an item): a rank's rows are its
+# items'; the others describe the whole profile
+ITEM_TABLES = ("items", "waits", "copies", "instances")
 
 
 def _strings(table):
@@ -143,16 +146,20 @@ def _op_ids(op):
     return np.ma.masked_array(op, mask=(op == NO_OP) | (op == 0))
 
 
-def iter_table(model, table, chunk_rows=CHUNK_ROWS):
-    """Chunks (dict of columns) of one export table."""
+def iter_table(model, table, chunk_rows=CHUNK_ROWS, items=None):
+    """Chunks (dict of columns) of one export table; ``items``: (lo, hi), only the rows of
+    items [lo, hi) (tables of ``ITEM_TABLES``: one rank's items, say)."""
+    if table in ITEM_TABLES:
+        lo, hi = items if items is not None else (0, model.n_items)
+        return _GENERATORS[table](model, chunk_rows, int(lo), int(hi))
     return _GENERATORS[table](model, chunk_rows)
 
 
-def _items(model, chunk_rows):
+def _items(model, chunk_rows, first, end):
     it, lanes = model.items, model.lanes
     names, provs = _strings(model.names), _strings(model.provenances)
-    for lo in range(0, model.n_items, chunk_rows):
-        hi = min(lo + chunk_rows, model.n_items)
+    for lo in range(first, end, chunk_rows):
+        hi = min(lo + chunk_rows, end)
         lane = it["lane"][lo:hi]
         start, stop = it["start"][lo:hi], it["stop"][lo:hi]
         yield {
@@ -186,30 +193,32 @@ def _lanes(model, chunk_rows):
     }
 
 
-def _waits(model, chunk_rows):
+def _waits(model, chunk_rows, first, end):
     w = model.waits
-    n = len(w["item"])
-    for lo in range(0, n, chunk_rows):
-        hi = min(lo + chunk_rows, n)
+    first, end = np.searchsorted(w["item"], [first, end]).tolist()
+    for lo in range(first, end, chunk_rows):
+        hi = min(lo + chunk_rows, end)
         yield {"item": w["item"][lo:hi].astype(np.int64), "start_ns": w["start"][lo:hi],
                "ready_ns": w["ready"][lo:hi], "end_ns": w["end"][lo:hi]}
 
 
-def _transfer_rows(model, kinds, chunk_rows):
-    """Chunks of (transfer positions, item indices) whose item kind is in ``kinds``."""
+def _transfer_rows(model, kinds, chunk_rows, first, end):
+    """Chunks of (transfer positions, item indices) of items [first, end) whose item kind is
+    in ``kinds``."""
     t = model.transfers
-    n = len(t["item"])
-    for lo in range(0, n, chunk_rows):
-        hi = min(lo + chunk_rows, n)
+    first, end = np.searchsorted(t["item"], [first, end]).tolist()
+    for lo in range(first, end, chunk_rows):
+        hi = min(lo + chunk_rows, end)
         item = t["item"][lo:hi].astype(np.int64)
         keep = np.isin(model.items["kind"][item], [int(k) for k in kinds])
         yield np.arange(lo, hi)[keep], item[keep]
 
 
-def _copies(model, chunk_rows):
+def _copies(model, chunk_rows, first, end):
     it, t = model.items, model.transfers
     names, provs = _strings(model.names), _strings(model.provenances)
-    for pos, item in _transfer_rows(model, (ItemKind.COPY, ItemKind.FILL), chunk_rows):
+    for pos, item in _transfer_rows(model, (ItemKind.COPY, ItemKind.FILL), chunk_rows, first,
+                                    end):
         src = t["src"][pos].astype(np.uint64)
         start, stop = it["start"][item], it["stop"][item]
         yield {
@@ -224,10 +233,10 @@ def _copies(model, chunk_rows):
         }
 
 
-def _instances(model, chunk_rows):
+def _instances(model, chunk_rows, first, end):
     it, t = model.items, model.transfers
     provs = _strings(model.provenances)
-    for pos, item in _transfer_rows(model, (ItemKind.INSTANCE,), chunk_rows):
+    for pos, item in _transfer_rows(model, (ItemKind.INSTANCE,), chunk_rows, first, end):
         yield {
             "item": item, "rank": model.lanes["rank"][it["lane"][item]].astype(np.int32),
             "mem": t["dst"][pos].astype(np.uint64), "inst": t["inst"][pos].astype(np.uint64),
@@ -239,10 +248,17 @@ def _instances(model, chunk_rows):
         }
 
 
-def _provenance(model, chunk_rows):
+def provenance_table(model, ops):
+    """The provenance table of ``model``'s strings with ``ops`` operations per string (a
+    profile held per rank counts its ranks' operations itself)."""
+    return _provenance(model, 0, ops)
+
+
+def _provenance(model, chunk_rows, ops=None):
     n = len(model.provenances)
-    ops = np.bincount(np.asarray(model.ops["provenance"], dtype=np.int64), minlength=n)[:n] \
-        if len(model.ops["provenance"]) else np.zeros(n, np.int64)
+    if ops is None:
+        ops = np.bincount(np.asarray(model.ops["provenance"], dtype=np.int64), minlength=n)[:n] \
+            if len(model.ops["provenance"]) else np.zeros(n, np.int64)
     yield {"provenance_id": np.arange(n, dtype=np.int32),
            "provenance": _strings(model.provenances), "ops": ops.astype(np.int64)}
 
