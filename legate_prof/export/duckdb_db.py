@@ -42,11 +42,12 @@ def _fill(con, profile, chunk_rows):
         con.register("_chunk", pa.table({f.name: pa.array([], f.type) for f in schema(table)}))
         con.execute(f"CREATE TABLE {table} AS SELECT * FROM _chunk")
         con.unregister("_chunk")
-        if table not in ITEM_TABLES:
-            insert(table, whole_table(profile, table, chunk_rows))
-    for rank in by_rank(profile):
+    for rank in by_rank(profile, cut=False):
         for table in ITEM_TABLES:
             insert(table, rank.chunks(table, chunk_rows))
+    for table in TABLES:
+        if table not in ITEM_TABLES:
+            insert(table, whole_table(profile, table, chunk_rows))
     _views(con)
 
 

@@ -44,9 +44,6 @@ def write_tables(profile, folder, chunk_rows=CHUNK_ROWS):
                 w.write_batch(b)
                 counts[table] += b.num_rows
 
-    for table in TABLES:
-        if table not in ITEM_TABLES:
-            write_file(f"{table}.parquet", table, whole_table(profile, table, chunk_rows))
     if len(ranks_of(profile)) > 1:
         for rank in by_rank(profile):  # one rank's model at a time, its four files
             for table in ITEM_TABLES:
@@ -55,7 +52,7 @@ def write_tables(profile, folder, chunk_rows=CHUNK_ROWS):
         writers = {t: pq.ParquetWriter(os.path.join(folder, f"{t}.parquet"), schema(t))
                    for t in ITEM_TABLES}
         try:
-            for rank in by_rank(profile):
+            for rank in by_rank(profile, cut=False):
                 for table, w in writers.items():
                     for b in batches(rank.chunks(table, chunk_rows), table):
                         w.write_batch(b)
@@ -63,6 +60,9 @@ def write_tables(profile, folder, chunk_rows=CHUNK_ROWS):
         finally:
             for w in writers.values():
                 w.close()
+    for table in TABLES:  # (after the ranks: reading them let go of what opening them read)
+        if table not in ITEM_TABLES:
+            write_file(f"{table}.parquet", table, whole_table(profile, table, chunk_rows))
     return counts
 
 

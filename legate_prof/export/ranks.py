@@ -56,25 +56,30 @@ def ranks_of(profile):
     return sorted(set(summary_of(profile).lanes["rank"].tolist()))
 
 
-def by_rank(profile):
+def by_rank(profile, cut=True):
     """``RankItems`` of each rank, in rank order: one rank's model open at a time (a model of
-    several ranks is cut where its lanes, sorted by rank, change rank)."""
+    several ranks is cut where its lanes, sorted by rank, change rank).  ``cut=False``: a
+    model's items whole, whatever ranks it holds (fewer, longer runs of rows, where one file
+    or table takes all ranks)."""
     if not hasattr(profile, "item_parts"):
-        yield from _cut_by_rank(profile.as_stacked(), 0, 0)
+        yield from _cut_by_rank(profile.as_stacked(), 0, 0, cut)
         return
     from legate_prof.build.rank_merge import release_pages
-    for part in profile.item_parts():
+    parts = profile.item_parts()
+    for part in parts:  # what opening the ranks read (their checks) is not needed until then
+        release_pages(part.model)
+    for part in parts:
         model = part.model.as_stacked()
-        yield from _cut_by_rank(model, int(part.item_off), int(part.lane_off))
+        yield from _cut_by_rank(model, int(part.item_off), int(part.lane_off), cut)
         release_pages(part.model)  # a mapped bundle's pages: read, no longer needed here
         del model
 
 
-def _cut_by_rank(model, item_off, lane_off):
+def _cut_by_rank(model, item_off, lane_off, cut=True):
     rank = np.asarray(model.lanes["rank"])
     if len(rank) == 0:
         return
-    if np.any(np.diff(rank) < 0):  # (never in a model we build) one piece, first rank's name
+    if not cut or np.any(np.diff(rank) < 0):  # (the latter never in a model we build) whole
         yield RankItems(model, 0, model.n_items, item_off, lane_off, int(rank.min()))
         return
     lane = model.items["lane"]

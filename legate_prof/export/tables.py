@@ -13,6 +13,7 @@ import numpy as np
 from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 
 CHUNK_ROWS = 1 << 20
+STEP_CHUNK_ROWS = 1 << 18
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
 KIND_NAMES = np.array([k.name.lower() for k in ItemKind], dtype=object)
 GROUP_NAMES = np.array(GROUP_KEYS, dtype=object)
@@ -325,17 +326,34 @@ def _utilization(model, chunk_rows):
 
 
 def _utilization_steps(model, chunk_rows):
+    """The pieces of every (rank, group)'s step function, in chunks of about ``chunk_rows``
+    (a profile of many ranks has many short step functions: one chunk each would make as many
+    Parquet row groups); at most ``STEP_CHUNK_ROWS`` rows a chunk (its strings are made per
+    row)."""
+    chunk_rows = min(chunk_rows, STEP_CHUNK_ROWS)
+    parts, n = [], 0
     for (r, g), s in _steps(model):
         start, stop, level = step_levels(s)
         if g not in MEMORY_GROUPS:
             level = np.rint(level)  # a count: the integral's rounding taken out
+        util = level / s.denominator if s.denominator else np.zeros(len(level))
         for lo in range(0, len(start), chunk_rows):
             hi = min(lo + chunk_rows, len(start))
-            yield {"rank": np.full(hi - lo, r, np.int32),
-                   "group": np.full(hi - lo, g, dtype=object),
-                   "start_ns": start[lo:hi], "stop_ns": stop[lo:hi], "level": level[lo:hi],
-                   "utilization": level[lo:hi] / s.denominator if s.denominator
-                   else np.zeros(hi - lo)}
+            parts.append((r, g, start[lo:hi], stop[lo:hi], level[lo:hi], util[lo:hi]))
+            n += hi - lo
+            if n >= chunk_rows:
+                yield _steps_chunk(parts)
+                parts, n = [], 0
+    if parts:
+        yield _steps_chunk(parts)
+
+
+def _steps_chunk(parts):
+    sizes = [len(p[2]) for p in parts]
+    return {"rank": np.repeat(np.array([p[0] for p in parts], np.int32), sizes),
+            "group": np.repeat(np.array([p[1] for p in parts], dtype=object), sizes),
+            **{c: np.concatenate([p[k] for p in parts])
+               for k, c in enumerate(("start_ns", "stop_ns", "level", "utilization"), 2)}}
 
 
 _GENERATORS = {"items": _items, "lanes": _lanes, "waits": _waits, "copies": _copies,
