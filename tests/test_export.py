@@ -602,3 +602,16 @@ def test_sql_and_parquet_export_of_a_folder_of_bundles(per_rank_bundles, generat
     assert main(["export", str(per_rank_bundles), "--format", "parquet", "-o", str(out),
                  "-q"]) == 2
     assert (out / "NOTES.txt").read_text() == "mine"
+
+
+def test_sql_of_ranks_on_a_full_disk_is_one_line(per_rank_bundles, small_disk, monkeypatch,
+                                                  capsys):
+    """`sql` on per-rank bundles writes the ranks' tables to a temporary folder: a full disk
+    there is one line, and the folder goes."""
+    pytest.importorskip("duckdb")
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(small_disk))
+    assert main(["sql", GROUP_BY, str(per_rank_bundles), "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "No space left on device" in err and "TMPDIR" in err, err
+    assert list(small_disk.iterdir()) == []

@@ -102,7 +102,12 @@ def query(profile, sql, chunk_rows=CHUNK_ROWS):
     duckdb = require("duckdb", "sql")
     if hasattr(profile, "item_parts") and len(profile.item_parts()) > 1:
         with tempfile.TemporaryDirectory(prefix="legate_prof_sql.") as folder:
-            write_tables(profile, folder, chunk_rows)
+            try:
+                write_tables(profile, folder, chunk_rows)
+            except OSError as e:  # a full disk, say: one line (the folder goes, files and all)
+                raise ProfileError(tempfile.gettempdir(), "could not write the ranks' tables "
+                                   f"for the query ({e.strerror or str(e).splitlines()[0]}); "
+                                   "TMPDIR chooses where they go") from None
             return query_parquet(folder, sql)
     con = duckdb.connect(":memory:")
     try:
