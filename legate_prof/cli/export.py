@@ -19,8 +19,9 @@ def run(args):
     """Write the merged profile as Perfetto / Chrome trace / Parquet / DuckDB."""
     from legate_prof.export import MissingExtra, export
     check_output(args.output, input_files(args), None, "export", folder=args.format == "parquet")
-    try:
-        model = load_with_progress(input_files(args), args)
+    try:  # (Parquet and DuckDB read a profile of several ranks rank by rank, unmerged)
+        model = load_with_progress(input_files(args), args,
+                                   ranked=args.format in ("parquet", "duckdb"))
         export(model, args.format, args.output)
     except MissingExtra as e:
         note(f"legate_prof: error: {e}")

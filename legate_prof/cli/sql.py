@@ -22,9 +22,14 @@ def run(args):
     from legate_prof.export import MissingExtra
     from legate_prof.export.sql import format_result
     try:
-        from legate_prof.export.duckdb_db import query
-        model = load_with_progress(input_files(args), args)
-        cols, rows = query(model, args.query)
+        from legate_prof.export.duckdb_db import query, query_parquet
+        from legate_prof.export.parquet import table_files
+        if len(args.files) == 1 and table_files(args.files[0]) is not None:
+            cols, rows = query_parquet(args.files[0], args.query)  # an export, where it lies
+            model = None
+        else:
+            model = load_with_progress(input_files(args), args, ranked=True)
+            cols, rows = query(model, args.query)
     except MissingExtra as e:
         note(f"legate_prof: error: {e}")
         return EXIT_USER_ERROR
@@ -35,4 +40,4 @@ def run(args):
         return EXIT_USER_ERROR
     fmt = "csv" if args.csv else "json" if args.json else "table"
     sys.stdout.write(format_result(cols, rows, fmt))
-    return status(model)
+    return status(model) if model is not None else 0

@@ -5,21 +5,22 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.export import require
-from legate_prof.export.tables import SCHEMAS, iter_table
+from legate_prof.export.tables import SCHEMAS
 
 
 def schema(table):
     pa = require("pyarrow", "export")
     types = {"int16": pa.int16(), "int32": pa.int32(), "int64": pa.int64(),
-             "uint64": pa.uint64(), "string": pa.string(), "bool": pa.bool_()}
+             "uint64": pa.uint64(), "string": pa.string(), "bool": pa.bool_(),
+             "float64": pa.float64()}
     return pa.schema([(c, types[t]) for c, t, _ in SCHEMAS[table]])
 
 
-def batches(model, table, chunk_rows):
-    """Record batches of ``table``, one per chunk."""
+def batches(chunks, table):
+    """Record batches of ``table``, one per chunk (a dict of columns)."""
     pa = require("pyarrow", "export")
     sch = schema(table)
-    for chunk in iter_table(model, table, chunk_rows):
+    for chunk in chunks:
         cols = []
         for field in sch:
             v = chunk[field.name]

@@ -1,10 +1,15 @@
 """Chrome trace JSON (the Trace Event Format), like the reference's ``legion_prof trace``.
 
-A JSON list of complete events (``ph: "X"``, microseconds): pid = rank, tid = lane (plus the
-row for channel and memory lanes, whose rows overlap in time).  Tasks with waits are split as
-the reference does: running pieces named ``Name (Variant)``, then ``... (waiting)`` from the
-wait's start to its ready time and ``... (ready)`` up to its end; the pieces of a task add up
-to its stop - start.  Lines are %-formatted from whole columns (``map`` over column tuples).
+A JSON list of complete events (``ph: "X"``, microseconds): pid = rank, one thread (tid) per
+row of each lane, named ``Lane`` for row 0 and ``Lane · row N`` after.  The format requires the
+slices of one thread to nest or be disjoint (Perfetto drops those that cross), and a lane's rows
+are laid out so that no two items of one row overlap; a lane on one thread would break the rule
+wherever items cross (kernels on concurrent streams) and wherever a task running during
+another's wait straddles that wait's pieces.  Tasks with waits are split as the reference does:
+running pieces named ``Name (Variant)``, then ``... (waiting)`` from the wait's start to its
+ready time and ``... (ready)`` up to its end; piece bounds are kept in order inside the item
+(a damaged wait is clamped), so the pieces of a task tile its [start, stop].  Lines are
+%-formatted from whole columns (``map`` over column tuples).
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ import json
 
 import numpy as np
 
-from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, ItemKind
+from legate_prof.model.kinds import GROUP_KEYS, ItemKind
+from legate_prof.export.threads import row_offsets, thread_name
 from legate_prof.output_file import atomic_output
 
 CHUNK_ROWS = 1 << 18
@@ -21,8 +27,6 @@ NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
 RUNNING, WAITING, READY = 0, 1, 2
 SUFFIX = ("", " (waiting)", " (ready)")
 STATE = ("running", "waiting", "ready")
-PROC_GROUP = np.array([g not in MEMORY_GROUPS and g not in ("channel", "dp", "arrays", "ops")
-                       for g in GROUP_KEYS])
 
 
 # one event per line; %-formatting runs in C for each tuple of column values
@@ -32,29 +36,39 @@ LINE_OP = LINE[:-2] + ',"op_id":%d}}'
 
 
 def pieces(model, lo, hi):
-    """(item, t0, t1, state) of items [lo, hi): one running piece for an item without waits;
-    for each wait a running piece up to it, a waiting and a ready piece; a last running piece."""
+    """(item, t0, t1, state) of items [lo, hi), by item: one running piece for an item without
+    waits; for each wait a running piece up to it, a waiting and a ready piece; a last running
+    piece.  The bounds (start, each wait's start, ready and end, stop) are clamped into
+    [start, stop] and kept in order, so an item's pieces never overlap and tile it."""
     it, w = model.items, model.waits
     a, b = np.searchsorted(w["item"], [lo, hi])
-    wi = w["item"][a:b].astype(np.int64)
-    ws, wr, we = w["start"][a:b], w["ready"][a:b], w["end"][a:b]
-    first = np.ones(len(wi), bool)
-    first[1:] = wi[1:] != wi[:-1]
-    prev_end = np.where(first, it["start"][wi] if len(wi) else ws, np.roll(we, 1))
-    last_start = it["start"][lo:hi].copy()
-    if len(wi):
-        last = np.ones(len(wi), bool)
-        last[:-1] = wi[1:] != wi[:-1]
-        last_start[wi[last] - lo] = we[last]
-    items = np.arange(lo, hi, dtype=np.int64)
-    item = np.concatenate([wi, wi, wi, items])
-    t0 = np.concatenate([prev_end, ws, wr, last_start])
-    # (a wait may begin before its item: the running piece before it is then empty)
-    t1 = np.maximum(np.concatenate([ws, wr, we, it["stop"][lo:hi]]), t0)
-    state = np.concatenate([np.full(len(wi), RUNNING), np.full(len(wi), WAITING),
-                            np.full(len(wi), READY), np.full(hi - lo, RUNNING)]).astype(np.int8)
-    order = np.lexsort((t0, item))
-    return item[order], t0[order], t1[order], state[order]
+    n, k = hi - lo, int(b - a)
+    start = it["start"][lo:hi].astype(np.int64)
+    stop = np.maximum(it["stop"][lo:hi].astype(np.int64), start)
+    wi = (w["item"][a:b] - lo).astype(np.int64)
+    # bounds: each item's start (key -1), its waits' (start, ready, end) (keys 3p, 3p+1, 3p+2
+    # for the p-th wait of the slice: waits are in order within an item), its stop (last)
+    item = np.concatenate([np.arange(n), np.repeat(wi, 3), np.arange(n)])
+    key = np.concatenate([np.full(n, -1), np.arange(3 * k), np.full(n, 3 * k)])
+    t = np.concatenate([start, np.stack([w["start"][a:b], w["ready"][a:b], w["end"][a:b]],
+                                        axis=1).ravel().astype(np.int64), stop])
+    order = np.lexsort((key, item))
+    item, key = item[order], key[order]
+    t = np.clip(t[order], start[item], stop[item])
+    _keep_in_order(item, t)
+    same = item[1:] == item[:-1]  # a piece from each bound to the next one of the same item
+    state = np.where(key < 0, RUNNING, np.array([WAITING, READY, RUNNING])[key % 3])
+    return (item[:-1][same] + lo, t[:-1][same], t[1:][same],
+            state[:-1][same].astype(np.int8))
+
+
+def _keep_in_order(item, t):
+    """Make each item's bounds non-decreasing, in place (only damaged waits need it: the items
+    where a bound goes back are few, and fixed one by one)."""
+    back = np.flatnonzero((t[1:] < t[:-1]) & (item[1:] == item[:-1]))
+    for i in np.unique(item[back + 1]).tolist():
+        lo, hi = np.searchsorted(item, [i, i + 1])
+        t[lo:hi] = np.maximum.accumulate(t[lo:hi])
 
 
 def _labels(model):
@@ -86,26 +100,27 @@ def _label_key(model, item, state):
         + state
 
 
-def _metadata(model):
+def _metadata(model, base):
     out = []
     for r in sorted({int(x) for x in model.lanes["rank"]}):
         out.append({"name": "process_name", "ph": "M", "pid": r, "args": {"name": f"Rank {r}"}})
+        out.append({"name": "process_sort_index", "ph": "M", "pid": r,
+                    "args": {"sort_index": r}})
     for lane in range(model.n_lanes):
-        proc = PROC_GROUP[int(model.lanes["group"][lane])]
-        rows = 1 if proc else max(int(model.lanes["rows"][lane]), 1)
-        for row in range(rows):
-            title = model.lanes["title"][lane] + ("" if row == 0 else f" [{row}]")
-            out.append({"name": "thread_name", "ph": "M", "pid": int(model.lanes["rank"][lane]),
-                        "tid": int(_tid(lane, row, proc)), "args": {"name": title}})
+        pid = int(model.lanes["rank"][lane])
+        for row in range(int(base[lane + 1] - base[lane])):
+            tid = int(base[lane]) + row
+            out.append({"name": "thread_name", "ph": "M", "pid": pid, "tid": tid,
+                        "args": {"name": thread_name(model.lanes["title"][lane], row)}})
+            out.append({"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid,
+                        "args": {"sort_index": tid}})
     return [json.dumps(e, separators=(",", ":")) for e in out]
 
 
-def _tid(lane, row, proc):
-    return np.where(proc, lane, (np.asarray(lane, np.int64) << 16) + 0x8000 + row)
-
-
 def write(model, out, chunk_rows=CHUNK_ROWS):
+    model = model.as_stacked()  # rows are read from the items
     it, lanes = model.items, model.lanes
+    base = row_offsets(model) + 1  # thread ids from 1
     labels = _labels(model)
     keys = np.array(sorted(labels), np.int64)
     label_arr = np.array([labels[k] for k in keys.tolist()], dtype=object)
@@ -115,16 +130,14 @@ def write(model, out, chunk_rows=CHUNK_ROWS):
                          dtype=object)
     with atomic_output(out) as tmp, open(tmp, "w", encoding="utf-8") as f:
         f.write("[\n")
-        f.write(",\n".join(_metadata(model)))
+        f.write(",\n".join(_metadata(model, base)))
         for lo in range(0, model.n_items, chunk_rows):
             hi = min(lo + chunk_rows, model.n_items)
             item, t0, t1, state = pieces(model, lo, hi)
             lane = it["lane"][item].astype(np.int64)
-            group = lanes["group"][lane].astype(np.int64)
             key = _label_key(model, item, state)
             name = label_arr[np.searchsorted(keys, key)]
-            proc = PROC_GROUP[group]
-            tid = _tid(lane, it["row"][item].astype(np.int64), proc)
+            tid = base[lane] + it["row"][item].astype(np.int64)
             op = it["op_id"][item]
             has_op = (op != NO_OP) & (op != 0)
             t0, dur = t0.astype(np.int64), (t1 - t0).astype(np.int64)

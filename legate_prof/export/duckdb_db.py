@@ -1,13 +1,20 @@
-"""DuckDB export and queries: the export tables plus views (docs/export.md)."""
+"""DuckDB export and queries: the export tables plus views (docs/export.md), from a model,
+a profile held per rank, or a Parquet export folder."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
 
+from legate_prof.errors import ProfileError
 from legate_prof.export import require
 from legate_prof.export.arrow import batches, schema
+from legate_prof.export.parquet import table_files, write_tables
+from legate_prof.export.ranks import by_rank, whole_table
+from legate_prof.export.tables import CHUNK_ROWS, ITEM_TABLES, TABLES
 from legate_prof.output_file import atomic_output
-from legate_prof.export.tables import CHUNK_ROWS, TABLES
 
 VIEWS = {
     # time spent per provenance line (tasks, copies, ... launched from it)
@@ -15,67 +22,121 @@ VIEWS = {
         SELECT provenance, kind, count(*) AS items, sum(duration_ns) AS total_ns,
                sum(duration_ns - waiting_ns) AS running_ns
         FROM items WHERE provenance <> '' GROUP BY provenance, kind""",
-    # average utilization of each processor / channel group over the whole run: busy time of
-    # its lanes' top rows / (lanes x span); memory lanes are left out
-    "utilization": """
-        WITH span AS (SELECT min(start_ns) AS t0, max(stop_ns) AS t1 FROM items),
-             busy AS (SELECT rank, "group", sum(duration_ns) AS busy_ns FROM items
-                      WHERE row = 0 AND kind IN ('task', 'gpu_kernel', 'meta', 'message',
-                                                  'copy', 'fill', 'dep_part', 'prof_task',
-                                                  'runtime_op')
-                      GROUP BY rank, "group"),
-             n AS (SELECT rank, "group", count(*) AS lanes FROM lanes
-                   WHERE NOT is_memory GROUP BY rank, "group")
-        SELECT n.rank, n."group", n.lanes, coalesce(busy.busy_ns, 0) AS busy_ns,
-               coalesce(busy.busy_ns, 0) / (n.lanes * (span.t1 - span.t0)) AS utilization
-        FROM n CROSS JOIN span LEFT JOIN busy USING (rank, "group")
-        ORDER BY n.rank, n."group\"""",
     "copy_bandwidth": """
         SELECT *, size_bytes / nullif(duration_ns, 0) AS gb_per_s FROM copies""",
 }
+VIEW_NEEDS = {"provenance_totals": "items", "copy_bandwidth": "copies"}
 
 
-def _fill(con, model, chunk_rows):
-    for table in TABLES:
-        sch = schema(table)
-        first = True
-        for b in batches(model, table, chunk_rows):
+def _fill(con, profile, chunk_rows):
+    """The tables, filled rank by rank (one rank's model at a time), and the views."""
+    pa = require("pyarrow", "export")
+
+    def insert(table, chunks):
+        for b in batches(chunks, table):
             con.register("_chunk", b)
-            if first:
-                con.execute(f'CREATE TABLE {table} AS SELECT * FROM _chunk')
-                first = False
-            else:
-                con.execute(f'INSERT INTO {table} SELECT * FROM _chunk')
+            con.execute(f"INSERT INTO {table} SELECT * FROM _chunk")
             con.unregister("_chunk")
-        if first:  # no rows: still create the table with its columns
-            pa = require("pyarrow", "export")
-            con.register("_chunk", pa.table({f.name: pa.array([], f.type) for f in sch}))
-            con.execute(f'CREATE TABLE {table} AS SELECT * FROM _chunk')
-            con.unregister("_chunk")
+
+    for table in TABLES:  # created empty first: a table without rows still has its columns
+        con.register("_chunk", pa.table({f.name: pa.array([], f.type) for f in schema(table)}))
+        con.execute(f"CREATE TABLE {table} AS SELECT * FROM _chunk")
+        con.unregister("_chunk")
+    for rank in by_rank(profile, cut=False):
+        for table in ITEM_TABLES:
+            insert(table, rank.chunks(table, chunk_rows))
+    for table in TABLES:
+        if table not in ITEM_TABLES:
+            insert(table, whole_table(profile, table, chunk_rows))
+    _views(con)
+
+
+def _views(con):
+    have = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables")
+            .fetchall()}
     for name, sql in VIEWS.items():
-        con.execute(f"CREATE VIEW {name} AS {sql}")
+        if VIEW_NEEDS[name] in have:
+            con.execute(f"CREATE VIEW {name} AS {sql}")
 
 
 def write(model, out, chunk_rows=CHUNK_ROWS):
     duckdb = require("duckdb", "sql")
     with atomic_output(out, stream=False) as tmp:
         os.unlink(tmp)  # DuckDB creates the file itself
-        con = duckdb.connect(tmp)
         try:
-            _fill(con, model, chunk_rows)
+            con = duckdb.connect(tmp)
+            try:
+                _fill(con, model, chunk_rows)
+            finally:
+                con.close()
+        except duckdb.Error as e:  # a full disk, say: one line, and none of its files left
+            _remove_beside(tmp)
+            raise ProfileError(out, f"could not write ({_reason(e)})") from None
         finally:
-            con.close()
+            shutil.rmtree(tmp + ".tmp", ignore_errors=True)  # DuckDB's spill folder
     return {}
 
 
-def query(model, sql, chunk_rows=CHUNK_ROWS):
-    """Run ``sql`` over the model's tables in an in-memory DuckDB; (column names, rows)."""
+def _remove_beside(db):
+    """What DuckDB writes beside a database file: its write-ahead log and its spill folder."""
+    with contextlib.suppress(OSError):
+        os.unlink(db + ".wal")
+    shutil.rmtree(db + ".tmp", ignore_errors=True)
+
+
+def _reason(e):
+    """The cause in a DuckDB error, without the temporary file's name it quotes."""
+    text = str(e).splitlines()[0] if str(e) else type(e).__name__
+    for cause in ("No space left on device", "Disk quota exceeded", "Permission denied",
+                  "Read-only file system"):
+        if cause in text:
+            return cause
+    return text
+
+
+def query(profile, sql, chunk_rows=CHUNK_ROWS):
+    """Run ``sql`` over the profile's tables; (column names, rows).  A model's tables go into
+    an in-memory DuckDB; a profile held per rank is written rank by rank as Parquet files in a
+    temporary folder, which DuckDB reads where they lie (memory: one rank's model, and what
+    the query itself holds)."""
     duckdb = require("duckdb", "sql")
+    if hasattr(profile, "item_parts") and len(profile.item_parts()) > 1:
+        with tempfile.TemporaryDirectory(prefix="legate_prof_sql.") as folder:
+            try:
+                write_tables(profile, folder, chunk_rows)
+            except OSError as e:  # a full disk, say: one line (the folder goes, files and all)
+                raise ProfileError(tempfile.gettempdir(), "could not write the ranks' tables "
+                                   f"for the query ({e.strerror or str(e).splitlines()[0]}); "
+                                   "TMPDIR chooses where they go") from None
+            return query_parquet(folder, sql)
     con = duckdb.connect(":memory:")
     try:
-        _fill(con, model, chunk_rows)
-        cur = con.execute(sql)
-        cols = [d[0] for d in cur.description] if cur.description else []
-        return cols, cur.fetchall()
+        _fill(con, profile, chunk_rows)
+        return _run(con, sql)
     finally:
         con.close()
+
+
+def query_parquet(folder, sql):
+    """Run ``sql`` over a Parquet export folder (``export --format parquet``), its files read
+    where they lie: each table a view over its file, or over its ranks' files."""
+    duckdb = require("duckdb", "sql")
+    files = table_files(folder)
+    if files is None:
+        raise ProfileError(folder, "is not a Parquet export of legate_prof (no items*.parquet, "
+                                   "or files of other names)")
+    con = duckdb.connect(":memory:")
+    try:
+        for table, paths in files.items():
+            listed = ", ".join("'" + os.path.abspath(p).replace("'", "''") + "'" for p in paths)
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}])")
+        _views(con)
+        return _run(con, sql)
+    finally:
+        con.close()
+
+
+def _run(con, sql):
+    cur = con.execute(sql)
+    cols = [d[0] for d in cur.description] if cur.description else []
+    return cols, cur.fetchall()

@@ -1,7 +1,8 @@
 """Perfetto's native protobuf trace (perfetto_trace.proto), encoded by hand (protowire).
 
 Tracks: one process track per rank; under it one track per lane row (processors, channels,
-memories, ...); counter tracks for each lane group's utilization (processors, 0..1) and bytes
+memories, ...), named as the Chrome export names its threads, so that the slices of a track
+never cross (a lane's rows never overlap); counter tracks for each lane group's utilization (processors, 0..1) and bytes
 in use (memories).  Items are BEGIN/END slice pairs carrying op id and provenance as debug
 annotations; copies whose source and destination memories are known get a flow from an
 instant on the source memory's track through the copy to an instant on the destination's.
@@ -14,6 +15,7 @@ import numpy as np
 
 from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, ItemKind
 from legate_prof.export import protowire as pw
+from legate_prof.export.threads import row_offsets, thread_name
 from legate_prof.output_file import atomic_output
 
 CHUNK_ROWS = 1 << 16
@@ -46,12 +48,6 @@ def _descriptor(**fields) -> bytes:
     return _packet(pw.field_bytes(P_DESCRIPTOR, b"".join(fields.values())))
 
 
-def _row_tracks(model):
-    """(first row-track index of each lane, uuid base): track of (lane, row) = base + row."""
-    rows = np.maximum(model.lanes["rows"].astype(np.int64), 1)
-    return np.concatenate([[0], np.cumsum(rows)])
-
-
 def _descriptors(model, offset, out):
     ranks = sorted({int(r) for r in model.lanes["rank"]} | {int(r["rank"]) for r in model.ranks})
     for r in ranks:
@@ -65,7 +61,7 @@ def _descriptors(model, offset, out):
         for row in range(int(offset[lane + 1] - offset[lane])):
             out.write(_descriptor(
                 uuid=pw.field_bytes(TD_UUID, ROW_UUID + int(offset[lane]) + row),
-                name=pw.field_bytes(TD_NAME, title if row == 0 else f"{title} [{row}]"),
+                name=pw.field_bytes(TD_NAME, thread_name(title, row)),
                 parent=pw.field_bytes(TD_PARENT, RANK_UUID + rank)))
 
 
@@ -111,7 +107,8 @@ def _slices(model, offset, out, chunk_rows, flow_of_item):
             pw.varint_field(TE_TRACK, track)])
         common = lambda t: [pw.varint_field(P_TIMESTAMP, t), pw.varint_field(P_SEQ, seq)]  # noqa: E731
         begin = pw.message_field(PACKET, common(it["start"][lo:hi]) + [begin_event])
-        end = pw.message_field(PACKET, common(it["stop"][lo:hi]) + [end_event])
+        stop = np.maximum(it["stop"][lo:hi], it["start"][lo:hi])  # (a damaged item: empty)
+        end = pw.message_field(PACKET, common(stop) + [end_event])
         # begin_i, end_i, begin_i+1, ...: each record is an item's two packets
         out.write(pw.flatten(pw.concat([begin, end])))
 
@@ -200,7 +197,8 @@ def _counters(model, out):
 
 
 def write(model, out, chunk_rows=CHUNK_ROWS):
-    offset = _row_tracks(model)
+    model = model.as_stacked()  # rows are read from the items
+    offset = row_offsets(model)
     with atomic_output(out) as tmp, open(tmp, "wb") as f:
         _descriptors(model, offset, f)
         _counters(model, f)

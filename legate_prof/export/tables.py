@@ -1,4 +1,5 @@
-"""The export tables (items, lanes, waits, copies, instances, provenance, ranks), in chunks.
+"""The export tables (items, lanes, waits, copies, instances, provenance, ranks, utilization,
+utilization_steps), in chunks.
 
 Every exporter reads the model through these generators, so each format holds no more than
 the model plus one chunk of rows.  A chunk is a dict of column name -> numpy array (strings
@@ -9,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, ItemKind
+from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 
 CHUNK_ROWS = 1 << 20
+STEP_CHUNK_ROWS = 1 << 18
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
 KIND_NAMES = np.array([k.name.lower() for k in ItemKind], dtype=object)
 GROUP_NAMES = np.array(GROUP_KEYS, dtype=object)
@@ -94,8 +96,35 @@ SCHEMAS = {
         ("processors", "int64", "processors on the rank"),
         ("memories", "int64", "memories on the rank"),
     ],
+    "utilization": [
+        ("rank", "int32", "node / rank"),
+        ("group", "string", "lane group"),
+        ("measure", "string", "processors: busy processors / processors; any_active: 1 while "
+                              "any lane of the group is active (channels); bytes: bytes in use "
+                              "/ capacity (memories)"),
+        ("lanes", "int32", "lanes of the group on the rank"),
+        ("denominator", "float64", "processors, 1, or capacity in bytes (a memory of unknown "
+                                   "capacity counts its peak)"),
+        ("busy_ns", "int64", "time busy, waits cut out, summed over the processors (processors)"
+                             " or while any is active; as `stats --json` groups[].busy_ns"),
+        ("span_start_ns", "int64", "the run: first item start (all ranks)"),
+        ("span_stop_ns", "int64", "the run: last item stop (all ranks)"),
+        ("utilization", "float64", "mean of the step function over the run / denominator: the "
+                                   "mean of the reference's utilization line"),
+    ],
+    "utilization_steps": [
+        ("rank", "int32", "node / rank"),
+        ("group", "string", "lane group"),
+        ("start_ns", "int64", "the level holds from here"),
+        ("stop_ns", "int64", "to here"),
+        ("level", "float64", "busy processors, 1 / 0 (any active) or bytes in use"),
+        ("utilization", "float64", "level / utilization.denominator: the reference's line"),
+    ],
 }
 TABLES = list(SCHEMAS)
+# tables of items (one row per item, or per wait / transfer of an item): a rank's rows are its
+# items'; the others describe the whole profile
+ITEM_TABLES = ("items", "waits", "copies", "instances")
 
 
 def _strings(table):
@@ -118,16 +147,20 @@ def _op_ids(op):
     return np.ma.masked_array(op, mask=(op == NO_OP) | (op == 0))
 
 
-def iter_table(model, table, chunk_rows=CHUNK_ROWS):
-    """Chunks (dict of columns) of one export table."""
+def iter_table(model, table, chunk_rows=CHUNK_ROWS, items=None):
+    """Chunks (dict of columns) of one export table; ``items``: (lo, hi), only the rows of
+    items [lo, hi) (tables of ``ITEM_TABLES``: one rank's items, say)."""
+    if table in ITEM_TABLES:
+        lo, hi = items if items is not None else (0, model.n_items)
+        return _GENERATORS[table](model, chunk_rows, int(lo), int(hi))
     return _GENERATORS[table](model, chunk_rows)
 
 
-def _items(model, chunk_rows):
+def _items(model, chunk_rows, first, end):
     it, lanes = model.items, model.lanes
     names, provs = _strings(model.names), _strings(model.provenances)
-    for lo in range(0, model.n_items, chunk_rows):
-        hi = min(lo + chunk_rows, model.n_items)
+    for lo in range(first, end, chunk_rows):
+        hi = min(lo + chunk_rows, end)
         lane = it["lane"][lo:hi]
         start, stop = it["start"][lo:hi], it["stop"][lo:hi]
         yield {
@@ -161,30 +194,32 @@ def _lanes(model, chunk_rows):
     }
 
 
-def _waits(model, chunk_rows):
+def _waits(model, chunk_rows, first, end):
     w = model.waits
-    n = len(w["item"])
-    for lo in range(0, n, chunk_rows):
-        hi = min(lo + chunk_rows, n)
+    first, end = np.searchsorted(w["item"], [first, end]).tolist()
+    for lo in range(first, end, chunk_rows):
+        hi = min(lo + chunk_rows, end)
         yield {"item": w["item"][lo:hi].astype(np.int64), "start_ns": w["start"][lo:hi],
                "ready_ns": w["ready"][lo:hi], "end_ns": w["end"][lo:hi]}
 
 
-def _transfer_rows(model, kinds, chunk_rows):
-    """Chunks of (transfer positions, item indices) whose item kind is in ``kinds``."""
+def _transfer_rows(model, kinds, chunk_rows, first, end):
+    """Chunks of (transfer positions, item indices) of items [first, end) whose item kind is
+    in ``kinds``."""
     t = model.transfers
-    n = len(t["item"])
-    for lo in range(0, n, chunk_rows):
-        hi = min(lo + chunk_rows, n)
+    first, end = np.searchsorted(t["item"], [first, end]).tolist()
+    for lo in range(first, end, chunk_rows):
+        hi = min(lo + chunk_rows, end)
         item = t["item"][lo:hi].astype(np.int64)
         keep = np.isin(model.items["kind"][item], [int(k) for k in kinds])
         yield np.arange(lo, hi)[keep], item[keep]
 
 
-def _copies(model, chunk_rows):
+def _copies(model, chunk_rows, first, end):
     it, t = model.items, model.transfers
     names, provs = _strings(model.names), _strings(model.provenances)
-    for pos, item in _transfer_rows(model, (ItemKind.COPY, ItemKind.FILL), chunk_rows):
+    for pos, item in _transfer_rows(model, (ItemKind.COPY, ItemKind.FILL), chunk_rows, first,
+                                    end):
         src = t["src"][pos].astype(np.uint64)
         start, stop = it["start"][item], it["stop"][item]
         yield {
@@ -199,10 +234,10 @@ def _copies(model, chunk_rows):
         }
 
 
-def _instances(model, chunk_rows):
+def _instances(model, chunk_rows, first, end):
     it, t = model.items, model.transfers
     provs = _strings(model.provenances)
-    for pos, item in _transfer_rows(model, (ItemKind.INSTANCE,), chunk_rows):
+    for pos, item in _transfer_rows(model, (ItemKind.INSTANCE,), chunk_rows, first, end):
         yield {
             "item": item, "rank": model.lanes["rank"][it["lane"][item]].astype(np.int32),
             "mem": t["dst"][pos].astype(np.uint64), "inst": t["inst"][pos].astype(np.uint64),
@@ -214,10 +249,17 @@ def _instances(model, chunk_rows):
         }
 
 
-def _provenance(model, chunk_rows):
+def provenance_table(model, ops):
+    """The provenance table of ``model``'s strings with ``ops`` operations per string (a
+    profile held per rank counts its ranks' operations itself)."""
+    return _provenance(model, 0, ops)
+
+
+def _provenance(model, chunk_rows, ops=None):
     n = len(model.provenances)
-    ops = np.bincount(np.asarray(model.ops["provenance"], dtype=np.int64), minlength=n)[:n] \
-        if len(model.ops["provenance"]) else np.zeros(n, np.int64)
+    if ops is None:
+        ops = np.bincount(np.asarray(model.ops["provenance"], dtype=np.int64), minlength=n)[:n] \
+            if len(model.ops["provenance"]) else np.zeros(n, np.int64)
     yield {"provenance_id": np.arange(n, dtype=np.int32),
            "provenance": _strings(model.provenances), "ops": ops.astype(np.int64)}
 
@@ -236,5 +278,84 @@ def _ranks(model, chunk_rows):
     }
 
 
+def measure_of(group):
+    """How a group's utilization is measured (the ``with_utilization`` rules)."""
+    return "bytes" if group in MEMORY_GROUPS else \
+        "processors" if group in PROCESSOR_GROUPS else "any_active"
+
+
+def _steps(model):
+    """((rank, group), step function) of every rank's lane groups, by rank and group order."""
+    order = {g: i for i, g in enumerate(GROUP_KEYS)}
+    return sorted(((k, s) for k, s in model.utilization_steps.items() if k[0] is not None),
+                  key=lambda kv: (kv[0][0], order.get(kv[0][1], len(order))))
+
+
+def step_levels(step):
+    """(starts, stops, levels) of the constant pieces of a step function, times in whole ns;
+    counts (busy processors, any active) come out whole, bytes as the integral gives them."""
+    t = np.asarray(step.t, np.float64)
+    if len(t) < 2:
+        z = np.zeros(0, np.int64)
+        return z, z, np.zeros(0)
+    dt = np.diff(t)
+    level = np.divide(np.diff(step.integral), dt, out=np.zeros(len(dt)), where=dt > 0)
+    t = np.rint(t).astype(np.int64)
+    return t[:-1], t[1:], level
+
+
+def _utilization(model, chunk_rows):
+    steps = _steps(model)
+    t0, t1 = model.extent()
+    span = max(t1 - t0, 1)
+    lane_count = {}
+    for r, g in zip(model.lanes["rank"].tolist(), model.lanes["group"].tolist()):
+        lane_count[(r, GROUP_KEYS[g])] = lane_count.get((r, GROUP_KEYS[g]), 0) + 1
+    rows = [(r, g, measure_of(g), lane_count.get((r, g), 0), s.denominator,
+             int(model.busy_ns.get((r, g), 0)),
+             float(np.diff(s.integral_at(np.array([t0, t1], np.float64)))[0])
+             / (span * s.denominator) if s.denominator else 0.0)
+            for (r, g), s in steps]
+    cols = list(zip(*rows)) if rows else [()] * 7
+    yield {"rank": np.array(cols[0], np.int32), "group": _strings(cols[1]),
+           "measure": _strings(cols[2]), "lanes": np.array(cols[3], np.int32),
+           "denominator": np.array(cols[4], np.float64), "busy_ns": np.array(cols[5], np.int64),
+           "span_start_ns": np.full(len(rows), t0, np.int64),
+           "span_stop_ns": np.full(len(rows), t1, np.int64),
+           "utilization": np.array(cols[6], np.float64)}
+
+
+def _utilization_steps(model, chunk_rows):
+    """The pieces of every (rank, group)'s step function, in chunks of about ``chunk_rows``
+    (a profile of many ranks has many short step functions: one chunk each would make as many
+    Parquet row groups); at most ``STEP_CHUNK_ROWS`` rows a chunk (its strings are made per
+    row)."""
+    chunk_rows = min(chunk_rows, STEP_CHUNK_ROWS)
+    parts, n = [], 0
+    for (r, g), s in _steps(model):
+        start, stop, level = step_levels(s)
+        if g not in MEMORY_GROUPS:
+            level = np.rint(level)  # a count: the integral's rounding taken out
+        util = level / s.denominator if s.denominator else np.zeros(len(level))
+        for lo in range(0, len(start), chunk_rows):
+            hi = min(lo + chunk_rows, len(start))
+            parts.append((r, g, start[lo:hi], stop[lo:hi], level[lo:hi], util[lo:hi]))
+            n += hi - lo
+            if n >= chunk_rows:
+                yield _steps_chunk(parts)
+                parts, n = [], 0
+    if parts:
+        yield _steps_chunk(parts)
+
+
+def _steps_chunk(parts):
+    sizes = [len(p[2]) for p in parts]
+    return {"rank": np.repeat(np.array([p[0] for p in parts], np.int32), sizes),
+            "group": np.repeat(np.array([p[1] for p in parts], dtype=object), sizes),
+            **{c: np.concatenate([p[k] for p in parts])
+               for k, c in enumerate(("start_ns", "stop_ns", "level", "utilization"), 2)}}
+
+
 _GENERATORS = {"items": _items, "lanes": _lanes, "waits": _waits, "copies": _copies,
-               "instances": _instances, "provenance": _provenance, "ranks": _ranks}
+               "instances": _instances, "provenance": _provenance, "ranks": _ranks,
+               "utilization": _utilization, "utilization_steps": _utilization_steps}
