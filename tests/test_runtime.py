@@ -112,3 +112,41 @@ def test_first_ndarray_methods_equal_numpy_and_are_legate_tasks(legate_run, tmp_
         sel = tasks & (model.items["name"] == model.names.index(name))
         sites = {model.provenances[p].rsplit("/", 1)[-1] for p in prov[sel]}
         assert f"first_methods.py:{line}" in sites, (name, sites)
+
+
+def test_operations_are_drawn_running_only_while_their_tasks_run(guide_examples):
+    """An operation's box runs from its submission to its last task's stop: waiting until its
+    first task is ready, ready until it starts, running only while one of its tasks runs (the
+    ops lane once showed `Reduce` filling the run before the task it waited on even ran); the
+    statistics count an operation's running time as that time, its waiting apart."""
+    import numpy as np
+
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.load.loader import load_profile
+    from legate_prof.model.kinds import ItemKind
+    _, profiles = guide_examples["efficient.py"]
+    m = load_profile(profiles)
+    it = m.items
+    prov = m.op_provenance(it["op_id"])
+    key = it["name"].astype(np.int64) * (len(m.provenances) + 1) + prov
+    tasks = it["kind"] == ItemKind.TASK
+    ops = np.flatnonzero(it["kind"] == ItemKind.RUNTIME_OP)
+    assert len(ops) >= 10
+    for i in ops.tolist():
+        mine = tasks & (key == key[i])
+        assert mine.any(), m.names[it["name"][i]]
+        assert it["stop"][i] in set(it["stop"][mine].tolist())  # its last task's stop
+        waits = m.waits_of(i)
+        running, t = [], int(it["start"][i])
+        for a, _, c in waits:
+            running.append((t, a))
+            t = c
+        running.append((t, int(it["stop"][i])))
+        assert waits and waits[0][0] == it["start"][i]  # waits from its submission
+        for a, b in running:
+            if b > a:  # while running, one of its tasks runs
+                assert ((it["start"][mine] <= a) & (it["stop"][mine] >= a)).any()
+    stats = compute_stats(m)
+    task_time = {r["name"]: r["total_ns"] for r in stats["tasks"]}
+    for row in stats["operations"]:
+        assert row["running_ns"] <= task_time[row["name"]] < row["total_ns"]

@@ -316,7 +316,8 @@ def format_stats(s: dict) -> str:
                      f"  peak {format_bytes(g['peak_bytes'])} (capacity unknown)")
         lines.append(f"{g['rank']:>4}  {g['title']:<14}{g['lanes']:>6}{g['items']:>10}"
                      f"{format_ns_ascii(g['busy_ns']):>14}{extra}")
-    for section, title in (("tasks", "Tasks"), ("operations", "Operations (runtime event stream)"),
+    for section, title in (("tasks", "Tasks"), ("operations", "Operations (runtime event stream): "
+                            "total from submission to completion, running while their tasks ran"),
                            ("gpu_kernels", "GPU kernels"),
                            ("meta_tasks", "Runtime meta-tasks (top 15)")):
         rows = s[section]

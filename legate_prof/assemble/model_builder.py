@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.assemble.nested_calls import nest_calls
+from legate_prof.assemble.operation_spans import operation_spans
 from legate_prof.model.kinds import (DEP_PART_NAMES, GROUP_INDEX, GROUP_KEYS, MEM_GROUP,
                     PROC_GROUP, ItemKind, node_of_id)
 from legate_prof.model.trace_model import TraceModel
@@ -201,6 +202,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
                              "dst": t["mem_id"], "inst": t["inst_id"]})
 
     runtime_ops, lane_capacity, mems = add_stream_items(streams, ranks, items, names, mems)
+    op_waits = operation_spans(items.parts, logs, prov_strings, runtime_ops)
     model_items, lanes, transfers, final_order = lay_out(
         items, procs, mems, ranks, names, warnings, lane_capacity, stack=stack)
     ops = _ops_table(logs, runtime_ops, prov_strings, provs)
@@ -212,6 +214,11 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
                    for rec in META_RECORDS if (k, rec) in meta_rows}
                   for k, log in enumerate(logs)]
     waits = match_waits(model_items, logs, meta_items)
+    if len(op_waits["row"]):  # (kept sorted by item, then start)
+        waits = {c: np.concatenate([waits[c], item_of_row[op_waits["row"]] if c == "item"
+                                    else op_waits[c]]).astype(waits[c].dtype) for c in waits}
+        o = np.lexsort((waits["start"], waits["item"]))
+        waits = {c: a[o] for c, a in waits.items()}
     fevent = np.concatenate([np.zeros(len(p["start"]), np.uint64) if p["fevent"] is None
                              else p["fevent"] for p in items.parts] or [np.zeros(0, np.uint64)])
     waits, orphans = nest_calls(model_items["kind"], model_items["start"],
