@@ -44,6 +44,19 @@ def user_site():
     return "<unknown>"
 
 
+MAX_CODE_CHARS = 200
+
+
+def source_text(site):
+    """The code of the line ``site`` names (stripped, at most MAX_CODE_CHARS), or "": what lets
+    ``legate_prof compare`` pair a line of two runs after the script was edited or renamed."""
+    import linecache
+    path, _, line = site.rpartition(":")
+    if not line.isdigit():
+        return ""
+    return linecache.getline(path, int(line)).strip()[:MAX_CODE_CHARS]
+
+
 class _Launch:
     """Context for one user-level operation: provenance scope plus an event-stream record."""
 
@@ -54,7 +67,7 @@ class _Launch:
 
     def __enter__(self):
         self.scope.__enter__()
-        events.operation(self.name, self.site)
+        events.operation(self.name, self.site, source_text(self.site))
         return self
 
     def __exit__(self, *exc):

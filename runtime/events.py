@@ -15,9 +15,9 @@ def has_sink() -> bool:
     return _sink is not None
 
 
-def operation(name, site):
+def operation(name, site, code=""):
     if _sink is not None:
-        _sink.operation(name, site)
+        _sink.operation(name, site, code)
 
 
 def array_created(shape, dtype, site):

@@ -47,8 +47,8 @@ class EventStream:
         # unbuffered file: every event reaches the OS before the next line of user code runs
         self.f.write(self.pack(obj))
 
-    def operation(self, name, site):
-        self._emit(["op", time.time_ns(), name, site])
+    def operation(self, name, site, code=""):
+        self._emit(["op", time.time_ns(), name, site, code])
 
     def array_created(self, shape, dtype, site):
         i = self.next_id

@@ -156,7 +156,6 @@ def test_no_private_name_crosses_a_module():
 SPLIT_PENDING = {"legate_prof.assemble.model_builder.build_model",
                  "legate_prof.assemble.oom_report.show_live_instances",
                  "legate_prof.read.legion_log._read_body",
-                 "legate_prof.store.bundle_check.check_bundle",
                  "legate_prof.viewer.screenshot.render_screenshot"}
 
 

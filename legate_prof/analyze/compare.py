@@ -1,11 +1,16 @@
 """``legate_prof compare A B``: what changed between two runs, by source line and lane group.
 
-Source lines are matched by file name and line number (``prog.py:21``), so two copies of a
-program in different directories compare line for line.
+A line of run A is paired with a line of run B by what it is, not only where it is: the two
+runs' lines are aligned in file order on their code (which the array runtime records with each
+operation), so a renamed script, or one with lines added or removed, still pairs line for line;
+lines whose code was not recorded (a program launching Legate tasks itself) pair by
+``file:line`` — the file's name, not its folder — when they launched the same operations.  A
+line that is in one run only, or whose operations changed, is said, never compared with another.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 
 import numpy as np
@@ -15,49 +20,137 @@ from legate_prof.present.units import format_bytes, format_ns
 
 APP_KINDS = (int(ItemKind.TASK), int(ItemKind.GPU_KERNEL))
 MOVE_KINDS = (int(ItemKind.COPY), int(ItemKind.FILL))
+FIELDS = ("tasks", "task_ns", "copies", "copy_bytes")
 
 
-def _line_key(prov):
-    """'dir/prog.py:21' -> 'prog.py:21' (the same line of another copy of the program)."""
-    if not prov:
-        return ""
+def _site(prov):
+    """'dir/prog.py:21' -> ('prog.py', 21): the line of any copy of the program."""
     path, _, line = prov.rpartition(":")
-    return f"{os.path.basename(path)}:{line}" if line.isdigit() else prov
+    return (os.path.basename(path), int(line)) if line.isdigit() else (prov, 0)
 
 
 def per_line(model):
-    """line -> {tasks, task_ns, copies, copy_bytes}."""
+    """{provenance: {file, line, code, operations, tasks, task_ns, copies, copy_bytes}} of
+    the lines that launched tasks or moved data."""
     it = model.items
     prov = model.op_provenance(it["op_id"])
-    keys = np.array([_line_key(p) for p in model.provenances], dtype=object)
-    out = {}
     dur = it["stop"] - it["start"]
-    t = model.transfers
     size = np.zeros(model.n_items, np.float64)
-    size[t["item"]] = t["size"]
+    size[model.transfers["item"]] = model.transfers["size"]
+    out = {}
     for kinds, n_key, v_key, values in ((APP_KINDS, "tasks", "task_ns", dur),
                                          (MOVE_KINDS, "copies", "copy_bytes", size)):
         sel = np.isin(it["kind"], kinds) & (prov > 0)
-        if not sel.any():
-            continue
         p = prov[sel]
-        count = np.bincount(p, minlength=len(keys))
-        total = np.bincount(p, weights=values[sel].astype(np.float64), minlength=len(keys))
+        count = np.bincount(p, minlength=len(model.provenances))
+        total = np.bincount(p, weights=values[sel].astype(np.float64),
+                            minlength=len(model.provenances))
+        names = {}
+        if n_key == "tasks":
+            for q, nm in zip(p.tolist(), it["name"][sel].tolist()):
+                names.setdefault(q, set()).add(model.names[nm])
         for k in np.flatnonzero(count).tolist():
-            row = out.setdefault(keys[k], {"tasks": 0, "task_ns": 0, "copies": 0,
-                                           "copy_bytes": 0})
+            text = model.provenances[k]
+            file, line = _site(text)
+            row = out.setdefault(text, {"file": file, "line": line, "operations": set(),
+                                        "code": model.line_text.get(text, ""),
+                                        **{f: 0 for f in FIELDS}})
             row[n_key] += int(count[k])
             row[v_key] += int(total[k])
+            row["operations"] |= names.get(k, set())
     return out
+
+
+def pair_lines(la, lb):
+    """[(provenance in A or None, provenance in B or None, how they were paired)]: the lines
+    aligned in file order on their code — the same code pairs ("code"); between two aligned
+    lines, a line whose code changed pairs with the one at its place that launched the same
+    operations ("edited": uncertain, said); lines without recorded code pair by file name and
+    line number when they launched the same operations ("line"); the others stay alone
+    (None)."""
+    order_a = sorted(la, key=lambda p: (la[p]["file"], la[p]["line"]))
+    order_b = sorted(lb, key=lambda p: (lb[p]["file"], lb[p]["line"]))
+    code_a = [la[p]["code"] or f"\0{i}" for i, p in enumerate(order_a)]  # no code: no match
+    code_b = [lb[p]["code"] or f"\1{i}" for i, p in enumerate(order_b)]
+    pairs = []
+    matcher = difflib.SequenceMatcher(a=code_a, b=code_b, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            pairs += [(order_a[i], order_b[j], "code") for i, j in zip(range(i1, i2),
+                                                                       range(j1, j2))]
+        else:
+            pairs += _pair_unaligned(order_a[i1:i2], order_b[j1:j2], la, lb)
+    return pairs
+
+
+def _pair_unaligned(rows_a, rows_b, la, lb):
+    """Pairs among lines between the same two aligned lines of both runs (see above)."""
+    pairs, left_b = [], list(rows_b)
+    for pa in rows_a:
+        ra = la[pa]
+
+        def same_ops(pb):
+            return lb[pb]["operations"] == ra["operations"]
+        if ra["code"]:
+            match = next((pb for pb in left_b if lb[pb]["code"] and same_ops(pb)), None)
+            how = "edited"
+        else:
+            match = next((pb for pb in left_b if not lb[pb]["code"] and same_ops(pb)
+                          and (lb[pb]["file"], lb[pb]["line"]) == (ra["file"], ra["line"])),
+                         None)
+            how = "line"
+        if match is None:
+            pairs.append((pa, None, None))
+        else:
+            left_b.remove(match)
+            pairs.append((pa, match, how))
+    return pairs + [(None, pb, None) for pb in left_b]
+
+
+def _line_rows(a, b):
+    la, lb = per_line(a), per_line(b)
+    rows = []
+    for pa, pb, how in pair_lines(la, lb):
+        ra, rb = la.get(pa, {}), lb.get(pb, {})
+        sites = [f"{r['file']}:{r['line']}" for r in (ra, rb) if r]
+        row = {"line": sites[0] if len(set(sites)) == 1 else " ~ ".join(sites),
+               "a": f"{ra['file']}:{ra['line']}" if ra else None,
+               "b": f"{rb['file']}:{rb['line']}" if rb else None,
+               "operations": sorted(ra.get("operations", set()) | rb.get("operations", set())),
+               "code": [ra.get("code", ""), rb.get("code", "")], "paired_by": how}
+        for f in FIELDS:
+            row[f] = [ra.get(f, 0), rb.get(f, 0)]
+        rows.append(row)
+    rows.sort(key=lambda r: -max(r["task_ns"]))
+    return rows
+
+
+def _notes(rows):
+    """What a reader must know about the pairing: lines in one run only, lines at the same
+    place whose operations changed, pairs made without the code."""
+    def ops(r):
+        return ", ".join(r["operations"]) or "no task"
+    a_only = {r["a"]: r for r in rows if r["paired_by"] is None and r["a"]}
+    b_only = {r["b"]: r for r in rows if r["paired_by"] is None and r["b"]}
+    notes = [f"{site}: launched {ops(a_only[site])} in A and {ops(b_only[site])} in B: an "
+             "edited line, not compared" for site in sorted(a_only.keys() & b_only.keys())]
+    notes += [f"{site}: in A only" for site in a_only if site not in b_only]
+    notes += [f"{site}: in B only" for site in b_only if site not in a_only]
+    notes += [f"{r['line']}: paired by file name and line number (the line's code was not "
+              "recorded): check that it is the same line" for r in rows
+              if r["paired_by"] == "line"]
+    notes += [f"{r['line']}: the code changed ({r['code'][0]!r} -> {r['code'][1]!r}); paired "
+              "as the line at its place that launched the same operations" for r in rows
+              if r["paired_by"] == "edited"]
+    return notes
 
 
 def per_group(model):
     """group -> {items, busy_ns, peak_bytes} over all ranks."""
     it = model.items
     out = {}
-    busy = model.busy_ns
     items = np.bincount(it["lane"], minlength=model.n_lanes)
-    for (rank, group), v in busy.items():
+    for (rank, group), v in model.busy_ns.items():
         row = out.setdefault(group, {"items": 0, "busy_ns": 0, "peak_bytes": 0})
         row["busy_ns"] += int(v)
         row["items"] += int(items[model.lanes_of(group, rank)].sum())
@@ -69,16 +162,9 @@ def per_group(model):
 
 
 def compare(a, b):
-    """{"lines": [...], "groups": [...]} with A, B and the change for each."""
-    la, lb = per_line(a), per_line(b)
-    lines = []
-    for key in sorted(set(la) | set(lb)):
-        ra, rb = la.get(key, {}), lb.get(key, {})
-        row = {"line": key}
-        for f in ("tasks", "task_ns", "copies", "copy_bytes"):
-            row[f] = [ra.get(f, 0), rb.get(f, 0)]
-        lines.append(row)
-    lines.sort(key=lambda r: -max(r["task_ns"]))
+    """{"lines": [...], "groups": [...], "span_ns": [A, B], "notes": [...]}: each line with its
+    runs' figures [A, B], its operations and how it was paired."""
+    lines = _line_rows(a, b)
     ga, gb = per_group(a), per_group(b)
     groups = []
     for key in sorted(set(ga) | set(gb)):
@@ -86,8 +172,9 @@ def compare(a, b):
         for f in ("items", "busy_ns", "peak_bytes"):
             row[f] = [ga.get(key, {}).get(f, 0), gb.get(key, {}).get(f, 0)]
         groups.append(row)
-    ends = [int(m.items["stop"].max()) if m.n_items else 0 for m in (a, b)]
-    return {"lines": lines, "groups": groups, "span_ns": ends}
+    spans = [int(m.items["stop"].max() - m.items["start"].min()) if m.n_items else 0
+             for m in (a, b)]  # first item to last, as `stats` counts a run's span
+    return {"lines": lines, "groups": groups, "span_ns": spans, "notes": _notes(lines)}
 
 
 def _change(x, y, fmt=str):
@@ -99,14 +186,20 @@ def _change(x, y, fmt=str):
 def format_compare(c, names=("A", "B")):
     out = [f"A = {names[0]}", f"B = {names[1]}",
            f"run length: {_change(*c['span_ns'], fmt=format_ns)}", "",
-           f"{'source line':<28}{'tasks':>22}{'task time':>28}{'copies':>16}{'bytes':>24}"]
+           f"{'line in A':<20}{'line in B':<20}{'operations':<22}{'tasks':>12}{'task time':>26}"
+           f"{'copies':>10}{'bytes':>22}"]
     for r in c["lines"]:
-        out.append(f"{r['line'][:27]:<28}{_change(*r['tasks']):>22}"
-                   f"{_change(*r['task_ns'], fmt=format_ns):>28}"
-                   f"{_change(*r['copies']):>16}{_change(*r['copy_bytes'], fmt=format_bytes):>24}")
+        ops = ", ".join(r["operations"]) or "-"
+        mark = "~" if r["paired_by"] in ("edited", "line") else ""
+        out.append(f"{(r['a'] or '-')[:19]:<20}{((r['b'] or '-') + mark)[:19]:<20}"
+                   f"{ops[:21]:<22}{_change(*r['tasks']):>12}"
+                   f"{_change(*r['task_ns'], fmt=format_ns):>26}"
+                   f"{_change(*r['copies']):>10}{_change(*r['copy_bytes'], fmt=format_bytes):>22}")
     out += ["", f"{'lane group':<28}{'items':>22}{'busy':>28}{'peak memory':>24}"]
     for r in c["groups"]:
         peak = _change(*r["peak_bytes"], fmt=format_bytes) if any(r["peak_bytes"]) else ""
         out.append(f"{GROUP_TITLE.get(r['group'], r['group']):<28}{_change(*r['items']):>22}"
                    f"{_change(*r['busy_ns'], fmt=format_ns):>28}{peak:>24}")
+    if c.get("notes"):
+        out += ["", "Pairing of lines (~: an uncertain pair):"] + [f"  {n}" for n in c["notes"]]
     return "\n".join(out)

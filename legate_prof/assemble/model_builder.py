@@ -232,7 +232,8 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
         provenances=provs.strings, waits=waits, transfers=transfers, ranks=ranks, procs=procs,
         mems=mems, warnings=warnings, stacked=stack,
         variant_by_name_group={(n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()},
-        runtime_end_ns=max(ends) if ends else None)
+        runtime_end_ns=max(ends) if ends else None,
+        line_text={site: code for st in streams for _, _, site, code in st.ops if code})
     return with_utilization(model)
 
 

@@ -70,6 +70,7 @@ class ModelSummary:
         self.warnings, self.markers, self.sources = list(m.warnings), list(m.markers), list(
             m.sources)
         self.runtime_end_ns, self.stacked = m.runtime_end_ns, m.stacked
+        self.line_text = dict(m.line_text)
         self.dtypes = ({k: v.dtype for k, v in m.items.items()},
                        {k: v.dtype for k, v in m.waits.items()},
                        {k: v.dtype for k, v in m.transfers.items()},
@@ -214,6 +215,7 @@ class MergePlan:
             waits=waits, transfers=transfers, ranks=ranks, procs=procs, mems=mems,
             utilization_steps=in_lane_order(steps), busy_ns=busy,
             variant_by_name_group=variants, runtime_end_ns=max(ends) if ends else None,
+            line_text={k: v for s in small for k, v in s.line_text.items()},
             warnings=warnings, markers=[mk for s in small for mk in s.markers],
             sources=[p for s in small for p in s.sources], stacked=small[0].stacked)
         spans = [s.extent for s in small if s.n_items]

@@ -79,6 +79,7 @@ class TraceModel:
     busy_ns: dict = field(default_factory=dict)  # (rank, group) -> busy time, waits excluded
     variant_by_name_group: dict = field(default_factory=dict)  # (name id, group) -> variant
     runtime_end_ns: int | None = None  # last time the runtime's event stream saw
+    line_text: dict = field(default_factory=dict)  # provenance -> its line's code (runtime)
     oom_instances: list = field(default_factory=list)  # from legate's out-of-memory report
     warnings: list = field(default_factory=list)
     sources: list = field(default_factory=list)  # input file paths

@@ -66,8 +66,9 @@ def read_runtime_stream(path) -> RuntimeStream:
                 break
             kind, t = ev[0], ev[1]
             s.last_ns = max(s.last_ns, t)
-            if kind == "op":
-                s.ops.append((t, ev[2], ev[3]))
+            if kind == "op":  # (the line's code, when the runtime recorded it)
+                code = ev[4] if len(ev) > 4 and isinstance(ev[4], str) else ""
+                s.ops.append((t, ev[2], ev[3], code[:MAX_CODE_CHARS]))
             elif kind == "new":
                 s.arrays[ev[2]] = {"t_new": t, "t_del": None, "shape": ev[3], "dtype": ev[4],
                                    "nbytes": ev[5], "site": ev[6], "memory": ev[7]}
@@ -86,6 +87,7 @@ def read_runtime_stream(path) -> RuntimeStream:
 
 
 MAX_NS = 2**62  # times and sizes beyond this are damage, not data
+MAX_CODE_CHARS = 200  # of a line's code, as the runtime records it
 
 # event kind -> types of the fields after (kind, time)
 _EVENT_FIELDS = {

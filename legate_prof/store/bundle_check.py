@@ -110,26 +110,10 @@ def check_bundle(d, values=True):
     (``values=False``: without the per-item value checks; see above)."""
     if not isinstance(d, dict):
         _fail("header is not a map")
-    items, n = _table(d, "items")
-    lanes, n_lanes = _table(d, "lanes")
-    for t in ("ops", "waits", "transfers", "procs", "mems"):
-        _table(d, t)
-    for key in ("names", "provenances", "warnings", "sources"):
-        _list_of(d.get(key), str, key)
-    names, provs = d["names"], d["provenances"]
-    if not names or not provs:
-        _fail("string tables empty")
-    _list_of(lanes.get("name"), str, "lane names")
-    _list_of(lanes.get("title"), str, "lane titles")
-    if len(lanes["name"]) != n_lanes or len(lanes["title"]) != n_lanes:
-        _fail("lane names and lanes differ in length")
-    _in_range(lanes["group"], 0, len(GROUP_KEYS), "lane group")
-    _in_range(lanes["rows"], 1, 1 << 15, "lane rows")
-    if not isinstance(d.get("stacked", True), bool):
-        _fail("stacked flag damaged")
+    items, n, lanes = _check_tables(d)
     stacked = d.get("stacked", True)
     if values:
-        _check_item_values(d, items, lanes, n, len(names), len(provs))
+        _check_item_values(d, items, lanes, n, len(d["names"]), len(d["provenances"]))
         if not stacked and n:  # (lane, start) order, on row 0: each lane stacks when drawn
             lane_step = np.diff(items["lane"])
             if np.any(items["row"] != 0) or np.any(lane_step < 0) or np.any(
@@ -139,6 +123,34 @@ def check_bundle(d, values=True):
         if not stacked:  # in a model built unstacked (it stacks the lanes it draws)
             _fail("index of an unstacked bundle")
         _check_index(d.get("index"), items, lanes, n, values)
+    _check_ranks_and_steps(d, values)
+    _check_extra(d.get("extra"), items, n, values)
+
+
+def _check_tables(d):
+    """(items, item count, lanes): the tables are there, the string tables are strings, the
+    lanes are named and grouped."""
+    items, n = _table(d, "items")
+    lanes, n_lanes = _table(d, "lanes")
+    for t in ("ops", "waits", "transfers", "procs", "mems"):
+        _table(d, t)
+    for key in ("names", "provenances", "warnings", "sources"):
+        _list_of(d.get(key), str, key)
+    if not d["names"] or not d["provenances"]:
+        _fail("string tables empty")
+    _list_of(lanes.get("name"), str, "lane names")
+    _list_of(lanes.get("title"), str, "lane titles")
+    if len(lanes["name"]) != n_lanes or len(lanes["title"]) != n_lanes:
+        _fail("lane names and lanes differ in length")
+    _in_range(lanes["group"], 0, len(GROUP_KEYS), "lane group")
+    _in_range(lanes["rows"], 1, 1 << 15, "lane rows")
+    if not isinstance(d.get("stacked", True), bool):
+        _fail("stacked flag damaged")
+    return items, n, lanes
+
+
+def _check_ranks_and_steps(d, values):
+    """Ranks, utilization step functions (each rank's and all ranks'), markers."""
     ranks = d.get("ranks")
     if not isinstance(ranks, list) or not ranks:
         _fail("ranks missing")
@@ -165,7 +177,10 @@ def check_bundle(d, values=True):
             isinstance(m, dict) and _int(m.get("time")) and isinstance(m.get("title"), str)
             and isinstance(m.get("fields", {}), dict) for m in markers):
         _fail("markers damaged")
-    ex = d.get("extra")
+
+
+def _check_extra(ex, items, n, values):
+    """Busy times, variants, the runtime's end, the lines' code, the items' extent."""
     if not isinstance(ex, dict):
         _fail("extra missing")
     for key, types in (("busy_ns", (int, str, int)), ("variants", (int, str, str))):
@@ -176,6 +191,10 @@ def check_bundle(d, values=True):
             _fail(f"extra {key} damaged")
     if "runtime_end_ns" in ex and not _int(ex["runtime_end_ns"]):
         _fail("extra runtime_end_ns damaged")
+    line_text = ex.get("line_text", {})
+    if not isinstance(line_text, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in line_text.items()):
+        _fail("extra line_text damaged")
     extent = ex.get("extent")
     if extent is not None:
         if not (isinstance(extent, list) and len(extent) == 2 and all(map(_int, extent))):

@@ -170,6 +170,8 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True)
              "extent": list(model.extent())}
     if model.runtime_end_ns is not None:
         extra["runtime_end_ns"] = model.runtime_end_ns
+    if model.line_text:
+        extra["line_text"] = dict(model.line_text)
     # the all-ranks step functions (a frame reads one, not every rank's), each summed as it
     # is written and let go after: together they are as big as the ranks' own
     by_group = {}
@@ -305,7 +307,8 @@ def _model_of(d):
         utilization_steps={(s["rank"], s["group"]): _step_of(s) for s in d["steps"]},
         busy_ns={(r, g): v for r, g, v in ex.get("busy_ns", [])},
         variant_by_name_group={(n, g): v for n, g, v in ex.get("variants", [])},
-        runtime_end_ns=ex.get("runtime_end_ns"), stacked=d.get("stacked", True))
+        runtime_end_ns=ex.get("runtime_end_ns"), stacked=d.get("stacked", True),
+        line_text=ex.get("line_text", {}))
     if d["index"] is not None:
         model.adopt_indexes(
             d["index"]["sub_offset"], d["index"]["sub_bounds"], d["index"]["dur_perm"],
