@@ -252,3 +252,34 @@ def test_view_without_a_display_of_a_missing_file_is_one_line(tmp_path):
                        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0, r.stderr
     assert "No such file" in r.stderr and not (tmp_path / "legate_prof_view.png").exists()
+
+
+def test_every_argument_of_every_command_says_what_it_is():
+    """`legate_prof CMD --help` explains each argument; the files say what they may be;
+    `sql --help` lists the tables and their columns."""
+    import argparse
+
+    from legate_prof.cli.parser import build_parser
+    from legate_prof.export.tables import SCHEMAS
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    silent = [f"{name} {a.option_strings or a.dest}" for name, sp in sub.choices.items()
+              for a in sp._actions if not a.help and not isinstance(a, argparse._HelpAction)]
+    assert not silent, silent
+    for name, sp in sub.choices.items():
+        files = [a for a in sp._actions if a.dest == "files"]
+        if files and name != "dump":
+            assert ".lpbundle" in files[0].help and "folder" in files[0].help, name
+    text = sub.choices["sql"].format_help()
+    for table, cols in SCHEMAS.items():
+        assert f"{table}: " in text and cols[0][0] in text
+
+
+def test_a_mistyped_command_or_option_gets_a_suggestion():
+    r = subprocess.run([sys.executable, "-m", "legate_prof", "stat", "x.prof"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.strip().endswith("did you mean stats?"), r.stderr
+    r = subprocess.run([sys.executable, "-m", "legate_prof", "stats", "x.prof", "--jsn"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.strip().endswith("did you mean --json?"), r.stderr
+    assert r.stderr.count("\n") == 1  # one line

@@ -58,6 +58,16 @@ def expanded(words):
     return list(dict.fromkeys(k for w in words for k in (w, *_EXPAND_ALSO.get(w, ()))))
 
 
+FILES_HELP = ("profiles: legate_N.prof Legion Prof logs (any Legion version, gzipped or not), "
+              "legate_N.runtime.prof event streams of the array runtime, .lpbundle bundles "
+              "(convert), or folders holding them (a run's folder)")
+
+
+def add_files(parser, nargs="+", what=FILES_HELP):
+    """The files a command reads, with what they may be."""
+    parser.add_argument("files", nargs=nargs, metavar="FILE", help=what)
+
+
 def add_expand(parser):
     parser.add_argument("--expand", nargs="*", action="extend", default=[], metavar="KIND",
                         type=expand_arg,

@@ -17,7 +17,8 @@ def register(sub):
                         "lane group (and one picture of both on one time scale)")
     cm.add_argument("a", help="run A: a directory of legate_*.prof files, or one file")
     cm.add_argument("b", help="run B")
-    cm.add_argument("--json", action="store_true")
+    cm.add_argument("--json", action="store_true",
+                    help="machine-readable: lines (with how they were paired), groups, notes")
     cm.add_argument("-o", "--output", help="PNG of both timelines on one time scale")
     add_expand(cm)
     cm.set_defaults(func=run, cache=False)

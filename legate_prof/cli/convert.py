@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+from legate_prof.cli.arguments import add_files
 from legate_prof.cli.common import EXIT_USER_ERROR, input_files, load_with_progress
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import check_output
@@ -12,7 +13,7 @@ from legate_prof.output_file import check_output
 def register(sub):
     c = sub.add_parser("convert", help="write the merged model as one .lpbundle file, or with "
                                        "--per-rank one bundle beside each rank's file")
-    c.add_argument("files", nargs="+")
+    add_files(c)
     c.add_argument("-o", "--output", help="the bundle (default: beside a single input, "
                                           "named after it)")
     c.add_argument("--per-rank", action="store_true",

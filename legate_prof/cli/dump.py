@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sys
 
+from legate_prof.cli.arguments import add_files
 from legate_prof.cli.common import EXIT_USER_ERROR, note
 from legate_prof.errors import ProfileError
 
 
 def register(sub):
     d = sub.add_parser("dump", help="every record as one JSON line")
-    d.add_argument("files", nargs="+")
+    add_files(d, what="Legion Prof logs (legate_N.prof, gzipped or not), or folders holding "
+                      "them")
     d.set_defaults(func=run)
 
 

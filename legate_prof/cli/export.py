@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from legate_prof.cli.arguments import add_files
 from legate_prof.cli.common import EXIT_USER_ERROR, input_files, load_with_progress, note, status
 from legate_prof.output_file import check_output
 
 
 def register(sub):
     ex = sub.add_parser("export", help="write Perfetto / Chrome trace / Parquet / DuckDB")
-    ex.add_argument("files", nargs="+")
-    ex.add_argument("--format", required=True, choices=["perfetto", "chrome", "parquet", "duckdb"])
+    add_files(ex)
+    ex.add_argument("--format", required=True, choices=["perfetto", "chrome", "parquet", "duckdb"],
+                    help="perfetto (.pftrace, ui.perfetto.dev), chrome (trace JSON), parquet (a "
+                         "folder of tables), duckdb (one database file); docs/export.md")
     ex.add_argument("-o", "--output", required=True,
                     help="output file (a directory of .parquet files for parquet)")
     ex.set_defaults(func=run)

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import sys
 
+from legate_prof.cli.arguments import add_files
 from legate_prof.cli.common import input_files, load_with_progress, status
 
 
 def register(sub):
     i = sub.add_parser("insights", help="the guide's inefficiency patterns found in the "
                        "profile, with their source lines and remedies")
-    i.add_argument("files", nargs="+")
+    add_files(i)
     i.add_argument("--json", action="store_true", help="machine-readable (docs/insights.md)")
     i.add_argument("--log", help="legate's console output, to explain an out-of-memory failure")
     i.set_defaults(func=run)

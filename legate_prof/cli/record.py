@@ -16,7 +16,8 @@ def register(sub):
     r = sub.add_parser("record", help="run 'legate --profile ARGS' (adds the CUDA stand-in "
                        "on machines without an NVIDIA driver), then write legate_prof/index.html "
                        "(legate_prof record --no-report ... to skip it)")
-    r.add_argument("legate_args", nargs=argparse.REMAINDER)
+    r.add_argument("legate_args", nargs=argparse.REMAINDER,
+                   help="legate's options, then the program and its arguments")
     r.set_defaults(func=run)
 
 

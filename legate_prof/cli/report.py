@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import os
 
+from legate_prof.cli.arguments import add_files
 from legate_prof.cli.common import input_files, load_with_progress, status
 from legate_prof.errors import ProfileError
 
 
 def register(sub):
     rp = sub.add_parser("report", help="write the offline HTML report folder (index.html)")
-    rp.add_argument("files", nargs="+")
+    add_files(rp)
     rp.add_argument("-o", "--output", default="legate_prof", help="folder (default legate_prof)")
     rp.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     rp.add_argument("--no-pictures", dest="pictures", action="store_false",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from legate_prof.cli.arguments import add_expand, expanded, size_arg, time_arg
+from legate_prof.cli.arguments import add_files, add_expand, expanded, size_arg, time_arg
 from legate_prof.cli.common import (PICTURE_FORMATS, input_files, load_with_progress, note,
                                     status)
 from legate_prof.errors import ProfileError
@@ -14,8 +14,9 @@ from legate_prof.present.picture_size import MAX_SIDE, MIN_SIDE, check_size
 
 def register(sub):
     sc = sub.add_parser("screenshot", help="render the timeline to a PNG without a display")
-    sc.add_argument("files", nargs="+")
-    sc.add_argument("-o", "--output", required=True)
+    add_files(sc)
+    sc.add_argument("-o", "--output", required=True,
+                    help="the picture to write (.png, .jpg, .bmp)")
     sc.add_argument("--start", type=time_arg, help="view start (e.g. 12ms, 300us, ns)")
     sc.add_argument("--stop", type=time_arg, help="view stop")
     sc.add_argument("--width", type=size_arg, default=1600,

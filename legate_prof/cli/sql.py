@@ -2,19 +2,34 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 
+from legate_prof.cli.arguments import FILES_HELP, add_files
 from legate_prof.cli.common import EXIT_USER_ERROR, input_files, load_with_progress, note, status
 
 
 def register(sub):
-    q = sub.add_parser("sql", help="run a SQL query (DuckDB) over the profile's tables")
+    q = sub.add_parser("sql", help="run a SQL query (DuckDB) over the profile's tables",
+                       epilog=tables_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     q.add_argument("query", help="e.g. \"SELECT name, sum(duration_ns) FROM items GROUP BY 1\"")
-    q.add_argument("files", nargs="+")
+    add_files(q, what=FILES_HELP + "; or one folder written by export --format parquet (queried "
+                                   "where it lies)")
     qf = q.add_mutually_exclusive_group()
     qf.add_argument("--csv", action="store_true", help="print CSV")
     qf.add_argument("--json", action="store_true", help="print a JSON list of objects")
     q.set_defaults(func=run)
+
+
+def tables_help():
+    """The tables and views a query can read, with their columns (docs/export.md)."""
+    from legate_prof.export.duckdb_db import VIEWS
+    from legate_prof.export.tables import SCHEMAS
+    out = ["tables (docs/export.md):"]
+    for table, cols in SCHEMAS.items():
+        out.append(f"  {table}: " + ", ".join(c for c, _, _ in cols))
+    out.append("views: " + ", ".join(VIEWS))
+    return "\n".join(out)
 
 
 def run(args):

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import sys
 
+from legate_prof.cli.arguments import add_files
 from legate_prof.cli.common import (EXIT_USER_ERROR, expanded_inputs, load_with_progress,
                                     print_warnings)
 
 
 def register(sub):
     s = sub.add_parser("stats", help="machine, per-lane-group load and per-task statistics")
-    s.add_argument("files", nargs="+")
+    add_files(s)
     s.add_argument("--json", action="store_true", help="machine-readable (docs/stats_json.md)")
     s.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     s.set_defaults(func=run)

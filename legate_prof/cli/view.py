@@ -6,6 +6,7 @@ import os
 import threading
 
 from legate_prof.cli import screenshot
+from legate_prof.cli.arguments import FILES_HELP, add_files
 from legate_prof.cli.common import (EXIT_USER_ERROR, PICTURE_FORMATS, bundled_example,
                                     input_files, load_with_progress, note)
 from legate_prof.output_file import check_output
@@ -13,7 +14,8 @@ from legate_prof.output_file import check_output
 
 def register(sub):
     v = sub.add_parser("view", help="open the timeline viewer (bundled example if no files)")
-    v.add_argument("files", nargs="*")
+    add_files(v, nargs="*", what=FILES_HELP + "; none: the run in this folder, else the bundled "
+              "example")
     v.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     v.add_argument("--no-cache", dest="cache", action="store_false",
                    help="do not read or write the .lpbundle cache of raw logs")
