@@ -16,6 +16,18 @@ LOADING = ("stats", "view", "screenshot", "insights", "compare", "convert", "rep
 
 
 class _Parser(argparse.ArgumentParser):
+    """An argument parser whose mistakes are one line, exit 2, with a suggestion; it keeps the
+    options it was given and (the top one) its commands, to suggest from."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.commands = {}  # name -> sub-parser (the top parser)
+
+    def add_argument(self, *args, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        self.option_words = getattr(self, "option_words", []) + list(action.option_strings)
+        return action
+
     def error(self, message):
         self.exit(EXIT_USER_ERROR, f"legate_prof: error: {message}{did_you_mean(self, message)}\n")
 
@@ -24,16 +36,15 @@ def did_you_mean(parser, message):
     """'; did you mean stats?' for a mistyped command or option, else ''."""
     import difflib
     import re
-    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
     m = re.match(r"argument (cmd|COMMAND): invalid choice: '([^']*)'", message)
-    if m and subs:
-        words, typed = list(subs[0].choices), [m.group(2)]
+    if m and parser.commands:
+        words, typed = list(parser.commands), [m.group(2)]
     else:
         m = re.match(r"unrecognized arguments: (.*)", message)
         if not m:
             return ""
-        parsers = [parser] + [sp for a in subs for sp in a.choices.values()]
-        words = sorted({o for sp in parsers for a in sp._actions for o in a.option_strings})
+        parsers = [parser, *parser.commands.values()]
+        words = sorted({w for sp in parsers for w in getattr(sp, "option_words", [])})
         typed = [w for w in m.group(1).split() if w.startswith("-")]
     for word in typed:
         close = difflib.get_close_matches(word, words, n=1, cutoff=0.6)
@@ -50,7 +61,8 @@ def build_parser():
                            help="legate_prof COMMAND --help says more")
     for command in COMMANDS:
         command.register(sub)
+    p.commands = dict(sub.choices)
     for name in LOADING:
-        sub.choices[name].add_argument("-q", "--quiet", action="store_true",
+        p.commands[name].add_argument("-q", "--quiet", action="store_true",
                                        help="no progress bar on stderr while loading")
     return p
