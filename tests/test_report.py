@@ -279,3 +279,23 @@ def test_statistics_tables_say_units_and_parts_in_words_not_json(browser, report
     assert cells and not [c for c in cells if "{" in c or '"' in c]
     assert any("×, running " in c for c in cells)  # a variant: count and running time
     assert any(c.endswith("iB") or " B;" in c for c in cells if "system" in c)
+
+
+def test_legend_keeps_tasks_and_operations_apart(browser, guide_examples, tmp_path):
+    """An operation of the runtime has its task's name and colour: the legend lists tasks
+    and operations under their own heads, each name once in each; merged bands count as
+    counts (×N), not as numbers that read like times."""
+    _, profiles = guide_examples["efficient.py"]
+    out = tmp_path / "rep"
+    assert main(["report", *map(str, profiles), "-o", str(out), "--no-pictures"]) == 0
+    _open(browser, out)
+    assert browser.errors == []
+    spans = browser.evaluate("Array.from(document.querySelectorAll('#legend > span'))"
+                             ".map(function (s) { return [s.className, s.textContent]; })")
+    heads = [t for c, t in spans if c == "legend-head"]
+    assert heads == ["tasks:", "operations (ops lane):"]
+    texts = [t for _, t in spans]
+    tasks = texts[texts.index("tasks:") + 1:texts.index("operations (ops lane):")]
+    ops = texts[texts.index("operations (ops lane):") + 1:]
+    assert len(tasks) == len(set(tasks)) and len(ops) == len(set(ops)) and "Random" in ops
+    assert any("×count" in t for t in texts)

@@ -333,7 +333,7 @@ var view = {
     ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
     for (var i = 0; i < labels.length; i++) {
       var L = labels[i], text;
-      if (L[4] < 0 && L.length === 5) { text = (-L[4]) + " merged"; if (ctx.measureText(text).width > L[2] - 4) text = String(-L[4]); ctx.fillStyle = "#fff"; }
+      if (L[4] < 0 && L.length === 5) { text = "×" + (-L[4]) + " merged"; if (ctx.measureText(text).width > L[2] - 4) text = "×" + (-L[4]); ctx.fillStyle = "#fff"; }
       else { text = itemTitle(L[5], L[4]); ctx.fillStyle = "rgb(20,20,20)"; }
       text = elide(ctx, text, L[2] - 4);
       if (text) ctx.fillText(text, L[0] + 2, L[1] + L[3] / 2);
@@ -551,16 +551,24 @@ function buildLegend() {
   var groups = {};
   META.tree.forEach(function (r) { r.groups.forEach(function (g) { groups[g.group] = g.title; }); });
   Object.keys(groups).forEach(function (g) { parts.push([META.group_colors[g] || "gray", groups[g] + " (utilization)"]); });
-  var rows = (META.stats.tasks || []).concat(META.stats.operations || [], META.stats.gpu_kernels || []);
-  rows.sort(function (a, b) { return b.total_ns - a.total_ns; });
-  rows.slice(0, 16).forEach(function (r) { var i = META.names.indexOf(r.name); if (i >= 0) parts.push([META.colors[i], r.name]); });
   // the desktop legend (viewer/legend.py): states on one task colour, gray bands, fills
   var base = [70, 130, 180];
   parts.unshift(["rgb(70,130,180)", "running"], [blend(base, META.alpha_ready), "ready"],
-    [blend(base, META.alpha_waiting), "waiting"], ["rgb(128,128,128)", "merged (too small to draw; count)"],
+    [blend(base, META.alpha_waiting), "waiting"], ["rgb(128,128,128)", "merged (too small to draw; ×count)"],
     [blend(cssRgb(META.group_colors.system || "gray"), 0.3), "memory / utilization fill"]);
+  // tasks and the runtime's operations apart: an operation has its task's name and colour
+  [["tasks", (META.stats.tasks || []).concat(META.stats.gpu_kernels || [])],
+   ["operations (ops lane)", META.stats.operations || []]].forEach(function (sec) {
+    var rows = sec[1].slice().sort(function (a, b) { return b.total_ns - a.total_ns; }), seen = {};
+    rows = rows.filter(function (r) { var n = seen[r.name]; seen[r.name] = true; return !n; });
+    if (!rows.length) return;
+    parts.push([null, sec[0] + ":"]);
+    rows.slice(0, 12).forEach(function (r) { var i = META.names.indexOf(r.name); if (i >= 0) parts.push([META.colors[i], r.name]); });
+  });
   parts.forEach(function (p) {
-    var s = document.createElement("span"), sw = document.createElement("span");
+    var s = document.createElement("span");
+    if (p[0] === null) { s.className = "legend-head"; s.textContent = p[1]; el.appendChild(s); return; }
+    var sw = document.createElement("span");
     sw.className = "sw"; sw.style.background = p[0]; s.appendChild(sw); s.appendChild(document.createTextNode(p[1])); el.appendChild(s);
   });
 }
