@@ -38,7 +38,7 @@ def _running(model):
 
 class _Facts:
     """Per-item columns the detectors share, over every part of the profile's items (one
-    model, or the ranks of a ``RankedSource`` read one after the other: no merged copy),
+    model, or the ranks of a ``RankSet`` read one after the other: no merged copy),
     and what is not per item (names, lanes, step functions, markers) from the source."""
 
     def __init__(self, profile):
@@ -333,7 +333,7 @@ DETECTORS = (out_of_memory, tiny_tasks, runtime_overhead, advanced_indexing, tem
 
 
 def find_insights(profile):
-    """All findings of a model or a source (a ``RankedSource`` is read rank by rank),
+    """All findings of a profile (a model, or a ``RankSet`` read rank by rank),
     costliest first."""
     f = _Facts(profile)
     found = [x for d in DETECTORS for x in d(f)]

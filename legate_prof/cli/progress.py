@@ -67,7 +67,7 @@ class _Phases:
                 events.append(("begin", key, message, self.sizes.get(name)))
             self.current = key
         elif message.startswith("built ") or message == "building ranks":
-            # rank files built in worker processes (rank_parallel): one line for all of them,
+            # rank files built in worker processes (load.rank_workers): one line for all of them,
             # saying the last one done; the workers' ticks repeat the last message
             key = ("ranks",)
             if self.current != key:

@@ -133,7 +133,7 @@ def map_ranks(files, function, progress=None):
 
 def rank_files_for_workers(paths, kinds, errors, workers=None):
     """(the Legion Prof logs, how many worker processes to build them with): more than one only
-    when every input is a readable log and they are big enough (``rank_parallel``)."""
+    when every input is a readable log and they are big enough (``rank_workers``)."""
     legion = [p for p in paths if kinds.get(p) == "legion"]
     if errors or len(legion) != len(paths):
         return legion, 1
@@ -223,7 +223,7 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
 
 def _store(model, paths):
     """Write the cache entry of a model, or of a source (ranks are written one by one:
-    ``merged_bundle``)."""
+    ``store.ranks_bundle``)."""
     from legate_prof.store.cache import store_cached
     try:
         store_cached(model, paths, note=_note)

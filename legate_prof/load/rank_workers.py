@@ -2,7 +2,7 @@
 
 Ranks are independent until they are merged, so each worker reads one file and builds its
 model alone; it hands the arrays back as a bundle file (``bundle.py``), which the parent maps
-rather than unpickles.  The merge (``model_merge.py``) only renumbers and concatenates.  Where
+rather than unpickles.  The merge (``assemble.rank_merge``) only renumbers and concatenates.  Where
 it cannot give what one build of all files gives, the caller builds them all at once instead.
 """
 

@@ -19,7 +19,7 @@ class ReportQueries:
     """Lane tree, per-lane tiles and per-group utilization of one profile, as plain data."""
 
     def __init__(self, profile):
-        self.source = as_source(profile)  # a RankedSource is read rank by rank, unmerged
+        self.source = as_source(profile)  # a RankSet is read rank by rank, unmerged
         self.t0, self.t1 = self.source.info().time_range
 
     def info(self):

@@ -4,7 +4,7 @@ merged copy in memory (at 10 M items that copy is most of a gigabyte).
 
 Each rank is laid out stacked on its own (``bundle.stacked_layout``: its order, rows and index,
 14 bytes per item); the columns are then written as ``Deferred`` pieces, one rank's slice at a
-time, with lane, item, name and provenance ids shifted or mapped as ``model_merge`` does.
+time, with lane, item, name and provenance ids shifted or mapped as ``assemble.rank_merge`` does.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from legate_prof.store.bundle_file import Deferred, write_tables
 
 def _released(part, make):
     """``make``, then let go of the pages of the rank's mapped bundle that it read: written
-    out, they need not stay this process's memory (``model_merge.release_pages``)."""
+    out, they need not stay this process's memory (``assemble.rank_merge.release_pages``)."""
     def made():
         a = make()
         release_pages(part.model)
