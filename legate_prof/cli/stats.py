@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from legate_prof.cli.common import (EXIT_USER_ERROR, expanded_inputs, load_with_progress,
-                                    print_warnings)
+from legate_prof.cli.common import EXIT_USER_ERROR, expanded_inputs, load_with_progress
 
 
 def register(sub):
@@ -18,21 +17,11 @@ def register(sub):
 
 
 def run(args):
-    from legate_prof.analyze.stats import compute_stats, format_stats, stats_by_ranks
-    from legate_prof.cli.progress import TerminalProgress, wants_progress
-    files = expanded_inputs(args)
-    s = None
-    if not getattr(args, "log", None):  # rank by rank, without a model of all ranks
-        bar = TerminalProgress(files, enabled=wants_progress(quiet=getattr(args, "quiet", False)))
-        try:
-            s = stats_by_ranks(files, bar)
-        finally:
-            bar.close()
-        if s is not None:
-            print_warnings(s["warnings"])
-    if s is None:
-        model = load_with_progress(files, args, stack=False)
-        s = compute_stats(model)
+    from legate_prof.analyze.stats import compute_stats, format_stats
+    # ranks (per-rank bundles, or big logs built by workers) are read rank by rank, without a
+    # model of all ranks; operations are looked up over all ranks (``RankSet``)
+    model = load_with_progress(expanded_inputs(args), args, stack=False, ranked=True)
+    s = compute_stats(model)
     if args.json:
         json.dump(s, sys.stdout, indent=1)
         sys.stdout.write("\n")
