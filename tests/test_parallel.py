@@ -93,7 +93,7 @@ def test_per_rank_bundles_open_as_one_profile(synthetic_8, tmp_path, capsys):
     # a rank in two bundles: one line says so, and the first bundle still opens
     assert main(["convert", *files[:2], "-o", str(tmp_path / "both.lpbundle")]) == 0
     twice = load_profile([tmp_path / "both.lpbundle", bundles[0]])
-    assert len(twice.errors) == 1 and "holds ranks that another bundle holds" in twice.errors[0]
+    assert len(twice.errors) == 1 and "rank 0 again (also in both.lpbundle)" in twice.errors[0]
     assert twice.n_ranks == 2
 
 

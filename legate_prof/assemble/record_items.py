@@ -145,6 +145,28 @@ def recording_rank(log, memories):
     return node_of_id(memories).astype(np.int32)
 
 
+# timeline records and their (start, stop) fields: what a rank's clock spans
+_SPAN_RECORDS = (("TaskInfo", "start", "stop"), ("ImplicitTaskInfo", "start", "stop"),
+                 ("GPUTaskInfo", "start", "stop"), ("MetaInfo", "start", "stop"),
+                 ("MessageInfo", "start", "stop"), ("ProfTaskInfo", "start", "stop"),
+                 ("CopyInfo", "start", "stop"), ("FillInfo", "start", "stop"),
+                 ("PartitionInfo", "start", "stop"))
+
+
+def log_span(log):
+    """(first start, last stop) of a log's timeline records on its node's clock; (0, 0)
+    without any.  Ranks of one run overlap in time unless their clocks are far apart
+    (``rank_checks``)."""
+    first, last = None, 0
+    for rec, a, b in _SPAN_RECORDS:
+        t = log.table(rec)
+        if len(t):
+            lo = int(t[a].min())
+            first = lo if first is None else min(first, lo)
+            last = max(last, int(t[b].max()))
+    return (first or 0, last)
+
+
 def add_copies(log, items, names, mem_group_of):
     ci = log.table("CopyInfo")
     if len(ci) == 0:
