@@ -43,6 +43,10 @@ class RankSet:
         # lanes, strings, steps and extent of all ranks, their operations; no items
         self._summary = plan.model(*plan.empty_columns(sizes=False)).evolve(ops=ops)
 
+    def rank_models(self):
+        """The ranks' models as given (in rank order), each with its own operations table."""
+        return list(self._own_parts)
+
     @property
     def n_items(self):
         return int(self.item_off[-1])

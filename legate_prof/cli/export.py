@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from legate_prof.cli.common import EXIT_USER_ERROR, input_files, load_with_progress, note, status
+from legate_prof.cli.arguments import add_ranks, add_window
+from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, input_files,
+                                    load_with_progress, note, status, trimmed)
 from legate_prof.output_file import check_output
 
 
@@ -12,6 +14,8 @@ def register(sub):
     ex.add_argument("--format", required=True, choices=["perfetto", "chrome", "parquet", "duckdb"])
     ex.add_argument("-o", "--output", required=True,
                     help="output file (a directory of .parquet files for parquet)")
+    add_ranks(ex)
+    add_window(ex)
     ex.set_defaults(func=run)
 
 
@@ -19,8 +23,9 @@ def run(args):
     """Write the merged profile as Perfetto / Chrome trace / Parquet / DuckDB."""
     from legate_prof.export import MissingExtra, export
     check_output(args.output, input_files(args), None, "export", folder=args.format == "parquet")
+    check_window(args)
     try:
-        model = load_with_progress(input_files(args), args)
+        model = trimmed(load_with_progress(input_files(args), args), args)
         export(model, args.format, args.output)
     except MissingExtra as e:
         note(f"legate_prof: error: {e}")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from legate_prof.cli.common import EXIT_USER_ERROR, expanded_inputs, load_with_progress
+from legate_prof.cli.arguments import add_ranks, add_window
+from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, expanded_inputs,
+                                    load_with_progress, trimmed)
 
 
 def register(sub):
@@ -13,14 +15,18 @@ def register(sub):
     s.add_argument("files", nargs="+")
     s.add_argument("--json", action="store_true", help="machine-readable (docs/stats_json.md)")
     s.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
+    add_ranks(s)
+    add_window(s)
     s.set_defaults(func=run)
 
 
 def run(args):
     from legate_prof.analyze.stats import compute_stats, format_stats
+    check_window(args)
     # ranks (per-rank bundles, or big logs built by workers) are read rank by rank, without a
     # model of all ranks; operations are looked up over all ranks (``RankSet``)
-    model = load_with_progress(expanded_inputs(args), args, stack=False, ranked=True)
+    model = trimmed(load_with_progress(expanded_inputs(args), args, stack=False, ranked=True),
+                    args)
     s = compute_stats(model)
     if args.json:
         json.dump(s, sys.stdout, indent=1)

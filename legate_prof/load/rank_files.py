@@ -60,24 +60,21 @@ def head_ranks(path, kind) -> FileRanks:
     return FileRanks(())
 
 
-def files_of_ranks(paths, kinds, wanted):
+def files_of_ranks(paths, wanted):
     """(the inputs holding any of the ranks ``wanted``, notes): a file named for another rank
-    is left unread; the others say which ranks they hold from their heads.  A file that does
+    is not opened; the others say which ranks they hold from their heads.  A file that does
     not say (no machine description) is left out with a note; so is one whose name and
-    content disagree and whose content is not wanted."""
+    content disagree and whose content is not wanted.  Unreadable files stay (their reader
+    says what is wrong)."""
+    from legate_prof.load.inputs import sniff
     wanted = set(wanted)
     kept, notes = [], []
     for p in paths:
-        kind = kinds.get(p)
         hint = name_rank(p)
-        if kind is None:  # unreadable: reported when read
-            if hint is None or hint in wanted:
-                kept.append(p)
-            continue
         if hint is not None and hint not in wanted:
             continue
         try:
-            held = head_ranks(p, kind).ranks
+            held = head_ranks(p, sniff(p)).ranks
         except ProfileError:
             kept.append(p)  # reported when read
             continue
