@@ -191,3 +191,24 @@ def test_one_bundle_under_mpirun_is_written_once(tmp_path):
     assert re.findall(r"wrote \S+ \(\d+ items\) \[process \d of 2\]", p.stdout) == [
         f"wrote {d / 'all.lpbundle'} ({load_profile([d / 'all.lpbundle']).n_items} items) "
         "[process 0 of 2]"]
+
+
+def test_view_of_per_rank_bundles_draws_the_picture_of_the_logs(tmp_path, capsys):
+    """What `view DIR` draws from a real run's per-rank bundles — every rank's processors,
+    memories and channels expanded, the copies recorded at both ends of one channel — is the
+    picture of its logs, pixel for pixel, without merging them."""
+    pytest.importorskip("pytestqt")
+    from PySide6 import QtGui
+
+    from legate_prof.viewer.screenshot import render_screenshot
+    run = next(r for r in MULTI if r.name == "mpi2_copies")
+    d = _copy_run(run, tmp_path / run.name)
+    assert main(["convert", "--per-rank", str(d)]) == 0
+    ranked = load_profile([d], ranked=True)
+    logs = load_profile([d / Path(p).name for p in (*run.files, *run.streams)], ranked=True)
+    kw = dict(expand=["cpu", "utility", "proc_other", "system", "channel"], width=1400,
+              height=1200, title_files=["run"])
+    a = QtGui.QImage(render_screenshot(ranked, tmp_path / "bundles.png", **kw))
+    b = QtGui.QImage(render_screenshot(logs, tmp_path / "logs.png", **kw))
+    assert not a.isNull() and a.size() == b.size() and a == b
+    assert not ranked.merged_yet

@@ -299,7 +299,8 @@ def test_shading_pieces_are_the_references(profile):
 # covers dependent partitioning, which is its own group (dp) in ours
 UTIL_GROUPS = {"CPU": ("cpu",), "Utility": ("utility",), "External": ("proc_other",),
                "IO": ("io",), "Python": ("python",), "OpenMP": ("openmp",),
-               "GPU": ("gpu_dev",), "System Memory": ("system",),
+               "GPU": ("gpu_dev",), "GPU Device": ("gpu_dev",), "GPU Host": ("gpu_host",),
+               "System Memory": ("system",),
                "Framebuffer Memory": ("framebuffer",), "Zero-Copy Memory": ("zerocopy",),
                "Channel": ("channel", "dp")}
 
