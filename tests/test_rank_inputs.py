@@ -62,6 +62,27 @@ def test_a_bad_rank_list_is_one_line_before_anything_is_read():
 
 
 # -- --ranks --------------------------------------------------------------------------------
+def test_which_files_hold_the_ranks_asked_for(tmp_path):
+    """Names are hints the files confirm: a file named for another rank is not opened, one
+    named for a listed rank but holding another is left out with a note, one without a rank
+    in its name says its rank from its head; legate's console log stays."""
+    from legate_prof.load.rank_files import files_of_ranks
+    run = RUNS["mpi3"]
+    shutil.copy(run.files[0], tmp_path / "legate_0.prof.gz")
+    shutil.copy(run.files[2], tmp_path / "legate_1.prof.gz")  # rank 2's, named for rank 1
+    shutil.copy(run.files[1], tmp_path / "mystery.prof.gz")  # rank 1's
+    (tmp_path / "legate_2.prof").write_bytes(b"never opened")
+    (tmp_path / "console.log").write_text("legate: out of memory\n")
+    paths = [str(tmp_path / n) for n in ("legate_0.prof.gz", "legate_1.prof.gz",
+                                         "mystery.prof.gz", "legate_2.prof", "console.log")]
+    kept, notes = files_of_ranks(paths, (1,))  # (legate_2.prof, if opened, would stay: text)
+    assert [Path(p).name for p in kept] == ["mystery.prof.gz", "console.log"]
+    assert notes == [f"warning: {paths[1]}: named for rank 1 but holds rank 2; left out of "
+                     "--ranks"]
+    kept, notes = files_of_ranks(paths, (0,))
+    assert [Path(p).name for p in kept] == ["legate_0.prof.gz", "console.log"] and notes == []
+
+
 @pytest.mark.parametrize("name,nodes", [("mpi4", "1-2"), ("mpi3", "0,2")])
 def test_ranks_reads_only_their_files_and_agrees_with_the_references_nodes(name, nodes,
                                                                             tmp_path, capsys):

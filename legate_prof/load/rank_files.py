@@ -64,8 +64,8 @@ def files_of_ranks(paths, wanted):
     """(the inputs holding any of the ranks ``wanted``, notes): a file named for another rank
     is not opened; the others say which ranks they hold from their heads.  A file that does
     not say (no machine description) is left out with a note; so is one whose name and
-    content disagree and whose content is not wanted.  Unreadable files stay (their reader
-    says what is wrong)."""
+    content disagree and whose content is not wanted.  Unreadable files and what is not a
+    rank's (legate's console log) stay: their reader says what they are."""
     from legate_prof.load.inputs import sniff
     wanted = set(wanted)
     kept, notes = [], []
@@ -74,7 +74,11 @@ def files_of_ranks(paths, wanted):
         if hint is not None and hint not in wanted:
             continue
         try:
-            held = head_ranks(p, sniff(p)).ranks
+            kind = sniff(p)
+            if kind not in ("legion", "runtime", "bundle"):  # legate's console log (--log)
+                kept.append(p)
+                continue
+            held = head_ranks(p, kind).ranks
         except ProfileError:
             kept.append(p)  # reported when read
             continue
