@@ -92,11 +92,14 @@ def test_launcher_share_comes_from_the_launchers_variables():
     assert launcher_share({}) is None
     assert launcher_share({"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "4"}) == (2, 4)
     assert launcher_share({"PMI_RANK": "0", "PMI_SIZE": "3"}) == (0, 3)
-    assert launcher_share({"SLURM_PROCID": "5", "SLURM_NTASKS": "8"}) == (5, 8)
-    assert launcher_share({"SLURM_PROCID": "0", "SLURM_NTASKS": "1"}) is None  # one: all
+    assert launcher_share({"SLURM_PROCID": "5", "SLURM_STEP_NUM_TASKS": "8",
+                           "SLURM_NTASKS": "8"}) == (5, 8)  # srun
+    # a batch script's own shell: the job's task count, but one process, not a step's task
+    assert launcher_share({"SLURM_PROCID": "0", "SLURM_NTASKS": "4"}) is None
+    assert launcher_share({"SLURM_PROCID": "0", "SLURM_STEP_NUM_TASKS": "1"}) is None  # one
     assert launcher_share({"PMI_RANK": "4", "PMI_SIZE": "4"}) is None  # not a share
     assert launcher_share({"PMI_RANK": "x", "PMI_SIZE": "4",
-                           "SLURM_PROCID": "1", "SLURM_NTASKS": "2"}) == (1, 2)
+                           "SLURM_PROCID": "1", "SLURM_STEP_NUM_TASKS": "2"}) == (1, 2)
 
 
 def test_a_process_reads_only_its_own_ranks_files(tmp_path, monkeypatch):
@@ -154,7 +157,7 @@ def test_mpirun_converts_each_rank_once_by_its_own_process(tmp_path, capsys):
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_rmaps_base_oversubscribe": "1", "PYTHONPATH": str(ROOT)}
     for var in ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE",
-                "SLURM_PROCID", "SLURM_NTASKS"):
+                "SLURM_PROCID", "SLURM_STEP_NUM_TASKS"):
         env.pop(var, None)
     p = subprocess.run([_mpirun(), "-n", "4", "--oversubscribe", sys.executable, "-m",
                         "legate_prof", "convert", "--per-rank", "-q", str(d)],
@@ -212,3 +215,23 @@ def test_view_of_per_rank_bundles_draws_the_picture_of_the_logs(tmp_path, capsys
     b = QtGui.QImage(render_screenshot(logs, tmp_path / "logs.png", **kw))
     assert not a.isNull() and a.size() == b.size() and a == b
     assert not ranked.merged_yet
+
+
+def test_under_a_launcher_other_processes_files_are_not_opened(tmp_path, monkeypatch, capsys):
+    """`convert --per-rank DIR` as process 1 of 2 of a 3-rank run: only the files named for
+    rank 1 are looked at (checked, sniffed, their heads read), and they are converted."""
+    from legate_prof.load import inputs, rank_files
+    run = next(r for r in MULTI if r.name == "mpi3")
+    d = _copy_run(run, tmp_path / "mpi3")
+    looked, headed = [], []
+    plan, head = inputs.plan_inputs, rank_files.head_ranks
+    monkeypatch.setattr(inputs, "plan_inputs", lambda ps: looked.extend(ps) or plan(ps))
+    monkeypatch.setattr(rank_files, "head_ranks", lambda p, k: headed.append(p) or head(p, k))
+    monkeypatch.setenv("OMPI_COMM_WORLD_RANK", "1")
+    monkeypatch.setenv("OMPI_COMM_WORLD_SIZE", "2")
+    assert main(["convert", "--per-rank", str(d)]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and out.strip().endswith("[process 1 of 2]")
+    own = [str(d / "legate_1.prof.gz"), str(d / "legate_1.runtime.prof")]
+    assert sorted(looked) == own and sorted(headed) == own
+    assert sorted(p.name for p in d.glob("*.lpbundle")) == ["legate_1.lpbundle"]

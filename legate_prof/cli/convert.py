@@ -38,7 +38,10 @@ def bundle_beside(path):
 def _per_rank_jobs(inputs, share):
     """(files, bundle) per rank of ``inputs`` (this process's ranks under a launcher)."""
     from legate_prof.load.inputs import plan_inputs
-    from legate_prof.load.rank_files import per_rank_jobs
+    from legate_prof.load.rank_files import name_rank, per_rank_jobs
+    if share is not None:  # another process's files (by their names) are not even opened
+        inputs = [p for p in inputs
+                  if name_rank(p) is None or name_rank(p) % share[1] == share[0]]
     paths, kinds, errors, warnings = plan_inputs(inputs)
     jobs, notes = per_rank_jobs(paths, kinds, share)
     for w in warnings + notes:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 
-# (rank variable, size variable): Open MPI, MPICH / Hydra / Intel MPI (PMI), Slurm
+# (rank variable, size variable): Open MPI, MPICH / Hydra / Intel MPI (PMI), Slurm's srun.
+# (Slurm's size is the step's: a batch script's own shell has SLURM_PROCID=0 and the job's
+# SLURM_NTASKS too, though it is one process, not one of a step's tasks.)
 LAUNCHER_VARIABLES = (("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"),
                       ("PMI_RANK", "PMI_SIZE"),
-                      ("SLURM_PROCID", "SLURM_NTASKS"))
+                      ("SLURM_PROCID", "SLURM_STEP_NUM_TASKS"))
 
 
 def launcher_share(environ=None):
