@@ -388,13 +388,16 @@ STRADDLE = {}  # (profile, kind) -> a tolerance where the reference is known to 
 
 
 def reference_lines(profile):
-    """{(node, kind): (times ns, values)} of the reference's utilization step functions."""
+    """{(node, kind): (times ns, values)} of the reference's per-node utilization step
+    functions (its "all (Kind)" lines are the summaries, not a node's)."""
     import gzip
     stem = profile.name.removesuffix(".prof")
     lines = json.loads(gzip.decompress((GOLDEN / f"{stem}.util.json.gz").read_bytes()))
     out = {}
     for name, rows in lines.items():
         node, kind = name.split(" ", 1)
+        if node == "all":
+            continue
         out[(int(node), kind.strip("()"))] = (np.round(np.array([r[0] for r in rows]) * 1000),
                                               np.array([r[1] for r in rows]))
     return out

@@ -1,8 +1,9 @@
-"""Our numbers against the reference profiler's, on every real profile in the repository.
+"""Our numbers against the reference profiler's, on every real profile in the repository:
+single files and whole runs of one, two, three and four ranks (``fixtures/real/RUN/``).
 
 Goldens are the output of the reference ``legion_prof`` (same Legion commit as PyPI legate
-26.6.1), made by ``fixtures/make_goldens.py``.  Deliberate differences are listed in
-``docs/reference_differences.md`` and named here.
+26.6.1) given all of a profile's logs together, made by ``fixtures/make_goldens.py``.
+Deliberate differences are listed in ``docs/reference_differences.md`` and named here.
 """
 
 import gzip
@@ -14,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fixtures.make_goldens import (DEFAULT_BINARY, golden_paths, read_golden, real_profiles,
-                                  run_reference, state_golden_paths)
+from fixtures.make_goldens import (DEFAULT_BINARY, NODE_FILTERS, node_filter_golden,
+                                  read_golden, real_profiles, real_runs, reference_state,
+                                  reference_warnings, run_reference)
 from fixtures.reference_stats import parse_statistics
 from legate_prof.read.dump import records_of
 from legate_prof.model.kinds import ItemKind, index_of_proc
@@ -24,6 +26,11 @@ from legate_prof.load.loader import load_profile
 from legate_prof.analyze.stats import compute_stats
 
 PROFILES = real_profiles()
+RUNS = [p for p in PROFILES if p.is_run]
+
+
+def _ids(p):
+    return p.name
 SECTION = {"Task": "tasks", "GPU Kernel": "gpu_kernels", "Meta-Task": "meta_tasks", "Message": "meta_tasks",
            "Other": "meta_tasks", "Runtime Call": "runtime_calls",
            "Mapper Call": "mapper_calls", "Application Call": "application_calls"}
@@ -58,11 +65,12 @@ def _reference_by_kind(rows):
     return keyed
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
-def test_stats_agree_with_reference_statistics_on_every_kind(profile):
-    golden, _ = golden_paths(profile)
-    ref = _reference_by_kind(parse_statistics(golden.read_text()))
-    ours = _ours_by_kind(compute_stats(load_profile([profile])))
+def _assert_stats_agree(golden_text, stats):
+    """Every reference statistics row (per task, variant, meta-task, message, mapper and
+    runtime call) has our row with the same count, total, running time, min and max (and mean
+    and std dev where one reference row is one of ours), to the precision it prints."""
+    ref = _reference_by_kind(parse_statistics(golden_text))
+    ours = _ours_by_kind(stats)
     assert ref, "golden has no rows"
     for key, rows in ref.items():
         assert key in ours, f"{key} missing from stats --json"
@@ -85,6 +93,26 @@ def test_stats_agree_with_reference_statistics_on_every_kind(profile):
             got = o[f + "_ns"] / 1e3
             # ours are whole ns: add 1 ns (0.001 µs) for our own rounding
             assert abs(got - want) <= tol + 0.001 * len(rows), (key, f, got, want)
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=_ids)
+def test_stats_agree_with_reference_statistics_on_every_kind(profile):
+    _assert_stats_agree(profile.golden("statistics.txt").read_text(),
+                        compute_stats(load_profile(list(profile.files))))
+
+
+@pytest.mark.parametrize("run", RUNS, ids=_ids)
+def test_stats_json_of_a_run_folder_agrees_with_the_reference(run, capsys):
+    """``legate_prof stats --json RUN/`` — the folder as a user gives it: every rank's log
+    (gzipped) and the array runtime's streams beside them, which the reference does not read
+    and which add the operations only."""
+    from legate_prof.cli import main
+    assert main(["stats", "--json", str(run.folder)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["ranks"] == len(run.files) and stats["errors"] == []
+    assert len(stats["files"]) == len(run.files) + len(run.streams)
+    assert bool(stats["operations"]) == bool(run.streams)
+    _assert_stats_agree(run.golden("statistics.txt").read_text(), stats)
 
 
 # The reference names a few fields by its own words, not the preamble's (which we use), and
@@ -110,8 +138,8 @@ PRIVILEGES = {"NoAccess": 0, "ReadOnly": 1, "Reduce": 4, "ReadWrite": 7}
 
 
 def _normal(v):
-    if v is None or v == -1:  # an absent time or id: the reference says null, the file -1
-        return 0
+    if v is None or v == -1 or v == (1 << 64) - 1:  # an absent time or id: the reference
+        return 0  # says null, the file -1 (or all 64 bits set: a root operation's parent)
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, list) and all(isinstance(x, int) for x in v):
@@ -130,16 +158,16 @@ def _canon(name, fields):
     return out
 
 
-@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("profile", PROFILES, ids=_ids)
 def test_dump_has_every_record_of_the_reference_with_the_same_values(profile):
-    _, golden = golden_paths(profile)
     ref = defaultdict(list)
-    for line in gzip.decompress(golden.read_bytes()).decode().splitlines():
+    for line in read_golden(profile.golden("dump.jsonl.gz")).splitlines():
         (name, fields), = json.loads(line).items()
         ref[name].append(_canon(name, fields))
     ours = defaultdict(list)
-    for name, rec in records_of(LegionProfReader(str(profile)).read()):
-        ours[name].append(rec)
+    for path in profile.files:
+        for name, rec in records_of(LegionProfReader(str(path)).read()):
+            ours[name].append(rec)
     assert {k: len(v) for k, v in ours.items()} == {k: len(v) for k, v in ref.items()}
     for name, rows in ref.items():
         common = sorted(set(rows[0]) & set(ours[name][0]))
@@ -153,18 +181,60 @@ def test_dump_has_every_record_of_the_reference_with_the_same_values(profile):
 @pytest.mark.skipif(not Path(os.environ.get("LEGION_PROF", DEFAULT_BINARY)).exists(),
                     reason="the reference legion_prof binary is not beside the repository "
                            "(../shared/reference/legion_prof/bin); goldens are used instead")
-@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("profile", PROFILES, ids=_ids)
 def test_goldens_are_what_the_reference_prints_now(profile):
     binary = os.environ.get("LEGION_PROF", DEFAULT_BINARY)
-    stats_golden, _ = golden_paths(profile)
-    assert run_reference(binary, "statistics", profile) == stats_golden.read_text()
-    from fixtures.make_goldens import _reference_outputs
-    trace, util = _reference_outputs(binary, profile)
-    assert (trace, util) == tuple(read_golden(p) for p in state_golden_paths(profile))
+    assert run_reference(binary, "statistics", profile) == \
+        profile.golden("statistics.txt").read_text()
+    assert reference_warnings(binary, profile) == profile.golden("warnings.txt").read_text()
+    trace, util = reference_state(binary, profile)
+    assert trace == read_golden(profile.golden("trace.json.gz"))
+    assert util == read_golden(profile.golden("util.json.gz"))
+    for nodes in NODE_FILTERS.get(profile.name, ()):
+        from fixtures.make_goldens import _run
+        assert _run(binary, profile, "statistics", "--nodes", nodes).stdout == \
+            node_filter_golden(profile, nodes, "statistics.txt").read_text()
+        assert reference_state(binary, profile, "--nodes", nodes)[1] == \
+            read_golden(node_filter_golden(profile, nodes, "util.json.gz"))
+
+
+def test_every_run_in_the_repository_is_compared():
+    """Each folder of real logs under fixtures/real is a profile with goldens (one the
+    reference rejects says so in its reference_panic.txt), and each golden is of a profile."""
+    runs = real_runs()
+    assert {r.name for r in runs} >= {"mpi2", "mpi2_utility2", "mpi2b", "mpi2_util2",
+                                       "mpi2_copies", "mpi3", "mpi4", "panics_cq_fevent0",
+                                       "efficient_1rank", "inefficient_1rank"}
+    for r in runs:
+        assert [int(p.name.split("_")[1].split(".")[0]) for p in r.files] == \
+            list(range(len(r.files))), r.name
+        assert r.reference_panics or all(
+            r.golden(w).exists() for w in ("statistics.txt", "dump.jsonl.gz", "trace.json.gz",
+                                           "util.json.gz", "warnings.txt")), r.name
+    assert max(len(r.files) for r in runs) >= 4
+
+
+def test_the_run_the_reference_rejects_is_read_whole():
+    """``panics_cq_fevent0``: the reference panics on a CompletionQueueInfo with fevent 0
+    (``serialize.rs:343``, an unwrap); we read both ranks, that record included, and give the
+    statistics of every item."""
+    run = next(r for r in real_runs() if r.name == "panics_cq_fevent0")
+    assert run.reference_panics and len(run.files) == 2
+    cq = [rec for path in run.files for name, rec in records_of(LegionProfReader(str(path)).read())
+          if name == "CompletionQueueInfo"]
+    assert len(cq) == 77 and sum(1 for r in cq if r["fevent"] == 0) == 1
+    logs = [LegionProfReader(str(p)).read() for p in run.files]
+    model = load_profile(list(run.files))
+    assert model.errors == [] and model.n_ranks == 2
+    stats = compute_stats(model)
+    assert stats["ranks"] == 2 and stats["items"] == model.n_items > 1000
+    assert sum(r["count"] for r in stats["tasks"]) == sum(
+        log.count(t) for log in logs for t in ("TaskInfo", "ImplicitTaskInfo", "GPUTaskInfo"))
+    assert sum(r["count"] for r in stats["meta_tasks"]) == sum(
+        log.count(t) for log in logs for t in ("MetaInfo", "MessageInfo", "ProfTaskInfo"))
 
 
 # -- shading and utilization: the reference's trace and legacy outputs -----------------------
-STATE_PROFILES = PROFILES
 PROCESSOR_ITEM_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.MAPPER_CALL,
                         ItemKind.RUNTIME_CALL, ItemKind.APP_CALL, ItemKind.PROF_TASK)
 
@@ -193,66 +263,91 @@ def _state_pieces(model):
     return pieces
 
 
+# The reference draws a wait that begins before its task (the external thread's implicit task
+# on multi-rank runs, one per node) as a running piece of negative length wrapped around 64
+# bits: its ``dur`` is ~1.8e16 µs, printed to a double's precision.  Such a piece is matched by
+# (node, processor, state, start) and a negative length.
+NEGATIVE = "negative"
+
+
 def _reference_pieces(profile):
     pieces = Counter()
-    for e in json.loads(read_golden(state_golden_paths(profile)[0])):
+    for e in json.loads(read_golden(profile.golden("trace.json.gz"))):
         name = e["name"]
         state = ("waiting" if name.endswith(" (waiting)") else
                  "ready" if name.endswith(" (ready)") else "running")
-        pieces[(e["pid"], e["tid"], state, round(e["ts"] * 1000), round(e["dur"] * 1000))] += 1
+        dur = round(e["dur"] * 1000)
+        pieces[(e["pid"], e["tid"], state, round(e["ts"] * 1000),
+                NEGATIVE if dur > 1 << 63 else dur)] += 1
     return pieces
 
 
-@pytest.mark.parametrize("profile", STATE_PROFILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("profile", PROFILES, ids=_ids)
 def test_shading_pieces_are_the_references(profile):
     """Every running / waiting / ready piece the reference's trace draws (a task is 'waiting'
     while a call it made runs) is one the model's waits give, and no other: the viewer's shades
     and the utilization lines are cut from these same waits."""
-    ours = _state_pieces(load_profile([profile]))
+    ours = _state_pieces(load_profile(list(profile.files)))
+    ours = Counter({(k[:4] + (NEGATIVE,) if k[4] < 0 else k): v for k, v in ours.items()})
     ref = _reference_pieces(profile)
     assert sum(ref.values()) > 100
     assert not (ref - ours) and not (ours - ref), (
-        sorted(ref - ours)[:5], sorted(ours - ref)[:5])
+        sorted(ref - ours, key=str)[:5], sorted(ours - ref, key=str)[:5])
 
 
 # legacy utilization file "N (Kind)" -> our group(s); the reference's "Channel" line also
 # covers dependent partitioning, which is its own group (dp) in ours
 UTIL_GROUPS = {"CPU": ("cpu",), "Utility": ("utility",), "External": ("proc_other",),
                "IO": ("io",), "Python": ("python",), "OpenMP": ("openmp",),
-               "GPU": ("gpu_dev",), "System Memory": ("system",),
+               "GPU": ("gpu_dev",), "GPU Device": ("gpu_dev",), "GPU Host": ("gpu_host",),
+               "System Memory": ("system",),
                "Framebuffer Memory": ("framebuffer",), "Zero-Copy Memory": ("zerocopy",),
                "Channel": ("channel", "dp")}
 
 
-def _our_step(model, rank, groups):
-    if len(groups) == 1:
-        return model.utilization_steps[(rank, groups[0])]
-    from legate_prof.model.intervals import StepIntegral, union_sorted
-    from legate_prof.assemble.utilization import busy_intervals
-    lanes = [L for g in groups if (rank, g) in model.utilization_steps
-             for L in model.lanes_of(g, rank)]
-    per_lane = busy_intervals(model, lanes)
-    s = np.concatenate([p[1] for p in per_lane])
-    e = np.concatenate([p[2] for p in per_lane])
-    o = np.argsort(s, kind="stable")
-    us, ue = union_sorted(s[o], e[o])
-    return StepIntegral.from_intervals(us, ue, None, 1)
+def our_line(profile, node, kind):
+    """Our step function for the reference's line "NODE (KIND)" (node "all": the all-ranks
+    summary the viewer shows), from what the profile stores (a model, or a ``RankSet``'s
+    summary): channels and dependent partitioning together as their union."""
+    from legate_prof.model.intervals import StepIntegral
+    summary = profile.summary_model()
+    groups = UTIL_GROUPS[kind]
+    if node == "all":
+        steps = [summary.all_ranks_step(g) for g in groups]
+    else:
+        steps = [summary.utilization_steps.get((int(node), g)) for g in groups]
+    steps = [s for s in steps if s is not None]
+    if not steps:
+        return StepIntegral.from_intervals(np.zeros(0), np.zeros(0), None, 1)
+    return steps[0] if len(steps) == 1 else StepIntegral.any_active(steps)
 
 
-@pytest.mark.parametrize("profile", STATE_PROFILES, ids=lambda p: p.name)
-def test_utilization_lines_are_the_references(profile):
+def assert_utilization_is_the_references(profile, golden, skip=()):
     """On every step of the reference's utilization functions (processors: busy processors /
     processors, nested calls' waits cut out; memories: live bytes / capacity; channels: any
-    active), our step function has the same value, to the 2 decimals it prints."""
-    model = load_profile([profile])
-    ref = json.loads(read_golden(state_golden_paths(profile)[1]))
-    assert {"0 (CPU)", "0 (Utility)"} <= set(ref)
+    active, a copy between two nodes on both nodes' lines; "all": over every node), our step
+    function has the same value, to the 2 decimals it prints.  Returns the steps compared.
+    ``skip``: kinds of lines left out (a deliberate difference, named by the caller)."""
+    ref = json.loads(read_golden(golden))
+    assert {"all (CPU)", "all (Utility)"} <= set(ref)
+    assert any(k.endswith(" (CPU)") and k[0].isdigit() for k in ref)
+    n = 0
     for name, rows in ref.items():
         node, kind = name.split(" ", 1)
-        step = _our_step(model, int(node), UTIL_GROUPS[kind.strip("()")])
+        if kind.strip("()") in skip:
+            continue
+        step = our_line(profile, node, kind.strip("()"))
         t = np.round(np.array([r[0] for r in rows]) * 1000)
         v = np.array([r[1] for r in rows])
         avg = step.average(t)  # our mean value over each of the reference's steps
         steps = np.flatnonzero(np.diff(t) > 0)
         bad = steps[np.abs(avg[steps] - v[steps]) > 0.005 + 1e-9]
         assert len(bad) == 0, (name, [(t[i], v[i], avg[i]) for i in bad[:5]])
+        n += len(steps)
+    return n
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=_ids)
+def test_utilization_lines_are_the_references(profile):
+    assert assert_utilization_is_the_references(
+        load_profile(list(profile.files)), profile.golden("util.json.gz")) > 100

@@ -12,7 +12,8 @@ from legate_prof.model.trace_model import TraceModel
 from legate_prof.assemble.lane_layout import lay_out
 from legate_prof.assemble.rank_checks import cross_file_problems
 from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup, first_by_key,
-                           group_of, log_last_time, pairs, unique_inverse)
+                           group_of, log_last_time, log_span, pairs,
+                           unique_inverse)
 from legate_prof.assemble.stream_items import add_stream_items
 from legate_prof.assemble.utilization import with_utilization
 from legate_prof.assemble.wait_matching import META_RECORDS, match_waits
@@ -70,7 +71,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
             "num_nodes": md[0].get("num_nodes", 1) if len(md) else 1,
             "legion_version": log.legion_version, "format_version": log.version,
             "zero_time": int(zt["zero_time"][0]) if len(zt) else 0,
-            "records": log.record_count,
+            "records": log.record_count, "span_ns": list(log_span(log)),
         })
         for r in log.table("ProcDesc"):
             proc_rows.append((r["proc_id"], r["kind"]))

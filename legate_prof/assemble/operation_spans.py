@@ -5,7 +5,8 @@ later (its scheduling window), and their tasks run later still.  An operation's 
 runs from its submission to when its last task stopped, waiting (lightest shade) until its
 first task was ready, ready until that task started, running after — the reference's shades for
 a task's states.  An operation's tasks are the Legion tasks of the same name launched from the
-same line, in the order Legion numbered them: when a line's tasks divide evenly among its operations (each launch
+same line on the same rank (every rank submits the operation; its points there are its tasks
+there), in the order Legion numbered them: when a line's tasks divide evenly among its operations (each launch
 has the same number of points), the k-th operation owns the k-th run of them.  Where they do not
 (or no Legion log was read: a crashed run), nothing is known of when it ran, and its box is
 drawn waiting from submission to the next submission.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.kinds import ItemKind
+from legate_prof.model.kinds import ItemKind, node_of_id
 
 
 def operation_spans(parts, logs, prov_strings, runtime_ops):
@@ -42,10 +43,12 @@ def operation_spans(parts, logs, prov_strings, runtime_ops):
     op_stop = np.concatenate([parts[k]["stop"] for k in op_parts])
     op_line = line_ids(site_of_op.get(int(i), "") for k in op_parts
                        for i in parts[k]["op_id"].tolist())
+    op_rank = np.concatenate([np.asarray(parts[k]["rank"]) for k in op_parts]).astype(np.int64)
     task = _tasks(parts, logs, prov_strings, line_ids)
     width = max(len(lines), 1)
-    op_key = op_name * width + op_line
-    t_key = task["name"] * width + task["line"]
+    ranks = int(max(op_rank.max(initial=0), task["rank"].max(initial=0))) + 1
+    op_key = (op_name * width + op_line) * ranks + op_rank
+    t_key = (task["name"] * width + task["line"]) * ranks + task["rank"]
     o_order = np.lexsort((op_submit, op_key))
     t_order = np.lexsort((task["op_id"], t_key))  # Legion numbers operations as it launches them
     new_stop = op_stop.copy()
@@ -96,12 +99,14 @@ def _operation_waits(ops, submit, stop, task, mine):
 
 
 def _tasks(parts, logs, prov_strings, line_ids):
-    """name id, source line id, create, ready, start, stop of every Legion task in ``parts``."""
-    cols = {c: [] for c in ("name", "op_id", "create", "ready", "start", "stop")}
+    """name id, rank, source line id, create, ready, start, stop of every Legion task in
+    ``parts``."""
+    cols = {c: [] for c in ("name", "rank", "op_id", "create", "ready", "start", "stop")}
     for p in parts:
         if int(p["kind"][0]) != ItemKind.TASK:
             continue
         cols["name"].append(np.asarray(p["name"]).astype(np.int64))
+        cols["rank"].append(node_of_id(np.asarray(p["ref"], np.uint64)).astype(np.int64))
         for c in ("op_id", "create", "ready", "start", "stop"):
             cols[c].append(np.asarray(p[c]))
     out = {c: (np.concatenate(v) if v else np.zeros(0, np.int64)) for c, v in cols.items()}

@@ -3,9 +3,10 @@
 Each rank's model already has its lanes, rows, waits and utilization; merging renumbers string
 ids (names, provenances), offsets lane and item indices, and concatenates.  Lanes must come out
 in the order one build of all files would give them — (rank, group, ref, ref2) — and no rank may
-appear in two models (a channel whose copies were recorded on two nodes would need its rows
-stacked together): ``merge_opened`` raises ``CannotMerge`` then, and the caller builds all files
-at once instead.
+appear in two models (two logs of one rank would need a lane's rows stacked together):
+``merge_opened`` raises ``CannotMerge`` then, and the caller builds all files at once instead.
+A rank's log holds only that rank's lanes (a copy between two nodes is on the lanes of the node
+that recorded it: ``record_items.recording_rank``), so the ranks of one run always merge.
 
 Models are opened one at a time, twice (``open_model(i)``, typically mapping a bundle): once for
 their small tables, once to copy their big columns into place.  So the peak is the merged model

@@ -133,6 +133,40 @@ def log_last_time(log):
     return last
 
 
+def recording_rank(log, memories):
+    """The rank whose lanes a log's copies and fills go on: the node that recorded them (its
+    ``MachineDesc``), so that every lane of a rank's log is that rank's and a rank's log (or
+    bundle) holds no lane another rank's holds too.  (A copy between two nodes is recorded by
+    one of them; the utilization lines count it on both: ``utilization.channel_lanes``.)  A log
+    without a machine description: the node of each copy's memory, as before."""
+    md = log.table("MachineDesc")
+    if len(md):
+        return np.int32(md[0]["node_id"])
+    return node_of_id(memories).astype(np.int32)
+
+
+# timeline records and their (start, stop) fields: what a rank's clock spans
+_SPAN_RECORDS = (("TaskInfo", "start", "stop"), ("ImplicitTaskInfo", "start", "stop"),
+                 ("GPUTaskInfo", "start", "stop"), ("MetaInfo", "start", "stop"),
+                 ("MessageInfo", "start", "stop"), ("ProfTaskInfo", "start", "stop"),
+                 ("CopyInfo", "start", "stop"), ("FillInfo", "start", "stop"),
+                 ("PartitionInfo", "start", "stop"))
+
+
+def log_span(log):
+    """(first start, last stop) of a log's timeline records on its node's clock; (0, 0)
+    without any.  Ranks of one run overlap in time unless their clocks are far apart
+    (``rank_checks``)."""
+    first, last = None, 0
+    for rec, a, b in _SPAN_RECORDS:
+        t = log.table(rec)
+        if len(t):
+            lo = int(t[a].min())
+            first = lo if first is None else min(first, lo)
+            last = max(last, int(t[b].max()))
+    return (first or 0, last)
+
+
 def add_copies(log, items, names, mem_group_of):
     ci = log.table("CopyInfo")
     if len(ci) == 0:
@@ -158,7 +192,7 @@ def add_copies(log, items, names, mem_group_of):
     name = np.where(indirect, names.intern("Gather/Scatter"), names.intern("Copy"))
     items.add(start=ci["start"], stop=ci["stop"], create=ci["create"], ready=ci["ready"],
               group=GROUP_INDEX["channel"], ref=src, ref2=dst,
-              rank=node_of_id(np.where(src != 0, src, dst)).astype(np.int32),
+              rank=recording_rank(log, np.where(src != 0, src, dst)),
               name=name, kind=ItemKind.COPY, op_id=ci["op_id"],
               extra={"size": ci["size"], "src": src, "dst": dst, "inst": inst})
 
@@ -179,7 +213,7 @@ def add_fills(log, items, names):
         inst = np.where(ok, fii["dst_inst"][order[pos]], 0).astype(np.uint64)
     items.add(start=fi["start"], stop=fi["stop"], create=fi["create"], ready=fi["ready"],
               group=GROUP_INDEX["channel"], ref=np.uint64(0), ref2=dst,
-              rank=node_of_id(dst).astype(np.int32), name=names.intern("Fill"),
+              rank=recording_rank(log, dst), name=names.intern("Fill"),
               kind=ItemKind.FILL, op_id=fi["op_id"],
               extra={"size": fi["size"], "src": np.zeros(len(fi), np.uint64), "dst": dst,
                      "inst": inst})

@@ -8,13 +8,19 @@ import numpy as np
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind, MemKind, node_of_id
 
 RUNTIME_OP_BASE = 1 << 62
+RANK_SHIFT = 40  # a rank's stream numbers its operations and arrays from BASE + rank << 40
+
+
+def _first_op(rank):
+    """The first op id of a rank's stream: ids depend on the rank alone, so a rank's bundle
+    and a build of all ranks give its items the same ids."""
+    return RUNTIME_OP_BASE + ((int(rank) & 0xFFFF) << RANK_SHIFT)
 
 
 def add_stream_items(streams, ranks, items, names, mems):
     """Operations and arrays from the runtime's event streams, as timeline items."""
     from legate_prof.read.runtime_stream import pool_bytes, stream_items
     runtime_ops, lane_capacity = [], {}
-    next_op = RUNTIME_OP_BASE
     inst_ranks = set()
     for p in items.parts:
         if int(p["kind"][0]) == ItemKind.INSTANCE:
@@ -25,6 +31,7 @@ def add_stream_items(streams, ranks, items, names, mems):
         # (a damaged header's start is 0: then the first event is the start, not 1970)
         zero = info["zero_time"] or int(st.header.get("start_ns", 0)) or st.first_ns()
         cols = stream_items(st, zero)
+        next_op = _first_op(rank)
         n = len(cols["op_start"])
         if n:
             op_ids = np.arange(next_op, next_op + n, dtype=np.uint64)

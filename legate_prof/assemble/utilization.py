@@ -57,18 +57,29 @@ def channel_lanes(model, rank):
     """The channel lanes whose copies count in ``rank``'s channel utilization: as in the
     reference (``group_node_chan_kind_timepoints``), a copy channel counts on the node of its
     source and on the node of its destination memory, a fill on its destination's.  (Our
-    lane sits on one rank only: the source's, or the destination's for a fill.)"""
+    lane sits on the rank that recorded its copies: ``record_items.recording_rank``.)  A
+    channel whose memories are unknown counts on its lane's rank."""
     lanes = model.lanes_of("channel")
-    ref2 = model.lanes["ref2"][lanes]
-    into = (model.lanes["ref"][lanes] != 0) & (node_of_id(ref2) == rank)
-    return lanes[(model.lanes["rank"][lanes] == rank) | into]
+    return lanes[_channel_nodes(model, lanes, rank)]
+
+
+def _channel_nodes(model, lanes, rank):
+    """Which of the channel ``lanes`` count on ``rank``'s line."""
+    src, dst = model.lanes["ref"][lanes], model.lanes["ref2"][lanes]
+    known = (src != 0) | (dst != 0)
+    return (((src != 0) & (node_of_id(src) == rank)) | ((dst != 0) & (node_of_id(dst) == rank))
+            | (~known & (model.lanes["rank"][lanes] == rank)))
 
 
 def _channel_ranks(model):
-    """Ranks whose channel utilization has a copy: each lane's and each copy's destination's."""
+    """Ranks whose channel utilization has a copy: each channel's source's and destination's
+    node (a channel of unknown memories: its lane's rank)."""
     lanes = model.lanes_of("channel")
-    return set(model.lanes["rank"][lanes].tolist()) | set(
-        node_of_id(model.lanes["ref2"][lanes]).astype(np.int64).tolist())
+    src, dst = model.lanes["ref"][lanes], model.lanes["ref2"][lanes]
+    known = (src != 0) | (dst != 0)
+    return (set(node_of_id(src[src != 0]).astype(np.int64).tolist())
+            | set(node_of_id(dst[dst != 0]).astype(np.int64).tolist())
+            | set(model.lanes["rank"][lanes][~known].tolist()))
 
 
 def _any_busy(model, lanes):

@@ -74,3 +74,26 @@ def add_expand(parser):
                         help="lane groups to expand, by key or title (cpu, utility, io, gpu_dev "
                              "or 'gpu dev', system, channel or chan, ...); io includes "
                              "'io (extern)'")
+
+
+def ranks_arg(s):
+    """'0-3,7' -> (0, 1, 2, 3, 7) (``present.ranks.parse_ranks``)."""
+    from legate_prof.present.ranks import parse_ranks
+    try:
+        return parse_ranks(s)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_ranks(parser):
+    parser.add_argument("--ranks", type=ranks_arg, metavar="LIST",
+                        help="only these ranks, e.g. 0-3,7 (where each file is one rank's, "
+                             "only theirs are read)")
+
+
+def add_window(parser):
+    """``--start/--stop``: the profile cut to a window (the reference's trims), times on the
+    timeline as ``screenshot`` takes them."""
+    parser.add_argument("--start", type=time_arg,
+                        help="only what runs from this time on (e.g. 12ms, 300us, ns), cut to it")
+    parser.add_argument("--stop", type=time_arg, help="only what runs until this time, cut to it")

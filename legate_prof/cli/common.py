@@ -39,7 +39,8 @@ def load_with_progress(files, args=None, also=None, stack=True, check_files=True
     with bar:
         model = load_profile(files, progress=progress,
                              use_cache=getattr(args, "cache", False) if cache is None else cache,
-                             stack=stack, check_files=check_files, ranked=ranked)
+                             stack=stack, check_files=check_files, ranked=ranked,
+                             ranks=getattr(args, "ranks", None))
     for e in model.errors:  # what could not be read first, then what it means for the rest
         note(f"legate_prof: error: {e}")
     print_warnings(model.warnings)
@@ -73,3 +74,27 @@ def expanded_inputs(args):
 def status(profile):
     """The exit status of a command that read ``profile``: 2 if an input could not be read."""
     return EXIT_USER_ERROR if profile.errors else 0
+
+
+def check_window(args):
+    """``--start`` before ``--stop``, or one line and exit 2 before anything is read."""
+    start, stop = getattr(args, "start", None), getattr(args, "stop", None)
+    if start is not None and stop is not None and start >= stop:
+        raise ProfileError("--start/--stop", f"--start ({start} ns) must come before --stop "
+                                             f"({stop} ns)")
+
+
+def trimmed(profile, args):
+    """``profile`` cut to ``--start/--stop`` (``assemble.restrict``), with a warning where the
+    window misses the run."""
+    start, stop = getattr(args, "start", None), getattr(args, "stop", None)
+    if start is None and stop is None:
+        return profile
+    from legate_prof.assemble.restrict import restrict
+    from legate_prof.present.units import format_ns
+    first, last = profile.summary_model().extent()
+    if (start is not None and start > last) or (stop is not None and stop < first):
+        note(f"warning: --start/--stop ({format_ns(start or 0)} – "
+             f"{format_ns(stop) if stop is not None else 'the end'}) misses the run "
+             f"({format_ns(first)} – {format_ns(last)}); nothing is left")
+    return restrict(profile, start=start, stop=stop)

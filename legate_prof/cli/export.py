@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from legate_prof.cli.arguments import add_files
-from legate_prof.cli.common import EXIT_USER_ERROR, input_files, load_with_progress, note, status
+from legate_prof.cli.arguments import add_files, add_ranks, add_window
+from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, input_files,
+                                    load_with_progress, note, status, trimmed)
 from legate_prof.output_file import check_output
 
 
@@ -15,6 +16,8 @@ def register(sub):
                          "folder of tables), duckdb (one database file); docs/export.md")
     ex.add_argument("-o", "--output", required=True,
                     help="output file (a directory of .parquet files for parquet)")
+    add_ranks(ex)
+    add_window(ex)
     ex.set_defaults(func=run)
 
 
@@ -22,9 +25,11 @@ def run(args):
     """Write the merged profile as Perfetto / Chrome trace / Parquet / DuckDB."""
     from legate_prof.export import MissingExtra, export
     check_output(args.output, input_files(args), None, "export", folder=args.format == "parquet")
-    try:  # (Parquet and DuckDB read a profile of several ranks rank by rank, unmerged)
-        model = load_with_progress(input_files(args), args,
-                                   ranked=args.format in ("parquet", "duckdb"))
+    check_window(args)
+    try:
+        # (Parquet and DuckDB read a profile of several ranks rank by rank, unmerged)
+        model = trimmed(load_with_progress(input_files(args), args,
+                                           ranked=args.format in ("parquet", "duckdb")), args)
         export(model, args.format, args.output)
     except MissingExtra as e:
         note(f"legate_prof: error: {e}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import sys
 
-from legate_prof.cli.arguments import add_files
-from legate_prof.cli.common import input_files, load_with_progress, status
+from legate_prof.cli.arguments import add_files, add_ranks, add_window
+from legate_prof.cli.common import check_window, input_files, load_with_progress, status, trimmed
 
 
 def register(sub):
@@ -15,12 +15,15 @@ def register(sub):
     add_files(i)
     i.add_argument("--json", action="store_true", help="machine-readable (docs/insights.md)")
     i.add_argument("--log", help="legate's console output, to explain an out-of-memory failure")
+    add_ranks(i)
+    add_window(i)
     i.set_defaults(func=run)
 
 
 def run(args):
     from legate_prof.analyze.insights import find_insights, format_insights
-    model = load_with_progress(input_files(args), args, stack=False)
+    check_window(args)
+    model = trimmed(load_with_progress(input_files(args), args, stack=False), args)
     findings = find_insights(model)
     if args.json:
         json.dump({"findings": findings}, sys.stdout, indent=1)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
-from legate_prof.cli.arguments import add_files
-from legate_prof.cli.common import input_files, load_with_progress, status
+from legate_prof.cli.arguments import add_files, add_ranks, add_window
+from legate_prof.cli.common import check_window, input_files, load_with_progress, status, trimmed
 from legate_prof.errors import ProfileError
 
 
@@ -16,6 +16,8 @@ def register(sub):
     rp.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     rp.add_argument("--no-pictures", dest="pictures", action="store_false",
                     help="skip the per-group PNG pictures")
+    add_ranks(rp)
+    add_window(rp)
     rp.set_defaults(func=run)
 
 
@@ -32,6 +34,7 @@ def picture_renderer():
 
 def run(args):
     """Write the offline HTML report folder (index.html opens from file://)."""
+    check_window(args)
     files = input_files(args)
     out = os.path.abspath(args.output)
     for f in files:
@@ -43,7 +46,8 @@ def run(args):
     from legate_prof.report.writer import MARKER
     if os.path.isdir(out) and os.listdir(out) and not os.path.exists(os.path.join(out, MARKER)):
         raise ProfileError(out, "exists and is not a legate_prof report; choose another -o")
-    model = load_with_progress(files, args, ranked=True)  # ranks read one by one, never merged
+    # ranks read one by one, never merged
+    model = trimmed(load_with_progress(files, args, ranked=True), args)
     if getattr(args, "pictures", True):
         render, why = picture_renderer()
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from legate_prof.cli.arguments import add_files, add_expand, expanded, size_arg, time_arg
+from legate_prof.cli.arguments import add_files, add_expand, add_ranks, expanded, size_arg, time_arg
 from legate_prof.cli.common import (PICTURE_FORMATS, input_files, load_with_progress, note,
                                     status)
 from legate_prof.errors import ProfileError
@@ -25,6 +25,7 @@ def register(sub):
                     help=f"pixels ({MIN_SIDE} to {MAX_SIDE}); taller where the lanes shown "
                          "need it")
     add_expand(sc)
+    add_ranks(sc)
     sc.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     sc.set_defaults(func=run)
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import sys
 
-from legate_prof.cli.arguments import add_files
-from legate_prof.cli.common import (EXIT_USER_ERROR, expanded_inputs, load_with_progress,
-                                    print_warnings)
+from legate_prof.cli.arguments import add_files, add_ranks, add_window
+from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, expanded_inputs,
+                                    load_with_progress, trimmed)
 
 
 def register(sub):
@@ -15,25 +15,19 @@ def register(sub):
     add_files(s)
     s.add_argument("--json", action="store_true", help="machine-readable (docs/stats_json.md)")
     s.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
+    add_ranks(s)
+    add_window(s)
     s.set_defaults(func=run)
 
 
 def run(args):
-    from legate_prof.analyze.stats import compute_stats, format_stats, stats_by_ranks
-    from legate_prof.cli.progress import TerminalProgress, wants_progress
-    files = expanded_inputs(args)
-    s = None
-    if not getattr(args, "log", None):  # rank by rank, without a model of all ranks
-        bar = TerminalProgress(files, enabled=wants_progress(quiet=getattr(args, "quiet", False)))
-        try:
-            s = stats_by_ranks(files, bar)
-        finally:
-            bar.close()
-        if s is not None:
-            print_warnings(s["warnings"])
-    if s is None:
-        model = load_with_progress(files, args, stack=False)
-        s = compute_stats(model)
+    from legate_prof.analyze.stats import compute_stats, format_stats
+    check_window(args)
+    # ranks (per-rank bundles, or big logs built by workers) are read rank by rank, without a
+    # model of all ranks; operations are looked up over all ranks (``RankSet``)
+    model = trimmed(load_with_progress(expanded_inputs(args), args, stack=False, ranked=True),
+                    args)
+    s = compute_stats(model)
     if args.json:
         json.dump(s, sys.stdout, indent=1)
         sys.stdout.write("\n")

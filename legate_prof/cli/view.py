@@ -6,7 +6,7 @@ import os
 import threading
 
 from legate_prof.cli import screenshot
-from legate_prof.cli.arguments import FILES_HELP, add_files
+from legate_prof.cli.arguments import FILES_HELP, add_files, add_ranks
 from legate_prof.cli.common import (EXIT_USER_ERROR, PICTURE_FORMATS, bundled_example,
                                     input_files, load_with_progress, note)
 from legate_prof.output_file import check_output
@@ -19,6 +19,7 @@ def register(sub):
     v.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     v.add_argument("--no-cache", dest="cache", action="store_false",
                    help="do not read or write the .lpbundle cache of raw logs")
+    add_ranks(v)
     v.set_defaults(func=run, cache=True)
 
 

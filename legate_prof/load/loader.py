@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+import numpy as np
+
 from legate_prof.errors import ProfileError, ProfileWarning
 from legate_prof.load.inputs import expand_inputs, plan_inputs
 from legate_prof.read.legion_log import LegionProfReader
@@ -15,7 +17,7 @@ def _note(msg):
 
 
 def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None,
-                 check_files=True, ranked=False):
+                 check_files=True, ranked=False, ranks=None):
     """Read every input and merge into one model.
 
     Unreadable inputs raise ProfileError only when *nothing* could be read; otherwise the
@@ -29,9 +31,28 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     ``RankSet`` (the timeline needs no merged copy); otherwise always a ``TraceModel``.
     With ``ranked`` raw logs are built unstacked too: the timeline stacks a lane when it
     first draws it (``TraceModel.stacked_lane``), and ``lanes["rows"]`` says how many rows.
+    ``ranks`` (rank numbers): only those ranks — only their files are read where each file is
+    one rank's (``load.rank_files``), and what holds others too is cut (``assemble.restrict``).
     """
-    from legate_prof.assemble.model_builder import build_model
     paths = expand_inputs([os.fspath(p) for p in paths], note=_note)
+    if ranks is None:
+        return _load(paths, progress, use_cache, stack, workers, check_files, ranked)
+    from legate_prof.assemble.restrict import restrict
+    from legate_prof.load.rank_files import files_of_ranks
+    from legate_prof.present.ranks import format_ranks
+    given = paths
+    paths, notes = files_of_ranks(paths, ranks)
+    if not paths:
+        raise ProfileError(given[0] if len(given) == 1 else f"{len(given)} inputs",
+                           f"hold none of the ranks asked for ({format_ranks(ranks)})")
+    model = restrict(_load(paths, progress, use_cache, stack, workers, check_files, ranked),
+                     ranks=ranks)
+    return model.evolve(warnings=notes + list(model.warnings))
+
+
+def _load(paths, progress, use_cache, stack, workers, check_files, ranked):
+    """``load_profile`` of ``paths`` (folders expanded)."""
+    from legate_prof.assemble.model_builder import build_model
     if use_cache:
         from legate_prof.store.cache import load_cached
         cached = load_cached(paths, note=_note)
@@ -66,7 +87,10 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
         if progress:
             progress(len(paths), len(paths), "building timeline")
         logs = _one_log_per_rank(logs, errors)
-        model = build_model(logs, warnings=[str(w) for w in warnings], streams=streams,
+        from legate_prof.assemble.rank_checks import streams_of_their_runs
+        streams, other_runs = streams_of_their_runs(logs, streams)
+        model = build_model(logs, warnings=[str(w) for w in warnings] + other_runs,
+                            streams=streams,
                             stack=stack_now, check_files=check_files)
     return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles), ranked)
 
@@ -143,19 +167,39 @@ def rank_files_for_workers(paths, kinds, errors, workers=None):
 
 def _merge_bundles(paths, errors, ranked=False):
     """Per-rank bundles (``convert`` run on each rank's file) as one profile: merged, or
-    (``ranked``) a ``RankSet`` of them, each mapped."""
+    (``ranked``) a ``RankSet`` of them, each mapped.  A bundle holding a rank an earlier one
+    holds (another run's, or the same rank converted twice) is left out with an error."""
     from legate_prof.assemble.rank_merge import CannotMerge, merge_opened
     from legate_prof.store.bundle_file import read_bundle, room_for_open_files
     ranked = ranked and room_for_open_files(len(paths))
-    read, opened = [], []
+    found = []  # (path, ranks it holds, its clock's start, the model where kept open)
     for p in paths:  # each checked once here, then opened one at a time to merge
         try:
             m = read_bundle(p)
-            read.append(p)
-            if ranked or not opened:
-                opened.append(m)
         except ProfileError as e:
             errors.append(e)
+            continue
+        held_here = set(np.unique(np.asarray(m.lanes["rank"])).tolist()) | {
+            int(r["rank"]) for r in m.ranks}
+        zt = min((int(r["zero_time"]) for r in m.ranks if r.get("zero_time")), default=None)
+        found.append((p, held_here, zt, m if ranked else None))
+        del m  # (a mapped bundle keeps its file open: only a RankSet keeps them all)
+    order = same_run_first(found, lambda f: min(f[1], default=None), lambda f: f[2])
+    keep, held = set(), {}
+    for k in order:
+        p, held_here = found[k][0], found[k][1]
+        again = sorted(held_here & set(held))
+        if again:
+            errors.append(ProfileError(p, f"rank {', '.join(map(str, again[:5]))} again (also "
+                                          f"in {os.path.basename(held[again[0]])}): a bundle "
+                                          "of another run? Left out"))
+            continue
+        held.update((r, p) for r in held_here)
+        keep.add(k)
+    read = [f[0] for k, f in enumerate(found) if k in keep]
+    opened = ([f[3] for k, f in enumerate(found) if k in keep] if ranked
+              else [read_bundle(read[0], check=False)] if read else [])
+    del found
     if not read:
         raise errors[0]
     if len(read) == 1:
@@ -173,23 +217,47 @@ def _merge_bundles(paths, errors, ranked=False):
 
 
 def _one_log_per_rank(logs, errors):
-    """The first log of each rank.  Legate writes one per rank, so a second is another run's:
-    its items would land on the first one's lanes.  It is left out with an error, as a second
-    bundle of a rank is."""
-    seen, kept = {}, []
-    for log in logs:
+    """One log of each rank.  Legate writes one per rank, so a second is another run's: its
+    items would land on the first one's lanes.  Of a rank's logs the one of the run most
+    files are of is kept (``same_run_first``; the first given where that does not tell), the
+    others are left out with an error, as a second bundle of a rank is."""
+    def rank_of(log):
         md = log.table("MachineDesc")
-        rank = int(md[0]["node_id"]) if len(md) else None
+        return int(md[0]["node_id"]) if len(md) else None
+
+    def zero_time(log):
+        zt = log.table("ZeroTime")
+        return int(zt["zero_time"][0]) if len(zt) else None
+    order = same_run_first(logs, rank_of, zero_time)
+    seen, keep = {}, set()
+    for k in order:
+        rank = rank_of(logs[k])
         if rank in seen:
             errors.append(ProfileError(
-                log.path, f"rank {rank} again (also in {os.path.basename(seen[rank])}): a file "
-                          "of another run? Left out; open one run at a time, or compare runs "
-                          "with `legate_prof compare`"))
+                logs[k].path, f"rank {rank} again (also in {os.path.basename(seen[rank])}): a "
+                              "file of another run? Left out; open one run at a time, or "
+                              "compare runs with `legate_prof compare`"))
             continue
         if rank is not None:
-            seen[rank] = log.path
-        kept.append(log)
-    return kept
+            seen[rank] = logs[k].path
+        keep.add(k)
+    return [log for k, log in enumerate(logs) if k in keep]
+
+
+def same_run_first(inputs, rank_of, zero_time):
+    """The indices of ``inputs``, those of a rank given more than once ordered so that the one
+    whose clock started nearest the others' (the median ``ZeroTime``) comes first."""
+    zts = sorted(z for z in map(zero_time, inputs) if z is not None)
+    mid = zts[len(zts) // 2] if zts else 0
+    count = {}
+    for x in inputs:
+        count[rank_of(x)] = count.get(rank_of(x), 0) + 1
+
+    def key(k):
+        z = zero_time(inputs[k])
+        twice = count[rank_of(inputs[k])] > 1 and z is not None
+        return (abs(z - mid) if twice else 0, k)
+    return sorted(range(len(inputs)), key=key)
 
 
 def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=False):

@@ -556,3 +556,43 @@ def check_tables(tables):
 
 def read_legion_log(path) -> LegionLog:
     return LegionProfReader(path).read()
+
+
+# Bytes of a log's body read by ``read_head``: Legion writes the MachineDesc (and ZeroTime)
+# first, so a few KB hold them.
+HEAD_BODY_BYTES = 1 << 14
+HEAD_MAX_PREAMBLE = 1 << 22
+
+
+def read_head(path) -> LegionLog:
+    """The header and first records of a log — its ``MachineDesc`` (which node wrote it, of how
+    many) and ``ZeroTime`` — without reading the rest (a gzipped log is inflated only that
+    far).  Tables of the records cut at the end are partial; ``warnings`` are left empty."""
+    path = os.fspath(path)
+    reader = LegionProfReader(path)
+    try:
+        with open(path, "rb") as f:
+            gz = f.read(2) == b"\x1f\x8b"
+            f.seek(0)
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if gz else None
+            raw, want = b"", HEAD_BODY_BYTES
+            while True:
+                chunk = f.read(GZIP_CHUNK)
+                if inflate is not None and chunk:
+                    try:
+                        chunk = inflate.decompress(chunk)
+                    except zlib.error:
+                        chunk = b""
+                raw += chunk
+                end = raw.find(b"\n\n")
+                if not chunk or (end >= 0 and len(raw) >= end + 2 + want) or \
+                        len(raw) > HEAD_MAX_PREAMBLE:
+                    break
+    except OSError as e:
+        raise ProfileError(path, e.strerror or str(e)) from None
+    version, legion_version, layouts, pos = reader.parse_header(raw)
+    raw = raw[:pos + HEAD_BODY_BYTES]
+    log = LegionLog(path, version, legion_version, layouts)
+    reader._read_body(raw, pos, layouts, log)
+    log.warnings = []
+    return log

@@ -65,7 +65,10 @@ def write_ranks_bundle(src, path):
                                  for p, lay in zip(parts, layouts)] + [[n]]).astype(np.int64)
     sub_offset = np.concatenate([[0], np.cumsum(small.lanes["rows"].astype(np.int64))])
     index = {"sub_offset": sub_offset, "sub_bounds": sub_bounds, "dur_perm": dur_perm}
-    ops = sorted_ops({c: np.concatenate([
-        p.prov_map[p.model.ops[c]].astype(p.model.ops[c].dtype) if c == "provenance"
-        else np.asarray(p.model.ops[c]) for p in parts]) for c in first.ops})
+    if all(p.model.ops is first.ops for p in parts):  # one table of all ranks' (RankSet)
+        ops = {c: np.asarray(first.ops[c]) for c in first.ops}
+    else:
+        ops = sorted_ops({c: np.concatenate([
+            p.prov_map[p.model.ops[c]].astype(p.model.ops[c].dtype) if c == "provenance"
+            else np.asarray(p.model.ops[c]) for p in parts]) for c in first.ops})
     return write_tables(small, path, items, waits, transfers, ops, index)
