@@ -209,8 +209,13 @@ class MainWindow(QtWidgets.QMainWindow):
         """The progress panel in the centre; the profile shown so far is kept aside."""
         if self.loading is None:
             if self.timeline is not None:
-                self._kept = (self.takeCentralWidget(), self.source, self._files)
+                old = self.findings.findings if self.findings is not None else None
+                self._kept = (self.takeCentralWidget(), self.source, self._files, old)
                 self.timeline = None
+            self.results.clear_results()
+            self.details.clear()
+            if self.findings is not None:
+                self.findings.set_findings((), note="opening another profile…")
             self.loading = LoadingPanel(files)
             self.setCentralWidget(self.loading)
         else:
@@ -273,8 +278,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.close()
             QtWidgets.QApplication.instance().exit(1)
             return
-        widget, src, files = self._kept
+        widget, src, files, findings = self._kept
         self._kept = None
+        if findings is not None:
+            self.findings.set_findings(findings)
         self.loading = None
         self.setCentralWidget(widget)  # the loading panel goes
         self.source, self._files = src, files

@@ -26,12 +26,12 @@ def finding_items(source, finding):
 
 
 def finding_title(f):
-    """'[temporaries] 4 full-size arrays made by one line (61.0 MiB) — heat.py:13': findings
-    that read the same are told apart by their lines."""
+    """'[temporaries] heat.py:13 — 4 full-size arrays made by one line (61.0 MiB)': findings
+    that read the same are told apart by their lines (first, so a narrow dock shows them)."""
     lines = [os.path.basename(str(p)) for p in f.get("provenance", [])]
     where = ", ".join(lines[:SHOWN_LINES]) + (f" +{len(lines) - SHOWN_LINES}"
                                                if len(lines) > SHOWN_LINES else "")
-    return f"[{f['pattern']}] {f['title']}" + (f" — {where}" if where else "")
+    return f"[{f['pattern']}] " + (f"{where} — " if where else "") + str(f["title"])
 
 
 class FindingsPanel(QtWidgets.QListWidget):
@@ -39,6 +39,8 @@ class FindingsPanel(QtWidgets.QListWidget):
         super().__init__()
         self.window_ = window
         self.findings = []
+        self.setWordWrap(True)
+        self.setResizeMode(QtWidgets.QListView.ResizeMode.Adjust)
         self.itemClicked.connect(self._show)
         self.itemActivated.connect(self._show)
         self.set_findings(findings)
