@@ -513,7 +513,7 @@ def test_memory_without_a_capacity_is_drawn_in_bytes_with_its_peak(legate_run, t
     assert "in use (peak" in text and "%" not in text
     assert summary_value(src, "cpu", 0, t0, t1).endswith("% utilization")
     u = src.summary_tile(g.group, g.rank, t0, t1, 4000)
-    assert max(u) * den == pytest.approx(peak, rel=0.02)  # the top of the row is the peak
+    assert 0.5 * peak < max(u) * den <= peak * 1.0001  # the row's top is the peak, not 100 %
     w = make_timeline(src, 1000, 600, expand=[g.group])
     assert w.item.bytes_scale(g.rank, g.group) == (den, peak)
     assert w.item.bytes_scale(0, "cpu") is None
