@@ -109,10 +109,11 @@ def main(argv=None):
         def drop():
             data = QtCore.QMimeData()
             data.setUrls([QtCore.QUrl.fromLocalFile(os.path.abspath(f)) for f in args.drop])
-            ev = QtGui.QDropEvent(QtCore.QPointF(300, 300), QtCore.Qt.DropAction.CopyAction,
-                                  data, QtCore.Qt.MouseButton.LeftButton,
-                                  QtCore.Qt.KeyboardModifier.NoModifier)
-            QtCore.QCoreApplication.sendEvent(win, ev)
+            pos, copy = QtCore.QPointF(300, 300), QtCore.Qt.DropAction.CopyAction
+            left, none = QtCore.Qt.MouseButton.LeftButton, QtCore.Qt.KeyboardModifier.NoModifier
+            enter = QtGui.QDragEnterEvent(pos.toPoint(), copy, data, left, none)
+            QtCore.QCoreApplication.sendEvent(win, enter)  # as a drag arriving does
+            QtCore.QCoreApplication.sendEvent(win, QtGui.QDropEvent(pos, copy, data, left, none))
         results.append(step(app, win, meter, f"drop {len(args.drop)} files", drop))
     win.close()
     return results

@@ -33,6 +33,22 @@ MIN_TIMELINE_PX = 480  # the timeline keeps this width however wide the docks ar
 DOCK_SHARE = 0.3  # docks take at most this share of the window when it is laid out again
 
 
+class FirstFrame(QtCore.QObject):
+    """Calls ``then()`` once, when the event loop is free after ``widget``'s first paint."""
+
+    def __init__(self, widget, then):
+        super().__init__(widget)
+        self._then = then
+        widget.installEventFilter(self)
+
+    def eventFilter(self, obj, ev):
+        if ev.type() == QtCore.QEvent.Type.Paint and self._then is not None:
+            then, self._then = self._then, None
+            QtCore.QTimer.singleShot(0, then)
+            obj.removeEventFilter(self)
+        return False
+
+
 def default_open(paths, progress):
     """File → Open without the command line's opener: ranks unmerged, no cache."""
     return open_profile(paths, progress=progress, ranked=True)
@@ -250,6 +266,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self.model = model
         self._show_source(as_source(model), self._files)
+        FirstFrame(self.timeline.viewport(), self._loader.shown.set)
         if self._find is not None:
             if self.findings is not None:  # the previous profile's findings go at once
                 self.findings.set_findings((), note="looking for the guide's patterns…")

@@ -61,11 +61,16 @@ class Loader(QtCore.QObject):
     failed = QtCore.Signal(int, object)
     found = QtCore.Signal(int, object)
 
+    FIRST_FRAME_WAIT_S = 2.0  # the findings wait at most this long for the timeline's frame
+
     def __init__(self, number, load, findings=None):
         super().__init__()
         self.number = number
         self._load = load
         self._findings = findings
+        # set by the window once the timeline has painted: the findings (numpy in this
+        # thread, holding the GIL between calls) then do not slow the first frames
+        self.shown = threading.Event()
         self.thread = threading.Thread(target=self._run, name="legate_prof-load", daemon=True)
 
     def start(self):
@@ -82,6 +87,7 @@ class Loader(QtCore.QObject):
             return
         self.loaded.emit(self.number, model)
         if self._findings is not None:
+            self.shown.wait(self.FIRST_FRAME_WAIT_S)
             try:
                 self.found.emit(self.number, self._findings(model))
             except Exception as e:  # the timeline stays; the status bar says why
