@@ -219,6 +219,11 @@ class MainWindow(QtWidgets.QMainWindow):
         super().resizeEvent(ev)
         QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
 
+    def closeEvent(self, ev):
+        for loader in self._loaders:  # no findings to compute for a closed window
+            loader.cancel()
+        super().closeEvent(ev)
+
     # ---- loading (the command line's, File → Open's and a drop's) ----------------------
 
     def _show_loading(self, files):
@@ -243,6 +248,8 @@ class MainWindow(QtWidgets.QMainWindow):
         """Run ``load(progress)`` (by default the one given to the constructor) in a worker
         thread; the findings follow in the same thread."""
         self._loads += 1
+        for old in self._loaders:
+            old.cancel()
         loader = Loader(self._loads, load or self._load, self._find)
         loader.progressed.connect(self._progressed)
         loader.loaded.connect(self._loaded)

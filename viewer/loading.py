@@ -71,10 +71,17 @@ class Loader(QtCore.QObject):
         # set by the window once the timeline has painted: the findings (numpy in this
         # thread, holding the GIL between calls) then do not slow the first frames
         self.shown = threading.Event()
+        self._cancelled = False
         self.thread = threading.Thread(target=self._run, name="legate_prof-load", daemon=True)
 
     def start(self):
         self.thread.start()
+
+    def cancel(self):
+        """The window closed or another load began: no findings for this one (the build
+        cannot be stopped midway; it ends on its own)."""
+        self._cancelled = True
+        self.shown.set()
 
     def _progress(self, done, total, what):
         self.progressed.emit(self.number, int(done), int(total), str(what))
@@ -88,6 +95,8 @@ class Loader(QtCore.QObject):
         self.loaded.emit(self.number, model)
         if self._findings is not None:
             self.shown.wait(self.FIRST_FRAME_WAIT_S)
+            if self._cancelled:
+                return
             try:
                 self.found.emit(self.number, self._findings(model))
             except Exception as e:  # the timeline stays; the status bar says why
