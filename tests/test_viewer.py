@@ -181,11 +181,13 @@ def test_drag_pans(window, qtbot):
 def test_search_highlights_lists_and_jumps(window, qtbot):
     window.search.setText("add_task")
     qtbot.keyClick(window.search, QtCore.Qt.Key.Key_Return)
-    assert window.results.count() == 6  # 3 tasks + 3 application ranges
+    assert window.results.result_items() and len(window.results.result_items()) == 6
+    # 3 tasks + 3 application ranges, under the one rank's row with its count
+    assert window.results.counts == {0: 6}
     assert window.timeline.item.matches is not None
-    item = window.results.item(0)
+    item = window.results.topLevelItem(0).child(0)
     window._jump(item)
-    i = item.data(QtCore.Qt.ItemDataRole.UserRole)
+    i = window.results.result_items()[0]
     a, b = window.timeline.time_range()
     s, e = window.source.item_extent(i)
     assert a <= s and e <= b
@@ -229,9 +231,22 @@ def test_clicking_a_group_label_toggles_its_lanes(window, qtbot):
     assert len([e for e in tl.lane_layout.entries if e.kind == "lane"]) == n0
 
 
-def test_export_png(window, tmp_path):
-    out = window.export_png(str(tmp_path / "x.png"))
-    assert QtGui.QImage(out).width() > 100
+def test_export_png_is_the_screenshot_of_the_view_with_the_users_umask(window, tmp_path):
+    """File → Export PNG writes what `screenshot` writes for the view shown: the dark stamp
+    band (files, time range), the legend, then the timeline; mode from the umask, not 0600."""
+    import os
+    from legate_prof.viewer.screenshot import LEGEND_H, STAMP_H
+    window.timeline.set_time_range(200e6, 300e6)
+    old = os.umask(0o022)
+    try:
+        out = window.export_png(str(tmp_path / "x.png"))
+    finally:
+        os.umask(old)
+    img = QtGui.QImage(out)
+    assert img.width() >= 800
+    assert QtGui.QColor(img.pixel(5, 5)).lightness() < 80  # the stamp band
+    assert QtGui.QColor(img.pixel(5, STAMP_H + LEGEND_H // 2)).lightness() > 200  # legend
+    assert os.stat(out).st_mode & 0o777 == 0o644
 
 
 def test_eight_rank_gpu_profile_screenshot_has_all_lanes(synthetic_8, tmp_path):
@@ -501,21 +516,22 @@ def test_undo_redo_keep_the_status_bar_right(window, qtbot):
     tl.zoom(0.5)
     tl.undo()
     assert window.statusBar().currentMessage().startswith("view ")
-    from legate_prof.present.units import format_ns
-    assert format_ns(tl.time_range()[0]) in window.statusBar().currentMessage()
+    from legate_prof.viewer.time_text import format_range
+    assert window.statusBar().currentMessage() == f"view {format_range(*tl.time_range())}"
     tl.redo()
-    assert format_ns(tl.time_range()[1]) in window.statusBar().currentMessage()
+    assert window.statusBar().currentMessage() == f"view {format_range(*tl.time_range())}"
 
 
 def test_open_replaces_the_profile_and_export_has_no_cursor(window, qtbot, tmp_path):
     from pathlib import Path
     ex = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"
     assert window.open_files([str(ex)])
+    qtbot.waitUntil(lambda: window.timeline is not None, timeout=60_000)
     assert window.source.info().n_items > 10_000
     window.timeline.cursor.show()
     out = tmp_path / "e.png"
-    assert window.timeline.export_png(str(out))
-    assert window.timeline.cursor.isVisible()  # restored after the export
+    assert window.export_png(str(out))
+    assert window.timeline.cursor.isVisible()  # the window's own timeline is not grabbed
     img = QtGui.QImage(str(out))
     assert img.width() > 100
 
@@ -526,7 +542,9 @@ def test_lane_labels_are_reference_names_with_long_names_as_tooltips(window):
     assert {"c0", "c1"} <= {e.label for e in lanes}
     c1 = next(e for e in lanes if e.label == "c1")
     tip = tl.lane_axis.entry_tooltip(c1.y + 0.5)
-    assert tip.startswith("Node 0 CPU 1 Processor(0x")
+    where, long_name = tip.split("\n")
+    assert where == "Rank 0 · cpu · c1"  # which rank and group, then the reference's name
+    assert long_name.startswith("Node 0 CPU 1 Processor(0x")
     summaries = {e.label.split(" (")[0] for e in tl.lane_layout.entries if e.kind == "summary"}
     assert "cpu" in summaries and "utility" in summaries
 

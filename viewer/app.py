@@ -1,254 +1,332 @@
-"""The desktop viewer window: timeline, search, results and a pinned detail panel."""
+"""The desktop viewer window: timeline, search, results, findings and a pinned detail panel.
+
+Every profile, the first one from the command line and each later one from File → Open or a
+drop, is loaded the same way (``loading.Loader`` in a worker thread, the progress panel, the
+findings after the timeline); a new profile replaces everything of the previous one, and a
+failed open keeps it and says why.
+"""
 
 from __future__ import annotations
 
 import os
-import threading
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof import __version__
 from legate_prof.query import as_source, open_profile
 
+from . import plain_text
+from .details_panel import DetailPanel
+from .findings_panel import add_findings_dock
+from .lane_controls import LaneControls
 from .layout import LaneLayout
 from .legend import LegendWidget
+from .loading import Loader, LoadingPanel
 from .scrollbar import ScrolledTimeline
-from legate_prof.present.units import format_ns
+from .search_panel import ITEM_ROLE, SearchResults
+from .time_text import format_range
+from .timeline import TimelineWidget
+from .view_keys import ViewKeys
 
-from .timeline import TimelineWidget, details_rows
-
-MAX_RESULTS = 1000
 FRAME_BUDGET_S = 0.010  # per frame, for recomputing rows at a new resolution
+MIN_TIMELINE_PX = 480  # the timeline keeps this width however wide the docks are
+DOCK_SHARE = 0.3  # docks take at most this share of the window when it is laid out again
 
 
-class DetailPanel(QtWidgets.QWidget):
-    """Pinned details of the clicked item, with Zoom-to."""
+class FirstFrame(QtCore.QObject):
+    """Calls ``then()`` once, when the event loop is free after ``widget``'s first paint."""
 
-    zoomTo = QtCore.Signal(float, float)
+    def __init__(self, widget, then):
+        super().__init__(widget)
+        self._then = then
+        widget.installEventFilter(self)
 
-    def __init__(self):
-        super().__init__()
-        lay = QtWidgets.QVBoxLayout(self)
-        self.table = QtWidgets.QTableWidget(0, 2)
-        self.table.horizontalHeader().setVisible(False)
-        self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
-        # values are selectable and Ctrl+C copies them (full-precision µs times)
-        self.table.setSelectionMode(
-            QtWidgets.QAbstractItemView.SelectionMode.ExtendedSelection)
-        copy = QtGui.QShortcut(QtGui.QKeySequence.StandardKey.Copy, self.table)
-        copy.activated.connect(self.copy_selection)
-        self.zoom_btn = QtWidgets.QPushButton("Zoom to")
-        self.zoom_btn.setEnabled(False)
-        self.zoom_btn.clicked.connect(self._zoom)
-        lay.addWidget(self.table)
-        lay.addWidget(self.zoom_btn)
-        self._range = None
-
-    def show_hit(self, source, hit):
-        source = as_source(source)
-        rows = details_rows(source, hit) if hit else []
-        self.table.setRowCount(len(rows))
-        for i, (k, v) in enumerate(rows):
-            self.table.setItem(i, 0, QtWidgets.QTableWidgetItem(k))
-            self.table.setItem(i, 1, QtWidgets.QTableWidgetItem(v))
-        self.table.resizeColumnToContents(0)
-        if hit is None:
-            self._range = None
-        elif hit[0] == "band":
-            self._range = hit[1][0], hit[1][1]
-        else:
-            i = hit[1]
-            a, b = source.item_extent(i)
-            d = max(b - a, 1000)
-            self._range = a - d, b + d
-        self.zoom_btn.setEnabled(self._range is not None)
-
-    def copy_selection(self):
-        cells = sorted((c.row(), c.column(), c.text()) for c in self.table.selectedItems())
-        lines = {}
-        for r, _c, t in cells:
-            lines.setdefault(r, []).append(t)
-        QtWidgets.QApplication.clipboard().setText(
-            "\n".join("\t".join(v) for _, v in sorted(lines.items())))
-
-    def _zoom(self):
-        if self._range:
-            self.zoomTo.emit(*self._range)
+    def eventFilter(self, obj, ev):
+        if ev.type() == QtCore.QEvent.Type.Paint and self._then is not None:
+            then, self._then = self._then, None
+            QtCore.QTimer.singleShot(0, then)
+            obj.removeEventFilter(self)
+        return False
 
 
-class LoadingPanel(QtWidgets.QWidget):
-    """What the window shows while the profile is read and built: a label and a bar."""
-
-    def __init__(self, files=()):
-        super().__init__()
-        names = [os.path.basename(str(f)) for f in files]
-        lay = QtWidgets.QVBoxLayout(self)
-        lay.addStretch(1)
-        self.title = QtWidgets.QLabel(
-            f"Opening {', '.join(names[:4])}{' …' if len(names) > 4 else ''}" if names
-            else "Opening the profile")
-        self.step = QtWidgets.QLabel("starting…")
-        self.bar = QtWidgets.QProgressBar()
-        self.bar.setRange(0, 0)  # busy until the first step is known
-        self.bar.setTextVisible(False)
-        self.bar.setMaximumWidth(600)
-        for w in (self.title, self.step, self.bar):
-            lay.addWidget(w, 0, QtCore.Qt.AlignmentFlag.AlignHCenter)
-        lay.addStretch(2)
-
-    def set_progress(self, done, total, what):
-        """The loader's ``progress(done, total, what)``: files read of all, the next step."""
-        self.step.setText(what)
-        if done >= total:  # reading is over: building has no steps to count
-            self.bar.setRange(0, 0)
-        else:
-            self.bar.setRange(0, max(total, 1))
-            self.bar.setValue(done)
-
-
-class _Loader(QtCore.QObject):
-    """Runs ``load(progress)`` in a worker thread, then ``findings(model)`` if given; tells
-    the window through queued signals.  The findings come after the model so the timeline
-    does not wait for them (they only read the model's tables)."""
-
-    progressed = QtCore.Signal(int, int, str)
-    loaded = QtCore.Signal(object)
-    failed = QtCore.Signal(object)
-    found = QtCore.Signal(object)
-
-    def __init__(self, load, findings=None):
-        super().__init__()
-        self._load = load
-        self._findings = findings
-        self.thread = threading.Thread(target=self._run, name="legate_prof-load", daemon=True)
-
-    def _run(self):
-        try:
-            model = self._load(self.progressed.emit)
-        except BaseException as e:  # handed to the window, raised again by run_viewer
-            self.failed.emit(e)
-            return
-        self.loaded.emit(model)
-        if self._findings is not None:
-            try:
-                self.found.emit(self._findings(model))
-            except Exception as e:  # the timeline stays; the status bar says why
-                self.found.emit(e)
+def default_open(paths, progress):
+    """File → Open without the command line's opener: ranks unmerged, no cache."""
+    return open_profile(paths, progress=progress, ranked=True)
 
 
 class MainWindow(QtWidgets.QMainWindow):
     """The viewer.  With a model, it shows its timeline at once; with ``load`` (a function
     ``load(progress) -> model``), it shows a progress panel and runs ``load`` in a worker
     thread (call ``start_loading``), then shows the timeline, then the findings dock when
-    ``findings(model)`` (run in the worker too) is done."""
+    ``findings(model)`` (run in the worker too) is done.  ``opener(paths, progress)`` loads
+    a profile for File → Open and drops (the command line's: the cache, its workers)."""
 
-    def __init__(self, model=None, files=(), load=None, findings=None):
+    def __init__(self, model=None, files=(), load=None, findings=None, opener=None):
         super().__init__()
         self.source = None
         self.timeline = None
         self.loading = None
         self.load_error = None
+        self.findings = None
         self.model = model
+        self._find = findings
+        self._opener = opener or default_open
+        self._loads = 0  # number of the latest load; older loads' signals are dropped
+        self._loaders = []  # kept alive while their threads run
+        self._kept = None  # the shown profile while another one loads: (widget, source, files)
+        self._files = list(files)
         self.setAcceptDrops(True)  # drop profile files on the window to open them
-        self.details = DetailPanel()
-        self.details.zoomTo.connect(lambda a, b: self.timeline.set_time_range(a, b))
-        dock = QtWidgets.QDockWidget("Details", self)
-        dock.setWidget(self.details)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, dock)
-        self.results = QtWidgets.QListWidget()
-        self.results.itemActivated.connect(self._jump)
-        self.results.itemClicked.connect(self._jump)
-        rdock = QtWidgets.QDockWidget("Search results", self)
-        rdock.setWidget(self.results)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, rdock)
+        self._build_docks()
+        self.lanes = LaneControls(self)
         self._build_toolbar()
         self._build_menus()
+        self.keys = ViewKeys(self)
         self.statusBar().addPermanentWidget(LegendWidget())
         self.resize(1500, 900)
-        self._load = load
-        self._find = findings
-        self.findings = None
         if model is not None:
             self._show_source(as_source(model), files)
         else:
-            self.loading = LoadingPanel(files)
-            self.setCentralWidget(self.loading)
-            self._set_title(files)
-            self._set_ready(False)
+            self._load = load
+            self._show_loading(files)
             self.statusBar().showMessage("reading the profile…")
-        self._files = list(files)
+
+    # ---- building the window ---------------------------------------------------------------
+
+    def _build_docks(self):
+        self.details = DetailPanel()
+        self.details.zoomTo.connect(lambda a, b: self.timeline and
+                                    self.timeline.set_time_range(a, b))
+        self.details.followItem.connect(self.go_to_item)
+        self.details.followItems.connect(self._highlight)
+        self.details.followLane.connect(self._go_to_lane)
+        self.details.followText.connect(self._search_for)
+        self.results = SearchResults()
+        self.results.itemActivated.connect(self._jump)
+        self.results.itemClicked.connect(self._jump)
+        self._docks = []
+        for title, widget in (("Details", self.details), ("Search results", self.results)):
+            dock = QtWidgets.QDockWidget(title, self)
+            dock.setObjectName(title.lower().replace(" ", "_"))
+            dock.setWidget(widget)
+            self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, dock)
+            self._docks.append(dock)
+
+    def _build_toolbar(self):
+        tb = self.addToolBar("Search")
+        tb.setObjectName("toolbar")
+        tb.setMovable(False)
+        self.search = QtWidgets.QLineEdit()
+        self.search.setPlaceholderText("Search task names and provenance (e.g. BinaryOp, "
+                                       "prog.py:16)")
+        self.search.setClearButtonEnabled(True)
+        self.search.returnPressed.connect(self.run_search)
+        self.search.textChanged.connect(lambda t: t or self.run_search())
+        tb.addWidget(plain_text.label(" Search: "))
+        tb.addWidget(self.search)
+        self.lanes.add_to(tb)
+
+    def _build_menus(self):
+        f = self.menuBar().addMenu("&File")
+        f.addAction("Open…", self._open_dialog, QtGui.QKeySequence.StandardKey.Open)
+        f.addAction("Export PNG…", self.export_png, QtGui.QKeySequence("Ctrl+E"))
+        f.addAction("Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
+        v = self._view_menu = self.menuBar().addMenu("&View")
+        # the timeline is looked up when used: it is replaced when another profile opens
+        v.addAction("Reset zoom", lambda: self.timeline.reset(), QtGui.QKeySequence("Ctrl+0"))
+        v.addAction("Undo view change", lambda: self.timeline.undo(),
+                    QtGui.QKeySequence.StandardKey.Undo)
+        v.addAction("Redo view change", lambda: self.timeline.redo(),
+                    QtGui.QKeySequence.StandardKey.Redo)
+        v.addAction("Clear highlights (Esc)", lambda: self.timeline.clear_highlights())
+        v.addAction("Find…", self._focus_search, QtGui.QKeySequence.StandardKey.Find)
+        v.addSeparator()
+        self.lanes.add_menu(v)
+        h = self.menuBar().addMenu("&Help")
+        h.addAction("Keys", self._help)
+
+    def _help(self):
+        plain_text.message(self, "Keys", (
+            "Wheel: zoom at cursor · Shift+wheel: scroll lanes\n"
+            "Drag: pan · Shift+drag or right-drag: zoom to interval\n"
+            "←/→ pan (Shift: fine) · ↑/↓ scroll · +/− zoom · 0 reset\n"
+            "PgUp/PgDn: a screen of lanes · Home/End: first/last lanes\n"
+            "C: collapse or open the rank at the top · Esc: clear highlights\n"
+            "Ctrl+Z / Ctrl+Shift+Z (or Ctrl+←/→): undo/redo view\n"
+            "Click: details (links: click to follow) · double-click a gray band: zoom in\n"
+            "Click a group name (▸/▾) to show its lanes, a rank header to collapse it\n"
+            "The view keys work wherever the focus is, except while typing in a text box"),
+            QtWidgets.QMessageBox.Icon.Information)
+
+    def _focus_search(self):
+        self.search.setFocus()
+        self.search.selectAll()
 
     def _set_title(self, files):
         names = ", ".join(os.path.basename(str(f)) for f in list(files)[:4])
         self.setWindowTitle(f"legate_prof {__version__} — {names}")
 
     def _set_ready(self, ready):
-        """Search and the view menu act on a timeline: off while loading."""
+        """Search, the view menu and the lane controls act on a timeline: off while loading."""
         self.search.setEnabled(ready)
         for a in self._view_menu.actions():
             a.setEnabled(ready)
+        self.lanes.setEnabled(ready)
+
+    # ---- the profile shown ------------------------------------------------------------------
 
     def _show_source(self, src, files):
-        """Show ``src``'s timeline in the centre (replacing what was there)."""
+        """Show ``src``'s timeline in the centre, replacing everything of the profile before:
+        the timeline and its view history, search, details, highlights."""
         self.source = src
+        self._files = list(files)
         old = self.centralWidget()
         self.timeline = TimelineWidget(src, LaneLayout.default(src))
         self.timeline.item.budget_s = FRAME_BUDGET_S  # keep frames interactive while zooming
-        self.timeline.itemClicked.connect(lambda hit: self.details.show_hit(self.source, hit))
+        self.timeline.itemClicked.connect(self._clicked)
         self.timeline.viewChanged.connect(self._status_range)
+        self.timeline.escapePressed.connect(self._escape)
+        self.timeline.setMinimumWidth(MIN_TIMELINE_PX)
         self.setCentralWidget(ScrolledTimeline(self.timeline))
-        if old is not None:
-            old.deleteLater()
+        for gone in (old, self._kept[0] if self._kept else None):
+            if gone is not None:
+                gone.deleteLater()
+        self._kept = None
         self.loading = None
+        self.search.clear()
+        self.results.clear_results()
+        self.details.clear()
+        self.lanes.set_source(src, self.timeline)
         self._set_title(files)
         self._set_ready(True)
         self.statusBar().clearMessage()
         for w in src.info().warnings[:3]:
             self.statusBar().showMessage(str(w))
+        QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
 
-    # ---- loading in the background -----------------------------------------------------
+    def keep_timeline_wide(self):
+        """Docks widened by hand keep their width only while the timeline keeps most of the
+        window: else they are narrowed to ``DOCK_SHARE`` of it."""
+        central = self.centralWidget()
+        if central is None or self.width() <= 0:
+            return
+        docks = [d for d in self.findChildren(QtWidgets.QDockWidget)
+                 if d.isVisible() and not d.isFloating()]
+        if docks and central.width() < self.width() * (1 - DOCK_SHARE) - 40:
+            self.resizeDocks(docks, [int(self.width() * DOCK_SHARE)] * len(docks),
+                             QtCore.Qt.Orientation.Horizontal)
 
-    def start_loading(self):
-        """Run the ``load`` given to the constructor in a worker thread."""
-        self._loader = _Loader(self._load, self._find)
-        self._loader.progressed.connect(self.loading.set_progress)
-        self._loader.loaded.connect(self._loaded)
-        self._loader.failed.connect(self._failed)
-        self._loader.found.connect(self._found)
-        self._loader.thread.start()
+    def resizeEvent(self, ev):
+        super().resizeEvent(ev)
+        QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
 
-    def _loaded(self, model):
+    def closeEvent(self, ev):
+        for loader in self._loaders:  # no findings to compute for a closed window
+            loader.cancel()
+        super().closeEvent(ev)
+
+    # ---- loading (the command line's, File → Open's and a drop's) ----------------------
+
+    def _show_loading(self, files):
+        """The progress panel in the centre; the profile shown so far is kept aside."""
+        if self.loading is None:
+            if self.timeline is not None:
+                old = self.findings.findings if self.findings is not None else None
+                self._kept = (self.takeCentralWidget(), self.source, self._files, old)
+                self.timeline = None
+            self.results.clear_results()
+            self.details.clear()
+            if self.findings is not None:
+                self.findings.set_findings((), note="opening another profile…")
+            self.loading = LoadingPanel(files)
+            self.setCentralWidget(self.loading)
+        else:
+            self.loading.start(files)
+        self._set_title(files)
+        self._set_ready(False)
+
+    def start_loading(self, load=None, files=None):
+        """Run ``load(progress)`` (by default the one given to the constructor) in a worker
+        thread; the findings follow in the same thread."""
+        self._loads += 1
+        for old in self._loaders:
+            old.cancel()
+        loader = Loader(self._loads, load or self._load, self._find)
+        loader.progressed.connect(self._progressed)
+        loader.loaded.connect(self._loaded)
+        loader.failed.connect(self._failed)
+        loader.found.connect(self._found_by)
+        self._loader = loader
+        self._loaders = [x for x in self._loaders if x.thread.is_alive()] + [loader]
+        if files is not None:
+            self._files = list(files)
+        loader.start()
+
+    def _current(self, number):
+        return number == self._loads
+
+    def _progressed(self, number, done, total, what):
+        if self._current(number) and self.loading is not None:
+            self.loading.set_progress(done, total, what)
+
+    def _loaded(self, number, model):
+        if not self._current(number):
+            return
         self.model = model
         self._show_source(as_source(model), self._files)
+        FirstFrame(self.timeline.viewport(), self._loader.shown.set)
         if self._find is not None:
+            if self.findings is not None:  # the previous profile's findings go at once
+                self.findings.set_findings((), note="looking for the guide's patterns…")
             self.statusBar().showMessage("looking for the guide's patterns (findings)…")
 
+    def _found_by(self, number, findings):
+        if self._current(number) and self.source is not None:
+            self._found(findings)
+
     def _found(self, findings):
+        """The findings of the profile shown (its load's, never an earlier one's)."""
         if isinstance(findings, Exception):
+            add_findings_dock(self, (), note=f"findings unavailable: {findings}")
             self.statusBar().showMessage(f"findings unavailable: {findings}")
             return
-        from .findings_panel import add_findings_dock
         add_findings_dock(self, findings)
         self.statusBar().showMessage(f"{len(findings)} findings", 5000)
 
-    def _failed(self, error):
-        """The load failed: the window closes and ``run_viewer`` raises the error again."""
-        self.load_error = error
-        self.close()
-        QtWidgets.QApplication.instance().exit(1)
+    def _failed(self, number, error):
+        """The first load failed: the window closes and ``run_viewer`` raises the error
+        again.  A later one: the profile shown before stays, and a dialog says why."""
+        if not self._current(number):
+            return
+        if self._kept is None:
+            self.load_error = error
+            self.close()
+            QtWidgets.QApplication.instance().exit(1)
+            return
+        widget, src, files, findings = self._kept
+        self._kept = None
+        if findings is not None:
+            self.findings.set_findings(findings)
+        self.loading = None
+        self.setCentralWidget(widget)  # the loading panel goes
+        self.source, self._files = src, files
+        self.timeline = widget.timeline
+        self._set_title(files)
+        self._set_ready(True)
+        why = str(error) if str(error) else type(error).__name__
+        self.statusBar().showMessage(f"could not open: {why}")
+        self.open_error = why
+        plain_text.message(self, "legate_prof: could not open", why, modal=False)
 
     def open_files(self, paths):
-        """Replace the shown profile (File → Open, drag-and-drop); errors go to a dialog."""
-        from legate_prof.errors import ProfileError
-        try:
-            src = open_profile(paths)
-        except (ProfileError, OSError) as e:
-            QtWidgets.QMessageBox.warning(self, "legate_prof", str(e))
+        """Open another profile (File → Open, drag-and-drop) as the command line does: in a
+        worker thread, with the progress panel, then its findings."""
+        paths = [str(p) for p in paths]
+        if not paths:
             return False
-        self._show_source(src, paths)
-        self.results.clear()
+        opener = self._opener
+        self._show_loading(paths)
+        self.statusBar().showMessage("reading the profile…")
+        self.start_loading(lambda progress: opener(paths, progress), files=paths)
         return True
 
     def _open_dialog(self):
@@ -264,83 +342,88 @@ class MainWindow(QtWidgets.QMainWindow):
     def dropEvent(self, ev):
         paths = [u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile()]
         if paths:
-            self.open_files(paths)
+            ev.acceptProposedAction()
+            # after the drop returns: the drag source is not kept waiting on the load's start
+            QtCore.QTimer.singleShot(0, lambda: self.open_files(paths))
 
-    def _build_toolbar(self):
-        tb = self.addToolBar("Search")
-        tb.setMovable(False)
-        self.search = QtWidgets.QLineEdit()
-        self.search.setPlaceholderText("Search task names and provenance (e.g. BinaryOp, prog.py:16)")
-        self.search.setClearButtonEnabled(True)
-        self.search.returnPressed.connect(self.run_search)
-        self.search.textChanged.connect(lambda t: t or self.run_search())
-        tb.addWidget(QtWidgets.QLabel(" Search: "))
-        tb.addWidget(self.search)
-
-    def _build_menus(self):
-        f = self.menuBar().addMenu("&File")
-        f.addAction("Open…", self._open_dialog, QtGui.QKeySequence.StandardKey.Open)
-        f.addAction("Export PNG…", self.export_png, QtGui.QKeySequence("Ctrl+E"))
-        f.addAction("Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
-        v = self._view_menu = self.menuBar().addMenu("&View")
-        # the timeline is looked up when used: it is replaced when another profile opens
-        v.addAction("Reset zoom", lambda: self.timeline.reset(), QtGui.QKeySequence("Ctrl+0"))
-        v.addAction("Undo view change", lambda: self.timeline.undo(),
-                    QtGui.QKeySequence.StandardKey.Undo)
-        v.addAction("Redo view change", lambda: self.timeline.redo(),
-                    QtGui.QKeySequence.StandardKey.Redo)
-        v.addAction("Expand all groups", lambda: self.timeline.expand(all_groups=True))
-        v.addAction("Find…", self.search.setFocus, QtGui.QKeySequence.StandardKey.Find)
-        h = self.menuBar().addMenu("&Help")
-        h.addAction("Keys", self._help)
-
-    def _help(self):
-        QtWidgets.QMessageBox.information(self, "Keys", (
-            "Wheel: zoom at cursor · Shift+wheel: scroll lanes\n"
-            "Drag: pan · Shift+drag or right-drag: zoom to interval\n"
-            "←/→ pan (Shift: fine) · ↑/↓ scroll · +/− zoom · 0 reset\n"
-            "Ctrl+Z / Ctrl+Shift+Z (or Ctrl+←/→): undo/redo view\n"
-            "Click: details · double-click a gray band: zoom into it\n"
-            "Click a group name (▸/▾) to expand or collapse its lanes"))
+    # ---- search, details, highlights ----------------------------------------------------
 
     def run_search(self):
+        """Search every rank; results grouped by rank with a count each, all highlighted."""
         text = self.search.text().strip()
-        self.results.clear()
+        self.results.clear_results()
         if self.timeline is None:
             return
         if not text:
             self.timeline.set_matches(None)
+            self.statusBar().clearMessage()
             return
         src = self.source
-        hits = src.search(text)
+        hits = src.search(text, limit=src.info().n_items + 1)
         self.timeline.set_matches(hits)
-        lanes = src.info().lanes
-        for i in hits[:MAX_RESULTS].tolist():
-            lane = lanes[src.item_lane(i)[0]]
-            it = QtWidgets.QListWidgetItem(
-                f"{src.item_title(i)}  @ {format_ns(src.item_extent(i)[0])}"
-                f"  ({lane.short}: {lane.long})")
-            it.setData(QtCore.Qt.ItemDataRole.UserRole, i)
-            self.results.addItem(it)
-        more = f" (showing {MAX_RESULTS})" if len(hits) > MAX_RESULTS else ""
-        self.statusBar().showMessage(f"{len(hits)} matches for '{text}'{more}")
+        counts = self.results.show_results(src, hits)
+        per = ", ".join(f"rank {r}: {n:,}" for r, n in list(counts.items())[:8])
+        more = f", … ({len(counts)} ranks)" if len(counts) > 8 else ""
+        self.statusBar().showMessage(f"{len(hits):,} matches for '{text}'"
+                                     + (f" ({per}{more})" if len(src.info().ranks) > 1 else ""))
 
-    def _jump(self, item):
-        i = item.data(QtCore.Qt.ItemDataRole.UserRole)
+    def _search_for(self, text):
+        self.search.setText(text)
+        self.run_search()
+
+    def _escape(self):
+        """Escape: highlights go; the search box keeps its text but lists nothing."""
+        self.results.clear_results()
+        self.statusBar().showMessage("highlights cleared", 3000)
+
+    def _highlight(self, ids):
+        if self.timeline is not None:
+            self.timeline.set_matches(ids)
+
+    def _clicked(self, hit):
+        self.details.show_hit(self.source, hit)
+
+    def _jump(self, item, _col=0):
+        i = item.data(0, ITEM_ROLE)
+        if i is not None:
+            self.go_to_item(int(i))
+
+    def go_to_item(self, i):
+        """Select an item, zoom to it and show its details (a result, a link)."""
+        if self.timeline is None:
+            return
         self.timeline.show_item(i)
         self.details.show_hit(self.source, ("item", i))
 
+    def _go_to_lane(self, lane):
+        if self.timeline is not None:
+            self.timeline.show_lane(lane)
+
     def _status_range(self, a, b):
-        self.statusBar().showMessage(f"view {format_ns(a)} – {format_ns(b)}")
+        self.statusBar().showMessage(f"view {format_range(a, b)}")
 
     def export_png(self, path=None):
+        """The command line's screenshot of the view shown (legend, title, time range,
+        lanes as laid out here), written as every output is (a temporary file renamed, the
+        user's umask)."""
         if path is None:
             path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export PNG", "timeline.png",
                                                             "PNG (*.png)")
-        if path and self.timeline is not None:
-            self.timeline.export_png(path)
-        return path
+        if not path or self.timeline is None:
+            return None
+        from legate_prof.errors import ProfileError
 
+        from .screenshot import render_screenshot
+        a, b = self.timeline.time_range()
+        try:
+            render_screenshot(self.source, path, start=a, stop=b,
+                              width=max(self.timeline.width(), 800), height=700,
+                              title_files=self._files, state=self.timeline.lane_layout.state())
+        except (ProfileError, OSError) as e:
+            plain_text.message(self, "legate_prof: could not export", str(e), modal=False)
+            return None
+        self.statusBar().showMessage(f"wrote {path}", 5000)
+        return path
 
 def window_problem():
     """Why Qt could not open a window here, or None.
@@ -369,7 +452,8 @@ def window_problem():
     return None
 
 
-def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None):
+def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None,
+               opener=None):
     """Open the window and run Qt's event loop until it closes; returns its exit code.
 
     With ``load`` instead of a model, the window shows at once with a progress panel while
@@ -381,12 +465,13 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     here: when the window closes while the worker is still reading or building, the process
     ends at once (``os._exit`` after the atexit handlers), because a daemon thread stopped at
     interpreter exit inside C++ (numpy's sorts, Qt's signals) aborts the process.  Without it
-    the worker is waited for.
+    the worker is waited for.  ``opener(paths, progress) -> profile``: how File → Open and
+    drops load (the CLI's: its cache and workers, as the first load).
     """
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
-    win = MainWindow(model, files, load=load, findings=findings if callable(findings) else None)
+    win = MainWindow(model, files, load=load, findings=findings if callable(findings) else None,
+                     opener=opener)
     if model is not None and findings is not None and not callable(findings):
-        from .findings_panel import add_findings_dock
         add_findings_dock(win, findings)
     win.show()
     if load is not None:
@@ -395,8 +480,7 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     if win.load_error is not None:
         raise win.load_error
     code = process_exit(rc) if process_exit is not None else rc
-    worker = getattr(getattr(win, "_loader", None), "thread", None)
-    if worker is not None:
+    for worker in [x.thread for x in win._loaders if x.thread.ident is not None]:
         worker.join(timeout=1.0)  # it ends right after its last signal
         if worker.is_alive():
             if process_exit is None:

@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .layout import LaneLayout
+from .plain_text import show_tooltip
+from .time_text import digits_for, unit_for
 
 
 class TimeAxis(pg.AxisItem):
     def tickStrings(self, values, scale, spacing):
-        """Unit from the largest value, decimals from the tick spacing: '40.200 ms'."""
+        """One unit for every tick of the view (from its larger end), decimals from the
+        finest tick spacing shown: '1.0060 s, 1.0062 s', never '100 ms, 0.2 s'."""
         if not values:
             return []
-        ref = max(abs(v) for v in values) or spacing
-        for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3), ("ns", 1.0)):
-            if ref >= div or div == 1.0:
-                digits = min(6, max(0, int(np.ceil(-np.log10(spacing / div))))) if spacing < div else 0
-                return [f"{v / div:.{digits}f} {unit}" for v in values]
+        x0, x1 = self.range
+        unit = unit_for(max(abs(x0), abs(x1)) or spacing)
+        finest = spacing
+        try:
+            levels = self.tickSpacing(x0, x1, max(self.width() if self.orientation in (
+                "left", "right") else self.geometry().width(), 1))
+            finest = min([spacing] + [s for s, _ in levels if s > 0])
+        except Exception:  # noqa: BLE001 - a spacing query must not stop the axis drawing
+            pass
+        digits = digits_for(finest, unit[1])
+        return [f"{v / unit[1]:.{digits}f} {unit[0]}" for v in values]
 
 
 MIN_LABEL_GAP_PX = 11.0  # about one line of the axis font
@@ -28,6 +36,7 @@ class LaneAxis(pg.AxisItem):
     """Left axis: lane-tree labels at each entry; a click on a group toggles its lanes."""
 
     toggled = QtCore.Signal(object, str)
+    rankToggled = QtCore.Signal(object)  # a rank header clicked (None: all ranks)
 
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
@@ -46,10 +55,10 @@ class LaneAxis(pg.AxisItem):
         for e in layout.entries:
             y = e.y + e.height / 2
             if e.kind == "header":
-                ticks.append((y, e.label))
+                ticks.append((y, f"{'▾' if e.expanded else '▸'} {e.label}"))
             elif e.kind == "summary":
                 mark = "" if e.rank is None else ("▾ " if e.expanded else "▸ ")
-                ticks.append((y, f"{mark}{e.label}"))
+                ticks.append((y, f"   {mark}{e.label}"))
             else:
                 if px_per_unit and last_y is not None and \
                         (y - last_y) * px_per_unit < MIN_LABEL_GAP_PX:
@@ -64,8 +73,8 @@ class LaneAxis(pg.AxisItem):
             self.set_layout(self.layout, px_per_unit)
 
     def entry_tooltip(self, y):
-        """The long name for a label (the reference viewer's, e.g. "Node 0 CPU 1
-        Processor(0x…)"); groups say their title."""
+        """Where a label is and what it names: "Rank 0 · cpu · c1" and the reference
+        viewer's long name ("Node 0 CPU 1 Processor(0x…)"); groups and ranks say theirs."""
         e = self.layout.entry_at(y) if self.layout is not None else None
         return e.tooltip if e is not None else ""
 
@@ -76,7 +85,7 @@ class LaneAxis(pg.AxisItem):
         y = self.linkedView().mapSceneToView(ev.scenePos()).y()
         text = self.entry_tooltip(y)
         if text:
-            QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), text)
+            show_tooltip(QtGui.QCursor.pos(), text)
 
     def mouseClickEvent(self, ev):
         if self.layout is None or ev.button() != QtCore.Qt.MouseButton.LeftButton:
@@ -86,4 +95,7 @@ class LaneAxis(pg.AxisItem):
         e = self.layout.entry_at(y)
         if e is not None and e.kind == "summary" and e.rank is not None:
             self.toggled.emit(e.rank, e.group)
+            ev.accept()
+        elif e is not None and e.kind == "header":
+            self.rankToggled.emit(e.rank)
             ev.accept()

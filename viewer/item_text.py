@@ -1,41 +1,91 @@
-"""Text about a hit: the hover tooltip and the detail panel rows (from the API)."""
+"""Text about a hit: the hover tooltip, the detail panel rows and a summary row's value (from
+the API).  Every string from the profile is escaped (``plain_text``)."""
 
 from __future__ import annotations
 
-from legate_prof.present.units import format_ns
+from legate_prof.present.units import format_bytes, format_ns, format_ns_us
 from legate_prof.query import as_source
+
+from .plain_text import tooltip_html as _tooltip
+
+TOOLTIP_FIELDS = ("Provenance", "Lane", "Rank", "Group", "Duration", "Waiting", "Deferred",
+                  "Delayed", "Size", "Bandwidth", "Source", "Destination", "Memory")
+
+
+def lane_place(source, lane):
+    """'Rank 2 · cpu · c1': where a lane is, for tooltips and details."""
+    x = source.info().lanes[lane]
+    return f"Rank {x.rank} · {x.panel} · {x.short}"
 
 
 def tooltip_html(source, hit):
-    """Hover text: the item's title, its lane's long name and the main figures."""
+    """Hover text: the item's title, where it is and the main figures (rich text whose every
+    string from the profile is escaped)."""
     source = as_source(source)
     kind, payload = hit
     if kind == "band":
         a, b, n, lane, _row = payload
-        return (f"<b>{n} merged items</b><br>{_esc(source.info().lanes[lane].long)}"
-                f"<br>{format_ns(a)} – {format_ns(b)}"
-                "<br><i>zoom in (double-click) to split</i>")
+        return _tooltip(("b", f"{n} merged items"), ("", lane_place(source, lane)),
+                        ("", source.info().lanes[lane].long),
+                        ("", f"{format_ns(a)} – {format_ns(b)}"),
+                        ("i", "zoom in (double-click) to split"))
     fields = source.item_details(payload)
-    rows = [f"<b>{_esc(fields[0].text)}</b>"]
+    lines = [("b", fields[0].text)]
+    lines += [("", f"{f.label}: {f.text}") for f in _with_group(source, payload, fields)
+              if f.label in TOOLTIP_FIELDS]
+    lines.append(("i", "(click to show details)"))
+    return _tooltip(*lines)
+
+
+def summary_value(source, group, rank, t0, t1):
+    """A summary row's value over [t0, t1]: '62 % utilization' or, for memories whose
+    capacity is unknown, '48.0 MiB in use (peak 61.0 MiB)'."""
+    u = float(source.summary_tile(group, rank, t0, t1, 1)[0])
+    scale = source.summary_bytes(group, rank)
+    if scale is not None:
+        return f"{format_bytes(u * scale[0])} in use (peak {format_bytes(scale[1])})"
+    return f"{u * 100:.0f}% utilization"
+
+
+def summary_text(source, entry, t, ns_per_px):
+    """Tooltip of a summary row at time ``t``: which rank and kind, and its value there."""
+    where = "All ranks" if entry.rank is None else f"Rank {entry.rank}"
+    value = summary_value(source, entry.group, entry.rank, t - ns_per_px, t + ns_per_px)
+    return _tooltip(("b", f"{where} · {entry.label}"), ("", value))
+
+
+class _Group:
+    """A detail row made here (the group a lane belongs to), shaped as the API's ``Field``."""
+
+    def __init__(self, label, text, link=None):
+        self.label, self.text, self.value, self.link = label, text, text, link
+
+
+def _with_group(source, i, fields):
+    """The API's fields with the lane's group after its rank."""
+    lane, _ = source.item_lane(i)
+    out = []
     for f in fields:
-        if f.label in ("Provenance", "Lane", "Duration", "Waiting", "Deferred", "Delayed",
-                       "Size", "Bandwidth", "Source", "Destination", "Memory"):
-            rows.append(f"{f.label}: {_esc(f.text)}")
-    rows.append("<i>(click to show details)</i>")
-    return "<br>".join(rows)
+        out.append(f)
+        if f.label == "Rank":
+            out.append(_Group("Group", source.info().lanes[lane].panel))
+    return out
 
 
-def _esc(s):
-    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def details_rows(source, hit):
-    """(label, value) rows for the pinned detail panel: the API's fields, µs to the ns."""
+def detail_fields(source, hit):
+    """Rows for the pinned detail panel: the API's ``Field``s (and the group), or a merged
+    band's."""
     source = as_source(source)
     kind, payload = hit
     if kind == "band":
         a, b, n, lane, row = payload
-        from legate_prof.present.units import format_ns_us
-        return [("Merged items", str(n)), ("Lane", source.info().lanes[lane].long),
-                ("From", format_ns_us(a)), ("To", format_ns_us(b))]
-    return [(f.label, f.text) for f in source.item_details(payload)]
+        return [_Group("Merged items", str(n)),
+                _Group("Lane", f"{lane_place(source, lane)} — {source.info().lanes[lane].long}",
+                       ("lane", lane)),
+                _Group("From", format_ns_us(a)), _Group("To", format_ns_us(b))]
+    return _with_group(source, payload, source.item_details(payload))
+
+
+def details_rows(source, hit):
+    """(label, value) rows for the pinned detail panel: the API's fields, µs to the ns."""
+    return [(f.label, f.text) for f in detail_fields(source, hit)]

@@ -6,6 +6,7 @@ expand/collapse and easy to test.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 from legate_prof.present.limits import MAX_LANE_H, MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED
@@ -35,16 +36,25 @@ class Entry:
         return self.height / max(self.rows, 1) if self.kind == "lane" else self.height
 
 
+ALL_RANKS = -1  # the "All ranks" block's key among collapsed ranks
+
+
 class LaneLayout:
-    """Rank headers, then per group a summary row and (when expanded) one block per lane."""
+    """Rank headers, then per group a summary row and (when expanded) one block per lane.
+
+    What is shown: ``expanded`` {(rank, group)} lanes open under their group row;
+    ``collapsed_ranks`` ranks (``ALL_RANKS`` for the all-ranks block) shown as their header
+    only; ``hidden_ranks`` (the rank filter) and ``hidden_groups`` (the kind toggles) left out.
+    """
 
     def __init__(self, model, expanded=None):
         self.source = as_source(model)
         self.expanded = set(expanded or ())  # {(rank, group)}
         self.hidden_ranks = set()
+        self.hidden_groups = set()
+        self.collapsed_ranks = set()
         self.entries = []
         self.rebuild()
-
     @classmethod
     def default(cls, model, expand_kinds=None, max_lanes=MAX_LANES_EXPANDED):
         """Expand everything when it fits; else only the kinds asked for."""
@@ -60,45 +70,110 @@ class LaneLayout:
             expanded = set()
         return cls(model, expanded)
 
+    def state(self) -> dict:
+        """What the user chose to show (expanded groups, collapsed ranks, filters), to lay
+        out another picture of the same profile the same way (File → Export PNG)."""
+        return {"expanded": set(self.expanded), "hidden_ranks": set(self.hidden_ranks),
+                "hidden_groups": set(self.hidden_groups),
+                "collapsed_ranks": set(self.collapsed_ranks)}
+
+    @classmethod
+    def with_state(cls, model, state):
+        layout = cls(model, state.get("expanded"))
+        for k in ("hidden_ranks", "hidden_groups", "collapsed_ranks"):
+            setattr(layout, k, set(state.get(k, ())))
+        layout.rebuild()
+        return layout
+
     def rebuild(self):
         info = self.source.info()
-        ranks = list(info.ranks)
+        ranks = [r for r in info.ranks if r not in self.hidden_ranks]
         out = []
         y = 0.0
-        if len(ranks) > 1:
-            out.append(Entry("header", f"All ranks ({len(ranks)})", y, HEADER_H))
-            y += HEADER_H
-            seen = []
-            for g in info.groups:
-                if g.group not in [s.group for s in seen]:
-                    seen.append(g)
-            for g in sorted(seen, key=lambda g: GROUP_ORDER.index(g.group)):
-                out.append(Entry("summary", g.panel, y, SUMMARY_H, rank=None, group=g.group))
-                y += SUMMARY_H
+        if len(info.ranks) > 1:
+            y = self._all_ranks_block(info, out, y)
         groups_of = {}
         for g in info.groups:
             groups_of.setdefault(g.rank, []).append(g)
         for r in ranks:
-            if r in self.hidden_ranks:
-                continue
-            out.append(Entry("header", f"Rank {r}", y, HEADER_H, rank=r))
+            groups = [g for g in groups_of.get(r, ()) if g.group not in self.hidden_groups]
+            closed = r in self.collapsed_ranks
+            out.append(Entry("header", f"Rank {r}", y, HEADER_H, rank=r, expanded=not closed,
+                             tooltip=f"Rank {r}: {len(groups)} lane groups "
+                                     f"({'collapsed' if closed else 'shown'})"))
             y += HEADER_H
-            for g in groups_of.get(r, ()):
-                exp = (r, g.group) in self.expanded
-                label = f"{g.panel} ({len(g.lanes)})" if len(g.lanes) > 1 else g.panel
-                out.append(Entry("summary", label, y, SUMMARY_H, rank=r, group=g.group,
-                                 expanded=exp, tooltip=g.title))
-                y += SUMMARY_H
-                if exp:
-                    for L in g.lanes:
-                        lane = info.lanes[L]
-                        rows = max(lane.rows, 1)
-                        h = min(rows * ROW_H, MAX_LANE_H)
-                        out.append(Entry("lane", lane.short, y, h, rank=r, group=g.group,
-                                         lane=L, rows=rows, tooltip=lane.long))
-                        y += h
+            if closed:
+                continue
+            for g in groups:
+                y = self._group_block(info, g, out, y)
         self.entries = out
         self.height = y
+        self._tops = [e.y for e in out]
+
+    def _all_ranks_block(self, info, out, y):
+        """The "All ranks" header and its summary rows (one per kind present)."""
+        closed = ALL_RANKS in self.collapsed_ranks
+        n = len(info.ranks)
+        out.append(Entry("header", f"All ranks ({n})", y, HEADER_H, rank=None,
+                         expanded=not closed, tooltip=f"All {n} ranks: one summary per kind"))
+        y += HEADER_H
+        if closed:
+            return y
+        seen = {}
+        for g in info.groups:
+            if g.group not in self.hidden_groups:
+                seen.setdefault(g.group, g)
+        for g in sorted(seen.values(), key=lambda g: GROUP_ORDER.index(g.group)):
+            out.append(Entry("summary", g.panel, y, SUMMARY_H, rank=None, group=g.group,
+                             tooltip=f"All ranks · {g.panel}: {g.title}"))
+            y += SUMMARY_H
+        return y
+
+    def _group_block(self, info, g, out, y):
+        """A group's summary row and, when expanded, its lanes."""
+        r = g.rank
+        exp = (r, g.group) in self.expanded
+        label = f"{g.panel} ({len(g.lanes)})" if len(g.lanes) > 1 else g.panel
+        out.append(Entry("summary", label, y, SUMMARY_H, rank=r, group=g.group,
+                         expanded=exp, tooltip=f"Rank {r} · {g.panel}: {g.title}"))
+        y += SUMMARY_H
+        if exp:
+            for L in g.lanes:
+                lane = info.lanes[L]
+                rows = max(lane.rows, 1)
+                h = min(rows * ROW_H, MAX_LANE_H)
+                out.append(Entry("lane", lane.short, y, h, rank=r, group=g.group, lane=L,
+                                 rows=rows, tooltip=f"Rank {r} · {g.panel} · {lane.short}\n"
+                                                    f"{lane.long}"))
+                y += h
+        return y
+
+    def toggle_rank(self, rank):
+        """Collapse a rank to its header, or open it again (None: the all-ranks block)."""
+        key = ALL_RANKS if rank is None else rank
+        self.collapsed_ranks ^= {key}
+        self.rebuild()
+
+    def set_ranks_collapsed(self, collapsed):
+        """Collapse (or open) every rank, the all-ranks block too."""
+        info = self.source.info()
+        self.collapsed_ranks = ({ALL_RANKS, *info.ranks} if collapsed else set())
+        self.rebuild()
+
+    def set_kind_expanded(self, group, expanded, rank=None):
+        """Open (or close) the lanes of one kind on every rank (or one)."""
+        keys = {(g.rank, g.group) for g in self.source.info().groups
+                if (group is None or g.group == group) and (rank is None or g.rank == rank)}
+        self.expanded = self.expanded | keys if expanded else self.expanded - keys
+        self.rebuild()
+
+    def header_at(self, y):
+        """The header of the rank block that holds ``y`` (the all-ranks block's: rank None),
+        or None above the first."""
+        k = bisect.bisect_right(self._tops, y) - 1
+        while k >= 0 and self.entries[k].kind != "header":
+            k -= 1
+        return self.entries[k] if k >= 0 else None
 
     def toggle(self, rank, group):
         key = (rank, group)
@@ -111,13 +186,17 @@ class LaneLayout:
         self.rebuild()
 
     def entry_at(self, y):
-        for e in self.entries:
+        k = bisect.bisect_right(self._tops, y) - 1
+        if k >= 0:
+            e = self.entries[k]
             if e.y <= y < e.y + e.height:
                 return e
         return None
 
     def visible(self, y0, y1):
-        return [e for e in self.entries if e.y + e.height > y0 and e.y < y1]
+        k = max(bisect.bisect_right(self._tops, y0) - 1, 0)
+        end = bisect.bisect_left(self._tops, y1)
+        return [e for e in self.entries[k:end] if e.y + e.height > y0 and e.y < y1]
 
     def find_lane(self, lane):
         for e in self.entries:

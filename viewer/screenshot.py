@@ -18,6 +18,7 @@ from legate_prof.present.picture_size import MAX_SIDE, check_size  # noqa: E402
 from .layout import LaneLayout  # noqa: E402
 from .legend import paint_legend  # noqa: E402
 from legate_prof.present.units import format_ns  # noqa: E402
+from .time_text import format_range  # noqa: E402
 from .timeline import TimelineWidget  # noqa: E402
 
 STAMP_H = 44
@@ -33,23 +34,32 @@ def app_instance():
     return app
 
 
-def timeline_height(source, expand=None):
+def lane_layout(source, expand=None, state=None):
+    """The lanes as the CLI lays them out (``expand``), or as a window shows them (``state``:
+    ``LaneLayout.state()``)."""
+    if state is not None:
+        return LaneLayout.with_state(source, state)
+    return LaneLayout.default(source, expand_kinds=expand or None)
+
+
+def timeline_height(source, expand=None, state=None):
     """Pixels a timeline needs to show every group as laid out, axes and margins included."""
-    layout = LaneLayout.default(as_source(source), expand_kinds=expand or None)
+    layout = lane_layout(as_source(source), expand, state)
     return int(layout.height * FIT_ROW_PX) + CHROME_PX
 
 
-def fitted_height(source, height, expand=None):
+def fitted_height(source, height, expand=None, state=None):
     """The picture's height grown to fit every group as laid out (bounded by MAX_SIDE)."""
-    need = timeline_height(source, expand) + STAMP_H + LEGEND_H
+    need = timeline_height(source, expand, state) + STAMP_H + LEGEND_H
     return max(height, min(need, MAX_SIDE))
 
 
-def make_timeline(model, width, height, start=None, stop=None, expand=None, extent=None):
+def make_timeline(model, width, height, start=None, stop=None, expand=None, extent=None,
+                  state=None):
     """A TimelineWidget sized and ranged as asked, ready to grab."""
     app_instance()
     source = as_source(model)
-    layout = LaneLayout.default(source, expand_kinds=expand or None)
+    layout = lane_layout(source, expand, state)
     w = TimelineWidget(source, layout)
     # fit the whole lane tree: rows down to 4 px (the caller grows the picture first)
     avail = height - CHROME_PX
@@ -93,19 +103,20 @@ def geometry(w, y_offset=0):
 
 
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
-                      title_files=None, return_geometry=False, fit=True):
+                      title_files=None, return_geometry=False, fit=True, state=None):
     """Render and save; returns the output path (and the picture's geometry if asked).
 
     With ``fit`` the picture grows taller (up to MAX_SIDE) so every group as laid out fits.
+    ``state``: lay the lanes out as a window shows them (``LaneLayout.state()``).
     """
     check_size(out, width, height)
     source = as_source(model)
     info = source.info()
     if fit:
-        height = fitted_height(source, height, expand)
+        height = fitted_height(source, height, expand, state)
         check_size(out, width, height)
     top_h = STAMP_H + LEGEND_H
-    w = make_timeline(source, width, height - top_h, start, stop, expand)
+    w = make_timeline(source, width, height - top_h, start, stop, expand, state=state)
     geo = geometry(w, top_h) if return_geometry else None
     pix = w.grab()
     img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
@@ -130,7 +141,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
         f.setPointSizeF(9)
         p.setFont(f)
         p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-                   f"view {format_ns(a)} – {format_ns(b)}   ·   legate_prof {__version__}"
+                   f"view {format_range(a, b)}   ·   legate_prof {__version__}"
                    + (f"   ·   {info.legion_version}" if info.legion_version else "")
                    + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
         problems = _problems(info)  # a picture with data missing says so

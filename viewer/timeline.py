@@ -8,16 +8,19 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from legate_prof.present.units import format_ns
 from legate_prof.query import as_source
 
 from .axes import LaneAxis, TimeAxis
-from .item_text import details_rows, tooltip_html
+from .item_text import details_rows, summary_text, tooltip_html
 from .layout import LaneLayout
+from .sticky_header import StickyHeader
+from .time_text import format_time
 from .timeline_item import TimelineItem
 from .viewbox import TimelineViewBox
 
 ROW_PX = 18  # pixels per row unit at the default vertical scale
+COMPACT_ROW_PX = 7  # ... in compact mode (many ranks on one screen)
+TOOLTIP_MS = 60_000  # a hover tooltip stays this long while the mouse is still
 
 
 class TimelineWidget(pg.PlotWidget):
@@ -26,6 +29,7 @@ class TimelineWidget(pg.PlotWidget):
     itemClicked = QtCore.Signal(object)  # ('item', idx) | ('band', (...)) | None
     viewChanged = QtCore.Signal(float, float)
     layoutChanged = QtCore.Signal()  # groups expanded or collapsed
+    escapePressed = QtCore.Signal()  # clear highlights (the window clears its search too)
 
     def __init__(self, model, layout: LaneLayout | None = None, parent=None):
         self.vb = TimelineViewBox()
@@ -54,6 +58,11 @@ class TimelineWidget(pg.PlotWidget):
         self.addItem(self.cursor_label, ignoreBounds=True)
         self.lane_axis.set_layout(self.lane_layout)
         self.lane_axis.toggled.connect(self.toggle_group)
+        self.lane_axis.rankToggled.connect(self.toggle_rank)
+        self.sticky = StickyHeader(self)
+        self.sticky.clicked.connect(self.toggle_rank)
+        self.vb.sigYRangeChanged.connect(self.sticky.follow)
+        self.vb.sigXRangeChanged.connect(self._follow_cursor)
         self.vb.sigYRangeChanged.connect(self._rescale_labels)
         self.vb.intervalSelected.connect(lambda a, b: self.set_time_range(a, b))
         self.vb.interactionFinished.connect(self._remember)
@@ -102,6 +111,8 @@ class TimelineWidget(pg.PlotWidget):
         super().resizeEvent(ev)
         if hasattr(self, "lane_layout") and not getattr(self, "_closing", False):
             self._fit_y()
+            if hasattr(self, "sticky"):
+                self.sticky.follow()
 
     def close(self):
         # pyqtgraph closes the axes, then resizes the view: no range changes after that
@@ -149,46 +160,74 @@ class TimelineWidget(pg.PlotWidget):
     def reset(self):
         self.set_time_range(*self.source.info().time_range)
 
-    def export_png(self, path):
-        """The timeline as a PNG without the cursor line; written to a temporary file beside
-        the target and renamed."""
-        import os
-        import tempfile
-        shown = self.cursor.isVisible(), self.cursor_label.isVisible()
-        self.cursor.hide()
-        self.cursor_label.hide()
-        try:
-            pix = self.grab()
-        finally:
-            self.cursor.setVisible(shown[0])
-            self.cursor_label.setVisible(shown[1])
-        d = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(suffix=".png", dir=d)
-        os.close(fd)
-        if not pix.save(tmp, "PNG"):
-            os.unlink(tmp)
-            return False
-        os.replace(tmp, path)
-        return True
-
     # ---- lane tree ----------------------------------------------------------------------
     def toggle_group(self, rank, group):
         self.lane_layout.toggle(rank, group)
         self._relayout()
 
-    def expand(self, kinds=None, all_groups=False):
-        for e in list(self.lane_layout.entries):
-            if e.kind == "summary" and e.rank is not None and \
-                    (all_groups or e.group in (kinds or ())):
-                self.lane_layout.expanded.add((e.rank, e.group))
+    def toggle_rank(self, rank):
+        """Collapse a rank to its header or open it (None: the all-ranks block), keeping
+        that header where it was on screen."""
+        head = next((e for e in self.lane_layout.entries
+                     if e.kind == "header" and e.rank == rank), None)
+        before = head.y if head is not None else None
+        self.lane_layout.toggle_rank(rank)
+        self._relayout()
+        after = next((e.y for e in self.lane_layout.entries
+                      if e.kind == "header" and e.rank == rank), None)
+        if before is not None and after is not None:
+            (y0, _y1) = self.vb.viewRange()[1]
+            if before < y0:  # the sticky header was clicked: show the rank's header on top
+                self.scroll_to(after)
+
+    def expand(self, kinds=None, all_groups=False, expanded=True):
+        """Open (or close) the lanes of some kinds (or all) on every rank."""
+        for k in (None,) if all_groups else tuple(kinds or ()):
+            self.lane_layout.set_kind_expanded(k, expanded)
+        self._relayout()
+
+    def collapse_ranks(self, collapsed=True):
+        self.lane_layout.set_ranks_collapsed(collapsed)
+        self._relayout()
+
+    def set_filter(self, hidden_ranks=None, hidden_groups=None):
+        """The rank filter and the kind toggles: what is left out of the lane tree."""
+        if hidden_ranks is not None:
+            self.lane_layout.hidden_ranks = set(hidden_ranks)
+        if hidden_groups is not None:
+            self.lane_layout.hidden_groups = set(hidden_groups)
         self.lane_layout.rebuild()
         self._relayout()
+
+    def set_compact(self, compact):
+        """Compact mode: rows a few pixels tall, so many ranks fit on a screen."""
+        self.row_px = COMPACT_ROW_PX if compact else ROW_PX
+        self._fit_y()
+        self._rescale_labels()
+        self.sticky.follow()
+
+    @property
+    def compact(self):
+        return self.row_px <= COMPACT_ROW_PX
+
+    def scroll_to(self, y):
+        """Put lane-tree position ``y`` at the top (within the tree)."""
+        (y0, y1) = self.vb.viewRange()[1]
+        span = y1 - y0
+        top = min(max(y, 0.0), max(self.lane_layout.height - span, 0.0))
+        self.vb.setYRange(top, top + span, padding=0)
+
+    def page(self, pages):
+        """Scroll the lanes by whole screens (less one row, so a lane stays in sight)."""
+        (y0, y1) = self.vb.viewRange()[1]
+        self.scroll_to(y0 + pages * max(y1 - y0 - 1.0, 1.0))
 
     def _relayout(self):
         self.item.set_layout(self.lane_layout)
         self.lane_axis.set_layout(self.lane_layout)
         self._apply_limits()
         self._rescale_labels()
+        self.sticky.follow()
         self.layoutChanged.emit()
 
     # ---- search -------------------------------------------------------------------------
@@ -200,24 +239,40 @@ class TimelineWidget(pg.PlotWidget):
         self.item.selected = index
         self.item.update()
 
+    def reveal_lane(self, lane):
+        """Make a lane visible in the tree: its rank shown and open, its kind shown, its group
+        expanded; returns its entry."""
+        info = self.source.info().lanes[lane]
+        ly = self.lane_layout
+        key = (info.rank, info.group)
+        if key not in ly.expanded or info.rank in ly.hidden_ranks | ly.collapsed_ranks or \
+                info.group in ly.hidden_groups:
+            ly.expanded.add(key)
+            ly.hidden_ranks.discard(info.rank)
+            ly.collapsed_ranks.discard(info.rank)
+            ly.hidden_groups.discard(info.group)
+            ly.rebuild()
+            self._relayout()
+        return ly.find_lane(lane)
+
+    def show_lane(self, lane):
+        """Scroll a lane into sight (a details link)."""
+        e = self.reveal_lane(lane)
+        if e is not None:
+            self.scroll_to(e.y - 3)
+
     def show_item(self, index, zoom=True):
         """Pan (and zoom) to an item, expanding its group so it is visible."""
         lane, _ = self.source.item_lane(index)
-        info = self.source.info().lanes[lane]
-        key = (info.rank, info.group)
-        if key not in self.lane_layout.expanded:
-            self.lane_layout.expanded.add(key)
-            self.lane_layout.rebuild()
-            self._relayout()
+        e = self.reveal_lane(lane)
         a, b = self.source.item_extent(index)
         d = max(b - a, 1000)
         if zoom:
             self.set_time_range(a - 2 * d, b + 2 * d)
-        e = self.lane_layout.find_lane(lane)
         if e is not None:
             (y0, y1) = self.vb.viewRange()[1]
             if not (y0 <= e.y and e.y + e.height <= y1):
-                self.vb.setYRange(max(e.y - 3, 0), max(e.y - 3, 0) + (y1 - y0), padding=0)
+                self.scroll_to(e.y - 3)
         self.select(index)
 
     # ---- mouse and keys -----------------------------------------------------------------
@@ -230,21 +285,44 @@ class TimelineWidget(pg.PlotWidget):
             return
         p = self.vb.mapSceneToView(pos)
         self.cursor.setPos(p.x())
-        self.cursor_label.setText(format_ns(p.x()))
-        self.cursor_label.setPos(p.x(), self.vb.viewRange()[1][1])
+        self.cursor.show()
+        self.cursor_label.show()
+        self._follow_cursor()
         hit, entry = self.item.hit(p.x(), p.y(), self._ns_per_px())
-        if hit is None:
-            if entry is not None and entry.kind == "summary":
-                a, b = self.time_range()
-                u = self.source.summary_tile(entry.group, entry.rank,
-                                             p.x() - self._ns_per_px(),
-                                             p.x() + self._ns_per_px(), 1)[0]
-                QtWidgets.QToolTip.showText(QtGui.QCursor.pos(),
-                                            f"{entry.label}: {u * 100:.0f}% utilization")
-            else:
-                QtWidgets.QToolTip.hideText()
+        if hit is not None:
+            text = tooltip_html(self.source, hit)
+        elif entry is not None and entry.kind == "summary":
+            text = summary_text(self.source, entry, p.x(), self._ns_per_px())
+        else:
+            self._tooltip = None
+            QtWidgets.QToolTip.hideText()
             return
-        QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), tooltip_html(self.source, hit))
+        self._tooltip = text
+        QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), text, self.viewport(),
+                                    QtCore.QRect(), TOOLTIP_MS)
+
+    def _follow_cursor(self, *args):
+        """The cursor's time label: at the top of the view, with the digits the zoom shows;
+        hidden when a pan or zoom by keys takes the cursor out of the view."""
+        x = self.cursor.value()
+        (a, b), (y0, _y1) = self.vb.viewRange()
+        if not (a <= x <= b):
+            self.cursor.hide()
+            self.cursor_label.hide()
+            return
+        self.cursor_label.setText(format_time(x, self._ns_per_px()))
+        self.cursor_label.setPos(x, y0)
+
+    def viewportEvent(self, ev):
+        """Qt's own tooltip event (sent once the mouse rests ~0.7 s) finds no graphics item
+        with a tooltip and would hide ours: it is answered with ours instead."""
+        if ev.type() == QtCore.QEvent.Type.ToolTip:
+            if getattr(self, "_tooltip", None):
+                QtWidgets.QToolTip.showText(ev.globalPos(), self._tooltip, self.viewport(),
+                                            QtCore.QRect(), TOOLTIP_MS)
+            ev.accept()
+            return True
+        return super().viewportEvent(ev)
 
     def _mouse_clicked(self, ev):
         if ev.button() != QtCore.Qt.MouseButton.LeftButton or \
@@ -259,34 +337,46 @@ class TimelineWidget(pg.PlotWidget):
         self.itemClicked.emit(hit)
 
     def keyPressEvent(self, ev):
+        if not self.handle_key(ev):
+            super().keyPressEvent(ev)
+
+    def handle_key(self, ev):
+        """The view keys, wherever the focus is (the window forwards them here); True if
+        ``ev`` was one."""
         k = ev.key()
         mods = ev.modifiers()
         ctrl = bool(mods & QtCore.Qt.KeyboardModifier.ControlModifier)
         shift = bool(mods & QtCore.Qt.KeyboardModifier.ShiftModifier)
         K = QtCore.Qt.Key
-        if ctrl and k == K.Key_Z:
-            self.redo() if shift else self.undo()
-        elif ctrl and k == K.Key_Y:
-            self.redo()
-        elif ctrl and k == K.Key_Left:
-            self.undo()
-        elif ctrl and k == K.Key_Right:
-            self.redo()
-        elif k == K.Key_Left:
-            self.pan(-0.01 if shift else -0.05)
-        elif k == K.Key_Right:
-            self.pan(0.01 if shift else 0.05)
-        elif k in (K.Key_Plus, K.Key_Equal):
-            self.zoom(0.5)
-        elif k == K.Key_Minus:
-            self.zoom(2.0)
-        elif k == K.Key_0:
-            self.reset()
-        elif k in (K.Key_Up, K.Key_Down):
-            (y0, y1) = self.vb.viewRange()[1]
-            self.vb.translateBy(y=(y1 - y0) * (0.1 if k == K.Key_Down else -0.1))
-        else:
-            super().keyPressEvent(ev)
+        plain = {K.Key_Left: lambda: self.pan(-0.01 if shift else -0.05),
+                 K.Key_Right: lambda: self.pan(0.01 if shift else 0.05),
+                 K.Key_Plus: lambda: self.zoom(0.5), K.Key_Equal: lambda: self.zoom(0.5),
+                 K.Key_Minus: lambda: self.zoom(2.0), K.Key_0: self.reset,
+                 K.Key_Up: lambda: self.page(-0.1), K.Key_Down: lambda: self.page(0.1),
+                 K.Key_PageUp: lambda: self.page(-1), K.Key_PageDown: lambda: self.page(1),
+                 K.Key_Home: lambda: self.scroll_to(0),
+                 K.Key_End: lambda: self.scroll_to(self.lane_layout.height),
+                 K.Key_Escape: self.clear_highlights,
+                 K.Key_C: self.toggle_rank_in_view}
+        with_ctrl = {K.Key_Z: self.redo if shift else self.undo, K.Key_Y: self.redo,
+                     K.Key_Left: self.undo, K.Key_Right: self.redo}
+        action = (with_ctrl if ctrl else plain).get(k)
+        if action is None or (mods & QtCore.Qt.KeyboardModifier.AltModifier):
+            return False
+        action()
+        return True
+
+    def clear_highlights(self):
+        """Escape: no search highlight, no selection."""
+        self.set_matches(None)
+        self.select(None)
+        self.escapePressed.emit()
+
+    def toggle_rank_in_view(self):
+        """C: collapse (or open) the rank at the top of the view."""
+        head = self.lane_layout.header_at(self.vb.viewRange()[1][0] + 1e-6)
+        if head is not None:
+            self.toggle_rank(head.rank)
 
 
 __all__ = ["TimelineWidget", "TimelineItem", "details_rows", "tooltip_html"]

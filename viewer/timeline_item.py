@@ -14,6 +14,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from legate_prof.present.limits import LABEL_MIN_PX, MAX_LABELS
+from legate_prof.present.units import format_bytes
 from legate_prof.query import READY, WAITING, as_source
 
 from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
@@ -53,6 +54,7 @@ class TimelineItem(pg.GraphicsObject):
         self._summary_cache = GridCache()  # (rank, group) -> utilization bins
         self._summary_img = {}  # (rank, group) -> (key, QImage of the strip, its scale)
         self._lane_cache = GridCache()  # lane -> LaneTile (the tile drawn: hit-tests use it)
+        self._bytes_scales = {}  # (rank, group) -> summary_bytes
         # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
         # shows the previous resolution's data elsewhere and asks for another frame.
         # None = compute everything now (screenshots, tests).
@@ -195,6 +197,10 @@ class TimelineItem(pg.GraphicsObject):
             p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
             return
         bin_ns, a, vals = strip
+        in_bytes = self.bytes_scale(e.rank, e.group)
+        if in_bytes is not None:  # drawn up to the peak, not as a share of a capacity
+            den, peak = in_bytes
+            vals = np.asarray(vals) * (den / peak if peak > 0 else 0.0)
         scale = width / (x1 - x0)
         key = (bin_ns, a, len(vals), round(h, 3))
         cached = self._summary_img.get((e.rank, e.group))
@@ -215,13 +221,28 @@ class TimelineItem(pg.GraphicsObject):
             # times) until a later frame has time to redraw it crisp
             target = QtCore.QRectF(x_img, top, img.width() * scale / drawn_scale, img.height())
             p.drawImage(target, img, QtCore.QRectF(img.rect()))
-        self._paint_scale(p, px_left, width, top, h)
+        self._paint_scale(p, px_left, width, top, h, in_bytes)
         p.restore()
 
-    def _paint_scale(self, p, px_left, width, top, h):
-        """0 / 50 / 100 % marks on a utilization row, so "~74 %" can be read off."""
+    def bytes_scale(self, rank, group):
+        """(bytes per unit of the summary, peak bytes) of a memory row without a capacity,
+        else None (asked once per row)."""
+        key = (rank, group)
+        if key not in self._bytes_scales:
+            self._bytes_scales[key] = self.source.summary_bytes(group, rank)
+        return self._bytes_scales[key]
+
+    def _paint_scale(self, p, px_left, width, top, h, in_bytes=None):
+        """0 / 50 / 100 % marks on a utilization row, so "~74 %" can be read off; a memory
+        without a capacity is on a bytes scale: 0 / half / peak, the peak labelled."""
         if h < 12:
             return
+        if in_bytes is None:
+            marks = ((1.0, "100%"), (0.5, "50%"), (0.0, "0"))
+        else:
+            peak = in_bytes[1]
+            marks = ((1.0, f"peak {format_bytes(peak)}"), (0.5, format_bytes(peak / 2)),
+                     (0.0, "0 B"))
         pen = QtGui.QPen(QtGui.QColor(170, 170, 170))
         pen.setStyle(QtCore.Qt.PenStyle.DotLine)
         p.setPen(pen)
@@ -233,9 +254,9 @@ class TimelineItem(pg.GraphicsObject):
         f.setPointSizeF(6.5)
         p.setFont(f)
         p.setPen(QtGui.QColor(90, 90, 90))
-        for u, text in ((1.0, "100%"), (0.5, "50%"), (0.0, "0")):
+        for u, text in marks:
             y = top + h - 2 - u * (h - 5)
-            p.drawText(QtCore.QRectF(px_left + 2, y - 6, 30, 12),
+            p.drawText(QtCore.QRectF(px_left + 2, y - 6, 120, 12),
                        int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
 
     def refresh(self):

@@ -106,7 +106,11 @@ def run(args):
         loaded.append(model)
         return model
 
+    def open_more(paths, progress):  # File → Open and drops: as the first load, in a worker
+        cache = "later" if getattr(args, "cache", False) else False
+        return load_with_progress(paths, args, progress, ranked=True, cache=cache)
+
     def exit_status(rc):
         return rc or (EXIT_USER_ERROR if loaded and loaded[0].errors else 0)
     return run_viewer(files=files, load=load, findings=find_insights,
-                      process_exit=exit_status)
+                      process_exit=exit_status, opener=open_more)

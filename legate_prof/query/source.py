@@ -54,6 +54,27 @@ class ProfileSource:
         u = average_utilization(self._m, group, rank, t0, t1, int(bins))
         return np.clip(u, 0.0, 1.0)
 
+    def summary_bytes(self, group, rank):
+        """For a memory group with a memory of unknown capacity: ``(bytes, peak)``, where
+        ``summary_tile(...) * bytes`` is the bytes in use and ``peak`` the most ever in use,
+        so its row is drawn on a bytes scale (a share of a capacity nobody knows would look
+        full).  None where the row is a share: processors, channels, memories whose
+        capacity is known.  ``rank=None``: all ranks."""
+        info = self.info()
+        lanes = [L for g in info.groups if g.group == group and g.kind == "memory"
+                 and (rank is None or g.rank == rank) for L in g.lanes]
+        if not lanes or all(info.lanes[L].capacity > 0 for L in lanes):
+            return None
+        steps = self._m.utilization_steps
+        if rank is not None:
+            step = steps.get((rank, group))
+            den = step.denominator if step is not None else 0.0
+        else:
+            step = self._m.all_ranks_step(group)
+            den = sum(s.denominator for (r, g), s in steps.items() if g == group)
+        peak = step.peak_level() if step is not None else 0.0
+        return float(den), float(peak)
+
     # -- hit-testing -------------------------------------------------------------------------
     def last_tile(self, lane):
         return self.last_tiles.get(int(lane))

@@ -48,6 +48,7 @@ class ReportQueries:
             "provenances": list(src.provenances),
             "group_colors": {g: GROUP_COLOR.get(g, "gray") for g in GROUP_COLOR},
             "tree": tree, "all_ranks": self.all_ranks(),
+            "bytes_rows": self.bytes_rows(),
             "markers": [{"time": int(k["time"]), "title": str(k.get("title", ""))}
                         for k in info.markers],
             "title_prov": self._title_with_provenance(),
@@ -103,10 +104,30 @@ class ReportQueries:
                         "g": bands.ravel().tolist()})
         return out
 
+    def bytes_rows(self):
+        """Summary rows drawn on a bytes scale (memories of unknown capacity), by the key the
+        page uses ("RANK:group", "all:group"): their peak in bytes.  Their tiles hold bytes
+        in use as a share of that peak (0..255), never a share of a capacity."""
+        info = self.source.info()
+        keys = {(g.rank, g.group) for g in info.groups if g.kind == "memory"}
+        if len(info.ranks) > 1:
+            keys |= {(None, g) for _r, g in keys}
+        out = {}
+        for r, g in sorted(keys, key=lambda k: (k[0] is None, k[0] or 0, k[1])):
+            scale = self.source.summary_bytes(g, r)
+            if scale is not None:
+                out[f"{'all' if r is None else r}:{g}"] = int(round(scale[1]))
+        return out
+
     def summary_tile(self, group, rank, t0, t1, bins):
-        """Average utilization in ``bins`` bins, as integers 0..255 (compact in a tile)."""
-        u = self.source.summary_tile(group, rank, t0, t1, bins)
-        return np.clip(np.round(np.asarray(u) * 255), 0, 255).astype(np.int64).tolist()
+        """Average utilization in ``bins`` bins, as integers 0..255 (compact in a tile); a
+        memory of unknown capacity: bytes in use as a share of its peak (``bytes_rows``)."""
+        u = np.asarray(self.source.summary_tile(group, rank, t0, t1, bins))
+        scale = self.source.summary_bytes(group, rank)
+        if scale is not None:
+            den, peak = scale
+            u = u * (den / peak) if peak > 0 else np.zeros_like(u)
+        return np.clip(np.round(u * 255), 0, 255).astype(np.int64).tolist()
 
     def group_lanes(self):
         """(rank, group, lanes) of every lane group, in display order."""

@@ -52,7 +52,7 @@ function formatNs(ns) {
 function formatBytes(b) {
   var units = [["GiB", 1073741824], ["MiB", 1048576], ["KiB", 1024]];
   for (var k = 0; k < units.length; k++) if (b >= units[k][1]) return (b / units[k][1]).toFixed(1) + " " + units[k][0];
-  return b + " B";
+  return Math.round(b) + " B";
 }
 function hexRgb(h) {
   if (h[0] !== "#") return null;
@@ -272,13 +272,16 @@ var view = {
       }
     }
     ctx.strokeStyle = "rgb(" + color.join(",") + ")"; ctx.lineWidth = 1; ctx.stroke();
-    // 0 / 50 / 100 % marks, as the desktop viewer
+    // 0 / 50 / 100 % marks, as the desktop viewer; a memory of unknown capacity is on a
+    // bytes scale: 0 / half / its peak, labelled
     ctx.strokeStyle = "rgb(200,200,200)"; ctx.setLineDash([2, 3]); ctx.beginPath();
     ctx.moveTo(0, base - amp + 0.5); ctx.lineTo(this.W, base - amp + 0.5);
     ctx.moveTo(0, base - amp / 2 + 0.5); ctx.lineTo(this.W, base - amp / 2 + 0.5); ctx.stroke(); ctx.setLineDash([]);
     if (h >= 30) {
+      var peak = bytesPeak(e), marks = peak === null ? ["100%", "50%", "0"] :
+        ["peak " + formatBytes(peak), formatBytes(peak / 2), "0 B"];
       ctx.font = "8px sans-serif"; ctx.fillStyle = "rgb(120,120,120)"; ctx.textBaseline = "middle";
-      ctx.fillText("100%", 2, base - amp + 3); ctx.fillText("50%", 2, base - amp / 2); ctx.fillText("0", 2, base - 2);
+      ctx.fillText(marks[0], 2, base - amp + 3); ctx.fillText(marks[1], 2, base - amp / 2); ctx.fillText(marks[2], 2, base - 2);
     }
   },
 
@@ -457,8 +460,17 @@ function loadTile(level, i) {
 }
 
 // ---- tooltip, search, interaction -----------------------------------------------------------
+// a memory row of unknown capacity: its peak in bytes (its values are shares of it), else null
+function bytesPeak(e) {
+  var key = (e.rank === null ? "all" : e.rank) + ":" + e.group, rows = META.bytes_rows || {};
+  return Object.prototype.hasOwnProperty.call(rows, key) ? rows[key] : null;
+}
 function describe(h) {
-  if (h.kind === "summary") return h.entry.label + (h.entry.rank === null ? " (all ranks)" : " (rank " + h.entry.rank + ")") + ": " + Math.round(h.util * 100) + "% utilization";
+  if (h.kind === "summary") {
+    var peak = bytesPeak(h.entry), where = h.entry.label + (h.entry.rank === null ? " (all ranks)" : " (rank " + h.entry.rank + ")") + ": ";
+    if (peak !== null) return where + formatBytes(h.util * peak) + " in use (peak " + formatBytes(peak) + ")";
+    return where + Math.round(h.util * 100) + "% utilization";
+  }
   if (h.kind === "band") return h.count + " merged items (too small to see)\n" + formatNs(h.start) + " – " + formatNs(h.stop) + "\ndouble-click to zoom in";
   var name = META.names[h.name], prov = META.provenances[h.prov];
   var lines = [prov && prov !== name && META.title_prov[h.name] ? name + "[" + prov.split("/").pop() + "]" : name,

@@ -1,0 +1,526 @@
+"""The viewer through a working day: the real window (offscreen Qt), driven with pytest-qt.
+
+Open twice, drag-and-drop, wide docks, findings after a reopen, tooltips that stay, keys
+wherever the focus is, which rank a screenful belongs to, the rank filter, search over every
+rank, details as links, plain text for every string from a file, memory without a capacity.
+No timed assertions: waits are for states (``waitUntil``), never for durations.
+"""
+
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from legate_prof.load.loader import load_profile
+
+pytest.importorskip("pytestqt")
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "legate_prof" / "data" / "example_legate_0.prof"
+LOAD_MS = 120_000
+
+
+def _window(qtbot, files, opener=None, findings=True, size=(1400, 900)):
+    """The window as ``legate_prof view FILES`` opens it: a load in a worker, the findings
+    after it."""
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.viewer.app import MainWindow, default_open
+    opener = opener or default_open
+    files = [str(f) for f in files]
+    win = MainWindow(files=files, load=lambda progress: opener(files, progress),
+                     findings=find_insights if findings else None, opener=opener)
+    qtbot.addWidget(win)
+    win.resize(*size)
+    win.show()
+    qtbot.waitExposed(win)
+    win.start_loading()
+    _wait_loaded(qtbot, win, findings)
+    return win
+
+
+def _wait_loaded(qtbot, win, findings=True):
+    qtbot.waitUntil(lambda: win.timeline is not None, timeout=LOAD_MS)
+    if findings:
+        qtbot.waitUntil(lambda: win.findings is not None and win.statusBar().currentMessage()
+                        .endswith("findings"), timeout=LOAD_MS)
+
+
+def _reopen(qtbot, win, files, findings=True):
+    before = win._loads
+    assert win.open_files([str(f) for f in files])
+    qtbot.waitUntil(lambda: win._loads == before + 1)
+    _wait_loaded(qtbot, win, findings)
+
+
+@pytest.fixture(scope="module")
+def ranks4(tmp_path_factory):
+    from fixtures.synthetic import generate
+    return generate(tmp_path_factory.mktemp("r4"), ranks=4, items=16_000, seed=3)
+
+
+# ---- one loading path -------------------------------------------------------------------------
+
+def test_a_second_open_replaces_everything_and_its_findings_work(qtbot, sample_profile):
+    """Open the sample, search, click, zoom; then open the example: its own findings, no
+    search, no details, no undo history of the first; clicking a finding zooms (no
+    'Signal source has been deleted': pytest-qt fails on an exception in the event loop)."""
+    from legate_prof.analyze.insights import find_insights
+    win = _window(qtbot, [sample_profile])
+    first = list(win.findings.findings)
+    win.search.setText("fill_task")
+    win.run_search()
+    win.go_to_item(win.results.result_items()[0])
+    assert win.details.table.rowCount() > 0
+    win.timeline.zoom(0.5)
+    _reopen(qtbot, win, [EXAMPLE])
+    assert win.source.info().sources[0].endswith("example_legate_0.prof")
+    want = find_insights(load_profile([EXAMPLE]))
+    assert win.findings.findings == want and want != first
+    assert win.findings.count() == len(want)
+    assert win.search.text() == "" and win.results.topLevelItemCount() == 0
+    assert win.details.table.rowCount() == 0
+    assert win.timeline.history == [win.timeline.time_range()]  # a fresh undo history
+    assert win.timeline.item.matches is None
+    row = next(k for k, f in enumerate(want) if f["provenance"])
+    win.findings.itemClicked.emit(win.findings.item(row))
+    a, b = win.timeline.time_range()
+    t0, t1 = want[row]["window_ns"]
+    assert a <= t0 and t1 <= b
+    assert win.timeline.item.matches is not None
+
+
+def test_open_shows_the_progress_panel_and_loads_off_the_windows_thread(qtbot, sample_profile):
+    """File → Open runs the same worker load as the command line: the progress panel shows
+    each step while the window's thread goes on."""
+    steps, go = [], threading.Semaphore(0)
+
+    def opener(paths, progress):
+        def step(i, n, what):
+            steps.append((what, threading.current_thread() is threading.main_thread()))
+            progress(i, n, what)
+            go.acquire(timeout=60)
+        return load_profile(paths, progress=step, ranked=True)
+    win = _window(qtbot, [sample_profile], opener=lambda p, pr: load_profile(p, pr, ranked=True),
+                  findings=False)
+    win._opener = opener
+    assert win.open_files([str(EXAMPLE)])
+    assert win.loading is not None and win.centralWidget() is win.loading
+    assert "example_legate_0.prof" in win.loading.title.text()
+    qtbot.waitUntil(lambda: bool(steps))
+    assert not any(on_main for _, on_main in steps)  # the load runs in a worker thread
+    qtbot.waitUntil(lambda: win.loading.step.text() == steps[-1][0])
+    assert not win.search.isEnabled()
+    for _ in range(20):
+        go.release()
+    _wait_loaded(qtbot, win, findings=False)
+    assert win.loading is None and win.search.isEnabled()
+
+
+def test_a_failed_open_keeps_the_profile_and_says_why_in_plain_text(qtbot, sample_profile,
+                                                                    tmp_path):
+    win = _window(qtbot, [sample_profile], findings=False)
+    src, tl = win.source, win.timeline
+    bad = tmp_path / "<b>bad<font color=red>_0.prof"
+    bad.write_bytes(b"not a profile <img src=\"/dev/zero\">\n")
+    assert win.open_files([str(bad)])
+    qtbot.waitUntil(lambda: getattr(win, "open_error", None) is not None, timeout=LOAD_MS)
+    assert win.source is src and win.timeline is tl and win.centralWidget().timeline is tl
+    assert win.search.isEnabled()
+    assert str(bad) in win.open_error
+    boxes = [w for w in QtWidgets.QApplication.topLevelWidgets()
+             if isinstance(w, QtWidgets.QMessageBox) and w.isVisible()]
+    assert boxes and boxes[-1].textFormat() == QtCore.Qt.TextFormat.PlainText
+    assert str(bad) in boxes[-1].text()
+    boxes[-1].close()
+
+
+def test_drag_and_drop_opens_like_file_open(qtbot, sample_profile):
+    win = _window(qtbot, [sample_profile], findings=False)
+    data = QtCore.QMimeData()
+    data.setUrls([QtCore.QUrl.fromLocalFile(str(EXAMPLE))])
+    pos = QtCore.QPointF(win.width() / 3, win.height() / 2)
+    enter = QtGui.QDragEnterEvent(pos.toPoint(), QtCore.Qt.DropAction.CopyAction, data,
+                                  QtCore.Qt.MouseButton.LeftButton,
+                                  QtCore.Qt.KeyboardModifier.NoModifier)
+    QtCore.QCoreApplication.sendEvent(win, enter)
+    assert enter.isAccepted()
+    drop = QtGui.QDropEvent(pos, QtCore.Qt.DropAction.CopyAction, data,
+                            QtCore.Qt.MouseButton.LeftButton,
+                            QtCore.Qt.KeyboardModifier.NoModifier)
+    QtCore.QCoreApplication.sendEvent(win, drop)
+    qtbot.waitUntil(lambda: win.source is not None and
+                    win.source.info().sources[0].endswith("example_legate_0.prof"),
+                    timeout=LOAD_MS)
+    assert win.timeline is not None and win.loading is None
+
+
+def test_the_timeline_keeps_its_width_when_the_docks_are_wide(qtbot, sample_profile):
+    from legate_prof.viewer.app import MIN_TIMELINE_PX
+    win = _window(qtbot, [sample_profile], findings=True, size=(1000, 700))
+    docks = win.findChildren(QtWidgets.QDockWidget)
+    win.resizeDocks(docks, [900] * len(docks), QtCore.Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: win.timeline.width() >= MIN_TIMELINE_PX)
+    _reopen(qtbot, win, [EXAMPLE], findings=False)
+    qtbot.waitUntil(lambda: win.centralWidget().width() >= win.width() * 0.6)
+    assert win.timeline.width() >= MIN_TIMELINE_PX
+    assert win.timeline.vb.width() > 300
+
+
+# ---- text that stays and reads --------------------------------------------------------------
+
+def _item_point(tl, i):
+    src = tl.source
+    lane, row = src.item_lane(i)
+    e = tl.lane_layout.find_lane(lane)
+    s0, s1 = src.item_extent(i)
+    scene = tl.vb.mapViewToScene(QtCore.QPointF((s0 + s1) / 2, e.y + (row + 0.5) * e.row_h))
+    return tl.mapFromScene(scene)
+
+
+def test_the_hover_tooltip_stays_while_the_mouse_is_still(qtbot, sample_profile):
+    """Qt's own tooltip event (sent once the mouse rests) used to hide ours after ~0.8 s:
+    it must leave it shown, with the same text."""
+    win = _window(qtbot, [sample_profile], findings=False)
+    tl, src = win.timeline, win.source
+    i = next(int(j) for j in src.search("fill_task") if src.item_title(j).startswith("fill"))
+    tl.show_item(i)
+    tl.grab()
+    pos = _item_point(tl, i)
+    qtbot.mouseMove(tl.viewport(), pos)
+    qtbot.waitUntil(QtWidgets.QToolTip.isVisible)
+    text = QtWidgets.QToolTip.text()
+    assert "fill_task" in text
+    rest = QtGui.QHelpEvent(QtCore.QEvent.Type.ToolTip, pos, tl.viewport().mapToGlobal(pos))
+    QtCore.QCoreApplication.sendEvent(tl.viewport(), rest)
+    QtCore.QCoreApplication.processEvents()
+    assert QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text() == text
+
+
+def test_times_have_the_digits_the_zoom_needs_and_ticks_one_unit():
+    from legate_prof.viewer.axes import TimeAxis
+    from legate_prof.viewer.time_text import format_range
+    text = format_range(1.0060e9, 1.0066e9)
+    a, b = text.split(" (")[0].split(" – ")
+    assert a != b and a.endswith(" s") and b.endswith(" s")
+    ax = TimeAxis("bottom")
+    ax.setRange(0, 1.2e9)
+    ticks = ax.tickStrings([1e8, 2e8, 3e8], 1, 1e8) + ax.tickStrings([5e7, 1.5e8], 1, 5e7)
+    assert {t.split()[-1] for t in ticks} == {"s"}  # never "100 ms, 0.2 s"
+    assert len(set(ticks)) == len(ticks)
+
+
+def test_view_keys_work_wherever_the_focus_is_but_typing(qtbot, sample_profile):
+    win = _window(qtbot, [sample_profile], findings=False)
+    tl = win.timeline
+    win.search.setText("add_task")
+    win.run_search()
+    win.results.setFocus()
+    qtbot.waitUntil(win.results.hasFocus)
+    a0, b0 = tl.time_range()
+    qtbot.keyClick(win.results, QtCore.Qt.Key.Key_Plus)  # from the results list
+    assert tl.time_range()[1] - tl.time_range()[0] == pytest.approx((b0 - a0) / 2, rel=1e-6)
+    qtbot.keyClick(win.details.table, QtCore.Qt.Key.Key_0)  # from the details table
+    assert tl.time_range() == pytest.approx((a0, b0))
+    tl.zoom(0.25)
+    zoomed = tl.time_range()
+    win.search.setFocus()
+    qtbot.keyClick(win.search, QtCore.Qt.Key.Key_0)  # typing: the text gets it
+    assert win.search.text() == "add_task0" and tl.time_range() == pytest.approx(zoomed)
+    qtbot.keyClick(win.search, QtCore.Qt.Key.Key_Z, QtCore.Qt.KeyboardModifier.ControlModifier)
+    assert tl.time_range() == pytest.approx((a0, b0))  # Ctrl+Z undoes the view (README)
+    assert tl.item.matches is not None
+    qtbot.keyClick(win.search, QtCore.Qt.Key.Key_Escape)  # Escape clears the highlights
+    assert tl.item.matches is None and tl.item.selected is None
+    assert win.results.topLevelItemCount() == 0
+
+
+def test_search_covers_every_rank_grouped_with_counts(qtbot, ranks4):
+    win = _window(qtbot, ranks4, findings=False)
+    src = win.source
+    name = "BinaryOp"
+    per_file = [len(load_profile([f]).names) and len(
+        __import__("legate_prof.query", fromlist=["as_source"]).as_source(
+            load_profile([f])).search(name)) for f in ranks4]
+    assert all(per_file)  # every rank has some: none may be hidden behind a cap
+    win.search.setText(name)
+    win.run_search()
+    hits = src.search(name, limit=src.info().n_items + 1)
+    assert [win.results.counts[r] for r in range(4)] == per_file
+    assert sum(win.results.counts.values()) == len(hits)
+    assert f"{len(hits):,} matches" in win.statusBar().currentMessage()
+    win.search.clear()  # undoing the text clears the count
+    assert "matches" not in win.statusBar().currentMessage()
+
+
+def test_findings_are_titled_with_their_source_lines():
+    from legate_prof.viewer.findings_panel import finding_title
+    f = {"pattern": "temporaries", "title": "4 full-size arrays made by one line (61.0 MiB)",
+         "provenance": ["/home/u/heat.py:13"], "remedy": "", "window_ns": [0, 1]}
+    g = dict(f, provenance=["/home/u/heat.py:28"])
+    assert finding_title(f) != finding_title(g) and "heat.py:13" in finding_title(f)
+
+
+# ---- always know where you are -------------------------------------------------------------
+
+def test_every_screenful_says_its_rank_and_one_key_collapses_it(qtbot, ranks4):
+    win = _window(qtbot, ranks4, findings=False)
+    tl = win.timeline
+    tl.expand(all_groups=True)
+    tl.set_compact(False)
+    tl.setFocus()
+    layout = tl.lane_layout
+    seen = set()
+    qtbot.keyClick(tl, QtCore.Qt.Key.Key_Home)
+    while True:
+        (y0, y1) = tl.vb.viewRange()[1]
+        head = layout.header_at(y0 + 1e-6)
+        on_screen = [e for e in layout.visible(y0, y1) if e.kind == "header"]
+        sticky = tl.sticky.isVisibleTo(tl)  # (shown on the timeline, whatever the window's state)
+        assert on_screen or (sticky and f"Rank {head.rank}" in tl.sticky.text()), (y0, y1)
+        if sticky:
+            seen.add(tl.sticky.rank)
+        if y1 >= layout.height - 1e-6:
+            break
+        qtbot.keyClick(tl, QtCore.Qt.Key.Key_PageDown)
+        assert tl.vb.viewRange()[1][0] > y0  # PageDown moves a screen
+    assert seen >= {1, 2, 3}
+    qtbot.keyClick(tl, QtCore.Qt.Key.Key_End)
+    assert tl.vb.viewRange()[1][1] == pytest.approx(layout.height, abs=0.05)
+    rank = tl.sticky.rank
+    n = len(layout.entries)
+    qtbot.keyClick(tl, QtCore.Qt.Key.Key_C)  # one key collapses the rank in view
+    assert rank in layout.collapsed_ranks and len(layout.entries) < n
+    head = next(e for e in layout.entries if e.kind == "header" and e.rank == rank)
+    assert not [e for e in layout.entries if e.rank == rank and e.kind != "header"]
+    tl.toggle_rank(rank)  # a click on its header opens it again
+    assert len(layout.entries) == n and head.label == f"Rank {rank}"
+
+
+def test_lane_tooltips_and_details_say_rank_and_group(qtbot, ranks4):
+    win = _window(qtbot, ranks4, findings=False)
+    tl, src = win.timeline, win.source
+    tl.expand(all_groups=True)
+    lane = next(x for x in src.info().lanes if x.rank == 2 and x.group == "cpu")
+    e = tl.lane_layout.find_lane(lane.lane)
+    assert tl.lane_axis.entry_tooltip(e.y + 0.1).startswith(f"Rank 2 · cpu · {lane.short}")
+    lo, _hi = src.lane_item_range(lane.lane)
+    win.go_to_item(lo)
+    rows = {win.details.table.item(r, 0).text(): win.details.table.item(r, 1).text()
+            for r in range(win.details.table.rowCount())}
+    assert rows["Rank"] == "2" and rows["Group"] == "cpu"
+
+
+def test_rank_filter_kind_toggles_collapse_all_and_compact(qtbot, ranks4):
+    from legate_prof.present.rank_filter import parse_ranks
+    win = _window(qtbot, ranks4, findings=False)
+    tl = win.timeline
+    ranks_box = win.lanes.ranks
+    ranks_box.setText("1-2")
+    ranks_box.returnPressed.emit()
+    shown = {e.rank for e in tl.lane_layout.entries if e.kind == "header" and e.rank is not None}
+    assert shown == set(parse_ranks("1-2")) == {1, 2}
+    ranks_box.setText("7-9")
+    ranks_box.returnPressed.emit()
+    assert "names none of this profile's ranks (0-3)" in win.statusBar().currentMessage()
+    assert tl.lane_layout.hidden_ranks == {0, 3}  # kept as it was
+    win.lanes.kind_actions["cpu"].setChecked(False)
+    assert not [e for e in tl.lane_layout.entries if e.group == "cpu"]
+    win.lanes.kind_actions["cpu"].setChecked(True)
+    tl.collapse_ranks(True)
+    assert all(e.kind == "header" for e in tl.lane_layout.entries)
+    tl.collapse_ranks(False)
+    tl.expand(["cpu"])
+    assert all((e.rank, "cpu") in tl.lane_layout.expanded
+               for e in tl.lane_layout.entries if e.group == "cpu" and e.rank is not None)
+    tl.expand(["cpu"], expanded=False)
+    assert not [e for e in tl.lane_layout.entries if e.kind == "lane" and e.group == "cpu"]
+    rows_before = tl.vb.viewRange()[1]
+    win.lanes.compact.setChecked(True)
+    rows_after = tl.vb.viewRange()[1]
+    assert tl.compact and (rows_after[1] - rows_after[0]) > (rows_before[1] - rows_before[0])
+
+
+def test_parse_ranks_is_the_one_rank_syntax():
+    from legate_prof.present.rank_filter import RankSpecError, format_ranks, parse_ranks
+    assert parse_ranks("0-3,7") == (0, 1, 2, 3, 7)
+    assert parse_ranks(" 3 , 1-1 ") == (1, 3)
+    assert parse_ranks("") is None
+    assert parse_ranks("0-100", known=(2, 5, 200)) == (2, 5)
+    assert format_ranks(parse_ranks("0-3,7,9-10")) == "0-3,7,9-10"
+    for bad in ("a", "3-1", "-2", "1-x", "0-99999999999"):
+        with pytest.raises(RankSpecError):
+            parse_ranks(bad)
+
+
+# ---- details as links --------------------------------------------------------------------
+
+def test_details_links_select_and_zoom_to_an_item(qtbot, sample_profile):
+    """A ``Field`` with an ("item", i) link (the critical path's predecessor) is drawn as a
+    link; a click selects that item and zooms to it; ("items", ids) highlights them."""
+    from legate_prof.query import Field, as_source
+
+    class WithPredecessor(type(as_source(load_profile([sample_profile])))):
+        def item_details(self, i):
+            j = max(int(i) - 1, 0)
+            return super().item_details(i) + [Field("Waited for", self.item_title(j), j,
+                                                    ("item", j))]
+    src = WithPredecessor(load_profile([sample_profile]))
+    win = _window(qtbot, [sample_profile], opener=lambda p, pr: src, findings=False)
+    i = int(src.search("fill_task")[3])
+    win.go_to_item(i)
+    table = win.details.table
+    row = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Waited for")
+    assert table.item(row, 1).font().underline()
+    table.cellClicked.emit(row, 1)
+    assert win.timeline.item.selected == i - 1
+    a, b = win.timeline.time_range()
+    s, e = src.item_extent(i - 1)
+    assert a <= s and e <= b and (b - a) < (src.info().time_range[1] - src.info().time_range[0])
+    inst = next((r for r in range(table.rowCount()) if table.item(r, 0).text() == "Instances"),
+                None)
+    if inst is not None:
+        table.cellClicked.emit(inst, 1)
+        assert win.timeline.item.matches is not None
+
+
+# ---- plain text ----------------------------------------------------------------------------
+
+HOSTILE = ('<img src="/dev/zero">', "<b>evil", "<font color=red>", "<img src=x>")
+
+
+def _shown_strings(win):
+    """Every (string, shown as rich text?) the window's widgets hold: window title, labels,
+    tooltips, list/tree/table items and their tooltips, message boxes."""
+    rich = QtCore.Qt.TextFormat.RichText
+    auto = QtCore.Qt.TextFormat.AutoText
+
+    def guessed(s, fmt=auto):
+        return fmt == rich or (fmt == auto and QtGui.Qt.mightBeRichText(s))
+    out = [(win.windowTitle(), False)]
+    widgets = win.findChildren(QtWidgets.QWidget) + [
+        w for w in QtWidgets.QApplication.topLevelWidgets() if isinstance(w, QtWidgets.QMessageBox)]
+    for w in widgets:
+        if w.toolTip():
+            out.append((w.toolTip(), guessed(w.toolTip())))
+        if isinstance(w, QtWidgets.QLabel):
+            out.append((w.text(), guessed(w.text(), w.textFormat())))
+        if isinstance(w, QtWidgets.QAbstractItemView) and w.model() is not None:
+            out += _model_strings(w.model(), QtCore.QModelIndex(), guessed)
+    return out
+
+
+def _model_strings(model, parent, guessed):
+    out = []
+    for r in range(model.rowCount(parent)):
+        try:
+            cols = model.columnCount(parent)
+        except TypeError:  # a list model (its column count is not public)
+            cols = 1
+        for c in range(max(cols, 1)):
+            ix = model.index(r, c, parent)
+            text = model.data(ix, QtCore.Qt.ItemDataRole.DisplayRole)
+            tip = model.data(ix, QtCore.Qt.ItemDataRole.ToolTipRole)
+            if text:
+                out.append((str(text), False))  # item views draw their text plain
+            if tip:
+                out.append((str(tip), guessed(str(tip))))
+            if c == 0:
+                out += _model_strings(model, ix, guessed)
+    return out
+
+
+def test_strings_from_a_file_are_never_rich_text(qtbot, sample_profile, tmp_path):
+    """A profile whose names and lines are HTML, in a file whose name is HTML: loading panel,
+    window title, findings, search results, details, hover and lane tooltips, a failed open's
+    dialog — none renders it as rich text (Qt would read /dev/zero for the <img>)."""
+    from legate_prof.viewer.item_text import summary_text, tooltip_html
+    model = load_profile([sample_profile])
+    evil = HOSTILE[0] + HOSTILE[1] + HOSTILE[2]  # names may hold "/"; file names may not
+    model = model.evolve(names=[evil + n for n in model.names],
+                         provenances=[p and f"{evil}{p}" for p in model.provenances])
+    named = tmp_path / f"{HOSTILE[3]}{HOSTILE[1]}{HOSTILE[2]}_0.prof"
+    shutil.copy(sample_profile, named)
+    go = threading.Semaphore(0)
+
+    def opener(paths, progress):
+        progress(0, 1, f"reading {Path(paths[0]).name}")
+        go.acquire(timeout=60)
+        return model
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.viewer.app import MainWindow
+    win = MainWindow(files=[str(named)], load=lambda p: opener([str(named)], p),
+                     findings=lambda m: [dict(f, provenance=[evil + x for x in f["provenance"]])
+                                         for f in find_insights(m)] or
+                     [{"pattern": evil, "title": evil, "provenance": [evil], "remedy": evil,
+                       "window_ns": [0, 1]}], opener=opener)
+    qtbot.addWidget(win)
+    win.show()
+    win.start_loading()
+    qtbot.waitUntil(lambda: "reading" in win.loading.step.text())
+    checked = _shown_strings(win)  # while loading: the file's name in the panel and title
+    go.release()
+    _wait_loaded(qtbot, win)
+    win.search.setText("<b>evil")
+    win.run_search()
+    src = win.source
+    i = win.results.result_items()[0]
+    win.go_to_item(i)
+    win.timeline.expand(all_groups=True)
+    checked += _shown_strings(win)
+    checked += [(tooltip_html(src, ("item", int(j))), True) for j in win.results.result_items()[:50]]
+    e = next(e for e in win.timeline.lane_layout.entries if e.kind == "summary")
+    checked.append((summary_text(src, e, 1e6, 1e3), True))
+    checked += [(win.timeline.lane_axis.entry_tooltip(x.y + 0.01), True)
+                for x in win.timeline.lane_layout.entries]
+    bad = tmp_path / f"{HOSTILE[3]}{HOSTILE[1]}_0.prof"
+    bad.write_bytes(HOSTILE[0].encode() + b"\n")
+    win._opener = lambda paths, progress: load_profile(paths)
+    win.open_files([str(bad)])
+    qtbot.waitUntil(lambda: getattr(win, "open_error", None) is not None, timeout=LOAD_MS)
+    checked += _shown_strings(win)
+    assert sum("/dev/zero" in s for s, _ in checked) > 20  # the hostile names were shown
+    rich_hostile = [s for s, rich in checked if rich and any(h in s for h in HOSTILE)]
+    assert not rich_hostile, rich_hostile[:3]
+    for s, rich in checked:  # and what rich text there is shows the names literally
+        if rich and "/dev/zero" in s:
+            doc = QtGui.QTextDocument()
+            doc.setHtml(s)
+            assert HOSTILE[0] in doc.toPlainText()
+
+
+# ---- memory without a capacity ----------------------------------------------------------------
+
+def test_memory_without_a_capacity_is_drawn_in_bytes_with_its_peak(legate_run, tmp_path):
+    """The array runtime's memory lanes have no capacity: the row is a bytes scale up to the
+    peak (window, screenshot, report), never a percentage of a guess."""
+    from legate_prof.query import as_source
+    from legate_prof.report.query import ReportQueries
+    from legate_prof.viewer.item_text import summary_value
+    from legate_prof.viewer.screenshot import make_timeline
+    run = legate_run("runtime_vs_numpy.py")
+    assert run.returncode == 0, run.output[-2000:]
+    files = sorted(str(p) for p in run.workdir.glob("legate_*.prof"))
+    src = as_source(load_profile(files, ranked=True))
+    rows = [g for g in src.info().groups if src.summary_bytes(g.group, g.rank) is not None]
+    assert rows and all(g.kind == "memory" for g in rows)
+    g = rows[0]
+    den, peak = src.summary_bytes(g.group, g.rank)
+    assert peak > 0
+    t0, t1 = src.info().time_range
+    text = summary_value(src, g.group, g.rank, t0, t1)
+    assert "in use (peak" in text and "%" not in text
+    assert summary_value(src, "cpu", 0, t0, t1).endswith("% utilization")
+    u = src.summary_tile(g.group, g.rank, t0, t1, 4000)
+    assert 0.5 * peak < max(u) * den <= peak * 1.0001  # the row's top is the peak, not 100 %
+    w = make_timeline(src, 1000, 600, expand=[g.group])
+    assert w.item.bytes_scale(g.rank, g.group) == (den, peak)
+    assert w.item.bytes_scale(0, "cpu") is None
+    w.close()
+    q = ReportQueries(src)
+    key = f"{g.rank}:{g.group}"
+    assert q.info()["bytes_rows"][key] == int(round(peak))
+    top = max(q.summary_tile(g.group, g.rank, t0, t1, 4000)) / 255  # shares of the peak
+    assert top == pytest.approx(max(u) * den / peak, abs=1 / 255)

@@ -1,0 +1,125 @@
+"""What lanes the window shows: the rank filter (``0-3,7``, the CLI's ``--ranks`` syntax),
+kind toggles, compact mode, and collapse/expand per rank, per kind and all (toolbar and View
+menu)."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from legate_prof.present.rank_filter import RankSpecError, format_ranks, parse_ranks
+from legate_prof.query import GROUP_ORDER
+
+from . import plain_text
+
+COMPACT_FROM_RANKS = 8  # profiles of this many ranks open in compact mode
+
+
+class LaneControls(QtCore.QObject):
+    """Toolbar widgets and menu actions over the window's current timeline."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self.timeline = None
+        self.source = None
+        self.ranks = QtWidgets.QLineEdit()
+        self.ranks.setPlaceholderText("all ranks (e.g. 0-3,7)")
+        self.ranks.setToolTip(plain_text.tooltip(
+            "Ranks to show: numbers and ranges, e.g. 0-3,7 (as the command line's --ranks); "
+            "empty: all"))
+        self.ranks.setMaximumWidth(170)
+        self.ranks.returnPressed.connect(self.apply_ranks)
+        self.ranks.editingFinished.connect(self.apply_ranks)
+        self.kinds_button = QtWidgets.QToolButton()
+        self.kinds_button.setText("Kinds ▾")
+        self.kinds_button.setPopupMode(QtWidgets.QToolButton.ToolButtonPopupMode.InstantPopup)
+        self.kinds_menu = QtWidgets.QMenu("Kinds shown", window)
+        self.kinds_button.setMenu(self.kinds_menu)
+        self.compact = QtGui.QAction("Compact", window, checkable=True)
+        self.compact.setToolTip("small rows: many ranks on one screen")
+        self.compact.toggled.connect(lambda on: self.timeline and self.timeline.set_compact(on))
+        self.kind_actions = {}
+
+    def add_to(self, toolbar):
+        toolbar.addSeparator()
+        toolbar.addWidget(plain_text.label(" Ranks: "))
+        toolbar.addWidget(self.ranks)
+        toolbar.addWidget(self.kinds_button)
+        toolbar.addAction(self.compact)
+        toolbar.addAction("Collapse ranks", lambda: self._call("collapse_ranks", True))
+        toolbar.addAction("Expand ranks", lambda: self._call("collapse_ranks", False))
+
+    def add_menu(self, menu):
+        menu.addAction("Expand all groups", lambda: self._call("expand", all_groups=True))
+        menu.addAction("Collapse all groups",
+                       lambda: self._call("expand", all_groups=True, expanded=False))
+        menu.addAction("Collapse all ranks", lambda: self._call("collapse_ranks", True))
+        menu.addAction("Expand all ranks", lambda: self._call("collapse_ranks", False))
+        menu.addAction("Collapse/expand the rank at the top (C)",
+                       lambda: self._call("toggle_rank_in_view"))
+        self.expand_kind = menu.addMenu("Expand a kind on every rank")
+        self.collapse_kind = menu.addMenu("Collapse a kind on every rank")
+        menu.addMenu(self.kinds_menu)
+        menu.addAction(self.compact)
+        menu.addAction("Filter ranks…", self._focus_ranks)
+
+    def setEnabled(self, on):
+        for w in (self.ranks, self.kinds_button):
+            w.setEnabled(on)
+        self.compact.setEnabled(on)
+
+    def _call(self, name, *a, **k):
+        if self.timeline is not None:
+            getattr(self.timeline, name)(*a, **k)
+
+    def _focus_ranks(self):
+        self.ranks.setFocus()
+        self.ranks.selectAll()
+
+    def set_source(self, source, timeline):
+        """A new profile: its kinds in the menus, every rank shown, compact for many."""
+        self.source, self.timeline = source, timeline
+        self.ranks.blockSignals(True)
+        self.ranks.clear()
+        self.ranks.blockSignals(False)
+        kinds = sorted({(g.group, g.panel) for g in source.info().groups},
+                       key=lambda k: GROUP_ORDER.index(k[0]))
+        self.kinds_menu.clear()
+        self.expand_kind.clear()
+        self.collapse_kind.clear()
+        self.kind_actions = {}
+        for key, panel in kinds:
+            act = self.kinds_menu.addAction(panel)
+            act.setCheckable(True)
+            act.setChecked(True)
+            act.toggled.connect(self.apply_kinds)
+            self.kind_actions[key] = act
+            self.expand_kind.addAction(panel, lambda k=key: self._call("expand", [k]))
+            self.collapse_kind.addAction(
+                panel, lambda k=key: self._call("expand", [k], expanded=False))
+        many = len(source.info().ranks) >= COMPACT_FROM_RANKS
+        self.compact.blockSignals(True)
+        self.compact.setChecked(many)
+        self.compact.blockSignals(False)
+        timeline.set_compact(many)
+
+    def apply_kinds(self, *args):
+        hidden = {k for k, a in self.kind_actions.items() if not a.isChecked()}
+        self._call("set_filter", hidden_groups=hidden)
+
+    def apply_ranks(self):
+        """Show only the ranks typed; a selection that is not one says why (status bar)."""
+        if self.source is None:
+            return
+        known = self.source.info().ranks
+        try:
+            shown = parse_ranks(self.ranks.text(), known)
+        except RankSpecError as e:
+            self.window.statusBar().showMessage(f"ranks: {e}")
+            return
+        hidden = set() if shown is None else set(known) - set(shown)
+        if self.timeline is not None and hidden != self.timeline.lane_layout.hidden_ranks:
+            self.timeline.set_filter(hidden_ranks=hidden)
+            self.window.statusBar().showMessage(
+                "all ranks shown" if not hidden else
+                f"ranks shown: {format_ranks(shown)} of {format_ranks(known)}")

@@ -1,0 +1,103 @@
+"""Loading a profile off the window's thread: the progress panel and the worker.
+
+The command line, File → Open and drag-and-drop all load this way: the window stays live, the
+panel says what is being read, and the findings come after the timeline.  Each load has a
+number; what an earlier load sends after a later one started is dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+from PySide6 import QtCore, QtWidgets
+
+from . import plain_text
+
+
+class LoadingPanel(QtWidgets.QWidget):
+    """What the window shows while a profile is read and built: a title, the step, a bar."""
+
+    def __init__(self, files=()):
+        super().__init__()
+        lay = QtWidgets.QVBoxLayout(self)
+        lay.addStretch(1)
+        self.title = plain_text.label()
+        self.step = plain_text.label("starting…")
+        self.bar = QtWidgets.QProgressBar()
+        self.bar.setTextVisible(False)
+        self.bar.setMinimumWidth(360)
+        self.bar.setMaximumWidth(640)
+        for w in (self.title, self.step, self.bar):
+            lay.addWidget(w, 0, QtCore.Qt.AlignmentFlag.AlignHCenter)
+        lay.addStretch(2)
+        self.start(files)
+
+    def start(self, files):
+        """A new load: its files in the title, the bar busy until the first step is known."""
+        names = [os.path.basename(str(f)) for f in files]
+        self.title.setText(f"Opening {', '.join(names[:4])}{' …' if len(names) > 4 else ''}"
+                           if names else "Opening the profile")
+        self.step.setText("starting…")
+        self.bar.setRange(0, 0)
+
+    def set_progress(self, done, total, what):
+        """The loader's ``progress(done, total, what)``: files read of all, the next step."""
+        self.step.setText(str(what))
+        if done >= total:  # reading is over: building has no steps to count
+            self.bar.setRange(0, 0)
+        else:
+            self.bar.setRange(0, max(total, 1))
+            self.bar.setValue(done)
+
+
+class Loader(QtCore.QObject):
+    """Runs ``load(progress)`` in a worker thread, then ``findings(model)`` if given; tells
+    the window through queued signals, each with this load's ``number``.  The findings come
+    after the model so the timeline does not wait for them (they only read its tables)."""
+
+    progressed = QtCore.Signal(int, int, int, str)
+    loaded = QtCore.Signal(int, object)
+    failed = QtCore.Signal(int, object)
+    found = QtCore.Signal(int, object)
+
+    FIRST_FRAME_WAIT_S = 2.0  # the findings wait at most this long for the timeline's frame
+
+    def __init__(self, number, load, findings=None):
+        super().__init__()
+        self.number = number
+        self._load = load
+        self._findings = findings
+        # set by the window once the timeline has painted: the findings (numpy in this
+        # thread, holding the GIL between calls) then do not slow the first frames
+        self.shown = threading.Event()
+        self._cancelled = False
+        self.thread = threading.Thread(target=self._run, name="legate_prof-load", daemon=True)
+
+    def start(self):
+        self.thread.start()
+
+    def cancel(self):
+        """The window closed or another load began: no findings for this one (the build
+        cannot be stopped midway; it ends on its own)."""
+        self._cancelled = True
+        self.shown.set()
+
+    def _progress(self, done, total, what):
+        self.progressed.emit(self.number, int(done), int(total), str(what))
+
+    def _run(self):
+        try:
+            model = self._load(self._progress)
+        except BaseException as e:  # handed to the window
+            self.failed.emit(self.number, e)
+            return
+        self.loaded.emit(self.number, model)
+        if self._findings is not None:
+            self.shown.wait(self.FIRST_FRAME_WAIT_S)
+            if self._cancelled:
+                return
+            try:
+                self.found.emit(self.number, self._findings(model))
+            except Exception as e:  # the timeline stays; the status bar says why
+                self.found.emit(self.number, e)
