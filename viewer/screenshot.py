@@ -162,11 +162,13 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
 
 
 def _problems(info):
-    """Inputs not read, then warnings, as one line each (file names without their folder)."""
+    """Inputs not read, notices, then warnings, as one line each (file names without their
+    folder)."""
     out = []
     for e in info.errors:
         path, sep, why = str(e).partition(": ")
         out.append(f"⚠ could not read {os.path.basename(path)}: {why}" if sep else f"⚠ {e}")
+    out += [f"⚠ {n}" for n in getattr(info, "notices", ())]  # clock skew, a slow network
     out += [str(w).removeprefix("warning: ") for w in info.warnings]
     return out
 
