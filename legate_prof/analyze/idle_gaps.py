@@ -33,14 +33,14 @@ _PROC_GROUPS = np.array([g in PROCESSOR_GROUPS for g in GROUP_KEYS])
 
 
 def _gaps_of_part(p, run_start):
-    """(global item ids, idle ns before each) of one part's processor lanes: per lane, its
-    items by start, the idle stretch before each (from the run's start for the first)."""
+    """The idle stretches of one part's processor lanes: per lane, its items by start and the
+    time before each since the lane's last stop (the run's start for the first), as
+    (global item ids, idle ns, rank, lane group, provenance id) of the items after a
+    stretch."""
     it = p.model.items
     lanes = p.model.lanes
     sel = np.flatnonzero(kinds_mask(it["kind"], _RUNNERS)
                          & _PROC_GROUPS[lanes["group"][it["lane"]]])
-    if len(sel) == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     lane, start, stop = it["lane"][sel], it["start"][sel], it["stop"][sel]
     o = np.lexsort((start, lane))
     sel, lane, start, stop = sel[o], lane[o], start[o], stop[o]
@@ -49,32 +49,35 @@ def _gaps_of_part(p, run_start):
     # the latest stop before each item on its lane: a running maximum restarted per lane
     seg = np.cumsum(first) - 1
     shift = (stop - run_start).astype(np.int64) + 1
-    key = seg.astype(np.int64) * (int(shift.max()) + 1) + shift
-    before = np.empty(len(sel), np.int64)
-    before[1:] = np.maximum.accumulate(key)[:-1] - seg[1:] * (int(shift.max()) + 1) - 1
+    width = int(shift.max()) + 1 if len(shift) else 1
+    key = seg.astype(np.int64) * width + shift
+    before = np.zeros(len(sel), np.int64)
+    before[1:] = np.maximum.accumulate(key)[:-1] - seg[1:] * width - 1
     before[first] = 0
     idle = np.maximum(start - run_start - before, 0)
-    return sel + p.item_off, idle
+    keep = idle > 0
+    sel, lane, idle = sel[keep], lane[keep], idle[keep]
+    return (sel + p.item_off, idle, lanes["rank"][lane].astype(np.int64),
+            lanes["group"][lane].astype(np.int64), p.provenances(sel).astype(np.int64))
 
 
-def classify(links, columns, ids):
+def classify(links, ids):
     """What held each item of ``ids`` up, as an index into ``WAITS``."""
-    col = links.columns
     ids = np.asarray(ids, np.int64)
-    kernel = col["kind"][ids] == ItemKind.GPU_KERNEL  # a kernel: as its task
+    kernel = links.values("kind", ids) == ItemKind.GPU_KERNEL  # a kernel: as its task
     if kernel.any():
         ids = ids.copy()
-        task = links.index.find(col["creator"][ids[kernel]], links.index.entry)
+        creator = links.values("creator", ids[kernel]).astype(np.uint64)
+        task = links.index.find(creator, links.index.entry)
         ids[np.flatnonzero(kernel)[task >= 0]] = task[task >= 0]
     via, target = links.items.via[ids], links.items.target[ids]
     out = np.full(len(ids), WAITS.index("unknown"), np.int64)
     out[via == VIA_DEALLOCATION] = WAITS.index("memory")
     has = np.flatnonzero((via != NO_ROW) & (target >= 0))
-    t = target[has]
-    kind = col["kind"][t]
-    group = columns(t)
+    t = target[has].astype(np.int64)
+    kind = links.values("kind", t)
     cls = np.full(len(t), WAITS.index("task"), np.int64)
-    cls[group == GROUP_KEYS.index("utility")] = WAITS.index("mapping")
+    cls[links.inputs.lane_group(t) == GROUP_KEYS.index("utility")] = WAITS.index("mapping")
     cls[kind == ItemKind.MESSAGE] = WAITS.index("message")
     cls[kinds_mask(kind, (ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART))] = \
         WAITS.index("copy_fill")
@@ -86,55 +89,43 @@ def classify(links, columns, ids):
 def idle_gaps(source) -> dict:
     """The idle time of ``source``'s processor lane groups, explained (see above); JSON as
     ``stats --json``'s ``idle`` (docs/stats_json.md)."""
-    parts = source.item_parts()
     run_start, run_stop = source.summary_model().extent()
-    got = [_gaps_of_part(p, run_start) for p in parts]
-    ids = np.concatenate([g[0] for g in got]) if got else np.zeros(0, np.int64)
-    idle = np.concatenate([g[1] for g in got]) if got else np.zeros(0, np.int64)
-    keep = idle > 0
-    ids, idle = ids[keep], idle[keep]
-    links = source.critical_links()
-    from legate_prof.analyze.critical_path import item_table
-    tab = item_table(source, ids)
-
-    def group_of(items):
-        lanes = item_table(source, items)["lane"]
-        return source.summary_model().lanes["group"][lanes].astype(np.int64)
-    cls = classify(links, group_of, ids)
+    got = [_gaps_of_part(p, run_start) for p in source.item_parts()]
+    ids, idle, rank, group, prov = (np.concatenate([g[k] for g in got]) for k in range(5))
+    cls = classify(source.critical_links(), ids)
     summary = source.summary_model()
-    lane_rank = summary.lanes["rank"][tab["lane"]].astype(np.int64)
-    lane_group = summary.lanes["group"][tab["lane"]].astype(np.int64)
     return {"span_ns": [int(run_start), int(run_stop)], "waits": list(WAITS),
-            "groups": _by_group(summary, lane_rank, lane_group, cls, idle),
-            "by_provenance": _by_line(source.provenances, tab["prov"], cls, idle)}
+            "groups": _by_group(summary, rank, group, cls, idle),
+            "by_provenance": _by_line(source.provenances, prov, cls, idle)}
 
 
-def _split(cls, idle):
-    sums = np.bincount(cls, weights=idle.astype(np.float64), minlength=len(WAITS))
-    sums = np.clip(np.nan_to_num(sums), 0, 2.0**62)  # (damaged input stays finite)
-    return {w: int(v) for w, v in zip(WAITS, sums.tolist())}
+def _sums(key, cls, idle):
+    """(the keys present, their idle ns by wait: one row per key); keys are small
+    non-negative ints (provenance ids, rank * 64 + group): counted, not sorted."""
+    n = int(key.max()) + 1 if len(key) else 0
+    sums = np.bincount(key * len(WAITS) + cls, weights=idle.astype(np.float64),
+                       minlength=n * len(WAITS)).reshape(n, len(WAITS))
+    keys = np.flatnonzero(np.bincount(key, minlength=n))
+    return keys, np.clip(np.nan_to_num(sums[keys]), 0, 2.0**62).astype(np.int64)
+
+
+def _row(sums):
+    return {"idle_ns": int(sums.sum()), "by_wait": dict(zip(WAITS, sums.tolist()))}
 
 
 def _by_group(summary, rank, group, cls, idle):
-    out = []
-    keys = rank * 64 + group
-    for k in np.unique(keys).tolist():
-        sel = keys == k
-        r, g = k // 64, k % 64
-        out.append({"rank": int(r), "kind": GROUP_KEYS[g],
-                    "lanes": int(len(summary.lanes_of(GROUP_KEYS[g], r))),
-                    "idle_ns": int(idle[sel].sum()), "by_wait": _split(cls[sel], idle[sel])})
-    return out
+    keys, sums = _sums(rank * 64 + group, cls, idle)
+    return [{"rank": int(k // 64), "kind": GROUP_KEYS[int(k % 64)],
+             "lanes": int(len(summary.lanes_of(GROUP_KEYS[int(k % 64)], int(k // 64)))),
+             **_row(s)} for k, s in zip(keys.tolist(), sums)]
 
 
 def _by_line(provenances, prov, cls, idle, top=20):
-    out = []
-    for p in np.unique(prov[prov > 0]).tolist():
-        sel = prov == p
-        out.append({"provenance": provenances[p], "idle_ns": int(idle[sel].sum()),
-                    "by_wait": _split(cls[sel], idle[sel])})
-    out.sort(key=lambda r: (-r["idle_ns"], r["provenance"]))
-    return out[:top]
+    keys, sums = _sums(prov, cls, idle)
+    rows = [{"provenance": provenances[k], **_row(s)}
+            for k, s in zip(keys.tolist(), sums) if k]
+    rows.sort(key=lambda r: (-r["idle_ns"], r["provenance"]))
+    return rows[:top]
 
 
 def format_idle(idle) -> list:

@@ -71,7 +71,7 @@ class CriticalPaths:
             item=i, via=VIA[int(rows.via[i])], predecessor=target if target >= 0 else None,
             event_kind=EVENT_KIND_NAMES[kind] if 0 <= kind < len(EVENT_KIND_NAMES) else None,
             trigger_ns=None if trig == NO_TIME else trig,
-            ready_ns=int(L.columns["ready"][i]), creation_ns=int(L.creation[i]),
+            ready_ns=int(L.ready([i])[0]), creation_ns=int(L.creation[i]),
             note=note_text(rows, i))
 
     def successors(self, i):

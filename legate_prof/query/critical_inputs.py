@@ -36,18 +36,45 @@ class ProfileEvents:
     """The columns the critical path reads, over all item parts in the profile's numbering
     (one part: its own arrays, no copy)."""
 
-    COLUMNS = ("kind", "fevent", "creator", "critical", "create", "ready", "start", "stop")
+    COLUMNS = ("kind", "fevent", "creator", "critical", "create", "start", "stop")
 
     def __init__(self, parts):
         self.parts = parts
         one = len(parts) == 1
         cols = {c: [p.model.items[c] for p in parts] for c in self.COLUMNS}
         self.item = {c: (v[0] if one else np.concatenate(v)) for c, v in cols.items()}
+        del cols
         self.n = len(self.item["kind"])
+        self.offsets = np.array([p.item_off for p in parts] + [self.n], np.int64)
         self.has_instances = self._joined(_has_instances)
         self.events = concat_event_tables([p.model.events for p in parts])
         w = [_waits_with_events(p) for p in parts]
         self.waits = {c: np.concatenate([x[c] for x in w]) for c in w[0]}
+
+    def release(self):
+        """Let go of the joined columns (what the rules needed at once; afterwards ``at``
+        answers for a few items)."""
+        self.item = None
+
+    def at(self, column, ids):
+        """An item column at ``ids`` only, asked of the parts holding them (``ready``,
+        ``lane`` …: not worth a copy of the whole column)."""
+        from legate_prof.model.item_parts import by_part
+        ids = np.asarray(ids, np.int64)
+        out = np.zeros(len(ids), self.parts[0].model.items[column].dtype)
+        for k, sel, local in by_part(self.offsets, ids):
+            out[sel] = self.parts[k].model.items[column][local]
+        return out
+
+    def lane_group(self, ids):
+        """The lane group (index into ``GROUP_KEYS``) of the items ``ids``."""
+        from legate_prof.model.item_parts import by_part
+        ids = np.asarray(ids, np.int64)
+        out = np.zeros(len(ids), np.int64)
+        for k, sel, local in by_part(self.offsets, ids):
+            m = self.parts[k].model
+            out[sel] = m.lanes["group"][m.items["lane"][local]]
+        return out
 
     def _joined(self, column):
         cols = [column(p.model) for p in self.parts]
@@ -80,6 +107,8 @@ class ItemIndex:
     def __init__(self, pe):
         it = pe.item
         ids = np.flatnonzero(it["fevent"] != 0)
+        if pe.n < 2**31:
+            ids = ids.astype(np.int32)
         o = ids[np.argsort(it["fevent"][ids], kind="stable")]
         fe = it["fevent"][o]
         first = first_of_runs(fe)

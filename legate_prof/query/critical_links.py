@@ -58,10 +58,9 @@ NOTES = ("", "unknown critical path event created on node {}",
 @dataclass
 class CriticalEntry:
     """The critical event behind each queried precondition: its kind (-1: no vertex or
-    lookups cleared), id, creator event and trigger time."""
+    lookups cleared), creator event and trigger time."""
 
     kind: np.ndarray
-    event: np.ndarray
     creator: np.ndarray
     trigger: np.ndarray
 
@@ -74,19 +73,19 @@ def critical_entry(graph, pe, index, timing, pre):
     """``find_critical_entry`` for the preconditions ``pre``: their vertex's critical vertex,
     or, for an item's completion the graph does not hold, that completion itself."""
     n = len(pre)
-    out = CriticalEntry(np.full(n, -1, np.int64), np.zeros(n, np.uint64),
-                        np.zeros(n, np.uint64), np.full(n, NO_TIME, np.int64))
+    out = CriticalEntry(np.full(n, -1, np.int8), np.zeros(n, np.uint64),
+                        np.full(n, NO_TIME, np.int64))
     if not graph.has_data or graph.cycle:
         return out
     v = graph.vertex(pre)
     c = np.where(v >= 0, graph.critical[np.maximum(v, 0)], -1)
     inside = np.flatnonzero(c >= 0)
-    out.kind[inside], out.event[inside] = graph.kind[c[inside]], graph.events[c[inside]]
+    out.kind[inside] = graph.kind[c[inside]]
     out.creator[inside], out.trigger[inside] = graph.creator[c[inside]], graph.trigger[c[inside]]
     rest = np.flatnonzero((v < 0) & (pre != 0))
     kind, _, trigger = completions_of(pe, index, timing)(pre[rest])
     done = rest[kind >= 0]
-    out.kind[done], out.event[done], out.creator[done] = kind[kind >= 0], pre[done], pre[done]
+    out.kind[done], out.creator[done] = kind[kind >= 0], pre[done]
     out.trigger[done] = trigger[kind >= 0]
     return out
 
@@ -175,7 +174,7 @@ class Resolver:
     def allocated_at_once(self, inst):
         """Instances allocated when asked (no later allocation, or ready by then)."""
         alloc = mark_of(self.timing.allocated, self.pe.item["fevent"][inst])
-        return (alloc == NO_TIME) | (self.pe.item["ready"][inst] <= alloc)
+        return (alloc == NO_TIME) | (self.pe.at("ready", inst) <= alloc)
 
 
 _MADE_BY_ENTRIES = np.zeros(17, bool)
@@ -198,22 +197,21 @@ def kinds_made_by_entries(kind):
 class LinkRows:
     """One row per item (or per wait): how it links (``VIA`` index, ``NO_ROW`` where the
     reference shows no critical path), the item it links to (-1: none), the critical event
-    (kind -1: none; id; trigger time) and the note (code, node)."""
+    (kind -1: none; its trigger time) and the note (code, node)."""
 
     via: np.ndarray
     target: np.ndarray
     kind: np.ndarray
-    event: np.ndarray
     trigger: np.ndarray
     note: np.ndarray
     node: np.ndarray
 
     @classmethod
     def empty(cls, n):
-        return cls(np.full(n, NO_ROW, np.int8), np.full(n, -1, np.int64),
-                   np.full(n, -1, np.int8), np.zeros(n, np.uint64),
+        ids = np.int32 if n < 2**31 else np.int64
+        return cls(np.full(n, NO_ROW, np.int8), np.full(n, -1, ids), np.full(n, -1, np.int8),
                    np.full(n, NO_TIME, np.int64), np.zeros(n, np.uint8),
-                   np.zeros(n, np.int32))
+                   np.zeros(n, np.uint16))
 
     def put(self, rows, via, target, entry=None, at=None, note=None, node=None):
         """Fill ``rows`` (ids into this table); ``entry`` (a ``CriticalEntry``) at ``at``."""
@@ -221,7 +219,6 @@ class LinkRows:
         self.target[rows] = target
         if entry is not None and len(rows):
             self.kind[rows] = entry.kind[at]
-            self.event[rows] = entry.event[at]
             self.trigger[rows] = entry.trigger[at]
         if note is not None:
             self.note[rows] = note
@@ -255,7 +252,7 @@ def _unknown_rows(out, rows, pre, sel):
 
 
 def _take(entry, k):
-    return CriticalEntry(entry.kind[k], entry.event[k], entry.creator[k], entry.trigger[k])
+    return CriticalEntry(entry.kind[k], entry.creator[k], entry.trigger[k])
 
 
 def _instance_rows(out, res, items, creator, pre, ct, entry):
@@ -274,7 +271,7 @@ def _instance_rows(out, res, items, creator, pre, ct, entry):
     _unknown_rows(out, items, pre, has_p & ~known)
     k = np.flatnonzero(~has_p & ~now)
     out.put(items[k], VIA_DEALLOCATION, -1, note=N_DEALLOCATION, node=0)
-    out.trigger[items[k]] = res.pe.item["ready"][items[k]]
+    out.trigger[items[k]] = res.pe.at("ready", items[k])
 
 
 def _wait_rows(graph, pe, index, timing, res):
@@ -302,9 +299,10 @@ class CriticalLinks:
     has a row then, as in the reference) and ``cycle`` where the graph has one (every
     precondition is then unknown)."""
 
-    def __init__(self, items, waits, wait_cols, creation, graph, columns=None, index=None):
+    def __init__(self, items, waits, wait_cols, creation, graph, inputs=None, index=None):
         self.items, self.waits = items, waits
-        self.columns, self.index = columns, index  # (the profile's, for walking the chain)
+        self.inputs, self.index = inputs, index  # (the profile's, for walking the chain)
+        self.last = -1  # the item that ended last (``run_path.last_item``)
         self.parts = None  # the profile's item parts (``compute_links`` sets them)
         self.wait_item, self.wait_start = wait_cols["item"], wait_cols["start"]
         self.wait_ready, self.wait_end = wait_cols["ready"], wait_cols["end"]
@@ -317,6 +315,14 @@ class CriticalLinks:
     @property
     def n_items(self):
         return len(self.items.via)
+
+    def ready(self, ids):
+        """When the items ``ids`` became ready (Realm's own time)."""
+        return self.inputs.at("ready", ids)
+
+    def values(self, column, ids):
+        """An item column at ``ids`` (``kind``, ``start``, ``stop``, ``creator`` …)."""
+        return self.inputs.at(column, ids)
 
     def predecessor(self, i):
         """The item ``i`` waited for or was created by (-1: none, or unknown)."""
@@ -381,6 +387,9 @@ def compute_links(parts) -> CriticalLinks:
         _instance_rows(out, res, insts, timing.creator[insts], pre, timing.creation[insts],
                        ent)
     waits = _wait_rows(graph, pe, index, timing, res)
-    links = CriticalLinks(out, waits, pe.waits, timing.creation, graph, pe.item, index)
+    links = CriticalLinks(out, waits, pe.waits, timing.creation, graph, pe, index)
     links.parts = parts
+    from legate_prof.query.run_path import last_item
+    links.last = last_item(pe.item)
+    pe.release()  # (the links keep ~40 B per item, not a copy of every rank's columns)
     return links

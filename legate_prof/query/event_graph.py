@@ -134,7 +134,7 @@ def build_graph(events, completions, implicit):
     named = named[named != 0]
     ids = sorted_unique(np.concatenate([named, _barrier_phases(named)]))
     nv = len(ids)
-    g = EventGraph(events=ids, kind=np.full(nv, UNKNOWN_EVENT, np.int64),
+    g = EventGraph(events=ids, kind=np.full(nv, UNKNOWN_EVENT, np.int8),
                    creator=np.zeros(nv, np.uint64), creation=np.full(nv, NO_TIME, np.int64),
                    trigger=np.full(nv, NO_TIME, np.int64), src=None, dst=None, rank=None,
                    n_edges=0)
@@ -209,14 +209,15 @@ def _add_edges(g, edges):
     s, d, pair = s[inserted], d[inserted], pair[inserted]
     o = np.lexsort((-rank, pair))  # newest copy of each pair first
     o = o[first_of_runs(pair[o])]
-    g.src, g.dst, g.rank = s[o], d[o], rank[o]
+    small = np.int32 if max(len(ids), len(pair)) < 2**31 else np.int64
+    g.src, g.dst, g.rank = s[o].astype(small), d[o].astype(small), rank[o].astype(small)
 
 
 def run_pass(g):
     """``compute_critical_paths``: in topological order, each vertex's critical vertex and,
     for the kinds it computes, its trigger time.  A cycle leaves ``g.cycle`` set."""
     nv = len(g.events)
-    g.critical = np.full(nv, -1, np.int64)
+    g.critical = np.full(nv, -1, np.int32 if nv < 2**31 else np.int64)
     if not g.has_data:
         return g
     o = np.lexsort((-g.rank, g.dst))  # incoming edges by destination, newest first

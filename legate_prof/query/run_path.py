@@ -56,24 +56,34 @@ class PathStep:
     wait_to_ns: int | None = None
 
 
-def last_item(links):
-    """The item that ended last (-1: none)."""
-    col = links.columns
-    if col is None or len(col["stop"]) == 0:
+def last_item(columns):
+    """The item that ended last (-1: none), of item ``columns`` (kind, stop)."""
+    if len(columns["stop"]) == 0:
         return -1
-    cand = np.flatnonzero(kinds_mask(col["kind"], END_KINDS))
+    cand = np.flatnonzero(kinds_mask(columns["kind"], END_KINDS))
     if len(cand) == 0:
         return -1
-    return int(cand[np.argmax(col["stop"][cand])])
+    return int(cand[np.argmax(columns["stop"][cand])])
+
+
+class _Items:
+    """One item's columns, asked of its part as the walk needs them."""
+
+    def __init__(self, links):
+        self.links = links
+
+    def __call__(self, i):
+        v = {c: int(self.links.values(c, [i])[0]) for c in ("kind", "start", "stop", "creator")}
+        return v
 
 
 def walk_back(links, item=None, limit=MAX_STEPS):
     """The path ending with ``item`` (default: the item that ended last), last step first."""
-    col = links.columns
-    i = last_item(links) if item is None else int(item)
+    col = _Items(links)
+    i = links.last if item is None else int(item)
     if i < 0:
         return []
-    h = int(col["stop"][i])
+    h = col(i)["stop"]
     steps, seen = [], set()
     queues = LaneQueues(links)
     while i >= 0 and len(steps) < limit:
@@ -88,7 +98,8 @@ def walk_back(links, item=None, limit=MAX_STEPS):
         steps.append(step)
         if nxt < 0:
             break
-        lo, hi = int(col["start"][nxt]), int(col["stop"][nxt])
+        v = col(nxt)
+        lo, hi = v["start"], v["stop"]
         # within the item, and never past this step (clocks of two nodes differ)
         i, h = nxt, min(max(nh, lo), hi, step.begin_ns)
     return steps
@@ -96,7 +107,8 @@ def walk_back(links, item=None, limit=MAX_STEPS):
 
 def _step(links, col, i, h):
     """(this item's step, the next item back or -1, its hand-off time)."""
-    start = int(col["start"][i])
+    v = col(i)
+    start = v["start"]
     w = _last_wait(links, i, h)
     if w >= 0:
         rows = links.waits
@@ -106,9 +118,9 @@ def _step(links, col, i, h):
             return (PathStep(i, begin, h, "wait", int(rows.target[w]), ws, we),
                     int(rows.target[w]), int(rows.trigger[w]))
         return PathStep(i, begin, h, "unknown", -1, ws, we), -1, 0
-    kind = int(col["kind"][i])
-    if kind in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
-        caller = int(links.index.find(col["creator"][i:i + 1], links.index.entry)[0])
+    if v["kind"] in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
+        caller = int(links.index.find(np.array([v["creator"]], np.uint64),
+                                      links.index.entry)[0])
         return PathStep(i, start, h, "caller" if caller >= 0 else "", caller), caller, start
     via, target = int(links.items.via[i]), int(links.items.target[i])
     if via == NO_ROW or target < 0:
@@ -149,12 +161,13 @@ class LaneQueues:
     def behind(self, step, nxt, nh):
         """``step`` turned into a queued one when its item was ready before ``nh`` (what
         its link names let it go) and waited for its lane after that."""
-        col = self.links.columns
         i = step.item
-        if step.via not in ("event", "creator", "") or int(col["kind"][i]) not in _QUEUED:
+        v = _Items(self.links)(i)
+        if step.via not in ("event", "creator", "") or v["kind"] not in _QUEUED:
             return step, nxt, nh
-        start = int(col["start"][i])
-        held_until = max(int(col["ready"][i]), nh if nxt >= 0 else int(col["ready"][i]))
+        start = v["start"]
+        ready = int(self.links.ready([i])[0])
+        held_until = max(ready, nh) if nxt >= 0 else ready
         j = self._previous(i, held_until, start)
         if j < 0:
             return step, nxt, nh
