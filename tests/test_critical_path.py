@@ -447,3 +447,38 @@ def test_idle_time_is_split_completely_and_names_the_lines_that_waited():
                         *[str(f) for f in rank_files(REAL / "mpi2_copies")]],
                        capture_output=True, text=True)
     assert json.loads(s.stdout)["idle"] == json.loads(json.dumps(idle))
+
+
+def test_stats_rank_by_rank_explains_as_one_load(monkeypatch, tmp_path):
+    """``stats`` of rank logs built in worker processes (``stats_by_ranks``: each rank's model
+    left for the idle time) says what one load of all ranks says; ``--no-idle`` leaves the
+    idle time out.  (Real multi-rank logs hold other ranks' channel lanes, which rank by rank
+    cannot add up yet (issue 24): a generated run.)"""
+    from fixtures.synthetic import generate
+    from legate_prof.analyze.stats import compute_stats, stats_by_ranks
+    files = generate(tmp_path / "run", ranks=3, items=9000, seed=4)
+    monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
+    by_ranks = stats_by_ranks(files)
+    assert by_ranks is not None
+    whole = json.loads(json.dumps(compute_stats(load_profile(files))))
+    by_ranks = json.loads(json.dumps(by_ranks))
+    assert by_ranks["idle"] == whole["idle"] and by_ranks["idle"]["groups"]
+    assert by_ranks["messages"] == whole["messages"]
+    fast = stats_by_ranks(files, idle=False)
+    assert fast["idle"] is None and fast["tasks"] == by_ranks["tasks"]
+
+
+@pytest.mark.parametrize("run", MULTI, ids=[d.name for d in MULTI])
+def test_messages_gathered_rank_by_rank_give_the_same_skew(run):
+    """What ``stats`` computes from each rank's own messages (a sender's node from its event
+    id) equals the lookup of senders over all ranks — whole, and one rank alone."""
+    from legate_prof.query.message_latency import (latency_by_event_ids, message_columns,
+                                                    message_latency)
+    files = rank_files(run)
+    for given in (files, files[:1]):
+        models = [load_profile([str(f)], check_files=False) for f in given]
+        cols = [np.concatenate(c) for c in zip(*[message_columns(m.item_parts())
+                                                   for m in models])]
+        ranks = {int(r["rank"]) for m in models for r in m.ranks}
+        whole = message_latency(load_profile([str(f) for f in given]).item_parts())
+        assert latency_by_event_ids(*cols, ranks) == whole

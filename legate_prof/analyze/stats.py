@@ -264,6 +264,9 @@ def stats_parts_kept(model) -> dict:
     ``$LEGATE_PROF_KEEP_RANKS`` names: what needs every rank at once (the critical path
     behind the idle time, the senders of messages) reads the ranks there, mapped."""
     parts = stats_parts(model)
+    from legate_prof.query.message_latency import message_columns
+    cols = message_columns(model.item_parts())  # (few: a rank's messages, for skew)
+    parts["messages"] = [c.tolist() for c in cols]
     keep = os.environ.get(KEEP_RANKS_ENV)
     if keep and os.path.isdir(keep):
         from legate_prof.store.bundle import write_bundle
@@ -273,7 +276,7 @@ def stats_parts_kept(model) -> dict:
     return parts
 
 
-def stats_by_ranks(files, progress=None):
+def stats_by_ranks(files, progress=None, idle=True):
     """The statistics of ``files`` (folders expanded) added up from each rank's parts,
     without a merged model of all ranks (``load.loader.map_ranks``: each rank's model built in
     a worker, which leaves it mapped for ``explained``); None where that does not apply or a
@@ -281,9 +284,16 @@ def stats_by_ranks(files, progress=None):
     from legate_prof.assemble.rank_checks import cross_file_problems
     from legate_prof.load.loader import map_ranks
     from legate_prof.load.rank_workers import Handover
+    from legate_prof.load.inputs import plan_inputs
     keep = Handover("stats")
     old = os.environ.get(KEEP_RANKS_ENV)
-    os.environ[KEEP_RANKS_ENV] = keep.dir
+    kinds = plan_inputs(files)[1]
+    if idle and any(k != "bundle" for k in kinds.values()):
+        # the workers leave their models: idle time needs every rank at once (bundles given
+        # are read where they lie)
+        os.environ[KEEP_RANKS_ENV] = keep.dir
+    else:
+        os.environ.pop(KEEP_RANKS_ENV, None)
     try:
         got = map_ranks(files, "legate_prof.analyze.stats:stats_parts_kept", progress)
         if got is None:
@@ -292,9 +302,10 @@ def stats_by_ranks(files, progress=None):
         seen = [set(p["lane_ranks"]) for p in parts]
         if sum(map(len, seen)) != len(set().union(*seen)):
             return None  # a rank's lanes in two inputs: only loading them together is right
-        explanation = _explained_ranks(parts, paths)
+        explanation = _explained_ranks(parts, paths) if idle else {"idle": None}
         if explanation is None:
             return None
+        explanation["messages"] = _rank_messages(parts).as_json()
     finally:
         if old is None:
             os.environ.pop(KEEP_RANKS_ENV, None)
@@ -308,8 +319,17 @@ def stats_by_ranks(files, progress=None):
     return {**finish_stats(parts, paths, [], warnings), **explanation}
 
 
+def _rank_messages(parts):
+    """The messages' skew and latency from the ranks' own messages (``stats_parts_kept``)."""
+    from legate_prof.query.message_latency import latency_by_event_ids
+    cols = [np.concatenate([np.asarray(p["messages"][k], dt) for p in parts])
+            for k, dt in enumerate((np.int64, np.int64, np.int64, np.uint64))]
+    ranks = {int(r["rank"]) for p in parts for r in p["ranks"]}
+    return latency_by_event_ids(*cols, ranks)
+
+
 def _explained_ranks(parts, paths):
-    """``explained`` of the ranks the workers left (or of the per-rank bundles given)."""
+    """Idle time explained over the ranks the workers left (or the per-rank bundles given)."""
     from legate_prof.assemble.rank_merge import CannotMerge
     from legate_prof.assemble.rank_set import RankSet
     from legate_prof.errors import ProfileError
@@ -318,29 +338,32 @@ def _explained_ranks(parts, paths):
     try:
         models = [read_bundle(k, check=False) if k else read_bundle(path)
                   for k, path in zip(kept, paths)]
-        return explained(RankSet(models) if len(models) > 1 else models[0])
+        profile = RankSet(models) if len(models) > 1 else models[0]
+        from legate_prof.analyze.idle_gaps import idle_gaps
+        from legate_prof.query import as_source
+        return {"idle": idle_gaps(as_source(profile))}
     except (CannotMerge, ProfileError, OSError):
         return None
 
 
-def explained(profile) -> dict:
+def explained(profile, idle=True) -> dict:
     """What the statistics say about the whole profile at once: idle time by what the next
-    item waited for (``analyze.idle_gaps``) and the messages' skew and latency
-    (``query.message_latency``)."""
+    item waited for (``analyze.idle_gaps``; ``idle=False``: None) and the messages' skew and
+    latency (``query.message_latency``)."""
     from legate_prof.analyze.idle_gaps import idle_gaps
     from legate_prof.query import as_source
     from legate_prof.query.message_latency import message_latency
     source = as_source(profile)
-    return {"idle": idle_gaps(source),
+    return {"idle": idle_gaps(source) if idle else None,
             "messages": message_latency(source.item_parts()).as_json()}
 
 
-def compute_stats(profile) -> dict:
+def compute_stats(profile, idle=True) -> dict:
     """The statistics of a profile (a model, a ``RankSet`` or a source): the ranks' parts added
-    up, no merged copy."""
+    up, no merged copy; ``idle=False`` leaves out idle time explained."""
     parts = [stats_parts(p.model) for p in profile.item_parts()]
     return {**finish_stats(parts, profile.sources, profile.errors,
-                           [str(w) for w in profile.warnings]), **explained(profile)}
+                           [str(w) for w in profile.warnings]), **explained(profile, idle)}
 
 
 def _transfer_summary(model, kind):

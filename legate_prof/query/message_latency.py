@@ -85,9 +85,27 @@ class MessageLatency:
 
 def message_latency(parts, threshold_ns=SLOW_MESSAGE_NS) -> MessageLatency:
     """Skew and latency of the messages of ``parts`` (a profile's ``item_parts()``)."""
-    spawn, create, node, creator = _messages(parts)
+    spawn, create, node, creator = message_columns(parts)
+    return latency_of(spawn, create, node, _sender_nodes(parts, creator), threshold_ns)
+
+
+def latency_by_event_ids(spawn, create, node, creator, ranks,
+                         threshold_ns=SLOW_MESSAGE_NS) -> MessageLatency:
+    """``message_latency`` of messages gathered rank by rank (``message_columns`` of each),
+    without the ranks' items: a sender's node read from its creator event's id — Realm makes
+    an entry's event on the node that runs it — when that node's rank is among ``ranks``
+    (the same as the lookup on every recorded run, whole or partial)."""
+    from legate_prof.assemble.event_records import event_node
+    creator = np.asarray(creator, np.uint64)
+    nodes = event_node(creator)
+    sender = np.where((creator != 0) & np.isin(nodes, list(ranks)), nodes, -1)
+    return latency_of(np.asarray(spawn, np.int64), np.asarray(create, np.int64),
+                      np.asarray(node, np.int64), sender, threshold_ns)
+
+
+def latency_of(spawn, create, node, sender, threshold_ns=SLOW_MESSAGE_NS) -> MessageLatency:
+    """The skew and latency of messages given by columns (``sender``: node, -1 unknown)."""
     total = len(spawn)
-    sender = _sender_nodes(parts, creator)
     skewed = spawn > create
     skew = (spawn - create).astype(np.float64)
     pairs = []
@@ -113,7 +131,7 @@ def message_latency(parts, threshold_ns=SLOW_MESSAGE_NS) -> MessageLatency:
         percent_slow=100.0 * slow / total if total else 0.0)
 
 
-def _messages(parts):
+def message_columns(parts):
     """spawn, create, receiving node and creator event of every message with a spawn time."""
     cols = {k: [] for k in ("spawn", "create", "node", "creator")}
     for p in parts:
