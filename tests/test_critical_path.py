@@ -482,3 +482,17 @@ def test_messages_gathered_rank_by_rank_give_the_same_skew(run):
         ranks = {int(r["rank"]) for m in models for r in m.ranks}
         whole = message_latency(load_profile([str(f) for f in given]).item_parts())
         assert latency_by_event_ids(*cols, ranks) == whole
+
+
+def test_insights_names_slow_messages_when_the_path_waits_on_them():
+    """mpi2b: 54 % of the messages took 1 ms or more and the critical path waits on them: the
+    finding comes first, costed by its share of the path, within the run."""
+    from legate_prof.analyze.insights import find_insights
+    profile = load_profile([str(f) for f in rank_files(REAL / "mpi2b")])
+    found = find_insights(profile)
+    first, last = profile.extent()
+    assert found[0]["pattern"] == "message_latency"
+    f = found[0]
+    assert f["evidence"]["slow_messages"] == 306 and f["evidence"]["messages"] == 563
+    assert 0 < f["wall_ns"] <= last - first and f["processor_ns"] > 0
+    assert sum(x["wall_ns"] for x in found) <= last - first

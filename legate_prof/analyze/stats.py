@@ -428,20 +428,24 @@ def format_stats(s: dict) -> str:
     v = s["instances"]
     if v["count"]:  # lifetimes overlap: their sum is no time anyone spent
         lines.append(f"instances: {v['count']} created, {format_bytes(v['bytes'])} in all")
-    idle = s.get("idle")
-    if idle:
-        from legate_prof.analyze.idle_gaps import format_idle
-        more = format_idle(idle)
-        if more:
-            lines.append("")
-            lines.extend(more)
-    lines.extend(_message_lines(s.get("messages")))
+    lines.extend(_explanation_lines(s))
     for m in s.get("markers", []):
         lines.append("")
         lines.append(f"!! {m['title']}")
         for k, v in m.get("fields", {}).items():
             lines.append(f"   {k}: {v}")
     return "\n".join(lines)
+
+
+def _explanation_lines(s):
+    """Idle time explained and the messages' skew and latency, in words."""
+    lines = []
+    if s.get("idle"):
+        from legate_prof.analyze.idle_gaps import format_idle
+        more = format_idle(s["idle"])
+        if more:
+            lines += [""] + more
+    return lines + _message_lines(s.get("messages"))
 
 
 def _message_lines(m):
