@@ -128,7 +128,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
         p.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
         p.fillRect(QtCore.QRectF(0, 0, width, STAMP_H), QtGui.QColor(38, 50, 72))
         a, b = w.time_range()
-        files = [os.path.basename(str(f)) for f in (title_files or info.sources)]
+        files = [os.path.basename(os.path.abspath(str(f))) for f in (title_files or info.sources)]
         shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
         f = QtGui.QFont(p.font())
         f.setPointSizeF(10)
@@ -144,12 +144,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
                    f"view {format_range(a, b)}   ·   legate_prof {__version__}"
                    + (f"   ·   {info.legion_version}" if info.legion_version else "")
                    + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
-        problems = _problems(info)  # a picture with data missing says so
-        right = [(m["title"], QtGui.QColor(255, 120, 120))
-                 for m in info.markers[:1 if problems else 2]]
-        if problems:
-            more = f"  (+{len(problems) - 1} more)" if len(problems) > 1 else ""
-            right.append((problems[0] + more, QtGui.QColor(255, 196, 92)))
+        right = _header_lines(info)  # a picture with data missing, or skewed, says so
         fm = QtGui.QFontMetrics(p.font())
         for i, (text, color) in enumerate(right):
             p.setPen(color)
@@ -170,6 +165,24 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     w.close()
     w.deleteLater()
     return (out, geo) if return_geometry else out
+
+
+MARKER_COLOR, PROBLEM_COLOR, NOTICE_COLOR = (255, 120, 120), (255, 196, 92), (150, 200, 255)
+
+
+def _header_lines(info):
+    """The header's right-hand lines, two at most, with their colours: the run's end (an
+    out-of-memory failure), what could not be read or was wrong (amber), what the numbers
+    mean across nodes (clock skew, a slow network: blue)."""
+    problems = _problems(info)
+    notices = [f"Note: {n}" for n in getattr(info, "notices", ())]
+    right = [(m["title"], QtGui.QColor(*MARKER_COLOR))
+             for m in info.markers[:2 - bool(problems) - bool(notices) or 1]]
+    for lines, color in ((problems, PROBLEM_COLOR), (notices, NOTICE_COLOR)):
+        if lines and len(right) < 2:
+            more = f"  (+{len(lines) - 1} more)" if len(lines) > 1 else ""
+            right.append((lines[0] + more, QtGui.QColor(*color)))
+    return right
 
 
 def _problems(info):

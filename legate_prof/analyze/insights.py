@@ -1,10 +1,14 @@
 """``legate_prof insights``: the patterns the guide teaches by eye, found in the numbers.
 
 Each finding names the pattern, the evidence in numbers, the time window, the user's source
-lines (provenance ``file:line``) that cause it and the guide's remedy, and is ranked by the time
-it costs.  Everything is computed over the model's columns; a clean run gets no finding.
-JSON form: ``{"findings": [{"pattern", "title", "provenance", "window_ns", "evidence",
-"cost_ns", "remedy"}]}`` (docs/insights.md).
+lines (provenance ``file:line``) that cause it and the guide's remedy, and what it costs:
+``wall_ns``, the wall-clock time it holds on the run's critical path (``analyze.critical_path``:
+each piece of the path counts for one finding at most, so the findings' sum never exceeds the
+run), and ``processor_ns``, the processor time its items ran (summed over processors, so it
+can exceed the run).  Findings are ranked by ``wall_ns`` (``cost_ns``: the same), an
+out-of-memory failure first.  Everything is computed over the model's columns; a clean run gets
+no finding.  JSON form: ``{"findings": [{"pattern", "title", "provenance", "window_ns",
+"evidence", "cost_ns", "wall_ns", "processor_ns", "remedy"}]}`` (docs/insights.md).
 """
 
 from __future__ import annotations
@@ -42,6 +46,9 @@ class _Facts:
     and what is not per item (names, lanes, step functions, markers) from the source."""
 
     def __init__(self, profile):
+        from legate_prof.query import as_source
+        self.source = as_source(profile)
+        self._path = self._idle = None
         self.parts = profile.item_parts()
         self.m = profile.summary_model()  # names, provenances, lanes, steps, busy, markers
         last = self.parts[-1]
@@ -59,6 +66,26 @@ class _Facts:
         # the top-level task and its thread are not launches
         top = [i for i, n in enumerate(self.m.names) if n in ("Toplevel Task", "External Thread")]
         self.app &= ~np.isin(self.name, top)
+
+    @property
+    def path(self):
+        """The run's critical path, in pieces (``critical_path.path_pieces``), made once."""
+        if self._path is None:
+            from legate_prof.analyze.critical_path import path_pieces
+            self._path = path_pieces(self.source)
+        return self._path
+
+    @property
+    def idle(self):
+        if self._idle is None:
+            from legate_prof.analyze.idle_gaps import idle_gaps
+            self._idle = idle_gaps(self.source)
+        return self._idle
+
+    @property
+    def run_span(self):
+        first, last = self.m.extent()
+        return int(last) - int(first)
 
     def _joined(self, column):
         if len(self.parts) == 1:
@@ -96,10 +123,30 @@ class _Facts:
         return [int(self.start[sel].min()), int(self.stop[sel].max())] if np.any(sel) else [0, 0]
 
 
-def _finding(pattern, title, provenance, window, evidence, cost, remedy):
+def _finding(pattern, title, provenance, window, evidence, cost, remedy, holds=None):
+    """A finding; ``cost``: the processor time it uses; ``holds(path)``: which pieces of the
+    run's critical path (a ``critical_path.PathPieces``) it holds (a mask), None: none."""
     return {"pattern": pattern, "title": title, "provenance": provenance,
             "window_ns": [int(window[0]), int(window[1])], "evidence": evidence,
-            "cost_ns": int(max(cost, 0)), "remedy": remedy}
+            "processor_ns": int(max(cost, 0)), "remedy": remedy, "_holds": holds}
+
+
+def _on_lines(f, lines, categories=None):
+    """``holds`` for the pieces of the critical path (``PathPieces.pieces``) that count for
+    the source lines ``lines`` (provenance ids: a launch or a gap counts for the line it led
+    to), of ``categories`` (None: any)."""
+    lines = np.asarray(sorted(lines), np.int64)
+
+    def holds(ns, cat, line, item):
+        m = np.isin(line, lines)
+        return m if categories is None else m & np.isin(cat, list(categories))
+    return holds
+
+
+def _of_category(*categories):
+    def holds(ns, cat, line, item):
+        return np.isin(cat, list(categories))
+    return holds
 
 
 def _launch_overhead(f):
@@ -146,7 +193,8 @@ def tiny_tasks(f):
              "tasks_per_line": {f.line(x[0]): x[2] for x in loop}},
             n * overhead,
             "Vectorize the loop: one whole-array operation instead of thousands of slices "
-            "(guide, Example 1: avoid per-slice 'tiny task' loops on big arrays)."))
+            "(guide, Example 1: avoid per-slice 'tiny task' loops on big arrays).",
+            holds=_on_lines(f, [x[0] for x in loop])))
     return out
 
 
@@ -173,7 +221,8 @@ def runtime_overhead(f):
          "tasks_launched": int(np.count_nonzero(f.app))},
         util - app,
         "Launch fewer, larger operations (whole-array expressions, no per-slice loops); each "
-        "launch costs the runtime mapping, dependence analysis and scheduling.")]
+        "launch costs the runtime mapping, dependence analysis and scheduling.",
+        holds=_of_category("runtime"))]
 
 
 def advanced_indexing(f):
@@ -194,7 +243,8 @@ def advanced_indexing(f):
         {"tasks": by_name, "task_time_ns": int(f.run[sel].sum())},
         int(f.run[sel].sum()),
         "Use a boolean mask instead of nonzero(...) + advanced indexing: np.putmask(z, cond, "
-        "v) or np.where(cond, a, b) (guide, Example 1).")]
+        "v) or np.where(cond, a, b) (guide, Example 1).",
+        holds=_on_lines(f, provs, ("compute", "runtime", "copy", "dependent_partitioning")))]
 
 
 def _mask(n, where):
@@ -240,7 +290,7 @@ def temporaries(f):
             int(f.run[tasks].sum()),
             "Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, out=t); "
             "t += 1.0) instead of materializing temporaries; fewer live instances also means "
-            "less memory pressure."))
+            "less memory pressure.", holds=_on_lines(f, [p], ("compute",))))
     return out
 
 
@@ -264,7 +314,8 @@ def copy_baseline(f):
          "effective_bandwidth_gbs": round(float(size.sum()) / max(busy, 1), 3)},
         busy,
         "Avoid scatter/gather and per-slice access that move many small pieces; prefetch "
-        "whole arrays once (guide: a thin persistent channel baseline).")]
+        "whole arrays once (guide: a thin persistent channel baseline).",
+        holds=_of_category("copy"))]
 
 
 def partition_overhead(f):
@@ -278,7 +329,8 @@ def partition_overhead(f):
         [f.line(p) for p in provs][:10], f.window(sel),
         {"dp_events": n, "dp_time_ns": int(f.run[sel].sum())}, int(f.run[sel].sum()),
         "Index with slices or boolean masks of whole arrays; data-dependent indexing "
-        "(nonzero, fancy indexing) makes the runtime partition at run time.")]
+        "(nonzero, fancy indexing) makes the runtime partition at run time.",
+        holds=_of_category("dependent_partitioning"))]
 
 
 def memory_pressure(f):
@@ -322,23 +374,94 @@ def out_of_memory(f):
         prov = [rep["provenance"]] if rep.get("provenance") else []
         out.append(_finding(
             "out_of_memory", mk.get("title", "out of memory"), prov,
-            [mk["time"], mk["time"]], {k: str(v) for k, v in fields.items()}, 1 << 62,
+            [mk["time"], mk["time"]], {k: str(v) for k, v in fields.items()}, 0,
             "Keep fewer instances of one store alive: prefetch the whole array before using "
             "slices, give stencil_hint for halo access, update in place (guide, Example 2)."))
     return out
 
 
+def message_latency(f):
+    """Messages between nodes slow enough to matter: the network looks congested (the
+    reference's warning) and the critical path waits on messages for a share of the run."""
+    lat = f.source.message_latency()
+    if not lat.congested:
+        return []
+    pieces = f.path.pieces()
+    wall = int(pieces[0][_messages_on_path(f)(*pieces)].sum())
+    if wall < MESSAGE_WALL_SHARE * max(f.run_span, 1):
+        return []
+    msgs = f.kind == ItemKind.MESSAGE
+    return [_finding(
+        "message_latency",
+        f"slow messages: {lat.slow:,} of {lat.messages:,} took "
+        f"{format_ns(lat.threshold_ns)} or more (the slowest {format_ns(lat.longest_ns)}); "
+        f"the critical path waits on messages for {format_ns(wall)}",
+        [], f.window(msgs),
+        {"messages": lat.messages, "slow_messages": lat.slow,
+         "percent_slow": round(lat.percent_slow, 2), "longest_ns": lat.longest_ns,
+         "skewed_messages": lat.skewed},
+        int(f.run[msgs].sum()),
+        "Check the network between the nodes (congestion, a slow interconnect or transport); "
+        "fewer, larger operations across nodes send fewer messages.",
+        holds=_messages_on_path(f))]
+
+
+MESSAGE_WALL_SHARE = 0.01  # of the run: a message finding below this is not worth naming
+
+
+def _messages_on_path(f):
+    """Messages on the path and the gaps before them (in flight)."""
+    def holds(ns, cat, line, item):
+        return (f.kind[item] == ItemKind.MESSAGE) & np.isin(cat, ["runtime", "gap"])
+    return holds
+
+
 DETECTORS = (out_of_memory, tiny_tasks, runtime_overhead, advanced_indexing, temporaries,
-             copy_baseline, partition_overhead, memory_pressure)
+             copy_baseline, partition_overhead, memory_pressure, message_latency)
 
 
 def find_insights(profile):
-    """All findings of a profile (a model, or a ``RankSet`` read rank by rank),
-    costliest first."""
+    """All findings of a profile (a model, or a ``RankSet`` read rank by rank), with their
+    wall-clock and processor time, by wall-clock time (an out-of-memory failure first)."""
     f = _Facts(profile)
     found = [x for d in DETECTORS for x in d(f)]
-    found.sort(key=lambda x: -x["cost_ns"])
+    _wall_clock(found, f.path)
+    _idle_evidence(found, f)
+    found.sort(key=lambda x: (x["pattern"] != "out_of_memory", -x["wall_ns"],
+                              -x["processor_ns"]))
     return found
+
+
+def _wall_clock(found, path):
+    """Each finding's share of the critical path: the pieces it holds (with the gap before
+    each), a piece going to the finding holding most of the path among those that hold it,
+    so no time counts twice and the sum stays within the run."""
+    pieces = path.pieces()
+    dur = pieces[0]
+    masks = [x.pop("_holds")(*pieces) if x.get("_holds") else np.zeros(len(dur), bool)
+             for x in found]
+    taken = np.zeros(len(dur), bool)
+    for k in sorted(range(len(found)), key=lambda k: -int(dur[masks[k]].sum())):
+        mine = masks[k] & ~taken
+        found[k]["wall_ns"] = int(dur[mine].sum())
+        taken |= mine
+    for x in found:
+        x["cost_ns"] = x["wall_ns"]
+
+
+def _idle_evidence(found, f):
+    """Evidence from the idle time explained (``analyze.idle_gaps``): how long processors sat
+    idle before work of the finding's lines, by what that work waited for."""
+    if not any(x["provenance"] for x in found):
+        return
+    by_line = {r["provenance"]: r for r in f.idle["by_provenance"]}
+    for x in found:
+        rows = [by_line[p] for p in x["provenance"] if p in by_line]
+        if not rows:
+            continue
+        x["evidence"]["idle_before_ns"] = int(sum(r["idle_ns"] for r in rows))
+        x["evidence"]["idle_waiting_for"] = {w: int(sum(r["by_wait"][w] for r in rows))
+                                             for w in rows[0]["by_wait"]}
 
 
 def format_insights(findings):
@@ -352,9 +475,11 @@ def format_insights(findings):
             more = len(x["provenance"]) - 5
             lines.append(f"   at {shown}" + (f" (+{more} more)" if more > 0 else ""))
         a, b = x["window_ns"]
-        lines.append(f"   when {format_ns(a)} – {format_ns(b)}"
-                     + (f"; costs about {format_ns(x['cost_ns'])}"
-                        if 0 < x["cost_ns"] < 1 << 62 else ""))
+        lines.append(f"   when {format_ns(a)} – {format_ns(b)}")
+        if x["pattern"] != "out_of_memory":
+            lines.append(f"   costs {format_ns(x['wall_ns'])} of the run's wall-clock time (its "
+                         f"share of the critical path); processor time: "
+                         f"{format_ns(x['processor_ns'])} (summed over processors)")
         ev = ", ".join(f"{k2}={v}" for k2, v in x["evidence"].items()
                        if not isinstance(v, dict))
         lines.append(f"   evidence: {ev}")

@@ -5,7 +5,9 @@ The JSON form is documented in docs/stats_json.md; keep the two in step.
 
 from __future__ import annotations
 
+import os
 import re
+import tempfile
 
 import numpy as np
 
@@ -14,7 +16,7 @@ from legate_prof.present.units import (format_bytes, format_capacity, format_ns,
 from legate_prof.model.kinds import (MEMORY_GROUPS, ItemKind, mem_kind_name,
                     proc_kind_name)
 
-SCHEMA_VERSION = 2  # 2: running_ns excludes nested calls, as the reference
+SCHEMA_VERSION = 3  # 3: idle (explained) and messages; 2: running_ns excludes nested calls
 
 
 def waited_ns(model):
@@ -254,32 +256,114 @@ def finish_stats(parts, files, errors=(), warnings=None) -> dict:
     return out
 
 
-def stats_by_ranks(files, progress=None):
+KEEP_RANKS_ENV = "LEGATE_PROF_KEEP_RANKS"  # where rank workers leave their models (a folder)
+
+
+def stats_parts_kept(model) -> dict:
+    """``stats_parts`` in a rank's worker, the rank's model left as a bundle in the folder
+    ``$LEGATE_PROF_KEEP_RANKS`` names: what needs every rank at once (the critical path
+    behind the idle time, the senders of messages) reads the ranks there, mapped."""
+    parts = stats_parts(model)
+    from legate_prof.query.message_latency import message_columns
+    cols = message_columns(model.item_parts())  # (few: a rank's messages, for skew)
+    parts["messages"] = [c.tolist() for c in cols]
+    keep = os.environ.get(KEEP_RANKS_ENV)
+    if keep and os.path.isdir(keep):
+        from legate_prof.store.bundle import write_bundle
+        fd, path = tempfile.mkstemp(suffix=".lpbundle", dir=keep)
+        os.close(fd)
+        parts["kept_bundle"] = write_bundle(model, path, indexes=False)
+    return parts
+
+
+def stats_by_ranks(files, progress=None, idle=True):
     """The statistics of ``files`` (folders expanded) added up from each rank's parts,
-    without a model of all ranks (``load.loader.map_ranks``); None where that does not apply
-    or a part could not be made (the caller then loads everything together)."""
+    without a merged model of all ranks (``load.loader.map_ranks``: each rank's model built in
+    a worker, which leaves it mapped for ``explained``); None where that does not apply or a
+    part could not be made (the caller then loads everything together)."""
     from legate_prof.assemble.rank_checks import cross_file_problems
     from legate_prof.load.loader import map_ranks
-    got = map_ranks(files, "legate_prof.analyze.stats:stats_parts", progress)
-    if got is None:
-        return None
-    parts, paths, warnings = got
-    seen = [set(p["lane_ranks"]) for p in parts]
-    if sum(map(len, seen)) != len(set().union(*seen)):
-        return None  # a rank's lanes in two inputs: only loading them together is right
+    from legate_prof.load.rank_workers import Handover
+    from legate_prof.load.inputs import plan_inputs
+    keep = Handover("stats")
+    old = os.environ.get(KEEP_RANKS_ENV)
+    kinds = plan_inputs(files)[1]
+    if idle and any(k != "bundle" for k in kinds.values()):
+        # the workers leave their models: idle time needs every rank at once (bundles given
+        # are read where they lie)
+        os.environ[KEEP_RANKS_ENV] = keep.dir
+    else:
+        os.environ.pop(KEEP_RANKS_ENV, None)
+    try:
+        got = map_ranks(files, "legate_prof.analyze.stats:stats_parts_kept", progress)
+        if got is None:
+            return None
+        parts, paths, warnings = got
+        seen = [set(p["lane_ranks"]) for p in parts]
+        if sum(map(len, seen)) != len(set().union(*seen)):
+            return None  # a rank's lanes in two inputs: only loading them together is right
+        explanation = _explained_ranks(parts, paths) if idle else {"idle": None}
+        if explanation is None:
+            return None
+        explanation["messages"] = _rank_messages(parts).as_json()
+    finally:
+        if old is None:
+            os.environ.pop(KEEP_RANKS_ENV, None)
+        else:
+            os.environ[KEEP_RANKS_ENV] = old
+        keep.close()
     ranks = [r for p in parts for r in p["ranks"]]
     own = [set(cross_file_problems(p["ranks"])) for p in parts]  # a bundle's, over its ranks
     warnings = (warnings + [w for p, o in zip(parts, own) for w in p["warnings"] if w not in o]
                 + cross_file_problems(ranks))
-    return finish_stats(parts, paths, [], warnings)
+    return {**finish_stats(parts, paths, [], warnings), **explanation}
 
 
-def compute_stats(profile) -> dict:
+def _rank_messages(parts):
+    """The messages' skew and latency from the ranks' own messages (``stats_parts_kept``)."""
+    from legate_prof.query.message_latency import latency_by_event_ids
+    cols = [np.concatenate([np.asarray(p["messages"][k], dt) for p in parts])
+            for k, dt in enumerate((np.int64, np.int64, np.int64, np.uint64))]
+    ranks = {int(r["rank"]) for p in parts for r in p["ranks"]}
+    return latency_by_event_ids(*cols, ranks)
+
+
+def _explained_ranks(parts, paths):
+    """Idle time explained over the ranks the workers left (or the per-rank bundles given)."""
+    from legate_prof.assemble.rank_merge import CannotMerge
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.errors import ProfileError
+    from legate_prof.store.bundle_file import read_bundle
+    kept = [p.get("kept_bundle") for p in parts]
+    try:
+        models = [read_bundle(k, check=False) if k else read_bundle(path)
+                  for k, path in zip(kept, paths)]
+        profile = RankSet(models) if len(models) > 1 else models[0]
+        from legate_prof.analyze.idle_gaps import idle_gaps
+        from legate_prof.query import as_source
+        return {"idle": idle_gaps(as_source(profile))}
+    except (CannotMerge, ProfileError, OSError):
+        return None
+
+
+def explained(profile, idle=True) -> dict:
+    """What the statistics say about the whole profile at once: idle time by what the next
+    item waited for (``analyze.idle_gaps``; ``idle=False``: None) and the messages' skew and
+    latency (``query.message_latency``)."""
+    from legate_prof.analyze.idle_gaps import idle_gaps
+    from legate_prof.query import as_source
+    from legate_prof.query.message_latency import message_latency
+    source = as_source(profile)
+    return {"idle": idle_gaps(source) if idle else None,
+            "messages": message_latency(source.item_parts()).as_json()}
+
+
+def compute_stats(profile, idle=True) -> dict:
     """The statistics of a profile (a model, a ``RankSet`` or a source): the ranks' parts added
-    up, no merged copy."""
+    up, no merged copy; ``idle=False`` leaves out idle time explained."""
     parts = [stats_parts(p.model) for p in profile.item_parts()]
-    return finish_stats(parts, profile.sources, profile.errors,
-                        [str(w) for w in profile.warnings])
+    return {**finish_stats(parts, profile.sources, profile.errors,
+                           [str(w) for w in profile.warnings]), **explained(profile, idle)}
 
 
 def _transfer_summary(model, kind):
@@ -345,9 +429,42 @@ def format_stats(s: dict) -> str:
     v = s["instances"]
     if v["count"]:  # lifetimes overlap: their sum is no time anyone spent
         lines.append(f"instances: {v['count']} created, {format_bytes(v['bytes'])} in all")
+    lines.extend(_explanation_lines(s))
     for m in s.get("markers", []):
         lines.append("")
         lines.append(f"!! {m['title']}")
         for k, v in m.get("fields", {}).items():
             lines.append(f"   {k}: {v}")
     return "\n".join(lines)
+
+
+def _explanation_lines(s):
+    """Idle time explained and the messages' skew and latency, in words."""
+    lines = []
+    if s.get("idle"):
+        from legate_prof.analyze.idle_gaps import format_idle
+        more = format_idle(s["idle"])
+        if more:
+            lines += [""] + more
+    return lines + _message_lines(s.get("messages"))
+
+
+def _message_lines(m):
+    """The messages' skew and latency in words (``query.message_latency``)."""
+    if not m or not m["messages"]:
+        return []
+    out = ["", f"Messages: {m['messages']}; {m['slow']} took "
+               f"{m['threshold_ns'] / 1e6:g} ms or more ({m['percent_slow']:.2f} %), the slowest "
+               f"{format_ns_ascii(m['longest_ns'])}"]
+    if m["skewed"]:
+        out.append(f"!! clock skew: {m['skewed']} messages arrived before they were sent, by "
+                   f"{format_ns_ascii(int(m['mean_skew_ns']))} on average; boxes on different "
+                   "nodes may be shifted against each other")
+        for p in m["skew_pairs"]:
+            out.append(f"   node {p['receiver']} reads {format_ns_ascii(int(p['mean_ns']))} "
+                       f"behind node {p['sender']} (spread {format_ns_ascii(int(p['spread_ns']))}"
+                       f", {p['messages']} messages)")
+    if m["congested"]:
+        out.append(f"!! slow network: {m['percent_slow']:.2f} % of messages took "
+                   f"{m['threshold_ns'] / 1e6:g} ms or more: the network was likely congested")
+    return out

@@ -10,7 +10,7 @@ from legate_prof.assemble.record_items import unique_inverse
 from legate_prof.model.intervals import rows_needed, stack_lanes
 from legate_prof.model.kinds import GROUP_INDEX, MEMORY_GROUPS, PROC_GROUP, ProcKind, node_of_id
 from legate_prof.model.lane_names import lane_names
-from legate_prof.model.trace_model import ITEM_COLUMNS
+from legate_prof.model.trace_model import EVENT_COLUMNS, ITEM_COLUMNS
 
 LANE_KEY = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
 
@@ -76,7 +76,8 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     concatenated item parts)."""
     parts = items.parts
     cols = {}
-    for c in ("start", "stop", "create", "ready", "name", "kind", "op_id", "detail"):
+    for c in ("start", "stop", "create", "ready", "name", "kind", "op_id", "detail",
+              *EVENT_COLUMNS):
         cols[c] = (np.concatenate([p[c] for p in parts]) if parts
                    else np.zeros(0, ITEM_COLUMNS.get(c, np.uint64)))
     # Make sure every processor has a lane (idle processors count in utilization).
@@ -118,6 +119,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
         "lane": lane_s, "row": rows,
         "name": cols["name"][final].astype(np.int32), "kind": cols["kind"][final],
         "op_id": cols["op_id"][final], "detail": cols["detail"][final].astype(np.int32),
+        **{c: cols[c][final] for c in EVENT_COLUMNS},
     }
     transfers = _transfers_table(parts, inv)
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.assemble.nested_calls import nest_calls
+from legate_prof.assemble.nested_calls import CALL_KINDS, nest_calls
 from legate_prof.assemble.operation_spans import operation_spans
 from legate_prof.model.kinds import (DEP_PART_NAMES, GROUP_INDEX, GROUP_KEYS, MEM_GROUP,
                     PROC_GROUP, ItemKind, node_of_id)
 from legate_prof.model.trace_model import TraceModel
 from legate_prof.assemble.lane_layout import lay_out
 from legate_prof.assemble.rank_checks import cross_file_problems
-from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup, first_by_key,
-                           group_of, log_last_time, log_span, pairs,
+from legate_prof.assemble.event_records import event_tables, instance_criticals, prof_task_events
+from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup,
+                           event_columns, first_by_key, group_of, log_last_time, log_span, pairs,
                            unique_inverse)
 from legate_prof.assemble.stream_items import add_stream_items
 from legate_prof.assemble.utilization import with_utilization
@@ -131,7 +132,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
             group = proc_group_of(t["proc_id"])
             items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
                       group=group, ref=t["proc_id"], name=name, kind=ItemKind.TASK,
-                      op_id=t["op_id"], fevent=t["fevent"], detail=detail)
+                      op_id=t["op_id"], detail=detail, **event_columns(t))
             # (task, variant, group) triples: distinct codes, not a Python set over all tasks
             codes = unique_inverse(tv_c * len(GROUP_KEYS) + group)[0]
             for code, g in zip((codes // len(GROUP_KEYS)).tolist(),
@@ -146,7 +147,8 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
                 items.add(start=gs[ok], stop=t["gpu_stop"][ok], create=t["create"][ok],
                           ready=t["ready"][ok], group=GROUP_INDEX["gpu_dev"],
                           ref=t["proc_id"][ok], name=name[ok], kind=ItemKind.GPU_KERNEL,
-                          op_id=t["op_id"][ok], detail=detail[ok])
+                          op_id=t["op_id"][ok], detail=detail[ok],
+                          creator=t["fevent"][ok])  # a kernel runs inside its task
         # Records drawn on processor lanes: (record, name key, names, fallback, kind).
         for rec, key, table, fallback, kind in (
                 ("MetaInfo", "lg_id", meta_names, "Meta", ItemKind.META),
@@ -170,7 +172,9 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
                                           lambda k, p=fallback: p if kind == ItemKind.APP_CALL
                                           else f"{p} {k}"),
                       kind=kind, op_id=t["op_id"] if "op_id" in f else None,
-                      fevent=t["fevent"] if "fevent" in f else None,
+                      # a call names the task it runs inside by that task's fevent
+                      **(event_columns(t) if rec in META_RECORDS else
+                         event_columns(t, fevent=None, creator="fevent", critical=None)),
                       detail=(names.map_keys(pairs(t, "mapper_id", "mapper_proc"), mapper_names,
                                              lambda k: f"Mapper {k[0]}")
                               if kind == ItemKind.MAPPER_CALL else 0))
@@ -178,7 +182,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
         if len(t):
             items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
                       ref=t["proc_id"], name=names.intern("Profiler Response"), kind=ItemKind.PROF_TASK,
-                      op_id=t["op_id"], fevent=t["fevent"] if "fevent" in t.dtype.names else None)
+                      op_id=t["op_id"], **prof_task_events(t))
         add_copies(log, items, names, mem_group_of)
         add_fills(log, items, names)
         t = log.table("PartitionInfo")
@@ -188,7 +192,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
                       group=GROUP_INDEX["dp"], ref=np.uint64(rank), rank=rank,
                       name=names.map_keys(t["part_op"], dict(enumerate(DEP_PART_NAMES)),
                                           lambda k: f"Partition op {k}"),
-                      kind=ItemKind.DEP_PART, op_id=t["op_id"])
+                      kind=ItemKind.DEP_PART, op_id=t["op_id"], **event_columns(t))
         t = log.table("InstTimelineInfo")
         if len(t):
             destroy = t["destroy"].copy()
@@ -200,7 +204,9 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
                       name=names.intern("Instance"), kind=ItemKind.INSTANCE,
                       op_id=t["op_id"],
                       extra={"size": t["size"], "src": np.zeros(len(t), np.uint64),
-                             "dst": t["mem_id"], "inst": t["inst_id"]})
+                             "dst": t["mem_id"], "inst": t["inst_id"]},
+                      **event_columns(t, fevent="inst_uid", critical=None),
+                      critical=instance_criticals(log))
 
     runtime_ops, lane_capacity, mems = add_stream_items(streams, ranks, items, names, mems)
     op_waits = operation_spans(items.parts, logs, prov_strings, runtime_ops)
@@ -216,14 +222,14 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
                   for k, log in enumerate(logs)]
     waits = match_waits(model_items, logs, meta_items)
     if len(op_waits["row"]):  # (kept sorted by item, then start)
-        waits = {c: np.concatenate([waits[c], item_of_row[op_waits["row"]] if c == "item"
-                                    else op_waits[c]]).astype(waits[c].dtype) for c in waits}
+        n_op = len(op_waits["row"])  # (columns of their own type: event ids need 64 bits)
+        waits = {c: np.concatenate([waits[c], (item_of_row[op_waits["row"]] if c == "item" else
+                                               op_waits.get(c, np.zeros(n_op)))
+                                    .astype(waits[c].dtype)]) for c in waits}
         o = np.lexsort((waits["start"], waits["item"]))
         waits = {c: a[o] for c, a in waits.items()}
-    fevent = np.concatenate([np.zeros(len(p["start"]), np.uint64) if p["fevent"] is None
-                             else p["fevent"] for p in items.parts] or [np.zeros(0, np.uint64)])
     waits, orphans = nest_calls(model_items["kind"], model_items["start"],
-                                model_items["stop"], fevent[final_order], waits)
+                                model_items["stop"], _caller_events(model_items), waits)
     if orphans:
         warnings.append(f"warning: {orphans} mapper/runtime/application calls name a task "
                         "that is not in the profile; their time is not subtracted from a caller")
@@ -233,9 +239,16 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
         provenances=provs.strings, waits=waits, transfers=transfers, ranks=ranks, procs=procs,
         mems=mems, warnings=warnings, stacked=stack,
         variant_by_name_group={(n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()},
-        runtime_end_ns=max(ends) if ends else None,
+        runtime_end_ns=max(ends) if ends else None, events=event_tables(logs),
         line_text={site: code for st in streams for _, _, site, code in st.ops if code})
     return with_utilization(model)
+
+
+def _caller_events(items):
+    """The event ``nest_calls`` groups calls by: a task's or meta-task's own fevent, the
+    fevent of the task a call runs inside (its ``creator``)."""
+    is_call = np.isin(items["kind"], [int(k) for k in CALL_KINDS])
+    return np.where(is_call, items["creator"], items["fevent"])
 
 
 def _ops_table(logs, runtime_ops, prov_strings, provs):

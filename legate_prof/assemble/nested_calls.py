@@ -92,14 +92,17 @@ def nest_calls(kind, start, stop, fevent, waits):
     depth, parent = _call_tree(g, first, s, e, key, span)
     w_item = _waits_into_calls(calls, g, g_item, s, e, depth, parent, key, w_item, w_s, w_e)
 
-    # each call waits its parent (or the caller) from its start to its stop
+    # each call waits its parent (or the caller) from its start to its stop (on no event)
     target = np.where(parent >= 0, calls[np.maximum(parent, 0)], g_item)
     item = np.concatenate([w_item, target]).astype(np.int64)
     ws = np.concatenate([w_s, s])
     wr = np.concatenate([w_r, e])
     we = np.concatenate([w_e, e])
+    w_ev = np.asarray(waits.get("event", np.zeros(len(w_s), np.uint64)), np.uint64)
+    ev = np.concatenate([w_ev, np.zeros(len(s), np.uint64)])
     o = np.lexsort((ws, item))
-    return {"item": item[o], "start": ws[o], "ready": wr[o], "end": we[o]}, orphans
+    return {"item": item[o], "start": ws[o], "ready": wr[o], "end": we[o],
+            "event": ev[o]}, orphans
 
 
 def _call_tree(g, first, s, e, key, span):

@@ -233,7 +233,8 @@ def show_live_instances(model, rep, t_fail):
            "row": np.arange(n_new), "name": np.array(name_idx),
            "kind": np.full(n_new, int(ItemKind.INSTANCE)), "op_id": new_ops,
            "detail": np.zeros(n_new, np.int32)}
-    cols = {k: np.concatenate([v, new[k].astype(v.dtype)]) for k, v in it.items()}
+    cols = {k: np.concatenate([v, new[k].astype(v.dtype) if k in new
+                               else np.zeros(n_new, v.dtype)]) for k, v in it.items()}
     cols["lane"][moved] = arrays_lane
     order = np.lexsort((cols["start"], cols["row"], cols["lane"]))
     inv = np.empty_like(order)

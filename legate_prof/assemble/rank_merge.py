@@ -23,6 +23,7 @@ from legate_prof.model.intervals import StepIntegral
 from legate_prof.assemble.lane_layout import lane_table
 from legate_prof.assemble.rank_checks import cross_file_problems
 from legate_prof.assemble.record_items import dedup, first_by_key
+from legate_prof.model.event_tables import concat_event_tables
 from legate_prof.model.trace_model import LazyTable, TraceModel
 from legate_prof.assemble.utilization import in_lane_order
 
@@ -182,8 +183,9 @@ class MergePlan:
             out.append({k: np.empty(int(off[-1]) if sizes else 0, dt) for k, dt in dts.items()})
         return tuple(out)
 
-    def model(self, items, waits, transfers, ops) -> TraceModel:
-        """The merged model around these per-item tables (the small tables made here)."""
+    def model(self, items, waits, transfers, ops, events=None) -> TraceModel:
+        """The merged model around these per-item tables (the small tables made here) and
+        event tables (default: none)."""
         small = self.small
         procs = dedup({c: np.concatenate([s.procs[c] for s in small]) for c in small[0].procs},
                       "proc_id")
@@ -218,7 +220,8 @@ class MergePlan:
             variant_by_name_group=variants, runtime_end_ns=max(ends) if ends else None,
             line_text={k: v for s in small for k, v in s.line_text.items()},
             warnings=warnings, markers=[mk for s in small for mk in s.markers],
-            sources=[p for s in small for p in s.sources], stacked=small[0].stacked)
+            sources=[p for s in small for p in s.sources], stacked=small[0].stacked,
+            **({} if events is None else {"events": events}))
         spans = [s.extent for s in small if s.n_items]
         if spans:
             merged.adopt_extent((min(a for a, _ in spans), max(b for _, b in spans)))
@@ -230,6 +233,7 @@ def merge_opened(n, open_model) -> TraceModel:
     plan = MergePlan([ModelSummary(open_model(i)) for i in range(n)])
     items, waits, transfers, ops_all = plan.empty_columns()
     item_off, wait_off, tr_off, op_off = plan.item_off, plan.wait_off, plan.tr_off, plan.op_off
+    events = []  # (keyed by event: concatenated in the ranks' order, nothing renumbered)
     with ThreadPoolExecutor(COPY_THREADS, thread_name_prefix="legate_prof merge") as pool:
         for j, k in enumerate(plan.order):  # pass two: the big columns, one model at a time
             m = open_model(k)
@@ -253,8 +257,14 @@ def merge_opened(n, open_model) -> TraceModel:
                 jobs.append((_take_into, dst, plan.prov_maps[j], col) if c == "provenance" else
                             (_copy_into, dst, col))
             _run_all(pool, jobs)
+            events.append(copied_events(m.events))
             release_pages(m)
             del m, jobs
     # sorted when first read in full (details of a few ops search each rank's sorted run)
     ops = LazyTable(lambda: sorted_ops(ops_all), "op_id", runs=ops_all, offsets=op_off)
-    return plan.model(items, waits, transfers, ops)
+    return plan.model(items, waits, transfers, ops, concat_event_tables(events))
+
+
+def copied_events(events):
+    """A model's event tables copied out of its mapped file (the merge lets its pages go)."""
+    return {name: {c: np.array(a) for c, a in t.items()} for name, t in events.items()}

@@ -48,7 +48,11 @@ class ItemParts:
         return sum(len(p["start"]) for p in self.parts)
 
     def add(self, *, start, stop, create=None, ready=None, group, ref, ref2=None, rank=None,
-            name, kind, op_id=None, extra=None, fevent=None, detail=0):
+            name, kind, op_id=None, extra=None, fevent=None, creator=None, critical=None,
+            detail=0):
+        """One record table's items.  ``fevent``: the event that names each item (its
+        completion; an instance's uid), ``creator``: the event of what made it (a call's or
+        kernel's: its caller's), ``critical``: the precondition the runtime says gated it."""
         n = len(start)
         if n == 0:
             return
@@ -67,8 +71,17 @@ class ItemParts:
             "detail": np.broadcast_to(np.asarray(detail, dtype=np.int32), (n,)),
             "op_id": np.zeros(n, np.uint64) if op_id is None else np.asarray(op_id, np.uint64),
             "extra": extra,
-            "fevent": None if fevent is None else np.asarray(fevent, np.uint64),
+            "fevent": _events(fevent, n),
+            "creator": _events(creator, n),
+            "critical": _events(critical, n),
         })
+
+
+def _events(col, n):
+    """An event column of ``n`` items (0: none), broadcast when absent or constant."""
+    if col is None:
+        return np.broadcast_to(np.uint64(0), (n,))
+    return np.broadcast_to(np.asarray(col, np.uint64), (n,))
 
 
 def unique_inverse(keys):
@@ -122,6 +135,14 @@ class _PairKeys:
 
     def decode(self, code):
         return (self.ua[code // len(self.ub)].item(), self.ub[code % len(self.ub)].item())
+
+
+def event_columns(table, fevent="fevent", creator="creator", critical="critical"):
+    """The event columns of a record table that has them (``ItemParts.add`` keywords): a log
+    of an older format may lack any."""
+    names = table.dtype.names or ()
+    return {key: table[f] for key, f in (("fevent", fevent), ("creator", creator),
+                                         ("critical", critical)) if f and f in names}
 
 
 def log_last_time(log):
@@ -194,7 +215,8 @@ def add_copies(log, items, names, mem_group_of):
               group=GROUP_INDEX["channel"], ref=src, ref2=dst,
               rank=recording_rank(log, np.where(src != 0, src, dst)),
               name=name, kind=ItemKind.COPY, op_id=ci["op_id"],
-              extra={"size": ci["size"], "src": src, "dst": dst, "inst": inst})
+              extra={"size": ci["size"], "src": src, "dst": dst, "inst": inst},
+              **event_columns(ci))
 
 
 def add_fills(log, items, names):
@@ -216,7 +238,7 @@ def add_fills(log, items, names):
               rank=recording_rank(log, dst), name=names.intern("Fill"),
               kind=ItemKind.FILL, op_id=fi["op_id"],
               extra={"size": fi["size"], "src": np.zeros(len(fi), np.uint64), "dst": dst,
-                     "inst": inst})
+                     "inst": inst}, **event_columns(fi))
 
 
 def first_by_key(cols, key, pool=None):

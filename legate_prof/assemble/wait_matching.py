@@ -28,13 +28,14 @@ def match_waits(it, logs, meta_items=None):
         pos = np.clip(np.searchsorted(ops_s, tw["op_id"]), 0, len(ops_s) - 1)
         ok = ops_s[pos] == tw["op_id"]
         parts.append((is_task[order[pos]][ok], tw["wait_start"][ok], tw["wait_ready"][ok],
-                      tw["wait_end"][ok]))
+                      tw["wait_end"][ok], _wait_events(tw)[ok]))
     if meta_items is not None and any(log.count("MetaWaitInfo") for log in logs):
         parts.append(_match_meta_waits(logs, meta_items))
     if not parts:
-        return {k: np.zeros(0, np.int64) for k in ("item", "start", "ready", "end")}
+        return {**{k: np.zeros(0, np.int64) for k in ("item", "start", "ready", "end")},
+                "event": np.zeros(0, np.uint64)}
     item = np.concatenate([p[0] for p in parts])
-    ws, wr, we = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3))
+    ws, wr, we, ev = (np.concatenate([p[i] for p in parts]) for i in (1, 2, 3, 4))
     # clamp into the item's execution -- but a wait may begin before its item starts: Legion
     # writes that for the external thread's implicit task on multi-rank runs, and the
     # reference keeps it whole (statistics subtract all of it; utilization counts it)
@@ -43,7 +44,15 @@ def match_waits(it, logs, meta_items=None):
     we = np.clip(we, ws, e)
     wr = np.clip(wr, ws, we)
     o = np.lexsort((ws, item))
-    return {"item": item[o].astype(np.int64), "start": ws[o], "ready": wr[o], "end": we[o]}
+    return {"item": item[o].astype(np.int64), "start": ws[o], "ready": wr[o], "end": we[o],
+            "event": ev[o].astype(np.uint64)}
+
+
+def _wait_events(table):
+    """The event each wait waited on (0 where a log of an older format does not say)."""
+    if "wait_event" in (table.dtype.names or ()):
+        return table["wait_event"].astype(np.uint64)
+    return np.zeros(len(table), np.uint64)
 
 
 META_RECORDS = ("MetaInfo", "MessageInfo")
@@ -81,7 +90,7 @@ def _match_meta_waits(logs, meta_items):
             w_rows.append(t)
     empty = np.zeros(0, np.int64)
     if not c_op or not w_op:
-        return empty, empty, empty, empty
+        return empty, empty, empty, empty, empty.astype(np.uint64)
     mw = np.concatenate(w_rows)
     n_i = sum(len(x) for x in c_op)
     op = np.concatenate(c_op + w_op)
@@ -102,4 +111,5 @@ def _match_meta_waits(logs, meta_items):
     ok = (li >= 0) & (group[np.maximum(li, 0)] == group[rows])
     wait_idx = order[rows[ok]] - n_i
     item = item_of[order[li[ok]]]
-    return item, mw["wait_start"][wait_idx], mw["wait_ready"][wait_idx], mw["wait_end"][wait_idx]
+    return (item, mw["wait_start"][wait_idx], mw["wait_ready"][wait_idx],
+            mw["wait_end"][wait_idx], _wait_events(mw)[wait_idx])

@@ -5,14 +5,14 @@ from __future__ import annotations
 import argparse
 
 from legate_prof import __version__
-from legate_prof.cli import (compare, convert, dump, export, insights, record, report,
-                             screenshot, sql, stats, view)
+from legate_prof.cli import (compare, convert, critical, dump, export, insights, record,
+                             report, screenshot, sql, stats, view)
 from legate_prof.cli.common import EXIT_USER_ERROR
 
-COMMANDS = (stats, dump, view, screenshot, insights, compare, convert, report, export, sql,
-            record)
-LOADING = ("stats", "view", "screenshot", "insights", "compare", "convert", "report",
-           "export", "sql")  # the commands that load a profile
+COMMANDS = (stats, dump, view, screenshot, insights, critical, compare, convert, report, export,
+            sql, record)
+LOADING = ("stats", "view", "screenshot", "insights", "critical", "compare", "convert",
+           "report", "export", "sql")  # the commands that load a profile
 
 
 class _Parser(argparse.ArgumentParser):

@@ -17,6 +17,9 @@ def register(sub):
     s.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     add_ranks(s)
     add_window(s)
+    s.add_argument("--no-idle", action="store_true",
+                   help="leave out idle time explained (it needs every item's critical "
+                        "predecessor: about 2 s per million items)")
     s.set_defaults(func=run)
 
 
@@ -27,7 +30,7 @@ def run(args):
     # model of all ranks; operations are looked up over all ranks (``RankSet``)
     model = trimmed(load_with_progress(expanded_inputs(args), args, stack=False, ranked=True),
                     args)
-    s = compute_stats(model)
+    s = compute_stats(model, idle=not args.no_idle)
     if args.json:
         json.dump(s, sys.stdout, indent=1)
         sys.stdout.write("\n")

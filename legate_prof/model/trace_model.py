@@ -18,13 +18,19 @@ from legate_prof.model.intervals import StepIntegral, stack_lanes
 from legate_prof.model.item_parts import ItemPart
 from legate_prof.model.kinds import ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE
 from legate_prof.model.lazy_table import LazyTable, sorted_lookup
+from legate_prof.model.event_tables import empty_event_tables
 from legate_prof.model.stacking import StackedLane, renumbered
 
 ITEM_COLUMNS = {
     "start": np.int64, "stop": np.int64, "create": np.int64, "ready": np.int64,
     "lane": np.int32, "row": np.int16, "name": np.int32, "kind": np.uint8, "op_id": np.uint64,
     "detail": np.int32,  # string id: a task's variant, a mapper call's mapper; 0 otherwise
+    # Realm events (0: none), for the critical path (``model.event_tables``): the event that
+    # names the item (its completion; an instance's uid), the event of what made it (a call's
+    # or kernel's: the task it runs inside), the precondition the runtime says gated it
+    "fevent": np.uint64, "creator": np.uint64, "critical": np.uint64,
 }
+EVENT_COLUMNS = ("fevent", "creator", "critical")
 LANE_COLUMNS = {
     "group": np.int16, "rank": np.int32, "ref": np.uint64, "ref2": np.uint64,
     "capacity": np.int64, "rows": np.int32,
@@ -86,6 +92,8 @@ class TraceModel:
     markers: list = field(default_factory=list)  # dicts: time, rank, kind, title, fields
     errors: list = field(default_factory=list)  # inputs that could not be read
     stacked: bool = True  # False: items by (lane, start) on row 0, lanes stacked when drawn
+    # the Realm event graph's records, keyed by event, not by item (``model.event_tables``)
+    events: dict = field(default_factory=empty_event_tables)
     _ix: _Indexes = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
@@ -354,7 +362,7 @@ class TraceModel:
         """Resident bytes of the model's arrays (for the bytes-per-item benchmark)."""
         total = 0
         for table in (self.items, self.lanes, self.ops, self.waits, self.transfers,
-                      self.procs, self.mems):
+                      self.procs, self.mems, *self.events.values()):
             for v in table.values():
                 if isinstance(v, np.ndarray):
                     total += v.nbytes

@@ -158,4 +158,60 @@ def detail_fields(source, i) -> list:
                          f"{format_ns_us(wt['start_ns'])} – {format_ns_us(wt['end_ns'])} "
                          f"(ready at {format_ns_us(wt['ready_ns'])})",
                          (wt["start_ns"], wt["ready_ns"], wt["end_ns"])))
+    out.extend(critical_fields(source, int(i)))
     return out
+
+
+# how a critical event came to trigger: an item's completion ends, other events are triggered
+_COMPLETIONS = ("TaskEvent", "CopyEvent", "FillEvent", "DepPartEvent", "InstanceDeletion")
+
+
+def item_label(source, j) -> str:
+    """An item as a details row names it: "BinaryOp[prog.py:16] on c1", "Copy n0s0-n0f0",
+    "Fill into n0s0"."""
+    j = int(j)
+    lane = source.info().lanes[source.item_lane(j)[0]]
+    title = source.item_title(j)
+    if lane.group == "channel":
+        return f"Fill into {lane.short[5:]}" if lane.short.startswith("fill ") else \
+            f"{title} {lane.short}"
+    return f"{title} on {lane.short}"
+
+
+def critical_fields(source, i) -> list:
+    """What held item ``i`` up (its critical predecessor, with a link to follow back) and
+    how many items it held up in turn (a link to follow forward)."""
+    link = source.critical_predecessor(i)
+    out = []
+    if link is not None:
+        out.append(_predecessor_field(source, link))
+    after = source.critical_successors(i)
+    if len(after):
+        ids = after.tolist()
+        text = ("1 item waited for this or was created by it" if len(ids) == 1 else
+                f"{len(ids)} items waited for this or were created by it")
+        out.append(Field("Held up", text, ids, ("items", ids)))
+    return out
+
+
+def _predecessor_field(source, link):
+    j = link.predecessor
+    note = f" ({link.note})" if link.note and link.note not in ("deletion",) else ""
+    if link.via == "event" and j is not None:
+        lag = link.lag_ns
+        verb = "ended" if link.event_kind in _COMPLETIONS else "triggered what it waited for"
+        when = "" if lag is None else (
+            f", {verb} {format_ns_us(lag)} before this became ready" if lag >= 0 else
+            f", {verb} {format_ns_us(-lag)} after this became ready (the two clocks differ)")
+        return Field("Waited for", item_label(source, j) + when + note, j, ("item", j))
+    if link.via == "creator" and j is not None:
+        return Field("Created by", f"{item_label(source, j)} at "
+                     f"{format_ns_us(link.creation_ns)}; all it waited for had happened by then"
+                     + note, j, ("item", j))
+    if link.via == "creator" or link.via == "unknown_creator":
+        return Field("Created by", f"nothing in the loaded profile{note}", None)
+    if link.via == "deallocation":
+        return Field("Waited for", "other instances to be freed (its allocation was deferred)",
+                     None)
+    return Field("Waited for", f"an event no loaded profile records{note}: the critical path "
+                 "stops here", None)

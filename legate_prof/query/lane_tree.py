@@ -48,6 +48,9 @@ class ProfileInfo:
     n_items: int
     legion_version: str = ""
     timeline_missing: str = ""  # why there is no Legion timeline (a crashed run), or ""
+    # what a user comparing boxes across nodes must know (clock skew, a congested network:
+    # ``query.message_latency``), one plain sentence each
+    notices: tuple = ()
 
 
 def describe(m) -> ProfileInfo:

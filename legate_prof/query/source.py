@@ -9,12 +9,16 @@ means what the picture shows.  Callers never touch the model's tables.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from legate_prof.model.kinds import ItemKind
 from legate_prof.model.stacking import stack_in_threads
+from legate_prof.query.critical import CriticalLink, CriticalPaths
 from legate_prof.query.details import detail_fields, item_facts, item_title
 from legate_prof.query.lane_tree import ProfileInfo, describe
+from legate_prof.query.message_latency import MessageLatency, message_latency
 from legate_prof.query.search import search_items
 from legate_prof.query.summary import average_utilization
 from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile
@@ -27,12 +31,20 @@ class ProfileSource:
         self._m = model
         self._info = None
         self.last_tiles = {}  # lane -> the LaneTile last produced (hit-testing reads it)
+        self._critical = CriticalPaths(self.item_parts)
+        self._latency = None
 
     # -- description ---------------------------------------------------------------------
     def info(self) -> ProfileInfo:
         if self._info is None:
-            self._info = describe(self._m)
+            self._info = replace(describe(self._m), notices=self.message_latency().notices())
         return self._info
+
+    def message_latency(self) -> MessageLatency:
+        """The messages' clock skew and latency (``query.message_latency``), computed once."""
+        if self._latency is None:
+            self._latency = message_latency(self.item_parts())
+        return self._latency
 
     # -- tiles -----------------------------------------------------------------------------
     def prepare_lanes(self, lanes):
@@ -151,6 +163,35 @@ class ProfileSource:
         top-level task's lane)."""
         q = text.lower()
         return [x.lane for x in self.info().lanes if q in x.short.lower() or q in x.long.lower()]
+
+    # -- the critical path (``query.critical``) ----------------------------------------------
+    def prepare_critical_path(self):
+        """Compute every item's critical predecessor now (seconds at millions of items; the
+        calls below do it on first use otherwise): e.g. in a thread after the first frame."""
+        self._critical.links()
+
+    @property
+    def critical_path_ready(self) -> bool:
+        """Whether the critical path is computed (the calls below answer at once)."""
+        return self._critical.ready
+
+    def critical_predecessor(self, i) -> CriticalLink | None:
+        """What held item ``i`` up (``CriticalLink``); None for an item the reference gives
+        no critical path (calls, kernels, a profile without event records)."""
+        return self._critical.predecessor(i)
+
+    def critical_successors(self, i) -> np.ndarray:
+        """Item ids whose critical predecessor is ``i``, sorted."""
+        return self._critical.successors(i)
+
+    def run_critical_path(self, item=None) -> list:
+        """The run's critical path as ``PathStep``s, from the item that ended last (or
+        ``item``) back to where the chain stops."""
+        return self._critical.run_path(item)
+
+    def critical_links(self):
+        """Every item's link at once (``query.critical_links.CriticalLinks``), for analyses."""
+        return self._critical.links()
 
     # -- the whole profile -------------------------------------------------------------------
     def item_parts(self) -> list:

@@ -517,6 +517,16 @@ REQUIRED_FIELDS = {
     "InstTimelineInfo": ("inst_id", "mem_id", "size", "op_id", "create", "ready", "destroy"),
     "TaskWaitInfo": ("op_id", "wait_start", "wait_ready", "wait_end"),
     "MetaWaitInfo": ("op_id", "lg_id", "wait_start", "wait_ready", "wait_end"),
+    # the Realm event graph (the critical path)
+    "EventMergerInfo": ("result", "fevent", "performed", "pre0", "pre1", "pre2", "pre3"),
+    "CompletionQueueInfo": ("result", "fevent", "performed", "pre0", "pre1", "pre2", "pre3"),
+    "EventTriggerInfo": ("result", "fevent", "precondition", "performed"),
+    "EventPoisonInfo": ("result", "fevent", "performed"),
+    "BarrierArrivalInfo": ("result", "fevent", "precondition", "performed"),
+    "ReservationAcquireInfo": ("result", "fevent", "precondition", "performed"),
+    "InstanceReadyInfo": ("result", "precondition", "inst_uid", "performed"),
+    "InstanceRedistrictInfo": ("result", "precondition", "previous", "next", "performed"),
+    "ExternalEventInfo": ("external", "fevent", "created", "trigger"),
 }
 _STRING_FIELDS = {"name", "prov"}
 

@@ -16,13 +16,15 @@ import numpy as np
 
 from legate_prof.model.intervals import StepIntegral
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
+from legate_prof.model.event_tables import EVENT_TABLES, N_MARKS
 from legate_prof.model.trace_model import ITEM_COLUMNS, LANE_COLUMNS
 
 TABLES = {
     "items": ITEM_COLUMNS,
     "lanes": LANE_COLUMNS,
     "ops": {"op_id": np.uint64, "kind": np.int32, "provenance": np.int32, "parent": np.uint64},
-    "waits": {"item": np.int64, "start": np.int64, "ready": np.int64, "end": np.int64},
+    "waits": {"item": np.int64, "start": np.int64, "ready": np.int64, "end": np.int64,
+              "event": np.uint64},
     "transfers": {"item": np.int64, "size": np.uint64, "src": np.uint64, "dst": np.uint64,
                   "inst": np.uint64},
     "procs": {"proc_id": np.uint64, "kind": np.int32, "rank": np.int32},
@@ -49,12 +51,12 @@ def _list_of(v, typ, what):
         _fail(f"{what} is not a list of {typ.__name__}")
 
 
-def _table(d, name):
+def _table(d, name, schema=None):
     t = d.get(name)
     if not isinstance(t, dict):
         _fail(f"table {name!r} missing")
     n = None
-    for col, dt in TABLES[name].items():
+    for col, dt in (schema or TABLES[name]).items():
         a = t.get(col)
         if not isinstance(a, np.ndarray) or a.dtype != np.dtype(dt) or a.ndim != 1:
             _fail(f"column {name}.{col} missing or of the wrong type")
@@ -123,6 +125,7 @@ def check_bundle(d, values=True):
         if not stacked:  # in a model built unstacked (it stacks the lanes it draws)
             _fail("index of an unstacked bundle")
         _check_index(d.get("index"), items, lanes, n, values)
+    _check_events(d.get("events"), values)
     _check_ranks_and_steps(d, values)
     _check_extra(d.get("extra"), items, n, values)
 
@@ -202,6 +205,20 @@ def _check_extra(ex, items, n, values):
         if values and extent != ([int(items["start"].min()), int(items["stop"].max())]
                                  if n else [0, 0]):
             _fail("extra extent is not the items'")
+
+
+def _check_events(events, values):
+    """The event graph's tables (``model.event_tables``): keyed by event, so only their types,
+    lengths and small codes can be wrong; whatever ids they hold, the critical path copes
+    (an unknown event ends a chain there)."""
+    if not isinstance(events, dict):
+        _fail("event tables missing")
+    for name, schema in EVENT_TABLES.items():
+        _table(events, name, schema)
+    if values:
+        _in_range(events["records"]["kind"], 0, 16, "event record kind")
+        _in_range(events["marks"]["mark"], 0, N_MARKS, "event mark")
+        _in_range(events["edges"]["update"], 0, 2, "event edge flag")
 
 
 def _check_item_values(d, items, lanes, n, n_names, n_provs):

@@ -27,7 +27,8 @@ from legate_prof.model.intervals import StepIntegral
 from legate_prof.model.kinds import ANY_ACTIVE_GROUPS
 
 BUNDLE_MAGIC = b"LPBUNDLE"
-FORMAT_VERSION = 4  # 4: lanes named by model.lane_names; 3: calls folded into waits, items.detail
+FORMAT_VERSION = 5  # 5: the event graph (items' events, waits' events, model.events); 4: lanes
+# named by model.lane_names; 3: calls folded into waits, items.detail
 ALIGN = 64
 
 
@@ -160,7 +161,7 @@ class _SumOnWrite:
         return doc
 
 
-def write_tables(model, path, items, waits, transfers, ops, index, indexes=True):
+def write_tables(model, path, items, waits, transfers, ops, index, indexes=True, events=None):
     """Write ``model``'s small tables (lanes, strings, steps, ranks…) with these per-item
     tables (arrays or ``Deferred`` columns) and ``index``, stacked when indexed."""
     steps = [{"rank": r, "group": g, **_step_doc(s, indexes)}
@@ -191,6 +192,7 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True)
         "warnings": [str(w) for w in model.warnings], "sources": list(model.sources),
         "source_sizes": _source_sizes(model.sources),
         "markers": model.markers, "extra": extra,
+        "events": model.events if events is None else events,
     }
     cols = _Columns()
     header = msgpack.packb(_pack(doc, cols), use_bin_type=True)
@@ -308,7 +310,7 @@ def _model_of(d):
         busy_ns={(r, g): v for r, g, v in ex.get("busy_ns", [])},
         variant_by_name_group={(n, g): v for n, g, v in ex.get("variants", [])},
         runtime_end_ns=ex.get("runtime_end_ns"), stacked=d.get("stacked", True),
-        line_text=ex.get("line_text", {}))
+        line_text=ex.get("line_text", {}), events=d["events"])
     if d["index"] is not None:
         model.adopt_indexes(
             d["index"]["sub_offset"], d["index"]["sub_bounds"], d["index"]["dur_perm"],

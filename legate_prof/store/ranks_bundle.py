@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.assemble.rank_merge import release_pages, sorted_ops
+from legate_prof.model.event_tables import concat_event_tables
 from legate_prof.model.stacking import stacked_layout
 from legate_prof.store.bundle_file import Deferred, write_tables
 
@@ -71,4 +72,5 @@ def write_ranks_bundle(src, path):
         ops = sorted_ops({c: np.concatenate([
             p.prov_map[p.model.ops[c]].astype(p.model.ops[c].dtype) if c == "provenance"
             else np.asarray(p.model.ops[c]) for p in parts]) for c in first.ops})
-    return write_tables(small, path, items, waits, transfers, ops, index)
+    events = concat_event_tables([p.model.events for p in parts])
+    return write_tables(small, path, items, waits, transfers, ops, index, events=events)

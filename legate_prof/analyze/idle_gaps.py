@@ -1,0 +1,149 @@
+"""Idle time explained: per lane group, the time its processors sat idle inside the run,
+split by what the item each processor ran next was waiting for — its critical predecessor
+(``query.critical_links``).
+
+A processor's idle time is the time between its items (from the run's first start to its
+last item's stop: after that it had nothing more to do).  Each stretch counts for the item
+that ended it, by what held that item up:
+
+* ``copy_fill``: a copy, fill or dependent-partitioning operation on a channel;
+* ``mapping``: mapping and runtime work on a utility processor (meta-tasks, mapper and
+  runtime calls there);
+* ``task``: another task (or a call inside one: the program's thread launching it, say);
+* ``message``: a message from another node (or this one);
+* ``memory``: an instance (its allocation waited for others to be freed);
+* ``unknown``: nothing known (an event no loaded profile records, no event records at all).
+
+And by source line: the line of the item that ended the stretch (a meta-task's: its
+operation's).  Also: the same per line as ``insights`` evidence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from legate_prof.model.kinds import GROUP_KEYS, PROCESSOR_GROUPS, ItemKind
+from legate_prof.query.critical_inputs import kinds_mask
+from legate_prof.query.critical_links import NO_ROW, VIA_DEALLOCATION
+
+WAITS = ("copy_fill", "mapping", "task", "message", "memory", "unknown")
+_RUNNERS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK,
+            ItemKind.GPU_KERNEL)
+_PROC_GROUPS = np.array([g in PROCESSOR_GROUPS for g in GROUP_KEYS])
+
+
+def _gaps_of_part(p, run_start):
+    """The idle stretches of one part's processor lanes: per lane, its items by start and the
+    time before each since the lane's last stop (the run's start for the first), as
+    (global item ids, idle ns, rank, lane group, provenance id) of the items after a
+    stretch."""
+    it = p.model.items
+    lanes = p.model.lanes
+    sel = np.flatnonzero(kinds_mask(it["kind"], _RUNNERS)
+                         & _PROC_GROUPS[lanes["group"][it["lane"]]])
+    lane, start, stop = it["lane"][sel], it["start"][sel], it["stop"][sel]
+    o = np.lexsort((start, lane))
+    sel, lane, start, stop = sel[o], lane[o], start[o], stop[o]
+    first = np.ones(len(sel), bool)
+    first[1:] = lane[1:] != lane[:-1]
+    # the latest stop before each item on its lane: a running maximum restarted per lane
+    seg = np.cumsum(first) - 1
+    shift = (stop - run_start).astype(np.int64) + 1
+    width = int(shift.max()) + 1 if len(shift) else 1
+    key = seg.astype(np.int64) * width + shift
+    before = np.zeros(len(sel), np.int64)
+    before[1:] = np.maximum.accumulate(key)[:-1] - seg[1:] * width - 1
+    before[first] = 0
+    idle = np.maximum(start - run_start - before, 0)
+    keep = idle > 0
+    sel, lane, idle = sel[keep], lane[keep], idle[keep]
+    return (sel + p.item_off, idle, lanes["rank"][lane].astype(np.int64),
+            lanes["group"][lane].astype(np.int64), p.provenances(sel).astype(np.int64))
+
+
+def classify(links, ids):
+    """What held each item of ``ids`` up, as an index into ``WAITS``."""
+    ids = np.asarray(ids, np.int64)
+    kernel = links.values("kind", ids) == ItemKind.GPU_KERNEL  # a kernel: as its task
+    if kernel.any():
+        ids = ids.copy()
+        creator = links.values("creator", ids[kernel]).astype(np.uint64)
+        task = links.index.find(creator, links.index.entry)
+        ids[np.flatnonzero(kernel)[task >= 0]] = task[task >= 0]
+    via, target = links.items.via[ids], links.items.target[ids]
+    out = np.full(len(ids), WAITS.index("unknown"), np.int64)
+    out[via == VIA_DEALLOCATION] = WAITS.index("memory")
+    has = np.flatnonzero((via != NO_ROW) & (target >= 0))
+    t = target[has].astype(np.int64)
+    kind = links.values("kind", t)
+    cls = np.full(len(t), WAITS.index("task"), np.int64)
+    cls[links.inputs.lane_group(t) == GROUP_KEYS.index("utility")] = WAITS.index("mapping")
+    cls[kind == ItemKind.MESSAGE] = WAITS.index("message")
+    cls[kinds_mask(kind, (ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART))] = \
+        WAITS.index("copy_fill")
+    cls[kind == ItemKind.INSTANCE] = WAITS.index("memory")
+    out[has] = cls
+    return out
+
+
+def idle_gaps(source) -> dict:
+    """The idle time of ``source``'s processor lane groups, explained (see above); JSON as
+    ``stats --json``'s ``idle`` (docs/stats_json.md)."""
+    run_start, run_stop = source.summary_model().extent()
+    got = [_gaps_of_part(p, run_start) for p in source.item_parts()]
+    ids, idle, rank, group, prov = (np.concatenate([g[k] for g in got]) for k in range(5))
+    cls = classify(source.critical_links(), ids)
+    summary = source.summary_model()
+    return {"span_ns": [int(run_start), int(run_stop)], "waits": list(WAITS),
+            "groups": _by_group(summary, rank, group, cls, idle),
+            "by_provenance": _by_line(source.provenances, prov, cls, idle)}
+
+
+def _sums(key, cls, idle):
+    """(the keys present, their idle ns by wait: one row per key); keys are small
+    non-negative ints (provenance ids, rank * 64 + group): counted, not sorted."""
+    n = int(key.max()) + 1 if len(key) else 0
+    sums = np.bincount(key * len(WAITS) + cls, weights=idle.astype(np.float64),
+                       minlength=n * len(WAITS)).reshape(n, len(WAITS))
+    keys = np.flatnonzero(np.bincount(key, minlength=n))
+    return keys, np.clip(np.nan_to_num(sums[keys]), 0, 2.0**62).astype(np.int64)
+
+
+def _row(sums):
+    return {"idle_ns": int(sums.sum()), "by_wait": dict(zip(WAITS, sums.tolist()))}
+
+
+def _by_group(summary, rank, group, cls, idle):
+    keys, sums = _sums(rank * 64 + group, cls, idle)
+    return [{"rank": int(k // 64), "kind": GROUP_KEYS[int(k % 64)],
+             "lanes": int(len(summary.lanes_of(GROUP_KEYS[int(k % 64)], int(k // 64)))),
+             **_row(s)} for k, s in zip(keys.tolist(), sums)]
+
+
+def _by_line(provenances, prov, cls, idle, top=20):
+    keys, sums = _sums(prov, cls, idle)
+    rows = [{"provenance": provenances[k], **_row(s)}
+            for k, s in zip(keys.tolist(), sums) if k]
+    rows.sort(key=lambda r: (-r["idle_ns"], r["provenance"]))
+    return rows[:top]
+
+
+def format_idle(idle) -> list:
+    """Text lines for ``stats``."""
+    from legate_prof.present.units import format_ns_ascii
+    rows = [g for g in idle["groups"] if g["idle_ns"]]
+    if not rows:
+        return []
+    lines = ["Idle time inside the run, by what the next item waited for",
+             f"  {'rank':>4}  {'group':<12}{'idle':>12}" + "".join(f"{w:>12}" for w in WAITS)]
+    for g in rows:
+        lines.append(f"  {g['rank']:>4}  {g['kind']:<12}{format_ns_ascii(g['idle_ns']):>12}"
+                     + "".join(f"{format_ns_ascii(g['by_wait'][w]):>12}" for w in WAITS))
+    lines_ = idle["by_provenance"][:5]
+    if lines_:
+        lines.append("  by the line that waited:")
+        for r in lines_:
+            top = max(WAITS, key=lambda w: r["by_wait"][w])
+            lines.append(f"    {format_ns_ascii(r['idle_ns']):>12}  {r['provenance']}  "
+                         f"(mostly {top})")
+    return lines

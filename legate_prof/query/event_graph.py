@@ -1,0 +1,327 @@
+"""The Realm event graph and the reference's pass over it (``state.rs``
+``compute_critical_paths``): for each event, the *critical* event behind it — the root whose
+trigger made it trigger — and when it triggered.
+
+Vertices are the events the event records name (results, preconditions, every earlier phase
+of a named barrier) plus the items' completions that some edge starts from; the rest of the
+items' completions are roots the pass never needs to visit (an item's completion has no
+incoming edge: its trigger is the item's stop).  Over whole columns: vertices by a sort of
+the named events, attributes by the first recording, edges newest first, and Kahn's order one
+level at a time (the rounds are the longest chain of events, barrier phases mostly).
+
+A damaged graph never raises: an event nothing records is an unknown root (what depends on
+it is "unknown"), and a cycle clears every lookup, as the reference does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from legate_prof.model.event_tables import (
+    ARRIVE_BARRIER, COMPLETION_QUEUE_EVENT, EXTERNAL_HANDSHAKE, NO_TIME, UNKNOWN_EVENT)
+
+# kinds whose trigger time the pass computes (the others carry their record's)
+PROPAGATED = np.zeros(16, bool)
+PROPAGATED[[5, 6, 7, 8, 9, 10, 11, 12, 14]] = True
+BARRIER_TAG = np.uint64(2)
+GENERATION_MASK = np.uint64(0xFFFFF)
+MAX_BARRIER_PHASES = 50_000_000  # earlier phases made vertices of (a damaged id: fewer)
+
+
+def is_barrier(events):
+    return (np.asarray(events, np.uint64) >> np.uint64(60)) == BARRIER_TAG
+
+
+def sorted_unique(a):
+    """Distinct values, sorted (by a sort: numpy's hash-based unique is slow on u64 ids)."""
+    a = np.sort(np.asarray(a), kind="stable")  # (event ids come in runs: merged, not sorted)
+    if len(a) < 2:
+        return a
+    return a[np.concatenate([[True], a[1:] != a[:-1]])]
+
+
+def first_of_runs(sorted_keys):
+    """Mask of the first element of each run of equal keys."""
+    keep = np.ones(len(sorted_keys), bool)
+    keep[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    return keep
+
+
+# Above this many queries a search sorts them first: a binary search of queries in random
+# order misses the cache at every step (10 M in 10 M keys: 14 s; sorted first: 2 s).
+SORT_QUERIES_ABOVE = 1 << 18
+
+
+def find_sorted(keys, query):
+    """Position of each ``query`` in the sorted ``keys``, -1 where absent (and for 0)."""
+    query = np.asarray(query, keys.dtype)
+    if len(keys) == 0 or len(query) == 0:
+        return np.full(len(query), -1, np.int64)
+    if len(query) > SORT_QUERIES_ABOVE and len(keys) > SORT_QUERIES_ABOVE:
+        order = np.argsort(query, kind="stable")  # (runs of ids in order: cheap)
+        pos = np.empty(len(query), np.int64)
+        pos[order] = np.searchsorted(keys, query[order])
+    else:
+        pos = np.searchsorted(keys, query)
+    np.minimum(pos, len(keys) - 1, out=pos)
+    return np.where((keys[pos] == query) & (query != 0), pos, -1)
+
+
+@dataclass
+class EventGraph:
+    """Vertices (sorted event ids) with their kind, creator event, creation and trigger time
+    and, after ``run_pass``, their critical vertex (-1: none)."""
+
+    events: np.ndarray
+    kind: np.ndarray
+    creator: np.ndarray
+    creation: np.ndarray
+    trigger: np.ndarray
+    src: np.ndarray  # edges as vertex indices, each (src, dst) once, newest copy's rank
+    dst: np.ndarray
+    rank: np.ndarray  # insertion order (the pass reads a vertex's edges newest first)
+    n_edges: int  # edges the reference's graph holds (parallel copies counted)
+    critical: np.ndarray | None = None
+    cycle: bool = False
+    rounds: int = 0
+
+    @property
+    def has_data(self):
+        """The reference computes critical paths only for a graph with an edge."""
+        return self.n_edges > 0
+
+    def vertex(self, events):
+        return find_sorted(self.events, events)
+
+    def critical_of(self, events):
+        """The critical vertex of each event (-1: not a vertex, or lookups cleared)."""
+        v = self.vertex(events)
+        if self.critical is None or self.cycle or not self.has_data:
+            return np.full(len(v), -1, np.int64)
+        out = np.full(len(v), -1, np.int64)
+        out[v >= 0] = self.critical[v[v >= 0]]
+        return out
+
+
+def _barrier_phases(named):
+    """Every generation 1..g of each barrier named at generation g (the reference adds them
+    when a barrier is first named, with an edge from each phase to the next)."""
+    bar = sorted_unique(named[is_barrier(named)])
+    if len(bar) == 0:
+        return bar
+    gen = (bar & GENERATION_MASK).astype(np.int64)
+    base_all = bar - gen.astype(np.uint64)
+    base = sorted_unique(base_all)
+    maxgen = np.zeros(len(base), np.int64)
+    np.maximum.at(maxgen, np.searchsorted(base, base_all), gen)
+    if int(maxgen.sum()) > MAX_BARRIER_PHASES:  # damaged ids: only the phases named
+        return bar
+    rep = np.repeat(np.arange(len(base)), maxgen)
+    off = np.arange(int(maxgen.sum())) - np.repeat(np.cumsum(maxgen) - maxgen, maxgen)
+    return base[rep] + (off + 1).astype(np.uint64)
+
+
+def build_graph(events, completions, implicit):
+    """The graph of the event tables ``events`` (``model.event_tables``, all ranks in reading
+    order).  ``completions(ev)`` gives, for event ids, the items' completion vertices they
+    are: (kind, creation, trigger) arrays, kind -1 where no item completes that event.
+    ``implicit``: the implicit tasks' events (vertices only as placeholders)."""
+    rec, edges = events["records"], events["edges"]
+    named = np.concatenate([rec["result"], edges["src"], edges["dst"],
+                            np.asarray(implicit, np.uint64)]).astype(np.uint64)
+    named = named[named != 0]
+    ids = sorted_unique(np.concatenate([named, _barrier_phases(named)]))
+    nv = len(ids)
+    g = EventGraph(events=ids, kind=np.full(nv, UNKNOWN_EVENT, np.int8),
+                   creator=np.zeros(nv, np.uint64), creation=np.full(nv, NO_TIME, np.int64),
+                   trigger=np.full(nv, NO_TIME, np.int64), src=None, dst=None, rank=None,
+                   n_edges=0)
+    _record_items(g, completions)
+    _record_events(g, rec)
+    _add_edges(g, edges)
+    return g
+
+
+def _record_items(g, completions):
+    """Vertices that are items' completions (their item's record makes them)."""
+    kind, creation, trigger = completions(g.events)
+    hit = np.flatnonzero(kind >= 0)
+    g.kind[hit] = kind[hit]
+    g.creator[hit] = g.events[hit]  # an item's completion is named by its own event
+    g.creation[hit] = creation[hit]
+    g.trigger[hit] = trigger[hit]
+
+
+def _record_events(g, rec):
+    """Vertices the event records make: the first record of an event wins (an item's
+    completion before any); a barrier's phase takes the creator and time of its latest
+    arrival (the first recorded among equals); a handshake its first record's time."""
+    if len(rec["result"]) == 0:
+        return
+    v = g.vertex(rec["result"])
+    kind = rec["kind"].astype(np.int64)
+    arrival = (kind == ARRIVE_BARRIER) | (kind == EXTERNAL_HANDSHAKE)
+    free = g.kind == UNKNOWN_EVENT  # not made by an item
+    plain = np.flatnonzero(~arrival & (v >= 0))
+    plain = plain[free[v[plain]]]
+    o = plain[np.argsort(v[plain], kind="stable")]
+    o = o[first_of_runs(v[o])]
+    vv = v[o]
+    g.kind[vv], g.creator[vv] = kind[o], rec["creator"][o]
+    g.creation[vv], g.trigger[vv] = rec["time"][o], rec["trigger"][o]
+    for k in (ARRIVE_BARRIER, EXTERNAL_HANDSHAKE):
+        sel = np.flatnonzero((kind == k) & (v >= 0))
+        sel = sel[free[v[sel]]]
+        if len(sel) == 0:
+            continue
+        if k == ARRIVE_BARRIER:  # latest performed first, then record order
+            o = sel[np.lexsort((sel, -rec["time"][sel], v[sel]))]
+        else:
+            o = sel[np.argsort(v[sel], kind="stable")]
+        o = o[first_of_runs(v[o])]
+        vv = v[o]
+        g.kind[vv], g.creation[vv] = k, rec["time"][o]
+        g.creator[vv] = rec["creator"][o] if k == ARRIVE_BARRIER else 0
+
+
+def _add_edges(g, edges):
+    """Edges in insertion order: each barrier phase's edge from the phase before first, then
+    the records' (``update`` edges only where the pair is new; of parallel copies the newest
+    is the one the pass can see)."""
+    ids = g.events
+    bv = np.flatnonzero(is_barrier(ids))
+    bv = bv[(ids[bv] & GENERATION_MASK) > 1]
+    ps = g.vertex(ids[bv] - np.uint64(1))
+    s = np.concatenate([ps, g.vertex(edges["src"])])
+    d = np.concatenate([bv, g.vertex(edges["dst"])])
+    upd = np.concatenate([np.ones(len(ps), bool), edges["update"].astype(bool)])
+    keep = (s >= 0) & (d >= 0)
+    s, d, upd = s[keep], d[keep], upd[keep]
+    pair = s.astype(np.int64) * max(len(ids), 1) + d
+    o = np.argsort(pair, kind="stable")
+    first = np.zeros(len(pair), bool)
+    first[o[first_of_runs(pair[o])]] = True
+    inserted = first | ~upd
+    g.n_edges = int(inserted.sum())
+    rank = np.flatnonzero(inserted)
+    s, d, pair = s[inserted], d[inserted], pair[inserted]
+    o = np.lexsort((-rank, pair))  # newest copy of each pair first
+    o = o[first_of_runs(pair[o])]
+    small = np.int32 if max(len(ids), len(pair)) < 2**31 else np.int64
+    g.src, g.dst, g.rank = s[o].astype(small), d[o].astype(small), rank[o].astype(small)
+
+
+def run_pass(g):
+    """``compute_critical_paths``: in topological order, each vertex's critical vertex and,
+    for the kinds it computes, its trigger time.  A cycle leaves ``g.cycle`` set."""
+    nv = len(g.events)
+    g.critical = np.full(nv, -1, np.int32 if nv < 2**31 else np.int64)
+    if not g.has_data:
+        return g
+    o = np.lexsort((-g.rank, g.dst))  # incoming edges by destination, newest first
+    in_src, in_rank = g.src[o], g.rank[o]
+    in_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.dst, minlength=nv))])
+    o2 = np.argsort(g.src, kind="stable")
+    out_dst = g.dst[o2]
+    out_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.src, minlength=nv))])
+    remaining = np.bincount(g.dst, minlength=nv)
+    frontier = np.flatnonzero(remaining == 0)
+    # vertices without sources (most: items' completions, first phases …) are their own
+    # critical vertex; the kinds the pass times trigger when made
+    g.critical[frontier] = frontier
+    prop = frontier[PROPAGATED[g.kind[frontier]] & (g.kind[frontier] != UNKNOWN_EVENT)]
+    g.trigger[prop] = g.creation[prop]
+    done = len(frontier)
+    g.rounds = 1
+    frontier = _next_level(out_dst, out_ptr, frontier, remaining, nv)
+    while len(frontier):
+        g.rounds += 1
+        done += len(frontier)
+        _visit(g, frontier, in_src, in_rank, in_ptr)
+        frontier = _next_level(out_dst, out_ptr, frontier, remaining, nv)
+    g.cycle = done < nv
+    return g
+
+
+def _next_level(out_dst, out_ptr, frontier, remaining, nv):
+    """Kahn's next level: the vertices whose last source was in ``frontier``."""
+    d = _gather(out_dst, out_ptr, frontier)[1]
+    if len(d) == 0:
+        return d
+    if len(d) * 8 > nv:
+        remaining -= np.bincount(d, minlength=nv)
+    else:
+        np.subtract.at(remaining, d, 1)
+    return sorted_unique(d[remaining[d] == 0])
+
+
+def _gather(values, ptr, rows):
+    """(row of each, value) of the CSR ranges ``ptr[rows]..ptr[rows + 1]``."""
+    cnt = ptr[rows + 1] - ptr[rows]
+    tot = int(cnt.sum())
+    grp = np.repeat(np.arange(len(rows)), cnt)
+    at = np.repeat(ptr[rows] - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)
+    return grp, values[at], at
+
+
+def _visit(g, f, in_src, in_rank, in_ptr):
+    """One level of the pass: the vertices ``f``, whose sources are all done."""
+    n = len(f)
+    cnt = in_ptr[f + 1] - in_ptr[f]
+    # per vertex: the critical vertex and trigger time of its latest and earliest source
+    # with a trigger time, and of its newest source without (which taints it)
+    late_v, late_t = np.full(n, -1, np.int64), np.full(n, NO_TIME, np.int64)
+    early_v, early_t = late_v.copy(), late_t.copy()
+    taint = np.full(n, -1, np.int64)
+    one = np.flatnonzero(cnt == 1)  # most vertices: no order among sources to find
+    if len(one):
+        s = in_src[in_ptr[f[one]]]
+        st = g.trigger[s]
+        known = st != NO_TIME
+        k, u = one[known], one[~known]
+        late_v[k] = early_v[k] = g.critical[s[known]]
+        late_t[k] = early_t[k] = st[known]
+        taint[u] = g.critical[s[~known]]
+    many = np.flatnonzero(cnt > 1)
+    if len(many):
+        grp, s, at = _gather(in_src, in_ptr, f[many])
+        grp = many[grp]
+        _many_sources(g, grp, s, in_rank[at], n, (late_v, late_t, early_v, early_t, taint))
+    unknown = g.kind[f] == UNKNOWN_EVENT
+    tainted = (taint >= 0) & ~unknown
+    cq = g.kind[f] == COMPLETION_QUEUE_EVENT
+    pick_v, pick_t = np.where(cq, early_v, late_v), np.where(cq, early_t, late_t)
+    ok = ~tainted & ~unknown
+    cr = g.creation[f]
+    late = ok & (pick_v >= 0) & ((cr == NO_TIME) | (cr < pick_t))
+    crit = np.where(late, pick_v, f)
+    crit[tainted] = taint[tainted]
+    g.critical[f] = crit
+    prop = ok & PROPAGATED[g.kind[f]]
+    g.trigger[f[prop]] = np.where(late[prop], pick_t[prop], cr[prop])
+
+
+def _many_sources(g, grp, s, rank, n, out):
+    """``_visit`` for vertices with several sources (``grp``: the vertex of each source):
+    ties in time go to the newest edge, the newest untriggered source taints."""
+    late_v, late_t, early_v, early_t, taint = out
+    st = g.trigger[s]
+    known = st != NO_TIME
+    um = np.flatnonzero(~known)
+    if len(um):
+        ou = um[np.lexsort((-rank[um], grp[um]))]
+        ou = ou[first_of_runs(grp[ou])]
+        taint[grp[ou]] = g.critical[s[ou]]
+    km = np.flatnonzero(known)
+    for latest, v, t in ((True, late_v, late_t), (False, early_v, early_t)):
+        if len(km) == 0:
+            break
+        key_t = st[km] if latest else -st[km]
+        o = km[np.lexsort((rank[km], key_t, grp[km]))]
+        last = np.ones(len(o), bool)
+        last[:-1] = grp[o][1:] != grp[o][:-1]
+        o = o[last]
+        v[grp[o]] = g.critical[s[o]]
+        t[grp[o]] = st[o]

@@ -1,0 +1,199 @@
+"""The run's critical path: from the item that ended last, back along what held each item
+up, to where the chain stops — a step per item with the part of the timeline it holds.
+
+Walking back from an item at a hand-off time h (when the next item on the path could go on):
+
+* if the item waited (a wait with an event) and resumed by h, the last such wait is what
+  held it: the item's piece is [end of that wait, h], and the path goes on to what the wait
+  waited for, at the time its event triggered;
+* else the item's piece is [its start, h], and the path goes on to its own critical
+  predecessor: what it waited for ("event", at that event's trigger time) or the call or
+  entry that created it ("creator", at its creation);
+* an item that was ready before the item its link names let it go, and that started only
+  when an earlier item on its processor (or channel) finished, queued behind that item: the
+  path goes on to it ("queued", at the start) — the reference's link knows only events;
+* a mapper, runtime or application call, or a GPU kernel, goes on to the task it ran
+  inside ("caller", at its start);
+* the chain stops at an item without a predecessor, or at an unknown event ("unknown").
+
+Pieces never overlap: each ends where the next one (later in time) begins, or earlier (a
+piece squeezed by two nodes' clocks is empty); what lies between two pieces is time no item
+on the path was running (a gap).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from legate_prof.model.kinds import ItemKind
+from legate_prof.query.critical_inputs import (CALL_KINDS, END_KINDS, ENTRY_KINDS, kinds_mask,
+                                               last_item)
+from legate_prof.query.critical_links import NO_ROW, VIA, VIA_CREATOR, VIA_EVENT, VIA_UNKNOWN
+
+MAX_STEPS = 1_000_000
+# where the walk starts: the last of these to end (instances and the runtime's operations
+# live on to the end without holding anything up)
+
+
+@dataclass(frozen=True)
+class PathStep:
+    """One item on the run's critical path, and the time it holds there: ``begin_ns`` to
+    ``end_ns`` (within its own start and stop).  ``via`` says how the path went on to the
+    ``predecessor`` (-1: none): "event", "creator", "wait" (through one of its waits),
+    "queued" (behind the item before it on its processor or channel), "caller" (a call or
+    kernel to its task), "deallocation", "unknown" (an event no profile records; the chain
+    stops) or "" (nothing before it)."""
+
+    item: int
+    begin_ns: int
+    end_ns: int
+    via: str
+    predecessor: int
+    wait_from_ns: int | None = None  # "wait": the wait the item resumed from, start and end
+    wait_to_ns: int | None = None
+
+
+class _Items:
+    """One item's columns, asked of its part as the walk needs them."""
+
+    def __init__(self, links):
+        self.links = links
+
+    def __call__(self, i):
+        v = {c: int(self.links.values(c, [i])[0]) for c in ("kind", "start", "stop", "creator")}
+        return v
+
+
+def walk_back(links, item=None, limit=MAX_STEPS):
+    """The path ending with ``item`` (default: the item that ended last), last step first."""
+    col = _Items(links)
+    i = links.last if item is None else int(item)
+    if i < 0:
+        return []
+    h = col(i)["stop"]
+    steps, seen = [], set()
+    queues = LaneQueues(links)
+    while i >= 0 and len(steps) < limit:
+        step, nxt, nh = _step(links, col, i, h)
+        step, nxt, nh = queues.behind(step, nxt, nh)
+        if step.begin_ns > step.end_ns:  # (two nodes' clocks: a piece never runs backwards)
+            step = replace(step, begin_ns=step.end_ns)
+        key = (i, step.via, step.wait_from_ns)
+        if key in seen:  # (a loop in damaged data: stop where it closes)
+            break
+        seen.add(key)
+        steps.append(step)
+        if nxt < 0:
+            break
+        v = col(nxt)
+        lo, hi = v["start"], v["stop"]
+        # within the item, and never past this step (clocks of two nodes differ)
+        i, h = nxt, min(max(nh, lo), hi, step.begin_ns)
+    return steps
+
+
+def _step(links, col, i, h):
+    """(this item's step, the next item back or -1, its hand-off time)."""
+    v = col(i)
+    start = v["start"]
+    w = _last_wait(links, i, h)
+    if w >= 0:
+        rows = links.waits
+        begin = max(int(links.wait_end[w]), start)
+        ws, we = int(links.wait_start[w]), int(links.wait_end[w])
+        if rows.via[w] == VIA_EVENT and rows.target[w] >= 0:
+            return (PathStep(i, begin, h, "wait", int(rows.target[w]), ws, we),
+                    int(rows.target[w]), int(rows.trigger[w]))
+        return PathStep(i, begin, h, "unknown", -1, ws, we), -1, 0
+    if v["kind"] in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
+        caller = int(links.index.find(np.array([v["creator"]], np.uint64),
+                                      links.index.entry)[0])
+        return PathStep(i, start, h, "caller" if caller >= 0 else "", caller), caller, start
+    via, target = int(links.items.via[i]), int(links.items.target[i])
+    if via == NO_ROW or target < 0:
+        name = "unknown" if via == VIA_UNKNOWN else ("" if via == NO_ROW else VIA[via])
+        return PathStep(i, start, h, name, -1), -1, 0
+    nh = int(links.items.trigger[i]) if via == VIA_EVENT else int(links.creation[i])
+    if via not in (VIA_EVENT, VIA_CREATOR):
+        nh = start
+    return PathStep(i, start, h, VIA[via], target), target, nh
+
+
+_CALLER_KINDS = {int(k) for k in (*CALL_KINDS, ItemKind.GPU_KERNEL)}
+
+
+def _last_wait(links, i, h):
+    """The last wait of item ``i`` with a critical row that ended by ``h`` (-1: none)."""
+    rows = links.waits_of(i)
+    if len(rows) == 0:
+        return -1
+    ok = rows[(links.wait_end[rows] <= h) & (links.waits.via[rows] != NO_ROW)]
+    if len(ok) == 0:
+        return -1
+    return int(ok[np.argmax(links.wait_end[ok])])
+
+
+class LaneQueues:
+    """The item that ran before another on its lane (processors' top-level items, channels'
+    copies and fills), found per lane visited (its items sorted by stop once)."""
+
+    QUEUED_KINDS = (*ENTRY_KINDS, ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART)
+
+    def __init__(self, links):
+        self.links = links
+        self.parts = links.parts or []
+        self.offsets = np.array([p.item_off for p in self.parts] + [links.n_items], np.int64)
+        self.lanes = {}
+
+    def behind(self, step, nxt, nh):
+        """``step`` turned into a queued one when its item was ready before ``nh`` (what
+        its link names let it go) and waited for its lane after that."""
+        i = step.item
+        v = _Items(self.links)(i)
+        if step.via not in ("event", "creator", "") or v["kind"] not in _QUEUED:
+            return step, nxt, nh
+        start = v["start"]
+        ready = int(self.links.ready([i])[0])
+        held_until = max(ready, nh) if nxt >= 0 else ready
+        j = self._previous(i, held_until, start)
+        if j < 0:
+            return step, nxt, nh
+        return PathStep(i, step.begin_ns, step.end_ns, "queued", j), j, start
+
+    def _previous(self, i, after, before):
+        """The item on ``i``'s lane that stopped last in (after, before] (-1: none)."""
+        if len(self.parts) == 0:
+            return -1
+        k = int(np.searchsorted(self.offsets, i, side="right")) - 1
+        part = self.parts[k]
+        local = i - int(self.offsets[k])
+        lane = int(part.model.items["lane"][local])
+        stops, ids = self._lane(k, lane)
+        lo = int(np.searchsorted(stops, after, side="right"))
+        hi = int(np.searchsorted(stops, before, side="right"))
+        for pos in range(hi - 1, lo - 1, -1):  # (the last that is not ``i`` itself)
+            j = int(ids[pos]) + int(self.offsets[k])
+            if j != i:
+                return j
+        return -1
+
+    def _lane(self, k, lane):
+        key = (k, lane)
+        if key not in self.lanes:
+            m = self.parts[k].model
+            lo, hi = m.lane_range(lane)
+            ids = np.arange(lo, hi)
+            ids = ids[_queued_mask(m.items["kind"][lo:hi])]
+            stops = m.items["stop"][ids]
+            o = np.argsort(stops, kind="stable")
+            self.lanes[key] = (stops[o], ids[o])
+        return self.lanes[key]
+
+
+_QUEUED = {int(k) for k in LaneQueues.QUEUED_KINDS}
+
+
+def _queued_mask(kind):
+    return kinds_mask(kind, LaneQueues.QUEUED_KINDS)
