@@ -22,6 +22,102 @@ from legate_prof.assemble.wait_matching import META_RECORDS, match_waits
 NO_OP = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
+class _Descriptors:
+    """The names the logs give their ids, merged over ranks: tasks, variants, meta-tasks,
+    mapper and runtime calls, mappers, provenances."""
+
+    def __init__(self, logs):
+        self.task, self.variant, self.meta, self.mapper_call = {}, {}, {}, {}
+        self.runtime_call, self.mapper, self.provenance = {}, {}, {}
+        for log in logs:
+            for r in log.table("TaskKind"):
+                if r["task_id"] not in self.task or r.get("overwrite"):
+                    self.task[r["task_id"]] = r["name"]
+            for r in log.table("TaskVariant"):
+                self.variant[(r["task_id"], r["variant_id"])] = r["name"]
+            for r in log.table("MetaDesc"):
+                self.meta[r["kind"]] = r["name"]
+            for r in log.table("MapperCallDesc"):
+                self.mapper_call[r["kind"]] = r["name"]
+            for r in log.table("MapperName"):
+                self.mapper[(r["mapper_id"], r["mapper_proc"])] = r["name"]
+            for r in log.table("RuntimeCallDesc"):
+                self.runtime_call[r["kind"]] = r["name"]
+            for r in log.table("Provenance"):
+                self.provenance[r["provenance"]] = r["prov"]
+
+
+class _Machine:
+    """The ranks (one per log, and per runtime stream without its log), their processors and
+    memories, and which lane group a processor or memory id is in."""
+
+    TIMELINE_RECORDS = ("TaskInfo", "GPUTaskInfo", "MetaInfo", "ImplicitTaskInfo", "CopyInfo",
+                        "FillInfo", "InstTimelineInfo", "PartitionInfo", "MessageInfo")
+
+    def __init__(self, logs, streams, warnings, check_files):
+        self.ranks = []
+        proc_rows, mem_rows = [], []
+        for log in logs:
+            if not any(log.count(r) for r in self.TIMELINE_RECORDS):
+                warnings.append(f"warning: {log.path}: no timeline records (Legion writes them "
+                                "at shutdown; did the run crash or get killed?)")
+            self.ranks.append(_rank_entry(log))
+            for r in log.table("ProcDesc"):
+                proc_rows.append((r["proc_id"], r["kind"]))
+            md_tab = log.table("MemDesc")
+            if len(md_tab):
+                mem_rows.extend(zip(md_tab["mem_id"].tolist(), md_tab["kind"].tolist(),
+                                    md_tab["capacity"].tolist()))
+        for st in streams:
+            r = int(st.header.get("rank", 0))
+            if not any(x["rank"] == r for x in self.ranks):
+                self.ranks.append({"rank": r, "file": st.path, "hostname": "",
+                                   "num_nodes": st.header.get("ranks", 1), "legion_version": "",
+                                   "format_version": "", "zero_time": 0, "records": 0})
+        _number_unknown_ranks(self.ranks)
+        if check_files:
+            warnings.extend(cross_file_problems(self.ranks))
+        self.procs = dedup({"proc_id": np.array([p[0] for p in proc_rows], np.uint64),
+                            "kind": np.array([p[1] for p in proc_rows], np.int32)}, "proc_id")
+        self.procs["rank"] = node_of_id(self.procs["proc_id"]).astype(np.int32)
+        self.mems = dedup({"mem_id": np.array([m[0] for m in mem_rows], np.uint64),
+                           "kind": np.array([m[1] for m in mem_rows], np.int32),
+                           "capacity": np.array([min(m[2], 2**63 - 1) for m in mem_rows],
+                                                np.int64)}, "mem_id")
+        self.mems["rank"] = node_of_id(self.mems["mem_id"]).astype(np.int32)
+
+    def proc_group_of(self, proc_ids):
+        return group_of(self.procs["proc_id"], self.procs["kind"], proc_ids, PROC_GROUP,
+                        "proc_other")
+
+    def mem_group_of(self, mem_ids):
+        return group_of(self.mems["mem_id"], self.mems["kind"], mem_ids, MEM_GROUP,
+                        "mem_other")
+
+
+def _rank_entry(log):
+    md = log.table("MachineDesc")
+    zt = log.table("ZeroTime")
+    return {"rank": md[0]["node_id"] if len(md) else None, "file": log.path,
+            "hostname": md[0].get("hostname", "") if len(md) else "",
+            "num_nodes": md[0].get("num_nodes", 1) if len(md) else 1,
+            "legion_version": log.legion_version, "format_version": log.version,
+            "zero_time": int(zt["zero_time"][0]) if len(zt) else 0,
+            "records": log.record_count, "span_ns": list(log_span(log))}
+
+
+def _number_unknown_ranks(ranks):
+    """Files without a MachineDesc (crashed before writing it): numbered after the others."""
+    known = {r["rank"] for r in ranks if r["rank"] is not None}
+    nxt = 0
+    for r in ranks:
+        if r["rank"] is None:
+            while nxt in known:
+                nxt += 1
+            r["rank"] = nxt
+            known.add(nxt)
+
+
 def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -> TraceModel:
     """Merge the ranks' logs (and runtime streams) into one model.
 
@@ -31,190 +127,138 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
     leaves out the warnings about the set of files (a rank built alone, merged later).
     """
     warnings = list(warnings or [])
-    names = StringTable()
-    provs = StringTable()
-    items = ItemParts()
-
-    # ---- descriptor tables, merged over ranks ----------------------------------------------
-    task_names, variant_names, meta_names, mapper_call_names, runtime_call_names = {}, {}, {}, {}, {}
-    mapper_names = {}
-    prov_strings = {}
-    for log in logs:
-        for r in log.table("TaskKind"):
-            if r["task_id"] not in task_names or r.get("overwrite"):
-                task_names[r["task_id"]] = r["name"]
-        for r in log.table("TaskVariant"):
-            variant_names[(r["task_id"], r["variant_id"])] = r["name"]
-        for r in log.table("MetaDesc"):
-            meta_names[r["kind"]] = r["name"]
-        for r in log.table("MapperCallDesc"):
-            mapper_call_names[r["kind"]] = r["name"]
-        for r in log.table("MapperName"):
-            mapper_names[(r["mapper_id"], r["mapper_proc"])] = r["name"]
-        for r in log.table("RuntimeCallDesc"):
-            runtime_call_names[r["kind"]] = r["name"]
-        for r in log.table("Provenance"):
-            prov_strings[r["provenance"]] = r["prov"]
-
-    ranks = []
-    proc_rows, mem_rows = [], []
-    timeline_records = ("TaskInfo", "GPUTaskInfo", "MetaInfo", "ImplicitTaskInfo", "CopyInfo",
-                        "FillInfo", "InstTimelineInfo", "PartitionInfo", "MessageInfo")
-    for log in logs:
-        if not any(log.count(r) for r in timeline_records):
-            warnings.append(f"warning: {log.path}: no timeline records (Legion writes them at "
-                            "shutdown; did the run crash or get killed?)")
-        md = log.table("MachineDesc")
-        node = md[0]["node_id"] if len(md) else None
-        zt = log.table("ZeroTime")
-        ranks.append({
-            "rank": node, "file": log.path, "hostname": md[0].get("hostname", "") if len(md) else "",
-            "num_nodes": md[0].get("num_nodes", 1) if len(md) else 1,
-            "legion_version": log.legion_version, "format_version": log.version,
-            "zero_time": int(zt["zero_time"][0]) if len(zt) else 0,
-            "records": log.record_count, "span_ns": list(log_span(log)),
-        })
-        for r in log.table("ProcDesc"):
-            proc_rows.append((r["proc_id"], r["kind"]))
-        md_tab = log.table("MemDesc")
-        if len(md_tab):
-            mem_rows.extend(zip(md_tab["mem_id"].tolist(), md_tab["kind"].tolist(),
-                                md_tab["capacity"].tolist()))
-    for st in streams:
-        r = int(st.header.get("rank", 0))
-        if not any(x["rank"] == r for x in ranks):
-            ranks.append({"rank": r, "file": st.path, "hostname": "", "num_nodes":
-                          st.header.get("ranks", 1), "legion_version": "", "format_version": "",
-                          "zero_time": 0, "records": 0})
-    # files without a MachineDesc (crashed before writing it): number them after the others
-    known = {r["rank"] for r in ranks if r["rank"] is not None}
-    nxt = 0
-    for r in ranks:
-        if r["rank"] is None:
-            while nxt in known:
-                nxt += 1
-            r["rank"] = nxt
-            known.add(nxt)
-    if check_files:
-        warnings.extend(cross_file_problems(ranks))
-
-    procs = dedup({"proc_id": np.array([p[0] for p in proc_rows], np.uint64),
-                    "kind": np.array([p[1] for p in proc_rows], np.int32)}, "proc_id")
-    procs["rank"] = node_of_id(procs["proc_id"]).astype(np.int32)
-    mems = dedup({"mem_id": np.array([m[0] for m in mem_rows], np.uint64),
-                   "kind": np.array([m[1] for m in mem_rows], np.int32),
-                   "capacity": np.array([min(m[2], 2**63 - 1) for m in mem_rows], np.int64)},
-                  "mem_id")
-    mems["rank"] = node_of_id(mems["mem_id"]).astype(np.int32)
-
-    def proc_group_of(proc_ids):
-        return group_of(procs["proc_id"], procs["kind"], proc_ids, PROC_GROUP, "proc_other")
-
-    def mem_group_of(mem_ids):
-        return group_of(mems["mem_id"], mems["kind"], mem_ids, MEM_GROUP, "mem_other")
-
-    # ---- timeline items ------------------------------------------------------------------
+    names, provs, items = StringTable(), StringTable(), ItemParts()
+    desc = _Descriptors(logs)
+    machine = _Machine(logs, streams, warnings, check_files)
     variant_pairs = {}
     meta_rows = {}  # (log index, MetaInfo / MessageInfo) -> first row among the items' parts
-    for log in logs:
-        for rec in ("TaskInfo", "ImplicitTaskInfo", "GPUTaskInfo"):
-            t = log.table(rec)
-            if len(t) == 0:
-                continue
-            # names and variants from the distinct (task, variant) pairs, one code per task
-            task_variant = pairs(t, "task_id", "variant_id")
-            tv_u, tv_c = unique_inverse(task_variant.code)
-            tv = [task_variant.decode(c) for c in tv_u.tolist()]
-            name = np.array([names.intern(task_names.get(tid, f"Task {tid}"))
-                             for tid, _ in tv], np.int32)[tv_c]
-            detail = np.array([names.intern(variant_names.get((tid, vid), f"Variant {vid}"))
-                               for tid, vid in tv], np.int32)[tv_c]
-            group = proc_group_of(t["proc_id"])
-            items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
-                      group=group, ref=t["proc_id"], name=name, kind=ItemKind.TASK,
-                      op_id=t["op_id"], detail=detail, **event_columns(t))
-            # (task, variant, group) triples: distinct codes, not a Python set over all tasks
-            codes = unique_inverse(tv_c * len(GROUP_KEYS) + group)[0]
-            for code, g in zip((codes // len(GROUP_KEYS)).tolist(),
-                               (codes % len(GROUP_KEYS)).tolist()):
-                tid, vid = tv[code]
-                v = variant_names.get((tid, vid))
-                if v:
-                    variant_pairs[(names.intern(task_names.get(tid, f"Task {tid}")), g)] = v
-            if rec == "GPUTaskInfo":
-                gs = np.minimum(t["gpu_start"], t["gpu_stop"])
-                ok = t["gpu_stop"] > 0
-                items.add(start=gs[ok], stop=t["gpu_stop"][ok], create=t["create"][ok],
-                          ready=t["ready"][ok], group=GROUP_INDEX["gpu_dev"],
-                          ref=t["proc_id"][ok], name=name[ok], kind=ItemKind.GPU_KERNEL,
-                          op_id=t["op_id"][ok], detail=detail[ok],
-                          creator=t["fevent"][ok])  # a kernel runs inside its task
-        # Records drawn on processor lanes: (record, name key, names, fallback, kind).
-        for rec, key, table, fallback, kind in (
-                ("MetaInfo", "lg_id", meta_names, "Meta", ItemKind.META),
-                ("MessageInfo", "lg_id", meta_names, "Message", ItemKind.MESSAGE),
-                ("MapperCallInfo", "kind", mapper_call_names, "Mapper Call", ItemKind.MAPPER_CALL),
-                ("RuntimeCallInfo", "kind", runtime_call_names, "Runtime Call",
-                 ItemKind.RUNTIME_CALL),
-                ("ApplicationCallInfo", "provenance", prov_strings, "Application Call",
-                 ItemKind.APP_CALL)):
-            t = log.table(rec)
-            if len(t) == 0:
-                continue
-            f = t.dtype.names
-            if rec in META_RECORDS:  # where its rows start among all items' rows
-                meta_rows[(logs.index(log), rec)] = items.count()
-            items.add(start=t["start"], stop=t["stop"],
-                      create=t["create"] if "create" in f else None,
-                      ready=t["ready"] if "ready" in f else None,
-                      group=proc_group_of(t["proc_id"]), ref=t["proc_id"],
-                      name=names.map_keys(t[key], table,
-                                          lambda k, p=fallback: p if kind == ItemKind.APP_CALL
-                                          else f"{p} {k}"),
-                      kind=kind, op_id=t["op_id"] if "op_id" in f else None,
-                      # a call names the task it runs inside by that task's fevent
-                      **(event_columns(t) if rec in META_RECORDS else
-                         event_columns(t, fevent=None, creator="fevent", critical=None)),
-                      detail=(names.map_keys(pairs(t, "mapper_id", "mapper_proc"), mapper_names,
-                                             lambda k: f"Mapper {k[0]}")
-                              if kind == ItemKind.MAPPER_CALL else 0))
-        t = log.table("ProfTaskInfo")
-        if len(t):
-            items.add(start=t["start"], stop=t["stop"], group=proc_group_of(t["proc_id"]),
-                      ref=t["proc_id"], name=names.intern("Profiler Response"), kind=ItemKind.PROF_TASK,
-                      op_id=t["op_id"], **prof_task_events(t))
-        add_copies(log, items, names, mem_group_of)
-        add_fills(log, items, names)
-        t = log.table("PartitionInfo")
-        if len(t):
-            rank = ranks[logs.index(log)]["rank"]
-            items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
-                      group=GROUP_INDEX["dp"], ref=np.uint64(rank), rank=rank,
-                      name=names.map_keys(t["part_op"], dict(enumerate(DEP_PART_NAMES)),
-                                          lambda k: f"Partition op {k}"),
-                      kind=ItemKind.DEP_PART, op_id=t["op_id"], **event_columns(t))
-        t = log.table("InstTimelineInfo")
-        if len(t):
-            destroy = t["destroy"].copy()
-            end = max(int(np.max(destroy)) if len(destroy) else 0, log_last_time(log))
-            destroy[destroy <= 0] = end  # never destroyed: live to the end
-            ready = np.maximum(t["ready"], t["create"])
-            items.add(start=ready, stop=np.maximum(destroy, ready), create=t["create"],
-                      ready=ready, group=mem_group_of(t["mem_id"]), ref=t["mem_id"],
-                      name=names.intern("Instance"), kind=ItemKind.INSTANCE,
-                      op_id=t["op_id"],
-                      extra={"size": t["size"], "src": np.zeros(len(t), np.uint64),
-                             "dst": t["mem_id"], "inst": t["inst_id"]},
-                      **event_columns(t, fevent="inst_uid", critical=None),
-                      critical=instance_criticals(log))
-
-    runtime_ops, lane_capacity, mems = add_stream_items(streams, ranks, items, names, mems)
-    op_waits = operation_spans(items.parts, logs, prov_strings, runtime_ops)
+    for k, log in enumerate(logs):
+        _add_tasks(log, items, names, desc, machine, variant_pairs)
+        _add_processor_records(log, k, items, names, desc, machine, meta_rows)
+        _add_channel_and_memory_items(log, machine.ranks[k]["rank"], items, names, machine)
+    runtime_ops, lane_capacity, mems = add_stream_items(streams, machine.ranks, items, names,
+                                                        machine.mems)
+    op_waits = operation_spans(items.parts, logs, desc.provenance, runtime_ops)
     model_items, lanes, transfers, final_order = lay_out(
-        items, procs, mems, ranks, names, warnings, lane_capacity, stack=stack)
-    ops = _ops_table(logs, runtime_ops, prov_strings, provs)
+        items, machine.procs, mems, machine.ranks, names, warnings, lane_capacity, stack=stack)
+    ops = _ops_table(logs, runtime_ops, desc.provenance, provs)
+    waits = _waits(logs, model_items, final_order, meta_rows, op_waits, warnings)
+    ends = [r["runtime_end_ns"] for r in machine.ranks if r.get("runtime_end_ns")]
+    model = TraceModel(
+        items=model_items, lanes=lanes, names=names.strings, ops=ops,
+        provenances=provs.strings, waits=waits, transfers=transfers, ranks=machine.ranks,
+        procs=machine.procs, mems=mems, warnings=warnings, stacked=stack,
+        variant_by_name_group={(n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()},
+        runtime_end_ns=max(ends) if ends else None, events=event_tables(logs),
+        line_text={site: code for st in streams for _, _, site, code in st.ops if code})
+    return with_utilization(model)
 
-    # ---- waits ------------------------------------------------------------------------------
+
+def _add_tasks(log, items, names, desc, machine, variant_pairs):
+    """Tasks (and GPU tasks' kernels, on their device lanes), named by task and variant."""
+    for rec in ("TaskInfo", "ImplicitTaskInfo", "GPUTaskInfo"):
+        t = log.table(rec)
+        if len(t) == 0:
+            continue
+        # names and variants from the distinct (task, variant) pairs, one code per task
+        task_variant = pairs(t, "task_id", "variant_id")
+        tv_u, tv_c = unique_inverse(task_variant.code)
+        tv = [task_variant.decode(c) for c in tv_u.tolist()]
+        name = np.array([names.intern(desc.task.get(tid, f"Task {tid}"))
+                         for tid, _ in tv], np.int32)[tv_c]
+        detail = np.array([names.intern(desc.variant.get((tid, vid), f"Variant {vid}"))
+                           for tid, vid in tv], np.int32)[tv_c]
+        group = machine.proc_group_of(t["proc_id"])
+        items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
+                  group=group, ref=t["proc_id"], name=name, kind=ItemKind.TASK,
+                  op_id=t["op_id"], detail=detail, **event_columns(t))
+        # (task, variant, group) triples: distinct codes, not a Python set over all tasks
+        codes = unique_inverse(tv_c * len(GROUP_KEYS) + group)[0]
+        for code, g in zip((codes // len(GROUP_KEYS)).tolist(),
+                           (codes % len(GROUP_KEYS)).tolist()):
+            tid, vid = tv[code]
+            v = desc.variant.get((tid, vid))
+            if v:
+                variant_pairs[(names.intern(desc.task.get(tid, f"Task {tid}")), g)] = v
+        if rec == "GPUTaskInfo":
+            gs = np.minimum(t["gpu_start"], t["gpu_stop"])
+            ok = t["gpu_stop"] > 0
+            items.add(start=gs[ok], stop=t["gpu_stop"][ok], create=t["create"][ok],
+                      ready=t["ready"][ok], group=GROUP_INDEX["gpu_dev"],
+                      ref=t["proc_id"][ok], name=name[ok], kind=ItemKind.GPU_KERNEL,
+                      op_id=t["op_id"][ok], detail=detail[ok],
+                      creator=t["fevent"][ok])  # a kernel runs inside its task
+
+
+def _add_processor_records(log, k, items, names, desc, machine, meta_rows):
+    """Meta-tasks, messages, mapper / runtime / application calls and the profiler's own
+    tasks: the records drawn on processor lanes besides tasks."""
+    for rec, key, table, fallback, kind in (
+            ("MetaInfo", "lg_id", desc.meta, "Meta", ItemKind.META),
+            ("MessageInfo", "lg_id", desc.meta, "Message", ItemKind.MESSAGE),
+            ("MapperCallInfo", "kind", desc.mapper_call, "Mapper Call", ItemKind.MAPPER_CALL),
+            ("RuntimeCallInfo", "kind", desc.runtime_call, "Runtime Call",
+             ItemKind.RUNTIME_CALL),
+            ("ApplicationCallInfo", "provenance", desc.provenance, "Application Call",
+             ItemKind.APP_CALL)):
+        t = log.table(rec)
+        if len(t) == 0:
+            continue
+        f = t.dtype.names
+        if rec in META_RECORDS:  # where its rows start among all items' rows
+            meta_rows[(k, rec)] = items.count()
+        items.add(start=t["start"], stop=t["stop"],
+                  create=t["create"] if "create" in f else None,
+                  ready=t["ready"] if "ready" in f else None,
+                  group=machine.proc_group_of(t["proc_id"]), ref=t["proc_id"],
+                  name=names.map_keys(t[key], table,
+                                      lambda x, p=fallback: p if kind == ItemKind.APP_CALL
+                                      else f"{p} {x}"),
+                  kind=kind, op_id=t["op_id"] if "op_id" in f else None,
+                  # a call names the task it runs inside by that task's fevent
+                  **(event_columns(t) if rec in META_RECORDS else
+                     event_columns(t, fevent=None, creator="fevent", critical=None)),
+                  detail=(names.map_keys(pairs(t, "mapper_id", "mapper_proc"), desc.mapper,
+                                         lambda x: f"Mapper {x[0]}")
+                          if kind == ItemKind.MAPPER_CALL else 0))
+    t = log.table("ProfTaskInfo")
+    if len(t):
+        items.add(start=t["start"], stop=t["stop"], group=machine.proc_group_of(t["proc_id"]),
+                  ref=t["proc_id"], name=names.intern("Profiler Response"),
+                  kind=ItemKind.PROF_TASK, op_id=t["op_id"], **prof_task_events(t))
+
+
+def _add_channel_and_memory_items(log, rank, items, names, machine):
+    """Copies and fills (channel lanes), dependent partitioning (the rank's dp lane) and
+    instances (memory lanes; never destroyed: live to the log's end)."""
+    add_copies(log, items, names, machine.mem_group_of)
+    add_fills(log, items, names)
+    t = log.table("PartitionInfo")
+    if len(t):
+        items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
+                  group=GROUP_INDEX["dp"], ref=np.uint64(rank), rank=rank,
+                  name=names.map_keys(t["part_op"], dict(enumerate(DEP_PART_NAMES)),
+                                      lambda x: f"Partition op {x}"),
+                  kind=ItemKind.DEP_PART, op_id=t["op_id"], **event_columns(t))
+    t = log.table("InstTimelineInfo")
+    if len(t):
+        destroy = t["destroy"].copy()
+        end = max(int(np.max(destroy)) if len(destroy) else 0, log_last_time(log))
+        destroy[destroy <= 0] = end
+        ready = np.maximum(t["ready"], t["create"])
+        items.add(start=ready, stop=np.maximum(destroy, ready), create=t["create"],
+                  ready=ready, group=machine.mem_group_of(t["mem_id"]), ref=t["mem_id"],
+                  name=names.intern("Instance"), kind=ItemKind.INSTANCE, op_id=t["op_id"],
+                  extra={"size": t["size"], "src": np.zeros(len(t), np.uint64),
+                         "dst": t["mem_id"], "inst": t["inst_id"]},
+                  **event_columns(t, fevent="inst_uid", critical=None),
+                  critical=instance_criticals(log))
+
+
+def _waits(logs, model_items, final_order, meta_rows, op_waits, warnings):
+    """Every item's waits: Legion's wait records matched to their tasks (meta waits by reading
+    order), the runtime operations' waits, and the nested calls folded in as the reference
+    does — sorted by item, then start."""
     item_of_row = np.empty(len(final_order), np.int64)  # items' parts' row -> model item
     item_of_row[final_order] = np.arange(len(final_order))
     meta_items = [{rec: item_of_row[meta_rows[(k, rec)]:meta_rows[(k, rec)] + log.count(rec)]
@@ -233,15 +277,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
     if orphans:
         warnings.append(f"warning: {orphans} mapper/runtime/application calls name a task "
                         "that is not in the profile; their time is not subtracted from a caller")
-    ends = [r["runtime_end_ns"] for r in ranks if r.get("runtime_end_ns")]
-    model = TraceModel(
-        items=model_items, lanes=lanes, names=names.strings, ops=ops,
-        provenances=provs.strings, waits=waits, transfers=transfers, ranks=ranks, procs=procs,
-        mems=mems, warnings=warnings, stacked=stack,
-        variant_by_name_group={(n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()},
-        runtime_end_ns=max(ends) if ends else None, events=event_tables(logs),
-        line_text={site: code for st in streams for _, _, site, code in st.ops if code})
-    return with_utilization(model)
+    return waits
 
 
 def _caller_events(items):
