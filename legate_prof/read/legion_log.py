@@ -35,7 +35,10 @@ CONDITIONAL_FIELDS = {
     ("PhysicalInstanceUsage", "redop"): ("mode", 4),
 }
 
-_PREAMBLE_LINE = re.compile(r"^(\w+)\s*\{id:(\d+)((?:,[^,}]*)*)\}$")  # no nested quantifiers: linear time
+# Linear time: each repetition starts with the comma the one before cannot take, and lines
+# longer than any real one are refused before the pattern sees them.
+_PREAMBLE_LINE = re.compile(r"^(\w+)\s*\{id:(\d+)((?:,[^,}]*)*)\}$")
+MAX_PREAMBLE_LINE = 1 << 16  # Legion's longest is under 1,000 characters
 
 
 def _scalar_dtype(type_name: str, size: int) -> str:
@@ -73,6 +76,8 @@ _FIELD_SIZES = {-1, 1, 2, 4, 8}
 
 def _parse_preamble_line(line):
     """``Name {id:N, field:type:size, ...}`` -> RecordLayout; ValueError when damaged."""
+    if len(line) > MAX_PREAMBLE_LINE:
+        raise ValueError(f"{len(line):,} characters long")
     m = _PREAMBLE_LINE.match(line.strip())
     if not m:
         raise ValueError("not 'Name {id:N, field:type:size, ...}'")
