@@ -47,3 +47,31 @@ def test_a_preamble_line_of_a_megabyte_is_one_error(name, data, tmp_path):
     p.write_bytes(data)
     with pytest.raises(ProfileError, match="damaged preamble line 3"):
         LegionProfReader(p).read()
+
+
+# -- streams of any length ---------------------------------------------------------------------------
+def test_a_runtime_stream_over_100_mib_reads_fully(tmp_path):
+    """The issue's reproduction: valid events past msgpack's one-buffer limit (100 MiB) were a
+    BufferFull traceback; now read a megabyte at a time, every event kept."""
+    from fixtures.hostile import write_long_stream
+    from legate_prof.read.runtime_stream import read_runtime_stream
+    p = tmp_path / "legate_0.runtime.prof"
+    n_ops = write_long_stream(p, mib=101)
+    assert p.stat().st_size > 100 << 20
+    s = read_runtime_stream(p)
+    assert (len(s.ops), s.ended, s.warnings) == (n_ops, True, [])
+    assert len({id(o[2]) for o in s.ops[:1000]}) == 40  # sites shared, not one copy per event
+
+
+def test_an_event_larger_than_the_limit_keeps_the_events_before_it(tmp_path, monkeypatch):
+    import msgpack
+    from legate_prof.read import runtime_stream
+    monkeypatch.setattr(runtime_stream, "MAX_EVENT", 2 << 20)
+    pack = msgpack.Packer(use_bin_type=True).pack
+    p = tmp_path / "legate_0.runtime.prof"
+    p.write_bytes(runtime_stream.STREAM_MAGIC + pack({"rank": 0, "start_ns": 1})
+                  + pack(["op", 5, "a", "x.py:1"]) + pack(["op", 6, "b", "y" * (3 << 20)])
+                  + pack(["end", 7]))
+    s = runtime_stream.read_runtime_stream(p)
+    assert [o[1] for o in s.ops] == ["a"] and not s.ended
+    assert "larger than 2 MiB" in str(s.warnings[0])
