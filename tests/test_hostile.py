@@ -75,3 +75,60 @@ def test_an_event_larger_than_the_limit_keeps_the_events_before_it(tmp_path, mon
     s = runtime_stream.read_runtime_stream(p)
     assert [o[1] for o in s.ops] == ["a"] and not s.ended
     assert "larger than 2 MiB" in str(s.warnings[0])
+
+
+# -- gzip bombs --------------------------------------------------------------------------------------
+def _zeros_gzip(mib, members=1):
+    """``members`` gzip members of ``mib`` MiB of zeros each (zeros inflate about 1000x)."""
+    import gzip
+    one = gzip.compress(bytes(mib << 20), compresslevel=9, mtime=0)
+    return one * members
+
+
+def test_a_gzip_bomb_is_one_line_naming_the_file_with_memory_bounded(tmp_path):
+    """The issue's reproduction: 3.1 MB that inflate to 3 GiB made ``stats`` peak at 6.3 GB
+    (a MemoryError traceback under a limit).  Now inflating stops at 32x the file (at least
+    16 MiB), one line; the command runs under a 1.5 GiB address-space limit."""
+    import resource
+    import subprocess
+    bomb = tmp_path / "legate_0.prof.gz"
+    bomb.write_bytes(_zeros_gzip(1, members=3072))  # 3 GiB from ~3 MB, member after member
+    assert bomb.stat().st_size < 4 << 20
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 29, 3 << 29))
+    r = subprocess.run([sys.executable, "-m", "legate_prof", "stats", str(bomb)],
+                       capture_output=True, text=True, timeout=300, preexec_fn=limit,
+                       env=dict(os.environ, LEGATE_PROF_CACHE_DIR="", OPENBLAS_NUM_THREADS="1"))
+    errors = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.returncode == 2 and len(errors) == 1, r.stderr[-2000:]
+    assert str(bomb) in errors[0] and "gzip bomb" in errors[0] and "32x" in errors[0]
+
+
+def test_a_one_member_bomb_stops_at_the_floor(tmp_path):
+    from legate_prof.errors import ProfileError
+    from legate_prof.read.legion_log import MIN_GZIP_LIMIT, LegionProfReader
+    bomb = tmp_path / "legate_0.prof.gz"
+    bomb.write_bytes(_zeros_gzip(64))
+    with pytest.raises(ProfileError, match=f"more than {MIN_GZIP_LIMIT:,} bytes"):
+        LegionProfReader(bomb).read()
+
+
+def test_honest_gzipped_logs_read_whole_and_damaged_ones_keep_what_inflates(tmp_path):
+    """Many members (``cat a.gz b.gz``), a broken checksum (every byte still read), a cut."""
+    import gzip
+    from legate_prof.read.legion_log import LegionProfReader
+    raw = SAMPLE.read_bytes()
+    whole = LegionProfReader(SAMPLE).read()
+    g = gzip.compress(raw, mtime=0)
+    cases = {"split": gzip.compress(raw[:30000], mtime=0) + gzip.compress(raw[30000:], mtime=0),
+             "checksum": g[:-8] + bytes([g[-8] ^ 0xFF]) + g[-7:], "cut": g[:len(g) // 2]}
+    got = {}
+    for name, data in cases.items():
+        p = tmp_path / f"{name}.prof.gz"
+        p.write_bytes(data)
+        log = LegionProfReader(p).read()
+        got[name] = (log.record_count, [w.problem[:39] for w in log.warnings])
+    assert got["split"] == (whole.record_count, [])
+    assert got["checksum"] == (whole.record_count, ["gzip data is damaged at compressed byte"])
+    assert got["cut"][0] < whole.record_count and got["cut"][1][0].startswith("gzip stream is truncated")
