@@ -132,3 +132,184 @@ def test_honest_gzipped_logs_read_whole_and_damaged_ones_keep_what_inflates(tmp_
     assert got["split"] == (whole.record_count, [])
     assert got["checksum"] == (whole.record_count, ["gzip data is damaged at compressed byte"])
     assert got["cut"][0] < whole.record_count and got["cut"][1][0].startswith("gzip stream is truncated")
+
+
+# -- outputs: the user's folders, temporaries, a full disk ---------------------------------------------
+def cli(*args, env=None, timeout=180, preexec_fn=None):
+    import subprocess
+    e = dict(os.environ, QT_QPA_PLATFORM="offscreen", LEGATE_PROF_CACHE_DIR="", **(env or {}))
+    return subprocess.run([sys.executable, "-m", "legate_prof", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=e, cwd=ROOT,
+                          preexec_fn=preexec_fn)
+
+
+def one_line_error(r, *words):
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "error:" in lines[0], r.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+    return lines[0]
+
+
+def test_report_over_its_own_earlier_report_replaces_it_and_says_so(tmp_path):
+    out = tmp_path / "R"
+    assert cli("report", "--no-pictures", SAMPLE, "-o", out).returncode == 0
+    r = cli("report", "--no-pictures", SAMPLE, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert f"{out}: replaced the legate_prof report written there before" in r.stderr
+    assert (out / "index.html").is_file()
+
+
+@pytest.mark.parametrize("change", ["notes", "folder", "edited"])
+def test_report_never_replaces_a_report_folder_holding_the_users_files(tmp_path, change):
+    """The issue's reproduction: re-running ``report -o R`` deleted ``R/NOTES.txt`` and
+    ``R/mydata/`` without a word.  Now it refuses, as the Parquet export does, and says what
+    is not the report's; nothing in R changes."""
+    out = tmp_path / "R"
+    assert cli("report", "--no-pictures", SAMPLE, "-o", out).returncode == 0
+    if change == "notes":
+        (out / "NOTES.txt").write_text("mine")
+    elif change == "folder":
+        (out / "mydata").mkdir()
+        (out / "mydata" / "a.csv").write_text("1,2\n")
+    else:
+        (out / "index.html").write_text("<p>my annotations</p>")
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    named = {"notes": "NOTES.txt", "folder": "mydata", "edited": "index.html"}[change]
+    one_line_error(cli("report", "--no-pictures", SAMPLE, "-o", out), "nothing was changed",
+                   named)
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_a_report_of_an_earlier_version_is_recognised_by_its_layout(tmp_path):
+    from legate_prof.report.writer import MARKER, earlier_report
+    d = tmp_path / "R"
+    (d / "tiles").mkdir(parents=True)
+    (d / MARKER).write_text("written by legate_prof report\n")
+    for name in ("index.html", "meta.js", "report.js", "tiles/L0_0.js"):
+        (d / name).write_text("x")
+    assert earlier_report(d) is True
+    (d / "thesis.tex").write_text("keep")
+    assert earlier_report(d) == "thesis.tex"
+    assert earlier_report(tmp_path) is False  # no marker: not ours at all
+
+
+STOP_AT_RENAME = """
+import os, signal, sys
+from legate_prof.cli import main
+sig = getattr(signal, sys.argv[1])
+os.replace = lambda *a: os.kill(os.getpid(), sig)  # stopped with the output fully written
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("sig, args, target", [
+    ("SIGKILL", ["export", "--format", "chrome", "-o"], "x.json"),
+    ("SIGTERM", ["convert", "-o"], "b.lpbundle"),
+    ("SIGHUP", ["report", "--no-pictures", "-o"], "rep"),
+])
+def test_temporaries_of_a_writer_stopped_by_a_signal_go_at_the_next_command(tmp_path, sig,
+                                                                           args, target):
+    """The issue's reproduction: ``.chrome.json.*.tmp`` (154 MB), ``.b.lpbundle.*.tmp``,
+    ``.rep.*.tmp/`` stayed after SIGKILL / SIGTERM / SIGHUP.  Their names now hold the host
+    and the process id, so the next command of any kind (here ``stats``) removes them."""
+    import subprocess
+    env = {"TMPDIR": str(tmp_path / "tmp")}
+    (tmp_path / "tmp").mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    e = dict(os.environ, QT_QPA_PLATFORM="offscreen", LEGATE_PROF_CACHE_DIR="", **env)
+    r = subprocess.run([sys.executable, "-c", STOP_AT_RENAME, sig, *args, str(out / target),
+                        str(SAMPLE)], env=e, capture_output=True, text=True, timeout=180)
+    assert r.returncode == -getattr(__import__("signal"), sig), r.stderr[-2000:]
+    left = [p.name for p in out.iterdir()]
+    assert len(left) == 1 and left[0].startswith(f".{target}.lp-"), left
+    r = cli("stats", SAMPLE, env=env)
+    assert r.returncode == 0 and f"removed {out / left[0]}" in r.stderr, r.stderr
+    assert list(out.iterdir()) == []
+
+
+def test_the_sweep_removes_only_temporaries_it_owns(tmp_path, monkeypatch):
+    """Not a live process's, not another host's, not a name that only looks like ours, not
+    what a record points at when the name there is not the recorded process's."""
+    import subprocess
+    import tempfile
+    from legate_prof import output_file
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    host = output_file._host()
+    d = tmp_path / "out"
+    d.mkdir()
+    dead = [d / f".x.json.lp-{host}-{gone}-ab12.tmp", d / f".rep.lp-{host}-{gone}-cd34.tmp",
+            d / f".x.duckdb.lp-{host}-{gone}-ef56.tmp.wal"]
+    keep = [d / f".x.json.lp-{host}-{os.getppid()}-ab12.tmp",  # alive
+            d / f".x.json.lp-otherhost-{gone}-ab12.tmp",  # another host's
+            d / f".x.json.{gone}.tmp", d / f"x.json.lp-{host}-{gone}-ab12.tmp",  # look-alikes
+            d / "NOTES.txt"]
+    for p in dead + keep:
+        p.write_text("x") if "rep" not in p.name else p.mkdir()
+    (d / f".rep.lp-{host}-{gone}-cd34.tmp" / "tiles").mkdir()
+    reg = output_file._registry()
+    os.symlink(d / "NOTES.txt", reg / f"{host}-{gone}-0001")  # a record pointing elsewhere
+    os.symlink(keep[0], reg / f"{host}-{gone}-0002")  # at another process's temporary
+    removed = output_file.sweep_stale_outputs(d, note=lambda m: None)
+    assert sorted(removed) == sorted(map(str, dead))
+    assert not any(p.exists() for p in dead) and all(p.exists() for p in keep)
+    assert list(reg.iterdir()) == []  # records of ended processes go
+
+
+WRITERS = [
+    ("screenshot", ["screenshot", "--width", "800", "--height", "600", "-o"], "s.png"),
+    ("convert", ["convert", "-o"], "b.lpbundle"),
+    ("chrome", ["export", "--format", "chrome", "-o"], "x.json"),
+    ("perfetto", ["export", "--format", "perfetto", "-o"], "x.pftrace"),
+    ("parquet", ["export", "--format", "parquet", "-o"], "pq"),
+    ("report", ["report", "-o"], "rep"),
+    ("compare", ["compare", ROOT / "fixtures" / "real" / "transfers_0.prof", "-o"], "c.png"),
+]
+
+
+def _writers_into(folder, env=None, preexec_fn=None):
+    """Each writer into ``folder``: (name, the CLI's result)."""
+    for name, args, target in WRITERS:
+        if name == "parquet":
+            pytest.importorskip("pyarrow")
+        yield name, cli(*args, folder / target, ROOT / "fixtures" / "real" / "efficient_0.prof",
+                        env=env, preexec_fn=preexec_fn)
+
+
+def test_a_full_disk_is_one_line_from_every_writer_and_leaves_nothing(tmp_path):
+    """Writes past a file size limit fail as on a full disk (EFBIG, as ENOSPC): one line,
+    exit 2, and nothing left where the output was going."""
+    import resource
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 10, 16 << 10))
+    for name, r in _writers_into(tmp_path, preexec_fn=small_files):
+        one_line_error(r, "could not write", "File too large")
+        assert list(tmp_path.iterdir()) == [], name
+
+
+def test_a_full_file_system_is_one_line_from_every_writer_and_leaves_nothing(tmp_path):
+    """The same on a real full file system: a small tmpfs (root only), almost filled."""
+    import subprocess
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs",
+                                            str(mnt)], capture_output=True).returncode != 0:
+        pytest.skip("needs root to mount a small tmpfs")
+    try:
+        (mnt / "fill").write_bytes(bytes(1000 << 10))
+        for name, r in _writers_into(mnt):
+            one_line_error(r, "could not write", "No space left on device")
+            assert [p.name for p in mnt.iterdir()] == ["fill"], name
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+def test_an_output_to_dev_full_is_one_line():
+    one_line_error(cli("export", "--format", "chrome", "-o", "/dev/full", SAMPLE),
+                   "No space left on device")

@@ -15,7 +15,7 @@ import sys
 
 from legate_prof import __version__
 from legate_prof.errors import ProfileError
-from legate_prof.output_file import check_output
+from legate_prof.output_file import check_output, sweep_stale_outputs
 from legate_prof.present.picture_size import MAX_SIDE, MIN_SIDE, check_size
 
 EXIT_USER_ERROR = 2
@@ -662,6 +662,7 @@ def main(argv=None):
         parser.print_help()
         return EXIT_USER_ERROR
     try:
+        sweep_stale_outputs()  # what an earlier command stopped by a signal was writing
         return args.func(args)
     except ProfileError as e:
         print(f"legate_prof: error: {e}", file=sys.stderr)
