@@ -8,6 +8,7 @@ left by a killed writer, a full disk, a cache entry swapped under us, escapes fo
 import os
 import sys
 from pathlib import Path
+import numpy as np
 
 import pytest
 
@@ -313,3 +314,94 @@ def test_a_full_file_system_is_one_line_from_every_writer_and_leaves_nothing(tmp
 def test_an_output_to_dev_full_is_one_line():
     one_line_error(cli("export", "--format", "chrome", "-o", "/dev/full", SAMPLE),
                    "No space left on device")
+
+
+# -- the cache ---------------------------------------------------------------------------------------
+def test_a_log_changed_in_place_keeping_size_inode_ends_and_mtime_is_not_served_stale(
+        tmp_path, monkeypatch):
+    """The issue's reproduction: the old key hashed only the first and last 64 KiB, so an edit
+    between them (size, inode and mtime kept) was served from the cache (232 items shown as
+    1,242).  The key now has the ctime and blocks sampled across the file."""
+    from fixtures.synthetic import generate
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store.cache import SAMPLE_BYTES, SAMPLES, entry_path
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    a = Path(generate(tmp_path / "a", ranks=1, items=60_000, seed=1)[0])
+    b = Path(generate(tmp_path / "b", ranks=1, items=60_000, seed=2)[0])
+    size = a.stat().st_size
+    assert size > (SAMPLES + 2) * SAMPLE_BYTES  # sampled, not hashed whole
+    first = load_profile([a], use_cache=True)
+    entry = entry_path([a])
+    st = a.stat()
+    old, other = a.read_bytes(), b.read_bytes().ljust(size, b"\0")
+    edited = old[:1 << 16] + other[1 << 16:size - (1 << 16)] + old[size - (1 << 16):]
+    with open(a, "r+b") as f:  # in place: the same inode
+        f.write(edited)
+    os.utime(a, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (a.stat().st_ino, a.stat().st_size, a.stat().st_mtime_ns) == \
+        (st.st_ino, st.st_size, st.st_mtime_ns)
+    again = load_profile([a], use_cache=True)
+    fresh = load_profile([a])
+    assert entry_path([a]) != entry
+    assert again.n_items == fresh.n_items and not np.array_equal(
+        again.items["start"][:1000], first.items["start"][:1000])
+
+
+def test_sampled_blocks_reach_across_the_file(tmp_path):
+    """Besides the ctime (which only root can set back), a change in any sampled block
+    changes the key: blocks are spread over the whole file, not only its ends."""
+    from legate_prof.store import cache
+    import hashlib
+    size = 100 << 20
+    step = (size - cache.SAMPLE_BYTES) // (cache.SAMPLES + 1)
+    p = tmp_path / "f"
+    digests = set()
+    for at in (0, 20 * step + 5, 50 * step + 5, size - 1, None):  # first, between, last
+        data = bytearray(size)
+        if at is not None:
+            data[at] = 1
+        h = hashlib.sha256()
+        p.write_bytes(data)
+        with open(p, "rb") as f:
+            cache._sample(f, size, h)
+        digests.add(h.hexdigest())
+    assert len(digests) == 5
+
+
+PLANTED = """
+import os, sys
+from legate_prof.load.loader import load_profile
+from legate_prof.store.cache import entry_path
+paths = sys.argv[2:]
+which = sys.argv[1]
+first = load_profile(paths, use_cache=True)
+e = entry_path(paths)
+target = e if which == "entry" else e.with_suffix(".checked")
+os.unlink(target)
+os.mkfifo(target)
+again = load_profile(paths, use_cache=True)  # must not block on the FIFO
+print(again.n_items == first.n_items, os.path.exists(e) and not os.path.islink(e))
+"""
+
+
+@pytest.mark.parametrize("which", ["entry", "stamp"])
+def test_a_fifo_planted_as_a_cache_entry_is_never_opened(tmp_path, which):
+    """The issue's reproduction: a FIFO planted as a cache entry blocked ``view``."""
+    import subprocess
+    e = dict(os.environ, LEGATE_PROF_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-c", PLANTED, which, str(SAMPLE)], env=e, timeout=120,
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.split() == ["True", "True"], r.stderr[-2000:]
+    if which == "entry":
+        assert "is not a regular file; removed it, rebuilding" in r.stderr
+
+
+def test_a_fifo_input_with_the_cache_on_is_one_error_not_a_hang(tmp_path):
+    import subprocess
+    fifo = tmp_path / "legate_0.prof"
+    os.mkfifo(fifo)
+    e = dict(os.environ, LEGATE_PROF_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-c", "import sys; from legate_prof.load.loader import "
+                        "load_profile; load_profile(sys.argv[1:], use_cache=True)", str(fifo)],
+                       env=e, timeout=120, capture_output=True, text=True)
+    assert r.returncode != 0 and "is a FIFO" in r.stderr.splitlines()[-1]
