@@ -405,3 +405,59 @@ def test_a_fifo_input_with_the_cache_on_is_one_error_not_a_hang(tmp_path):
                         "load_profile; load_profile(sys.argv[1:], use_cache=True)", str(fifo)],
                        env=e, timeout=120, capture_output=True, text=True)
     assert r.returncode != 0 and "is a FIFO" in r.stderr.splitlines()[-1]
+
+
+# -- text for a terminal --------------------------------------------------------------------------------
+ESCAPES = {"set-title": "\x1b]0;pwned\x07", "clear-line": "\x1b[2K\r", "clipboard":
+           "\x1b]52;c;ZWNobyBvd25lZA==\x07", "c1-csi": "\x9b2J", "bidi": "\u202egnp.exe",
+           "newline": "\nlegate_prof: error: fake", "nul": "a\x00b", "surrogate": "x\udcff",
+           "del": "\x7f", "line-separator": "a\u2028b", "private": "\ue000"}
+
+
+@pytest.mark.parametrize("name", ESCAPES)
+def test_terminal_safe_shows_every_control_as_a_visible_escape(name):
+    from legate_prof.present.terminal import terminal_safe
+    s = terminal_safe("task " + ESCAPES[name] + " at prog.py:3")
+    assert s.isprintable() and s.startswith("task ") and s.endswith(" at prog.py:3")
+    s.encode("utf-8")  # (a lone surrogate would raise here, as print would)
+    assert "\\" in s
+
+
+def test_terminal_safe_keeps_plain_text_of_every_script_as_it_is():
+    from legate_prof.present.terminal import terminal_safe
+    for text in ("cupynumeric::BinaryOpTask[/p/a.py:3]", "café ✓ 日本語 Ω → ≤", "", "a b"):
+        assert terminal_safe(text) == text
+    assert terminal_safe("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m"
+    assert terminal_safe(b"\x1b]52;c;x\x07") == "\\x1b]52;c;x\\x07"
+    assert terminal_safe(3) == "3"
+    long = "\x1b" * (1 << 20)  # a megabyte of escapes: one pass
+    assert terminal_safe(long) == "\\x1b" * (1 << 20)
+
+
+def _hostile_log(path):
+    """The guide's efficient run with a set-title and a clear-line in its provenance (the same
+    lengths, so the log stays whole), and a runtime stream with every escape in names."""
+    import msgpack
+    from legate_prof.read.runtime_stream import STREAM_MAGIC
+    raw = (ROOT / "fixtures" / "real" / "efficient_0.prof").read_bytes()
+    path.write_bytes(raw.replace(b"/work/main/examples/", b"/\x1b[2K/main/\x1b]0;pwn\x07/"))
+    pack = msgpack.Packer(use_bin_type=True).pack
+    evs = [["op", 10 + i, "Task" + v, v + "prog.py:3"] for i, v in enumerate(ESCAPES.values())
+           if "\udcff" not in v]  # (msgpack strings are UTF-8: no lone surrogates)
+    stream = path.with_name("legate_0.runtime.prof")
+    stream.write_bytes(STREAM_MAGIC + pack({"rank": 0, "start_ns": 1}) + b"".join(map(pack, evs))
+                       + pack(["end", 99]))
+    return [path, stream]
+
+
+@pytest.mark.xfail(strict=True, reason="terminal_safe is wired into legate_prof/cli by the lead "
+                                       "(the package is being split); remove this mark then")
+@pytest.mark.parametrize("cmd", ["stats", "insights"])
+def test_names_from_a_file_reach_the_terminal_escaped(tmp_path, cmd):
+    """The issue's reproduction: task names and provenance with set-title, clear-line and an
+    OSC 52 clipboard write reached the terminal raw in ``stats`` and ``insights``."""
+    files = _hostile_log(tmp_path / "legate_0.prof")
+    r = cli(cmd, *(files if cmd == "stats" else files[:1]))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout + r.stderr
+    assert "efficient.py" in out and not any(c in out for c in "\x1b\x9b\x07\x00\u202e")
