@@ -89,7 +89,7 @@ def _zeros_gzip(mib, members=1):
 def test_a_gzip_bomb_is_one_line_naming_the_file_with_memory_bounded(tmp_path):
     """The issue's reproduction: 3.1 MB that inflate to 3 GiB made ``stats`` peak at 6.3 GB
     (a MemoryError traceback under a limit).  Now inflating stops at 32x the file (at least
-    16 MiB), one line; the command runs under a 1.5 GiB address-space limit."""
+    8 MiB), one line; the command runs under a 1.5 GiB address-space limit."""
     import resource
     import subprocess
     bomb = tmp_path / "legate_0.prof.gz"

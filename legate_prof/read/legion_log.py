@@ -25,7 +25,7 @@ GZIP_CHUNK = 1 << 16
 # Legion's logs inflate 4.6x to 7.9x (docs/robustness.md); a gzipped input may inflate to
 # MAX_GZIP_RATIO times its size (or MIN_GZIP_LIMIT, for small files), no more.
 MAX_GZIP_RATIO = 32
-MIN_GZIP_LIMIT = 16 << 20
+MIN_GZIP_LIMIT = 8 << 20
 
 
 def gzip_limit(compressed_size):
