@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.fuzzing import FORMATS, mutated, run_input, seed_files
+from fixtures.fuzzing import FORMATS, HOSTILE, mutated, run_input, seed_files, write_outputs
 
 SEED = 20261122
 COUNT = 3000
@@ -62,6 +62,37 @@ def test_damaged_inputs_that_still_load_also_render(tmp_path, seeds):
         if rendered == 40:
             break
     assert rendered == 40
+
+
+def test_hostile_inputs_of_every_kind_give_ok_warning_or_one_error(tmp_path, seeds):
+    """Gzip bombs and members, lines of 200,000 characters, msgpack lengths of GiB and deep
+    nesting, preamble lines of 100 KB (the long run mixes them in; here each kind thrice)."""
+    import random
+    rng = random.Random(SEED)
+    for fmt, mutators in HOSTILE.items():
+        for m in mutators:
+            for k in range(3):
+                p = tmp_path / f"{m.__name__}{k}"
+                p.write_bytes(m(rng, seeds[fmt]))
+                outcome, detail = run_input(p, fmt)
+                assert outcome != "crash", f"{m.__name__} #{k}: {detail}"
+
+
+def test_damaged_inputs_that_load_go_through_every_output(tmp_path, seeds):
+    """The report and each export of what loading lets through (the long run: every input)."""
+    done = Counter()
+    for i in range(600):
+        fmt, how, data = mutated(SEED + 3, i, seeds)
+        if fmt == "garbage" or done[fmt] == 2:
+            continue
+        p = tmp_path / "input"
+        p.write_bytes(data)
+        if run_input(p, fmt)[0] not in ("ok", "warning"):
+            continue
+        outcome, detail = write_outputs(p, fmt, tmp_path, picture=False)
+        assert outcome != "crash", f"#{i} {fmt} {how}: {detail}"
+        done[fmt] += 1
+    assert sorted(done.values()) == [2] * (len(FORMATS) - 1)
 
 
 def test_cli_on_damaged_inputs_exits_0_or_2_without_traceback(tmp_path, seeds):

@@ -78,6 +78,24 @@ def test_an_event_larger_than_the_limit_keeps_the_events_before_it(tmp_path, mon
     assert "larger than 2 MiB" in str(s.warnings[0])
 
 
+
+@pytest.mark.parametrize("bad", [b"\xdb\x7f\xff\xff\xff", b"\xdd\x7f\xff\xff\xff",
+                                 b"\xdf\x7f\xff\xff\xff", b"\x91" * 100_000],
+                         ids=["str-2GiB", "array-2G", "map-2G", "nested-100k"])
+def test_msgpack_lengths_of_gigabytes_and_deep_nesting_cost_nothing(tmp_path, bad):
+    """A length field is a promise, not an allocation: a 5-byte event claiming 2 GiB (or two
+    billion items) is damage, as is nesting 100,000 deep; the events before it are kept."""
+    import msgpack
+    from fixtures.fuzzing import peak_rss
+    from legate_prof.read.runtime_stream import STREAM_MAGIC, read_runtime_stream
+    pack = msgpack.Packer(use_bin_type=True).pack
+    p = tmp_path / "legate_0.runtime.prof"
+    p.write_bytes(STREAM_MAGIC + pack({"rank": 0, "start_ns": 1}) + pack(["op", 5, "a", "x:1"])
+                  + bad + pack(["end", 9]))
+    s, added = peak_rss(read_runtime_stream, p)
+    assert [o[1] for o in s.ops] == ["a"] and not s.ended and s.warnings
+    assert added is None or added < 64 << 20  # (None: no /proc/self/clear_refs here)
+
 # -- gzip bombs --------------------------------------------------------------------------------------
 def _zeros_gzip(mib, members=1):
     """``members`` gzip members of ``mib`` MiB of zeros each (zeros inflate about 1000x)."""
