@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from legate_prof.query.source import as_source
@@ -126,8 +127,11 @@ def _manifest(folder):
 def earlier_report(folder):
     """True when ``folder`` holds a report we wrote and nothing else (a file or folder the
     user added or changed there: a string naming the first few)."""
+    marker = folder / MARKER
     try:
-        text = (folder / MARKER).read_text(encoding="utf-8", errors="replace")
+        if not stat.S_ISREG(os.lstat(marker).st_mode):  # (a FIFO there would block)
+            return False
+        text = marker.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
     listed = dict(reversed(ln.split(" ", 1)) for ln in text.splitlines()[1:] if " " in ln)
