@@ -69,7 +69,13 @@ for i in range(lo, hi):
 def run_batch(seed, lo, hi, outputs_every, timeout):
     """(rows, honest peaks, problem): rows printed by the worker; problem if it died or hung."""
     def parse(text):
-        rows = [json.loads(x) for x in text.splitlines() if x.startswith("[")]
+        rows = []
+        for x in text.splitlines():
+            try:
+                rows.append(json.loads(x))
+            except ValueError:
+                pass  # (a line someone else printed)
+        rows = [r for r in rows if isinstance(r, list) and len(r) in (2, 7)]
         honest = next((r[1] for r in rows if r[0] == "honest"), {})
         return [r for r in rows if r[0] != "honest"], honest
     try:
@@ -139,6 +145,7 @@ def main(argv=None):
         print(fmt, how, run_input(p, fmt), write_outputs(p, fmt, d), p)
         return 0
     out_dir = a.out or tempfile.mkdtemp(prefix="legate_prof_fuzz_")
+    os.makedirs(out_dir, exist_ok=True)
     seed_sizes = {k: len(v) for k, v in seeds.items()}
     t0 = time.time()
     outcomes, by_format, problems, peaks = Counter(), Counter(), [], {}

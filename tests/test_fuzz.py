@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.fuzzing import FORMATS, HOSTILE, mutated, run_input, seed_files, write_outputs
+from fixtures.fuzzing import (FORMATS, HOSTILE, mutated, peak_rss, run_input, seed_files,
+                              write_outputs)
 
 SEED = 20261122
 COUNT = 3000
@@ -124,7 +125,8 @@ REGRESSION_INPUTS = sorted(p for p in REGRESSIONS.rglob("*") if p.is_file()
 @pytest.mark.parametrize("path", REGRESSION_INPUTS,
                          ids=lambda p: str(p.relative_to(REGRESSIONS)))
 def test_regression_inputs(path, tmp_path):
-    """Inputs that once crashed or hung a reader (docs/robustness.md), read in bounded time.
+    """Inputs that once crashed or hung a reader, or cost too much memory
+    (docs/robustness.md), read in bounded time and memory.
 
     ``readers/`` holds inputs that crashed the first readers (kept gzipped, one per crash
     site); they are unpacked to their own name first, so each meets the reader it broke.
@@ -137,5 +139,7 @@ def test_regression_inputs(path, tmp_path):
         path = tmp_path / name
     fmt = "bundle" if name.endswith(".lpbundle") else (
         "runtime" if ".runtime." in name else "legion")
-    outcome, detail = run_input(path, fmt)
+    (outcome, detail), added = peak_rss(run_input, path, fmt)
     assert outcome in ("ok", "warning", "error"), detail
+    # small files all: none may cost much memory (a gzip bomb after a log took 145 MiB)
+    assert added is None or added < 64 << 20, f"{added >> 20} MiB"

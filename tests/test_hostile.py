@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "fixtures" / "real" / "legate26.06_cpu2_myprof_0.prof"
 
 
-# -- patterns: linear on anything -----------------------------------------------------------------
+# -- patterns: linear on anything --------------------------------------------------------------
 @pytest.mark.parametrize("name, text, check", oom_cases(1 << 20), ids=lambda c: c
                          if isinstance(c, str) and len(c) < 40 else "")
 def test_each_console_log_pattern_reads_a_megabyte_of_its_worst_case(name, text, check):
@@ -50,7 +50,7 @@ def test_a_preamble_line_of_a_megabyte_is_one_error(name, data, tmp_path):
         LegionProfReader(p).read()
 
 
-# -- streams of any length ---------------------------------------------------------------------------
+# -- streams of any length ---------------------------------------------------------------------
 def test_a_runtime_stream_over_100_mib_reads_fully(tmp_path):
     """The issue's reproduction: valid events past msgpack's one-buffer limit (100 MiB) were a
     BufferFull traceback; now read a megabyte at a time, every event kept."""
@@ -96,7 +96,7 @@ def test_msgpack_lengths_of_gigabytes_and_deep_nesting_cost_nothing(tmp_path, ba
     assert [o[1] for o in s.ops] == ["a"] and not s.ended and s.warnings
     assert added is None or added < 64 << 20  # (None: no /proc/self/clear_refs here)
 
-# -- gzip bombs --------------------------------------------------------------------------------------
+# -- gzip bombs --------------------------------------------------------------------------------
 def _zeros_gzip(mib, members=1):
     """``members`` gzip members of ``mib`` MiB of zeros each (zeros inflate about 1000x)."""
     import gzip
@@ -151,10 +151,11 @@ def test_honest_gzipped_logs_read_whole_and_damaged_ones_keep_what_inflates(tmp_
         got[name] = (log.record_count, [w.problem[:39] for w in log.warnings])
     assert got["split"] == (whole.record_count, [])
     assert got["checksum"] == (whole.record_count, ["gzip data is damaged at compressed byte"])
-    assert got["cut"][0] < whole.record_count and got["cut"][1][0].startswith("gzip stream is truncated")
+    assert got["cut"][0] < whole.record_count
+    assert got["cut"][1][0].startswith("gzip stream is truncated")
 
 
-# -- outputs: the user's folders, temporaries, a full disk ---------------------------------------------
+# -- outputs: the user's folders, temporaries, a full disk -------------------------------------
 def cli(*args, env=None, timeout=180, preexec_fn=None):
     import subprocess
     e = dict(os.environ, QT_QPA_PLATFORM="offscreen", LEGATE_PROF_CACHE_DIR="", **(env or {}))
@@ -336,7 +337,7 @@ def test_an_output_to_dev_full_is_one_line():
                    "No space left on device")
 
 
-# -- the cache ---------------------------------------------------------------------------------------
+# -- the cache ---------------------------------------------------------------------------------
 def test_a_log_changed_in_place_keeping_size_inode_ends_and_mtime_is_not_served_stale(
         tmp_path, monkeypatch):
     """The issue's reproduction: the old key hashed only the first and last 64 KiB, so an edit
@@ -427,7 +428,7 @@ def test_a_fifo_input_with_the_cache_on_is_one_error_not_a_hang(tmp_path):
     assert r.returncode != 0 and "is a FIFO" in r.stderr.splitlines()[-1]
 
 
-# -- text for a terminal --------------------------------------------------------------------------------
+# -- text for a terminal -----------------------------------------------------------------------
 ESCAPES = {"set-title": "\x1b]0;pwned\x07", "clear-line": "\x1b[2K\r", "clipboard":
            "\x1b]52;c;ZWNobyBvd25lZA==\x07", "c1-csi": "\x9b2J", "bidi": "\u202egnp.exe",
            "newline": "\nlegate_prof: error: fake", "nul": "a\x00b", "surrogate": "x\udcff",
@@ -445,7 +446,8 @@ def test_terminal_safe_shows_every_control_as_a_visible_escape(name):
 
 def test_terminal_safe_keeps_plain_text_of_every_script_as_it_is():
     from legate_prof.present.terminal import terminal_safe
-    for text in ("cupynumeric::BinaryOpTask[/p/a.py:3]", "café ✓ 日本語 Ω → ≤", "", "a b"):
+    for text in ("cupynumeric::BinaryOpTask[/p/a.py:3]", "café ✓ 日本語 Ω → ≤", "",
+                 "a b"):
         assert terminal_safe(text) == text
     assert terminal_safe("\x1b[31mred\x1b[0m") == "\\x1b[31mred\\x1b[0m"
     assert terminal_safe(b"\x1b]52;c;x\x07") == "\\x1b]52;c;x\\x07"

@@ -22,15 +22,15 @@ from legate_prof.errors import ProfileError, ProfileWarning
 
 MAGIC = b"FileType: BinaryLegionProf v: "
 GZIP_CHUNK = 1 << 16
-# Legion's logs inflate 4.6x to 7.9x (docs/robustness.md); a gzipped input may inflate to
-# MAX_GZIP_RATIO times its size (or MIN_GZIP_LIMIT, for small files), no more.
+# Legion's logs inflate 3.6x to 7.9x (docs/robustness.md); the first N bytes of a gzipped input
+# may inflate to MAX_GZIP_RATIO times N (or MIN_GZIP_LIMIT, for the start of any file), no more.
 MAX_GZIP_RATIO = 32
 MIN_GZIP_LIMIT = 8 << 20
 
 
-def gzip_limit(compressed_size):
-    """The most bytes a gzipped input of this size may inflate to."""
-    return max(MIN_GZIP_LIMIT, MAX_GZIP_RATIO * compressed_size)
+def gzip_limit(compressed):
+    """The most bytes the first ``compressed`` bytes of a gzipped input may inflate to."""
+    return max(MIN_GZIP_LIMIT, MAX_GZIP_RATIO * compressed)
 
 
 def _salvage(d, data, at, step=256):
@@ -49,10 +49,11 @@ def _salvage(d, data, at, step=256):
     return got, at + len(data)
 
 
-def gzip_bomb_problem(compressed_size, limit):
-    return (f"gzip data inflates to more than {limit:,} bytes ({MAX_GZIP_RATIO}x its "
-            f"{compressed_size:,}; Legion's logs inflate about 7x): refused as a likely gzip "
+def gzip_bomb_problem(compressed, limit):
+    return (f"gzip data inflates to more than {limit:,} bytes from its first {compressed:,} "
+            f"(over {MAX_GZIP_RATIO}x; Legion's logs inflate about 7x): refused as a likely gzip "
             "bomb (gunzip it yourself to read it anyway)")
+
 
 # Preamble type name -> numpy dtype for the fixed-size scalar types.
 _SIGNED_4 = {"int", "ProcKind", "MemKind", "MappingCallKind", "RuntimeCallKind",
@@ -203,18 +204,18 @@ class LegionProfReader:
                 size = os.fstat(f.fileno()).st_size
                 f.seek(0)
                 if head == b"\x1f\x8b":
-                    return self._gunzip(f, size)
+                    return self._gunzip(f)
                 if size == 0:
                     raise ProfileError(self.path, "empty file, not a Legion Prof log")
                 return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), None
         except OSError as e:
             raise ProfileError(self.path, e.strerror or str(e)) from None
 
-    def _gunzip(self, f, size):
-        """Inflate the file a piece at a time into one buffer of at most ``gzip_limit(size)``
-        bytes: more is refused (a gzip bomb: 3 MB that inflate to 3 GiB).  Damaged or cut
-        short: what precedes the damage, with a warning."""
-        limit = gzip_limit(size)
+    def _gunzip(self, f):
+        """Inflate the file a piece at a time into one buffer; what the first N compressed
+        bytes inflate to may not pass ``gzip_limit(N)``: a gzip bomb (3 MB that inflate to
+        3 GiB) is refused as soon as it outgrows what it has read, before it fills memory.
+        Damaged or cut short: what precedes the damage, with a warning."""
         out, problem = bytearray(), None
         d, in_member, pos = zlib.decompressobj(16 + zlib.MAX_WBITS), False, 0
         while problem is None:
@@ -222,6 +223,7 @@ class LegionProfReader:
             if not data:
                 break
             at, pos = pos, pos + len(data)
+            limit = gzip_limit(pos)
             while data:
                 before = d.copy()
                 try:
@@ -236,7 +238,8 @@ class LegionProfReader:
                     break
                 in_member = not d.eof
                 if len(out) > limit:
-                    raise ProfileError(self.path, gzip_bomb_problem(size, limit))
+                    out.clear()  # (not kept alive by the traceback's frames)
+                    raise ProfileError(self.path, gzip_bomb_problem(pos, limit))
                 if d.eof:  # another member may follow (``cat a.gz b.gz``)
                     at += len(data) - len(d.unused_data)
                     data, d = d.unused_data, zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -247,8 +250,9 @@ class LegionProfReader:
             problem = "gzip stream is truncated"
         if problem is None:
             return out, None
-        if len(out) > limit:
-            raise ProfileError(self.path, gzip_bomb_problem(size, limit))
+        if len(out) > gzip_limit(pos):
+            out.clear()
+            raise ProfileError(self.path, gzip_bomb_problem(pos, gzip_limit(pos)))
         if not out:
             raise ProfileError(self.path, f"{problem}; nothing could be decompressed")
         return out, f"{problem}; reading the {len(out):,} bytes decompressed before it"
