@@ -6,14 +6,25 @@ temporary file in the target directory that is renamed over the target only when
 a crash, a full disk or two writers at once never leave a mixed or truncated file.  A symbolic
 link is followed (its target is replaced, the link stays); a device, pipe or socket is written
 straight to, since a rename would put a file in its place (``-o /dev/null``, ``-o /dev/stdout``).
+
+Temporaries are named ``.TARGET.lp-HOST-PID-TOKEN.tmp`` and recorded, while they exist, in a
+directory of this user's (``$TMPDIR/legate_prof_writing_UID``).  A process stopped by a signal
+(SIGKILL, SIGTERM, SIGHUP) leaves them; the next command of this user on this host removes
+those whose process no longer runs (``sweep_stale_outputs``), and nothing else: not another
+host's, not a live process's, not a file that only looks like one of ours.  A full disk (or a
+quota, or a file size limit) is one line, and nothing written is left.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import re
+import secrets
 import shutil
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -101,6 +112,158 @@ def _cannot_write(path, e):
     return ProfileError(path, f"could not write ({e.strerror or e})")
 
 
+# errors that say the disk (or the user's share of it) is full, whatever file they name
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+
+
+def _is_full(e):
+    return isinstance(e, OSError) and e.errno in _FULL
+
+
+# -- temporaries that say whose they are ---------------------------------------------------------
+_TEMPORARY = re.compile(r"^\.(?P<target>.+)\.lp-(?P<host>[A-Za-z0-9-]+)-(?P<pid>\d+)-"
+                        r"[0-9a-f]+\.(?:tmp|old)(?:\.[A-Za-z0-9]{1,16})?$")  # (.tmp.wal too)
+
+
+def _host():
+    """This host's name as it may stand in a file name between dashes."""
+    import socket
+    return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
+
+
+def _registry():
+    """This user's directory of temporaries being written (None where it cannot be trusted:
+    someone else's, a link, or open to others)."""
+    if os.name != "posix":
+        return None
+    d = Path(tempfile.gettempdir()) / f"legate_prof_writing_{os.getuid()}"
+    with contextlib.suppress(FileExistsError, OSError):
+        d.mkdir(mode=0o700)
+    try:
+        st = os.lstat(d)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    return d
+
+
+def _new_temporary(target, kind, make):
+    """Record, then make (``make(path)``) a temporary beside ``target``; returns (path, the
+    record or None)."""
+    parent = target.parent if str(target.parent) else Path(".")
+    reg = _registry()
+    for _ in range(100):
+        token = secrets.token_hex(4)
+        tmp = parent / f".{target.name}.lp-{_host()}-{os.getpid()}-{token}.{kind}"
+        entry = reg / f"{_host()}-{os.getpid()}-{token}" if reg is not None else None
+        if entry is not None:
+            with contextlib.suppress(OSError):
+                os.symlink(os.path.abspath(tmp), entry)
+        try:
+            make(str(tmp))
+            return str(tmp), entry
+        except FileExistsError:
+            _forget(entry)
+        except BaseException:
+            _forget(entry)
+            raise
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(target))
+
+
+def _forget(entry):
+    if entry is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(entry)
+
+
+def _make_file(path):
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (OSError, OverflowError):
+        return True  # (another user's process now has that id: leave it)
+    return True
+
+
+def _stale(path, host):
+    """True for a temporary of ours (by its name, owner and host) whose process has ended."""
+    m = _TEMPORARY.match(os.path.basename(path))
+    if m is None or m["host"] != host or int(m["pid"]) == os.getpid():
+        return False
+    try:
+        if os.lstat(path).st_uid != os.getuid():
+            return False
+    except OSError:
+        return False
+    return not _alive(int(m["pid"]))
+
+
+def _remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def _note(msg):
+    print(msg, file=sys.stderr)
+
+
+def sweep_stale_outputs(directory=None, note=_note):
+    """Remove the temporaries that processes of this user on this host were writing when
+    they were stopped (those recorded, and those in ``directory``, with what a library
+    wrote beside them: a database's ``.wal``); returns their paths.  Only on POSIX
+    (elsewhere, signal 0 is not a question)."""
+    if os.name != "posix":
+        return []
+    host, removed = _host(), []
+    folders = set() if directory is None else {os.fspath(directory)}
+    reg = _registry()
+    entries = []
+    with contextlib.suppress(OSError):
+        entries = list(os.scandir(reg)) if reg is not None else []
+    for e in entries:
+        parts = e.name.rsplit("-", 2)
+        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit() \
+                or _alive(int(parts[1])):
+            continue
+        with contextlib.suppress(OSError):
+            tmp = os.readlink(e.path)
+            m = _TEMPORARY.match(os.path.basename(tmp))
+            if m and m["pid"] == parts[1] and _stale(tmp, host):
+                removed.append(tmp)
+                _remove(tmp)
+                folders.add(os.path.dirname(tmp))
+        _forget(e.path)
+    for folder in folders:
+        with contextlib.suppress(OSError):
+            for e in os.scandir(folder):
+                if e.name.startswith(".") and ".lp-" in e.name and _stale(e.path, host):
+                    removed.append(e.path)
+                    _remove(e.path)
+    for tmp in removed:
+        note(f"legate_prof: note: removed {tmp}, left by a legate_prof that was stopped "
+             "while writing it")
+    return removed
+
+
+# -- writing ------------------------------------------------------------------------------------
+def _failed(path, e, tmp):
+    """The one-line error for an OSError while writing, or None when it is not ours to word
+    (an input's error names that input)."""
+    name = getattr(e, "filename", None)
+    if _is_full(e) or name is None or str(name).startswith(str(tmp)) or str(name) == str(path):
+        return _cannot_write(path, e)
+    return None
+
+
 @contextlib.contextmanager
 def atomic_output(path, mode=0o666, stream=True):
     """Yield a temporary path beside ``path`` (beside a link's target); rename it to the
@@ -112,55 +275,85 @@ def atomic_output(path, mode=0o666, stream=True):
         if not stream:
             raise ProfileError(path, "is not a regular file (a device or pipe); this output "
                                      "goes to a file")
-        yield str(target)
+        try:
+            yield str(target)
+        except OSError as e:
+            if _is_full(e):
+                raise _cannot_write(path, e) from None
+            raise
         return
+    sweep_stale_outputs(target.parent if str(target.parent) else ".")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                   dir=str(target.parent) if str(target.parent) else ".")
-        os.close(fd)
+        tmp, entry = _new_temporary(target, "tmp", _make_file)
     except OSError as e:
         raise _cannot_write(path, e) from None
     try:
         yield tmp
-        os.chmod(tmp, mode & ~_umask())  # mkstemp makes 0600; outputs are ordinary files
+        os.chmod(tmp, mode & ~_umask())  # made 0600; outputs are ordinary files
         os.replace(tmp, target)
     except BaseException as e:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        if isinstance(e, OSError) and getattr(e, "filename", None) in (None, tmp, str(target)):
-            raise _cannot_write(path, e) from None  # (not an input's error: those name it)
+        if isinstance(e, OSError) and _failed(target, e, tmp) is not None:
+            raise _cannot_write(path, e) from None
         raise
+    finally:
+        _forget(entry)
 
 
 @contextlib.contextmanager
-def atomic_folder(path, replaceable, what):
+def atomic_folder(path, replaceable, what, note=_note):
     """Yield a temporary folder beside ``path``; when the block succeeds, it takes the place
     of ``path``.  An existing non-empty folder is replaced only when ``replaceable(folder)``
-    says it is an earlier output of ours (never a user's folder that was named by mistake)."""
+    says it is an earlier output of ours (never a user's folder named by mistake, nor one
+    where the user put files of their own: a string says which), and ``note`` says so."""
     out = Path(os.path.abspath(os.fspath(path)))
     if out.exists() and not out.is_dir():
         raise ProfileError(str(out), "exists and is not a folder; choose another -o")
-    if out.is_dir() and any(out.iterdir()) and not replaceable(out):
-        raise ProfileError(str(out), f"exists and is not a {what}; choose another -o")
+    replacing = out.is_dir() and any(out.iterdir())
+    if replacing:
+        verdict = replaceable(out)
+        if isinstance(verdict, str) or not verdict:
+            raise ProfileError(str(out), f"exists and is not a {what}; choose another -o"
+                               if not verdict else f"holds what a {what} does not ({verdict});"
+                               " nothing was changed: choose another -o, or move them")
+    sweep_stale_outputs(out.parent)
     try:
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+        tmp, entry = _new_temporary(out, "tmp", lambda p: os.mkdir(p, 0o700))
     except OSError as e:
         raise _cannot_write(str(out), e) from None
+    tmp = Path(tmp)
     try:
         yield tmp
-        umask = _umask()  # mkdtemp/mkstemp make 0700/0600: the umask's usual modes
+        umask = _umask()  # made 0700 (files in it as their writers made them)
         for p in [tmp, *tmp.rglob("*")]:
             os.chmod(p, (0o777 if p.is_dir() else 0o666) & ~umask)
-        if out.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old.", dir=out.parent))
-            os.replace(out, old / "r")
-            os.replace(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
+        _put_in_place(tmp, out)
     except BaseException as e:
         shutil.rmtree(tmp, ignore_errors=True)
-        name = getattr(e, "filename", None)
-        if isinstance(e, OSError) and (name is None or str(name).startswith(str(tmp))):
+        if isinstance(e, OSError) and _failed(out, e, tmp) is not None:
             raise _cannot_write(str(out), e) from None
         raise
+    finally:
+        _forget(entry)
+    if replacing:
+        note(f"legate_prof: note: {out}: replaced the {what} written there before")
+
+
+def _put_in_place(tmp, out):
+    """Rename the finished folder ``tmp`` to ``out``; an ``out`` already there is moved aside
+    first (into a temporary of its own, removed after)."""
+    if not out.exists():
+        os.replace(tmp, out)
+        return
+    old, entry = _new_temporary(out, "old", lambda p: os.mkdir(p, 0o700))
+    try:
+        os.replace(out, Path(old) / "r")
+        try:
+            os.replace(tmp, out)
+        except BaseException:
+            os.replace(Path(old) / "r", out)  # the earlier one back where it was
+            raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+        _forget(entry)

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.fuzzing import FORMATS, mutated, run_input, seed_files
+from fixtures.fuzzing import (FORMATS, HOSTILE, mutated, peak_rss, run_input, seed_files,
+                              write_outputs)
 
 SEED = 20261122
 COUNT = 3000
@@ -64,6 +65,37 @@ def test_damaged_inputs_that_still_load_also_render(tmp_path, seeds):
     assert rendered == 40
 
 
+def test_hostile_inputs_of_every_kind_give_ok_warning_or_one_error(tmp_path, seeds):
+    """Gzip bombs and members, lines of 200,000 characters, msgpack lengths of GiB and deep
+    nesting, preamble lines of 100 KB (the long run mixes them in; here each kind thrice)."""
+    import random
+    rng = random.Random(SEED)
+    for fmt, mutators in HOSTILE.items():
+        for m in mutators:
+            for k in range(3):
+                p = tmp_path / f"{m.__name__}{k}"
+                p.write_bytes(m(rng, seeds[fmt]))
+                outcome, detail = run_input(p, fmt)
+                assert outcome != "crash", f"{m.__name__} #{k}: {detail}"
+
+
+def test_damaged_inputs_that_load_go_through_every_output(tmp_path, seeds):
+    """The report and each export of what loading lets through (the long run: every input)."""
+    done = Counter()
+    for i in range(600):
+        fmt, how, data = mutated(SEED + 3, i, seeds)
+        if fmt == "garbage" or done[fmt] == 2:
+            continue
+        p = tmp_path / "input"
+        p.write_bytes(data)
+        if run_input(p, fmt)[0] not in ("ok", "warning"):
+            continue
+        outcome, detail = write_outputs(p, fmt, tmp_path, picture=False)
+        assert outcome != "crash", f"#{i} {fmt} {how}: {detail}"
+        done[fmt] += 1
+    assert sorted(done.values()) == [2] * (len(FORMATS) - 1)
+
+
 def test_cli_on_damaged_inputs_exits_0_or_2_without_traceback(tmp_path, seeds):
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     for i in range(len(FORMATS) * 2):
@@ -93,7 +125,8 @@ REGRESSION_INPUTS = sorted(p for p in REGRESSIONS.rglob("*") if p.is_file()
 @pytest.mark.parametrize("path", REGRESSION_INPUTS,
                          ids=lambda p: str(p.relative_to(REGRESSIONS)))
 def test_regression_inputs(path, tmp_path):
-    """Inputs that once crashed or hung a reader (docs/robustness.md), read in bounded time.
+    """Inputs that once crashed or hung a reader, or cost too much memory
+    (docs/robustness.md), read in bounded time and memory.
 
     ``readers/`` holds inputs that crashed the first readers (kept gzipped, one per crash
     site); they are unpacked to their own name first, so each meets the reader it broke.
@@ -106,5 +139,7 @@ def test_regression_inputs(path, tmp_path):
         path = tmp_path / name
     fmt = "bundle" if name.endswith(".lpbundle") else (
         "runtime" if ".runtime." in name else "legion")
-    outcome, detail = run_input(path, fmt)
+    (outcome, detail), added = peak_rss(run_input, path, fmt)
     assert outcome in ("ok", "warning", "error"), detail
+    # small files all: none may cost much memory (a gzip bomb after a log took 145 MiB)
+    assert added is None or added < 64 << 20, f"{added >> 20} MiB"

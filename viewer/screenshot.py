@@ -218,10 +218,15 @@ def _save_png(img, out):
     d = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(d) or not os.access(d, os.W_OK):
         raise ProfileError(out, "could not write the picture (directory missing or not writable)")
+    data = QtCore.QByteArray()  # encoded here, written by Python: a full disk is one line
+    buf = QtCore.QBuffer(data)
+    buf.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    if not img.save(buf, fmt):
+        raise ProfileError(out, f"could not encode the {fmt} picture")
+    buf.close()
     try:
-        with atomic_output(out) as tmp:
-            if not img.save(tmp, fmt):
-                raise ProfileError(out, f"could not write the {fmt} picture (disk full?)")
+        with atomic_output(out) as tmp, open(tmp, "wb") as f:
+            f.write(data.data())
     except OSError as e:
         raise ProfileError(out, f"could not write ({e.strerror or e})") from None
 

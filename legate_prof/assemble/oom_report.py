@@ -19,24 +19,36 @@ import numpy as np
 
 from legate_prof.errors import ProfileError
 
+# Every pattern is linear in its input: quantifiers are bounded or over classes that the next
+# token cannot also match, nothing crosses a line, and lines are cut at MAX_LINE characters
+# before any pattern sees them (a console log is untrusted input: tests/test_hostile.py feeds
+# each pattern a megabyte of its worst case).
+MAX_LINE = 8192  # legate's lines are a few hundred characters; a path is at most 4096
+_NUM = r"\d{1,256}"  # digits of a count; _count bounds the value
 _FAILED = re.compile(
-    r"Failed to allocate (?P<bytes>\d+) bytes on memory (?P<mem>[0-9a-fA-Fx]+) "
-    r"\(of kind (?P<kind>\w+)\)(?: for region requirement\(s\) \{(?P<reqs>[^}]*)\})?"
-    r"(?: of (?:Task|Operation) (?P<task>[^\s\[]+)(?:\[(?P<prov>[^\]]*)\])?(?: \(UID (?P<uid>\d+)\))?)?")
-_STORE_AT = re.compile(r"corresponding to a LogicalStore allocated at (?P<site>\S+)")
-_RESERVING = re.compile(r"reserving (?P<used>\d+) of the available (?P<avail>\d+) bytes")
-_HOLDER = re.compile(r"^\s*LogicalStore allocated at (?P<site>.+?):?\s*$")
-_INSTANCE = re.compile(r"Instance (?P<inst>[0-9a-fA-F]+)(?: at address [0-9a-fA-Fx]+)? of size (?P<size>\d+)"
-                       r"(?: covering elements (?P<range>\S+))?")
-_CREATED = re.compile(r"created for an operation launched at (?P<site>\S+)")
+    rf"Failed to allocate (?P<bytes>{_NUM}) bytes on memory (?P<mem>[0-9a-fA-Fx]{{1,256}}) "
+    r"\(of kind (?P<kind>\w{1,64})\)(?: for region requirement\(s\) \{(?P<reqs>[^}\n]{0,4096})\})?"
+    r"(?: of (?:Task|Operation) (?P<task>[^\s\[]{1,4096})(?:\[(?P<prov>[^\]\n]{0,4096})\])?"
+    rf"(?: \(UID (?P<uid>{_NUM})\))?)?")
+_STORE_AT = re.compile(r"corresponding to a LogicalStore allocated at (?P<site>\S{1,4096})")
+_RESERVING = re.compile(rf"reserving (?P<used>{_NUM}) of the available (?P<avail>{_NUM}) bytes")
+# (the site's trailing colon and blanks are stripped in Python: a lazy '.+?' before ':?\s*$'
+# was quadratic on a long run of spaces)
+_HOLDER = re.compile(r"[ \t]{0,64}LogicalStore allocated at (?P<site>[^\n]{1,4096})")
+_INSTANCE = re.compile(rf"Instance (?P<inst>[0-9a-fA-F]{{1,256}})"
+                       rf"(?: at address [0-9a-fA-Fx]{{1,256}})? of size (?P<size>{_NUM})"
+                       rf"(?: covering elements (?P<range>\S{{1,4096}}))?")
+_CREATED = re.compile(r"created for an operation launched at (?P<site>\S{1,4096})")
 
 KIND_GROUP = {"SYSTEM_MEM": "system", "SOCKET_MEM": "socket", "Z_COPY_MEM": "zerocopy",
               "ZCMEM": "zerocopy", "GPU_FB_MEM": "framebuffer", "FBMEM": "framebuffer",
               "REGDMA_MEM": "registered"}
 
 
-_LOG_PREFIX = re.compile(r"^\[\d+ - [0-9a-fA-F]+\]\s+[\d.]+\s+\{\d+\}\{[\w.]+\}: ?", re.M)
+_LOG_PREFIX = re.compile(r"^\[\d{1,256} - [0-9a-fA-F]{1,256}\][ \t]{1,64}[\d.]{1,256}[ \t]{1,64}"
+                         r"\{\d{1,256}\}\{[\w.]{1,256}\}: ?", re.M)
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_LONG_LINE = re.compile(rf"^([^\n]{{{MAX_LINE}}})[^\n]+", re.M)
 
 
 MAX_COUNT = 2**62  # sizes and ids beyond this in a console log are damage, not data
@@ -49,8 +61,9 @@ def _count(text):
 
 
 def clean_log(text):
-    """Drop Realm's '[0 - 7f..] 0.46 {5}{legate.mapper}: ' prefixes and digit-group commas."""
-    return _THOUSANDS.sub("", _LOG_PREFIX.sub("", text))
+    """Lines cut at MAX_LINE; Realm's '[0 - 7f..] 0.46 {5}{legate.mapper}: ' prefixes and
+    digit-group commas dropped."""
+    return _THOUSANDS.sub("", _LOG_PREFIX.sub("", _LONG_LINE.sub(r"\1", text)))
 
 
 def parse_oom_report(text: str):
@@ -80,8 +93,9 @@ def parse_oom_report(text: str):
         holder = None
         for line in tail[r.end():].splitlines()[1:]:
             h = _HOLDER.match(line)
-            if h:
-                holder = {"allocated_at": h["site"].rstrip(":"), "instances": []}
+            site = h["site"].rstrip() if h else ""
+            if site.rstrip(":"):
+                holder = {"allocated_at": site.rstrip(":"), "instances": []}
                 rep["holders"].append(holder)
                 continue
             i = _INSTANCE.search(line)

@@ -13,6 +13,7 @@ import sys
 
 from legate_prof.cli.common import EXIT_USER_ERROR, bundled_example, note
 from legate_prof.errors import ProfileError
+from legate_prof.output_file import sweep_stale_outputs
 
 __all__ = ["main", "bundled_example", "EXIT_USER_ERROR"]
 
@@ -29,6 +30,7 @@ def main(argv=None):
         parser.print_help()
         return EXIT_USER_ERROR
     try:
+        sweep_stale_outputs()  # what an earlier command stopped by a signal was writing
         return args.func(args)
     except ProfileError as e:
         note(f"legate_prof: error: {e}")

@@ -8,14 +8,23 @@ import sys
 from pathlib import Path
 
 from legate_prof.errors import ProfileError
+from legate_prof.present.terminal import terminal_safe
 
 EXIT_USER_ERROR = 2
 PICTURE_FORMATS = {".png", ".jpg", ".jpeg", ".bmp"}
 
 
 def note(message):
-    """A message for the user on stderr (never stdout: that is the command's output)."""
-    print(message, file=sys.stderr)
+    """A message for the user on stderr (never stdout: that is the command's output), with
+    whatever a file put in it that a terminal would act on escaped (``present.terminal``)."""
+    print(terminal_safe(message), file=sys.stderr)
+
+
+def say(text):
+    """Text for stdout (tables, "wrote ..."), line by line with what a terminal would act on
+    escaped: names and lines from a profile are a stranger's text."""
+    for line in str(text).split("\n"):
+        print(terminal_safe(line))
 
 
 def bundled_example():

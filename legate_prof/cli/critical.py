@@ -7,7 +7,7 @@ import json
 import sys
 
 from legate_prof.cli.arguments import add_files
-from legate_prof.cli.common import input_files, load_with_progress, status
+from legate_prof.cli.common import input_files, load_with_progress, say, status
 
 
 def register(sub):
@@ -35,5 +35,5 @@ def run(args):
         if not source.critical_links().has_data:
             print("No critical path: the profile holds no event graph records (Legion writes "
                   "them from format 1011 on); what is shown follows creators only.")
-        print(format_critical_path(report, limit=max(args.limit, 0)))
+        say(format_critical_path(report, limit=max(args.limit, 0)))
     return status(profile)

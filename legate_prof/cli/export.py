@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from legate_prof.cli.arguments import add_files, add_ranks, add_window
-from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, input_files,
-                                    load_with_progress, note, status, trimmed)
+from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, input_files, load_with_progress,
+                                    note, say, status, trimmed)
 from legate_prof.output_file import check_output
 
 
@@ -34,5 +34,5 @@ def run(args):
     except MissingExtra as e:
         note(f"legate_prof: error: {e}")
         return EXIT_USER_ERROR
-    print(f"wrote {args.output} ({args.format}, {model.n_items} items)")
+    say(f"wrote {args.output} ({args.format}, {model.n_items} items)")
     return status(model)

@@ -6,7 +6,8 @@ import json
 import sys
 
 from legate_prof.cli.arguments import add_files, add_ranks, add_window
-from legate_prof.cli.common import check_window, input_files, load_with_progress, status, trimmed
+from legate_prof.cli.common import (check_window, input_files, load_with_progress, say, status,
+                                    trimmed)
 
 
 def register(sub):
@@ -29,5 +30,5 @@ def run(args):
         json.dump({"findings": findings}, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print(format_insights(findings))
+        say(format_insights(findings))
     return status(model)

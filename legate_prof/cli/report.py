@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from legate_prof.cli.arguments import add_files, add_ranks, add_window
-from legate_prof.cli.common import check_window, input_files, load_with_progress, status, trimmed
+from legate_prof.cli.common import (check_window, input_files, load_with_progress, say, status,
+                                    trimmed)
 from legate_prof.errors import ProfileError
 
 
@@ -43,9 +45,13 @@ def run(args):
     if os.path.exists(out) and not os.path.isdir(out):
         raise ProfileError(out, "exists and is not a folder; choose another -o")
     from legate_prof.report import write_report
-    from legate_prof.report.writer import MARKER
-    if os.path.isdir(out) and os.listdir(out) and not os.path.exists(os.path.join(out, MARKER)):
-        raise ProfileError(out, "exists and is not a legate_prof report; choose another -o")
+    from legate_prof.report.writer import earlier_report
+    if os.path.isdir(out) and os.listdir(out):  # (before anything is read: one line, at once)
+        ours = earlier_report(Path(out))
+        if ours is not True:
+            raise ProfileError(out, "exists and is not a legate_prof report; choose another -o"
+                               if ours is False else f"holds what a legate_prof report does not "
+                               f"({ours}); nothing was changed: choose another -o, or move them")
     # ranks read one by one, never merged
     model = trimmed(load_with_progress(files, args, ranked=True), args)
     if getattr(args, "pictures", True):
@@ -53,5 +59,5 @@ def run(args):
     else:
         render, why = None, "pictures skipped (--no-pictures)"
     done = write_report(model, out, pictures=render, pictures_note=why)
-    print(f"wrote {done['path']}")
+    say(f"wrote {done['path']}")
     return status(model)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from legate_prof.cli.arguments import add_files, add_expand, add_ranks, expanded, size_arg, time_arg
-from legate_prof.cli.common import (PICTURE_FORMATS, input_files, load_with_progress, note,
+from legate_prof.cli.common import (PICTURE_FORMATS, input_files, load_with_progress, note, say,
                                     status)
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import check_output
@@ -48,7 +48,7 @@ def run(args, model=None):
     out = render_screenshot(model, args.output, start=args.start, stop=args.stop,
                             width=args.width, height=args.height,
                             expand=expanded(args.expand), title_files=args.files)
-    print(f"wrote {out}")
+    say(f"wrote {out}")
     return status(model)
 
 

@@ -7,6 +7,7 @@ import sys
 
 from legate_prof.cli.arguments import FILES_HELP, add_files
 from legate_prof.cli.common import EXIT_USER_ERROR, input_files, load_with_progress, note, status
+from legate_prof.present.terminal import terminal_safe
 
 
 def register(sub):
@@ -54,5 +55,8 @@ def run(args):
         note(f"legate_prof: error: query: {str(e).splitlines()[0]}")
         return EXIT_USER_ERROR
     fmt = "csv" if args.csv else "json" if args.json else "table"
-    sys.stdout.write(format_result(cols, rows, fmt))
+    text = format_result(cols, rows, fmt)  # (a table or CSV on a terminal: a stranger's text)
+    if fmt != "json":  # (JSON escapes control characters itself)
+        text = "\n".join(terminal_safe(line) for line in text.split("\n"))
+    sys.stdout.write(text)
     return status(model) if model is not None else 0

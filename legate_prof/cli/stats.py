@@ -7,7 +7,7 @@ import sys
 
 from legate_prof.cli.arguments import add_files, add_ranks, add_window
 from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, expanded_inputs,
-                                    load_with_progress, trimmed)
+                                    load_with_progress, say, trimmed)
 
 
 def register(sub):
@@ -35,5 +35,5 @@ def run(args):
         json.dump(s, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print(format_stats(s))
+        say(format_stats(s))
     return EXIT_USER_ERROR if s["errors"] else 0

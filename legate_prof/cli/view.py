@@ -7,8 +7,8 @@ import threading
 
 from legate_prof.cli import screenshot
 from legate_prof.cli.arguments import FILES_HELP, add_files, add_ranks
-from legate_prof.cli.common import (EXIT_USER_ERROR, PICTURE_FORMATS, bundled_example,
-                                    input_files, load_with_progress, note)
+from legate_prof.cli.common import (EXIT_USER_ERROR, PICTURE_FORMATS, bundled_example, input_files,
+                                    load_with_progress, note)
 from legate_prof.output_file import check_output
 
 

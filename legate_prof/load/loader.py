@@ -9,11 +9,12 @@ import numpy as np
 
 from legate_prof.errors import ProfileError, ProfileWarning
 from legate_prof.load.inputs import expand_inputs, plan_inputs
+from legate_prof.present.terminal import terminal_safe
 from legate_prof.read.legion_log import LegionProfReader
 
 
 def _note(msg):
-    print(msg, file=sys.stderr)
+    print(terminal_safe(msg), file=sys.stderr)  # (a folder's file names are a stranger's)
 
 
 def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None,

@@ -33,17 +33,29 @@ class RuntimeStream:
         return min(times, default=self.last_ns)
 
 
+READ_SIZE = 1 << 20  # bytes read at a time: a stream of any length is read in these
+MAX_EVENT = 64 << 20  # one event (a name, a site, a shape) larger than this is damage
+MAX_ITEMS = 4096  # fields of an event, dimensions of a shape, keys of the header: msgpack
+#                   makes the list a length asks for before its items arrive (8 bytes each)
+
+
 def read_runtime_stream(path) -> RuntimeStream:
+    """Read the stream a megabyte at a time (a long run's stream is over 100 MiB: one buffer
+    of it was msgpack's BufferFull); memory grows with the events kept, names and sites
+    shared among the events that repeat them."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            if f.read(len(STREAM_MAGIC)) != STREAM_MAGIC:
+                raise ProfileError(path, "not a legate_prof runtime event stream")
+            un = msgpack.Unpacker(f, read_size=READ_SIZE, max_buffer_size=MAX_EVENT,
+                                  max_array_len=MAX_ITEMS, max_map_len=MAX_ITEMS,
+                                  raw=False, strict_map_key=False)
+            return _read_events(path, iter(un))
     except OSError as e:
         raise ProfileError(path, e.strerror or str(e)) from None
-    if not data.startswith(STREAM_MAGIC):
-        raise ProfileError(path, "not a legate_prof runtime event stream")
-    un = msgpack.Unpacker(raw=False, strict_map_key=False)
-    un.feed(data[len(STREAM_MAGIC):])
-    it = iter(un)
+
+
+def _read_events(path, it):
     try:
         header = next(it)
     except (StopIteration, msgpack.ExtraData, ValueError, TypeError, msgpack.UnpackException):
@@ -57,6 +69,7 @@ def read_runtime_stream(path) -> RuntimeStream:
         if not isinstance(v, int) or isinstance(v, bool) or not lo <= v < hi:
             s.warnings.append(ProfileWarning(path, f"header field {key!r} is damaged ({v!r})"))
             header[key] = default
+    shared = {}  # one str object per distinct name or site
     try:
         for n, ev in enumerate(it):
             problem = _event_problem(ev)
@@ -68,16 +81,22 @@ def read_runtime_stream(path) -> RuntimeStream:
             s.last_ns = max(s.last_ns, t)
             if kind == "op":  # (the line's code, when the runtime recorded it)
                 code = ev[4] if len(ev) > 4 and isinstance(ev[4], str) else ""
-                s.ops.append((t, ev[2], ev[3], code[:MAX_CODE_CHARS]))
+                s.ops.append((t, shared.setdefault(ev[2], ev[2]), shared.setdefault(ev[3], ev[3]),
+                              shared.setdefault(code[:MAX_CODE_CHARS], code[:MAX_CODE_CHARS])))
             elif kind == "new":
-                s.arrays[ev[2]] = {"t_new": t, "t_del": None, "shape": ev[3], "dtype": ev[4],
-                                   "nbytes": ev[5], "site": ev[6], "memory": ev[7]}
+                s.arrays[ev[2]] = {"t_new": t, "t_del": None, "shape": ev[3],
+                                   "dtype": shared.setdefault(ev[4], ev[4]), "nbytes": ev[5],
+                                   "site": shared.setdefault(ev[6], ev[6]),
+                                   "memory": shared.setdefault(ev[7], ev[7])}
             elif kind == "del":
                 a = s.arrays.get(ev[2])
                 if a is not None:
                     a["t_del"] = max(t, a["t_new"])
             elif kind == "end":
                 s.ended = True
+    except msgpack.BufferFull:
+        s.warnings.append(ProfileWarning(path, f"an event is larger than {MAX_EVENT >> 20} MiB "
+                                               "(damaged); kept what came before"))
     except (ValueError, TypeError, msgpack.UnpackException) as e:  # TypeError: unhashable key
         s.warnings.append(ProfileWarning(path, f"damaged event ({e}); kept what came before"))
     if not s.ended:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 from pathlib import Path
 
 from legate_prof.analyze.insights import find_insights
@@ -24,7 +25,7 @@ MAX_LEVEL = 14
 SIZE_BUDGET = 24 * 1024 * 1024  # tiles; the whole folder must stay under 30 MB
 BYTES_PER_ITEM = 40  # small profiles get small reports: budget = items x this, 1..24 MB
 STATIC = Path(__file__).with_name("static")
-MARKER = ".legate_prof_report"  # only a folder holding this is ever replaced
+MARKER = ".legate_prof_report"  # what we wrote: only a folder holding just that is replaced
 
 
 def _js(call, *args):
@@ -92,6 +93,49 @@ def _pictures(profile, out, render):
     return pics
 
 
+def _manifest(folder):
+    """The marker's text: every file and folder written, with the size of each file."""
+    lines = ["written by legate_prof report; it replaces this folder only while it holds "
+             "just these:"]
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder).as_posix()
+        lines.append(f"dir {rel}" if p.is_dir() else f"{p.stat().st_size} {rel}")
+    return "\n".join(lines) + "\n"
+
+
+def earlier_report(folder):
+    """True when ``folder`` holds a report we wrote and nothing else (a file or folder the
+    user added or changed there: a string naming the first few)."""
+    marker = folder / MARKER
+    try:
+        if not stat.S_ISREG(os.lstat(marker).st_mode):  # (a FIFO there would block)
+            return False
+        text = marker.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    listed = dict(reversed(ln.split(" ", 1)) for ln in text.splitlines()[1:] if " " in ln)
+    old = not listed
+    static = {f.name for f in STATIC.iterdir()}
+    foreign = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder).as_posix()
+        if rel == MARKER:
+            continue
+        if old:
+            ok = (rel in static or rel in ("meta.js", "tiles", "pictures")
+                  or rel.startswith(("tiles/L", "pictures/group_"))) and not p.is_symlink()
+        else:
+            want = listed.get(rel)
+            ok = not p.is_symlink() and (want == "dir" if p.is_dir() else
+                                         p.is_file() and want == str(p.lstat().st_size))
+        if not ok:
+            foreign.append(rel)
+    if foreign:
+        return ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3
+                                         else "")
+    return True
+
+
 def write_report(model, out_dir, pictures=None, progress=None, pictures_note=""):
     """Write the report folder at ``out_dir`` (built aside, then renamed into place) of a
     profile (a ``RankSet``: every part read from the ranks, none merged).  ``pictures``: the
@@ -103,7 +147,7 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
     except OSError as e:
         from legate_prof.errors import ProfileError
         raise ProfileError(str(out_dir), f"could not write ({e.strerror or e})") from None
-    with atomic_folder(out_dir, lambda d: (d / MARKER).exists(), "legate_prof report") as tmp:
+    with atomic_folder(out_dir, earlier_report, "legate_prof report") as tmp:
         (tmp / "tiles").mkdir()
         (tmp / "pictures").mkdir()
         q = ReportQueries(model)
@@ -119,6 +163,6 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
         for f in STATIC.iterdir():
             if f.is_file():
                 shutil.copyfile(f, tmp / f.name)
-        (tmp / MARKER).write_text("written by legate_prof report\n")
+        (tmp / MARKER).write_text(_manifest(tmp))
     return {"path": str(out_dir / "index.html"), "levels": max(tiles) + 1,
             "tiles": sum(len(v) for v in tiles.values()), "tile_bytes": tile_bytes}

@@ -3,22 +3,28 @@
 Entries are bundles (``bundle.py``) in the user's cache directory (``$LEGATE_PROF_CACHE_DIR``,
 else the platform's: ``$XDG_CACHE_HOME/legate_prof`` or ``~/.cache/legate_prof`` on Linux,
 ``~/Library/Caches/legate_prof`` on macOS, ``%LOCALAPPDATA%\\legate_prof`` on Windows); never in
-the user's data directory.  An entry's key covers each input's path, size, mtime, inode and a
-hash of its first and last 64 KiB, so a replaced file never gets old data; the bundle format
-version is in the key and every entry is validated when read (damage -> rebuilt, with a note):
+the user's data directory.  An entry's key covers each input's path, size, mtime, ctime, inode
+and a hash of sampled blocks across it (its first and last 64 KiB and SAMPLES blocks between:
+files up to a few MiB whole), so a file replaced or changed in place never gets old data (any
+write changes the ctime, which no one but root can set back; an edit that kept even that would
+still have to miss every sampled block); the bundle format version is in the key and every
+entry is validated when read (damage -> rebuilt, with a note):
 fully — every value of every column — unless its stamp (``KEY.checked``: size, mtime, ctime,
 inode, written when we wrote or fully checked it) still matches, in which case only what does
 not grow with the items is checked: any write to the entry changes its ctime, so this spares
 the 0.5 s of paging in a 10 M-item entry, not a check of a changed one.
 Total size is bounded (``$LEGATE_PROF_CACHE_MAX_MB``, default 2048) by evicting the least
-recently used entries.
+recently used entries.  Only regular files are opened, as entries, stamps or inputs: a FIFO
+planted where an entry should be is removed with a note, never read (it would block).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
+import stat
 import sys
 import time
 from pathlib import Path
@@ -52,19 +58,47 @@ def _max_bytes():
         return DEFAULT_MAX_MB << 20
 
 
+SAMPLE_BYTES = 1 << 16
+SAMPLES = 64  # blocks hashed across each input besides its first and last (docs/performance.md)
+
+
+def open_regular(path, follow=True):
+    """(file, stat) of a regular file, opened without blocking on anything else (a FIFO, a
+    device); OSError otherwise.  ``follow=False``: a symbolic link is refused too."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb"), st
+
+
+def _sample(f, size, h):
+    """Hash the whole file when small, else its first and last block and SAMPLES between."""
+    if size <= (SAMPLES + 2) * SAMPLE_BYTES:
+        while block := f.read(1 << 20):
+            h.update(block)
+        return
+    step = (size - SAMPLE_BYTES) // (SAMPLES + 1)
+    for k in range(SAMPLES + 2):
+        f.seek(k * step if k <= SAMPLES else size - SAMPLE_BYTES)
+        h.update(f.read(SAMPLE_BYTES))
+
+
 def cache_key(paths):
     """Changes whenever any input could have changed (or the bundle format did)."""
     from legate_prof import __version__
     from legate_prof.store.bundle_file import FORMAT_VERSION
     h = hashlib.sha256(f"bundle v{FORMAT_VERSION}, legate_prof {__version__}".encode())
     for p in sorted(os.path.abspath(p) for p in paths):
-        st = os.stat(p)
-        h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_dev}\0".encode())
-        with open(p, "rb") as f:
-            h.update(f.read(1 << 16))
-            if st.st_size > 1 << 17:
-                f.seek(-(1 << 16), os.SEEK_END)
-                h.update(f.read(1 << 16))
+        f, st = open_regular(p)
+        with f:
+            h.update(f"{p}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\0"
+                     f"{st.st_dev}\0".encode())
+            _sample(f, st.st_size, h)
     return h.hexdigest()[:32]
 
 
@@ -80,21 +114,36 @@ def load_cached(paths, note=print):
         entry = entry_path(paths)
     except OSError:
         return None
-    if entry is None or not entry.exists():
+    if entry is None or not os.path.lexists(entry):
+        return None
+    if not _regular(entry):
+        note(f"legate_prof: note: {entry} is not a regular file; removed it, rebuilding")
+        _drop(entry)
         return None
     try:
         model = read_bundle(entry, check="structure" if _stamp_matches(entry) else True)
     except ProfileError as e:
         note(f"legate_prof: note: cached timeline was unreadable ({e.problem}); rebuilding")
-        with contextlib.suppress(OSError):
-            entry.unlink()
-        with contextlib.suppress(OSError):
-            _stamp_path(entry).unlink()
+        _drop(entry)
         return None
     with contextlib.suppress(OSError):
         os.utime(entry)  # recently used: evicted last
         _write_stamp(entry)  # its values are checked: with the ctime utime just gave it
     return model
+
+
+def _regular(path):
+    """True for a regular file (not a link to one: entries are ours, never links)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def _drop(entry):
+    for p in (entry, _stamp_path(entry)):
+        with contextlib.suppress(OSError):
+            p.unlink()
 
 
 def _stamp_path(entry):
@@ -109,13 +158,17 @@ def _stat_line(entry):
 def _stamp_matches(entry):
     """True when the entry is as it was when its values were last known sound."""
     try:
-        return _stamp_path(entry).read_text() == _stat_line(entry)
+        f, _ = open_regular(_stamp_path(entry), follow=False)
+        with f:
+            return f.read(4096).decode() == _stat_line(entry)
     except (OSError, UnicodeDecodeError):
         return False
 
 
 def _write_stamp(entry):
     from legate_prof.output_file import atomic_output
+    if os.path.lexists(_stamp_path(entry)) and not _regular(_stamp_path(entry)):
+        _stamp_path(entry).unlink()  # (a FIFO there would be written into: it would block)
     with atomic_output(_stamp_path(entry)) as tmp:
         Path(tmp).write_text(_stat_line(entry))
 
@@ -131,6 +184,8 @@ def store_cached(model, paths, note=print):
     if first:
         note(f"legate_prof: note: keeping built timelines in {entry.parent} to reopen fast "
              "(LEGATE_PROF_CACHE_DIR moves it, '' or --no-cache turns it off)")
+    if os.path.lexists(entry) and not _regular(entry):
+        _drop(entry)
     write_bundle(model, entry)
     _write_stamp(entry)  # written from a model we built: its values are sound
     evict(entry.parent, _max_bytes(), keep=entry)
@@ -156,6 +211,8 @@ def evict(directory, max_bytes, keep=None):
         with contextlib.suppress(OSError):
             _stamp_path(p).unlink()
     for tmp in Path(directory).glob(f".*{ENTRY_SUFFIX}.*.tmp"):  # a writer killed mid-entry
+        if ".lp-" in tmp.name:  # (named for its process: output_file's sweep knows when)
+            continue
         with contextlib.suppress(OSError):
             if time.time() - tmp.stat().st_mtime > STALE_TMP_S:
                 tmp.unlink()
