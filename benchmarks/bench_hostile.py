@@ -42,7 +42,7 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs=2, default=[1, 4], help="megabytes")
     a = ap.parse_args(argv)
     from fixtures.hostile import oom_cases, preamble_cases
-    from legate_prof.assemble.oom_report import parse_oom_report
+    from legate_prof.read.console_log import parse_oom_report
     small, big = (s << 20 for s in a.sizes)
     rows = []
     for (name, text, _), (_, text2, _) in zip(oom_cases(small), oom_cases(big)):

@@ -25,7 +25,7 @@ def test_each_console_log_pattern_reads_a_megabyte_of_its_worst_case(name, text,
     """The OOM report's patterns were quadratic on a long run of spaces (80k: 15.6 s); now
     each is bounded or unambiguous and lines are cut at MAX_LINE, so a megabyte is read (in
     milliseconds: benchmarks/bench_hostile.py) and gives what the check says."""
-    from legate_prof.assemble.oom_report import parse_oom_report
+    from legate_prof.read.console_log import parse_oom_report
     assert check(parse_oom_report(text)), name
 
 

@@ -264,7 +264,7 @@ def same_run_first(inputs, rank_of, zero_time):
 def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=False):
     """Attach console logs (an OOM report), record sources and errors, cache; stack the
     rows of a model built unstacked (a cache entry) for a caller that reads them."""
-    from legate_prof.assemble.oom_report import attach_oom_report
+    from legate_prof.assemble.out_of_memory import attach_oom_report
     if texts:  # (the report's instances join the items, on rows of their own: one model)
         model = model.merged_model().as_stacked()
     elif stack and not ranked and not model.stacked:

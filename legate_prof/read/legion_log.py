@@ -322,89 +322,56 @@ class LegionProfReader:
         return log
 
     def _read_body(self, raw, pos, layouts, log):
-        n = len(raw)
-        parts = {}  # name -> [[tag, data]] in file order; tag: arr | bytes | ext | var
-        state = {"max_dim": 3, "uuid_size": 16}
+        """Read the records after the preamble into ``log``'s tables: runs of fixed-size
+        records as views of the bytes, the others decoded one by one; where the file is cut
+        or damaged, what came before is kept with one warning."""
+        body = _Body()
         id_bytes = {rid: struct.pack("<i", rid) for rid in layouts}
-        count = 0
-        runs = {}  # name -> [(first record index, records)] for SEQ_TABLES
-
-        def add(name, tag, data):
-            if name in SEQ_TABLES:
-                runs.setdefault(name, []).append((count, len(data) if tag == "arr" else 1))
-            lst = parts.setdefault(name, [])
-            if tag != "arr" and lst and lst[-1][0] == tag:
-                lst[-1][1].append(data)
-            else:
-                lst.append([tag, data if tag == "arr" else [data]])
-
-        while pos < n:
-            if pos + 4 > n:
-                log.warnings.append(ProfileWarning(
-                    self.path, f"file ends inside a record at byte {pos} (truncated); "
-                               f"kept {count} records"))
-                break
-            rid = int.from_bytes(raw[pos:pos + 4], "little", signed=True)
-            layout = layouts.get(rid)
-            if layout is None:
-                log.warnings.append(ProfileWarning(
-                    self.path, f"unknown record id {rid} at byte {pos} (not in the preamble); "
-                               f"stopped reading, kept {count} records"))
-                break
-            if layout.fixed:
-                size = layout.dtype.itemsize
-                avail = (n - pos) // size
-                if avail == 0:
-                    log.warnings.append(ProfileWarning(
-                        self.path, f"last {layout.name} record is truncated at byte {pos}; "
-                                   f"kept {count} records"))
-                    break
-                nxt = pos + size
-                if avail == 1 or raw[nxt:nxt + 4] != id_bytes[rid]:
-                    k = 1
+        n = len(raw)
+        try:
+            while pos < n:
+                if pos + 4 > n:
+                    raise _Stop(f"file ends inside a record at byte {pos} (truncated)")
+                rid = int.from_bytes(raw[pos:pos + 4], "little", signed=True)
+                layout = layouts.get(rid)
+                if layout is None:
+                    raise _Stop(f"unknown record id {rid} at byte {pos} (not in the preamble); "
+                                "stopped reading")
+                if layout.fixed:
+                    pos = self._read_fixed(raw, pos, layout, id_bytes[rid], body)
                 else:
-                    k = _run_length(raw, pos, size, rid, avail)
-                if layout.condition is not None:
-                    try:
-                        k, extended = self._conditional_run(raw, pos, layout, k, n)
-                    except _Truncated:
-                        log.warnings.append(ProfileWarning(
-                            self.path, f"last {layout.name} record is truncated at byte {pos}; "
-                                       f"kept {count} records"))
-                        break
-                    if extended is not None:
-                        add(layout.name, "ext", extended)
-                        pos += layout.condition[2].itemsize
-                        count += 1
-                        continue
-                if k == 1:
-                    add(layout.name, "bytes", bytes(raw[pos:pos + size]))
-                else:
-                    add(layout.name, "arr",
-                        np.frombuffer(raw, dtype=layout.dtype, count=k, offset=pos))
-                pos += k * size
-                count += k
-            else:
-                try:
-                    rec, pos = _decode_variable(raw, pos + 4, layout, state)
-                except _Truncated:
-                    log.warnings.append(ProfileWarning(
-                        self.path, f"last {layout.name} record is truncated at byte {pos}; "
-                                   f"kept {count} records"))
-                    break
-                except _Damaged as e:
-                    log.warnings.append(ProfileWarning(
-                        self.path, f"{layout.name} record at byte {pos} is damaged ({e}); "
-                                   f"stopped reading, kept {count} records"))
-                    break
-                add(layout.name, "var", rec)
-                count += 1
-        log.record_count = count
-        log.tables = _assemble(layouts, parts)
-        log.seq = {name: np.concatenate([np.arange(a, a + k, dtype=np.int64) for a, k in r])
-                   for name, r in runs.items()}
+                    pos = _read_variable(raw, pos, layout, body)
+        except _Stop as stop:
+            log.warnings.append(ProfileWarning(self.path, f"{stop}; kept {body.count} records"))
+        log.record_count = body.count
+        log.tables = _assemble(layouts, body.parts)
+        log.seq = body.sequences()
         for problem in check_tables(log.tables):
             log.warnings.append(ProfileWarning(self.path, problem))
+
+    def _read_fixed(self, raw, pos, layout, id_bytes, body):
+        """A run of fixed-size records of one type from ``pos``: the position after it."""
+        size = layout.dtype.itemsize
+        avail = (len(raw) - pos) // size
+        if avail == 0:
+            raise _Stop(f"last {layout.name} record is truncated at byte {pos}")
+        nxt = pos + size
+        k = 1 if avail == 1 or raw[nxt:nxt + 4] != id_bytes else \
+            _run_length(raw, pos, size, int.from_bytes(id_bytes, "little", signed=True), avail)
+        if layout.condition is not None:
+            try:
+                k, extended = self._conditional_run(raw, pos, layout, k, len(raw))
+            except _Truncated:
+                raise _Stop(f"last {layout.name} record is truncated at byte {pos}") from None
+            if extended is not None:
+                body.add(layout.name, "ext", extended)
+                return pos + layout.condition[2].itemsize
+        if k == 1:
+            body.add(layout.name, "bytes", bytes(raw[pos:pos + size]))
+        else:
+            body.add(layout.name, "arr", np.frombuffer(raw, dtype=layout.dtype, count=k,
+                                                        offset=pos))
+        return pos + k * size
 
     @staticmethod
     def _conditional_run(raw, pos, layout, k, n):
@@ -423,6 +390,50 @@ class LegionProfReader:
 
 # Records whose rows keep their place in the file (``LegionLog.positions``).
 SEQ_TABLES = frozenset({"MetaInfo", "MessageInfo", "MetaWaitInfo"})
+
+
+class _Stop(Exception):
+    """Reading stops here; the message says where and why."""
+
+
+class _Body:
+    """The records read so far, by type, in file order: runs of views, single records' bytes,
+    decoded variable records (``_assemble`` makes them tables), and the position of each record
+    of the types whose order matters (``SEQ_TABLES``)."""
+
+    def __init__(self):
+        self.parts = {}  # name -> [[tag, data]] in file order; tag: arr | bytes | ext | var
+        self.runs = {}  # name -> [(first record index, records)] for SEQ_TABLES
+        self.count = 0
+        self.state = {"max_dim": 3, "uuid_size": 16}
+
+    def add(self, name, tag, data):
+        k = len(data) if tag == "arr" else 1
+        if name in SEQ_TABLES:
+            self.runs.setdefault(name, []).append((self.count, k))
+        lst = self.parts.setdefault(name, [])
+        if tag != "arr" and lst and lst[-1][0] == tag:
+            lst[-1][1].append(data)
+        else:
+            lst.append([tag, data if tag == "arr" else [data]])
+        self.count += k
+
+    def sequences(self):
+        return {name: np.concatenate([np.arange(a, a + k, dtype=np.int64) for a, k in r])
+                for name, r in self.runs.items()}
+
+
+def _read_variable(raw, pos, layout, body):
+    """One record with strings or points from ``pos``: the position after it."""
+    try:
+        rec, nxt = _decode_variable(raw, pos + 4, layout, body.state)
+    except _Truncated:
+        raise _Stop(f"last {layout.name} record is truncated at byte {pos}") from None
+    except _Damaged as e:
+        raise _Stop(f"{layout.name} record at byte {pos} is damaged ({e}); stopped reading") \
+            from None
+    body.add(layout.name, "var", rec)
+    return nxt
 
 
 class _Truncated(Exception):

@@ -1,0 +1,181 @@
+"""Legate's out-of-memory report (``read.console_log``) marked on the timeline: a marker at
+the failure, and the live instances Legate listed drawn on the failing memory's lane."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
+from legate_prof.assemble.utilization import with_utilization
+from legate_prof.errors import ProfileError
+from legate_prof.model.kinds import GROUP_INDEX, ItemKind
+from legate_prof.model.lane_names import lane_names
+from legate_prof.read.console_log import looks_like_legate_log, parse_oom_report, read_log_text
+
+
+def oom_marker(rep, model):
+    """A timeline marker for the failed allocation (at the end of what was recorded)."""
+    t_fail = model.time_range()[1] if model.n_items else 0
+    t_fail = max(t_fail - t_fail // 201, 0)
+    end = model.runtime_end_ns
+    if end:
+        t_fail = end
+    fields = {
+        "memory kind": rep["memory_kind"],
+        "requested": f"{rep['requested_bytes']:,} bytes",
+        "task": rep["task"] + (f"[{rep['provenance']}]" if rep["provenance"] else ""),
+        "failing line": rep["provenance"] or rep.get("store_allocated_at", ""),
+    }
+    if "pool_bytes" in rep:
+        fields["pool"] = f"{rep['reserved_bytes']:,} of {rep['pool_bytes']:,} bytes reserved"
+    for h in rep["holders"]:
+        total = sum(i["size"] for i in h["instances"])
+        fields[f"held by store from {h['allocated_at']}"] = (
+            f"{len(h['instances'])} instance(s), {total:,} bytes")
+    return {"time": int(t_fail), "rank": 0, "kind": "oom", "group": rep["group"],
+            "title": f"Out of memory: {rep['requested_bytes']:,} bytes in {rep['memory_kind']}"
+                     + (f" for {rep['task']}" if rep["task"] else "")
+                     + (f" at {rep['provenance']}" if rep["provenance"] else ""),
+            "fields": fields, "report": rep}
+
+
+def attach_oom_report(model, path):
+    """Read ``path`` as legate's console output: (model with an OOM marker and the live
+    instances when it has a report, else ``model``; the report or None)."""
+    text = read_log_text(path)
+    if not looks_like_legate_log(text):
+        raise ProfileError(path, "not a Legion Prof log, a bundle, a runtime event stream or "
+                                 "a legate console log")
+    rep = parse_oom_report(text)
+    if rep is not None:
+        marker = oom_marker(rep, model)
+        model = model.evolve(markers=model.markers + [marker])
+        model = show_live_instances(model, rep, marker["time"])
+    return model, rep
+
+
+def _short(site):
+    return site.rsplit("/", 1)[-1]
+
+
+def show_live_instances(model, rep, t_fail):
+    """Draw Legate's own list of live instances on the failing memory's lane.
+
+    A crashed run has no Legion instance records, so that lane showed the runtime's arrays —
+    including the one the failing line (``d = c + 3``) asked for and never got, and one box per
+    array where Legate held two instances of ``b`` (the slice and the full range).  Here the
+    lane gets one box per instance of the report (store, allocation site, covered range, the
+    operation that made it, size), from that operation's launch to the failure; the arrays move
+    to their own Arrays lane, where they still carry their allocation site.  Returns the new
+    model (``model`` itself when there is nothing to show).
+    """
+    insts = [(h, i) for h in rep.get("holders", []) for i in h["instances"]]
+    hit = np.flatnonzero((model.lanes["group"] == GROUP_INDEX.get(rep["group"], -1))
+                         & (model.lanes["rank"] == 0))
+    if not insts or len(hit) == 0 or model.n_items == 0:
+        return model
+    L = int(hit[0])
+    lo, hi = model.lane_range(L)
+    on_lane = np.arange(lo, hi)
+    moved = on_lane[model.items["op_id"][on_lane] >= np.uint64(RUNTIME_OP_BASE)]
+    if len(moved) != hi - lo:  # Legion's instances are there: they are the truth already
+        return model
+    names, provenances, ops, new = _instance_items(model, insts, L, t_fail)
+    lanes = _with_arrays_lane(model, L, len(insts))
+    cols = {k: np.concatenate([v, new[k].astype(v.dtype) if k in new
+                               else np.zeros(len(insts), v.dtype)])
+            for k, v in model.items.items()}
+    cols["lane"][moved] = model.n_lanes  # (the arrays lane, added last)
+    order = np.lexsort((cols["start"], cols["row"], cols["lane"]))
+    inv = np.empty_like(order)
+    inv[order] = np.arange(len(order))
+    transfers, waits = _renumbered_side_tables(model, insts, inv, lanes["ref"][L])
+    oom_instances = [
+        {"store_allocated_at": h["allocated_at"], "instance": i["instance"], "size": i["size"],
+         "elements": i["elements"], "created_at": i.get("created_at", ""),
+         "several_instances": len(h["instances"]) > 1} for h, i in insts]
+    return with_utilization(model.evolve(
+        items={k: v[order] for k, v in cols.items()}, lanes=lanes, names=names,
+        provenances=provenances, ops=ops, transfers=transfers, waits=waits,
+        oom_instances=oom_instances))
+
+
+def _instance_items(model, insts, lane, t_fail):
+    """(names, provenances, ops table, item columns) with one item per instance of the report
+    on ``lane``: from its operation's first launch (else just before the failure) to it."""
+    it = model.items
+    prov = model.op_provenance(it["op_id"])
+    names, provenances = list(model.names), list(model.provenances)
+    site_of = {s: k for k, s in enumerate(provenances)}
+    ops_items = np.flatnonzero(it["kind"] == ItemKind.RUNTIME_OP)
+
+    def first_launch(site):
+        k = site_of.get(site)
+        sel = ops_items[prov[ops_items] == k] if k is not None else ops_items[:0]
+        return int(it["start"][sel].min()) if len(sel) else None
+
+    n_new = len(insts)
+    start = np.empty(n_new, np.int64)
+    for j, (h, i) in enumerate(insts):
+        t = first_launch(i.get("created_at", "")) or first_launch(h["allocated_at"])
+        start[j] = min(t if t is not None else t_fail - 1, t_fail - 1)
+    name_idx, prov_idx = [], []
+    for h, i in insts:
+        names.append(f"Instance of {_short(h['allocated_at'])} covering {i['elements']}"
+                     + (f" ({len(h['instances'])} instances of this store)"
+                        if len(h["instances"]) > 1 else ""))
+        name_idx.append(len(names) - 1)
+        s = i.get("created_at") or h["allocated_at"]
+        if s not in site_of:
+            provenances.append(s)
+            site_of[s] = len(provenances) - 1
+        prov_idx.append(site_of[s])
+    ops = model.ops
+    base = int(max(int(ops["op_id"].max()) if len(ops["op_id"]) else 0, RUNTIME_OP_BASE)) + 1
+    new_ops = np.arange(base, base + n_new, dtype=np.uint64)
+    ops = {"op_id": np.concatenate([ops["op_id"], new_ops]),
+           "kind": np.concatenate([ops["kind"], np.zeros(n_new, ops["kind"].dtype)]),
+           "provenance": np.concatenate([ops["provenance"],
+                                         np.array(prov_idx, ops["provenance"].dtype)]),
+           "parent": np.concatenate([ops["parent"], np.zeros(n_new, np.uint64)])}
+    new = {"start": start, "stop": np.full(n_new, t_fail, np.int64),
+           "create": start, "ready": start, "lane": np.full(n_new, lane),
+           "row": np.arange(n_new), "name": np.array(name_idx),
+           "kind": np.full(n_new, int(ItemKind.INSTANCE)), "op_id": new_ops,
+           "detail": np.zeros(n_new, np.int32)}
+    return names, provenances, ops, new
+
+
+def _with_arrays_lane(model, lane, n_rows):
+    """The lane table with an arrays lane for rank 0 added last (named as every lane is), and
+    ``lane`` holding ``n_rows`` rows: one per instance of the report."""
+    lanes = {k: (list(v) if isinstance(v, list) else v.copy()) for k, v in model.lanes.items()}
+    for k, v in {"group": GROUP_INDEX["arrays"], "rank": 0, "ref": 0, "ref2": 0,
+                 "capacity": int(lanes["capacity"][lane]), "rows": int(lanes["rows"][lane])
+                 }.items():
+        lanes[k] = np.append(lanes[k], np.array(v, lanes[k].dtype))
+    short, long = lane_names([GROUP_INDEX["arrays"]], [0], [0], [0], model.mems)
+    lanes["name"].append(short[0])
+    lanes["title"].append(long[0])
+    lanes["rows"][lane] = n_rows
+    return lanes
+
+
+def _renumbered_side_tables(model, insts, inv, mem_ref):
+    """(transfers with the report's instances added, waits), item ids through ``inv``."""
+    t = model.transfers
+    n_old, n_new = model.n_items, len(insts)
+    t_item = np.concatenate([inv[t["item"]], inv[np.arange(n_old, n_old + n_new)]])
+    t_new = {"size": np.array([i["size"] for _, i in insts], np.uint64),
+             "src": np.zeros(n_new, np.uint64), "dst": np.full(n_new, mem_ref, np.uint64),
+             "inst": np.array([int(i["instance"], 16) & (2**64 - 1) for _, i in insts],
+                              np.uint64)}
+    o = np.argsort(t_item, kind="stable")
+    transfers = {"item": t_item[o], **{k: np.concatenate([t[k], t_new[k]])[o]
+                                       for k in t_new}}
+    w = waits = model.waits
+    if w and len(w.get("item", [])):
+        wi = inv[w["item"]]
+        o = np.argsort(wi, kind="stable")
+        waits = {"item": wi[o], **{k: v[o] for k, v in w.items() if k != "item"}}
+    return transfers, waits

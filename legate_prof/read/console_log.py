@@ -1,0 +1,123 @@
+"""Legate's console log: the out-of-memory report it prints, read into plain values.
+
+Legate prints, when an instance cannot be allocated::
+
+    Failed to allocate 8388608 bytes on memory 1e00000000000000 (of kind SYSTEM_MEM) for region
+    requirement(s) {1} of Task cupynumeric::BinaryOpTask[/path/oom.py:16] (UID 8)
+    corresponding to a LogicalStore allocated at /path/oom.py:16 There is not enough space because
+    Legate is reserving 33554400 of the available 41943040 bytes for the following LogicalStores:
+    LogicalStore allocated at /path/oom.py:13:
+      Instance 4000000000000003 of size 8388608 covering elements <0>..<1048575>
+          created for an operation launched at /path/oom.py:13
+"""
+
+from __future__ import annotations
+
+import re
+
+from legate_prof.errors import ProfileError
+
+# Every pattern is linear in its input: quantifiers are bounded or over classes that the next
+# token cannot also match, nothing crosses a line, and lines are cut at MAX_LINE characters
+# before any pattern sees them (a console log is untrusted input: tests/test_hostile.py feeds
+# each pattern a megabyte of its worst case).
+MAX_LINE = 8192  # legate's lines are a few hundred characters; a path is at most 4096
+_NUM = r"\d{1,256}"  # digits of a count; _count bounds the value
+_FAILED = re.compile(
+    rf"Failed to allocate (?P<bytes>{_NUM}) bytes on memory (?P<mem>[0-9a-fA-Fx]{{1,256}}) "
+    r"\(of kind (?P<kind>\w{1,64})\)(?: for region requirement\(s\) \{(?P<reqs>[^}\n]{0,4096})\})?"
+    r"(?: of (?:Task|Operation) (?P<task>[^\s\[]{1,4096})(?:\[(?P<prov>[^\]\n]{0,4096})\])?"
+    rf"(?: \(UID (?P<uid>{_NUM})\))?)?")
+_STORE_AT = re.compile(r"corresponding to a LogicalStore allocated at (?P<site>\S{1,4096})")
+_RESERVING = re.compile(rf"reserving (?P<used>{_NUM}) of the available (?P<avail>{_NUM}) bytes")
+# (the site's trailing colon and blanks are stripped in Python: a lazy '.+?' before ':?\s*$'
+# was quadratic on a long run of spaces)
+_HOLDER = re.compile(r"[ \t]{0,64}LogicalStore allocated at (?P<site>[^\n]{1,4096})")
+_INSTANCE = re.compile(rf"Instance (?P<inst>[0-9a-fA-F]{{1,256}})"
+                       rf"(?: at address [0-9a-fA-Fx]{{1,256}})? of size (?P<size>{_NUM})"
+                       rf"(?: covering elements (?P<range>\S{{1,4096}}))?")
+_CREATED = re.compile(r"created for an operation launched at (?P<site>\S{1,4096})")
+
+KIND_GROUP = {"SYSTEM_MEM": "system", "SOCKET_MEM": "socket", "Z_COPY_MEM": "zerocopy",
+              "ZCMEM": "zerocopy", "GPU_FB_MEM": "framebuffer", "FBMEM": "framebuffer",
+              "REGDMA_MEM": "registered"}
+
+
+_LOG_PREFIX = re.compile(r"^\[\d{1,256} - [0-9a-fA-F]{1,256}\][ \t]{1,64}[\d.]{1,256}[ \t]{1,64}"
+                         r"\{\d{1,256}\}\{[\w.]{1,256}\}: ?", re.M)
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+_LONG_LINE = re.compile(rf"^([^\n]{{{MAX_LINE}}})[^\n]+", re.M)
+
+
+MAX_COUNT = 2**62  # sizes and ids beyond this in a console log are damage, not data
+
+
+def _count(text):
+    """A byte count or id from the log (digits, maybe with thousands commas), bounded."""
+    v = int(str(text).replace(",", ""))
+    return v if 0 <= v < MAX_COUNT else MAX_COUNT - 1
+
+
+def clean_log(text):
+    """Lines cut at MAX_LINE; Realm's '[0 - 7f..] 0.46 {5}{legate.mapper}: ' prefixes and
+    digit-group commas dropped."""
+    return _THOUSANDS.sub("", _LOG_PREFIX.sub("", _LONG_LINE.sub(r"\1", text)))
+
+
+def parse_oom_report(text: str):
+    """The first out-of-memory report in a log, as a dict; None if there is none."""
+    text = clean_log(text)
+    m = _FAILED.search(text)
+    if not m:
+        return None
+    rep = {
+        "requested_bytes": _count(m["bytes"]),
+        "memory": m["mem"],
+        "memory_kind": m["kind"],
+        "group": KIND_GROUP.get(m["kind"], "mem_other"),
+        "task": m["task"] or "",
+        "provenance": m["prov"] or "",
+        "uid": _count(m["uid"]) if m["uid"] else None,
+        "holders": [],
+    }
+    tail = text[m.end():]
+    s = _STORE_AT.search(tail[:2000])
+    if s:
+        rep["store_allocated_at"] = s["site"]
+    r = _RESERVING.search(tail[:4000])
+    if r:
+        rep["reserved_bytes"] = _count(r["used"])
+        rep["pool_bytes"] = _count(r["avail"])
+        holder = None
+        for line in tail[r.end():].splitlines()[1:]:
+            h = _HOLDER.match(line)
+            site = h["site"].rstrip() if h else ""
+            if site.rstrip(":"):
+                holder = {"allocated_at": site.rstrip(":"), "instances": []}
+                rep["holders"].append(holder)
+                continue
+            i = _INSTANCE.search(line)
+            if i and holder is not None:
+                holder["instances"].append({"instance": i["inst"], "size": _count(i["size"]),
+                                            "elements": i["range"] or ""})
+                continue
+            c = _CREATED.search(line)
+            if c and holder is not None and holder["instances"]:
+                holder["instances"][-1]["created_at"] = c["site"]
+                continue
+            if line.strip() and not line.startswith(" ") and holder is not None:
+                break
+    return rep
+
+
+def read_log_text(path):
+    try:
+        with open(path, "rb") as f:
+            data = f.read(64 << 20)
+    except OSError as e:
+        raise ProfileError(path, e.strerror or str(e)) from None
+    return data.decode("utf-8", "replace")
+
+
+def looks_like_legate_log(text):
+    return bool(_FAILED.search(text)) or "legate" in text.lower() or "legion" in text.lower()
