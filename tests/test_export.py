@@ -724,9 +724,9 @@ def bound_slice(slices, thread, t):
 def test_chrome_critical_path_flows_bind_to_their_pieces(which, tmp_path):
     """Chrome trace: each step's flow binds to a piece of the predecessor (the one that runs
     up to its end on the path) and to the piece of the item where it begins on the path,
-    each on its item's lane-row thread, strictly inside it; the "s" comes first, in the
-    predecessor: every arrow points forward in time, but where two nodes' clocks put the
-    whole predecessor after the item went on."""
+    each on its item's lane-row thread, strictly inside it (but in pieces under 2 ns); the
+    "s" comes first, in the predecessor: every arrow points forward in time, but where two
+    nodes' clocks put the whole predecessor after the item went on."""
     from legate_prof.export.chrome import pieces_of
     model = load_profile([str(f) for f in CRITICAL_RUNS[which]])
     out = tmp_path / "t.json"
@@ -735,7 +735,6 @@ def test_chrome_critical_path_flows_bind_to_their_pieces(which, tmp_path):
     steps = critical_steps(model, begin=True)
     assert len(steps) > 20 and sorted(flows) == list(range(1, len(steps) + 1))
     it = model.items
-    inside = 0
     for k, (pred, item, begin) in enumerate(steps, 1):
         (s_thread, s_t, s_event), (f_thread, f_t, f_event) = flows[k]["s"], flows[k]["f"]
         assert f_event.get("bp") == "e" and s_event["name"] == f_event["name"]
@@ -743,8 +742,7 @@ def test_chrome_critical_path_flows_bind_to_their_pieces(which, tmp_path):
         bound = {}
         for thread, t in ((s_thread, s_t), (f_thread, f_t)):
             t0, t1, name = bound_slice(slices, thread, t)
-            assert t0 <= t < t1 or t0 == t == t1
-            inside += t0 < t < t1
+            assert t0 < t < t1 or (t1 - t0 < 2 and t == t0)  # away from ties at a bound
             bound[(thread, t0, t1)] = name
         assert len(bound) == 2  # two slices (a task's wait to itself: two of its pieces)
         for i in (pred, item):  # a bound slice is a piece of each, on its row's thread
@@ -761,7 +759,6 @@ def test_chrome_critical_path_flows_bind_to_their_pieces(which, tmp_path):
         if it["start"][pred] <= begin:  # the predecessor ran before the item went on:
             assert s_slice[:2] in set(zip(p0.tolist(), p1.tolist())), k  # from it
             assert s_slice[0] <= f_slice[0], k  # forward (Perfetto orders them so)
-    assert inside >= 0.95 * 2 * len(steps)  # strictly inside, away from ties at a bound
 
 
 def api_links(src, n):
