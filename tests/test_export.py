@@ -16,6 +16,7 @@ import pytest
 
 from legate_prof.cli import main
 from legate_prof.export import export
+from legate_prof.export.perfetto import CRITICAL_FLOW
 from legate_prof.export.tables import iter_table
 from legate_prof.export.threads import thread_name
 from legate_prof.load.loader import load_profile
@@ -44,7 +45,7 @@ def test_chrome_task_totals_match_reference_statistics(example_model, tmp_path):
     out = tmp_path / "trace.json"
     assert main(["export", str(EXAMPLE), "--format", "chrome", "-o", str(out)]) == 0
     events = json.loads(out.read_text())
-    assert all(e["ph"] in ("X", "M") for e in events)
+    assert all(e["ph"] in ("X", "M", "s", "f") for e in events)  # (s, f: critical path flows)
     ours = collections.Counter()
     for e in events:
         if e.get("cat") == "task":
@@ -175,9 +176,11 @@ def test_perfetto_parses_back_with_the_trace_proto(example_model, tmp_path):
     counters = [t.name for t in tracks.values() if t.HasField("counter")]
     assert "cpu utilization" in counters and "system in use" in counters
     # flows: each copy with known memories starts a flow ('copy out') that a 'copy in' ends
+    # (the critical path's flows: test_perfetto_critical_path_flows_bind_to_their_slices)
     out_ids = {f for e in events for f in e.track_event.flow_ids if e.track_event.type == 3}
-    in_ids = {f for e in events for f in e.track_event.terminating_flow_ids}
-    copy_ids = {f for e in begins for f in e.track_event.flow_ids}
+    in_ids = {f for e in events for f in e.track_event.terminating_flow_ids
+              if f < CRITICAL_FLOW}
+    copy_ids = {f for e in begins for f in e.track_event.flow_ids if f < CRITICAL_FLOW}
     assert out_ids and out_ids == in_ids == copy_ids
 
 
@@ -616,3 +619,258 @@ def test_sql_of_ranks_on_a_full_disk_is_one_line(per_rank_bundles, small_disk, m
     # nothing left but the (empty) list of what this user's commands are writing
     left = [q for q in small_disk.iterdir() if not q.name.startswith("legate_prof_writing_")]
     assert left == [] and not any(small_disk.glob("legate_prof_writing_*/*"))
+
+
+# -- the critical path: flows along the run's path, the critical_path tables -------------------
+RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+CRITICAL_RUNS = {p.name: [p] for p in TIMELINE_PROFILES}
+CRITICAL_RUNS.update({d: sorted((RUNS / d).glob("legate_*.prof.gz"))
+                      for d in ("mpi2", "mpi2_skewed", "mpi3", "mpi4", "inefficient_1rank")})
+
+
+def critical_steps(model, begin=False):
+    """(predecessor, item) of each step of the run's critical path that has one, in order
+    (``begin``: and where the item's piece on the path begins)."""
+    from legate_prof.query import as_source
+    steps = as_source(model).run_critical_path()
+    return [(s.predecessor, s.item) + ((s.begin_ns,) if begin else ())
+            for s in steps if s.predecessor >= 0]
+
+
+def perfetto_flow_events(trace, names):
+    """flow id -> [(kind, track name, its slice (begin, end), event time)] of each event that
+    carries it: kind "start" (flow_ids) or "end" (terminating_flow_ids), the slice paired as a
+    reader pairs a track's BEGIN and END in time order."""
+    order = sorted(range(len(trace.packet)), key=lambda k: trace.packet[k].timestamp)
+    open_, out = collections.defaultdict(list), collections.defaultdict(list)
+    for k in order:
+        p = trace.packet[k]
+        te = p.track_event
+        if not p.HasField("track_event") or te.type not in (1, 2):
+            continue
+        if te.type == 1:
+            open_[te.track_uuid].append((p.timestamp, list(te.flow_ids)))
+            continue
+        begin, starts = open_[te.track_uuid].pop()
+        where = (names[te.track_uuid], (begin, p.timestamp))
+        for f in starts:
+            out[f].append(("start", *where, begin))
+        for f in te.terminating_flow_ids:
+            out[f].append(("end", *where, p.timestamp))
+    return out
+
+
+@pytest.mark.parametrize("which", list(CRITICAL_RUNS))
+def test_perfetto_critical_path_flows_bind_to_their_slices(which, tmp_path):
+    """One flow per step of the run's critical path, from the predecessor's slice to the
+    item's, each on the track of its item's lane row: a reader taking events in time order
+    starts each flow (at one slice's BEGIN) before it ends it (at the other's END)."""
+    Trace = perfetto_classes()
+    model = load_profile([str(f) for f in CRITICAL_RUNS[which]])
+    out = tmp_path / "t.pftrace"
+    export(model, "perfetto", str(out), chunk_rows=1009)  # chunk edges mid-path
+    trace = Trace.FromString(out.read_bytes())
+    assert unknown_fields(trace) == 0
+    names = {p.track_descriptor.uuid: p.track_descriptor.name for p in trace.packet
+             if p.HasField("track_descriptor")}
+    flows = {f: v for f, v in perfetto_flow_events(trace, names).items() if f >= CRITICAL_FLOW}
+    steps = critical_steps(model)
+    assert len(steps) > 20
+    # (a step from a task's wait to the task itself has no arrow: a slice to itself)
+    assert sorted(flows) == [CRITICAL_FLOW + k for k, (p, i) in enumerate(steps) if p != i]
+    it = model.items
+
+    def slice_of(i):
+        return (thread_name(model.lanes["title"][it["lane"][i]], int(it["row"][i])),
+                (int(it["start"][i]), max(int(it["start"][i]), int(it["stop"][i]))))
+    for k, (pred, item) in enumerate(steps):
+        if pred == item:
+            continue
+        events = flows[CRITICAL_FLOW + k]
+        assert sorted(e[0] for e in events) == ["end", "start"], (k, events)
+        start, end = sorted(events)[::-1]  # ("start", ...), ("end", ...)
+        assert {start[1:3], end[1:3]} == {slice_of(pred), slice_of(item)}, k
+        assert start[3] <= end[3]  # started before it ends: a reader keeps it
+        # it starts at whichever slice begins first (Perfetto draws it from that one)
+        assert start[1:3] == min(slice_of(pred), slice_of(item), key=lambda s: s[1][0])
+
+
+def chrome_flow_events(path):
+    """(complete events per thread sorted by start: (start ns, stop ns, name)), thread names,
+    and flow id -> {"s" / "f": (thread, time ns, the event)}."""
+    events = json.loads(Path(path).read_text())
+    slices, names, flows = collections.defaultdict(list), {}, collections.defaultdict(dict)
+    for e in events:
+        thread = (e.get("pid"), e.get("tid"))
+        if e["ph"] == "X":
+            t0 = round(e["ts"] * 1000)
+            slices[thread].append((t0, t0 + round(e["dur"] * 1000), e["name"]))
+        elif e["ph"] == "M" and e["name"] == "thread_name":
+            names[thread] = e["args"]["name"]
+        elif e["ph"] in ("s", "f"):
+            assert e["ph"] not in flows[e["id"]]
+            flows[e["id"]][e["ph"]] = (thread, round(e["ts"] * 1000), e)
+    for v in slices.values():
+        v.sort()
+    return slices, names, flows
+
+
+def bound_slice(slices, thread, t):
+    """The slice a reader binds a flow event at ``t`` to: the last one on its thread to begin
+    by then (Perfetto's importer keeps it open until another begins)."""
+    s = slices[thread]
+    k = np.searchsorted([x[0] for x in s], t, side="right") - 1
+    assert k >= 0
+    return s[k]
+
+
+@pytest.mark.parametrize("which", list(CRITICAL_RUNS))
+def test_chrome_critical_path_flows_bind_to_their_pieces(which, tmp_path):
+    """Chrome trace: each step's flow binds to a piece of the predecessor (the one that runs
+    up to its end on the path) and to the piece of the item where it begins on the path,
+    each on its item's lane-row thread, strictly inside it (but in pieces under 2 ns); the
+    "s" comes first, in the predecessor: every arrow points forward in time, but where two
+    nodes' clocks put the whole predecessor after the item went on."""
+    from legate_prof.export.chrome import pieces_of
+    model = load_profile([str(f) for f in CRITICAL_RUNS[which]])
+    out = tmp_path / "t.json"
+    export(model, "chrome", str(out), chunk_rows=997)
+    slices, names, flows = chrome_flow_events(out)
+    steps = critical_steps(model, begin=True)
+    assert len(steps) > 20 and sorted(flows) == list(range(1, len(steps) + 1))
+    it = model.items
+    for k, (pred, item, begin) in enumerate(steps, 1):
+        (s_thread, s_t, s_event), (f_thread, f_t, f_event) = flows[k]["s"], flows[k]["f"]
+        assert f_event.get("bp") == "e" and s_event["name"] == f_event["name"]
+        assert s_t < f_t  # a reader meets the start first
+        bound = {}
+        for thread, t in ((s_thread, s_t), (f_thread, f_t)):
+            t0, t1, name = bound_slice(slices, thread, t)
+            assert t0 < t < t1 or (t1 - t0 < 2 and t == t0)  # away from ties at a bound
+            bound[(thread, t0, t1)] = name
+        assert len(bound) == 2  # two slices (a task's wait to itself: two of its pieces)
+        for i in (pred, item):  # a bound slice is a piece of each, on its row's thread
+            _, p0, p1, _ = pieces_of(model, [i])
+            lane, row = it["lane"][i], int(it["row"][i])
+            mine = [key for key in bound if names[key[0]] == thread_name(
+                model.lanes["title"][lane], row) and key[1:] in set(zip(p0.tolist(),
+                                                                         p1.tolist()))]
+            assert len(mine) == (2 if pred == item else 1), (k, i)
+            assert bound[mine[0]].startswith(model.names[it["name"][i]] or "(unnamed)")
+        s_slice = bound_slice(slices, s_thread, s_t)
+        f_slice = bound_slice(slices, f_thread, f_t)
+        _, p0, p1, _ = pieces_of(model, [pred])
+        if it["start"][pred] <= begin:  # the predecessor ran before the item went on:
+            assert s_slice[:2] in set(zip(p0.tolist(), p1.tolist())), k  # from it
+            assert s_slice[0] <= f_slice[0], k  # forward (Perfetto orders them so)
+
+
+def api_links(src, n):
+    """The API's critical link of every item that has one, as the table's columns."""
+    out = {}
+    for i in range(n):
+        link = src.critical_predecessor(i)
+        if link is not None:
+            out[i] = {"predecessor": link.predecessor, "via": link.via,
+                      "event_kind": link.event_kind, "trigger_ns": link.trigger_ns,
+                      "ready_ns": link.ready_ns, "creation_ns": link.creation_ns,
+                      "lag_ns": link.lag_ns, "note": link.note}
+    return out
+
+
+def api_path(src):
+    return [{"step": k, "item": s.item, "predecessor": None if s.predecessor < 0 else
+             s.predecessor, "via": s.via, "begin_ns": s.begin_ns, "end_ns": s.end_ns,
+             "wait_from_ns": s.wait_from_ns, "wait_to_ns": s.wait_to_ns}
+            for k, s in enumerate(src.run_critical_path())]
+
+
+@pytest.mark.parametrize("which", ["example_legate_0.prof", "transfers_0.prof", "mpi2",
+                                   "mpi4"])
+def test_critical_path_tables_are_the_apis_links(which, tmp_path):
+    """``critical_path`` holds one row per item with a critical predecessor, equal to the
+    query API's link on every column; ``run_critical_path`` the API's steps — in Parquet
+    (pyarrow) and in the DuckDB file."""
+    duckdb = pytest.importorskip("duckdb")
+    from legate_prof.query import as_source
+    model = load_profile([str(f) for f in CRITICAL_RUNS[which]])
+    src = as_source(model)
+    want = api_links(src, model.n_items)
+    assert len(want) > 50 and {v["via"] for v in want.values()} >= {"event", "creator"}
+    path = api_path(src)
+    export(model, "parquet", str(tmp_path / "pq"), chunk_rows=1000)
+    export(model, "duckdb", str(tmp_path / "db"), chunk_rows=1000)
+    con = duckdb.connect(str(tmp_path / "db"), read_only=True)
+    cur = con.execute("SELECT * FROM critical_path ORDER BY item")
+    cols = [d[0] for d in cur.description]
+    from_duckdb = [dict(zip(cols, r)) for r in cur.fetchall()]
+    cur = con.execute("SELECT * FROM run_critical_path ORDER BY step")
+    cols = [d[0] for d in cur.description]
+    path_duckdb = [dict(zip(cols, r)) for r in cur.fetchall()]
+    con.close()
+    from_parquet = read_parquet(tmp_path / "pq", "critical_path").to_pylist()
+    for rows in (from_parquet, from_duckdb):
+        assert [r["item"] for r in rows] == sorted(want)
+        assert {r.pop("item"): r for r in rows} == want
+    assert read_parquet(tmp_path / "pq", "run_critical_path").to_pylist() == path
+    assert path_duckdb == path and len(path) > 20
+
+
+def test_critical_path_of_ranks_held_apart_is_numbered_as_the_items(generated_4, tmp_path):
+    """A profile held per rank (each rank's model built unstacked, as worker processes build
+    them): the links are computed over all ranks, and the tables name the items by the
+    export's numbers (``items.item``), exactly as the merged profile's export does."""
+    duckdb = pytest.importorskip("duckdb")
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.export.critical import export_ids
+    from legate_prof.export.duckdb_db import query
+    from legate_prof.query import as_source
+    ranked = RankSet([load_profile([str(f)], ranked=True) for f in generated_4])
+    assert not any(p.model.stacked for p in ranked.item_parts())
+    new_id = export_ids(ranked)
+    assert new_id is not None and (new_id != np.arange(len(new_id))).any()  # renumbered
+    merged = load_profile([str(f) for f in generated_4])
+    a, b = tmp_path / "ranked", tmp_path / "merged"
+    counts = export(ranked, "parquet", str(a), chunk_rows=777)
+    assert counts == export(merged, "parquet", str(b))
+    assert counts["critical_path"] > 10_000 and counts["run_critical_path"] > 0
+    for table in ("critical_path", "run_critical_path"):
+        assert read_parquet(a, table).equals(read_parquet(b, table)), table
+    # the rows name, by the items table's numbers, the items the API links in its own numbers
+    src = as_source(ranked)
+    n = src.info().n_items
+    cols = src.items_columns(np.arange(n))
+
+    def key(i):
+        return None if i is None else (src.item_lane(i)[0], int(cols["start"][i]),
+                                       int(cols["stop"][i]))
+    want = {key(i): (v["via"], key(v["predecessor"])) for i, v in api_links(src, n).items()}
+    q = ("SELECT i.lane, i.start_ns, i.stop_ns, c.via, p.lane, p.start_ns, p.stop_ns "
+         "FROM critical_path c JOIN items i ON i.item = c.item "
+         "LEFT JOIN items p ON p.item = c.predecessor")
+    rows = query(ranked, q, chunk_rows=777)[1]
+    got = {tuple(r[:3]): (r[3], None if r[4] is None else tuple(r[4:])) for r in rows}
+    assert len(got) == len(rows) == len(want) and got == want
+
+
+def test_sql_reads_the_critical_path_tables(tmp_path, capsys):
+    pytest.importorskip("duckdb")
+    q = ("SELECT c.via, count(*) AS n, count(c.predecessor) AS linked FROM critical_path c "
+         "JOIN items i USING (item) GROUP BY 1 ORDER BY 1")
+    assert main(["sql", q, str(EXAMPLE), "--json"]) == 0
+    rows = {r["via"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["event"]["n"] == rows["event"]["linked"] > 100
+    assert rows["unknown_event"]["linked"] == 0
+    out = tmp_path / "pq"
+    assert main(["export", str(EXAMPLE), "--format", "parquet", "-o", str(out), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["sql", q, str(out), "--json"]) == 0  # the export folder, where it lies
+    assert {r["via"]: r for r in json.loads(capsys.readouterr().out)} == rows
+    assert main(["sql", "SELECT count(*) AS steps, min(step) AS first FROM run_critical_path",
+                 str(out), "--csv"]) == 0
+    steps, first = capsys.readouterr().out.splitlines()[1].split(",")
+    assert int(steps) > 100 and first == "0"
+    with pytest.raises(SystemExit):
+        main(["sql", "--help"])
+    text = capsys.readouterr().out
+    assert "critical_path: item, predecessor, via" in text and "run_critical_path: step" in text

@@ -9,7 +9,8 @@ another's wait straddles that wait's pieces.  Tasks with waits are split as the 
 running pieces named ``Name (Variant)``, then ``... (waiting)`` from the wait's start to its
 ready time and ``... (ready)`` up to its end; piece bounds are kept in order inside the item
 (a damaged wait is clamped), so the pieces of a task tile its [start, stop].  Lines are
-%-formatted from whole columns (``map`` over column tuples).
+%-formatted from whole columns (``map`` over column tuples).  The run's critical path is a
+flow per step (``ph`` "s" in the predecessor's piece, "f" in the item's: ``flow_lines``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import json
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
+from legate_prof.export.critical import path_flows
 from legate_prof.export.threads import row_offsets, thread_name
 from legate_prof.output_file import atomic_output
 
@@ -33,6 +35,8 @@ STATE = ("running", "waiting", "ready")
 LINE = (',\n{"name":%s,"cat":%s,"ph":"X","ts":%d.%03d,"dur":%d.%03d,"pid":%d,"tid":%d,'
         '"args":{"state":%s%s}}')
 LINE_OP = LINE[:-2] + ',"op_id":%d}}'
+FLOW = ',\n{"name":"critical path","cat":"critical_path","ph":"%s",%s"id":%d,"ts":%d.%03d,' \
+    '"pid":%d,"tid":%d%s}'
 
 
 def pieces(model, lo, hi):
@@ -42,24 +46,98 @@ def pieces(model, lo, hi):
     [start, stop] and kept in order, so an item's pieces never overlap and tile it."""
     it, w = model.items, model.waits
     a, b = np.searchsorted(w["item"], [lo, hi])
-    n, k = hi - lo, int(b - a)
-    start = it["start"][lo:hi].astype(np.int64)
-    stop = np.maximum(it["stop"][lo:hi].astype(np.int64), start)
-    wi = (w["item"][a:b] - lo).astype(np.int64)
+    item, t0, t1, state = _tile(it["start"][lo:hi], it["stop"][lo:hi],
+                                (w["item"][a:b] - lo).astype(np.int64),
+                                w["start"][a:b], w["ready"][a:b], w["end"][a:b])
+    return item + lo, t0, t1, state
+
+
+def pieces_of(model, ids):
+    """``pieces`` of the items ``ids`` (sorted, distinct)."""
+    it, w = model.items, model.waits
+    ids = np.asarray(ids, np.int64)
+    a, b = np.searchsorted(w["item"], ids), np.searchsorted(w["item"], ids + 1)
+    rows = np.repeat(a - np.cumsum(np.concatenate([[0], (b - a)[:-1]])), b - a) \
+        + np.arange(int((b - a).sum()))
+    local = np.repeat(np.arange(len(ids)), b - a)
+    item, t0, t1, state = _tile(it["start"][ids], it["stop"][ids], local, w["start"][rows],
+                                w["ready"][rows], w["end"][rows])
+    return ids[item], t0, t1, state
+
+
+def _tile(start, stop, wi, ws, wr, we):
+    """``pieces`` of n items (``start``, ``stop``) whose waits (start, ready, end), in order
+    within an item, belong to items ``wi`` (0..n-1): (item 0..n-1, t0, t1, state)."""
+    n, k = len(start), len(wi)
+    start = start.astype(np.int64)
+    stop = np.maximum(stop.astype(np.int64), start)
     # bounds: each item's start (key -1), its waits' (start, ready, end) (keys 3p, 3p+1, 3p+2
     # for the p-th wait of the slice: waits are in order within an item), its stop (last)
     item = np.concatenate([np.arange(n), np.repeat(wi, 3), np.arange(n)])
     key = np.concatenate([np.full(n, -1), np.arange(3 * k), np.full(n, 3 * k)])
-    t = np.concatenate([start, np.stack([w["start"][a:b], w["ready"][a:b], w["end"][a:b]],
-                                        axis=1).ravel().astype(np.int64), stop])
+    t = np.concatenate([start, np.stack([ws, wr, we], axis=1).ravel().astype(np.int64), stop])
     order = np.lexsort((key, item))
     item, key = item[order], key[order]
     t = np.clip(t[order], start[item], stop[item])
     _keep_in_order(item, t)
     same = item[1:] == item[:-1]  # a piece from each bound to the next one of the same item
     state = np.where(key < 0, RUNNING, np.array([WAITING, READY, RUNNING])[key % 3])
-    return (item[:-1][same] + lo, t[:-1][same], t[1:][same],
-            state[:-1][same].astype(np.int8))
+    return (item[:-1][same], t[:-1][same], t[1:][same], state[:-1][same].astype(np.int8))
+
+
+def flow_lines(model, base):
+    """The run's critical path as flow events, a line each: one in the predecessor's piece
+    that runs up to its end on the path, one in the item's piece where it begins on the path.
+
+    A reader (Perfetto, chrome://tracing) takes events in time order and binds a flow event
+    ("s" starts a flow, "f" with ``bp`` "e" ends it) to the slice open on its thread at its
+    time; an "f" before its "s" is dropped.  So each event sits strictly inside its piece
+    (the predecessor's: before its end on the path), and the earlier of the two is the "s":
+    the predecessor's, since the path's pieces never overlap — the item's only where two
+    nodes' clocks put the whole predecessor after the item went on."""
+    f = path_flows(model)
+    if not len(f):
+        return ""
+    ids = np.unique(np.concatenate([f.pred, f.item]))
+    p_item, t0, t1, _ = pieces_of(model, ids)
+    a, b = _piece_at(p_item, t0, t1, f.pred, f.pred_end - 1)
+    upto = np.clip(f.pred_end, a, b)
+    pred_t = np.where(upto - a >= 2, a + (upto - a) // 2, a + (b - a) // 2)
+    c, d = _piece_at(p_item, t0, t1, f.item, f.item_begin)
+    item_t = np.maximum(c + (d - c) // 2, pred_t + 1)
+    item_t = np.where(item_t < d, item_t, c + (d - c) // 2)
+    pred_first = pred_t < item_t
+    it, lanes = model.items, model.lanes
+    k = np.arange(1, len(f) + 1)
+    via = np.array([',"args":{"via":%s}' % json.dumps(v) for v in f.via], dtype=object)
+    lines = []
+    for ph, bind, first in (("s", "", True), ("f", '"bp":"e",', False)):
+        items = np.where(pred_first == first, f.pred, f.item)
+        t = np.where(pred_first == first, pred_t, item_t)
+        lane = it["lane"][items].astype(np.int64)
+        args = via if first else np.full(len(f), "", dtype=object)
+        lines.append(zip([ph] * len(f), [bind] * len(f), k.tolist(), (t // 1000).tolist(),
+                         (t % 1000).tolist(), lanes["rank"][lane].tolist(),
+                         (base[lane] + it["row"][items].astype(np.int64)).tolist(), args))
+    return "".join(FLOW % row for rows in lines for row in rows)
+
+
+def _piece_at(p_item, t0, t1, items, times):
+    """(t0, t1) of the piece of each of ``items`` (in ``pieces`` sorted by item) that holds
+    ``times``: the last to begin by then; the item's first piece if none has."""
+    n_p, n_q = len(p_item), len(items)
+    key_item = np.concatenate([p_item, items])
+    key_t = np.concatenate([t0, times])
+    tag = np.concatenate([np.zeros(n_p, np.int8), np.ones(n_q, np.int8)])  # pieces first
+    order = np.lexsort((tag, key_t, key_item))
+    last = np.maximum.accumulate(np.where(order < n_p, order, -1))
+    at = np.empty(n_q, np.int64)
+    is_q = order >= n_p
+    at[order[is_q] - n_p] = last[is_q]
+    first = np.searchsorted(p_item, items)
+    bad = (at < 0) | (p_item[np.maximum(at, 0)] != items)
+    at = np.where(bad, first, at)
+    return t0[at], t1[at]
 
 
 def _keep_in_order(item, t):
@@ -149,5 +227,6 @@ def write(model, out, chunk_rows=CHUNK_ROWS):
                 f.write("".join(map(template.__mod__, zip(*rows))))
 
 
+        f.write(flow_lines(model, base))
         f.write("\n]\n")
     return {}

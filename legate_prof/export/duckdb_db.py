@@ -12,7 +12,7 @@ from legate_prof.errors import ProfileError
 from legate_prof.export import require
 from legate_prof.export.arrow import batches, schema
 from legate_prof.export.parquet import table_files, write_tables
-from legate_prof.export.ranks import by_rank, whole_table
+from legate_prof.export.ranks import by_rank, whole_tables
 from legate_prof.export.tables import CHUNK_ROWS, ITEM_TABLES, TABLES
 from legate_prof.output_file import atomic_output
 
@@ -45,9 +45,8 @@ def _fill(con, profile, chunk_rows):
     for rank in by_rank(profile, cut=False):
         for table in ITEM_TABLES:
             insert(table, rank.chunks(table, chunk_rows))
-    for table in TABLES:
-        if table not in ITEM_TABLES:
-            insert(table, whole_table(profile, table, chunk_rows))
+    for table, chunks in whole_tables(profile, chunk_rows):
+        insert(table, chunks)
     _views(con)
 
 

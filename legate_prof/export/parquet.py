@@ -10,7 +10,7 @@ import re
 
 from legate_prof.export import require
 from legate_prof.export.arrow import batches, schema
-from legate_prof.export.ranks import by_rank, ranks_of, whole_table
+from legate_prof.export.ranks import by_rank, ranks_of, whole_tables
 from legate_prof.export.tables import CHUNK_ROWS, ITEM_TABLES, TABLES
 from legate_prof.output_file import atomic_folder
 
@@ -60,9 +60,9 @@ def write_tables(profile, folder, chunk_rows=CHUNK_ROWS):
         finally:
             for w in writers.values():
                 w.close()
-    for table in TABLES:  # (after the ranks: reading them let go of what opening them read)
-        if table not in ITEM_TABLES:
-            write_file(f"{table}.parquet", table, whole_table(profile, table, chunk_rows))
+    # (after the ranks: reading them let go of what opening them read)
+    for table, chunks in whole_tables(profile, chunk_rows):
+        write_file(f"{table}.parquet", table, chunks)
     return counts
 
 

@@ -6,7 +6,9 @@ never cross (a lane's rows never overlap); counter tracks for each lane group's 
 in use (memories).  Items are BEGIN/END slice pairs carrying op id and provenance as debug
 annotations; copies whose source and destination memories are known get a flow from an
 instant on the source memory's track through the copy to an instant on the destination's.
-Each track has its own packet sequence, in which timestamps only grow, so nothing is sorted.
+The run's critical path is a flow per step, from the predecessor's slice to the item's
+(``critical_flows``).  Each track has its own packet sequence, in which timestamps only grow,
+so nothing is sorted.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import numpy as np
 
 from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, ItemKind
 from legate_prof.export import protowire as pw
+from legate_prof.export.critical import path_flows
 from legate_prof.export.threads import row_offsets, thread_name
 from legate_prof.output_file import atomic_output
 
@@ -38,6 +41,7 @@ ROW_UUID = 2 << 40
 COUNTER_UUID = 3 << 40
 FLOW_SEQ = 1 << 30
 COUNTER_SEQ = 1 << 29
+CRITICAL_FLOW = 1 << 62  # flow ids of the critical path's steps (copies' are 1, 2, ...)
 
 
 def _packet(body: bytes) -> bytes:
@@ -69,7 +73,44 @@ def _annotation(name, value_bytes) -> bytes:
     return pw.field_bytes(TE_ANNOT, pw.field_bytes(DA_NAME, name) + value_bytes)
 
 
-def _slices(model, offset, out, chunk_rows, flow_of_item):
+def critical_flows(model):
+    """The run's critical path as flows (ids ``CRITICAL_FLOW + k``, k counting the steps that
+    have a predecessor other than their own item): ((items whose BEGIN starts a flow, their
+    flow ids), (items whose END ends one, theirs)), each by item.
+
+    A reader takes events in time order and binds a flow id to the slice of the event that
+    carries it: the first event starts the flow (``flow_ids``), the other ends it
+    (``terminating_flow_ids``; one that comes first is dropped).  So the flow starts at the
+    BEGIN of whichever of the two slices begins first and ends at the END of the other,
+    which never comes before.  (Perfetto orients a flow from the slice that begins first:
+    where an item began before its predecessor — a task that waited for work it launched —
+    the arrow points from the item.)"""
+    f = path_flows(model)
+    k = np.flatnonzero(f.pred != f.item)  # (a task that went on through its own wait: no
+    ids = CRITICAL_FLOW + k.astype(np.uint64)  # arrow from its slice to itself)
+    pred, item = f.pred[k], f.item[k]
+    start = model.items["start"]
+    pred_first = start[pred] <= start[item]
+    first = np.where(pred_first, pred, item)
+    other = np.where(pred_first, item, pred)
+    return _by_item(first, ids), _by_item(other, ids)
+
+
+def _by_item(items, ids):
+    order = np.argsort(items, kind="stable")
+    return np.asarray(items, np.int64)[order], ids[order]
+
+
+def _flow_field(field, flows, lo, hi):
+    """The repeated ``field`` of items [lo, hi) from (sorted items, flow ids); None if none."""
+    items, ids = flows
+    a, b = np.searchsorted(items, [lo, hi])
+    if a == b:
+        return None
+    return pw.repeated_fixed64_field(field, hi - lo, items[a:b] - lo, ids[a:b])
+
+
+def _slices(model, offset, out, chunk_rows, flow_of_item, critical):
     it = model.items
     names = pw.table([pw.field_bytes(TE_NAME, n or "(unnamed)") for n in model.names])
     provs = pw.table([b""] + [_annotation("provenance", pw.field_bytes(DA_STRING, p))
@@ -101,10 +142,12 @@ def _slices(model, offset, out, chunk_rows, flow_of_item):
             pw.message_field(TE_ANNOT, [pw.const(n, wait_name), pw.varint_field(DA_INT, waiting)],
                              present=waiting > 0),
             pw.fixed64_field(TE_FLOW, flow, present=flow != 0),
+            _flow_field(TE_FLOW, critical[0], lo, hi),
         ])
         end_event = pw.message_field(P_TRACK_EVENT, [
             pw.varint_field(TE_TYPE, np.full(n, SLICE_END)),
-            pw.varint_field(TE_TRACK, track)])
+            pw.varint_field(TE_TRACK, track),
+            _flow_field(TE_TERM_FLOW, critical[1], lo, hi)])
         common = lambda t: [pw.varint_field(P_TIMESTAMP, t), pw.varint_field(P_SEQ, seq)]  # noqa: E731
         begin = pw.message_field(PACKET, common(it["start"][lo:hi]) + [begin_event])
         stop = np.maximum(it["stop"][lo:hi], it["start"][lo:hi])  # (a damaged item: empty)
@@ -199,9 +242,10 @@ def _counters(model, out):
 def write(model, out, chunk_rows=CHUNK_ROWS):
     model = model.as_stacked()  # rows are read from the items
     offset = row_offsets(model)
+    critical = critical_flows(model)
     with atomic_output(out) as tmp, open(tmp, "wb") as f:
         _descriptors(model, offset, f)
         _counters(model, f)
         flows = _copy_flows(model, offset, f)
-        _slices(model, offset, f, chunk_rows, flows)
+        _slices(model, offset, f, chunk_rows, flows, critical)
     return {}

@@ -88,6 +88,18 @@ def fixed64_field(field, values, present=None) -> Segment:
     return _only(s, present)
 
 
+def repeated_fixed64_field(field, n, records, values) -> Segment:
+    """Records 0..n-1, record r holding one fixed64 ``field`` for each of ``values`` whose
+    entry in ``records`` is r (``records`` sorted; a record may hold none, one or many)."""
+    t = np.frombuffer(tag(field, FIXED64), np.uint8)
+    one = np.empty((len(values), len(t) + 8), np.uint8)
+    one[:, :len(t)] = t
+    one[:, len(t):] = np.ascontiguousarray(np.asarray(values).astype("<u8")).view(
+        np.uint8).reshape(-1, 8)
+    lens = np.bincount(np.asarray(records, np.int64), minlength=n)[:n] * one.shape[1]
+    return Segment(one.ravel(), lens.astype(np.int64))
+
+
 def double_field(field, values) -> Segment:
     return fixed64_field(field, np.asarray(values, np.float64).view(np.uint64))
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from legate_prof.export.tables import ITEM_TABLES, iter_table, provenance_table
+from legate_prof.export.critical import CriticalTables
+from legate_prof.export.tables import (CRITICAL_TABLES, ITEM_TABLES, TABLES, iter_table,
+                                       provenance_table)
 
 
 @dataclass
@@ -89,8 +91,20 @@ def _cut_by_rank(model, item_off, lane_off, cut=True):
         yield RankItems(model, int(lo), int(hi), item_off, lane_off, int(r))
 
 
-def whole_table(profile, table, chunk_rows):
-    """Chunks of a table that describes the whole profile (not in ``ITEM_TABLES``)."""
+def whole_tables(profile, chunk_rows):
+    """(table, its chunks) of each table that describes the whole profile (not in
+    ``ITEM_TABLES``), in ``TABLES`` order; the critical path computed once, over all ranks."""
+    critical = CriticalTables(profile)
+    for table in TABLES:
+        if table not in ITEM_TABLES:
+            yield table, whole_table(profile, table, chunk_rows, critical)
+
+
+def whole_table(profile, table, chunk_rows, critical=None):
+    """Chunks of a table that describes the whole profile (not in ``ITEM_TABLES``);
+    ``critical``: the profile's ``CriticalTables``, if made already."""
+    if table in CRITICAL_TABLES:
+        return (critical or CriticalTables(profile)).chunks(table, chunk_rows)
     summary = summary_of(profile)
     if table == "provenance" and hasattr(profile, "item_parts") and \
             len(profile.item_parts()) > 1:
@@ -115,4 +129,4 @@ def _ops_per_provenance(profile, summary):
 
 
 __all__ = ["ITEM_TABLES", "RankItems", "by_rank", "merged", "ranks_of", "summary_of",
-           "whole_table"]
+           "whole_table", "whole_tables"]

@@ -1,5 +1,5 @@
 """The export tables (items, lanes, waits, copies, instances, provenance, ranks, utilization,
-utilization_steps), in chunks.
+utilization_steps; the critical path's two, made in ``critical``), in chunks.
 
 Every exporter reads the model through these generators, so each format holds no more than
 the model plus one chunk of rows.  A chunk is a dict of column name -> numpy array (strings
@@ -120,11 +120,39 @@ SCHEMAS = {
         ("level", "float64", "busy processors, 1 / 0 (any active) or bytes in use"),
         ("utilization", "float64", "level / utilization.denominator: the reference's line"),
     ],
+    # the critical path (export/critical.py: the query API's links, over all ranks)
+    "critical_path": [
+        ("item", "int64", "items.item of an item with a critical predecessor"),
+        ("predecessor", "int64", "items.item it waited for or was created by (null: none "
+                                 "known)"),
+        ("via", "string", "event, creator, unknown_event, unknown_creator, deallocation"),
+        ("event_kind", "string", "the critical event's kind: TaskEvent, MergeEvent, "
+                                 "ArriveBarrier, ... (null: none)"),
+        ("trigger_ns", "int64", "when that event triggered (null: not known)"),
+        ("ready_ns", "int64", "when the item became ready"),
+        ("creation_ns", "int64", "when it was created (a message: by its sender's clock)"),
+        ("lag_ns", "int64", "ready - trigger (negative across nodes whose clocks differ)"),
+        ("note", "string", "the reference's note ('' if none): deferred allocation, unknown "
+                           "creator on node 1, ..."),
+    ],
+    "run_critical_path": [
+        ("step", "int32", "0: the item that ended last; each next step back in time"),
+        ("item", "int64", "items.item (an item may hold several steps)"),
+        ("predecessor", "int64", "items.item the path goes on to: the next step (null: it "
+                                 "stops)"),
+        ("via", "string", "event, creator, wait, queued, caller, deallocation, unknown, ''"),
+        ("begin_ns", "int64", "the piece of the timeline the step holds on the path: from"),
+        ("end_ns", "int64", "to (pieces never overlap)"),
+        ("wait_from_ns", "int64", "via wait: the wait the item resumed from began (else null)"),
+        ("wait_to_ns", "int64", "via wait: and ended"),
+    ],
 }
 TABLES = list(SCHEMAS)
 # tables of items (one row per item, or per wait / transfer of an item): a rank's rows are its
 # items'; the others describe the whole profile
 ITEM_TABLES = ("items", "waits", "copies", "instances")
+# made from the profile's critical links (all ranks at once), not from a model's columns
+CRITICAL_TABLES = ("critical_path", "run_critical_path")
 
 
 def _strings(table):
