@@ -314,7 +314,7 @@ def test_lane_tooltips_and_details_say_rank_and_group(qtbot, ranks4):
 
 
 def test_rank_filter_kind_toggles_collapse_all_and_compact(qtbot, ranks4):
-    from legate_prof.present.rank_filter import parse_ranks
+    from legate_prof.present.ranks import parse_ranks
     win = _window(qtbot, ranks4, findings=False)
     tl = win.timeline
     ranks_box = win.lanes.ranks
@@ -344,15 +344,24 @@ def test_rank_filter_kind_toggles_collapse_all_and_compact(qtbot, ranks4):
 
 
 def test_parse_ranks_is_the_one_rank_syntax():
-    from legate_prof.present.rank_filter import RankSpecError, format_ranks, parse_ranks
+    """The window's rank box reads ranks with the command line's parser (``--ranks``): the
+    same lists, the same errors; an empty box is every rank, and only the profile's ranks
+    are kept."""
+    from legate_prof.present.ranks import format_ranks, parse_ranks
+    from legate_prof.viewer.lane_controls import shown_ranks
     assert parse_ranks("0-3,7") == (0, 1, 2, 3, 7)
     assert parse_ranks(" 3 , 1-1 ") == (1, 3)
-    assert parse_ranks("") is None
-    assert parse_ranks("0-100", known=(2, 5, 200)) == (2, 5)
-    assert format_ranks(parse_ranks("0-3,7,9-10")) == "0-3,7,9-10"
-    for bad in ("a", "3-1", "-2", "1-x", "0-99999999999"):
-        with pytest.raises(RankSpecError):
+    assert format_ranks(parse_ranks("0-3,7,9-11")) == "0-3,7,9-11"
+    assert shown_ranks("", (0, 1)) is None
+    assert shown_ranks("0-100", known=(2, 5, 200)) == (2, 5)
+    for bad in ("a", "3-1", "-2", "1-x", "1,,2", "0-99999999999"):
+        with pytest.raises(ValueError) as cli:
             parse_ranks(bad)
+        with pytest.raises(ValueError) as box:
+            shown_ranks(bad, (0, 1, 2))
+        assert str(box.value) == str(cli.value)
+    with pytest.raises(ValueError, match="names none of this profile's ranks"):
+        shown_ranks("7", (0, 1))
 
 
 # ---- details as links --------------------------------------------------------------------
