@@ -15,7 +15,7 @@ def legend_entries():
         (_BASE, "running"),
         (blend_with_white(_BASE, ALPHA_READY), "ready"),
         (blend_with_white(_BASE, ALPHA_WAITING), "waiting"),
-        (GRAY, "merged (too small to draw; count)"),
+        (GRAY, "merged (too small to draw; ×count)"),
         (blend_with_white(group_color("system"), 0.3), "memory / utilization fill"),
     ]
 

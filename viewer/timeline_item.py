@@ -119,6 +119,7 @@ class TimelineItem(pg.GraphicsObject):
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
         self._deadline = time.perf_counter() + (self.budget_s or 0.0)
+        self.last_stats = {}
         self._computed = 0
         self._pending = False
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
@@ -162,7 +163,7 @@ class TimelineItem(pg.GraphicsObject):
             p.fillRect(box, QtGui.QColor(255, 235, 235))
             p.setPen(QtGui.QColor(180, 0, 0))
             p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
-        self.last_stats = {"rects": n_rects, "width": width, "pending": self._pending}
+        self.last_stats.update(rects=n_rects, width=width, pending=self._pending)
         if self._pending:  # some rows still show the previous resolution: another frame
             QtCore.QTimer.singleShot(0, self._continue)
 
@@ -450,11 +451,13 @@ class TimelineItem(pg.GraphicsObject):
             return
         fm = QtGui.QFontMetrics(p.font())
         p.setPen(QtGui.QColor(20, 20, 20))
+        counts = self.last_stats.setdefault("band_labels", [])
         for x, y, w, h, item in labels:
-            if item < 0:
-                text = f"{-item} merged"
+            if item < 0:  # a count, not a time: "×72 merged", or "×72" where that is too wide
+                text = band_label(-item)
                 if fm.horizontalAdvance(text) > w - 4:
-                    text = str(-item)
+                    text = band_label(-item, short=True)
+                counts.append(text)
                 p.setPen(QtGui.QColor(255, 255, 255))
             else:
                 text = self.source.item_title(item)
@@ -528,6 +531,12 @@ class TimelineItem(pg.GraphicsObject):
         if h.item is not None:
             return ("item", h.item), e
         return ("band", (h.t0, h.t1, h.count, e.lane, row)), e
+
+
+def band_label(count, short=False):
+    """A gray band's label: how many items merged there, written as a count (the report's
+    words), never a bare number that reads like a time."""
+    return f"×{count:,}" if short else f"×{count:,} merged"
 
 
 def _member(items, sorted_set):
