@@ -367,32 +367,33 @@ def test_parse_ranks_is_the_one_rank_syntax():
 # ---- details as links --------------------------------------------------------------------
 
 def test_details_links_select_and_zoom_to_an_item(qtbot, sample_profile):
-    """A ``Field`` with an ("item", i) link (the critical path's predecessor) is drawn as a
-    link; a click selects that item and zooms to it; ("items", ids) highlights them."""
-    from legate_prof.query import Field, as_source
+    """The critical path's "Waited for" row (the API's ``Field`` with an ("item", j) link)
+    is drawn as a link once the path is computed; a click selects that item and zooms to
+    it; ("items", ids) highlights them."""
+    win = _window(qtbot, [sample_profile], findings=False)
+    qtbot.waitUntil(lambda: win.critical_path is not None, timeout=LOAD_MS)
+    src = win.source
+    t0, t1 = src.info().time_range
 
-    class WithPredecessor(type(as_source(load_profile([sample_profile])))):
-        def item_details(self, i):
-            j = max(int(i) - 1, 0)
-            return super().item_details(i) + [Field("Waited for", self.item_title(j), j,
-                                                    ("item", j))]
-    src = WithPredecessor(load_profile([sample_profile]))
-    win = _window(qtbot, [sample_profile], opener=lambda p, pr: src, findings=False)
-    i = int(src.search("fill_task")[3])
+    def short(j):
+        a, b = src.item_extent(j)
+        return b - a < (t1 - t0) / 20
+    i = next(k for k in range(src.info().n_items)
+             if (link := src.critical_predecessor(k)) is not None and link.via == "event"
+             and link.predecessor is not None and short(link.predecessor))
+    j = src.critical_predecessor(i).predecessor
     win.go_to_item(i)
     table = win.details.table
     row = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Waited for")
     assert table.item(row, 1).font().underline()
     table.cellClicked.emit(row, 1)
-    assert win.timeline.item.selected == i - 1
+    assert win.timeline.item.selected == j
     a, b = win.timeline.time_range()
-    s, e = src.item_extent(i - 1)
+    s, e = src.item_extent(j)
     assert a <= s and e <= b and (b - a) < (src.info().time_range[1] - src.info().time_range[0])
-    inst = next((r for r in range(table.rowCount()) if table.item(r, 0).text() == "Instances"),
-                None)
-    if inst is not None:
-        table.cellClicked.emit(inst, 1)
-        assert win.timeline.item.matches is not None
+    held = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Held up")
+    table.cellClicked.emit(held, 1)
+    assert i in win.timeline.item.matches.tolist()
 
 
 # ---- plain text ----------------------------------------------------------------------------
