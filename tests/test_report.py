@@ -552,3 +552,33 @@ def test_notices_are_a_banner_in_the_screenshot_headers_words(browser, tmp_path,
     assert text.splitlines() == notice_lines(src.info()) and len(text.splitlines()) == 2
     _open(browser, report_dir)
     assert browser.evaluate("document.getElementById('notices').hidden") is True
+
+
+def test_per_rank_bundles_write_the_critical_files_of_their_logs(tmp_path):
+    """A report of per-rank bundles (ranks read one by one, nothing merged) writes the path
+    and lookup files that the report of one build of the logs writes, byte for byte (both
+    stacked, so item ids agree: raw logs opened for drawing number items unstacked)."""
+    import shutil
+
+    from fixtures.synthetic import generate
+    from legate_prof.load.loader import load_profile
+    from legate_prof.report import write_report
+    files = generate(tmp_path / "logs", ranks=3, items=6000, seed=7)
+    (tmp_path / "bundles").mkdir()
+    for f in files:
+        shutil.copy(f, tmp_path / "bundles")
+    assert main(["convert", "--per-rank", *map(str, (tmp_path / "bundles").iterdir())]) == 0
+    for f in (tmp_path / "bundles").glob("*.prof"):
+        f.unlink()
+    ranked = load_profile([tmp_path / "bundles"], ranked=True)
+    write_report(ranked, tmp_path / "b", pictures=None)
+    assert not ranked.merged_yet
+    write_report(load_profile([str(f) for f in files], workers=1), tmp_path / "a", pictures=None)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert _meta(a)["critical"]["records"] > 100
+    assert _meta(a)["critical"] == _meta(b)["critical"]
+    names = sorted(p.name for p in (a / "links").iterdir())
+    assert names == sorted(p.name for p in (b / "links").iterdir())
+    for n in names:
+        assert (a / "links" / n).read_bytes() == (b / "links" / n).read_bytes(), n
+    assert (a / "path.js").read_bytes() == (b / "path.js").read_bytes()

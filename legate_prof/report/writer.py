@@ -122,8 +122,9 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
                     tiles={str(k): v for k, v in tiles.items()})
         meta["pictures"] = _pictures(model, tmp, pictures) if pictures else []
         meta["pictures_note"] = "" if pictures else pictures_note
-        meta["stats"] = json.loads(json.dumps(compute_stats(model), default=str))
-        meta["findings"] = json.loads(json.dumps(find_insights(model), default=str))
+        # the query source, not the model: its critical path (written above) is not computed again
+        meta["stats"] = json.loads(json.dumps(compute_stats(q.source), default=str))
+        meta["findings"] = json.loads(json.dumps(find_insights(q.source), default=str))
         (tmp / "meta.js").write_text(_js("LP_meta", meta))
         for f in STATIC.iterdir():
             if f.is_file():
