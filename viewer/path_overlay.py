@@ -9,12 +9,14 @@ import math
 
 import numpy as np
 from PySide6 import QtCore, QtGui
+from pyqtgraph.Qt import internals
 
 PATH_COLOR = QtGui.QColor(200, 0, 150)  # not a name colour: magenta, with a white halo
 HALO_COLOR = QtGui.QColor(255, 255, 255, 230)
 MAX_STEPS_DRAWN = 20_000  # steps in the view drawn at most (a path of a million steps)
 ARROW_PX = 7.0
 MIN_PIECE_PX = 3.0
+SMOOTH_LINES = 1500  # antialiased, with halo and heads, up to this many links in the view
 
 
 class PathOverlay:
@@ -22,33 +24,35 @@ class PathOverlay:
 
     def __init__(self, path):
         self.path = path
-        self._rows = {}  # item -> stacking row (asked of the source as steps come into view)
+        self._rows = None  # each step's stacking row, asked of the source once, when drawn
+        self._lines = internals.PrimitiveArray(QtCore.QLineF, 4)
+        self._rects = internals.PrimitiveArray(QtCore.QRectF, 4)
 
-    def _rows_of(self, source, items):
-        missing = [i for i in items if i not in self._rows]
-        if missing:
-            rows = source.items_columns(np.array(missing, np.int64))["row"]
-            self._rows.update(zip(missing, np.asarray(rows).tolist()))
-        return [self._rows[i] for i in items]
+    def rows(self, source):
+        if self._rows is None:
+            self._rows = np.asarray(source.items_columns(self.path.item)["row"], np.float64)
+        return self._rows
 
-    def places(self, source, layout, ks):
-        """(y centre, half height) in lane-tree units of steps ``ks``; None where the step's
-        rank is not shown."""
+    def places(self, source, layout):
+        """Per step, its y centre and half height in lane-tree units (NaN where its rank is
+        not shown): its lane's row, else its group's utilization row, else its header."""
         path, lanes = self.path, source.info().lanes
-        out, in_lane = {}, []
-        for k in ks:
-            lane = int(path.lane[k])
+        uniq, inv = np.unique(path.lane, return_inverse=True)
+        top, row_h, rows, half = (np.full(len(uniq), np.nan) for _ in range(4))
+        in_lane = np.zeros(len(uniq), bool)
+        for u, lane in enumerate(uniq.tolist()):
             e = layout.lane_entry(lane)
             if e is not None:
-                in_lane.append((k, e))
+                top[u], row_h[u], rows[u], in_lane[u] = e.y, e.row_h, e.rows, True
                 continue
             info = lanes[lane]
             e = layout.summary_entry(info.rank, info.group) or layout.header_entry(info.rank)
-            out[k] = None if e is None else (e.y + e.height / 2, e.height / 4)
-        rows = self._rows_of(source, [int(path.item[k]) for k, _ in in_lane])
-        for (k, e), row in zip(in_lane, rows):
-            out[k] = (e.y + (min(row, e.rows - 1) + 0.5) * e.row_h, e.row_h / 2)
-        return out
+            if e is not None:
+                top[u], row_h[u], rows[u] = e.y, e.height, 1
+        row = np.where(in_lane[inv], np.minimum(self.rows(source) if in_lane.any() else 0,
+                                                rows[inv] - 1), 0)
+        y = top[inv] + (row + 0.5) * row_h[inv]
+        return y, np.where(in_lane[inv], row_h[inv] / 2, row_h[inv] / 4)
 
     def paint(self, p, source, layout, x0, x1, sx, dx, sy, dy):
         """Draw the steps and links that touch [x0, x1] (view coordinates)."""
@@ -58,52 +62,65 @@ class PathOverlay:
             return
         starts = path.link_starts()
         ks = np.flatnonzero((path.end >= x0) & (np.minimum(path.begin, starts) <= x1))
-        ks = ks[:MAX_STEPS_DRAWN].tolist()
-        if not ks:
+        ks = ks[:MAX_STEPS_DRAWN]
+        if not len(ks):
             return
-        where = self.places(source, layout, sorted(set(ks) | {min(k + 1, n - 1) for k in ks}))
-        rects, lines = [], []
-        for k in ks:
-            here = where.get(k)
-            if here is None:
-                continue
-            yc, half = sy * here[0] + dy, max(abs(sy * here[1]), 2.0)
-            a, b = sx * float(path.begin[k]) + dx, sx * float(path.end[k]) + dx
-            rects.append(QtCore.QRectF(a - 1, yc - half, max(b - a, MIN_PIECE_PX) + 2, 2 * half))
-            before = where.get(k + 1) if k + 1 < n else None
-            if before is not None:
-                start = QtCore.QPointF(sx * float(starts[k]) + dx, sy * before[0] + dy)
-                end = QtCore.QPointF(a, yc)
-                if abs(start.y() - end.y()) > 1 or abs(start.x() - end.x()) > 4:
-                    lines.append(QtCore.QLineF(start, end))
+        yv, hv = self.places(source, layout)
+        y, half = sy * yv + dy, np.maximum(np.abs(sy * hv), 2.0)
+        a = sx * path.begin.astype(np.float64) + dx
+        b = sx * path.end.astype(np.float64) + dx
+        shown = ks[~np.isnan(y[ks])]
+        # links: from the end of the step before in time (k + 1) to the begin of step k
+        lk = shown[shown + 1 < n]
+        lk = lk[~np.isnan(y[lk + 1])]
+        lx0, ly0 = sx * starts[lk].astype(np.float64) + dx, y[lk + 1]
+        lx1, ly1 = a[lk], y[lk]
+        keep = (np.abs(ly0 - ly1) > 1) | (np.abs(lx0 - lx1) > 4)
+        line = np.stack([lx0, ly0, lx1, ly1], 1)[keep]
+        rect = np.stack([a[shown] - 1, y[shown] - half[shown],
+                         np.maximum(b[shown] - a[shown], MIN_PIECE_PX) + 2, 2 * half[shown]], 1)
+        many = len(line) > SMOOTH_LINES  # a thicket: thin aliased lines, no halo, no heads
         p.save()
-        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+        p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, not many)
         p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
         for color, width in ((HALO_COLOR, 4.5), (PATH_COLOR, 2.0)):
             pen = QtGui.QPen(color)
             pen.setWidthF(width)
             p.setPen(pen)
-            p.drawRects(rects)
-            p.drawLines(lines)
+            _draw(p, self._rects, rect, "drawRects")
+            if many:
+                pen.setWidthF(1.0)
+                p.setPen(pen)
+            if not many or color == PATH_COLOR:
+                _draw(p, self._lines, line, "drawLines")
         p.setPen(QtCore.Qt.PenStyle.NoPen)
         p.setBrush(PATH_COLOR)
-        for line in lines:
-            if line.length() >= 2 * ARROW_PX:
-                p.drawPolygon(_arrow_head(line))
-        if path.stops_unknown and where.get(n - 1) is not None and (n - 1) in ks:
-            _paint_unknown(p, sx * float(path.begin[n - 1]) + dx, sy * where[n - 1][0] + dy)
+        if not many:
+            for x_0, y_0, x_1, y_1 in line.tolist():
+                if math.hypot(x_1 - x_0, y_1 - y_0) >= 2 * ARROW_PX:
+                    p.drawPolygon(_arrow_head(x_0, y_0, x_1, y_1))
+        last = n - 1
+        if path.stops_unknown and last in set(shown[-1:].tolist()):
+            _paint_unknown(p, a[last], y[last])
         p.restore()
 
 
-def _arrow_head(line):
-    """A filled triangle at the end of ``line``, pointing along it."""
-    ang = math.atan2(line.dy(), line.dx())
-    tip = line.p2()
-    pts = [tip]
+def _draw(p, prim, cols, how):
+    """Rectangles or lines from numpy columns in one call (pyqtgraph's primitive arrays)."""
+    if not len(cols):
+        return
+    prim.resize(len(cols))
+    prim.ndarray()[:] = cols
+    getattr(p, how)(*prim.drawargs())
+
+
+def _arrow_head(x0, y0, x1, y1):
+    """A filled triangle at (x1, y1), pointing from (x0, y0)."""
+    ang = math.atan2(y1 - y0, x1 - x0)
+    pts = [QtCore.QPointF(x1, y1)]
     for side in (-1, 1):
         a = ang + math.pi - side * 0.45
-        pts.append(QtCore.QPointF(tip.x() + ARROW_PX * math.cos(a),
-                                  tip.y() + ARROW_PX * math.sin(a)))
+        pts.append(QtCore.QPointF(x1 + ARROW_PX * math.cos(a), y1 + ARROW_PX * math.sin(a)))
     return QtGui.QPolygonF(pts)
 
 
