@@ -463,6 +463,8 @@ class TimelineItem(pg.GraphicsObject):
                 text = band_label(-item)
                 if fm.horizontalAdvance(text) > w - 4:
                     text = band_label(-item, short=True)
+                if fm.horizontalAdvance(text) > w - 4:
+                    continue  # a count is never cut short ("×2…" would read as 2)
                 counts.append(text)
                 p.setPen(QtGui.QColor(255, 255, 255))
             else:

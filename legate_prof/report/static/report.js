@@ -344,7 +344,11 @@ var view = {
     ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
     for (var i = 0; i < labels.length; i++) {
       var L = labels[i], text;
-      if (L[4] < 0 && L.length === 5) { text = "×" + (-L[4]) + " merged"; if (ctx.measureText(text).width > L[2] - 4) text = "×" + (-L[4]); ctx.fillStyle = "#fff"; }
+      if (L[4] < 0 && L.length === 5) {
+        text = "×" + (-L[4]) + " merged"; if (ctx.measureText(text).width > L[2] - 4) text = "×" + (-L[4]);
+        if (ctx.measureText(text).width > L[2] - 4) continue;  // a count is never cut short
+        ctx.fillStyle = "#fff";
+      }
       else { text = itemTitle(L[5], L[4]); ctx.fillStyle = "rgb(20,20,20)"; }
       text = elide(ctx, text, L[2] - 4);
       if (text) ctx.fillText(text, L[0] + 2, L[1] + L[3] / 2);
