@@ -582,3 +582,19 @@ def test_per_rank_bundles_write_the_critical_files_of_their_logs(tmp_path):
     for n in names:
         assert (a / "links" / n).read_bytes() == (b / "links" / n).read_bytes(), n
     assert (a / "path.js").read_bytes() == (b / "path.js").read_bytes()
+
+
+def test_a_report_without_event_records_says_there_is_no_path(browser, tmp_path):
+    """A crashed run's runtime stream alone: no path or lookup files, and the page says why
+    when asked for the path or a walk."""
+    out = tmp_path / "rep"
+    f = str(REAL / "inefficient_1rank" / "legate_0.runtime.prof")
+    assert main(["report", f, "-o", str(out), "--no-pictures"]) == 0
+    assert _meta(out)["critical"] == {"available": False,
+                                      "why": "the profile holds no event records"}
+    assert not (out / "path.js").exists() and not (out / "links").exists()
+    _open_at(browser, out)
+    browser.key("p", "KeyP")
+    assert browser.evaluate("document.getElementById('crit-status').textContent") == \
+        "no critical path in this report: the profile holds no event records"
+    assert browser.errors == []

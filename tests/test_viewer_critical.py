@@ -235,6 +235,22 @@ def test_a_damaged_graph_stops_at_unknown_without_a_traceback(qtbot, tmp_path):
     assert _details(win2)["Critical path"].startswith("unavailable (IndexError")
 
 
+def test_a_profile_without_event_records_says_there_is_no_path(qtbot, tmp_path):
+    """A crashed run's runtime stream alone holds no Realm events: the toggle and the walk
+    keys say so (no empty path drawn, no "calls have none")."""
+    from legate_prof.cli import main
+    f = str(REAL / "inefficient_1rank" / "legate_0.runtime.prof")
+    win = _window(qtbot, as_source(load_profile([f], ranked=True)))
+    _ready(qtbot, win)
+    _key(qtbot, win, QtCore.Qt.Key.Key_P)
+    assert win.statusBar().currentMessage().startswith("no critical path: this profile records "
+                                                       "no Realm events")
+    win.go_to_item(0)
+    _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
+    assert win.statusBar().currentMessage().startswith("no critical path")
+    assert main(["screenshot", f, "-o", str(tmp_path / "cp.png"), "--critical-path"]) == 0
+
+
 # ---- what the window says around it --------------------------------------------------------
 
 def test_notices_show_as_a_banner_in_the_screenshot_headers_words(qtbot):

@@ -526,6 +526,10 @@ class MainWindow(QtWidgets.QMainWindow):
 def _path_summary(path):
     """The status line of a drawn critical path: its steps, its span, where it stops."""
     from legate_prof.present.units import format_ns
+
+    from .critical_path import NO_EVENTS
+    if not len(path):
+        return NO_EVENTS
     end = ("; it stops at an event no loaded profile records (unknown)" if path.stops_unknown
            else "")
     return (f"critical path: {len(path):,} steps over {format_ns(path.span_ns())}{end} · "

@@ -16,6 +16,8 @@ import numpy as np
 from PySide6 import QtCore
 
 LINK_LABELS = ("Waited for", "Created by")
+NO_EVENTS = "no critical path: this profile records no Realm events (Legion's timeline is "\
+    "missing, or the run predates them)"
 
 
 @dataclass
@@ -100,6 +102,8 @@ class CriticalPathWorker(QtCore.QObject):
 def step_back(source, i):
     """(the item ``i`` waited for or was created by, or None; a sentence saying which, in the
     details' words, or why the chain stops there)."""
+    if not source.critical_links().has_data:
+        return None, NO_EVENTS
     link = source.critical_predecessor(i)
     title = source.item_title(i)
     if link is None:
@@ -116,6 +120,8 @@ def step_back(source, i):
 def step_forward(source, i):
     """(the first item — by start — that waited for ``i`` or was created by it, or None; a
     sentence saying so, and how many it held up)."""
+    if not source.critical_links().has_data:
+        return None, NO_EVENTS
     after = np.asarray(source.critical_successors(i), np.int64)
     title = source.item_title(i)
     if not len(after):
