@@ -116,6 +116,36 @@ def test_computed_in_a_thread_after_the_first_frame_and_never_waited_for(qtbot):
     assert win.statusBar().currentMessage().startswith("critical path: ")
 
 
+def test_a_path_that_arrives_while_another_profile_loads_is_kept(qtbot):
+    """The path of the profile shown arrives while File → Open reads another one, which then
+    fails: the first profile comes back with its path."""
+    src = Gated(load_profile(_files("inefficient_1rank")))
+    from legate_prof.viewer.app import MainWindow
+    release = threading.Event()
+
+    def failing(paths, progress):
+        release.wait()
+        raise OSError("no such run")
+    win = MainWindow(src, ["inefficient"], opener=failing)
+    src.window = win
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitUntil(lambda: bool(src.asked), timeout=WAIT_MS)
+    kept = win.timeline
+    assert win.open_files(["elsewhere.prof"]) and win.timeline is None
+    src.gate.set()
+    qtbot.waitUntil(lambda: kept.critical_path is not None, timeout=WAIT_MS)
+    release.set()
+    qtbot.waitUntil(lambda: win.timeline is kept, timeout=WAIT_MS)
+    assert win.critical_path is kept.critical_path and len(win.critical_path) > 10
+    assert "could not open: no such run" in win.statusBar().currentMessage()
+    i = next(int(k) for k in win.critical_path.item
+             if (link := src.critical_predecessor(k)) is not None and link.predecessor is not None)
+    win.go_to_item(i)
+    _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)  # the walk keys work on it again
+    assert win.timeline.item.selected == src.critical_predecessor(i).predecessor
+
+
 def test_walk_back_and_forward_with_the_view_following_and_undo(qtbot):
     src = as_source(load_profile(_files("inefficient_1rank"), ranked=True))
     win = _window(qtbot, src)

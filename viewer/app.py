@@ -81,8 +81,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self._loaders = []  # kept alive while their threads run
         self._kept = None  # the shown profile while another one loads: (widget, source, files)
         self._critical = []  # CriticalPathWorkers, kept alive while their threads run
-        self.critical_path = None  # the shown profile's RunPath, once computed
-        self.critical_error = None  # why it could not be computed
         self._files = list(files)
         self.setAcceptDrops(True)  # drop profile files on the window to open them
         self._build_docks()
@@ -229,7 +227,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.lanes.set_source(src, self.timeline)
         self._set_title(files)
         self._set_ready(True)
-        self.critical_path = self.critical_error = None
         self.details.critical_note = "being computed (shown here when ready)"
         self.statusBar().clearMessage()
         for w in src.info().warnings[:3]:
@@ -249,20 +246,42 @@ class MainWindow(QtWidgets.QMainWindow):
         self._critical = [w for w in self._critical if w.thread.is_alive()] + [worker]
         worker.start()
 
+    @property
+    def critical_path(self):
+        """The shown profile's ``RunPath``, once computed (its timeline holds it)."""
+        return None if self.timeline is None else self.timeline.critical_path
+
+    @property
+    def critical_error(self):
+        """Why the shown profile's critical path could not be computed, or None."""
+        return None if self.timeline is None else self.timeline.critical_error
+
     def _critical_done(self, src, result):
-        """The run's path arrived (or why not): drawn if asked, details and walks use it."""
-        if src is not self.source or self.timeline is None:
+        """The run's path arrived (or why not): its timeline keeps it (also one kept aside
+        while another profile loads); the shown one draws it if asked, and its details and
+        walks use it."""
+        kept = self._kept[0].timeline if self._kept and self._kept[1] is src else None
+        timeline = self.timeline if src is self.source and self.timeline is not None else kept
+        if timeline is None:
             return
         if isinstance(result, Exception):
-            self.critical_error = f"{type(result).__name__}: {result}"
+            timeline.critical_error = f"{type(result).__name__}: {result}"
+        else:
+            timeline.set_critical_path(result)
+        if timeline is self.timeline:
+            self._critical_said()
+
+    def _critical_said(self):
+        """The details and the status bar say what became of the shown critical path."""
+        if self.critical_error is not None:
             self.details.critical_note = f"unavailable ({self.critical_error})"
             self.statusBar().showMessage(f"critical path unavailable: {self.critical_error}")
-        else:
-            self.critical_path = result
+        elif self.critical_path is not None:
             self.details.critical_note = None
-            self.timeline.set_critical_path(result)
             if self.path_action.isChecked():
-                self.statusBar().showMessage(_path_summary(result), 8000)
+                self.statusBar().showMessage(_path_summary(self.critical_path), 8000)
+        else:
+            self.details.critical_note = "being computed (shown here when ready)"
         self.details.refresh()
 
     def _show_path(self, on):
@@ -405,7 +424,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(widget)  # the loading panel goes
         self.source, self._files = src, files
         self.timeline = widget.timeline
-        self.critical_path = self.timeline.critical_path
+        self.path_action.setChecked(self.timeline.item.path_shown)
+        self._critical_said()
         self._set_title(files)
         self._set_ready(True)
         why = str(error) if str(error) else type(error).__name__

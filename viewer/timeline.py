@@ -321,6 +321,8 @@ class TimelineWidget(pg.PlotWidget):
             self.vb.setXRange(a - 0.25 * d, b + 0.25 * d, padding=0)
 
     # ---- the critical path ----------------------------------------------------------------
+    critical_error = None  # why this profile's critical path could not be computed
+
     def set_critical_path(self, path):
         """The run's critical path (``critical_path.RunPath``), computed off this thread."""
         self.item.path = None if path is None else PathOverlay(path)
