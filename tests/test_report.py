@@ -11,6 +11,7 @@ import sys
 import zlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from legate_prof.cli import bundled_example, main
@@ -299,3 +300,301 @@ def test_legend_keeps_tasks_and_operations_apart(browser, guide_examples, tmp_pa
     ops = texts[texts.index("operations (ops lane):") + 1:]
     assert len(tasks) == len(set(tasks)) and len(ops) == len(set(ops)) and "Random" in ops
     assert any("×count" in t for t in texts)
+
+
+# ---- the critical path, notices -------------------------------------------------------------
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+MAGENTA = (200, 0, 150)  # report critical.js PATH_COLOR, as the desktop's
+
+
+def _run_files(run):
+    return sorted(str(p) for p in (REAL / run).glob("legate_*.prof*"))
+
+
+@pytest.fixture(scope="module")
+def ineff_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ineff") / "rep"
+    assert main(["report", *_run_files("inefficient_1rank"), "-o", str(out),
+                 "--no-pictures"]) == 0
+    return out
+
+
+def _source(run):
+    from legate_prof.load.loader import load_profile
+    from legate_prof.query import as_source
+    return as_source(load_profile(_run_files(run), ranked=True))
+
+
+def _js_call(text):
+    return json.loads(text[text.index(",") + 1: text.rindex(")")])
+
+
+def _records(out):
+    ids = []
+    for f in sorted((out / "links").iterdir()):
+        ids += _js_call(f.read_text())["id"]
+    return ids
+
+
+def _magenta_pixels(path):
+    """Distinct colours of the picture (sampled) within a few steps of the path's."""
+    return sum(1 for c in _png_colors(path) if sum(abs(a - b) for a, b in zip(c, MAGENTA)) < 40)
+
+
+def test_the_critical_path_goes_into_the_reports_files(ineff_report):
+    """path.js holds the run's path as the API walks it; the lookup files hold a record for
+    every step and every box the tiles draw, and for what those link to; tiles name their
+    boxes' items; nothing is fetched."""
+    src = _source("inefficient_1rank")
+    meta = _meta(ineff_report)
+    crit = meta["critical"]
+    assert crit["available"] and crit["steps"] == len(src.run_critical_path())
+    text = (ineff_report / "path.js").read_text()
+    path = json.loads(text[text.index("(") + 1: text.rindex(")")])
+    assert path["item"] == [s.item for s in src.run_critical_path()]
+    assert path["lane"] == [src.item_lane(i)[0] for i in path["item"]]
+    listed = {f"C{c}.js" for c in crit["chunks"]}
+    assert listed == {p.name for p in (ineff_report / "links").iterdir()}
+    ids = set(_records(ineff_report))
+    boxes = set()
+    for f in (ineff_report / "tiles").iterdir():
+        t = f.read_text()
+        data = json.loads(t[t.index(",", t.index(",") + 1) + 1: t.rindex(")")])
+        boxes |= {b for rows in data["lanes"].values() for r in rows for b in r["b"][4::5]}
+    assert boxes and boxes <= ids and set(path["item"]) <= ids
+    preds = {src.critical_links().items.target[i] for i in boxes} - {-1}
+    assert preds <= ids
+    js = (ineff_report / "critical.js").read_text()
+    assert "fetch(" not in js and "XMLHttpRequest" not in js
+
+
+def test_lookup_files_stay_within_their_budget(monkeypatch, tmp_path):
+    """A budget too small for every box: the path's steps come first, then the longest
+    boxes; the page says an item without a record is not in the lookup files."""
+    import legate_prof.report.critical as rc
+    monkeypatch.setattr(rc, "LINK_BUDGET", (20_000, 20_000))
+    out = tmp_path / "rep"
+    assert main(["report", EXAMPLE, "-o", str(out), "--no-pictures"]) == 0
+    crit = _meta(out)["critical"]
+    cap = 20_000 // rc.RECORD_BYTES
+    assert 0 < crit["records"] == len(_records(out)) <= cap
+    text = (out / "path.js").read_text()
+    steps = json.loads(text[text.index("(") + 1: text.rindex(")")])["item"]
+    assert len(steps) > cap and set(steps[:cap // 4]) <= set(_records(out))
+
+
+def _open_at(browser, out):
+    _open(browser, out)
+    browser.evaluate("document.getElementById('timeline').focus()")
+
+
+def _click_item(browser, item):
+    """Click the box of ``item`` where the page draws it (found by its own hit test)."""
+    xy = browser.evaluate(f"""(function () {{
+      for (var y = 24; y < view.H; y += 2) for (var x = 1; x < view.W; x += 1) {{
+        var h = view.hit(x, y);
+        if (h && h.kind === 'item' && h.id === {item}) return [x, y];
+      }}
+      return null; }})()""")
+    assert xy, f"item {item} not drawn"
+    left, top = browser.evaluate("(function () { var r = view.canvas.getBoundingClientRect();"
+                                 " return [r.left, r.top]; })()")
+    for t in ("mousePressed", "mouseReleased"):
+        browser.call("Input.dispatchMouseEvent", type=t, x=left + xy[0], y=top + xy[1],
+                     button="left", clickCount=1)
+    browser.wait_frames()
+
+
+def _details(browser):
+    rows = browser.evaluate("Array.from(document.querySelectorAll('#details tr')).map("
+                            "function (r) { return [r.cells[0].textContent, r.cells[1].textContent,"
+                            " !!r.cells[1].querySelector('a')]; })")
+    return {k: (v, link) for k, v, link in rows}
+
+
+def _wait(browser, expr, timeout=10):
+    import time
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if browser.evaluate(f"!!({expr})"):
+            return
+        browser.pump(0.05)
+    raise TimeoutError(expr)
+
+
+def test_a_boxs_details_say_what_it_waited_for_and_the_link_jumps_to_it(browser, ineff_report):
+    src = _source("inefficient_1rank")
+    t0, t1 = src.info().time_range
+    i = next(s.item for s in src.run_critical_path() if s.via == "event"
+             and (j := src.critical_predecessor(s.item).predecessor) is not None
+             and src.item_extent(s.item)[1] - src.item_extent(s.item)[0] > (t1 - t0) / 2000)
+    j = src.critical_predecessor(i).predecessor
+    _open_at(browser, ineff_report)
+    a, b = src.item_extent(i)
+    browser.evaluate(f"view.setRange({a - (b - a)}, {b + (b - a)})")
+    browser.evaluate(f"revealLane({src.item_lane(i)[0]})")
+    browser.wait_frames()
+    _click_item(browser, i)
+    _wait(browser, "document.querySelector('#details a')")
+    rows = _details(browser)
+    want = {f.label: f.text for f in src.item_details(i)}
+    assert rows["Title"][0] == src.item_title(i)
+    assert rows["Waited for"] == (want["Waited for"], True)
+    assert rows["Held up"][0] == want["Held up"]
+    browser.evaluate("Array.from(document.querySelectorAll('#details a'))"
+                     ".filter(function (a) { return a.closest('tr').cells[0].textContent"
+                     " === 'Waited for'; })[0].click()")
+    _wait(browser, f"CRIT.sel && CRIT.sel.id === {j}")
+    browser.wait_frames()
+    s, e = src.item_extent(j)
+    v0, v1 = browser.evaluate("[view.t0, view.t1]")
+    assert v0 <= s and e <= v1
+    assert _details(browser)["Title"][0] == src.item_title(j)
+    assert browser.errors == []
+
+
+def test_the_pages_words_are_the_details_api_s_for_every_record(browser, ineff_report):
+    """report.js composes "Waited for" / "Created by" / "Held up" from the records; for every
+    record they are the API's details, word for word, with the same targets — but where the
+    item linked to has no record of its own (a link two steps from what the tiles show):
+    then the page names it as not in the lookup files."""
+    src = _source("inefficient_1rank")
+    _open_at(browser, ineff_report)
+    ids = _records(ineff_report)
+    have = set(ids)
+    got = browser.evaluate(f"linkRowsOf({json.dumps(ids)})")
+    links = src.critical_links().items.target
+    assert len(got) == len(ids) > 100
+    same = 0
+    for i in ids:
+        want = [(f.label, f.text) for f in src.item_details(i)
+                if f.label in ("Waited for", "Created by", "Held up")]
+        rows = [(r[0], r[1]) for r in got[str(i)]]
+        back = [r[2] for r in got[str(i)] if r[0] != "Held up"]
+        assert back in ([], [None], [int(links[i])]), i
+        if links[i] < 0 or int(links[i]) in have:
+            assert rows == want, i
+            same += 1
+        else:
+            assert [r[0] for r in rows] == [w[0] for w in want], i
+            assert "not in this report's lookup files" in rows[0][1], i
+    assert same > len(ids) / 2
+
+
+def test_walk_keys_and_the_path_toggle(browser, ineff_report, tmp_path):
+    src = _source("inefficient_1rank")
+    _open_at(browser, ineff_report)
+    before = browser.screenshot(tmp_path / "before.png")
+    assert _magenta_pixels(before) == 0
+    browser.key("p", "KeyP")
+    _wait(browser, "CRIT.path")
+    browser.wait_frames()
+    assert browser.evaluate("CRIT.shown") and \
+        browser.evaluate("document.getElementById('crit-status').textContent").startswith(
+            f"critical path: {len(src.run_critical_path())} steps")
+    assert _magenta_pixels(browser.screenshot(tmp_path / "path.png")) > 0
+    steps = src.run_critical_path()
+    i = next(s.item for s in steps if s.via == "event"
+             and src.critical_predecessor(s.item).predecessor is not None)
+    j = src.critical_predecessor(i).predecessor
+    browser.evaluate(f"goToItem({i})")
+    _wait(browser, f"CRIT.sel && CRIT.sel.id === {i}")
+    browser.key("[", "BracketLeft")
+    _wait(browser, f"CRIT.sel && CRIT.sel.id === {j}")
+    status = browser.evaluate("document.getElementById('crit-status').textContent")
+    assert status == "← Waited for: " + next(f.text for f in src.item_details(i)
+                                             if f.label == "Waited for")
+    browser.key("]", "BracketRight")
+    after = src.critical_successors(j)
+    first = int(after[np.argmin(src.items_columns(after)["start"])])
+    _wait(browser, f"CRIT.sel && CRIT.sel.id === {first}")
+    browser.key("p", "KeyP")
+    browser.wait_frames()
+    assert not browser.evaluate("CRIT.shown")
+    assert browser.errors == []
+
+
+def test_a_damaged_graph_stops_at_unknown_in_the_report(browser, tmp_path):
+    """Rank 1 of a two-rank run alone: the path ends at "unknown", walking back from an item
+    whose event no file records says the chain stops there."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.query import as_source
+    one = str(REAL / "mpi2b" / "legate_1.prof.gz")
+    out = tmp_path / "rep"
+    assert main(["report", one, "-o", str(out), "--no-pictures"]) == 0
+    src = as_source(load_profile([one], ranked=True))
+    i = next(k for k in range(src.info().n_items)
+             if (link := src.critical_predecessor(k)) is not None
+             and link.via == "unknown_event")
+    _open_at(browser, out)
+    browser.key("p", "KeyP")
+    _wait(browser, "CRIT.path")
+    assert browser.evaluate("document.getElementById('crit-status').textContent").endswith(
+        "(unknown)")
+    browser.evaluate(f"goToItem({i})")
+    _wait(browser, f"CRIT.sel && CRIT.sel.id === {i}")
+    browser.key("[", "BracketLeft")
+    browser.pump(0.2)
+    status = browser.evaluate("document.getElementById('crit-status').textContent")
+    assert status.startswith("Waited for: an event no loaded profile records") and \
+        status.endswith("(unknown)") and browser.evaluate("CRIT.sel.id") == i
+    assert browser.errors == []
+
+
+def test_notices_are_a_banner_in_the_screenshot_headers_words(browser, tmp_path, report_dir):
+    from legate_prof.viewer.notices import notice_lines
+    src = _source("mpi2")
+    out = tmp_path / "rep"
+    assert main(["report", *_run_files("mpi2"), "-o", str(out), "--no-pictures"]) == 0
+    _open(browser, out)
+    text = browser.evaluate("document.getElementById('notices').hidden ? '' : "
+                            "document.getElementById('notices').innerText")
+    assert text.splitlines() == notice_lines(src.info()) and len(text.splitlines()) == 2
+    _open(browser, report_dir)
+    assert browser.evaluate("document.getElementById('notices').hidden") is True
+
+
+def test_per_rank_bundles_write_the_critical_files_of_their_logs(tmp_path):
+    """A report of per-rank bundles (ranks read one by one, nothing merged) writes the path
+    and lookup files that the report of one build of the logs writes, byte for byte (both
+    stacked, so item ids agree: raw logs opened for drawing number items unstacked)."""
+    import shutil
+
+    from fixtures.synthetic import generate
+    from legate_prof.load.loader import load_profile
+    from legate_prof.report import write_report
+    files = generate(tmp_path / "logs", ranks=3, items=6000, seed=7)
+    (tmp_path / "bundles").mkdir()
+    for f in files:
+        shutil.copy(f, tmp_path / "bundles")
+    assert main(["convert", "--per-rank", *map(str, (tmp_path / "bundles").iterdir())]) == 0
+    for f in (tmp_path / "bundles").glob("*.prof"):
+        f.unlink()
+    ranked = load_profile([tmp_path / "bundles"], ranked=True)
+    write_report(ranked, tmp_path / "b", pictures=None)
+    assert not ranked.merged_yet
+    write_report(load_profile([str(f) for f in files], workers=1), tmp_path / "a", pictures=None)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert _meta(a)["critical"]["records"] > 100
+    assert _meta(a)["critical"] == _meta(b)["critical"]
+    names = sorted(p.name for p in (a / "links").iterdir())
+    assert names == sorted(p.name for p in (b / "links").iterdir())
+    for n in names:
+        assert (a / "links" / n).read_bytes() == (b / "links" / n).read_bytes(), n
+    assert (a / "path.js").read_bytes() == (b / "path.js").read_bytes()
+
+
+def test_a_report_without_event_records_says_there_is_no_path(browser, tmp_path):
+    """A crashed run's runtime stream alone: no path or lookup files, and the page says why
+    when asked for the path or a walk."""
+    out = tmp_path / "rep"
+    f = str(REAL / "inefficient_1rank" / "legate_0.runtime.prof")
+    assert main(["report", f, "-o", str(out), "--no-pictures"]) == 0
+    assert _meta(out)["critical"] == {"available": False,
+                                      "why": "the profile holds no event records"}
+    assert not (out / "path.js").exists() and not (out / "links").exists()
+    _open_at(browser, out)
+    browser.key("p", "KeyP")
+    assert browser.evaluate("document.getElementById('crit-status').textContent") == \
+        "no critical path in this report: the profile holds no event records"
+    assert browser.errors == []

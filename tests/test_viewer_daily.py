@@ -314,7 +314,7 @@ def test_lane_tooltips_and_details_say_rank_and_group(qtbot, ranks4):
 
 
 def test_rank_filter_kind_toggles_collapse_all_and_compact(qtbot, ranks4):
-    from legate_prof.present.rank_filter import parse_ranks
+    from legate_prof.present.ranks import parse_ranks
     win = _window(qtbot, ranks4, findings=False)
     tl = win.timeline
     ranks_box = win.lanes.ranks
@@ -344,46 +344,56 @@ def test_rank_filter_kind_toggles_collapse_all_and_compact(qtbot, ranks4):
 
 
 def test_parse_ranks_is_the_one_rank_syntax():
-    from legate_prof.present.rank_filter import RankSpecError, format_ranks, parse_ranks
+    """The window's rank box reads ranks with the command line's parser (``--ranks``): the
+    same lists, the same errors; an empty box is every rank, and only the profile's ranks
+    are kept."""
+    from legate_prof.present.ranks import format_ranks, parse_ranks
+    from legate_prof.viewer.lane_controls import shown_ranks
     assert parse_ranks("0-3,7") == (0, 1, 2, 3, 7)
     assert parse_ranks(" 3 , 1-1 ") == (1, 3)
-    assert parse_ranks("") is None
-    assert parse_ranks("0-100", known=(2, 5, 200)) == (2, 5)
-    assert format_ranks(parse_ranks("0-3,7,9-10")) == "0-3,7,9-10"
-    for bad in ("a", "3-1", "-2", "1-x", "0-99999999999"):
-        with pytest.raises(RankSpecError):
+    assert format_ranks(parse_ranks("0-3,7,9-11")) == "0-3,7,9-11"
+    assert shown_ranks("", (0, 1)) is None
+    assert shown_ranks("0-100", known=(2, 5, 200)) == (2, 5)
+    for bad in ("a", "3-1", "-2", "1-x", "1,,2", "0-99999999999"):
+        with pytest.raises(ValueError) as cli:
             parse_ranks(bad)
+        with pytest.raises(ValueError) as box:
+            shown_ranks(bad, (0, 1, 2))
+        assert str(box.value) == str(cli.value)
+    with pytest.raises(ValueError, match="names none of this profile's ranks"):
+        shown_ranks("7", (0, 1))
 
 
 # ---- details as links --------------------------------------------------------------------
 
 def test_details_links_select_and_zoom_to_an_item(qtbot, sample_profile):
-    """A ``Field`` with an ("item", i) link (the critical path's predecessor) is drawn as a
-    link; a click selects that item and zooms to it; ("items", ids) highlights them."""
-    from legate_prof.query import Field, as_source
+    """The critical path's "Waited for" row (the API's ``Field`` with an ("item", j) link)
+    is drawn as a link once the path is computed; a click selects that item and zooms to
+    it; ("items", ids) highlights them."""
+    win = _window(qtbot, [sample_profile], findings=False)
+    qtbot.waitUntil(lambda: win.critical_path is not None, timeout=LOAD_MS)
+    src = win.source
+    t0, t1 = src.info().time_range
 
-    class WithPredecessor(type(as_source(load_profile([sample_profile])))):
-        def item_details(self, i):
-            j = max(int(i) - 1, 0)
-            return super().item_details(i) + [Field("Waited for", self.item_title(j), j,
-                                                    ("item", j))]
-    src = WithPredecessor(load_profile([sample_profile]))
-    win = _window(qtbot, [sample_profile], opener=lambda p, pr: src, findings=False)
-    i = int(src.search("fill_task")[3])
+    def short(j):
+        a, b = src.item_extent(j)
+        return b - a < (t1 - t0) / 20
+    i = next(k for k in range(src.info().n_items)
+             if (link := src.critical_predecessor(k)) is not None and link.via == "event"
+             and link.predecessor is not None and short(link.predecessor))
+    j = src.critical_predecessor(i).predecessor
     win.go_to_item(i)
     table = win.details.table
     row = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Waited for")
     assert table.item(row, 1).font().underline()
     table.cellClicked.emit(row, 1)
-    assert win.timeline.item.selected == i - 1
+    assert win.timeline.item.selected == j
     a, b = win.timeline.time_range()
-    s, e = src.item_extent(i - 1)
+    s, e = src.item_extent(j)
     assert a <= s and e <= b and (b - a) < (src.info().time_range[1] - src.info().time_range[0])
-    inst = next((r for r in range(table.rowCount()) if table.item(r, 0).text() == "Instances"),
-                None)
-    if inst is not None:
-        table.cellClicked.emit(inst, 1)
-        assert win.timeline.item.matches is not None
+    held = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Held up")
+    table.cellClicked.emit(held, 1)
+    assert i in win.timeline.item.matches.tolist()
 
 
 # ---- plain text ----------------------------------------------------------------------------

@@ -16,12 +16,14 @@ from legate_prof import __version__
 from legate_prof.query import as_source, open_profile
 
 from . import plain_text
+from .critical_path import CriticalPathWorker
 from .details_panel import DetailPanel
 from .findings_panel import add_findings_dock
 from .lane_controls import LaneControls
 from .layout import LaneLayout
 from .legend import LegendWidget
 from .loading import Loader, LoadingPanel
+from .notices import notice_lines
 from .scrollbar import ScrolledTimeline
 from .search_panel import ITEM_ROLE, SearchResults
 from .time_text import format_range
@@ -61,8 +63,12 @@ class MainWindow(QtWidgets.QMainWindow):
     ``findings(model)`` (run in the worker too) is done.  ``opener(paths, progress)`` loads
     a profile for File → Open and drops (the command line's: the cache, its workers)."""
 
-    def __init__(self, model=None, files=(), load=None, findings=None, opener=None):
+    def __init__(self, model=None, files=(), load=None, findings=None, opener=None,
+                 example_note=None):
         super().__init__()
+        # the command line opened the bundled example (no run here): title, status and
+        # banner say so, and how to open a run, while it is shown
+        self._example = (list(files), example_note) if example_note else None
         self.source = None
         self.timeline = None
         self.loading = None
@@ -74,6 +80,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._loads = 0  # number of the latest load; older loads' signals are dropped
         self._loaders = []  # kept alive while their threads run
         self._kept = None  # the shown profile while another one loads: (widget, source, files)
+        self._critical = []  # CriticalPathWorkers, kept alive while their threads run
         self._files = list(files)
         self.setAcceptDrops(True)  # drop profile files on the window to open them
         self._build_docks()
@@ -81,7 +88,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_toolbar()
         self._build_menus()
         self.keys = ViewKeys(self)
-        self.statusBar().addPermanentWidget(LegendWidget())
+        self.legend = LegendWidget()
+        self.statusBar().addPermanentWidget(self.legend)
         self.resize(1500, 900)
         if model is not None:
             self._show_source(as_source(model), files)
@@ -140,6 +148,14 @@ class MainWindow(QtWidgets.QMainWindow):
         v.addAction("Clear highlights (Esc)", lambda: self.timeline.clear_highlights())
         v.addAction("Find…", self._focus_search, QtGui.QKeySequence.StandardKey.Find)
         v.addSeparator()
+        self.path_action = v.addAction("Show the run's critical path (P)")
+        self.path_action.setCheckable(True)
+        self.path_action.toggled.connect(self._show_path)
+        v.addAction("Walk back: what the selected item waited for ([)",
+                    lambda: self.timeline.walk(forward=False))
+        v.addAction("Walk forward: the first item it held up (])",
+                    lambda: self.timeline.walk(forward=True))
+        v.addSeparator()
         self.lanes.add_menu(v)
         h = self.menuBar().addMenu("&Help")
         h.addAction("Keys", self._help)
@@ -151,6 +167,8 @@ class MainWindow(QtWidgets.QMainWindow):
             "←/→ pan (Shift: fine) · ↑/↓ scroll · +/− zoom · 0 reset\n"
             "PgUp/PgDn: a screen of lanes · Home/End: first/last lanes\n"
             "C: collapse or open the rank at the top · Esc: clear highlights\n"
+            "[ / ]: walk the critical path back (what the selected item waited for) and "
+            "forward (the first item it held up) · P: draw the run's critical path\n"
             "Ctrl+Z / Ctrl+Shift+Z (or Ctrl+←/→): undo/redo view\n"
             "Click: details (links: click to follow) · double-click a gray band: zoom in\n"
             "Click a group name (▸/▾) to show its lanes, a rank header to collapse it\n"
@@ -161,9 +179,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.search.setFocus()
         self.search.selectAll()
 
+    def _showing_example(self, files):
+        return self._example is not None and list(files) == self._example[0]
+
     def _set_title(self, files):
         names = ", ".join(os.path.basename(str(f)) for f in list(files)[:4])
-        self.setWindowTitle(f"legate_prof {__version__} — {names}")
+        example = " (the bundled example)" if self._showing_example(files) else ""
+        self.setWindowTitle(f"legate_prof {__version__} — {names}{example}")
 
     def _set_ready(self, ready):
         """Search, the view menu and the lane controls act on a timeline: off while loading."""
@@ -185,8 +207,15 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timeline.itemClicked.connect(self._clicked)
         self.timeline.viewChanged.connect(self._status_range)
         self.timeline.escapePressed.connect(self._escape)
+        self.timeline.walked.connect(self._walked)
+        self.timeline.itemRestored.connect(self._restored)
+        self.timeline.pathToggled.connect(self._path_toggled)
         self.timeline.setMinimumWidth(MIN_TIMELINE_PX)
-        self.setCentralWidget(ScrolledTimeline(self.timeline))
+        self.timeline.show_critical_path(self.path_action.isChecked())
+        lines = notice_lines(src.info())
+        if self._showing_example(files):
+            lines.insert(0, f"This is the bundled example profile: {self._example[1]}.")
+        self.setCentralWidget(ScrolledTimeline(self.timeline, lines))
         for gone in (old, self._kept[0] if self._kept else None):
             if gone is not None:
                 gone.deleteLater()
@@ -198,10 +227,94 @@ class MainWindow(QtWidgets.QMainWindow):
         self.lanes.set_source(src, self.timeline)
         self._set_title(files)
         self._set_ready(True)
+        self.details.critical_note = "being computed (shown here when ready)"
         self.statusBar().clearMessage()
         for w in src.info().warnings[:3]:
             self.statusBar().showMessage(str(w))
+        if self._showing_example(files):
+            self.statusBar().showMessage(f"the bundled example: {self._example[1]}")
         QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
+        FirstFrame(self.timeline.viewport(), lambda: self._start_critical(src))
+
+    # ---- the critical path, computed in a thread after the first frame ------------------
+
+    def _start_critical(self, src):
+        if src is not self.source:
+            return  # another profile replaced it before its first frame
+        worker = CriticalPathWorker(src)
+        worker.done.connect(self._critical_done)
+        self._critical = [w for w in self._critical if w.thread.is_alive()] + [worker]
+        worker.start()
+
+    @property
+    def critical_path(self):
+        """The shown profile's ``RunPath``, once computed (its timeline holds it)."""
+        return None if self.timeline is None else self.timeline.critical_path
+
+    @property
+    def critical_error(self):
+        """Why the shown profile's critical path could not be computed, or None."""
+        return None if self.timeline is None else self.timeline.critical_error
+
+    def _critical_done(self, src, result):
+        """The run's path arrived (or why not): its timeline keeps it (also one kept aside
+        while another profile loads); the shown one draws it if asked, and its details and
+        walks use it."""
+        kept = self._kept[0].timeline if self._kept and self._kept[1] is src else None
+        timeline = self.timeline if src is self.source and self.timeline is not None else kept
+        if timeline is None:
+            return
+        if isinstance(result, Exception):
+            timeline.critical_error = f"{type(result).__name__}: {result}"
+        else:
+            timeline.set_critical_path(result)
+        if timeline is self.timeline:
+            self._critical_said()
+
+    def _critical_said(self):
+        """The details and the status bar say what became of the shown critical path."""
+        if self.critical_error is not None:
+            self.details.critical_note = f"unavailable ({self.critical_error})"
+            self.statusBar().showMessage(f"critical path unavailable: {self.critical_error}")
+        elif self.critical_path is not None:
+            self.details.critical_note = None
+            if self.path_action.isChecked():
+                self.statusBar().showMessage(_path_summary(self.critical_path), 8000)
+        else:
+            self.details.critical_note = "being computed (shown here when ready)"
+        self.details.refresh()
+
+    def _show_path(self, on):
+        if self.timeline is not None and self.timeline.item.path_shown != on:
+            self.timeline.show_critical_path(on)
+
+    def _path_toggled(self, on):
+        """P or the View menu: the menu's check follows, the status says what is drawn."""
+        if self.path_action.isChecked() != on:
+            self.path_action.setChecked(on)
+        self.legend.set_critical(on)
+        if not on:
+            self.statusBar().showMessage("critical path hidden", 3000)
+        elif self.critical_path is not None:
+            self.statusBar().showMessage(_path_summary(self.critical_path), 8000)
+        elif self.critical_error is not None:
+            self.statusBar().showMessage(f"critical path unavailable: {self.critical_error}")
+        else:
+            self.statusBar().showMessage("the critical path is being computed; it is drawn "
+                                         "when ready")
+
+    def _walked(self, item, why):
+        if item is not None:
+            self.details.show_hit(self.source, ("item", item))
+        self.statusBar().showMessage(why)
+
+    def _restored(self, item):
+        self.details.show_hit(self.source, ("item", item) if item is not None else None)
+
+    def background_threads(self):
+        """The threads still working for this window: loads, findings, critical paths."""
+        return [x.thread for x in (*self._loaders, *self._critical)
+                if x.thread.ident is not None]
 
     def keep_timeline_wide(self):
         """Docks widened by hand keep their width only while the timeline keeps most of the
@@ -273,6 +386,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         self.model = model
         self._show_source(as_source(model), self._files)
+        self._loader.source = self.source  # the findings share its critical path
         FirstFrame(self.timeline.viewport(), self._loader.shown.set)
         if self._find is not None:
             if self.findings is not None:  # the previous profile's findings go at once
@@ -310,6 +424,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setCentralWidget(widget)  # the loading panel goes
         self.source, self._files = src, files
         self.timeline = widget.timeline
+        self.path_action.setChecked(self.timeline.item.path_shown)
+        self._critical_said()
         self._set_title(files)
         self._set_ready(True)
         why = str(error) if str(error) else type(error).__name__
@@ -416,14 +532,29 @@ class MainWindow(QtWidgets.QMainWindow):
         from .screenshot import render_screenshot
         a, b = self.timeline.time_range()
         try:
+            shown = self.timeline.item.path_shown and self.critical_path is not None
             render_screenshot(self.source, path, start=a, stop=b,
                               width=max(self.timeline.width(), 800), height=700,
-                              title_files=self._files, state=self.timeline.lane_layout.state())
+                              title_files=self._files, state=self.timeline.lane_layout.state(),
+                              critical_path=self.critical_path if shown else None)
         except (ProfileError, OSError) as e:
             plain_text.message(self, "legate_prof: could not export", str(e), modal=False)
             return None
         self.statusBar().showMessage(f"wrote {path}", 5000)
         return path
+
+def _path_summary(path):
+    """The status line of a drawn critical path: its steps, its span, where it stops."""
+    from legate_prof.present.units import format_ns
+
+    from .critical_path import NO_EVENTS
+    if not len(path):
+        return NO_EVENTS
+    end = ("; it stops at an event no loaded profile records (unknown)" if path.stops_unknown
+           else "")
+    return (f"critical path: {len(path):,} steps over {format_ns(path.span_ns())}{end} · "
+            "[ / ] walk it from the selected item")
+
 
 def window_problem():
     """Why Qt could not open a window here, or None.
@@ -453,7 +584,7 @@ def window_problem():
 
 
 def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None,
-               opener=None):
+               opener=None, example_note=None):
     """Open the window and run Qt's event loop until it closes; returns its exit code.
 
     With ``load`` instead of a model, the window shows at once with a progress panel while
@@ -466,11 +597,12 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     ends at once (``os._exit`` after the atexit handlers), because a daemon thread stopped at
     interpreter exit inside C++ (numpy's sorts, Qt's signals) aborts the process.  Without it
     the worker is waited for.  ``opener(paths, progress) -> profile``: how File → Open and
-    drops load (the CLI's: its cache and workers, as the first load).
+    drops load (the CLI's: its cache and workers, as the first load).  ``example_note``:
+    ``files`` is the bundled example, shown because no run was found; how to open one.
     """
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
     win = MainWindow(model, files, load=load, findings=findings if callable(findings) else None,
-                     opener=opener)
+                     opener=opener, example_note=example_note)
     if model is not None and findings is not None and not callable(findings):
         add_findings_dock(win, findings)
     win.show()
@@ -480,7 +612,7 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     if win.load_error is not None:
         raise win.load_error
     code = process_exit(rc) if process_exit is not None else rc
-    for worker in [x.thread for x in win._loaders if x.thread.ident is not None]:
+    for worker in win.background_threads():
         worker.join(timeout=1.0)  # it ends right after its last signal
         if worker.is_alive():
             if process_exit is None:

@@ -48,6 +48,8 @@ class DetailPanel(QtWidgets.QWidget):
         lay.addWidget(self.zoom_btn)
         self._range = None
         self._links = {}  # row -> (kind, target)
+        self._shown = (None, None)  # (source, hit) shown, for refresh()
+        self.critical_note = None  # while the critical path is computed: what to say
 
     def sizeHint(self):
         return QtCore.QSize(380, 420)
@@ -55,8 +57,13 @@ class DetailPanel(QtWidgets.QWidget):
     def clear(self):
         self.show_hit(None, None)
 
+    def refresh(self):
+        """Show the same item again (the critical path's rows arrived)."""
+        self.show_hit(*self._shown)
+
     def show_hit(self, source, hit):
-        fields = detail_fields(as_source(source), hit) if hit else []
+        self._shown = (source, hit)
+        fields = detail_fields(as_source(source), hit, self.critical_note) if hit else []
         self.table.setRowCount(len(fields))
         self._links = {}
         for i, f in enumerate(fields):

@@ -29,7 +29,7 @@ def tooltip_html(source, hit):
                         ("", source.info().lanes[lane].long),
                         ("", f"{format_ns(a)} – {format_ns(b)}"),
                         ("i", "zoom in (double-click) to split"))
-    fields = source.item_details(payload)
+    fields = source.item_details(payload, critical=False)  # never waits for the path
     lines = [("b", fields[0].text)]
     lines += [("", f"{f.label}: {f.text}") for f in _with_group(source, payload, fields)
               if f.label in TOOLTIP_FIELDS]
@@ -72,9 +72,10 @@ def _with_group(source, i, fields):
     return out
 
 
-def detail_fields(source, hit):
+def detail_fields(source, hit, critical_note=None):
     """Rows for the pinned detail panel: the API's ``Field``s (and the group), or a merged
-    band's."""
+    band's.  The critical path's rows (what it waited for, what it held up) once it is
+    computed; until then a row saying so (``critical_note``), so a click never waits."""
     source = as_source(source)
     kind, payload = hit
     if kind == "band":
@@ -83,7 +84,10 @@ def detail_fields(source, hit):
                 _Group("Lane", f"{lane_place(source, lane)} — {source.info().lanes[lane].long}",
                        ("lane", lane)),
                 _Group("From", format_ns_us(a)), _Group("To", format_ns_us(b))]
-    return _with_group(source, payload, source.item_details(payload))
+    if source.critical_path_ready:
+        return _with_group(source, payload, source.item_details(payload))
+    fields = _with_group(source, payload, source.item_details(payload, critical=False))
+    return fields + [_Group("Critical path", critical_note or "being computed")]
 
 
 def details_rows(source, hit):

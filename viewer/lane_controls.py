@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from legate_prof.present.rank_filter import RankSpecError, format_ranks, parse_ranks
+from legate_prof.present.ranks import format_ranks, parse_ranks
 from legate_prof.query import GROUP_ORDER
 
 from . import plain_text
@@ -108,13 +108,14 @@ class LaneControls(QtCore.QObject):
         self._call("set_filter", hidden_groups=hidden)
 
     def apply_ranks(self):
-        """Show only the ranks typed; a selection that is not one says why (status bar)."""
+        """Show only the ranks typed (the CLI's ``--ranks`` syntax; empty: all); a selection
+        that is not one, or names none of the profile's ranks, says why (status bar)."""
         if self.source is None:
             return
         known = self.source.info().ranks
         try:
-            shown = parse_ranks(self.ranks.text(), known)
-        except RankSpecError as e:
+            shown = shown_ranks(self.ranks.text(), known)
+        except ValueError as e:
             self.window.statusBar().showMessage(f"ranks: {e}")
             return
         hidden = set() if shown is None else set(known) - set(shown)
@@ -123,3 +124,17 @@ class LaneControls(QtCore.QObject):
             self.window.statusBar().showMessage(
                 "all ranks shown" if not hidden else
                 f"ranks shown: {format_ranks(shown)} of {format_ranks(known)}")
+
+
+def shown_ranks(text, known):
+    """The profile's ranks that ``text`` names (``present.ranks.parse_ranks``, as the CLI's
+    ``--ranks``), or None for an empty box (every rank); ``ValueError`` saying why when the
+    text is not a rank list or names none of ``known``."""
+    if not str(text).strip():
+        return None
+    wanted = set(parse_ranks(text))
+    shown = tuple(r for r in known if r in wanted)
+    if not shown:
+        raise ValueError(f"{str(text).strip()!r} names none of this profile's ranks "
+                         f"({format_ranks(known)})")
+    return shown

@@ -109,6 +109,8 @@ class LaneLayout:
         self.entries = out
         self.height = y
         self._tops = [e.y for e in out]
+        self._by_key = {(e.kind, e.lane if e.kind == "lane" else (e.rank, e.group)): e
+                        for e in out}
 
     def _all_ranks_block(self, info, out, y):
         """The "All ranks" header and its summary rows (one per kind present)."""
@@ -199,10 +201,19 @@ class LaneLayout:
         return [e for e in self.entries[k:end] if e.y + e.height > y0 and e.y < y1]
 
     def find_lane(self, lane):
-        for e in self.entries:
-            if e.kind == "lane" and e.lane == lane:
-                return e
-        return None
+        return self.lane_entry(lane)
+
+    def lane_entry(self, lane):
+        """The lane's row, or None where it is not shown."""
+        return self._by_key.get(("lane", lane))
+
+    def summary_entry(self, rank, group):
+        """A group's utilization row, or None where it is not shown."""
+        return self._by_key.get(("summary", (rank, group)))
+
+    def header_entry(self, rank):
+        """A rank's header (None: the all-ranks block's), or None where it is not shown."""
+        return self._by_key.get(("header", (rank, None)))
 
     def group_title(self, group):
         return next((g.panel for g in self.source.info().groups if g.group == group), group)

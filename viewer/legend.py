@@ -4,27 +4,31 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from .path_overlay import PATH_COLOR
 from .colors import ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color
 
 _BASE = QtGui.QColor(70, 130, 180)  # a task colour to show the three states on
 
 
-def legend_entries():
-    """(swatch colour, text) in reading order."""
-    return [
+def legend_entries(critical=False):
+    """(swatch colour, text) in reading order; ``critical``: the run's critical path is
+    drawn."""
+    path = [(PATH_COLOR, "critical path (→ what held up what)")] if critical else []
+    return path + [
         (_BASE, "running"),
         (blend_with_white(_BASE, ALPHA_READY), "ready"),
         (blend_with_white(_BASE, ALPHA_WAITING), "waiting"),
-        (GRAY, "merged (too small to draw; count)"),
+        (GRAY, "merged (too small to draw; ×count)"),
         (blend_with_white(group_color("system"), 0.3), "memory / utilization fill"),
     ]
 
 
-def paint_legend(p: QtGui.QPainter, x: float, y: float, h: float = 14.0, color=None) -> float:
+def paint_legend(p: QtGui.QPainter, x: float, y: float, h: float = 14.0, color=None,
+                 critical=False) -> float:
     """Paint the legend in one line from (x, y); returns its width."""
     fm = QtGui.QFontMetrics(p.font())
     x0 = x
-    for swatch, text in legend_entries():
+    for swatch, text in legend_entries(critical):
         p.fillRect(QtCore.QRectF(x, y + 2, h - 4, h - 4), swatch)
         p.setPen(QtGui.QColor(120, 120, 120))
         p.drawRect(QtCore.QRectF(x, y + 2, h - 4, h - 4))
@@ -36,19 +40,26 @@ def paint_legend(p: QtGui.QPainter, x: float, y: float, h: float = 14.0, color=N
 
 
 class LegendWidget(QtWidgets.QWidget):
-    """The legend as a status-bar widget."""
+    """The legend as a status-bar widget (the critical path's colour while it is drawn)."""
+
+    critical = False
+
+    def set_critical(self, on):
+        self.critical = bool(on)
+        self.updateGeometry()
+        self.update()
 
     def sizeHint(self):
         img = QtGui.QImage(1, 1, QtGui.QImage.Format.Format_RGB32)
         p = QtGui.QPainter(img)
         p.setFont(self.font())
-        w = paint_legend(p, 0, 0)
+        w = paint_legend(p, 0, 0, critical=self.critical)
         p.end()
         return QtCore.QSize(int(w) + 8, 18)
 
     def paintEvent(self, ev):
         p = QtGui.QPainter(self)
         try:
-            paint_legend(p, 4, 2)
+            paint_legend(p, 4, 2, critical=self.critical)
         finally:
             p.end()

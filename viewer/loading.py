@@ -71,6 +71,9 @@ class Loader(QtCore.QObject):
         # set by the window once the timeline has painted: the findings (numpy in this
         # thread, holding the GIL between calls) then do not slow the first frames
         self.shown = threading.Event()
+        # the window's query source over the model, set before ``shown``: the findings read
+        # it, so the critical path they need is the one the window computes, done once
+        self.source = None
         self._cancelled = False
         self.thread = threading.Thread(target=self._run, name="legate_prof-load", daemon=True)
 
@@ -98,6 +101,8 @@ class Loader(QtCore.QObject):
             if self._cancelled:
                 return
             try:
-                self.found.emit(self.number, self._findings(model))
+                source = self.source
+                self.found.emit(self.number, self._findings(model if source is None
+                                                            else source))
             except Exception as e:  # the timeline stays; the status bar says why
                 self.found.emit(self.number, e)

@@ -15,8 +15,10 @@ from legate_prof.query import as_source  # noqa: E402
 
 from legate_prof.present.picture_size import MAX_SIDE, check_size  # noqa: E402
 
+from .critical_path import RunPath  # noqa: E402
 from .layout import LaneLayout  # noqa: E402
 from .legend import paint_legend  # noqa: E402
+from .notices import notice_lines  # noqa: E402
 from legate_prof.present.units import format_ns  # noqa: E402
 from .time_text import format_range  # noqa: E402
 from .timeline import TimelineWidget  # noqa: E402
@@ -103,11 +105,14 @@ def geometry(w, y_offset=0):
 
 
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
-                      title_files=None, return_geometry=False, fit=True, state=None):
+                      title_files=None, return_geometry=False, fit=True, state=None,
+                      critical_path=None):
     """Render and save; returns the output path (and the picture's geometry if asked).
 
     With ``fit`` the picture grows taller (up to MAX_SIDE) so every group as laid out fits.
     ``state``: lay the lanes out as a window shows them (``LaneLayout.state()``).
+    ``critical_path``: True draws the run's critical path over the lanes (computed here), or
+    the ``RunPath`` a window already has.
     """
     check_size(out, width, height)
     source = as_source(model)
@@ -117,6 +122,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
         check_size(out, width, height)
     top_h = STAMP_H + LEGEND_H
     w = make_timeline(source, width, height - top_h, start, stop, expand, state=state)
+    path = _with_critical_path(w, source, critical_path)
     geo = geometry(w, top_h) if return_geometry else None
     pix = w.grab()
     img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
@@ -142,6 +148,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
         p.setFont(f)
         p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
                    f"view {format_range(a, b)}   ·   legate_prof {__version__}"
+                   + (f"   ·   {_path_words(path)}" if path is not None else "")
                    + (f"   ·   {info.legion_version}" if info.legion_version else "")
                    + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
         right = _header_lines(info)  # a picture with data missing, or skewed, says so
@@ -154,7 +161,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
         f.setPointSizeF(8.5)
         p.setFont(f)
         p.fillRect(QtCore.QRectF(0, STAMP_H, width, LEGEND_H), QtGui.QColor(246, 247, 250))
-        paint_legend(p, 10, STAMP_H + 3)
+        paint_legend(p, 10, STAMP_H + 3, critical=path is not None)
         p.drawPixmap(0, top_h, pix)
         if info.timeline_missing:
             _paint_missing(p, width, top_h, info.timeline_missing)
@@ -167,6 +174,24 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     return (out, geo) if return_geometry else out
 
 
+def _with_critical_path(w, source, asked):
+    """Draw the run's critical path on the timeline ``w`` when ``asked`` (True: computed
+    now; a ``RunPath``: as given); returns the path drawn, or None."""
+    if asked is None or asked is False:
+        return None
+    path = asked if isinstance(asked, RunPath) else \
+        RunPath.from_steps(source, source.run_critical_path())
+    w.set_critical_path(path)
+    w.show_critical_path(True)
+    QtWidgets.QApplication.processEvents()
+    return path
+
+
+def _path_words(path):
+    end = ", stops at an unknown event" if path.stops_unknown else ""
+    return f"critical path: {len(path):,} steps{end}"
+
+
 MARKER_COLOR, PROBLEM_COLOR, NOTICE_COLOR = (255, 120, 120), (255, 196, 92), (150, 200, 255)
 
 
@@ -175,7 +200,7 @@ def _header_lines(info):
     out-of-memory failure), what could not be read or was wrong (amber), what the numbers
     mean across nodes (clock skew, a slow network: blue)."""
     problems = _problems(info)
-    notices = [f"Note: {n}" for n in getattr(info, "notices", ())]
+    notices = notice_lines(info)
     right = [(m["title"], QtGui.QColor(*MARKER_COLOR))
              for m in info.markers[:2 - bool(problems) - bool(notices) or 1]]
     for lines, color in ((problems, PROBLEM_COLOR), (notices, NOTICE_COLOR)):

@@ -1,8 +1,11 @@
-"""A vertical scrollbar beside the timeline, kept in step with its lane (y) range."""
+"""A vertical scrollbar beside the timeline, kept in step with its lane (y) range, and the
+profile's notices above it."""
 
 from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
+
+from .notices import NoticeBanner
 
 STEPS_PER_ROW = 100  # scrollbar units per row unit
 
@@ -11,13 +14,19 @@ class ScrolledTimeline(QtWidgets.QWidget):
     """The timeline with a vertical scrollbar: dragging it scrolls the lanes; zoom, expand
     and wheel scrolling move it."""
 
-    def __init__(self, timeline, parent=None):
+    def __init__(self, timeline, notices=(), parent=None):
         super().__init__(parent)
         self.timeline = timeline
         self.bar = QtWidgets.QScrollBar(QtCore.Qt.Orientation.Vertical)
-        lay = QtWidgets.QHBoxLayout(self)
+        self.banner = NoticeBanner(list(notices))  # clock skew, a slow network (if any)
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        outer.addWidget(self.banner)
+        lay = QtWidgets.QHBoxLayout()
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
+        outer.addLayout(lay, 1)
         lay.addWidget(timeline, 1)
         lay.addWidget(self.bar)
         self._syncing = False

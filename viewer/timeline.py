@@ -11,6 +11,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from legate_prof.query import as_source
 
 from .axes import LaneAxis, TimeAxis
+from .critical_path import step_back, step_forward
+from .path_overlay import PathOverlay
 from .item_text import details_rows, summary_text, tooltip_html
 from .layout import LaneLayout
 from .sticky_header import StickyHeader
@@ -30,6 +32,9 @@ class TimelineWidget(pg.PlotWidget):
     viewChanged = QtCore.Signal(float, float)
     layoutChanged = QtCore.Signal()  # groups expanded or collapsed
     escapePressed = QtCore.Signal()  # clear highlights (the window clears its search too)
+    walked = QtCore.Signal(object, str)  # a step along the critical path: item (or None), why
+    itemRestored = QtCore.Signal(object)  # undo/redo of a walk selected this item again
+    pathToggled = QtCore.Signal(bool)  # the run's critical path drawn or not
 
     def __init__(self, model, layout: LaneLayout | None = None, parent=None):
         self.vb = TimelineViewBox()
@@ -70,10 +75,12 @@ class TimelineWidget(pg.PlotWidget):
         self.scene().sigMouseClicked.connect(self._mouse_clicked)
         self.history = []
         self.future = []
+        self._walks, self._walks_future = [], []  # per history entry: (from, to) of a walk
         self._apply_limits()
         t0, t1 = self.source.info().time_range
         self.set_time_range(t0, t1, remember=False)
         self.history = [(t0, t1)]
+        self._walks = [None]
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
 
     # ---- view range ---------------------------------------------------------------------
@@ -127,25 +134,44 @@ class TimelineWidget(pg.PlotWidget):
     def time_range(self):
         return tuple(self.vb.viewRange()[0])
 
-    def _remember(self):
+    def _remember(self, walk=None):
+        """A view to come back to (Ctrl+Z); ``walk`` (from, to): a step along the critical
+        path, remembered even where the view did not move, so that undo selects ``from``
+        again."""
         cur = self.time_range()
-        if not self.history or self.history[-1] != cur:
+        if not self.history or self.history[-1] != cur or walk is not None:
             self.history.append(cur)
+            self._walks.append(walk)
             self.future.clear()
+            self._walks_future.clear()
         self.viewChanged.emit(*cur)
 
     def undo(self):
         if len(self.history) > 1:
             self.future.append(self.history.pop())
+            walk = self._walks.pop() if len(self._walks) > len(self.history) else None
+            self._walks_future.append(walk)
             self.vb.setXRange(*self.history[-1], padding=0)
             self.viewChanged.emit(*self.time_range())  # the status bar follows undo
+            if walk is not None:
+                self._reselect(walk[0])
 
     def redo(self):
         if self.future:
             r = self.future.pop()
+            walk = self._walks_future.pop() if self._walks_future else None
             self.history.append(r)
+            self._walks.append(walk)
             self.vb.setXRange(*r, padding=0)
             self.viewChanged.emit(*self.time_range())
+            if walk is not None:
+                self._reselect(walk[1])
+
+    def _reselect(self, item):
+        self.select(item)
+        if item is not None:
+            self.reveal_item(item)
+        self.itemRestored.emit(item)
 
     def zoom(self, factor, center=None):
         a, b = self.time_range()
@@ -263,17 +289,79 @@ class TimelineWidget(pg.PlotWidget):
 
     def show_item(self, index, zoom=True):
         """Pan (and zoom) to an item, expanding its group so it is visible."""
-        lane, _ = self.source.item_lane(index)
-        e = self.reveal_lane(lane)
         a, b = self.source.item_extent(index)
         d = max(b - a, 1000)
         if zoom:
             self.set_time_range(a - 2 * d, b + 2 * d)
+        self.reveal_item(index)
+        self.select(index)
+
+    def reveal_item(self, index):
+        """Open the item's lane and scroll it into sight (the time range stays)."""
+        lane, _ = self.source.item_lane(index)
+        e = self.reveal_lane(lane)
         if e is not None:
             (y0, y1) = self.vb.viewRange()[1]
             if not (y0 <= e.y and e.y + e.height <= y1):
                 self.scroll_to(e.y - 3)
-        self.select(index)
+
+    def follow_item(self, index):
+        """The view follows a walk to ``index``: it stays where the item is in it, pans to
+        centre it where it fits (the zoom kept), else zooms out to it."""
+        a, b = (float(t) for t in self.source.item_extent(index))
+        v0, v1 = self.time_range()
+        span = v1 - v0
+        if a >= v0 and b <= v1:
+            return
+        if b - a <= 0.6 * span:
+            c = (a + b) / 2
+            self.vb.setXRange(c - span / 2, c + span / 2, padding=0)
+        else:
+            d = max(b - a, 1000)
+            self.vb.setXRange(a - 0.25 * d, b + 0.25 * d, padding=0)
+
+    # ---- the critical path ----------------------------------------------------------------
+    critical_error = None  # why this profile's critical path could not be computed
+
+    def set_critical_path(self, path):
+        """The run's critical path (``critical_path.RunPath``), computed off this thread."""
+        self.item.path = None if path is None else PathOverlay(path)
+        self.item.update()
+
+    @property
+    def critical_path(self):
+        return None if self.item.path is None else self.item.path.path
+
+    def show_critical_path(self, on=True):
+        """Draw the run's critical path over the lanes (once computed) or not."""
+        self.item.path_shown = bool(on)
+        self.item.update()
+        self.pathToggled.emit(bool(on))
+
+    def toggle_critical_path(self):
+        self.show_critical_path(not self.item.path_shown)
+
+    def walk(self, forward=False):
+        """``[`` / ``]``: select what the selected item waited for (or was created by), or
+        the first item it held up; the view follows, undo comes back.  Says why not where
+        nothing is selected, the critical path is not computed yet, or the chain stops."""
+        i = self.item.selected
+        if i is None:
+            self.walked.emit(None, "select an item first: [ walks back to what it waited for, "
+                                   "] forward to what it held up")
+            return None
+        if not self.source.critical_path_ready:
+            self.walked.emit(None, "the critical path is still being computed: try again in "
+                                   "a moment")
+            return None
+        j, why = (step_forward if forward else step_back)(self.source, i)
+        if j is not None:
+            self.reveal_item(j)
+            self.follow_item(j)
+            self.select(j)
+            self._remember(walk=(i, j))
+        self.walked.emit(j, why)
+        return j
 
     # ---- mouse and keys -----------------------------------------------------------------
     def _ns_per_px(self):
@@ -357,7 +445,10 @@ class TimelineWidget(pg.PlotWidget):
                  K.Key_Home: lambda: self.scroll_to(0),
                  K.Key_End: lambda: self.scroll_to(self.lane_layout.height),
                  K.Key_Escape: self.clear_highlights,
-                 K.Key_C: self.toggle_rank_in_view}
+                 K.Key_C: self.toggle_rank_in_view,
+                 K.Key_BracketLeft: lambda: self.walk(forward=False),
+                 K.Key_BracketRight: lambda: self.walk(forward=True),
+                 K.Key_P: self.toggle_critical_path}
         with_ctrl = {K.Key_Z: self.redo if shift else self.undo, K.Key_Y: self.redo,
                      K.Key_Left: self.undo, K.Key_Right: self.redo}
         action = (with_ctrl if ctrl else plain).get(k)

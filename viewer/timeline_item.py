@@ -47,6 +47,9 @@ class TimelineItem(pg.GraphicsObject):
         self.batch = RectBatch()
         self.selected = None  # item index
         self.matches = None  # sorted item indices of the current search
+        self.path = None  # path_overlay.PathOverlay of the run's critical path, once computed
+        self.path_shown = False  # drawn over the lanes (its items in full colour, others dim)
+        self._hl = None  # what this frame shows in full colour: the matches, else the path
         self.t_range = self.source.info().time_range
         self.last_stats = {}
         self._cache_key = None
@@ -98,7 +101,8 @@ class TimelineItem(pg.GraphicsObject):
         width = max(int(round(px_right - px_left)), 1)
         height = max(int(round(bottom - top)), 1)
         key = (x0, x1, y0, y1, width, height, sx, sy, id(self.layout.entries), self.selected,
-               id(self.matches), len(self.source.info().markers))
+               id(self.matches), len(self.source.info().markers), self.path_shown,
+               id(self.path))
         if key != self._cache_key:
             img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
             img.fill(QtCore.Qt.GlobalColor.transparent)
@@ -119,6 +123,8 @@ class TimelineItem(pg.GraphicsObject):
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
         self._deadline = time.perf_counter() + (self.budget_s or 0.0)
+        self.last_stats = {}
+        self._hl = self.highlighted()
         self._computed = 0
         self._pending = False
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
@@ -148,6 +154,7 @@ class TimelineItem(pg.GraphicsObject):
             except Exception as exc:  # noqa: BLE001 - one bad row must not blank the rest
                 self._report(exc, f"row {e.label!r}")
         for step in (lambda: self._flush(p, batches), lambda: self._paint_labels(p, labels),
+                     lambda: self._paint_path(p, x0, x1, sx, dx, sy, dy),
                      lambda: self._paint_selection(p, x0, x1, px_left, width, sx, dx, sy, dy),
                      lambda: self._paint_markers(p, px_left, width, sx, dx, sy, dy, y0, y1)):
             try:
@@ -162,7 +169,7 @@ class TimelineItem(pg.GraphicsObject):
             p.fillRect(box, QtGui.QColor(255, 235, 235))
             p.setPen(QtGui.QColor(180, 0, 0))
             p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
-        self.last_stats = {"rects": n_rects, "width": width, "pending": self._pending}
+        self.last_stats.update(rects=n_rects, width=width, pending=self._pending)
         if self._pending:  # some rows still show the previous resolution: another frame
             QtCore.QTimer.singleShot(0, self._continue)
 
@@ -342,7 +349,7 @@ class TimelineItem(pg.GraphicsObject):
         row_px = sy * e.row_h
         gap = 1.0 if row_px > 4 else 0.0
         n = 0
-        dim = self.matches is not None
+        dim = self._hl is not None
         for dr in self._lane_rows(e.lane, x0, x1, width):
             y = top + dr.row * row_px + gap
             hh = max(row_px - 2 * gap, 1.0)
@@ -351,7 +358,7 @@ class TimelineItem(pg.GraphicsObject):
                 bw = np.maximum(px_left + np.clip(dr.box_x1, -2, width + 2) - bx, 1.0)
                 nid = dr.box_name
                 if dim:
-                    hit = _member(dr.box_item, self.matches)
+                    hit = _member(dr.box_item, self._hl)
                     key = np.where(hit, nid, -2 - nid)  # negative keys: dimmed colours
                 else:
                     key = nid
@@ -379,10 +386,10 @@ class TimelineItem(pg.GraphicsObject):
         """Search matches drawn in full colour on top, also inside gray bands, so they stay
         visible where everything else is dimmed."""
         lo, hi = self.source.lane_item_range(lane)
-        a, b = np.searchsorted(self.matches, [lo, hi])
+        a, b = np.searchsorted(self._hl, [lo, hi])
         if b <= a:
             return
-        ids = self.matches[a:b]
+        ids = self._hl[a:b]
         c = self.source.items_columns(ids)
         sel = (c["row"] == row) & (c["stop"] >= x0) & (c["start"] <= x1)
         if not sel.any():
@@ -408,7 +415,7 @@ class TimelineItem(pg.GraphicsObject):
     def _color_for(self, key):
         kind, k = key
         if kind == "gray":
-            return GRAY if self.matches is None else blend_with_white(GRAY, 0.35)
+            return GRAY if self._hl is None else blend_with_white(GRAY, 0.35)
         if k < 0 and kind == "name":
             base = name_color(self.source.name_of(-2 - k))
             return blend_with_white(base, 0.2)
@@ -450,11 +457,15 @@ class TimelineItem(pg.GraphicsObject):
             return
         fm = QtGui.QFontMetrics(p.font())
         p.setPen(QtGui.QColor(20, 20, 20))
+        counts = self.last_stats.setdefault("band_labels", [])
         for x, y, w, h, item in labels:
-            if item < 0:
-                text = f"{-item} merged"
+            if item < 0:  # a count, not a time: "×72 merged", or "×72" where that is too wide
+                text = band_label(-item)
                 if fm.horizontalAdvance(text) > w - 4:
-                    text = str(-item)
+                    text = band_label(-item, short=True)
+                if fm.horizontalAdvance(text) > w - 4:
+                    continue  # a count is never cut short ("×2…" would read as 2)
+                counts.append(text)
                 p.setPen(QtGui.QColor(255, 255, 255))
             else:
                 text = self.source.item_title(item)
@@ -464,6 +475,19 @@ class TimelineItem(pg.GraphicsObject):
                 p.drawText(QtCore.QRectF(x + 2, y, w - 4, h),
                            int(QtCore.Qt.AlignmentFlag.AlignVCenter
                                | QtCore.Qt.AlignmentFlag.AlignLeft), text)
+
+    def highlighted(self):
+        """Item ids shown in full colour, the rest dimmed: the search's matches, else the
+        critical path's items while it is drawn; None: nothing dimmed."""
+        if self.matches is not None:
+            return self.matches
+        if self.path_shown and self.path is not None:
+            return self.path.path.sorted_items
+        return None
+
+    def _paint_path(self, p, x0, x1, sx, dx, sy, dy):
+        if self.path_shown and self.path is not None:
+            self.path.paint(p, self.source, self.layout, x0, x1, sx, dx, sy, dy)
 
     def _paint_selection(self, p, x0, x1, px_left, width, sx, dx, sy, dy):
         i = self.selected
@@ -528,6 +552,12 @@ class TimelineItem(pg.GraphicsObject):
         if h.item is not None:
             return ("item", h.item), e
         return ("band", (h.t0, h.t1, h.count, e.lane, row)), e
+
+
+def band_label(count, short=False):
+    """A gray band's label: how many items merged there, written as a count (the report's
+    words), never a bare number that reads like a time."""
+    return f"×{count:,}" if short else f"×{count:,} merged"
 
 
 def _member(items, sorted_set):

@@ -26,6 +26,9 @@ def register(sub):
                          "need it")
     add_expand(sc)
     add_ranks(sc)
+    sc.add_argument("--critical-path", action="store_true",
+                    help="draw the run's critical path over the lanes: each item on it "
+                         "outlined, arrows from what held it up (as the viewer's P)")
     sc.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     sc.set_defaults(func=run)
 
@@ -47,7 +50,8 @@ def run(args, model=None):
     from legate_prof.viewer.screenshot import render_screenshot
     out = render_screenshot(model, args.output, start=args.start, stop=args.stop,
                             width=args.width, height=args.height,
-                            expand=expanded(args.expand), title_files=args.files)
+                            expand=expanded(args.expand), title_files=args.files,
+                            critical_path=getattr(args, "critical_path", False) or None)
     say(f"wrote {out}")
     return status(model)
 

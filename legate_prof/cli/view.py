@@ -77,9 +77,33 @@ class EarlyLoad:
         return model
 
 
+RUN_PATTERNS = ("legate_*.prof", "legate_*.prof.gz", "*.lpbundle")
+HOW_TO_OPEN = "open a run with `legate_prof view FOLDER` (or its legate_*.prof files)"
+HOW_TO_OPEN_HERE = HOW_TO_OPEN + ", File → Open, or by dropping its files on the window"
+
+
+def default_inputs(folder=".", window=True):
+    """What ``view`` with no files opens: the run in ``folder`` (its legate_*.prof,
+    .prof.gz or .lpbundle files), else the bundled example; and the one line that says
+    which (the window says it too): ``(files, line, is_example)``."""
+    import glob
+    folder = os.path.abspath(folder)
+    found = sorted({f for p in RUN_PATTERNS for f in glob.glob(os.path.join(folder, p))})
+    if found:
+        return [folder], (f"legate_prof: no files given: opening the run in this folder "
+                          f"({folder}, {len(found)} file(s))"), False
+    return [bundled_example()], (f"legate_prof: no files given and no legate_*.prof here: "
+                                 "showing the bundled example; "
+                                 f"{HOW_TO_OPEN_HERE if window else HOW_TO_OPEN}"), True
+
+
 def run(args):
-    files = input_files(args) or [bundled_example()]
+    example = False
     display = _has_display()
+    if not args.files:
+        args.files, said, example = default_inputs(window=display)
+        note(said)
+    files = input_files(args)
     early = EarlyLoad(files, args) if display else None
     problem = _window_problem() if display else None
     if not display or problem:
@@ -113,4 +137,5 @@ def run(args):
     def exit_status(rc):
         return rc or (EXIT_USER_ERROR if loaded and loaded[0].errors else 0)
     return run_viewer(files=files, load=load, findings=find_insights,
-                      process_exit=exit_status, opener=open_more)
+                      process_exit=exit_status, opener=open_more,
+                      example_note=HOW_TO_OPEN_HERE if example else None)

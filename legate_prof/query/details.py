@@ -110,8 +110,9 @@ def memory_title_of(model, mem_id):
     return memory_name(model.mems, mem_id)
 
 
-def detail_fields(source, i) -> list:
-    """Ordered ``Field`` rows for one item, times in µs to the ns, with links."""
+def detail_fields(source, i, critical=True) -> list:
+    """Ordered ``Field`` rows for one item, times in µs to the ns, with links (the critical
+    path's rows unless ``critical`` is false)."""
     d = source.item_facts(int(i))
     lanes = source.info().lanes
     lane, _ = source.item_lane(i)
@@ -158,7 +159,8 @@ def detail_fields(source, i) -> list:
                          f"{format_ns_us(wt['start_ns'])} – {format_ns_us(wt['end_ns'])} "
                          f"(ready at {format_ns_us(wt['ready_ns'])})",
                          (wt["start_ns"], wt["ready_ns"], wt["end_ns"])))
-    out.extend(critical_fields(source, int(i)))
+    if critical:
+        out.extend(critical_fields(source, int(i)))
     return out
 
 

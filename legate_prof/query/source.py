@@ -148,9 +148,11 @@ class ProfileSource:
         None for other items."""
         return self._m.transfer_of(i)
 
-    def item_details(self, i) -> list:
-        """Ordered ``Field`` rows for one item, times in µs to the ns, with links."""
-        return detail_fields(self, i)
+    def item_details(self, i, critical=True) -> list:
+        """Ordered ``Field`` rows for one item, times in µs to the ns, with links.
+        ``critical=False`` leaves out the critical-path rows (a viewer's hover, or details
+        asked before ``critical_path_ready``: they would compute it first)."""
+        return detail_fields(self, i, critical=critical)
 
     def search(self, text, limit=100_000) -> np.ndarray:
         """Item ids whose name or provenance contains ``text`` (case-insensitive), sorted."""

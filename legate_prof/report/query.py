@@ -44,6 +44,7 @@ class ReportQueries:
             "t0": int(self.t0), "t1": int(self.t1),
             "n_items": int(info.n_items), "n_ranks": len(info.ranks),
             "files": [str(s) for s in info.sources], "legion_version": info.legion_version,
+            "notices": [f"Note: {n}" for n in info.notices],  # the screenshot header's words
             "names": list(src.names), "colors": [name_hex(n) for n in src.names],
             "provenances": list(src.provenances),
             "group_colors": {g: GROUP_COLOR.get(g, "gray") for g in GROUP_COLOR},
@@ -78,8 +79,9 @@ class ReportQueries:
                 for k in sorted(seen, key=GROUP_ORDER.index)]
 
     def lane_tile(self, lane, t0, t1, width_px):
-        """Per row: boxes [start-t0, duration, name, provenance] (flat, ns), their ready and
-        waiting pieces [box, state, a-t0, b-t0] and gray bands [x0, x1, count] in tile px."""
+        """Per row: boxes [start-t0, duration, name, provenance, item] (flat, ns), their
+        ready and waiting pieces [box, state, a-t0, b-t0] and gray bands [x0, x1, count] in
+        tile px."""
         tile = self.source.lane_tile(lane, t0, t1, width_px)
         ns_px = tile.ns_per_px
         out = []
@@ -88,7 +90,8 @@ class ReportQueries:
             cols = self.source.items_columns(items)
             prov = self.source.items_provenance(items)
             boxes = np.stack([cols["start"] - int(t0), cols["stop"] - cols["start"],
-                              tr.box_name, prov.astype(np.int64)], axis=1).ravel()
+                              tr.box_name, prov.astype(np.int64),
+                              np.asarray(items, np.int64)], axis=1).ravel()
             shade = np.flatnonzero((tr.piece_state == READY) | (tr.piece_state == WAITING))
             waits = []
             if len(shade):

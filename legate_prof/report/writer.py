@@ -1,6 +1,7 @@
 """Write the offline report folder: index.html, the viewer's JS/CSS, data as script files.
 
-Everything loads through <script> tags (``LP_meta(...)``, ``LP_tile(...)``), never fetch/XHR,
+Everything loads through <script> tags (``LP_meta(...)``, ``LP_tile(...)``, the critical
+path's ``LP_path`` and ``LP_links``: ``report/critical.py``), never fetch/XHR,
 so the folder opens from file:// with no network and can be zipped into a bug report.
 Tiles: level L cuts the time range into 2**L tiles, each a desktop-viewer draw list of
 TILE_PX pixels; levels stop when nothing merges any more or the size budget is spent.
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+
+import numpy as np
 import shutil
 import stat
 from pathlib import Path
@@ -17,6 +20,7 @@ from pathlib import Path
 from legate_prof.analyze.insights import find_insights
 from legate_prof.analyze.stats import compute_stats
 from legate_prof.output_file import atomic_folder
+from legate_prof.report.critical import write_critical
 from legate_prof.report.query import ReportQueries
 
 TILE_PX = 1024
@@ -35,12 +39,13 @@ def _js(call, *args):
 def _write_tiles(q, out, progress=None):
     """Write tiles level by level; a tile gets children only where it merged items into
     gray bands (elsewhere its boxes are exact at any zoom).  Returns ({level: [tile index]},
-    bytes)."""
+    bytes, the item ids drawn as boxes)."""
     span = q.t1 - q.t0
     groups = q.group_lanes()
     lanes = [L for _, _, ls in groups for L in ls]
     summaries = [(r, g) for r, g, _ in groups] + [(None, g["group"]) for g in q.all_ranks()]
     written = {}
+    shown = []
     total = 0
     budget = min(SIZE_BUDGET, max(1 << 20, BYTES_PER_ITEM * q.source.info().n_items))
     frontier = [0]
@@ -58,6 +63,7 @@ def _write_tiles(q, out, progress=None):
                 rows = q.lane_tile(L, a, b, TILE_PX)
                 if rows:
                     tile["lanes"][str(L)] = rows
+                    shown += [r["b"][4::5] for r in rows]
                     for r in rows:
                         g = r["g"]
                         for j in range(0, len(g), 3):  # the halves this band touches
@@ -79,7 +85,9 @@ def _write_tiles(q, out, progress=None):
             break
         frontier = children
         level += 1
-    return written, total
+    ids = np.unique(np.concatenate([np.asarray(b, np.int64) for b in shown] or
+                                   [np.zeros(0, np.int64)]))
+    return written, total, ids
 
 
 def _pictures(profile, out, render):
@@ -152,13 +160,15 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
         (tmp / "pictures").mkdir()
         q = ReportQueries(model)
         meta = q.info()
-        tiles, tile_bytes = _write_tiles(q, tmp, progress)
+        tiles, tile_bytes, shown = _write_tiles(q, tmp, progress)
+        meta["critical"] = write_critical(q, tmp, shown)
         meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
                     tiles={str(k): v for k, v in tiles.items()})
         meta["pictures"] = _pictures(model, tmp, pictures) if pictures else []
         meta["pictures_note"] = "" if pictures else pictures_note
-        meta["stats"] = json.loads(json.dumps(compute_stats(model), default=str))
-        meta["findings"] = json.loads(json.dumps(find_insights(model), default=str))
+        # the query source, not the model: its critical path (written above) is not computed again
+        meta["stats"] = json.loads(json.dumps(compute_stats(q.source), default=str))
+        meta["findings"] = json.loads(json.dumps(find_insights(q.source), default=str))
         (tmp / "meta.js").write_text(_js("LP_meta", meta))
         for f in STATIC.iterdir():
             if f.is_file():

@@ -11,6 +11,7 @@ var PENDING = {};    // "level_i" -> true while its script loads
 var TILESET = {};    // "level_i" of every tile written (others are never requested)
 var ZEROS = [];
 var ROW_H = 1.0, SUMMARY_H = 3.0, HEADER_H = 1.2, AXIS_PX = 22;
+var BOX = 5;  // numbers per box in a tile row: start-t0, duration, name, provenance, item id
 var LABEL_MIN_PX = 48, MAX_LABELS = 400;  // replaced by the meta's (present/limits.py)
 window.LP_frames = [];   // per-frame draw times in ms (read by the benchmark)
 
@@ -98,7 +99,13 @@ function buildLayout() {
       });
     });
   });
-  return {entries: out, height: y};
+  var byLane = {}, bySummary = {}, byHeader = {};
+  out.forEach(function (e) {
+    if (e.kind === "lane") byLane[e.lane] = e;
+    else if (e.kind === "summary") bySummary[e.rank + ":" + e.group] = e;
+    else byHeader[e.rank] = e;
+  });
+  return {entries: out, height: y, byLane: byLane, bySummary: bySummary, byHeader: byHeader};
 }
 
 // ---- the view ------------------------------------------------------------------------------
@@ -218,6 +225,7 @@ var view = {
       ctx.restore();
     }
     this.drawLabels(labels);
+    drawCritical(this, nsPx);  // the run's critical path (if shown) and the selected item
     this.drawMarkers(nsPx);
     this.drawAxis();
     this.drawLaneLabels();
@@ -288,7 +296,7 @@ var view = {
   drawLane: function (e, tiles, top, nsPx, labels) {
     var ctx = this.ctx, W = this.W, rowPx = this.rowPx * e.h / e.rows;
     var gap = rowPx > 4 ? 1 : 0, hh = Math.max(rowPx - 2 * gap, 1);
-    var match = this.match, colors = META.colors;
+    var match = this.match, colors = META.colors, onPath = match ? null : pathHighlight();
     for (var t = 0; t < tiles.length; t++) {
       var tl = tiles[t], rows = tl.data.lanes[e.lane];
       if (!rows) continue;
@@ -297,7 +305,7 @@ var view = {
         var row = rows[r], y = top + row.row * rowPx + gap;
         if (y > this.H || y + hh < AXIS_PX) continue;
         var g = row.g;
-        ctx.fillStyle = match ? blend([128, 128, 128], 0.35) : "rgb(128,128,128)";
+        ctx.fillStyle = match || onPath ? blend([128, 128, 128], 0.35) : "rgb(128,128,128)";
         for (var j = 0; j < g.length; j += 3) {
           var gx0 = off + g[j] * k, gx1 = off + g[j + 1] * k;
           if (gx1 < -2 || gx0 > W + 2) continue;
@@ -306,22 +314,22 @@ var view = {
           if (hh >= 9 && gw >= LABEL_MIN_PX && labels.length < MAX_LABELS) labels.push([gx0, y, gw, hh, -g[j + 2]]);
         }
         var b = row.b, boxX = [];
-        for (j = 0; j < b.length; j += 4) {
+        for (j = 0; j < b.length; j += BOX) {
           var x0 = (tl.t0 + b[j] - this.t0) / nsPx;
           var wpx = b[j + 1] / nsPx;
           if (b[j + 1] < minNs) wpx = Math.max(wpx, 3 * k); else wpx = Math.max(wpx, 1);
           boxX.push(x0, wpx);
           if (x0 + wpx < -2 || x0 > W + 2) continue;
           var nid = b[j + 2], col = colors[nid];
-          var hit = !match || match.names[nid] || match.provs[b[j + 3]];
+          var hit = match ? (match.names[nid] || match.provs[b[j + 3]]) : (!onPath || onPath[b[j + 4]]);
           ctx.fillStyle = hit ? col : blend(hexRgb(col), 0.2);
           var xa = Math.max(x0, -2), xb = Math.min(x0 + wpx, W + 2);
           ctx.fillRect(xa, y, Math.max(xb - xa, 1), hh);
-          if (hh >= 9 && xb - xa >= LABEL_MIN_PX && labels.length < MAX_LABELS) labels.push([xa, y, xb - xa, hh, j / 4, b]);
+          if (hh >= 9 && xb - xa >= LABEL_MIN_PX && labels.length < MAX_LABELS) labels.push([xa, y, xb - xa, hh, j / BOX, b]);
         }
         var w = row.w;
         for (j = 0; j < w.length; j += 4) {  // ready (45 %) and waiting (15 %) pieces
-          var rgb = hexRgb(colors[b[w[j] * 4 + 2]]);
+          var rgb = hexRgb(colors[b[w[j] * BOX + 2]]);
           var sa = (tl.t0 + w[j + 2] - this.t0) / nsPx, se = (tl.t0 + w[j + 3] - this.t0) / nsPx;
           if (se < -2 || sa > W + 2 || se - sa < 0.5) continue;
           ctx.fillStyle = blend(rgb, w[j + 1] === 2 ? META.alpha_waiting : META.alpha_ready);
@@ -336,7 +344,11 @@ var view = {
     ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
     for (var i = 0; i < labels.length; i++) {
       var L = labels[i], text;
-      if (L[4] < 0 && L.length === 5) { text = "×" + (-L[4]) + " merged"; if (ctx.measureText(text).width > L[2] - 4) text = "×" + (-L[4]); ctx.fillStyle = "#fff"; }
+      if (L[4] < 0 && L.length === 5) {
+        text = "×" + (-L[4]) + " merged"; if (ctx.measureText(text).width > L[2] - 4) text = "×" + (-L[4]);
+        if (ctx.measureText(text).width > L[2] - 4) continue;  // a count is never cut short
+        ctx.fillStyle = "#fff";
+      }
       else { text = itemTitle(L[5], L[4]); ctx.fillStyle = "rgb(20,20,20)"; }
       text = elide(ctx, text, L[2] - 4);
       if (text) ctx.fillText(text, L[0] + 2, L[1] + L[3] / 2);
@@ -416,9 +428,9 @@ var view = {
       for (var r = 0; r < rows.length; r++) {
         if (rows[r].row !== row) continue;
         var b = rows[r].b, minNs = 3 * tl.ns_px;
-        for (var j = 0; j < b.length; j += 4) {
+        for (var j = 0; j < b.length; j += BOX) {
           var s = tl.t0 + b[j], d = Math.max(b[j + 1], b[j + 1] < minNs ? minNs : nsPx);
-          if (t >= s - nsPx && t <= s + d + nsPx) best = {kind: "item", entry: e, start: s, dur: b[j + 1], name: b[j + 2], prov: b[j + 3], waits: waitsOf(rows[r], j / 4, tl.t0)};
+          if (t >= s - nsPx && t <= s + d + nsPx) best = {kind: "item", entry: e, row: row, id: b[j + 4], start: s, dur: b[j + 1], name: b[j + 2], prov: b[j + 3], waits: waitsOf(rows[r], j / BOX, tl.t0)};
         }
         if (best) return best;
         var g = rows[r].g;
@@ -438,9 +450,12 @@ function waitsOf(row, box, t0) {
   return out;
 }
 function itemTitle(b, j) {  // trace_model.item_title: name[prog.py:16]
-  var name = META.names[b[j * 4 + 2]], prov = META.provenances[b[j * 4 + 3]];
-  if (prov && prov !== name && META.title_prov[b[j * 4 + 2]]) return name + "[" + prov.split("/").pop() + "]";
-  return name;
+  return composedTitle(b[j * BOX + 2], b[j * BOX + 3]);
+}
+function composedTitle(name, prov) {
+  var n = META.names[name], p = META.provenances[prov];
+  if (p && p !== n && META.title_prov[name]) return n + "[" + p.split("/").pop() + "]";
+  return n;
 }
 function elide(ctx, text, w) {
   if (w <= 6) return "";
@@ -453,9 +468,13 @@ function loadTile(level, i) {
   var key = level + "_" + i;
   if (TILES[key] || PENDING[key]) return;
   PENDING[key] = true;
+  loadScript("tiles/L" + level + "_" + i + ".js", function () { delete PENDING[key]; });
+}
+// a data file of the report folder, through a <script> tag (works from file://)
+function loadScript(src, onerror) {
   var s = document.createElement("script");
-  s.src = "tiles/L" + level + "_" + i + ".js";
-  s.onerror = function () { delete PENDING[key]; console.warn("missing tile " + s.src); };
+  s.src = src;
+  s.onerror = function () { console.warn("missing " + src); if (onerror) onerror(); };
   document.head.appendChild(s);
 }
 
@@ -640,6 +659,14 @@ function buildProblems() {
   });
   el.hidden = false;
 }
+// Clock skew between nodes, a slow network: in the screenshot header's words ("Note: …").
+function buildNotices() {
+  var el = document.getElementById("notices");
+  (META.notices || []).forEach(function (n) {
+    var d = document.createElement("div"); d.textContent = n; el.appendChild(d);
+  });
+  el.hidden = !(META.notices || []).length;
+}
 function buildStats() {
   var el = document.getElementById("stats"), s = META.stats;
   var p = document.createElement("p");
@@ -706,8 +733,10 @@ window.addEventListener("DOMContentLoaded", function () {
     " — " + META.n_ranks + " rank(s), " + META.n_items.toLocaleString() + " items";
   view.init();
   setupInteraction();
+  setupCritical();
   buildLegend();
   buildProblems();
+  buildNotices();
   buildFindings();
   buildStats();
   buildPictures();

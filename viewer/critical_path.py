@@ -1,0 +1,135 @@
+"""The critical path in the window: computed in a thread after the first frame (never in the
+window's own), walked item by item (``[`` back to what an item waited for, ``]`` forward to
+the first item it held up), and the run's path as arrays the timeline draws over its lanes.
+
+Everything here reads the query API only: ``prepare_critical_path``, ``critical_predecessor``,
+``critical_successors``, ``run_critical_path`` and the details' "Waited for" / "Created by"
+rows (the same words as the details panel).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+from PySide6 import QtCore
+
+LINK_LABELS = ("Waited for", "Created by")
+NO_EVENTS = "no critical path: this profile records no Realm events (Legion's timeline is "\
+    "missing, or the run predates them)"
+
+
+@dataclass
+class RunPath:
+    """The run's critical path (``run_critical_path``), last step first, as columns: each
+    step's item, the piece of the timeline it holds [begin, end], how the path went on
+    (``via``) and the item's lane; ``stops_unknown`` when the chain ends at an event no loaded
+    profile records (a rank not given, a damaged graph)."""
+
+    item: np.ndarray
+    begin: np.ndarray
+    end: np.ndarray
+    lane: np.ndarray
+    via: list
+    stops_unknown: bool
+
+    @classmethod
+    def from_steps(cls, source, steps):
+        item = np.array([s.item for s in steps], np.int64)
+        return cls(item=item,
+                   begin=np.array([s.begin_ns for s in steps], np.int64),
+                   end=np.array([s.end_ns for s in steps], np.int64),
+                   lane=lanes_of(source, item), via=[s.via for s in steps],
+                   stops_unknown=bool(steps) and steps[-1].via == "unknown")
+
+    def __len__(self):
+        return len(self.item)
+
+    @property
+    def sorted_items(self):
+        """The path's items, sorted (to highlight them as search matches are)."""
+        if not hasattr(self, "_sorted"):
+            self._sorted = np.unique(self.item)
+        return self._sorted
+
+    def link_starts(self):
+        """Where each step's link begins: the end of the step before it in time (the next
+        one in these columns); the earliest step's own begin."""
+        return np.append(self.end[1:], self.begin[-1:]) if len(self) else self.end
+
+    def span_ns(self):
+        return int(self.end[0] - self.begin[-1]) if len(self) else 0
+
+
+def lanes_of(source, items):
+    """The lane of each item: a lane's items are the contiguous ids ``lane_item_range``."""
+    lanes = source.info().lanes
+    if not len(items) or not lanes:
+        return np.zeros(len(items), np.int64)
+    lo = np.array([source.lane_item_range(L.lane)[0] for L in lanes], np.int64)
+    ids = np.array([L.lane for L in lanes], np.int64)
+    order = np.argsort(lo, kind="stable")
+    k = np.searchsorted(lo[order], items, side="right") - 1
+    return ids[order][np.clip(k, 0, len(lanes) - 1)]
+
+
+class CriticalPathWorker(QtCore.QObject):
+    """Computes ``source``'s critical path in a thread: every item's predecessor
+    (``prepare_critical_path``), then the run's path; ``done(source, RunPath | Exception)``
+    arrives in the window's thread."""
+
+    done = QtCore.Signal(object, object)
+
+    def __init__(self, source):
+        super().__init__()
+        self.source = source
+        self.thread = threading.Thread(target=self._run, name="legate_prof-critical",
+                                       daemon=True)
+
+    def start(self):
+        self.thread.start()
+
+    def _run(self):
+        try:
+            self.source.prepare_critical_path()
+            result = RunPath.from_steps(self.source, self.source.run_critical_path())
+        except Exception as e:  # noqa: BLE001 - said in the status bar, never a traceback
+            result = e
+        self.done.emit(self.source, result)
+
+
+def step_back(source, i):
+    """(the item ``i`` waited for or was created by, or None; a sentence saying which, in the
+    details' words, or why the chain stops there)."""
+    if not source.critical_links().has_data:
+        return None, NO_EVENTS
+    link = source.critical_predecessor(i)
+    title = source.item_title(i)
+    if link is None:
+        return None, (f"{title}: no critical predecessor (calls, kernels and the top-level "
+                      "task have none)")
+    field = next((f for f in source.item_details(i) if f.label in LINK_LABELS), None)
+    said = f"{field.label}: {field.text}" if field is not None else link.via
+    if link.predecessor is None:
+        stops = "" if "stops here" in said else ": the chain stops here"
+        return None, f"{said}{stops} (unknown)"
+    return int(link.predecessor), f"← {said}"
+
+
+def step_forward(source, i):
+    """(the first item — by start — that waited for ``i`` or was created by it, or None; a
+    sentence saying so, and how many it held up)."""
+    if not source.critical_links().has_data:
+        return None, NO_EVENTS
+    after = np.asarray(source.critical_successors(i), np.int64)
+    title = source.item_title(i)
+    if not len(after):
+        return None, f"{title}: nothing waited for it or was created by it (the chain ends)"
+    starts = source.items_columns(after)["start"]
+    j = int(after[int(np.argmin(starts))])
+    more = (f"; the first of {len(after)} it held up (Details → Held up lists them)"
+            if len(after) > 1 else "")
+    link = source.critical_predecessor(j)
+    how = "was created by" if link is not None and link.via == "creator" else "waited for"
+    return j, f"→ {source.item_title(j)} {how} {title}{more}"
