@@ -68,7 +68,7 @@ def classify(links, ids):
     if kernel.any():
         ids = ids.copy()
         creator = links.values("creator", ids[kernel]).astype(np.uint64)
-        task = links.index.find(creator, links.index.entry)
+        task = links.find_entry(creator)
         ids[np.flatnonzero(kernel)[task >= 0]] = task[task >= 0]
     via, target = links.items.via[ids], links.items.target[ids]
     out = np.full(len(ids), WAITS.index("unknown"), np.int64)
