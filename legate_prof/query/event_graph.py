@@ -59,7 +59,8 @@ def find_sorted(keys, query):
     query = np.asarray(query, keys.dtype)
     if len(keys) == 0 or len(query) == 0:
         return np.full(len(query), -1, np.int64)
-    if len(query) > SORT_QUERIES_ABOVE and len(keys) > SORT_QUERIES_ABOVE:
+    if (len(query) > SORT_QUERIES_ABOVE and len(keys) > SORT_QUERIES_ABOVE
+            and not bool(np.all(query[1:] >= query[:-1]))):
         order = np.argsort(query, kind="stable")  # (runs of ids in order: cheap)
         pos = np.empty(len(query), np.int64)
         pos[order] = np.searchsorted(keys, query[order])
@@ -95,6 +96,7 @@ class EventGraph:
     pinned: np.ndarray | None = None  # bool per vertex: ``critical`` given (``pin``)
     pin_target: np.ndarray | None = None  # the pinned vertices' critical vertex
     inserted_dst: np.ndarray | None = None  # the destination of each of the ``n_edges``
+    by_item: np.ndarray | None = None  # bool per vertex: an item's completion
 
     @property
     def has_data(self):
@@ -147,7 +149,8 @@ def build_graph(events, completions, also=()):
 def _record_items(g, completions):
     """Vertices that are items' completions (their item's record makes them)."""
     kind, creation, trigger = completions(g.events)
-    hit = np.flatnonzero(kind >= 0)
+    g.by_item = kind >= 0
+    hit = np.flatnonzero(g.by_item)
     g.kind[hit] = kind[hit]
     g.creator[hit] = g.events[hit]  # an item's completion is named by its own event
     g.creation[hit] = creation[hit]

@@ -24,18 +24,19 @@ from legate_prof.query.critical_inputs import (CALL_KINDS, VERTEX_KIND, flag_bit
                                                mark_of)
 from legate_prof.query.event_graph import find_sorted
 
-# per item: kind, owner flags, raw creator, creation as looked up (``Timing.base``), start,
-# stop, ready and lane group; by event: ``keys`` (sorted) -> ``key_items``; calls by caller
-# (``call_*``: ``CallIndex.arrays``); instances' allocations (``alloc_keys`` sorted, times);
-# implicit tasks' events (sorted: their completion is no vertex)
-ITEM_ARRAYS = ("kind", "flags", "creator", "creation", "start", "stop", "ready", "group")
-ARRAYS = (*ITEM_ARRAYS, "keys", "key_items", "alloc_keys", "alloc_times", "implicit",
-          *("call_" + n for n in CallIndex.ARRAYS))
+# ``ItemTables.of``: per item kind, owner flags, raw creator, create, start, stop, and the
+# creation a lookup reads (``Timing.base``: ``create`` but where ``creation_ids`` (sorted)
+# say ``creation_values``); by event: ``keys`` (sorted) -> ``key_items``; calls
+# by caller (``call_*``: ``CallIndex.arrays``); instances' allocations (``alloc_keys``
+# sorted, times); implicit tasks' events (sorted: their completion is no vertex).
+# What ``saved`` keeps: the lookups (the model's own columns are read from the model)
+SAVED = ("flags", "keys", "key_items", "alloc_keys", "alloc_times", "implicit",
+         "creation_ids", "creation_values", *("call_" + n for n in CallIndex.ARRAYS))
 
 
 class ItemTables:
-    """One part's items as the rules look them up (``ARRAYS``; a column not among them is
-    read with ``at(column, ids)``)."""
+    """One part's items as the rules look them up (the named arrays above; a column not
+    among them is read with ``at(column, ids)``)."""
 
     def __init__(self, arrays, at=None):
         self.arrays = arrays
@@ -53,8 +54,11 @@ class ItemTables:
             calls = calls.astype(np.int32)
         index_of_calls = CallIndex(calls, it["creator"][calls], it["start"][calls],
                                    it["stop"][calls])
+        patched = np.flatnonzero(timing.base != it["create"])  # (messages: their spawn)
         arrays = {"kind": it["kind"], "flags": index.flags, "creator": it["creator"],
-                  "creation": timing.base, "start": it["start"], "stop": it["stop"],
+                  "create": it["create"], "creation_ids": patched,
+                  "creation_values": timing.base[patched], "start": it["start"],
+                  "stop": it["stop"],
                   "keys": index.events, "key_items": index.items,
                   "alloc_keys": timing.allocated[0], "alloc_times": timing.allocated[1],
                   "implicit": timing.implicit,
@@ -67,17 +71,21 @@ class ItemTables:
         return cls(arrays, at)
 
     def saved(self):
-        """Every array of ``ARRAYS`` (ready times and groups read now), to be written."""
-        out = dict(self.arrays)
-        n = len(self.arrays["kind"])
-        for c in ("ready", "group"):
-            if c not in out:
-                out[c] = self._at(c, np.arange(n))
-        return {k: out[k] for k in ARRAYS}
+        """What a rank's worker writes (``SAVED``): the lookups, not the model's columns."""
+        return {k: v for k, v in self.arrays.items() if k in SAVED}
 
     def column(self, name, ids):
         a = self.arrays.get(name)
-        return self._at(name, ids) if a is None else a[ids]
+        if a is not None:
+            return a[ids]
+        if name == "creation":
+            out = self.column("create", ids).copy()
+            pos = find_sorted(self.arrays["creation_ids"].astype(np.int64),
+                              np.asarray(ids, np.int64))
+            hit = pos >= 0
+            out[hit] = self.arrays["creation_values"][pos[hit]]
+            return out
+        return self._at(name, ids)
 
     def has(self, kinds, ids):
         """Whether each of ``ids`` (-1: none) can be an owner of ``kinds`` ("entry" …)."""
@@ -106,19 +114,20 @@ class ItemTables:
         """``build_graph``'s view of items' completions: (event kind, creation, trigger) of
         the item each event names (-1 kind: none; an implicit task's completion is no
         vertex)."""
-        a = self.arrays
         n = len(events)
         j = self.find(events)
-        j[find_sorted(a["implicit"], events) >= 0] = -1
+        j[find_sorted(self.arrays["implicit"], events) >= 0] = -1
         hit = np.flatnonzero(j >= 0)
         jj = j[hit]
-        k = a["kind"][jj]
+        k = self.column("kind", jj)
         kind = np.full(n, -1, np.int64)
         kind[hit] = VERTEX_KIND[k]
         creation = np.full(n, NO_TIME, np.int64)
-        creation[hit] = np.where(k == ItemKind.PROF_TASK, a["start"][jj], a["creation"][jj])
+        prof = k == ItemKind.PROF_TASK
+        creation[hit] = self.column("creation", jj)
+        creation[hit[prof]] = self.column("start", jj[prof])
         trigger = np.full(n, NO_TIME, np.int64)
-        trigger[hit] = a["stop"][jj]
+        trigger[hit] = self.column("stop", jj)
         return kind, creation, trigger
 
 

@@ -75,10 +75,12 @@ class ClosedValues:
 
     @classmethod
     def of(cls, graph):
+        """The closed vertices of ``graph`` but items' completions that are their own
+        critical vertex (what a lookup of the item gives: ``ItemTables.completions``)."""
         v = np.flatnonzero(~graph.open)
         c = graph.critical[v]
-        ok = c >= 0  # (never visited: a cycle, which the join refuses)
-        v, c = v[ok], c[ok]
+        keep = (c >= 0) & ~(graph.by_item[v] & (c == v))  # (c < 0: a cycle, refused anyway)
+        v, c = v[keep], c[keep]
         return cls(graph.events[v], graph.trigger[v], graph.kind[c], graph.creator[c],
                    graph.trigger[c])
 
@@ -101,6 +103,33 @@ class RankTables:
     cycle: bool
     has_edges: bool
     counts: tuple  # (closed vertices, edges into them)
+    graph: object = None  # the rank's own graph, where it was linked in this process
+
+    CLOSED = ("keys", "own_trigger", "kind", "creator", "trigger")
+
+    def arrays(self):
+        """The tables as named arrays (``from_arrays`` takes them back: a rank's worker saves
+        them, the parent maps them)."""
+        out = {"item_" + k: v for k, v in self.items.saved().items()}
+        out.update({"closed_" + k: getattr(self.closed, k) for k in self.CLOSED})
+        out.update({"rec_" + k: v for k, v in self.open_events["records"].items()})
+        out.update({"edge_" + k: v for k, v in self.open_events["edges"].items()})
+        out["open_keys"], out["nodes"] = self.open_keys, self.nodes
+        out["state"] = np.array([self.outside, self.cycle, self.has_edges, *self.counts],
+                                np.int64)
+        return out
+
+    @classmethod
+    def from_arrays(cls, a, model):
+        """``arrays()`` back, the rank's item columns read from its ``model``."""
+        items = ItemTables({k[5:]: v for k, v in a.items() if k.startswith("item_")},
+                           model_columns(model))
+        closed = ClosedValues(*[a["closed_" + k] for k in cls.CLOSED])
+        events = {"records": {k[4:]: v for k, v in a.items() if k.startswith("rec_")},
+                  "edges": {k[5:]: v for k, v in a.items() if k.startswith("edge_")}}
+        st = [int(x) for x in a["state"]]
+        return cls(a["nodes"], items, closed, a["open_keys"], events, bool(st[0]), bool(st[1]),
+                   bool(st[2]), (st[3], st[4]))
 
     def treats_closed(self, events):
         """Which events this rank linked as its own and closed: a closed vertex, or an item's
@@ -121,6 +150,24 @@ class Residual:
     fevent: np.ndarray
     waits: np.ndarray
     wait_events: np.ndarray
+
+
+def model_columns(model):
+    """``ItemTables``' reader of a model's item columns (and lane groups) at a few ids."""
+    def at(column, ids):
+        ids = np.asarray(ids, np.int64)
+        if column == "group":
+            return model.lanes["group"][model.items["lane"][ids]]
+        return model.items[column][ids]
+    return at
+
+
+def residual_of(ids, model):
+    """A ``Residual`` of the items ``ids`` of ``model`` (no waits)."""
+    it = model.items
+    none = np.zeros(0, np.int64)
+    return Residual(ids, it["critical"][ids], it["creator"][ids], it["fevent"][ids], none,
+                    np.zeros(0, np.uint64))
 
 
 class RankPass:
@@ -144,7 +191,7 @@ class RankPass:
         self.tables = RankTables(
             np.asarray(nodes, np.int64), items, ClosedValues.of(graph), ev[graph.open],
             _open_events(pe.events, graph), _outside(pe, index, items, own), graph.cycle,
-            graph.has_data, (int((~graph.open).sum()), _closed_edges(graph)))
+            graph.has_data, (int((~graph.open).sum()), _closed_edges(graph)), graph)
         pe.release()
 
 
@@ -254,11 +301,16 @@ class Join:
         return None if graph.cycle else graph
 
     def _pin_closed(self, graph):
-        """Vertices here that their rank closed: the value it computed."""
+        """Vertices here that their rank closed: the value it computed (an item's completion
+        that is its own critical vertex: as the item says)."""
         ev = graph.events
         owner = self.lookups.owner(ev)
+        self.closed_here = np.zeros(len(ev), bool)  # (counted by their rank, if known)
         for k, t in enumerate(self.tables):
             sel = np.flatnonzero(owner == k)
+            if t.graph is not None:
+                v = t.graph.vertex(ev[sel])
+                self.closed_here[sel[v >= 0]] = ~t.graph.open[v[v >= 0]]
             pos = t.closed.find(ev[sel])
             hit = pos >= 0
             v, p = sel[hit], pos[hit]
@@ -313,9 +365,10 @@ class Join:
         return out, ct
 
     def size(self, tables):
-        """(vertices, edges) of the whole graph: the ranks' closed ones and the join's."""
+        """(vertices, edges) of the whole graph: the ranks' closed ones and the join's (the
+        ranks linked in this process)."""
         g = self.graph
-        own = len(g.events) - (int(g.pinned.sum()) if g.pinned is not None else 0)
+        own = len(g.events) - int(self.closed_here.sum())
         return (sum(t.counts[0] for t in tables) + own,
                 sum(t.counts[1] for t in tables) + g.n_edges)
 
