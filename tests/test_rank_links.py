@@ -45,7 +45,7 @@ def test_ranks_linked_alone_then_joined_equal_one_pass(run):
     whole, _ = assert_same_links(parts)
     assert (whole.items.via >= 0).sum() > 500
     # much rests on other ranks in a real run: creators, remote triggers, barriers
-    passes = [RankPass(p, nodes_of(p.model)) for p in parts]
+    passes = [RankPass(p, nodes_of(p.model)).link() for p in parts]
     assert all(0 < len(rp.residual.items) < p.model.n_items for rp, p in zip(passes, parts))
 
 

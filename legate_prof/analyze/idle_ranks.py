@@ -26,6 +26,7 @@ import numpy as np
 from legate_prof.analyze.idle_gaps import WAITS, classes, lane_gaps
 from legate_prof.model.item_parts import ItemPart
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
+from legate_prof.query.event_graph import sorted_unique
 from legate_prof.query.link_rules import NO_ROW
 from legate_prof.query.rank_links import (Join, OwnNodes, RankPass, RankTables, nodes_of,
                                           residual_of)
@@ -46,6 +47,7 @@ def rank_idle(model) -> dict:
     sel, start, idle, first, lane = sel[keep], start[keep], idle[keep], first[keep], lane[keep]
     key = lanes["rank"][lane].astype(np.int64) * _GROUPS + lanes["group"][lane]
     rows, kernel_outside = _row_items(rp, sel, it, OwnNodes(nodes))
+    rp.link(sorted_unique(rows))
     residual = np.zeros(model.n_items, bool)
     residual[rp.residual.items] = True
     residual = residual[rows]
@@ -59,13 +61,10 @@ def rank_idle(model) -> dict:
     out.update(rest_row=rows[rest], rest_value=np.where(first, start, idle)[rest],
                rest_first=first[rest], rest_key=key[rest], rest_prov=prov[rest],
                rest_op=it["op_id"][sel[rest]], rest_cls=np.where(residual, -1, cls)[rest])
-    res = residual_of(np.unique(rows[rest][residual[rest]]), model)
+    res = residual_of(sorted_unique(rows[rest][residual[rest]]), model)
     out.update(res_items=res.items, res_pre=res.pre, res_creator=res.creator,
                res_fevent=res.fevent)
-    out.update(provenances=np.array(list(model.provenances) or [""], dtype=str),
-               ops_id=np.asarray(model.ops["op_id"], np.uint64),
-               ops_provenance=np.asarray(model.ops["provenance"], np.int32),
-               lanes_by_key=np.bincount(
+    out.update(lanes_by_key=np.bincount(
                    lanes["rank"].astype(np.int64) * _GROUPS + lanes["group"],
                    minlength=_GROUPS),
                extent=np.array(model.extent(), np.int64),
@@ -133,28 +132,30 @@ def _sum_rows(key, cls, idle):
 
 # -- the parent ------------------------------------------------------------------------------
 
-def explain_idle(source) -> dict:
-    """``idle_gaps.idle_gaps`` of ``source``, from what the ranks' workers prepared where
-    they did (``load_profile(..., prepare=PREPARE)``) and it tells."""
+def explain_idle(profile) -> dict:
+    """``idle_gaps.idle_gaps`` of ``profile``, from what its ranks' workers prepared where
+    they did (``load_profile(..., prepare=PREPARE)``: a ``RankSet``) and that tells."""
     from legate_prof.analyze.idle_gaps import idle_gaps
+    from legate_prof.assemble.rank_set import RankSet
     from legate_prof.load.rank_workers import prepared_of
-    parts = source.item_parts()
-    if len(parts) > 1:
-        prepared = [prepared_of(p.model) for p in parts]
-        if all(p is not None for p in prepared):
+    from legate_prof.query import as_source
+    if isinstance(profile, RankSet):
+        models = profile.rank_models()  # (each with its own operations)
+        prepared = [prepared_of(m) for m in models]
+        parts = profile.item_parts()
+        if len(parts) > 1 and all(p is not None for p in prepared):
             offsets = [p.item_off for p in parts] + [parts[-1].item_off
                                                      + parts[-1].model.n_items]
-            got = idle_of_ranks(prepared, [p.model for p in parts], offsets,
-                                source.summary_model().extent())
+            got = idle_of_ranks(prepared, models, offsets, profile.summary_model().extent())
             if got is not None:
                 return got
-    return idle_gaps(source)
+    return idle_gaps(as_source(profile))
 
 
 def idle_of_ranks(prepared, models, offsets, extent):
-    """``idle_gaps``' JSON from the ranks' ``rank_idle`` (their ``models``; ``offsets``: their
-    first items in the profile's numbering; ``extent``: the run's first start and last
-    stop), or None where only all ranks at once can tell."""
+    """``idle_gaps``' JSON from the ranks' ``rank_idle`` (``models``: the ranks' own, with
+    their operations; ``offsets``: their first items in the profile's numbering; ``extent``:
+    the run's first start and last stop), or None where only all ranks at once can tell."""
     tables = [RankTables.from_arrays({k[7:]: v for k, v in p.items()
                                       if k.startswith("tables_")}, m)
               for p, m in zip(prepared, models)]
@@ -165,49 +166,52 @@ def idle_of_ranks(prepared, models, offsets, extent):
     if not join.ok:
         return None
     run_start, run_stop = (int(x) for x in extent)
-    by_key, by_line = {}, {}
+    by_key = [np.asarray(p["by_key"]) for p in prepared]
+    by_prov = [np.asarray(p["by_prov"]) for p in prepared]  # (by each rank's string ids)
     for k, p in enumerate(prepared):
-        strings = p["provenances"]
-        _add(by_key, p["by_key"], range(len(p["by_key"])), join.has_data)
-        _add(by_line, p["by_prov"], [str(strings[i]) for i in range(len(p["by_prov"]))],
-             join.has_data)
-        key, cls, idle, line = _rest(join, k, p, prepared, run_start)
-        for keys, table in ((key, by_key), (line, by_line)):
-            for name, c, v in zip(keys, cls.tolist(), idle.tolist()):
-                row = table.setdefault(name, np.zeros(N))
-                row[c if join.has_data else WAITS.index("unknown")] += v
+        key, cls, idle, table, prov = _rest(join, k, p, models, run_start)
+        by_key.append(_sum_rows(key, cls, idle))
+        for t in sorted_unique(table).tolist():
+            by_prov.append(_sum_rows(prov[table == t], cls[table == t], idle[table == t]))
+            by_prov[-1] = (t, by_prov[-1])
     lanes = {}
     for p in prepared:
         for k, n in enumerate(np.asarray(p["lanes_by_key"]).tolist()):
             lanes[k] = lanes.get(k, 0) + n
+    lines = {}
+    for k, sums in enumerate(by_prov):
+        t, sums = (k, sums) if k < len(prepared) else sums
+        strings = models[t].provenances
+        for i in np.flatnonzero(sums[1:].any(axis=1)) + 1 if len(sums) else []:
+            name = str(strings[i])
+            lines[name] = lines.get(name, 0) + sums[i]
+    keys = {}
+    for sums in by_key:
+        for i in np.flatnonzero(sums.any(axis=1)) if len(sums) else []:
+            keys[int(i)] = keys.get(int(i), 0) + sums[i]
+    if not join.has_data:  # (no event graph anywhere: nothing is explained)
+        for table in (keys, lines):
+            for name, row in table.items():
+                table[name] = np.eye(N)[WAITS.index("unknown")] * row.sum()
     return {"span_ns": [run_start, run_stop], "waits": list(WAITS),
-            "groups": _groups(by_key, lanes), "by_provenance": _lines(by_line)}
+            "groups": _groups(keys, lanes), "by_provenance": _lines(lines)}
 
 
-def _add(table, sums, names, has_data):
-    for name, row in zip(names, np.asarray(sums)):
-        if not row.any():
-            continue
-        if not has_data:  # (no event graph anywhere: nothing is explained)
-            row = np.eye(N)[WAITS.index("unknown")] * row.sum()
-        table[name] = table.get(name, np.zeros(N)) + row
-
-
-def _rest(join, k, p, prepared, run_start):
-    """(group key, wait, idle ns, source line) of rank ``k``'s stretches left to the parent:
-    a lane's first measured from the run's start, the residual ones linked over all ranks,
-    the source lines another rank describes."""
+def _rest(join, k, p, models, run_start):
+    """(group key, wait, idle ns, the rank whose source lines, source line) of rank ``k``'s
+    stretches left to the parent: a lane's first measured from the run's start, the residual
+    ones linked over all ranks, the source lines another rank describes."""
     value, first = np.asarray(p["rest_value"], np.int64), np.asarray(p["rest_first"], bool)
     idle = np.where(first, value - run_start, value)
-    keep = idle > 0
-    cls = np.asarray(p["rest_cls"], np.int64).copy()
-    todo = np.flatnonzero(keep & (cls < 0))
-    if len(todo) and join.has_data:
-        cls[todo] = _linked_classes(join, k, p, np.asarray(p["rest_row"])[todo])
-    prov = np.asarray(p["rest_prov"], np.int64)
-    line = _lines_of(prov, np.asarray(p["rest_op"], np.uint64), p, prepared)
-    return (np.asarray(p["rest_key"], np.int64)[keep].tolist(), cls[keep],
-            idle[keep].astype(np.float64), [line[i] for i in np.flatnonzero(keep)])
+    keep = np.flatnonzero(idle > 0)
+    cls = np.asarray(p["rest_cls"], np.int64)[keep]
+    todo = np.flatnonzero(cls < 0)
+    if len(todo):
+        cls[todo] = (_linked_classes(join, k, p, np.asarray(p["rest_row"])[keep[todo]])
+                     if join.has_data else WAITS.index("unknown"))
+    table, prov = _lines_of(np.asarray(p["rest_prov"], np.int64)[keep],
+                            np.asarray(p["rest_op"], np.uint64)[keep], k, models)
+    return (np.asarray(p["rest_key"], np.int64)[keep], cls, idle[keep], table, prov)
 
 
 def _linked_classes(join, k, p, rows):
@@ -227,32 +231,30 @@ def _linked_classes(join, k, p, rows):
     return classes(via, np.where(via == NO_ROW, -1, target), kind, group)
 
 
-def _lines_of(prov, op, p, prepared):
-    """The source line (a string; "" for none) of each stretch: its rank's, or that of the
-    rank that describes its operation (at most one: ``ops_disjoint``)."""
-    strings = p["provenances"]
-    out = [str(strings[i]) if i > 0 else "" for i in np.maximum(prov, 0).tolist()]
+def _lines_of(prov, op, k, models):
+    """(the rank whose string table, its provenance id) of each stretch's source line: rank
+    ``k``'s own, or that of the rank that describes its operation (at most one:
+    ``ops_disjoint``; none: no line)."""
+    table = np.full(len(prov), k, np.int64)
+    prov = prov.copy()
     todo = np.flatnonzero(prov < 0)
-    for q in prepared:
-        if len(todo) == 0:
-            break
-        ids = np.asarray(q["ops_id"], np.uint64)
-        if len(ids) == 0:
+    prov[todo] = 0
+    for j, m in enumerate(models):
+        ids = np.asarray(m.ops["op_id"], np.uint64)
+        if len(todo) == 0 or len(ids) == 0:
             continue
         pos = np.minimum(np.searchsorted(ids, op[todo]), len(ids) - 1)
         hit = ids[pos] == op[todo]
-        for i, j in zip(todo[hit].tolist(), np.asarray(q["ops_provenance"])[pos[hit]].tolist()):
-            out[i] = str(q["provenances"][j]) if j > 0 else ""
+        table[todo[hit]] = j
+        prov[todo[hit]] = np.asarray(m.ops["provenance"])[pos[hit]]
         todo = todo[~hit]
-    return out
+    return table, prov
 
 
 def _groups(by_key, lanes):
     out = []
     for k in sorted(by_key):
         row = np.clip(np.nan_to_num(by_key[k]), 0, 2.0**62).astype(np.int64)
-        if not row.any() and not by_key[k].any():
-            continue
         out.append({"rank": int(k // _GROUPS), "kind": GROUP_KEYS[int(k % _GROUPS)],
                     "lanes": int(lanes.get(k, 0)),
                     "idle_ns": int(row.sum()), "by_wait": dict(zip(WAITS, row.tolist()))})

@@ -348,8 +348,7 @@ def _explained_ranks(parts, paths):
                 keep_prepared(m, read_arrays(k + ".prepared"))
         profile = RankSet(models) if len(models) > 1 else models[0]
         from legate_prof.analyze.idle_ranks import explain_idle
-        from legate_prof.query import as_source
-        return {"idle": explain_idle(as_source(profile))}
+        return {"idle": explain_idle(profile)}
     except (CannotMerge, ProfileError, OSError):
         return None
 
@@ -362,7 +361,7 @@ def explained(profile, idle=True) -> dict:
     from legate_prof.query import as_source
     from legate_prof.query.message_latency import message_latency
     source = as_source(profile)
-    return {"idle": explain_idle(source) if idle else None,
+    return {"idle": explain_idle(profile) if idle else None,
             "messages": message_latency(source.item_parts()).as_json()}
 
 

@@ -97,6 +97,9 @@ class EventGraph:
     pin_target: np.ndarray | None = None  # the pinned vertices' critical vertex
     inserted_dst: np.ndarray | None = None  # the destination of each of the ``n_edges``
     by_item: np.ndarray | None = None  # bool per vertex: an item's completion
+    # the vertex of each record's result and each edge's source and destination (-1: none)
+    record_vertex: np.ndarray | None = None
+    edge_vertices: tuple | None = None
 
     @property
     def has_data(self):
@@ -161,9 +164,9 @@ def _record_events(g, rec):
     """Vertices the event records make: the first record of an event wins (an item's
     completion before any); a barrier's phase takes the creator and time of its latest
     arrival (the first recorded among equals); a handshake its first record's time."""
-    if len(rec["result"]) == 0:
+    g.record_vertex = v = g.vertex(rec["result"])
+    if len(v) == 0:
         return
-    v = g.vertex(rec["result"])
     kind = rec["kind"].astype(np.int64)
     arrival = (kind == ARRIVE_BARRIER) | (kind == EXTERNAL_HANDSHAKE)
     free = g.kind == UNKNOWN_EVENT  # not made by an item
@@ -197,8 +200,9 @@ def _add_edges(g, edges):
     bv = np.flatnonzero(is_barrier(ids))
     bv = bv[(ids[bv] & GENERATION_MASK) > 1]
     ps = g.vertex(ids[bv] - np.uint64(1))
-    s = np.concatenate([ps, g.vertex(edges["src"])])
-    d = np.concatenate([bv, g.vertex(edges["dst"])])
+    g.edge_vertices = (g.vertex(edges["src"]), g.vertex(edges["dst"]))
+    s = np.concatenate([ps, g.edge_vertices[0]])
+    d = np.concatenate([bv, g.edge_vertices[1]])
     upd = np.concatenate([np.ones(len(ps), bool), edges["update"].astype(bool)])
     keep = (s >= 0) & (d >= 0)
     s, d, upd = s[keep], d[keep], upd[keep]

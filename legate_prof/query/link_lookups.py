@@ -17,12 +17,11 @@ import numpy as np
 
 from legate_prof.assemble.event_records import event_node
 from legate_prof.model.event_tables import NO_TIME
-from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import ItemKind
 from legate_prof.query.call_index import CallIndex
 from legate_prof.query.critical_inputs import (CALL_KINDS, VERTEX_KIND, flag_bits, kinds_mask,
                                                mark_of)
-from legate_prof.query.event_graph import find_sorted
+from legate_prof.query.event_graph import find_sorted, sorted_unique
 
 # ``ItemTables.of``: per item kind, owner flags, raw creator, create, start, stop, and the
 # creation a lookup reads (``Timing.base``: ``create`` but where ``creation_ids`` (sorted)
@@ -56,7 +55,7 @@ class ItemTables:
                                    it["stop"][calls])
         patched = np.flatnonzero(timing.base != it["create"])  # (messages: their spawn)
         arrays = {"kind": it["kind"], "flags": index.flags, "creator": it["creator"],
-                  "create": it["create"], "creation_ids": patched,
+                  "creation": timing.base, "create": it["create"], "creation_ids": patched,
                   "creation_values": timing.base[patched], "start": it["start"],
                   "stop": it["stop"],
                   "keys": index.events, "key_items": index.items,
@@ -149,7 +148,7 @@ class PartLookups:
 
     def _by_owner(self, events):
         part = self.owner(events)
-        for k in np.unique(part[part >= 0]).tolist():
+        for k in sorted_unique(part[part >= 0]).tolist():
             yield k, np.flatnonzero(part == k)
 
     def find(self, events, kinds=None):
@@ -164,8 +163,10 @@ class PartLookups:
         ids = np.asarray(ids, np.int64)
         out = np.full(len(ids), default, dtype)
         ok = np.flatnonzero(ids >= 0)
-        for k, sel, local in by_part(self.offsets, ids[ok]):
-            out[ok[sel]] = ask(self.tables[k], local)
+        part = np.searchsorted(self.offsets, ids[ok], side="right") - 1
+        for k in sorted_unique(part).tolist():
+            sel = ok[part == k]
+            out[sel] = ask(self.tables[k], ids[sel] - self.offsets[k])
         return out
 
     def has(self, kinds, ids):

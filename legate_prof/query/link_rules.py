@@ -54,11 +54,13 @@ NOTES = ("", "unknown critical path event created on node {}",
 @dataclass
 class CriticalEntry:
     """The critical event behind each queried precondition: its kind (-1: no vertex or
-    lookups cleared), creator event and trigger time."""
+    lookups cleared), creator event and trigger time; the precondition's own vertex (-1:
+    none), where the graph was asked."""
 
     kind: np.ndarray
     creator: np.ndarray
     trigger: np.ndarray
+    vertex: np.ndarray | None = None
 
     @classmethod
     def none(cls, n):
@@ -69,16 +71,17 @@ class CriticalEntry:
         return (self.kind >= 0) & (self.kind != UNKNOWN_EVENT)
 
     def take(self, k):
-        return CriticalEntry(self.kind[k], self.creator[k], self.trigger[k])
+        return CriticalEntry(self.kind[k], self.creator[k], self.trigger[k],
+                             None if self.vertex is None else self.vertex[k])
 
 
 def critical_entry(graph, completions, pre):
     """``find_critical_entry`` for the preconditions ``pre``: their vertex's critical vertex,
     or, for an item's completion the graph does not hold, that completion itself."""
     out = CriticalEntry.none(len(pre))
+    out.vertex = v = graph.vertex(pre)
     if graph.cycle:
         return out
-    v = graph.vertex(pre)
     c = np.where(v >= 0, graph.critical[np.maximum(v, 0)], -1)
     inside = np.flatnonzero(c >= 0)
     out.kind[inside] = graph.kind[c[inside]]
@@ -296,19 +299,25 @@ class Basis:
     wait_entry: CriticalEntry
 
 
-def link_rows(pe, graph, items, timing, linked=None):
+def link_rows(pe, graph, items, timing, linked=None, select=None):
     """Rows of every item and wait of ``pe`` (none where the graph has no edge, unless
-    ``linked``), and their ``Basis``."""
+    ``linked``), and their ``Basis``; ``select`` (sorted item ids): those items' rows only,
+    and no wait's."""
     if linked is None:
         linked = graph.has_data
-    out, waits = LinkRows.empty(pe.n), LinkRows.empty(len(pe.waits["event"]))
+    out = LinkRows.empty(pe.n)
+    waits = LinkRows.empty(len(pe.waits["event"]) if select is None else 0)
     if not linked:
         return out, waits, None
     res = Resolver(items)
     it = pe.item
     flags = items.arrays["flags"]
-    entries = np.flatnonzero((flags & 7) != 0)  # entries, channels, copies
-    insts = np.flatnonzero((it["kind"] == ItemKind.INSTANCE) & (it["fevent"] != 0))
+    if select is None:
+        entries = np.flatnonzero((flags & 7) != 0)  # entries, channels, copies
+        insts = np.flatnonzero((it["kind"] == ItemKind.INSTANCE) & (it["fevent"] != 0))
+    else:
+        entries = select[(flags[select] & 7) != 0]
+        insts = select[(it["kind"][select] == ItemKind.INSTANCE) & (it["fevent"][select] != 0)]
     ids = np.concatenate([entries, insts])
     pre = it["critical"][ids]
     ent = critical_entry(graph, items.completions, pre)
@@ -317,7 +326,7 @@ def link_rows(pe, graph, items, timing, linked=None):
     entry_rows(out, res, entries, creator[e], pre[e], ct[e], ent.take(e))
     instance_rows(out, res, insts, (insts, it["fevent"][insts]), creator[i], pre[i], ct[i],
                   ent.take(i))
-    ev = pe.waits["event"]
+    ev = pe.waits["event"] if select is None else np.zeros(0, np.uint64)
     went = critical_entry(graph, items.completions, ev)
     wait_rows(waits, res, np.arange(len(ev)), ev, went)
     return out, waits, Basis(ids, pre, creator, ent, went)

@@ -171,28 +171,36 @@ def residual_of(ids, model):
 
 
 class RankPass:
-    """One rank linked alone among others (``nodes``: its own)."""
+    """One rank linked alone among others (``nodes``: its own): its graph, the tables the
+    join reads (``tables``), then its rows (``link``)."""
 
     def __init__(self, part, nodes):
-        own = OwnNodes(nodes)
-        pe = ProfileEvents([part])
+        self.own = own = OwnNodes(nodes)
+        self.pe = pe = ProfileEvents([part])
         index = ItemIndex(pe)
-        timing = item_timing(pe, index)
-        items = ItemTables.of(pe, index, timing)
-        graph = build_graph(pe.events, items.completions, timing.implicit)
+        self.timing = item_timing(pe, index)
+        self.items = items = ItemTables.of(pe, index, self.timing)
+        self.graph = graph = build_graph(pe.events, items.completions, self.timing.implicit)
         graph.open = _open_seeds(graph, pe.events["records"], own)
         run_pass(graph, local=True)
         ev = graph.events
-        rows, waits, basis = link_rows(pe, graph, items, timing, linked=True)
-        self.rows, self.waits, self.creation = rows, waits, timing.creation
-        self.wait_cols = pe.waits
-        self.last = last_item(pe.item)
-        self.residual = _residual(pe, graph, items, own, basis)
         self.tables = RankTables(
             np.asarray(nodes, np.int64), items, ClosedValues.of(graph), ev[graph.open],
             _open_events(pe.events, graph), _outside(pe, index, items, own), graph.cycle,
             graph.has_data, (int((~graph.open).sum()), _closed_edges(graph)), graph)
+
+    def link(self, select=None):
+        """The rows of every item and wait (``select``, sorted item ids: of those items
+        only), and which rest on other ranks (``residual``)."""
+        pe = self.pe
+        rows, waits, basis = link_rows(pe, self.graph, self.items, self.timing, True, select)
+        self.rows, self.waits, self.creation = rows, waits, self.timing.creation
+        self.wait_cols = pe.waits
+        self.last = last_item(pe.item)
+        self.residual = _residual(pe, self.graph, self.items, self.own, basis)
+        self.items.arrays.pop("creation", None)  # (lookups read ``create`` and its patch)
         pe.release()
+        return self
 
 
 def _open_seeds(graph, rec, own):
@@ -201,8 +209,7 @@ def _open_seeds(graph, rec, own):
     node (a remote trigger: both nodes record it, and the first in reading order counts)."""
     ev = graph.events
     seeds = own.foreign(ev) | is_barrier(ev) | (graph.kind == UNKNOWN_EVENT)
-    remote = np.flatnonzero(own.foreign(rec["creator"]))
-    v = graph.vertex(rec["result"][remote])
+    v = graph.record_vertex[own.foreign(rec["creator"])]
     seeds[v[v >= 0]] = True
     return seeds
 
@@ -211,23 +218,23 @@ def _residual(pe, graph, items, own, basis):
     """The rows that may rest on other ranks' records (see the module's notes)."""
     ids, pre, creator, entry = basis.ids, basis.pre, basis.creator, basis.entry
     it = pe.item
-    unsure = _unsure(graph, items, own, pre)
+    unsure = _unsure(graph, items, own, pre, entry.vertex)
     unsure |= own.foreign(creator) | own.foreign(it["creator"][ids])
     unsure |= entry.known & own.foreign(entry.creator)
     unsure |= _instance_foreign(items, own, entry)
-    ev = pe.waits["event"]
     went = basis.wait_entry
-    wait_unsure = _unsure(graph, items, own, ev) | (went.known & own.foreign(went.creator))
+    ev = pe.waits["event"][:len(went.kind)]
+    wait_unsure = _unsure(graph, items, own, ev, went.vertex)
+    wait_unsure |= went.known & own.foreign(went.creator)
     wait_unsure |= _instance_foreign(items, own, went)
     k = ids[unsure]
     w = np.flatnonzero(wait_unsure)
     return Residual(k, it["critical"][k], it["creator"][k], it["fevent"][k], w, ev[w])
 
 
-def _unsure(graph, items, own, pre):
-    """Preconditions whose value another rank may decide: an open vertex, or one no vertex
-    here and not an item's completion of this rank."""
-    v = graph.vertex(pre)
+def _unsure(graph, items, own, pre, v):
+    """Preconditions (their vertices ``v``) whose value another rank may decide: an open
+    vertex, or one no vertex here and not an item's completion of this rank."""
     inside = v >= 0
     out = np.zeros(len(pre), bool)
     out[inside] = graph.open[v[inside]]
@@ -250,8 +257,7 @@ def _instance_foreign(items, own, entry):
 def _open_events(events, graph):
     """The records and edges of ``events`` into open vertices, in reading order."""
     rec, edges = events["records"], events["edges"]
-    rv = graph.vertex(rec["result"])
-    dv = graph.vertex(edges["dst"])
+    rv, dv = graph.record_vertex, graph.edge_vertices[1]
     r = np.flatnonzero(rv >= 0)
     r = r[graph.open[rv[r]]]
     e = np.flatnonzero(dv >= 0)
@@ -403,7 +409,7 @@ def link_ranks(parts):
     nodes = [nodes_of(p.model) for p in parts]
     if sum(len(n) for n in nodes) != len(set(np.concatenate(nodes).tolist())):
         return None  # (a node in two parts)
-    passes = [RankPass(p, n) for p, n in zip(parts, nodes)]
+    passes = [RankPass(p, n).link() for p, n in zip(parts, nodes)]
     offsets = np.array([p.item_off for p in parts] + [parts[-1].item_off
                                                      + parts[-1].model.n_items], np.int64)
     join = Join([rp.tables for rp in passes], offsets)
