@@ -32,33 +32,64 @@ _RUNNERS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK,
 _PROC_GROUPS = np.array([g in PROCESSOR_GROUPS for g in GROUP_KEYS])
 
 
-def _gaps_of_part(p, run_start):
-    """The idle stretches of one part's processor lanes: per lane, its items by start and the
-    time before each since the lane's last stop (the run's start for the first), as
-    (global item ids, idle ns, rank, lane group, provenance id) of the items after a
-    stretch."""
-    it = p.model.items
-    lanes = p.model.lanes
+def lane_gaps(model):
+    """The stretches before each item of one model's processor lanes: per item (its id, by
+    lane and start), its start, the latest stop before it on its lane (the first item of a
+    lane: its own start, the stretch before it being the run's to know) and its lane."""
+    it = model.items
+    lanes = model.lanes
     sel = np.flatnonzero(kinds_mask(it["kind"], _RUNNERS)
                          & _PROC_GROUPS[lanes["group"][it["lane"]]])
     lane, start, stop = it["lane"][sel], it["start"][sel], it["stop"][sel]
-    o = np.lexsort((start, lane))
-    sel, lane, start, stop = sel[o], lane[o], start[o], stop[o]
+    if not _by_lane_and_start(lane, start):  # (an unstacked model's order already)
+        o = np.lexsort((start, lane))
+        sel, lane, start, stop = sel[o], lane[o], start[o], stop[o]
     first = np.ones(len(sel), bool)
     first[1:] = lane[1:] != lane[:-1]
     # the latest stop before each item on its lane: a running maximum restarted per lane
     seg = np.cumsum(first) - 1
-    shift = (stop - run_start).astype(np.int64) + 1
+    lo = int(min(start.min(), stop.min())) if len(sel) else 0
+    shift = (stop - lo).astype(np.int64) + 1
     width = int(shift.max()) + 1 if len(shift) else 1
     key = seg.astype(np.int64) * width + shift
-    before = np.zeros(len(sel), np.int64)
-    before[1:] = np.maximum.accumulate(key)[:-1] - seg[1:] * width - 1
-    before[first] = 0
-    idle = np.maximum(start - run_start - before, 0)
+    before = start.copy()
+    before[1:] = np.maximum.accumulate(key)[:-1] - seg[1:] * width - 1 + lo
+    before[first] = start[first]
+    return sel, start, before, first, lane
+
+
+def _by_lane_and_start(lane, start):
+    same = lane[1:] == lane[:-1]
+    return bool(np.all(lane[1:] >= lane[:-1]) and np.all(~same | (start[1:] >= start[:-1])))
+
+
+def _gaps_of_part(p, run_start):
+    """The idle stretches of one part's processor lanes, as (global item ids, idle ns, rank,
+    lane group, provenance id) of the items after a stretch."""
+    sel, start, before, first, lane = lane_gaps(p.model)
+    before[first] = run_start
+    idle = np.maximum(start - before, 0)
     keep = idle > 0
     sel, lane, idle = sel[keep], lane[keep], idle[keep]
+    lanes = p.model.lanes
     return (sel + p.item_off, idle, lanes["rank"][lane].astype(np.int64),
             lanes["group"][lane].astype(np.int64), p.provenances(sel).astype(np.int64))
+
+
+def classes(via, target, kind, group):
+    """What held each item up (an index into ``WAITS``), from its row (``via``, ``target``)
+    and its target's ``kind`` and lane ``group`` (read where ``target >= 0``)."""
+    out = np.full(len(via), WAITS.index("unknown"), np.int64)
+    out[via == VIA_DEALLOCATION] = WAITS.index("memory")
+    has = (via != NO_ROW) & (target >= 0)
+    cls = np.full(len(via), WAITS.index("task"), np.int64)
+    cls[group == GROUP_KEYS.index("utility")] = WAITS.index("mapping")
+    cls[kind == ItemKind.MESSAGE] = WAITS.index("message")
+    cls[kinds_mask(kind, (ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART))] = \
+        WAITS.index("copy_fill")
+    cls[kind == ItemKind.INSTANCE] = WAITS.index("memory")
+    out[has] = cls[has]
+    return out
 
 
 def classify(links, ids):
@@ -68,22 +99,15 @@ def classify(links, ids):
     if kernel.any():
         ids = ids.copy()
         creator = links.values("creator", ids[kernel]).astype(np.uint64)
-        task = links.index.find(creator, links.index.entry)
+        task = links.find_entry(creator)
         ids[np.flatnonzero(kernel)[task >= 0]] = task[task >= 0]
     via, target = links.items.via[ids], links.items.target[ids]
-    out = np.full(len(ids), WAITS.index("unknown"), np.int64)
-    out[via == VIA_DEALLOCATION] = WAITS.index("memory")
-    has = np.flatnonzero((via != NO_ROW) & (target >= 0))
-    t = target[has].astype(np.int64)
-    kind = links.values("kind", t)
-    cls = np.full(len(t), WAITS.index("task"), np.int64)
-    cls[links.inputs.lane_group(t) == GROUP_KEYS.index("utility")] = WAITS.index("mapping")
-    cls[kind == ItemKind.MESSAGE] = WAITS.index("message")
-    cls[kinds_mask(kind, (ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART))] = \
-        WAITS.index("copy_fill")
-    cls[kind == ItemKind.INSTANCE] = WAITS.index("memory")
-    out[has] = cls
-    return out
+    t = np.maximum(target, 0).astype(np.int64)
+    has = np.flatnonzero(target >= 0)
+    kind, group = np.zeros(len(ids), np.uint8), np.zeros(len(ids), np.int64)
+    kind[has] = links.values("kind", t[has])
+    group[has] = links.inputs.lane_group(t[has])
+    return classes(via, target, kind, group)
 
 
 def idle_gaps(source) -> dict:

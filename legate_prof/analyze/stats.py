@@ -269,10 +269,13 @@ def stats_parts_kept(model) -> dict:
     parts["messages"] = [c.tolist() for c in cols]
     keep = os.environ.get(KEEP_RANKS_ENV)
     if keep and os.path.isdir(keep):
+        from legate_prof.analyze.idle_ranks import rank_idle
+        from legate_prof.load.array_file import write_arrays
         from legate_prof.store.bundle import write_bundle
         fd, path = tempfile.mkstemp(suffix=".lpbundle", dir=keep)
         os.close(fd)
         parts["kept_bundle"] = write_bundle(model, path, indexes=False)
+        write_arrays(path + ".prepared", rank_idle(model))  # (its idle time, explained)
     return parts
 
 
@@ -334,14 +337,18 @@ def _explained_ranks(parts, paths):
     from legate_prof.assemble.rank_set import RankSet
     from legate_prof.errors import ProfileError
     from legate_prof.store.bundle_file import read_bundle
+    from legate_prof.load.array_file import read_arrays
+    from legate_prof.load.rank_workers import keep_prepared
     kept = [p.get("kept_bundle") for p in parts]
     try:
         models = [read_bundle(k, check=False) if k else read_bundle(path)
                   for k, path in zip(kept, paths)]
+        for k, m in zip(kept, models):
+            if k and os.path.exists(k + ".prepared"):
+                keep_prepared(m, read_arrays(k + ".prepared"))
         profile = RankSet(models) if len(models) > 1 else models[0]
-        from legate_prof.analyze.idle_gaps import idle_gaps
-        from legate_prof.query import as_source
-        return {"idle": idle_gaps(as_source(profile))}
+        from legate_prof.analyze.idle_ranks import explain_idle
+        return {"idle": explain_idle(profile)}
     except (CannotMerge, ProfileError, OSError):
         return None
 
@@ -350,11 +357,11 @@ def explained(profile, idle=True) -> dict:
     """What the statistics say about the whole profile at once: idle time by what the next
     item waited for (``analyze.idle_gaps``; ``idle=False``: None) and the messages' skew and
     latency (``query.message_latency``)."""
-    from legate_prof.analyze.idle_gaps import idle_gaps
+    from legate_prof.analyze.idle_ranks import explain_idle
     from legate_prof.query import as_source
     from legate_prof.query.message_latency import message_latency
     source = as_source(profile)
-    return {"idle": idle_gaps(source) if idle else None,
+    return {"idle": explain_idle(profile) if idle else None,
             "messages": message_latency(source.item_parts()).as_json()}
 
 

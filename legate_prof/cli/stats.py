@@ -24,12 +24,14 @@ def register(sub):
 
 
 def run(args):
+    from legate_prof.analyze.idle_ranks import PREPARE
     from legate_prof.analyze.stats import compute_stats, format_stats
     check_window(args)
     # ranks (per-rank bundles, or big logs built by workers) are read rank by rank, without a
-    # model of all ranks; operations are looked up over all ranks (``RankSet``)
-    model = trimmed(load_with_progress(expanded_inputs(args), args, stack=False, ranked=True),
-                    args)
+    # model of all ranks; operations are looked up over all ranks (``RankSet``); the workers
+    # explain their ranks' idle time
+    model = trimmed(load_with_progress(expanded_inputs(args), args, stack=False, ranked=True,
+                                       prepare=None if args.no_idle else PREPARE), args)
     s = compute_stats(model, idle=not args.no_idle)
     if args.json:
         json.dump(s, sys.stdout, indent=1)

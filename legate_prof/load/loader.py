@@ -18,7 +18,7 @@ def _note(msg):
 
 
 def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None,
-                 check_files=True, ranked=False, ranks=None):
+                 check_files=True, ranked=False, ranks=None, prepare=None):
     """Read every input and merge into one model.
 
     Unreadable inputs raise ProfileError only when *nothing* could be read; otherwise the
@@ -34,10 +34,12 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     first draws it (``TraceModel.stacked_lane``), and ``lanes["rows"]`` says how many rows.
     ``ranks`` (rank numbers): only those ranks — only their files are read where each file is
     one rank's (``load.rank_files``), and what holds others too is cut (``assemble.restrict``).
+    ``prepare`` ("module:function"): what the workers building a ``RankSet``'s ranks also make
+    of each rank's model for an analysis (``rank_workers.prepared_of``); a shortcut only.
     """
     paths = expand_inputs([os.fspath(p) for p in paths], note=_note)
     if ranks is None:
-        return _load(paths, progress, use_cache, stack, workers, check_files, ranked)
+        return _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepare)
     from legate_prof.assemble.restrict import restrict
     from legate_prof.load.rank_files import files_of_ranks
     from legate_prof.present.ranks import format_ranks
@@ -51,7 +53,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     return model.evolve(warnings=notes + list(model.warnings))
 
 
-def _load(paths, progress, use_cache, stack, workers, check_files, ranked):
+def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepare=None):
     """``load_profile`` of ``paths`` (folders expanded)."""
     from legate_prof.assemble.model_builder import build_model
     if use_cache:
@@ -66,7 +68,8 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked):
     legion, n = rank_files_for_workers(paths, kinds, errors, workers)
     if n > 1:
         from legate_prof.load.rank_workers import build_in_parallel
-        built = build_in_parallel(legion, stack_now, n, progress, ranked=ranked)
+        built = build_in_parallel(legion, stack_now, n, progress, ranked=ranked,
+                                  prepare=prepare)
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
             return _finish(model, paths, [], [], use_cache, stack, False, ranked)

@@ -45,11 +45,13 @@ def worker_count(paths, total_bytes, workers=None):
     return min(len(paths), cores)
 
 
-def _build_rank(path, out, mode):
+def _build_rank(path, out, mode, prepare=""):
     """In a worker: read one rank's log and build its model; write it to ``out`` as a bundle
     (mode "stack" or "flat": rows stacked or not), or — mode "module:function" — what that
     function makes of the model, as JSON (a rank's statistics: the caller names the analysis,
-    so this layer imports none).  False for a file that cannot be read or has no machine
+    so this layer imports none).  With a bundle, ``prepare`` ("module:function", or "") names
+    what the rank's model is also worth to an analysis: named arrays, written beside it
+    (``prepared_path``).  False for a file that cannot be read or has no machine
     description (the caller then builds all files together, which reports it as it always
     does)."""
     from legate_prof.assemble.model_builder import build_model
@@ -64,6 +66,8 @@ def _build_rank(path, out, mode):
         if mode in ("stack", "flat"):
             from legate_prof.store.bundle import write_bundle
             write_bundle(model, out, indexes=False)
+            if prepare:
+                _prepare(model, prepare, prepared_path(out))
         else:
             import importlib
             module, function = mode.split(":")
@@ -75,20 +79,37 @@ def _build_rank(path, out, mode):
         return False
 
 
-def _worker(jobs, mode):
+def _prepare(model, function, out):
+    """``function(model)``'s arrays written to ``out``; nothing where it fails (the analysis
+    then reads the model itself, and says what is wrong as it always does)."""
+    import importlib
+    from legate_prof.load.array_file import write_arrays
+    module, name = function.split(":")
+    try:
+        write_arrays(out, getattr(importlib.import_module(module), name)(model))
+    except Exception:  # noqa: BLE001 - an analysis's shortcut, never the build's failure
+        if os.path.exists(out):
+            os.unlink(out)
+
+
+def prepared_path(bundle):
+    return bundle + ".prepared"
+
+
+def _worker(jobs, mode, prepare=""):
     """One worker process: its share of the rank files, one after the other; a line on
     stdout per file done ("ok N" or "fail N")."""
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)
     for i, path, out in jobs:
-        ok = _build_rank(path, out, mode)
+        ok = _build_rank(path, out, mode, prepare)
         print(("ok" if ok else "fail"), i, flush=True)
         if not ok:
             return 3
     return 0
 
 
-def _run_workers(paths, outs, mode, workers, progress, handover):
+def _run_workers(paths, outs, mode, workers, progress, handover, prepare=""):
     """Build ``paths`` into ``outs`` in ``workers`` fresh interpreters; True when all did.
 
     Fresh interpreters (``python -m legate_prof.load.rank_workers``), not forks: a fork would copy
@@ -107,7 +128,8 @@ def _run_workers(paths, outs, mode, workers, progress, handover):
     try:
         for share in shares:
             procs.append(handover.start(
-                [sys.executable, "-m", "legate_prof.load.rank_workers", json.dumps(share), mode]))
+                [sys.executable, "-m", "legate_prof.load.rank_workers", json.dumps(share), mode,
+                 prepare or ""]))
         done, failed, last = 0, False, "building ranks"
         streams = {p.stdout.fileno(): p for p in procs}
         while streams and not failed:
@@ -179,29 +201,63 @@ class _ReadAhead:
             pass  # the worker reports what is wrong with the file
 
 
-def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False):
+def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False, prepare=None):
     """The model of Legion Prof logs built one rank per process (``ranked``: a ``RankSet``
     of the ranks' models, unmerged); None when they must be built
     together (a file without its machine description or that cannot be read, lanes shared
-    between ranks, a worker that died), so that the caller does that."""
+    between ranks, a worker that died), so that the caller does that.  ``prepare``
+    ("module:function"): what each rank's worker also makes of its model for an analysis
+    (named arrays), kept with the ranks of a ``RankSet`` (``prepared_of``)."""
     from legate_prof.assemble.rank_merge import CannotMerge, merge_opened
     from legate_prof.errors import ProfileError
     from legate_prof.store.bundle_file import read_bundle, room_for_open_files
     handover = Handover("ranks")
     outs = [os.path.join(handover.dir, f"{i}.lpbundle") for i in range(len(paths))]
+    ranked = ranked and room_for_open_files(2 * len(outs) if prepare else len(outs))
     try:
         if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
-                            handover):
+                            handover, prepare if ranked else ""):
             return None
-        if ranked and room_for_open_files(len(outs)):  # the ranks stay mapped (their files
-            # go when the hand-over closes)
+        if ranked:  # the ranks stay mapped (their files go when the hand-over closes)
             from legate_prof.assemble.rank_set import RankSet
-            return RankSet([read_bundle(o, check=False) for o in outs])
+            models = [read_bundle(o, check=False) for o in outs]
+            if prepare:
+                _keep_prepared(models, outs)
+            return RankSet(models)
         return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
     except (CannotMerge, OSError, ValueError, ProfileError):
         return None  # (a bundle that went missing or is cut: the caller builds in one process)
     finally:
         handover.close(later=True)  # mapped bundles stay readable until unmapped
+
+
+_PREPARED = {}  # id of a model's "start" column -> (a weak reference to it, prepared arrays)
+
+
+def _keep_prepared(models, outs):
+    from legate_prof.load.array_file import read_arrays
+    for model, out in zip(models, outs):
+        path = prepared_path(out)
+        if os.path.exists(path):
+            keep_prepared(model, read_arrays(path))
+
+
+def keep_prepared(model, arrays):
+    """Keep ``arrays`` (what a worker prepared from ``model``) with the model, and with every
+    copy of it that shares its items (``evolve``, a ``RankSet``), for as long as it lives."""
+    import weakref
+    column = model.items["start"]
+    key = id(column)
+    _PREPARED[key] = (weakref.ref(column, lambda _, key=key: _PREPARED.pop(key, None)), arrays)
+
+
+def prepared_of(model):
+    """The arrays a worker prepared from ``model`` (``build_in_parallel``'s ``prepare``), or
+    None."""
+    got = _PREPARED.get(id(model.items.get("start")))
+    if got is None or got[0]() is not model.items.get("start"):
+        return None
+    return got[1]
 
 
 def map_in_parallel(paths, function, workers=2, progress=None):
@@ -316,4 +372,4 @@ def _worker_env():
 
 
 if __name__ == "__main__":
-    sys.exit(_worker(json.loads(sys.argv[1]), sys.argv[2]))
+    sys.exit(_worker(json.loads(sys.argv[1]), sys.argv[2], *sys.argv[3:4]))

@@ -18,6 +18,8 @@ from legate_prof.query.event_graph import first_of_runs
 class CallIndex:
     """Calls (item ids ``calls``) of entries, by the entry's event ``caller``."""
 
+    ARRAYS = ("items", "caller", "start", "stop", "group_start", "keys", "prev_greater")
+
     def __init__(self, calls, caller, start, stop):
         o = np.lexsort((calls, -stop, start, caller))
         self.items, self.caller = calls[o], caller[o]
@@ -25,6 +27,17 @@ class CallIndex:
         self.group_start = np.flatnonzero(first_of_runs(self.caller))
         self.keys = self.caller[self.group_start]
         self.prev_greater = self._prev_greater()
+
+    def arrays(self):
+        """The index as named arrays (``from_arrays`` takes them back)."""
+        return {name: getattr(self, name) for name in self.ARRAYS}
+
+    @classmethod
+    def from_arrays(cls, arrays):
+        index = cls.__new__(cls)
+        for name in cls.ARRAYS:
+            setattr(index, name, arrays[name])
+        return index
 
     def _prev_greater(self):
         """Per call, the last call before it in its group that stops later (-1: none)."""

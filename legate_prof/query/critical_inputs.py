@@ -32,33 +32,17 @@ def kinds_mask(kind, kinds):
     return table[kind]
 
 
-class ProfileEvents:
-    """The columns the critical path reads, over all item parts in the profile's numbering
-    (one part: its own arrays, no copy)."""
-
-    COLUMNS = ("kind", "fevent", "creator", "critical", "create", "start", "stop")
+class PartColumns:
+    """Item columns of a profile's parts read at a few ids (``ready``, ``lane`` …: not worth
+    a copy of the whole column)."""
 
     def __init__(self, parts):
         self.parts = parts
-        one = len(parts) == 1
-        cols = {c: [p.model.items[c] for p in parts] for c in self.COLUMNS}
-        self.item = {c: (v[0] if one else np.concatenate(v)) for c, v in cols.items()}
-        del cols
-        self.n = len(self.item["kind"])
-        self.offsets = np.array([p.item_off for p in parts] + [self.n], np.int64)
-        self.has_instances = self._joined(_has_instances)
-        self.events = concat_event_tables([p.model.events for p in parts])
-        w = [_waits_with_events(p) for p in parts]
-        self.waits = {c: np.concatenate([x[c] for x in w]) for c in w[0]}
-
-    def release(self):
-        """Let go of the joined columns (what the rules needed at once; afterwards ``at``
-        answers for a few items)."""
-        self.item = None
+        end = parts[-1].item_off + parts[-1].model.n_items
+        self.offsets = np.array([p.item_off for p in parts] + [end], np.int64)
 
     def at(self, column, ids):
-        """An item column at ``ids`` only, asked of the parts holding them (``ready``,
-        ``lane`` …: not worth a copy of the whole column)."""
+        """An item column at ``ids`` only, asked of the parts holding them."""
         from legate_prof.model.item_parts import by_part
         ids = np.asarray(ids, np.int64)
         out = np.zeros(len(ids), self.parts[0].model.items[column].dtype)
@@ -75,6 +59,38 @@ class ProfileEvents:
             m = self.parts[k].model
             out[sel] = m.lanes["group"][m.items["lane"][local]]
         return out
+
+
+class ProfileEvents:
+    """The columns the critical path reads, over all item parts in the profile's numbering
+    (one part: its own arrays, no copy)."""
+
+    COLUMNS = ("kind", "fevent", "creator", "critical", "create", "start", "stop")
+
+    def __init__(self, parts):
+        self.parts = parts
+        self.columns = PartColumns(parts)
+        one = len(parts) == 1
+        cols = {c: [p.model.items[c] for p in parts] for c in self.COLUMNS}
+        self.item = {c: (v[0] if one else np.concatenate(v)) for c, v in cols.items()}
+        del cols
+        self.n = len(self.item["kind"])
+        self.offsets = self.columns.offsets
+        self.has_instances = self._joined(_has_instances)
+        self.events = concat_event_tables([p.model.events for p in parts])
+        w = [_waits_with_events(p) for p in parts]
+        self.waits = {c: np.concatenate([x[c] for x in w]) for c in w[0]}
+
+    def release(self):
+        """Let go of the joined columns (what the rules needed at once; afterwards ``at``
+        answers for a few items)."""
+        self.item = None
+
+    def at(self, column, ids):
+        return self.columns.at(column, ids)
+
+    def lane_group(self, ids):
+        return self.columns.lane_group(ids)
 
     def _joined(self, column):
         cols = [column(p.model) for p in self.parts]
@@ -100,9 +116,32 @@ def _waits_with_events(part):
             "end": np.asarray(w["end"])[keep], "event": ev[keep]}
 
 
+FLAGS = {"entry": 1, "channel": 2, "copy": 4, "instance": 8}
+
+
+def flag_bits(kinds):
+    """The ``FLAGS`` bits of one kind of owner ("entry" …) or several."""
+    if isinstance(kinds, str):
+        return FLAGS[kinds]
+    return int(np.bitwise_or.reduce([FLAGS[k] for k in kinds]))
+
+
+def item_flags(kind, has_instances):
+    """Per item, the kinds of owner it can be (``FLAGS``): an entry (task, meta-task,
+    message, profiler response), a channel's fill or dependent partitioning (a fill the log
+    gave its instances), a copy (likewise) or an instance."""
+    flags = kinds_mask(kind, ENTRY_KINDS).astype(np.uint8)
+    flags |= (((kind == ItemKind.FILL) & has_instances) | (kind == ItemKind.DEP_PART)) * \
+        np.uint8(2)
+    flags |= ((kind == ItemKind.COPY) & has_instances) * np.uint8(4)
+    flags |= (kind == ItemKind.INSTANCE) * np.uint8(8)
+    return flags
+
+
 class ItemIndex:
     """Items by the event that names them (their completion; an instance's uid): the first
-    item of each event, and which kinds of owner it can be."""
+    item of each event (``events`` sorted, ``items``), and which kinds of owner each item can
+    be (``flags``)."""
 
     def __init__(self, pe):
         it = pe.item
@@ -113,18 +152,19 @@ class ItemIndex:
         fe = it["fevent"][o]
         first = first_of_runs(fe)
         self.events, self.items = fe[first], o[first]
-        kind = it["kind"]
-        self.entry = kinds_mask(kind, ENTRY_KINDS)
-        self.channel = ((kind == ItemKind.FILL) & pe.has_instances) | (kind == ItemKind.DEP_PART)
-        self.copy = (kind == ItemKind.COPY) & pe.has_instances
-        self.instance = kind == ItemKind.INSTANCE
+        self.flags = item_flags(it["kind"], pe.has_instances)
 
-    def find(self, events, mask=None):
-        """The item named by each event (-1: none, or not of ``mask``)."""
+    def has(self, kinds, ids):
+        """Whether each of ``ids`` (-1: none) can be an owner of ``kinds``."""
+        ids = np.asarray(ids)
+        return (ids >= 0) & ((self.flags[np.maximum(ids, 0)] & flag_bits(kinds)) != 0)
+
+    def find(self, events, kinds=None):
+        """The item named by each event (-1: none, or not of ``kinds``)."""
         pos = find_sorted(self.events, events)
         out = np.where(pos >= 0, self.items[np.maximum(pos, 0)], -1)
-        if mask is not None:
-            out = np.where((out >= 0) & mask[np.maximum(out, 0)], out, -1)
+        if kinds is not None:
+            out = np.where(self.has(kinds, out), out, -1)
         return out
 
 
@@ -151,52 +191,42 @@ def mark_of(table, events, default=NO_TIME):
 class Timing:
     """When each item was created as the rules see it, and by whom: a message by its
     sender's clock (``spawn``), a profiler response as what it profiled (its creation and
-    creator), the rest as recorded."""
+    creator), the rest as recorded.  ``base``: the creation before that last step (a
+    response's own), what a lookup of the item by its event reads."""
 
     creation: np.ndarray
     creator: np.ndarray
+    base: np.ndarray
     allocated: tuple  # instances' allocation marks (sorted events, times)
     implicit: np.ndarray  # events of implicit tasks (no completion vertex)
 
 
 def item_timing(pe, index):
     it = pe.item
-    creation = it["create"].copy()
-    creator = it["creator"].copy()
+    base = it["create"].copy()
     msg = np.flatnonzero(it["kind"] == ItemKind.MESSAGE)
     spawn = mark_of(marks_of(pe.events, MARK_SPAWN), it["fevent"][msg])
-    creation[msg] = np.where(spawn != NO_TIME, spawn, creation[msg])
+    base[msg] = np.where(spawn != NO_TIME, spawn, base[msg])
+    creation, creator = base, it["creator"]
     prof = np.flatnonzero(it["kind"] == ItemKind.PROF_TASK)
-    owner = index.find(it["creator"][prof])
+    p, o = profiled_owner(index, it["creator"][prof], prof)
+    if len(p):
+        creation, creator = base.copy(), creator.copy()
+        creation[p] = base[o]  # (an owner that is itself a profiler response: its own)
+        creator[p] = it["creator"][o]
+    implicit = marks_of(pe.events, MARK_IMPLICIT)[0]
+    return Timing(creation, creator, base, marks_of(pe.events, MARK_ALLOCATED), implicit)
+
+
+def profiled_owner(index, creator, prof):
+    """(the profiler responses ``prof`` whose owner ``index`` finds by their ``creator``,
+    those owners): what they profiled — an entry, a copy, fill or dependent partitioning,
+    or an instance."""
+    owner = index.find(creator)
     has = owner >= 0
     o = owner[has]
-    ok = index.entry[o] | index.channel[o] | index.instance[o] | index.copy[o]
-    p, o = prof[has][ok], o[ok]
-    creation[p] = creation[o]  # (an owner that is itself a profiler response: as patched)
-    creator[p] = creator[o]
-    implicit = marks_of(pe.events, MARK_IMPLICIT)[0]
-    return Timing(creation, creator, marks_of(pe.events, MARK_ALLOCATED), implicit)
-
-
-def completions_of(pe, index, timing):
-    """``build_graph``'s view of items' completions: (event kind, creation, trigger) of the
-    item each event names (-1 kind: none; an implicit task's completion is no vertex)."""
-    it = pe.item
-
-    def completions(events):
-        j = index.find(events)
-        hit = np.flatnonzero(j >= 0)
-        jj = j[hit]
-        kind = np.full(len(events), -1, np.int64)
-        kind[hit] = VERTEX_KIND[it["kind"][jj]]
-        kind[hit[find_sorted(timing.implicit, events[hit]) >= 0]] = -1
-        creation = np.full(len(events), NO_TIME, np.int64)
-        creation[hit] = np.where(it["kind"][jj] == ItemKind.PROF_TASK, it["start"][jj],
-                                 timing.creation[jj])
-        trigger = np.full(len(events), NO_TIME, np.int64)
-        trigger[hit] = it["stop"][jj]
-        return kind, creation, trigger
-    return completions
+    ok = index.has(("entry", "channel", "instance", "copy"), o)
+    return prof[has][ok], o[ok]
 
 
 # the kinds an item that ends a run's path may be

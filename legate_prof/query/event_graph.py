@@ -59,7 +59,8 @@ def find_sorted(keys, query):
     query = np.asarray(query, keys.dtype)
     if len(keys) == 0 or len(query) == 0:
         return np.full(len(query), -1, np.int64)
-    if len(query) > SORT_QUERIES_ABOVE and len(keys) > SORT_QUERIES_ABOVE:
+    if (len(query) > SORT_QUERIES_ABOVE and len(keys) > SORT_QUERIES_ABOVE
+            and not bool(np.all(query[1:] >= query[:-1]))):
         order = np.argsort(query, kind="stable")  # (runs of ids in order: cheap)
         pos = np.empty(len(query), np.int64)
         pos[order] = np.searchsorted(keys, query[order])
@@ -72,7 +73,12 @@ def find_sorted(keys, query):
 @dataclass
 class EventGraph:
     """Vertices (sorted event ids) with their kind, creator event, creation and trigger time
-    and, after ``run_pass``, their critical vertex (-1: none)."""
+    and, after ``run_pass``, their critical vertex (-1: none).
+
+    A graph of one rank's records among others (``rank_links``) also says which vertices are
+    *open*: their value may depend on what other ranks record.  A graph of what the ranks
+    left open has *pinned* vertices: computed by their rank, each with a critical vertex of
+    its own past the sorted ones (``pin``)."""
 
     events: np.ndarray
     kind: np.ndarray
@@ -86,6 +92,14 @@ class EventGraph:
     critical: np.ndarray | None = None
     cycle: bool = False
     rounds: int = 0
+    open: np.ndarray | None = None  # bool per vertex (a rank's graph among others)
+    pinned: np.ndarray | None = None  # bool per vertex: ``critical`` given (``pin``)
+    pin_target: np.ndarray | None = None  # the pinned vertices' critical vertex
+    inserted_dst: np.ndarray | None = None  # the destination of each of the ``n_edges``
+    by_item: np.ndarray | None = None  # bool per vertex: an item's completion
+    # the vertex of each record's result and each edge's source and destination (-1: none)
+    record_vertex: np.ndarray | None = None
+    edge_vertices: tuple | None = None
 
     @property
     def has_data(self):
@@ -94,15 +108,6 @@ class EventGraph:
 
     def vertex(self, events):
         return find_sorted(self.events, events)
-
-    def critical_of(self, events):
-        """The critical vertex of each event (-1: not a vertex, or lookups cleared)."""
-        v = self.vertex(events)
-        if self.critical is None or self.cycle or not self.has_data:
-            return np.full(len(v), -1, np.int64)
-        out = np.full(len(v), -1, np.int64)
-        out[v >= 0] = self.critical[v[v >= 0]]
-        return out
 
 
 def _barrier_phases(named):
@@ -123,14 +128,14 @@ def _barrier_phases(named):
     return base[rep] + (off + 1).astype(np.uint64)
 
 
-def build_graph(events, completions, implicit):
+def build_graph(events, completions, also=()):
     """The graph of the event tables ``events`` (``model.event_tables``, all ranks in reading
     order).  ``completions(ev)`` gives, for event ids, the items' completion vertices they
     are: (kind, creation, trigger) arrays, kind -1 where no item completes that event.
-    ``implicit``: the implicit tasks' events (vertices only as placeholders)."""
+    ``also``: more events that are vertices (the implicit tasks' events: placeholders)."""
     rec, edges = events["records"], events["edges"]
     named = np.concatenate([rec["result"], edges["src"], edges["dst"],
-                            np.asarray(implicit, np.uint64)]).astype(np.uint64)
+                            np.asarray(also, np.uint64)]).astype(np.uint64)
     named = named[named != 0]
     ids = sorted_unique(np.concatenate([named, _barrier_phases(named)]))
     nv = len(ids)
@@ -147,7 +152,8 @@ def build_graph(events, completions, implicit):
 def _record_items(g, completions):
     """Vertices that are items' completions (their item's record makes them)."""
     kind, creation, trigger = completions(g.events)
-    hit = np.flatnonzero(kind >= 0)
+    g.by_item = kind >= 0
+    hit = np.flatnonzero(g.by_item)
     g.kind[hit] = kind[hit]
     g.creator[hit] = g.events[hit]  # an item's completion is named by its own event
     g.creation[hit] = creation[hit]
@@ -158,9 +164,9 @@ def _record_events(g, rec):
     """Vertices the event records make: the first record of an event wins (an item's
     completion before any); a barrier's phase takes the creator and time of its latest
     arrival (the first recorded among equals); a handshake its first record's time."""
-    if len(rec["result"]) == 0:
+    g.record_vertex = v = g.vertex(rec["result"])
+    if len(v) == 0:
         return
-    v = g.vertex(rec["result"])
     kind = rec["kind"].astype(np.int64)
     arrival = (kind == ARRIVE_BARRIER) | (kind == EXTERNAL_HANDSHAKE)
     free = g.kind == UNKNOWN_EVENT  # not made by an item
@@ -194,8 +200,9 @@ def _add_edges(g, edges):
     bv = np.flatnonzero(is_barrier(ids))
     bv = bv[(ids[bv] & GENERATION_MASK) > 1]
     ps = g.vertex(ids[bv] - np.uint64(1))
-    s = np.concatenate([ps, g.vertex(edges["src"])])
-    d = np.concatenate([bv, g.vertex(edges["dst"])])
+    g.edge_vertices = (g.vertex(edges["src"]), g.vertex(edges["dst"]))
+    s = np.concatenate([ps, g.edge_vertices[0]])
+    d = np.concatenate([bv, g.edge_vertices[1]])
     upd = np.concatenate([np.ones(len(ps), bool), edges["update"].astype(bool)])
     keep = (s >= 0) & (d >= 0)
     s, d, upd = s[keep], d[keep], upd[keep]
@@ -205,6 +212,7 @@ def _add_edges(g, edges):
     first[o[first_of_runs(pair[o])]] = True
     inserted = first | ~upd
     g.n_edges = int(inserted.sum())
+    g.inserted_dst = d[inserted]
     rank = np.flatnonzero(inserted)
     s, d, pair = s[inserted], d[inserted], pair[inserted]
     o = np.lexsort((-rank, pair))  # newest copy of each pair first
@@ -213,12 +221,31 @@ def _add_edges(g, edges):
     g.src, g.dst, g.rank = s[o].astype(small), d[o].astype(small), rank[o].astype(small)
 
 
-def run_pass(g):
+def pin(g, v, own_trigger, kind, creator, trigger):
+    """Vertices ``v`` computed elsewhere (roots here): their own trigger time, and the kind,
+    creator and trigger time of their critical vertex, which is added past the sorted ones."""
+    nv, n, k = len(g.events), len(g.kind), len(v)
+    g.kind = np.concatenate([g.kind, np.asarray(kind, g.kind.dtype)])
+    g.creator = np.concatenate([g.creator, np.asarray(creator, np.uint64)])
+    g.creation = np.concatenate([g.creation, np.full(k, NO_TIME, np.int64)])
+    g.trigger = np.concatenate([g.trigger, np.asarray(trigger, np.int64)])
+    g.trigger[v] = own_trigger
+    if g.pinned is None:
+        g.pinned = np.zeros(nv, bool)
+        g.pin_target = np.full(nv, -1, np.int64)
+    g.pinned[v] = True
+    g.pin_target[v] = n + np.arange(k)
+
+
+def run_pass(g, local=False):
     """``compute_critical_paths``: in topological order, each vertex's critical vertex and,
-    for the kinds it computes, its trigger time.  A cycle leaves ``g.cycle`` set."""
+    for the kinds it computes, its trigger time.  A cycle leaves ``g.cycle`` set.  ``local``:
+    one rank's graph among others, computed whether or not it has an edge (another rank's
+    may), its open vertices (``g.open``, seeded) passing that on to what depends on them."""
     nv = len(g.events)
-    g.critical = np.full(nv, -1, np.int32 if nv < 2**31 else np.int64)
-    if not g.has_data:
+    total = len(g.kind)
+    g.critical = np.full(total, -1, np.int32 if total < 2**31 else np.int64)
+    if not g.has_data and not local:
         return g
     o = np.lexsort((-g.rank, g.dst))  # incoming edges by destination, newest first
     in_src, in_rank = g.src[o], g.rank[o]
@@ -230,8 +257,12 @@ def run_pass(g):
     frontier = np.flatnonzero(remaining == 0)
     # vertices without sources (most: items' completions, first phases …) are their own
     # critical vertex; the kinds the pass times trigger when made
-    g.critical[frontier] = frontier
-    prop = frontier[PROPAGATED[g.kind[frontier]] & (g.kind[frontier] != UNKNOWN_EVENT)]
+    free = frontier if g.pinned is None else frontier[~g.pinned[frontier]]
+    g.critical[free] = free
+    if g.pinned is not None:
+        pv = np.flatnonzero(g.pinned)
+        g.critical[pv] = g.pin_target[pv]
+    prop = free[PROPAGATED[g.kind[free]] & (g.kind[free] != UNKNOWN_EVENT)]
     g.trigger[prop] = g.creation[prop]
     done = len(frontier)
     g.rounds = 1
@@ -276,6 +307,7 @@ def _visit(g, f, in_src, in_rank, in_ptr):
     early_v, early_t = late_v.copy(), late_t.copy()
     taint = np.full(n, -1, np.int64)
     one = np.flatnonzero(cnt == 1)  # most vertices: no order among sources to find
+    src_open = None if g.open is None else np.zeros(n, bool)  # open: a source is
     if len(one):
         s = in_src[in_ptr[f[one]]]
         st = g.trigger[s]
@@ -284,11 +316,17 @@ def _visit(g, f, in_src, in_rank, in_ptr):
         late_v[k] = early_v[k] = g.critical[s[known]]
         late_t[k] = early_t[k] = st[known]
         taint[u] = g.critical[s[~known]]
+        if src_open is not None:
+            src_open[one] = g.open[s]
     many = np.flatnonzero(cnt > 1)
     if len(many):
         grp, s, at = _gather(in_src, in_ptr, f[many])
         grp = many[grp]
         _many_sources(g, grp, s, in_rank[at], n, (late_v, late_t, early_v, early_t, taint))
+        if src_open is not None:
+            src_open[grp[g.open[s]]] = True
+    if src_open is not None:
+        g.open[f] |= src_open
     unknown = g.kind[f] == UNKNOWN_EVENT
     tainted = (taint >= 0) & ~unknown
     cq = g.kind[f] == COMPLETION_QUEUE_EVENT

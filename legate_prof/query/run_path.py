@@ -108,8 +108,7 @@ def _step(links, col, i, h):
                     int(rows.target[w]), int(rows.trigger[w]))
         return PathStep(i, begin, h, "unknown", -1, ws, we), -1, 0
     if v["kind"] in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
-        caller = int(links.index.find(np.array([v["creator"]], np.uint64),
-                                      links.index.entry)[0])
+        caller = int(links.find_entry(np.array([v["creator"]], np.uint64))[0])
         return PathStep(i, start, h, "caller" if caller >= 0 else "", caller), caller, start
     via, target = int(links.items.via[i]), int(links.items.target[i])
     if via == NO_ROW or target < 0:

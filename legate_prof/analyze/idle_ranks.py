@@ -1,0 +1,273 @@
+"""Idle time explained (``idle_gaps``) rank by rank: each rank's worker explains what it can
+of its own stretches, and the parent only what rests on other ranks.
+
+A rank's worker (``rank_idle``, right after it built the rank's model) finds its processors'
+idle stretches, links the rank alone (``query.rank_links.RankPass``) and sums, by lane
+group and by source line, the stretches whose explanation is its own.  It leaves for the
+parent (``idle_of_ranks``) the stretches that are not: a lane's first (its length needs the
+run's start), an item whose link rests on another rank (residual), an item whose operation
+another rank describes (its source line is there) — and the tables the join needs
+(``RankTables``: items by event, closed vertices, what it left open; its operations).
+
+Exact, as ``idle_gaps`` over all ranks, where Realm's and Legion's ids say where a thing is:
+an event on the node that made it (``rank_links`` checks what it relies on), an operation
+described by one rank only (Legion numbers a node's operations ``node + k * nodes``: the
+ranks' ids fall in distinct classes modulo a common stride, which the parent checks).  Where a rank's worker finds otherwise — or the ranks cannot be joined, or a
+GPU kernel's task is on another node — ``idle_of_ranks`` says None and the caller explains
+the idle time over all ranks at once (``idle_gaps``).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from legate_prof.analyze.idle_gaps import WAITS, classes, lane_gaps
+from legate_prof.model.item_parts import ItemPart
+from legate_prof.model.kinds import GROUP_KEYS, ItemKind
+from legate_prof.query.event_graph import sorted_unique
+from legate_prof.query.link_rules import NO_ROW
+from legate_prof.query.rank_links import (Join, OwnNodes, RankPass, RankTables, nodes_of,
+                                          residual_of)
+
+PREPARE = "legate_prof.analyze.idle_ranks:rank_idle"  # what a rank's worker runs (``load``)
+N = len(WAITS)
+_GROUPS = 64  # (a group key: rank * 64 + lane group)
+
+
+def rank_idle(model) -> dict:
+    """What a rank's worker leaves for the parent, as named arrays (see above)."""
+    nodes = nodes_of(model)
+    rp = RankPass(ItemPart(model, 0, 0, None, None), nodes)
+    it, lanes = model.items, model.lanes
+    sel, start, before, first, lane = lane_gaps(model)
+    idle = start - before
+    keep = first | (idle > 0)
+    sel, start, idle, first, lane = sel[keep], start[keep], idle[keep], first[keep], lane[keep]
+    key = lanes["rank"][lane].astype(np.int64) * _GROUPS + lanes["group"][lane]
+    rows, kernel_outside = _row_items(rp, sel, it, OwnNodes(nodes))
+    rp.link(sorted_unique(rows))
+    residual = np.zeros(model.n_items, bool)
+    residual[rp.residual.items] = True
+    residual = residual[rows]
+    cls = _local_classes(rp, rows, it, lanes)
+    prov = _provenances(model, sel)
+    done = ~residual & ~first & (prov >= 0)
+    out = {f"tables_{k}": v for k, v in rp.tables.arrays().items()}
+    out["by_key"] = _sum_rows(key[done], cls[done], idle[done])
+    out["by_prov"] = _sum_rows(prov[done], cls[done], idle[done])
+    rest = np.flatnonzero(~done)
+    out.update(rest_row=rows[rest], rest_value=np.where(first, start, idle)[rest],
+               rest_first=first[rest], rest_key=key[rest], rest_prov=prov[rest],
+               rest_op=it["op_id"][sel[rest]], rest_cls=np.where(residual, -1, cls)[rest])
+    res = residual_of(sorted_unique(rows[rest][residual[rest]]), model)
+    out.update(res_items=res.items, res_pre=res.pre, res_creator=res.creator,
+               res_fevent=res.fevent)
+    out.update(lanes_by_key=np.bincount(
+                   lanes["rank"].astype(np.int64) * _GROUPS + lanes["group"],
+                   minlength=_GROUPS),
+               extent=np.array(model.extent(), np.int64),
+               state=np.array([kernel_outside, *_ops_stride(model)], np.int64))
+    return out
+
+
+def _row_items(rp, sel, it, own):
+    """The item whose row explains each stretch: itself, a GPU kernel's task (whether some
+    kernel's task is on another node, where this rank cannot read its row)."""
+    rows = sel.copy()
+    kernel = np.flatnonzero(it["kind"][sel] == ItemKind.GPU_KERNEL)
+    creator = it["creator"][sel[kernel]]
+    task = rp.tables.items.find(creator, "entry")
+    rows[kernel[task >= 0]] = task[task >= 0]
+    return rows, bool(own.foreign(creator).any())
+
+
+def _local_classes(rp, rows, it, lanes):
+    """``idle_gaps.classes`` of the rows this rank linked."""
+    via, target = rp.rows.via[rows], rp.rows.target[rows]
+    t = np.maximum(target, 0)
+    return classes(via, target, it["kind"][t], lanes["group"][it["lane"][t]])
+
+
+def _provenances(model, sel):
+    """Each stretch's source line: the provenance id of its operation here (0: none), -1
+    where this rank does not describe the operation (another may)."""
+    op = model.items["op_id"][sel].astype(np.uint64)
+    ids = np.asarray(model.ops["op_id"], np.uint64)
+    out = np.zeros(len(op), np.int64)
+    if len(ids):
+        pos = np.minimum(np.searchsorted(ids, op), len(ids) - 1)
+        found = ids[pos] == op
+        out = np.where(found, np.asarray(model.ops["provenance"], np.int64)[pos], -1)
+    out[op == 0] = 0
+    return out
+
+
+def _ops_stride(model):
+    """(the greatest common divisor of the rank's operation ids' differences, its first id,
+    how many): Legion numbers a node's operations ``node + k * nodes``."""
+    ids = np.asarray(model.ops["op_id"], np.uint64).astype(np.int64)
+    stride = int(np.gcd.reduce(np.diff(ids))) if len(ids) > 1 else 0
+    return stride, int(ids[0]) if len(ids) else 0, len(ids)
+
+
+def ops_disjoint(strides):
+    """Whether no operation is described by two ranks (``_ops_stride`` of each): their ids
+    fall in distinct classes modulo a common stride."""
+    import math
+    g = 0
+    for stride, _, _ in strides:
+        g = math.gcd(g, stride)
+    firsts = [first % g if g else first for _, first, n in strides if n]
+    return len(set(firsts)) == len(firsts)
+
+
+def _sum_rows(key, cls, idle):
+    """Idle ns by (key, wait): one row of ``len(WAITS)`` per key ``0..max``."""
+    n = int(key.max()) + 1 if len(key) else 0
+    sums = np.bincount(key * N + cls, weights=idle.astype(np.float64), minlength=n * N)
+    return sums.reshape(n, N)
+
+
+# -- the parent ------------------------------------------------------------------------------
+
+def explain_idle(profile) -> dict:
+    """``idle_gaps.idle_gaps`` of ``profile``, from what its ranks' workers prepared where
+    they did (``load_profile(..., prepare=PREPARE)``: a ``RankSet``) and that tells."""
+    from legate_prof.analyze.idle_gaps import idle_gaps
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.load.rank_workers import prepared_of
+    from legate_prof.query import as_source
+    if isinstance(profile, RankSet):
+        models = profile.rank_models()  # (each with its own operations)
+        prepared = [prepared_of(m) for m in models]
+        parts = profile.item_parts()
+        if len(parts) > 1 and all(p is not None for p in prepared):
+            offsets = [p.item_off for p in parts] + [parts[-1].item_off
+                                                     + parts[-1].model.n_items]
+            got = idle_of_ranks(prepared, models, offsets, profile.summary_model().extent())
+            if got is not None:
+                return got
+    return idle_gaps(as_source(profile))
+
+
+def idle_of_ranks(prepared, models, offsets, extent):
+    """``idle_gaps``' JSON from the ranks' ``rank_idle`` (``models``: the ranks' own, with
+    their operations; ``offsets``: their first items in the profile's numbering; ``extent``:
+    the run's first start and last stop), or None where only all ranks at once can tell."""
+    tables = [RankTables.from_arrays({k[7:]: v for k, v in p.items()
+                                      if k.startswith("tables_")}, m)
+              for p, m in zip(prepared, models)]
+    if any(int(p["state"][0]) for p in prepared) or not ops_disjoint(
+            [tuple(int(x) for x in p["state"][1:4]) for p in prepared]):
+        return None  # (a kernel's task on another node; an operation two ranks describe)
+    join = Join(tables, offsets)
+    if not join.ok:
+        return None
+    run_start, run_stop = (int(x) for x in extent)
+    by_key = [np.asarray(p["by_key"]) for p in prepared]
+    by_prov = [np.asarray(p["by_prov"]) for p in prepared]  # (by each rank's string ids)
+    for k, p in enumerate(prepared):
+        key, cls, idle, table, prov = _rest(join, k, p, models, run_start)
+        by_key.append(_sum_rows(key, cls, idle))
+        for t in sorted_unique(table).tolist():
+            by_prov.append(_sum_rows(prov[table == t], cls[table == t], idle[table == t]))
+            by_prov[-1] = (t, by_prov[-1])
+    lanes = {}
+    for p in prepared:
+        for k, n in enumerate(np.asarray(p["lanes_by_key"]).tolist()):
+            lanes[k] = lanes.get(k, 0) + n
+    lines = {}
+    for k, sums in enumerate(by_prov):
+        t, sums = (k, sums) if k < len(prepared) else sums
+        strings = models[t].provenances
+        for i in np.flatnonzero(sums[1:].any(axis=1)) + 1 if len(sums) else []:
+            name = str(strings[i])
+            lines[name] = lines.get(name, 0) + sums[i]
+    keys = {}
+    for sums in by_key:
+        for i in np.flatnonzero(sums.any(axis=1)) if len(sums) else []:
+            keys[int(i)] = keys.get(int(i), 0) + sums[i]
+    if not join.has_data:  # (no event graph anywhere: nothing is explained)
+        for table in (keys, lines):
+            for name, row in table.items():
+                table[name] = np.eye(N)[WAITS.index("unknown")] * row.sum()
+    return {"span_ns": [run_start, run_stop], "waits": list(WAITS),
+            "groups": _groups(keys, lanes), "by_provenance": _lines(lines)}
+
+
+def _rest(join, k, p, models, run_start):
+    """(group key, wait, idle ns, the rank whose source lines, source line) of rank ``k``'s
+    stretches left to the parent: a lane's first measured from the run's start, the residual
+    ones linked over all ranks, the source lines another rank describes."""
+    value, first = np.asarray(p["rest_value"], np.int64), np.asarray(p["rest_first"], bool)
+    idle = np.where(first, value - run_start, value)
+    keep = np.flatnonzero(idle > 0)
+    cls = np.asarray(p["rest_cls"], np.int64)[keep]
+    todo = np.flatnonzero(cls < 0)
+    if len(todo):
+        cls[todo] = (_linked_classes(join, k, p, np.asarray(p["rest_row"])[keep[todo]])
+                     if join.has_data else WAITS.index("unknown"))
+    table, prov = _lines_of(np.asarray(p["rest_prov"], np.int64)[keep],
+                            np.asarray(p["rest_op"], np.uint64)[keep], k, models)
+    return (np.asarray(p["rest_key"], np.int64)[keep], cls, idle[keep], table, prov)
+
+
+def _linked_classes(join, k, p, rows):
+    """``classes`` of rank ``k``'s residual rows ``rows``, linked over all ranks."""
+    from legate_prof.query.rank_links import Residual
+    items = np.asarray(p["res_items"], np.int64)
+    none = np.zeros(0, np.int64)
+    res = Residual(items, np.asarray(p["res_pre"], np.uint64),
+                   np.asarray(p["res_creator"], np.uint64),
+                   np.asarray(p["res_fevent"], np.uint64), none, none.astype(np.uint64))
+    linked, _ = join.link_items(k, res)
+    at = np.searchsorted(items, rows)
+    via, target = linked.via[at], linked.target[at]
+    t = np.maximum(target, 0)
+    kind = np.where(target >= 0, join.lookups.column("kind", t), 0)
+    group = np.where(target >= 0, join.lookups.column("group", t), 0)
+    return classes(via, np.where(via == NO_ROW, -1, target), kind, group)
+
+
+def _lines_of(prov, op, k, models):
+    """(the rank whose string table, its provenance id) of each stretch's source line: rank
+    ``k``'s own, or that of the rank that describes its operation (at most one:
+    ``ops_disjoint``; none: no line)."""
+    table = np.full(len(prov), k, np.int64)
+    prov = prov.copy()
+    todo = np.flatnonzero(prov < 0)
+    prov[todo] = 0
+    for j, m in enumerate(models):
+        ids = np.asarray(m.ops["op_id"], np.uint64)
+        if len(todo) == 0 or len(ids) == 0:
+            continue
+        pos = np.minimum(np.searchsorted(ids, op[todo]), len(ids) - 1)
+        hit = ids[pos] == op[todo]
+        table[todo[hit]] = j
+        prov[todo[hit]] = np.asarray(m.ops["provenance"])[pos[hit]]
+        todo = todo[~hit]
+    return table, prov
+
+
+def _groups(by_key, lanes):
+    out = []
+    for k in sorted(by_key):
+        row = np.clip(np.nan_to_num(by_key[k]), 0, 2.0**62).astype(np.int64)
+        out.append({"rank": int(k // _GROUPS), "kind": GROUP_KEYS[int(k % _GROUPS)],
+                    "lanes": int(lanes.get(k, 0)),
+                    "idle_ns": int(row.sum()), "by_wait": dict(zip(WAITS, row.tolist()))})
+    return out
+
+
+def _lines(by_line, top=20):
+    rows = []
+    for name, sums in by_line.items():
+        if not name:
+            continue
+        row = np.clip(np.nan_to_num(sums), 0, 2.0**62).astype(np.int64)
+        rows.append({"provenance": name, "idle_ns": int(row.sum()),
+                     "by_wait": dict(zip(WAITS, row.tolist()))})
+    rows.sort(key=lambda r: (-r["idle_ns"], r["provenance"]))
+    return rows[:top]

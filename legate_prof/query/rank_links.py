@@ -1,0 +1,447 @@
+"""Critical links rank by rank: each rank's model linked alone, then what its rows rest on of
+the other ranks' records linked together — the same rows as one pass over all ranks
+(``critical_links.link_whole``), which this falls back to where it cannot tell.
+
+Realm makes an event on one node, and a rank's log records what its node made: every item's
+own event, and nearly every record and edge of the event graph.  So a rank alone can link
+most of its items.  What it cannot know is what other ranks record, and that is only ever:
+
+* an event of another node (an edge from it, a precondition, a creator) — *foreign*;
+* a barrier (every node arrives at it);
+* an event of its own node that nothing here makes (another node triggered it), or that a
+  record of what ran on another node makes (a remote trigger: both nodes record it).
+
+Those vertices are *open* (``EventGraph.open``), and so is everything their value flows into.
+A rank's row is *residual* when its precondition is open (or made nowhere here), or when a
+lookup it makes (the creator, the critical event's maker, an instance's creator) is of a
+foreign event.  Everything else equals the whole pass's row, provided no other rank holds
+data keyed by an event this rank treated as its own and closed — which ``Join`` checks.
+
+``Join`` then builds the graph of what the ranks left open — their records and edges into
+open vertices, in reading order — with each closed vertex it needs *pinned* to the value its
+rank computed (``event_graph.pin``), runs the pass over it, and links the residual rows
+with lookups across ranks (``link_lookups.PartLookups``).  It gives up (the caller links all
+ranks at once) on a cycle anywhere, on items, calls or marks of another node's event, and on
+another rank's record or edge into a vertex a rank closed: all three only in damaged logs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from legate_prof.assemble.event_records import event_node
+from legate_prof.model.event_tables import (INSTANCE_READY, INSTANCE_REDISTRICT, NO_TIME,
+                                            UNKNOWN_EVENT, concat_event_tables)
+from legate_prof.model.kinds import ItemKind
+from legate_prof.query.critical_inputs import (ItemIndex, ProfileEvents, item_timing,
+                                               last_item)
+from legate_prof.query.event_graph import build_graph, find_sorted, is_barrier, pin, run_pass
+from legate_prof.query.link_lookups import ItemTables, PartLookups
+from legate_prof.query.link_rules import (CriticalEntry, LinkRows, Resolver, entry_rows,
+                                          instance_rows, link_rows, wait_rows)
+
+
+def nodes_of(model):
+    """The nodes (ranks) whose records ``model`` holds."""
+    ranks = {int(r["rank"]) for r in model.ranks if "rank" in r}
+    ranks |= set(np.unique(np.asarray(model.lanes["rank"])).tolist())
+    return np.array(sorted(ranks), np.int64)
+
+
+class OwnNodes:
+    """Whether events are of the given nodes' (0 is no event: never foreign)."""
+
+    def __init__(self, nodes):
+        self.table = np.zeros(1 << 16, bool)
+        self.table[np.asarray(nodes, np.int64) & 0xFFFF] = True
+
+    def foreign(self, events):
+        events = np.asarray(events, np.uint64)
+        return (events != 0) & ~self.table[event_node(events)]
+
+
+@dataclass
+class ClosedValues:
+    """A rank's closed vertices and what it computed for them (sorted ``keys``; their own
+    trigger time; their critical vertex's kind, creator and trigger time)."""
+
+    keys: np.ndarray
+    own_trigger: np.ndarray
+    kind: np.ndarray
+    creator: np.ndarray
+    trigger: np.ndarray
+
+    @classmethod
+    def of(cls, graph):
+        """The closed vertices of ``graph`` but items' completions that are their own
+        critical vertex (what a lookup of the item gives: ``ItemTables.completions``)."""
+        v = np.flatnonzero(~graph.open)
+        c = graph.critical[v]
+        keep = (c >= 0) & ~(graph.by_item[v] & (c == v))  # (c < 0: a cycle, refused anyway)
+        v, c = v[keep], c[keep]
+        return cls(graph.events[v], graph.trigger[v], graph.kind[c], graph.creator[c],
+                   graph.trigger[c])
+
+    def find(self, events):
+        return find_sorted(self.keys, events)
+
+
+@dataclass
+class RankTables:
+    """What ``Join`` reads of one rank: its nodes, its items' lookups (``ItemTables``), its
+    closed vertices' values, what it left open (sorted vertex ids; its records and edges
+    into them, in reading order), and whether it could be joined at all."""
+
+    nodes: np.ndarray
+    items: ItemTables
+    closed: ClosedValues
+    open_keys: np.ndarray
+    open_events: dict  # ``model.event_tables``' records and edges into open vertices
+    outside: bool  # items, calls or marks keyed by another node's event
+    cycle: bool
+    has_edges: bool
+    counts: tuple  # (closed vertices, edges into them)
+    graph: object = None  # the rank's own graph, where it was linked in this process
+
+    CLOSED = ("keys", "own_trigger", "kind", "creator", "trigger")
+
+    def arrays(self):
+        """The tables as named arrays (``from_arrays`` takes them back: a rank's worker saves
+        them, the parent maps them)."""
+        out = {"item_" + k: v for k, v in self.items.saved().items()}
+        out.update({"closed_" + k: getattr(self.closed, k) for k in self.CLOSED})
+        out.update({"rec_" + k: v for k, v in self.open_events["records"].items()})
+        out.update({"edge_" + k: v for k, v in self.open_events["edges"].items()})
+        out["open_keys"], out["nodes"] = self.open_keys, self.nodes
+        out["state"] = np.array([self.outside, self.cycle, self.has_edges, *self.counts],
+                                np.int64)
+        return out
+
+    @classmethod
+    def from_arrays(cls, a, model):
+        """``arrays()`` back, the rank's item columns read from its ``model``."""
+        items = ItemTables({k[5:]: v for k, v in a.items() if k.startswith("item_")},
+                           model_columns(model))
+        closed = ClosedValues(*[a["closed_" + k] for k in cls.CLOSED])
+        events = {"records": {k[4:]: v for k, v in a.items() if k.startswith("rec_")},
+                  "edges": {k[5:]: v for k, v in a.items() if k.startswith("edge_")}}
+        st = [int(x) for x in a["state"]]
+        return cls(a["nodes"], items, closed, a["open_keys"], events, bool(st[0]), bool(st[1]),
+                   bool(st[2]), (st[3], st[4]))
+
+    def treats_closed(self, events):
+        """Which events this rank linked as its own and closed: a closed vertex, or an item's
+        completion its graph does not hold."""
+        closed = self.closed.find(events) >= 0
+        plain = (find_sorted(self.open_keys, events) < 0) & (self.items.find(events) >= 0)
+        return closed | plain
+
+
+@dataclass
+class Residual:
+    """A rank's rows to link again with every rank's records: items (their ids in the rank,
+    precondition, raw creator, own event) and waits (row, event)."""
+
+    items: np.ndarray
+    pre: np.ndarray
+    creator: np.ndarray
+    fevent: np.ndarray
+    waits: np.ndarray
+    wait_events: np.ndarray
+
+
+def model_columns(model):
+    """``ItemTables``' reader of a model's item columns (and lane groups) at a few ids."""
+    def at(column, ids):
+        ids = np.asarray(ids, np.int64)
+        if column == "group":
+            return model.lanes["group"][model.items["lane"][ids]]
+        return model.items[column][ids]
+    return at
+
+
+def residual_of(ids, model):
+    """A ``Residual`` of the items ``ids`` of ``model`` (no waits)."""
+    it = model.items
+    none = np.zeros(0, np.int64)
+    return Residual(ids, it["critical"][ids], it["creator"][ids], it["fevent"][ids], none,
+                    np.zeros(0, np.uint64))
+
+
+class RankPass:
+    """One rank linked alone among others (``nodes``: its own): its graph, the tables the
+    join reads (``tables``), then its rows (``link``)."""
+
+    def __init__(self, part, nodes):
+        self.own = own = OwnNodes(nodes)
+        self.pe = pe = ProfileEvents([part])
+        index = ItemIndex(pe)
+        self.timing = item_timing(pe, index)
+        self.items = items = ItemTables.of(pe, index, self.timing)
+        self.graph = graph = build_graph(pe.events, items.completions, self.timing.implicit)
+        graph.open = _open_seeds(graph, pe.events["records"], own)
+        run_pass(graph, local=True)
+        ev = graph.events
+        self.tables = RankTables(
+            np.asarray(nodes, np.int64), items, ClosedValues.of(graph), ev[graph.open],
+            _open_events(pe.events, graph), _outside(pe, index, items, own), graph.cycle,
+            graph.has_data, (int((~graph.open).sum()), _closed_edges(graph)), graph)
+
+    def link(self, select=None):
+        """The rows of every item and wait (``select``, sorted item ids: of those items
+        only), and which rest on other ranks (``residual``)."""
+        pe = self.pe
+        rows, waits, basis = link_rows(pe, self.graph, self.items, self.timing, True, select)
+        self.rows, self.waits, self.creation = rows, waits, self.timing.creation
+        self.wait_cols = pe.waits
+        self.last = last_item(pe.item)
+        self.residual = _residual(pe, self.graph, self.items, self.own, basis)
+        self.items.arrays.pop("creation", None)  # (lookups read ``create`` and its patch)
+        pe.release()
+        return self
+
+
+def _open_seeds(graph, rec, own):
+    """The vertices whose value other ranks' records may decide: another node's events,
+    barriers, events nothing here makes, and those made by a record of what ran on another
+    node (a remote trigger: both nodes record it, and the first in reading order counts)."""
+    ev = graph.events
+    seeds = own.foreign(ev) | is_barrier(ev) | (graph.kind == UNKNOWN_EVENT)
+    v = graph.record_vertex[own.foreign(rec["creator"])]
+    seeds[v[v >= 0]] = True
+    return seeds
+
+
+def _residual(pe, graph, items, own, basis):
+    """The rows that may rest on other ranks' records (see the module's notes)."""
+    ids, pre, creator, entry = basis.ids, basis.pre, basis.creator, basis.entry
+    it = pe.item
+    unsure = _unsure(graph, items, own, pre, entry.vertex)
+    unsure |= own.foreign(creator) | own.foreign(it["creator"][ids])
+    unsure |= entry.known & own.foreign(entry.creator)
+    unsure |= _instance_foreign(items, own, entry)
+    went = basis.wait_entry
+    ev = pe.waits["event"][:len(went.kind)]
+    wait_unsure = _unsure(graph, items, own, ev, went.vertex)
+    wait_unsure |= went.known & own.foreign(went.creator)
+    wait_unsure |= _instance_foreign(items, own, went)
+    k = ids[unsure]
+    w = np.flatnonzero(wait_unsure)
+    return Residual(k, it["critical"][k], it["creator"][k], it["fevent"][k], w, ev[w])
+
+
+def _unsure(graph, items, own, pre, v):
+    """Preconditions (their vertices ``v``) whose value another rank may decide: an open
+    vertex, or one no vertex here and not an item's completion of this rank."""
+    inside = v >= 0
+    out = np.zeros(len(pre), bool)
+    out[inside] = graph.open[v[inside]]
+    rest = np.flatnonzero(~inside & (pre != 0))
+    out[rest] = own.foreign(pre[rest]) | (items.find(pre[rest]) < 0)
+    return out
+
+
+def _instance_foreign(items, own, entry):
+    """Critical events made by an instance whose link goes on to its creator, of another
+    node."""
+    sel = np.flatnonzero((entry.kind == INSTANCE_READY) | (entry.kind == INSTANCE_REDISTRICT))
+    out = np.zeros(len(entry.kind), bool)
+    j = items.find(entry.creator[sel], "instance")
+    hit = j >= 0
+    out[sel[hit]] = own.foreign(items.column("creator", j[hit]))
+    return out
+
+
+def _open_events(events, graph):
+    """The records and edges of ``events`` into open vertices, in reading order."""
+    rec, edges = events["records"], events["edges"]
+    rv, dv = graph.record_vertex, graph.edge_vertices[1]
+    r = np.flatnonzero(rv >= 0)
+    r = r[graph.open[rv[r]]]
+    e = np.flatnonzero(dv >= 0)
+    e = e[graph.open[dv[e]]]
+    return {"records": {c: a[r] for c, a in rec.items()},
+            "edges": {c: a[e] for c, a in edges.items()}}
+
+
+def _closed_edges(graph):
+    """How many of the graph's edges (parallel copies counted) go into closed vertices."""
+    d = graph.inserted_dst
+    return 0 if d is None else int((~graph.open[d]).sum())
+
+
+def _outside(pe, index, items, own):
+    """Whether the rank holds items, calls or marks keyed by another node's event (then a
+    lookup by event could find them in two ranks: only a whole pass knows the first)."""
+    keys = (index.events, items.calls.keys, pe.events["marks"]["event"])
+    return any(bool(own.foreign(k).any()) for k in keys)
+
+
+class Join:
+    """What the ranks left open, linked over all of them (``ok`` False: it cannot be)."""
+
+    def __init__(self, tables, offsets):
+        self.tables = tables
+        self.lookups = PartLookups([t.items for t in tables], offsets, [t.nodes for t in tables])
+        self.has_data = any(t.has_edges for t in tables)
+        self.ok = not any(t.outside or t.cycle for t in tables)
+        self.graph = None
+        if self.ok:
+            self.graph = self._open_graph()
+            self.ok = self.graph is not None
+
+    def _open_graph(self):
+        events = concat_event_tables([t.open_events | {"marks": _no_marks()}
+                                      for t in self.tables])
+        made = np.concatenate([events["records"]["result"], events["edges"]["dst"]])
+        owner = self.lookups.owner(made)
+        for k, t in enumerate(self.tables):
+            if t.treats_closed(made[owner == k]).any():
+                return None  # another rank's record or edge into a vertex this one closed
+        also = np.concatenate([t.open_keys for t in self.tables])
+        graph = build_graph(events, self.lookups.completions, also)
+        self._pin_closed(graph)
+        run_pass(graph, local=True)
+        return None if graph.cycle else graph
+
+    def _pin_closed(self, graph):
+        """Vertices here that their rank closed: the value it computed (an item's completion
+        that is its own critical vertex: as the item says)."""
+        ev = graph.events
+        owner = self.lookups.owner(ev)
+        self.closed_here = np.zeros(len(ev), bool)  # (counted by their rank, if known)
+        for k, t in enumerate(self.tables):
+            sel = np.flatnonzero(owner == k)
+            if t.graph is not None:
+                v = t.graph.vertex(ev[sel])
+                self.closed_here[sel[v >= 0]] = ~t.graph.open[v[v >= 0]]
+            pos = t.closed.find(ev[sel])
+            hit = pos >= 0
+            v, p = sel[hit], pos[hit]
+            c = t.closed
+            pin(graph, v, c.own_trigger[p], c.kind[p], c.creator[p], c.trigger[p])
+
+    def entry(self, pre):
+        """The critical entry of each precondition over all ranks."""
+        g = self.graph
+        out = CriticalEntry.none(len(pre))
+        v = g.vertex(pre)
+        inside = np.flatnonzero(v >= 0)
+        c = g.critical[v[inside]]
+        out.kind[inside], out.creator[inside], out.trigger[inside] = (
+            g.kind[c], g.creator[c], g.trigger[c])
+        rest = np.flatnonzero((v < 0) & (pre != 0))
+        owner = self.lookups.owner(pre[rest])
+        for k, t in enumerate(self.tables):
+            sel = rest[owner == k]
+            pos = t.closed.find(pre[sel])
+            hit = pos >= 0
+            s, p = sel[hit], pos[hit]
+            out.kind[s], out.creator[s], out.trigger[s] = (t.closed.kind[p], t.closed.creator[p],
+                                                           t.closed.trigger[p])
+        rest = rest[out.kind[rest] < 0]
+        kind, _, trigger = self.lookups.completions(pre[rest])
+        done = kind >= 0
+        out.kind[rest[done]], out.creator[rest[done]] = kind[done], pre[rest[done]]
+        out.trigger[rest[done]] = trigger[done]
+        return out
+
+    def link_items(self, k, res):
+        """Rows of rank ``k``'s residual items ``res`` (a ``Residual``), over all ranks:
+        (rows, their creation time as the rules read it)."""
+        lk = self.lookups
+        n = len(res.items)
+        ids = res.items + lk.offsets[k]
+        kind = lk.column("kind", ids)
+        ct, creator = lk.column("creation", ids), res.creator.copy()
+        prof = np.flatnonzero(kind == ItemKind.PROF_TASK)
+        owner = lk.find(res.creator[prof], ("entry", "channel", "instance", "copy"))
+        p, o = prof[owner >= 0], owner[owner >= 0]
+        ct[p], creator[p] = lk.column("creation", o), lk.column("creator", o)
+        entry = self.entry(res.pre)
+        out = LinkRows.empty(n, np.int64)
+        resolver = Resolver(lk)
+        inst = kind == ItemKind.INSTANCE
+        e, i = np.flatnonzero(~inst), np.flatnonzero(inst)
+        entry_rows(out, resolver, e, creator[e], res.pre[e], ct[e], entry.take(e))
+        instance_rows(out, resolver, i, (ids[i], res.fevent[i]), creator[i], res.pre[i], ct[i],
+                      entry.take(i))
+        return out, ct
+
+    def size(self, tables):
+        """(vertices, edges) of the whole graph: the ranks' closed ones and the join's (the
+        ranks linked in this process)."""
+        g = self.graph
+        own = len(g.events) - int(self.closed_here.sum())
+        return (sum(t.counts[0] for t in tables) + own,
+                sum(t.counts[1] for t in tables) + g.n_edges)
+
+    def link_waits(self, res):
+        out = LinkRows.empty(len(res.waits), np.int64)
+        wait_rows(out, Resolver(self.lookups), np.arange(len(res.waits)), res.wait_events,
+                  self.entry(res.wait_events))
+        return out
+
+
+def _no_marks():
+    from legate_prof.model.event_tables import event_table
+    return event_table("marks")
+
+
+@dataclass
+class RankedRows:
+    """``link_ranks``' answer: what ``critical_links.CriticalLinks`` holds."""
+
+    items: LinkRows
+    waits: LinkRows
+    wait_cols: dict
+    creation: np.ndarray
+    lookups: PartLookups
+    graph_size: tuple  # (has_data, cycle, vertices, edges)
+    last: int
+
+
+def link_ranks(parts):
+    """Every item's and wait's row of a profile's parts, rank by rank (``RankedRows``;
+    None: only a pass over all ranks at once can tell)."""
+    nodes = [nodes_of(p.model) for p in parts]
+    if sum(len(n) for n in nodes) != len(set(np.concatenate(nodes).tolist())):
+        return None  # (a node in two parts)
+    passes = [RankPass(p, n).link() for p, n in zip(parts, nodes)]
+    offsets = np.array([p.item_off for p in parts] + [parts[-1].item_off
+                                                     + parts[-1].model.n_items], np.int64)
+    join = Join([rp.tables for rp in passes], offsets)
+    if not join.ok:
+        return None
+    items = _joined_rows([rp.rows for rp in passes], offsets)
+    waits = _joined_rows([rp.waits for rp in passes], offsets)
+    creation = np.concatenate([rp.creation for rp in passes])
+    wait_cols = {c: np.concatenate([rp.wait_cols[c] for rp in passes])
+                 for c in passes[0].wait_cols}
+    wait_off = np.concatenate([[0], np.cumsum([len(rp.wait_cols["item"]) for rp in passes])])
+    if join.has_data:
+        for k, rp in enumerate(passes):
+            res = rp.residual
+            rows, ct = join.link_items(k, res)
+            items.set_rows(res.items + offsets[k], rows)
+            creation[res.items + offsets[k]] = ct
+            waits.set_rows(res.waits + wait_off[k], join.link_waits(res))
+    else:
+        items, waits = LinkRows.empty(len(items.via)), LinkRows.empty(len(waits.via))
+    lasts = [(-int(parts[k].model.items["stop"][rp.last]), int(rp.last + offsets[k]))
+             for k, rp in enumerate(passes) if rp.last >= 0]
+    last = min(lasts)[1] if lasts else -1  # (the first of those that ended last)
+    return RankedRows(items, waits, wait_cols, creation, join.lookups,
+                      (join.has_data, False, *join.size([rp.tables for rp in passes])), last)
+
+
+def _joined_rows(rows, offsets):
+    """Several ranks' ``LinkRows`` as one, their targets in the profile's numbering."""
+    out = LinkRows(*[np.concatenate([getattr(r, f) for r in rows]) for f in LinkRows.FIELDS])
+    n = np.cumsum([0] + [len(r.via) for r in rows])
+    for k in range(len(rows)):
+        t = out.target[n[k]:n[k + 1]]
+        t[t >= 0] += offsets[k]
+    return out

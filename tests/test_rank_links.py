@@ -1,0 +1,96 @@
+"""Critical links rank by rank (``query.rank_links``) equal one pass over all ranks
+(``critical_links.link_whole``, which the goldens check against the reference): every item's
+and every wait's row, creation time, the item that ended last and the graph's size — on every
+recorded multi-rank run held as a ``RankSet``, on ranks missing, on generated runs, and on
+damaged graphs where the ranks cannot be joined (then it is the whole pass)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from fixtures.make_critical_goldens import REAL, rank_files
+from legate_prof.assemble.rank_set import RankSet
+from legate_prof.load.loader import load_profile
+from legate_prof.query.critical_links import LinkRows, compute_links, link_whole
+from legate_prof.query.rank_links import RankPass, link_ranks, nodes_of
+
+MULTI = [d for d in sorted(REAL.iterdir()) if d.is_dir() and len(rank_files(d)) > 1]
+
+
+def rank_models(run):
+    return [load_profile([str(f)], check_files=False) for f in rank_files(run)]
+
+
+def assert_same_links(parts):
+    whole, ranked = link_whole(parts), compute_links(parts)
+    for name in ("items", "waits"):
+        a, b = getattr(whole, name), getattr(ranked, name)
+        for f in LinkRows.FIELDS:
+            x, y = getattr(a, f).astype(np.int64), getattr(b, f).astype(np.int64)
+            assert np.array_equal(x, y), (name, f, np.flatnonzero(x != y)[:5])
+    assert np.array_equal(whole.creation, ranked.creation)
+    for c in ("wait_item", "wait_start", "wait_ready", "wait_end", "wait_event"):
+        assert np.array_equal(getattr(whole, c), getattr(ranked, c)), c
+    assert whole.last == ranked.last
+    assert (whole.has_data, whole.cycle, whole.n_vertices, whole.n_edges) == \
+        (ranked.has_data, ranked.cycle, ranked.n_vertices, ranked.n_edges)
+    return whole, ranked
+
+
+@pytest.mark.parametrize("run", MULTI, ids=[d.name for d in MULTI])
+def test_ranks_linked_alone_then_joined_equal_one_pass(run):
+    parts = RankSet(rank_models(run)).item_parts()
+    assert link_ranks(parts) is not None  # (joined, not fallen back)
+    whole, _ = assert_same_links(parts)
+    assert (whole.items.via >= 0).sum() > 500
+    # much rests on other ranks in a real run: creators, remote triggers, barriers
+    passes = [RankPass(p, nodes_of(p.model)).link() for p in parts]
+    assert all(0 < len(rp.residual.items) < p.model.n_items for rp, p in zip(passes, parts))
+
+
+def test_some_ranks_missing_link_as_one_pass():
+    """What waited on a rank not given is unknown either way, and so is its creator."""
+    models = rank_models(REAL / "mpi4")
+    for given in itertools.combinations(range(4), 2):
+        parts = RankSet([models[k] for k in given]).item_parts()
+        assert link_ranks(parts) is not None
+        assert_same_links(parts)
+
+
+def test_generated_ranks_link_as_one_pass(tmp_path):
+    from fixtures.synthetic import generate
+    files = generate(tmp_path / "g", ranks=3, items=12000, seed=7)
+    parts = RankSet([load_profile([f], check_files=False) for f in files]).item_parts()
+    whole, _ = assert_same_links(parts)
+    assert whole.has_data and (whole.items.via >= 0).sum() > 8000
+
+
+def _with_events(model, records=None, edges=None):
+    """``model`` with event records and edges added to its own."""
+    from legate_prof.model.event_tables import concat_event_tables, event_table
+    add = {"records": event_table("records", **(records or {})),
+           "edges": event_table("edges", **(edges or {})), "marks": event_table("marks")}
+    return model.evolve(events=concat_event_tables([model.events, add]))
+
+
+def test_damaged_graphs_across_ranks_fall_back_to_one_pass():
+    """A cycle through two ranks, and a rank's record of an event another rank made and
+    closed: only one pass over all ranks knows what the reference does."""
+    from legate_prof.model.event_tables import MERGE_EVENT
+    m0, m1 = rank_models(REAL / "mpi2b")
+
+    def closed_merge(m, k):
+        rec = m.events["records"]
+        made = rec["result"][rec["kind"] == MERGE_EVENT]
+        closed = RankPass(RankSet([m0, m1]).item_parts()[k], [k]).tables.closed.keys
+        return int(made[np.isin(made, closed)][0])
+    a, b = closed_merge(m0, 0), closed_merge(m1, 1)
+    cyc0 = _with_events(m0, edges={"src": [b], "dst": [a], "update": 0})
+    cyc1 = _with_events(m1, edges={"src": [a], "dst": [b], "update": 0})
+    twice = _with_events(m1, records={"kind": MERGE_EVENT, "result": [a], "creator": [b],
+                                      "time": 5})
+    for parts in (RankSet([cyc0, cyc1]).item_parts(), RankSet([m0, twice]).item_parts()):
+        assert link_ranks(parts) is None
+        whole, ranked = assert_same_links(parts)
+    assert whole.has_data and not whole.cycle
