@@ -188,6 +188,15 @@ def log_span(log):
     return (first or 0, last)
 
 
+def first_requirement(reqs, fevent):
+    """(found, row of ``reqs``) of each copy's or fill's first requirement, joined on its
+    completion event ``fevent`` (requirements of one copy are written in order)."""
+    order = np.argsort(reqs["fevent"], kind="stable")
+    fe = reqs["fevent"][order]
+    pos = np.clip(np.searchsorted(fe, fevent), 0, len(fe) - 1)
+    return fe[pos] == fevent, order[pos]
+
+
 def add_copies(log, items, names, mem_group_of):
     ci = log.table("CopyInfo")
     if len(ci) == 0:
@@ -198,13 +207,7 @@ def add_copies(log, items, names, mem_group_of):
     indirect = np.zeros(len(ci), bool)
     inst = np.zeros(len(ci), np.uint64)
     if len(cii):
-        # first requirement of each copy (joined on the completion event)
-        order = np.argsort(cii["fevent"], kind="stable")
-        fe = cii["fevent"][order]
-        pos = np.searchsorted(fe, ci["fevent"])
-        pos_c = np.clip(pos, 0, len(fe) - 1)
-        ok = fe[pos_c] == ci["fevent"]
-        sel = order[pos_c]
+        ok, sel = first_requirement(cii, ci["fevent"])
         src = np.where(ok, cii["src"][sel], 0).astype(np.uint64)
         dst = np.where(ok, cii["dst"][sel], 0).astype(np.uint64)
         inst = np.where(ok, cii["dst_inst"][sel], 0).astype(np.uint64)
@@ -227,12 +230,9 @@ def add_fills(log, items, names):
     dst = np.zeros(len(fi), np.uint64)
     inst = np.zeros(len(fi), np.uint64)
     if len(fii):
-        order = np.argsort(fii["fevent"], kind="stable")
-        fe = fii["fevent"][order]
-        pos = np.clip(np.searchsorted(fe, fi["fevent"]), 0, len(fe) - 1)
-        ok = fe[pos] == fi["fevent"]
-        dst = np.where(ok, fii["dst"][order[pos]], 0).astype(np.uint64)
-        inst = np.where(ok, fii["dst_inst"][order[pos]], 0).astype(np.uint64)
+        ok, sel = first_requirement(fii, fi["fevent"])
+        dst = np.where(ok, fii["dst"][sel], 0).astype(np.uint64)
+        inst = np.where(ok, fii["dst_inst"][sel], 0).astype(np.uint64)
     items.add(start=fi["start"], stop=fi["stop"], create=fi["create"], ready=fi["ready"],
               group=GROUP_INDEX["channel"], ref=np.uint64(0), ref2=dst,
               rank=recording_rank(log, dst), name=names.intern("Fill"),
