@@ -132,36 +132,8 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     p = QtGui.QPainter(img)
     try:
         p.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
-        p.fillRect(QtCore.QRectF(0, 0, width, STAMP_H), QtGui.QColor(38, 50, 72))
-        a, b = w.time_range()
         files = [os.path.basename(os.path.abspath(str(f))) for f in (title_files or info.sources)]
-        shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
-        f = QtGui.QFont(p.font())
-        f.setPointSizeF(10)
-        f.setBold(True)
-        p.setFont(f)
-        p.setPen(QtGui.QColor(255, 255, 255))
-        p.drawText(QtCore.QRectF(10, 3, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-                   f"{shown}   —   {len(info.ranks)} rank(s), {info.n_items:,} items")
-        f.setBold(False)
-        f.setPointSizeF(9)
-        p.setFont(f)
-        p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-                   f"view {format_range(a, b)}   ·   legate_prof {__version__}"
-                   + (f"   ·   {_path_words(path)}" if path is not None else "")
-                   + (f"   ·   {info.legion_version}" if info.legion_version else "")
-                   + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
-        right = _header_lines(info)  # a picture with data missing, or skewed, says so
-        fm = QtGui.QFontMetrics(p.font())
-        for i, (text, color) in enumerate(right):
-            p.setPen(color)
-            text = fm.elidedText(text, QtCore.Qt.TextElideMode.ElideMiddle, width // 2 - 10)
-            p.drawText(QtCore.QRectF(width // 2, 3 + 19 * i, width // 2 - 10, 20),
-                       int(QtCore.Qt.AlignmentFlag.AlignRight), text)
-        f.setPointSizeF(8.5)
-        p.setFont(f)
-        p.fillRect(QtCore.QRectF(0, STAMP_H, width, LEGEND_H), QtGui.QColor(246, 247, 250))
-        paint_legend(p, 10, STAMP_H + 3, critical=path is not None)
+        _paint_header(p, width, info, files, w.time_range(), path)
         p.drawPixmap(0, top_h, pix)
         if info.timeline_missing:
             _paint_missing(p, width, top_h, info.timeline_missing)
@@ -172,6 +144,40 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     w.close()
     w.deleteLater()
     return (out, geo) if return_geometry else out
+
+
+def _paint_header(p, width, info, files, time_range, path):
+    """The stamp (files, ranks, items, the view's range, version, date; on the right what is
+    missing or skewed) and the legend above the timeline."""
+    p.fillRect(QtCore.QRectF(0, 0, width, STAMP_H), QtGui.QColor(38, 50, 72))
+    a, b = time_range
+    shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
+    f = QtGui.QFont(p.font())
+    f.setPointSizeF(10)
+    f.setBold(True)
+    p.setFont(f)
+    p.setPen(QtGui.QColor(255, 255, 255))
+    p.drawText(QtCore.QRectF(10, 3, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
+               f"{shown}   —   {len(info.ranks)} rank(s), {info.n_items:,} items")
+    f.setBold(False)
+    f.setPointSizeF(9)
+    p.setFont(f)
+    p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
+               f"view {format_range(a, b)}   ·   legate_prof {__version__}"
+               + (f"   ·   {_path_words(path)}" if path is not None else "")
+               + (f"   ·   {info.legion_version}" if info.legion_version else "")
+               + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
+    right = _header_lines(info)  # a picture with data missing, or skewed, says so
+    fm = QtGui.QFontMetrics(p.font())
+    for i, (text, color) in enumerate(right):
+        p.setPen(color)
+        text = fm.elidedText(text, QtCore.Qt.TextElideMode.ElideMiddle, width // 2 - 10)
+        p.drawText(QtCore.QRectF(width // 2, 3 + 19 * i, width // 2 - 10, 20),
+                   int(QtCore.Qt.AlignmentFlag.AlignRight), text)
+    f.setPointSizeF(8.5)
+    p.setFont(f)
+    p.fillRect(QtCore.QRectF(0, STAMP_H, width, LEGEND_H), QtGui.QColor(246, 247, 250))
+    paint_legend(p, 10, STAMP_H + 3, critical=path is not None)
 
 
 def _with_critical_path(w, source, asked):
