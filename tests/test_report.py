@@ -453,19 +453,41 @@ def test_a_boxs_details_say_what_it_waited_for_and_the_link_jumps_to_it(browser,
     assert browser.errors == []
 
 
+@pytest.fixture(scope="module")
+def mpi2_report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mpi2") / "rep"
+    assert main(["report", *_run_files("mpi2"), "-o", str(out), "--no-pictures"]) == 0
+    return out
+
+
 def test_the_pages_words_are_the_details_api_s_for_every_record(browser, ineff_report):
     """report.js composes "Waited for" / "Created by" / "Held up" from the records; for every
     record they are the API's details, word for word, with the same targets — but where the
     item linked to has no record of its own (a link two steps from what the tiles show):
     then the page names it as not in the lookup files."""
-    src = _source("inefficient_1rank")
-    _open_at(browser, ineff_report)
-    ids = _records(ineff_report)
+    texts = _page_words_are_the_apis(browser, ineff_report, "inefficient_1rank")
+    assert not any(" of rank " in t for t in texts)  # (one rank: no rank to name)
+
+
+def test_the_pages_words_name_the_rank_of_a_lane_on_several_ranks(browser, mpi2_report):
+    """On a real 2-rank run both ranks have a u0 and an e0: the page and the API name a
+    processor's lane with its rank ("... on u0 of rank 1"), word for word the same."""
+    texts = _page_words_are_the_apis(browser, mpi2_report, "mpi2")
+    on_lanes = [t for t in texts if " on " in t and not t.startswith(("nothing", "an event"))]
+    odd = [t for t in on_lanes if not re.search(r" on \S+ of rank [01]\b", t)]
+    assert on_lanes and not odd, odd[:5]
+
+
+def _page_words_are_the_apis(browser, out, run):
+    """The test above on the report ``out`` of ``run``; returns the API's words compared."""
+    src = _source(run)
+    _open_at(browser, out)
+    ids = _records(out)
     have = set(ids)
     got = browser.evaluate(f"linkRowsOf({json.dumps(ids)})")
     links = src.critical_links().items.target
     assert len(got) == len(ids) > 100
-    same = 0
+    same, texts = 0, []
     for i in ids:
         want = [(f.label, f.text) for f in src.item_details(i)
                 if f.label in ("Waited for", "Created by", "Held up")]
@@ -478,7 +500,9 @@ def test_the_pages_words_are_the_details_api_s_for_every_record(browser, ineff_r
         else:
             assert [r[0] for r in rows] == [w[0] for w in want], i
             assert "not in this report's lookup files" in rows[0][1], i
+        texts += [w[1] for w in want]
     assert same > len(ids) / 2
+    return texts
 
 
 def test_walk_keys_and_the_path_toggle(browser, ineff_report, tmp_path):

@@ -170,14 +170,17 @@ _COMPLETIONS = ("TaskEvent", "CopyEvent", "FillEvent", "DepPartEvent", "Instance
 
 def item_label(source, j) -> str:
     """An item as a details row names it: "BinaryOp[prog.py:16] on c1", "Copy n0s0-n0f0",
-    "Fill into n0s0"."""
+    "Fill into n0s0"; where several ranks are loaded, a processor's or memory's lane says its
+    rank ("on u0 of rank 1": every rank has a u0), a channel's names its nodes already."""
     j = int(j)
-    lane = source.info().lanes[source.item_lane(j)[0]]
+    info = source.info()
+    lane = info.lanes[source.item_lane(j)[0]]
     title = source.item_title(j)
     if lane.group == "channel":
         return f"Fill into {lane.short[5:]}" if lane.short.startswith("fill ") else \
             f"{title} {lane.short}"
-    return f"{title} on {lane.short}"
+    of_rank = f" of rank {lane.rank}" if len(info.ranks) > 1 else ""
+    return f"{title} on {lane.short}{of_rank}"
 
 
 def critical_fields(source, i) -> list:

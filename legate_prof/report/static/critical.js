@@ -67,7 +67,8 @@ function titleOf(r) { return r.title !== undefined ? r.title : composedTitle(r.n
 function itemLabel(r) {  // "BinaryOp[prog.py:16] on c1", "Copy n0s0-n0f0", "Fill into n0s0"
   var L = CRIT.lanes[r.lane], title = titleOf(r);
   if (L && L.group === "channel") return L.name.indexOf("fill ") === 0 ? "Fill into " + L.name.slice(5) : title + " " + L.name;
-  return title + " on " + (L ? L.name : "lane " + r.lane);
+  var ofRank = L && META.n_ranks > 1 ? " of rank " + L.rank : "";  // every rank has a u0
+  return title + " on " + (L ? L.name : "lane " + r.lane) + ofRank;
 }
 function labelOf(id) {
   var r = record(id);
