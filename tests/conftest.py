@@ -13,6 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# pictures drawn a minute apart stay the same picture (their header's clock): pixel comparisons
+# must not depend on when the minute turns (test_screenshot_date_is_reproducible says it works)
+os.environ["SOURCE_DATE_EPOCH"] = "1764000000"
 # The cache of built timelines: never the user's, one per test session
 os.environ["LEGATE_PROF_CACHE_DIR"] = tempfile.mkdtemp(prefix="legate_prof_test_cache_")
 

@@ -1,5 +1,7 @@
 """The viewer, rendered for real (offscreen Qt), checked from pixels and driven with pytest-qt."""
 
+import os
+
 import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui
@@ -104,6 +106,27 @@ def test_screenshot_cli_stamps_files_and_range(sample_profile, tmp_path):
     # the stamp band is dark, the timeline below it white-ish
     assert QtGui.QColor(img.pixel(5, 5)).lightness() < 80
     assert QtGui.QColor(img.pixel(5, 300)).lightness() > 200
+
+
+def test_screenshot_date_is_reproducible(sample_profile, tmp_path, monkeypatch):
+    """The header's clock reads SOURCE_DATE_EPOCH where it is set: two pictures of a profile
+    are the same file, and another date changes the header's pixels only."""
+    import numpy as np
+
+    from legate_prof.viewer.screenshot import STAMP_H, render_screenshot
+    kw = dict(width=900, height=500, fit=False)
+    model = load_profile([str(sample_profile)])
+    a = render_screenshot(model, tmp_path / "a.png", **kw)
+    b = render_screenshot(model, tmp_path / "b.png", **kw)
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(int(os.environ["SOURCE_DATE_EPOCH"]) + 86400))
+    c = render_screenshot(model, tmp_path / "c.png", **kw)
+
+    def pixels(path):
+        img = QtGui.QImage(path).convertToFormat(QtGui.QImage.Format.Format_RGB32)
+        return np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), -1).copy()
+    rows = np.flatnonzero((pixels(a) != pixels(c)).any(axis=1))
+    assert len(rows) and rows.max() < STAMP_H
 
 
 def test_view_without_display_writes_a_picture(tmp_path, monkeypatch):

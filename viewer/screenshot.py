@@ -166,7 +166,7 @@ def _paint_header(p, width, info, files, time_range, path):
                f"view {format_range(a, b)}   ·   legate_prof {__version__}"
                + (f"   ·   {_path_words(path)}" if path is not None else "")
                + (f"   ·   {info.legion_version}" if info.legion_version else "")
-               + f"   ·   {time.strftime('%Y-%m-%d %H:%M')}")
+               + f"   ·   {_taken_at()}")
     right = _header_lines(info)  # a picture with data missing, or skewed, says so
     fm = QtGui.QFontMetrics(p.font())
     for i, (text, color) in enumerate(right):
@@ -178,6 +178,16 @@ def _paint_header(p, width, info, files, time_range, path):
     p.setFont(f)
     p.fillRect(QtCore.QRectF(0, STAMP_H, width, LEGEND_H), QtGui.QColor(246, 247, 250))
     paint_legend(p, 10, STAMP_H + 3, critical=path is not None)
+
+
+def _taken_at():
+    """When the picture was taken, as its header says: now, or ``SOURCE_DATE_EPOCH`` (UTC)
+    where it is set, so that pictures of the same profile are the same file (reproducible
+    builds' convention)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "")
+    if epoch.isdigit():
+        return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(min(int(epoch), 2**40)))
+    return time.strftime("%Y-%m-%d %H:%M")
 
 
 def _with_critical_path(w, source, asked):
