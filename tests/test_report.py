@@ -525,6 +525,7 @@ def test_walk_keys_and_the_path_toggle(browser, ineff_report, tmp_path):
     _wait(browser, f"CRIT.sel && CRIT.sel.id === {i}")
     browser.key("[", "BracketLeft")
     _wait(browser, f"CRIT.sel && CRIT.sel.id === {j}")
+    at_j = browser.evaluate("[view.t0, view.t1, view.scrollY]")
     status = browser.evaluate("document.getElementById('crit-status').textContent")
     assert status == "← Waited for: " + next(f.text for f in src.item_details(i)
                                              if f.label == "Waited for")
@@ -532,6 +533,19 @@ def test_walk_keys_and_the_path_toggle(browser, ineff_report, tmp_path):
     after = src.critical_successors(j)
     first = int(after[np.argmin(src.items_columns(after)["start"])])
     _wait(browser, f"CRIT.sel && CRIT.sel.id === {first}")
+    browser.evaluate("view.setRange(view.t0 + 7, view.t1 + 7)")  # (moved after the walk)
+    # the walks undo one by one: Ctrl+Z back to j (its view too), Backspace back to i, then
+    # to no selection, then nothing more to undo
+    browser.key("z", "KeyZ", modifiers=2)
+    _wait(browser, f"CRIT.sel && CRIT.sel.id === {j}")
+    assert browser.evaluate("[view.t0, view.t1, view.scrollY]") == at_j
+    browser.key("Backspace")
+    _wait(browser, f"CRIT.sel && CRIT.sel.id === {i}")
+    browser.key("Backspace")
+    _wait(browser, "CRIT.sel === null")
+    browser.key("Backspace")
+    assert browser.evaluate("document.getElementById('crit-status').textContent").startswith(
+        "nothing to go back to")
     browser.key("p", "KeyP")
     browser.wait_frames()
     assert not browser.evaluate("CRIT.shown")

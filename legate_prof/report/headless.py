@@ -158,9 +158,12 @@ class Browser:
         self.call("Input.dispatchMouseEvent", type="mouseWheel", x=x, y=y, deltaX=0,
                   deltaY=delta_y)
 
-    def key(self, key, code=None):
+    def key(self, key, code=None, modifiers=0):
+        """Press and release ``key`` (``modifiers``: CDP's bits, Alt 1, Ctrl 2, Meta 4,
+        Shift 8)."""
         for t in ("keyDown", "keyUp"):
             self.call("Input.dispatchKeyEvent", type=t, key=key, code=code or key,
+                      modifiers=modifiers,
                       windowsVirtualKeyCode={"ArrowLeft": 37, "ArrowRight": 39, "ArrowUp": 38,
                                              "ArrowDown": 40, "0": 48}.get(key, 0))
 

@@ -6,7 +6,7 @@
 "use strict";
 
 var CRIT = {path: null, pathSet: null, shown: false, loading: false, chunks: {}, waiting: {},
-            listed: {}, lanes: {}, sel: null, status: ""};
+            listed: {}, lanes: {}, sel: null, status: "", back: []};
 var PATH_COLOR = "rgb(200,0,150)", HALO = "rgba(255,255,255,0.9)";
 
 function critMeta() { return META.critical || {available: false, why: "not in this report"}; }
@@ -177,11 +177,24 @@ function goToItem(id, said) {
   withRecords([id], function () {
     var r = record(id);
     if (!r) { setStatus("item " + id + " is not in this report's lookup files"); return; }
+    CRIT.back.push({sel: CRIT.sel, t0: view.t0, t1: view.t1, scrollY: view.scrollY});
+    if (CRIT.back.length > 1000) CRIT.back.shift();
     revealLane(r.lane);
     follow(r.start, r.stop);
     select(r);
     if (said) setStatus(said);
   });
+}
+// Ctrl+Z / Backspace after a walk or a followed link: the item selected and the view before it
+function goBack() {
+  var b = CRIT.back.pop();
+  if (!b) { setStatus("nothing to go back to (Ctrl+Z / Backspace undo the walks and followed links)"); return; }
+  view.setRange(b.t0, b.t1);
+  view.scroll(b.scrollY - view.scrollY);
+  CRIT.sel = b.sel;
+  showDetails(b.sel);
+  view.requestDraw();
+  setStatus(b.sel ? "back to " + titleOf(b.sel) : "back to the view before the walk");
 }
 function revealLane(lane) {
   var L = CRIT.lanes[lane];
@@ -322,6 +335,8 @@ function setupCritical() {
     select({id: h.id, lane: h.entry.lane, row: h.row, start: h.start, stop: h.start + h.dur, name: h.name, prov: h.prov});
   });
   tl.addEventListener("keydown", function (ev) {
+    var undo = (ev.ctrlKey || ev.metaKey) && !ev.shiftKey && !ev.altKey && (ev.key === "z" || ev.key === "Z");
+    if (undo || (ev.key === "Backspace" && !ev.ctrlKey && !ev.metaKey && !ev.altKey)) { goBack(); ev.preventDefault(); return; }
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     if (ev.key === "[") walk(false);
     else if (ev.key === "]") walk(true);
