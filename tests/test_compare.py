@@ -38,6 +38,25 @@ def test_compare_text_names_both_runs(guide_examples):
     assert "inefficient.py:21" in p.stdout and "->" in p.stdout and "utility" in p.stdout
 
 
+def test_compare_reads_run_folders_whatever_the_run_was_named(tmp_path):
+    """Folders that `record --profile-name NAME` fills (NAME_0.prof, NAME_0.runtime.prof) are
+    runs as `stats DIR` reads them: logs and runtime streams, so lines pair by their code."""
+    import shutil
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    runs = []
+    for name, src in (("runA", "inefficient_1rank"), ("runB", "efficient_1rank")):
+        d = tmp_path / name
+        d.mkdir()
+        for f in (real / src).glob("legate_0*"):
+            shutil.copy(f, d / f.name.replace("legate_", f"{name}_"))
+        runs.append(str(d))
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", *runs, "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    got = json.loads(p.stdout)
+    assert got["lines"] and any(g["group"] == "ops" for g in got["groups"]), got["groups"]
+
+
 def test_compare_writes_its_picture_when_the_table_reader_stops_early(tmp_path):
     """`compare A B -o x.png | head`: the reader closing the pipe stops the table, not the
     picture asked for."""

@@ -335,12 +335,18 @@ def test_view_without_files_opens_the_run_in_the_folder_or_says_how(tmp_path, qt
     empty = tmp_path / "empty"
     empty.mkdir()
     rc, err = _view(empty)
-    assert rc == 0 and err[0].startswith("legate_prof: no files given and no legate_*.prof "
-                                         "here: showing the bundled example; open a run with "
-                                         "`legate_prof view FOLDER`"), err
+    assert rc == 0 and err[0].startswith("legate_prof: no files given and no profiles (.prof, "
+                                         ".lpbundle) here: showing the bundled example; open "
+                                         "a run with `legate_prof view FOLDER`"), err
+    # a run recorded under another name (record --profile-name NAME: NAME_0.prof) is a run too
+    named = tmp_path / "named"
+    named.mkdir()
+    for f in _files("mpi2"):
+        shutil.copy(f, named / Path(f).name.replace("legate_", "runA_"))
+    from legate_prof.cli.view import HOW_TO_OPEN_HERE, default_inputs
+    assert default_inputs(named)[0] == [str(named)]
     # the window: its title, status bar and banner say so, and how to open a run
     from legate_prof.cli.common import bundled_example
-    from legate_prof.cli.view import HOW_TO_OPEN_HERE, default_inputs
     from legate_prof.viewer.app import MainWindow
     files, said, example = default_inputs(empty)
     assert example and files == [bundled_example()] and "File → Open" in said

@@ -15,7 +15,8 @@ from legate_prof.output_file import check_output
 def register(sub):
     cm = sub.add_parser("compare", help="what changed between two runs, by source line and "
                         "lane group (and one picture of both on one time scale)")
-    cm.add_argument("a", help="run A: a directory of legate_*.prof files, or one file")
+    cm.add_argument("a", help="run A: a run's folder (its .prof logs or .lpbundle bundles), "
+                    "or one file")
     cm.add_argument("b", help="run B")
     cm.add_argument("--json", action="store_true",
                     help="machine-readable: lines (with how they were paired), groups, notes")
@@ -25,14 +26,10 @@ def register(sub):
 
 
 def _run_files(arg):
-    """A run given as a directory (its legate_*.prof files) or one file."""
-    if os.path.isdir(arg):
-        import glob
-        files = sorted(glob.glob(os.path.join(arg, "legate_*.prof*")))
-        if not files:
-            raise ProfileError(arg, "no legate_*.prof files in this directory")
-        return files
-    return [arg]
+    """A run given as a directory (its profiles, whatever the run was named: as every
+    command reads a folder) or one file."""
+    from legate_prof.load.inputs import expand_inputs
+    return expand_inputs([arg], note=note)
 
 
 def run(args):

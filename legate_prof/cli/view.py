@@ -77,14 +77,14 @@ class EarlyLoad:
         return model
 
 
-RUN_PATTERNS = ("legate_*.prof", "legate_*.prof.gz", "*.lpbundle")
-HOW_TO_OPEN = "open a run with `legate_prof view FOLDER` (or its legate_*.prof files)"
+RUN_PATTERNS = ("*.prof", "*.prof.gz", "*.lpbundle")  # (record --profile-name NAME: NAME_0.prof)
+HOW_TO_OPEN = "open a run with `legate_prof view FOLDER` (or its .prof files)"
 HOW_TO_OPEN_HERE = HOW_TO_OPEN + ", File → Open, or by dropping its files on the window"
 
 
 def default_inputs(folder=".", window=True):
-    """What ``view`` with no files opens: the run in ``folder`` (its legate_*.prof,
-    .prof.gz or .lpbundle files), else the bundled example; and the one line that says
+    """What ``view`` with no files opens: the run in ``folder`` (its .prof, .prof.gz or
+    .lpbundle files, whatever the run was named), else the bundled example; and the one line that says
     which (the window says it too): ``(files, line, is_example)``."""
     import glob
     folder = os.path.abspath(folder)
@@ -92,7 +92,7 @@ def default_inputs(folder=".", window=True):
     if found:
         return [folder], (f"legate_prof: no files given: opening the run in this folder "
                           f"({folder}, {len(found)} file(s))"), False
-    return [bundled_example()], (f"legate_prof: no files given and no legate_*.prof here: "
+    return [bundled_example()], (f"legate_prof: no files given and no profiles (.prof, .lpbundle) here: "
                                  "showing the bundled example; "
                                  f"{HOW_TO_OPEN_HERE if window else HOW_TO_OPEN}"), True
 
