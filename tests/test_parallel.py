@@ -720,4 +720,8 @@ def test_a_log_copied_in_with_an_older_time_is_read_not_its_stale_bundle(synthet
     assert expand_inputs([str(tmp_path)]) == bundles
     extra = Path(shutil.copy(synthetic_8[2], tmp_path))  # a rank never converted
     os.utime(extra, (earlier, earlier))
-    assert expand_inputs([str(tmp_path)]) == [str(f) for f in files] + [str(extra)]
+    notes = []
+    assert expand_inputs([str(tmp_path)], note=notes.append) == \
+        [str(f) for f in files] + [str(extra)]
+    assert len(notes) == 1 and \
+        f"its .lpbundle files were not converted from {extra.name}" in notes[0]

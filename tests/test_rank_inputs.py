@@ -324,3 +324,18 @@ def test_ranks_whose_clocks_are_too_far_apart_to_overlap_are_one_line_and_shown(
     pytest.importorskip("pytestqt")
     rc, out, err = _cli("screenshot", skewed.folder, "-o", tmp_path / "s.png")
     assert rc == 0 and len(err) == 1 and (tmp_path / "s.png").stat().st_size > 10_000
+
+
+def test_a_log_given_without_the_runtime_stream_beside_it_says_so(capsys):
+    """`stats legate_0.prof` where `record` also wrote legate_0.runtime.prof: a note names
+    the stream left out (its operations and arrays are missing); the folder or both files
+    read it, and no note is said."""
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "inefficient_1rank"
+    log, stream = run / "legate_0.prof.gz", run / "legate_0.runtime.prof"
+    assert main(["stats", str(log)]) == 0
+    err = capsys.readouterr().err
+    assert "the array runtime's stream beside it (legate_0.runtime.prof) was not given" in err
+    for given in ([str(run)], [str(log), str(stream)]):
+        assert main(["stats", *given]) == 0
+        out = capsys.readouterr()
+        assert "was not given" not in out.err and "Operations" in out.out

@@ -111,14 +111,13 @@ def expand_inputs(paths, logs_only=False, note=None):
         bundles = [] if logs_only else [os.path.join(p, n) for n in names
                                         if n.endswith(".lpbundle")]
         if bundles and logs:
-            why = ("are newer than its .lpbundle files"
+            why = ("its .prof logs are newer than its .lpbundle files"
                    if max(map(_mtime, logs)) > min(map(_mtime, bundles))
-                   else None if _converted_from(bundles, logs)
-                   else "are not the ones its .lpbundle files were converted from")
+                   else _not_converted_from(bundles, logs))
             if why:
                 if note:
-                    note(f"legate_prof: note: {p}: its .prof logs {why}; reading the logs "
-                         "(convert --per-rank again to reopen fast)")
+                    note(f"legate_prof: note: {p}: {why}; reading the logs "
+                         f"(`legate_prof convert --per-rank {p}` again to reopen fast)")
                 bundles = []
         found = bundles or logs
         if not found:
@@ -127,23 +126,47 @@ def expand_inputs(paths, logs_only=False, note=None):
     return out
 
 
-def _converted_from(bundles, logs):
-    """Whether every log is one the bundles say they were converted from, of the same size
-    (bundles that do not say: the times decide alone)."""
+def streams_left_beside(paths):
+    """Notes for the Legion Prof logs given alone whose array-runtime stream lies beside them
+    (``X_0.prof`` and ``X_0.runtime.prof``, as ``record`` writes them) but was not given:
+    without it the operations, arrays and source lines of that rank are missing."""
+    given = {os.path.abspath(p) for p in paths}
+    out = []
+    for p in paths:
+        name = os.path.basename(p)
+        stem = name[:-len(".prof.gz")] if name.endswith(".prof.gz") else \
+            name[:-len(".prof")] if name.endswith(".prof") else None
+        if stem is None or stem.endswith(".runtime"):
+            continue
+        stream = os.path.join(os.path.dirname(os.path.abspath(p)), stem + ".runtime.prof")
+        if stream not in given and os.path.isfile(stream):
+            out.append(f"legate_prof: note: {p}: the array runtime's stream beside it "
+                       f"({stem}.runtime.prof) was not given: its operations, arrays and source "
+                       "lines are left out (give the run's folder, or both files)")
+    return out
+
+
+def _not_converted_from(bundles, logs):
+    """Why the bundles do not stand for the logs (None: they do): a log they were not
+    converted from, or one of another size than they say (bundles that do not say: the
+    times decide alone)."""
     from legate_prof.store.bundle_file import bundle_sources
     sizes = {}
     for b in bundles:
         said = bundle_sources(b)
         if said is None:
-            return True
+            return None
         sizes.update(said)
     for log in logs:
+        name = os.path.basename(log)
+        if name not in sizes:
+            return f"its .lpbundle files were not converted from {name}"
         try:
-            if sizes.get(os.path.basename(log)) != os.stat(log).st_size:
-                return False
+            if sizes[name] != os.stat(log).st_size:
+                return "its .prof logs are not the ones its .lpbundle files were converted from"
         except OSError:
-            return False
-    return True
+            return f"{name} cannot be read"
+    return None
 
 
 def _mtime(path):

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from legate_prof.errors import ProfileError, ProfileWarning
-from legate_prof.load.inputs import expand_inputs, plan_inputs
+from legate_prof.load.inputs import expand_inputs, plan_inputs, streams_left_beside
 from legate_prof.present.terminal import terminal_safe
 from legate_prof.read.legion_log import LegionProfReader
 
@@ -38,6 +38,9 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     of each rank's model for an analysis (``rank_workers.prepared_of``); a shortcut only.
     """
     paths = expand_inputs([os.fspath(p) for p in paths], note=_note)
+    if check_files:
+        for line in streams_left_beside(paths):
+            _note(line)
     if ranks is None:
         return _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepare)
     from legate_prof.assemble.restrict import restrict
@@ -47,7 +50,8 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     paths, notes = files_of_ranks(paths, ranks)
     if not paths:
         raise ProfileError(given[0] if len(given) == 1 else f"{len(given)} inputs",
-                           f"hold none of the ranks asked for ({format_ranks(ranks)})")
+                           f"{'holds' if len(given) == 1 else 'hold'} none of the ranks asked "
+                           f"for ({format_ranks(ranks)})")
     model = restrict(_load(paths, progress, use_cache, stack, workers, check_files, ranked),
                      ranks=ranks)
     return model.evolve(warnings=notes + list(model.warnings))
