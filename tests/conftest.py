@@ -16,6 +16,9 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # pictures drawn a minute apart stay the same picture (their header's clock): pixel comparisons
 # must not depend on when the minute turns (test_screenshot_date_is_reproducible says it works)
 os.environ["SOURCE_DATE_EPOCH"] = "1764000000"
+# `view` opens its window on the offscreen platform too (the tests drive it); a user's
+# `view` there renders a picture instead (test_view_on_a_hidden_platform_writes_a_picture)
+os.environ["LEGATE_PROF_HIDDEN_WINDOW"] = "1"
 # The cache of built timelines: never the user's, one per test session
 os.environ["LEGATE_PROF_CACHE_DIR"] = tempfile.mkdtemp(prefix="legate_prof_test_cache_")
 

@@ -129,6 +129,20 @@ def test_screenshot_date_is_reproducible(sample_profile, tmp_path, monkeypatch):
     assert len(rows) and rows.max() < STAMP_H
 
 
+def test_view_on_a_hidden_platform_writes_a_picture(tmp_path, sample_profile):
+    """QT_QPA_PLATFORM=offscreen (set by a user for headless work) shows no window: `view`
+    renders the picture instead of waiting for ever on a window nobody sees, and says why."""
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "LEGATE_PROF_HIDDEN_WINDOW"}
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "view", str(sample_profile)],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "QT_QPA_PLATFORM=offscreen shows no window" in p.stderr
+    assert (tmp_path / "legate_prof_view.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_view_without_display_writes_a_picture(tmp_path, monkeypatch):
     import subprocess
     import sys

@@ -23,9 +23,24 @@ def register(sub):
     v.set_defaults(func=run, cache=True)
 
 
+# Qt platforms that draw no window anyone sees: a window there would wait for ever
+HIDDEN_PLATFORMS = ("offscreen", "minimal", "vnc")
+# set to 1: open the window on them all the same (tests and automation that drive it)
+HIDDEN_WINDOW_ENV = "LEGATE_PROF_HIDDEN_WINDOW"
+
+
 def _has_display():
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
-                or os.environ.get("QT_QPA_PLATFORM"))
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0]
+    if platform in HIDDEN_PLATFORMS and os.environ.get(HIDDEN_WINDOW_ENV) != "1":
+        return False
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or platform)
+
+
+def _no_display_words():
+    platform = os.environ.get("QT_QPA_PLATFORM", "").split(":")[0]
+    if platform in HIDDEN_PLATFORMS:
+        return f"QT_QPA_PLATFORM={platform} shows no window"
+    return "no display found (DISPLAY/WAYLAND_DISPLAY unset)"
 
 
 def _window_problem():
@@ -116,7 +131,7 @@ def run(args):
         # loaded first: input that cannot be read is its one line, not this note and then it
         model = early.wait() if early is not None else load_with_progress(files, args,
                                                                           ranked=True)
-        why = problem or "no display found (DISPLAY/WAYLAND_DISPLAY unset)"
+        why = problem or _no_display_words()
         note(f"legate_prof: {'error: ' if problem else ''}{why}; rendering the view to {out} "
              "instead")
         rc = screenshot.run(args, model=model)
