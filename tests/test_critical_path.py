@@ -289,6 +289,11 @@ def test_critical_command_json_and_text():
     text = subprocess.run([sys.executable, "-m", "legate_prof", "critical", *files],
                           capture_output=True, text=True)
     assert text.returncode == 0 and "By kind" in text.stdout and "By source line" in text.stdout
+    # groups by the titles stats and the pictures use; lanes told apart (not cut at their id)
+    assert "io (extern)" in text.stdout and "proc_other" not in text.stdout
+    rows = text.stdout.split(" on path ", 1)[1].splitlines()[1:]
+    lanes = {ln[58:98].strip() for ln in rows if ln.strip() and not ln.strip().startswith("...")}
+    assert len(lanes) > 2 and not any("(0x" in x for x in lanes), lanes
 
 
 def test_guide_programs_paths_and_insights_costs_hold_within_the_run():

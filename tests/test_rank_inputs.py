@@ -339,3 +339,6 @@ def test_a_log_given_without_the_runtime_stream_beside_it_says_so(capsys):
         assert main(["stats", *given]) == 0
         out = capsys.readouterr()
         assert "was not given" not in out.err and "Operations" in out.out
+        # what its figures are summed over is said where they are
+        assert "busy: processors, summed over their lanes" in out.out
+        assert "(summed over each group's lanes" in out.out and "  io (extern)  " in out.out

@@ -22,12 +22,13 @@ that ended last back), "by_kind", "by_group", "by_provenance", "items": [...]}``
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from legate_prof.model.item_parts import by_part
-from legate_prof.model.kinds import GROUP_KEYS, ItemKind
+from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, ItemKind
 
 KINDS = ("compute", "launch", "runtime", "copy", "fill", "dependent_partitioning", "unknown",
          "gap")
@@ -218,6 +219,9 @@ def _pct(part, whole):
     return f"{100.0 * part / whole:5.1f}%" if whole else "    -"
 
 
+_LANE_ID = re.compile(r"\(0x[0-9a-fA-F]{1,16}\)")
+
+
 def format_critical_path(report, limit=40) -> str:
     """The text form: the splits, then the path from the item that ended last back."""
     from legate_prof.present.units import format_ns_ascii
@@ -225,7 +229,8 @@ def format_critical_path(report, limit=40) -> str:
     path = report["path"]
     lines = [f"Critical path: {len(path)} items over {format_ns_ascii(span)} "
              "(from the item that ended last back to where the chain stops)", ""]
-    for title, table in (("By kind", report["by_kind"]), ("By lane group", report["by_group"]),
+    groups = {GROUP_TITLE.get(k, k): v for k, v in report["by_group"].items()}
+    for title, table in (("By kind", report["by_kind"]), ("By lane group", groups),
                          ("By source line", report["by_provenance"])):
         rows = [(k, v) for k, v in table.items() if v]
         if not rows:
@@ -234,13 +239,15 @@ def format_critical_path(report, limit=40) -> str:
         for k, v in rows[:15]:
             lines.append(f"  {_pct(v, span)} {format_ns_ascii(v):>12}  {k}")
         lines.append("")
-    lines.append(f"  {'on path':>12}  {'item':<44}{'lane':<34}via")
+    lines.append(f"  {'on path':>12}  {'item':<44}{'lane':<40}via")
     shown = path if not limit else path[:limit]
     for p in shown:
         a, b = p["on_path_ns"]
         label = p["name"] + (f" [{p['provenance'].rsplit('/', 1)[-1]}]" if p["provenance"]
                              else "")
-        lines.append(f"  {format_ns_ascii(b - a):>12}  {label[:43]:<44}{p['lane'][:33]:<34}"
+        # (its id in hex and what the lane is for: the same on every row of the lane)
+        lane = _LANE_ID.sub("", p["lane"]).split(" — ")[0]
+        lines.append(f"  {format_ns_ascii(b - a):>12}  {label[:43]:<44}{lane[:39]:<40}"
                      f"{p['via']}")
     if len(shown) < len(path):
         lines.append(f"  ... {len(path) - len(shown)} more (--limit 0 shows all, --json too)")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.kinds import GROUP_KEYS, PROCESSOR_GROUPS, ItemKind
+from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, PROCESSOR_GROUPS, ItemKind
 from legate_prof.query.critical_inputs import kinds_mask
 from legate_prof.query.critical_links import NO_ROW, VIA_DEALLOCATION
 
@@ -158,10 +158,12 @@ def format_idle(idle) -> list:
     rows = [g for g in idle["groups"] if g["idle_ns"]]
     if not rows:
         return []
-    lines = ["Idle time inside the run, by what the next item waited for",
+    lines = ["Idle time inside the run, by what the next item waited for (summed over each "
+             "group's lanes: 2 lanes idle 1 s each make 2 s)",
              f"  {'rank':>4}  {'group':<12}{'idle':>12}" + "".join(f"{w:>12}" for w in WAITS)]
     for g in rows:
-        lines.append(f"  {g['rank']:>4}  {g['kind']:<12}{format_ns_ascii(g['idle_ns']):>12}"
+        title = GROUP_TITLE.get(g["kind"], g["kind"])
+        lines.append(f"  {g['rank']:>4}  {title:<12}{format_ns_ascii(g['idle_ns']):>12}"
                      + "".join(f"{format_ns_ascii(g['by_wait'][w]):>12}" for w in WAITS))
     lines_ = idle["by_provenance"][:5]
     if lines_:

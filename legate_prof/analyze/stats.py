@@ -407,6 +407,9 @@ def format_stats(s: dict) -> str:
                      f"  peak {format_bytes(g['peak_bytes'])} (capacity unknown)")
         lines.append(f"{g['rank']:>4}  {g['title']:<14}{g['lanes']:>6}{g['items']:>10}"
                      f"{format_ns_ascii(g['busy_ns']):>14}{extra}")
+    if s["groups"]:
+        lines.append("  busy: processors, summed over their lanes (waits left out); memories, "
+                     "while any instance lived; channels and ops, while anything was under way")
     for section, title in (("tasks", "Tasks"), ("operations", "Operations (runtime event stream): "
                             "total from submission to completion, running while their tasks ran"),
                            ("gpu_kernels", "GPU kernels"),
