@@ -499,6 +499,29 @@ def test_ranks_with_different_name_tables_answer_as_their_merge(ranks_named_apar
     _same_answers(ranked, merge_opened(len(parts), lambda k: parts[k]))
 
 
+def test_name_times_of_ranks_unmerged_are_their_merges(ranks_named_apart):
+    """The time each task name took in a window (a picture's legend order) is the merged
+    model's, name by name, whatever each rank's name table; a window cuts items at its ends."""
+    from legate_prof.assemble.rank_merge import merge_opened
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.model.kinds import ItemKind
+    from legate_prof.query import ProfileSource, RankedSource
+    parts = ranks_named_apart
+    ranked = RankedSource(RankSet(parts))
+    merged = ProfileSource(merge_opened(len(parts), lambda k: parts[k]))
+    a, b = merged.summary_model().extent()
+    for t0, t1 in ((a, b), (a + (b - a) // 3, a + (b - a) // 2)):
+        got = dict(zip(ranked.names, ranked.name_times(t0, t1).tolist()))
+        want = dict(zip(merged.names, merged.name_times(t0, t1).tolist()))
+        assert {k: v for k, v in got.items() if v} == {k: v for k, v in want.items() if v}
+    it = merged.merged_model().items
+    task = np.flatnonzero(it["kind"] == ItemKind.TASK)
+    k = task[np.argmax(it["stop"][task] - it["start"][task])]
+    s, e = int(it["start"][k]), int(it["stop"][k])
+    inside = merged.name_times(s + 1, s + 2)  # a window of 1 ns inside the longest task
+    assert inside[it["name"][k]] >= 1 and inside.sum() < e - s
+
+
 def test_ranks_unmerged_draw_the_picture_of_their_merge(ranks_named_apart, tmp_path):
     """What `view` and `screenshot` draw from ranks unmerged (CPU, GPU and memory lanes
     expanded, ranks whose name tables differ) is the merged model's picture, pixel for pixel."""

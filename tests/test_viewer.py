@@ -1,6 +1,7 @@
 """The viewer, rendered for real (offscreen Qt), checked from pixels and driven with pytest-qt."""
 
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -127,6 +128,30 @@ def test_screenshot_date_is_reproducible(sample_profile, tmp_path, monkeypatch):
         return np.frombuffer(img.constBits(), np.uint8).reshape(img.height(), -1).copy()
     rows = np.flatnonzero((pixels(a) != pixels(c)).any(axis=1))
     assert len(rows) and rows.max() < STAMP_H
+
+
+def test_screenshot_legend_names_the_colours_of_the_tasks_most_in_view(tmp_path):
+    """The legend row says which task each colour is, the names with the most time in view
+    first: the guide's inefficient run shows Random's colour there, and a window without
+    Random's tasks does not."""
+    from legate_prof.query import as_source
+    from legate_prof.viewer.colors import name_color
+    from legate_prof.viewer.screenshot import LEGEND_H, STAMP_H, render_screenshot
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "inefficient_1rank"
+    model = load_profile([str(run)], ranked=True)
+    src = as_source(model)
+
+    def legend_colors(start=None, stop=None):
+        out = render_screenshot(model, tmp_path / "l.png", start=start, stop=stop,
+                                width=1600, height=400, fit=False)
+        img = QtGui.QImage(out)
+        return {QtGui.QColor(img.pixel(x, y)).rgb() for y in range(STAMP_H, STAMP_H + LEGEND_H)
+                for x in range(0, img.width())}
+    assert name_color("Random").rgb() in legend_colors()
+    it = src.merged_model().items
+    rnd = it["name"] == src.names.index("Random")
+    before = int(it["start"][rnd].min()) - 1  # a window before any Random task
+    assert name_color("Random").rgb() not in legend_colors(int(it["start"].min()), before)
 
 
 def test_view_on_a_hidden_platform_writes_a_picture(tmp_path, sample_profile):

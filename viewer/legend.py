@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .path_overlay import PATH_COLOR
-from .colors import ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color
+from .colors import ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color, name_color
 
 _BASE = QtGui.QColor(70, 130, 180)  # a task colour to show the three states on
 
@@ -37,6 +37,35 @@ def paint_legend(p: QtGui.QPainter, x: float, y: float, h: float = 14.0, color=N
                    int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
         x += h + fm.horizontalAdvance(text) + 14
     return x - x0
+
+
+def paint_name_legend(p: QtGui.QPainter, x: float, y: float, right: float, names,
+                      h: float = 14.0) -> int:
+    """After the states: "tasks:" and the colours of ``names`` (most time in view first)
+    while they fit before ``right``; returns how many were named."""
+    fm = QtGui.QFontMetrics(p.font())
+    head = "tasks (most time in view):"
+    if not names or x + fm.horizontalAdvance(head) + 4 > right:
+        return 0
+    p.setPen(QtGui.QColor(30, 30, 30))
+    p.drawText(QtCore.QRectF(x, y, fm.horizontalAdvance(head) + 4, h),
+               int(QtCore.Qt.AlignmentFlag.AlignVCenter), head)
+    x += fm.horizontalAdvance(head) + 10
+    shown = 0
+    for name in names:
+        text = fm.elidedText(name, QtCore.Qt.TextElideMode.ElideRight, 160)
+        need = h + fm.horizontalAdvance(text) + 14
+        if x + need > right:
+            break
+        p.fillRect(QtCore.QRectF(x, y + 2, h - 4, h - 4), name_color(name))
+        p.setPen(QtGui.QColor(120, 120, 120))
+        p.drawRect(QtCore.QRectF(x, y + 2, h - 4, h - 4))
+        p.setPen(QtGui.QColor(30, 30, 30))
+        p.drawText(QtCore.QRectF(x + h, y, fm.horizontalAdvance(text) + 4, h),
+                   int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+        x += need
+        shown += 1
+    return shown
 
 
 class LegendWidget(QtWidgets.QWidget):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import time
 
+import numpy as np
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from PySide6 import QtCore, QtGui, QtWidgets  # noqa: E402
@@ -17,7 +19,7 @@ from legate_prof.present.picture_size import MAX_SIDE, check_size  # noqa: E402
 
 from .critical_path import RunPath  # noqa: E402
 from .layout import LaneLayout  # noqa: E402
-from .legend import paint_legend  # noqa: E402
+from .legend import paint_legend, paint_name_legend  # noqa: E402
 from .notices import notice_lines  # noqa: E402
 from legate_prof.present.units import format_ns  # noqa: E402
 from .time_text import format_range  # noqa: E402
@@ -133,7 +135,8 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     try:
         p.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
         files = [os.path.basename(os.path.abspath(str(f))) for f in (title_files or info.sources)]
-        _paint_header(p, width, info, files, w.time_range(), path)
+        _paint_header(p, width, info, files, w.time_range(), path,
+                      _names_in_view(source, *w.time_range()))
         p.drawPixmap(0, top_h, pix)
         if info.timeline_missing:
             _paint_missing(p, width, top_h, info.timeline_missing)
@@ -146,9 +149,17 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     return (out, geo) if return_geometry else out
 
 
-def _paint_header(p, width, info, files, time_range, path):
+def _names_in_view(source, a, b, most=16):
+    """The task names that took the most time in [a, b] (what the legend names)."""
+    t = source.name_times(a, b)
+    order = np.argsort(-t, kind="stable")[:most]
+    return [source.names[i] for i in order.tolist() if t[i] > 0]
+
+
+def _paint_header(p, width, info, files, time_range, path, names=()):
     """The stamp (files, ranks, items, the view's range, version, date; on the right what is
-    missing or skewed) and the legend above the timeline."""
+    missing or skewed) and the legend above the timeline: the shades, then the colours of
+    the task ``names``."""
     p.fillRect(QtCore.QRectF(0, 0, width, STAMP_H), QtGui.QColor(38, 50, 72))
     a, b = time_range
     shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
@@ -177,7 +188,8 @@ def _paint_header(p, width, info, files, time_range, path):
     f.setPointSizeF(8.5)
     p.setFont(f)
     p.fillRect(QtCore.QRectF(0, STAMP_H, width, LEGEND_H), QtGui.QColor(246, 247, 250))
-    paint_legend(p, 10, STAMP_H + 3, critical=path is not None)
+    x = 10 + paint_legend(p, 10, STAMP_H + 3, critical=path is not None)
+    paint_name_legend(p, x + 16, STAMP_H + 3, width - 10, names)
 
 
 def _taken_at():

@@ -384,14 +384,9 @@ def _transfer_summary(model, kind):
     return {"count": int(len(sel)), "bytes": int(np.sum(size)), "total_ns": int(dur.sum())}
 
 
-def format_stats(s: dict) -> str:
-    lines = []
-    a, b = s.get("span_ns", s["time_range_ns"])
-    lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, "
-                 f"span {format_ns_ascii(b - a)} ({format_ns_ascii(a)} to {format_ns_ascii(b)})"
-                 + (f", {s['legion_version']}" if s["legion_version"] else ""))
-    lines.append("")
-    lines.append("Machine")
+def _machine_and_groups(s) -> list:
+    """The machine (processors and memories of each rank) and the lane groups' table."""
+    lines = ["Machine"]
     for m in s["machine"]:
         procs = ", ".join(f"{v} {k}" for k, v in sorted(m["processors"].items()))
         mems = ", ".join(f"{v['count']} {k} ({format_capacity(v['capacity_bytes'])})"
@@ -410,6 +405,17 @@ def format_stats(s: dict) -> str:
     if s["groups"]:
         lines.append("  busy: processors, summed over their lanes (waits left out); memories, "
                      "while any instance lived; channels and ops, while anything was under way")
+    return lines
+
+
+def format_stats(s: dict) -> str:
+    lines = []
+    a, b = s.get("span_ns", s["time_range_ns"])
+    lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, "
+                 f"span {format_ns_ascii(b - a)} ({format_ns_ascii(a)} to {format_ns_ascii(b)})"
+                 + (f", {s['legion_version']}" if s["legion_version"] else ""))
+    lines.append("")
+    lines += _machine_and_groups(s)
     for section, title in (("tasks", "Tasks"), ("operations", "Operations (runtime event stream): "
                             "total from submission to completion, running while their tasks ran"),
                            ("gpu_kernels", "GPU kernels"),

@@ -14,6 +14,7 @@ from legate_prof.model.stacking import stack_in_threads
 from legate_prof.query.details import item_facts, item_title, memory_title_of
 from legate_prof.query.lane_tree import ProfileInfo
 from legate_prof.query.search import search_items
+from legate_prof.query.summary import name_times
 from legate_prof.query.source import ProfileSource
 from legate_prof.query.tiles import LaneTile, lane_tile
 
@@ -132,6 +133,11 @@ class RankedSource(ProfileSource):
     def item_transfer(self, i):
         _, m, j = self._part(i)
         return m.transfer_of(j)
+
+    def name_times(self, t0, t1) -> np.ndarray:
+        n = len(self.names)
+        return sum((name_times(m, t0, t1, name_map=self._set.name_maps[k], n_names=n)
+                    for k, m in enumerate(self._set.parts)), np.zeros(n))
 
     def search(self, text, limit=100_000) -> np.ndarray:
         if not text:

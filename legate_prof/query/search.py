@@ -14,3 +14,4 @@ def search_items(model, text, limit=100_000):
     if prov_hit.any():
         sel |= prov_hit[model.op_provenance(model.items["op_id"])]
     return np.flatnonzero(sel)[:limit]
+

@@ -20,7 +20,7 @@ from legate_prof.query.details import detail_fields, item_facts, item_title
 from legate_prof.query.lane_tree import ProfileInfo, describe
 from legate_prof.query.message_latency import MessageLatency, message_latency
 from legate_prof.query.search import search_items
-from legate_prof.query.summary import average_utilization
+from legate_prof.query.summary import average_utilization, name_times
 from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile
 
 
@@ -153,6 +153,11 @@ class ProfileSource:
         ``critical=False`` leaves out the critical-path rows (a viewer's hover, or details
         asked before ``critical_path_ready``: they would compute it first)."""
         return detail_fields(self, i, critical=critical)
+
+    def name_times(self, t0, t1) -> np.ndarray:
+        """Time (ns, float) each name's tasks and GPU kernels spent inside [t0, t1], by name
+        id (into ``names``), summed over lanes: what a picture's legend names first."""
+        return name_times(self._m, t0, t1)
 
     def search(self, text, limit=100_000) -> np.ndarray:
         """Item ids whose name or provenance contains ``text`` (case-insensitive), sorted."""

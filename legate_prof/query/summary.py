@@ -1,10 +1,11 @@
-"""Summary tiles: a lane group's average utilization over a time window, in bins."""
+"""Summaries of a time window: a lane group's average utilization in bins (summary tiles),
+the time each name's tasks took in it (a legend's order)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.kinds import ANY_ACTIVE_GROUPS
+from legate_prof.model.kinds import ANY_ACTIVE_GROUPS, ItemKind
 
 # Up to this many ranks a summary adds the ranks' integrals at the bin edges; beyond, one
 # step function of all ranks is built once (``TraceModel.all_ranks_step``).
@@ -36,3 +37,19 @@ def average_utilization(model, group, rank, t0, t1, bins):
     acc = sum(np.diff(s.integral_at(edges)) for s in steps)
     den = np.diff(edges) * sum(s.denominator for s in steps)
     return np.divide(acc, den, out=np.zeros(bins), where=den > 0)
+
+
+LEGEND_KINDS = (ItemKind.TASK, ItemKind.GPU_KERNEL)  # what a legend names
+
+
+def name_times(model, t0, t1, kinds=LEGEND_KINDS, name_map=None, n_names=None):
+    """Time (ns) the items of ``kinds`` spent inside [t0, t1], by name id (``name_map``: a
+    rank's ids in the profile's), summed over lanes: which colours a picture shows most."""
+    it = model.items
+    n = len(model.names) if n_names is None else n_names
+    sel = np.flatnonzero(np.isin(it["kind"], np.asarray(kinds, it["kind"].dtype)))
+    inside = np.maximum(np.minimum(it["stop"][sel], t1) - np.maximum(it["start"][sel], t0), 0)
+    names = it["name"][sel].astype(np.int64)
+    if name_map is not None:
+        names = np.asarray(name_map, np.int64)[names]
+    return np.bincount(names, weights=inside.astype(np.float64), minlength=n)[:n]
