@@ -236,8 +236,8 @@ def test_a_window_on_insights_report_and_export(tmp_path):
     assert rc == 0, err
     rc, out, err = _cli("stats", *run.files, "--start", "2s", "--stop", "1s")
     assert rc == 2 and out == "" and err == [
-        "legate_prof: error: --start/--stop: --start (2000000000 ns) must come before --stop "
-        "(1000000000 ns)"]
+        "legate_prof: error: --start/--stop: --start (2.000 s) must come before --stop "
+        "(1.000 s)"]
 
 
 # -- bad sets of rank files -----------------------------------------------------------------

@@ -90,8 +90,14 @@ def check_window(args):
     """``--start`` before ``--stop``, or one line and exit 2 before anything is read."""
     start, stop = getattr(args, "start", None), getattr(args, "stop", None)
     if start is not None and stop is not None and start >= stop:
-        raise ProfileError("--start/--stop", f"--start ({start} ns) must come before --stop "
-                                             f"({stop} ns)")
+        raise ProfileError("--start/--stop", window_order_words(start, stop))
+
+
+def window_order_words(start, stop) -> str:
+    """What is wrong with a window that ends before it starts, in the units a user reads."""
+    from legate_prof.present.units import format_ns_ascii
+    return (f"--start ({format_ns_ascii(start)}) must come before --stop "
+            f"({format_ns_ascii(stop)})")
 
 
 def trimmed(profile, args):

@@ -6,7 +6,7 @@ import os
 
 from legate_prof.cli.arguments import add_files, add_expand, add_ranks, expanded, size_arg, time_arg
 from legate_prof.cli.common import (PICTURE_FORMATS, input_files, load_with_progress, note, say,
-                                    status)
+                                    status, window_order_words)
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import check_output
 from legate_prof.present.picture_size import MAX_SIDE, MIN_SIDE, check_size
@@ -35,8 +35,7 @@ def register(sub):
 
 def _check_view_range(args):
     if args.start is not None and args.stop is not None and args.start >= args.stop:
-        raise ProfileError(args.output, f"--start ({args.start} ns) must come before --stop "
-                                        f"({args.stop} ns)")
+        raise ProfileError(args.output, window_order_words(args.start, args.stop))
 
 
 def run(args, model=None):
