@@ -115,6 +115,9 @@ def test_record_finds_profiles_where_legates_own_options_put_them(tmp_path):
     assert "2000.0" in p.stdout
     assert (logs / "mine_0.prof").exists() and not list(tmp_path.glob("legate_*.prof"))
     assert f"in {logs}{os.sep}mine_*.prof" in p.stderr
+    # legate's own closing line names the files as they are (it says legate_*.prof)
+    said = [ln for ln in p.stdout.splitlines() if ln.startswith("Profiles have been generated")]
+    assert said and all("mine_*.prof" in ln and "legate_*.prof" not in ln for ln in said)
     assert (logs / "legate_prof" / "index.html").exists()
     h = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--help"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=600)

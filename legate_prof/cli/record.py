@@ -68,7 +68,8 @@ def run(args):
         note(f"legate_prof: error: legate wrote no profiles ({where}); "
              f"{RECORD_USAGE.splitlines()[0]}")
         return EXIT_USER_ERROR
-    sys.stdout.writelines(held)
+    # legate names the files legate_*.prof whatever --profile-name said
+    sys.stdout.writelines(line.replace("/legate_*.prof", f"/{name}_*.prof") for line in held)
     note(f"legate_prof: {len(written)} profile file(s) in {where}")
     if no_report:
         return 0
