@@ -101,13 +101,13 @@ def test_record_command_runs_legate_with_profiling(tmp_path):
 
 def test_record_finds_profiles_where_legates_own_options_put_them(tmp_path):
     """`record --profile-name NAME --logdir DIR` (legate's options): legate writes
-    DIR/NAME_0.prof; record finds it there, says where, and writes the report beside it."""
+    DIR/NAME_0.prof (DIR made first where missing); record finds it there, says where, and
+    writes the report beside it."""
     prog = tmp_path / "mine.py"
     prog.write_text("from legate_prof.runtime import numpy as np\n"
                     "a = np.ones((1000,))\n"
                     "print(float((a * 2.0).sum()))\n")
-    logs = tmp_path / "logs"
-    logs.mkdir()
+    logs = tmp_path / "logs"  # (not there yet: record makes it, legate would abort)
     p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--cpus", "1", "--gpus",
                         "0", "--profile-name", "mine", "--logdir", str(logs), str(prog)],
                        cwd=tmp_path, capture_output=True, text=True, timeout=600)

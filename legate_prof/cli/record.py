@@ -52,6 +52,12 @@ def run(args):
         prog_at -= 1
     extra, prog_at = _without_gpus_where_none(extra, prog_at, quiet=asks_help)
     logdir = _legate_option(extra[:prog_at], "--logdir") or "."
+    if not asks_help and not os.path.isdir(logdir):
+        try:  # (legate aborts with a stack trace where its --logdir does not exist)
+            os.makedirs(logdir)
+        except OSError as e:
+            note(f"legate_prof: error: {logdir}: {e.strerror or e}")
+            return EXIT_USER_ERROR
     name = _legate_option(extra[:prog_at], "--profile-name") or "legate"
     before = {p: os.path.getmtime(p) for p in _profiles_in(logdir, name)}
     rc, held = _run_legate(extra)
