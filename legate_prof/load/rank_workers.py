@@ -363,9 +363,20 @@ def sweep_orphans(base):
             continue  # alive (or not ours to ask): leave it
 
 
+# glibc's allocator, in a worker: a rank's build makes and frees arrays of millions of items
+# over and over, and by default returns each to the kernel (its own mapping, or the heap
+# trimmed) to fault it in again page by page at the next: half the worker's time went to the
+# kernel.  Kept for reuse instead, within a worker's life (one rank file after the other).
+WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20),  # (glibc's upper limit)
+                 "MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_TOP_PAD_": str(64 << 20)}
+
+
 def _worker_env():
-    """The parent's environment, with this package importable however it was found."""
+    """The parent's environment, with this package importable however it was found (and
+    the allocator's settings above, where the user set none)."""
     env = dict(os.environ)
+    if not any(k.startswith("MALLOC_") for k in env):
+        env.update(WORKER_MALLOC)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
