@@ -302,9 +302,9 @@ import atexit, os, sys, tempfile, threading, time
 from legate_prof.load.loader import load_profile
 threading.Thread(target=load_profile, args=(sys.argv[1:],), kwargs={"workers": 2},
                  daemon=True).start()
-from legate_prof.load.rank_workers import _host
+from legate_prof.load.rank_workers import _host, handover_bases
 prefix = PREFIX + "ranks_%s_%d_" % (_host(), os.getpid())
-bases = [tempfile.gettempdir()]
+bases = handover_bases()
 for _ in range(400):  # until the workers have started and written something
     found = [os.path.join(b, n) for b in bases if os.path.isdir(b) for n in os.listdir(b)
              if n.startswith(prefix)]
