@@ -368,9 +368,22 @@ def explained(profile, idle=True) -> dict:
 def compute_stats(profile, idle=True) -> dict:
     """The statistics of a profile (a model, a ``RankSet`` or a source): the ranks' parts added
     up, no merged copy; ``idle=False`` leaves out idle time explained."""
-    parts = [stats_parts(p.model) for p in profile.item_parts()]
+    parts = _each_part(stats_parts, [p.model for p in profile.item_parts()])
     return {**finish_stats(parts, profile.sources, profile.errors,
                            [str(w) for w in profile.warnings]), **explained(profile, idle)}
+
+
+def _each_part(function, models):
+    """``function`` of each model, the ranks' models on threads, one per core: most of the
+    work is numpy's, which lets other threads run (10 ranks' statistics: 1.0 -> 0.5 s on 2
+    cores)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if len(models) < 2 or (cores or 1) < 2:
+        return [function(m) for m in models]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(min(cores, len(models)),
+                            thread_name_prefix="legate_prof stats") as pool:
+        return list(pool.map(function, models))
 
 
 def _transfer_summary(model, kind):
