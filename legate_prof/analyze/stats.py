@@ -106,11 +106,22 @@ def _natural(s):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
 
 
+def _of_kinds(kind, kinds):
+    """Whether each item's kind is one of ``kinds``: by a table where kinds are bytes (as
+    models hold them), a tenth of ``np.isin``'s time."""
+    kind = np.asarray(kind)
+    if kind.dtype != np.uint8:
+        return np.isin(kind, [int(k) for k in kinds])
+    table = np.zeros(256, bool)
+    table[[int(k) for k in kinds]] = True
+    return table[kind]
+
+
 def name_parts(model, kinds, by=None, waited=None):
     """Per name of the items of ``kinds``: timings as parts (``_part``), the provenances seen
     (the user's lines that launched it) and, with ``by``, the same per variant / mapper."""
     it = model.items
-    sel = np.flatnonzero(np.isin(it["kind"], [int(k) for k in kinds]))
+    sel = np.flatnonzero(_of_kinds(it["kind"], kinds))
     if len(sel) == 0:
         return {}
     names = it["name"][sel].astype(np.int64)
