@@ -750,3 +750,20 @@ def test_striped_ops_answer_as_the_table_of_all_ranks():
     assert Stripes.of(shared, "op_id") is None
     shuffled = [{c: v[::-1] for c, v in runs[1].items()}] + runs[2:]
     assert Stripes.of(shuffled, "op_id") is None
+
+
+def test_the_ranks_are_handed_over_in_memory_only_where_there_is_room(monkeypatch, tmp_path):
+    """The workers' bundles go to the memory folder (tmpfs) where it and the machine have room
+    for twice them, else to the temporary folder — always there when TMPDIR names one."""
+    import tempfile
+    from legate_prof.load import rank_workers as rw
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    if rw.handover_bases()[0] == rw.MEMORY_FOLDER:  # (a machine with /dev/shm)
+        assert rw.handover_base(1 << 20) == rw.MEMORY_FOLDER
+    assert rw.handover_base(1 << 60) == tempfile.gettempdir()  # more than any machine has
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert rw.handover_bases() == [str(tmp_path)]
+    assert rw.handover_base(1 << 20) == str(tmp_path)
+    assert rw.bundle_room([str(tmp_path / "none.prof")]) == 0

@@ -296,7 +296,7 @@ class Handover:
         assert kind in self.KINDS
         for base in handover_bases():
             sweep_orphans(base)
-        base = _handover_base(room)
+        base = handover_base(room)
         self.dir = tempfile.mkdtemp(prefix=f"{self.PREFIX}{kind}_{_host()}_{os.getpid()}_",
                                     dir=base)
         self.procs = []
@@ -350,7 +350,7 @@ def bundle_room(paths):
 
 
 def handover_bases():
-    """The folders hand-over directories are made in (``_handover_base``)."""
+    """The folders hand-over directories are made in (``handover_base``)."""
     return [MEMORY_FOLDER, tempfile.gettempdir()] if _memory_folder_usable() else [
         tempfile.gettempdir()]
 
@@ -360,7 +360,7 @@ def _memory_folder_usable():
             and os.access(MEMORY_FOLDER, os.W_OK | os.X_OK))
 
 
-def _handover_base(room):
+def handover_base(room):
     """The memory folder for a hand-over of ``room`` bytes where it and the machine's free
     memory have twice that (and ``TMPDIR`` names no folder of the user's choice), else the
     temporary folder."""
