@@ -302,9 +302,9 @@ import atexit, os, sys, tempfile, threading, time
 from legate_prof.load.loader import load_profile
 threading.Thread(target=load_profile, args=(sys.argv[1:],), kwargs={"workers": 2},
                  daemon=True).start()
-from legate_prof.load.rank_workers import _host
+from legate_prof.load.rank_workers import _host, handover_bases
 prefix = PREFIX + "ranks_%s_%d_" % (_host(), os.getpid())
-bases = [tempfile.gettempdir()]
+bases = handover_bases()
 for _ in range(400):  # until the workers have started and written something
     found = [os.path.join(b, n) for b in bases if os.path.isdir(b) for n in os.listdir(b)
              if n.startswith(prefix)]
@@ -748,3 +748,49 @@ def test_a_log_copied_in_with_an_older_time_is_read_not_its_stale_bundle(synthet
         [str(f) for f in files] + [str(extra)]
     assert len(notes) == 1 and \
         f"its .lpbundle files were not converted from {extra.name}" in notes[0]
+
+
+def test_striped_ops_answer_as_the_table_of_all_ranks():
+    """Ranks' operations numbered node + k * nodes (as Legion does) are looked up in the one
+    rank of each id's class, with the answers of the table of all ranks (the first rank's row
+    of an id, none for 0 or an unknown id); ranks whose ids share a class, or a rank's table
+    out of order, are not striped (the table of all ranks is made instead)."""
+    import numpy as np
+    from legate_prof.assemble.record_items import first_by_key
+    from legate_prof.model.lazy_table import Stripes, sorted_lookup
+    rng = np.random.default_rng(3)
+    runs = []
+    for node in range(4):
+        ids = np.sort(rng.choice(5000, 800, replace=False)).astype(np.uint64) * 4 + node
+        runs.append({"op_id": ids, "provenance": rng.integers(0, 50, len(ids), dtype=np.int32)})
+    runs.append({"op_id": np.zeros(0, np.uint64), "provenance": np.zeros(0, np.int32)})
+    whole = first_by_key({c: np.concatenate([r[c] for r in runs]) for c in runs[0]}, "op_id")
+    keys = np.concatenate([rng.integers(0, 20_500, 5000).astype(np.uint64),
+                           np.zeros(100, np.uint64)])
+    stripes = Stripes.of(runs, "op_id")
+    assert stripes is not None and stripes.stride == 4
+    got = stripes.lookup(keys, "provenance", 0)
+    want = sorted_lookup(whole["op_id"], whole["provenance"], keys, 0)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert (got[keys == 0] == 0).all() and (got != 0).any()
+    shared = runs[:2] + [{c: v[:10] for c, v in runs[0].items()}]  # ids of rank 0 again
+    assert Stripes.of(shared, "op_id") is None
+    shuffled = [{c: v[::-1] for c, v in runs[1].items()}] + runs[2:]
+    assert Stripes.of(shuffled, "op_id") is None
+
+
+def test_the_ranks_are_handed_over_in_memory_only_where_there_is_room(monkeypatch, tmp_path):
+    """The workers' bundles go to the memory folder (tmpfs) where it and the machine have room
+    for twice them, else to the temporary folder — always there when TMPDIR names one."""
+    import tempfile
+    from legate_prof.load import rank_workers as rw
+    monkeypatch.delenv("TMPDIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    if rw.handover_bases()[0] == rw.MEMORY_FOLDER:  # (a machine with /dev/shm)
+        assert rw.handover_base(1 << 20) == rw.MEMORY_FOLDER
+    assert rw.handover_base(1 << 60) == tempfile.gettempdir()  # more than any machine has
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    assert rw.handover_bases() == [str(tmp_path)]
+    assert rw.handover_base(1 << 20) == str(tmp_path)
+    assert rw.bundle_room([str(tmp_path / "none.prof")]) == 0

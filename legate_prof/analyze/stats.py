@@ -106,11 +106,22 @@ def _natural(s):
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
 
 
+def _of_kinds(kind, kinds):
+    """Whether each item's kind is one of ``kinds``: by a table where kinds are bytes (as
+    models hold them), a tenth of ``np.isin``'s time."""
+    kind = np.asarray(kind)
+    if kind.dtype != np.uint8:
+        return np.isin(kind, [int(k) for k in kinds])
+    table = np.zeros(256, bool)
+    table[[int(k) for k in kinds]] = True
+    return table[kind]
+
+
 def name_parts(model, kinds, by=None, waited=None):
     """Per name of the items of ``kinds``: timings as parts (``_part``), the provenances seen
     (the user's lines that launched it) and, with ``by``, the same per variant / mapper."""
     it = model.items
-    sel = np.flatnonzero(np.isin(it["kind"], [int(k) for k in kinds]))
+    sel = np.flatnonzero(_of_kinds(it["kind"], kinds))
     if len(sel) == 0:
         return {}
     names = it["name"][sel].astype(np.int64)
@@ -368,9 +379,22 @@ def explained(profile, idle=True) -> dict:
 def compute_stats(profile, idle=True) -> dict:
     """The statistics of a profile (a model, a ``RankSet`` or a source): the ranks' parts added
     up, no merged copy; ``idle=False`` leaves out idle time explained."""
-    parts = [stats_parts(p.model) for p in profile.item_parts()]
+    parts = _each_part(stats_parts, [p.model for p in profile.item_parts()])
     return {**finish_stats(parts, profile.sources, profile.errors,
                            [str(w) for w in profile.warnings]), **explained(profile, idle)}
+
+
+def _each_part(function, models):
+    """``function`` of each model, the ranks' models on threads, one per core: most of the
+    work is numpy's, which lets other threads run (10 ranks' statistics: 1.0 -> 0.5 s on 2
+    cores)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if len(models) < 2 or (cores or 1) < 2:
+        return [function(m) for m in models]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(min(cores, len(models)),
+                            thread_name_prefix="legate_prof stats") as pool:
+        return list(pool.map(function, models))
 
 
 def _transfer_summary(model, kind):

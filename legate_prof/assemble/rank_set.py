@@ -20,7 +20,7 @@ import numpy as np
 
 from legate_prof.assemble.rank_merge import MergePlan, ModelSummary, merge_opened, sorted_ops
 from legate_prof.model.item_parts import ItemPart
-from legate_prof.model.lazy_table import LazyTable
+from legate_prof.model.lazy_table import LazyTable, Stripes
 
 
 class RankSet:
@@ -122,4 +122,10 @@ def profile_ops(models, prov_maps):
                 pieces = [np.asarray(pm)[p].astype(p.dtype) for pm, p in zip(prov_maps, pieces)]
             cols[c] = np.concatenate(pieces)
         return sorted_ops(cols)
-    return LazyTable(make, "op_id")
+
+    def stripes():  # (each rank's own ops, where Legion's numbering keeps them apart)
+        runs = [{c: (np.asarray(pm)[np.asarray(m.ops[c])].astype(np.int32)
+                     if c == "provenance" else np.asarray(m.ops[c])) for c in m.ops}
+                for m, pm in zip(models, prov_maps)]
+        return Stripes.of(runs, "op_id")
+    return LazyTable(make, "op_id", stripes=stripes)

@@ -12,7 +12,7 @@ from legate_prof.present.terminal import terminal_safe
 
 def register(sub):
     q = sub.add_parser("sql", help="run a SQL query (DuckDB) over the profile's tables",
-                       epilog=tables_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
+                       epilog=_TABLES, formatter_class=_TablesHelpFormatter)
     q.add_argument("query", help="e.g. \"SELECT name, sum(duration_ns) FROM items GROUP BY 1\"")
     add_files(q, what=FILES_HELP + "; or one folder written by export --format parquet (queried "
                                    "where it lies)")
@@ -20,6 +20,17 @@ def register(sub):
     qf.add_argument("--csv", action="store_true", help="print CSV")
     qf.add_argument("--json", action="store_true", help="print a JSON list of objects")
     q.set_defaults(func=run)
+
+
+_TABLES = "(the tables: tables_help)"  # the epilog, written out when help is printed
+
+
+class _TablesHelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Lists the tables only when help is printed: they come from the export modules, whose
+    imports (DuckDB's, Arrow's) would otherwise cost every command a tenth of a second."""
+
+    def add_text(self, text):
+        super().add_text(tables_help() if text == _TABLES else text)
 
 
 def tables_help():

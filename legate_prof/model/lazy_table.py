@@ -29,10 +29,21 @@ class LazyTable(Mapping):
 
     MAX_RUNS = 64  # beyond, a lookup makes the table (one search per run and key)
 
-    def __init__(self, make, key, runs=None, offsets=None):
+    def __init__(self, make, key, runs=None, offsets=None, stripes=None):
         self._make, self._columns, self._lock = make, None, threading.Lock()
         self._key = key
         self._runs = (runs, offsets) if runs is not None else None
+        self._stripes = stripes  # () -> ``Stripes`` of the runs, or None (made once)
+
+    def striped(self):
+        """The table's runs as ``Stripes`` where they are (then any number of keys is looked
+        up without making the table), else None."""
+        if self._columns is not None or self._stripes is None:
+            return None
+        with self._lock:
+            if callable(self._stripes):
+                self._stripes = self._stripes()
+        return self._stripes
 
     def _table(self):
         if self._columns is None:
@@ -60,6 +71,9 @@ class LazyTable(Mapping):
                 out[hit] = cols[column][a:b][pos[hit]]
                 todo &= ~hit
             return out
+        stripes = self.striped()
+        if stripes is not None:
+            return stripes.lookup(keys, column, default)
         table = self._table()
         return sorted_lookup(table[self._key], table[column], keys, default)
 
@@ -71,3 +85,52 @@ class LazyTable(Mapping):
 
     def __len__(self):
         return len(self._table())
+
+
+class Stripes:
+    """Runs of a table (column name -> array, each sorted by ``key``) whose keys fall in
+    distinct classes modulo a common stride — Legion numbers a node's operations
+    ``node + k * nodes`` —: a key can only be in the run of its class, so it is looked up
+    there alone, as the table of all runs (the first run's row of a key) would answer it,
+    without making that table (at 10 ranks x 1 M items: 0.2 s and 150 MB)."""
+
+    def __init__(self, runs, key, stride, run_of_class):
+        self.runs, self.key, self.stride, self.run_of_class = runs, key, stride, run_of_class
+        self.holds_zero = any(int(r[key][0]) == 0 for r in runs)  # (sorted, not negative)
+
+    @classmethod
+    def of(cls, runs, key):
+        """``Stripes`` of ``runs``, or None where their keys do not fall so (or a run is not
+        sorted)."""
+        runs = [r for r in runs if len(r[key])]
+        stride = 0
+        for r in runs:
+            ids = np.asarray(r[key])
+            if ids.dtype.kind not in "iu" or int(ids[-1]) >= 1 << 62 or int(ids[0]) < 0:
+                return None
+            d = np.diff(ids.astype(np.int64))
+            if len(d) and int(d.min()) < 0:
+                return None  # (not sorted)
+            stride = int(np.gcd.reduce(np.append(d, stride)))
+        classes = [int(r[key][0]) % stride if stride else -1 for r in runs]
+        if stride < 2 or stride > 1 << 20 or len(set(classes)) != len(classes):
+            return None
+        run_of_class = np.full(stride, -1, np.int64)
+        run_of_class[classes] = np.arange(len(runs))
+        return cls(runs, key, stride, run_of_class)
+
+    def lookup(self, keys, column, default):
+        """``column`` of the row of each of ``keys`` (``default`` where none)."""
+        keys = np.asarray(keys)
+        out = np.full(len(keys), default, self.runs[0][column].dtype)
+        if len(keys) == 0:
+            return out
+        run = self.run_of_class[(keys.astype(np.uint64) % np.uint64(self.stride))
+                                .astype(np.int64)]
+        if not self.holds_zero:
+            run[keys == 0] = -1  # (no operation: a third of the items)
+        for j, r in enumerate(self.runs):
+            sel = np.flatnonzero(run == j)
+            if len(sel):
+                out[sel] = sorted_lookup(r[self.key], r[column], keys[sel], default)
+        return out

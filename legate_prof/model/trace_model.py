@@ -337,7 +337,8 @@ class TraceModel:
     def op_provenance(self, op_ids):
         """Provenance string index for each op id (0 = none)."""
         op_ids = np.asarray(op_ids, dtype=np.uint64)
-        if isinstance(self.ops, LazyTable) and len(op_ids) <= 4096:  # labels, details
+        if isinstance(self.ops, LazyTable) and (len(op_ids) <= 4096  # labels, details
+                                                or self.ops.striped() is not None):
             return self.ops.lookup(op_ids, "provenance", 0).astype(np.int32)
         return sorted_lookup(self.ops["op_id"], self.ops["provenance"], op_ids,
                              0).astype(np.int32)
