@@ -121,3 +121,14 @@ def test_a_findings_processor_time_is_the_running_time_of_its_lines_tasks_not_th
     assert f["processor_ns"] == f["evidence"]["task_time_ns"] == int((span - waited).sum())
     assert f["processor_ns"] < 0.01 * span.sum()
     assert f["window_ns"] == [int(it["start"][tasks].min()), int(it["stop"][tasks].max())]
+
+
+def test_costs_found_in_a_window_say_they_are_the_windows():
+    """`insights --start/--stop` shares out the window's own critical path: the text says
+    "this window's", not "the run's" (a window's path may hold a finding the run's does not)."""
+    from legate_prof.analyze.insights import format_insights
+    finding = {"pattern": "temporaries", "title": "t", "provenance": ["p.py:6"],
+               "window_ns": [0, 10], "wall_ns": 10, "cost_ns": 10, "processor_ns": 20,
+               "evidence": {}, "remedy": "r"}
+    assert "of the run's wall-clock time" in format_insights([finding])
+    assert "of this window's wall-clock time" in format_insights([finding], windowed=True)

@@ -464,7 +464,10 @@ def _idle_evidence(found, f):
                                              for w in rows[0]["by_wait"]}
 
 
-def format_insights(findings):
+def format_insights(findings, windowed=False):
+    """Text lines of the findings; ``windowed``: found in a window of the run (--start/--stop),
+    whose own critical path their wall-clock costs share."""
+    whole = "this window's" if windowed else "the run's"
     if not findings:
         return "No finding: none of the guide's inefficiency patterns shows in this profile."
     lines = []
@@ -477,7 +480,7 @@ def format_insights(findings):
         a, b = x["window_ns"]
         lines.append(f"   when {format_ns(a)} – {format_ns(b)}")
         if x["pattern"] != "out_of_memory":
-            lines.append(f"   costs {format_ns(x['wall_ns'])} of the run's wall-clock time (its "
+            lines.append(f"   costs {format_ns(x['wall_ns'])} of {whole} wall-clock time (its "
                          f"share of the critical path); processor time: "
                          f"{format_ns(x['processor_ns'])} (summed over processors)")
         ev = ", ".join(f"{k2}={v}" for k2, v in x["evidence"].items()

@@ -30,5 +30,6 @@ def run(args):
         json.dump({"findings": findings}, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        say(format_insights(findings))
+        windowed = args.start is not None or args.stop is not None
+        say(format_insights(findings, windowed=windowed))
     return status(model)
