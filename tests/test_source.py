@@ -176,3 +176,21 @@ def test_task_details_link_to_their_instances(source):
             assert all(source.item_title(j).startswith("Instance ") for j in ids)
             return
     pytest.fail("no Random task links to an instance")
+
+
+def test_items_in_a_window_are_those_stats_counts_there():
+    """``items_in`` (the count a picture of a window shows in its header) is what `stats
+    --start/--stop` counts in that window, ranks unmerged as merged."""
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.assemble.restrict import restrict
+    from legate_prof.query import RankedSource
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi2b"
+    parts = [load_profile([str(f)]) for f in sorted(run.glob("legate_*.prof.gz"))]
+    ranked = RankedSource(RankSet(parts))
+    merged = ProfileSource(load_profile(sorted(str(f) for f in run.glob("legate_*.prof.gz"))))
+    t0, t1 = merged.info().time_range
+    a, b = t0 + (t1 - t0) // 3, t0 + (t1 - t0) // 2
+    cut = restrict(merged.merged_model(), start=a, stop=b)
+    assert merged.items_in(a, b) == ranked.items_in(a, b) == compute_stats(cut)["items"] > 0
+    assert merged.items_in(t0, t1) == merged.info().n_items

@@ -135,8 +135,11 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     try:
         p.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
         files = [os.path.basename(os.path.abspath(str(f))) for f in (title_files or info.sources)]
-        _paint_header(p, width, info, files, w.time_range(), path,
-                      _names_in_view(source, *w.time_range()))
+        a, b = w.time_range()
+        t0, t1 = info.time_range
+        in_view = source.items_in(a, b) if (a > t0 or b < t1) else None
+        _paint_header(p, width, info, files, (a, b), path, _names_in_view(source, a, b),
+                      in_view)
         p.drawPixmap(0, top_h, pix)
         if info.timeline_missing:
             _paint_missing(p, width, top_h, info.timeline_missing)
@@ -156,10 +159,10 @@ def _names_in_view(source, a, b, most=16):
     return [source.names[i] for i in order.tolist() if t[i] > 0]
 
 
-def _paint_header(p, width, info, files, time_range, path, names=()):
-    """The stamp (files, ranks, items, the view's range, version, date; on the right what is
-    missing or skewed) and the legend above the timeline: the shades, then the colours of
-    the task ``names``."""
+def _paint_header(p, width, info, files, time_range, path, names=(), in_view=None):
+    """The stamp (files, ranks, items — ``in_view`` of them where the view is a window —,
+    the view's range, version, date; on the right what is missing or skewed) and the legend
+    above the timeline: the shades, then the colours of the task ``names``."""
     p.fillRect(QtCore.QRectF(0, 0, width, STAMP_H), QtGui.QColor(38, 50, 72))
     a, b = time_range
     shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
@@ -169,7 +172,8 @@ def _paint_header(p, width, info, files, time_range, path, names=()):
     p.setFont(f)
     p.setPen(QtGui.QColor(255, 255, 255))
     p.drawText(QtCore.QRectF(10, 3, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-               f"{shown}   —   {len(info.ranks)} rank(s), {info.n_items:,} items")
+               f"{shown}   —   {len(info.ranks)} rank(s), {info.n_items:,} items"
+               + (f" ({in_view:,} in view)" if in_view is not None else ""))
     f.setBold(False)
     f.setPointSizeF(9)
     p.setFont(f)

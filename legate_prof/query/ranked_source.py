@@ -14,7 +14,7 @@ from legate_prof.model.stacking import stack_in_threads
 from legate_prof.query.details import item_facts, item_title, memory_title_of
 from legate_prof.query.lane_tree import ProfileInfo
 from legate_prof.query.search import search_items
-from legate_prof.query.summary import name_times
+from legate_prof.query.summary import items_in, name_times
 from legate_prof.query.source import ProfileSource
 from legate_prof.query.tiles import LaneTile, lane_tile
 
@@ -138,6 +138,9 @@ class RankedSource(ProfileSource):
         n = len(self.names)
         return sum((name_times(m, t0, t1, name_map=self._set.name_maps[k], n_names=n)
                     for k, m in enumerate(self._set.parts)), np.zeros(n))
+
+    def items_in(self, t0, t1) -> int:
+        return sum(items_in(m, t0, t1) for m in self._set.parts)
 
     def search(self, text, limit=100_000) -> np.ndarray:
         if not text:

@@ -20,7 +20,7 @@ from legate_prof.query.details import detail_fields, item_facts, item_title
 from legate_prof.query.lane_tree import ProfileInfo, describe
 from legate_prof.query.message_latency import MessageLatency, message_latency
 from legate_prof.query.search import search_items
-from legate_prof.query.summary import average_utilization, name_times
+from legate_prof.query.summary import average_utilization, items_in, name_times
 from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile
 
 
@@ -158,6 +158,10 @@ class ProfileSource:
         """Time (ns, float) each name's tasks and GPU kernels spent inside [t0, t1], by name
         id (into ``names``), summed over lanes: what a picture's legend names first."""
         return name_times(self._m, t0, t1)
+
+    def items_in(self, t0, t1) -> int:
+        """How many items run at some time inside [t0, t1]."""
+        return items_in(self._m, t0, t1)
 
     def search(self, text, limit=100_000) -> np.ndarray:
         """Item ids whose name or provenance contains ``text`` (case-insensitive), sorted."""

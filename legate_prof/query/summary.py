@@ -53,3 +53,9 @@ def name_times(model, t0, t1, kinds=LEGEND_KINDS, name_map=None, n_names=None):
     if name_map is not None:
         names = np.asarray(name_map, np.int64)[names]
     return np.bincount(names, weights=inside.astype(np.float64), minlength=n)[:n]
+
+
+def items_in(model, t0, t1) -> int:
+    """How many items run at some time inside [t0, t1] (a picture of a window counts them)."""
+    it = model.items
+    return int(np.count_nonzero((it["start"] <= t1) & (it["stop"] >= t0)))
