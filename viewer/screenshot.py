@@ -178,7 +178,8 @@ def _paint_header(p, width, info, files, time_range, path, names=(), in_view=Non
     f.setPointSizeF(9)
     p.setFont(f)
     p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-               f"view {format_range(a, b)}   ·   legate_prof {__version__}"
+               (f"view {format_range(a, b)}" if info.n_items else "no timeline items to show")
+               + f"   ·   legate_prof {__version__}"
                + (f"   ·   {_path_words(path)}" if path is not None else "")
                + (f"   ·   {info.legion_version}" if info.legion_version else "")
                + f"   ·   {_taken_at()}")
