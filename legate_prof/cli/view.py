@@ -24,7 +24,7 @@ def register(sub):
 
 
 # Qt platforms that draw no window anyone sees: a window there would wait for ever
-HIDDEN_PLATFORMS = ("offscreen", "minimal", "vnc")
+HIDDEN_PLATFORMS = ("offscreen", "minimal")  # (vnc shows its windows to a VNC client)
 # set to 1: open the window on them all the same (tests and automation that drive it)
 HIDDEN_WINDOW_ENV = "LEGATE_PROF_HIDDEN_WINDOW"
 
