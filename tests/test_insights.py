@@ -132,3 +132,31 @@ def test_costs_found_in_a_window_say_they_are_the_windows():
                "evidence": {}, "remedy": "r"}
     assert "of the run's wall-clock time" in format_insights([finding])
     assert "of this window's wall-clock time" in format_insights([finding], windowed=True)
+
+
+def test_a_finding_off_the_critical_path_says_so_and_its_idle_time_says_what_it_sums():
+    """On the real 2-rank run, a line's arrays whose work ran beside the critical path cost
+    none of the run's wall-clock time, and the text says why rather than "costs 0 ns"; the
+    idle time before a finding's work is summed over processors (it can exceed the run), and
+    the text says so, with what that work mostly waited for."""
+    from legate_prof.analyze.insights import format_insights
+    from legate_prof.present.units import format_ns
+    run = ROOT / "fixtures" / "real" / "mpi2"
+    profile = load_profile(sorted(str(p) for p in run.glob("legate_*.prof*")), ranked=True)
+    found = find_insights(profile)
+    text = format_insights(found)
+    off = [f for f in found if f["pattern"] != "out_of_memory" and f["wall_ns"] == 0]
+    assert off, "the run has findings off its critical path"
+    assert "costs 0 ns" not in text
+    assert text.count("none of its work is on the critical path") == len(off)
+    first, last = profile.summary_model().extent()
+    idle = [f for f in found if f["evidence"].get("idle_before_ns")]
+    assert any(f["evidence"]["idle_before_ns"] > last - first for f in idle)
+    for f in idle:
+        waits = f["evidence"]["idle_waiting_for"]
+        top = max(waits, key=waits.get)
+        line = next(x for x in text.splitlines()
+                    if x.startswith("   idle before its work: "
+                                    + format_ns(f["evidence"]["idle_before_ns"])))
+        assert "summed over the processors that waited (not wall-clock time)" in line
+        assert format_ns(waits[top]) in line

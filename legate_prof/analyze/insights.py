@@ -480,14 +480,45 @@ def format_insights(findings, windowed=False):
         a, b = x["window_ns"]
         lines.append(f"   when {format_ns(a)} – {format_ns(b)}")
         if x["pattern"] != "out_of_memory":
-            lines.append(f"   costs {format_ns(x['wall_ns'])} of {whole} wall-clock time (its "
-                         f"share of the critical path); processor time: "
-                         f"{format_ns(x['processor_ns'])} (summed over processors)")
+            lines.append(_cost_line(x, whole))
+        idle = _idle_line(x["evidence"])
+        if idle:
+            lines.append(idle)
         ev = ", ".join(f"{k2}={v}" for k2, v in x["evidence"].items()
                        if not isinstance(v, dict))
         lines.append(f"   evidence: {ev}")
         lines.append(f"   remedy: {x['remedy']}")
     return "\n".join(lines)
+
+
+def _cost_line(x, whole):
+    """What a finding costs, in words: its share of the critical path, or that it has none
+    (its work ran beside the path), and its processor time."""
+    cpu = f"processor time: {format_ns(x['processor_ns'])} (summed over processors)"
+    if x["wall_ns"] == 0:
+        return (f"   costs none of {whole} wall-clock time: none of its work is on the "
+                f"critical path; {cpu}")
+    return (f"   costs {format_ns(x['wall_ns'])} of {whole} wall-clock time (its share of the "
+            f"critical path); {cpu}")
+
+
+def _idle_line(evidence):
+    """The idle time before the finding's work, said with what it is summed over and what the
+    work mostly waited for (``_idle_evidence``), or None."""
+    idle = evidence.get("idle_before_ns", 0)
+    waits = evidence.get("idle_waiting_for") or {}
+    if not idle:
+        return None
+    top = sorted(((ns, w) for w, ns in waits.items() if ns > 0), reverse=True)[:2]
+    why = ", ".join(f"{IDLE_WAIT_WORDS.get(w, w)} {format_ns(ns)}" for ns, w in top)
+    return (f"   idle before its work: {format_ns(idle)}, summed over the processors that "
+            f"waited (not wall-clock time)" + (f"; waiting for: {why}" if why else ""))
+
+
+# what the work after an idle stretch waited for (``idle_gaps.WAITS``), in words
+IDLE_WAIT_WORDS = {"copy_fill": "a copy or fill", "mapping": "mapping on utility",
+                   "task": "another task", "message": "a message",
+                   "memory": "an instance's memory", "unknown": "nothing known"}
 
 
 __all__ = ["find_insights", "format_insights", "DETECTORS", "PROCESSOR_GROUPS"]
