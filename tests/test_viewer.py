@@ -10,6 +10,8 @@ from PySide6 import QtCore, QtGui
 from legate_prof.model.kinds import ItemKind
 from legate_prof.load.loader import load_profile
 from tests_viewer_helpers import pixel, row_colors
+
+ROOT = Path(__file__).resolve().parents[1]
 from legate_prof.query.level_of_detail import draw_rows
 
 pytest.importorskip("pytestqt")
@@ -551,6 +553,28 @@ def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run,
     # the note's pink box sits just below the stamp and legend, centred
     c = QtGui.QColor(img.pixel(int(1200 * 0.25), STAMP_H + LEGEND_H + 34)).getRgb()[:3]
     assert c == (255, 240, 240)
+
+
+def test_a_profile_without_timeline_items_gets_no_time_ticks(tmp_path):
+    """A log cut before its timeline has no time to count: the picture's time axes draw no
+    ticks ("0.00 ns ... 1.00 ns" of nothing), a profile with items draws them."""
+    from legate_prof.viewer.screenshot import render_screenshot
+    example = ROOT / "legate_prof" / "data" / "example_legate_0.prof"
+    cut = tmp_path / "cut_0.prof"
+    cut.write_bytes(example.read_bytes()[:20000])
+
+    def text_rows(path, width=1200, height=600):
+        out = render_screenshot(load_profile([str(path)]), tmp_path / (path.stem + ".png"),
+                                width=width, height=height, fit=False)
+        img = QtGui.QImage(out)
+        rows = 0
+        for y in range(img.height() - 30, img.height()):  # the bottom time axis
+            dark = sum(1 for x in range(200, width - 20, 2)
+                       if sum(QtGui.QColor(img.pixel(x, y)).getRgb()[:3]) < 400)
+            rows += 0 < dark < 0.9 * len(range(200, width - 20, 2))  # text, not the axis line
+        return rows
+    assert text_rows(cut) == 0
+    assert text_rows(example) > 3
 
 
 def test_vertical_scrollbar_follows_and_moves_the_lanes(window, qtbot):

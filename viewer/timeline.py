@@ -55,6 +55,8 @@ class TimelineWidget(pg.PlotWidget):
             a = pi.getAxis(ax)
             a.setPen(pg.mkPen(90, 90, 90))
             a.setTextPen(pg.mkPen(30, 30, 30))
+            if ax != "left" and self.source.info().n_items == 0:
+                a.setTicks([[], []])  # no time to count: no "0.00 ns ... 1.00 ns" of nothing
         self.item = TimelineItem(self.source, self.lane_layout)
         self.addItem(self.item)
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(0, 0, 0, 120))
