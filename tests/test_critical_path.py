@@ -459,22 +459,32 @@ def test_idle_time_is_split_completely_and_names_the_lines_that_waited():
     assert json.loads(s.stdout)["idle"] == json.loads(json.dumps(idle))
 
 
-def test_stats_rank_by_rank_explains_as_one_load(monkeypatch, tmp_path):
-    """``stats`` of rank logs built in worker processes (``stats_by_ranks``: each rank's model
-    left for the idle time) says what one load of all ranks says; ``--no-idle`` leaves the
-    idle time out.  (Real multi-rank logs hold other ranks' channel lanes, which rank by rank
-    cannot add up yet (issue 24): a generated run.)"""
+def test_stats_rank_by_rank_explains_as_one_load(tmp_path, monkeypatch):
+    """Each rank's worker explains its rank's idle time (``idle_ranks.rank_idle``, beside the
+    rank's bundle) and the parent joins what rests on other ranks: the statistics say what
+    one load of all ranks says, and they did come from the workers (no fallback).  (Real
+    multi-rank logs hold other ranks' channel lanes, which rank by rank cannot add up yet
+    (issue 24): a generated run.)"""
     from fixtures.synthetic import generate
-    from legate_prof.analyze.stats import compute_stats, stats_by_ranks
+    from legate_prof.analyze.idle_ranks import PREPARE
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.load.rank_workers import prepared_of
     files = generate(tmp_path / "run", ranks=3, items=9000, seed=4)
-    monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
-    by_ranks = stats_by_ranks(files)
-    assert by_ranks is not None
+    ranks = load_profile(files, ranked=True, prepare=PREPARE, workers=2)
+    assert isinstance(ranks, RankSet)
+    assert all(prepared_of(m) is not None for m in ranks.rank_models())
+    import legate_prof.analyze.idle_gaps as idle_gaps
+
+    def no_fallback(source):
+        raise AssertionError("explained over all ranks at once, not from the workers")
+    with monkeypatch.context() as m:
+        m.setattr(idle_gaps, "idle_gaps", no_fallback)
+        by_ranks = json.loads(json.dumps(compute_stats(ranks)))
     whole = json.loads(json.dumps(compute_stats(load_profile(files))))
-    by_ranks = json.loads(json.dumps(by_ranks))
     assert by_ranks["idle"] == whole["idle"] and by_ranks["idle"]["groups"]
     assert by_ranks["messages"] == whole["messages"]
-    fast = stats_by_ranks(files, idle=False)
+    fast = compute_stats(ranks, idle=False)
     assert fast["idle"] is None and fast["tasks"] == by_ranks["tasks"]
 
 

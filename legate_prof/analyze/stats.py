@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 
 import numpy as np
 
@@ -265,103 +264,6 @@ def finish_stats(parts, files, errors=(), warnings=None) -> dict:
     if markers:
         out["markers"] = markers
     return out
-
-
-KEEP_RANKS_ENV = "LEGATE_PROF_KEEP_RANKS"  # where rank workers leave their models (a folder)
-
-
-def stats_parts_kept(model) -> dict:
-    """``stats_parts`` in a rank's worker, the rank's model left as a bundle in the folder
-    ``$LEGATE_PROF_KEEP_RANKS`` names: what needs every rank at once (the critical path
-    behind the idle time, the senders of messages) reads the ranks there, mapped."""
-    parts = stats_parts(model)
-    from legate_prof.query.message_latency import message_columns
-    cols = message_columns(model.item_parts())  # (few: a rank's messages, for skew)
-    parts["messages"] = [c.tolist() for c in cols]
-    keep = os.environ.get(KEEP_RANKS_ENV)
-    if keep and os.path.isdir(keep):
-        from legate_prof.analyze.idle_ranks import rank_idle
-        from legate_prof.load.array_file import write_arrays
-        from legate_prof.store.bundle import write_bundle
-        fd, path = tempfile.mkstemp(suffix=".lpbundle", dir=keep)
-        os.close(fd)
-        parts["kept_bundle"] = write_bundle(model, path, indexes=False)
-        write_arrays(path + ".prepared", rank_idle(model))  # (its idle time, explained)
-    return parts
-
-
-def stats_by_ranks(files, progress=None, idle=True):
-    """The statistics of ``files`` (folders expanded) added up from each rank's parts,
-    without a merged model of all ranks (``load.loader.map_ranks``: each rank's model built in
-    a worker, which leaves it mapped for ``explained``); None where that does not apply or a
-    part could not be made (the caller then loads everything together)."""
-    from legate_prof.assemble.rank_checks import cross_file_problems
-    from legate_prof.load.loader import map_ranks
-    from legate_prof.load.rank_workers import Handover
-    from legate_prof.load.inputs import plan_inputs
-    keep = Handover("stats")
-    old = os.environ.get(KEEP_RANKS_ENV)
-    kinds = plan_inputs(files)[1]
-    if idle and any(k != "bundle" for k in kinds.values()):
-        # the workers leave their models: idle time needs every rank at once (bundles given
-        # are read where they lie)
-        os.environ[KEEP_RANKS_ENV] = keep.dir
-    else:
-        os.environ.pop(KEEP_RANKS_ENV, None)
-    try:
-        got = map_ranks(files, "legate_prof.analyze.stats:stats_parts_kept", progress)
-        if got is None:
-            return None
-        parts, paths, warnings = got
-        seen = [set(p["lane_ranks"]) for p in parts]
-        if sum(map(len, seen)) != len(set().union(*seen)):
-            return None  # a rank's lanes in two inputs: only loading them together is right
-        explanation = _explained_ranks(parts, paths) if idle else {"idle": None}
-        if explanation is None:
-            return None
-        explanation["messages"] = _rank_messages(parts).as_json()
-    finally:
-        if old is None:
-            os.environ.pop(KEEP_RANKS_ENV, None)
-        else:
-            os.environ[KEEP_RANKS_ENV] = old
-        keep.close()
-    ranks = [r for p in parts for r in p["ranks"]]
-    own = [set(cross_file_problems(p["ranks"])) for p in parts]  # a bundle's, over its ranks
-    warnings = (warnings + [w for p, o in zip(parts, own) for w in p["warnings"] if w not in o]
-                + cross_file_problems(ranks))
-    return {**finish_stats(parts, paths, [], warnings), **explanation}
-
-
-def _rank_messages(parts):
-    """The messages' skew and latency from the ranks' own messages (``stats_parts_kept``)."""
-    from legate_prof.query.message_latency import latency_by_event_ids
-    cols = [np.concatenate([np.asarray(p["messages"][k], dt) for p in parts])
-            for k, dt in enumerate((np.int64, np.int64, np.int64, np.uint64))]
-    ranks = {int(r["rank"]) for p in parts for r in p["ranks"]}
-    return latency_by_event_ids(*cols, ranks)
-
-
-def _explained_ranks(parts, paths):
-    """Idle time explained over the ranks the workers left (or the per-rank bundles given)."""
-    from legate_prof.assemble.rank_merge import CannotMerge
-    from legate_prof.assemble.rank_set import RankSet
-    from legate_prof.errors import ProfileError
-    from legate_prof.store.bundle_file import read_bundle
-    from legate_prof.load.array_file import read_arrays
-    from legate_prof.load.rank_workers import keep_prepared
-    kept = [p.get("kept_bundle") for p in parts]
-    try:
-        models = [read_bundle(k, check=False) if k else read_bundle(path)
-                  for k, path in zip(kept, paths)]
-        for k, m in zip(kept, models):
-            if k and os.path.exists(k + ".prepared"):
-                keep_prepared(m, read_arrays(k + ".prepared"))
-        profile = RankSet(models) if len(models) > 1 else models[0]
-        from legate_prof.analyze.idle_ranks import explain_idle
-        return {"idle": explain_idle(profile)}
-    except (CannotMerge, ProfileError, OSError):
-        return None
 
 
 def explained(profile, idle=True) -> dict:

@@ -135,34 +135,6 @@ def _read_inputs(paths, kinds, progress, errors, warnings):
     return logs, streams, texts, bundles
 
 
-def map_ranks(files, function, progress=None):
-    """``function(model)`` of each rank's model (``function`` named "module:function", its
-    results JSON-able), without a model of all ranks: several bundles (``convert --per-rank``)
-    one mapped at a time, or big rank logs in worker processes.  Returns (the results, the
-    inputs, warnings about repeated inputs), or None where that does not apply or a rank could
-    not be made (the caller then loads everything together, which reports any problem as it
-    always does)."""
-    import importlib
-    paths, kinds, errors, warnings = plan_inputs(files)
-    if errors:
-        return None
-    if len(paths) > 1 and all(kinds[p] == "bundle" for p in paths):
-        from legate_prof.store.bundle_file import read_bundle
-        module, name = function.split(":")
-        fn = getattr(importlib.import_module(module), name)
-        try:
-            results = [fn(read_bundle(p)) for p in paths]
-        except ProfileError:
-            return None
-        return results, paths, warnings
-    legion, n = rank_files_for_workers(paths, kinds, errors)
-    if n < 2:
-        return None
-    from legate_prof.load.rank_workers import map_in_parallel
-    results = map_in_parallel(legion, function, n, progress)
-    return None if results is None else (results, paths, warnings)
-
-
 def rank_files_for_workers(paths, kinds, errors, workers=None):
     """(the Legion Prof logs, how many worker processes to build them with): more than one only
     when every input is a readable log and they are big enough (``rank_workers``)."""
@@ -310,4 +282,4 @@ def _store(model, paths):
               f"({e.__class__.__name__}: {e})")
 
 
-__all__ = ["load_profile", "map_ranks", "ProfileError", "ProfileWarning"]
+__all__ = ["load_profile", "ProfileError", "ProfileWarning"]

@@ -47,11 +47,9 @@ def worker_count(paths, total_bytes, workers=None):
 
 def _build_rank(path, out, mode, prepare=""):
     """In a worker: read one rank's log and build its model; write it to ``out`` as a bundle
-    (mode "stack" or "flat": rows stacked or not), or — mode "module:function" — what that
-    function makes of the model, as JSON (a rank's statistics: the caller names the analysis,
-    so this layer imports none).  With a bundle, ``prepare`` ("module:function", or "") names
-    what the rank's model is also worth to an analysis: named arrays, written beside it
-    (``prepared_path``).  False for a file that cannot be read or has no machine
+    (mode "stack" or "flat": rows stacked or not).  ``prepare`` ("module:function", or "")
+    names what the rank's model is also worth to an analysis: named arrays, written beside it
+    (``prepared_path``; the caller names the analysis, so this layer imports none).  False for a file that cannot be read or has no machine
     description (the caller then builds all files together, which reports it as it always
     does)."""
     from legate_prof.assemble.model_builder import build_model
@@ -63,17 +61,10 @@ def _build_rank(path, out, mode, prepare=""):
             return False  # numbered after the others: only a build of all files can do that
         model = build_model([log], warnings=[str(w) for w in log.warnings],
                             stack=mode == "stack", check_files=False)
-        if mode in ("stack", "flat"):
-            from legate_prof.store.bundle import write_bundle
-            write_bundle(model, out, indexes=False)
-            if prepare:
-                _prepare(model, prepare, prepared_path(out))
-        else:
-            import importlib
-            module, function = mode.split(":")
-            made = getattr(importlib.import_module(module), function)(model)
-            with open(out, "w") as f:
-                json.dump(made, f, default=int)
+        from legate_prof.store.bundle import write_bundle
+        write_bundle(model, out, indexes=False)
+        if prepare:
+            _prepare(model, prepare, prepared_path(out))
         return True
     except ProfileError:
         return False
@@ -260,26 +251,6 @@ def prepared_of(model):
     return got[1]
 
 
-def map_in_parallel(paths, function, workers=2, progress=None):
-    """``function(model)`` of each rank file's model ("module:function", JSON-able results),
-    computed one rank per process — no model of all ranks is built; None when a worker could
-    not (see above)."""
-    handover = Handover("stats")
-    outs = [os.path.join(handover.dir, f"{i}.json") for i in range(len(paths))]
-    try:
-        if not _run_workers(paths, outs, function, workers, progress, handover):
-            return None
-        parts = []
-        for o in outs:
-            with open(o) as f:
-                parts.append(json.load(f))
-        return parts
-    except (OSError, ValueError):
-        return None
-    finally:
-        handover.close()
-
-
 class Handover:
     """The directory where workers leave their results, and the workers.
 
@@ -290,7 +261,7 @@ class Handover:
     run (the name holds the host and the pid)."""
 
     PREFIX = "legate_prof_handover_"
-    KINDS = ("ranks", "stats")
+    KINDS = ("ranks", "stats")  # ("stats": left by earlier versions, swept all the same)
 
     def __init__(self, kind, room=0):
         assert kind in self.KINDS
