@@ -238,17 +238,20 @@ def _add_edges(g, edges):
     s, d, upd = s[keep], d[keep], upd[keep]
     pair = s.astype(np.int64) * max(len(ids), 1) + d
     o = np.argsort(pair, kind="stable")
+    by_pair = pair[o]
     first = np.zeros(len(pair), bool)
-    first[o[first_of_runs(pair[o])]] = True
+    first[o[first_of_runs(by_pair)]] = True
     inserted = first | ~upd
     g.n_edges = int(inserted.sum())
     g.inserted_dst = d[inserted]
-    rank = np.flatnonzero(inserted)
-    s, d, pair = s[inserted], d[inserted], pair[inserted]
-    o = np.lexsort((-rank, pair))  # newest copy of each pair first
-    o = o[first_of_runs(pair[o])]
-    small = np.int32 if max(len(ids), len(pair)) < 2**31 else np.int64
-    g.src, g.dst, g.rank = s[o].astype(small), d[o].astype(small), rank[o].astype(small)
+    # the inserted edges by pair, oldest first: each pair's newest copy ends its run (its
+    # rank: its place among the edges)
+    ins = inserted[o]
+    o, by_pair = o[ins], by_pair[ins]
+    newest = o[np.append(by_pair[1:] != by_pair[:-1], True)] if len(o) else o
+    small = np.int32 if max(len(ids), g.n_edges) < 2**31 else np.int64
+    g.src, g.dst, g.rank = s[newest].astype(small), d[newest].astype(small), \
+        newest.astype(small)
 
 
 def pin(g, v, own_trigger, kind, creator, trigger):
@@ -278,12 +281,12 @@ def run_pass(g, local=False):
     if not g.has_data and not local:
         return g
     o = np.lexsort((-g.rank, g.dst))  # incoming edges by destination, newest first
-    in_src, in_rank = g.src[o], g.rank[o]
-    in_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.dst, minlength=nv))])
-    o2 = np.argsort(g.src, kind="stable")
-    out_dst = g.dst[o2]
-    out_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.src, minlength=nv))])
+    in_src, in_rank = g.src[o].astype(np.intp), g.rank[o]  # (indices: as numpy's own)
     remaining = np.bincount(g.dst, minlength=nv)
+    in_ptr = np.concatenate([[0], np.cumsum(remaining)])
+    o2 = np.argsort(g.src, kind="stable")
+    out_dst = g.dst[o2].astype(np.intp)
+    out_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.src, minlength=nv))])
     frontier = np.flatnonzero(remaining == 0)
     # vertices without sources (most: items' completions, first phases …) are their own
     # critical vertex; the kinds the pass times trigger when made
@@ -292,7 +295,8 @@ def run_pass(g, local=False):
     if g.pinned is not None:
         pv = np.flatnonzero(g.pinned)
         g.critical[pv] = g.pin_target[pv]
-    prop = free[PROPAGATED[g.kind[free]] & (g.kind[free] != UNKNOWN_EVENT)]
+    kind = g.kind[free]
+    prop = free[PROPAGATED[kind] & (kind != UNKNOWN_EVENT)]
     g.trigger[prop] = g.creation[prop]
     done = len(frontier)
     g.rounds = 1
@@ -311,11 +315,10 @@ def _next_level(out_dst, out_ptr, frontier, remaining, nv):
     d = _gather(out_dst, out_ptr, frontier)[1]
     if len(d) == 0:
         return d
-    if len(d) * 8 > nv:  # (a level of many: whole-array counts and a mask, no sort)
-        remaining -= np.bincount(d, minlength=nv)
-        ready = np.zeros(nv, bool)
-        ready[d[remaining[d] == 0]] = True
-        return np.flatnonzero(ready)
+    if len(d) * 8 > nv:  # (a level of many: whole-array counts, no sort)
+        fed = np.bincount(d, minlength=nv)
+        remaining -= fed
+        return np.flatnonzero((remaining == 0) & (fed > 0))
     np.subtract.at(remaining, d, 1)
     return sorted_unique(d[remaining[d] == 0])
 
@@ -378,7 +381,7 @@ def _visit(g, f, in_src, in_rank, in_ptr):
     crit[tainted] = taint[tainted]
     g.critical[f] = crit
     prop = ok & PROPAGATED[kind]
-    g.trigger[f[prop]] = np.where(late[prop], pick_t[prop], cr[prop])
+    g.trigger[f[prop]] = np.where(late, pick_t, cr)[prop]
 
 
 def _many_sources(g, grp, s, rank, n, out):
