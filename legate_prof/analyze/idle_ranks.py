@@ -86,7 +86,7 @@ def _row_items(rp, sel, it, own):
 def _local_classes(rp, rows, it, lanes):
     """``idle_gaps.classes`` of the rows this rank linked."""
     via, target = rp.rows.via[rows], rp.rows.target[rows]
-    t = np.maximum(target, 0)
+    t = np.maximum(target, 0).astype(np.intp)  # (an index: converted once)
     return classes(via, target, it["kind"][t], lanes["group"][it["lane"][t]])
 
 

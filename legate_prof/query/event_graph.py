@@ -56,9 +56,17 @@ SORT_QUERIES_ABOVE = 1 << 18
 
 def find_sorted(keys, query):
     """Position of each ``query`` in the sorted ``keys``, -1 where absent (and for 0)."""
+    pos, found = positions_in_sorted(keys, query)
+    return np.where(found, pos, -1)
+
+
+def positions_in_sorted(keys, query):
+    """(a position in the non-empty sorted ``keys`` of each ``query``, whether the key there
+    is the query — and not 0): ``find_sorted`` for a caller that gathers at the positions
+    anyway."""
     query = np.asarray(query, keys.dtype)
     if len(keys) == 0 or len(query) == 0:
-        return np.full(len(query), -1, np.int64)
+        return np.zeros(len(query), np.int64), np.zeros(len(query), bool)
     if len(query) > SORT_QUERIES_ABOVE and len(keys) > SORT_QUERIES_ABOVE:
         search = _merged_left if len(query) * 3 >= len(keys) else np.searchsorted
         if bool(np.all(query[1:] >= query[:-1])):
@@ -70,7 +78,7 @@ def find_sorted(keys, query):
     else:
         pos = np.searchsorted(keys, query)
     np.minimum(pos, len(keys) - 1, out=pos)
-    return np.where((keys[pos] == query) & (query != 0), pos, -1)
+    return pos, (keys[pos] == query) & (query != 0)
 
 
 def _merged_left(keys, query):
