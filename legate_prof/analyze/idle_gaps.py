@@ -39,7 +39,7 @@ def lane_gaps(model):
     it = model.items
     lanes = model.lanes
     sel = np.flatnonzero(kinds_mask(it["kind"], _RUNNERS)
-                         & _PROC_GROUPS[lanes["group"][it["lane"]]])
+                         & _PROC_GROUPS[lanes["group"]][it["lane"]])  # (by lane: one gather)
     lane, start, stop = it["lane"][sel], it["start"][sel], it["stop"][sel]
     if not _by_lane_and_start(lane, start):  # (an unstacked model's order already)
         o = np.lexsort((start, lane))
@@ -51,9 +51,14 @@ def lane_gaps(model):
     lo = int(min(start.min(), stop.min())) if len(sel) else 0
     shift = (stop - lo).astype(np.int64) + 1
     width = int(shift.max()) + 1 if len(shift) else 1
-    key = seg.astype(np.int64) * width + shift
+    key = seg.astype(np.int64, copy=False) * width + shift
+    latest = np.maximum.accumulate(key)  # (less its lane's part: the latest stop's shift)
+    latest -= key
+    latest += shift
+    latest -= 1
+    latest += lo
     before = start.copy()
-    before[1:] = np.maximum.accumulate(key)[:-1] - seg[1:] * width - 1 + lo
+    before[1:] = latest[:-1]
     before[first] = start[first]
     return sel, start, before, first, lane
 

@@ -86,21 +86,21 @@ def _row_items(rp, sel, it, own):
 def _local_classes(rp, rows, it, lanes):
     """``idle_gaps.classes`` of the rows this rank linked."""
     via, target = rp.rows.via[rows], rp.rows.target[rows]
-    t = np.maximum(target, 0)
+    t = np.maximum(target, 0).astype(np.intp)  # (an index: converted once)
     return classes(via, target, it["kind"][t], lanes["group"][it["lane"][t]])
 
 
 def _provenances(model, sel):
     """Each stretch's source line: the provenance id of its operation here (0: none), -1
     where this rank does not describe the operation (another may)."""
-    op = model.items["op_id"][sel].astype(np.uint64)
+    op = np.asarray(model.items["op_id"][sel], np.uint64)
     ids = np.asarray(model.ops["op_id"], np.uint64)
     out = np.zeros(len(op), np.int64)
-    if len(ids):
-        pos = np.minimum(np.searchsorted(ids, op), len(ids) - 1)
-        found = ids[pos] == op
-        out = np.where(found, np.asarray(model.ops["provenance"], np.int64)[pos], -1)
-    out[op == 0] = 0
+    k = np.flatnonzero(op)  # (0: no operation)
+    if len(ids) and len(k):
+        pos = np.minimum(np.searchsorted(ids, op[k]), len(ids) - 1)
+        found = ids[pos] == op[k]
+        out[k] = np.where(found, np.asarray(model.ops["provenance"])[pos], -1)
     return out
 
 

@@ -130,12 +130,20 @@ def item_flags(kind, has_instances):
     """Per item, the kinds of owner it can be (``FLAGS``): an entry (task, meta-task,
     message, profiler response), a channel's fill or dependent partitioning (a fill the log
     gave its instances), a copy (likewise) or an instance."""
-    flags = kinds_mask(kind, ENTRY_KINDS).astype(np.uint8)
-    flags |= (((kind == ItemKind.FILL) & has_instances) | (kind == ItemKind.DEP_PART)) * \
-        np.uint8(2)
-    flags |= ((kind == ItemKind.COPY) & has_instances) * np.uint8(4)
-    flags |= (kind == ItemKind.INSTANCE) * np.uint8(8)
+    flags = _KIND_FLAGS[kind]
+    flags |= np.where(has_instances, _INSTANCE_FLAGS[kind], np.uint8(0))
     return flags
+
+
+# ``item_flags`` by item kind: what any item of it can be; what one the log gave its
+# instances can be besides
+_KIND_FLAGS = np.zeros(256, np.uint8)
+_KIND_FLAGS[[int(k) for k in ENTRY_KINDS]] = FLAGS["entry"]
+_KIND_FLAGS[int(ItemKind.DEP_PART)] = FLAGS["channel"]
+_KIND_FLAGS[int(ItemKind.INSTANCE)] = FLAGS["instance"]
+_INSTANCE_FLAGS = np.zeros(256, np.uint8)
+_INSTANCE_FLAGS[int(ItemKind.FILL)] = FLAGS["channel"]
+_INSTANCE_FLAGS[int(ItemKind.COPY)] = FLAGS["copy"]
 
 
 class ItemIndex:
@@ -148,8 +156,9 @@ class ItemIndex:
         ids = np.flatnonzero(it["fevent"] != 0)
         if pe.n < 2**31:
             ids = ids.astype(np.int32)
-        o = ids[np.argsort(it["fevent"][ids], kind="stable")]
-        fe = it["fevent"][o]
+        fe = it["fevent"][ids]
+        order = np.argsort(fe, kind="stable")
+        o, fe = ids[order], fe[order]
         first = first_of_runs(fe)
         self.events, self.items = fe[first], o[first]
         self.flags = item_flags(it["kind"], pe.has_instances)

@@ -56,18 +56,38 @@ SORT_QUERIES_ABOVE = 1 << 18
 
 def find_sorted(keys, query):
     """Position of each ``query`` in the sorted ``keys``, -1 where absent (and for 0)."""
+    pos, found = positions_in_sorted(keys, query)
+    return np.where(found, pos, -1)
+
+
+def positions_in_sorted(keys, query):
+    """(a position in the non-empty sorted ``keys`` of each ``query``, whether the key there
+    is the query — and not 0): ``find_sorted`` for a caller that gathers at the positions
+    anyway."""
     query = np.asarray(query, keys.dtype)
     if len(keys) == 0 or len(query) == 0:
-        return np.full(len(query), -1, np.int64)
-    if (len(query) > SORT_QUERIES_ABOVE and len(keys) > SORT_QUERIES_ABOVE
-            and not bool(np.all(query[1:] >= query[:-1]))):
-        order = np.argsort(query, kind="stable")  # (runs of ids in order: cheap)
-        pos = np.empty(len(query), np.int64)
-        pos[order] = np.searchsorted(keys, query[order])
+        return np.zeros(len(query), np.int64), np.zeros(len(query), bool)
+    if len(query) > SORT_QUERIES_ABOVE and len(keys) > SORT_QUERIES_ABOVE:
+        search = _merged_left if len(query) * 3 >= len(keys) else np.searchsorted
+        if bool(np.all(query[1:] >= query[:-1])):
+            pos = search(keys, query)
+        else:
+            order = np.argsort(query, kind="stable")  # (runs of ids in order: cheap)
+            pos = np.empty(len(query), np.int64)
+            pos[order] = search(keys, query[order])
     else:
         pos = np.searchsorted(keys, query)
     np.minimum(pos, len(keys) - 1, out=pos)
-    return np.where((keys[pos] == query) & (query != 0), pos, -1)
+    return pos, (keys[pos] == query) & (query != 0)
+
+
+def _merged_left(keys, query):
+    """``np.searchsorted(keys, query)`` of sorted ``query``s nearly as many as the keys, by
+    one stable sort of both (two runs: a merge) rather than a binary search of each (on
+    event ids, a third of the time).  Each query, placed before keys equal to it, has as
+    many queries before it as its index: the rest are the keys below it."""
+    order = np.argsort(np.concatenate([query, keys]), kind="stable")
+    return np.flatnonzero(order < len(query)) - np.arange(len(query))
 
 
 @dataclass
@@ -226,17 +246,20 @@ def _add_edges(g, edges):
     s, d, upd = s[keep], d[keep], upd[keep]
     pair = s.astype(np.int64) * max(len(ids), 1) + d
     o = np.argsort(pair, kind="stable")
+    by_pair = pair[o]
     first = np.zeros(len(pair), bool)
-    first[o[first_of_runs(pair[o])]] = True
+    first[o[first_of_runs(by_pair)]] = True
     inserted = first | ~upd
     g.n_edges = int(inserted.sum())
     g.inserted_dst = d[inserted]
-    rank = np.flatnonzero(inserted)
-    s, d, pair = s[inserted], d[inserted], pair[inserted]
-    o = np.lexsort((-rank, pair))  # newest copy of each pair first
-    o = o[first_of_runs(pair[o])]
-    small = np.int32 if max(len(ids), len(pair)) < 2**31 else np.int64
-    g.src, g.dst, g.rank = s[o].astype(small), d[o].astype(small), rank[o].astype(small)
+    # the inserted edges by pair, oldest first: each pair's newest copy ends its run (its
+    # rank: its place among the edges)
+    ins = inserted[o]
+    o, by_pair = o[ins], by_pair[ins]
+    newest = o[np.append(by_pair[1:] != by_pair[:-1], True)] if len(o) else o
+    small = np.int32 if max(len(ids), g.n_edges) < 2**31 else np.int64
+    g.src, g.dst, g.rank = s[newest].astype(small), d[newest].astype(small), \
+        newest.astype(small)
 
 
 def pin(g, v, own_trigger, kind, creator, trigger):
@@ -266,12 +289,12 @@ def run_pass(g, local=False):
     if not g.has_data and not local:
         return g
     o = np.lexsort((-g.rank, g.dst))  # incoming edges by destination, newest first
-    in_src, in_rank = g.src[o], g.rank[o]
-    in_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.dst, minlength=nv))])
-    o2 = np.argsort(g.src, kind="stable")
-    out_dst = g.dst[o2]
-    out_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.src, minlength=nv))])
+    in_src, in_rank = g.src[o].astype(np.intp), g.rank[o]  # (indices: as numpy's own)
     remaining = np.bincount(g.dst, minlength=nv)
+    in_ptr = np.concatenate([[0], np.cumsum(remaining)])
+    o2 = np.argsort(g.src, kind="stable")
+    out_dst = g.dst[o2].astype(np.intp)
+    out_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.src, minlength=nv))])
     frontier = np.flatnonzero(remaining == 0)
     # vertices without sources (most: items' completions, first phases …) are their own
     # critical vertex; the kinds the pass times trigger when made
@@ -280,7 +303,8 @@ def run_pass(g, local=False):
     if g.pinned is not None:
         pv = np.flatnonzero(g.pinned)
         g.critical[pv] = g.pin_target[pv]
-    prop = free[PROPAGATED[g.kind[free]] & (g.kind[free] != UNKNOWN_EVENT)]
+    kind = g.kind[free]
+    prop = free[PROPAGATED[kind] & (kind != UNKNOWN_EVENT)]
     g.trigger[prop] = g.creation[prop]
     done = len(frontier)
     g.rounds = 1
@@ -299,64 +323,73 @@ def _next_level(out_dst, out_ptr, frontier, remaining, nv):
     d = _gather(out_dst, out_ptr, frontier)[1]
     if len(d) == 0:
         return d
-    if len(d) * 8 > nv:
-        remaining -= np.bincount(d, minlength=nv)
-    else:
-        np.subtract.at(remaining, d, 1)
+    if len(d) * 8 > nv:  # (a level of many: whole-array counts, no sort)
+        fed = np.bincount(d, minlength=nv)
+        remaining -= fed
+        return np.flatnonzero((remaining == 0) & (fed > 0))
+    np.subtract.at(remaining, d, 1)
     return sorted_unique(d[remaining[d] == 0])
 
 
 def _gather(values, ptr, rows):
-    """(row of each, value) of the CSR ranges ``ptr[rows]..ptr[rows + 1]``."""
-    cnt = ptr[rows + 1] - ptr[rows]
+    """(row of each, value, its index) of the CSR ranges ``ptr[rows]..ptr[rows + 1]``."""
+    lo = ptr[rows]
+    cnt = ptr[rows + 1] - lo
+    if len(cnt) and int(cnt.max()) <= 1:  # (most levels: one edge a vertex, or none)
+        grp = np.flatnonzero(cnt)
+        at = lo[grp]
+        return grp, values[at], at
     tot = int(cnt.sum())
     grp = np.repeat(np.arange(len(rows)), cnt)
-    at = np.repeat(ptr[rows] - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)
+    at = np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)
     return grp, values[at], at
 
 
 def _visit(g, f, in_src, in_rank, in_ptr):
-    """One level of the pass: the vertices ``f``, whose sources are all done."""
-    n = len(f)
-    cnt = in_ptr[f + 1] - in_ptr[f]
+    """One level of the pass: the vertices ``f``, whose sources are all done (each has
+    one at least)."""
+    first = in_ptr[f]
     # per vertex: the critical vertex and trigger time of its latest and earliest source
-    # with a trigger time, and of its newest source without (which taints it)
-    late_v, late_t = np.full(n, -1, np.int64), np.full(n, NO_TIME, np.int64)
-    early_v, early_t = late_v.copy(), late_t.copy()
-    taint = np.full(n, -1, np.int64)
-    one = np.flatnonzero(cnt == 1)  # most vertices: no order among sources to find
-    src_open = None if g.open is None else np.zeros(n, bool)  # open: a source is
-    if len(one):
-        s = in_src[in_ptr[f[one]]]
-        st = g.trigger[s]
-        known = st != NO_TIME
-        k, u = one[known], one[~known]
-        late_v[k] = early_v[k] = g.critical[s[known]]
-        late_t[k] = early_t[k] = st[known]
-        taint[u] = g.critical[s[~known]]
-        if src_open is not None:
-            src_open[one] = g.open[s]
-    many = np.flatnonzero(cnt > 1)
+    # with a trigger time, and of its newest source without (which taints it) — for most
+    # vertices, of their one source
+    s = in_src[first]
+    st = g.trigger[s]
+    known = st != NO_TIME
+    cs = g.critical[s]
+    late_v, late_t = np.where(known, cs, -1), np.where(known, st, NO_TIME)
+    early_v, early_t = late_v, late_t
+    taint = np.where(known, -1, cs)
+    src_open = None if g.open is None else g.open[s]  # open: a source is
+    many = np.flatnonzero(in_ptr[f + 1] - first > 1)
     if len(many):
+        early_v, early_t = late_v.copy(), late_t.copy()
+        for a, none in ((late_v, -1), (late_t, NO_TIME), (early_v, -1), (early_t, NO_TIME),
+                        (taint, -1)):
+            a[many] = none
         grp, s, at = _gather(in_src, in_ptr, f[many])
         grp = many[grp]
-        _many_sources(g, grp, s, in_rank[at], n, (late_v, late_t, early_v, early_t, taint))
+        _many_sources(g, grp, s, in_rank[at], len(f),
+                      (late_v, late_t, early_v, early_t, taint))
         if src_open is not None:
+            src_open[many] = False
             src_open[grp[g.open[s]]] = True
     if src_open is not None:
         g.open[f] |= src_open
-    unknown = g.kind[f] == UNKNOWN_EVENT
+    kind = g.kind[f]
+    unknown = kind == UNKNOWN_EVENT
     tainted = (taint >= 0) & ~unknown
-    cq = g.kind[f] == COMPLETION_QUEUE_EVENT
-    pick_v, pick_t = np.where(cq, early_v, late_v), np.where(cq, early_t, late_t)
+    pick_v, pick_t = late_v, late_t
+    if len(many):
+        cq = kind == COMPLETION_QUEUE_EVENT
+        pick_v, pick_t = np.where(cq, early_v, late_v), np.where(cq, early_t, late_t)
     ok = ~tainted & ~unknown
     cr = g.creation[f]
     late = ok & (pick_v >= 0) & ((cr == NO_TIME) | (cr < pick_t))
     crit = np.where(late, pick_v, f)
     crit[tainted] = taint[tainted]
     g.critical[f] = crit
-    prop = ok & PROPAGATED[g.kind[f]]
-    g.trigger[f[prop]] = np.where(late[prop], pick_t[prop], cr[prop])
+    prop = ok & PROPAGATED[kind]
+    g.trigger[f[prop]] = np.where(late, pick_t, cr)[prop]
 
 
 def _many_sources(g, grp, s, rank, n, out):

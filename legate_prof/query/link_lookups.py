@@ -21,7 +21,7 @@ from legate_prof.model.kinds import ItemKind
 from legate_prof.query.call_index import CallIndex
 from legate_prof.query.critical_inputs import (CALL_KINDS, VERTEX_KIND, flag_bits, kinds_mask,
                                                mark_of)
-from legate_prof.query.event_graph import find_sorted, sorted_unique
+from legate_prof.query.event_graph import find_sorted, positions_in_sorted, sorted_unique
 
 # ``ItemTables.of``: per item kind, owner flags, raw creator, create, start, stop, and the
 # creation a lookup reads (``Timing.base``: ``create`` but where ``creation_ids`` (sorted)
@@ -95,8 +95,12 @@ class ItemTables:
     def find(self, events, kinds=None):
         """The item named by each event (-1: none, or not of ``kinds``)."""
         a = self.arrays
-        pos = find_sorted(a["keys"], events)
-        out = np.where(pos >= 0, a["key_items"][np.maximum(pos, 0)], -1).astype(np.int64)
+        pos, found = positions_in_sorted(a["keys"], events)
+        if len(a["keys"]):
+            out = a["key_items"][pos].astype(np.int64)
+            out[~found] = -1
+        else:
+            out = np.full(len(pos), -1, np.int64)
         if kinds is not None:
             out = np.where(self.has(kinds, out), out, -1)
         return out

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from legate_prof.assemble.event_records import event_node
 from legate_prof.model.event_tables import (INSTANCE_READY, INSTANCE_REDISTRICT, NO_TIME,
                                             UNKNOWN_EVENT, concat_event_tables)
 from legate_prof.model.kinds import ItemKind
@@ -59,7 +58,23 @@ class OwnNodes:
 
     def foreign(self, events):
         events = np.asarray(events, np.uint64)
-        return (events != 0) & ~self.table[event_node(events)]
+        return (events != 0) & ~self.table[_node_bits(events, is_barrier(events))]
+
+    def foreign_or_barrier(self, events):
+        events = np.asarray(events, np.uint64)
+        barrier = is_barrier(events)
+        return ((events != 0) & ~self.table[_node_bits(events, barrier)]) | barrier
+
+
+def _node_bits(events, barrier):
+    """``assemble.event_records.event_node`` of u64 ``events`` (``barrier``: which are), as
+    u16 (the table's index), in half its passes: every id read as a plain event's, then the
+    few barriers again."""
+    node = (events >> np.uint64(47)).astype(np.uint16)
+    bar = np.flatnonzero(barrier)
+    if len(bar):
+        node[bar] = (events[bar] >> np.uint64(44)).astype(np.uint16)
+    return node
 
 
 @dataclass
@@ -77,10 +92,10 @@ class ClosedValues:
     def of(cls, graph):
         """The closed vertices of ``graph`` but items' completions that are their own
         critical vertex (what a lookup of the item gives: ``ItemTables.completions``)."""
-        v = np.flatnonzero(~graph.open)
-        c = graph.critical[v]
-        keep = (c >= 0) & ~(graph.by_item[v] & (c == v))  # (c < 0: a cycle, refused anyway)
-        v, c = v[keep], c[keep]
+        crit = graph.critical[:len(graph.events)]
+        own = graph.by_item & (crit == np.arange(len(crit), dtype=crit.dtype))
+        v = np.flatnonzero(~graph.open & (crit >= 0) & ~own)  # (c < 0: a cycle, refused)
+        c = crit[v]
         return cls(graph.events[v], graph.trigger[v], graph.kind[c], graph.creator[c],
                    graph.trigger[c])
 
@@ -191,12 +206,12 @@ class RankPass:
 
     def link(self, select=None):
         """The rows of every item and wait (``select``, sorted item ids: of those items
-        only), and which rest on other ranks (``residual``)."""
+        only, and no ``last``), and which rest on other ranks (``residual``)."""
         pe = self.pe
         rows, waits, basis = link_rows(pe, self.graph, self.items, self.timing, True, select)
         self.rows, self.waits, self.creation = rows, waits, self.timing.creation
         self.wait_cols = pe.waits
-        self.last = last_item(pe.item)
+        self.last = last_item(pe.item) if select is None else -1
         self.residual = _residual(pe, self.graph, self.items, self.own, basis)
         self.items.arrays.pop("creation", None)  # (lookups read ``create`` and its patch)
         pe.release()
@@ -208,7 +223,7 @@ def _open_seeds(graph, rec, own):
     barriers, events nothing here makes, and those made by a record of what ran on another
     node (a remote trigger: both nodes record it, and the first in reading order counts)."""
     ev = graph.events
-    seeds = own.foreign(ev) | is_barrier(ev) | (graph.kind == UNKNOWN_EVENT)
+    seeds = own.foreign_or_barrier(ev) | (graph.kind == UNKNOWN_EVENT)
     v = graph.record_vertex[own.foreign(rec["creator"])]
     seeds[v[v >= 0]] = True
     return seeds
