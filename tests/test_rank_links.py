@@ -94,3 +94,36 @@ def test_damaged_graphs_across_ranks_fall_back_to_one_pass():
         assert link_ranks(parts) is None
         whole, ranked = assert_same_links(parts)
     assert whole.has_data and not whole.cycle
+
+
+def test_calls_are_ordered_as_the_four_key_lexsort_orders_them():
+    """The call index's order (callers sorted, only calls sharing a caller lexsorted) is
+    exactly ``np.lexsort((calls, -stop, start, caller))``: few shared callers, most shared,
+    equal starts and stops, none shared."""
+    from legate_prof.query.call_index import _call_order
+    rng = np.random.default_rng(11)
+    for n, callers, ties in ((2000, 1900, 50), (2000, 300, 50), (2000, 2000, 5),
+                             (5000, 4000, 3), (1, 1, 1), (0, 1, 1)):
+        calls = rng.permutation(10 * n + 1)[:n].astype(np.int64)
+        caller = rng.integers(0, callers, n).astype(np.uint64)
+        start = rng.integers(0, ties, n).astype(np.int64)
+        stop = start + rng.integers(0, ties, n)
+        want = np.lexsort((calls, -stop, start, caller))
+        assert np.array_equal(_call_order(calls, caller, start, stop), want)
+
+
+def test_lookups_of_many_events_find_what_a_binary_search_finds():
+    """Above ``SORT_QUERIES_ABOVE`` queries, event lookups place them by one merge with the
+    keys: the positions and hits are those of ``np.searchsorted``, sorted queries or not,
+    with absent ids, repeats and 0 (no event: never found)."""
+    from legate_prof.query.event_graph import SORT_QUERIES_ABOVE, find_sorted
+    rng = np.random.default_rng(5)
+    n = SORT_QUERIES_ABOVE + 1000
+    keys = np.unique(rng.integers(0, 4 * n, n, dtype=np.uint64))
+    keys[0] = 0
+    for query in (np.sort(rng.integers(0, 4 * n + 10, n, dtype=np.uint64)),
+                  rng.integers(0, 4 * n + 10, n, dtype=np.uint64),
+                  np.repeat(keys[::2], 2)):
+        pos = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
+        want = np.where((keys[pos] == query) & (query != 0), pos, -1)
+        assert np.array_equal(find_sorted(keys, query), want)
