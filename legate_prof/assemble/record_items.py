@@ -93,11 +93,15 @@ def unique_inverse(keys):
     if len(keys) == 0:
         return np.unique(keys), np.zeros(0, np.intp)
     if keys.dtype.kind in "iu":
+        if keys.ndim == 1 and keys.strides[0] not in (0, keys.itemsize):
+            keys = keys.copy()  # a record table's column: one pass over the table, not three
         lo, hi = keys.min(), keys.max()
         if int(hi) - int(lo) < LOOKUP_RANGE:
-            # key - lo is in [0, LOOKUP_RANGE): exact in the keys' own (64-bit) type
-            wide = keys if keys.dtype.itemsize == 8 else keys.astype(np.int64)
-            offset = (wide - wide.dtype.type(lo)).astype(np.intp, copy=False)
+            # key - lo is in [0, LOOKUP_RANGE): exact in the keys' own type from 32 bits up
+            wide = keys if keys.dtype.itemsize >= 4 else keys.astype(np.int64)
+            offset = wide - wide.dtype.type(lo)
+            offset = (offset.view(np.intp) if offset.dtype.itemsize == np.dtype(np.intp).itemsize
+                      else offset.astype(np.intp))
             present = np.zeros(int(hi) - int(lo) + 1, bool)
             present[offset] = True
             code = np.cumsum(present, dtype=np.intp) - 1
@@ -275,12 +279,14 @@ def dedup(cols, key):
 
 
 def group_of(ids, kinds, query, kind_to_group, other):
-    """Lane-group index of each queried processor/memory id, from its declared kind."""
-    k = _lookup(ids, kinds, query, -1)
-    g = np.full(len(query), GROUP_INDEX[other], dtype=np.int16)
+    """Lane-group index of each queried processor/memory id, from its declared kind (found
+    for the few distinct ids of the query, then spread)."""
+    distinct, code = unique_inverse(query)
+    k = _lookup(ids, kinds, distinct, -1)
+    g = np.full(len(distinct), GROUP_INDEX[other], dtype=np.int16)
     for kind, key in kind_to_group.items():
         g[k == int(kind)] = GROUP_INDEX[key]
-    return g
+    return g[code]
 
 
 def _lookup(keys, values, query, default):
