@@ -283,7 +283,14 @@ def _waits(logs, model_items, final_order, meta_rows, op_waits, warnings):
 def _caller_events(items):
     """The event ``nest_calls`` groups calls by: a task's or meta-task's own fevent, the
     fevent of the task a call runs inside (its ``creator``)."""
-    is_call = np.isin(items["kind"], [int(k) for k in CALL_KINDS])
+    call_kinds = [int(k) for k in CALL_KINDS]
+    kind = items["kind"]
+    if kind.dtype == np.uint8:  # a table of the 256 kinds: a quarter of np.isin's time
+        is_call = np.zeros(256, bool)
+        is_call[call_kinds] = True
+        is_call = is_call[kind]
+    else:
+        is_call = np.isin(kind, call_kinds)
     return np.where(is_call, items["creator"], items["fevent"])
 
 

@@ -112,7 +112,7 @@ def _call_tree(g, first, s, e, key, span):
     that contains it."""
     n = len(g)
     # depth = calls of the group started before this one and not yet stopped
-    stop_keys = np.sort(key(g, e))
+    stop_keys = np.sort(key(g, e), kind="stable")  # (nearly in order: timsort)
     closed = (np.searchsorted(stop_keys, key(g, s), side="right")
               - np.searchsorted(stop_keys, g.astype(np.int64) * span, side="left"))
     depth = np.maximum(np.arange(n) - first - closed, 0)

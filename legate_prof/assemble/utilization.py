@@ -39,7 +39,7 @@ def busy_by_count(start, stop, wait_start, wait_end):
     that begins before its task (the external thread's implicit task on multi-rank runs):
     then the wait also stops what else runs on the lane.  Returns (starts, stops), disjoint,
     sorted, no empty interval."""
-    t = np.concatenate([start, wait_end, stop, wait_start]).astype(np.int64)
+    t = np.concatenate([start, wait_end, stop, wait_start]).astype(np.int64, copy=False)
     n_up = len(start) + len(wait_end)
     lo = int(t.min()) if len(t) else 0
     if len(t) and int(t.max()) - lo < 2**62:

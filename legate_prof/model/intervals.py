@@ -297,7 +297,7 @@ def _count_integral(start, stop):
     integral).  One sort of (time, +1/-1) keys instead of an argsort of the times; the count
     after the last change at each time is the same whatever the order of equal times (sums
     of whole numbers, exact), so the integral is too."""
-    t = np.concatenate([start, stop]).astype(np.int64)
+    t = np.concatenate([start, stop]).astype(np.int64, copy=False)
     lo = int(t.min())
     key = (t - lo) << 1
     key[len(start):] |= 1
