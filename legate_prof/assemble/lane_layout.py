@@ -72,8 +72,8 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     """Lanes for the items (every processor gets one, idle or not), items ordered by (lane,
     row, start) when ``stack``; else by (lane, start) on row 0, each lane's row count still
     found (``TraceModel`` stacks a lane when it is first drawn).  Returns (item columns,
-    lane table, the copies' / fills' / instances' side table, the order applied to the
-    concatenated item parts)."""
+    lane table, the copies' / fills' / instances' side table, the model item of each row of
+    the concatenated item parts)."""
     parts = items.parts
     cols = {}
     for c in ("start", "stop", "create", "ready", "name", "kind", "op_id", "detail",
@@ -127,7 +127,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     for (r, g, ref), cap in (lane_capacity or {}).items():
         hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
         lanes["capacity"][hit] = cap
-    return model_items, lanes, transfers, order
+    return model_items, lanes, transfers, inv
 
 
 def _transfers_table(parts, inv):

@@ -139,10 +139,10 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
     runtime_ops, lane_capacity, mems = add_stream_items(streams, machine.ranks, items, names,
                                                         machine.mems)
     op_waits = operation_spans(items.parts, logs, desc.provenance, runtime_ops)
-    model_items, lanes, transfers, final_order = lay_out(
+    model_items, lanes, transfers, item_of_row = lay_out(
         items, machine.procs, mems, machine.ranks, names, warnings, lane_capacity, stack=stack)
     ops = _ops_table(logs, runtime_ops, desc.provenance, provs)
-    waits = _waits(logs, model_items, final_order, meta_rows, op_waits, warnings)
+    waits = _waits(logs, model_items, item_of_row, meta_rows, op_waits, warnings)
     ends = [r["runtime_end_ns"] for r in machine.ranks if r.get("runtime_end_ns")]
     model = TraceModel(
         items=model_items, lanes=lanes, names=names.strings, ops=ops,
@@ -168,9 +168,10 @@ def _add_tasks(log, items, names, desc, machine, variant_pairs):
                          for tid, _ in tv], np.int32)[tv_c]
         detail = np.array([names.intern(desc.variant.get((tid, vid), f"Variant {vid}"))
                            for tid, vid in tv], np.int32)[tv_c]
-        group = machine.proc_group_of(t["proc_id"])
+        proc = np.ascontiguousarray(t["proc_id"])  # (read from the record table once)
+        group = machine.proc_group_of(proc)
         items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
-                  group=group, ref=t["proc_id"], name=name, kind=ItemKind.TASK,
+                  group=group, ref=proc, name=name, kind=ItemKind.TASK,
                   op_id=t["op_id"], detail=detail, **event_columns(t))
         # (task, variant, group) triples: distinct codes, not a Python set over all tasks
         codes = unique_inverse(tv_c * len(GROUP_KEYS) + group)[0]
@@ -255,12 +256,11 @@ def _add_channel_and_memory_items(log, rank, items, names, machine):
                   critical=instance_criticals(log))
 
 
-def _waits(logs, model_items, final_order, meta_rows, op_waits, warnings):
+def _waits(logs, model_items, item_of_row, meta_rows, op_waits, warnings):
     """Every item's waits: Legion's wait records matched to their tasks (meta waits by reading
     order), the runtime operations' waits, and the nested calls folded in as the reference
-    does — sorted by item, then start."""
-    item_of_row = np.empty(len(final_order), np.int64)  # items' parts' row -> model item
-    item_of_row[final_order] = np.arange(len(final_order))
+    does — sorted by item, then start.  ``item_of_row``: the model item of each row of the
+    items' parts."""
     meta_items = [{rec: item_of_row[meta_rows[(k, rec)]:meta_rows[(k, rec)] + log.count(rec)]
                    for rec in META_RECORDS if (k, rec) in meta_rows}
                   for k, log in enumerate(logs)]
