@@ -14,7 +14,7 @@ from legate_prof.assemble.rank_checks import cross_file_problems
 from legate_prof.assemble.event_records import event_tables, instance_criticals, prof_task_events
 from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup,
                            event_columns, first_by_key, group_of, log_last_time, log_span, pairs,
-                           unique_inverse)
+                           record_columns, unique_inverse)
 from legate_prof.assemble.stream_items import add_stream_items
 from legate_prof.assemble.utilization import with_utilization
 from legate_prof.assemble.wait_matching import META_RECORDS, match_waits
@@ -160,19 +160,19 @@ def _add_tasks(log, items, names, desc, machine, variant_pairs):
         t = log.table(rec)
         if len(t) == 0:
             continue
+        cols = record_columns(t)  # (each column read from the packed records once)
         # names and variants from the distinct (task, variant) pairs, one code per task
-        task_variant = pairs(t, "task_id", "variant_id")
+        task_variant = pairs(cols, "task_id", "variant_id")
         tv_u, tv_c = unique_inverse(task_variant.code)
         tv = [task_variant.decode(c) for c in tv_u.tolist()]
         name = np.array([names.intern(desc.task.get(tid, f"Task {tid}"))
                          for tid, _ in tv], np.int32)[tv_c]
         detail = np.array([names.intern(desc.variant.get((tid, vid), f"Variant {vid}"))
                            for tid, vid in tv], np.int32)[tv_c]
-        proc = np.ascontiguousarray(t["proc_id"])  # (read from the record table once)
-        group = machine.proc_group_of(proc)
-        items.add(start=t["start"], stop=t["stop"], create=t["create"], ready=t["ready"],
-                  group=group, ref=proc, name=name, kind=ItemKind.TASK,
-                  op_id=t["op_id"], detail=detail, **event_columns(t))
+        group = machine.proc_group_of(cols["proc_id"])
+        items.add(start=cols["start"], stop=cols["stop"], create=cols["create"],
+                  ready=cols["ready"], group=group, ref=cols["proc_id"], name=name,
+                  kind=ItemKind.TASK, op_id=cols["op_id"], detail=detail, **event_columns(cols))
         # (task, variant, group) triples: distinct codes, not a Python set over all tasks
         codes = unique_inverse(tv_c * len(GROUP_KEYS) + group)[0]
         for code, g in zip((codes // len(GROUP_KEYS)).tolist(),
@@ -182,13 +182,13 @@ def _add_tasks(log, items, names, desc, machine, variant_pairs):
             if v:
                 variant_pairs[(names.intern(desc.task.get(tid, f"Task {tid}")), g)] = v
         if rec == "GPUTaskInfo":
-            gs = np.minimum(t["gpu_start"], t["gpu_stop"])
-            ok = t["gpu_stop"] > 0
-            items.add(start=gs[ok], stop=t["gpu_stop"][ok], create=t["create"][ok],
-                      ready=t["ready"][ok], group=GROUP_INDEX["gpu_dev"],
-                      ref=t["proc_id"][ok], name=name[ok], kind=ItemKind.GPU_KERNEL,
-                      op_id=t["op_id"][ok], detail=detail[ok],
-                      creator=t["fevent"][ok])  # a kernel runs inside its task
+            gs = np.minimum(cols["gpu_start"], cols["gpu_stop"])
+            ok = cols["gpu_stop"] > 0
+            items.add(start=gs[ok], stop=cols["gpu_stop"][ok], create=cols["create"][ok],
+                      ready=cols["ready"][ok], group=GROUP_INDEX["gpu_dev"],
+                      ref=cols["proc_id"][ok], name=name[ok], kind=ItemKind.GPU_KERNEL,
+                      op_id=cols["op_id"][ok], detail=detail[ok],
+                      creator=cols["fevent"][ok])  # a kernel runs inside its task
 
 
 def _add_processor_records(log, k, items, names, desc, machine, meta_rows):
@@ -205,21 +205,22 @@ def _add_processor_records(log, k, items, names, desc, machine, meta_rows):
         t = log.table(rec)
         if len(t) == 0:
             continue
+        cols = record_columns(t)  # (each column read from the packed records once)
         f = t.dtype.names
         if rec in META_RECORDS:  # where its rows start among all items' rows
             meta_rows[(k, rec)] = items.count()
-        items.add(start=t["start"], stop=t["stop"],
-                  create=t["create"] if "create" in f else None,
-                  ready=t["ready"] if "ready" in f else None,
-                  group=machine.proc_group_of(t["proc_id"]), ref=t["proc_id"],
-                  name=names.map_keys(t[key], table,
+        items.add(start=cols["start"], stop=cols["stop"],
+                  create=cols["create"] if "create" in f else None,
+                  ready=cols["ready"] if "ready" in f else None,
+                  group=machine.proc_group_of(cols["proc_id"]), ref=cols["proc_id"],
+                  name=names.map_keys(cols[key], table,
                                       lambda x, p=fallback: p if kind == ItemKind.APP_CALL
                                       else f"{p} {x}"),
-                  kind=kind, op_id=t["op_id"] if "op_id" in f else None,
+                  kind=kind, op_id=cols["op_id"] if "op_id" in f else None,
                   # a call names the task it runs inside by that task's fevent
-                  **(event_columns(t) if rec in META_RECORDS else
-                     event_columns(t, fevent=None, creator="fevent", critical=None)),
-                  detail=(names.map_keys(pairs(t, "mapper_id", "mapper_proc"), desc.mapper,
+                  **(event_columns(cols) if rec in META_RECORDS else
+                     event_columns(cols, fevent=None, creator="fevent", critical=None)),
+                  detail=(names.map_keys(pairs(cols, "mapper_id", "mapper_proc"), desc.mapper,
                                          lambda x: f"Mapper {x[0]}")
                           if kind == ItemKind.MAPPER_CALL else 0))
     t = log.table("ProfTaskInfo")
