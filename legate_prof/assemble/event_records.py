@@ -30,10 +30,10 @@ _MADE_BY = {
 def event_node(events):
     """Node that made each event id (Realm's id layout: barriers bits 44..59, other events
     bits 47..62)."""
-    e = np.asarray(events, np.uint64)
+    e = np.ascontiguousarray(events, np.uint64)  # a record table's column: read it once
     barrier = (e >> np.uint64(60)) == np.uint64(2)
-    return np.where(barrier, (e >> np.uint64(44)) & np.uint64(0xFFFF),
-                    (e >> np.uint64(47)) & np.uint64(0xFFFF)).astype(np.int64)
+    shift = np.where(barrier, np.uint64(44), np.uint64(47))
+    return ((e >> shift) & np.uint64(0xFFFF)).astype(np.int64)
 
 
 def _table(log, name):

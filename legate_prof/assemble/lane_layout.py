@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.assemble.record_items import unique_inverse
-from legate_prof.model.intervals import rows_needed, stack_lanes
+from legate_prof.model.intervals import group_start_order, rows_needed, stack_lanes
 from legate_prof.model.kinds import GROUP_INDEX, MEMORY_GROUPS, PROC_GROUP, ProcKind, node_of_id
 from legate_prof.model.lane_names import lane_names
 from legate_prof.model.trace_model import EVENT_COLUMNS, ITEM_COLUMNS
@@ -72,8 +72,8 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     """Lanes for the items (every processor gets one, idle or not), items ordered by (lane,
     row, start) when ``stack``; else by (lane, start) on row 0, each lane's row count still
     found (``TraceModel`` stacks a lane when it is first drawn).  Returns (item columns,
-    lane table, the copies' / fills' / instances' side table, the order applied to the
-    concatenated item parts)."""
+    lane table, the copies' / fills' / instances' side table, the model item of each row of
+    the concatenated item parts)."""
     parts = items.parts
     cols = {}
     for c in ("start", "stop", "create", "ready", "name", "kind", "op_id", "detail",
@@ -110,16 +110,16 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     else:  # each lane stacked when it is drawn (TraceModel.stacked_lane)
         rows = np.zeros(len(order), dtype=np.int16)
         n_rows = rows_needed(start_s, stop_s, bounds)
-    final = order
-    inv = np.empty(len(final), dtype=np.int64)
-    inv[final] = np.arange(len(final))
+    inv = np.empty(len(order), dtype=np.int64)
+    inv[order] = np.arange(len(order))
     model_items = {
         "start": start_s, "stop": stop_s,
-        "create": cols["create"][final], "ready": cols["ready"][final],
+        "create": cols["create"][order], "ready": cols["ready"][order],
         "lane": lane_s, "row": rows,
-        "name": cols["name"][final].astype(np.int32), "kind": cols["kind"][final],
-        "op_id": cols["op_id"][final], "detail": cols["detail"][final].astype(np.int32),
-        **{c: cols[c][final] for c in EVENT_COLUMNS},
+        "name": cols["name"][order].astype(np.int32, copy=False),
+        "kind": cols["kind"][order], "op_id": cols["op_id"][order],
+        "detail": cols["detail"][order].astype(np.int32, copy=False),
+        **{c: cols[c][order] for c in EVENT_COLUMNS},
     }
     transfers = _transfers_table(parts, inv)
 
@@ -127,7 +127,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     for (r, g, ref), cap in (lane_capacity or {}).items():
         hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
         lanes["capacity"][hit] = cap
-    return model_items, lanes, transfers, final
+    return model_items, lanes, transfers, inv
 
 
 def _transfers_table(parts, inv):
@@ -147,7 +147,7 @@ def _transfers_table(parts, inv):
         off += n
     if t_item:
         ti = np.concatenate(t_item)
-        o = np.argsort(ti)
+        o = np.argsort(ti, kind="stable")  # distinct; runs in order (timsort merges them)
         transfers = {"item": ti[o], "size": np.concatenate(t_size)[o],
                      "src": np.concatenate(t_src)[o], "dst": np.concatenate(t_dst)[o],
                      "inst": np.concatenate(t_inst)[o]}
@@ -158,30 +158,8 @@ def _transfers_table(parts, inv):
 
 
 def _lane_start_order(lane, start, stop):
-    """Item order by (lane, start), longer first on equal starts (so nesting depth is right).
-
-    One argsort of a packed (lane, start) key when starts fit in 42 bits (73 minutes of ns),
-    a lexsort otherwise; ties on (lane, start), rare, are then put longest first.
-    """
-    n = len(lane)
-    if n == 0:
-        return np.zeros(0, np.int64)
-    s = start.astype(np.int64)
-    lo = int(s.min())
-    span = int(s.max()) - lo
-    if span < 2**42 and len(lane) and int(lane.max()) < 2**20:
-        key = (lane.astype(np.int64) << 42) | (s - lo)
-        order = np.argsort(key, kind="stable")
-        k = key[order]
-        tie = np.flatnonzero(k[1:] == k[:-1])
-        if len(tie):
-            # runs of equal keys: reorder each by descending duration
-            at = np.unique(np.concatenate([tie, tie + 1]))
-            dur = (stop.astype(np.int64) - s)[order[at]]
-            o = np.lexsort((-dur, k[at]))
-            order[at] = order[at][o]
-        return order
-    return np.lexsort((-(stop.astype(np.int64) - s), s, lane))
+    """Item order by (lane, start), longer first on equal starts (so nesting depth is right)."""
+    return group_start_order(lane, start, stop)
 
 
 def _pk(k):

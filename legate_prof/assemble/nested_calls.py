@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from legate_prof.model.intervals import group_start_order
 from legate_prof.model.kinds import ItemKind
 
 CALLER_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK)
@@ -81,7 +82,7 @@ def nest_calls(kind, start, stop, fevent, waits):
 
     # calls ordered by (caller, start, longest first): parents precede their children
     s, e = start[calls], stop[calls]
-    order = np.lexsort((-(e - s), s, caller_of_call))
+    order = group_start_order(caller_of_call, s, e)
     calls, g_item, s, e = calls[order], caller_of_call[order], s[order], e[order]
     g = np.concatenate([[0], np.cumsum(g_item[1:] != g_item[:-1])])  # dense group id
     first = np.searchsorted(g, g)  # first position of each call's group
@@ -111,7 +112,7 @@ def _call_tree(g, first, s, e, key, span):
     that contains it."""
     n = len(g)
     # depth = calls of the group started before this one and not yet stopped
-    stop_keys = np.sort(key(g, e))
+    stop_keys = np.sort(key(g, e), kind="stable")  # (nearly in order: timsort)
     closed = (np.searchsorted(stop_keys, key(g, s), side="right")
               - np.searchsorted(stop_keys, g.astype(np.int64) * span, side="left"))
     depth = np.maximum(np.arange(n) - first - closed, 0)

@@ -93,11 +93,15 @@ def unique_inverse(keys):
     if len(keys) == 0:
         return np.unique(keys), np.zeros(0, np.intp)
     if keys.dtype.kind in "iu":
+        if keys.ndim == 1 and keys.strides[0] not in (0, keys.itemsize):
+            keys = keys.copy()  # a record table's column: one pass over the table, not three
         lo, hi = keys.min(), keys.max()
         if int(hi) - int(lo) < LOOKUP_RANGE:
-            # key - lo is in [0, LOOKUP_RANGE): exact in the keys' own (64-bit) type
-            wide = keys if keys.dtype.itemsize == 8 else keys.astype(np.int64)
-            offset = (wide - wide.dtype.type(lo)).astype(np.intp, copy=False)
+            # key - lo is in [0, LOOKUP_RANGE): exact in the keys' own type from 32 bits up
+            wide = keys if keys.dtype.itemsize >= 4 else keys.astype(np.int64)
+            offset = wide - wide.dtype.type(lo)
+            offset = (offset.view(np.intp) if offset.dtype.itemsize == np.dtype(np.intp).itemsize
+                      else offset.astype(np.intp))
             present = np.zeros(int(hi) - int(lo) + 1, bool)
             present[offset] = True
             code = np.cumsum(present, dtype=np.intp) - 1
@@ -137,10 +141,47 @@ class _PairKeys:
         return (self.ua[code // len(self.ub)].item(), self.ub[code % len(self.ub)].item())
 
 
+def record_columns(table):
+    """Every column of a record table as its own contiguous array (a dict).  Legion's record
+    tables are packed rows (84 bytes for a task, its 8-byte fields unaligned): read column by
+    column, every row is read once per column; a run of adjacent 8-byte integer fields is
+    read in one pass instead (a transposed copy), any other field by itself."""
+    fields = table.dtype.fields
+    out, run = {}, []
+
+    def take_run():
+        if len(run) > 1:
+            rows = np.lib.stride_tricks.as_strided(
+                table[run[0]], shape=(len(table), len(run)), strides=(table.strides[0], 8),
+                writeable=False)
+            block = np.empty((len(run), len(table)), rows.dtype)
+            for a in range(0, len(table), _ROWS_AT_ONCE):  # (rows still in cache)
+                block[:, a:a + _ROWS_AT_ONCE] = rows[a:a + _ROWS_AT_ONCE].T
+            out.update((name, block[i].view(fields[name][0])) for i, name in enumerate(run))
+        elif run:
+            out[run[0]] = np.ascontiguousarray(table[run[0]])
+        run.clear()
+
+    for name in sorted(table.dtype.names, key=lambda n: fields[n][1]):
+        dt, offset = fields[name][:2]
+        wide = dt.kind in "iu" and dt.itemsize == 8 and dt.isnative
+        if not (wide and run and fields[run[-1]][1] + 8 == offset):
+            take_run()
+        if wide:
+            run.append(name)
+        else:
+            out[name] = np.ascontiguousarray(table[name])
+    take_run()
+    return {name: out[name] for name in table.dtype.names}
+
+
+_ROWS_AT_ONCE = 16384  # records transposed at a time by ``record_columns``
+
+
 def event_columns(table, fevent="fevent", creator="creator", critical="critical"):
-    """The event columns of a record table that has them (``ItemParts.add`` keywords): a log
-    of an older format may lack any."""
-    names = table.dtype.names or ()
+    """The event columns of a record table (or its ``record_columns``) that has them
+    (``ItemParts.add`` keywords): a log of an older format may lack any."""
+    names = tuple(table) if isinstance(table, dict) else (table.dtype.names or ())
     return {key: table[f] for key, f in (("fevent", fevent), ("creator", creator),
                                          ("critical", critical)) if f and f in names}
 
@@ -206,20 +247,21 @@ def add_copies(log, items, names, mem_group_of):
     dst = np.zeros(len(ci), np.uint64)
     indirect = np.zeros(len(ci), bool)
     inst = np.zeros(len(ci), np.uint64)
+    cols = record_columns(ci)  # (each column read from the packed records once)
     if len(cii):
-        ok, sel = first_requirement(cii, ci["fevent"])
+        ok, sel = first_requirement(cii, cols["fevent"])
         src = np.where(ok, cii["src"][sel], 0).astype(np.uint64)
         dst = np.where(ok, cii["dst"][sel], 0).astype(np.uint64)
         inst = np.where(ok, cii["dst_inst"][sel], 0).astype(np.uint64)
         if "indirect" in cii.dtype.names:
             indirect = np.where(ok, cii["indirect"][sel] != 0, False)
     name = np.where(indirect, names.intern("Gather/Scatter"), names.intern("Copy"))
-    items.add(start=ci["start"], stop=ci["stop"], create=ci["create"], ready=ci["ready"],
+    items.add(start=cols["start"], stop=cols["stop"], create=cols["create"], ready=cols["ready"],
               group=GROUP_INDEX["channel"], ref=src, ref2=dst,
               rank=recording_rank(log, np.where(src != 0, src, dst)),
-              name=name, kind=ItemKind.COPY, op_id=ci["op_id"],
-              extra={"size": ci["size"], "src": src, "dst": dst, "inst": inst},
-              **event_columns(ci))
+              name=name, kind=ItemKind.COPY, op_id=cols["op_id"],
+              extra={"size": cols["size"], "src": src, "dst": dst, "inst": inst},
+              **event_columns(cols))
 
 
 def add_fills(log, items, names):
@@ -229,16 +271,17 @@ def add_fills(log, items, names):
     fii = log.table("FillInstInfo")
     dst = np.zeros(len(fi), np.uint64)
     inst = np.zeros(len(fi), np.uint64)
+    cols = record_columns(fi)
     if len(fii):
-        ok, sel = first_requirement(fii, fi["fevent"])
+        ok, sel = first_requirement(fii, cols["fevent"])
         dst = np.where(ok, fii["dst"][sel], 0).astype(np.uint64)
         inst = np.where(ok, fii["dst_inst"][sel], 0).astype(np.uint64)
-    items.add(start=fi["start"], stop=fi["stop"], create=fi["create"], ready=fi["ready"],
+    items.add(start=cols["start"], stop=cols["stop"], create=cols["create"], ready=cols["ready"],
               group=GROUP_INDEX["channel"], ref=np.uint64(0), ref2=dst,
               rank=recording_rank(log, dst), name=names.intern("Fill"),
-              kind=ItemKind.FILL, op_id=fi["op_id"],
-              extra={"size": fi["size"], "src": np.zeros(len(fi), np.uint64), "dst": dst,
-                     "inst": inst}, **event_columns(fi))
+              kind=ItemKind.FILL, op_id=cols["op_id"],
+              extra={"size": cols["size"], "src": np.zeros(len(fi), np.uint64), "dst": dst,
+                     "inst": inst}, **event_columns(cols))
 
 
 def first_by_key(cols, key, pool=None):
@@ -275,12 +318,14 @@ def dedup(cols, key):
 
 
 def group_of(ids, kinds, query, kind_to_group, other):
-    """Lane-group index of each queried processor/memory id, from its declared kind."""
-    k = _lookup(ids, kinds, query, -1)
-    g = np.full(len(query), GROUP_INDEX[other], dtype=np.int16)
+    """Lane-group index of each queried processor/memory id, from its declared kind (found
+    for the few distinct ids of the query, then spread)."""
+    distinct, code = unique_inverse(query)
+    k = _lookup(ids, kinds, distinct, -1)
+    g = np.full(len(distinct), GROUP_INDEX[other], dtype=np.int16)
     for kind, key in kind_to_group.items():
         g[k == int(kind)] = GROUP_INDEX[key]
-    return g
+    return g[code]
 
 
 def _lookup(keys, values, query, default):

@@ -141,17 +141,16 @@ def rows_needed(start, stop, bounds):
     Items are sorted by (lane, start), lane ``L`` holding ``[bounds[L], bounds[L+1])``.  Every
     stacking here is as tight as the lowest-free-row greedy, so a lane needs as many rows as
     intervals are open right after its busiest start: ends come before starts at equal times,
-    except an empty interval's own end, which follows its start.  One sort of nearly sorted
-    ends and one search of all starts, for all lanes at once.
+    except an empty interval's own end, which follows its start.  One merge of the nearly
+    sorted (lane, end) keys with the sorted (lane, start) keys, for all lanes at once.
     """
     n_lanes = len(bounds) - 1
     out = np.ones(n_lanes, np.int32)
     n = int(bounds[-1]) if n_lanes else 0
     if n == 0:
         return out
-    s = start.astype(np.int64)
-    e = np.maximum(stop.astype(np.int64), s)
-    lane = np.repeat(np.arange(n_lanes, dtype=np.int64), np.diff(bounds))
+    s = start.astype(np.int64, copy=False)
+    e = np.maximum(stop.astype(np.int64, copy=False), s)
     empty = e == s
     lo = int(s.min())
     if int(e.max()) - lo >= 2**42 or n_lanes >= 2**20:  # keys would not pack: lane by lane
@@ -159,17 +158,27 @@ def rows_needed(start, stop, bounds):
             a, b = int(bounds[L]), int(bounds[L + 1])
             out[L] = _rows_needed_one(s[a:b], e[a:b], empty[a:b])
         return np.minimum(out, 32768).astype(np.int32)
-    ends = np.sort(((lane << 42) | (e - lo))[~empty], kind="stable")  # ~in order: ~linear
-    full_before = np.concatenate([[0], np.cumsum(np.bincount(lane[~empty],
-                                                             minlength=n_lanes))])
-    ended = np.searchsorted(ends, (lane << 42) | (s - lo), side="right") - full_before[lane]
-    empties = np.cumsum(empty) - empty  # empty intervals before each item
-    first = bounds[:-1].astype(np.int64)
-    ended += empties - empties[np.minimum(first, n - 1)][lane]
-    open_after = np.arange(n) - first[lane] + 1 - ended
+    lane_key = np.repeat(np.arange(n_lanes, dtype=np.int64) << 42, np.diff(bounds))
+    ended = _ends_at_or_before(lane_key | (e - lo), lane_key | (s - lo), ~empty)
+    # open right after item j's start: the non-empty items before it and itself, less the
+    # non-empty ends at or before its start (earlier lanes' items cancel: all their ends
+    # have smaller keys); an empty interval is open at its own start only
+    open_after = np.cumsum(~empty) - ended
+    open_after += empty
     has = np.flatnonzero(np.diff(bounds) > 0)
-    out[has] = np.maximum.reduceat(open_after, first[has])
+    out[has] = np.maximum.reduceat(open_after, bounds[:-1][has])
     return np.minimum(out, 32768).astype(np.int32)
+
+
+def _ends_at_or_before(end_keys, start_keys, counted):
+    """For each of the sorted ``start_keys`` (below 2**62), how many of the ``counted``
+    ``end_keys`` are at most it: ``np.searchsorted(sorted ends, start_keys, "right")``.  One
+    merge of both, each key tagged with whether it is a start (an end sorts before a start of
+    equal key): the j-th start has as many ends before it as its place less j."""
+    keys = np.concatenate([end_keys[counted] << 1, (start_keys << 1) | 1])
+    keys.sort(kind="stable")  # ends nearly in order, starts in order: runs merged
+    is_start = (keys & 1).astype(bool)  # (nonzero of a bool array: the fast one)
+    return np.flatnonzero(is_start) - np.arange(len(start_keys))
 
 
 def _rows_needed_one(s, e, empty):
@@ -200,6 +209,36 @@ def blocked_searchsorted(arr, coarse, block, lo, hi, v, side="left"):
         after = (val < v if side == "left" else val <= v) & open_
         a = np.where(after, mid + 1, a)
         b = np.where(open_ & ~after, mid, b)
+
+
+def group_start_order(group, start, stop):
+    """The order of intervals by (group, start), longer first on equal (group, start), then as
+    given: ``np.lexsort((start - stop, start, group))`` for groups numbered from 0.
+
+    One stable argsort of (group, start) packed in an int64 when they fit (timsort: the items
+    come in runs already in order), a lexsort otherwise; ties on (group, start), rare, are
+    then put longest first."""
+    n = len(group)
+    if n == 0:
+        return np.zeros(0, np.int64)
+    s = start.astype(np.int64, copy=False)
+    lo = int(s.min())
+    span = int(s.max()) - lo
+    top = int(group.max())
+    shift = 63 - max(top, 1).bit_length()  # bits left for the start
+    if int(group.min()) >= 0 and span < 2**shift:
+        key = (group.astype(np.int64) << shift) | (s - lo)
+        order = np.argsort(key, kind="stable")
+        k = key[order]
+        tie = np.flatnonzero(k[1:] == k[:-1])
+        if len(tie):
+            # runs of equal keys: reorder each by descending duration
+            at = np.unique(np.concatenate([tie, tie + 1]))
+            dur = (stop.astype(np.int64) - s)[order[at]]
+            o = np.lexsort((-dur, k[at]))
+            order[at] = order[at][o]
+        return order
+    return np.lexsort((-(stop.astype(np.int64) - s), s, group))
 
 
 def union_sorted(start: np.ndarray, stop: np.ndarray):
@@ -245,6 +284,33 @@ def subtract_waits(start, stop, item, wait_start, wait_end):
     return p_item[keep], p_start[keep], p_stop[keep]
 
 
+def _packs_as_times(start, stop):
+    """Whether integer ``start``/``stop`` fit a sort key of (time - first, is a stop)."""
+    if start.dtype.kind not in "iu" or stop.dtype.kind not in "iu":
+        return False
+    lo = min(int(start.min()), int(stop.min()))
+    return max(int(start.max()), int(stop.max())) - lo < 2**62
+
+
+def _count_integral(start, stop):
+    """``StepIntegral.from_intervals`` of unweighted integer intervals: (breakpoints,
+    integral).  One sort of (time, +1/-1) keys instead of an argsort of the times; the count
+    after the last change at each time is the same whatever the order of equal times (sums
+    of whole numbers, exact), so the integral is too."""
+    t = np.concatenate([start, stop]).astype(np.int64, copy=False)
+    lo = int(t.min())
+    key = (t - lo) << 1
+    key[len(start):] |= 1
+    key.sort(kind="stable")  # runs already in order: merged
+    d = 1 - ((key & 1) << 1)
+    t = ((key >> 1) + lo).astype(np.float64)
+    level = np.cumsum(d).astype(np.float64)
+    keep = np.ones(len(t), dtype=bool)
+    keep[:-1] = t[1:] != t[:-1]
+    t, level = t[keep], level[keep]
+    return t, np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(t))])
+
+
 class StepIntegral:
     """Integral of a piecewise-constant level over time, for exact averages over any bin.
 
@@ -267,6 +333,8 @@ class StepIntegral:
     def from_intervals(cls, start, stop, weight=None, denominator=1.0):
         if len(start) == 0:
             return cls(np.zeros(1), np.zeros(1), denominator)
+        if weight is None and _packs_as_times(start, stop):
+            return cls(*_count_integral(start, stop), denominator)
         t = np.concatenate([start, stop]).astype(np.float64)
         if weight is None:
             d = np.concatenate([np.ones(len(start)), -np.ones(len(stop))])
