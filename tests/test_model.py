@@ -519,3 +519,39 @@ def test_the_initial_view_of_a_late_one_nanosecond_run_is_wide_enough_to_draw():
         t0, t1 = time_range_of(first, first + 1)
         assert t0 <= first and t1 >= first + 1
         assert (float(t1) - float(t0)) / float(np.spacing(float(t1))) >= 2**11
+
+
+def test_record_columns_are_the_record_tables_columns():
+    """A packed record table's columns read by runs of adjacent 8-byte fields (one transposed
+    copy each) are its columns, value for value and type for type: mixed signed and unsigned
+    runs, narrow fields between them, more rows than one transposed block, none, one, and a
+    strided view of a table."""
+    from legate_prof.assemble.record_items import record_columns
+    dt = np.dtype([("a", "<u8"), ("b", "<i8"), ("c", "<u4"), ("d", "<i8"), ("e", "<u8"),
+                   ("f", "<u8"), ("g", "u1"), ("h", "<i8"), ("i", "<u2")])  # packed: 55 bytes
+    assert dt.itemsize == 55
+    rng = np.random.default_rng(2)
+    for n in (0, 1, 3, 40000):
+        raw = rng.integers(0, 256, n * dt.itemsize, dtype=np.uint8).tobytes()
+        table = np.frombuffer(raw, dt)
+        for t in (table, table[::3]):
+            cols = record_columns(t)
+            assert list(cols) == list(dt.names)
+            for name in dt.names:
+                assert cols[name].dtype == dt.fields[name][0]
+                assert np.array_equal(cols[name], t[name]) and cols[name].flags.c_contiguous
+
+
+def test_group_start_order_is_the_three_key_lexsort():
+    """The lanes' and calls' (group, start, longest first, then as given) order by one packed
+    sort is ``np.lexsort((start - stop, start, group))``: ties on start, equal intervals,
+    negative starts, and spans too wide to pack (the lexsort itself)."""
+    from legate_prof.model.intervals import group_start_order
+    rng = np.random.default_rng(8)
+    for n, groups, span in ((5000, 3, 50), (5000, 400, 10**6), (3000, 2, 2**61),
+                            (1, 1, 1), (0, 1, 1)):
+        group = rng.integers(0, groups, n).astype(np.int32)
+        start = rng.integers(-span // 2, span // 2 + 1, n).astype(np.int64)
+        stop = start + rng.integers(0, 5, n)
+        want = np.lexsort((start - stop, start, group))
+        assert np.array_equal(group_start_order(group, start, stop), want)
