@@ -117,6 +117,9 @@ class EventGraph:
     pin_target: np.ndarray | None = None  # the pinned vertices' critical vertex
     inserted_dst: np.ndarray | None = None  # the destination of each of the ``n_edges``
     by_item: np.ndarray | None = None  # bool per vertex: an item's completion
+    # per vertex (pinned ones' critical vertices too): the item whose completion it is, -1
+    # where none (read as "unknown": its creator event is looked up again)
+    item: np.ndarray | None = None
     # the vertex of each record's result and each edge's source and destination (-1: none)
     record_vertex: np.ndarray | None = None
     edge_vertices: tuple | None = None
@@ -151,7 +154,7 @@ def _barrier_phases(named):
 def build_graph(events, completions, also=()):
     """The graph of the event tables ``events`` (``model.event_tables``, all ranks in reading
     order).  ``completions(ev)`` gives, for event ids, the items' completion vertices they
-    are: (kind, creation, trigger) arrays, kind -1 where no item completes that event.
+    are: (kind, creation, trigger, item) arrays, kind -1 where no item completes that event.
     ``also``: more events that are vertices (the implicit tasks' events: placeholders)."""
     rec, edges = events["records"], events["edges"]
     named = np.concatenate([rec["result"], edges["src"], edges["dst"],
@@ -190,9 +193,11 @@ def _vertices(named, phases):
 
 def _record_items(g, completions):
     """Vertices that are items' completions (their item's record makes them)."""
-    kind, creation, trigger = completions(g.events)
+    kind, creation, trigger, item = completions(g.events)
     g.by_item = kind >= 0
     hit = np.flatnonzero(g.by_item)
+    g.item = item
+    g.item[~g.by_item] = -1
     g.kind[hit] = kind[hit]
     g.creator[hit] = g.events[hit]  # an item's completion is named by its own event
     g.creation[hit] = creation[hit]
@@ -270,6 +275,7 @@ def pin(g, v, own_trigger, kind, creator, trigger):
     g.creator = np.concatenate([g.creator, np.asarray(creator, np.uint64)])
     g.creation = np.concatenate([g.creation, np.full(k, NO_TIME, np.int64)])
     g.trigger = np.concatenate([g.trigger, np.asarray(trigger, np.int64)])
+    g.item = np.concatenate([g.item, np.full(k, -1, g.item.dtype)])
     g.trigger[v] = own_trigger
     if g.pinned is None:
         g.pinned = np.zeros(nv, bool)
@@ -294,6 +300,7 @@ def run_pass(g, local=False):
     in_ptr = np.concatenate([[0], np.cumsum(remaining)])
     o2 = np.argsort(g.src, kind="stable")
     out_dst = g.dst[o2].astype(np.intp)
+    out_src = g.src[o2].astype(np.intp)
     out_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.src, minlength=nv))])
     frontier = np.flatnonzero(remaining == 0)
     # vertices without sources (most: items' completions, first phases …) are their own
@@ -308,19 +315,26 @@ def run_pass(g, local=False):
     g.trigger[prop] = g.creation[prop]
     done = len(frontier)
     g.rounds = 1
-    frontier = _next_level(out_dst, out_ptr, frontier, remaining, nv)
+    frontier = _next_level((out_dst, out_ptr, out_src), frontier, remaining, nv)
     while len(frontier):
         g.rounds += 1
         done += len(frontier)
         _visit(g, frontier, in_src, in_rank, in_ptr)
-        frontier = _next_level(out_dst, out_ptr, frontier, remaining, nv)
+        frontier = _next_level((out_dst, out_ptr, out_src), frontier, remaining, nv)
     g.cycle = done < nv
     return g
 
 
-def _next_level(out_dst, out_ptr, frontier, remaining, nv):
-    """Kahn's next level: the vertices whose last source was in ``frontier``."""
-    d = _gather(out_dst, out_ptr, frontier)[1]
+def _next_level(out, frontier, remaining, nv):
+    """Kahn's next level: the vertices whose last source was in ``frontier`` (``out``: the
+    edges by source, as destinations, CSR pointers and sources)."""
+    out_dst, out_ptr, out_src = out
+    if len(frontier) * 4 > len(out_dst):  # (a level of many: the edges its mask marks)
+        mark = np.zeros(nv, bool)
+        mark[frontier] = True
+        d = out_dst[mark[out_src]]  # (as ``_gather``'s: by source, ``frontier`` sorted)
+    else:
+        d = _gather(out_dst, out_ptr, frontier)[1]
     if len(d) == 0:
         return d
     if len(d) * 8 > nv:  # (a level of many: whole-array counts, no sort)

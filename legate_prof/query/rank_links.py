@@ -357,7 +357,7 @@ class Join:
             out.kind[s], out.creator[s], out.trigger[s] = (t.closed.kind[p], t.closed.creator[p],
                                                            t.closed.trigger[p])
         rest = rest[out.kind[rest] < 0]
-        kind, _, trigger = self.lookups.completions(pre[rest])
+        kind, _, trigger, _ = self.lookups.completions(pre[rest])
         done = kind >= 0
         out.kind[rest[done]], out.creator[rest[done]] = kind[done], pre[rest[done]]
         out.trigger[rest[done]] = trigger[done]
