@@ -160,13 +160,8 @@ def build_graph(events, completions, also=()):
     named = np.concatenate([rec["result"], edges["src"], edges["dst"],
                             np.asarray(also, np.uint64)]).astype(np.uint64)
     ids, at = _vertices(named, _barrier_phases(named[named != 0]))
-    nv = len(ids)
     n_rec, n_edges = len(rec["result"]), len(edges["src"])
-    g = EventGraph(events=ids, kind=np.full(nv, UNKNOWN_EVENT, np.int8),
-                   creator=np.zeros(nv, np.uint64), creation=np.full(nv, NO_TIME, np.int64),
-                   trigger=np.full(nv, NO_TIME, np.int64), src=None, dst=None, rank=None,
-                   n_edges=0)
-    _record_items(g, completions)
+    g = _record_items(ids, completions)
     g.record_vertex = at[:n_rec]
     _record_events(g, rec)
     g.edge_vertices = (at[n_rec:n_rec + n_edges], at[n_rec + n_edges:n_rec + 2 * n_edges])
@@ -191,17 +186,21 @@ def _vertices(named, phases):
     return s[first], at[:len(named)]
 
 
-def _record_items(g, completions):
-    """Vertices that are items' completions (their item's record makes them)."""
-    kind, creation, trigger, item = completions(g.events)
-    g.by_item = kind >= 0
-    hit = np.flatnonzero(g.by_item)
-    g.item = item
-    g.item[~g.by_item] = -1
-    g.kind[hit] = kind[hit]
-    g.creator[hit] = g.events[hit]  # an item's completion is named by its own event
-    g.creation[hit] = creation[hit]
-    g.trigger[hit] = trigger[hit]
+def _record_items(ids, completions):
+    """The graph of the vertices ``ids``, those that are items' completions made (their
+    item's record makes them), the rest unknown until a record makes them: ``completions``'
+    columns kept, cleared where no item completes the vertex."""
+    kind, creation, trigger, item = completions(ids)
+    by_item = kind >= 0
+    other = ~by_item
+    kind = kind.astype(np.int8)
+    for column, none in ((kind, UNKNOWN_EVENT), (creation, NO_TIME), (trigger, NO_TIME),
+                         (item, -1)):
+        np.copyto(column, none, where=other)
+    creator = np.where(by_item, ids, np.uint64(0))  # (named by its own event)
+    return EventGraph(events=ids, kind=kind, creator=creator, creation=creation,
+                      trigger=trigger, src=None, dst=None, rank=None, n_edges=0,
+                      by_item=by_item, item=item)
 
 
 def _record_events(g, rec):
@@ -298,6 +297,7 @@ def run_pass(g, local=False):
     in_src, in_rank = g.src[o].astype(np.intp), g.rank[o]  # (indices: as numpy's own)
     remaining = np.bincount(g.dst, minlength=nv)
     in_ptr = np.concatenate([[0], np.cumsum(remaining)])
+    several = remaining > 1  # (vertices with several sources)
     o2 = np.argsort(g.src, kind="stable")
     out_dst = g.dst[o2].astype(np.intp)
     out_src = g.src[o2].astype(np.intp)
@@ -319,7 +319,7 @@ def run_pass(g, local=False):
     while len(frontier):
         g.rounds += 1
         done += len(frontier)
-        _visit(g, frontier, in_src, in_rank, in_ptr)
+        _visit(g, frontier, in_src, in_rank, in_ptr, several)
         frontier = _next_level((out_dst, out_ptr, out_src), frontier, remaining, nv)
     g.cycle = done < nv
     return g
@@ -359,7 +359,7 @@ def _gather(values, ptr, rows):
     return grp, values[at], at
 
 
-def _visit(g, f, in_src, in_rank, in_ptr):
+def _visit(g, f, in_src, in_rank, in_ptr, several):
     """One level of the pass: the vertices ``f``, whose sources are all done (each has
     one at least)."""
     first = in_ptr[f]
@@ -374,7 +374,7 @@ def _visit(g, f, in_src, in_rank, in_ptr):
     early_v, early_t = late_v, late_t
     taint = np.where(known, -1, cs)
     src_open = None if g.open is None else g.open[s]  # open: a source is
-    many = np.flatnonzero(in_ptr[f + 1] - first > 1)
+    many = np.flatnonzero(several[f])
     if len(many):
         early_v, early_t = late_v.copy(), late_t.copy()
         for a, none in ((late_v, -1), (late_t, NO_TIME), (early_v, -1), (early_t, NO_TIME),
