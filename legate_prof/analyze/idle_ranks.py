@@ -43,7 +43,7 @@ def rank_idle(model) -> dict:
     it, lanes = model.items, model.lanes
     sel, start, before, first, lane = lane_gaps(model)
     idle = start - before
-    keep = first | (idle > 0)
+    keep = np.flatnonzero(first | (idle > 0))  # (taken at once: fewer passes than a mask)
     sel, start, idle, first, lane = sel[keep], start[keep], idle[keep], first[keep], lane[keep]
     key = lanes["rank"][lane].astype(np.int64) * _GROUPS + lanes["group"][lane]
     rows, kernel_outside = _row_items(rp, sel, it, OwnNodes(nodes))

@@ -234,7 +234,10 @@ def _residual(pe, graph, items, own, basis):
     ids, pre, creator, entry = basis.ids, basis.pre, basis.creator, basis.entry
     it = pe.item
     unsure = _unsure(graph, items, own, pre, entry.vertex)
-    unsure |= own.foreign(creator) | own.foreign(it["creator"][ids])
+    raw = it["creator"][ids]
+    unsure |= own.foreign(raw)
+    moved = np.flatnonzero(creator != raw)  # (profiler responses: their owner's creator)
+    unsure[moved] |= own.foreign(creator[moved])
     unsure |= entry.known & own.foreign(entry.creator)
     unsure |= _instance_foreign(items, own, entry)
     went = basis.wait_entry
