@@ -119,7 +119,8 @@ class ItemTables:
         vertex; the item: read where the kind is not -1)."""
         n = len(events)
         j = self.find(events)
-        j[find_sorted(self.arrays["implicit"], events) >= 0] = -1
+        if len(self.arrays["implicit"]):
+            j[find_sorted(self.arrays["implicit"], events) >= 0] = -1
         hit = np.flatnonzero(j >= 0)
         jj = j[hit]
         k = self.column("kind", jj)
