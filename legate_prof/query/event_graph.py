@@ -370,7 +370,7 @@ def _visit(g, f, in_src, in_rank, in_ptr, several):
     st = g.trigger[s]
     known = st != NO_TIME
     cs = g.critical[s]
-    late_v, late_t = np.where(known, cs, -1), np.where(known, st, NO_TIME)
+    late_v, late_t = np.where(known, cs, -1), st  # (unknown: NO_TIME already)
     early_v, early_t = late_v, late_t
     taint = np.where(known, -1, cs)
     src_open = None if g.open is None else g.open[s]  # open: a source is
