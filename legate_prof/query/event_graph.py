@@ -210,7 +210,7 @@ def _record_events(g, rec):
     v = g.record_vertex
     if len(v) == 0:
         return
-    kind = rec["kind"].astype(np.int64)
+    kind = rec["kind"]  # (u8: compared and stored as is)
     arrival = (kind == ARRIVE_BARRIER) | (kind == EXTERNAL_HANDSHAKE)
     free = g.kind == UNKNOWN_EVENT  # not made by an item
     plain = np.flatnonzero(~arrival & (v >= 0))
@@ -220,7 +220,7 @@ def _record_events(g, rec):
     vv = v[o]
     g.kind[vv], g.creator[vv] = kind[o], rec["creator"][o]
     g.creation[vv], g.trigger[vv] = rec["time"][o], rec["trigger"][o]
-    for k in (ARRIVE_BARRIER, EXTERNAL_HANDSHAKE):
+    for k in (ARRIVE_BARRIER, EXTERNAL_HANDSHAKE) if arrival.any() else ():
         sel = np.flatnonzero((kind == k) & (v >= 0))
         sel = sel[free[v[sel]]]
         if len(sel) == 0:
