@@ -55,15 +55,16 @@ class OwnNodes:
     def __init__(self, nodes):
         self.table = np.zeros(1 << 16, bool)
         self.table[np.asarray(nodes, np.int64) & 0xFFFF] = True
+        self.other = ~self.table  # (read as is: no negation of every answer)
 
     def foreign(self, events):
         events = np.asarray(events, np.uint64)
-        return (events != 0) & ~self.table[_node_bits(events, is_barrier(events))]
+        return (events != 0) & self.other[_node_bits(events, is_barrier(events))]
 
     def foreign_or_barrier(self, events):
         events = np.asarray(events, np.uint64)
         node = (events >> np.uint64(47)).astype(np.uint16)  # (a barrier's: its own anyway)
-        return ((events != 0) & ~self.table[node]) | is_barrier(events)
+        return ((events != 0) & self.other[node]) | is_barrier(events)
 
 
 def _node_bits(events, barrier):
