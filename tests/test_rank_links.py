@@ -127,3 +127,50 @@ def test_lookups_of_many_events_find_what_a_binary_search_finds():
         pos = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
         want = np.where((keys[pos] == query) & (query != 0), pos, -1)
         assert np.array_equal(find_sorted(keys, query), want)
+
+
+def test_the_graph_carries_the_item_a_lookup_of_each_critical_creator_finds():
+    """An item's completion vertex carries its item (``EventGraph.item``), and the critical
+    links read it instead of looking the creator up again: on every recorded multi-rank run,
+    the carried item is what ``find`` gives, and the links equal those of a lookup of all."""
+    from legate_prof.model.item_parts import ItemPart
+    from legate_prof.query.link_rules import Resolver, critical_entry
+    for run in MULTI:
+        for f in rank_files(run):
+            m = load_profile([str(f)], check_files=False)
+            rp = RankPass(ItemPart(m, 0, 0, None, None), nodes_of(m))
+            g, items = rp.graph, rp.items
+            v = np.flatnonzero(g.by_item)
+            assert np.array_equal(g.item[v], items.find(g.events[v]))
+            assert (g.item[~g.by_item] == -1).all()
+            pre = np.asarray(m.items["critical"], np.uint64)
+            entry = critical_entry(g, items.completions, pre)
+            known = np.flatnonzero(entry.item >= 0)
+            assert np.array_equal(entry.item[known], items.find(entry.creator[known]))
+            res, k = Resolver(items), np.flatnonzero(entry.known)
+            carried = res.critical_link(entry.take(k), pre[k])
+            plain = entry.take(k)
+            plain.item = None
+            for a, b in zip(carried, res.critical_link(plain, pre[k])):
+                assert np.array_equal(a, b)
+
+
+def test_a_level_of_many_finds_the_vertices_its_last_sources_feed():
+    """Kahn's next level, by the CSR ranges of the level's vertices or (a level of many) by
+    a mask of them: the vertices whose last source was in the level, sorted, and the
+    counts left, as a plain count gives them — with repeated edges and no edges."""
+    from legate_prof.query.event_graph import _next_level
+    rng = np.random.default_rng(3)
+    for nv, ne in ((1000, 3000), (1000, 200), (50, 0), (2000, 2000)):
+        src, dst = rng.integers(0, nv, ne), rng.integers(0, nv, ne)
+        o = np.argsort(src, kind="stable")
+        out = (dst[o].astype(np.intp), np.concatenate([[0], np.cumsum(np.bincount(
+            src, minlength=nv))]), src[o].astype(np.intp))
+        for size in (1, 10, nv // 3, nv):
+            frontier = np.sort(rng.choice(nv, size, replace=False))
+            remaining = np.bincount(dst, minlength=nv) + rng.integers(0, 2, nv)
+            want_left = remaining - np.bincount(dst[np.isin(src, frontier)], minlength=nv)
+            fed = np.isin(np.arange(nv), dst[np.isin(src, frontier)])
+            want = np.flatnonzero(fed & (want_left == 0))
+            got = _next_level(out, frontier, remaining, nv)
+            assert np.array_equal(got, want) and np.array_equal(remaining, want_left)

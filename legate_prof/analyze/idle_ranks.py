@@ -43,7 +43,7 @@ def rank_idle(model) -> dict:
     it, lanes = model.items, model.lanes
     sel, start, before, first, lane = lane_gaps(model)
     idle = start - before
-    keep = first | (idle > 0)
+    keep = np.flatnonzero(first | (idle > 0))  # (taken at once: fewer passes than a mask)
     sel, start, idle, first, lane = sel[keep], start[keep], idle[keep], first[keep], lane[keep]
     key = lanes["rank"][lane].astype(np.int64) * _GROUPS + lanes["group"][lane]
     rows, kernel_outside = _row_items(rp, sel, it, OwnNodes(nodes))
@@ -55,8 +55,9 @@ def rank_idle(model) -> dict:
     prov = _provenances(model, sel)
     done = ~residual & ~first & (prov >= 0)
     out = {f"tables_{k}": v for k, v in rp.tables.arrays().items()}
-    out["by_key"] = _sum_rows(key[done], cls[done], idle[done])
-    out["by_prov"] = _sum_rows(prov[done], cls[done], idle[done])
+    cls_done, idle_done = cls[done], idle[done].astype(np.float64)
+    out["by_key"] = _sum_rows(key[done], cls_done, idle_done)
+    out["by_prov"] = _sum_rows(prov[done], cls_done, idle_done)
     rest = np.flatnonzero(~done)
     out.update(rest_row=rows[rest], rest_value=np.where(first, start, idle)[rest],
                rest_first=first[rest], rest_key=key[rest], rest_prov=prov[rest],
@@ -126,7 +127,7 @@ def ops_disjoint(strides):
 def _sum_rows(key, cls, idle):
     """Idle ns by (key, wait): one row of ``len(WAITS)`` per key ``0..max``."""
     n = int(key.max()) + 1 if len(key) else 0
-    sums = np.bincount(key * N + cls, weights=idle.astype(np.float64), minlength=n * N)
+    sums = np.bincount(key * N + cls, weights=np.asarray(idle, np.float64), minlength=n * N)
     return sums.reshape(n, N)
 
 

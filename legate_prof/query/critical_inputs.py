@@ -131,7 +131,8 @@ def item_flags(kind, has_instances):
     message, profiler response), a channel's fill or dependent partitioning (a fill the log
     gave its instances), a copy (likewise) or an instance."""
     flags = _KIND_FLAGS[kind]
-    flags |= np.where(has_instances, _INSTANCE_FLAGS[kind], np.uint8(0))
+    k = np.flatnonzero(has_instances)  # (a few: copies and fills)
+    flags[k] |= _INSTANCE_FLAGS[kind[k]]
     return flags
 
 

@@ -117,6 +117,9 @@ class EventGraph:
     pin_target: np.ndarray | None = None  # the pinned vertices' critical vertex
     inserted_dst: np.ndarray | None = None  # the destination of each of the ``n_edges``
     by_item: np.ndarray | None = None  # bool per vertex: an item's completion
+    # per vertex (pinned ones' critical vertices too): the item whose completion it is, -1
+    # where none (read as "unknown": its creator event is looked up again)
+    item: np.ndarray | None = None
     # the vertex of each record's result and each edge's source and destination (-1: none)
     record_vertex: np.ndarray | None = None
     edge_vertices: tuple | None = None
@@ -151,19 +154,14 @@ def _barrier_phases(named):
 def build_graph(events, completions, also=()):
     """The graph of the event tables ``events`` (``model.event_tables``, all ranks in reading
     order).  ``completions(ev)`` gives, for event ids, the items' completion vertices they
-    are: (kind, creation, trigger) arrays, kind -1 where no item completes that event.
+    are: (kind, creation, trigger, item) arrays, kind -1 where no item completes that event.
     ``also``: more events that are vertices (the implicit tasks' events: placeholders)."""
     rec, edges = events["records"], events["edges"]
     named = np.concatenate([rec["result"], edges["src"], edges["dst"],
                             np.asarray(also, np.uint64)]).astype(np.uint64)
     ids, at = _vertices(named, _barrier_phases(named[named != 0]))
-    nv = len(ids)
     n_rec, n_edges = len(rec["result"]), len(edges["src"])
-    g = EventGraph(events=ids, kind=np.full(nv, UNKNOWN_EVENT, np.int8),
-                   creator=np.zeros(nv, np.uint64), creation=np.full(nv, NO_TIME, np.int64),
-                   trigger=np.full(nv, NO_TIME, np.int64), src=None, dst=None, rank=None,
-                   n_edges=0)
-    _record_items(g, completions)
+    g = _record_items(ids, completions)
     g.record_vertex = at[:n_rec]
     _record_events(g, rec)
     g.edge_vertices = (at[n_rec:n_rec + n_edges], at[n_rec + n_edges:n_rec + 2 * n_edges])
@@ -188,15 +186,21 @@ def _vertices(named, phases):
     return s[first], at[:len(named)]
 
 
-def _record_items(g, completions):
-    """Vertices that are items' completions (their item's record makes them)."""
-    kind, creation, trigger = completions(g.events)
-    g.by_item = kind >= 0
-    hit = np.flatnonzero(g.by_item)
-    g.kind[hit] = kind[hit]
-    g.creator[hit] = g.events[hit]  # an item's completion is named by its own event
-    g.creation[hit] = creation[hit]
-    g.trigger[hit] = trigger[hit]
+def _record_items(ids, completions):
+    """The graph of the vertices ``ids``, those that are items' completions made (their
+    item's record makes them), the rest unknown until a record makes them: ``completions``'
+    columns kept, cleared where no item completes the vertex."""
+    kind, creation, trigger, item = completions(ids)
+    by_item = kind >= 0
+    other = ~by_item
+    kind = kind.astype(np.int8)
+    for column, none in ((kind, UNKNOWN_EVENT), (creation, NO_TIME), (trigger, NO_TIME),
+                         (item, -1)):
+        np.copyto(column, none, where=other)
+    creator = np.where(by_item, ids, np.uint64(0))  # (named by its own event)
+    return EventGraph(events=ids, kind=kind, creator=creator, creation=creation,
+                      trigger=trigger, src=None, dst=None, rank=None, n_edges=0,
+                      by_item=by_item, item=item)
 
 
 def _record_events(g, rec):
@@ -206,7 +210,7 @@ def _record_events(g, rec):
     v = g.record_vertex
     if len(v) == 0:
         return
-    kind = rec["kind"].astype(np.int64)
+    kind = rec["kind"]  # (u8: compared and stored as is)
     arrival = (kind == ARRIVE_BARRIER) | (kind == EXTERNAL_HANDSHAKE)
     free = g.kind == UNKNOWN_EVENT  # not made by an item
     plain = np.flatnonzero(~arrival & (v >= 0))
@@ -216,7 +220,7 @@ def _record_events(g, rec):
     vv = v[o]
     g.kind[vv], g.creator[vv] = kind[o], rec["creator"][o]
     g.creation[vv], g.trigger[vv] = rec["time"][o], rec["trigger"][o]
-    for k in (ARRIVE_BARRIER, EXTERNAL_HANDSHAKE):
+    for k in (ARRIVE_BARRIER, EXTERNAL_HANDSHAKE) if arrival.any() else ():
         sel = np.flatnonzero((kind == k) & (v >= 0))
         sel = sel[free[v[sel]]]
         if len(sel) == 0:
@@ -270,6 +274,7 @@ def pin(g, v, own_trigger, kind, creator, trigger):
     g.creator = np.concatenate([g.creator, np.asarray(creator, np.uint64)])
     g.creation = np.concatenate([g.creation, np.full(k, NO_TIME, np.int64)])
     g.trigger = np.concatenate([g.trigger, np.asarray(trigger, np.int64)])
+    g.item = np.concatenate([g.item, np.full(k, -1, g.item.dtype)])
     g.trigger[v] = own_trigger
     if g.pinned is None:
         g.pinned = np.zeros(nv, bool)
@@ -292,8 +297,10 @@ def run_pass(g, local=False):
     in_src, in_rank = g.src[o].astype(np.intp), g.rank[o]  # (indices: as numpy's own)
     remaining = np.bincount(g.dst, minlength=nv)
     in_ptr = np.concatenate([[0], np.cumsum(remaining)])
+    several = remaining > 1  # (vertices with several sources)
     o2 = np.argsort(g.src, kind="stable")
     out_dst = g.dst[o2].astype(np.intp)
+    out_src = g.src[o2].astype(np.intp)
     out_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.src, minlength=nv))])
     frontier = np.flatnonzero(remaining == 0)
     # vertices without sources (most: items' completions, first phases …) are their own
@@ -308,19 +315,26 @@ def run_pass(g, local=False):
     g.trigger[prop] = g.creation[prop]
     done = len(frontier)
     g.rounds = 1
-    frontier = _next_level(out_dst, out_ptr, frontier, remaining, nv)
+    frontier = _next_level((out_dst, out_ptr, out_src), frontier, remaining, nv)
     while len(frontier):
         g.rounds += 1
         done += len(frontier)
-        _visit(g, frontier, in_src, in_rank, in_ptr)
-        frontier = _next_level(out_dst, out_ptr, frontier, remaining, nv)
+        _visit(g, frontier, in_src, in_rank, in_ptr, several)
+        frontier = _next_level((out_dst, out_ptr, out_src), frontier, remaining, nv)
     g.cycle = done < nv
     return g
 
 
-def _next_level(out_dst, out_ptr, frontier, remaining, nv):
-    """Kahn's next level: the vertices whose last source was in ``frontier``."""
-    d = _gather(out_dst, out_ptr, frontier)[1]
+def _next_level(out, frontier, remaining, nv):
+    """Kahn's next level: the vertices whose last source was in ``frontier`` (``out``: the
+    edges by source, as destinations, CSR pointers and sources)."""
+    out_dst, out_ptr, out_src = out
+    if len(frontier) * 4 > len(out_dst):  # (a level of many: the edges its mask marks)
+        mark = np.zeros(nv, bool)
+        mark[frontier] = True
+        d = out_dst[mark[out_src]]  # (as ``_gather``'s: by source, ``frontier`` sorted)
+    else:
+        d = _gather(out_dst, out_ptr, frontier)[1]
     if len(d) == 0:
         return d
     if len(d) * 8 > nv:  # (a level of many: whole-array counts, no sort)
@@ -345,7 +359,7 @@ def _gather(values, ptr, rows):
     return grp, values[at], at
 
 
-def _visit(g, f, in_src, in_rank, in_ptr):
+def _visit(g, f, in_src, in_rank, in_ptr, several):
     """One level of the pass: the vertices ``f``, whose sources are all done (each has
     one at least)."""
     first = in_ptr[f]
@@ -356,11 +370,11 @@ def _visit(g, f, in_src, in_rank, in_ptr):
     st = g.trigger[s]
     known = st != NO_TIME
     cs = g.critical[s]
-    late_v, late_t = np.where(known, cs, -1), np.where(known, st, NO_TIME)
+    late_v, late_t = np.where(known, cs, -1), st  # (unknown: NO_TIME already)
     early_v, early_t = late_v, late_t
     taint = np.where(known, -1, cs)
     src_open = None if g.open is None else g.open[s]  # open: a source is
-    many = np.flatnonzero(in_ptr[f + 1] - first > 1)
+    many = np.flatnonzero(several[f])
     if len(many):
         early_v, early_t = late_v.copy(), late_t.copy()
         for a, none in ((late_v, -1), (late_t, NO_TIME), (early_v, -1), (early_t, NO_TIME),

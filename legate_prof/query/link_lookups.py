@@ -114,12 +114,13 @@ class ItemTables:
         return mark_of((self.arrays["alloc_keys"], self.arrays["alloc_times"]), events)
 
     def completions(self, events):
-        """``build_graph``'s view of items' completions: (event kind, creation, trigger) of
-        the item each event names (-1 kind: none; an implicit task's completion is no
-        vertex)."""
+        """``build_graph``'s view of items' completions: (event kind, creation, trigger, item)
+        of the item each event names (-1 kind: none; an implicit task's completion is no
+        vertex; the item: read where the kind is not -1)."""
         n = len(events)
         j = self.find(events)
-        j[find_sorted(self.arrays["implicit"], events) >= 0] = -1
+        if len(self.arrays["implicit"]):
+            j[find_sorted(self.arrays["implicit"], events) >= 0] = -1
         hit = np.flatnonzero(j >= 0)
         jj = j[hit]
         k = self.column("kind", jj)
@@ -131,7 +132,7 @@ class ItemTables:
         creation[hit[prof]] = self.column("start", jj[prof])
         trigger = np.full(n, NO_TIME, np.int64)
         trigger[hit] = self.column("stop", jj)
-        return kind, creation, trigger
+        return kind, creation, trigger, j
 
 
 class PartLookups:
@@ -199,8 +200,9 @@ class PartLookups:
     def completions(self, events):
         events = np.asarray(events, np.uint64)
         n = len(events)
-        kind, creation, trigger = (np.full(n, -1, np.int64), np.full(n, NO_TIME, np.int64),
-                                   np.full(n, NO_TIME, np.int64))
+        kind, creation, trigger, item = (np.full(n, -1, np.int64), np.full(n, NO_TIME, np.int64),
+                                         np.full(n, NO_TIME, np.int64), np.full(n, -1, np.int64))
         for k, sel in self._by_owner(events):
-            kind[sel], creation[sel], trigger[sel] = self.tables[k].completions(events[sel])
-        return kind, creation, trigger
+            kind[sel], creation[sel], trigger[sel], j = self.tables[k].completions(events[sel])
+            item[sel] = np.where(j >= 0, j + self.offsets[k], -1)
+        return kind, creation, trigger, item

@@ -55,12 +55,14 @@ NOTES = ("", "unknown critical path event created on node {}",
 class CriticalEntry:
     """The critical event behind each queried precondition: its kind (-1: no vertex or
     lookups cleared), creator event and trigger time; the precondition's own vertex (-1:
-    none), where the graph was asked."""
+    none), where the graph was asked; the item the creator event names where the graph
+    knew it (an item's completion; -1: to be looked up, and None: all)."""
 
     kind: np.ndarray
     creator: np.ndarray
     trigger: np.ndarray
     vertex: np.ndarray | None = None
+    item: np.ndarray | None = None
 
     @classmethod
     def none(cls, n):
@@ -72,7 +74,8 @@ class CriticalEntry:
 
     def take(self, k):
         return CriticalEntry(self.kind[k], self.creator[k], self.trigger[k],
-                             None if self.vertex is None else self.vertex[k])
+                             None if self.vertex is None else self.vertex[k],
+                             None if self.item is None else self.item[k])
 
 
 def critical_entry(graph, completions, pre):
@@ -84,13 +87,17 @@ def critical_entry(graph, completions, pre):
         return out
     c = np.where(v >= 0, graph.critical[np.maximum(v, 0)], -1)
     inside = np.flatnonzero(c >= 0)
-    out.kind[inside] = graph.kind[c[inside]]
-    out.creator[inside], out.trigger[inside] = graph.creator[c[inside]], graph.trigger[c[inside]]
+    ci = c[inside]
+    out.kind[inside] = graph.kind[ci]
+    out.creator[inside], out.trigger[inside] = graph.creator[ci], graph.trigger[ci]
+    out.item = np.full(len(pre), -1, np.int64)
+    out.item[inside] = graph.item[ci]
     rest = np.flatnonzero((v < 0) & (pre != 0))
-    kind, _, trigger = completions(pre[rest])
-    done = rest[kind >= 0]
-    out.kind[done], out.creator[done] = kind[kind >= 0], pre[done]
-    out.trigger[done] = trigger[kind >= 0]
+    kind, _, trigger, item = completions(pre[rest])
+    hit = kind >= 0
+    done = rest[hit]
+    out.kind[done], out.creator[done] = kind[hit], pre[done]
+    out.trigger[done], out.item[done] = trigger[hit], item[hit]
     return out
 
 
@@ -124,7 +131,7 @@ class Resolver:
         target = np.full(n, -1, np.int64)
         note = np.full(n, N_NONE, np.int64)
         kind, creator = entry.kind, entry.creator
-        j = it.find(creator)
+        j = _creator_items(it, entry)
         for sel, kinds, missing, found in (
                 (kind == TASK_EVENT, "entry", N_TASK_MISSING, N_NONE),
                 ((kind == FILL_EVENT) | (kind == DEP_PART_EVENT), "channel", N_CHANNEL_MISSING,
@@ -175,6 +182,16 @@ class Resolver:
         allocation, or ready by then)."""
         alloc = self.items.allocated(keys)
         return (alloc == NO_TIME) | (self.items.column("ready", inst) <= alloc)
+
+
+def _creator_items(items, entry):
+    """The item each critical event's creator names: as the graph knew it, else looked up."""
+    if entry.item is None:
+        return items.find(entry.creator)
+    j = entry.item.astype(np.int64)  # (a copy)
+    todo = np.flatnonzero(j < 0)
+    j[todo] = items.find(entry.creator[todo])
+    return j
 
 
 _MADE_BY_ENTRIES = np.zeros(17, bool)

@@ -55,15 +55,16 @@ class OwnNodes:
     def __init__(self, nodes):
         self.table = np.zeros(1 << 16, bool)
         self.table[np.asarray(nodes, np.int64) & 0xFFFF] = True
+        self.other = ~self.table  # (read as is: no negation of every answer)
 
     def foreign(self, events):
         events = np.asarray(events, np.uint64)
-        return (events != 0) & ~self.table[_node_bits(events, is_barrier(events))]
+        return (events != 0) & self.other[_node_bits(events, is_barrier(events))]
 
     def foreign_or_barrier(self, events):
         events = np.asarray(events, np.uint64)
-        barrier = is_barrier(events)
-        return ((events != 0) & ~self.table[_node_bits(events, barrier)]) | barrier
+        node = (events >> np.uint64(47)).astype(np.uint16)  # (a barrier's: its own anyway)
+        return ((events != 0) & self.other[node]) | is_barrier(events)
 
 
 def _node_bits(events, barrier):
@@ -234,7 +235,10 @@ def _residual(pe, graph, items, own, basis):
     ids, pre, creator, entry = basis.ids, basis.pre, basis.creator, basis.entry
     it = pe.item
     unsure = _unsure(graph, items, own, pre, entry.vertex)
-    unsure |= own.foreign(creator) | own.foreign(it["creator"][ids])
+    raw = it["creator"][ids]
+    unsure |= own.foreign(raw)
+    moved = np.flatnonzero(creator != raw)  # (profiler responses: their owner's creator)
+    unsure[moved] |= own.foreign(creator[moved])
     unsure |= entry.known & own.foreign(entry.creator)
     unsure |= _instance_foreign(items, own, entry)
     went = basis.wait_entry
@@ -357,7 +361,7 @@ class Join:
             out.kind[s], out.creator[s], out.trigger[s] = (t.closed.kind[p], t.closed.creator[p],
                                                            t.closed.trigger[p])
         rest = rest[out.kind[rest] < 0]
-        kind, _, trigger = self.lookups.completions(pre[rest])
+        kind, _, trigger, _ = self.lookups.completions(pre[rest])
         done = kind >= 0
         out.kind[rest[done]], out.creator[rest[done]] = kind[done], pre[rest[done]]
         out.trigger[rest[done]] = trigger[done]
