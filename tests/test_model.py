@@ -450,8 +450,7 @@ def test_rows_needed_is_what_stacking_gives(span):
     """The row counts of a model built unstacked (found without stacking) are the rows the
     stacking gives, lane by lane: empty intervals, equal starts, stops before starts, and
     runs longer than the 73 minutes packed keys hold."""
-    from legate_prof.model.intervals import rows_needed, stack_lanes
-    from legate_prof.assemble.lane_layout import _lane_start_order
+    from legate_prof.model.intervals import group_start_order, rows_needed, stack_lanes
     rng = np.random.default_rng(11)
     for trial in range(400):
         n, lanes = int(rng.integers(1, 80)), int(rng.integers(1, 6))
@@ -459,7 +458,7 @@ def test_rows_needed_is_what_stacking_gives(span):
         start = rng.integers(0, 40, n) * (span // 40)
         dur = rng.integers(-2, 25, n) * (span // 100)
         dur[rng.random(n) < 0.25] = 0
-        order = _lane_start_order(lane, start, start + dur)
+        order = group_start_order(lane, start, start + dur)
         s, e = start[order], (start + dur)[order]
         bounds = np.searchsorted(lane[order], np.arange(lanes + 1))
         assert np.array_equal(rows_needed(s, e, bounds), stack_lanes(s, e, bounds)[2]), trial

@@ -99,7 +99,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     lane_tab = lane_tab[keep]
     lane = remap[lane].astype(np.int32)
 
-    order = _lane_start_order(lane, cols["start"], cols["stop"])
+    order = group_start_order(lane, cols["start"], cols["stop"])  # (longer first: nesting)
     lane_s = lane[order]
     bounds = np.searchsorted(lane_s, np.arange(len(lane_tab) + 1))
     start_s, stop_s = cols["start"][order], cols["stop"][order]
@@ -155,11 +155,6 @@ def _transfers_table(parts, inv):
         transfers = {k: np.zeros(0, np.uint64) for k in ("size", "src", "dst", "inst")}
         transfers["item"] = np.zeros(0, np.int64)
     return transfers
-
-
-def _lane_start_order(lane, start, stop):
-    """Item order by (lane, start), longer first on equal starts (so nesting depth is right)."""
-    return group_start_order(lane, start, stop)
 
 
 def _pk(k):
