@@ -695,3 +695,22 @@ def test_screenshot_says_what_it_could_not_do_as_asked(tmp_path, capsys):
     assert "put the files first" in capsys.readouterr().err
     assert main(["screenshot", ex, "-o", str(tmp_path / "b.png"), "--start", "10s"]) == 0
     assert "--start 10.000 s is outside the run" in capsys.readouterr().err
+
+
+def test_a_pictures_rank_count_is_the_ranks_read_as_stats_counts_them(tmp_path):
+    """The picture's header counts the ranks whose records were read, as `stats` does: a log
+    cut before its timeline is one rank with no lanes (it said "0 rank(s)"), and a real
+    2-rank run is two."""
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.query import as_source
+    example = ROOT / "legate_prof" / "data" / "example_legate_0.prof"
+    cut = tmp_path / "cut_0.prof"
+    cut.write_bytes(example.read_bytes()[:20000])
+    mpi2 = sorted(str(p) for p in (ROOT / "fixtures" / "real" / "mpi2").glob("legate_*"))
+    for files, ranks in (([str(cut)], 1), (mpi2, 2)):
+        profile = load_profile(files)
+        info = as_source(profile).info()
+        assert info.ranks_read == compute_stats(profile, idle=False)["ranks"] == ranks
+    assert as_source(load_profile([str(cut)])).info().ranks == ()
+    from legate_prof.report.query import ReportQueries  # the report's header says the same
+    assert ReportQueries(load_profile([str(cut)])).info()["ranks_read"] == 1

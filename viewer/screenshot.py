@@ -172,7 +172,7 @@ def _paint_header(p, width, info, files, time_range, path, names=(), in_view=Non
     p.setFont(f)
     p.setPen(QtGui.QColor(255, 255, 255))
     p.drawText(QtCore.QRectF(10, 3, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-               f"{shown}   —   {len(info.ranks)} rank(s), {info.n_items:,} items"
+               f"{shown}   —   {info.ranks_read} rank(s), {info.n_items:,} items"
                + (f" ({in_view:,} in view)" if in_view is not None else ""))
     f.setBold(False)
     f.setPointSizeF(9)
@@ -319,7 +319,7 @@ def render_comparison(models, out, names, width=1600, height=1200, expand=None):
             p.setPen(QtGui.QColor(255, 255, 255))
             p.drawText(QtCore.QRectF(10, y + 3, width - 20, band - 4),
                        int(QtCore.Qt.AlignmentFlag.AlignLeft),
-                       f"{name}   —   {len(info.ranks)} rank(s), {info.n_items:,} items, "
+                       f"{name}   —   {info.ranks_read} rank(s), {info.n_items:,} items, "
                        f"0 – {format_ns(t1)}")
             p.drawPixmap(0, y + band, pix)
             w.close()

@@ -51,6 +51,9 @@ class ProfileInfo:
     # what a user comparing boxes across nodes must know (clock skew, a congested network:
     # ``query.message_latency``), one plain sentence each
     notices: tuple = ()
+    # ranks whose records were read, with lanes or without (a log cut before its timeline
+    # has none): what ``stats`` counts
+    ranks_read: int = 0
 
 
 def describe(m) -> ProfileInfo:
@@ -91,6 +94,7 @@ def describe(m) -> ProfileInfo:
         time_range=tuple(m.time_range()), warnings=tuple(str(w) for w in m.warnings),
         errors=tuple(getattr(m, "errors", ()) or ()), sources=tuple(m.sources),
         markers=tuple(m.markers), n_items=m.n_items,
+        ranks_read=len(set(rank) | {int(r["rank"]) for r in m.ranks if "rank" in r}),
         timeline_missing=why_timeline_missing(m, group),
         legion_version=next((r["legion_version"] for r in m.ranks
                              if r.get("legion_version")), ""))

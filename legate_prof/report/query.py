@@ -43,6 +43,7 @@ class ReportQueries:
         return {
             "t0": int(self.t0), "t1": int(self.t1),
             "n_items": int(info.n_items), "n_ranks": len(info.ranks),
+            "ranks_read": int(info.ranks_read),
             "files": [str(s) for s in info.sources], "legion_version": info.legion_version,
             "notices": [f"Note: {n}" for n in info.notices],  # the screenshot header's words
             "names": list(src.names), "colors": [name_hex(n) for n in src.names],

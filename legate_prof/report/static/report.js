@@ -730,7 +730,7 @@ function buildPictures() {
 window.addEventListener("DOMContentLoaded", function () {
   if (!META) { document.body.textContent = "meta.js did not load: keep the report folder together."; return; }
   document.getElementById("title").textContent = "legate_prof report — " + META.files.map(function (f) { return f.split("/").pop(); }).join(", ") +
-    " — " + META.n_ranks + " rank(s), " + META.n_items.toLocaleString() + " items";
+    " — " + META.ranks_read + " rank(s), " + META.n_items.toLocaleString() + " items";
   view.init();
   setupInteraction();
   setupCritical();
