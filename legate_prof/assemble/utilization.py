@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.intervals import StepIntegral, union_sorted
+from legate_prof.model.intervals import StepIntegral, sorted_steps, union_sorted
 from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, node_of_id
 
 def busy_intervals(model, lanes):
@@ -39,21 +39,8 @@ def busy_by_count(start, stop, wait_start, wait_end):
     that begins before its task (the external thread's implicit task on multi-rank runs):
     then the wait also stops what else runs on the lane.  Returns (starts, stops), disjoint,
     sorted, no empty interval."""
-    t = np.concatenate([start, wait_end, stop, wait_start]).astype(np.int64, copy=False)
-    n_up = len(start) + len(wait_end)
-    lo = int(t.min()) if len(t) else 0
-    if len(t) and int(t.max()) - lo < 2**62:
-        # one sort of (time, is -1) packed in a key: equal keys are equal events
-        key = (t - lo) << 1
-        key[n_up:] |= 1
-        key.sort(kind="stable")  # runs already in order: merged
-        t = (key >> 1) + lo
-        delta = 1 - ((key & 1) << 1)
-    else:
-        delta = np.ones(len(t), np.int64)
-        delta[n_up:] = -1
-        o = np.lexsort((delta < 0, t))  # by time, +1 before -1
-        t, delta = t[o], delta[o]
+    t, delta = sorted_steps(np.concatenate([start, wait_end]),
+                            np.concatenate([stop, wait_start]))
     count = np.cumsum(delta)
     before = count - delta
     us = t[(before < 1) & (count >= 1)]

@@ -284,26 +284,31 @@ def subtract_waits(start, stop, item, wait_start, wait_end):
     return p_item[keep], p_start[keep], p_stop[keep]
 
 
-def _packs_as_times(start, stop):
-    """Whether integer ``start``/``stop`` fit a sort key of (time - first, is a stop)."""
-    if start.dtype.kind not in "iu" or stop.dtype.kind not in "iu":
-        return False
-    lo = min(int(start.min()), int(stop.min()))
-    return max(int(start.max()), int(stop.max())) - lo < 2**62
+def sorted_steps(ups, downs):
+    """The times of ``ups`` (+1 each) and ``downs`` (-1 each), sorted, +1 before -1 at equal
+    times: (int64 times, int64 deltas).  One stable sort of (time, is -1) packed in a key
+    (the times come in runs already in order: merged) where the span fits, a lexsort else."""
+    t = np.concatenate([ups, downs]).astype(np.int64, copy=False)
+    n_up = len(ups)
+    lo = int(t.min()) if len(t) else 0
+    if len(t) and int(t.max()) - lo < 2**62:
+        key = (t - lo) << 1
+        key[n_up:] |= 1
+        key.sort(kind="stable")
+        return (key >> 1) + lo, 1 - ((key & 1) << 1)
+    delta = np.ones(len(t), np.int64)
+    delta[n_up:] = -1
+    o = np.lexsort((delta < 0, t))
+    return t[o], delta[o]
 
 
 def _count_integral(start, stop):
     """``StepIntegral.from_intervals`` of unweighted integer intervals: (breakpoints,
-    integral).  One sort of (time, +1/-1) keys instead of an argsort of the times; the count
-    after the last change at each time is the same whatever the order of equal times (sums
-    of whole numbers, exact), so the integral is too."""
-    t = np.concatenate([start, stop]).astype(np.int64, copy=False)
-    lo = int(t.min())
-    key = (t - lo) << 1
-    key[len(start):] |= 1
-    key.sort(kind="stable")  # runs already in order: merged
-    d = 1 - ((key & 1) << 1)
-    t = ((key >> 1) + lo).astype(np.float64)
+    integral), from ``sorted_steps`` instead of an argsort of the times; the count after the
+    last change at each time is the same whatever the order of equal times (sums of whole
+    numbers, exact), so the integral is too."""
+    t, d = sorted_steps(start, stop)
+    t = t.astype(np.float64)
     level = np.cumsum(d).astype(np.float64)
     keep = np.ones(len(t), dtype=bool)
     keep[:-1] = t[1:] != t[:-1]
@@ -333,7 +338,7 @@ class StepIntegral:
     def from_intervals(cls, start, stop, weight=None, denominator=1.0):
         if len(start) == 0:
             return cls(np.zeros(1), np.zeros(1), denominator)
-        if weight is None and _packs_as_times(start, stop):
+        if weight is None and start.dtype.kind in "iu" and stop.dtype.kind in "iu":
             return cls(*_count_integral(start, stop), denominator)
         t = np.concatenate([start, stop]).astype(np.float64)
         if weight is None:
