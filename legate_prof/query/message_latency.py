@@ -108,17 +108,14 @@ def latency_of(spawn, create, node, sender, threshold_ns=SLOW_MESSAGE_NS) -> Mes
     total = len(spawn)
     skewed = spawn > create
     skew = (spawn - create).astype(np.float64)
-    pairs = []
+    pairs, means = _skew_pairs(skew, skewed, sender, node)
     shift = np.zeros(total, np.int64)
-    known = skewed & (sender >= 0)
-    keys = sender[known] * (1 << 20) + node[known]
-    for k in np.unique(keys).tolist():
-        v = skew[known][keys == k]
-        mean = float(v.mean())
-        s, r = k >> 20, k & ((1 << 20) - 1)
-        pairs.append(SkewPair(int(s), int(r), len(v), mean,
-                              float(np.sqrt(((v - mean) ** 2).sum() / len(v)))))
-        shift[(sender == s) & (node == r)] = int(mean)
+    if pairs:  # (each message between a pair's nodes: shifted by the pair's mean)
+        keys = np.array([p.sender * _PAIR + p.receiver for p in pairs], np.int64)
+        has = np.flatnonzero(sender >= 0)
+        pos = find_sorted(keys, (sender[has] * _PAIR + node[has]).astype(np.int64))
+        hit = pos >= 0
+        shift[has[hit]] = means[pos[hit]]
     shifted = create + shift
     ok = (sender >= 0) & (spawn <= shifted)
     latency = (shifted - spawn)[ok]
@@ -129,6 +126,28 @@ def latency_of(spawn, create, node, sender, threshold_ns=SLOW_MESSAGE_NS) -> Mes
         slow=slow, threshold_ns=int(threshold_ns),
         longest_ns=int(latency.max()) if len(latency) else 0,
         percent_slow=100.0 * slow / total if total else 0.0)
+
+
+_PAIR = 1 << 20  # (a pair's key: sender * _PAIR + receiver)
+
+
+def _skew_pairs(skew, skewed, sender, node):
+    """(``SkewPair`` of each (sender, receiver) with skewed messages of a known sender, by
+    key; each one's mean truncated to ns): one sort of the skewed messages, each pair's skews
+    then a slice in the messages' order (its mean and spread summed as over the pair alone)."""
+    known = np.flatnonzero(skewed & (sender >= 0))
+    keys = sender[known] * _PAIR + node[known]
+    o = np.argsort(keys, kind="stable")
+    keys, v_all = keys[o], skew[known[o]]
+    bounds = np.append(np.flatnonzero(first_of_runs(keys)), len(keys))
+    pairs, means = [], []
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+        k, v = int(keys[a]), v_all[a:b]
+        mean = float(v.mean())
+        pairs.append(SkewPair(k >> 20, k & (_PAIR - 1), len(v), mean,
+                              float(np.sqrt(((v - mean) ** 2).sum() / len(v)))))
+        means.append(int(mean))
+    return pairs, np.array(means, np.int64)
 
 
 def message_columns(parts):
@@ -163,19 +182,20 @@ def _sender_nodes(parts, creator):
         return out
     wanted = np.sort(creator)
     wanted = wanted[first_of_runs(wanted)]
+    found = np.full(len(wanted), -1, np.int64)  # (the first rank's, by wanted event)
+    table = np.zeros(256, bool)
+    table[[int(k) for k in SENDER_KINDS]] = True
     for p in parts:  # one pass over each rank's entries: no index of all items
         it = p.model.items
-        table = np.zeros(256, bool)
-        table[[int(k) for k in SENDER_KINDS]] = True
         entries = np.flatnonzero(table[it["kind"]])
         pos = find_sorted(wanted, it["fevent"][entries])
-        hit = pos >= 0
-        ranks = p.model.lanes["rank"][it["lane"][entries[hit]]].astype(np.int64)
-        found = np.full(len(wanted), -1, np.int64)
-        found[pos[hit][::-1]] = ranks[::-1]  # (the first of an event's entries wins)
-        q = find_sorted(wanted, creator)
-        take = (out < 0) & (q >= 0)
-        out[take] = found[q[take]]
+        hit = np.flatnonzero(pos >= 0)
+        here = np.full(len(wanted), -1, np.int64)
+        here[pos[hit][::-1]] = hit[::-1]  # (the first of an event's entries here wins)
+        new = np.flatnonzero((found < 0) & (here >= 0))
+        found[new] = p.model.lanes["rank"][it["lane"][entries[here[new]]]]
+    q = find_sorted(wanted, creator)  # (-1: no event)
+    out[q >= 0] = found[q[q >= 0]]
     return out
 
 
