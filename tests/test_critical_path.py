@@ -458,6 +458,29 @@ def test_idle_time_is_split_completely_and_names_the_lines_that_waited():
                        capture_output=True, text=True)
     assert json.loads(s.stdout)["idle"] == json.loads(json.dumps(idle))
 
+def test_idle_time_counts_from_each_nodes_own_first_item():
+    """Node clocks may disagree by seconds (``mpi2_skewed``: 100 s): a node's processors
+    count idle time from its own first item, by its own clock — not from the run's first
+    start on another node, which made rank 1's CPUs idle for 103 s of a 4 s run.  Whole
+    and rank by rank alike."""
+    from legate_prof.analyze.idle_gaps import idle_gaps
+    from legate_prof.analyze.idle_ranks import PREPARE, explain_idle
+    files = [str(f) for f in rank_files(REAL / "mpi2_skewed")]
+    whole = load_profile(files)
+    it, lanes = whole.items, whole.lanes
+    item_rank = lanes["rank"][it["lane"]]
+    own = {r: (int(it["start"][item_rank == r].min()), int(it["stop"][item_rank == r].max()))
+           for r in np.unique(item_rank).tolist()}
+    assert own[1][0] - own[0][1] > 90e9  # (the clocks: rank 1's run after rank 0's end)
+    ranked = explain_idle(load_profile(files, ranked=True, prepare=PREPARE, workers=2))
+    for idle in (idle_gaps(as_source(whole)), ranked):
+        assert {g["rank"] for g in idle["groups"]} == {0, 1}
+        for g in idle["groups"]:
+            first, last = own[g["rank"]]
+            assert 0 < g["idle_ns"] <= g["lanes"] * (last - first), g
+    assert json.loads(json.dumps(ranked)) == json.loads(json.dumps(idle_gaps(as_source(whole))))
+
+
 
 def test_stats_rank_by_rank_explains_as_one_load(tmp_path, monkeypatch):
     """Each rank's worker explains its rank's idle time (``idle_ranks.rank_idle``, beside the

@@ -174,3 +174,18 @@ def test_a_level_of_many_finds_the_vertices_its_last_sources_feed():
             want = np.flatnonzero(fed & (want_left == 0))
             got = _next_level(out, frontier, remaining, nv)
             assert np.array_equal(got, want) and np.array_equal(remaining, want_left)
+
+
+def test_queries_grouped_by_rank_as_a_search_per_rank_groups_them():
+    """``parts_of`` (one radix sort of the rank numbers) gives each rank present, in order,
+    with the positions a pass over the rank numbers finds (-1: no rank, left out)."""
+    from legate_prof.query.link_lookups import parts_of
+    rng = np.random.default_rng(3)
+    for n, ranks in ((0, 3), (1, 1), (50, 1), (1000, 4), (5000, 70000)):
+        for part in (rng.integers(-1, ranks, n), np.full(n, ranks - 1),
+                     np.sort(rng.integers(-1, ranks, n))):
+            want = [(k, np.flatnonzero(part == k)) for k in np.unique(part[part >= 0]).tolist()]
+            got = parts_of(part, ranks)
+            assert [k for k, _ in got] == [k for k, _ in want]
+            for (_, a), (_, b) in zip(got, want):
+                assert np.array_equal(a, b)

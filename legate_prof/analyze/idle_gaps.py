@@ -2,8 +2,10 @@
 split by what the item each processor ran next was waiting for — its critical predecessor
 (``query.critical_links``).
 
-A processor's idle time is the time between its items (from the run's first start to its
-last item's stop: after that it had nothing more to do).  Each stretch counts for the item
+A processor's idle time is the time between its items (from its node's first item — by that
+node's own clock, which may disagree with the others' by seconds: a run's first start on
+another node says nothing of this one's — to its last item's stop: after that it had nothing
+more to do).  Each stretch counts for the item
 that ended it, by what held that item up:
 
 * ``copy_fill``: a copy, fill or dependent-partitioning operation on a channel;
@@ -25,6 +27,7 @@ import numpy as np
 from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, PROCESSOR_GROUPS, ItemKind
 from legate_prof.query.critical_inputs import kinds_mask
 from legate_prof.query.critical_links import NO_ROW, VIA_DEALLOCATION
+from legate_prof.query.event_graph import sorted_unique
 
 WAITS = ("copy_fill", "mapping", "task", "message", "memory", "unknown")
 _RUNNERS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK,
@@ -35,7 +38,8 @@ _PROC_GROUPS = np.array([g in PROCESSOR_GROUPS for g in GROUP_KEYS])
 def lane_gaps(model):
     """The stretches before each item of one model's processor lanes: per item (its id, by
     lane and start), its start, the latest stop before it on its lane (the first item of a
-    lane: its own start, the stretch before it being the run's to know) and its lane."""
+    lane: its rank's first start, ``rank_starts``), whether it is its lane's first, and its
+    lane."""
     it = model.items
     lanes = model.lanes
     sel = np.flatnonzero(kinds_mask(it["kind"], _RUNNERS)
@@ -59,8 +63,29 @@ def lane_gaps(model):
     latest += lo
     before = start.copy()
     before[1:] = latest[:-1]
-    before[first] = start[first]
+    f = np.flatnonzero(first)
+    before[f] = rank_starts(model)[lanes["rank"][lane[f]]]
     return sel, start, before, first, lane
+
+
+def rank_starts(model):
+    """Each rank's first item start (by rank number; 0 where a rank has no item): where a
+    node's processors begin to count idle time, by its own clock."""
+    it, ranks = model.items, np.asarray(model.lanes["rank"], np.int64)
+    out = np.zeros(int(ranks.max()) + 1 if len(ranks) else 0, np.int64)
+    if model.n_items == 0:
+        return out
+    present = sorted_unique(ranks)
+    if len(present) == 1:  # (a rank's own model: its first start)
+        out[present] = model.extent()[0]
+        return out
+    lane_first = np.full(len(ranks), np.iinfo(np.int64).max, np.int64)
+    np.minimum.at(lane_first, it["lane"], it["start"])
+    has = lane_first < np.iinfo(np.int64).max
+    out[:] = np.iinfo(np.int64).max
+    np.minimum.at(out, ranks[has], lane_first[has])
+    out[out == np.iinfo(np.int64).max] = 0
+    return out
 
 
 def _by_lane_and_start(lane, start):
@@ -68,11 +93,10 @@ def _by_lane_and_start(lane, start):
     return bool(np.all(lane[1:] >= lane[:-1]) and np.all(~same | (start[1:] >= start[:-1])))
 
 
-def _gaps_of_part(p, run_start):
+def _gaps_of_part(p):
     """The idle stretches of one part's processor lanes, as (global item ids, idle ns, rank,
     lane group, provenance id) of the items after a stretch."""
     sel, start, before, first, lane = lane_gaps(p.model)
-    before[first] = run_start
     idle = np.maximum(start - before, 0)
     keep = idle > 0
     sel, lane, idle = sel[keep], lane[keep], idle[keep]
@@ -119,7 +143,7 @@ def idle_gaps(source) -> dict:
     """The idle time of ``source``'s processor lane groups, explained (see above); JSON as
     ``stats --json``'s ``idle`` (docs/stats_json.md)."""
     run_start, run_stop = source.summary_model().extent()
-    got = [_gaps_of_part(p, run_start) for p in source.item_parts()]
+    got = [_gaps_of_part(p) for p in source.item_parts()]
     ids, idle, rank, group, prov = (np.concatenate([g[k] for g in got]) for k in range(5))
     cls = classify(source.critical_links(), ids)
     summary = source.summary_model()

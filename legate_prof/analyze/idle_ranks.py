@@ -4,9 +4,8 @@ of its own stretches, and the parent only what rests on other ranks.
 A rank's worker (``rank_idle``, right after it built the rank's model) finds its processors'
 idle stretches, links the rank alone (``query.rank_links.RankPass``) and sums, by lane
 group and by source line, the stretches whose explanation is its own.  It leaves for the
-parent (``idle_of_ranks``) the stretches that are not: a lane's first (its length needs the
-run's start), an item whose link rests on another rank (residual), an item whose operation
-another rank describes (its source line is there) — and the tables the join needs
+parent (``idle_of_ranks``) the stretches that are not: an item whose link rests on another
+rank (residual), an item whose operation another rank describes (its source line is there) — and the tables the join needs
 (``RankTables``: items by event, closed vertices, what it left open; its operations).
 
 Exact, as ``idle_gaps`` over all ranks, where Realm's and Legion's ids say where a thing is:
@@ -42,9 +41,9 @@ def rank_idle(model) -> dict:
     rp = RankPass(ItemPart(model, 0, 0, None, None), nodes)
     it, lanes = model.items, model.lanes
     sel, start, before, first, lane = lane_gaps(model)
-    idle = start - before
-    keep = np.flatnonzero(first | (idle > 0))  # (taken at once: fewer passes than a mask)
-    sel, start, idle, first, lane = sel[keep], start[keep], idle[keep], first[keep], lane[keep]
+    idle = start - before  # (a lane's first: from its rank's first start)
+    keep = np.flatnonzero(idle > 0)  # (taken at once: fewer passes than a mask)
+    sel, idle, lane = sel[keep], idle[keep], lane[keep]
     key = lanes["rank"][lane].astype(np.int64) * _GROUPS + lanes["group"][lane]
     rows, kernel_outside = _row_items(rp, sel, it, OwnNodes(nodes))
     rp.link(sorted_unique(rows))
@@ -53,14 +52,14 @@ def rank_idle(model) -> dict:
     residual = residual[rows]
     cls = _local_classes(rp, rows, it, lanes)
     prov = _provenances(model, sel)
-    done = ~residual & ~first & (prov >= 0)
+    done = ~residual & (prov >= 0)
     out = {f"tables_{k}": v for k, v in rp.tables.arrays().items()}
     cls_done, idle_done = cls[done], idle[done].astype(np.float64)
     out["by_key"] = _sum_rows(key[done], cls_done, idle_done)
     out["by_prov"] = _sum_rows(prov[done], cls_done, idle_done)
     rest = np.flatnonzero(~done)
-    out.update(rest_row=rows[rest], rest_value=np.where(first, start, idle)[rest],
-               rest_first=first[rest], rest_key=key[rest], rest_prov=prov[rest],
+    out.update(rest_row=rows[rest], rest_value=idle[rest], rest_key=key[rest],
+               rest_prov=prov[rest],
                rest_op=it["op_id"][sel[rest]], rest_cls=np.where(residual, -1, cls)[rest])
     res = residual_of(sorted_unique(rows[rest][residual[rest]]), model)
     out.update(res_items=res.items, res_pre=res.pre, res_creator=res.creator,
@@ -170,7 +169,7 @@ def idle_of_ranks(prepared, models, offsets, extent):
     by_key = [np.asarray(p["by_key"]) for p in prepared]
     by_prov = [np.asarray(p["by_prov"]) for p in prepared]  # (by each rank's string ids)
     for k, p in enumerate(prepared):
-        key, cls, idle, table, prov = _rest(join, k, p, models, run_start)
+        key, cls, idle, table, prov = _rest(join, k, p, models)
         by_key.append(_sum_rows(key, cls, idle))
         for t in sorted_unique(table).tolist():
             by_prov.append(_sum_rows(prov[table == t], cls[table == t], idle[table == t]))
@@ -198,21 +197,19 @@ def idle_of_ranks(prepared, models, offsets, extent):
             "groups": _groups(keys, lanes), "by_provenance": _lines(lines)}
 
 
-def _rest(join, k, p, models, run_start):
+def _rest(join, k, p, models):
     """(group key, wait, idle ns, the rank whose source lines, source line) of rank ``k``'s
-    stretches left to the parent: a lane's first measured from the run's start, the residual
-    ones linked over all ranks, the source lines another rank describes."""
-    value, first = np.asarray(p["rest_value"], np.int64), np.asarray(p["rest_first"], bool)
-    idle = np.where(first, value - run_start, value)
-    keep = np.flatnonzero(idle > 0)
-    cls = np.asarray(p["rest_cls"], np.int64)[keep]
+    stretches left to the parent: the residual ones linked over all ranks, the source lines
+    another rank describes."""
+    idle = np.asarray(p["rest_value"], np.int64)
+    cls = np.array(p["rest_cls"], np.int64)  # (a copy: filled in below)
     todo = np.flatnonzero(cls < 0)
     if len(todo):
-        cls[todo] = (_linked_classes(join, k, p, np.asarray(p["rest_row"])[keep[todo]])
+        cls[todo] = (_linked_classes(join, k, p, np.asarray(p["rest_row"])[todo])
                      if join.has_data else WAITS.index("unknown"))
-    table, prov = _lines_of(np.asarray(p["rest_prov"], np.int64)[keep],
-                            np.asarray(p["rest_op"], np.uint64)[keep], k, models)
-    return (np.asarray(p["rest_key"], np.int64)[keep], cls, idle[keep], table, prov)
+    table, prov = _lines_of(np.asarray(p["rest_prov"], np.int64),
+                            np.asarray(p["rest_op"], np.uint64), k, models)
+    return np.asarray(p["rest_key"], np.int64), cls, idle, table, prov
 
 
 def _linked_classes(join, k, p, rows):
