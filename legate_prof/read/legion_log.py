@@ -355,9 +355,15 @@ class LegionProfReader:
         avail = (len(raw) - pos) // size
         if avail == 0:
             raise _Stop(f"last {layout.name} record is truncated at byte {pos}")
+        k = 1  # (most runs are short — a meta-task's waits follow it: counted here)
         nxt = pos + size
-        k = 1 if avail == 1 or raw[nxt:nxt + 4] != id_bytes else \
-            _run_length(raw, pos, size, int.from_bytes(id_bytes, "little", signed=True), avail)
+        short = min(avail, SHORT_RUN)
+        while k < short and raw[nxt:nxt + 4] == id_bytes:
+            k += 1
+            nxt += size
+        if k == SHORT_RUN:
+            k = _run_length(raw, pos, size, int.from_bytes(id_bytes, "little", signed=True),
+                            avail, k)
         if layout.condition is not None:
             try:
                 k, extended = self._conditional_run(raw, pos, layout, k, len(raw))
@@ -444,23 +450,25 @@ class _Damaged(Exception):
     """A value that cannot be right (a dimension count of -3, say): stop reading there."""
 
 
-def _run_length(raw, pos, size, rid, avail):
-    """Number of consecutive records of id ``rid`` of ``size`` bytes starting at ``pos``."""
-    done = 1
+def _run_length(raw, pos, size, rid, avail, done=1):
+    """Number of consecutive records of id ``rid`` of ``size`` bytes starting at ``pos`` (the
+    first ``done`` known to be)."""
     step = 64
     while done < avail:
         cnt = min(step, avail - done)
         ids = np.ndarray((cnt,), dtype="<i4", buffer=raw, offset=pos + done * size,
                          strides=(size,))
-        bad = np.flatnonzero(ids != rid)
-        if bad.size:
-            return done + int(bad[0])
+        bad = ids != rid
+        first = int(bad.argmax())  # (the first other id; 0 also where there is none)
+        if bad[first]:
+            return done + first
         done += cnt
         step = min(step * 4, RUN_STEP_MAX)  # (bounded: ids read past a run's end are wasted)
     return done
 
 
 RUN_STEP_MAX = 16384
+SHORT_RUN = 16  # (records of a run counted one by one before whole strides are compared)
 
 
 def _decode_variable(raw, pos, layout, state):
