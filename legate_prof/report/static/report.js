@@ -612,7 +612,7 @@ function cellText(key, v, depth) {
   if (typeof v === "number" && /_ns$/.test(key)) return formatNs(v);
   if (typeof v === "number" && /bytes$/.test(key)) return formatBytes(v);
   if (typeof v === "number") return v.toLocaleString("en-US");
-  if (Array.isArray(v)) return v.slice(0, 5).map(function (x) { return cellText(key, x, depth + 1); }).join("; ") + (v.length > 5 ? " …" : "");
+  if (Array.isArray(v)) return v.slice(0, 5).map(function (x) { return cellText(key, x, depth + 1); }).join("; ") + (v.length > 5 ? "; … " + (v.length - 5) + " more" : "");
   if (typeof v === "object") {
     var label = v.variant !== undefined ? v.variant : v.name;
     if (depth > 0 && v.count !== undefined) {  // a part: what it is, how many, how long or big
@@ -620,9 +620,13 @@ function cellText(key, v, depth) {
         : v.capacity_bytes !== undefined ? ", " + formatBytes(v.capacity_bytes) : "";
       return (label !== undefined ? label + ": " : "") + v.count.toLocaleString("en-US") + "×" + size;
     }
-    return Object.keys(v).map(function (k) { return k + ": " + cellText(k, v[k], depth + 1); }).join("; ");
+    return Object.keys(v).map(function (k) { return headerText(k) + ": " + cellText(k, v[k], depth + 1); }).join("; ");
   }
   return String(v);
+}
+// "134.066 ms" never breaks between the number and its unit (a non-breaking space).
+function keepUnits(text) {
+  return text.replace(/(\d) (?=(?:s|ms|µs|ns|B|KiB|MiB|GiB)(?![\w]))/g, "$1\u00a0");
 }
 function headerText(key) {  // total_ns -> "total" (the cells say the unit)
   return key.replace(/_(ns|bytes)$/, "").replace(/^by_/, "by ").replace(/_/g, " ");
@@ -636,7 +640,7 @@ function table(rows, limit) {
   rows.slice(0, limit).forEach(function (r) {
     var row = document.createElement("tr");
     keys.forEach(function (k) {
-      var td = document.createElement("td"); td.textContent = cellText(k, r[k]);
+      var td = document.createElement("td"); td.textContent = keepUnits(cellText(k, r[k]));
       if (typeof r[k] === "number") td.className = "num";
       row.appendChild(td);
     });
