@@ -628,6 +628,75 @@ function cellText(key, v, depth) {
 function keepUnits(text) {
   return text.replace(/(\d) (?=(?:s|ms|µs|ns|B|KiB|MiB|GiB)(?![\w]))/g, "$1\u00a0");
 }
+// A table of given cells: heads [text, tooltip], rows of cells {text, num, title, pct}; a
+// number's cell never wraps; pct: the share of the row or column, after it in gray.
+function cellTable(heads, rows, cls) {
+  var t = document.createElement("table"), tr = document.createElement("tr");
+  if (cls) t.className = cls;
+  heads.forEach(function (h) {
+    var th = document.createElement("th"); th.textContent = h[0]; if (h[1]) th.title = h[1]; tr.appendChild(th);
+  });
+  t.appendChild(tr);
+  rows.forEach(function (r) {
+    var row = document.createElement("tr");
+    r.forEach(function (c) {
+      var td = document.createElement("td");
+      td.textContent = keepUnits(c.text);
+      if (c.num) td.className = "num";
+      if (c.title) td.title = c.title;
+      if (c.pct !== undefined) {
+        var sp = document.createElement("span"); sp.className = "pct"; sp.textContent = c.pct; td.appendChild(sp);
+      }
+      row.appendChild(td);
+    });
+    t.appendChild(row);
+  });
+  return t;
+}
+function pctText(part, whole) { return whole ? (100 * part / whole).toFixed(1) + "\u00a0%" : "–"; }
+function timeCell(ns, whole) {  // "3.209 s 81.0 %"; an exact 0: a dash
+  if (!ns) return {text: "–", num: true, title: "0 ns"};
+  var c = {text: formatNs(ns), num: true};
+  if (whole !== undefined) c.pct = pctText(ns, whole);
+  return c;
+}
+function para(el, text, cls) {
+  var p = document.createElement("p"); p.textContent = text; if (cls) p.className = cls; el.appendChild(p); return p;
+}
+function heading(el, text) { var h = document.createElement("h3"); h.textContent = text; el.appendChild(h); }
+
+// ---- idle time explained (stats' "idle"): the stats text's table, units and shares --------
+var WAIT_WORDS = {  // docs/stats_json.md, "idle": what the item that ended the idle time waited for
+  copy_fill: "a copy, fill or dependent-partitioning operation",
+  mapping: "runtime work on a utility processor (meta-tasks, mapper or runtime calls)",
+  task: "another task (or a call inside one: the program's thread launching it)",
+  message: "a message", memory: "an instance (an allocation that waited for others to be freed)",
+  unknown: "nothing known (an event no loaded profile records)"};
+function idleHeads(first) {
+  return first.concat([["idle", "sum over the group's lanes of the time between items, from the run's start to each lane's last item"]])
+    .concat(META.stats.idle.waits.map(function (w) { return [w, "waited for " + (WAIT_WORDS[w] || w) + "; % of the row's idle time"]; }));
+}
+function idleCells(r) {
+  return [timeCell(r.idle_ns)].concat(META.stats.idle.waits.map(function (w) { return timeCell(r.by_wait[w], r.idle_ns); }));
+}
+function buildIdle(el) {
+  var idle = META.stats.idle, titles = META.group_titles || {};
+  heading(el, "idle time explained");
+  var groups = idle.groups.filter(function (g) { return g.idle_ns; });
+  para(el, "Idle time inside the run, by what the next item waited for (summed over each group's lanes: " +
+       "2 lanes idle 1 s each make 2 s; the % is of the row's idle time)." +
+       (groups.length < idle.groups.length ? " " + (idle.groups.length - groups.length) + " group(s) never idled." : ""));
+  el.appendChild(cellTable(idleHeads([["rank"], ["group"]]), groups.map(function (g) {
+    return [{text: String(g.rank), num: true}, {text: titles[g.kind] || g.kind, title: g.lanes + " lane(s)"}].concat(idleCells(g));
+  }), "idle-groups"));
+  if (!idle.by_provenance.length) return;
+  para(el, "By the source line whose work ended the idle time: the " + idle.by_provenance.length +
+       " line(s) with the most, as stats lists them.");
+  el.appendChild(cellTable(idleHeads([["source line"]]), idle.by_provenance.map(function (r) {
+    return [{text: r.provenance}].concat(idleCells(r));
+  }), "idle-lines"));
+}
+
 function headerText(key) {  // total_ns -> "total" (the cells say the unit)
   return key.replace(/_(ns|bytes)$/, "").replace(/^by_/, "by ").replace(/_/g, " ");
 }
@@ -678,6 +747,7 @@ function buildStats() {
   el.appendChild(p);
   Object.keys(s).forEach(function (k) {
     var v = s[k];
+    if (k === "idle") { if (v && v.groups) buildIdle(el); return; }
     if (Array.isArray(v) && v.length && typeof v[0] === "object") {
       var h = document.createElement("h3"); h.textContent = k.replace(/_/g, " "); el.appendChild(h);
       el.appendChild(table(v, 200));
