@@ -707,3 +707,35 @@ def test_no_table_cell_breaks_a_number_from_its_unit(browser, mpi2_report):
     assert cells and not [c for c in cells if re.search(r"\d (s|ms|µs|ns|B|KiB|MiB|GiB)\b", c)]
     assert browser.evaluate("getComputedStyle(document.querySelector('#stats td.num'))"
                             ".whiteSpace") == "nowrap"
+
+
+def test_the_critical_path_section_splits_it_as_the_critical_command(browser, mpi2_report):
+    """The "Critical path" section: the path's length and its split by kind (with the share
+    of the path) and by source line, the numbers of ``critical_path_report`` (what
+    ``legate_prof critical`` prints), in units."""
+    from legate_prof.analyze.critical_path import critical_path_report
+    rep = critical_path_report(_source("mpi2"), with_items=False)
+    _open(browser, mpi2_report)
+    intro = browser.evaluate("document.querySelector('#critical-split > p').textContent")
+    assert f"{len(rep['path'])} items over " in intro
+    kinds = _table_cells(browser, "#crit-by-kind table")
+    assert kinds[0] == ["kind", "time", "% of path"]
+    want = [(k, v) for k, v in rep["by_kind"].items() if v]
+    assert [r[0] for r in kinds[1:]] == [k for k, _ in want] and len(want) >= 3
+    for r, (_, v) in zip(kinds[1:], want):
+        assert abs(_ns_of(r[1]) - v) <= 0.001 * v + 1
+        assert r[2] == f"{100 * v / rep['span_ns']:.1f}\u00a0%"
+    lines = _table_cells(browser, "#crit-by-line table")
+    want = [(k, v) for k, v in rep["by_provenance"].items() if v]
+    assert [r[0] for r in lines[1:]] == [k for k, _ in want][:20] and want
+    assert browser.errors == []
+
+
+def test_without_event_records_the_critical_section_says_there_is_no_path(browser, tmp_path):
+    out = tmp_path / "rep"
+    f = str(REAL / "inefficient_1rank" / "legate_0.runtime.prof")
+    assert main(["report", f, "-o", str(out), "--no-pictures"]) == 0
+    _open_at(browser, out)
+    assert browser.evaluate("document.getElementById('critical-split').textContent") == \
+        "No critical path: the profile holds no event records."
+    assert browser.errors == []

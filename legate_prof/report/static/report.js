@@ -697,6 +697,47 @@ function buildIdle(el) {
   }), "idle-lines"));
 }
 
+// ---- the critical path, split as `legate_prof critical` splits it -------------------------
+var KIND_WORDS = {  // analyze/critical_path.py
+  compute: "tasks, kernels, application calls",
+  launch: "the program's own thread (the top-level task) running between the operations it launches",
+  runtime: "mapping and runtime meta-work: meta-tasks, messages, mapper and runtime calls",
+  copy: "copies", fill: "fills", dependent_partitioning: "dependent partitioning",
+  unknown: "waiting for an event no loaded profile records (where the chain stops)",
+  gap: "no item on the path was running: a message in flight, a task waiting for its processor, clocks of two nodes"};
+function splitTable(head, rows, span, tips) {
+  return cellTable([[head], ["time"], ["% of path"]], rows.map(function (r) {
+    var c = timeCell(r[1]);
+    return [{text: r[0], title: tips ? tips[r[0]] : undefined}, c, {text: pctText(r[1], span), num: true}];
+  }), "crit-split");
+}
+function buildCriticalSplit() {
+  var el = document.getElementById("critical-split"), c = META.critical_split;
+  if (!c || !c.available) { para(el, "No critical path in this report: " + (c ? c.why : "not computed")); return; }
+  if (!c.steps) { para(el, "No critical path: " + ((META.critical || {}).why || "it holds no item") + "."); return; }
+  var span = c.span_ns, run = META.stats.span_ns;
+  para(el, "The run's critical path: " + c.steps.toLocaleString("en-US") + " items over " + formatNs(span) +
+       ", from the item that ended last back to where the chain stops" +
+       (run ? " (the run, first start to last stop: " + formatNs(run[1] - run[0]) + ")" : "") + ".");
+  if (!c.event_records) para(el, "The profile holds no event graph records (Legion writes them from format 1011 on): the path follows creators only.", "note");
+  var box = document.createElement("div"); box.className = "splits"; el.appendChild(box);
+  var part = function (title, table) {
+    var d = document.createElement("div"); heading(d, title); d.appendChild(table); box.appendChild(d); return d;
+  };
+  part("By kind", splitTable("kind", Object.keys(c.by_kind).map(function (k) { return [k, c.by_kind[k]]; }), span, KIND_WORDS)).id = "crit-by-kind";
+  part("By lane group", splitTable("group", c.by_group.map(function (g) { return [g.title, g.ns]; }), span)).id = "crit-by-group";
+  var rows = c.by_line.slice();
+  var lines = part("By source line", splitTable("source line", rows, span));
+  lines.id = "crit-by-line";
+  if (c.lines > rows.length) para(lines, "and " + (c.lines - rows.length) + " more line(s): " + formatNs(c.lines_rest_ns) + " (legate_prof critical --json lists all)", "aside");
+  var lined = c.lines_rest_ns;
+  rows.forEach(function (r) { lined += r[1]; });
+  if (c.lines && span - lined > 0) para(lines, "the other " + formatNs(span - lined) + " (" + pctText(span - lined, span) + "): no source line", "aside");
+  if (!c.lines) para(lines, "no source line: the profile's items carry none (give the run's .runtime.prof files)", "aside");
+  para(el, "Kinds: " + Object.keys(KIND_WORDS).map(function (k) { return k + ": " + KIND_WORDS[k]; }).join(" · ") +
+       ".", "help");
+}
+
 function headerText(key) {  // total_ns -> "total" (the cells say the unit)
   return key.replace(/_(ns|bytes)$/, "").replace(/^by_/, "by ").replace(/_/g, " ");
 }
@@ -812,6 +853,7 @@ window.addEventListener("DOMContentLoaded", function () {
   buildProblems();
   buildNotices();
   buildFindings();
+  buildCriticalSplit();
   buildStats();
   buildPictures();
   window.LP_ready = true;
