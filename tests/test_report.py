@@ -279,7 +279,7 @@ def test_statistics_tables_say_units_and_parts_in_words_not_json(browser, report
     assert not [h for h in heads if h.endswith(("_ns", "_bytes"))]
     assert cells and not [c for c in cells if "{" in c or '"' in c]
     assert any("×, running " in c for c in cells)  # a variant: count and running time
-    assert any(c.endswith("iB") or " B;" in c for c in cells if "system" in c)
+    assert any(c.endswith("iB") or "\u00a0B;" in c for c in cells if "system" in c)
 
 
 def test_legend_keeps_tasks_and_operations_apart(browser, guide_examples, tmp_path):
@@ -635,4 +635,107 @@ def test_a_report_without_event_records_says_there_is_no_path(browser, tmp_path)
     browser.key("p", "KeyP")
     assert browser.evaluate("document.getElementById('crit-status').textContent") == \
         "no critical path in this report: the profile holds no event records"
+    assert browser.errors == []
+
+
+# ---- idle time explained, the critical path's split, units ---------------------------------
+UNIT_NS = {"s": 1e9, "ms": 1e6, "µs": 1e3, "ns": 1}
+
+
+def _ns_of(text):
+    """A cell's "3.209 s" (its unit kept by a non-breaking space) in ns."""
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)\u00a0(s|ms|µs|ns)", text)
+    assert m, repr(text)
+    return float(m.group(1)) * UNIT_NS[m.group(2)]
+
+
+def _table_cells(browser, selector):
+    """Rows of the table(s) at ``selector``: each cell's own text (a share in gray after
+    it apart: ``_shares``)."""
+    return browser.evaluate(
+        f"Array.from(document.querySelectorAll('{selector} tr')).map(function (r) {{"
+        " return Array.from(r.children).map(function (c) {"
+        "  return c.firstChild ? c.firstChild.textContent : ''; }); })")
+
+
+def _shares(browser, selector):
+    return browser.evaluate(
+        f"Array.from(document.querySelectorAll('{selector} tr')).map(function (r) {{"
+        " return Array.from(r.children).map(function (c) {"
+        "  var p = c.querySelector('.pct'); return p ? p.textContent : null; }); })")
+
+
+def test_idle_time_is_a_table_per_lane_group_in_units(browser, mpi2_report):
+    """stats' idle as its text prints it: a row per (rank, lane group) that idled, named as
+    stats names the group ("io (extern)", not "proc_other"), its idle time and each wait in
+    units with its share of the row; then the lines; nothing cut with "…"."""
+    from legate_prof.analyze.idle_gaps import WAITS
+    from legate_prof.model.kinds import GROUP_TITLE
+    idle = _meta(mpi2_report)["stats"]["idle"]
+    _open(browser, mpi2_report)
+    rows = _table_cells(browser, "#stats table.idle-groups")
+    assert rows[0] == ["rank", "group", "idle", *WAITS]
+    groups = [g for g in idle["groups"] if g["idle_ns"]]
+    assert len(groups) >= 6  # two ranks: cpu, utility, io (extern) each
+    assert [(r[0], r[1]) for r in rows[1:]] == [(str(g["rank"]), GROUP_TITLE[g["kind"]])
+                                                for g in groups]
+    assert "io (extern)" in [r[1] for r in rows]
+    for r, g in zip(rows[1:], groups):
+        assert abs(_ns_of(r[2]) - g["idle_ns"]) <= 0.001 * g["idle_ns"]
+        for cell, w in zip(r[3:], WAITS):
+            want = g["by_wait"][w]
+            assert cell == "–" if not want else abs(_ns_of(cell) - want) <= 0.001 * want + 1
+    for r, g in zip(_shares(browser, "#stats table.idle-groups")[1:], groups):
+        assert all(re.fullmatch(r"\d+\.\d\u00a0%", p) for p in r[3:] if p is not None)
+        shares = [float(p.split("\u00a0")[0]) for p in r[3:] if p is not None]
+        assert len(shares) == sum(1 for w in WAITS if g["by_wait"][w])
+        assert abs(sum(shares) - 100) < 0.5  # of the row's idle time
+    lines = _table_cells(browser, "#stats table.idle-lines")
+    assert [r[0] for r in lines[1:]] == [r["provenance"] for r in idle["by_provenance"]]
+    text = browser.evaluate("Array.from(document.querySelectorAll('#stats table.idle-groups, "
+                            "#stats table.idle-lines')).map(function (t) { return t.textContent; })"
+                            ".join(' ')")
+    assert "…" not in text and "proc_other" not in text
+    assert "copy_fill:" not in browser.evaluate("document.getElementById('stats').textContent")
+    assert browser.errors == []
+
+
+def test_no_table_cell_breaks_a_number_from_its_unit(browser, mpi2_report):
+    _open(browser, mpi2_report)
+    cells = browser.evaluate("Array.from(document.querySelectorAll('td'))"
+                             ".map(function (t) { return t.textContent; })")
+    assert cells and not [c for c in cells if re.search(r"\d (s|ms|µs|ns|B|KiB|MiB|GiB)\b", c)]
+    assert browser.evaluate("getComputedStyle(document.querySelector('#stats td.num'))"
+                            ".whiteSpace") == "nowrap"
+
+
+def test_the_critical_path_section_splits_it_as_the_critical_command(browser, mpi2_report):
+    """The "Critical path" section: the path's length and its split by kind (with the share
+    of the path) and by source line, the numbers of ``critical_path_report`` (what
+    ``legate_prof critical`` prints), in units."""
+    from legate_prof.analyze.critical_path import critical_path_report
+    rep = critical_path_report(_source("mpi2"), with_items=False)
+    _open(browser, mpi2_report)
+    intro = browser.evaluate("document.querySelector('#critical-split > p').textContent")
+    assert f"{len(rep['path'])} items over " in intro
+    kinds = _table_cells(browser, "#crit-by-kind table")
+    assert kinds[0] == ["kind", "time", "% of path"]
+    want = [(k, v) for k, v in rep["by_kind"].items() if v]
+    assert [r[0] for r in kinds[1:]] == [k for k, _ in want] and len(want) >= 3
+    for r, (_, v) in zip(kinds[1:], want):
+        assert abs(_ns_of(r[1]) - v) <= 0.001 * v + 1
+        assert r[2] == f"{100 * v / rep['span_ns']:.1f}\u00a0%"
+    lines = _table_cells(browser, "#crit-by-line table")
+    want = [(k, v) for k, v in rep["by_provenance"].items() if v]
+    assert [r[0] for r in lines[1:]] == [k for k, _ in want][:20] and want
+    assert browser.errors == []
+
+
+def test_without_event_records_the_critical_section_says_there_is_no_path(browser, tmp_path):
+    out = tmp_path / "rep"
+    f = str(REAL / "inefficient_1rank" / "legate_0.runtime.prof")
+    assert main(["report", f, "-o", str(out), "--no-pictures"]) == 0
+    _open_at(browser, out)
+    assert browser.evaluate("document.getElementById('critical-split').textContent") == \
+        "No critical path: the profile holds no event records."
     assert browser.errors == []

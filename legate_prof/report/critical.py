@@ -15,8 +15,9 @@ import json
 
 import numpy as np
 
+from legate_prof.analyze.critical_path import critical_path_report
 from legate_prof.model.event_tables import EVENT_KIND_NAMES
-from legate_prof.model.kinds import ItemKind
+from legate_prof.model.kinds import GROUP_TITLE, ItemKind
 from legate_prof.query.critical_links import VIA, note_text
 
 CHUNK = 4096  # item ids per lookup file
@@ -26,6 +27,7 @@ LINK_BYTES_PER_ITEM = 40  # lookup files: 512 KiB .. 4 MiB, this much per item b
 LINK_BUDGET = (512 << 10, 4 << 20)
 COMPLETIONS = ("TaskEvent", "CopyEvent", "FillEvent", "DepPartEvent", "InstanceDeletion")
 PATH_VIA = ("", "event", "creator", "wait", "queued", "caller", "deallocation", "unknown")
+TOP_LINES = 20  # source lines of the path's split the page lists (the rest: one sum)
 
 
 def _js(call, *args):
@@ -67,6 +69,24 @@ def write_critical(q, out, shown, progress=None):
             "via": list(VIA), "path_via": list(PATH_VIA), "notes": notes, "chunk": CHUNK,
             "chunks": chunks, "records": int(len(ids)), "bytes": written,
             "completions": list(COMPLETIONS)}
+
+
+def critical_summary(src, top=TOP_LINES):
+    """The report meta's ``critical_split``: the run's path split by kind, lane group and
+    source line, as ``legate_prof critical`` prints it (its own function, called: the rules
+    of what counts where are its); the first ``top`` lines, the rest as a count and a sum."""
+    try:
+        rep = critical_path_report(src, with_items=False)
+    except Exception as e:  # noqa: BLE001 - the report is written without it, saying why
+        return {"available": False, "why": f"{type(e).__name__}: {e}"}
+    lines = [[k, int(v)] for k, v in rep["by_provenance"].items() if v]
+    return {"available": True, "span_ns": rep["span_ns"], "steps": len(rep["path"]),
+            "event_records": bool(src.critical_links().has_data),
+            "by_kind": {k: int(v) for k, v in rep["by_kind"].items() if v},
+            "by_group": [{"group": k, "title": GROUP_TITLE.get(k, k), "ns": int(v)}
+                         for k, v in rep["by_group"].items() if v],
+            "by_line": lines[:top], "lines": len(lines),
+            "lines_rest_ns": sum(v for _, v in lines[top:])}
 
 
 def _path(src, steps):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.kinds import GROUP_COLOR, ItemKind
+from legate_prof.model.kinds import GROUP_COLOR, GROUP_TITLE, ItemKind
 from legate_prof.present.colors import ALPHA_READY, ALPHA_WAITING, name_hex
 from legate_prof.present.limits import (LABEL_MIN_PX, MAX_LABELS, MAX_LANE_H,
                                         MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED)
@@ -49,6 +49,7 @@ class ReportQueries:
             "names": list(src.names), "colors": [name_hex(n) for n in src.names],
             "provenances": list(src.provenances),
             "group_colors": {g: GROUP_COLOR.get(g, "gray") for g in GROUP_COLOR},
+            "group_titles": dict(GROUP_TITLE),  # stats' words for a group key ("io (extern)")
             "tree": tree, "all_ranks": self.all_ranks(),
             "bytes_rows": self.bytes_rows(),
             "markers": [{"time": int(k["time"]), "title": str(k.get("title", ""))}

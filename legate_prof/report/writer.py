@@ -20,7 +20,7 @@ from pathlib import Path
 from legate_prof.analyze.insights import find_insights
 from legate_prof.analyze.stats import compute_stats
 from legate_prof.output_file import atomic_folder
-from legate_prof.report.critical import write_critical
+from legate_prof.report.critical import critical_summary, write_critical
 from legate_prof.report.query import ReportQueries
 
 TILE_PX = 1024
@@ -162,6 +162,7 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
         meta = q.info()
         tiles, tile_bytes, shown = _write_tiles(q, tmp, progress)
         meta["critical"] = write_critical(q, tmp, shown)
+        meta["critical_split"] = critical_summary(q.source)
         meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
                     tiles={str(k): v for k, v in tiles.items()})
         meta["pictures"] = _pictures(model, tmp, pictures) if pictures else []

@@ -612,7 +612,7 @@ function cellText(key, v, depth) {
   if (typeof v === "number" && /_ns$/.test(key)) return formatNs(v);
   if (typeof v === "number" && /bytes$/.test(key)) return formatBytes(v);
   if (typeof v === "number") return v.toLocaleString("en-US");
-  if (Array.isArray(v)) return v.slice(0, 5).map(function (x) { return cellText(key, x, depth + 1); }).join("; ") + (v.length > 5 ? " …" : "");
+  if (Array.isArray(v)) return v.slice(0, 5).map(function (x) { return cellText(key, x, depth + 1); }).join("; ") + (v.length > 5 ? "; … " + (v.length - 5) + " more" : "");
   if (typeof v === "object") {
     var label = v.variant !== undefined ? v.variant : v.name;
     if (depth > 0 && v.count !== undefined) {  // a part: what it is, how many, how long or big
@@ -620,10 +620,124 @@ function cellText(key, v, depth) {
         : v.capacity_bytes !== undefined ? ", " + formatBytes(v.capacity_bytes) : "";
       return (label !== undefined ? label + ": " : "") + v.count.toLocaleString("en-US") + "×" + size;
     }
-    return Object.keys(v).map(function (k) { return k + ": " + cellText(k, v[k], depth + 1); }).join("; ");
+    return Object.keys(v).map(function (k) { return headerText(k) + ": " + cellText(k, v[k], depth + 1); }).join("; ");
   }
   return String(v);
 }
+// "134.066 ms" never breaks between the number and its unit (a non-breaking space).
+function keepUnits(text) {
+  return text.replace(/(\d) (?=(?:s|ms|µs|ns|B|KiB|MiB|GiB)(?![\w]))/g, "$1\u00a0");
+}
+// A table of given cells: heads [text, tooltip], rows of cells {text, num, title, pct}; a
+// number's cell never wraps; pct: the share of the row or column, after it in gray.
+function cellTable(heads, rows, cls) {
+  var t = document.createElement("table"), tr = document.createElement("tr");
+  if (cls) t.className = cls;
+  heads.forEach(function (h) {
+    var th = document.createElement("th"); th.textContent = h[0]; if (h[1]) th.title = h[1]; tr.appendChild(th);
+  });
+  t.appendChild(tr);
+  rows.forEach(function (r) {
+    var row = document.createElement("tr");
+    r.forEach(function (c) {
+      var td = document.createElement("td");
+      td.textContent = keepUnits(c.text);
+      if (c.num) td.className = "num";
+      if (c.title) td.title = c.title;
+      if (c.pct !== undefined) {
+        var sp = document.createElement("span"); sp.className = "pct"; sp.textContent = c.pct; td.appendChild(sp);
+      }
+      row.appendChild(td);
+    });
+    t.appendChild(row);
+  });
+  return t;
+}
+function pctText(part, whole) { return whole ? (100 * part / whole).toFixed(1) + "\u00a0%" : "–"; }
+function timeCell(ns, whole) {  // "3.209 s 81.0 %"; an exact 0: a dash
+  if (!ns) return {text: "–", num: true, title: "0 ns"};
+  var c = {text: formatNs(ns), num: true};
+  if (whole !== undefined) c.pct = pctText(ns, whole);
+  return c;
+}
+function para(el, text, cls) {
+  var p = document.createElement("p"); p.textContent = text; if (cls) p.className = cls; el.appendChild(p); return p;
+}
+function heading(el, text) { var h = document.createElement("h3"); h.textContent = text; el.appendChild(h); }
+
+// ---- idle time explained (stats' "idle"): the stats text's table, units and shares --------
+var WAIT_WORDS = {  // docs/stats_json.md, "idle": what the item that ended the idle time waited for
+  copy_fill: "a copy, fill or dependent-partitioning operation",
+  mapping: "runtime work on a utility processor (meta-tasks, mapper or runtime calls)",
+  task: "another task (or a call inside one: the program's thread launching it)",
+  message: "a message", memory: "an instance (an allocation that waited for others to be freed)",
+  unknown: "nothing known (an event no loaded profile records)"};
+function idleHeads(first) {
+  return first.concat([["idle", "sum over the group's lanes of the time between items, from the run's start to each lane's last item"]])
+    .concat(META.stats.idle.waits.map(function (w) { return [w, "waited for " + (WAIT_WORDS[w] || w) + "; % of the row's idle time"]; }));
+}
+function idleCells(r) {
+  return [timeCell(r.idle_ns)].concat(META.stats.idle.waits.map(function (w) { return timeCell(r.by_wait[w], r.idle_ns); }));
+}
+function buildIdle(el) {
+  var idle = META.stats.idle, titles = META.group_titles || {};
+  heading(el, "idle time explained");
+  var groups = idle.groups.filter(function (g) { return g.idle_ns; });
+  para(el, "Idle time inside the run, by what the next item waited for (summed over each group's lanes: " +
+       "2 lanes idle 1 s each make 2 s; the % is of the row's idle time)." +
+       (groups.length < idle.groups.length ? " " + (idle.groups.length - groups.length) + " group(s) never idled." : ""));
+  el.appendChild(cellTable(idleHeads([["rank"], ["group"]]), groups.map(function (g) {
+    return [{text: String(g.rank), num: true}, {text: titles[g.kind] || g.kind, title: g.lanes + " lane(s)"}].concat(idleCells(g));
+  }), "idle-groups"));
+  if (!idle.by_provenance.length) return;
+  para(el, "By the source line whose work ended the idle time: the " + idle.by_provenance.length +
+       " line(s) with the most, as stats lists them.");
+  el.appendChild(cellTable(idleHeads([["source line"]]), idle.by_provenance.map(function (r) {
+    return [{text: r.provenance}].concat(idleCells(r));
+  }), "idle-lines"));
+}
+
+// ---- the critical path, split as `legate_prof critical` splits it -------------------------
+var KIND_WORDS = {  // analyze/critical_path.py
+  compute: "tasks, kernels, application calls",
+  launch: "the program's own thread (the top-level task) running between the operations it launches",
+  runtime: "mapping and runtime meta-work: meta-tasks, messages, mapper and runtime calls",
+  copy: "copies", fill: "fills", dependent_partitioning: "dependent partitioning",
+  unknown: "waiting for an event no loaded profile records (where the chain stops)",
+  gap: "no item on the path was running: a message in flight, a task waiting for its processor, clocks of two nodes"};
+function splitTable(head, rows, span, tips) {
+  return cellTable([[head], ["time"], ["% of path"]], rows.map(function (r) {
+    var c = timeCell(r[1]);
+    return [{text: r[0], title: tips ? tips[r[0]] : undefined}, c, {text: pctText(r[1], span), num: true}];
+  }), "crit-split");
+}
+function buildCriticalSplit() {
+  var el = document.getElementById("critical-split"), c = META.critical_split;
+  if (!c || !c.available) { para(el, "No critical path in this report: " + (c ? c.why : "not computed")); return; }
+  if (!c.steps) { para(el, "No critical path: " + ((META.critical || {}).why || "it holds no item") + "."); return; }
+  var span = c.span_ns, run = META.stats.span_ns;
+  para(el, "The run's critical path: " + c.steps.toLocaleString("en-US") + " items over " + formatNs(span) +
+       ", from the item that ended last back to where the chain stops" +
+       (run ? " (the run, first start to last stop: " + formatNs(run[1] - run[0]) + ")" : "") + ".");
+  if (!c.event_records) para(el, "The profile holds no event graph records (Legion writes them from format 1011 on): the path follows creators only.", "note");
+  var box = document.createElement("div"); box.className = "splits"; el.appendChild(box);
+  var part = function (title, table) {
+    var d = document.createElement("div"); heading(d, title); d.appendChild(table); box.appendChild(d); return d;
+  };
+  part("By kind", splitTable("kind", Object.keys(c.by_kind).map(function (k) { return [k, c.by_kind[k]]; }), span, KIND_WORDS)).id = "crit-by-kind";
+  part("By lane group", splitTable("group", c.by_group.map(function (g) { return [g.title, g.ns]; }), span)).id = "crit-by-group";
+  var rows = c.by_line.slice();
+  var lines = part("By source line", splitTable("source line", rows, span));
+  lines.id = "crit-by-line";
+  if (c.lines > rows.length) para(lines, "and " + (c.lines - rows.length) + " more line(s): " + formatNs(c.lines_rest_ns) + " (legate_prof critical --json lists all)", "aside");
+  var lined = c.lines_rest_ns;
+  rows.forEach(function (r) { lined += r[1]; });
+  if (c.lines && span - lined > 0) para(lines, "the other " + formatNs(span - lined) + " (" + pctText(span - lined, span) + "): no source line", "aside");
+  if (!c.lines) para(lines, "no source line: the profile's items carry none (give the run's .runtime.prof files)", "aside");
+  para(el, "Kinds: " + Object.keys(KIND_WORDS).map(function (k) { return k + ": " + KIND_WORDS[k]; }).join(" · ") +
+       ".", "help");
+}
+
 function headerText(key) {  // total_ns -> "total" (the cells say the unit)
   return key.replace(/_(ns|bytes)$/, "").replace(/^by_/, "by ").replace(/_/g, " ");
 }
@@ -636,7 +750,7 @@ function table(rows, limit) {
   rows.slice(0, limit).forEach(function (r) {
     var row = document.createElement("tr");
     keys.forEach(function (k) {
-      var td = document.createElement("td"); td.textContent = cellText(k, r[k]);
+      var td = document.createElement("td"); td.textContent = keepUnits(cellText(k, r[k]));
       if (typeof r[k] === "number") td.className = "num";
       row.appendChild(td);
     });
@@ -674,6 +788,7 @@ function buildStats() {
   el.appendChild(p);
   Object.keys(s).forEach(function (k) {
     var v = s[k];
+    if (k === "idle") { if (v && v.groups) buildIdle(el); return; }
     if (Array.isArray(v) && v.length && typeof v[0] === "object") {
       var h = document.createElement("h3"); h.textContent = k.replace(/_/g, " "); el.appendChild(h);
       el.appendChild(table(v, 200));
@@ -738,6 +853,7 @@ window.addEventListener("DOMContentLoaded", function () {
   buildProblems();
   buildNotices();
   buildFindings();
+  buildCriticalSplit();
   buildStats();
   buildPictures();
   window.LP_ready = true;
