@@ -283,3 +283,22 @@ def test_a_mistyped_command_or_option_gets_a_suggestion():
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.strip().endswith("did you mean --json?"), r.stderr
     assert r.stderr.count("\n") == 1  # one line
+
+
+MPI2 = str(ROOT / "fixtures" / "real" / "mpi2")
+
+
+@pytest.mark.parametrize("args,words", [
+    (["critical", MPI2, "--critical-path"], "`critical` has no option --critical-path"),
+    (["dump", MPI2, "--json"], "`dump` has no option --json"),
+    (["critical", MPI2, "--limt", "3"], "did you mean --limit?"),
+])
+def test_an_option_the_command_lacks_is_named_not_suggested_back(capsys, args, words):
+    """The suggestion was the option typed ("--start ...; did you mean --start?"): now an
+    option of another command is said to be missing, and a typo gets the command's own."""
+    from legate_prof.cli import main
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and err.strip().endswith(words), err
+    assert err.count("\n") == 1

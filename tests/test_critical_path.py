@@ -277,12 +277,16 @@ def test_critical_command_json_and_text():
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    assert set(doc) == {"span_ns", "path", "by_kind", "by_group", "by_provenance", "items"}
+    assert set(doc) == {"span_ns", "path_start_ns", "run_span_ns", "path", "by_kind",
+                        "by_group", "by_provenance", "stops_at", "items"}
     assert set(doc["path"][0]) == {"name", "kind", "lane", "start_ns", "stop_ns", "provenance",
                                    "via", "on_path_ns"}
     assert sum(doc["by_kind"].values()) == doc["span_ns"]
     assert sum(doc["by_group"].values()) == doc["span_ns"]
-    assert sum(doc["by_provenance"].values()) <= doc["span_ns"]
+    # every piece of time counts for one row: a line, "(program start)" or "(no line)"
+    assert sum(doc["by_provenance"].values()) == doc["span_ns"]
+    run0, run1 = doc["run_span_ns"]
+    assert run0 <= doc["path_start_ns"] and doc["path_start_ns"] + doc["span_ns"] <= run1
     item = next(x for x in doc["items"] if x["predecessor"])
     assert set(item) == {"name", "kind", "lane", "start_ns", "stop_ns", "via", "predecessor"}
     assert set(item["predecessor"]) == {"name", "lane", "start_ns", "stop_ns"}
@@ -291,8 +295,12 @@ def test_critical_command_json_and_text():
     assert text.returncode == 0 and "By kind" in text.stdout and "By source line" in text.stdout
     # groups by the titles stats and the pictures use; lanes told apart (not cut at their id)
     assert "io (extern)" in text.stdout and "proc_other" not in text.stdout
-    rows = text.stdout.split(" on path ", 1)[1].splitlines()[1:]
-    lanes = {ln[58:98].strip() for ln in rows if ln.strip() and not ln.strip().startswith("...")}
+    out = text.stdout.splitlines()
+    k = next(k for k, ln in enumerate(out) if ln.lstrip().startswith("on path "))
+    head, rows = out[k], out[k + 1:]
+    at, end = head.index("lane"), head.index(" via")
+    lanes = {ln[at:end].strip() for ln in rows
+             if ln.strip() and not ln.strip().startswith(("...", "…"))}
     assert len(lanes) > 2 and not any("(0x" in x for x in lanes), lanes
 
 

@@ -11,28 +11,31 @@ waiting for its processor's scheduler, clocks of two nodes).  Time is split
   responses), ``copy``, ``fill``, ``dependent_partitioning``, ``unknown`` (waiting for an
   event no loaded profile records: where the chain stops) and ``gap``;
 * by lane group (``gap`` and ``unknown`` apart);
-* by source line: a piece counts for its item's line (a meta-task: its operation's); the
-  top-level task launching and a gap count for the line of the next item on the path that
-  has one — the work they led to; runtime work of no operation (pipeline stages) for none.
+* by source line (``analyze.path_lines``): a piece counts for its item's line (a meta-task:
+  its operation's); time before the program's first operation for "(program start)"; the
+  program's thread running for the line it was at (the runtime's stream says when each
+  operation was made; without it, the line of the next item on the path); a gap for the
+  line of the next item on the path; runtime work of no operation for "(no line)".
 
-JSON (``legate_prof critical --json``, docs/query_api.md): ``{"span_ns", "path": [{"name",
+JSON (``legate_prof critical --json``, docs/query_api.md): ``{"span_ns", "path_start_ns",
+"run_span_ns", "path": [{"name",
 "kind", "lane", "start_ns", "stop_ns", "provenance", "via", "on_path_ns"}, ...] (from the item
 that ended last back), "by_kind", "by_group", "by_provenance", "items": [...]}``.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from legate_prof.analyze.path_lines import (TOP_LEVEL_NAMES, line_rows, line_title,
+                                            operations_made)
 from legate_prof.model.item_parts import by_part
-from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, ItemKind
+from legate_prof.model.kinds import GROUP_KEYS, ItemKind
 
 KINDS = ("compute", "launch", "runtime", "copy", "fill", "dependent_partitioning", "unknown",
          "gap")
-TOP_LEVEL_NAMES = ("Toplevel Task", "External Thread")  # the program's own thread
 _CATEGORY = {ItemKind.TASK: "compute", ItemKind.GPU_KERNEL: "compute",
              ItemKind.APP_CALL: "compute", ItemKind.META: "runtime",
              ItemKind.MESSAGE: "runtime", ItemKind.PROF_TASK: "runtime",
@@ -65,8 +68,8 @@ def item_table(profile, ids):
 @dataclass
 class PathPieces:
     """The path in time order: per step its item, the piece it holds (``begin``..``end``,
-    clipped so pieces never overlap), the gap before it, its kind category, lane group, the
-    source line its piece counts for and the line the gap before it counts for (0: none)."""
+    clipped so pieces never overlap), the gap before it, its kind category, lane group; and
+    every piece of time with the source line it counts for (``path_lines.line_rows``)."""
 
     steps: list
     item: np.ndarray
@@ -75,8 +78,7 @@ class PathPieces:
     gap_before: np.ndarray
     category: list
     group: list
-    line: np.ndarray
-    gap_line: np.ndarray
+    rows: tuple  # (ns, category, line, item): ``pieces()``
     unknown_ns: int  # waiting for an unknown event before the first step
     span: tuple  # (first ns, last ns)
 
@@ -90,17 +92,11 @@ class PathPieces:
         return dur if mask is None else dur[mask]
 
     def pieces(self):
-        """(ns, category, line) of every piece of time on the path: each step's own piece,
-        then the gaps (category "gap", counting for the next step's line) and the wait for an
-        unknown event before the first step ("unknown")."""
-        n = len(self.steps)
-        ns = np.concatenate([self.end - self.begin, self.gap_before,
-                             [self.unknown_ns] if n else []]).astype(np.int64)
-        cat = list(self.category) + ["gap"] * n + (["unknown"] if n else [])
-        line = np.concatenate([self.line, self.gap_line,
-                               self.gap_line[:1] if n else []]).astype(np.int64)
-        item = np.concatenate([self.item, self.item, self.item[:1] if n else []])
-        return ns, np.asarray(cat, object), line, item.astype(np.int64)
+        """(ns, category, line, item) of every piece of time on the path: the steps' own
+        pieces (a launch cut where the program made an operation), the gaps (category "gap")
+        and the wait for an unknown event before the first step ("unknown"); a line id is a
+        provenance id, ``path_lines.PROGRAM_START`` or 0 (none).  They add up to the span."""
+        return self.rows
 
 
 def path_pieces(source, steps=None) -> PathPieces:
@@ -109,7 +105,7 @@ def path_pieces(source, steps=None) -> PathPieces:
     n = len(steps)
     if n == 0:
         z = np.zeros(0, np.int64)
-        return PathPieces([], z, z, z, z, [], [], z, z, 0, (0, 0))
+        return PathPieces([], z, z, z, z, [], [], (z, np.zeros(0, object), z, z), 0, (0, 0))
     item = np.array([s.item for s in steps], np.int64)
     tab = item_table(source, item)
     begin = np.array([s.begin_ns for s in steps], np.int64)
@@ -130,10 +126,12 @@ def path_pieces(source, steps=None) -> PathPieces:
         since = first.wait_from_ns if first.wait_from_ns is not None else (
             link.creation_ns if link is not None else begin[0])
         unknown = max(int(begin[0]) - int(since), 0)
-    ahead = _lines_forward(tab["prov"])
-    line = np.where(np.asarray(category, object) == "launch", ahead, tab["prov"])
-    return PathPieces(steps, item, begin, end, gap, category, group, line.astype(np.int64),
-                      ahead, unknown, (int(begin[0]) - unknown, int(end[-1])))
+    rank = np.array([lanes[int(L)].rank for L in tab["lane"]], np.int64)
+    rows = line_rows({"begin": begin, "end": end, "gap": gap, "category": category,
+                      "own": tab["prov"], "ahead": _lines_forward(tab["prov"]), "rank": rank,
+                      "item": item, "unknown_ns": unknown}, operations_made(source))
+    return PathPieces(steps, item, begin, end, gap, category, group, rows, unknown,
+                      (int(begin[0]) - unknown, int(end[-1])))
 
 
 def _category(kind, name):
@@ -163,8 +161,8 @@ def splits(pieces: PathPieces, provenances):
     by_kind["gap"] = int(pieces.gap_before.sum())
     by_kind["unknown"] += pieces.unknown_ns
     for p, v in zip(line.tolist(), ns.tolist()):
-        if p and v:
-            by_line[provenances[p]] = by_line.get(provenances[p], 0) + v
+        name = line_title(p, provenances)
+        by_line[name] = by_line.get(name, 0) + v
     if by_kind["gap"]:
         by_group["gap"] = by_kind["gap"]
     if pieces.unknown_ns:
@@ -187,8 +185,11 @@ def critical_path_report(source, with_items=True) -> dict:
                      "start_ns": f["start_ns"], "stop_ns": f["stop_ns"],
                      "provenance": f.get("provenance", ""), "via": st.via,
                      "on_path_ns": [int(pieces.begin[k]), int(pieces.end[k])]})
-    out = {"span_ns": int(pieces.span[1] - pieces.span[0]), "path": path, "by_kind": by_kind,
-           "by_group": by_group, "by_provenance": by_line}
+    run = source.summary_model().extent()  # (stats' span_ns)
+    out = {"span_ns": int(pieces.span[1] - pieces.span[0]), "path_start_ns": int(pieces.span[0]),
+           "run_span_ns": [int(run[0]), int(run[1])], "path": path, "by_kind": by_kind,
+           "by_group": by_group, "by_provenance": by_line,
+           "stops_at": stops_at(source, pieces.steps[0]) if pieces.steps else None}
     if with_items:
         out["items"] = linked_items(source)
     return out
@@ -215,44 +216,29 @@ def linked_items(source):
              "predecessor": preds[j]} for j, i in enumerate(ids.tolist())]
 
 
-def _pct(part, whole):
-    return f"{100.0 * part / whole:5.1f}%" if whole else "    -"
+def stops_at(source, step):
+    """Where the chain stops at an event no profile records (``step``: the path's first, a
+    ``PathStep``): {"rank": the node the event is of, "given": whether that rank's profile
+    was read, "note": the reference's note, "ranks_not_given": the run's ranks whose
+    profiles were not read}; None where it stops at an item."""
+    from legate_prof.query.link_rules import note_text
+    if step.via != "unknown":
+        return None
+    links = source.critical_links()
+    rows, k = links.items, step.item
+    if step.wait_from_ns is not None:
+        w = links.waits_of(step.item)
+        w = w[links.wait_start[w] == step.wait_from_ns]
+        if len(w) == 0:
+            return None
+        rows, k = links.waits, int(w[0])
+    node = int(rows.node[k])
+    ranks = source.summary_model().ranks
+    size = max([int(r.get("num_nodes", 0) or 0) for r in ranks] + [len(ranks)])
+    given = {int(r["rank"]) for r in ranks}
+    return {"rank": node, "given": node in given, "note": note_text(rows, k),
+            "ranks_not_given": sorted(set(range(size)) - given)}
 
 
-_LANE_ID = re.compile(r"\(0x[0-9a-fA-F]{1,16}\)")
-
-
-def format_critical_path(report, limit=40) -> str:
-    """The text form: the splits, then the path from the item that ended last back."""
-    from legate_prof.present.units import format_ns_ascii
-    span = report["span_ns"]
-    path = report["path"]
-    lines = [f"Critical path: {len(path)} items over {format_ns_ascii(span)} "
-             "(from the item that ended last back to where the chain stops)", ""]
-    groups = {GROUP_TITLE.get(k, k): v for k, v in report["by_group"].items()}
-    for title, table in (("By kind", report["by_kind"]), ("By lane group", groups),
-                         ("By source line", report["by_provenance"])):
-        rows = [(k, v) for k, v in table.items() if v]
-        if not rows:
-            continue
-        lines.append(title)
-        for k, v in rows[:15]:
-            lines.append(f"  {_pct(v, span)} {format_ns_ascii(v):>12}  {k}")
-        lines.append("")
-    lines.append(f"  {'on path':>12}  {'item':<44}{'lane':<40}via")
-    shown = path if not limit else path[:limit]
-    for p in shown:
-        a, b = p["on_path_ns"]
-        label = p["name"] + (f" [{p['provenance'].rsplit('/', 1)[-1]}]" if p["provenance"]
-                             else "")
-        # (its id in hex and what the lane is for: the same on every row of the lane)
-        lane = _LANE_ID.sub("", p["lane"]).split(" — ")[0]
-        lines.append(f"  {format_ns_ascii(b - a):>12}  {label[:43]:<44}{lane[:39]:<40}"
-                     f"{p['via']}")
-    if len(shown) < len(path):
-        lines.append(f"  ... {len(path) - len(shown)} more (--limit 0 shows all, --json too)")
-    return "\n".join(lines)
-
-
-__all__ = ["critical_path_report", "format_critical_path", "path_pieces", "splits", "KINDS",
+__all__ = ["critical_path_report", "path_pieces", "splits", "stops_at", "KINDS",
            "GROUP_KEYS", "item_table"]

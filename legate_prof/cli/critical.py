@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import sys
 
-from legate_prof.cli.arguments import add_files
-from legate_prof.cli.common import input_files, load_with_progress, say, status
+from legate_prof.cli.arguments import add_files, add_ranks, add_window
+from legate_prof.cli.common import (check_window, input_files, load_with_progress, say, status,
+                                    trimmed)
 
 
 def register(sub):
@@ -18,22 +19,35 @@ def register(sub):
                    help="machine-readable: the path, the splits and every item's critical "
                         "predecessor (docs/query_api.md)")
     c.add_argument("--limit", type=int, default=40, metavar="N",
-                   help="items of the path to print (0: all; default 40)")
+                   help="steps of the path to print (0: all; default 40; steps of no time "
+                        "are folded into one line and not counted)")
+    add_ranks(c)
+    add_window(c)
     c.set_defaults(func=run)
 
 
 def run(args):
-    from legate_prof.analyze.critical_path import critical_path_report, format_critical_path
+    from legate_prof.analyze.critical_path import critical_path_report
+    from legate_prof.analyze.critical_text import format_critical_path
     from legate_prof.query import as_source
-    profile = load_with_progress(input_files(args), args, stack=False, ranked=True)
+    check_window(args)
+    profile = trimmed(load_with_progress(input_files(args), args, stack=False, ranked=True),
+                      args)
     source = as_source(profile)
     report = critical_path_report(source, with_items=args.json)
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         sys.stdout.write("\n")
-    else:
-        if not source.critical_links().has_data:
-            print("No critical path: the profile holds no event graph records (Legion writes "
-                  "them from format 1011 on); what is shown follows creators only.")
-        say(format_critical_path(report, limit=max(args.limit, 0)))
+        return status(profile)
+    missing = source.info().timeline_missing
+    if missing:
+        say(f"No critical path: {missing}. The critical path needs Legion Prof's logs "
+            "(legate_N.prof), whose event graph the runtime's stream does not have.")
+        return status(profile)
+    if not source.critical_links().has_data:
+        print("No critical path: the profile holds no event graph records (Legion writes "
+              "them from format 1011 on); what is shown follows creators only.")
+    if args.start is not None or args.stop is not None:
+        say("(The window's own critical path: from what ended last in it back.)")
+    say(format_critical_path(report, limit=max(args.limit, 0)))
     return status(profile)

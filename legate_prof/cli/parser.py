@@ -22,6 +22,13 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.commands = {}  # name -> sub-parser (the top parser)
+        self.argv = []  # the words parsed (the top parser): which command an error is of
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self.commands:
+            import sys
+            self.argv = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
 
     def add_argument(self, *args, **kwargs):
         action = super().add_argument(*args, **kwargs)
@@ -33,21 +40,29 @@ class _Parser(argparse.ArgumentParser):
 
 
 def did_you_mean(parser, message):
-    """'; did you mean stats?' for a mistyped command or option, else ''."""
+    """'; did you mean stats?' for a mistyped command or option (an option of the command
+    typed: never the word typed itself), "; `critical` has no option --json" for another
+    command's option, else ''."""
     import difflib
     import re
     m = re.match(r"argument (cmd|COMMAND): invalid choice: '([^']*)'", message)
     if m and parser.commands:
         words, typed = list(parser.commands), [m.group(2)]
+        other, cmd = set(), None
     else:
         m = re.match(r"unrecognized arguments: (.*)", message)
         if not m:
             return ""
-        parsers = [parser, *parser.commands.values()]
-        words = sorted({w for sp in parsers for w in getattr(sp, "option_words", [])})
-        typed = [w for w in m.group(1).split() if w.startswith("-")]
+        cmd = next((w for w in parser.argv if w in parser.commands), None)
+        own = [parser] + ([parser.commands[cmd]] if cmd else list(parser.commands.values()))
+        words = sorted({w for sp in own for w in getattr(sp, "option_words", [])})
+        other = {w for sp in parser.commands.values() for w in getattr(sp, "option_words", [])}
+        typed = [w.split("=", 1)[0] for w in m.group(1).split() if w.startswith("-")]
     for word in typed:
-        close = difflib.get_close_matches(word, words, n=1, cutoff=0.6)
+        if word in other and cmd:
+            return f"; `{cmd}` has no option {word}"
+        close = [w for w in difflib.get_close_matches(word, words, n=3, cutoff=0.6)
+                 if w != word]
         if close:
             return f"; did you mean {close[0]}?"
     return ""

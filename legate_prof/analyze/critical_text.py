@@ -1,0 +1,151 @@
+"""The text form of ``legate_prof critical``: where the path lies in the run, its splits,
+and the path from the item that ended last back (steps of no time folded into one line)."""
+
+from __future__ import annotations
+
+import re
+
+from legate_prof.analyze.path_lines import TOP_LEVEL_NAMES
+from legate_prof.model.kinds import GROUP_TITLE
+from legate_prof.present.units import format_ns_ascii
+
+SPLIT_ROWS = 15  # rows of each split shown
+LANE_WIDTH = 60  # the lane column grows to the longest lane shown, up to this
+ITEM_WIDTH = 44
+_LANE_ID = re.compile(r"\(0x[0-9a-fA-F]{1,16}\)")
+
+
+def plural(n, word):
+    """'1 item', '2 items'."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def cut_middle(text, width):
+    """``text`` in at most ``width`` characters, its middle left out ("…") where longer."""
+    if len(text) <= width:
+        return text
+    head = width // 2
+    return text[:head] + "…" + text[len(text) - (width - 1 - head):]
+
+
+def _pct(part, whole):
+    return f"{100.0 * part / whole:5.1f}%" if whole else "    -"
+
+
+def format_critical_path(report, limit=40) -> str:
+    """The text form: where the path lies, the splits, then the path from the item that ended
+    last back (``limit`` rows of it; 0: all)."""
+    lines = header(report)
+    span = report["span_ns"]
+    groups = {GROUP_TITLE.get(k, k): v for k, v in report["by_group"].items()}
+    for title, table in (("By kind", report["by_kind"]), ("By lane group", groups),
+                         ("By source line", report["by_provenance"])):
+        rows = [(k, v) for k, v in table.items() if v]
+        if not rows:
+            continue
+        lines.append(title)
+        for k, v in rows[:SPLIT_ROWS]:
+            lines.append(f"  {_pct(v, span)} {format_ns_ascii(v):>12}  {k}")
+        if len(rows) > SPLIT_ROWS:
+            rest = sum(v for _, v in rows[SPLIT_ROWS:])
+            lines.append(f"  {_pct(rest, span)} {format_ns_ascii(rest):>12}  "
+                         f"({plural(len(rows) - SPLIT_ROWS, 'more row')}: --json has all)")
+        lines.append("")
+    if report["path"]:
+        lines += listing(report["path"], limit)
+    return "\n".join(lines)
+
+
+def header(report):
+    """Where the path lies in the run, and where it stops when that is an unknown event."""
+    path, span = report["path"], report["span_ns"]
+    if not path:
+        return ["Critical path: none (no item to walk back from)", ""]
+    start = report.get("path_start_ns", 0)
+    end = start + span
+    first = path[-1]
+    since = (f"the top-level task's start ({format_ns_ascii(start)})"
+             if first["name"] in TOP_LEVEL_NAMES and first["via"] != "unknown"
+             and first["start_ns"] == start
+             else f"{first['name']} at {format_ns_ascii(start)}")
+    run0, run1 = report.get("run_span_ns", [start, end])
+    until = (f"the run's end ({format_ns_ascii(end)})" if end >= run1
+             else format_ns_ascii(end))
+    out = [f"Critical path: {plural(len(path), 'item')} over {format_ns_ascii(span)}, from "
+           f"{since} to {until} (walked back from the item that ended last)"]
+    outside = [f"{format_ns_ascii(start - run0)} before the path"] if start > run0 else []
+    if run1 > end:
+        outside.append(f"{format_ns_ascii(run1 - end)} after it")
+    if outside:
+        out.append(f"The run spans {format_ns_ascii(run1 - run0)} ({format_ns_ascii(run0)} to "
+                   f"{format_ns_ascii(run1)}): {' and '.join(outside)} lie outside "
+                   "the shares below.")
+    stop = report.get("stops_at")
+    if stop:
+        out.append(stops_line(stop))
+    return out + [""]
+
+
+def stops_line(stop):
+    """Why the path starts where it does: an event of a rank not given, or not recorded."""
+    if not stop["given"]:
+        return (f"The path stops at an event of rank {stop['rank']}, which was not given "
+                "(the time it waited for it counts as 'unknown').")
+    why = f" ({stop['note']})" if stop["note"] else ""
+    missing = stop.get("ranks_not_given") or []
+    if missing:
+        shown = ", ".join(map(str, missing[:10])) + (" …" if len(missing) > 10 else "")
+        return (f"The path stops at an event no profile read records{why}: "
+                f"{'rank' if len(missing) == 1 else 'ranks'} {shown} of the run "
+                f"{'was' if len(missing) == 1 else 'were'} not given.")
+    return (f"The path stops at an event of rank {stop['rank']} that its profile does not "
+            f"record{why}: a runtime-internal event, or a log cut short.")
+
+
+def listing(path, limit):
+    """The path's rows, steps of no time after a step folded into one line (not counted in
+    ``limit``)."""
+    rows, shown, k = [], 0, 0
+    while k < len(path) and (not limit or shown < limit):
+        rows.append(("step", path[k]))
+        shown += 1
+        z = k + 1
+        while z < len(path) and _length(path[z]) == 0:
+            z += 1
+        if z > k + 1:
+            rows.append(("zeros", (path[k], path[k + 1:z])))
+        k = z
+    lane_w = min(max([len(_lane(p)) for kind, p in rows if kind == "step"] + [4]) + 2,
+                 LANE_WIDTH)
+    out = [f"  {'on path':>12}  {'item':<{ITEM_WIDTH}}{'lane':<{lane_w}}via"]
+    for kind, x in rows:
+        if kind == "zeros":
+            out.append(zeros_line(*x))
+            continue
+        label = x["name"] + (f" [{x['provenance'].rsplit('/', 1)[-1]}]" if x["provenance"]
+                             else "")
+        out.append(f"  {format_ns_ascii(_length(x)):>12}  "
+                   f"{cut_middle(label, ITEM_WIDTH - 1):<{ITEM_WIDTH}}"
+                   f"{cut_middle(_lane(x), lane_w - 1):<{lane_w}}{x['via']}")
+    if k < len(path):
+        out.append(f"  ... {plural(len(path) - k, 'more step')} (--limit 0 shows all, --json "
+                   "too)")
+    return out
+
+
+def zeros_line(above, zeros):
+    """One line for the steps of no time after ``above``."""
+    later = all(z["start_ns"] >= above["on_path_ns"][0] for z in zeros)
+    why = ("the chain passes through them, but they ran only after the step above began, "
+           "so they hold none of its time" if later else "they hold no time on the path")
+    return f"  {'':>12}  … and {plural(len(zeros), 'step')} of 0 ns: {why}"
+
+
+def _length(p):
+    a, b = p["on_path_ns"]
+    return b - a
+
+
+def _lane(p):
+    """The lane without its id in hex and what it is for (the same on every row of it)."""
+    return _LANE_ID.sub("", p["lane"]).split(" — ")[0]

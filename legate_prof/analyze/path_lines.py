@@ -1,0 +1,129 @@
+"""Which source line each piece of time on the run's critical path counts for.
+
+* a task's, copy's, ... piece: its item's line (a meta-task: its operation's);
+* before the program made its first operation on its rank (from the top-level task's start):
+  the program's thread running (a launch), a gap, and runtime work of no line count for
+  "(program start)" — Python starting, imports, whatever ran before the first line that
+  made something;
+* after that, the program's thread running: where the array runtime's stream says when each
+  operation (and array) was made, the line of the latest one made at or before each instant
+  (the piece is cut at those times) — the line the program was at; without the stream, the
+  line of the next item on the path that has one (the work it led to);
+* a gap (and the wait for an unknown event where the chain stops): the line of the next item
+  on the path that has one;
+* runtime work of no operation (pipeline stages): no line.
+
+Without the stream, "the first operation" is the first item Legion created that is not the
+top-level task: Legate hands operations to Legion in batches, so this can be later than
+the program made it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
+from legate_prof.model.kinds import ItemKind
+
+PROGRAM_START = -1  # the line id of the time before the program's first operation
+NO_LINE = 0
+PROGRAM_START_TITLE = "(program start)"
+NO_LINE_TITLE = "(no line)"
+TOP_LEVEL_NAMES = ("Toplevel Task", "External Thread")  # the program's own thread
+_LEGION_MADE = (ItemKind.TASK, ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART)
+
+
+def line_title(line, provenances):
+    """The row name of a line id in the path's split by line."""
+    if line == PROGRAM_START:
+        return PROGRAM_START_TITLE
+    return provenances[line] if line else NO_LINE_TITLE
+
+
+def operations_made(source):
+    """{rank: (times, lines)}: when the program made each operation or array (the runtime's
+    stream; sorted by time), or (without the stream) ([when Legion created its first item],
+    [no line])."""
+    lane_rank = np.array([L.rank for L in source.info().lanes] or [0], np.int64)
+    top = np.flatnonzero(np.isin(np.asarray(source.names, object), TOP_LEVEL_NAMES))
+    made, legion = {}, {}
+    for p in source.item_parts():
+        it = p.model.items
+        if len(it["start"]) == 0:
+            continue
+        rank = lane_rank[it["lane"].astype(np.int64) + p.lane_off]
+        ours = it["op_id"] >= np.uint64(RUNTIME_OP_BASE)
+        prov = np.where(ours, p.provenances(), 0).astype(np.int64)
+        ours &= prov != 0
+        created = (np.isin(it["kind"], [int(k) for k in _LEGION_MADE]) & ~ours
+                   & ~np.isin(p.names(), top) & (it["create"] > 0))
+        for r in np.unique(rank[ours]).tolist():
+            sel = ours & (rank == r)
+            t, ln = made.get(r, ((), ()))
+            made[r] = (np.concatenate([t, it["start"][sel]]), np.concatenate([ln, prov[sel]]))
+        for r in np.unique(rank[created]).tolist():
+            first = int(it["create"][created & (rank == r)].min())
+            legion[r] = min(first, legion.get(r, first))
+    out = {r: (np.array([t], np.int64), np.array([NO_LINE], np.int64))
+           for r, t in legion.items()}
+    for r, (t, ln) in made.items():
+        o = np.argsort(t, kind="stable")
+        out[r] = (np.asarray(t, np.int64)[o], np.asarray(ln, np.int64)[o])
+    return out, set(made)
+
+
+def line_rows(steps, made):
+    """(ns, category, line, item) of every piece of time on the path (``steps``: per step in
+    time order ``begin``, ``end``, ``gap`` (before it), ``category``, ``own`` (its item's
+    line), ``ahead`` (its or the next step's line), ``rank``, ``item``, and ``unknown_ns``
+    before the first); ``made``: ``operations_made``.  Rows of no time are left out."""
+    s = steps
+    n = len(s["begin"])
+    if n == 0:
+        z = np.zeros(0, np.int64)
+        return z, np.zeros(0, object), z, z
+    cat = np.asarray(s["category"], object)
+    launch = cat == "launch"
+    a = np.concatenate([s["begin"], s["begin"] - s["gap"], s["begin"][:1] - s["unknown_ns"]])
+    b = np.concatenate([s["end"], s["begin"], s["begin"][:1]])
+    c = np.concatenate([cat, np.full(n, "gap", object), np.array(["unknown"], object)])
+    line = np.concatenate([np.where(launch, s["ahead"], s["own"]), s["ahead"], s["ahead"][:1]])
+    rank = np.concatenate([s["rank"], s["rank"], s["rank"][:1]])
+    item = np.concatenate([s["item"], s["item"], s["item"][:1]])
+    lineless = (c == "launch") | (c == "gap") | (c == "unknown") | (
+        np.concatenate([s["own"], s["own"], s["own"][:1]]) == NO_LINE)
+    first = np.array([made[0][r][0][0] if r in made[0] else np.iinfo(np.int64).min
+                      for r in rank.tolist()], np.int64)
+    cut = np.where(lineless, np.clip(first, a, b), a)  # before it: the program's start
+    rows = [(cut - a, c, np.full(len(a), PROGRAM_START), item),
+            *_by_operation(cut, b, c, line, rank, item, made)]
+    ns = np.concatenate([r[0] for r in rows]).astype(np.int64)
+    keep = ns > 0
+    return (ns[keep], np.concatenate([r[1] for r in rows])[keep],
+            np.concatenate([r[2] for r in rows]).astype(np.int64)[keep],
+            np.concatenate([r[3] for r in rows]).astype(np.int64)[keep])
+
+
+def _by_operation(a, b, c, line, rank, item, made):
+    """Rows of [a, b]: a launch on a rank the stream describes cut where the program made an
+    operation, each part for the line of the latest one made by its start; the rest whole."""
+    ops, streamed = made
+    mine = (c == "launch") & np.isin(rank, sorted(streamed)) & (b > a)
+    rows = [(np.where(mine, 0, b - a), c, line, item)]
+    for r in sorted(streamed):
+        k = np.flatnonzero(mine & (rank == r))
+        if len(k) == 0:
+            continue
+        t, ln = ops[r]
+        j0 = np.searchsorted(t, a[k], side="right") - 1  # the latest made by the start
+        j1 = np.searchsorted(t, b[k], side="left")  # made strictly before the end
+        count = np.maximum(j1 - j0, 1)
+        at = np.repeat(k, count)
+        j = np.repeat(j0, count) + (np.arange(count.sum()) - np.repeat(np.cumsum(count) - count,
+                                                                      count))
+        lo = np.maximum(a[at], t[np.clip(j, 0, len(t) - 1)])
+        hi = np.minimum(b[at], np.where(j + 1 < len(t), t[np.clip(j + 1, 0, len(t) - 1)],
+                                        b[at]))
+        rows.append((hi - lo, c[at], np.where(j >= 0, ln[np.clip(j, 0, len(t) - 1)],
+                                              PROGRAM_START), item[at]))
+    return rows

@@ -1,0 +1,121 @@
+"""``legate_prof critical`` as a user reads it (fresh-eyes review 32): the split by source line
+(the program's start and the line the program was at, every row there so they add up), where
+the path lies in the run, steps of no time folded, ``--ranks``/``--start``/``--stop``, and the
+words of the text and of a mistyped option.  Real recorded runs only (fixtures/real)."""
+
+import json
+import re
+
+from fixtures.make_critical_goldens import REAL, rank_files
+from legate_prof.cli import main
+
+MPI2 = str(REAL / "mpi2")
+
+
+def critical(capsys, *args):
+    rc = main(["critical", "-q", *map(str, args)])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def critical_json(capsys, *args):
+    rc, out, err = critical(capsys, "--json", *args)
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def test_startup_is_the_programs_start_and_each_launch_the_line_it_was_at(capsys):
+    """mpi2: the top-level task starts at 2.028 s; the program makes its first array (line 6)
+    at 3.299 s (the runtime's stream).  That time goes to "(program start)", not to line 9
+    (which the old rule, "the next item's line", gave 74 % of the path); lines 6-8 get the
+    program's time while it was at them; the rows add up to the path."""
+    doc = critical_json(capsys, MPI2)
+    rows = {k.rsplit("/", 1)[-1]: v for k, v in doc["by_provenance"].items()}
+    assert sum(rows.values()) == doc["span_ns"]
+    assert 1.2e9 < rows["(program start)"] < 1.3e9  # 2.028 s .. 3.299 s, less what ran then
+    assert rows["prog_mr.py:9"] < 0.1 * doc["span_ns"]
+    assert all(rows.get(f"prog_mr.py:{n}", 0) > 10e6 for n in (6, 7, 8))
+    assert "(no line)" in rows  # runtime work of no operation
+    # by kind is the split it was (launch is still the program's thread running)
+    assert doc["by_kind"] == {"compute": 33112045, "launch": 2390129336, "runtime": 373904560,
+                              "copy": 17925403, "fill": 0, "dependent_partitioning": 0,
+                              "unknown": 0, "gap": 156063053}
+
+
+def test_without_the_stream_and_without_lines_the_rows_still_add_up(capsys):
+    """Legion's log alone: the program's start runs to the first item Legion created; a
+    profile with no source lines at all still prints the section (program start, no line)."""
+    doc = critical_json(capsys, REAL / "efficient_0.prof")
+    assert sum(doc["by_provenance"].values()) == doc["span_ns"]
+    assert doc["by_provenance"]["(program start)"] > 0
+    rc, out, _ = critical(capsys, REAL / "legate26.06_cpu2_myprof_0.prof")
+    section = out.split("By source line\n", 1)[1].split("\n\n", 1)[0]
+    assert "(no line)" in section and "(program start)" in section, out
+
+
+def test_the_header_says_where_the_path_lies_in_the_run(capsys):
+    """The path starts at the top-level task (2.028 s), the run at 431.6 ms: the text says
+    so, and the JSON gives the run's span as stats does ([start, stop]) beside the path's."""
+    doc = critical_json(capsys, MPI2)
+    main(["stats", "-q", "--json", "--no-idle", MPI2])
+    stats = json.loads(capsys.readouterr().out)
+    assert doc["run_span_ns"] == stats["span_ns"]
+    assert doc["path_start_ns"] == 2027811555
+    assert doc["path_start_ns"] + doc["span_ns"] == doc["run_span_ns"][1]
+    _, out, _ = critical(capsys, MPI2, "--limit", 1)
+    first, second = out.splitlines()[:2]
+    assert first.startswith("Critical path: 264 items over 2.971 s, from the top-level task's "
+                            "start (2.028 s) to the run's end"), first
+    assert "The run spans 4.567 s" in second and "1.596 s before the path" in second, second
+
+
+def test_steps_of_no_time_fold_into_one_line_and_do_not_use_up_the_limit(capsys):
+    """mpi2_copies: 47 steps of 0 ns right after the last step filled the listing; now one
+    line says what they are, and --limit 10 shows 10 steps that hold time.  The JSON keeps
+    every step."""
+    doc = critical_json(capsys, REAL / "mpi2_copies")
+    zeros = sum(1 for p in doc["path"] if p["on_path_ns"][0] == p["on_path_ns"][1])
+    _, out, _ = critical(capsys, REAL / "mpi2_copies", "--limit", 10)
+    rows = out.split(" on path ", 1)[1].splitlines()[1:]
+    steps = [r for r in rows if re.match(r"\s+\d", r)]
+    folded = [r for r in rows if "steps of 0 ns" in r or "step of 0 ns" in r]
+    assert len(steps) == 10 and not any(r.split()[:2] == ["0", "ns"] for r in steps), rows
+    assert folded and "… and 47 steps of 0 ns" in folded[0]
+    assert len(doc["path"]) == 207 and zeros >= 47
+
+
+def test_ranks_and_a_window_give_the_windows_own_path(capsys):
+    """``--start/--stop`` cut the profile as insights does: the path lies inside the window;
+    ``--ranks 0`` reads rank 0 alone and the text says why the path stops."""
+    doc = critical_json(capsys, MPI2, "--start", "4s", "--stop", "4.5s")
+    assert doc["path"] and doc["path_start_ns"] >= 4e9
+    assert doc["path_start_ns"] + doc["span_ns"] <= 4.5e9
+    assert doc["run_span_ns"][0] >= 4e9 and doc["run_span_ns"][1] <= 4.5e9
+    rc, out, err = critical(capsys, MPI2, "--ranks", "0", "--limit", 3)
+    assert rc == 0, err
+    assert out.startswith("Critical path: 1 item over ")  # (not "1 items")
+    assert "rank 1 of the run was not given" in out, out
+
+
+def test_the_path_stops_at_an_event_of_a_rank_not_given(capsys):
+    """Rank 0's log alone with its stream: the chain ends at an event no profile read
+    records; the JSON says which rank's and which ranks are missing."""
+    doc = critical_json(capsys, rank_files(REAL / "mpi2")[0])
+    stop = doc["stops_at"]
+    assert stop is not None and stop["ranks_not_given"] == [1], stop
+    assert doc["by_kind"]["unknown"] > 0
+
+
+def test_a_runtime_stream_alone_is_named_as_such(capsys):
+    rc, out, _ = critical(capsys, REAL / "mpi2" / "legate_0.runtime.prof")
+    assert rc == 0
+    assert "runtime's event stream" in out and "format 1011" not in out
+    assert "Critical path: 0 items" not in out and " on path " not in out, out
+
+
+def test_long_lane_names_are_not_cut_short(capsys):
+    """A channel's lane name is longer than the old 40-character column: it is shown whole
+    (or cut in its middle), never cut off at its end."""
+    _, out, _ = critical(capsys, MPI2, "--limit", 0)
+    rows = [r for r in out.splitlines() if "Channel " in r]
+    assert rows and all(re.search(r"Channel Node \d .*to .*Memory", r) for r in rows), rows[:3]
