@@ -96,17 +96,20 @@ class _Facts:
         return out
 
     def of_items(self, ids, what):
-        """``what`` ("op_id", "lane" or "size": a copy's, fill's or instance's bytes) of the
-        items ``ids``, asked of the part that holds each."""
+        """``what`` ("op_id", "lane", "part": which part holds it, "size": a copy's, fill's
+        or instance's bytes, or "inst": its instance id, for a runtime array its number in
+        its rank's stream) of the items ``ids``, asked of the part that holds each."""
         ids = np.asarray(ids, np.int64)
-        out = np.zeros(len(ids), np.int64 if what == "lane" else np.uint64)
+        out = np.zeros(len(ids), np.int64 if what in ("lane", "part") else np.uint64)
         for k, sel, local in by_part(self.offsets, ids):
             p = self.parts[k]
-            if what == "size":
+            if what == "part":
+                out[sel] = k
+            elif what in ("size", "inst"):
                 t = p.model.transfers
                 if len(t["item"]):
                     j = np.clip(np.searchsorted(t["item"], local), 0, len(t["item"]) - 1)
-                    out[sel] = np.where(t["item"][j] == local, t["size"][j], 0)
+                    out[sel] = np.where(t["item"][j] == local, t[what][j], 0)
             elif what == "lane":
                 out[sel] = p.model.items["lane"][local].astype(np.int64) + p.lane_off
             else:
@@ -257,9 +260,11 @@ def _mask(n, where):
 def temporaries(f):
     """Expressions that materialize intermediates: several full-size arrays from one line.
 
-    With the runtime's event stream the arrays are the program's own (one per array); from
-    Legion alone they are the operations that own full-size instances (an array split over
-    processors is still one operation).
+    With the runtime's event stream the arrays are the program's own, each counted once
+    however many ranks hold it; from Legion alone a line is named only where operations of
+    different kinds (task names) made its full-size instances: pieces of one operation split
+    over processors or ranks, or an operation writing into an output it was given, are one
+    kind, and two operations of one kind cannot be told from one split in more pieces.
     """
     inst = np.flatnonzero(f.kind == ItemKind.INSTANCE)
     if len(inst) == 0:
@@ -267,31 +272,78 @@ def temporaries(f):
     size = f.of_items(inst, "size")
     is_array_name = np.array([s.startswith("Array ") for s in f.m.names], bool)
     runtime = is_array_name[f.name[inst]]
-    if runtime.any():  # the program's arrays, one item each
+    guess = not runtime.any()
+    if not guess:  # the program's arrays: every rank numbers them alike in its stream
         inst, size = inst[runtime], size[runtime]
-        owner = inst
-    else:  # Legion instances: count the operations that made them
-        owner = f.of_items(inst, "op_id")
+        array = f.of_items(inst, "inst").astype(np.int64)
+    else:  # Legion's instances: the kinds of operation that made them
+        array = _operation_kinds(f, inst)
     big = size >= 0.5 * size.max()
     out = []
     for p in np.unique(f.prov[inst[big]]).tolist():
-        here = big & (f.prov[inst] == p)
-        arrays = len(np.unique(owner[here]))
-        if not p or arrays < 2:
+        here = np.flatnonzero(big & (f.prov[inst] == p))
+        kinds, first = np.unique(array[here], return_index=True)
+        if not p or len(kinds) < 2:
             continue
-        b = int(size[here].sum())
+        # an array's bytes once (not once per rank); Legion's pieces add up to their arrays
+        b = int(size[here].sum() if guess else size[here[first]].sum())
         tasks = f.app & (f.prov == p)
-        out.append(_finding(
-            "temporaries",
-            f"{arrays} full-size arrays made by one line ({b / 2**20:.1f} MiB): "
-            "intermediates of an expression",
-            [f.line(p)], f.window(tasks if tasks.any() else _mask(len(f.kind), inst[here])),
-            {"arrays": int(arrays), "bytes": b, "task_time_ns": int(f.run[tasks].sum())},
-            int(f.run[tasks].sum()),
-            "Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, out=t); "
-            "t += 1.0) instead of materializing temporaries; fewer live instances also means "
-            "less memory pressure.", holds=_on_lines(f, [p], ("compute",))))
+        out.append(_temporaries_finding(f, p, len(kinds), b, tasks, inst[here],
+                                        _made_by(f, array[here]) if guess else None))
     return out
+
+
+def _operation_kinds(f, inst):
+    """Which kind of operation made each instance: the name id of its operation's task, or
+    (an operation without a task of its own) a negative number of its own."""
+    op = f.of_items(inst, "op_id")
+    part = f.of_items(inst, "part")
+    tasks = np.flatnonzero(f.app)
+    t_op, t_part = f.of_items(tasks, "op_id"), f.of_items(tasks, "part")
+    pair = np.unique(np.stack([part, op.astype(np.int64)]), axis=1, return_inverse=True)[1]
+    kind = -1 - pair.reshape(-1).astype(np.int64)
+    for k in np.unique(part).tolist():
+        mine = np.flatnonzero(part == k)
+        theirs = t_part == k
+        order = np.argsort(t_op[theirs], kind="stable")
+        ops, names = t_op[theirs][order], f.name[tasks[theirs]][order]
+        if len(ops) == 0:
+            continue
+        j = np.clip(np.searchsorted(ops, op[mine]), 0, len(ops) - 1)
+        hit = ops[j] == op[mine]
+        kind[mine[hit]] = names[j[hit]]
+    return kind
+
+
+def _made_by(f, kinds):
+    """Instances by the kind of operation that made them, in words."""
+    out = {}
+    for k in kinds.tolist():
+        name = f.m.names[k] if k >= 0 else "an operation without a task"
+        out[name] = out.get(name, 0) + 1
+    return out
+
+
+def _temporaries_finding(f, p, arrays, nbytes, tasks, instances, made_by):
+    """A temporaries finding; ``made_by`` (a guess from Legion's instances alone): the
+    instances by the kind of operation that made them, None where the stream counted."""
+    evidence = {"arrays": int(arrays), "bytes": nbytes, "task_time_ns": int(f.run[tasks].sum())}
+    if made_by is None:
+        title = (f"{arrays} full-size arrays made by one line ({nbytes / 2**20:.1f} MiB): "
+                 "intermediates of an expression")
+    else:
+        evidence.update(guess=True, instances_by_operation=made_by)
+        title = (f"{arrays} kinds of operation ({', '.join(sorted(made_by))}) made full-size "
+                 f"instances at one line ({nbytes / 2**20:.1f} MiB): intermediates of an "
+                 "expression? (a guess from Legion's instances: without the runtime's stream, "
+                 "legate_N.runtime.prof, the arrays cannot be counted)")
+    return _finding(
+        "temporaries", title, [f.line(p)],
+        f.window(tasks if tasks.any() else _mask(len(f.kind), instances)), evidence,
+        int(f.run[tasks].sum()),
+        "Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, out=t); "
+        "t += 1.0) instead of materializing temporaries; fewer live instances also means "
+        "less memory pressure.", holds=_on_lines(f, [p], ("compute",)))
 
 
 def copy_baseline(f):
