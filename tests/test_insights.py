@@ -217,3 +217,22 @@ def test_without_the_stream_temporaries_name_only_what_legion_can_tell_and_say_i
     assert [(f["provenance"], f["evidence"]["arrays"]) for f in streamed
             if f["pattern"] == "temporaries"] == [
         (["/work/staging/fixtures/efficient_1rank/efficient.py:14"], 2)]
+
+
+def test_a_loops_lines_are_one_tiny_tasks_finding_however_few_tasks_each_line_has():
+    """On the recorded inefficient example (N = 16,384: 4 iterations) line 23 launches 36
+    tasks, line 22 20 and line 21 8, all started among each other's: one loop of three lines
+    (line 15's scatter, started just before the loop, is not part of it)."""
+    import numpy as np
+    from legate_prof.model.kinds import ItemKind
+    profile = load_profile(run_files("inefficient_1rank"))
+    (loop,) = by_pattern(find_insights(profile))["tiny_tasks"]
+    lines = {p.rsplit(":", 1)[-1]: n for p, n in loop["evidence"]["tasks_per_line"].items()}
+    assert lines == {"21": 8, "22": 20, "23": 36}
+    assert loop["evidence"]["tasks"] == 64 and loop["title"].startswith("64 tiny tasks from 3 ")
+    assert [p.rsplit(":", 1)[-1] for p in loop["provenance"]] == ["21", "22", "23"]
+    m = profile.merged_model()
+    prov = np.array(m.provenances, object)[m.op_provenance(m.items["op_id"])]
+    starts = {n: np.sort(m.items["start"][(m.items["kind"] == int(ItemKind.TASK)) & (prov == p)])
+              for p in loop["provenance"] for n in [p.rsplit(":", 1)[-1]]}
+    assert starts["22"][0] < starts["23"][-1] and starts["23"][0] < starts["22"][-1]

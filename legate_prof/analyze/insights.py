@@ -161,27 +161,15 @@ def _launch_overhead(f):
 def tiny_tasks(f):
     """Many short tasks from a few lines (a slice loop): the guide's "barcode"."""
     overhead = _launch_overhead(f)
-    lines = []
+    lines = []  # lines of short tasks, launched more than once
     for p in np.unique(f.prov[f.app]).tolist():
         sel = f.app & (f.prov == p)
         n = int(np.count_nonzero(sel))
         med = float(np.median(f.run[sel])) if n else 0.0
-        if p and n >= TINY_TASK_MIN_COUNT and med < max(overhead, 1.0):
+        if p and n >= 2 and med < max(overhead, 1.0):
             lines.append((p, sel, n, med))
-    if not lines:
-        return []
-    # lines whose launches interleave in time are one loop
-    lines.sort(key=lambda x: f.start[x[1]].min())
-    loops, cur = [], [lines[0]]
-    for x in lines[1:]:
-        if f.start[x[1]].min() <= max(f.stop[y[1]].max() for y in cur):
-            cur.append(x)
-        else:
-            loops.append(cur)
-            cur = [x]
-    loops.append(cur)
     out = []
-    for loop in loops:
+    for loop in _loops(f, lines):
         sel = np.logical_or.reduce([x[1] for x in loop])
         n = int(np.count_nonzero(sel))
         med = float(np.median(f.run[sel]))
@@ -199,6 +187,32 @@ def tiny_tasks(f):
             "(guide, Example 1: avoid per-slice 'tiny task' loops on big arrays).",
             holds=_on_lines(f, [x[0] for x in loop])))
     return out
+
+
+def _loops(f, lines):
+    """The loops among ``lines`` (``(provenance, items, tasks, median)`` of lines of short
+    tasks): each from a line of at least ``TINY_TASK_MIN_COUNT`` tasks, with the lines whose
+    launches interleave with its own (two or more of their tasks start between the loop's
+    first and last), however few tasks each has."""
+    starts = [np.sort(f.start[x[1]]) for x in lines]
+    seeds = sorted((k for k, x in enumerate(lines) if x[2] >= TINY_TASK_MIN_COUNT),
+                   key=lambda k: starts[k][0])
+    taken, loops = set(), []
+    for seed in seeds:
+        if seed in taken:
+            continue
+        loop, first, last = [seed], starts[seed][0], starts[seed][-1]
+        grew = True
+        while grew:
+            grew = False
+            for k, st in enumerate(starts):
+                inside = np.searchsorted(st, last, "right") - np.searchsorted(st, first)
+                if k not in taken and k not in loop and inside >= 2:
+                    loop.append(k)
+                    first, last, grew = min(first, st[0]), max(last, st[-1]), True
+        taken.update(loop)
+        loops.append([lines[k] for k in sorted(loop, key=lambda k: starts[k][0])])
+    return loops
 
 
 def runtime_overhead(f):
