@@ -202,9 +202,14 @@ def test_without_the_stream_temporaries_name_only_what_legion_can_tell_and_say_i
     the finding says it is a guess; ``z = x + y`` is not. With the stream, the efficient
     program's ``np.putmask(z, cond, x * y + 1.0)`` (x * y is a temporary) stays the one named."""
     from legate_prof.analyze.insights import format_insights
-    found = find_insights(load_profile([str(REAL / "efficient_0.prof")]))
+    from legate_prof.assemble.restrict import restrict
+    efficient = load_profile([str(REAL / "efficient_0.prof")])
+    found = find_insights(efficient)
     assert [f for f in found if f["pattern"] == "temporaries"] == []
     assert "No finding" in format_insights(found)
+    # a window holding the arrays' instances but none of the tasks that made them
+    window = restrict(efficient, start=1_000_000_000, stop=1_001_000_000)
+    assert [f for f in find_insights(window) if f["pattern"] == "temporaries"] == []
     alone = by_pattern(find_insights(load_profile(
         [str(REAL / "inefficient_1rank" / "legate_0.prof.gz")])))
     by_line = {f["provenance"][0].rsplit(":", 1)[-1]: f for f in alone["temporaries"]}

@@ -290,8 +290,12 @@ def temporaries(f):
     if not guess:  # the program's arrays: every rank numbers them alike in its stream
         inst, size = inst[runtime], size[runtime]
         array = f.of_items(inst, "inst").astype(np.int64)
-    else:  # Legion's instances: the kinds of operation that made them
+    else:  # Legion's instances: the kinds of operation that made them, where known
         array = _operation_kinds(f, inst)
+        known = array >= 0  # (an operation whose task is not in view cannot be told)
+        inst, size, array = inst[known], size[known], array[known]
+        if len(inst) == 0:
+            return []
     big = size >= 0.5 * size.max()
     out = []
     for p in np.unique(f.prov[inst[big]]).tolist():
@@ -308,14 +312,13 @@ def temporaries(f):
 
 
 def _operation_kinds(f, inst):
-    """Which kind of operation made each instance: the name id of its operation's task, or
-    (an operation without a task of its own) a negative number of its own."""
+    """Which kind of operation made each instance: the name id of its operation's task, -1
+    where no task of that operation is in the profile (or in its window)."""
     op = f.of_items(inst, "op_id")
     part = f.of_items(inst, "part")
     tasks = np.flatnonzero(f.app)
     t_op, t_part = f.of_items(tasks, "op_id"), f.of_items(tasks, "part")
-    pair = np.unique(np.stack([part, op.astype(np.int64)]), axis=1, return_inverse=True)[1]
-    kind = -1 - pair.reshape(-1).astype(np.int64)
+    kind = np.full(len(inst), -1, np.int64)
     for k in np.unique(part).tolist():
         mine = np.flatnonzero(part == k)
         theirs = t_part == k
@@ -333,8 +336,7 @@ def _made_by(f, kinds):
     """Instances by the kind of operation that made them, in words."""
     out = {}
     for k in kinds.tolist():
-        name = f.m.names[k] if k >= 0 else "an operation without a task"
-        out[name] = out.get(name, 0) + 1
+        out[f.m.names[k]] = out.get(f.m.names[k], 0) + 1
     return out
 
 
