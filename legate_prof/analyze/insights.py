@@ -192,27 +192,38 @@ def tiny_tasks(f):
 def _loops(f, lines):
     """The loops among ``lines`` (``(provenance, items, tasks, median)`` of lines of short
     tasks): each from a line of at least ``TINY_TASK_MIN_COUNT`` tasks, with the lines whose
-    launches interleave with its own (two or more of their tasks start between the loop's
-    first and last), however few tasks each has."""
-    starts = [np.sort(f.start[x[1]]) for x in lines]
+    launches (tasks' creation) interleave with the loop's, however few tasks each has."""
+    launches = [np.sort(f.of_items(np.flatnonzero(x[1]), "create").astype(np.int64))
+                for x in lines]
     seeds = sorted((k for k, x in enumerate(lines) if x[2] >= TINY_TASK_MIN_COUNT),
-                   key=lambda k: starts[k][0])
+                   key=lambda k: launches[k][0])
     taken, loops = set(), []
     for seed in seeds:
         if seed in taken:
             continue
-        loop, first, last = [seed], starts[seed][0], starts[seed][-1]
-        grew = True
+        loop, grew = [seed], True
         while grew:
-            grew = False
-            for k, st in enumerate(starts):
-                inside = np.searchsorted(st, last, "right") - np.searchsorted(st, first)
-                if k not in taken and k not in loop and inside >= 2:
-                    loop.append(k)
-                    first, last, grew = min(first, st[0]), max(last, st[-1]), True
+            ours = np.sort(np.concatenate([launches[k] for k in loop]))
+            join = [k for k in range(len(lines)) if k not in taken and k not in loop
+                    and _interleave(launches[k], ours)]
+            loop += join
+            grew = bool(join)
         taken.update(loop)
-        loops.append([lines[k] for k in sorted(loop, key=lambda k: starts[k][0])])
+        loops.append([lines[k] for k in sorted(loop, key=lambda k: launches[k][0])])
     return loops
+
+
+LOOP_SHARE = 0.25  # of a loop's launch span, a line's launches must share to be one of its own
+
+
+def _interleave(theirs, ours):
+    """Whether launches ``theirs`` interleave with a loop's ``ours`` (both sorted): they fall
+    between two different pairs of the loop's launches, and over a quarter of the loop's
+    span (a line run once, with a piece launched late, does not)."""
+    gap = np.searchsorted(ours, theirs, "right")
+    gaps = len(np.unique(gap[(gap > 0) & (gap < len(ours))]))
+    shared = min(theirs[-1], ours[-1]) - max(theirs[0], ours[0])
+    return gaps >= 2 and shared >= LOOP_SHARE * (ours[-1] - ours[0])
 
 
 def runtime_overhead(f):
