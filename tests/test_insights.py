@@ -241,3 +241,16 @@ def test_a_loops_lines_are_one_tiny_tasks_finding_however_few_tasks_each_line_ha
     starts = {n: np.sort(m.items["start"][(m.items["kind"] == int(ItemKind.TASK)) & (prov == p)])
               for p in loop["provenance"] for n in [p.rsplit(":", 1)[-1]]}
     assert starts["22"][0] < starts["23"][-1] and starts["23"][0] < starts["22"][-1]
+
+
+def test_a_window_that_holds_nothing_says_so_rather_than_that_the_run_is_clean():
+    """`insights --start 10s` on a 5 s run warns that nothing is left; the answer then says
+    the window holds nothing to judge, not that no pattern shows in the profile."""
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "insights", str(REAL / "mpi2"),
+                        "--start", "10s"], capture_output=True, text=True, env=dict(os.environ),
+                       cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert "nothing is left" in p.stderr
+    assert p.stdout.strip() == ("No finding: the window (--start/--stop) holds nothing to "
+                                "judge (no item of the run is in it).")
+    assert "inefficiency patterns" not in p.stdout

@@ -543,10 +543,14 @@ def _idle_evidence(found, f):
                                              for w in rows[0]["by_wait"]}
 
 
-def format_insights(findings, windowed=False):
+def format_insights(findings, windowed=False, empty=False):
     """Text lines of the findings; ``windowed``: found in a window of the run (--start/--stop),
-    whose own critical path their wall-clock costs share."""
+    whose own critical path their wall-clock costs share; ``empty``: the profile (or the
+    window) holds no item, so no finding says nothing about the run."""
     whole = "this window's" if windowed else "the run's"
+    if not findings and empty:
+        where = "the window (--start/--stop)" if windowed else "the profile"
+        return f"No finding: {where} holds nothing to judge (no item of the run is in it)."
     if not findings:
         return "No finding: none of the guide's inefficiency patterns shows in this profile."
     lines = []
@@ -600,4 +604,9 @@ IDLE_WAIT_WORDS = {"copy_fill": "a copy or fill", "mapping": "mapping on utility
                    "memory": "an instance's memory", "unknown": "nothing known"}
 
 
-__all__ = ["find_insights", "format_insights", "DETECTORS", "PROCESSOR_GROUPS"]
+def holds_items(profile):
+    """Whether the profile (a model or a ``RankSet``, maybe cut to a window) has any item."""
+    return any(p.model.n_items for p in profile.item_parts())
+
+
+__all__ = ["find_insights", "format_insights", "holds_items", "DETECTORS", "PROCESSOR_GROUPS"]
