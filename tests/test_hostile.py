@@ -457,12 +457,16 @@ def test_terminal_safe_keeps_plain_text_of_every_script_as_it_is():
 
 
 def _hostile_log(path):
-    """The guide's efficient run with a set-title and a clear-line in its provenance (the same
-    lengths, so the log stays whole), and a runtime stream with every escape in names."""
+    """The guide's inefficient run (it has findings whose lines ``insights`` prints) with a
+    set-title and a clear-line in its provenance (the same lengths, so the log stays whole),
+    and a runtime stream with every escape in names."""
+    import gzip
     import msgpack
     from legate_prof.read.runtime_stream import STREAM_MAGIC
-    raw = (ROOT / "fixtures" / "real" / "efficient_0.prof").read_bytes()
-    path.write_bytes(raw.replace(b"/work/main/examples/", b"/\x1b[2K/main/\x1b]0;pwn\x07/"))
+    raw = gzip.decompress((ROOT / "fixtures" / "real" / "inefficient_1rank"
+                           / "legate_0.prof.gz").read_bytes())
+    path.write_bytes(raw.replace(b"/work/staging/fixtures/",
+                                 b"/\x1b[2K/staging/\x1b]0;pwn\x07/"))
     pack = msgpack.Packer(use_bin_type=True).pack
     evs = [["op", 10 + i, "Task" + v, v + "prog.py:3"] for i, v in enumerate(ESCAPES.values())
            if "\udcff" not in v]  # (msgpack strings are UTF-8: no lone surrogates)

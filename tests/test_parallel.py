@@ -444,7 +444,9 @@ def test_findings_of_ranks_are_read_rank_by_rank_without_a_merged_copy(synthetic
     assert not ranked.merged_yet
     assert found and found == find_insights(load_profile(synthetic_8, workers=1))
     patterns = {f["pattern"] for f in found}
-    assert {"temporaries", "memory_pressure", "advanced_indexing"} <= patterns, patterns
+    # (no temporaries: the generated instances' operations have no tasks, so from Legion
+    # alone nothing tells what made them; docs/insights.md)
+    assert {"memory_pressure", "advanced_indexing"} <= patterns, patterns
 
 
 def test_per_rank_bundles_are_queried_without_a_merged_copy(synthetic_8, tmp_path, capsys):

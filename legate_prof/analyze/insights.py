@@ -96,17 +96,20 @@ class _Facts:
         return out
 
     def of_items(self, ids, what):
-        """``what`` ("op_id", "lane" or "size": a copy's, fill's or instance's bytes) of the
-        items ``ids``, asked of the part that holds each."""
+        """``what`` ("op_id", "lane", "part": which part holds it, "size": a copy's, fill's
+        or instance's bytes, or "inst": its instance id, for a runtime array its number in
+        its rank's stream) of the items ``ids``, asked of the part that holds each."""
         ids = np.asarray(ids, np.int64)
-        out = np.zeros(len(ids), np.int64 if what == "lane" else np.uint64)
+        out = np.zeros(len(ids), np.int64 if what in ("lane", "part") else np.uint64)
         for k, sel, local in by_part(self.offsets, ids):
             p = self.parts[k]
-            if what == "size":
+            if what == "part":
+                out[sel] = k
+            elif what in ("size", "inst"):
                 t = p.model.transfers
                 if len(t["item"]):
                     j = np.clip(np.searchsorted(t["item"], local), 0, len(t["item"]) - 1)
-                    out[sel] = np.where(t["item"][j] == local, t["size"][j], 0)
+                    out[sel] = np.where(t["item"][j] == local, t[what][j], 0)
             elif what == "lane":
                 out[sel] = p.model.items["lane"][local].astype(np.int64) + p.lane_off
             else:
@@ -158,27 +161,15 @@ def _launch_overhead(f):
 def tiny_tasks(f):
     """Many short tasks from a few lines (a slice loop): the guide's "barcode"."""
     overhead = _launch_overhead(f)
-    lines = []
+    lines = []  # lines of short tasks, launched more than once
     for p in np.unique(f.prov[f.app]).tolist():
         sel = f.app & (f.prov == p)
         n = int(np.count_nonzero(sel))
         med = float(np.median(f.run[sel])) if n else 0.0
-        if p and n >= TINY_TASK_MIN_COUNT and med < max(overhead, 1.0):
+        if p and n >= 2 and med < max(overhead, 1.0):
             lines.append((p, sel, n, med))
-    if not lines:
-        return []
-    # lines whose launches interleave in time are one loop
-    lines.sort(key=lambda x: f.start[x[1]].min())
-    loops, cur = [], [lines[0]]
-    for x in lines[1:]:
-        if f.start[x[1]].min() <= max(f.stop[y[1]].max() for y in cur):
-            cur.append(x)
-        else:
-            loops.append(cur)
-            cur = [x]
-    loops.append(cur)
     out = []
-    for loop in loops:
+    for loop in _loops(f, lines):
         sel = np.logical_or.reduce([x[1] for x in loop])
         n = int(np.count_nonzero(sel))
         med = float(np.median(f.run[sel]))
@@ -196,6 +187,43 @@ def tiny_tasks(f):
             "(guide, Example 1: avoid per-slice 'tiny task' loops on big arrays).",
             holds=_on_lines(f, [x[0] for x in loop])))
     return out
+
+
+def _loops(f, lines):
+    """The loops among ``lines`` (``(provenance, items, tasks, median)`` of lines of short
+    tasks): each from a line of at least ``TINY_TASK_MIN_COUNT`` tasks, with the lines whose
+    launches (tasks' creation) interleave with the loop's, however few tasks each has."""
+    launches = [np.sort(f.of_items(np.flatnonzero(x[1]), "create").astype(np.int64))
+                for x in lines]
+    seeds = sorted((k for k, x in enumerate(lines) if x[2] >= TINY_TASK_MIN_COUNT),
+                   key=lambda k: launches[k][0])
+    taken, loops = set(), []
+    for seed in seeds:
+        if seed in taken:
+            continue
+        loop, grew = [seed], True
+        while grew:
+            ours = np.sort(np.concatenate([launches[k] for k in loop]))
+            join = [k for k in range(len(lines)) if k not in taken and k not in loop
+                    and _interleave(launches[k], ours)]
+            loop += join
+            grew = bool(join)
+        taken.update(loop)
+        loops.append([lines[k] for k in sorted(loop, key=lambda k: launches[k][0])])
+    return loops
+
+
+LOOP_SHARE = 0.25  # of a loop's launch span, a line's launches must share to be one of its own
+
+
+def _interleave(theirs, ours):
+    """Whether launches ``theirs`` interleave with a loop's ``ours`` (both sorted): they fall
+    between two different pairs of the loop's launches, and over a quarter of the loop's
+    span (a line run once, with a piece launched late, does not)."""
+    gap = np.searchsorted(ours, theirs, "right")
+    gaps = len(np.unique(gap[(gap > 0) & (gap < len(ours))]))
+    shared = min(theirs[-1], ours[-1]) - max(theirs[0], ours[0])
+    return gaps >= 2 and shared >= LOOP_SHARE * (ours[-1] - ours[0])
 
 
 def runtime_overhead(f):
@@ -257,9 +285,11 @@ def _mask(n, where):
 def temporaries(f):
     """Expressions that materialize intermediates: several full-size arrays from one line.
 
-    With the runtime's event stream the arrays are the program's own (one per array); from
-    Legion alone they are the operations that own full-size instances (an array split over
-    processors is still one operation).
+    With the runtime's event stream the arrays are the program's own, each counted once
+    however many ranks hold it; from Legion alone a line is named only where operations of
+    different kinds (task names) made its full-size instances: pieces of one operation split
+    over processors or ranks, or an operation writing into an output it was given, are one
+    kind, and two operations of one kind cannot be told from one split in more pieces.
     """
     inst = np.flatnonzero(f.kind == ItemKind.INSTANCE)
     if len(inst) == 0:
@@ -267,31 +297,80 @@ def temporaries(f):
     size = f.of_items(inst, "size")
     is_array_name = np.array([s.startswith("Array ") for s in f.m.names], bool)
     runtime = is_array_name[f.name[inst]]
-    if runtime.any():  # the program's arrays, one item each
+    guess = not runtime.any()
+    if not guess:  # the program's arrays: every rank numbers them alike in its stream
         inst, size = inst[runtime], size[runtime]
-        owner = inst
-    else:  # Legion instances: count the operations that made them
-        owner = f.of_items(inst, "op_id")
+        array = f.of_items(inst, "inst").astype(np.int64)
+    else:  # Legion's instances: the kinds of operation that made them, where known
+        array = _operation_kinds(f, inst)
+        known = array >= 0  # (an operation whose task is not in view cannot be told)
+        inst, size, array = inst[known], size[known], array[known]
+        if len(inst) == 0:
+            return []
     big = size >= 0.5 * size.max()
     out = []
     for p in np.unique(f.prov[inst[big]]).tolist():
-        here = big & (f.prov[inst] == p)
-        arrays = len(np.unique(owner[here]))
-        if not p or arrays < 2:
+        here = np.flatnonzero(big & (f.prov[inst] == p))
+        kinds, first = np.unique(array[here], return_index=True)
+        if not p or len(kinds) < 2:
             continue
-        b = int(size[here].sum())
+        # an array's bytes once (not once per rank); Legion's pieces add up to their arrays
+        b = int(size[here].sum() if guess else size[here[first]].sum())
         tasks = f.app & (f.prov == p)
-        out.append(_finding(
-            "temporaries",
-            f"{arrays} full-size arrays made by one line ({b / 2**20:.1f} MiB): "
-            "intermediates of an expression",
-            [f.line(p)], f.window(tasks if tasks.any() else _mask(len(f.kind), inst[here])),
-            {"arrays": int(arrays), "bytes": b, "task_time_ns": int(f.run[tasks].sum())},
-            int(f.run[tasks].sum()),
-            "Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, out=t); "
-            "t += 1.0) instead of materializing temporaries; fewer live instances also means "
-            "less memory pressure.", holds=_on_lines(f, [p], ("compute",))))
+        out.append(_temporaries_finding(f, p, len(kinds), b, tasks, inst[here],
+                                        _made_by(f, array[here]) if guess else None))
     return out
+
+
+def _operation_kinds(f, inst):
+    """Which kind of operation made each instance: the name id of its operation's task, -1
+    where no task of that operation is in the profile (or in its window)."""
+    op = f.of_items(inst, "op_id")
+    part = f.of_items(inst, "part")
+    tasks = np.flatnonzero(f.app)
+    t_op, t_part = f.of_items(tasks, "op_id"), f.of_items(tasks, "part")
+    kind = np.full(len(inst), -1, np.int64)
+    for k in np.unique(part).tolist():
+        mine = np.flatnonzero(part == k)
+        theirs = t_part == k
+        order = np.argsort(t_op[theirs], kind="stable")
+        ops, names = t_op[theirs][order], f.name[tasks[theirs]][order]
+        if len(ops) == 0:
+            continue
+        j = np.clip(np.searchsorted(ops, op[mine]), 0, len(ops) - 1)
+        hit = ops[j] == op[mine]
+        kind[mine[hit]] = names[j[hit]]
+    return kind
+
+
+def _made_by(f, kinds):
+    """Instances by the kind of operation that made them, in words."""
+    out = {}
+    for k in kinds.tolist():
+        out[f.m.names[k]] = out.get(f.m.names[k], 0) + 1
+    return out
+
+
+def _temporaries_finding(f, p, arrays, nbytes, tasks, instances, made_by):
+    """A temporaries finding; ``made_by`` (a guess from Legion's instances alone): the
+    instances by the kind of operation that made them, None where the stream counted."""
+    evidence = {"arrays": int(arrays), "bytes": nbytes, "task_time_ns": int(f.run[tasks].sum())}
+    if made_by is None:
+        title = (f"{arrays} full-size arrays made by one line ({nbytes / 2**20:.1f} MiB): "
+                 "intermediates of an expression")
+    else:
+        evidence.update(guess=True, instances_by_operation=made_by)
+        title = (f"{arrays} kinds of operation ({', '.join(sorted(made_by))}) made full-size "
+                 f"instances at one line ({nbytes / 2**20:.1f} MiB): intermediates of an "
+                 "expression? (a guess from Legion's instances: without the runtime's stream, "
+                 "legate_N.runtime.prof, the arrays cannot be counted)")
+    return _finding(
+        "temporaries", title, [f.line(p)],
+        f.window(tasks if tasks.any() else _mask(len(f.kind), instances)), evidence,
+        int(f.run[tasks].sum()),
+        "Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, out=t); "
+        "t += 1.0) instead of materializing temporaries; fewer live instances also means "
+        "less memory pressure.", holds=_on_lines(f, [p], ("compute",)))
 
 
 def copy_baseline(f):
@@ -464,10 +543,14 @@ def _idle_evidence(found, f):
                                              for w in rows[0]["by_wait"]}
 
 
-def format_insights(findings, windowed=False):
+def format_insights(findings, windowed=False, empty=False):
     """Text lines of the findings; ``windowed``: found in a window of the run (--start/--stop),
-    whose own critical path their wall-clock costs share."""
+    whose own critical path their wall-clock costs share; ``empty``: the profile (or the
+    window) holds no item, so no finding says nothing about the run."""
     whole = "this window's" if windowed else "the run's"
+    if not findings and empty:
+        where = "the window (--start/--stop)" if windowed else "the profile"
+        return f"No finding: {where} holds nothing to judge (no item of the run is in it)."
     if not findings:
         return "No finding: none of the guide's inefficiency patterns shows in this profile."
     lines = []
@@ -521,4 +604,9 @@ IDLE_WAIT_WORDS = {"copy_fill": "a copy or fill", "mapping": "mapping on utility
                    "memory": "an instance's memory", "unknown": "nothing known"}
 
 
-__all__ = ["find_insights", "format_insights", "DETECTORS", "PROCESSOR_GROUPS"]
+def holds_items(profile):
+    """Whether the profile (a model or a ``RankSet``, maybe cut to a window) has any item."""
+    return any(p.model.n_items for p in profile.item_parts())
+
+
+__all__ = ["find_insights", "format_insights", "holds_items", "DETECTORS", "PROCESSOR_GROUPS"]

@@ -22,7 +22,7 @@ def register(sub):
 
 
 def run(args):
-    from legate_prof.analyze.insights import find_insights, format_insights
+    from legate_prof.analyze.insights import find_insights, format_insights, holds_items
     check_window(args)
     model = trimmed(load_with_progress(input_files(args), args, stack=False), args)
     findings = find_insights(model)
@@ -31,5 +31,5 @@ def run(args):
         sys.stdout.write("\n")
     else:
         windowed = args.start is not None or args.stop is not None
-        say(format_insights(findings, windowed=windowed))
+        say(format_insights(findings, windowed=windowed, empty=not holds_items(model)))
     return status(model)
