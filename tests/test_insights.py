@@ -254,3 +254,24 @@ def test_a_window_that_holds_nothing_says_so_rather_than_that_the_run_is_clean()
     assert p.stdout.strip() == ("No finding: the window (--start/--stop) holds nothing to "
                                 "judge (no item of the run is in it).")
     assert "inefficiency patterns" not in p.stdout
+
+
+def test_messages_across_clocks_far_apart_say_the_clocks_not_the_network():
+    """``mpi2_skewed``'s node clocks are 100 s apart: its messages' latencies and the path's
+    waits on them measure the clocks, so the finding says so, claims no wall-clock time and
+    does not send the user to the network; the same run with its real clocks (``mpi2``)
+    still names slow messages with their time on the path.  ``critical`` notes the skew."""
+    skewed = by_pattern(find_insights(load_profile(run_files("mpi2_skewed"), ranked=True)))
+    f = skewed["message_latency"][0]
+    assert "clocks disagree by about 99.999 s" in f["title"] and "network" not in f["remedy"]
+    assert f["evidence"]["clocks_apart_ns"] > 99e9 and f["wall_ns"] == f["cost_ns"] == 0
+    text = subprocess.run([sys.executable, "-m", "legate_prof", "insights",
+                           str(REAL / "mpi2_skewed")], capture_output=True, text=True).stdout
+    assert "costs an unknown share of the run's wall-clock time" in text
+    real = by_pattern(find_insights(load_profile(run_files("mpi2"), ranked=True)))
+    g = real["message_latency"][0]
+    assert g["title"].startswith("slow messages") and "network" in g["remedy"]
+    assert g["wall_ns"] > 0 and "clocks_apart_ns" not in g["evidence"]
+    crit = subprocess.run([sys.executable, "-m", "legate_prof", "critical",
+                           str(REAL / "mpi2_skewed")], capture_output=True, text=True).stdout
+    assert "Note: Clock skew" in crit and "node 0's clock reads 99.999 s behind node 1's" in crit

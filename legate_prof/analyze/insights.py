@@ -461,7 +461,10 @@ def out_of_memory(f):
 
 def message_latency(f):
     """Messages between nodes slow enough to matter: the network looks congested (the
-    reference's warning) and the critical path waits on messages for a share of the run."""
+    reference's warning) and the critical path waits on messages for a share of the run —
+    unless the nodes' clocks disagree by more than a slow message takes and by half the
+    slowest latency or more: then times across nodes mostly measure the clocks, and the
+    finding says that instead (its wall-clock cost unknown)."""
     lat = f.source.message_latency()
     if not lat.congested:
         return []
@@ -470,16 +473,27 @@ def message_latency(f):
     if wall < MESSAGE_WALL_SHARE * max(f.run_span, 1):
         return []
     msgs = f.kind == ItemKind.MESSAGE
+    evidence = {"messages": lat.messages, "slow_messages": lat.slow,
+                "percent_slow": round(lat.percent_slow, 2), "longest_ns": lat.longest_ns,
+                "skewed_messages": lat.skewed}
+    apart = max((abs(p.mean_ns) for p in lat.pairs), default=0.0)
+    if apart >= max(lat.threshold_ns, lat.longest_ns / 2):  # (the clocks make most of it)
+        evidence["clocks_apart_ns"] = int(apart)
+        return [_finding(
+            "message_latency",
+            f"the nodes' clocks disagree by about {format_ns(int(apart))} ({lat.skewed:,} of "
+            f"{lat.messages:,} messages arrived before they were sent): the messages' "
+            f"latencies (the slowest {format_ns(lat.longest_ns)}) and the critical path's "
+            f"waits on messages ({format_ns(wall)}) measure the clocks, not the network",
+            [], f.window(msgs), evidence, int(f.run[msgs].sum()),
+            "Compare each node's timeline on its own clock, or record again with the nodes' "
+            "clocks synchronized (NTP or PTP on every node): times across nodes are off here.")]
     return [_finding(
         "message_latency",
         f"slow messages: {lat.slow:,} of {lat.messages:,} took "
         f"{format_ns(lat.threshold_ns)} or more (the slowest {format_ns(lat.longest_ns)}); "
         f"the critical path waits on messages for {format_ns(wall)}",
-        [], f.window(msgs),
-        {"messages": lat.messages, "slow_messages": lat.slow,
-         "percent_slow": round(lat.percent_slow, 2), "longest_ns": lat.longest_ns,
-         "skewed_messages": lat.skewed},
-        int(f.run[msgs].sum()),
+        [], f.window(msgs), evidence, int(f.run[msgs].sum()),
         "Check the network between the nodes (congestion, a slow interconnect or transport); "
         "fewer, larger operations across nodes send fewer messages.",
         holds=_messages_on_path(f))]
@@ -578,6 +592,9 @@ def _cost_line(x, whole):
     """What a finding costs, in words: its share of the critical path, or that it has none
     (its work ran beside the path), and its processor time."""
     cpu = f"processor time: {format_ns(x['processor_ns'])} (summed over processors)"
+    if "clocks_apart_ns" in x["evidence"]:
+        return (f"   costs an unknown share of {whole} wall-clock time: the nodes' clocks "
+                f"disagree, so waits across nodes cannot be measured; {cpu}")
     if x["wall_ns"] == 0:
         return (f"   costs none of {whole} wall-clock time: none of its work is on the "
                 f"critical path; {cpu}")

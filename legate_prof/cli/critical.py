@@ -49,5 +49,8 @@ def run(args):
               "them from format 1011 on); what is shown follows creators only.")
     if args.start is not None or args.stop is not None:
         say("(The window's own critical path: from what ended last in it back.)")
+    for notice in source.info().notices:  # (the clocks: what a gap between nodes holds)
+        if notice.startswith("Clock skew"):
+            say(f"Note: {notice} The path's gaps between nodes include that difference.")
     say(format_critical_path(report, limit=max(args.limit, 0)))
     return status(profile)

@@ -19,6 +19,7 @@ import numpy as np
 
 from legate_prof.model.event_tables import MARK_SPAWN
 from legate_prof.model.kinds import ItemKind
+from legate_prof.present.units import format_ns
 from legate_prof.query.event_graph import find_sorted, first_of_runs
 
 SLOW_MESSAGE_NS = 1_000_000  # the reference's --message-threshold (1000 us)
@@ -68,17 +69,17 @@ class MessageLatency:
         out = []
         if self.skewed:
             behind = "; ".join(
-                f"node {p.receiver}'s clock reads {p.mean_ns / 1e3:.3f} µs behind node "
-                f"{p.sender}'s (±{p.spread_ns / 1e3:.3f} µs, {_n(p.messages, 'message')})"
+                f"node {p.receiver}'s clock reads {format_ns(p.mean_ns)} behind node "
+                f"{p.sender}'s (±{format_ns(p.spread_ns)}, {_n(p.messages, 'message')})"
                 for p in self.pairs)
             out.append(f"Clock skew: {self.skewed} of {self.messages} messages arrived before "
-                       f"they were sent, by the nodes' clocks (by {self.mean_skew_ns / 1e3:.2f}"
-                       f" µs on average)" + (f": {behind}" if behind else "")
+                       f"they were sent, by the nodes' clocks (by {format_ns(self.mean_skew_ns)}"
+                       f" on average)" + (f": {behind}" if behind else "")
                        + ". Boxes on different nodes may be shifted against each other.")
         if self.congested:
             out.append(f"Slow network: {self.slow} of {self.messages} messages "
                        f"({self.percent_slow:.2f} %) took {self.threshold_ns / 1e6:g} ms or "
-                       f"more to arrive; the slowest {self.longest_ns / 1e6:.3f} ms. The "
+                       f"more to arrive; the slowest {format_ns(self.longest_ns)}. The "
                        "network was likely congested.")
         return tuple(out)
 
