@@ -79,6 +79,8 @@ def test_missing_output_directory_is_one_line(sample, tmp_path):
     (["--start", "inf"], ["not a time"]),
     (["--start", "nan"], ["not a time"]),
     (["--start", "soon"], ["not a time"]),
+    (["--start", "4.5"], ["'4.5' needs a unit", "4.5s"]),  # (not 4 ns)
+    (["--stop", "12"], ["'12' needs a unit"]),
     (["--start", "2ms", "--stop", "1ms"], ["must come before"]),
     (["--expand", "bogus"], ["no lane group", "cpu"]),
 ])

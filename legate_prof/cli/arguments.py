@@ -10,19 +10,24 @@ from legate_prof.present.picture_size import MAX_SIDE, MIN_SIDE
 
 
 def time_arg(s):
-    """'12.5ms', '300us', '2s', '1000' (ns) -> ns."""
+    """'12.5ms', '300us', '2s', '1000' (ns) -> ns.  A bare number is nanoseconds only where
+    it can be: whole, and 1000 or more (or 0) — '--start 4.5' meant 4.5 s, not 4 ns."""
     text = s.strip().lower()
-    mul = 1
+    mul = None
     for unit, m in (("ns", 1), ("us", 1e3), ("µs", 1e3), ("ms", 1e6), ("s", 1e9)):
         if text.endswith(unit):
             text, mul = text[: -len(unit)], m
             break
     try:
-        v = float(text) * mul
+        v = float(text) * (mul or 1)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{s!r} is not a time (e.g. 12ms, 300us, 2s)") from None
     if not math.isfinite(v) or v < 0 or v >= 2**62:
         raise argparse.ArgumentTypeError(f"{s!r} is not a time within the run")
+    if mul is None and v != 0 and (v != int(v) or v < 1000):
+        raise argparse.ArgumentTypeError(
+            f"{s!r} needs a unit (e.g. {text}s, {text}ms, {text}us); a bare number is read "
+            "as nanoseconds only when whole and 1000 or more")
     return int(v)
 
 
