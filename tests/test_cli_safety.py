@@ -126,7 +126,7 @@ def test_missing_ranks_and_mixed_runs_are_named(tmp_path):
     three = generate(tmp_path / "a", ranks=3, items=1500, seed=1)
     r = cli("stats", three[0], three[2])
     assert r.returncode == 0
-    assert "1 of the run's 3 ranks have no readable file (rank 1)" in r.stderr
+    assert "1 of the run's 3 ranks has no readable file (not given, or not readable: rank 1)" in r.stderr
     other = generate(tmp_path / "b", ranks=2, items=1000, seed=2)
     r = cli("stats", three[0], other[1])
     assert "files of different runs mixed?" in r.stderr

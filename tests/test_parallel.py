@@ -162,7 +162,7 @@ def test_a_damaged_bundle_among_per_rank_bundles_is_one_error(synthetic_8, tmp_p
     assert r.returncode == 2 and "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()
     assert "legate_1.lpbundle: damaged bundle" in lines[0]
-    assert any("ranks have no readable file (rank 1, 3," in x for x in lines[1:])
+    assert any("ranks have no readable file (not given, or not readable: rank 1, 3," in x for x in lines[1:])
 
 
 def test_a_directory_of_logs_newer_than_its_bundles_is_read_from_the_logs(synthetic_8,

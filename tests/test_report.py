@@ -259,7 +259,7 @@ def test_a_report_with_a_rank_unread_says_so_at_the_top(browser, tmp_path):
     text = browser.evaluate("document.getElementById('problems').hidden ? '' : "
                             "document.getElementById('problems').innerText")
     assert "could not read" in text and "legate_1.lpbundle" in text, text
-    assert "no readable file (rank 1)" in text, text
+    assert "no readable file (not given, or not readable: rank 1)" in text, text
 
 
 def test_a_report_with_nothing_wrong_has_no_problem_line(browser, report_dir):

@@ -552,7 +552,7 @@ def _path_summary(path):
         return NO_EVENTS
     end = ("; it stops at an event no loaded profile records (unknown)" if path.stops_unknown
            else "")
-    return (f"critical path: {len(path):,} steps over {format_ns(path.span_ns())}{end} · "
+    return (f"critical path: {len(path):,} step{'' if len(path) == 1 else 's'} over {format_ns(path.span_ns())}{end} · "
             "[ / ] walk it from the selected item")
 
 

@@ -222,7 +222,7 @@ def _with_critical_path(w, source, asked):
 
 def _path_words(path):
     end = ", stops at an unknown event" if path.stops_unknown else ""
-    return f"critical path: {len(path):,} steps{end}"
+    return f"critical path: {len(path):,} step{'' if len(path) == 1 else 's'}{end}"
 
 
 MARKER_COLOR, PROBLEM_COLOR, NOTICE_COLOR = (255, 120, 120), (255, 196, 92), (150, 200, 255)

@@ -516,7 +516,8 @@ def message_latency(f):
         "message_latency",
         f"slow messages: {lat.slow:,} of {lat.messages:,} took "
         f"{format_ns(lat.threshold_ns)} or more (the slowest {format_ns(lat.longest_ns)}); "
-        f"the critical path waits on messages for {format_ns(wall)}",
+        f"the critical path waits on messages for {format_ns(wall)} (their handling, which "
+        f"`critical` counts as runtime, and their time in flight, which it counts as gap)",
         [], f.window(msgs), evidence, int(f.run[msgs].sum()),
         "Check the network between the nodes (congestion, a slow interconnect or transport); "
         "fewer, larger operations across nodes send fewer messages.",

@@ -101,8 +101,10 @@ def cross_file_problems(ranks, wanted=None):
         missing = sorted(expected - set(by_rank))
         if missing:
             shown = ", ".join(map(str, missing[:10])) + (" …" if len(missing) > 10 else "")
-            out.append(f"warning: {len(missing)} of the run's {size} ranks have no "
-                       f"readable file (rank {shown}); the timeline shows the others only")
+            out.append(f"warning: {len(missing)} of the run's {size} ranks "
+                       f"{'has' if len(missing) == 1 else 'have'} no readable file (not "
+                       f"given, or not readable: rank {shown}); the timeline shows the "
+                       "others only")
     if runs:
         out += _apart_line(runs[0])
     return out
