@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from legate_prof.cli.arguments import add_files
@@ -28,13 +29,15 @@ def run(args):
         except ProfileError:
             kinds[p] = None  # said below, in its turn
     has_legion = "legion" in kinds.values()
+    named = {os.path.normpath(str(f)) for f in args.files}  # (not found in a folder)
     for path in paths:
         try:
             if kinds[path] is None:
                 sniff(path)
             if kinds[path] == "runtime" and has_legion:  # legate_*.prof matches it too
-                note(f"legate_prof: note: {path}: the runtime's event stream, not a Legion "
-                     "Prof log: skipped")
+                if os.path.normpath(path) in named:  # (a folder's: skipped without a word)
+                    note(f"legate_prof: note: {path}: the runtime's event stream, not a "
+                         "Legion Prof log: skipped")
                 continue
             if kinds[path] != "legion":
                 raise ProfileError(path, "not a Legion Prof binary log")
