@@ -731,6 +731,22 @@ def test_the_critical_path_section_splits_it_as_the_critical_command(browser, mp
     assert browser.errors == []
 
 
+def test_findings_say_their_cost_in_the_words_of_insights(browser, mpi2_report):
+    """Each finding on the page says what ``insights`` says of it: its wall-clock time on the
+    critical path (or that it has none) and its processor time — not a bare "costs 0 ns"."""
+    from legate_prof.analyze.insights import cost_words, find_insights
+    found = find_insights(_source("mpi2"))
+    _open(browser, mpi2_report)
+    items = browser.evaluate(
+        "Array.from(document.querySelectorAll('#findings > li')).map(li => li.textContent)")
+    assert len(items) == len(found) >= 2
+    for text, x in zip(items, found):
+        assert x["title"] in text and cost_words(x) in text and "processor time: " in text
+    assert any("costs none of the run's wall-clock time" in t for t in items)
+    assert not any("costs 0 ns" in t for t in items)
+    assert browser.errors == []
+
+
 def test_without_event_records_the_critical_section_says_there_is_no_path(browser, tmp_path):
     out = tmp_path / "rep"
     f = str(REAL / "inefficient_1rank" / "legate_0.runtime.prof")

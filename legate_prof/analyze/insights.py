@@ -602,10 +602,10 @@ def format_insights(findings, windowed=False, empty=False):
         a, b = x["window_ns"]
         lines.append(f"   when {format_ns(a)} – {format_ns(b)}")
         if x["pattern"] != "out_of_memory":
-            lines.append(_cost_line(x, whole))
-        idle = _idle_line(x["evidence"])
+            lines.append("   " + cost_words(x, whole))
+        idle = idle_words(x["evidence"])
         if idle:
-            lines.append(idle)
+            lines.append("   " + idle)
         ev = ", ".join(f"{k2}={v}" for k2, v in x["evidence"].items()
                        if not isinstance(v, dict))
         lines.append(f"   evidence: {ev}")
@@ -613,21 +613,21 @@ def format_insights(findings, windowed=False, empty=False):
     return "\n".join(lines)
 
 
-def _cost_line(x, whole):
+def cost_words(x, whole="the run's"):
     """What a finding costs, in words: its share of the critical path, or that it has none
-    (its work ran beside the path), and its processor time."""
+    (its work ran beside the path), and its processor time (the text's and the report's)."""
     cpu = f"processor time: {format_ns(x['processor_ns'])} (summed over processors)"
     if "clocks_apart_ns" in x["evidence"]:
-        return (f"   costs an unknown share of {whole} wall-clock time: the nodes' clocks "
+        return (f"costs an unknown share of {whole} wall-clock time: the nodes' clocks "
                 f"disagree, so waits across nodes cannot be measured; {cpu}")
     if x["wall_ns"] == 0:
-        return (f"   costs none of {whole} wall-clock time: none of its work is on the "
+        return (f"costs none of {whole} wall-clock time: none of its work is on the "
                 f"critical path; {cpu}")
-    return (f"   costs {format_ns(x['wall_ns'])} of {whole} wall-clock time (its share of the "
+    return (f"costs {format_ns(x['wall_ns'])} of {whole} wall-clock time (its share of the "
             f"critical path); {cpu}")
 
 
-def _idle_line(evidence):
+def idle_words(evidence):
     """The idle time before the finding's work, said with what it is summed over and what the
     work mostly waited for (``_idle_evidence``), or None."""
     idle = evidence.get("idle_before_ns", 0)
@@ -636,7 +636,7 @@ def _idle_line(evidence):
         return None
     top = sorted(((ns, w) for w, ns in waits.items() if ns > 0), reverse=True)[:2]
     why = ", ".join(f"{IDLE_WAIT_WORDS.get(w, w)} {format_ns(ns)}" for ns, w in top)
-    return (f"   idle before its work: {format_ns(idle)}, summed over the processors that "
+    return (f"idle before its work: {format_ns(idle)}, summed over the processors that "
             f"waited (not wall-clock time)" + (f"; waiting for: {why}" if why else ""))
 
 
@@ -651,4 +651,4 @@ def holds_items(profile):
     return any(p.model.n_items for p in profile.item_parts())
 
 
-__all__ = ["find_insights", "format_insights", "holds_items", "DETECTORS", "PROCESSOR_GROUPS"]
+__all__ = ["find_insights", "format_insights", "holds_items", "cost_words", "idle_words", "DETECTORS", "PROCESSOR_GROUPS"]

@@ -17,7 +17,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from legate_prof.analyze.insights import find_insights
+from legate_prof.analyze.insights import cost_words, find_insights, idle_words
 from legate_prof.analyze.stats import compute_stats
 from legate_prof.output_file import atomic_folder
 from legate_prof.report.critical import critical_summary, write_critical
@@ -169,7 +169,7 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
         meta["pictures_note"] = "" if pictures else pictures_note
         # the query source, not the model: its critical path (written above) is not computed again
         meta["stats"] = json.loads(json.dumps(compute_stats(q.source), default=str))
-        meta["findings"] = json.loads(json.dumps(find_insights(q.source), default=str))
+        meta["findings"] = json.loads(json.dumps(_findings(q.source), default=str))
         (tmp / "meta.js").write_text(_js("LP_meta", meta))
         for f in STATIC.iterdir():
             if f.is_file():
@@ -177,3 +177,14 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
         (tmp / MARKER).write_text(_manifest(tmp))
     return {"path": str(out_dir / "index.html"), "levels": max(tiles) + 1,
             "tiles": sum(len(v) for v in tiles.values()), "tile_bytes": tile_bytes}
+
+
+def _findings(source):
+    """``insights``' findings, each with its cost and idle time in the words the text says
+    them (``cost_words``, ``idle_words``: wall-clock time on the path, processor time)."""
+    found = find_insights(source)
+    for x in found:
+        if x["pattern"] != "out_of_memory":
+            x["cost_words"] = cost_words(x)
+        x["idle_words"] = idle_words(x["evidence"]) or ""
+    return found

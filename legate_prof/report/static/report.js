@@ -817,7 +817,9 @@ function buildFindings() {
     li.appendChild(b);
     if (typeof f === "object") {
       var more = [];
-      if (f.cost_ns !== undefined) more.push("costs " + formatNs(f.cost_ns));
+      if (f.cost_words) more.push(f.cost_words);  // (insights' own words: wall-clock, processor time)
+      else if (f.cost_ns !== undefined) more.push("costs " + formatNs(f.cost_ns));
+      if (f.idle_words) more.push(f.idle_words);
       if (f.provenance && f.provenance.length) more.push("at " + f.provenance.slice(0, 6).join(", "));
       if (f.remedy) more.push("remedy: " + f.remedy);
       li.appendChild(document.createTextNode(" " + more.join(" · ") + " "));
