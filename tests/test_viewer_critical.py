@@ -182,6 +182,44 @@ def test_walk_back_and_forward_with_the_view_following_and_undo(qtbot):
     assert tl.item.selected == src.critical_predecessor(j).predecessor
 
 
+def test_while_the_path_is_drawn_the_walk_keys_follow_it_step_by_step(qtbot):
+    """mpi2: the item that ended last (the program's External Thread) has no link of its own,
+    but the drawn path goes on through its waits, calls and queues for 263 more steps: with
+    the path drawn, ``[`` selects each step before in turn (an item holding several steps is
+    walked through each), ``]`` comes back, and the path's first step says where it stops;
+    with the path hidden, ``[`` is the item's own link again."""
+    src = as_source(load_profile(_files("mpi2"), ranked=True))
+    win = _window(qtbot, src)
+    _ready(qtbot, win)
+    tl = win.timeline
+    path = win.critical_path
+    n = len(path)
+    last = int(path.item[0])
+    assert n > 100 and src.critical_predecessor(last) is None
+    _key(qtbot, win, QtCore.Qt.Key.Key_P)
+    win.go_to_item(last)
+    for k in range(1, 13):
+        _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
+        assert tl.item.selected == int(path.item[k]), k
+        msg = win.statusBar().currentMessage()
+        assert msg.startswith(f"← step {n - k} of {n} of the critical path: "), msg
+    for k in range(11, 5, -1):
+        _key(qtbot, win, QtCore.Qt.Key.Key_BracketRight)
+        assert tl.item.selected == int(path.item[k]), k
+        assert win.statusBar().currentMessage().startswith(f"→ step {n - k} of {n} ")
+    for k in range(7, n):  # on to the path's first step, every one in turn
+        _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
+        assert tl.item.selected == int(path.item[k]), k
+    _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
+    assert tl.item.selected == int(path.item[-1])
+    assert f"step 1 of {n} of the critical path, its first" in win.statusBar().currentMessage()
+    _key(qtbot, win, QtCore.Qt.Key.Key_P)  # hidden: the item's own link
+    win.go_to_item(last)
+    _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
+    assert tl.item.selected == last
+    assert "no critical predecessor" in win.statusBar().currentMessage()
+
+
 def test_the_runs_path_is_drawn_in_the_window_and_its_export(qtbot, tmp_path):
     src = as_source(load_profile(_files("inefficient_1rank"), ranked=True))
     win = _window(qtbot, src)

@@ -1,6 +1,8 @@
 """The critical path in the window: computed in a thread after the first frame (never in the
 window's own), walked item by item (``[`` back to what an item waited for, ``]`` forward to
-the first item it held up), and the run's path as arrays the timeline draws over its lanes.
+the first item it held up) — or, while the run's path is drawn and the item is on it, step by
+step along that path (``step_on_path``) — and the run's path as arrays the timeline draws over
+its lanes.
 
 Everything here reads the query API only: ``prepare_critical_path``, ``critical_predecessor``,
 ``critical_successors``, ``run_critical_path`` and the details' "Waited for" / "Created by"
@@ -97,6 +99,39 @@ class CriticalPathWorker(QtCore.QObject):
         except Exception as e:  # noqa: BLE001 - said in the status bar, never a traceback
             result = e
         self.done.emit(self.source, result)
+
+
+# how a step of the path went on to the one before it (``PathStep.via``): "later ... earlier"
+PATH_VIA_WORDS = {"event": "waited for", "creator": "was created by",
+                  "wait": "waited (in one of its waits) for", "queued": "queued behind",
+                  "caller": "ran inside", "deallocation": "waited for memory freed by"}
+
+
+def step_on_path(source, path, i, at=None, forward=False):
+    """(the item of the step of ``path`` before (``forward``: after) item ``i``'s step — its
+    step ``at`` when that is ``i``'s, else its latest (forward: earliest) — or None at the
+    path's end; that step (at the end: ``i``'s), None where ``i`` is not on the path; a
+    sentence saying which, or why the path ends there)."""
+    n = len(path)
+    if at is None or not 0 <= at < n or int(path.item[at]) != int(i):
+        hits = np.flatnonzero(path.item == int(i))
+        if not len(hits):
+            return None, None, ""
+        at = int(hits[-1] if forward else hits[0])  # (steps: last first)
+    nxt = at - 1 if forward else at + 1
+    title = source.item_title(int(i))
+    if nxt < 0:
+        return None, at, (f"{title}: step {n} of {n} of the critical path, its last (it "
+                          "ended last)")
+    if nxt >= n:
+        why = (": the chain stops at an event no loaded profile records (unknown)"
+               if path.stops_unknown else "")
+        return None, at, f"{title}: step 1 of {n} of the critical path, its first{why}"
+    j = int(path.item[nxt])
+    verb = PATH_VIA_WORDS.get(path.via[min(at, nxt)], path.via[min(at, nxt)])
+    step = f"step {n - nxt} of {n} of the critical path: {source.item_title(j)}"
+    said = f"→ {step} (it {verb} {title})" if forward else f"← {step} ({title} {verb} it)"
+    return j, nxt, said
 
 
 def step_back(source, i):

@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from legate_prof.query import as_source
 
 from .axes import LaneAxis, TimeAxis
-from .critical_path import step_back, step_forward
+from .critical_path import step_back, step_forward, step_on_path
 from .path_overlay import PathOverlay
 from .item_text import details_rows, summary_text, tooltip_html
 from .layout import LaneLayout
@@ -47,6 +47,7 @@ class TimelineWidget(pg.PlotWidget):
         self.row_px = ROW_PX
         self.source = as_source(model)
         self.lane_layout = layout or LaneLayout.default(self.source)
+        self._path_step = None  # the drawn path's step last walked to (an item holds several)
         pi = self.getPlotItem()
         pi.showAxis("top")
         pi.hideButtons()
@@ -345,8 +346,11 @@ class TimelineWidget(pg.PlotWidget):
 
     def walk(self, forward=False):
         """``[`` / ``]``: select what the selected item waited for (or was created by), or
-        the first item it held up; the view follows, undo comes back.  Says why not where
-        nothing is selected, the critical path is not computed yet, or the chain stops."""
+        the first item it held up — while the run's path is drawn and the item is on it, the
+        step before or after on that path (the path also goes through waits, calls and
+        queues, which an item's own link does not); the view follows, undo comes back.  Says
+        why not where nothing is selected, the critical path is not computed yet, or the
+        chain stops."""
         i = self.item.selected
         if i is None:
             self.walked.emit(None, "select an item first: [ walks back to what it waited for, "
@@ -356,7 +360,13 @@ class TimelineWidget(pg.PlotWidget):
             self.walked.emit(None, "the critical path is still being computed: try again in "
                                    "a moment")
             return None
-        j, why = (step_forward if forward else step_back)(self.source, i)
+        j, why = None, ""
+        path = self.critical_path if self.item.path_shown else None
+        if path is not None:  # (drawn: along it, from the step last walked to where it is i's)
+            j, at, why = step_on_path(self.source, path, i, self._path_step, forward)
+            self._path_step = at
+        if not why:  # (not drawn, or i is not on it: i's own link)
+            j, why = (step_forward if forward else step_back)(self.source, i)
         if j is not None:
             self.reveal_item(j)
             self.follow_item(j)
