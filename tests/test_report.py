@@ -718,6 +718,11 @@ def test_the_critical_path_section_splits_it_as_the_critical_command(browser, mp
     _open(browser, mpi2_report)
     intro = browser.evaluate("document.querySelector('#critical-split > p').textContent")
     assert f"{len(rep['path'])} items over " in intro
+    from legate_prof.analyze.critical_text import header  # (where the path lies in the run)
+    said = browser.evaluate("Array.from(document.querySelectorAll('#critical-split > p'))"
+                            ".map(p => p.textContent)")
+    want = [x for x in header(rep) if x]
+    assert said[:len(want)] == want and any(x.startswith("The run spans ") for x in want)
     kinds = _table_cells(browser, "#crit-by-kind table")
     assert kinds[0] == ["kind", "time", "% of path"]
     want = [(k, v) for k, v in rep["by_kind"].items() if v]

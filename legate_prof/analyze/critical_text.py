@@ -86,6 +86,18 @@ def header(report):
     return out + [""]
 
 
+def skew_note(latency):
+    """Where two nodes' clocks disagree by a slow message's time or more (``latency``: a
+    ``query.message_latency.MessageLatency``): the clock-skew notice, and that the path's
+    gaps between nodes hold it; else None."""
+    from legate_prof.query.message_latency import SLOW_MESSAGE_NS
+    if max((abs(p.mean_ns) for p in latency.pairs), default=0) < SLOW_MESSAGE_NS:
+        return None
+    notice = next((n for n in latency.notices() if n.startswith("Clock skew")), None)
+    return None if notice is None else (
+        f"Note: {notice} The path's gaps between nodes include that difference.")
+
+
 def stops_line(stop):
     """Why the path starts where it does: an event of a rank not given, or not recorded."""
     if not stop["given"]:

@@ -28,9 +28,8 @@ def register(sub):
 
 def run(args):
     from legate_prof.analyze.critical_path import critical_path_report
-    from legate_prof.analyze.critical_text import format_critical_path
+    from legate_prof.analyze.critical_text import format_critical_path, skew_note
     from legate_prof.query import as_source
-    from legate_prof.query.message_latency import SLOW_MESSAGE_NS
     check_window(args)
     profile = trimmed(load_with_progress(input_files(args), args, stack=False, ranked=True),
                       args)
@@ -51,8 +50,7 @@ def run(args):
     if args.start is not None or args.stop is not None:
         say("(The window's own critical path: from what ended last in it back.)")
     say(format_critical_path(report, limit=max(args.limit, 0)))
-    lat = source.message_latency()  # (the clocks: what a gap between nodes holds)
-    if max((abs(p.mean_ns) for p in lat.pairs), default=0) >= SLOW_MESSAGE_NS:
-        say("\nNote: " + next(n for n in lat.notices() if n.startswith("Clock skew"))
-            + " The path's gaps between nodes include that difference.")
+    note_ = skew_note(source.message_latency())  # (the clocks: what a gap between nodes holds)
+    if note_:
+        say("\n" + note_)
     return status(profile)

@@ -16,6 +16,7 @@ import json
 import numpy as np
 
 from legate_prof.analyze.critical_path import critical_path_report
+from legate_prof.analyze.critical_text import header, skew_note
 from legate_prof.model.event_tables import EVENT_KIND_NAMES
 from legate_prof.model.kinds import GROUP_TITLE, ItemKind
 from legate_prof.query.critical_links import VIA, note_text
@@ -80,7 +81,10 @@ def critical_summary(src, top=TOP_LINES):
     except Exception as e:  # noqa: BLE001 - the report is written without it, saying why
         return {"available": False, "why": f"{type(e).__name__}: {e}"}
     lines = [[k, int(v)] for k, v in rep["by_provenance"].items() if v]
+    note = skew_note(src.message_latency())
+    words = [x for x in header(rep) if x] + ([note] if note else [])
     return {"available": True, "span_ns": rep["span_ns"], "steps": len(rep["path"]),
+            "header": words,  # (``critical``'s own lines: where the path lies in the run)
             "event_records": bool(src.critical_links().has_data),
             "by_kind": {k: int(v) for k, v in rep["by_kind"].items() if v},
             "by_group": [{"group": k, "title": GROUP_TITLE.get(k, k), "ns": int(v)}

@@ -716,9 +716,13 @@ function buildCriticalSplit() {
   if (!c || !c.available) { para(el, "No critical path in this report: " + (c ? c.why : "not computed")); return; }
   if (!c.steps) { para(el, "No critical path: " + ((META.critical || {}).why || "it holds no item") + "."); return; }
   var span = c.span_ns, run = META.stats.span_ns;
-  para(el, "The run's critical path: " + c.steps.toLocaleString("en-US") + " items over " + formatNs(span) +
-       ", from the item that ended last back to where the chain stops" +
-       (run ? " (the run, first start to last stop: " + formatNs(run[1] - run[0]) + ")" : "") + ".");
+  if (c.header && c.header.length) {  // (legate_prof critical's own lines: where the path lies in the run)
+    c.header.forEach(function (line, k) { para(el, line, k && /^Note: /.test(line) ? "note" : undefined); });
+  } else {
+    para(el, "The run's critical path: " + c.steps.toLocaleString("en-US") + " items over " + formatNs(span) +
+         ", from the item that ended last back to where the chain stops" +
+         (run ? " (the run, first start to last stop: " + formatNs(run[1] - run[0]) + ")" : "") + ".");
+  }
   if (!c.event_records) para(el, "The profile holds no event graph records (Legion writes them from format 1011 on): the path follows creators only.", "note");
   var box = document.createElement("div"); box.className = "splits"; el.appendChild(box);
   var part = function (title, table) {
