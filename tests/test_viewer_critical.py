@@ -394,3 +394,20 @@ def test_view_without_files_opens_the_run_in_the_folder_or_says_how(tmp_path, qt
     assert win.windowTitle().endswith("example_legate_0.prof (the bundled example)")
     assert HOW_TO_OPEN_HERE in win.statusBar().currentMessage()
     assert HOW_TO_OPEN_HERE in win.centralWidget().banner.lines()[0]
+
+
+def test_a_pictures_header_says_how_much_of_the_runs_path_its_window_shows():
+    """``screenshot --start/--stop --critical-path`` draws the run's path cut to the window:
+    the header says the run's steps and how many of them are in view (none before the path
+    begins), not the run's count alone as if the window were the run."""
+    from legate_prof.viewer.critical_path import RunPath
+    from legate_prof.viewer.screenshot import path_words
+    src = as_source(load_profile(_files("mpi2"), ranked=True))
+    path = RunPath.from_steps(src, src.run_critical_path())
+    n = len(path)
+    assert path_words(path, 0, 10**13) == f"run's critical path: {n} steps"
+    inside = int(((path.end >= 4_400_000_000) & (path.begin <= 4_700_000_000)).sum())
+    assert 0 < inside < n
+    assert path_words(path, 4_400_000_000, 4_700_000_000) == \
+        f"run's critical path: {n} steps, {inside} in view"
+    assert path_words(path, 300_000_000, 1_500_000_000).endswith(", 0 in view")

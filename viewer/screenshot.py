@@ -180,7 +180,7 @@ def _paint_header(p, width, info, files, time_range, path, names=(), in_view=Non
     p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
                (f"view {format_range(a, b)}" if info.n_items else "no timeline items to show")
                + f"   ·   legate_prof {__version__}"
-               + (f"   ·   {_path_words(path)}" if path is not None else "")
+               + (f"   ·   {path_words(path, a, b)}" if path is not None else "")
                + (f"   ·   {info.legion_version}" if info.legion_version else "")
                + f"   ·   {_taken_at()}")
     right = _header_lines(info)  # a picture with data missing, or skewed, says so
@@ -220,9 +220,13 @@ def _with_critical_path(w, source, asked):
     return path
 
 
-def _path_words(path):
+def path_words(path, a, b):
+    """The path's steps, and how many of them the view [a, b] shows (where not all)."""
     end = ", stops at an unknown event" if path.stops_unknown else ""
-    return f"critical path: {len(path):,} step{'' if len(path) == 1 else 's'}{end}"
+    n = len(path)
+    seen = int(((path.end >= a) & (path.begin <= b)).sum()) if n else 0
+    shown = "" if seen == n else f", {seen:,} in view"
+    return f"run's critical path: {n:,} step{'' if n == 1 else 's'}{shown}{end}"
 
 
 MARKER_COLOR, PROBLEM_COLOR, NOTICE_COLOR = (255, 120, 120), (255, 196, 92), (150, 200, 255)
