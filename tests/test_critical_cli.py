@@ -119,3 +119,16 @@ def test_long_lane_names_are_not_cut_short(capsys):
     _, out, _ = critical(capsys, MPI2, "--limit", 0)
     rows = [r for r in out.splitlines() if "Channel " in r]
     assert rows and all(re.search(r"Channel Node \d .*to .*Memory", r) for r in rows), rows[:3]
+
+
+def test_a_windows_path_speaks_of_the_window_and_where_it_may_stop(capsys):
+    """With --start/--stop the header measures the window, not the run, and a path stopping
+    at an unknown event names the window's start as one reason (what came before it is not
+    in the profile any more)."""
+    rc, out, _ = critical(capsys, MPI2, "--start", "4.6s", "--stop", "4.8s")
+    assert rc == 0
+    assert "to the window's end (4.800 s)" in out and "The window spans 200.000 ms" in out
+    assert "the run's end" not in out and "The run spans" not in out
+    assert "or an item before the window's start." in out
+    rc, out, _ = critical(capsys, MPI2)
+    assert "the run's end" in out and "window" not in out

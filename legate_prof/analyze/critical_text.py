@@ -32,10 +32,10 @@ def _pct(part, whole):
     return f"{100.0 * part / whole:5.1f}%" if whole else "    -"
 
 
-def format_critical_path(report, limit=40) -> str:
+def format_critical_path(report, limit=40, window=False) -> str:
     """The text form: where the path lies, the splits, then the path from the item that ended
     last back (``limit`` rows of it; 0: all)."""
-    lines = header(report)
+    lines = header(report, window)
     span = report["span_ns"]
     groups = {GROUP_TITLE.get(k, k): v for k, v in report["by_group"].items()}
     for title, table in (("By kind", report["by_kind"]), ("By lane group", groups),
@@ -56,8 +56,10 @@ def format_critical_path(report, limit=40) -> str:
     return "\n".join(lines)
 
 
-def header(report):
-    """Where the path lies in the run, and where it stops when that is an unknown event."""
+def header(report, window=False):
+    """Where the path lies in the run (``window``: in the window ``--start/--stop`` cut the
+    profile to), and where it stops when that is an unknown event."""
+    whole = "window" if window else "run"
     path, span = report["path"], report["span_ns"]
     if not path:
         return ["Critical path: none (no item to walk back from)", ""]
@@ -69,7 +71,7 @@ def header(report):
              and first["start_ns"] == start
              else f"{first['name']} at {format_ns_ascii(start)}")
     run0, run1 = report.get("run_span_ns", [start, end])
-    until = (f"the run's end ({format_ns_ascii(end)})" if end >= run1
+    until = (f"the {whole}'s end ({format_ns_ascii(end)})" if end >= run1
              else format_ns_ascii(end))
     out = [f"Critical path: {plural(len(path), 'item')} over {format_ns_ascii(span)}, from "
            f"{since} to {until} (walked back from the item that ended last)"]
@@ -77,12 +79,12 @@ def header(report):
     if run1 > end:
         outside.append(f"{format_ns_ascii(run1 - end)} after it")
     if outside:
-        out.append(f"The run spans {format_ns_ascii(run1 - run0)} ({format_ns_ascii(run0)} to "
-                   f"{format_ns_ascii(run1)}): {' and '.join(outside)} lie outside "
-                   "the shares below.")
+        out.append(f"The {whole} spans {format_ns_ascii(run1 - run0)} ({format_ns_ascii(run0)}"
+                   f" to {format_ns_ascii(run1)}): {' and '.join(outside)} lie outside the "
+                   "shares below.")
     stop = report.get("stops_at")
     if stop:
-        out.append(stops_line(stop))
+        out.append(stops_line(stop, window))
     return out + [""]
 
 
@@ -98,7 +100,7 @@ def skew_note(latency):
         f"Note: {notice} The path's gaps between nodes include that difference.")
 
 
-def stops_line(stop):
+def stops_line(stop, window=False):
     """Why the path starts where it does: an event of a rank not given, or not recorded."""
     if not stop["given"]:
         return (f"The path stops at an event of rank {stop['rank']}, which was not given "
@@ -111,7 +113,8 @@ def stops_line(stop):
                 f"{'rank' if len(missing) == 1 else 'ranks'} {shown} of the run "
                 f"{'was' if len(missing) == 1 else 'were'} not given.")
     return (f"The path stops at an event of rank {stop['rank']} that its profile does not "
-            f"record{why}: a runtime-internal event, or a log cut short.")
+            f"record{why}: a runtime-internal event, or a log cut short"
+            + (", or an item before the window's start." if window else "."))
 
 
 def listing(path, limit):

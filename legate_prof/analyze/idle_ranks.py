@@ -5,15 +5,17 @@ A rank's worker (``rank_idle``, right after it built the rank's model) finds its
 idle stretches, links the rank alone (``query.rank_links.RankPass``) and sums, by lane
 group and by source line, the stretches whose explanation is its own.  It leaves for the
 parent (``idle_of_ranks``) the stretches that are not: an item whose link rests on another
-rank (residual), an item whose operation another rank describes (its source line is there) — and the tables the join needs
-(``RankTables``: items by event, closed vertices, what it left open; its operations).
+rank (residual), an item whose operation another rank describes (its source line is there)
+— and the tables the join needs (``RankTables``: items by event, closed vertices, what it
+left open; its operations).
 
 Exact, as ``idle_gaps`` over all ranks, where Realm's and Legion's ids say where a thing is:
 an event on the node that made it (``rank_links`` checks what it relies on), an operation
 described by one rank only (Legion numbers a node's operations ``node + k * nodes``: the
-ranks' ids fall in distinct classes modulo a common stride, which the parent checks).  Where a rank's worker finds otherwise — or the ranks cannot be joined, or a
-GPU kernel's task is on another node — ``idle_of_ranks`` says None and the caller explains
-the idle time over all ranks at once (``idle_gaps``).
+ranks' ids fall in distinct classes modulo a common stride, which the parent checks).
+Where a rank's worker finds otherwise — or the ranks cannot be joined, or a GPU kernel's
+task is on another node — ``idle_of_ranks`` says None and the caller explains the idle time
+over all ranks at once (``idle_gaps``).
 """
 
 from __future__ import annotations

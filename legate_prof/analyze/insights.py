@@ -651,4 +651,5 @@ def holds_items(profile):
     return any(p.model.n_items for p in profile.item_parts())
 
 
-__all__ = ["find_insights", "format_insights", "holds_items", "cost_words", "idle_words", "DETECTORS", "PROCESSOR_GROUPS"]
+__all__ = ["find_insights", "format_insights", "holds_items", "cost_words", "idle_words",
+           "DETECTORS", "PROCESSOR_GROUPS"]
