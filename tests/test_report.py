@@ -517,6 +517,8 @@ def test_walk_keys_and_the_path_toggle(browser, ineff_report, tmp_path):
         browser.evaluate("document.getElementById('crit-status').textContent").startswith(
             f"critical path: {len(src.run_critical_path())} steps")
     assert _magenta_pixels(browser.screenshot(tmp_path / "path.png")) > 0
+    browser.key("p", "KeyP")  # (hidden: the walk keys follow an item's own links)
+    browser.wait_frames()
     steps = src.run_critical_path()
     i = next(s.item for s in steps if s.via == "event"
              and src.critical_predecessor(s.item).predecessor is not None)
@@ -548,8 +550,44 @@ def test_walk_keys_and_the_path_toggle(browser, ineff_report, tmp_path):
         "nothing to go back to")
     browser.key("p", "KeyP")
     browser.wait_frames()
+    assert browser.evaluate("CRIT.shown")  # (drawn again: the toggle)
+    browser.key("p", "KeyP")
+    browser.wait_frames()
     assert not browser.evaluate("CRIT.shown")
     assert browser.errors == []
+
+
+def test_while_the_path_is_drawn_the_reports_walk_keys_follow_it(browser, mpi2_report):
+    """As in the viewer: with the path drawn, ``[`` from mpi2's item that ended last (no link
+    of its own) selects each step before it on the path in turn, saying "step k of N",
+    ``]`` comes back; with the path hidden, the item's own link (none) again."""
+    src = _source("mpi2")
+    steps = src.run_critical_path()  # (last step first, as the page's path file)
+    n, last = len(steps), steps[0].item
+    assert n > 100 and src.critical_predecessor(last) is None
+    _open_at(browser, mpi2_report)
+    browser.key("p", "KeyP")
+    _wait(browser, "CRIT.path")
+    assert browser.evaluate("CRIT.path.item.length") == n
+    browser.evaluate(f"goToItem({last})")
+    _wait(browser, f"CRIT.sel && CRIT.sel.id === {last}")
+    status = "document.getElementById('crit-status').textContent"
+    for k in range(1, 9):
+        browser.key("[", "BracketLeft")
+        _wait(browser, f"CRIT.sel && CRIT.sel.id === {steps[k].item} && CRIT.pathAt === {k}")
+        assert browser.evaluate(status).startswith(
+            f"← step {n - k} of {n} of the critical path: ")
+    for k in range(7, 3, -1):
+        browser.key("]", "BracketRight")
+        _wait(browser, f"CRIT.sel && CRIT.sel.id === {steps[k].item} && CRIT.pathAt === {k}")
+        assert browser.evaluate(status).startswith(f"→ step {n - k} of {n} ")
+    browser.key("p", "KeyP")
+    browser.evaluate(f"goToItem({last})")
+    _wait(browser, f"CRIT.sel && CRIT.sel.id === {last}")
+    browser.key("[", "BracketLeft")
+    browser.pump(0.2)
+    assert "no critical predecessor" in browser.evaluate(status)
+    assert browser.evaluate("CRIT.sel.id") == last and browser.errors == []
 
 
 def test_a_damaged_graph_stops_at_unknown_in_the_report(browser, tmp_path):

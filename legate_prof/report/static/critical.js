@@ -1,6 +1,7 @@
 // The critical path in the report, as in the desktop viewer: click a box for its details
 // (what it waited for, with a link that jumps to it; what it held up), "[" walks back to what
-// the selected item waited for, "]" forward to the first item it held up, "p" draws the run's
+// the selected item waited for, "]" forward to the first item it held up (while the path is
+// drawn and the item is on it: the step before or after on the path), "p" draws the run's
 // critical path over the lanes.  Data (report/critical.py): path.js calls LP_path, the lookup
 // files links/C{k}.js call LP_links; both load through <script> tags, never fetch/XHR.
 "use strict";
@@ -212,10 +213,42 @@ function follow(a, b) {
   if (b - a <= 0.6 * span) { var c = (a + b) / 2; view.setRange(c - span / 2, c + span / 2); }
   else { var d = Math.max(b - a, 1000); view.setRange(a - 0.25 * d, b + 0.25 * d); }
 }
+// how a step of the path went on to the one before it (viewer/critical_path.PATH_VIA_WORDS)
+var PATH_VIA_WORDS = {event: "waited for", creator: "was created by",
+                      wait: "waited (in one of its waits) for", queued: "queued behind",
+                      caller: "ran inside", deallocation: "waited for memory freed by"};
+// while the path is drawn and the selected item is on it: the step before (after) it on the
+// drawn path, as the desktop's step_on_path; false where the item is not on it
+function walkPath(sel, forward) {
+  var p = CRIT.path, m = critMeta();
+  if (!CRIT.shown || !p || !CRIT.pathSet[sel.id]) return false;
+  var n = p.item.length, total = m.steps, at = CRIT.pathAt;
+  if (at === undefined || at === null || p.item[at] !== sel.id)
+    at = forward ? p.item.lastIndexOf(sel.id) : p.item.indexOf(sel.id);
+  var nxt = forward ? at - 1 : at + 1, num = function (k) { return total - k; };
+  CRIT.pathAt = at;
+  if (nxt < 0) { setStatus(titleOf(sel) + ": step " + total + " of " + total + " of the critical path, its last (it ended last)"); return true; }
+  if (nxt >= n) {
+    var unknown = m.path_via[p.via[n - 1]] === "unknown";
+    setStatus(titleOf(sel) + ": step " + num(at) + " of " + total + " of the critical path, " +
+              (n < total ? "the first this report keeps (legate_prof critical lists all)" :
+               "its first" + (unknown ? ": the chain stops at an event no loaded profile records (unknown)" : "")));
+    return true;
+  }
+  var j = p.item[nxt], via = m.path_via[p.via[Math.min(at, nxt)]], verb = PATH_VIA_WORDS[via] || via;
+  withRecords([j], function () {
+    var r = record(j), tj = r ? titleOf(r) : "item " + j, ti = titleOf(sel);
+    var step = "step " + num(nxt) + " of " + total + " of the critical path: " + tj;
+    goToItem(j, forward ? "→ " + step + " (it " + verb + " " + ti + ")" : "← " + step + " (" + ti + " " + verb + " it)");
+    CRIT.pathAt = nxt;
+  });
+  return true;
+}
 function walk(forward) {
   var sel = CRIT.sel;
   if (!critMeta().available) { setStatus("no critical path in this report: " + critMeta().why); return; }
   if (!sel) { setStatus("select an item first: [ walks back to what it waited for, ] forward to what it held up"); return; }
+  if (walkPath(sel, forward)) return;
   withRecords([sel.id], function () {
     var r = record(sel.id);
     if (!r) { setStatus(titleOf(sel) + ": not in this report's lookup files"); return; }
