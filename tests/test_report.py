@@ -575,8 +575,10 @@ def test_while_the_path_is_drawn_the_reports_walk_keys_follow_it(browser, mpi2_r
     for k in range(1, 9):
         browser.key("[", "BracketLeft")
         _wait(browser, f"CRIT.sel && CRIT.sel.id === {steps[k].item} && CRIT.pathAt === {k}")
-        assert browser.evaluate(status).startswith(
-            f"← step {n - k} of {n} of the critical path: ")
+        said = browser.evaluate(status)
+        assert said.startswith(f"← step {n - k} of {n} of the critical path: ")
+        none = steps[k].end_ns <= steps[k].begin_ns
+        assert ("it holds no time on the path" in said) == none, said
     for k in range(7, 3, -1):
         browser.key("]", "BracketRight")
         _wait(browser, f"CRIT.sel && CRIT.sel.id === {steps[k].item} && CRIT.pathAt === {k}")

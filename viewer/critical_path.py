@@ -131,6 +131,8 @@ def step_on_path(source, path, i, at=None, forward=False):
     verb = PATH_VIA_WORDS.get(path.via[min(at, nxt)], path.via[min(at, nxt)])
     step = f"step {n - nxt} of {n} of the critical path: {source.item_title(j)}"
     said = f"→ {step} (it {verb} {title})" if forward else f"← {step} ({title} {verb} it)"
+    if path.end[nxt] <= path.begin[nxt]:  # (a step of no time: see ``critical``'s listing)
+        said += "; it holds no time on the path: the step it led to had begun by the time it ran"
     return j, nxt, said
 
 

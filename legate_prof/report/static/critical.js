@@ -239,7 +239,8 @@ function walkPath(sel, forward) {
   withRecords([j], function () {
     var r = record(j), tj = r ? titleOf(r) : "item " + j, ti = titleOf(sel);
     var step = "step " + num(nxt) + " of " + total + " of the critical path: " + tj;
-    goToItem(j, forward ? "→ " + step + " (it " + verb + " " + ti + ")" : "← " + step + " (" + ti + " " + verb + " it)");
+    var none = p.end[nxt] <= p.begin[nxt] ? "; it holds no time on the path: the step it led to had begun by the time it ran" : "";
+    goToItem(j, (forward ? "→ " + step + " (it " + verb + " " + ti + ")" : "← " + step + " (" + ti + " " + verb + " it)") + none);
     CRIT.pathAt = nxt;
   });
   return true;
