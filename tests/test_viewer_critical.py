@@ -204,6 +204,7 @@ def test_while_the_path_is_drawn_the_walk_keys_follow_it_step_by_step(qtbot):
         assert tl.item.selected == int(path.item[k]), k
         msg = win.statusBar().currentMessage()
         assert msg.startswith(f"← step {n - k} of {n} of the critical path: "), msg
+        assert win.statusBar().toolTip() == msg  # (whole, where the legend cuts the bar)
         none = path.end[k] <= path.begin[k]  # (mpi2: 26 steps of no time after the first)
         assert ("it holds no time on the path" in msg) == bool(none), msg
         zeros += [k] if none else []

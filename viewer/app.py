@@ -307,6 +307,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if item is not None:
             self.details.show_hit(self.source, ("item", item))
         self.statusBar().showMessage(why)
+        self.statusBar().setToolTip(why)  # (the whole sentence where the legend cuts it)
 
     def _restored(self, item):
         self.details.show_hit(self.source, ("item", item) if item is not None else None)
