@@ -874,3 +874,26 @@ def test_sql_reads_the_critical_path_tables(tmp_path, capsys):
         main(["sql", "--help"])
     text = capsys.readouterr().out
     assert "critical_path: item, predecessor, via" in text and "run_critical_path: step" in text
+
+
+def test_the_provenance_table_of_ranks_reads_their_shared_operations_once(per_rank_bundles):
+    """Every rank of a ``RankSet`` answers from one table of all ranks' operations: the
+    export's count of operations per source line reads it once, not once per rank (1,000
+    ranks concatenated 1,000 copies of 1.4 M operations: the export was killed for memory).
+    The counts are the merged profile's, each operation once."""
+    import tracemalloc
+    from legate_prof.export.ranks import summary_of, whole_table
+    ranked = load_profile([str(per_rank_bundles)], ranked=True)
+    parts = ranked.item_parts()
+    ops = parts[0].model.ops
+    assert len(parts) == 4 and all(p.model.ops is ops for p in parts)
+    one = sum(np.asarray(ops[c]).nbytes for c in ops)
+    tracemalloc.start()
+    rows = list(whole_table(ranked, "provenance", 1 << 16))
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1.5 * one, (peak, one)  # (a copy per rank: 4 copies and a sort of them)
+    counts = np.bincount(np.asarray(ops["provenance"], np.int64),
+                         minlength=len(summary_of(ranked).provenances))
+    got = np.concatenate([np.asarray(r["ops"]) for r in rows])
+    assert int(np.sum(got)) == len(ops["op_id"]) == int(counts.sum())

@@ -114,14 +114,21 @@ def whole_table(profile, table, chunk_rows, critical=None):
 
 def _ops_per_provenance(profile, summary):
     """Operations per provenance string over all ranks' models, each operation once (the
-    first rank that has it, as a merge keeps it)."""
+    first rank that has it, as a merge keeps it).  A ``RankSet``'s ranks share one table of
+    all ranks' operations: it is read once (concatenated once per rank, 1,000 ranks of 1.4 M
+    operations each took the machine's memory)."""
+    parts = profile.item_parts()
+    n = len(summary.provenances)
+    first_ops = parts[0].model.ops
+    if all(p.model.ops is first_ops and p.prov_map is None for p in parts):
+        prov = np.asarray(first_ops["provenance"], np.int64)
+        return np.bincount(prov, minlength=n)[:n].astype(np.int64)
     ids, provs = [], []
-    for part in profile.item_parts():
+    for part in parts:
         ops = part.model.ops
         p = np.asarray(ops["provenance"], np.int64)
         ids.append(np.asarray(ops["op_id"], np.uint64))
         provs.append(p if part.prov_map is None else np.asarray(part.prov_map)[p])
-    n = len(summary.provenances)
     if not ids or not sum(map(len, ids)):
         return np.zeros(n, np.int64)
     _, first = np.unique(np.concatenate(ids), return_index=True)
