@@ -505,6 +505,11 @@ def test_stats_rank_by_rank_explains_as_one_load(tmp_path, monkeypatch):
     ranks = load_profile(files, ranked=True, prepare=PREPARE, workers=2)
     assert isinstance(ranks, RankSet)
     assert all(prepared_of(m) is not None for m in ranks.rank_models())
+    for k, m in enumerate(ranks.rank_models()):  # (a row per key present, not per key up to
+        p = prepared_of(m)                        # rank * 64: 1,000 ranks' were 3 GB)
+        keys = np.asarray(p["by_key_keys"])
+        assert len(keys) == len(p["by_key_sums"]) <= 64 and np.all(keys // 64 == k)
+        assert len(p["lane_keys"]) == len(np.unique(np.asarray(p["lane_keys"]))) <= 64
     import legate_prof.analyze.idle_gaps as idle_gaps
 
     def no_fallback(source):

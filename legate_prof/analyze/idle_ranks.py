@@ -57,8 +57,8 @@ def rank_idle(model) -> dict:
     done = ~residual & (prov >= 0)
     out = {f"tables_{k}": v for k, v in rp.tables.arrays().items()}
     cls_done, idle_done = cls[done], idle[done].astype(np.float64)
-    out["by_key"] = _sum_rows(key[done], cls_done, idle_done)
-    out["by_prov"] = _sum_rows(prov[done], cls_done, idle_done)
+    out["by_key_keys"], out["by_key_sums"] = _sum_rows(key[done], cls_done, idle_done)
+    out["by_prov_keys"], out["by_prov_sums"] = _sum_rows(prov[done], cls_done, idle_done)
     rest = np.flatnonzero(~done)
     out.update(rest_row=rows[rest], rest_value=idle[rest], rest_key=key[rest],
                rest_prov=prov[rest],
@@ -66,9 +66,9 @@ def rank_idle(model) -> dict:
     res = residual_of(sorted_unique(rows[rest][residual[rest]]), model)
     out.update(res_items=res.items, res_pre=res.pre, res_creator=res.creator,
                res_fevent=res.fevent)
-    out.update(lanes_by_key=np.bincount(
-                   lanes["rank"].astype(np.int64) * _GROUPS + lanes["group"],
-                   minlength=_GROUPS),
+    lane_keys, lane_counts = np.unique(lanes["rank"].astype(np.int64) * _GROUPS
+                                       + lanes["group"], return_counts=True)
+    out.update(lane_keys=lane_keys, lane_counts=lane_counts,
                extent=np.array(model.extent(), np.int64),
                state=np.array([kernel_outside, *_ops_stride(model)], np.int64))
     return out
@@ -126,10 +126,13 @@ def ops_disjoint(strides):
 
 
 def _sum_rows(key, cls, idle):
-    """Idle ns by (key, wait): one row of ``len(WAITS)`` per key ``0..max``."""
-    n = int(key.max()) + 1 if len(key) else 0
-    sums = np.bincount(key * N + cls, weights=np.asarray(idle, np.float64), minlength=n * N)
-    return sums.reshape(n, N)
+    """(the keys present, sorted; idle ns by (key, wait): a row of ``len(WAITS)`` each) —
+    the keys present only: a row for every key up to rank * 64 made rank 999's table 64,000
+    rows, and 1,000 ranks' tables 3 GB."""
+    keys, at = np.unique(np.asarray(key, np.int64), return_inverse=True)
+    sums = np.bincount(at * N + cls, weights=np.asarray(idle, np.float64),
+                       minlength=len(keys) * N)
+    return keys, sums.reshape(len(keys), N)
 
 
 # -- the parent ------------------------------------------------------------------------------
@@ -168,29 +171,31 @@ def idle_of_ranks(prepared, models, offsets, extent):
     if not join.ok:
         return None
     run_start, run_stop = (int(x) for x in extent)
-    by_key = [np.asarray(p["by_key"]) for p in prepared]
-    by_prov = [np.asarray(p["by_prov"]) for p in prepared]  # (by each rank's string ids)
+    by_key = [(p["by_key_keys"], p["by_key_sums"]) for p in prepared]
+    by_prov = [(k, p["by_prov_keys"], p["by_prov_sums"])  # (by each rank's string ids)
+               for k, p in enumerate(prepared)]
+    linked = _residual_classes(join, prepared) if join.has_data else None
     for k, p in enumerate(prepared):
-        key, cls, idle, table, prov = _rest(join, k, p, models)
+        key, cls, idle, table, prov = _rest(k, p, models, linked)
         by_key.append(_sum_rows(key, cls, idle))
         for t in sorted_unique(table).tolist():
-            by_prov.append(_sum_rows(prov[table == t], cls[table == t], idle[table == t]))
-            by_prov[-1] = (t, by_prov[-1])
+            by_prov.append((t, *_sum_rows(prov[table == t], cls[table == t],
+                                          idle[table == t])))
     lanes = {}
     for p in prepared:
-        for k, n in enumerate(np.asarray(p["lanes_by_key"]).tolist()):
+        for k, n in zip(np.asarray(p["lane_keys"]).tolist(),
+                        np.asarray(p["lane_counts"]).tolist()):
             lanes[k] = lanes.get(k, 0) + n
     lines = {}
-    for k, sums in enumerate(by_prov):
-        t, sums = (k, sums) if k < len(prepared) else sums
+    for t, ids, sums in by_prov:
         strings = models[t].provenances
-        for i in np.flatnonzero(sums[1:].any(axis=1)) + 1 if len(sums) else []:
-            name = str(strings[i])
-            lines[name] = lines.get(name, 0) + sums[i]
+        for j in np.flatnonzero((np.asarray(ids) > 0) & np.asarray(sums).any(axis=1)):
+            name = str(strings[int(ids[j])])
+            lines[name] = lines.get(name, 0) + sums[j]
     keys = {}
-    for sums in by_key:
-        for i in np.flatnonzero(sums.any(axis=1)) if len(sums) else []:
-            keys[int(i)] = keys.get(int(i), 0) + sums[i]
+    for ids, sums in by_key:
+        for j in np.flatnonzero(np.asarray(sums).any(axis=1)):
+            keys[int(ids[j])] = keys.get(int(ids[j]), 0) + sums[j]
     if not join.has_data:  # (no event graph anywhere: nothing is explained)
         for table in (keys, lines):
             for name, row in table.items():
@@ -199,36 +204,44 @@ def idle_of_ranks(prepared, models, offsets, extent):
             "groups": _groups(keys, lanes), "by_provenance": _lines(lines)}
 
 
-def _rest(join, k, p, models):
+def _rest(k, p, models, linked):
     """(group key, wait, idle ns, the rank whose source lines, source line) of rank ``k``'s
-    stretches left to the parent: the residual ones linked over all ranks, the source lines
-    another rank describes."""
+    stretches left to the parent: the residual ones linked over all ranks (``linked``:
+    ``_residual_classes``; None: no event graph, nothing known), the source lines another
+    rank describes."""
     idle = np.asarray(p["rest_value"], np.int64)
     cls = np.array(p["rest_cls"], np.int64)  # (a copy: filled in below)
     todo = np.flatnonzero(cls < 0)
     if len(todo):
-        cls[todo] = (_linked_classes(join, k, p, np.asarray(p["rest_row"])[todo])
-                     if join.has_data else WAITS.index("unknown"))
+        if linked is None:
+            cls[todo] = WAITS.index("unknown")
+        else:
+            items, linked_cls = linked[k]
+            cls[todo] = linked_cls[np.searchsorted(items, np.asarray(p["rest_row"])[todo])]
     table, prov = _lines_of(np.asarray(p["rest_prov"], np.int64),
                             np.asarray(p["rest_op"], np.uint64), k, models)
     return np.asarray(p["rest_key"], np.int64), cls, idle, table, prov
 
 
-def _linked_classes(join, k, p, rows):
-    """``classes`` of rank ``k``'s residual rows ``rows``, linked over all ranks."""
-    from legate_prof.query.rank_links import Residual
-    items = np.asarray(p["res_items"], np.int64)
-    none = np.zeros(0, np.int64)
-    res = Residual(items, np.asarray(p["res_pre"], np.uint64),
-                   np.asarray(p["res_creator"], np.uint64),
-                   np.asarray(p["res_fevent"], np.uint64), none, none.astype(np.uint64))
-    linked, _ = join.link_items(k, res)
-    at = np.searchsorted(items, rows)
-    via, target = linked.via[at], linked.target[at]
+def _residual_classes(join, prepared):
+    """``classes`` of every rank's residual items, linked over all ranks in one pass (a
+    pass per rank of 1,000 was most of the parent's time): per rank, (its residual items,
+    sorted; their classes)."""
+    offsets = join.lookups.offsets
+    items = [np.asarray(p["res_items"], np.int64) for p in prepared]
+
+    def joined(f):
+        return np.concatenate([np.asarray(p[f], np.uint64) for p in prepared])
+    ids = np.concatenate([it + offsets[k] for k, it in enumerate(items)])
+    linked, _ = join.link_ids(ids, joined("res_pre"), joined("res_creator"),
+                              joined("res_fevent"))
+    via, target = linked.via, linked.target
     t = np.maximum(target, 0)
     kind = np.where(target >= 0, join.lookups.column("kind", t), 0)
     group = np.where(target >= 0, join.lookups.column("group", t), 0)
-    return classes(via, np.where(via == NO_ROW, -1, target), kind, group)
+    cls = classes(via, np.where(via == NO_ROW, -1, target), kind, group)
+    bounds = np.cumsum([0] + [len(it) for it in items])
+    return [(items[k], cls[bounds[k]:bounds[k + 1]]) for k in range(len(items))]
 
 
 def _lines_of(prov, op, k, models):

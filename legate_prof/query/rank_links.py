@@ -37,7 +37,7 @@ from legate_prof.model.kinds import ItemKind
 from legate_prof.query.critical_inputs import (ItemIndex, ProfileEvents, item_timing,
                                                last_item)
 from legate_prof.query.event_graph import build_graph, find_sorted, is_barrier, pin, run_pass
-from legate_prof.query.link_lookups import ItemTables, PartLookups
+from legate_prof.query.link_lookups import ItemTables, PartLookups, parts_of
 from legate_prof.query.link_rules import (CriticalEntry, LinkRows, Resolver, entry_rows,
                                           instance_rows, link_rows, wait_rows)
 
@@ -352,9 +352,9 @@ class Join:
         out.kind[inside], out.creator[inside], out.trigger[inside] = (
             g.kind[c], g.creator[c], g.trigger[c])
         rest = np.flatnonzero((v < 0) & (pre != 0))
-        owner = self.lookups.owner(pre[rest])
-        for k, t in enumerate(self.tables):
-            sel = rest[owner == k]
+        # (the ranks these events are of, only: a pass per rank of 1,000 was most of a join)
+        for k, at in parts_of(self.lookups.owner(pre[rest]), len(self.tables)):
+            t, sel = self.tables[k], rest[at]
             pos = t.closed.find(pre[sel])
             hit = pos >= 0
             s, p = sel[hit], pos[hit]
@@ -370,22 +370,28 @@ class Join:
     def link_items(self, k, res):
         """Rows of rank ``k``'s residual items ``res`` (a ``Residual``), over all ranks:
         (rows, their creation time as the rules read it)."""
+        return self.link_ids(res.items + self.lookups.offsets[k], res.pre, res.creator,
+                             res.fevent)
+
+    def link_ids(self, ids, pre, raw_creator, fevent):
+        """``link_items`` of items of any ranks at once (``ids`` in the profile's numbering;
+        their precondition, raw creator, own event): each row is the item's own, so every
+        rank's residual goes in one call — a call per rank of 1,000 was most of the join."""
         lk = self.lookups
-        n = len(res.items)
-        ids = res.items + lk.offsets[k]
+        n = len(ids)
         kind = lk.column("kind", ids)
-        ct, creator = lk.column("creation", ids), res.creator.copy()
+        ct, creator = lk.column("creation", ids), np.array(raw_creator, copy=True)
         prof = np.flatnonzero(kind == ItemKind.PROF_TASK)
-        owner = lk.find(res.creator[prof], ("entry", "channel", "instance", "copy"))
+        owner = lk.find(raw_creator[prof], ("entry", "channel", "instance", "copy"))
         p, o = prof[owner >= 0], owner[owner >= 0]
         ct[p], creator[p] = lk.column("creation", o), lk.column("creator", o)
-        entry = self.entry(res.pre)
+        entry = self.entry(pre)
         out = LinkRows.empty(n, np.int64)
         resolver = Resolver(lk)
         inst = kind == ItemKind.INSTANCE
         e, i = np.flatnonzero(~inst), np.flatnonzero(inst)
-        entry_rows(out, resolver, e, creator[e], res.pre[e], ct[e], entry.take(e))
-        instance_rows(out, resolver, i, (ids[i], res.fevent[i]), creator[i], res.pre[i], ct[i],
+        entry_rows(out, resolver, e, creator[e], pre[e], ct[e], entry.take(e))
+        instance_rows(out, resolver, i, (ids[i], fevent[i]), creator[i], pre[i], ct[i],
                       entry.take(i))
         return out, ct
 
@@ -397,10 +403,11 @@ class Join:
         return (sum(t.counts[0] for t in tables) + own,
                 sum(t.counts[1] for t in tables) + g.n_edges)
 
-    def link_waits(self, res):
-        out = LinkRows.empty(len(res.waits), np.int64)
-        wait_rows(out, Resolver(self.lookups), np.arange(len(res.waits)), res.wait_events,
-                  self.entry(res.wait_events))
+    def link_waits(self, events):
+        """Rows of waits on ``events`` (any ranks' at once), over all ranks."""
+        out = LinkRows.empty(len(events), np.int64)
+        wait_rows(out, Resolver(self.lookups), np.arange(len(events)), events,
+                  self.entry(events))
         return out
 
 
@@ -440,13 +447,17 @@ def link_ranks(parts):
     wait_cols = {c: np.concatenate([rp.wait_cols[c] for rp in passes])
                  for c in passes[0].wait_cols}
     wait_off = np.concatenate([[0], np.cumsum([len(rp.wait_cols["item"]) for rp in passes])])
-    if join.has_data:
-        for k, rp in enumerate(passes):
-            res = rp.residual
-            rows, ct = join.link_items(k, res)
-            items.set_rows(res.items + offsets[k], rows)
-            creation[res.items + offsets[k]] = ct
-            waits.set_rows(res.waits + wait_off[k], join.link_waits(res))
+    if join.has_data:  # (every rank's residual rows in one pass)
+        res = [rp.residual for rp in passes]
+
+        def joined(f):
+            return np.concatenate([getattr(r, f) for r in res])
+        ids = np.concatenate([r.items + offsets[k] for k, r in enumerate(res)])
+        rows, ct = join.link_ids(ids, joined("pre"), joined("creator"), joined("fevent"))
+        items.set_rows(ids, rows)
+        creation[ids] = ct
+        w = np.concatenate([r.waits + wait_off[k] for k, r in enumerate(res)])
+        waits.set_rows(w, join.link_waits(joined("wait_events")))
     else:
         items, waits = LinkRows.empty(len(items.via)), LinkRows.empty(len(waits.via))
     lasts = [(-int(parts[k].model.items["stop"][rp.last]), int(rp.last + offsets[k]))
