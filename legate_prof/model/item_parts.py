@@ -35,6 +35,10 @@ def by_part(offsets, ids):
     """(part index, which of ``ids``, their ids in that part) for each part holding some of
     ``ids``, the parts' first ids being ``offsets`` (sorted, one more at the end)."""
     ks = np.searchsorted(offsets, ids, side="right") - 1
+    if len(ks) and ks[0] == ks[-1] and int(ks.min()) == int(ks.max()):  # (one part: most asks)
+        k = int(ks[0])
+        yield k, np.ones(len(ks), bool), ids - offsets[k]
+        return
     for k in np.unique(ks).tolist():
         sel = ks == k
         yield k, sel, ids[sel] - offsets[k]

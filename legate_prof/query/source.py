@@ -73,8 +73,7 @@ class ProfileSource:
         full).  None where the row is a share: processors, channels, memories whose
         capacity is known.  ``rank=None``: all ranks."""
         info = self.info()
-        lanes = [L for g in info.groups if g.group == group and g.kind == "memory"
-                 and (rank is None or g.rank == rank) for L in g.lanes]
+        lanes = self._memory_lanes().get((group, rank), [])
         if not lanes or all(info.lanes[L].capacity > 0 for L in lanes):
             return None
         steps = self._m.utilization_steps
@@ -86,6 +85,18 @@ class ProfileSource:
             den = sum(s.denominator for (r, g), s in steps.items() if g == group)
         peak = step.peak_level() if step is not None else 0.0
         return float(den), float(peak)
+
+    def _memory_lanes(self):
+        """{(group, rank): its memory lanes; (group, None): every rank's}, made once (a
+        search of every group per tile was most of a 1,000-rank report)."""
+        if getattr(self, "_memory_lanes_by", None) is None:
+            by = {}
+            for g in self.info().groups:
+                if g.kind == "memory":
+                    by.setdefault((g.group, g.rank), []).extend(g.lanes)
+                    by.setdefault((g.group, None), []).extend(g.lanes)
+            self._memory_lanes_by = by
+        return self._memory_lanes_by
 
     # -- hit-testing -------------------------------------------------------------------------
     def last_tile(self, lane):

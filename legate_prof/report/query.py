@@ -28,9 +28,12 @@ class ReportQueries:
         src = self.source
         expand_all = len(info.lanes) <= MAX_LANES_EXPANDED
         tree = []
+        of_rank = {}  # (the groups by rank, in order: not a search of all per rank)
+        for g in info.groups:
+            of_rank.setdefault(g.rank, []).append(g)
         for r in info.ranks:
             groups = []
-            for g in (g for g in info.groups if g.rank == r):
+            for g in of_rank.get(r, []):
                 max_rows = max(info.lanes[L].rows for L in g.lanes)
                 groups.append({
                     "group": g.group, "title": g.panel, "tooltip": g.title,
