@@ -137,7 +137,7 @@ def test_a_findings_processor_time_is_its_lines_tasks_work_with_their_calls_not_
 def test_costs_found_in_a_window_say_they_are_the_windows():
     """`insights --start/--stop` shares out the window's own critical path: the text says
     "this window's", not "the run's" (a window's path may hold a finding the run's does not)."""
-    from legate_prof.analyze.insights import format_insights
+    from legate_prof.analyze.insights_text import format_insights
     finding = {"pattern": "temporaries", "title": "t", "provenance": ["p.py:6"],
                "window_ns": [0, 10], "wall_ns": 10, "cost_ns": 10, "processor_ns": 20,
                "evidence": {}, "remedy": "r"}
@@ -150,7 +150,7 @@ def test_a_finding_off_the_critical_path_says_so_and_its_idle_time_says_what_it_
     none of the run's wall-clock time, and the text says why rather than "costs 0 ns"; the
     idle time before a finding's work is summed over processors (it can exceed the run), and
     the text says so, with what that work mostly waited for."""
-    from legate_prof.analyze.insights import format_insights
+    from legate_prof.analyze.insights_text import format_insights
     from legate_prof.present.units import format_ns
     run = ROOT / "fixtures" / "real" / "mpi2"
     profile = load_profile(sorted(str(p) for p in run.glob("legate_*.prof*")), ranked=True)
@@ -211,7 +211,7 @@ def test_without_the_stream_temporaries_name_only_what_legion_can_tell_and_say_i
     two CPUs); ``np.random.random(N).astype(...)`` (a Random and a Convert) is still named, and
     the finding says it is a guess; ``z = x + y`` is not. With the stream, the efficient
     program's ``np.putmask(z, cond, x * y + 1.0)`` (x * y is a temporary) stays the one named."""
-    from legate_prof.analyze.insights import format_insights
+    from legate_prof.analyze.insights_text import format_insights
     from legate_prof.assemble.restrict import restrict
     efficient = load_profile([str(REAL / "efficient_0.prof")])
     found = find_insights(efficient)

@@ -779,7 +779,8 @@ def test_the_critical_path_section_splits_it_as_the_critical_command(browser, mp
 def test_findings_say_their_cost_in_the_words_of_insights(browser, mpi2_report):
     """Each finding on the page says what ``insights`` says of it: its wall-clock time on the
     critical path (or that it has none) and its processor time — not a bare "costs 0 ns"."""
-    from legate_prof.analyze.insights import cost_words, find_insights
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.analyze.insights_text import cost_words
     found = find_insights(_source("mpi2"))
     _open(browser, mpi2_report)
     items = browser.evaluate(

@@ -22,7 +22,8 @@ def register(sub):
 
 
 def run(args):
-    from legate_prof.analyze.insights import find_insights, format_insights, holds_items
+    from legate_prof.analyze.insights import find_insights, holds_items
+    from legate_prof.analyze.insights_text import format_insights
     check_window(args)
     model = trimmed(load_with_progress(input_files(args), args, stack=False), args)
     findings = find_insights(model)

@@ -17,7 +17,8 @@ import shutil
 import stat
 from pathlib import Path
 
-from legate_prof.analyze.insights import cost_words, find_insights, idle_words
+from legate_prof.analyze.insights import find_insights
+from legate_prof.analyze.insights_text import cost_words, idle_words
 from legate_prof.analyze.stats import compute_stats
 from legate_prof.output_file import atomic_folder
 from legate_prof.report.critical import critical_summary, write_critical

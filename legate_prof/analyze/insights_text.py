@@ -1,0 +1,74 @@
+"""The text form of ``legate_prof insights``: each finding in lines (its lines of source, its
+window, what it costs in wall-clock and processor time, the idle time before its work, the
+evidence and the remedy), and the cost and idle sentences the report shows as they are."""
+
+from __future__ import annotations
+
+from legate_prof.present.units import format_ns
+
+
+def format_insights(findings, windowed=False, empty=False):
+    """Text lines of the findings; ``windowed``: found in a window of the run (--start/--stop),
+    whose own critical path their wall-clock costs share; ``empty``: the profile (or the
+    window) holds no item, so no finding says nothing about the run."""
+    whole = "this window's" if windowed else "the run's"
+    if not findings and empty:
+        where = "the window (--start/--stop)" if windowed else "the profile"
+        return f"No finding: {where} holds nothing to judge (no item of the run is in it)."
+    if not findings:
+        return "No finding: none of the guide's inefficiency patterns shows in this profile."
+    lines = []
+    for k, x in enumerate(findings, 1):
+        lines.append(f"{k}. [{x['pattern']}] {x['title']}")
+        if x["provenance"]:
+            shown = ", ".join(x["provenance"][:5])
+            more = len(x["provenance"]) - 5
+            lines.append(f"   at {shown}" + (f" (+{more} more)" if more > 0 else ""))
+        a, b = x["window_ns"]
+        lines.append(f"   when {format_ns(a)} – {format_ns(b)}")
+        if x["pattern"] != "out_of_memory":
+            lines.append("   " + cost_words(x, whole))
+        idle = idle_words(x["evidence"])
+        if idle:
+            lines.append("   " + idle)
+        ev = ", ".join(f"{k2}={v}" for k2, v in x["evidence"].items()
+                       if not isinstance(v, dict))
+        lines.append(f"   evidence: {ev}")
+        lines.append(f"   remedy: {x['remedy']}")
+    return "\n".join(lines)
+
+
+def cost_words(x, whole="the run's"):
+    """What a finding costs, in words: its share of the critical path, or that it has none
+    (its work ran beside the path), and its processor time (the text's and the report's)."""
+    cpu = f"processor time: {format_ns(x['processor_ns'])} (summed over processors)"
+    if "clocks_apart_ns" in x["evidence"]:
+        return (f"costs an unknown share of {whole} wall-clock time: the nodes' clocks "
+                f"disagree, so waits across nodes cannot be measured; {cpu}")
+    if x["wall_ns"] == 0:
+        return (f"costs none of {whole} wall-clock time: none of its work is on the "
+                f"critical path; {cpu}")
+    return (f"costs {format_ns(x['wall_ns'])} of {whole} wall-clock time (its share of the "
+            f"critical path); {cpu}")
+
+
+def idle_words(evidence):
+    """The idle time before the finding's work, said with what it is summed over and what the
+    work mostly waited for (``insights._idle_evidence``), or None."""
+    idle = evidence.get("idle_before_ns", 0)
+    waits = evidence.get("idle_waiting_for") or {}
+    if not idle:
+        return None
+    top = sorted(((ns, w) for w, ns in waits.items() if ns > 0), reverse=True)[:2]
+    why = ", ".join(f"{IDLE_WAIT_WORDS.get(w, w)} {format_ns(ns)}" for ns, w in top)
+    return (f"idle before its work: {format_ns(idle)}, summed over the processors that "
+            f"waited (not wall-clock time)" + (f"; waiting for: {why}" if why else ""))
+
+
+# what the work after an idle stretch waited for (``idle_gaps.WAITS``), in words
+IDLE_WAIT_WORDS = {"copy_fill": "a copy or fill", "mapping": "mapping on utility",
+                   "task": "another task", "message": "a message",
+                   "memory": "an instance's memory", "unknown": "nothing known"}
+
+
+__all__ = ["format_insights", "cost_words", "idle_words", "IDLE_WAIT_WORDS"]
