@@ -139,10 +139,13 @@ def _by_run(run, n):
     """(j, the positions where ``run`` is j, increasing) for each run j in ``run`` (-1:
     none), by j: one stable sort (a pass per run of 1,000 ranks made each lookup 1,000
     passes)."""
-    counts = np.bincount(run[run >= 0], minlength=n)
+    asked = run[run >= 0]
+    if len(asked) == 0:
+        return []
+    if int(asked.min()) == int(asked.max()):  # (one run: a lane's items, one rank's)
+        return [(int(asked[0]), np.flatnonzero(run == asked[0]))]
+    counts = np.bincount(asked, minlength=n)
     present = np.flatnonzero(counts)
-    if len(present) == 1:
-        return [(int(present[0]), np.flatnonzero(run == present[0]))]
     o = np.argsort(run, kind="stable")
     ends = np.cumsum(counts)
     start = int(np.count_nonzero(run < 0))  # (the -1s sort first)
