@@ -560,11 +560,11 @@ def test_stripes_group_their_keys_by_run_as_a_pass_per_run_does():
     """``Stripes.lookup`` asks each run (a rank's operations) only of its own keys: the
     grouping (one stable sort) gives each run present, in order, with the positions a pass
     per run finds — with no key of any run (-1), one run only, and many runs."""
-    from legate_prof.model.lazy_table import _by_run
+    from legate_prof.model.item_parts import positions_by_part
     rng = np.random.default_rng(7)
     for n, runs in ((0, 3), (1, 1), (40, 1), (1000, 4), (3000, 1000)):
         for run in (rng.integers(-1, runs, n), np.full(n, runs - 1), np.full(n, -1)):
             want = [(j, np.flatnonzero(run == j)) for j in range(runs) if (run == j).any()]
-            got = _by_run(run, runs)
+            got = positions_by_part(run, runs)
             assert [j for j, _ in got] == [j for j, _ in want]
             assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(got, want))

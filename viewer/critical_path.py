@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6 import QtCore
 
+from legate_prof.query import PATH_VIA_WORDS
+
 LINK_LABELS = ("Waited for", "Created by")
 NO_EVENTS = "no critical path: this profile records no Realm events (Legion's timeline is "\
     "missing, or the run predates them)"
@@ -99,12 +101,6 @@ class CriticalPathWorker(QtCore.QObject):
         except Exception as e:  # noqa: BLE001 - said in the status bar, never a traceback
             result = e
         self.done.emit(self.source, result)
-
-
-# how a step of the path went on to the one before it (``PathStep.via``): "later ... earlier"
-PATH_VIA_WORDS = {"event": "waited for", "creator": "was created by",
-                  "wait": "waited (in one of its waits) for", "queued": "queued behind",
-                  "caller": "ran inside", "deallocation": "waited for memory freed by"}
 
 
 def step_on_path(source, path, i, at=None, forward=False):

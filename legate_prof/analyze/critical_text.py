@@ -93,7 +93,7 @@ def skew_note(latency):
     ``query.message_latency.MessageLatency``): the clock-skew notice, and that the path's
     gaps between nodes hold it; else None."""
     from legate_prof.query.message_latency import SLOW_MESSAGE_NS
-    if max((abs(p.mean_ns) for p in latency.pairs), default=0) < SLOW_MESSAGE_NS:
+    if latency.clocks_apart_ns < SLOW_MESSAGE_NS:
         return None
     notice = next((n for n in latency.notices() if n.startswith("Clock skew")), None)
     return None if notice is None else (

@@ -19,6 +19,8 @@ from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 from legate_prof.assemble.rank_merge import release_pages
 from legate_prof.model.item_parts import by_part
 from legate_prof.present.units import format_bytes, format_ns
+from legate_prof.query.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
+from legate_prof.query.event_graph import find_sorted
 
 TINY_TASK_MIN_COUNT = 32  # launches from one line before a loop is worth naming
 RUNTIME_BUSY_RATIO = 1.5  # utility busy / application-processor busy that is "confetti"
@@ -39,17 +41,16 @@ def _running(model):
     µs of it its body's call), so a line's processor time without them says its tasks
     hardly ran."""
     from legate_prof.analyze.stats import waited_ns
-    from legate_prof.query.event_graph import find_sorted
     it = model.items
     run = (it["stop"] - it["start"]).astype(np.int64)
     waited = waited_ns(model)
     if waited is not None:
         run -= waited.astype(np.int64)
     kind = np.asarray(it["kind"])
-    calls = np.flatnonzero(np.isin(kind, _CALL_KINDS))
+    calls = np.flatnonzero(kinds_mask(kind, CALL_KINDS))
     if len(calls) == 0:
         return run
-    callers = np.flatnonzero(np.isin(kind, _CALLER_KINDS))
+    callers = np.flatnonzero(kinds_mask(kind, ENTRY_KINDS))  # (what makes calls)
     fevent = np.asarray(it["fevent"], np.uint64)
     o = callers[np.argsort(fevent[callers], kind="stable")]
     caller = np.asarray(it["creator"], np.uint64)[calls]  # (a call's: its caller's event)
@@ -59,9 +60,6 @@ def _running(model):
                              minlength=len(run)).astype(np.int64)
 
 
-_CALL_KINDS = [int(k) for k in (ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL)]
-_CALLER_KINDS = [int(k) for k in (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE,
-                                  ItemKind.PROF_TASK)]
 
 
 class _Facts:
@@ -500,7 +498,7 @@ def message_latency(f):
     evidence = {"messages": lat.messages, "slow_messages": lat.slow,
                 "percent_slow": round(lat.percent_slow, 2), "longest_ns": lat.longest_ns,
                 "skewed_messages": lat.skewed}
-    apart = max((abs(p.mean_ns) for p in lat.pairs), default=0.0)
+    apart = lat.clocks_apart_ns
     if apart >= max(lat.threshold_ns, lat.longest_ns / 2):  # (the clocks make most of it)
         evidence["clocks_apart_ns"] = int(apart)
         return [_finding(

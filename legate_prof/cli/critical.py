@@ -47,9 +47,9 @@ def run(args):
     if not source.critical_links().has_data:
         print("No critical path: the profile holds no event graph records (Legion writes "
               "them from format 1011 on); what is shown follows creators only.")
-    if args.start is not None or args.stop is not None:
-        say("(The window's own critical path: from what ended last in it back.)")
     window = args.start is not None or args.stop is not None
+    if window:
+        say("(The window's own critical path: from what ended last in it back.)")
     say(format_critical_path(report, limit=max(args.limit, 0), window=window))
     note_ = skew_note(source.message_latency())  # (the clocks: what a gap between nodes holds)
     if note_:

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from legate_prof.model.item_parts import positions_by_part
+
 
 def sorted_lookup(ids, values, keys, default):
     """``values`` of the row of each of ``keys`` in ``ids`` (sorted), ``default`` where none."""
@@ -129,24 +131,8 @@ class Stripes:
                                 .astype(np.int64)]
         if not self.holds_zero:
             run[keys == 0] = -1  # (no operation: a third of the items)
-        for j, sel in _by_run(run, len(self.runs)):  # (the runs asked of only: 1,000 ranks)
+        for j, sel in positions_by_part(run, len(self.runs)):  # (the runs asked of only)
             r = self.runs[j]
             out[sel] = sorted_lookup(r[self.key], r[column], keys[sel], default)
         return out
 
-
-def _by_run(run, n):
-    """(j, the positions where ``run`` is j, increasing) for each run j in ``run`` (-1:
-    none), by j: one stable sort (a pass per run of 1,000 ranks made each lookup 1,000
-    passes)."""
-    asked = run[run >= 0]
-    if len(asked) == 0:
-        return []
-    if int(asked.min()) == int(asked.max()):  # (one run: a lane's items, one rank's)
-        return [(int(asked[0]), np.flatnonzero(run == asked[0]))]
-    counts = np.bincount(asked, minlength=n)
-    present = np.flatnonzero(counts)
-    o = np.argsort(run, kind="stable")
-    ends = np.cumsum(counts)
-    start = int(np.count_nonzero(run < 0))  # (the -1s sort first)
-    return [(int(j), o[start + ends[j] - counts[j]:start + ends[j]]) for j in present]

@@ -14,6 +14,7 @@ from legate_prof.present.limits import MIN_PX
 from legate_prof.query.details import Field
 from legate_prof.query.lane_tree import GroupInfo, LaneInfo, ProfileInfo
 from legate_prof.query.ranked_source import RankedSource
+from legate_prof.query.run_path import PATH_VIA_WORDS
 from legate_prof.query.source import ProfileSource
 from legate_prof.query.tiles import READY, RUNNING, STATE_NAMES, WAITING, Hit, LaneTile, TileRow
 
@@ -42,4 +43,5 @@ def open_profile(paths, progress=None, ranked=False, use_cache=False) -> Profile
 
 __all__ = ["ProfileSource", "RankedSource", "as_source", "open_profile", "ProfileInfo",
            "GroupInfo", "LaneInfo", "LaneTile", "TileRow", "Hit", "Field", "MIN_PX", "RUNNING",
-           "READY", "WAITING", "STATE_NAMES", "GROUP_ORDER", "GROUP_COLORS", "ItemKind"]
+           "READY", "WAITING", "STATE_NAMES", "GROUP_ORDER", "GROUP_COLORS", "ItemKind",
+           "PATH_VIA_WORDS"]

@@ -17,11 +17,12 @@ import numpy as np
 
 from legate_prof.assemble.event_records import event_node
 from legate_prof.model.event_tables import NO_TIME
+from legate_prof.model.item_parts import positions_by_part
 from legate_prof.model.kinds import ItemKind
 from legate_prof.query.call_index import CallIndex
 from legate_prof.query.critical_inputs import (CALL_KINDS, VERTEX_KIND, flag_bits, kinds_mask,
                                                mark_of)
-from legate_prof.query.event_graph import find_sorted, positions_in_sorted, sorted_unique
+from legate_prof.query.event_graph import find_sorted, positions_in_sorted
 
 # ``ItemTables.of``: per item kind, owner flags, raw creator, create, start, stop, and the
 # creation a lookup reads (``Timing.base``: ``create`` but where ``creation_ids`` (sorted)
@@ -135,21 +136,6 @@ class ItemTables:
         return kind, creation, trigger, j
 
 
-def parts_of(part, n_parts):
-    """(k, the positions where ``part`` is k, increasing) for each part k present (-1: none),
-    by k: one stable sort of small ints (numpy's is a radix sort), not a sort of the
-    positions' part numbers then a pass for each part."""
-    part = np.asarray(part, np.int64)
-    shifted = (part + 1).astype(np.uint16 if n_parts < 0xFFFF else np.int64)  # (-1: 0)
-    counts = np.bincount(shifted, minlength=n_parts + 1)
-    ends = np.cumsum(counts)
-    present = np.flatnonzero(counts[1:]).tolist()
-    if len(present) == 1 and counts[0] == 0:  # (one part only: every position)
-        return [(present[0], np.arange(len(part)))]
-    o = np.argsort(shifted, kind="stable")
-    return [(k, o[ends[k]:ends[k + 1]]) for k in present]
-
-
 class PartLookups:
     """``ItemTables`` of several parts answering as one, in the profile's item numbering:
     each event is asked of the part holding its node (``nodes[k]``: part k's)."""
@@ -167,7 +153,7 @@ class PartLookups:
         return np.where(events != 0, self.node_part[event_node(events)], -1)
 
     def _by_owner(self, events):
-        return parts_of(self.owner(events), len(self.tables))
+        return positions_by_part(self.owner(events), len(self.tables))
 
     def find(self, events, kinds=None):
         events = np.asarray(events, np.uint64)
@@ -182,7 +168,7 @@ class PartLookups:
         out = np.full(len(ids), default, dtype)
         ok = np.flatnonzero(ids >= 0)
         part = np.searchsorted(self.offsets, ids[ok], side="right") - 1
-        for k, at in parts_of(part, len(self.tables)):
+        for k, at in positions_by_part(part, len(self.tables)):
             sel = ok[at]
             out[sel] = ask(self.tables[k], ids[sel] - self.offsets[k])
         return out

@@ -54,6 +54,12 @@ class MessageLatency:
     def congested(self):
         return self.messages > 0 and self.percent_slow >= CONGESTED_PERCENT
 
+    @property
+    def clocks_apart_ns(self):
+        """How far apart two nodes' clocks read at most: the largest pair's mean skew (0:
+        no skewed message)."""
+        return max((abs(p.mean_ns) for p in self.pairs), default=0.0)
+
     def as_json(self):
         return {"messages": self.messages, "skewed": self.skewed,
                 "mean_skew_ns": round(self.mean_skew_ns, 3),

@@ -33,11 +33,12 @@ import numpy as np
 
 from legate_prof.model.event_tables import (INSTANCE_READY, INSTANCE_REDISTRICT, NO_TIME,
                                             UNKNOWN_EVENT, concat_event_tables)
+from legate_prof.model.item_parts import positions_by_part
 from legate_prof.model.kinds import ItemKind
 from legate_prof.query.critical_inputs import (ItemIndex, ProfileEvents, item_timing,
                                                last_item)
 from legate_prof.query.event_graph import build_graph, find_sorted, is_barrier, pin, run_pass
-from legate_prof.query.link_lookups import ItemTables, PartLookups, parts_of
+from legate_prof.query.link_lookups import ItemTables, PartLookups
 from legate_prof.query.link_rules import (CriticalEntry, LinkRows, Resolver, entry_rows,
                                           instance_rows, link_rows, wait_rows)
 
@@ -353,7 +354,7 @@ class Join:
             g.kind[c], g.creator[c], g.trigger[c])
         rest = np.flatnonzero((v < 0) & (pre != 0))
         # (the ranks these events are of, only: a pass per rank of 1,000 was most of a join)
-        for k, at in parts_of(self.lookups.owner(pre[rest]), len(self.tables)):
+        for k, at in positions_by_part(self.lookups.owner(pre[rest]), len(self.tables)):
             t, sel = self.tables[k], rest[at]
             pos = t.closed.find(pre[sel])
             hit = pos >= 0

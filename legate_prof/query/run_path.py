@@ -33,6 +33,12 @@ from legate_prof.query.critical_inputs import (CALL_KINDS, END_KINDS, ENTRY_KIND
 from legate_prof.query.critical_links import NO_ROW, VIA, VIA_CREATOR, VIA_EVENT, VIA_UNKNOWN
 
 MAX_STEPS = 1_000_000
+# how a step goes on to the one before it (``PathStep.via``), and that in words, "later …
+# earlier" (the viewer's and the report's walk along the path say it so)
+PATH_VIA = ("", "event", "creator", "wait", "queued", "caller", "deallocation", "unknown")
+PATH_VIA_WORDS = {"event": "waited for", "creator": "was created by",
+                  "wait": "waited (in one of its waits) for", "queued": "queued behind",
+                  "caller": "ran inside", "deallocation": "waited for memory freed by"}
 # where the walk starts: the last of these to end (instances and the runtime's operations
 # live on to the end without holding anything up)
 

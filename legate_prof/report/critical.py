@@ -20,6 +20,7 @@ from legate_prof.analyze.critical_text import header, skew_note
 from legate_prof.model.event_tables import EVENT_KIND_NAMES
 from legate_prof.model.kinds import GROUP_TITLE, ItemKind
 from legate_prof.query.critical_links import VIA, note_text
+from legate_prof.query.run_path import PATH_VIA, PATH_VIA_WORDS
 
 CHUNK = 4096  # item ids per lookup file
 RECORD_BYTES = 90  # about what one record costs in a lookup file
@@ -27,7 +28,6 @@ MAX_PATH_STEPS = 20_000  # the run's path is written from its end back, this man
 LINK_BYTES_PER_ITEM = 40  # lookup files: 512 KiB .. 4 MiB, this much per item between (as tiles)
 LINK_BUDGET = (512 << 10, 4 << 20)
 COMPLETIONS = ("TaskEvent", "CopyEvent", "FillEvent", "DepPartEvent", "InstanceDeletion")
-PATH_VIA = ("", "event", "creator", "wait", "queued", "caller", "deallocation", "unknown")
 TOP_LINES = 20  # source lines of the path's split the page lists (the rest: one sum)
 
 
@@ -67,7 +67,8 @@ def write_critical(q, out, shown, progress=None):
     ids = _record_ids(src, links, path["item"], shown, link_budget(src.info().n_items))
     chunks, notes, written = _write_records(src, links, ids, out)
     return {"available": True, "steps": len(steps), "steps_written": len(path["item"]),
-            "via": list(VIA), "path_via": list(PATH_VIA), "notes": notes, "chunk": CHUNK,
+            "via": list(VIA), "path_via": list(PATH_VIA), "path_via_words": PATH_VIA_WORDS,
+            "notes": notes, "chunk": CHUNK,
             "chunks": chunks, "records": int(len(ids)), "bytes": written,
             "completions": list(COMPLETIONS)}
 

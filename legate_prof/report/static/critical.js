@@ -213,10 +213,6 @@ function follow(a, b) {
   if (b - a <= 0.6 * span) { var c = (a + b) / 2; view.setRange(c - span / 2, c + span / 2); }
   else { var d = Math.max(b - a, 1000); view.setRange(a - 0.25 * d, b + 0.25 * d); }
 }
-// how a step of the path went on to the one before it (viewer/critical_path.PATH_VIA_WORDS)
-var PATH_VIA_WORDS = {event: "waited for", creator: "was created by",
-                      wait: "waited (in one of its waits) for", queued: "queued behind",
-                      caller: "ran inside", deallocation: "waited for memory freed by"};
 // while the path is drawn and the selected item is on it: the step before (after) it on the
 // drawn path, as the desktop's step_on_path; false where the item is not on it
 function walkPath(sel, forward) {
@@ -235,7 +231,7 @@ function walkPath(sel, forward) {
                "its first" + (unknown ? ": the chain stops at an event no loaded profile records (unknown)" : "")));
     return true;
   }
-  var j = p.item[nxt], via = m.path_via[p.via[Math.min(at, nxt)]], verb = PATH_VIA_WORDS[via] || via;
+  var j = p.item[nxt], via = m.path_via[p.via[Math.min(at, nxt)]], verb = (m.path_via_words || {})[via] || via;  // (query.run_path.PATH_VIA_WORDS)
   withRecords([j], function () {
     var r = record(j), tj = r ? titleOf(r) : "item " + j, ti = titleOf(sel);
     var step = "step " + num(nxt) + " of " + total + " of the critical path: " + tj;
