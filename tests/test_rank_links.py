@@ -177,15 +177,73 @@ def test_a_level_of_many_finds_the_vertices_its_last_sources_feed():
 
 
 def test_queries_grouped_by_rank_as_a_search_per_rank_groups_them():
-    """``parts_of`` (one radix sort of the rank numbers) gives each rank present, in order,
-    with the positions a pass over the rank numbers finds (-1: no rank, left out)."""
-    from legate_prof.query.link_lookups import parts_of
+    """``positions_by_part`` (one radix sort of the rank numbers) gives each rank present, in
+    order, with the positions a pass over the rank numbers finds (-1: no rank, left out)."""
+    from legate_prof.model.item_parts import positions_by_part
     rng = np.random.default_rng(3)
     for n, ranks in ((0, 3), (1, 1), (50, 1), (1000, 4), (5000, 70000)):
         for part in (rng.integers(-1, ranks, n), np.full(n, ranks - 1),
                      np.sort(rng.integers(-1, ranks, n))):
             want = [(k, np.flatnonzero(part == k)) for k in np.unique(part[part >= 0]).tolist()]
-            got = parts_of(part, ranks)
+            got = positions_by_part(part, ranks)
             assert [k for k, _ in got] == [k for k, _ in want]
             for (_, a), (_, b) in zip(got, want):
                 assert np.array_equal(a, b)
+
+
+def _brute_prev_greater(index):
+    n = len(index.items)
+    sizes = np.diff(np.append(index.group_start, n))
+    lo = np.repeat(index.group_start, sizes)
+    out = np.full(n, -1)
+    for i in range(n):
+        for j in range(i - 1, lo[i] - 1, -1):
+            if index.stop[j] > index.stop[i]:
+                out[i] = j
+                break
+    return out
+
+
+def test_call_index_answers_as_a_scan_does_on_any_shape():
+    """``CallIndex``: each call's previous call (of its entry) that stops later, and the
+    innermost call running at t, equal a scan back over every call — calls nested, in a
+    row, sharing one interval, overlapping without nesting (damaged input)."""
+    from legate_prof.query.call_index import CallIndex
+    rng = np.random.default_rng(11)
+    for trial in range(200):
+        n = int(rng.integers(0, 50))
+        caller = rng.integers(1, 4, n).astype(np.uint64)
+        start = rng.integers(0, 20, n)
+        stop = start + rng.integers(0, 20, n)
+        index = CallIndex(np.arange(n), caller, start, stop)
+        assert np.array_equal(index.prev_greater, _brute_prev_greater(index)), trial
+        qc, qt = rng.integers(0, 5, 40).astype(np.uint64), rng.integers(-2, 42, 40)
+        got = index.running(qc, qt)
+        for a, (c, t) in enumerate(zip(qc.tolist(), qt.tolist())):
+            began = [i for i in range(n) if index.caller[i] == c and index.start[i] <= t]
+            inside = [i for i in began if index.stop[i] > t]
+            want = index.items[max(inside)] if began and inside and max(inside) <= max(began) \
+                else -1
+            assert got[a] == want, (trial, a)
+
+
+def test_call_index_of_a_million_calls_in_a_row_takes_log_passes():
+    """The guide's example: a top-level task making a million runtime calls one after
+    another (none nests in another).  Jumping back along "previous call that stops later"
+    links took a round per call (189 s for ``stats``); the descent takes a pass per level,
+    log2 of the longest entry's calls, whatever the shape — calls in a row, all sharing one
+    interval, or each nested in the one before (a query deep inside asks the descent)."""
+    from legate_prof.query.call_index import CallIndex, LastGreater
+    n = 1 << 20
+    shapes = {"in a row": (np.arange(n) * 10, np.arange(n) * 10 + 5),
+              "one interval": (np.zeros(n, np.int64), np.full(n, 5)),
+              "nested": (np.arange(n), 2 * n - np.arange(n))}
+    for name, (start, stop) in shapes.items():
+        index = CallIndex(np.arange(n), np.ones(n, np.uint64), start, stop)
+        assert len(LastGreater(index.stop, n).levels) == 21, name
+        if name == "nested":
+            assert np.array_equal(index.prev_greater, np.arange(n) - 1)
+            t = np.full(8, 2 * n - 3)  # (every call began; only the first three stop later)
+            assert (index.running(np.ones(8, np.uint64), t) == 2).all()
+        else:
+            assert (index.prev_greater == -1).all(), name
