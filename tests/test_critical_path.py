@@ -26,7 +26,7 @@ from fixtures.make_critical_goldens import critical_profiles, rank_files, REAL
 from legate_prof.load.loader import load_profile
 from legate_prof.model.kinds import GROUP_KEYS, PROCESSOR_GROUPS, ItemKind
 from legate_prof.query import as_source
-from legate_prof.query.critical_links import NO_ROW, VIA, compute_links, note_text
+from legate_prof.causality.critical_links import NO_ROW, VIA, compute_links, note_text
 
 PROFILES = critical_profiles()
 KINDS = {"task": {ItemKind.TASK}, "meta": {ItemKind.META, ItemKind.MESSAGE},
@@ -404,7 +404,7 @@ WARNED = [d for d in MULTI if (d / "golden" / f"{d.name}.warnings.txt").exists()
 @pytest.mark.parametrize("run", WARNED, ids=[d.name for d in WARNED])
 def test_skew_and_latency_are_the_references(run):
     """The numbers behind the reference's two warnings, from its own printed lines."""
-    from legate_prof.query.message_latency import message_latency
+    from legate_prof.causality.message_latency import message_latency
     text = (run / "golden" / f"{run.name}.warnings.txt").read_text()
     lat = message_latency(load_profile([str(f) for f in rank_files(run)]).item_parts())
     m = re.search(r"found (\d+) messages .* average skew was at least ([\d.]+) us", text)
@@ -528,7 +528,7 @@ def test_stats_rank_by_rank_explains_as_one_load(tmp_path, monkeypatch):
 def test_messages_gathered_rank_by_rank_give_the_same_skew(run):
     """What ``stats`` computes from each rank's own messages (a sender's node from its event
     id) equals the lookup of senders over all ranks — whole, and one rank alone."""
-    from legate_prof.query.message_latency import (latency_by_event_ids, message_columns,
+    from legate_prof.causality.message_latency import (latency_by_event_ids, message_columns,
                                                     message_latency)
     files = rank_files(run)
     for given in (files, files[:1]):

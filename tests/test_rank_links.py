@@ -1,4 +1,4 @@
-"""Critical links rank by rank (``query.rank_links``) equal one pass over all ranks
+"""Critical links rank by rank (``causality.rank_links``) equal one pass over all ranks
 (``critical_links.link_whole``, which the goldens check against the reference): every item's
 and every wait's row, creation time, the item that ended last and the graph's size — on every
 recorded multi-rank run held as a ``RankSet``, on ranks missing, on generated runs, and on
@@ -12,8 +12,8 @@ import pytest
 from fixtures.make_critical_goldens import REAL, rank_files
 from legate_prof.assemble.rank_set import RankSet
 from legate_prof.load.loader import load_profile
-from legate_prof.query.critical_links import LinkRows, compute_links, link_whole
-from legate_prof.query.rank_links import RankPass, link_ranks, nodes_of
+from legate_prof.causality.critical_links import LinkRows, compute_links, link_whole
+from legate_prof.causality.rank_links import RankPass, link_ranks, nodes_of
 
 MULTI = [d for d in sorted(REAL.iterdir()) if d.is_dir() and len(rank_files(d)) > 1]
 
@@ -100,7 +100,7 @@ def test_calls_are_ordered_as_the_four_key_lexsort_orders_them():
     """The call index's order (callers sorted, only calls sharing a caller lexsorted) is
     exactly ``np.lexsort((calls, -stop, start, caller))``: few shared callers, most shared,
     equal starts and stops, none shared."""
-    from legate_prof.query.call_index import _call_order
+    from legate_prof.causality.call_index import _call_order
     rng = np.random.default_rng(11)
     for n, callers, ties in ((2000, 1900, 50), (2000, 300, 50), (2000, 2000, 5),
                              (5000, 4000, 3), (1, 1, 1), (0, 1, 1)):
@@ -116,7 +116,7 @@ def test_lookups_of_many_events_find_what_a_binary_search_finds():
     """Above ``SORT_QUERIES_ABOVE`` queries, event lookups place them by one merge with the
     keys: the positions and hits are those of ``np.searchsorted``, sorted queries or not,
     with absent ids, repeats and 0 (no event: never found)."""
-    from legate_prof.query.event_graph import SORT_QUERIES_ABOVE, find_sorted
+    from legate_prof.causality.event_graph import SORT_QUERIES_ABOVE, find_sorted
     rng = np.random.default_rng(5)
     n = SORT_QUERIES_ABOVE + 1000
     keys = np.unique(rng.integers(0, 4 * n, n, dtype=np.uint64))
@@ -134,7 +134,7 @@ def test_the_graph_carries_the_item_a_lookup_of_each_critical_creator_finds():
     links read it instead of looking the creator up again: on every recorded multi-rank run,
     the carried item is what ``find`` gives, and the links equal those of a lookup of all."""
     from legate_prof.model.item_parts import ItemPart
-    from legate_prof.query.link_rules import Resolver, critical_entry
+    from legate_prof.causality.link_rules import Resolver, critical_entry
     for run in MULTI:
         for f in rank_files(run):
             m = load_profile([str(f)], check_files=False)
@@ -159,7 +159,7 @@ def test_a_level_of_many_finds_the_vertices_its_last_sources_feed():
     """Kahn's next level, by the CSR ranges of the level's vertices or (a level of many) by
     a mask of them: the vertices whose last source was in the level, sorted, and the
     counts left, as a plain count gives them — with repeated edges and no edges."""
-    from legate_prof.query.event_graph import _next_level
+    from legate_prof.causality.event_graph import _next_level
     rng = np.random.default_rng(3)
     for nv, ne in ((1000, 3000), (1000, 200), (50, 0), (2000, 2000)):
         src, dst = rng.integers(0, nv, ne), rng.integers(0, nv, ne)
@@ -208,7 +208,7 @@ def test_call_index_answers_as_a_scan_does_on_any_shape():
     """``CallIndex``: each call's previous call (of its entry) that stops later, and the
     innermost call running at t, equal a scan back over every call — calls nested, in a
     row, sharing one interval, overlapping without nesting (damaged input)."""
-    from legate_prof.query.call_index import CallIndex
+    from legate_prof.causality.call_index import CallIndex
     rng = np.random.default_rng(11)
     for trial in range(200):
         n = int(rng.integers(0, 50))
@@ -233,7 +233,7 @@ def test_call_index_of_a_million_calls_in_a_row_takes_log_passes():
     links took a round per call (189 s for ``stats``); the descent takes a pass per level,
     log2 of the longest entry's calls, whatever the shape — calls in a row, all sharing one
     interval, or each nested in the one before (a query deep inside asks the descent)."""
-    from legate_prof.query.call_index import CallIndex, LastGreater
+    from legate_prof.causality.call_index import CallIndex, LastGreater
     n = 1 << 20
     shapes = {"in a row": (np.arange(n) * 10, np.arange(n) * 10 + 5),
               "one interval": (np.zeros(n, np.int64), np.full(n, 5)),

@@ -1,7 +1,7 @@
 """The run's critical path and where its time went: ``legate_prof critical``, the insights'
 wall-clock costs.
 
-The path (``query.run_path``) is a chain of items, each holding a piece of the timeline;
+The path (``causality.run_path``) is a chain of items, each holding a piece of the timeline;
 between pieces lie gaps (no item on the path was running: a message in flight, a task
 waiting for its processor's scheduler, clocks of two nodes).  Time is split
 
@@ -197,7 +197,7 @@ def critical_path_report(source, with_items=True) -> dict:
 
 def linked_items(source):
     """Every item with a critical row: name, kind, lane, start, stop, via, predecessor."""
-    from legate_prof.query.critical_links import NO_ROW, VIA
+    from legate_prof.causality.critical_links import NO_ROW, VIA
     links = source.critical_links()
     ids = np.flatnonzero(links.items.via != NO_ROW)
     tab = item_table(source, ids)
@@ -221,7 +221,7 @@ def stops_at(source, step):
     ``PathStep``): {"rank": the node the event is of, "given": whether that rank's profile
     was read, "note": the reference's note, "ranks_not_given": the run's ranks whose
     profiles were not read}; None where it stops at an item."""
-    from legate_prof.query.link_rules import note_text
+    from legate_prof.causality.link_rules import note_text
     if step.via != "unknown":
         return None
     links = source.critical_links()

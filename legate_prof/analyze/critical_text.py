@@ -90,9 +90,9 @@ def header(report, window=False):
 
 def skew_note(latency):
     """Where two nodes' clocks disagree by a slow message's time or more (``latency``: a
-    ``query.message_latency.MessageLatency``): the clock-skew notice, and that the path's
+    ``causality.message_latency.MessageLatency``): the clock-skew notice, and that the path's
     gaps between nodes hold it; else None."""
-    from legate_prof.query.message_latency import SLOW_MESSAGE_NS
+    from legate_prof.causality.message_latency import SLOW_MESSAGE_NS
     if latency.clocks_apart_ns < SLOW_MESSAGE_NS:
         return None
     notice = next((n for n in latency.notices() if n.startswith("Clock skew")), None)

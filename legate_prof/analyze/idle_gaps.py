@@ -1,6 +1,6 @@
 """Idle time explained: per lane group, the time its processors sat idle inside the run,
 split by what the item each processor ran next was waiting for — its critical predecessor
-(``query.critical_links``).
+(``causality.critical_links``).
 
 A processor's idle time is the time between its items (from its node's first item — by that
 node's own clock, which may disagree with the others' by seconds: a run's first start on
@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, PROCESSOR_GROUPS, ItemKind
-from legate_prof.query.critical_inputs import kinds_mask
-from legate_prof.query.critical_links import NO_ROW, VIA_DEALLOCATION
-from legate_prof.query.event_graph import sorted_unique
+from legate_prof.causality.critical_inputs import kinds_mask
+from legate_prof.causality.critical_links import NO_ROW, VIA_DEALLOCATION
+from legate_prof.causality.event_graph import sorted_unique
 
 WAITS = ("copy_fill", "mapping", "task", "message", "memory", "unknown")
 _RUNNERS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK,

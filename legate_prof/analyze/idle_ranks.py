@@ -2,7 +2,7 @@
 of its own stretches, and the parent only what rests on other ranks.
 
 A rank's worker (``rank_idle``, right after it built the rank's model) finds its processors'
-idle stretches, links the rank alone (``query.rank_links.RankPass``) and sums, by lane
+idle stretches, links the rank alone (``causality.rank_links.RankPass``) and sums, by lane
 group and by source line, the stretches whose explanation is its own.  It leaves for the
 parent (``idle_of_ranks``) the stretches that are not: an item whose link rests on another
 rank (residual), an item whose operation another rank describes (its source line is there)
@@ -27,9 +27,9 @@ import numpy as np
 from legate_prof.analyze.idle_gaps import WAITS, classes, lane_gaps
 from legate_prof.model.item_parts import ItemPart
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
-from legate_prof.query.event_graph import sorted_unique
-from legate_prof.query.link_rules import NO_ROW
-from legate_prof.query.rank_links import (Join, OwnNodes, RankPass, RankTables, nodes_of,
+from legate_prof.causality.event_graph import sorted_unique
+from legate_prof.causality.link_rules import NO_ROW
+from legate_prof.causality.rank_links import (Join, OwnNodes, RankPass, RankTables, nodes_of,
                                           residual_of)
 
 PREPARE = "legate_prof.analyze.idle_ranks:rank_idle"  # what a rank's worker runs (``load``)

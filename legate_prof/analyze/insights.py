@@ -19,8 +19,8 @@ from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 from legate_prof.assemble.rank_merge import release_pages
 from legate_prof.model.item_parts import by_part
 from legate_prof.present.units import format_bytes, format_ns
-from legate_prof.query.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
-from legate_prof.query.event_graph import find_sorted
+from legate_prof.causality.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
+from legate_prof.causality.event_graph import find_sorted
 
 TINY_TASK_MIN_COUNT = 32  # launches from one line before a loop is worth naming
 RUNTIME_BUSY_RATIO = 1.5  # utility busy / application-processor busy that is "confetti"

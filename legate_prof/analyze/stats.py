@@ -269,10 +269,10 @@ def finish_stats(parts, files, errors=(), warnings=None) -> dict:
 def explained(profile, idle=True) -> dict:
     """What the statistics say about the whole profile at once: idle time by what the next
     item waited for (``analyze.idle_gaps``; ``idle=False``: None) and the messages' skew and
-    latency (``query.message_latency``)."""
+    latency (``causality.message_latency``)."""
     from legate_prof.analyze.idle_ranks import explain_idle
     from legate_prof.query import as_source
-    from legate_prof.query.message_latency import message_latency
+    from legate_prof.causality.message_latency import message_latency
     source = as_source(profile)
     return {"idle": explain_idle(profile) if idle else None,
             "messages": message_latency(source.item_parts()).as_json()}
@@ -392,7 +392,7 @@ def _explanation_lines(s):
 
 
 def _message_lines(m):
-    """The messages' skew and latency in words (``query.message_latency``)."""
+    """The messages' skew and latency in words (``causality.message_latency``)."""
     if not m or not m["messages"]:
         return []
     out = ["", f"Messages: {m['messages']}; {m['slow']} took "

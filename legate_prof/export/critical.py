@@ -19,7 +19,7 @@ from legate_prof.export.tables import CRITICAL_TABLES
 from legate_prof.model.event_tables import EVENT_KIND_NAMES, NO_TIME
 from legate_prof.model.intervals import stack_lanes
 from legate_prof.query import as_source
-from legate_prof.query.critical_links import NO_ROW, VIA, note_text
+from legate_prof.causality.critical_links import NO_ROW, VIA, note_text
 
 VIA_NAMES = np.array(VIA, dtype=object)
 EVENT_KINDS = np.array(EVENT_KIND_NAMES + (None,), dtype=object)  # (-1: none, the last)

@@ -14,7 +14,7 @@ from legate_prof.present.limits import MIN_PX
 from legate_prof.query.details import Field
 from legate_prof.query.lane_tree import GroupInfo, LaneInfo, ProfileInfo
 from legate_prof.query.ranked_source import RankedSource
-from legate_prof.query.run_path import PATH_VIA_WORDS
+from legate_prof.causality.run_path import PATH_VIA_WORDS
 from legate_prof.query.source import ProfileSource
 from legate_prof.query.tiles import READY, RUNNING, STATE_NAMES, WAITING, Hit, LaneTile, TileRow
 

@@ -9,8 +9,8 @@ import threading
 from dataclasses import dataclass
 
 from legate_prof.model.event_tables import EVENT_KIND_NAMES, NO_TIME
-from legate_prof.query.critical_links import NO_ROW, VIA, compute_links, note_text
-from legate_prof.query.run_path import walk_back
+from legate_prof.causality.critical_links import NO_ROW, VIA, compute_links, note_text
+from legate_prof.causality.run_path import walk_back
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ class ProfileInfo:
     legion_version: str = ""
     timeline_missing: str = ""  # why there is no Legion timeline (a crashed run), or ""
     # what a user comparing boxes across nodes must know (clock skew, a congested network:
-    # ``query.message_latency``), one plain sentence each
+    # ``causality.message_latency``), one plain sentence each
     notices: tuple = ()
     # ranks whose records were read, with lanes or without (a log cut before its timeline
     # has none): what ``stats`` counts

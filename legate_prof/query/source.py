@@ -18,7 +18,7 @@ from legate_prof.model.stacking import stack_in_threads
 from legate_prof.query.critical import CriticalLink, CriticalPaths
 from legate_prof.query.details import detail_fields, item_facts, item_title
 from legate_prof.query.lane_tree import ProfileInfo, describe
-from legate_prof.query.message_latency import MessageLatency, message_latency
+from legate_prof.causality.message_latency import MessageLatency, message_latency
 from legate_prof.query.search import search_items
 from legate_prof.query.summary import average_utilization, items_in, name_times
 from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile
@@ -41,7 +41,7 @@ class ProfileSource:
         return self._info
 
     def message_latency(self) -> MessageLatency:
-        """The messages' clock skew and latency (``query.message_latency``), computed once."""
+        """The messages' clock skew and latency (``causality.message_latency``), computed once."""
         if self._latency is None:
             self._latency = message_latency(self.item_parts())
         return self._latency
@@ -212,7 +212,7 @@ class ProfileSource:
         return self._critical.run_path(item)
 
     def critical_links(self):
-        """Every item's link at once (``query.critical_links.CriticalLinks``), for analyses."""
+        """Every item's link at once (``causality.critical_links.CriticalLinks``), for analyses."""
         return self._critical.links()
 
     # -- the whole profile -------------------------------------------------------------------

@@ -19,8 +19,8 @@ from legate_prof.analyze.critical_path import critical_path_report
 from legate_prof.analyze.critical_text import header, skew_note
 from legate_prof.model.event_tables import EVENT_KIND_NAMES
 from legate_prof.model.kinds import GROUP_TITLE, ItemKind
-from legate_prof.query.critical_links import VIA, note_text
-from legate_prof.query.run_path import PATH_VIA, PATH_VIA_WORDS
+from legate_prof.causality.critical_links import VIA, note_text
+from legate_prof.causality.run_path import PATH_VIA, PATH_VIA_WORDS
 
 CHUNK = 4096  # item ids per lookup file
 RECORD_BYTES = 90  # about what one record costs in a lookup file

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.query.event_graph import first_of_runs
+from legate_prof.causality.event_graph import first_of_runs
 
 WALK_ROUNDS = 16  # steps back along the links before the descent answers the rest
 

@@ -35,11 +35,11 @@ from legate_prof.model.event_tables import (INSTANCE_READY, INSTANCE_REDISTRICT,
                                             UNKNOWN_EVENT, concat_event_tables)
 from legate_prof.model.item_parts import positions_by_part
 from legate_prof.model.kinds import ItemKind
-from legate_prof.query.critical_inputs import (ItemIndex, ProfileEvents, item_timing,
+from legate_prof.causality.critical_inputs import (ItemIndex, ProfileEvents, item_timing,
                                                last_item)
-from legate_prof.query.event_graph import build_graph, find_sorted, is_barrier, pin, run_pass
-from legate_prof.query.link_lookups import ItemTables, PartLookups
-from legate_prof.query.link_rules import (CriticalEntry, LinkRows, Resolver, entry_rows,
+from legate_prof.causality.event_graph import build_graph, find_sorted, is_barrier, pin, run_pass
+from legate_prof.causality.link_lookups import ItemTables, PartLookups
+from legate_prof.causality.link_rules import (CriticalEntry, LinkRows, Resolver, entry_rows,
                                           instance_rows, link_rows, wait_rows)
 
 

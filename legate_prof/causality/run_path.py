@@ -28,9 +28,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from legate_prof.model.kinds import ItemKind
-from legate_prof.query.critical_inputs import (CALL_KINDS, END_KINDS, ENTRY_KINDS, kinds_mask,
+from legate_prof.causality.critical_inputs import (CALL_KINDS, END_KINDS, ENTRY_KINDS, kinds_mask,
                                                last_item)
-from legate_prof.query.critical_links import NO_ROW, VIA, VIA_CREATOR, VIA_EVENT, VIA_UNKNOWN
+from legate_prof.causality.critical_links import NO_ROW, VIA, VIA_CREATOR, VIA_EVENT, VIA_UNKNOWN
 
 MAX_STEPS = 1_000_000
 # how a step goes on to the one before it (``PathStep.via``), and that in words, "later …

@@ -20,7 +20,7 @@ import numpy as np
 from legate_prof.model.event_tables import MARK_SPAWN
 from legate_prof.model.kinds import ItemKind
 from legate_prof.present.units import format_ns
-from legate_prof.query.event_graph import find_sorted, first_of_runs
+from legate_prof.causality.event_graph import find_sorted, first_of_runs
 
 SLOW_MESSAGE_NS = 1_000_000  # the reference's --message-threshold (1000 us)
 CONGESTED_PERCENT = 5.0  # its --message-percentage

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.query.critical_inputs import ItemIndex, ProfileEvents, item_timing, last_item
-from legate_prof.query.event_graph import build_graph, run_pass
-from legate_prof.query.link_lookups import ItemTables
-from legate_prof.query.link_rules import (NO_ROW, VIA, VIA_CREATOR, VIA_DEALLOCATION,
+from legate_prof.causality.critical_inputs import ItemIndex, ProfileEvents, item_timing, last_item
+from legate_prof.causality.event_graph import build_graph, run_pass
+from legate_prof.causality.link_lookups import ItemTables
+from legate_prof.causality.link_rules import (NO_ROW, VIA, VIA_CREATOR, VIA_DEALLOCATION,
                                           VIA_EVENT, VIA_UNKNOWN, LinkRows, link_rows,
                                           note_text)
 
@@ -87,8 +87,8 @@ def compute_links(parts) -> CriticalLinks:
     """The critical predecessor of every item of ``parts`` (a profile's ``item_parts()``):
     rank by rank where there are several (``rank_links``), else all at once."""
     if len(parts) > 1:
-        from legate_prof.query.critical_inputs import PartColumns
-        from legate_prof.query.rank_links import link_ranks
+        from legate_prof.causality.critical_inputs import PartColumns
+        from legate_prof.causality.rank_links import link_ranks
         got = link_ranks(parts)
         if got is not None:
             links = CriticalLinks(got.items, got.waits, got.wait_cols, got.creation,

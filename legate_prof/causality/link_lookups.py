@@ -19,10 +19,10 @@ from legate_prof.assemble.event_records import event_node
 from legate_prof.model.event_tables import NO_TIME
 from legate_prof.model.item_parts import positions_by_part
 from legate_prof.model.kinds import ItemKind
-from legate_prof.query.call_index import CallIndex
-from legate_prof.query.critical_inputs import (CALL_KINDS, VERTEX_KIND, flag_bits, kinds_mask,
+from legate_prof.causality.call_index import CallIndex
+from legate_prof.causality.critical_inputs import (CALL_KINDS, VERTEX_KIND, flag_bits, kinds_mask,
                                                mark_of)
-from legate_prof.query.event_graph import find_sorted, positions_in_sorted
+from legate_prof.causality.event_graph import find_sorted, positions_in_sorted
 
 # ``ItemTables.of``: per item kind, owner flags, raw creator, create, start, stop, and the
 # creation a lookup reads (``Timing.base``: ``create`` but where ``creation_ids`` (sorted)

@@ -12,7 +12,7 @@ from legate_prof.model.event_tables import (
     COPY_EVENT, DEP_PART_EVENT, FILL_EVENT, INSTANCE_DELETION, MARK_ALLOCATED, MARK_IMPLICIT,
     MARK_SPAWN, NO_TIME, TASK_EVENT, concat_event_tables)
 from legate_prof.model.kinds import ItemKind
-from legate_prof.query.event_graph import find_sorted, first_of_runs
+from legate_prof.causality.event_graph import find_sorted, first_of_runs
 
 ENTRY_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK)
 CALL_KINDS = (ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL)
