@@ -568,3 +568,91 @@ def test_stripes_group_their_keys_by_run_as_a_pass_per_run_does():
             got = positions_by_part(run, runs)
             assert [j for j, _ in got] == [j for j, _ in want]
             assert all(np.array_equal(a, b) for (_, a), (_, b) in zip(got, want))
+
+
+def _nested_calls_case(rng, n_callers=4, zero_length=False):
+    """Tasks with calls that nest (a caller's call stack), and waits of the tasks anywhere in
+    or around them: (kind, start, stop, fevent, waits)."""
+    from legate_prof.model.kinds import ItemKind
+    kind, start, stop, fevent = [], [], [], []
+    for c in range(n_callers):
+        s0 = int(rng.integers(0, 1000))
+        e0 = s0 + int(rng.integers(50, 400))
+        kind.append(int(ItemKind.TASK)), start.append(s0), stop.append(e0), fevent.append(c + 1)
+        calls = []
+        for _ in range(int(rng.integers(0, 12))):
+            a, b = (s0, e0) if not calls else calls[int(rng.integers(0, len(calls)))]
+            x = int(rng.integers(a, b))
+            y = int(rng.integers(x + (0 if zero_length else 1), b + 1))
+            if rng.random() < 0.15:
+                x, y = a, b  # (an identical interval: the later one is inside)
+            if y <= x and not zero_length:
+                continue
+            if all(y <= p or x >= q or p <= x <= y <= q or x <= p <= q <= y for p, q in calls):
+                calls.append((x, y))
+                kind.append(int(ItemKind.RUNTIME_CALL)), start.append(x), stop.append(y)
+                fevent.append(c + 1)
+    kind, start, stop = np.array(kind, np.uint8), np.array(start), np.array(stop)
+    tasks = np.flatnonzero(kind == int(ItemKind.TASK))
+    m = int(rng.integers(0, 3 * n_callers + 1))
+    item = rng.choice(tasks, m) if m else np.zeros(0, np.int64)
+    ws = start[item] + rng.integers(0, 400, m)
+    we = ws + rng.integers(0, 100, m)
+    waits = {"item": item.astype(np.int64), "start": ws, "ready": we, "end": we,
+             "event": np.arange(1, m + 1).astype(np.uint64)}
+    return kind, start, stop, np.array(fevent, np.uint64), waits
+
+
+def test_waits_move_into_the_smallest_call_as_a_scan_finds_it():
+    """A task's wait moves into the smallest call of its task that contains it (of identical
+    ones, the inner: the later in call order), else the smallest it overlaps (the first in
+    call order), else stays — as a scan of every call finds, on random call stacks with
+    identical intervals, waits inside, across and outside calls."""
+    from legate_prof.assemble.nested_calls import nest_calls
+    rng = np.random.default_rng(21)
+    for trial in range(600):
+        kind, start, stop, fevent, waits = _nested_calls_case(rng, int(rng.integers(1, 6)))
+        got, _ = nest_calls(kind, start, stop, fevent, {k: v.copy() for k, v in waits.items()})
+        moved = {int(ev): int(i) for ev, i in zip(got["event"], got["item"]) if ev}
+        calls = np.flatnonzero(kind != kind[0])
+        order = calls[np.lexsort((calls, start[calls] - stop[calls], start[calls]))]
+        for w, ev in enumerate(waits["event"].tolist()):
+            task, ws, we = int(waits["item"][w]), int(waits["start"][w]), int(waits["end"][w])
+            mine = [int(c) for c in order if fevent[c] == fevent[task]]
+            inside = [c for c in mine if start[c] <= ws and we <= stop[c]]
+            over = [c for c in mine if start[c] < we and stop[c] > ws]
+            dur = {c: int(stop[c] - start[c]) for c in mine}
+            if inside:
+                want = [c for c in inside if dur[c] == min(dur[c] for c in inside)][-1]
+            elif over:
+                want = [c for c in over if dur[c] == min(dur[c] for c in over)][0]
+            else:
+                want = task
+            assert moved[ev] == want, (trial, w)
+
+
+def test_waits_into_calls_nested_deep_or_in_a_long_row_are_found_in_a_few_passes():
+    """Calls nested 2^17 deep, and 2^17 calls in a row with waits between them: each wait
+    finds its call by a descent (log passes), not by a step up the call tree a round (a pass
+    over the waits per level of nesting: quadratic)."""
+    from legate_prof.assemble.nested_calls import nest_calls
+    from legate_prof.model.kinds import ItemKind
+    n, m = 1 << 17, 20_000
+    rng = np.random.default_rng(2)
+    for shape in ("deep", "row"):
+        if shape == "deep":  # call i: [i, 2n - i], each inside the one before
+            start, stop = np.arange(n + 1), 2 * (n + 1) - np.arange(n + 1)
+            ws = np.sort(rng.integers(0, n - 3, m))
+        else:  # call i: [10 i, 10 i + 5] inside the task [0, 10 (n + 2)]
+            start, stop = np.arange(n + 1) * 10, np.arange(n + 1) * 10 + 5
+            start[0], stop[0] = 0, 10 * (n + 2)
+            ws = np.sort(rng.integers(1, n, m)) * 10 + 6  # (between two calls)
+        kind = np.full(n + 1, int(ItemKind.RUNTIME_CALL), np.uint8)
+        kind[0] = int(ItemKind.TASK)
+        waits = {"item": np.zeros(m, np.int64), "start": ws, "ready": ws + 3, "end": ws + 3,
+                 "event": np.arange(1, m + 1).astype(np.uint64)}
+        got, _ = nest_calls(kind, start, stop, np.ones(n + 1, np.uint64), waits)
+        mine = got["event"] != 0
+        order = np.argsort(got["event"][mine])
+        want = ws if shape == "deep" else np.zeros(m, np.int64)  # (the innermost: call ws)
+        assert np.array_equal(got["item"][mine][order], want), shape

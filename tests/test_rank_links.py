@@ -233,7 +233,8 @@ def test_call_index_of_a_million_calls_in_a_row_takes_log_passes():
     links took a round per call (189 s for ``stats``); the descent takes a pass per level,
     log2 of the longest entry's calls, whatever the shape — calls in a row, all sharing one
     interval, or each nested in the one before (a query deep inside asks the descent)."""
-    from legate_prof.causality.call_index import CallIndex, LastGreater
+    from legate_prof.causality.call_index import CallIndex
+    from legate_prof.model.range_queries import LastGreater
     n = 1 << 20
     shapes = {"in a row": (np.arange(n) * 10, np.arange(n) * 10 + 5),
               "one interval": (np.zeros(n, np.int64), np.full(n, 5)),

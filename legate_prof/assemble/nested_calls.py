@@ -18,6 +18,7 @@ import numpy as np
 
 from legate_prof.model.intervals import group_start_order
 from legate_prof.model.kinds import ItemKind
+from legate_prof.model.range_queries import LastGreater, RangeArgmin, lowest_ancestor
 
 CALLER_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK)
 CALL_KINDS = (ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL)
@@ -91,7 +92,7 @@ def nest_calls(kind, start, stop, fevent, waits):
     key, span = _group_time_key(g, [s, e, w_s, w_e])
 
     depth, parent = _call_tree(g, first, s, e, key, span)
-    w_item = _waits_into_calls(calls, g, g_item, s, e, depth, parent, key, w_item, w_s, w_e)
+    w_item = _waits_into_calls(calls, g, g_item, s, e, parent, key, w_item, w_s, w_e)
 
     # each call waits its parent (or the caller) from its start to its stop (on no event)
     target = np.where(parent >= 0, calls[np.maximum(parent, 0)], g_item)
@@ -117,20 +118,20 @@ def _call_tree(g, first, s, e, key, span):
               - np.searchsorted(stop_keys, g.astype(np.int64) * span, side="left"))
     depth = np.maximum(np.arange(n) - first - closed, 0)
     parent = np.full(n, -1, np.int64)
-    for d in range(1, int(depth.max()) + 1 if n else 1):
-        kids = np.flatnonzero(depth == d)
-        above = np.flatnonzero(depth == d - 1)
-        if len(kids) == 0 or len(above) == 0:
-            continue
-        j = np.searchsorted(above, kids) - 1
-        ok = j >= 0
-        p = above[np.maximum(j, 0)]
+    # the parent is the last call before it one level up (one sort by (depth, position),
+    # not a pass over all calls per level: calls nested 100,000 deep made that quadratic)
+    kids = np.flatnonzero(depth > 0)
+    if len(kids):
+        by_level = np.sort(depth.astype(np.int64) * n + np.arange(n))
+        j = np.searchsorted(by_level, (depth[kids] - 1) * n + kids) - 1
+        p = by_level[np.maximum(j, 0)] % n
+        ok = (j >= 0) & (depth[p] == depth[kids] - 1)
         ok &= (g[p] == g[kids]) & (s[p] <= s[kids]) & (e[kids] <= e[p])
         parent[kids[ok]] = p[ok]
     return depth, parent
 
 
-def _waits_into_calls(calls, g, g_item, s, e, depth, parent, key, w_item, w_s, w_e):
+def _waits_into_calls(calls, g, g_item, s, e, parent, key, w_item, w_s, w_e):
     """The item of each wait once the caller's waits move into the smallest call containing
     them (a wait that straddles a call's edge: the smallest call it overlaps)."""
     group_starts = np.r_[0, np.flatnonzero(np.diff(g)) + 1]
@@ -140,21 +141,50 @@ def _waits_into_calls(calls, g, g_item, s, e, depth, parent, key, w_item, w_s, w
     if len(has) == 0:
         return w_item
     start_keys = key(g, s)
-    cand = np.searchsorted(start_keys, key(gpos[has], w_s[has]), side="right") - 1
-    cand = np.where((cand >= 0) & (g[np.maximum(cand, 0)] == gpos[has]), cand, -1)
-    for _ in range(int(depth.max()) + 2):
-        c = np.maximum(cand, 0)
-        bad = (cand >= 0) & ~((s[c] <= w_s[has]) & (w_e[has] <= e[c]))
-        if not bad.any():
-            break
-        cand = np.where(bad, parent[c], cand)
+    last = np.searchsorted(start_keys, key(gpos[has], w_s[has]), side="right") - 1
+    last = np.where((last >= 0) & (g[np.maximum(last, 0)] == gpos[has]), last, -1)
+    ws, we = w_s[has], w_e[has]
+    # the smallest call containing the wait: the first of the last call started by then and
+    # the calls around it that does (each call contains those nested in it)
+    cand = lowest_ancestor(parent, last, lambda c, q: (s[c] <= ws[q]) & (we[q] <= e[c]))
     # A wait that straddles a call's edge (Legion writes overlapping waits for the scheduler
     # meta-task) goes, as in the reference, to the smallest call it overlaps.
-    for k in np.flatnonzero(cand < 0).tolist():
-        lo, hi = np.searchsorted(g, [gpos[has[k]], gpos[has[k]] + 1])
-        over = lo + np.flatnonzero((s[lo:hi] < w_e[has[k]]) & (e[lo:hi] > w_s[has[k]]))
-        if len(over):
-            cand[k] = over[np.argmin(e[over] - s[over])]
+    out = np.flatnonzero(cand < 0)
+    if len(out):
+        cand[out] = _smallest_overlapping(g, s, e, group_starts, gpos[has[out]], ws[out], we[out],
+                                          last[out], key, start_keys)
     moved = cand >= 0
     w_item[has[moved]] = calls[cand[moved]]
     return w_item
+
+
+def _smallest_overlapping(g, s, e, group_starts, grp, ws, we, last, key, start_keys):
+    """Per wait (of group ``grp``, [ws, we], ``last`` the last call of its group started by
+    ws, -1: none), the call of its group that overlaps it (s < we, e > ws) with the
+    shortest duration, the first in call order among equals (-1: none).  The calls that
+    overlap are those started inside the wait, a range of positions, and those open at ws:
+    calls of a caller nest, so the innermost of those, the last started, is the shortest
+    (of identical intervals, side by side in call order, the first)."""
+    n = len(s)
+    dur = e - s
+    first_after = np.searchsorted(start_keys, key(grp, we), side="left")  # (s >= we)
+    cut = np.minimum(last, first_after - 1)  # (a wait of no time: calls started before it)
+    group_lo = group_starts[grp]
+    inner = np.full(len(grp), -1, np.int64)
+    some = np.flatnonzero(cut >= group_lo)
+    if len(some):
+        longest = int((cut[some] - group_lo[some]).max()) + 1
+        inner[some] = LastGreater(e, longest).find(group_lo[some], cut[some] + 1, ws[some])
+    same = np.zeros(n, bool)  # identical intervals lie side by side in call order
+    same[1:] = (g[1:] == g[:-1]) & (s[1:] == s[:-1]) & (e[1:] == e[:-1])
+    run_first = np.maximum.accumulate(np.where(same, 0, np.arange(n)))
+    best = np.where(inner >= 0, run_first[np.maximum(inner, 0)], -1)
+    lo = np.maximum(last + 1, np.searchsorted(start_keys, key(grp, ws), side="right"))
+    ranged = np.flatnonzero(first_after > lo)  # (calls started inside the wait)
+    if len(ranged):
+        longest = int((first_after[ranged] - lo[ranged]).max())
+        a = RangeArgmin(dur, longest).find(lo[ranged], first_after[ranged])
+        b = best[ranged]
+        take = (b < 0) | (dur[a] < dur[np.maximum(b, 0)])  # (open ones come first)
+        best[ranged[take]] = a[take]
+    return best

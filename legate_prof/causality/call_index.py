@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.causality.event_graph import first_of_runs
+from legate_prof.model.range_queries import LastGreater
 
 WALK_ROUNDS = 16  # steps back along the links before the descent answers the rest
 
@@ -122,37 +123,3 @@ def _last_at_or_before(keys, lo, hi, t):
         a = np.where(act & le, mid + 1, a)
         b = np.where(act & ~le, mid, b)
 
-
-class LastGreater:
-    """The last position p of [lo, hi) with ``values[p] > x``, for many (lo, hi, x) at once.
-
-    Level k holds the maximum of each block of 2**k values (the dense ranks of ``values``,
-    4 bytes each); a query steps left from hi over every block whose maximum is <= x, the
-    largest first, so it takes one step a level: log2(longest range) passes over the
-    queries, and as many levels of memory (``longest``: no range asked is longer)."""
-
-    def __init__(self, values, longest=None):
-        values = np.asarray(values)
-        self._distinct, rank = np.unique(values, return_inverse=True)
-        longest = len(values) if longest is None else min(longest, len(values))
-        self.rank = rank.astype(np.int32 if len(values) < 2**31 else np.int64)
-        self.levels = [self.rank]
-        while 2 * (1 << (len(self.levels) - 1)) <= longest:
-            m, w = self.levels[-1], 1 << (len(self.levels) - 1)
-            self.levels.append(np.maximum(m[:-w], m[w:]))
-
-    def find(self, lo, hi, x=None, bound=None):
-        """Per query, the last p in [lo, hi) with values[p] > x (-1: none); ``bound``, where
-        given for x, is the number of distinct values <= x (the values of rank < bound)."""
-        lo = np.asarray(lo, np.int64)
-        pos = np.asarray(hi, np.int64).copy()
-        if bound is None:
-            bound = np.searchsorted(self._distinct, np.asarray(x), side="right")
-        for k in range(len(self.levels) - 1, -1, -1):
-            w = 1 << k
-            cand = pos - w
-            ok = np.flatnonzero(cand >= lo)
-            level = self.levels[k]
-            ok = ok[level[cand[ok]] < bound[ok]]  # (a block all <= x: step over it)
-            pos[ok] = cand[ok]
-        return np.where(pos - 1 >= lo, pos - 1, -1)
