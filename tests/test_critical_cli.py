@@ -93,17 +93,21 @@ def test_ranks_and_a_window_give_the_windows_own_path(capsys):
     assert doc["run_span_ns"][0] >= 4e9 and doc["run_span_ns"][1] <= 4.5e9
     rc, out, err = critical(capsys, MPI2, "--ranks", "0", "--limit", 3)
     assert rc == 0, err
-    assert out.startswith("Critical path: 1 item over ")  # (not "1 items")
-    assert "rank 1 of the run was not given" in out, out
+    # (rank 0's own unknown events are inferred on; what rank 1 created stops the chain)
+    assert out.startswith("Critical path: 3 items over ")
+    assert "rank 1 did (unknown creator on node 1), and that rank was not given" in out, out
 
 
 def test_the_path_stops_at_an_event_of_a_rank_not_given(capsys):
-    """Rank 0's log alone with its stream: the chain ends at an event no profile read
-    records; the JSON says which rank's and which ranks are missing."""
+    """Rank 0's log alone with its stream: rank 0's own unknown events are inferred on, and
+    the chain ends at what rank 1 (not given) did; the JSON says which rank's and which ranks
+    are missing."""
     doc = critical_json(capsys, rank_files(REAL / "mpi2")[0])
     stop = doc["stops_at"]
-    assert stop is not None and stop["ranks_not_given"] == [1], stop
-    assert doc["by_kind"]["unknown"] > 0
+    assert stop is not None and stop["ranks_not_given"] == [1] and stop["rank"] == 1, stop
+    assert not stop["given"]
+    assert doc["path"][-1]["via"] == "unknown"
+    assert any(p["via"] == "inferred" for p in doc["path"])
 
 
 def test_a_runtime_stream_alone_is_named_as_such(capsys):
@@ -127,8 +131,11 @@ def test_a_windows_path_speaks_of_the_window_and_where_it_may_stop(capsys):
     in the profile any more)."""
     rc, out, _ = critical(capsys, MPI2, "--start", "4.6s", "--stop", "4.8s")
     assert rc == 0
-    assert "to the window's end (4.800 s)" in out and "The window spans 200.000 ms" in out
+    assert "to the window's end (4.800 s)" in out
     assert "the run's end" not in out and "The run spans" not in out
-    assert "or an item before the window's start." in out
+    # (the unknown events in it inferred on, the path spans the whole window)
+    assert "over 200.000 ms, from the top-level task's start (4.600 s)" in out
+    rc, out, _ = critical(capsys, MPI2, "--start", "4.6s", "--stop", "4.8s", "--ranks", "0")
+    assert "or an item before the window's start." in out or "rank 1 did" in out
     rc, out, _ = critical(capsys, MPI2)
     assert "the run's end" in out and "window" not in out

@@ -102,10 +102,11 @@ def skew_note(latency):
 
 def stops_line(stop, window=False):
     """Why the path starts where it does: an event of a rank not given, or not recorded."""
-    if not stop["given"]:
-        return (f"The path stops at an event of rank {stop['rank']}, which was not given "
-                "(the time it waited for it counts as 'unknown').")
     why = f" ({stop['note']})" if stop["note"] else ""
+    if not stop["given"]:
+        return (f"The path stops at what rank {stop['rank']} did{why}, and that rank was not "
+                "given (the time it waited for it counts as 'unknown'; nothing can be "
+                "inferred of a rank not read).")
     missing = stop.get("ranks_not_given") or []
     if missing:
         shown = ", ".join(map(str, missing[:10])) + (" …" if len(missing) > 10 else "")

@@ -4,6 +4,7 @@ them, and when each item was created as the rules see it."""
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import numpy as np
@@ -40,6 +41,18 @@ class PartColumns:
         self.parts = parts
         end = parts[-1].item_off + parts[-1].model.n_items
         self.offsets = np.array([p.item_off for p in parts] + [end], np.int64)
+        self._starts = [p.item_off for p in parts]  # (a walk asks one item a step)
+
+    def one(self, column, i):
+        """One item's value of a column, as a Python int (a walk's step: no array work)."""
+        return self.row(i, (column,))[column]
+
+    def row(self, i, columns):
+        """One item's values of ``columns``, as Python ints, by name."""
+        k = bisect.bisect_right(self._starts, i) - 1
+        p = self.parts[k]
+        it, local = p.model.items, i - p.item_off
+        return {c: int(it[c][local]) for c in columns}
 
     def at(self, column, ids):
         """An item column at ``ids`` only, asked of the parts holding them."""

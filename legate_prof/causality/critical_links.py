@@ -36,6 +36,7 @@ class CriticalLinks:
         self.creation = creation
         self.has_data, self.cycle, self.n_vertices, self.n_edges = graph_size
         self._by_target = None
+        self._inferred = None
 
     @property
     def n_items(self):
@@ -48,6 +49,14 @@ class CriticalLinks:
     def values(self, column, ids):
         """An item column at ``ids`` (``kind``, ``start``, ``stop``, ``creator`` …)."""
         return self.inputs.at(column, ids)
+
+    def value(self, column, i):
+        """One item's column value (``values`` for a single item, without array work)."""
+        return self.inputs.one(column, int(i))
+
+    def row(self, i, columns):
+        """One item's values of ``columns`` by name (a walk's step)."""
+        return self.inputs.row(int(i), columns)
 
     def find_entry(self, events):
         """The task, meta-task, message or profiler response each event names (-1: none)."""
@@ -66,6 +75,14 @@ class CriticalLinks:
         keys, order = self._by_target
         lo, hi = np.searchsorted(keys, [int(i), int(i) + 1])
         return np.sort(order[lo:hi])
+
+    def inferred(self):
+        """(items, waits): the predecessor ``inference`` infers for each row the reference
+        leaves at an unknown event (``inference.Inferred``: -1 elsewhere), computed once."""
+        if self._inferred is None:
+            from legate_prof.causality.inference import Inference
+            self._inferred = Inference(self).unknown_rows()
+        return self._inferred
 
     def waits_of(self, i):
         """Rows of ``waits`` that belong to item ``i``."""

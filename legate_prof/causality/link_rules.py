@@ -48,6 +48,12 @@ NOTES = ("", "unknown critical path event created on node {}",
 (N_NONE, N_UNKNOWN_EVENT, N_UNKNOWN_BARRIER, N_UNKNOWN_CREATOR, N_TASK_MISSING,
  N_CHANNEL_MISSING, N_DEFERRED, N_DELETION, N_INST_MISSING, N_REDISTRICT_MISSING,
  N_DELETION_MISSING, N_HANDSHAKE, N_FEVENT_MISSING, N_MAKER_MISSING, N_DEALLOCATION) = range(15)
+# notes of a link that stops at something no loaded profile records (an event, a creator, a
+# node's item): where a run's path ends for want of a rank, or of a record
+NOT_LOADED_NOTES = frozenset((
+    N_UNKNOWN_EVENT, N_UNKNOWN_BARRIER, N_UNKNOWN_CREATOR, N_TASK_MISSING, N_CHANNEL_MISSING,
+    N_INST_MISSING, N_REDISTRICT_MISSING, N_DELETION_MISSING, N_FEVENT_MISSING,
+    N_MAKER_MISSING))
 
 
 

@@ -14,7 +14,10 @@ Walking back from an item at a hand-off time h (when the next item on the path c
   path goes on to it ("queued", at the start) — the reference's link knows only events;
 * a mapper, runtime or application call, or a GPU kernel, goes on to the task it ran
   inside ("caller", at its start);
-* the chain stops at an item without a predecessor, or at an unknown event ("unknown").
+* past an event no loaded profile records, the path goes on to the predecessor
+  ``inference`` infers ("inferred", at the time it acted);
+* the chain stops at an item without a predecessor, or at an unknown event where nothing
+  can be inferred ("unknown").
 
 Pieces never overlap: each ends where the next one (later in time) begins, or earlier (a
 piece squeezed by two nodes' clocks is empty); what lies between two pieces is time no item
@@ -31,14 +34,17 @@ from legate_prof.model.kinds import ItemKind
 from legate_prof.causality.critical_inputs import (CALL_KINDS, END_KINDS, ENTRY_KINDS, kinds_mask,
                                                last_item)
 from legate_prof.causality.critical_links import NO_ROW, VIA, VIA_CREATOR, VIA_EVENT, VIA_UNKNOWN
+from legate_prof.causality.link_rules import NOT_LOADED_NOTES
 
 MAX_STEPS = 1_000_000
 # how a step goes on to the one before it (``PathStep.via``), and that in words, "later …
 # earlier" (the viewer's and the report's walk along the path say it so)
-PATH_VIA = ("", "event", "creator", "wait", "queued", "caller", "deallocation", "unknown")
+PATH_VIA = ("", "event", "creator", "wait", "queued", "caller", "deallocation", "unknown",
+            "inferred")
 PATH_VIA_WORDS = {"event": "waited for", "creator": "was created by",
                   "wait": "waited (in one of its waits) for", "queued": "queued behind",
-                  "caller": "ran inside", "deallocation": "waited for memory freed by"}
+                  "caller": "ran inside", "deallocation": "waited for memory freed by",
+                  "inferred": "likely waited for (inferred: an event no profile records)"}
 # where the walk starts: the last of these to end (instances and the runtime's operations
 # live on to the end without holding anything up)
 
@@ -62,13 +68,21 @@ class PathStep:
 
 
 class _Items:
-    """One item's columns, asked of its part as the walk needs them."""
+    """One item's columns, asked of its part as the walk needs them (the last few asked
+    kept: a step reads its item three times)."""
+
+    COLUMNS = ("kind", "start", "stop", "creator", "ready", "lane")
 
     def __init__(self, links):
         self.links = links
+        self.kept = {}
 
     def __call__(self, i):
-        v = {c: int(self.links.values(c, [i])[0]) for c in ("kind", "start", "stop", "creator")}
+        v = self.kept.get(i)
+        if v is None:
+            if len(self.kept) > 8:
+                self.kept.clear()
+            v = self.kept[i] = self.links.row(i, self.COLUMNS)
         return v
 
 
@@ -80,7 +94,7 @@ def walk_back(links, item=None, limit=MAX_STEPS):
         return []
     h = col(i)["stop"]
     steps, seen = [], set()
-    queues = LaneQueues(links)
+    queues = LaneQueues(links, col)
     while i >= 0 and len(steps) < limit:
         step, nxt, nh = _step(links, col, i, h)
         step, nxt, nh = queues.behind(step, nxt, nh)
@@ -112,13 +126,22 @@ def _step(links, col, i, h):
         if rows.via[w] == VIA_EVENT and rows.target[w] >= 0:
             return (PathStep(i, begin, h, "wait", int(rows.target[w]), ws, we),
                     int(rows.target[w]), int(rows.trigger[w]))
+        guess = links.inferred()[1]
+        if rows.via[w] == VIA_UNKNOWN and guess.target[w] >= 0:
+            t = int(guess.target[w])
+            return PathStep(i, begin, h, "inferred", t, ws, we), t, int(guess.trigger[w])
         return PathStep(i, begin, h, "unknown", -1, ws, we), -1, 0
     if v["kind"] in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
         caller = int(links.find_entry(np.array([v["creator"]], np.uint64))[0])
         return PathStep(i, start, h, "caller" if caller >= 0 else "", caller), caller, start
     via, target = int(links.items.via[i]), int(links.items.target[i])
-    if via == NO_ROW or target < 0:
-        name = "unknown" if via == VIA_UNKNOWN else ("" if via == NO_ROW else VIA[via])
+    guess = links.inferred()[0]
+    if via == VIA_UNKNOWN and guess.target[i] >= 0:
+        t = int(guess.target[i])
+        return PathStep(i, start, h, "inferred", t), t, int(guess.trigger[i])
+    if via == NO_ROW or target < 0:  # (the chain stops: at something no profile read holds?)
+        stops = via == VIA_UNKNOWN or int(links.items.note[i]) in NOT_LOADED_NOTES
+        name = "unknown" if stops else ("" if via == NO_ROW else VIA[via])
         return PathStep(i, start, h, name, -1), -1, 0
     nh = int(links.items.trigger[i]) if via == VIA_EVENT else int(links.creation[i])
     if via not in (VIA_EVENT, VIA_CREATOR):
@@ -146,8 +169,9 @@ class LaneQueues:
 
     QUEUED_KINDS = (*ENTRY_KINDS, ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART)
 
-    def __init__(self, links):
+    def __init__(self, links, col=None):
         self.links = links
+        self.col = col or _Items(links)
         self.parts = links.parts or []
         self.offsets = np.array([p.item_off for p in self.parts] + [links.n_items], np.int64)
         self.lanes = {}
@@ -156,25 +180,23 @@ class LaneQueues:
         """``step`` turned into a queued one when its item was ready before ``nh`` (what
         its link names let it go) and waited for its lane after that."""
         i = step.item
-        v = _Items(self.links)(i)
-        if step.via not in ("event", "creator", "") or v["kind"] not in _QUEUED:
+        v = self.col(i)
+        if step.via not in ("event", "creator", "inferred", "") or v["kind"] not in _QUEUED:
             return step, nxt, nh
         start = v["start"]
-        ready = int(self.links.ready([i])[0])
+        ready = v["ready"]
         held_until = max(ready, nh) if nxt >= 0 else ready
-        j = self._previous(i, held_until, start)
+        j = self._previous(i, v["lane"], held_until, start)
         if j < 0:
             return step, nxt, nh
         return PathStep(i, step.begin_ns, step.end_ns, "queued", j), j, start
 
-    def _previous(self, i, after, before):
-        """The item on ``i``'s lane that stopped last in (after, before] (-1: none)."""
+    def _previous(self, i, lane, after, before):
+        """The item on ``i``'s lane (its part's ``lane``) that stopped last in (after,
+        before] (-1: none)."""
         if len(self.parts) == 0:
             return -1
         k = int(np.searchsorted(self.offsets, i, side="right")) - 1
-        part = self.parts[k]
-        local = i - int(self.offsets[k])
-        lane = int(part.model.items["lane"][local])
         stops, ids = self._lane(k, lane)
         lo = int(np.searchsorted(stops, after, side="right"))
         hi = int(np.searchsorted(stops, before, side="right"))

@@ -1,0 +1,238 @@
+"""Past the events Legion does not record: a likely predecessor for each link the reference
+leaves "unknown", marked as inferred, and how often the rule finds the known ones.
+
+The reference stops where an item's (or a wait's) critical precondition is an event that no
+loaded profile makes: a user event the runtime triggers outside anything it records (an
+index space computed by dependent partitioning, a collective's reply, shutdown), or one of a
+rank not given.  The event's id says which node made it; the waiter says when it became
+ready (an item's ``ready``, a wait's ``wait_ready``): the event had triggered by then.
+
+The rule: **what triggered it is the last thing seen acting on the event's node by the
+time the waiter became ready** — an item ending (a task's, copy's, fill's … completion is
+an event) or an entry performing an event record (a trigger, merger, barrier arrival,
+reservation, … Legion writes when each was performed and by which entry: the innermost call
+it was running then).  The waiter's own count (a task may arrive at a barrier, then wait for
+it).  Across nodes the ready time is moved to the event's node by the fastest message seen
+from that node to the waiter's (its create − spawn holds the network's least latency and the
+two clocks' skew): the trigger happened no later than that.  Where the event's node has no loaded profile, or
+nothing acted on it before, the link stays unknown.
+
+``agreement`` checks the rule where the answer is known: every link the reference resolves
+through an event ("event" rows with an item) is hidden and inferred, and compared with the
+item the reference names (docs/critical_path.md gives the figures; a test keeps them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from legate_prof.assemble.event_records import event_node
+from legate_prof.causality.critical_inputs import ENTRY_KINDS, kinds_mask
+from legate_prof.causality.event_graph import find_sorted
+from legate_prof.causality.link_rules import VIA_EVENT, VIA_UNKNOWN
+from legate_prof.model.event_tables import NO_TIME
+from legate_prof.model.kinds import ItemKind
+
+# what acts by ending: entries, kernels, copies, fills, dependent partitioning (a call acts
+# through the records it performs: a call's end alone named the wrong item more often)
+ACTING_KINDS = (*ENTRY_KINDS, ItemKind.GPU_KERNEL, ItemKind.COPY, ItemKind.FILL,
+                ItemKind.DEP_PART)
+
+
+@dataclass
+class Inferred:
+    """Per row of a ``LinkRows`` table: the inferred predecessor (-1: none inferred) and
+    when it acted (``NO_TIME``: none)."""
+
+    target: np.ndarray
+    trigger: np.ndarray
+
+    @classmethod
+    def none(cls, n):
+        return cls(np.full(n, -1, np.int64), np.full(n, NO_TIME, np.int64))
+
+
+class NodeActions:
+    """Everything seen acting, per node, in time order: (time, item)."""
+
+    def __init__(self, links):
+        times, items, nodes = [], [], []
+        lookups = links.lookups
+        for p in links.parts or []:
+            m = p.model
+            it = m.items
+            lane_node = np.asarray(m.lanes["rank"], np.int64)
+            acts = np.flatnonzero(kinds_mask(it["kind"], ACTING_KINDS))
+            times.append(np.asarray(it["stop"], np.int64)[acts])
+            items.append(acts.astype(np.int64) + p.item_off)
+            nodes.append(lane_node[np.asarray(it["lane"], np.int64)[acts]])
+            rec = m.events["records"]
+            made = np.flatnonzero((rec["creator"] != 0) & (rec["time"] != NO_TIME))
+            if len(made):
+                creator = np.asarray(rec["creator"], np.uint64)[made]
+                t = np.asarray(rec["time"], np.int64)[made]
+                entry = lookups.find(creator, "entry")
+                call = lookups.running(creator, t)
+                who = np.where(call >= 0, call, entry)
+                ok = who >= 0
+                times.append(t[ok])
+                items.append(who[ok])
+                nodes.append(event_node(creator[ok]).astype(np.int64))
+        cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
+        t, i, n = cat(times, np.int64), cat(items, np.int64), cat(nodes, np.int64)
+        o = np.lexsort((i, t, n))
+        self.time, self.item, self.node = t[o], i[o], n[o]
+        self.node_start = {}
+        if len(n):
+            bounds = np.flatnonzero(np.diff(self.node)) + 1
+            starts = np.r_[0, bounds]
+            ends = np.r_[bounds, len(n)]
+            self.node_start = {int(self.node[s]): (int(s), int(e)) for s, e in zip(starts, ends)}
+
+    def last_by(self, node, t):
+        """Per query, the last action on ``node`` at or before ``t`` (its position, -1:
+        none)."""
+        out = np.full(len(t), -1, np.int64)
+        for n in np.unique(node).tolist():
+            span = self.node_start.get(int(n))
+            if span is None:
+                continue
+            lo, hi = span
+            q = np.flatnonzero(node == n)
+            pos = lo + np.searchsorted(self.time[lo:hi], t[q], side="right") - 1
+            pos = np.where(pos >= lo, pos, -1)
+            out[q] = pos
+        return out
+
+
+class FastestMessages:
+    """The least create − spawn of the messages from each node to each other: how much
+    earlier, by the sender's clock, something there must have happened to be seen by then."""
+
+    def __init__(self, parts):
+        from legate_prof.causality.message_latency import message_columns
+        spawn, create, node, creator = message_columns(parts)
+        sender = event_node(creator).astype(np.int64)
+        ok = (creator != 0) & (sender != node) & (spawn != NO_TIME)
+        key = sender[ok] * (1 << 16) + node[ok]
+        lag = create[ok] - spawn[ok]
+        self.keys, self.lag = np.zeros(0, np.int64), np.zeros(0, np.int64)
+        if len(key):
+            o = np.lexsort((lag, key))
+            first = np.r_[True, key[o][1:] != key[o][:-1]]
+            self.keys, self.lag = key[o][first], lag[o][first]
+
+    def shift(self, sender, receiver):
+        """Per query, what to take off a receiver's time (0: same node, or no message)."""
+        sender, receiver = np.asarray(sender, np.int64), np.asarray(receiver, np.int64)
+        pos = find_sorted(self.keys, sender * (1 << 16) + receiver)
+        return np.where((pos >= 0) & (sender != receiver), self.lag[np.maximum(pos, 0)], 0) \
+            if len(self.keys) else np.zeros(len(sender), np.int64)
+
+
+class Inference:
+    """The rule over one profile's links (``critical_links.CriticalLinks``)."""
+
+    def __init__(self, links):
+        self.links = links
+        self.actions = NodeActions(links)
+        self.messages = FastestMessages(links.parts or [])
+
+    def node_of(self, ids):
+        """The node (rank) each item ran on."""
+        lanes = self.links.values("lane", ids).astype(np.int64)
+        out = np.zeros(len(ids), np.int64)
+        for p_k, p in enumerate(self.links.parts or []):
+            lo = p.item_off
+            hi = lo + p.model.n_items
+            sel = (np.asarray(ids) >= lo) & (np.asarray(ids) < hi)
+            if sel.any():
+                out[sel] = np.asarray(p.model.lanes["rank"], np.int64)[lanes[sel]]
+        return out
+
+    def infer(self, waiter, ready, node):
+        """(predecessor, when it acted) per waiter item that became ready at ``ready``
+        waiting for an event of ``node`` (-1 / NO_TIME: none)."""
+        waiter = np.asarray(waiter, np.int64)
+        ready = np.asarray(ready, np.int64)
+        node = np.asarray(node, np.int64)
+        if len(waiter) == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
+        own = self.node_of(waiter)
+        by = ready - self.messages.shift(node, own)
+        pos = self.actions.last_by(node, by)
+        hit = pos >= 0
+        target = np.where(hit, self.actions.item[np.maximum(pos, 0)], -1)
+        trigger = np.where(hit, self.actions.time[np.maximum(pos, 0)], NO_TIME)
+        return target, trigger
+
+    def unknown_rows(self):
+        """(Inferred for the item rows, Inferred for the wait rows): rows the reference
+        leaves at an unknown event only."""
+        L = self.links
+        out = []
+        for rows, waiter, ready in (
+                (L.items, None, None), (L.waits, L.wait_item, L.wait_ready)):
+            n = len(rows.via)
+            inf = Inferred.none(n)
+            k = np.flatnonzero(rows.via == VIA_UNKNOWN)
+            if len(k):
+                w = k if waiter is None else np.asarray(waiter, np.int64)[k]
+                r = L.ready(w) if ready is None else np.asarray(ready, np.int64)[k]
+                inf.target[k], inf.trigger[k] = self.infer(w, r, rows.node[k].astype(np.int64))
+            out.append(inf)
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How often the rule names the item the reference links to, where it links through an
+    event: over all such rows, and those whose event is of another node than the waiter."""
+
+    rows: int
+    agreed: int
+    cross_node_rows: int
+    cross_node_agreed: int
+
+    @property
+    def share(self):
+        return self.agreed / self.rows if self.rows else 1.0
+
+    @property
+    def cross_node_share(self):
+        return self.cross_node_agreed / self.cross_node_rows if self.cross_node_rows else 1.0
+
+    def as_json(self):
+        return {"rows": self.rows, "agreed": self.agreed, "share": round(self.share, 4),
+                "cross_node_rows": self.cross_node_rows,
+                "cross_node_agreed": self.cross_node_agreed,
+                "cross_node_share": round(self.cross_node_share, 4)}
+
+
+def agreement(links, inference=None) -> Agreement:
+    """The rule tried on every link the reference resolves through an event to an item
+    (hidden, then inferred from the waiter's ready time and the node of the item named)."""
+    inference = inference or Inference(links)
+    L = links
+    rows_n = agreed = cross_n = cross_ok = 0
+    for rows, waiter, ready in ((L.items, None, None), (L.waits, L.wait_item, L.wait_ready)):
+        k = np.flatnonzero((rows.via == VIA_EVENT) & (rows.target >= 0))
+        if len(k) == 0:
+            continue
+        w = k if waiter is None else np.asarray(waiter, np.int64)[k]
+        r = L.ready(w) if ready is None else np.asarray(ready, np.int64)[k]
+        truth = rows.target[k].astype(np.int64)
+        node = inference.node_of(truth)
+        got, _ = inference.infer(w, r, node)
+        ok = got == truth
+        cross = node != inference.node_of(w)
+        rows_n += len(k)
+        agreed += int(ok.sum())
+        cross_n += int(cross.sum())
+        cross_ok += int((ok & cross).sum())
+    return Agreement(rows_n, agreed, cross_n, cross_ok)
+
+
+__all__ = ["Inference", "Inferred", "Agreement", "agreement", "ACTING_KINDS"]
