@@ -134,7 +134,31 @@ def test_compare_pairs_lines_of_a_renamed_and_edited_script(legate_run, tmp_path
     edited = rows[("heat.py:8", "heat_fixed.py:9")]
     assert edited["paired_by"] == "edited" and edited["operations"] == ["Compare"]
     for r in c["lines"]:  # never two different operations compared
-        assert r["paired_by"] is None or len(r["operations"]) == 1 or r["a"] is None
+        assert r["paired_by"] in (None, "run") or len(r["operations"]) == 1 or r["a"] is None
     text = format_compare(c, ("heat", "heat_fixed"))
     assert "heat.py:11: in A only" in text and "'m = u > 1.0' -> 'm = u >= 1.0'" in text
     assert "Compare" in text and "Random" in text  # operations named in the rows
+
+
+def test_compare_puts_each_line_at_its_share_of_the_wall_clock():
+    """Each run's time by source line from its critical path (the path, the start-up, the
+    shutdown: the rows add up to the run), the lines that changed most first; a lane group's
+    busy time is also given as the share of its lanes' time, never past the whole."""
+    from pathlib import Path
+    from legate_prof.analyze.compare import compare, format_compare
+    from legate_prof.load.loader import load_profile
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    runs = [load_profile([real / name], stack=False)
+            for name in ("inefficient_1rank", "efficient_1rank")]
+    c = compare(*runs)
+    for side in (0, 1):
+        assert sum(r["wall_ns"][side] for r in c["lines"]) == c["run_ns"][side]
+        assert c["explained_ns"][side] <= c["run_ns"][side]
+    change = [abs(r["wall_ns"][0] - r["wall_ns"][1]) for r in c["lines"]]
+    assert change == sorted(change, reverse=True)
+    assert {r["line"] for r in c["lines"] if r["paired_by"] == "run"} >= {"(program start)",
+                                                                            "(shutdown)"}
+    for g in c["groups"]:
+        assert all(0 <= s <= 1 for s in g["busy_share"]), g
+    text = format_compare(c)
+    assert "wall clock" in text and "(100.0 % -> " not in text

@@ -6,6 +6,8 @@ words of the text and of a mistyped option.  Real recorded runs only (fixtures/r
 import json
 import re
 
+import numpy as np
+
 from fixtures.make_critical_goldens import REAL, rank_files
 from legate_prof.cli import main
 
@@ -28,25 +30,35 @@ def test_startup_is_the_programs_start_and_each_launch_the_line_it_was_at(capsys
     """mpi2: the top-level task starts at 2.028 s; the program makes its first array (line 6)
     at 3.299 s (the runtime's stream).  That time goes to "(program start)", not to line 9
     (which the old rule, "the next item's line", gave 74 % of the path); lines 6-8 get the
-    program's time while it was at them; the rows add up to the path."""
+    program's time while it was at them; the rows add up to the run (the runtime's start-up
+    before the top-level task, 431.6 ms .. 2.028 s, is the program's start too; after the
+    top-level task ended, the shutdown)."""
     doc = critical_json(capsys, MPI2)
     rows = {k.rsplit("/", 1)[-1]: v for k, v in doc["by_provenance"].items()}
-    assert sum(rows.values()) == doc["span_ns"]
-    assert 1.2e9 < rows["(program start)"] < 1.3e9  # 2.028 s .. 3.299 s, less what ran then
-    assert rows["prog_mr.py:9"] < 0.1 * doc["span_ns"]
+    assert sum(rows.values()) == doc["run_ns"]
+    startup = doc["by_kind"]["startup"]
+    assert startup == doc["path_start_ns"] - doc["run_span_ns"][0]  # 1.596 s
+    # 2.028 s .. 3.299 s, less what ran then, and the start-up
+    assert 1.2e9 < rows["(program start)"] - startup < 1.3e9
+    assert rows["(shutdown)"] == doc["by_kind"]["shutdown"] > 0
+    # (line 9 also gets the runtime's work of no operation that led to its operations)
+    assert rows["prog_mr.py:9"] < 0.2 * doc["span_ns"] < rows["(program start)"]
     assert all(rows.get(f"prog_mr.py:{n}", 0) > 10e6 for n in (6, 7, 8))
-    assert "(no line)" in rows  # runtime work of no operation
-    # by kind is the split it was (launch is still the program's thread running)
-    assert doc["by_kind"] == {"compute": 33112045, "launch": 2390129336, "runtime": 373904560,
-                              "copy": 17925403, "fill": 0, "dependent_partitioning": 0,
-                              "unknown": 0, "gap": 156063053}
+    assert "(no line)" in rows  # runtime work of no operation, no line after it
+    # by kind is the split it was (launch is still the program's thread running) but for the
+    # shutdown: the program's thread (launch) and the runtime's clean-up after the top-level
+    # task ended
+    k = doc["by_kind"]
+    assert (k["compute"], k["copy"], k["fill"], k["dependent_partitioning"], k["unknown"],
+            k["gap"]) == (33112045, 17925403, 0, 0, 0, 156063053)
+    assert k["launch"] + k["runtime"] + k["shutdown"] == 2390129336 + 373904560
 
 
 def test_without_the_stream_and_without_lines_the_rows_still_add_up(capsys):
     """Legion's log alone: the program's start runs to the first item Legion created; a
     profile with no source lines at all still prints the section (program start, no line)."""
     doc = critical_json(capsys, REAL / "efficient_0.prof")
-    assert sum(doc["by_provenance"].values()) == doc["span_ns"]
+    assert sum(doc["by_provenance"].values()) == doc["run_ns"]
     assert doc["by_provenance"]["(program start)"] > 0
     rc, out, _ = critical(capsys, REAL / "legate26.06_cpu2_myprof_0.prof")
     section = out.split("By source line\n", 1)[1].split("\n\n", 1)[0]
@@ -66,7 +78,8 @@ def test_the_header_says_where_the_path_lies_in_the_run(capsys):
     first, second = out.splitlines()[:2]
     assert first.startswith("Critical path: 264 items over 2.971 s, from the top-level task's "
                             "start (2.028 s) to the run's end"), first
-    assert "The run spans 4.567 s" in second and "1.596 s before the path" in second, second
+    assert second == ("The shares below explain 4.567 s of the run's 4.567 s (100.0%), 1.596 s "
+                      "starting up before the program, 310.385 ms shutting down after it."), second
 
 
 def test_steps_of_no_time_fold_into_one_line_and_do_not_use_up_the_limit(capsys):
@@ -139,3 +152,29 @@ def test_a_windows_path_speaks_of_the_window_and_where_it_may_stop(capsys):
     assert "or an item before the window's start." in out or "rank 1 did" in out
     rc, out, _ = critical(capsys, MPI2)
     assert "the run's end" in out and "window" not in out
+
+
+def test_the_shutdown_after_the_top_level_task_is_named_and_counted(capsys):
+    """mpi4: the program's top-level task ends at 3.562 s, the run at 4.408 s.  That tail is
+    the runtime cleaning up (every rank's Distributed Collectable Downgrade messages): the
+    JSON names its work by processor time (checked here against the items themselves), the
+    path's pieces after it count as "shutdown", and the text says so."""
+    from legate_prof.load.loader import load_profile
+    doc = critical_json(capsys, REAL / "mpi4")
+    tail = doc["shutdown"]
+    profile = load_profile([REAL / "mpi4"], stack=False)
+    it, names = profile.items, np.asarray(profile.names, object)
+    top = names[it["name"]] == "Toplevel Task"
+    assert tail["start_ns"] == int(it["stop"][top].max())
+    assert tail["ns"] == doc["run_span_ns"][1] - tail["start_ns"]
+    assert doc["by_kind"]["shutdown"] == tail["on_path_ns"] <= tail["ns"]
+    work = {w["name"]: w for w in tail["work"]}
+    assert "Distributed Collectable Downgrade Response" in work
+    w = work["Distributed Collectable Downgrade Response"]
+    sel = (names[it["name"]] == w["name"]) & (it["stop"] > tail["start_ns"])
+    assert w["count"] == int(sel.sum())
+    held = np.minimum(it["stop"][sel], doc["run_span_ns"][1]) - np.maximum(it["start"][sel],
+                                                                         tail["start_ns"])
+    assert w["busy_ns"] == int(held.sum())
+    _, out, _ = critical(capsys, REAL / "mpi4", "--limit", 1)
+    assert "Shutdown: from the end of the program's top-level task (3.562 s)" in out

@@ -277,15 +277,20 @@ def test_critical_command_json_and_text():
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    assert set(doc) == {"span_ns", "path_start_ns", "run_span_ns", "path", "by_kind",
-                        "by_group", "by_provenance", "stops_at", "items"}
+    assert set(doc) == {"span_ns", "path_start_ns", "run_span_ns", "run_ns", "explained_ns",
+                        "path", "by_kind", "by_group", "by_provenance", "inferred", "shutdown",
+                        "stops_at", "items"}
     assert set(doc["path"][0]) == {"name", "kind", "lane", "start_ns", "stop_ns", "provenance",
                                    "via", "on_path_ns"}
-    assert sum(doc["by_kind"].values()) == doc["span_ns"]
-    assert sum(doc["by_group"].values()) == doc["span_ns"]
-    # every piece of time counts for one row: a line, "(program start)" or "(no line)"
-    assert sum(doc["by_provenance"].values()) == doc["span_ns"]
+    # every piece of the run's time counts for one row of each split: the path's pieces and
+    # gaps, the start-up before it, the shutdown after the program; a line, "(program
+    # start)", "(shutdown)" or "(no line)"
     run0, run1 = doc["run_span_ns"]
+    assert doc["run_ns"] == run1 - run0
+    assert sum(doc["by_kind"].values()) == doc["run_ns"]
+    assert sum(doc["by_group"].values()) == doc["run_ns"]
+    assert sum(doc["by_provenance"].values()) == doc["run_ns"]
+    assert doc["explained_ns"] == doc["run_ns"] - doc["by_kind"]["unknown"]
     assert run0 <= doc["path_start_ns"] and doc["path_start_ns"] + doc["span_ns"] <= run1
     item = next(x for x in doc["items"] if x["predecessor"])
     assert set(item) == {"name", "kind", "lane", "start_ns", "stop_ns", "via", "predecessor"}
@@ -321,9 +326,10 @@ def test_guide_programs_paths_and_insights_costs_hold_within_the_run():
         reports[name] = r = critical_path_report(src, with_items=False)
         first, last = profile.extent()
         spans[name] = last - first
-        assert sum(r["by_kind"].values()) == r["span_ns"] <= spans[name]
+        assert sum(r["by_kind"].values()) == r["run_ns"] == spans[name]
+        assert r["span_ns"] <= r["explained_ns"] <= r["run_ns"]
         found = find_insights(profile)
-        assert sum(f["wall_ns"] for f in found) <= r["span_ns"]
+        assert sum(f["wall_ns"] for f in found) <= r["run_ns"]
         assert all(0 <= f["wall_ns"] == f["cost_ns"] <= spans[name] for f in found)
         walls = [f["wall_ns"] for f in found if f["pattern"] != "out_of_memory"]
         assert walls == sorted(walls, reverse=True)

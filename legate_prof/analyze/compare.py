@@ -107,8 +107,29 @@ def _pair_unaligned(rows_a, rows_b, la, lb):
     return pairs + [(None, pb, None) for pb in left_b]
 
 
-def _line_rows(a, b):
+def wall_by_line(model):
+    """(provenance or "(program start)" … -> wall-clock ns, explained ns, run ns): each
+    line's share of the run's time by its critical path (``critical_path.splits``: the path,
+    the runtime starting up before it and shutting down after the program, runtime work
+    charged to the line it led to), adding up to the run."""
+    from legate_prof.analyze.critical_path import path_pieces, splits
+    from legate_prof.query import as_source
+    source = as_source(model)
+    pieces = path_pieces(source)
+    _, _, by_line = splits(pieces, source.provenances)
+    return by_line, pieces.explained_ns, int(pieces.run[1] - pieces.run[0])
+
+
+def _line_rows(a, b, wall=None):
     la, lb = per_line(a), per_line(b)
+    wa, wb = wall or ({}, {})
+    for lines, w in ((la, wa), (lb, wb)):  # (lines the path charges that made no task)
+        for text in w:
+            if text.startswith("(") or text in lines:
+                continue
+            file, line = _site(text)
+            lines[text] = {"file": file, "line": line, "operations": set(),
+                           "code": "", **{f: 0 for f in FIELDS}}
     rows = []
     for pa, pb, how in pair_lines(la, lb):
         ra, rb = la.get(pa, {}), lb.get(pb, {})
@@ -120,8 +141,15 @@ def _line_rows(a, b):
                "code": [ra.get("code", ""), rb.get("code", "")], "paired_by": how}
         for f in FIELDS:
             row[f] = [ra.get(f, 0), rb.get(f, 0)]
+        row["wall_ns"] = [int(wa.get(pa, 0)), int(wb.get(pb, 0))]
         rows.append(row)
-    rows.sort(key=lambda r: -max(r["task_ns"]))
+    for name in ("(program start)", "(shutdown)", "(no line)"):  # (the run's own rows)
+        if wa.get(name) or wb.get(name):
+            rows.append({"line": name, "a": name, "b": name, "operations": [],
+                         "code": ["", ""], "paired_by": "run",
+                         **{f: [0, 0] for f in FIELDS},
+                         "wall_ns": [int(wa.get(name, 0)), int(wb.get(name, 0))]})
+    rows.sort(key=lambda r: (-abs(r["wall_ns"][0] - r["wall_ns"][1]), -max(r["task_ns"])))
     return rows
 
 
@@ -146,14 +174,17 @@ def _notes(rows):
 
 
 def per_group(model):
-    """group -> {items, busy_ns, peak_bytes} over all ranks."""
+    """group -> {items, busy_ns, lanes, peak_bytes} over all ranks (``busy_ns`` summed over
+    the group's lanes: its share of the run is busy / (lanes × run))."""
     it = model.items
     out = {}
     items = np.bincount(it["lane"], minlength=model.n_lanes)
     for (rank, group), v in model.busy_ns.items():
-        row = out.setdefault(group, {"items": 0, "busy_ns": 0, "peak_bytes": 0})
+        row = out.setdefault(group, {"items": 0, "busy_ns": 0, "lanes": 0, "peak_bytes": 0})
         row["busy_ns"] += int(v)
-        row["items"] += int(items[model.lanes_of(group, rank)].sum())
+        lanes = model.lanes_of(group, rank)
+        row["lanes"] += int(len(lanes))
+        row["items"] += int(items[lanes].sum())
         if group in MEMORY_GROUPS:
             step = model.utilization_steps.get((rank, group))
             if step is not None:
@@ -162,19 +193,25 @@ def per_group(model):
 
 
 def compare(a, b):
-    """{"lines": [...], "groups": [...], "span_ns": [A, B], "notes": [...]}: each line with its
-    runs' figures [A, B], its operations and how it was paired."""
-    lines = _line_rows(a, b)
+    """{"lines": [...], "groups": [...], "span_ns": [A, B], "explained_ns": [A, B],
+    "notes": [...]}: each line with its runs' figures [A, B] — its wall-clock share of the
+    run (``wall_ns``) first, by how much it changed — its operations and how it was paired;
+    each lane group with its busy time and the share of its lanes' time that is."""
+    (wa, ea, ra), (wb, eb, rb) = wall_by_line(a), wall_by_line(b)
+    lines = _line_rows(a, b, (wa, wb))
     ga, gb = per_group(a), per_group(b)
+    spans = [int(m.items["stop"].max() - m.items["start"].min()) if m.n_items else 0
+             for m in (a, b)]  # first item to last, as `stats` counts a run's span
     groups = []
     for key in sorted(set(ga) | set(gb)):
         row = {"group": key}
-        for f in ("items", "busy_ns", "peak_bytes"):
+        for f in ("items", "busy_ns", "lanes", "peak_bytes"):
             row[f] = [ga.get(key, {}).get(f, 0), gb.get(key, {}).get(f, 0)]
+        row["busy_share"] = [round(busy / (lanes * span), 4) if lanes and span else 0.0
+                             for busy, lanes, span in zip(row["busy_ns"], row["lanes"], spans)]
         groups.append(row)
-    spans = [int(m.items["stop"].max() - m.items["start"].min()) if m.n_items else 0
-             for m in (a, b)]  # first item to last, as `stats` counts a run's span
-    return {"lines": lines, "groups": groups, "span_ns": spans, "notes": _notes(lines)}
+    return {"lines": lines, "groups": groups, "span_ns": spans, "explained_ns": [ea, eb],
+            "run_ns": [ra, rb], "notes": _notes(lines)}
 
 
 def _change(x, y, fmt=str):
@@ -184,22 +221,37 @@ def _change(x, y, fmt=str):
 
 
 def format_compare(c, names=("A", "B")):
+    ra, rb = c.get("run_ns", c["span_ns"])
     out = [f"A = {names[0]}", f"B = {names[1]}",
-           f"run length: {_change(*c['span_ns'], fmt=format_ns)}", "",
-           f"{'line in A':<20}{'line in B':<20}{'operations':<22}{'tasks':>12}{'task time':>26}"
-           f"{'copies':>10}{'bytes':>22}"]
+           f"run length: {_change(*c['span_ns'], fmt=format_ns)}"]
+    if "explained_ns" in c:
+        out.append("wall clock: each line's share of its run's critical path, with the runtime "
+                   "work it led to, the start-up and the shutdown (they add up to the run: "
+                   f"{_explained(c['explained_ns'][0], ra)} of A, "
+                   f"{_explained(c['explained_ns'][1], rb)} of B explained)")
+    out += ["", f"{'line in A':<20}{'line in B':<20}{'wall clock':>26}    {'operations':<17}"
+            f"{'tasks':>12}{'task time':>26}{'copies':>12}{'bytes':>22}"]
     for r in c["lines"]:
         ops = ", ".join(r["operations"]) or "-"
         mark = "~" if r["paired_by"] in ("edited", "line") else ""
+        wall = _change(*r.get("wall_ns", [0, 0]), fmt=format_ns)
         out.append(f"{(r['a'] or '-')[:19]:<20}{((r['b'] or '-') + mark)[:19]:<20}"
-                   f"{ops[:21]:<22}{_change(*r['tasks']):>12}"
+                   f"{wall:>26}    {ops[:17]:<17}{_change(*r['tasks']):>12}"
                    f"{_change(*r['task_ns'], fmt=format_ns):>26}"
-                   f"{_change(*r['copies']):>10}{_change(*r['copy_bytes'], fmt=format_bytes):>22}")
-    out += ["", f"{'lane group':<28}{'items':>22}{'busy':>28}{'peak memory':>24}"]
+                   f"{_change(*r['copies']):>12}{_change(*r['copy_bytes'], fmt=format_bytes):>22}")
+    out += ["", f"{'lane group':<22}{'items':>18}{'busy (of its lanes: A, B)':>44}"
+            f"{'peak memory':>24}"]
     for r in c["groups"]:
         peak = _change(*r["peak_bytes"], fmt=format_bytes) if any(r["peak_bytes"]) else ""
-        out.append(f"{GROUP_TITLE.get(r['group'], r['group']):<28}{_change(*r['items']):>22}"
-                   f"{_change(*r['busy_ns'], fmt=format_ns):>28}{peak:>24}")
+        busy = "" if r["group"] in MEMORY_GROUPS else (
+            f"{_change(*r['busy_ns'], fmt=format_ns)} "
+            f"({' -> '.join(f'{100 * x:.1f} %' for x in r.get('busy_share', [0, 0]))})")
+        out.append(f"{GROUP_TITLE.get(r['group'], r['group']):<22}{_change(*r['items']):>18}"
+                   f"{busy:>44}{peak:>24}")
     if c.get("notes"):
         out += ["", "Pairing of lines (~: an uncertain pair):"] + [f"  {n}" for n in c["notes"]]
     return "\n".join(out)
+
+
+def _explained(part, whole):
+    return f"{100.0 * part / whole:.1f} %" if whole else "-"

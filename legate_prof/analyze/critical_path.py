@@ -29,13 +29,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from legate_prof.analyze.path_lines import (TOP_LEVEL_NAMES, line_rows, line_title,
-                                            operations_made)
+from legate_prof.analyze.path_lines import (PROGRAM_START, TOP_LEVEL_NAMES, line_rows,
+                                            line_title, operations_made, program_end)
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
 
-KINDS = ("compute", "launch", "runtime", "copy", "fill", "dependent_partitioning", "unknown",
-         "gap")
+KINDS = ("compute", "launch", "runtime", "copy", "fill", "dependent_partitioning", "startup",
+         "shutdown", "unknown", "gap")
 _CATEGORY = {ItemKind.TASK: "compute", ItemKind.GPU_KERNEL: "compute",
              ItemKind.APP_CALL: "compute", ItemKind.META: "runtime",
              ItemKind.MESSAGE: "runtime", ItemKind.PROF_TASK: "runtime",
@@ -69,7 +69,8 @@ def item_table(profile, ids):
 class PathPieces:
     """The path in time order: per step its item, the piece it holds (``begin``..``end``,
     clipped so pieces never overlap), the gap before it, its kind category, lane group; and
-    every piece of time with the source line it counts for (``path_lines.line_rows``)."""
+    every piece of the run's time with the source line it counts for (``rows``:
+    ``path_lines.line_rows``, and the time before the path)."""
 
     steps: list
     item: np.ndarray
@@ -78,34 +79,40 @@ class PathPieces:
     gap_before: np.ndarray
     category: list
     group: list
-    rows: tuple  # (ns, category, line, item): ``pieces()``
+    rows: tuple  # (ns, category, line, item, begin): ``pieces()`` and where each begins
     unknown_ns: int  # waiting for an unknown event before the first step
-    span: tuple  # (first ns, last ns)
-
-    def holds_ns(self, mask):
-        """Time each step holds on the path — its piece and the gap before it (the first:
-        the wait for an unknown event too) — for the steps of ``mask`` (None: all)."""
-        dur = self.end - self.begin + self.gap_before
-        if len(dur):
-            dur = dur.copy()
-            dur[0] += self.unknown_ns
-        return dur if mask is None else dur[mask]
+    span: tuple  # the path's (first ns, last ns)
+    run: tuple = (0, 0)  # the run's (first ns, last ns): what the rows add up to
+    shutdown_ns: int | None = None  # when the program's top-level task ended
 
     def pieces(self):
-        """(ns, category, line, item) of every piece of time on the path: the steps' own
-        pieces (a launch cut where the program made an operation), the gaps (category "gap")
-        and the wait for an unknown event before the first step ("unknown"); a line id is a
-        provenance id, ``path_lines.PROGRAM_START`` or 0 (none).  They add up to the span."""
-        return self.rows
+        """(ns, category, line, item) of every piece of the run's time: the steps' own
+        pieces (a launch cut where the program made an operation; from the top-level task's
+        end on, "shutdown"), the gaps ("gap"), the wait for an unknown event before the
+        first step and what came before it where the chain stops there ("unknown"), or the
+        runtime starting up before the program where it ends at the top-level task's start
+        ("startup"); a line id is a provenance id, ``path_lines.PROGRAM_START``,
+        ``path_lines.SHUTDOWN`` or 0 (none).  They add up to the run."""
+        return self.rows[:4]
+
+    @property
+    def explained_ns(self):
+        """The run's time with a cause: all but what is "unknown"."""
+        ns, cat = self.rows[0], self.rows[1]
+        return int(ns.sum() - ns[cat == "unknown"].sum())
 
 
 def path_pieces(source, steps=None) -> PathPieces:
-    """The pieces of ``source``'s run critical path (``steps``: a path already walked)."""
+    """The pieces of ``source``'s run critical path (``steps``: a path already walked), and
+    the run's time before it."""
     steps = list(reversed(source.run_critical_path() if steps is None else steps))
     n = len(steps)
+    run = tuple(int(t) for t in source.summary_model().extent())
     if n == 0:
         z = np.zeros(0, np.int64)
-        return PathPieces([], z, z, z, z, [], [], (z, np.zeros(0, object), z, z), 0, (0, 0))
+        rows = (np.array([run[1] - run[0]], np.int64), np.array(["unknown"], object),
+                np.zeros(1, np.int64), np.full(1, -1, np.int64), np.array([run[0]], np.int64))
+        return PathPieces([], z, z, z, z, [], [], rows, 0, (0, 0), run)
     item = np.array([s.item for s in steps], np.int64)
     tab = item_table(source, item)
     begin = np.array([s.begin_ns for s in steps], np.int64)
@@ -127,11 +134,31 @@ def path_pieces(source, steps=None) -> PathPieces:
             link.creation_ns if link is not None else begin[0])
         unknown = max(int(begin[0]) - int(since), 0)
     rank = np.array([lanes[int(L)].rank for L in tab["lane"]], np.int64)
+    ahead = _lines_forward(tab["prov"])
+    shutdown = program_end(source)
+    if shutdown is not None and not run[0] < shutdown < run[1]:
+        shutdown = None
     rows = line_rows({"begin": begin, "end": end, "gap": gap, "category": category,
-                      "own": tab["prov"], "ahead": _lines_forward(tab["prov"]), "rank": rank,
-                      "item": item, "unknown_ns": unknown}, operations_made(source))
+                      "own": tab["prov"], "ahead": ahead, "rank": rank,
+                      "item": item, "unknown_ns": unknown}, operations_made(source), shutdown)
+    start = int(begin[0]) - unknown
+    rows = _with_time_before(rows, run[0], start, first, ahead[0])
     return PathPieces(steps, item, begin, end, gap, category, group, rows, unknown,
-                      (int(begin[0]) - unknown, int(end[-1])))
+                      (start, int(end[-1])), run, shutdown)
+
+
+def _with_time_before(rows, run_start, path_start, first, line):
+    """``rows`` and the run's time before the path: the runtime starting up where the chain
+    ends at an item nothing held up (the top-level task's start), else unknown."""
+    before = path_start - run_start
+    if before <= 0:
+        return rows
+    startup = first.via == ""
+    cat = "startup" if startup else "unknown"
+    extra = (np.array([before], np.int64), np.array([cat], object),
+             np.array([PROGRAM_START if startup else line], np.int64),
+             np.array([first.item], np.int64), np.array([run_start], np.int64))
+    return tuple(np.concatenate([a, b]) for a, b in zip(rows, extra))
 
 
 def _category(kind, name):
@@ -150,25 +177,24 @@ def _lines_forward(prov):
 
 
 def splits(pieces: PathPieces, provenances):
-    """(by kind, by lane group, by source line): ns each, gaps and waits included."""
+    """(by kind, by lane group, by source line): ns each of the run's time — the path's
+    pieces, its gaps, the time before it and the shutdown — adding up to the run."""
     by_kind = dict.fromkeys(KINDS, 0)
     by_group, by_line = {}, {}
-    dur = pieces.end - pieces.begin
-    for k in range(len(pieces.steps)):
-        by_kind[pieces.category[k]] += int(dur[k])
-        by_group[pieces.group[k]] = by_group.get(pieces.group[k], 0) + int(dur[k])
-    ns, cat, line, _ = pieces.pieces()
-    by_kind["gap"] = int(pieces.gap_before.sum())
-    by_kind["unknown"] += pieces.unknown_ns
-    for p, v in zip(line.tolist(), ns.tolist()):
+    ns, cat, line, item = pieces.pieces()
+    group_of = dict(zip(pieces.item.tolist(), pieces.group))
+    for v, c, p, i in zip(ns.tolist(), cat.tolist(), line.tolist(), item.tolist()):
+        by_kind[c] = by_kind.get(c, 0) + v
+        g = c if c in _OWN_GROUP else group_of.get(i, "unknown")
+        by_group[g] = by_group.get(g, 0) + v
         name = line_title(p, provenances)
         by_line[name] = by_line.get(name, 0) + v
-    if by_kind["gap"]:
-        by_group["gap"] = by_kind["gap"]
-    if pieces.unknown_ns:
-        by_group["unknown"] = pieces.unknown_ns
     order = sorted(by_line.items(), key=lambda kv: (-kv[1], kv[0]))
-    return by_kind, dict(sorted(by_group.items(), key=lambda kv: -kv[1])), dict(order)
+    groups = sorted(((g, v) for g, v in by_group.items() if v), key=lambda kv: -kv[1])
+    return by_kind, dict(groups), dict(order)
+
+
+_OWN_GROUP = ("gap", "unknown", "startup")  # time no lane group holds
 
 
 def critical_path_report(source, with_items=True) -> dict:
@@ -185,14 +211,61 @@ def critical_path_report(source, with_items=True) -> dict:
              "provenance": provs[int(tab["prov"][k])] or "", "via": pieces.steps[k].via,
              "on_path_ns": [int(pieces.begin[k]), int(pieces.end[k])]}
             for k in range(len(pieces.steps) - 1, -1, -1)]  # (from the item that ended last)
-    run = source.summary_model().extent()  # (stats' span_ns)
+    run = pieces.run  # (stats' span_ns)
+    inferred = [k for k, st in enumerate(pieces.steps) if st.via == "inferred"]
     out = {"span_ns": int(pieces.span[1] - pieces.span[0]), "path_start_ns": int(pieces.span[0]),
-           "run_span_ns": [int(run[0]), int(run[1])], "path": path, "by_kind": by_kind,
+           "run_span_ns": [int(run[0]), int(run[1])], "run_ns": int(run[1] - run[0]),
+           "explained_ns": pieces.explained_ns, "path": path, "by_kind": by_kind,
            "by_group": by_group, "by_provenance": by_line,
+           "inferred": {"links": len(inferred),
+                        "held_ns": int(sum(int(pieces.end[k - 1] - pieces.begin[k - 1])
+                                           for k in inferred if k > 0))},
+           "shutdown": (shutdown_tail(source, pieces.shutdown_ns, run[1], by_kind["shutdown"])
+                        if pieces.shutdown_ns is not None else None),
            "stops_at": stops_at(source, pieces.steps[0]) if pieces.steps else None}
     if with_items:
         out["items"] = linked_items(source)
     return out
+
+
+SHUTDOWN_KINDS = (ItemKind.META, ItemKind.MESSAGE, ItemKind.COPY, ItemKind.FILL,
+                  ItemKind.DEP_PART)
+SHUTDOWN_NAMES = 5  # the kinds of work named
+
+
+def shutdown_tail(source, start, end, on_path_ns):
+    """What the runtime did after the program's top-level task ended (``start``) until the
+    run's end: its meta-tasks, messages, copies … by name (how many, processor time within
+    the tail, the busiest first), and per source line how many of them, and of the
+    instances deleted then, were that line's (the clean-up of what the line made)."""
+    names = np.asarray(source.names, object)
+    count, busy, lines = {}, {}, {}
+    kinds = [int(k) for k in SHUTDOWN_KINDS]
+    for p in source.item_parts():
+        it = p.model.items
+        sel = np.flatnonzero(np.isin(it["kind"], kinds) & (it["stop"] > start)
+                             & (it["start"] < end))
+        if len(sel) == 0:
+            continue
+        held = (np.minimum(it["stop"][sel], end) - np.maximum(it["start"][sel], start))
+        nm = p.names(sel)
+        for k, c in zip(*np.unique(nm, return_counts=True)):
+            count[int(k)] = count.get(int(k), 0) + int(c)
+        for k, v in zip(nm.tolist(), held.tolist()):
+            busy[k] = busy.get(k, 0) + v
+        freed = np.flatnonzero((it["kind"] == ItemKind.INSTANCE) & (it["stop"] > start)
+                               & (it["stop"] <= end))  # (instances the clean-up deleted)
+        for sel_ in (sel, freed):
+            pv = p.provenances(sel_)
+            for k, c in zip(*np.unique(pv[pv != 0], return_counts=True)):
+                lines[int(k)] = lines.get(int(k), 0) + int(c)
+    top = sorted(busy, key=lambda k: -busy[k])
+    return {"start_ns": int(start), "ns": int(end - start), "on_path_ns": int(on_path_ns),
+            "work": [{"name": str(names[k]), "count": count[k], "busy_ns": int(busy[k])}
+                     for k in top[:SHUTDOWN_NAMES]],
+            "items": int(sum(count.values())), "busy_ns": int(sum(busy.values())),
+            "lines": {source.provenances[k]: v for k, v in
+                      sorted(lines.items(), key=lambda kv: -kv[1])}}
 
 
 def linked_items(source):

@@ -36,7 +36,7 @@ def format_critical_path(report, limit=40, window=False) -> str:
     """The text form: where the path lies, the splits, then the path from the item that ended
     last back (``limit`` rows of it; 0: all)."""
     lines = header(report, window)
-    span = report["span_ns"]
+    span = report.get("run_ns") or report["span_ns"]  # (the shares add up to the run)
     groups = {GROUP_TITLE.get(k, k): v for k, v in report["by_group"].items()}
     for title, table in (("By kind", report["by_kind"]), ("By lane group", groups),
                          ("By source line", report["by_provenance"])):
@@ -75,17 +75,43 @@ def header(report, window=False):
              else format_ns_ascii(end))
     out = [f"Critical path: {plural(len(path), 'item')} over {format_ns_ascii(span)}, from "
            f"{since} to {until} (walked back from the item that ended last)"]
-    outside = [f"{format_ns_ascii(start - run0)} before the path"] if start > run0 else []
-    if run1 > end:
-        outside.append(f"{format_ns_ascii(run1 - end)} after it")
-    if outside:
-        out.append(f"The {whole} spans {format_ns_ascii(run1 - run0)} ({format_ns_ascii(run0)}"
-                   f" to {format_ns_ascii(run1)}): {' and '.join(outside)} lie outside the "
-                   "shares below.")
+    out.append(explained_line(report, whole))
+    if report.get("shutdown"):
+        out.append(shutdown_line(report["shutdown"]))
     stop = report.get("stops_at")
     if stop:
         out.append(stops_line(stop, window))
     return out + [""]
+
+
+def explained_line(report, whole="run"):
+    """How much of the run the shares below give a cause, of what: the runtime starting
+    up, the path, the shutdown, and how many of the path's links are inferred."""
+    run = report.get("run_ns") or report["span_ns"]
+    explained = report.get("explained_ns", report["span_ns"])
+    k = report.get("by_kind", {})
+    parts = [f"{format_ns_ascii(k[c])} {w}" for c, w in
+             (("startup", "starting up before the program"), ("shutdown", "shutting down after it"),
+              ("unknown", "unknown")) if k.get(c)]
+    inferred = (report.get("inferred") or {}).get("links", 0)
+    guess = (f"; {plural(inferred, 'link')} of the path inferred past events Legion does not "
+             "record (marked 'inferred')" if inferred else "")
+    return (f"The shares below explain {format_ns_ascii(explained)} of the {whole}'s "
+            f"{format_ns_ascii(run)} ({_pct(explained, run).strip()})"
+            + (f", {', '.join(parts)}" if parts else "") + guess + ".")
+
+
+def shutdown_line(tail):
+    """What the runtime did after the program's top-level task ended."""
+    work = ", ".join(f"{w['count']:,} {w['name']}" for w in tail["work"][:3])
+    lines = list(tail.get("lines", {}))
+    of = (f"; {sum(tail['lines'].values()):,} of them (with the instances deleted) of "
+          f"{', '.join(lines[:3])}{' …' if len(lines) > 3 else ''}" if lines else "")
+    return (f"Shutdown: from the end of the program's top-level task "
+            f"({format_ns_ascii(tail['start_ns'])}) the runtime cleaned up for "
+            f"{format_ns_ascii(tail['ns'])}: {tail['items']:,} items ({work}"
+            f"{', …' if len(tail['work']) > 3 else ''}), "
+            f"{format_ns_ascii(tail['busy_ns'])} of processor time{of}.")
 
 
 def skew_note(latency):

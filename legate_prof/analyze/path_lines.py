@@ -11,7 +11,10 @@
   line of the next item on the path that has one (the work it led to);
 * a gap (and the wait for an unknown event where the chain stops): the line of the next item
   on the path that has one;
-* runtime work of no operation (pipeline stages): no line.
+* runtime work of no operation (pipeline stages, messages): the line of the next item on the
+  path that has one (the operation the work led to); no line where none comes after it;
+* from the end of the program's top-level task on, everything on the path counts for
+  "(shutdown)": the runtime cleaning up what the program made, after the program was done.
 
 Without the stream, "the first operation" is the first item Legion created that is not the
 top-level task: Legate hands operations to Legion in batches, so this can be later than
@@ -26,8 +29,10 @@ from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
 from legate_prof.model.kinds import ItemKind
 
 PROGRAM_START = -1  # the line id of the time before the program's first operation
+SHUTDOWN = -2  # ... and of the time after its top-level task ended
 NO_LINE = 0
 PROGRAM_START_TITLE = "(program start)"
+SHUTDOWN_TITLE = "(shutdown)"
 NO_LINE_TITLE = "(no line)"
 TOP_LEVEL_NAMES = ("Toplevel Task", "External Thread")  # the program's own thread
 _LEGION_MADE = (ItemKind.TASK, ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART)
@@ -37,6 +42,8 @@ def line_title(line, provenances):
     """The row name of a line id in the path's split by line."""
     if line == PROGRAM_START:
         return PROGRAM_START_TITLE
+    if line == SHUTDOWN:
+        return SHUTDOWN_TITLE
     return provenances[line] if line else NO_LINE_TITLE
 
 
@@ -72,22 +79,40 @@ def operations_made(source):
     return out, set(made)
 
 
-def line_rows(steps, made):
-    """(ns, category, line, item) of every piece of time on the path (``steps``: per step in
-    time order ``begin``, ``end``, ``gap`` (before it), ``category``, ``own`` (its item's
-    line), ``ahead`` (its or the next step's line), ``rank``, ``item``, and ``unknown_ns``
-    before the first); ``made``: ``operations_made``.  Rows of no time are left out."""
+def program_end(source):
+    """When the program's top-level task ended (the last to end, of every rank's), or None:
+    what runs after it is the runtime shutting down."""
+    ids = np.flatnonzero(np.asarray(source.names, object) == TOP_LEVEL_NAMES[0])
+    end = None
+    for p in source.item_parts():
+        it = p.model.items
+        top = np.flatnonzero(np.isin(p.names(), ids) & (it["kind"] == ItemKind.TASK))
+        if len(top):
+            t = int(it["stop"][top].max())
+            end = t if end is None else max(end, t)
+    return end
+
+
+def line_rows(steps, made, shutdown_ns=None):
+    """(ns, category, line, item, begin) of every piece of time on the path (``steps``: per
+    step in time order ``begin``, ``end``, ``gap`` (before it), ``category``, ``own`` (its
+    item's line), ``ahead`` (its or the next step's line), ``rank``, ``item``, and
+    ``unknown_ns`` before the first); ``made``: ``operations_made``; from ``shutdown_ns`` on
+    (the program's top-level task had ended) every piece is the shutdown's.  Rows of no time
+    are left out."""
     s = steps
     n = len(s["begin"])
     if n == 0:
         z = np.zeros(0, np.int64)
-        return z, np.zeros(0, object), z, z
+        return z, np.zeros(0, object), z, z, z
     cat = np.asarray(s["category"], object)
     launch = cat == "launch"
     a = np.concatenate([s["begin"], s["begin"] - s["gap"], s["begin"][:1] - s["unknown_ns"]])
     b = np.concatenate([s["end"], s["begin"], s["begin"][:1]])
     c = np.concatenate([cat, np.full(n, "gap", object), np.array(["unknown"], object)])
-    line = np.concatenate([np.where(launch, s["ahead"], s["own"]), s["ahead"], s["ahead"][:1]])
+    # the program's thread, and runtime work of no operation, count for the line they led to
+    led = launch | (np.asarray(s["own"]) == NO_LINE)
+    line = np.concatenate([np.where(led, s["ahead"], s["own"]), s["ahead"], s["ahead"][:1]])
     rank = np.concatenate([s["rank"], s["rank"], s["rank"][:1]])
     item = np.concatenate([s["item"], s["item"], s["item"][:1]])
     lineless = (c == "launch") | (c == "gap") | (c == "unknown") | (
@@ -95,21 +120,41 @@ def line_rows(steps, made):
     first = np.array([made[0][r][0][0] if r in made[0] else np.iinfo(np.int64).min
                       for r in rank.tolist()], np.int64)
     cut = np.where(lineless, np.clip(first, a, b), a)  # before it: the program's start
-    rows = [(cut - a, c, np.full(len(a), PROGRAM_START), item),
+    rows = [(a, cut, c, np.full(len(a), PROGRAM_START), item),
             *_by_operation(cut, b, c, line, rank, item, made)]
-    ns = np.concatenate([r[0] for r in rows]).astype(np.int64)
+    lo, hi = (np.concatenate([r[k] for r in rows]).astype(np.int64) for k in (0, 1))
+    cat_, line_, item_ = (np.concatenate([r[k] for r in rows]) for k in (2, 3, 4))
+    line_ = line_.astype(np.int64)
+    item_ = item_.astype(np.int64)
+    if shutdown_ns is not None:
+        lo, hi, cat_, line_, item_ = _shutdown_apart(lo, hi, cat_, line_, item_, shutdown_ns)
+    ns = hi - lo
     keep = ns > 0
-    return (ns[keep], np.concatenate([r[1] for r in rows])[keep],
-            np.concatenate([r[2] for r in rows]).astype(np.int64)[keep],
-            np.concatenate([r[3] for r in rows]).astype(np.int64)[keep])
+    return ns[keep], cat_[keep], line_[keep], item_[keep], lo[keep]
+
+
+def _shutdown_apart(lo, hi, cat, line, item, at):
+    """Rows cut at ``at``: the part from it on is the shutdown's (category and line)."""
+    split = (lo < at) & (hi > at)
+    after = np.flatnonzero(split)
+    lo = np.concatenate([lo, np.full(len(after), at, np.int64)])
+    hi = np.concatenate([np.where(split, at, hi), hi[after]])
+    cat = np.concatenate([cat, cat[after]])
+    line = np.concatenate([line, line[after]])
+    item = np.concatenate([item, item[after]])
+    tail = lo >= at
+    cat = np.where(tail & (cat != "unknown"), "shutdown", cat)
+    line = np.where(tail, SHUTDOWN, line)
+    return lo, hi, cat, line, item
 
 
 def _by_operation(a, b, c, line, rank, item, made):
-    """Rows of [a, b]: a launch on a rank the stream describes cut where the program made an
-    operation, each part for the line of the latest one made by its start; the rest whole."""
+    """Rows (from, to, category, line, item) of [a, b]: a launch on a rank the stream
+    describes cut where the program made an operation, each part for the line of the latest
+    one made by its start; the rest whole."""
     ops, streamed = made
     mine = (c == "launch") & np.isin(rank, sorted(streamed)) & (b > a)
-    rows = [(np.where(mine, 0, b - a), c, line, item)]
+    rows = [(a, np.where(mine, a, b), c, line, item)]
     for r in sorted(streamed):
         k = np.flatnonzero(mine & (rank == r))
         if len(k) == 0:
@@ -124,6 +169,6 @@ def _by_operation(a, b, c, line, rank, item, made):
         lo = np.maximum(a[at], t[np.clip(j, 0, len(t) - 1)])
         hi = np.minimum(b[at], np.where(j + 1 < len(t), t[np.clip(j + 1, 0, len(t) - 1)],
                                         b[at]))
-        rows.append((hi - lo, c[at], np.where(j >= 0, ln[np.clip(j, 0, len(t) - 1)],
-                                              PROGRAM_START), item[at]))
+        rows.append((lo, np.maximum(hi, lo), c[at],
+                     np.where(j >= 0, ln[np.clip(j, 0, len(t) - 1)], PROGRAM_START), item[at]))
     return rows
