@@ -285,3 +285,27 @@ def test_messages_across_clocks_far_apart_say_the_clocks_not_the_network():
     crit = subprocess.run([sys.executable, "-m", "legate_prof", "critical",
                            str(REAL / "mpi2_skewed")], capture_output=True, text=True).stdout
     assert "Note: Clock skew" in crit and "node 0's clock reads 99.999 s behind node 1's" in crit
+
+
+def test_a_long_shutdown_is_a_finding_costed_at_the_paths_shutdown(monkeypatch):
+    """After the program's top-level task ended the runtime cleans up what it made; where
+    that takes a good share of the run with thousands of items a rank (the guide's loop of
+    slices: 44 s of a 247 s run on 4 ranks) it is a finding, costed at the path's shutdown
+    pieces, tied to the lines whose items and instances it released.  mpi4's own teardown
+    (254 items a rank) is no finding; with the bar lowered it is, with those figures."""
+    from fixtures.make_critical_goldens import REAL
+    from legate_prof.analyze import insights
+    from legate_prof.analyze.critical_path import critical_path_report
+    from legate_prof.query import as_source
+    profile = load_profile([REAL / "mpi4"], stack=False)
+    assert "shutdown" not in [f["pattern"] for f in insights.find_insights(profile)]
+    monkeypatch.setattr(insights, "SHUTDOWN_ITEMS_PER_RANK", 100)
+    found = insights.insights_of_run(profile)
+    tail = next(f for f in found["findings"] if f["pattern"] == "shutdown")
+    report = critical_path_report(as_source(profile), with_items=False)
+    assert tail["wall_ns"] == report["by_kind"]["shutdown"] == report["shutdown"]["on_path_ns"]
+    assert tail["window_ns"] == [report["shutdown"]["start_ns"], report["run_span_ns"][1]]
+    assert tail["evidence"]["items"] == report["shutdown"]["items"] == 1014
+    assert set(tail["provenance"]) <= set(report["shutdown"]["lines"])
+    assert sum(f["wall_ns"] for f in found["findings"]) <= found["explained_ns"] \
+        <= found["run_ns"]

@@ -20,6 +20,11 @@ def plural(n, word):
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
+def plural_n(n, word):
+    """'1 item', '53,723 items'."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+
+
 def cut_middle(text, width):
     """``text`` in at most ``width`` characters, its middle left out ("…") where longer."""
     if len(text) <= width:
@@ -109,7 +114,7 @@ def shutdown_line(tail):
           f"{', '.join(lines[:3])}{' …' if len(lines) > 3 else ''}" if lines else "")
     return (f"Shutdown: from the end of the program's top-level task "
             f"({format_ns_ascii(tail['start_ns'])}) the runtime cleaned up for "
-            f"{format_ns_ascii(tail['ns'])}: {tail['items']:,} items ({work}"
+            f"{format_ns_ascii(tail['ns'])}: {plural_n(tail['items'], 'item')} ({work}"
             f"{', …' if len(tail['work']) > 3 else ''}), "
             f"{format_ns_ascii(tail['busy_ns'])} of processor time{of}.")
 

@@ -532,20 +532,67 @@ def _messages_on_path(f):
     return holds
 
 
+SHUTDOWN_SHARE = 0.05  # of the run: a shutdown shorter than this is not worth naming
+SHUTDOWN_ITEMS_PER_RANK = 2000  # fewer: the runtime's own teardown (a few hundred a rank)
+
+
+def shutdown(f):
+    """The runtime cleaning up after the program's top-level task ended, for a good share
+    of the run: named by what ran, tied to the lines whose arrays and operations it
+    released (``critical_path.shutdown_tail``)."""
+    from legate_prof.analyze.critical_path import shutdown_tail
+    path = f.path
+    run = path.run[1] - path.run[0]
+    if path.shutdown_ns is None or run <= 0:
+        return []
+    ns, cat, _, _ = path.pieces()
+    on_path = int(ns[cat == "shutdown"].sum())
+    if on_path < SHUTDOWN_SHARE * run:
+        return []
+    tail = shutdown_tail(f.source, path.shutdown_ns, path.run[1], on_path)
+    if tail["items"] < SHUTDOWN_ITEMS_PER_RANK * max(len(f.m.ranks), 1):
+        return []
+    work = ", ".join(f"{w['count']:,} {w['name']}" for w in tail["work"][:3])
+    return [_finding(
+        "shutdown",
+        f"the runtime cleaned up for {format_ns(tail['ns'])} after the program ended "
+        f"({100.0 * tail['ns'] / run:.1f} % of the run): {work}",
+        list(tail["lines"])[:5], (path.shutdown_ns, path.run[1]),
+        {"items": tail["items"], "busy_ns": tail["busy_ns"],
+         "work": {w["name"]: w["count"] for w in tail["work"]},
+         "lines": tail["lines"]},
+        tail["busy_ns"],
+        "Make fewer short-lived arrays: when the program ends the runtime releases every "
+        "array, slice and partition it made, on every rank (each release a round of "
+        "messages); a loop that makes thousands of temporaries (slices, masks, index "
+        "results) leaves thousands to clean up. Operate on whole arrays, reuse outputs "
+        "(out=, +=) and index with boolean masks of whole arrays.",
+        holds=_of_category("shutdown"))]
+
+
 DETECTORS = (out_of_memory, tiny_tasks, runtime_overhead, advanced_indexing, temporaries,
-             copy_baseline, partition_overhead, memory_pressure, message_latency)
+             copy_baseline, partition_overhead, memory_pressure, message_latency, shutdown)
 
 
 def find_insights(profile):
     """All findings of a profile (a model, or a ``RankSet`` read rank by rank), with their
     wall-clock and processor time, by wall-clock time (an out-of-memory failure first)."""
+    return insights_of_run(profile)["findings"]
+
+
+def insights_of_run(profile):
+    """{"findings": ``find_insights``, "run_ns": the run's span, "explained_ns": how much
+    of it the critical path's shares give a cause (the findings' ``wall_ns`` are parts of
+    it, never more in all)}."""
     f = _Facts(profile)
     found = [x for d in DETECTORS for x in d(f)]
     _wall_clock(found, f.path)
     _idle_evidence(found, f)
     found.sort(key=lambda x: (x["pattern"] != "out_of_memory", -x["wall_ns"],
                               -x["processor_ns"]))
-    return found
+    run = f.path.run
+    return {"findings": found, "run_ns": int(run[1] - run[0]),
+            "explained_ns": f.path.explained_ns}
 
 
 def _wall_clock(found, path):
@@ -585,4 +632,4 @@ def holds_items(profile):
     return any(p.model.n_items for p in profile.item_parts())
 
 
-__all__ = ["find_insights", "holds_items", "DETECTORS", "PROCESSOR_GROUPS"]
+__all__ = ["find_insights", "insights_of_run", "holds_items", "DETECTORS", "PROCESSOR_GROUPS"]

@@ -7,6 +7,17 @@ from __future__ import annotations
 from legate_prof.present.units import format_ns
 
 
+def explained_words(found, windowed=False):
+    """How much of the run (or window) the wall-clock costs below are shares of."""
+    whole = "window" if windowed else "run"
+    run, explained = found["run_ns"], found["explained_ns"]
+    share = f"{100.0 * explained / run:.1f} %" if run else "-"
+    costed = sum(x["wall_ns"] for x in found["findings"])
+    return (f"The {whole}'s {format_ns(run)}: {format_ns(explained)} ({share}) explained by "
+            f"its critical path (`legate_prof critical`); the findings below hold "
+            f"{format_ns(costed)} of it ({100.0 * costed / run if run else 0:.1f} %).")
+
+
 def format_insights(findings, windowed=False, empty=False):
     """Text lines of the findings; ``windowed``: found in a window of the run (--start/--stop),
     whose own critical path their wall-clock costs share; ``empty``: the profile (or the

@@ -22,15 +22,19 @@ def register(sub):
 
 
 def run(args):
-    from legate_prof.analyze.insights import find_insights, holds_items
-    from legate_prof.analyze.insights_text import format_insights
+    from legate_prof.analyze.insights import holds_items, insights_of_run
+    from legate_prof.analyze.insights_text import explained_words, format_insights
     check_window(args)
     model = trimmed(load_with_progress(input_files(args), args, stack=False), args)
-    findings = find_insights(model)
+    found = insights_of_run(model)
     if args.json:
-        json.dump({"findings": findings}, sys.stdout, indent=1)
+        json.dump(found, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         windowed = args.start is not None or args.stop is not None
-        say(format_insights(findings, windowed=windowed, empty=not holds_items(model)))
+        text = format_insights(found["findings"], windowed=windowed,
+                               empty=not holds_items(model))
+        if found["findings"]:
+            text = explained_words(found, windowed) + "\n\n" + text
+        say(text)
     return status(model)
