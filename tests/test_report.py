@@ -762,14 +762,15 @@ def test_the_critical_path_section_splits_it_as_the_critical_command(browser, mp
     said = browser.evaluate("Array.from(document.querySelectorAll('#critical-split > p'))"
                             ".map(p => p.textContent)")
     want = [x for x in header(rep) if x]
-    assert said[:len(want)] == want and any(x.startswith("The run spans ") for x in want)
+    assert said[:len(want)] == want and any(x.startswith("The shares below explain ")
+                                            for x in want)
     kinds = _table_cells(browser, "#crit-by-kind table")
-    assert kinds[0] == ["kind", "time", "% of path"]
+    assert kinds[0] == ["kind", "time", "% of run"]
     want = [(k, v) for k, v in rep["by_kind"].items() if v]
     assert [r[0] for r in kinds[1:]] == [k for k, _ in want] and len(want) >= 3
     for r, (_, v) in zip(kinds[1:], want):
         assert abs(_ns_of(r[1]) - v) <= 0.001 * v + 1
-        assert r[2] == f"{100 * v / rep['span_ns']:.1f}\u00a0%"
+        assert r[2] == f"{100 * v / rep['run_ns']:.1f}\u00a0%"
     lines = _table_cells(browser, "#crit-by-line table")
     want = [(k, v) for k, v in rep["by_provenance"].items() if v]
     assert [r[0] for r in lines[1:]] == [k for k, _ in want][:20] and want

@@ -74,8 +74,9 @@ def write_critical(q, out, shown, progress=None):
 
 
 def critical_summary(src, top=TOP_LINES):
-    """The report meta's ``critical_split``: the run's path split by kind, lane group and
-    source line, as ``legate_prof critical`` prints it (its own function, called: the rules
+    """The report meta's ``critical_split``: the run's time split by kind, lane group and
+    source line along its critical path (the shares add up to the run), as ``legate_prof
+    critical`` prints it (its own function, called: the rules
     of what counts where are its); the first ``top`` lines, the rest as a count and a sum."""
     try:
         rep = critical_path_report(src, with_items=False)
@@ -85,6 +86,7 @@ def critical_summary(src, top=TOP_LINES):
     note = skew_note(src.message_latency())
     words = [x for x in header(rep) if x] + ([note] if note else [])
     return {"available": True, "span_ns": rep["span_ns"], "steps": len(rep["path"]),
+            "run_ns": rep["run_ns"], "explained_ns": rep["explained_ns"],
             "header": words,  # (``critical``'s own lines: where the path lies in the run)
             "event_records": bool(src.critical_links().has_data),
             "by_kind": {k: int(v) for k, v in rep["by_kind"].items() if v},

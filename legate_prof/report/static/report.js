@@ -703,10 +703,12 @@ var KIND_WORDS = {  // analyze/critical_path.py
   launch: "the program's own thread (the top-level task) running between the operations it launches",
   runtime: "mapping and runtime meta-work: meta-tasks, messages, mapper and runtime calls",
   copy: "copies", fill: "fills", dependent_partitioning: "dependent partitioning",
-  unknown: "waiting for an event no loaded profile records (where the chain stops)",
+  startup: "the runtime starting on every node, before the path starts at the program's top-level task",
+  shutdown: "the runtime cleaning up after the program's top-level task ended",
+  unknown: "waiting for an event no loaded profile records (where the chain stops), and the run before it",
   gap: "no item on the path was running: a message in flight, a task waiting for its processor, clocks of two nodes"};
 function splitTable(head, rows, span, tips) {
-  return cellTable([[head], ["time"], ["% of path"]], rows.map(function (r) {
+  return cellTable([[head], ["time"], ["% of run"]], rows.map(function (r) {
     var c = timeCell(r[1]);
     return [{text: r[0], title: tips ? tips[r[0]] : undefined}, c, {text: pctText(r[1], span), num: true}];
   }), "crit-split");
@@ -715,7 +717,7 @@ function buildCriticalSplit() {
   var el = document.getElementById("critical-split"), c = META.critical_split;
   if (!c || !c.available) { para(el, "No critical path in this report: " + (c ? c.why : "not computed")); return; }
   if (!c.steps) { para(el, "No critical path: " + ((META.critical || {}).why || "it holds no item") + "."); return; }
-  var span = c.span_ns, run = META.stats.span_ns;
+  var span = c.run_ns || c.span_ns, run = META.stats.span_ns;  // (the shares add up to the run)
   if (c.header && c.header.length) {  // (legate_prof critical's own lines: where the path lies in the run)
     c.header.forEach(function (line, k) { para(el, line, k && /^Note: /.test(line) ? "note" : undefined); });
   } else {
