@@ -52,7 +52,7 @@ class PartColumns:
         k = bisect.bisect_right(self._starts, i) - 1
         p = self.parts[k]
         it, local = p.model.items, i - p.item_off
-        return {c: int(it[c][local]) for c in columns}
+        return {c: it[c].item(local) for c in columns}  # (.item: a Python int, no scalar)
 
     def at(self, column, ids):
         """An item column at ``ids`` only, asked of the parts holding them."""

@@ -37,6 +37,7 @@ class CriticalLinks:
         self.has_data, self.cycle, self.n_vertices, self.n_edges = graph_size
         self._by_target = None
         self._inferred = None
+        self._waiting = None
 
     @property
     def n_items(self):
@@ -75,6 +76,15 @@ class CriticalLinks:
         keys, order = self._by_target
         lo, hi = np.searchsorted(keys, [int(i), int(i) + 1])
         return np.sort(order[lo:hi])
+
+    @property
+    def waiting(self):
+        """Per item, whether it has a wait row (a walk's step skips the search without)."""
+        if self._waiting is None:
+            w = np.zeros(self.n_items, bool)
+            w[np.asarray(self.wait_item, np.int64)] = True
+            self._waiting = w
+        return self._waiting
 
     def inferred(self):
         """(items, waits): the predecessor ``inference`` infers for each row the reference

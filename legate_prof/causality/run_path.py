@@ -26,7 +26,8 @@ on the path was running (a gap).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import bisect
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -49,7 +50,7 @@ PATH_VIA_WORDS = {"event": "waited for", "creator": "was created by",
 # live on to the end without holding anything up)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class PathStep:
     """One item on the run's critical path, and the time it holds there: ``begin_ns`` to
     ``end_ns`` (within its own start and stop).  ``via`` says how the path went on to the
@@ -65,6 +66,7 @@ class PathStep:
     predecessor: int
     wait_from_ns: int | None = None  # "wait": the wait the item resumed from, start and end
     wait_to_ns: int | None = None
+    # (not frozen: a walk makes one a step, and a frozen dataclass's __init__ costs 3x)
 
 
 class _Items:
@@ -99,7 +101,7 @@ def walk_back(links, item=None, limit=MAX_STEPS):
         step, nxt, nh = _step(links, col, i, h)
         step, nxt, nh = queues.behind(step, nxt, nh)
         if step.begin_ns > step.end_ns:  # (two nodes' clocks: a piece never runs backwards)
-            step = replace(step, begin_ns=step.end_ns)
+            step.begin_ns = step.end_ns
         key = (i, step.via, step.wait_from_ns)
         if key in seen:  # (a loop in damaged data: stop where it closes)
             break
@@ -154,6 +156,8 @@ _CALLER_KINDS = {int(k) for k in (*CALL_KINDS, ItemKind.GPU_KERNEL)}
 
 def _last_wait(links, i, h):
     """The last wait of item ``i`` with a critical row that ended by ``h`` (-1: none)."""
+    if not links.waiting[i]:  # (most items have none: no search)
+        return -1
     rows = links.waits_of(i)
     if len(rows) == 0:
         return -1
@@ -173,7 +177,7 @@ class LaneQueues:
         self.links = links
         self.col = col or _Items(links)
         self.parts = links.parts or []
-        self.offsets = np.array([p.item_off for p in self.parts] + [links.n_items], np.int64)
+        self.starts = [p.item_off for p in self.parts]
         self.lanes = {}
 
     def behind(self, step, nxt, nh):
@@ -196,12 +200,12 @@ class LaneQueues:
         before] (-1: none)."""
         if len(self.parts) == 0:
             return -1
-        k = int(np.searchsorted(self.offsets, i, side="right")) - 1
+        k = bisect.bisect_right(self.starts, i) - 1
         stops, ids = self._lane(k, lane)
-        lo = int(np.searchsorted(stops, after, side="right"))
-        hi = int(np.searchsorted(stops, before, side="right"))
+        lo = bisect.bisect_right(stops, after)
+        hi = bisect.bisect_right(stops, before)
         for pos in range(hi - 1, lo - 1, -1):  # (the last that is not ``i`` itself)
-            j = int(ids[pos]) + int(self.offsets[k])
+            j = ids[pos] + self.starts[k]
             if j != i:
                 return j
         return -1
@@ -215,7 +219,8 @@ class LaneQueues:
             ids = ids[_queued_mask(m.items["kind"][lo:hi])]
             stops = m.items["stop"][ids]
             o = np.argsort(stops, kind="stable")
-            self.lanes[key] = (stops[o], ids[o])
+            # (Python lists: a walk asks one time a step, where numpy's call costs most)
+            self.lanes[key] = (stops[o].tolist(), ids[o].tolist())
         return self.lanes[key]
 
 
