@@ -22,6 +22,16 @@ os.environ["LEGATE_PROF_HIDDEN_WINDOW"] = "1"
 # The cache of built timelines: never the user's, one per test session
 os.environ["LEGATE_PROF_CACHE_DIR"] = tempfile.mkdtemp(prefix="legate_prof_test_cache_")
 
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path_factory, monkeypatch):
+    """Each test its own cache folder: a command's kept answer (``cli/answers.py``) is keyed
+    by its inputs, options and code, not by what a test patched, so no test may read
+    another's."""
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 SAMPLE = ROOT / "fixtures" / "real" / "legate26.06_cpu2_myprof_0.prof"
 PROGRAMS = ROOT / "fixtures" / "programs"
 

@@ -88,6 +88,29 @@ class _Items:
         return v
 
 
+_NO_WAIT = np.iinfo(np.int64).min
+
+
+def steps_as_arrays(steps):
+    """The steps as named columns (to keep them: ``steps_of_arrays`` gives them back)."""
+    def col(f, default=0):
+        return np.array([default if (v := getattr(s, f)) is None else v for s in steps],
+                        np.int64)
+    return {"item": col("item"), "begin": col("begin_ns"), "end": col("end_ns"),
+            "via": np.array([PATH_VIA.index(s.via) for s in steps], np.int8),
+            "predecessor": col("predecessor"), "wait_from": col("wait_from_ns", _NO_WAIT),
+            "wait_to": col("wait_to_ns", _NO_WAIT)}
+
+
+def steps_of_arrays(a):
+    """``PathStep``s of ``steps_as_arrays`` columns."""
+    def opt(v):
+        return None if v == _NO_WAIT else v
+    return [PathStep(i, b, e, PATH_VIA[v], p, opt(wf), opt(wt)) for i, b, e, v, p, wf, wt in
+            zip(*(np.asarray(a[k]).tolist() for k in ("item", "begin", "end", "via",
+                                                       "predecessor", "wait_from", "wait_to")))]
+
+
 def walk_back(links, item=None, limit=MAX_STEPS):
     """The path ending with ``item`` (default: the item that ended last), last step first."""
     col = _Items(links)

@@ -27,14 +27,22 @@ def register(sub):
 
 
 def run(args):
+    from legate_prof.cli.answers import answered
+    return answered(args, "critical", _run)
+
+
+def _run(args):
     from legate_prof.analyze.critical_path import critical_path_report
     from legate_prof.analyze.critical_text import format_critical_path, skew_note
+    from legate_prof.cli.answers import shared_path
     from legate_prof.query import as_source
     check_window(args)
     profile = trimmed(load_with_progress(input_files(args), args, stack=False, ranked=True),
                       args)
     source = as_source(profile)
+    path = shared_path(args, source)
     report = critical_path_report(source, with_items=args.json)
+    path.keep()
     if args.json:
         json.dump(report, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -22,11 +22,21 @@ def register(sub):
 
 
 def run(args):
+    from legate_prof.cli.answers import answered
+    return answered(args, "insights", _run)
+
+
+def _run(args):
     from legate_prof.analyze.insights import holds_items, insights_of_run
     from legate_prof.analyze.insights_text import explained_words, format_insights
+    from legate_prof.cli.answers import shared_path
+    from legate_prof.query import as_source
     check_window(args)
     model = trimmed(load_with_progress(input_files(args), args, stack=False), args)
-    found = insights_of_run(model)
+    source = as_source(model)
+    path = shared_path(args, source)
+    found = insights_of_run(source)
+    path.keep()
     if args.json:
         json.dump(found, sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -25,7 +25,7 @@ MAX_FILE_LINES = 8  # more files than this share one "reading" line
 
 def wants_progress(stream=None, quiet=False) -> bool:
     """Whether to draw progress on ``stream`` (stderr): a terminal, and not asked to be quiet."""
-    stream = sys.stderr if stream is None else stream
+    stream = _stderr() if stream is None else stream
     if quiet or os.environ.get("TERM") == "dumb":
         return False
     try:
@@ -94,7 +94,7 @@ class TerminalProgress:
     """
 
     def __init__(self, paths=(), stream=None, enabled=None, delay_s=None):
-        self.stream = sys.stderr if stream is None else stream
+        self.stream = _stderr() if stream is None else stream
         self.enabled = wants_progress(self.stream) if enabled is None else enabled
         sizes = {}
         for p in paths:
@@ -140,13 +140,13 @@ class TerminalProgress:
 
                 def render(self, task):
                     return self.bytes_column.render(task) if task.fields.get("bytes") else ""
-            console = Console(file=self.stream, stderr=self.stream is sys.stderr)
+            console = Console(file=self.stream, stderr=self.stream is _stderr())
             self._progress = Progress(
                 SpinnerColumn(finished_text="✓"), TextColumn("{task.description}"),
                 BarColumn(), Bytes(), TimeElapsedColumn(),
                 console=console, transient=True, redirect_stdout=False,
                 # notes printed to stderr meanwhile go above the bars, not through them
-                redirect_stderr=self.stream is sys.stderr)
+                redirect_stderr=self.stream is _stderr())
             self._progress.start()
             self._started = True
             import atexit
@@ -192,3 +192,9 @@ class TerminalProgress:
                 self._timer.cancel()
             if self._started:
                 self._progress.stop()  # transient: the lines go, the terminal is as before
+
+
+def _stderr():
+    """The terminal's stderr, past a copy a command keeps of what it says (``answers``):
+    progress is not part of an answer."""
+    return getattr(sys.stderr, "real", sys.stderr)

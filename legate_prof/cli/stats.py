@@ -24,6 +24,11 @@ def register(sub):
 
 
 def run(args):
+    from legate_prof.cli.answers import answered
+    return answered(args, "stats", _run)
+
+
+def _run(args):
     from legate_prof.analyze.idle_ranks import PREPARE
     from legate_prof.analyze.stats import compute_stats, format_stats
     check_window(args)

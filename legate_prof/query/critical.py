@@ -46,6 +46,7 @@ class CriticalPaths:
     def __init__(self, parts_of):
         self._parts_of = parts_of
         self._links = None
+        self._path = None  # the run's path (from the item that ended last), once walked
         self._lock = threading.Lock()
 
     def links(self):
@@ -78,7 +79,19 @@ class CriticalPaths:
         return self.links().successors(i)
 
     def run_path(self, item=None):
-        return walk_back(self.links(), item)
+        if item is not None:
+            return walk_back(self.links(), item)
+        if self._path is None:
+            self._path = walk_back(self.links())
+        return self._path
+
+    @property
+    def walked(self):
+        return self._path is not None
+
+    def prime(self, steps):
+        """The run's path as walked before (``store.results``: a command on the same run)."""
+        self._path = list(steps)
 
 
 __all__ = ["CriticalLink", "CriticalPaths"]

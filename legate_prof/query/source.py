@@ -211,6 +211,16 @@ class ProfileSource:
         ``item``) back to where the chain stops."""
         return self._critical.run_path(item)
 
+    @property
+    def run_critical_path_walked(self):
+        """Whether the run's path is known (walked, or given by ``use_run_critical_path``)."""
+        return self._critical.walked
+
+    def use_run_critical_path(self, steps):
+        """Take the run's path as walked before on the same run (``store.results``): what
+        needs only the path then needs no links."""
+        self._critical.prime(steps)
+
     def critical_links(self):
         """Every item's link at once (``causality.critical_links.CriticalLinks``), for analyses."""
         return self._critical.links()

@@ -1,0 +1,112 @@
+"""A command's answer kept for the run it read: asked again of the same run, with the same
+options, ``stats``, ``critical`` and ``insights`` print what they printed (stdout and the
+notes and warnings on stderr) and exit as they did, without reading the logs again
+(``store.results``: keyed by the inputs' contents, the options and the code).  Progress bars
+are not part of an answer.  The run's critical path is kept too, so that a command asking
+another question of the same run (``insights`` after ``critical``, the report after either)
+does not walk it again.  Only runs read whole are kept: ``--ranks``, ``--start`` and
+``--stop`` answer from the logs every time.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+# options that do not change an answer
+_NOT_ASKED = ("func", "quiet")
+
+
+class _Tee(io.TextIOBase):
+    """A text stream that writes through to ``real`` and keeps a copy."""
+
+    def __init__(self, real):
+        self.real = real
+        self.kept = io.StringIO()
+
+    def write(self, s):
+        self.kept.write(s)
+        return self.real.write(s)
+
+    def flush(self):
+        self.real.flush()
+
+    def isatty(self):
+        return self.real.isatty()
+
+    @property
+    def encoding(self):
+        return getattr(self.real, "encoding", "utf-8")
+
+    def fileno(self):
+        return self.real.fileno()
+
+
+def results_for(args, command):
+    """The kept results of the run ``args`` names (``store.results.RunResults``), or None
+    where it is not read whole or nothing can be kept."""
+    if any(getattr(args, k, None) is not None for k in ("ranks", "start", "stop")):
+        return None
+    if os.environ.get("LEGATE_PROF_CACHE_DIR") == "":
+        return None
+    from legate_prof.cli.common import input_files
+    from legate_prof.load.inputs import expand_inputs
+    from legate_prof.store.results import RunResults
+    try:
+        paths = expand_inputs([os.fspath(f) for f in input_files(args)], note=lambda _: None)
+        if not paths:
+            return None
+        return RunResults(paths)
+    except Exception:  # noqa: BLE001 - an input that cannot be keyed is read as it is
+        return None
+
+
+def answered(args, command, run):
+    """``run(args)``, or its kept answer: what it printed and its exit status."""
+    results = results_for(args, command)
+    if results is None:
+        return run(args)
+    asked = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_ASKED}
+    kept = results.get("answer-" + command, asked)
+    if kept is not None:
+        sys.stderr.write(kept["err"])
+        sys.stdout.write(kept["out"])
+        return kept["status"]
+    out, err = _Tee(sys.stdout), _Tee(sys.stderr)
+    sys.stdout, sys.stderr = out, err
+    try:
+        args.kept_results = results
+        code = run(args)
+    finally:
+        sys.stdout, sys.stderr = out.real, err.real
+    results.put("answer-" + command, {"out": out.kept.getvalue(), "err": err.kept.getvalue(),
+                                      "status": int(code or 0)}, asked)
+    return code
+
+
+def shared_path(args, source):
+    """Give ``source`` the run's critical path kept by an earlier command (``answered``
+    keeps the results on ``args``), or keep the one it walks: call before and after."""
+    results = getattr(args, "kept_results", None)
+    if results is None:
+        return _Keep(None, source)
+    from legate_prof.causality.run_path import steps_of_arrays
+    kept = results.get("path")
+    if kept is not None:
+        source.use_run_critical_path(steps_of_arrays(kept))
+        return _Keep(None, source)
+    return _Keep(results, source)
+
+
+class _Keep:
+    """``keep()`` stores the source's path where it was walked for this command."""
+
+    def __init__(self, results, source):
+        self.results, self.source = results, source
+
+    def keep(self):
+        if self.results is None or not self.source.run_critical_path_walked:
+            return
+        from legate_prof.causality.run_path import steps_as_arrays
+        self.results.put("path", steps_as_arrays(self.source.run_critical_path()))

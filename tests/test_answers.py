@@ -1,0 +1,94 @@
+"""A command asked again of the same run answers from what it kept (``cli/answers.py``,
+``store/results.py``): the same output, warnings and exit status, without reading the logs;
+never for a changed input, other options, a window or a subset of ranks; and the run's
+critical path, walked by one command, is not walked again by the next."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+from fixtures.make_critical_goldens import REAL
+from legate_prof.cli import main
+
+
+def ask(capsys, *argv):
+    code = main([*map(str, argv)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture
+def run_copy(tmp_path):
+    """mpi4's logs and streams, copied: a test may change them."""
+    d = tmp_path / "run"
+    shutil.copytree(REAL / "mpi4", d, ignore=shutil.ignore_patterns("golden", "*.py", "*.txt"))
+    return d
+
+
+def _unreadable(monkeypatch):
+    """Reading any profile fails from now on: only a kept answer can answer."""
+    import legate_prof.load.loader as loader
+
+    def refuse(*a, **k):
+        raise AssertionError("the logs were read again")
+    monkeypatch.setattr(loader, "_load", refuse)
+
+
+@pytest.mark.parametrize("argv", [("stats",), ("stats", "--json"), ("critical",),
+                                  ("critical", "--json"), ("insights",),
+                                  ("insights", "--json")])
+def test_asked_again_the_same_answer_without_the_logs(capsys, monkeypatch, run_copy, argv):
+    first = ask(capsys, *argv, run_copy)
+    assert first[0] == 0 and first[1]
+    _unreadable(monkeypatch)
+    assert ask(capsys, *argv, run_copy) == first
+
+
+def test_a_changed_input_other_options_or_a_window_are_worked_out_again(capsys, monkeypatch,
+                                                                       run_copy):
+    ask(capsys, "critical", run_copy)
+    text = ask(capsys, "critical", "--limit", "3", run_copy)  # (another question)
+    assert text[1].count("\n") < ask(capsys, "critical", run_copy)[1].count("\n")
+    log = sorted(run_copy.glob("legate_3.prof*"))[0]
+    os.utime(log, ns=(1, 1))  # (the same bytes, another mtime: another run for all we know)
+    calls = []
+    import legate_prof.load.loader as loader
+    real = loader._load
+    monkeypatch.setattr(loader, "_load", lambda *a, **k: calls.append(1) or real(*a, **k))
+    ask(capsys, "critical", run_copy)
+    ask(capsys, "critical", "--start", "3s", run_copy)
+    ask(capsys, "critical", "--start", "3s", run_copy)
+    ask(capsys, "critical", "--ranks", "0-1", run_copy)
+    assert len(calls) == 4
+
+
+def test_the_path_walked_by_one_command_serves_the_next(capsys, monkeypatch, run_copy,
+                                                      tmp_path):
+    """``critical`` walks the run's path and keeps it; ``insights`` on the same run takes it
+    (walking is refused) and costs its findings as it does when it walks the path itself."""
+    import legate_prof.query.critical as qc
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "elsewhere"))
+    walked = ask(capsys, "insights", "--json", run_copy)
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "here"))
+    assert ask(capsys, "critical", run_copy)[0] == 0
+
+    def refuse(*a, **k):
+        raise AssertionError("walked again")
+    monkeypatch.setattr(qc, "walk_back", refuse)
+    assert ask(capsys, "insights", "--json", run_copy) == walked
+    assert '"wall_ns"' in walked[1]
+
+
+def test_an_answer_of_other_code_is_not_read(capsys, monkeypatch, run_copy):
+    """The answers are keyed by a hash of legate_prof's sources: another version's answer
+    (here: the hash changed) is worked out again, not replayed."""
+    import legate_prof.store.results as results
+    first = ask(capsys, "stats", run_copy)
+    monkeypatch.setattr(results, "_CODE", "another version")
+    _unreadable(monkeypatch)
+    with pytest.raises(AssertionError, match="read again"):
+        ask(capsys, "stats", run_copy)
+    assert first[0] == 0
