@@ -17,6 +17,7 @@ import numpy as np
 
 from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 from legate_prof.assemble.rank_merge import release_pages
+from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.item_parts import by_part
 from legate_prof.present.units import format_bytes, format_ns
 from legate_prof.causality.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
@@ -119,15 +120,16 @@ class _Facts:
 
     def of_items(self, ids, what):
         """``what`` ("op_id", "lane", "part": which part holds it, "size": a copy's, fill's
-        or instance's bytes, or "inst": its instance id, for a runtime array its number in
-        its rank's stream) of the items ``ids``, asked of the part that holds each."""
+        or instance's bytes (a runtime array's: the rank's piece), "src": a runtime array's
+        whole bytes, or "inst": its instance id, for a runtime array its number in its
+        rank's stream) of the items ``ids``, asked of the part that holds each."""
         ids = np.asarray(ids, np.int64)
         out = np.zeros(len(ids), np.int64 if what in ("lane", "part") else np.uint64)
         for k, sel, local in by_part(self.offsets, ids):
             p = self.parts[k]
             if what == "part":
                 out[sel] = k
-            elif what in ("size", "inst"):
+            elif what in ("size", "inst", "src"):
                 t = p.model.transfers
                 if len(t["item"]):
                     j = np.clip(np.searchsorted(t["item"], local), 0, len(t["item"]) - 1)
@@ -317,11 +319,11 @@ def temporaries(f):
     if len(inst) == 0:
         return []
     size = f.of_items(inst, "size")
-    is_array_name = np.array([s.startswith("Array ") for s in f.m.names], bool)
-    runtime = is_array_name[f.name[inst]]
+    runtime = stream_arrays(f.kind[inst], f.of_items(inst, "op_id"))
     guess = not runtime.any()
     if not guess:  # the program's arrays: every rank numbers them alike in its stream
-        inst, size = inst[runtime], size[runtime]
+        inst = inst[runtime]
+        size = f.of_items(inst, "src")  # (the whole array's, not the rank's piece)
         array = f.of_items(inst, "inst").astype(np.int64)
     else:  # Legion's instances: the kinds of operation that made them, where known
         array = _operation_kinds(f, inst)
