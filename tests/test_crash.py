@@ -308,6 +308,9 @@ def test_a_crashed_runs_files_are_one_run_and_each_crash_is_named_without_the_lo
                in m["title"] and m["title"].split(" at ", 1)[1].startswith(
                    "/work/wt_i38/examples/oom.py:16")
         assert "--log" in m["title"]
+    from legate_prof.analyze.insights import find_insights
+    found = find_insights(model)
+    assert [f["evidence"]["rank"] for f in found[:2] if f["pattern"] == "crash"] == ["0", "1"]
 
 
 def test_stats_and_insights_name_both_ranks_failures():

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from legate_prof.analyze.insights import find_insights
 from legate_prof.analyze.stats import compute_stats
 from legate_prof.load.loader import load_profile
 from legate_prof.read.legion_log import LegionProfReader
@@ -134,6 +135,15 @@ def test_the_report_carries_the_same_counts(tmp_path):
     assert s["instances"]["count"] == legion_instances()
     temps = [f for f in meta["findings"] if f["pattern"] == "temporaries"]
     assert [f["evidence"]["arrays"] for f in temps] == [12]  # u = u * 0.5 + v: 2 a step
+
+
+def test_insights_count_each_loops_operations_once():
+    """The tiny-task findings count the program's operations of their lines once (one rank's
+    stream), beside the tasks they made on every rank."""
+    found = [f for f in find_insights(load_profile([str(RUN)])) if f["pattern"] == "tiny_tasks"]
+    by_line = {f["provenance"][0].rsplit(":", 1)[-1]: f["evidence"] for f in found}
+    assert {k: v["operations"] for k, v in by_line.items()} == {"18": 12, "22": 12, "25": 11}
+    assert {k: v["tasks"] for k, v in by_line.items()} == {"18": 36, "22": 36, "25": 33}
 
 
 def test_a_ranks_arrays_lane_holds_its_piece_never_the_whole_array():
