@@ -60,22 +60,38 @@ def source_text(site):
 class _Launch:
     """Context for one user-level operation: provenance scope plus an event-stream record."""
 
-    def __init__(self, name):
+    def __init__(self, name, operands=()):
         self.name = name
         self.site = user_site()
         self.scope = Scope(provenance=self.site)
+        self.operands = operands
 
     def __enter__(self):
         self.scope.__enter__()
-        events.operation(self.name, self.site, source_text(self.site))
+        if events.has_sink():
+            events.operation(self.name, self.site, source_text(self.site),
+                             [operand(a, role) for a, role in self.operands
+                              if isinstance(a, ndarray)])
         return self
 
     def __exit__(self, *exc):
         return self.scope.__exit__(*exc)
 
 
-def launch(name):
-    return _Launch(name)
+def launch(name, *reads, made=None, into=None):
+    """The context of one operation: ``reads`` the arrays it reads, ``made`` the array it
+    makes, ``into`` the caller's array it writes (``out=``, an assignment's target).  The
+    stream records them (``operand``): what tells a loop over slices of one array from a
+    time loop of whole-array operations or a loop writing ``out=``."""
+    return _Launch(name, [(a, "in") for a in reads] + [(made, "new"), (into, "out")])
+
+
+def operand(array, role):
+    """``[array id, elements, role]`` for the stream: the id is the whole array's (a view
+    names the array it is a slice of), ``elements`` the view's own (fewer than the array's:
+    a slice); role "in" (read), "new" (made by the operation) or "out" (the caller's)."""
+    base = array._base if array._base is not None else array
+    return [getattr(base, "_id", None) or 0, array.size, role]
 
 
 # The element-wise operations behind ndarray's operators (``binary``, ``compare``, ``unary``,
@@ -180,13 +196,13 @@ class ndarray:
 
     def astype(self, dtype, copy=True):
         out = ndarray.empty(self.shape, dtype)
-        with launch("Convert"):
+        with launch("Convert", self, made=out):
             T.Convert(self.store, out.store)
         return out
 
     def copy(self):
         out = ndarray.empty(self.shape, self.dtype)
-        with launch("Copy"):
+        with launch("Copy", self, made=out):
             T.Assign(self.store, out.store)
         return out
 
@@ -230,7 +246,7 @@ class ndarray:
             dt = self.dtype
         shape = (1,) if axis is None else tuple(s for k, s in enumerate(self.shape) if k != axis)
         out = ndarray.empty(shape or (1,), dt)
-        with launch("Reduce"):
+        with launch("Reduce", self, made=out):
             T.Reduce(self.store, out.store, T.REDUCE.index(op), -1 if axis is None else axis)
         return out.item() if axis is None or not shape else out
 
@@ -243,7 +259,7 @@ class ndarray:
         if int(np.prod(shape)) != self.size:
             raise ValueError(f"cannot reshape array of size {self.size} into shape {shape}")
         out = ndarray.empty(shape, self.dtype)
-        with launch("Reshape"):
+        with launch("Reshape", self, made=out):
             T.Reshape(self.store, out.store)
         return out
 
@@ -256,7 +272,7 @@ class ndarray:
         if self.ndim < 2:
             return self
         out = ndarray.empty(tuple(reversed(self.shape)), self.dtype)
-        with launch("Transpose"):
+        with launch("Transpose", self, made=out):
             T.Transpose(self.store, out.store)
         return out
 
@@ -271,7 +287,7 @@ class ndarray:
         return operation("matmul")(other, self)
 
     def fill(self, value):
-        with launch("Fill"):
+        with launch("Fill", into=self):
             T.Fill(self.store, float(value))
 
     def _strided(self, key):
@@ -316,7 +332,7 @@ class ndarray:
         if st is not None:
             out = ndarray.empty((st[3],), self.dtype)
             if st[3]:
-                with launch("StridedSlice"):
+                with launch("StridedSlice", self, made=out):
                     T.StridedSlice(self.store, out.store, *st[:3])
             return out
         view = self._slice_view(key)
@@ -339,7 +355,7 @@ class ndarray:
                 operation("as_array")(np.full((st[3],), value, self.dtype))
             if vals.dtype != self.dtype:
                 vals = vals.astype(self.dtype)
-            with launch("StridedAssign"):
+            with launch("StridedAssign", vals, into=self):
                 T.StridedAssign(self.store, vals.store, self.store, *st[:3])
             return
         view = self._slice_view(key)
@@ -348,10 +364,10 @@ class ndarray:
         if isinstance(value, ndarray):
             if value.shape != view.shape:
                 raise ValueError(f"could not broadcast {value.shape} into {view.shape}")
-            with launch("Copy"):
+            with launch("Copy", value, into=view):
                 T.Assign(value.store, view.store)
         else:
-            with launch("Fill"):
+            with launch("Fill", into=view):
                 T.Fill(view.store, float(value))
 
     # ---- arithmetic ---------------------------------------------------------------------
@@ -407,7 +423,7 @@ class ndarray:
 def count_true(mask):
     """How many elements of a boolean array are true (one CountNonzero task)."""
     out = ndarray.empty((1,), np.int64)
-    with launch("CountNonzero"):
+    with launch("CountNonzero", mask, made=out):
         runtime().issue_fill(out.store, 0)
         T.CountNonzero(mask.store, out.store)
     return int(out.item())
@@ -419,17 +435,17 @@ def _mask_select(x, mask):
     n = count_true(mask)
     out = ndarray.empty((n,), x.dtype)
     if n:
-        with launch("BoolMaskSelect"):
+        with launch("BoolMaskSelect", x, mask, made=out):
             T.MaskSelect(x.store, mask.store, out.store)
     return out
 
 
 def _mask_assign(x, mask, value):
     if isinstance(value, ndarray):
-        with launch("BoolMaskAssign"):
+        with launch("BoolMaskAssign", mask, value, into=x):
             T.MaskAssign(x.store, mask.store, value.store, x.store)
     else:
-        with launch("PutMask"):
+        with launch("PutMask", mask, into=x):
             T.PutMaskScalar(x.store, mask.store, x.store, float(value))
 
 
@@ -438,7 +454,7 @@ def _gather(x, index):
         return _fallback_getitem(x, tuple(i.to_numpy() for i in index))
     idx = index[0]
     out = ndarray.empty(idx.shape, x.dtype)
-    with launch("Gather"):
+    with launch("Gather", x, idx, made=out):
         T.Gather(x.store, idx.store, out.store)
     return out
 
@@ -449,7 +465,7 @@ def _scatter(x, index, value):
     idx = index[0]
     vals = value if isinstance(value, ndarray) else operation("as_array")(
         np.full(idx.shape, value, x.dtype))
-    with launch("Scatter"):
+    with launch("Scatter", idx, vals, into=x):
         T.Scatter(x.store, idx.store, vals.store, x.store)
 
 

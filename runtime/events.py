@@ -15,9 +15,9 @@ def has_sink() -> bool:
     return _sink is not None
 
 
-def operation(name, site, code=""):
+def operation(name, site, code="", operands=()):
     if _sink is not None:
-        _sink.operation(name, site, code)
+        _sink.operation(name, site, code, operands)
 
 
 def array_created(shape, dtype, site):

@@ -48,7 +48,7 @@ def _binary(op, a, b, out=None):
         if a.shape != b.shape:
             return _fallback_call(op, a, b, out=out)
         res = out if out is not None else ndarray.empty(a.shape, dt)
-        with launch("BinaryOp"):
+        with launch("BinaryOp", a, b, **_result(res, out)):
             T.BinaryOp(a.store, b.store, res.store, code)
         return res
     arr, scal, rev = (a, b, False) if isinstance(a, ndarray) else (b, a, True)
@@ -57,9 +57,14 @@ def _binary(op, a, b, out=None):
                        b if isinstance(b, ndarray) else _as_array(b), out=out)
     src = arr if arr.dtype == dt else arr.astype(dt)
     res = out if out is not None else ndarray.empty(arr.shape, dt)
-    with launch("BinaryOp"):
+    with launch("BinaryOp", src, **_result(res, out)):
         T.BinaryOpScalar(src.store, _scalar_array(scal, dt), res.store, code, rev)
     return res
+
+
+def _result(res, out):
+    """``launch``'s keyword for an operation's result: the array it made, or ``out=``."""
+    return {"made": res} if out is None else {"into": out}
 
 
 def _scalar_array(value, dt):
@@ -76,11 +81,11 @@ def _compare(op, a, b):
         if a.shape != b.shape:
             return _fallback_call(op, a, b)
         res = ndarray.empty(a.shape, _np.bool_)
-        with launch("Compare"):
+        with launch("Compare", a, b, made=res):
             T.Compare(a.store, b.store, res.store, code)
         return res
     res = ndarray.empty(a.shape, _np.bool_)
-    with launch("Compare"):
+    with launch("Compare", a, made=res):
         T.CompareScalar(a.store, res.store, code, float(b))
     return res
 
@@ -89,7 +94,7 @@ def _unary(op, a, out=None):
     dt = a.dtype if op not in ("sqrt", "exp", "log", "sin", "cos") or a.dtype.kind == "f" \
         else _np.dtype(_np.float64)
     res = out if out is not None else ndarray.empty(a.shape, dt)
-    with launch("UnaryOp"):
+    with launch("UnaryOp", a, **_result(res, out)):
         T.UnaryOp(a.store, res.store, T.UNARY.index(op))
     return res
 
@@ -135,7 +140,7 @@ def full(shape, fill_value, dtype=None):
     dt = dtype or (_np.float64 if isinstance(fill_value, float) else _np.asarray(fill_value).dtype)
     a = ndarray.empty(shape, dt)
     # a lazy Legion fill, as cuNumeric does: no instance until something uses the array
-    with launch("Fill"):
+    with launch("Fill", made=a):
         runtime().issue_fill(a.store, _np.asarray(fill_value, dtype=dt).item())
     return a
 
@@ -181,10 +186,10 @@ def putmask(a, mask, values):
     if isinstance(values, ndarray):
         if values.shape != a.shape:
             raise ValueError("putmask: values must have the array's shape")
-        with launch("PutMask"):
+        with launch("PutMask", mask, values, into=a):
             T.PutMask(a.store, mask.store, values.store, a.store)
     else:
-        with launch("PutMask"):
+        with launch("PutMask", mask, into=a):
             T.PutMaskScalar(a.store, mask.store, a.store, float(values))
 
 
@@ -192,7 +197,7 @@ def where(cond, a, b):
     a = a if isinstance(a, ndarray) else full(cond.shape, a)
     b = b if isinstance(b, ndarray) else full(cond.shape, b)
     out = ndarray.empty(cond.shape, _np.result_type(a.dtype, b.dtype))
-    with launch("Where"):
+    with launch("Where", cond, a, b, made=out):
         T.Where(cond.store, a.store, b.store, out.store)
     return out
 
@@ -207,7 +212,7 @@ def nonzero(a):
     n = _array.count_true(a)
     out = ndarray.empty((n,), _np.int64)
     if n:
-        with launch("Nonzero"):
+        with launch("Nonzero", a, made=out):
             T.Nonzero(a.store, out.store)
     return (out,)
 
@@ -218,7 +223,7 @@ def sum(a, axis=None, dtype=None):
         return a.sum(axis=axis, dtype=dtype)
     dt = _np.dtype(dtype) if dtype else (a.dtype if a.dtype.kind in "fc" else _np.dtype(_np.int64))
     out = ndarray.empty((1,), dt)
-    with launch("Sum"):
+    with launch("Sum", a, made=out):
         runtime().issue_fill(out.store, 0)
         T.Sum(a.store, out.store)
     return out.item()
@@ -262,7 +267,7 @@ def matmul(a, b):
     shape = a.shape[:-1] + b.shape[1:]
     dt = _np.result_type(a.dtype, b.dtype)
     out = ndarray.empty(shape or (1,), dt)
-    with launch("MatMul"):
+    with launch("MatMul", a, b, made=out):
         T.MatMul(a.store, b.store, out.store)
     return out.item() if not shape else out
 
@@ -293,7 +298,7 @@ class _Random:
         if size is None:
             return _np.random.default_rng(self._next_seed()).random()
         out = ndarray.empty(size, dtype)
-        with launch("Random"):
+        with launch("Random", made=out):
             T.Random(out.store, self._next_seed())
         return out
 

@@ -4,7 +4,8 @@ Legion writes its timeline at shutdown, so a run that dies of out-of-memory leav
 stream is appended and flushed as events happen: operation launches, array creation and
 release.  Format (read by ``legate_prof.runtime_stream``): the 8 magic bytes, then msgpack
 objects -- a header map, then one array per event, ``[kind, t_ns, ...]`` with ``t_ns`` from
-CLOCK_REALTIME (Legion's ZeroTime record is on the same clock).  Only written under
+CLOCK_REALTIME (an operation's: ``["op", t, name, site, code, operands]``, each operand
+``[array id, elements, role]``: ``array.operand``) (Legion's ZeroTime record is on the same clock).  Only written under
 ``--profile``.
 """
 
@@ -47,8 +48,8 @@ class EventStream:
         # unbuffered file: every event reaches the OS before the next line of user code runs
         self.f.write(self.pack(obj))
 
-    def operation(self, name, site, code=""):
-        self._emit(["op", time.time_ns(), name, site, code])
+    def operation(self, name, site, code="", operands=()):
+        self._emit(["op", time.time_ns(), name, site, code, list(operands)])
 
     def array_created(self, shape, dtype, site):
         i = self.next_id

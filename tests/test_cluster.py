@@ -25,7 +25,8 @@ from test_parallel import _same_answers
 from test_reference import _assert_stats_agree, assert_utilization_is_the_references
 
 ROOT = Path(__file__).resolve().parents[1]
-MULTI = [r for r in real_runs() if len(r.files) > 1 and not r.reference_panics]
+MULTI = [r for r in real_runs() if len(r.files) > 1 and not r.reference_panics
+         and not r.crashed]
 
 
 def _copy_run(run, dest):

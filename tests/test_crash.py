@@ -1,5 +1,6 @@
 """A run that dies of out-of-memory can still be seen: the runtime's event stream + Legate's report."""
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -222,3 +223,112 @@ def test_a_legion_log_cut_before_its_timeline_is_named_as_such(tmp_path):
     assert why.startswith("the Legion Prof log holds no timeline records")
     assert "truncated at byte" in why and "event stream" not in why
     assert format_ns(-0.0) == "0 ns" and format_ns(-1) == "-1 ns"
+
+
+# ---- the guide's Example 2 on two real ranks, both out of memory (fixtures/real/oom2) -------
+OOM2 = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "oom2"
+POOL2 = 20 * 2**20  # --sysmem 20
+
+
+def _oom2(log=True):
+    return load_profile([str(OOM2)] + ([str(OOM2 / "console.log")] if log else []))
+
+
+def test_each_ranks_out_of_memory_report_is_read_and_named():
+    """Both ranks ran out at oom.py:16, each asking 4,194,304 bytes with 16,777,208 of
+    20,971,520 reserved: before, only rank 0's report was read and no text named a rank."""
+    model = _oom2()
+    oom = [m for m in model.markers if m["kind"] == "oom"]
+    assert [m["rank"] for m in oom] == [0, 1]
+    assert not [m for m in model.markers if m["kind"] == "crash"]  # the reports explain them
+    for m in oom:
+        rep, r = m["report"], m["rank"]
+        assert m["title"].startswith(f"Out of memory on rank {r}: 4,194,304 bytes in SYSTEM_MEM")
+        assert m["title"].endswith("oom.py:16") and m["fields"]["rank"] == str(r)
+        assert rep["rank"] == r and rep["memory"] == f"1e000{r}0000000000"
+        assert (rep["requested_bytes"], rep["reserved_bytes"], rep["pool_bytes"]) == \
+            (4194304, 16777208, POOL2)
+        # one entry per store, adding up to what Legate reserved
+        held = [v for k, v in m["fields"].items() if k.startswith("held by store ")]
+        assert len(held) == len(rep["holders"]) == 4
+        assert m["fields"]["held in all"] == "16,777,208 bytes by 4 stores"
+        assert sum(i["size"] for h in rep["holders"] for i in h["instances"]) == 16777208
+        # rank 1's instances are its half of each array (elements 524288 on)
+        ranges = {i["elements"] for h in rep["holders"] for i in h["instances"]}
+        assert ("<524288>..<1048575>" in ranges) == (r == 1)
+
+
+def test_two_stores_of_one_line_stay_two_and_add_up_to_what_was_reserved(tmp_path):
+    """A line that allocated two stores (here the report's line 13 store renamed to line 7's,
+    as a line like ``c, e = b + 2, b + 3`` makes them): two entries, not one key for both."""
+    from legate_prof.assemble.out_of_memory import held_by_stores, oom_marker
+    from legate_prof.read.console_log import parse_oom_reports
+    text = (OOM2 / "console.log").read_text().replace(
+        "LogicalStore allocated at /work/wt_i38/examples/oom.py:13:",
+        "LogicalStore allocated at /work/wt_i38/examples/oom.py:7:")
+    rep = parse_oom_reports(text)[1]
+    held = held_by_stores(rep)
+    at7 = [what for what, _, _ in held if what.endswith("oom.py:7") or "oom.py:7 (" in what]
+    assert len(at7) == 2 and "second store" in at7[1]
+    assert sum(b for _, _, b in held) == rep["reserved_bytes"] == 16777208
+    m = oom_marker(rep, _oom2(log=False))
+    assert len([k for k in m["fields"] if k.startswith("held by store ")]) == 4
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_memory_lanes_hold_each_ranks_piece_never_past_the_pool(log):
+    """The runtime's stream gives whole arrays (8 MiB each); a rank holds its half: before, rank
+    1's system memory 'peaked at 160 % of its 20 MiB' (32 MiB). With the report, each rank's
+    system lane holds the instances Legate listed for it (16,777,208 bytes)."""
+    model = _oom2(log)
+    for r in (0, 1):
+        [lane] = model.lanes_of("system", r)
+        assert model.lanes["capacity"][lane] == POOL2
+        peak = model.utilization_steps[(r, "system")].peak_level()
+        assert 0 < peak <= POOL2
+        if log:
+            assert round(peak) == 16777208
+        lo, hi = model.lane_range(lane)
+        sizes = {model.transfer_of(i)[0] for i in range(lo, hi)}
+        assert max(sizes) <= 4 * 2**20  # pieces: never the 8 MiB array
+    from legate_prof.analyze.insights import find_insights
+    pressure = [f for f in find_insights(model) if f["pattern"] == "memory_pressure"]
+    assert all(f["evidence"]["peak_bytes"] <= f["evidence"]["capacity_bytes"] for f in pressure)
+
+
+def test_a_crashed_runs_files_are_one_run_and_each_crash_is_named_without_the_log():
+    """Legion wrote no timeline for either rank: their logs are not 'files of different runs';
+    without the console log each rank's stream still says it stopped, after what."""
+    model = _oom2(log=False)
+    assert not [w for w in model.warnings if "not of the others' run" in str(w)]
+    crash = [m for m in model.markers if m["kind"] == "crash"]
+    assert [m["rank"] for m in crash] == [0, 1]
+    for m in crash:
+        assert f"Rank {m['rank']} stopped before the run's end, after launching BinaryOp at " \
+               in m["title"] and m["title"].split(" at ", 1)[1].startswith(
+                   "/work/wt_i38/examples/oom.py:16")
+        assert "--log" in m["title"]
+    from legate_prof.analyze.insights import find_insights
+    found = find_insights(model)
+    assert [f["evidence"]["rank"] for f in found[:2] if f["pattern"] == "crash"] == ["0", "1"]
+
+
+def test_stats_and_insights_name_both_ranks_failures():
+    for cmd in ("stats", "insights"):
+        p = subprocess.run([sys.executable, "-m", "legate_prof", cmd, str(OOM2), "--log",
+                            str(OOM2 / "console.log")], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        for r in (0, 1):
+            assert f"Out of memory on rank {r}: 4,194,304 bytes in SYSTEM_MEM for BinaryOp" \
+                in p.stdout, (cmd, p.stdout)
+        assert "not of the others' run" not in p.stderr
+        assert "peaked at 1" not in p.stdout  # (no 100 % or more)
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "insights", "--json", str(OOM2),
+                        "--log", str(OOM2 / "console.log")], capture_output=True, text=True)
+    oom = [f for f in json.loads(p.stdout)["findings"] if f["pattern"] == "out_of_memory"]
+    assert [f["evidence"]["rank"] for f in oom] == ["0", "1"]
+    # the picture's banner (a run without Legion's timeline) names both
+    from legate_prof.query import as_source
+    why = as_source(_oom2()).info().timeline_missing
+    assert "the run ended with: Out of memory on rank 0: " in why
+    assert why.endswith("(and rank 1 too)")

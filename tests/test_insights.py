@@ -27,7 +27,10 @@ def test_inefficient_example_names_the_loop_the_scatter_and_the_temporaries(guid
     (loop,) = found["tiny_tasks"]
     assert set(loop["provenance"]) == {line(21), line(22), line(23)}  # the slice loop
     ev = loop["evidence"]
-    assert ev["tasks"] >= 3 * 40 and ev["median_task_ns"] < ev["launch_overhead_ns"]
+    assert ev["tasks"] >= 3 * 40 and ev["median_task_ns"] < ev["launch_latency_ns"]
+    # the loop walks slices of z (a view, ``sub``, and masks of it): vectorize it
+    assert ev["loop_shape"] == "slices" and loop["remedy"].startswith("Vectorize the loop")
+    assert f"{prog}:11" in loop["remedy"]  # z = x + y: the array sliced
     (idx,) = found["advanced_indexing"]
     assert set(idx["provenance"]) == {line(8), line(15)}  # nonzero, then the scatter
     assert {"Nonzero", "Scatter"} <= set(idx["evidence"]["tasks"])
@@ -309,3 +312,58 @@ def test_a_long_shutdown_is_a_finding_costed_at_the_paths_shutdown(monkeypatch):
     assert set(tail["provenance"]) <= set(report["shutdown"]["lines"])
     assert sum(f["wall_ns"] for f in found["findings"]) <= found["explained_ns"] \
         <= found["run_ns"]
+
+
+def test_each_loop_gets_the_advice_that_fits_its_shape():
+    """``loops3`` (``fixtures/programs/loop_shapes.py`` on 3 real ranks): a time loop of
+    whole-array operations (line 18), a loop over slices (22) and a loop writing ``out=``
+    (25). Before, all three were told to "vectorize the loop ... instead of thousands of
+    slices"; each now gets the remedy of its shape, from the runtime stream's operations."""
+    found = [f for f in find_insights(load_profile(run_files("loops3")))
+             if f["pattern"] == "tiny_tasks"]
+    by_line = {f["provenance"][0].rsplit(":", 1)[-1]: f for f in found}
+    assert set(by_line) == {"18", "22", "25"}
+    shapes = {k: f["evidence"]["loop_shape"] for k, f in by_line.items()}
+    assert shapes == {"18": "time_loop", "22": "slices", "25": "out"}
+    assert by_line["22"]["remedy"].startswith("Vectorize the loop")
+    assert "loop_shapes.py:20" in by_line["22"]["remedy"]  # w, the array written slice by slice
+    assert "time loop of whole-array operations" in by_line["18"]["title"]
+    assert by_line["18"]["remedy"].startswith("Each step is whole-array operations already")
+    assert "out= the array allocated at" in by_line["25"]["title"]
+    assert by_line["25"]["remedy"].startswith("The loop already writes in place (out=)")
+    for f in (by_line["18"], by_line["25"]):
+        assert "Vectorize" not in f["remedy"] and "slices" not in f["title"]
+
+
+def test_launch_overhead_is_a_latency_the_items_own_times_show():
+    """The launch latency is measured from each operation's launch (its box on the ops lane
+    starts there) to its first task's start (where the box's first wait ends): the median of
+    what the items show, not the utility processors' busy time over the tasks launched (which
+    made it "136.927 ms each", teardown included). Every first start is a task of that line
+    on that rank, and the tasks run for less: they are tiny."""
+    import numpy as np
+    from legate_prof.model.kinds import ItemKind
+    profile = load_profile(run_files("loops3"))
+    found = {f["provenance"][0].rsplit(":", 1)[-1]: f for f in find_insights(profile)
+             if f["pattern"] == "tiny_tasks"}
+    m = profile.merged_model()
+    it = m.items
+    prov = np.array(m.provenances, object)[m.op_provenance(it["op_id"])]
+    rank = m.lanes["rank"][it["lane"]]
+    for line, f in found.items():
+        ev = f["evidence"]
+        assert ev["launch_measured_from"] == "operation"
+        site = f["provenance"][0]
+        ops = np.flatnonzero((it["kind"] == ItemKind.RUNTIME_OP) & (prov == site))
+        tasks = np.flatnonzero((it["kind"] == ItemKind.TASK) & (prov == site))
+        latency = []
+        for i in ops.tolist():
+            first = m.waits_of(i)[0]  # (start, ready, end): launch -> first ready -> first start
+            assert first[0] == it["start"][i]
+            mine = tasks[rank[tasks] == rank[i]]
+            assert first[2] in set(it["start"][mine].tolist())  # a task of this line and rank
+            latency.append(first[2] - first[0])
+        assert len(latency) == 3 * ev["operations"]  # every rank's launches
+        assert ev["launch_latency_ns"] == int(np.median(latency))
+        assert ev["median_task_ns"] < ev["launch_latency_ns"]
+    assert "from an operation's launch to its start" in found["18"]["title"]

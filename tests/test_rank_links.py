@@ -15,7 +15,9 @@ from legate_prof.load.loader import load_profile
 from legate_prof.causality.critical_links import LinkRows, compute_links, link_whole
 from legate_prof.causality.rank_links import RankPass, link_ranks, nodes_of
 
-MULTI = [d for d in sorted(REAL.iterdir()) if d.is_dir() and len(rank_files(d)) > 1]
+# (a run that crashed before Legion wrote a timeline, ``crashed.txt``, has nothing to link)
+MULTI = [d for d in sorted(REAL.iterdir()) if d.is_dir() and len(rank_files(d)) > 1
+         and not (d / "crashed.txt").exists()]
 
 
 def rank_models(run):

@@ -17,6 +17,7 @@ import numpy as np
 
 from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 from legate_prof.assemble.rank_merge import release_pages
+from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.item_parts import by_part
 from legate_prof.present.units import format_bytes, format_ns
 from legate_prof.causality.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
@@ -70,7 +71,8 @@ class _Facts:
     def __init__(self, profile):
         from legate_prof.query import as_source
         self.source = as_source(profile)
-        self._path = self._idle = None
+        self.profile = profile
+        self._path = self._idle = self._launches = None
         self.parts = profile.item_parts()
         self.m = profile.summary_model()  # names, provenances, lanes, steps, busy, markers
         last = self.parts[-1]
@@ -98,6 +100,13 @@ class _Facts:
         return self._path
 
     @property
+    def launches(self):
+        """``operation_launches``, made once."""
+        if self._launches is None:
+            self._launches = operation_launches(self)
+        return self._launches
+
+    @property
     def idle(self):
         if self._idle is None:
             from legate_prof.analyze.idle_gaps import idle_gaps
@@ -119,15 +128,16 @@ class _Facts:
 
     def of_items(self, ids, what):
         """``what`` ("op_id", "lane", "part": which part holds it, "size": a copy's, fill's
-        or instance's bytes, or "inst": its instance id, for a runtime array its number in
-        its rank's stream) of the items ``ids``, asked of the part that holds each."""
+        or instance's bytes (a runtime array's: the rank's piece), "src": a runtime array's
+        whole bytes, or "inst": its instance id, for a runtime array its number in its
+        rank's stream) of the items ``ids``, asked of the part that holds each."""
         ids = np.asarray(ids, np.int64)
         out = np.zeros(len(ids), np.int64 if what in ("lane", "part") else np.uint64)
         for k, sel, local in by_part(self.offsets, ids):
             p = self.parts[k]
             if what == "part":
                 out[sel] = k
-            elif what in ("size", "inst"):
+            elif what in ("size", "inst", "src"):
                 t = p.model.transfers
                 if len(t["item"]):
                     j = np.clip(np.searchsorted(t["item"], local), 0, len(t["item"]) - 1)
@@ -174,41 +184,196 @@ def _of_category(*categories):
     return holds
 
 
-def _launch_overhead(f):
-    """Runtime time per application task launch: utility busy over the tasks launched."""
-    n = int(np.count_nonzero(f.app))
-    return f.group_busy(("utility",)) / n if n else 0.0
+LOOP_BUSY_SHARE = 0.5  # a loop whose processors ran its tasks more of its span is not tiny
+
+
+def _launch_latency(f, p, sel):
+    """(launch -> start, launch -> ready, ready -> start, where from) of the tasks ``sel`` of
+    line ``p``, each the median: from the program's launch of each operation (the runtime
+    stream's, on every rank) to its first task's ready and start, as the operation's box
+    shows them (``assemble.operation_spans``: waiting, then ready); without the stream, from
+    each task's creation (when Legion launched it) to its ready and start, as its details
+    show them (``deferred``, ``delayed``)."""
+    ops = f.launches.get(p)
+    if ops is not None:
+        launch, ready, start = ops
+        return (float(np.median(start - launch)), float(np.median(ready - launch)),
+                float(np.median(start - ready)), "operation")
+    ids = np.flatnonzero(sel)
+    create = f.of_items(ids, "create").astype(np.int64)
+    ready = f.of_items(ids, "ready").astype(np.int64)
+    start = f.start[ids]
+    known = (create > 0) & (create <= ready) & (ready <= start)
+    if not known.any():
+        return 0.0, 0.0, 0.0, "task"
+    c, r, s = create[known], ready[known], start[known]
+    return (float(np.median(s - c)), float(np.median(r - c)), float(np.median(s - r)),
+            "task")
+
+
+def operation_launches(f):
+    """{line: (launch, first task ready, first task start)} of the runtime stream's
+    operations whose tasks are known (``assemble.operation_spans`` gave each its first wait:
+    from its launch until its first task was ready, and started), every rank's."""
+    out = {}
+    for part in f.parts:
+        m = part.model
+        ops = np.flatnonzero(np.asarray(m.items["kind"]) == int(ItemKind.RUNTIME_OP))
+        w = m.waits
+        if len(ops) == 0 or len(w["item"]) == 0:
+            continue
+        j = np.minimum(np.searchsorted(w["item"], ops), len(w["item"]) - 1)
+        stop = np.asarray(m.items["stop"])[ops]
+        # matched: its first wait ends at its first task's start, before the box's end
+        ok = (w["item"][j] == ops) & (w["end"][j] < stop)
+        line = part.provenances(ops[ok]).astype(np.int64)
+        cols = (np.asarray(m.items["start"])[ops[ok]], w["ready"][j[ok]], w["end"][j[ok]])
+        for p in np.unique(line).tolist():
+            mine = line == p
+            old = out.get(p)
+            new = tuple(c[mine].astype(np.int64) for c in cols)
+            out[p] = new if old is None else tuple(np.concatenate(x) for x in zip(old, new))
+    return out
+
+
+def _busy_share(f, sel):
+    """How much of the span of the tasks ``sel`` their processors spent running them, each
+    task counted at the median (a few stragglers — a task whose thread the machine's other
+    work held off, seconds on an oversubscribed node — do not make a loop busy)."""
+    lanes = len(np.unique(f.of_items(np.flatnonzero(sel), "lane")))
+    span = int(f.stop[sel].max()) - int(f.start[sel].min())
+    return float(np.median(f.run[sel])) * int(np.count_nonzero(sel)) / max(span * lanes, 1)
 
 
 def tiny_tasks(f):
-    """Many short tasks from a few lines (a slice loop): the guide's "barcode"."""
-    overhead = _launch_overhead(f)
+    """Loops of tasks shorter than their launch (the guide's "barcode"): a line's tasks run
+    for less than the median time from their launch to their start, and its loop's
+    processors sat idle most of the loop.  The advice fits the loop's shape, from the runtime
+    stream's operations (``loop_shape``): slices of one array, a time loop of whole-array
+    operations, or a loop writing ``out=``."""
     lines = []  # lines of short tasks, launched more than once
     for p in np.unique(f.prov[f.app]).tolist():
         sel = f.app & (f.prov == p)
         n = int(np.count_nonzero(sel))
         med = float(np.median(f.run[sel])) if n else 0.0
-        if p and n >= 2 and med < max(overhead, 1.0):
+        if p and n >= 2 and med < max(_launch_latency(f, p, sel)[0], 1.0):
             lines.append((p, sel, n, med))
     out = []
     for loop in _loops(f, lines):
         sel = np.logical_or.reduce([x[1] for x in loop])
-        n = int(np.count_nonzero(sel))
-        med = float(np.median(f.run[sel]))
-        provs = [f.line(x[0]) for x in loop]
-        out.append(_finding(
-            "tiny_tasks",
-            f"{n:,} tiny tasks from {len(provs)} line(s) of a loop (median {format_ns(med)}, "
-            f"launch overhead {format_ns(overhead)} each)",
-            provs, f.window(sel),
-            {"tasks": n, "median_task_ns": int(med), "launch_overhead_ns": int(overhead),
-             "task_time_ns": int(f.run[sel].sum()),
-             "tasks_per_line": {f.line(x[0]): x[2] for x in loop}},
-            n * overhead,
-            "Vectorize the loop: one whole-array operation instead of thousands of slices "
-            "(guide, Example 1: avoid per-slice 'tiny task' loops on big arrays).",
-            holds=_on_lines(f, [x[0] for x in loop])))
+        if _busy_share(f, sel) >= LOOP_BUSY_SHARE:
+            continue  # its processors were busy: the tasks were fed as fast as they ran
+        out.append(_tiny_tasks_finding(f, loop, sel))
     return out
+
+
+def _tiny_tasks_finding(f, loop, sel):
+    n = int(np.count_nonzero(sel))
+    med = float(np.median(f.run[sel]))
+    lat = [_launch_latency(f, x[0], x[1]) for x in loop]
+    weights = [x[2] for x in loop]  # (each line's median, by its tasks)
+    latency, mapping, queued = (float(np.average([x[k] for x in lat], weights=weights))
+                                for k in range(3))
+    measured = {x[3] for x in lat}
+    provs = [f.line(x[0]) for x in loop]
+    shape = loop_shape(f, [x[0] for x in loop])
+    runtime = f.kind == ItemKind.META
+    runtime &= np.isin(f.prov, [x[0] for x in loop])  # the runtime's work for their launches
+    evidence = {"tasks": n, "median_task_ns": int(med), "launch_latency_ns": int(latency),
+                "launch_to_ready_ns": int(mapping), "ready_to_start_ns": int(queued),
+                "launch_measured_from": "/".join(sorted(measured)),
+                "busy_share": round(_busy_share(f, sel), 3), "task_time_ns": int(f.run[sel].sum()),
+                "runtime_time_ns": int(f.run[runtime].sum()),
+                "tasks_per_line": {f.line(x[0]): x[2] for x in loop}}
+    if shape["operations"]:
+        evidence.update(operations=shape["operations"], loop_shape=shape["shape"],
+                        operations_by_shape=shape["by_shape"])
+    words, remedy = LOOP_ADVICE[shape["shape"]]
+    return _finding(
+        "tiny_tasks",
+        f"{n:,} tiny tasks from {len(provs)} line(s) of {words.format(**shape)}: median "
+        f"{format_ns(med)} each, {format_ns(latency)} from "
+        f"{'an operation' if 'operation' in measured else 'a task'}'s launch to its start",
+        provs, f.window(sel), evidence, int(f.run[sel].sum() + f.run[runtime].sum()),
+        remedy.format(**shape), holds=_on_lines(f, [x[0] for x in loop]))
+
+
+# a loop's shape -> (its words in the title, the remedy that fits it)
+LOOP_ADVICE = {
+    "slices": (
+        "a loop over slices of arrays ({operations:,} operations, {sliced:,} of them on slices "
+        "of the array(s) allocated at {array})",
+        "Vectorize the loop: one whole-array operation on the array(s) allocated at {array} "
+        "instead of one per slice (guide, Example 1: avoid per-slice 'tiny task' loops on big "
+        "arrays)."),
+    "time_loop": (
+        "a time loop of whole-array operations ({operations:,} operations, each making a new "
+        "array)",
+        "Each step is whole-array operations already (each step needs the one before: there "
+        "is nothing to vectorize); its tasks are shorter than their launch, so give each more "
+        "to do: larger arrays per rank (fewer ranks or processors for arrays this size), "
+        "fewer operations per step (fuse expressions), and out= to reuse an array instead of "
+        "making a new one each step."),
+    "out": (
+        "a loop writing into an array it was given ({operations:,} operations, out= the array "
+        "allocated at {array})",
+        "The loop already writes in place (out=); its tasks are shorter than their launch, so "
+        "give each more to do: larger arrays per rank (fewer ranks or processors for arrays "
+        "this size), or fewer steps (fold repeated operations into one, e.g. one multiply by "
+        "a power instead of a multiply per step)."),
+    "unknown": (
+        "a loop",
+        "Launch fewer, larger operations: a loop over slices of an array becomes one "
+        "whole-array operation (guide, Example 1); a loop whose steps are whole-array "
+        "operations needs larger arrays per task or fewer operations per step (the runtime's "
+        "stream, legate_N.runtime.prof, tells which)."),
+}
+
+
+def loop_shape(f, provs):
+    """What the program's operations at the lines ``provs`` did to their arrays, from the
+    runtime stream (``read.runtime_stream.operation_shape``), each counted once (one rank's
+    stream, ``run_counts``): {"shape", "operations", "by_shape", "array"}.  The shape is
+    "slices" where most operations of one of its lines read or wrote a slice (the loop walks
+    an array: its masks and temporaries are whole, small arrays), else "out" where most of
+    every line's wrote into an array given (``out=``), else "time_loop" (whole arrays), or
+    "unknown" (no stream, or it did not say); "array": where the arrays sliced (at most 3,
+    most sliced first) or written into were allocated."""
+    from legate_prof.analyze.run_counts import counting_rank, joined_counts, rank_of_items
+    from legate_prof.read.runtime_stream import OUT, SLICE, WHOLE
+    words = {}  # (line, shape word) -> operations
+    rank = counting_rank(joined_counts(f.profile))
+    for part in f.parts:
+        m = part.model
+        ops = np.flatnonzero(np.asarray(m.items["kind"]) == int(ItemKind.RUNTIME_OP))
+        ops = ops[rank_of_items(m, ops) == rank]
+        line = part.provenances(ops).astype(np.int64)
+        ops, line = ops[np.isin(line, provs)], line[np.isin(line, provs)]
+        detail = np.asarray(m.items["detail"])[ops].astype(np.int64)
+        for (p, d), c in zip(*np.unique(np.stack([line, detail], 1), axis=0,
+                                        return_counts=True)) if len(ops) else ():
+            key = (int(p), m.names[int(d)] if d else "")
+            words[key] = words.get(key, 0) + int(c)
+    kinds = {"slices": SLICE, "out": OUT, "time_loop": WHOLE}
+
+    def count(p, kind):
+        return sum(c for (q, w), c in words.items()
+                   if (p is None or q == p) and w.startswith(kinds[kind]))
+
+    lines = {p for p, _ in words}
+    most = {p: sum(c for (q, _), c in words.items() if q == p) for p in lines}
+    shape = ("slices" if any(2 * count(p, "slices") > most[p] for p in lines) else
+             "out" if lines and all(2 * count(p, "out") > most[p] for p in lines) else
+             "time_loop" if count(None, "time_loop") + count(None, "out") else "unknown")
+    prefix = {"slices": SLICE, "out": OUT}.get(shape, "")
+    arrays = {}
+    for (_, w), c in words.items():
+        if prefix and w.startswith(prefix):
+            arrays[w[len(prefix):]] = arrays.get(w[len(prefix):], 0) + c
+    top = sorted(arrays, key=lambda a: (-arrays[a], a))[:3 if shape == "slices" else 1]
+    return {"shape": shape, "operations": sum(most.values()),
+            "by_shape": {k: count(None, k) for k in kinds if count(None, k)},
+            "sliced": count(None, "slices"), "array": ", ".join(top)}
 
 
 def _loops(f, lines):
@@ -317,11 +482,11 @@ def temporaries(f):
     if len(inst) == 0:
         return []
     size = f.of_items(inst, "size")
-    is_array_name = np.array([s.startswith("Array ") for s in f.m.names], bool)
-    runtime = is_array_name[f.name[inst]]
+    runtime = stream_arrays(f.kind[inst], f.of_items(inst, "op_id"))
     guess = not runtime.any()
     if not guess:  # the program's arrays: every rank numbers them alike in its stream
-        inst, size = inst[runtime], size[runtime]
+        inst = inst[runtime]
+        size = f.of_items(inst, "src")  # (the whole array's, not the rank's piece)
         array = f.of_items(inst, "inst").astype(np.int64)
     else:  # Legion's instances: the kinds of operation that made them, where known
         array = _operation_kinds(f, inst)
@@ -466,8 +631,17 @@ def memory_pressure(f):
 
 
 def out_of_memory(f):
+    """Each rank's out-of-memory report (legate's console output, ``--log``), and each rank
+    that stopped before the run's end without one (``crash``: its stream or Legion's log
+    says so; the console output tells why)."""
     out = []
     for mk in f.m.markers:
+        if mk.get("kind") == "crash":
+            out.append(_finding(
+                "crash", mk.get("title", "crashed"), [], [mk["time"], mk["time"]],
+                {k: str(v) for k, v in mk.get("fields", {}).items()}, 0,
+                "Give legate's console output with --log: an out-of-memory report there names "
+                "the memory, the bytes asked and the stores that held the pool."))
         if mk.get("kind") != "oom":
             continue
         rep = mk.get("report", {}) or {}
@@ -576,7 +750,8 @@ DETECTORS = (out_of_memory, tiny_tasks, runtime_overhead, advanced_indexing, tem
 
 def find_insights(profile):
     """All findings of a profile (a model, or a ``RankSet`` read rank by rank), with their
-    wall-clock and processor time, by wall-clock time (an out-of-memory failure first)."""
+    wall-clock and processor time, by wall-clock time (an out-of-memory failure, or a crash,
+    first)."""
     return insights_of_run(profile)["findings"]
 
 
@@ -588,7 +763,7 @@ def insights_of_run(profile):
     found = [x for d in DETECTORS for x in d(f)]
     _wall_clock(found, f.path)
     _idle_evidence(found, f)
-    found.sort(key=lambda x: (x["pattern"] != "out_of_memory", -x["wall_ns"],
+    found.sort(key=lambda x: (x["pattern"] not in ("out_of_memory", "crash"), -x["wall_ns"],
                               -x["processor_ns"]))
     run = f.path.run
     return {"findings": found, "run_ns": int(run[1] - run[0]),

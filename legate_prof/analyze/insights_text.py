@@ -37,7 +37,7 @@ def format_insights(findings, windowed=False, empty=False):
             lines.append(f"   at {shown}" + (f" (+{more} more)" if more > 0 else ""))
         a, b = x["window_ns"]
         lines.append(f"   when {format_ns(a)} – {format_ns(b)}")
-        if x["pattern"] != "out_of_memory":
+        if x["pattern"] not in ("out_of_memory", "crash"):
             lines.append("   " + cost_words(x, whole))
         idle = idle_words(x["evidence"])
         if idle:

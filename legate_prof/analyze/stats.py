@@ -12,10 +12,15 @@ import numpy as np
 
 from legate_prof.present.units import (format_bytes, format_capacity, format_ns,
                                        format_ns_ascii)
+from legate_prof.analyze.run_counts import (counting_rank, rank_of_items, run_arrays,
+                                            stream_counts, transfer_sizes)
+from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.kinds import (MEMORY_GROUPS, ItemKind, mem_kind_name,
                     proc_kind_name)
 
-SCHEMA_VERSION = 3  # 3: idle (explained) and messages; 2: running_ns excludes nested calls
+# 4: operations and arrays once per run (one rank's stream), instances Legion's alone;
+# 3: idle (explained) and messages; 2: running_ns excludes nested calls
+SCHEMA_VERSION = 4
 
 
 def waited_ns(model):
@@ -116,11 +121,14 @@ def _of_kinds(kind, kinds):
     return table[kind]
 
 
-def name_parts(model, kinds, by=None, waited=None):
-    """Per name of the items of ``kinds``: timings as parts (``_part``), the provenances seen
-    (the user's lines that launched it) and, with ``by``, the same per variant / mapper."""
+def name_parts(model, kinds, by=None, waited=None, rank=None):
+    """Per name of the items of ``kinds`` (of ``rank`` only, if given): timings as parts
+    (``_part``), the provenances seen (the user's lines that launched it) and, with ``by``,
+    the same per variant / mapper."""
     it = model.items
     sel = np.flatnonzero(_of_kinds(it["kind"], kinds))
+    if rank is not None:
+        sel = sel[rank_of_items(model, sel) == rank]
     if len(sel) == 0:
         return {}
     names = it["name"][sel].astype(np.int64)
@@ -217,6 +225,12 @@ def stats_parts(model) -> dict:
             groups.append(g)
     waited = waited_ns(model)
     it = model.items
+    stream = stream_counts(model)
+    # the program's operations once: the stream of one rank (``run_counts``), not every rank's
+    counted = counting_rank(stream)
+    tables = {key: name_parts(model, kinds, by, waited,
+                              rank=counted if key == "operations" else None)
+              for key, kinds, by in TABLES}
     return {
         "ranks": [dict(r) for r in model.ranks], "machine": machine, "groups": groups,
         # ranks with a lane here (a copy recorded by one rank may sit on another's channel)
@@ -225,7 +239,7 @@ def stats_parts(model) -> dict:
         "first": int(it["start"].min()) if model.n_items else None,
         "last": int(it["stop"].max()) if model.n_items else None,
         "markers": list(model.markers),
-        "tables": {key: name_parts(model, kinds, by, waited) for key, kinds, by in TABLES},
+        "tables": tables, "stream": stream,
         "transfers": {key: _transfer_summary(model, kind) for key, kind in TRANSFERS},
         "warnings": [str(w) for w in model.warnings],
     }
@@ -242,6 +256,14 @@ def finish_stats(parts, files, errors=(), warnings=None) -> dict:
     markers = [m for p in parts for m in p["markers"]]
     t0, t1 = time_range_of(first, last, markers)
     by_of = {key: by for key, _, by in TABLES}
+    stream = {}
+    for p in parts:
+        for r, c in p["stream"].items():
+            e = stream.setdefault(r, [0, 0, 0])
+            stream[r] = [max(x, y) for x, y in zip(e, c)]  # (a rank is in one part)
+    counted = counting_rank(stream)
+    # the part holding the counting rank's stream: the operations table is its
+    counting = [p for p in parts if counted in p["stream"]][:1]
     out = {
         "schema": SCHEMA_VERSION,
         "files": list(files),
@@ -253,10 +275,12 @@ def finish_stats(parts, files, errors=(), warnings=None) -> dict:
         "items": sum(p["items"] for p in parts),
         "machine": sorted((m for p in parts for m in p["machine"]), key=lambda m: m["rank"]),
         "groups": sorted((g for p in parts for g in p["groups"]), key=lambda g: g["rank"]),
-        **{key: per_name_rows([p["tables"][key] for p in parts], by_of[key])
+        **{key: per_name_rows([p["tables"][key] for p in (counting if key == "operations"
+                                                          else parts)], by_of[key])
            for key, _, _ in TABLES},
         **{key: {f: sum(p["transfers"][key][f] for p in parts)
                  for f in ("count", "bytes", "total_ns")} for key, _ in TRANSFERS},
+        "arrays": run_arrays(stream),
         "warnings": (list(warnings) if warnings is not None
                      else [w for p in parts for w in p["warnings"]]),
         "errors": list(errors),
@@ -300,12 +324,16 @@ def _each_part(function, models):
 
 
 def _transfer_summary(model, kind):
-    sel = np.flatnonzero(model.items["kind"] == int(kind))
+    """Count, bytes and time of the copies, fills or instances (Legion's: the runtime stream's
+    arrays are counted apart, ``run_counts``)."""
+    it = model.items
+    sel = it["kind"] == int(kind)
+    if kind == ItemKind.INSTANCE:
+        sel &= ~stream_arrays(it["kind"], it["op_id"])
+    sel = np.flatnonzero(sel)
     if len(sel) == 0:
         return {"count": 0, "bytes": 0, "total_ns": 0}
-    t = model.transfers
-    pos = np.searchsorted(t["item"], sel)
-    size = t["size"][np.clip(pos, 0, max(len(t["item"]) - 1, 0))] if len(t["item"]) else 0
+    size = transfer_sizes(model, sel)
     dur = model.items["stop"][sel] - model.items["start"][sel]
     return {"count": int(len(sel)), "bytes": int(np.sum(size)), "total_ns": int(dur.sum())}
 
@@ -342,8 +370,11 @@ def format_stats(s: dict) -> str:
                  + (f", {s['legion_version']}" if s["legion_version"] else ""))
     lines.append("")
     lines += _machine_and_groups(s)
-    for section, title in (("tasks", "Tasks"), ("operations", "Operations (runtime event stream): "
-                            "total from submission to completion, running while their tasks ran"),
+    arrays = s.get("arrays")
+    ops_title = ("Operations (runtime event stream; each once: every rank's stream repeats "
+                 f"them, counted in rank {arrays['rank']}'s): total from submission to "
+                 "completion, running while its tasks ran" if arrays else "Operations")
+    for section, title in (("tasks", "Tasks"), ("operations", ops_title),
                            ("gpu_kernels", "GPU kernels"),
                            ("meta_tasks", "Runtime meta-tasks (top 15)")):
         rows = s[section]
@@ -370,7 +401,12 @@ def format_stats(s: dict) -> str:
                          f"{format_ns_ascii(v['total_ns'])} in all")
     v = s["instances"]
     if v["count"]:  # lifetimes overlap: their sum is no time anyone spent
-        lines.append(f"instances: {v['count']} created, {format_bytes(v['bytes'])} in all")
+        lines.append(f"instances: {v['count']} created, {format_bytes(v['bytes'])} in all "
+                     "(Legion's, each rank's own)")
+    if arrays and arrays["count"]:
+        lines.append(f"arrays: {arrays['count']} made by the program, "
+                     f"{format_bytes(arrays['bytes'])} in all (runtime event stream: each "
+                     "once, however many ranks hold a piece)")
     lines.extend(_explanation_lines(s))
     for m in s.get("markers", []):
         lines.append("")

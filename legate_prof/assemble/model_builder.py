@@ -15,7 +15,7 @@ from legate_prof.assemble.event_records import event_tables, instance_criticals,
 from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup,
                            event_columns, first_by_key, group_of, log_last_time, log_span, pairs,
                            record_columns, unique_inverse)
-from legate_prof.assemble.stream_items import add_stream_items
+from legate_prof.assemble.stream_items import add_stream_items, crash_markers
 from legate_prof.assemble.utilization import with_utilization
 from legate_prof.assemble.wait_matching import META_RECORDS, match_waits
 
@@ -150,6 +150,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
         procs=machine.procs, mems=mems, warnings=warnings, stacked=stack,
         variant_by_name_group={(n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()},
         runtime_end_ns=max(ends) if ends else None, events=event_tables(logs),
+        markers=crash_markers(machine.ranks),
         line_text={site: code for st in streams for _, _, site, code in st.ops if code})
     return with_utilization(model)
 

@@ -1,26 +1,49 @@
-"""Legate's out-of-memory report (``read.console_log``) marked on the timeline: a marker at
-the failure, and the live instances Legate listed drawn on the failing memory's lane."""
+"""Legate's out-of-memory reports (``read.console_log``: one per rank that ran out) marked on
+the timeline: a marker at each rank's failure, and the live instances Legate listed drawn on
+that rank's failing memory's lane."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
+from legate_prof.assemble.stream_items import REPORT_OP_BASE, stream_arrays
 from legate_prof.assemble.utilization import with_utilization
 from legate_prof.errors import ProfileError
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind
 from legate_prof.model.lane_names import lane_names
-from legate_prof.read.console_log import looks_like_legate_log, parse_oom_report, read_log_text
+from legate_prof.read.console_log import looks_like_legate_log, parse_oom_reports, read_log_text
+
+
+def held_by_stores(rep):
+    """(what, bytes) of each store the report lists as held, one per store however many
+    stores one line allocated (their bytes add up to what Legate said it reserved)."""
+    out, seen = [], {}
+    for h in rep["holders"]:
+        site = h["allocated_at"]
+        seen[site] = seen.get(site, 0) + 1
+        n, total = len(h["instances"]), sum(i["size"] for i in h["instances"])
+        out.append((f"store {len(out) + 1}, allocated at {site}"
+                    + (f" (its {_ordinal(seen[site])} store)" if seen[site] > 1 else ""),
+                    f"{n} instance{'s' if n != 1 else ''}, {total:,} bytes", total))
+    return out
+
+
+def _ordinal(k):
+    return {1: "first", 2: "second", 3: "third"}.get(k, f"{k}th")
 
 
 def oom_marker(rep, model):
-    """A timeline marker for the failed allocation (at the end of what was recorded)."""
+    """A timeline marker for a rank's failed allocation: at the end of what its runtime stream
+    recorded (else of the run's recorded items)."""
     t_fail = model.time_range()[1] if model.n_items else 0
     t_fail = max(t_fail - t_fail // 201, 0)
-    end = model.runtime_end_ns
+    rank = int(rep.get("rank", 0))
+    ends = [r.get("runtime_end_ns") for r in model.ranks if r.get("rank") == rank]
+    end = next((e for e in ends if e), None) or model.runtime_end_ns
     if end:
         t_fail = end
     fields = {
+        "rank": str(rank),
         "memory kind": rep["memory_kind"],
         "requested": f"{rep['requested_bytes']:,} bytes",
         "task": rep["task"] + (f"[{rep['provenance']}]" if rep["provenance"] else ""),
@@ -28,30 +51,37 @@ def oom_marker(rep, model):
     }
     if "pool_bytes" in rep:
         fields["pool"] = f"{rep['reserved_bytes']:,} of {rep['pool_bytes']:,} bytes reserved"
-    for h in rep["holders"]:
-        total = sum(i["size"] for i in h["instances"])
-        fields[f"held by store from {h['allocated_at']}"] = (
-            f"{len(h['instances'])} instance(s), {total:,} bytes")
-    return {"time": int(t_fail), "rank": 0, "kind": "oom", "group": rep["group"],
-            "title": f"Out of memory: {rep['requested_bytes']:,} bytes in {rep['memory_kind']}"
+    held = held_by_stores(rep)
+    for what, words, _ in held:
+        fields[f"held by {what}"] = words
+    if held:
+        fields["held in all"] = (f"{sum(b for _, _, b in held):,} bytes by {len(held)} "
+                                 f"store{'s' if len(held) != 1 else ''}")
+    return {"time": int(t_fail), "rank": rank, "kind": "oom", "group": rep["group"],
+            "title": f"Out of memory on rank {rank}: {rep['requested_bytes']:,} bytes in "
+                     f"{rep['memory_kind']}"
                      + (f" for {rep['task']}" if rep["task"] else "")
                      + (f" at {rep['provenance']}" if rep["provenance"] else ""),
             "fields": fields, "report": rep}
 
 
 def attach_oom_report(model, path):
-    """Read ``path`` as legate's console output: (model with an OOM marker and the live
-    instances when it has a report, else ``model``; the report or None)."""
+    """Read ``path`` as legate's console output: (model with a marker for each rank's
+    out-of-memory report and that rank's live instances, else ``model``; the reports, one
+    per rank that ran out, by rank)."""
     text = read_log_text(path)
     if not looks_like_legate_log(text):
         raise ProfileError(path, "not a Legion Prof log, a bundle, a runtime event stream or "
                                  "a legate console log")
-    rep = parse_oom_report(text)
-    if rep is not None:
+    reports = parse_oom_reports(text)
+    for rep in reports:
         marker = oom_marker(rep, model)
-        model = model.evolve(markers=model.markers + [marker])
+        # (a rank the report names is no longer an unexplained crash)
+        kept = [m for m in model.markers
+                if not (m.get("kind") == "crash" and m.get("rank") == marker["rank"])]
+        model = model.evolve(markers=kept + [marker])
         model = show_live_instances(model, rep, marker["time"])
-    return model, rep
+    return model, reports
 
 
 def _short(site):
@@ -70,18 +100,19 @@ def show_live_instances(model, rep, t_fail):
     model (``model`` itself when there is nothing to show).
     """
     insts = [(h, i) for h in rep.get("holders", []) for i in h["instances"]]
+    rank = int(rep.get("rank", 0))
     hit = np.flatnonzero((model.lanes["group"] == GROUP_INDEX.get(rep["group"], -1))
-                         & (model.lanes["rank"] == 0))
+                         & (model.lanes["rank"] == rank))
     if not insts or len(hit) == 0 or model.n_items == 0:
         return model
     L = int(hit[0])
     lo, hi = model.lane_range(L)
     on_lane = np.arange(lo, hi)
-    moved = on_lane[model.items["op_id"][on_lane] >= np.uint64(RUNTIME_OP_BASE)]
+    moved = on_lane[stream_arrays(model.items["kind"][on_lane], model.items["op_id"][on_lane])]
     if len(moved) != hi - lo:  # Legion's instances are there: they are the truth already
         return model
     names, provenances, ops, new = _instance_items(model, insts, L, t_fail)
-    lanes = _with_arrays_lane(model, L, len(insts))
+    lanes = _with_arrays_lane(model, L, len(insts), rank)
     cols = {k: np.concatenate([v, new[k].astype(v.dtype) if k in new
                                else np.zeros(len(insts), v.dtype)])
             for k, v in model.items.items()}
@@ -90,8 +121,9 @@ def show_live_instances(model, rep, t_fail):
     inv = np.empty_like(order)
     inv[order] = np.arange(len(order))
     transfers, waits = _renumbered_side_tables(model, insts, inv, lanes["ref"][L])
-    oom_instances = [
-        {"store_allocated_at": h["allocated_at"], "instance": i["instance"], "size": i["size"],
+    oom_instances = list(model.oom_instances) + [
+        {"rank": rank, "store_allocated_at": h["allocated_at"], "instance": i["instance"],
+         "size": i["size"],
          "elements": i["elements"], "created_at": i.get("created_at", ""),
          "several_instances": len(h["instances"]) > 1} for h, i in insts]
     return with_utilization(model.evolve(
@@ -131,7 +163,7 @@ def _instance_items(model, insts, lane, t_fail):
             site_of[s] = len(provenances) - 1
         prov_idx.append(site_of[s])
     ops = model.ops
-    base = int(max(int(ops["op_id"].max()) if len(ops["op_id"]) else 0, RUNTIME_OP_BASE)) + 1
+    base = int(max(int(ops["op_id"].max()) if len(ops["op_id"]) else 0, REPORT_OP_BASE - 1)) + 1
     new_ops = np.arange(base, base + n_new, dtype=np.uint64)
     ops = {"op_id": np.concatenate([ops["op_id"], new_ops]),
            "kind": np.concatenate([ops["kind"], np.zeros(n_new, ops["kind"].dtype)]),
@@ -146,15 +178,15 @@ def _instance_items(model, insts, lane, t_fail):
     return names, provenances, ops, new
 
 
-def _with_arrays_lane(model, lane, n_rows):
-    """The lane table with an arrays lane for rank 0 added last (named as every lane is), and
-    ``lane`` holding ``n_rows`` rows: one per instance of the report."""
+def _with_arrays_lane(model, lane, n_rows, rank):
+    """The lane table with an arrays lane for ``rank`` added last (named as every lane is; no
+    capacity: the memory's lane holds what the pool held), and ``lane`` holding ``n_rows``
+    rows: one per instance of the report."""
     lanes = {k: (list(v) if isinstance(v, list) else v.copy()) for k, v in model.lanes.items()}
-    for k, v in {"group": GROUP_INDEX["arrays"], "rank": 0, "ref": 0, "ref2": 0,
-                 "capacity": int(lanes["capacity"][lane]), "rows": int(lanes["rows"][lane])
-                 }.items():
+    for k, v in {"group": GROUP_INDEX["arrays"], "rank": rank, "ref": rank, "ref2": 0,
+                 "capacity": 0, "rows": int(lanes["rows"][lane])}.items():
         lanes[k] = np.append(lanes[k], np.array(v, lanes[k].dtype))
-    short, long = lane_names([GROUP_INDEX["arrays"]], [0], [0], [0], model.mems)
+    short, long = lane_names([GROUP_INDEX["arrays"]], [rank], [rank], [0], model.mems)
     lanes["name"].append(short[0])
     lanes["title"].append(long[0])
     lanes["rows"][lane] = n_rows

@@ -12,8 +12,11 @@ SAME_RUN_ZERO_TIME_NS = 60 * 10**9
 
 
 def _span(r):
+    """(first, last) of a rank's timeline on its clock; None where unknown: the log of a run
+    that crashed holds no timeline (Legion writes it at shutdown), so its end tells nothing."""
     s = r.get("span_ns")
-    return (int(s[0]), int(s[1])) if isinstance(s, (list, tuple)) and len(s) == 2 else None
+    ok = isinstance(s, (list, tuple)) and len(s) == 2 and int(s[1]) > 0
+    return (int(s[0]), int(s[1])) if ok else None
 
 
 def _runs(legion):

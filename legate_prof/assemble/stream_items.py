@@ -9,6 +9,45 @@ from legate_prof.model.kinds import GROUP_INDEX, ItemKind, MemKind, node_of_id
 
 RUNTIME_OP_BASE = 1 << 62
 RANK_SHIFT = 40  # a rank's stream numbers its operations and arrays from BASE + rank << 40
+# the instances of legate's out-of-memory report (``out_of_memory``): above every rank's
+REPORT_OP_BASE = RUNTIME_OP_BASE + (1 << 57)
+
+
+def stream_arrays(kind, op_id):
+    """Which items are the runtime stream's arrays (not Legion's instances, not those of an
+    out-of-memory report): each rank's stream repeats the program's arrays.  Their transfer
+    row holds the rank's piece as ``size``, the array's number in the stream as ``inst`` and
+    the whole array's bytes as ``src`` (an array has no source memory)."""
+    op_id = np.asarray(op_id, np.uint64)
+    return ((np.asarray(kind) == int(ItemKind.INSTANCE)) & (op_id >= np.uint64(RUNTIME_OP_BASE))
+            & (op_id < np.uint64(REPORT_OP_BASE)))
+
+
+def rank_pieces(rows, nbytes, rank, ranks):
+    """(first row, rows, bytes) of each array a rank holds: its block of the first dimension,
+    ``ceil(rows / ranks)`` rows each, as Legate tiles an array over the ranks (its
+    out-of-memory report lists them so: 1,048,574 rows on 2 ranks, ``<0>..<524286>`` and
+    ``<524287>..<1048573>``).  One rank's run holds every array whole."""
+    rows = np.asarray(rows, np.uint64)
+    ranks = max(int(ranks), 1)
+    block = (rows + np.uint64(ranks - 1)) // np.uint64(ranks)
+    lo = np.minimum(block * np.uint64(rank), rows)
+    held = np.minimum(lo + block, rows) - lo
+    row_bytes = np.asarray(nbytes, np.uint64) // np.maximum(rows, np.uint64(1))
+    return lo, held, np.where(held == rows, nbytes, held * row_bytes).astype(np.uint64)
+
+
+def _array_names(cols, lo, held, rank, ranks):
+    """An array's box: where it was allocated (the user's line, as Legate's report says it)
+    and, on a rank holding a piece of it, which rows."""
+    out = []
+    for desc, whole, a, n in zip(cols["arr_desc"], cols["arr_rows"].tolist(), lo.tolist(),
+                                 held.tolist()):
+        if ranks > 1 and n < whole:
+            desc += (f" (rows {a}..{a + n - 1} on rank {rank})" if n
+                     else f" (none of it on rank {rank})")
+        out.append(f"Array {desc}")
+    return out
 
 
 def _first_op(rank):
@@ -38,36 +77,81 @@ def add_stream_items(streams, ranks, items, names, mems):
             next_op += n
             runtime_ops.extend(zip(op_ids.tolist(), cols["op_site"]))
             nid = np.array([names.intern(x) for x in cols["op_name"]], np.int32)
+            # (what the operation did to its arrays: a slice, out=, whole arrays)
+            shape = np.array([names.intern(x) if x else 0 for x in cols["op_shape"]]
+                             if len(cols["op_shape"]) == n else np.zeros(n), np.int32)
             items.add(start=cols["op_start"], stop=cols["op_stop"], group=GROUP_INDEX["ops"],
                       ref=np.uint64(rank), rank=rank, name=nid, kind=ItemKind.RUNTIME_OP,
-                      op_id=op_ids)
+                      op_id=op_ids, detail=shape)
         m = len(cols["arr_start"])
         cap = pool_bytes(st, "system")
+        run_ranks = int(st.header.get("ranks", 1))
         if m:
             op_ids = np.arange(next_op, next_op + m, dtype=np.uint64)
             next_op += m
             runtime_ops.extend(zip(op_ids.tolist(), cols["arr_site"]))
-            if rank in inst_ranks:  # Legion instances present: arrays get their own lane
-                group, ref = GROUP_INDEX["arrays"], np.uint64(rank)
-                lane_capacity[(rank, GROUP_INDEX["arrays"], int(ref))] = cap
-            else:  # crashed run: arrays are all there is to show the memory filling up
-                group = GROUP_INDEX["system"]
-                sel = (mems["kind"] == MemKind.SYSTEM) & (mems["rank"] == rank)
-                sysm = mems["mem_id"][sel][np.argsort(-mems["capacity"][sel], kind="stable")]
-                ref = np.uint64(sysm[0]) if len(sysm) else np.uint64((0x1E << 56) | (rank << 40))
-                if len(sysm) == 0:
-                    # no MemDesc survived the crash: declare the pool the launcher was given
-                    row = {"mem_id": ref, "kind": int(MemKind.SYSTEM), "capacity": cap,
-                           "rank": rank}
-                    mems = {k: np.append(v, np.array(row[k], v.dtype)) for k, v in mems.items()}
-                if cap:
-                    lane_capacity[(rank, int(group), int(ref))] = cap
-            nid = np.array([names.intern(f"Array {d}") for d in cols["arr_desc"]], np.int32)
-            items.add(start=cols["arr_start"], stop=cols["arr_stop"], group=group, ref=ref,
-                      rank=rank, name=nid, kind=ItemKind.INSTANCE, op_id=op_ids,
-                      extra={"size": cols["arr_bytes"], "src": np.zeros(m, np.uint64),
-                             "dst": np.full(m, ref, np.uint64),
-                             "inst": np.arange(m, dtype=np.uint64)})
+            group, ref, mems = _array_lane(rank, rank in inst_ranks, cap, mems, lane_capacity)
+            _add_arrays(items, names, cols, op_ids, rank, run_ranks, group, ref)
         info["runtime_end_ns"] = int(cols["end"])
-        info["runtime_crashed"] = not st.ended
+        # (its stream cut short; or Legion, which writes at shutdown, wrote no timeline: an
+        # abort under MPI can still end the stream)
+        span = info.get("span_ns") or (0, 0)
+        info["runtime_crashed"] = not st.ended or bool(info.get("format_version")
+                                                       and int(span[1]) == 0)
+        if n:
+            info["runtime_last_op"] = [cols["op_name"][-1], cols["op_site"][-1]]
     return runtime_ops, lane_capacity, mems
+
+
+def _array_lane(rank, legion_instances, cap, mems, lane_capacity):
+    """(group, ref, memories) of the lane a rank's arrays go on: their own where Legion's
+    instances are there (not a memory: Legion's instances are what the pool held, so no
+    capacity); else, a crashed run, the system memory's, all there is to show the memory
+    filling up (declared with the launcher's pool where no MemDesc survived the crash)."""
+    if legion_instances:
+        return GROUP_INDEX["arrays"], np.uint64(rank), mems
+    group = GROUP_INDEX["system"]
+    sel = (mems["kind"] == MemKind.SYSTEM) & (mems["rank"] == rank)
+    sysm = mems["mem_id"][sel][np.argsort(-mems["capacity"][sel], kind="stable")]
+    ref = np.uint64(sysm[0]) if len(sysm) else np.uint64((0x1E << 56) | (rank << 40))
+    if len(sysm) == 0:
+        row = {"mem_id": ref, "kind": int(MemKind.SYSTEM), "capacity": cap, "rank": rank}
+        mems = {k: np.append(v, np.array(row[k], v.dtype)) for k, v in mems.items()}
+    if cap:
+        lane_capacity[(rank, int(group), int(ref))] = cap
+    return group, ref, mems
+
+
+def _add_arrays(items, names, cols, op_ids, rank, run_ranks, group, ref):
+    """A rank's arrays as items: what it holds of each, its piece (the stream gives whole
+    arrays; ``src``, a copy's source memory, holds an array's whole bytes)."""
+    m = len(op_ids)
+    lo, held, piece = rank_pieces(cols["arr_rows"], cols["arr_bytes"], rank, run_ranks)
+    nid = np.array([names.intern(x) for x in _array_names(cols, lo, held, rank, run_ranks)],
+                   np.int32)
+    items.add(start=cols["arr_start"], stop=cols["arr_stop"], group=group, ref=ref,
+              rank=rank, name=nid, kind=ItemKind.INSTANCE, op_id=op_ids,
+              extra={"size": piece, "src": cols["arr_bytes"], "dst": np.full(m, ref, np.uint64),
+                     "inst": np.arange(m, dtype=np.uint64)})
+
+
+def crash_markers(ranks):
+    """A marker at the end of each rank that stopped before the run's end (its runtime stream
+    has no ``end`` event, or its Legion log no timeline: it crashed or was killed), naming
+    the rank and the last operation it launched; legate's console output (``--log``)
+    replaces it with the rank's report."""
+    out = []
+    for info in ranks:
+        if not info.get("runtime_crashed"):
+            continue
+        rank = int(info["rank"])
+        name, site = info.get("runtime_last_op") or ("", "")
+        last = f"{name} at {site}" if site else name
+        out.append({
+            "time": int(info.get("runtime_end_ns") or 0), "rank": rank, "kind": "crash",
+            "title": f"Rank {rank} stopped before the run's end"
+                     + (f", after launching {last}" if last else "")
+                     + ": crashed or killed (out of memory? give legate's console output "
+                       "with --log)",
+            "fields": {"rank": str(rank), "last operation": last or "none recorded"}})
+    return out

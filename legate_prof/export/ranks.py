@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from legate_prof.export.critical import CriticalTables
+from legate_prof.analyze.run_counts import operations_per_line
 from legate_prof.export.tables import (CRITICAL_TABLES, ITEM_TABLES, TABLES, iter_table,
                                        provenance_table)
 
@@ -108,7 +109,9 @@ def whole_table(profile, table, chunk_rows, critical=None):
     summary = summary_of(profile)
     if table == "provenance" and hasattr(profile, "item_parts") and \
             len(profile.item_parts()) > 1:
-        return provenance_table(summary, _ops_per_provenance(profile, summary))
+        ops = operations_per_line(profile, len(summary.provenances))  # (the program's, once)
+        return provenance_table(summary, ops if ops is not None
+                                else _ops_per_provenance(profile, summary))
     return iter_table(summary, table, chunk_rows)
 
 

@@ -1,4 +1,4 @@
-"""The export tables (items, lanes, waits, copies, instances, provenance, ranks, utilization,
+"""The export tables (items, lanes, waits, copies, instances, arrays, provenance, ranks, utilization,
 utilization_steps; the critical path's two, made in ``critical``), in chunks.
 
 Every exporter reads the model through these generators, so each format holds no more than
@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from legate_prof.analyze.run_counts import operations_per_line
+from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 
 CHUNK_ROWS = 1 << 20
@@ -82,10 +84,22 @@ SCHEMAS = {
         ("start_ns", "int64", "lifetime start"),
         ("stop_ns", "int64", "destroyed"),
     ],
+    "arrays": [
+        ("item", "int64", "items.item"),
+        ("rank", "int32", "node / rank"),
+        ("array_id", "int64", "the array's number in the program: the same on every rank (count "
+                           "distinct ones: each rank's stream repeats the program's arrays)"),
+        ("provenance", "string", "user's file:line that allocated it"),
+        ("size_bytes", "int64", "the rank's piece (every rank's add up to the array)"),
+        ("array_bytes", "int64", "the whole array's bytes"),
+        ("start_ns", "int64", "made"),
+        ("stop_ns", "int64", "released"),
+    ],
     "provenance": [
         ("provenance_id", "int32", "index (0 = none)"),
         ("provenance", "string", "file:line text"),
-        ("ops", "int64", "operations launched from it"),
+        ("ops", "int64", "operations launched from it: the program's, once per run (one "
+                         "rank's runtime stream); Legion's without a stream"),
     ],
     "ranks": [
         ("rank", "int32", "node / rank"),
@@ -150,7 +164,7 @@ SCHEMAS = {
 TABLES = list(SCHEMAS)
 # tables of items (one row per item, or per wait / transfer of an item): a rank's rows are its
 # items'; the others describe the whole profile
-ITEM_TABLES = ("items", "waits", "copies", "instances")
+ITEM_TABLES = ("items", "waits", "copies", "instances", "arrays")
 # made from the profile's critical links (all ranks at once), not from a model's columns
 CRITICAL_TABLES = ("critical_path", "run_critical_path")
 
@@ -231,15 +245,18 @@ def _waits(model, chunk_rows, first, end):
                "ready_ns": w["ready"][lo:hi], "end_ns": w["end"][lo:hi]}
 
 
-def _transfer_rows(model, kinds, chunk_rows, first, end):
+def _transfer_rows(model, kinds, chunk_rows, first, end, arrays=None):
     """Chunks of (transfer positions, item indices) of items [first, end) whose item kind is
-    in ``kinds``."""
+    in ``kinds``; ``arrays``: True only the runtime stream's arrays, False none of them."""
     t = model.transfers
     first, end = np.searchsorted(t["item"], [first, end]).tolist()
     for lo in range(first, end, chunk_rows):
         hi = min(lo + chunk_rows, end)
         item = t["item"][lo:hi].astype(np.int64)
-        keep = np.isin(model.items["kind"][item], [int(k) for k in kinds])
+        kind = model.items["kind"][item]
+        keep = np.isin(kind, [int(k) for k in kinds])
+        if arrays is not None:
+            keep &= stream_arrays(kind, model.items["op_id"][item]) == arrays
         yield np.arange(lo, hi)[keep], item[keep]
 
 
@@ -263,9 +280,11 @@ def _copies(model, chunk_rows, first, end):
 
 
 def _instances(model, chunk_rows, first, end):
+    """Legion's instances (each rank's own; the runtime stream's arrays are ``_arrays``)."""
     it, t = model.items, model.transfers
     provs = _strings(model.provenances)
-    for pos, item in _transfer_rows(model, (ItemKind.INSTANCE,), chunk_rows, first, end):
+    for pos, item in _transfer_rows(model, (ItemKind.INSTANCE,), chunk_rows, first, end,
+                                    arrays=False):
         yield {
             "item": item, "rank": model.lanes["rank"][it["lane"][item]].astype(np.int32),
             "mem": t["dst"][pos].astype(np.uint64), "inst": t["inst"][pos].astype(np.uint64),
@@ -273,6 +292,22 @@ def _instances(model, chunk_rows, first, end):
             "provenance": provs[model.op_provenance(it["op_id"][item])],
             "size_bytes": t["size"][pos].astype(np.int64),
             "create_ns": it["create"][item], "ready_ns": it["ready"][item],
+            "start_ns": it["start"][item], "stop_ns": it["stop"][item],
+        }
+
+
+def _arrays(model, chunk_rows, first, end):
+    """The runtime stream's arrays: each rank's piece of each array of the program."""
+    it, t = model.items, model.transfers
+    provs = _strings(model.provenances)
+    for pos, item in _transfer_rows(model, (ItemKind.INSTANCE,), chunk_rows, first, end,
+                                    arrays=True):
+        yield {
+            "item": item, "rank": model.lanes["rank"][it["lane"][item]].astype(np.int32),
+            "array_id": t["inst"][pos].astype(np.int64),
+            "provenance": provs[model.op_provenance(it["op_id"][item])],
+            "size_bytes": t["size"][pos].astype(np.int64),
+            "array_bytes": t["src"][pos].astype(np.int64),
             "start_ns": it["start"][item], "stop_ns": it["stop"][item],
         }
 
@@ -285,6 +320,8 @@ def provenance_table(model, ops):
 
 def _provenance(model, chunk_rows, ops=None):
     n = len(model.provenances)
+    if ops is None:  # the program's operations, once per run, where a runtime stream says
+        ops = operations_per_line(model, n)
     if ops is None:
         ops = np.bincount(np.asarray(model.ops["provenance"], dtype=np.int64), minlength=n)[:n] \
             if len(model.ops["provenance"]) else np.zeros(n, np.int64)
@@ -385,5 +422,6 @@ def _steps_chunk(parts):
 
 
 _GENERATORS = {"items": _items, "lanes": _lanes, "waits": _waits, "copies": _copies,
-               "instances": _instances, "provenance": _provenance, "ranks": _ranks,
+               "instances": _instances, "arrays": _arrays, "provenance": _provenance,
+               "ranks": _ranks,
                "utilization": _utilization, "utilization_steps": _utilization_steps}

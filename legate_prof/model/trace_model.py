@@ -24,7 +24,9 @@ from legate_prof.model.stacking import StackedLane, renumbered
 ITEM_COLUMNS = {
     "start": np.int64, "stop": np.int64, "create": np.int64, "ready": np.int64,
     "lane": np.int32, "row": np.int16, "name": np.int32, "kind": np.uint8, "op_id": np.uint64,
-    "detail": np.int32,  # string id: a task's variant, a mapper call's mapper; 0 otherwise
+    # string id: a task's variant, a mapper call's mapper, a runtime operation's shape (what
+    # it did to its arrays: ``read.runtime_stream.operation_shape``); 0 otherwise
+    "detail": np.int32,
     # Realm events (0: none), for the critical path (``model.event_tables``): the event that
     # names the item (its completion; an instance's uid), the event of what made it (a call's
     # or kernel's: the task it runs inside), the precondition the runtime says gated it

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, GROUPS, MEMORY_GROUPS, PROCESSOR_GROUPS
+from legate_prof.present.ranks import format_ranks
 
 @dataclass(frozen=True)
 class LaneInfo:
@@ -118,7 +119,11 @@ def why_timeline_missing(m, groups):
         why = ("no Legion Prof log was read (Legion writes it at shutdown, which a crashed "
                "run never reaches)" + stream)
     if marks:
-        why += f"; the run ended with: {marks[0]}"
+        # (each rank that ran out has its marker: the first said, the others' ranks named)
+        others = sorted({int(mk.get("rank", 0)) for mk in m.markers[1:] if mk.get("title")}
+                        - {int(m.markers[0].get("rank", 0))})
+        why += f"; the run ended with: {marks[0]}" + (
+            f" (and rank {format_ranks(others)} too)" if others else "")
     elif errs:
         why += f"; {errs[0]}"
     return why

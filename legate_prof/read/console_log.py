@@ -64,6 +64,49 @@ def clean_log(text):
     return _THOUSANDS.sub("", _LOG_PREFIX.sub("", _LONG_LINE.sub(r"\1", text)))
 
 
+# a line Realm wrote for a rank: ``[1 - 7fdca4a23740]    1.442971 {5}{legate.mapper}: ...``
+_RANK_PREFIX = re.compile(r"^\[(\d{1,9}) - [0-9a-fA-F]{1,256}\]", re.M)
+
+
+def rank_texts(text):
+    """{rank: its lines} of a console log several ranks wrote into (by the ``[N - thread]``
+    each line starts with; a line without one goes with the line before), in order of the
+    ranks' first lines; {None: text} where no line names a rank other than the first's."""
+    if len(set(_RANK_PREFIX.findall(text))) < 2:
+        return {None: text}
+    out, rank = {}, None
+    for line in text.splitlines(keepends=True):
+        m = _RANK_PREFIX.match(line)
+        if m:
+            rank = int(m[1])
+        out.setdefault(rank, []).append(line)
+    return {r: "".join(lines) for r, lines in out.items()}
+
+
+def parse_oom_reports(text: str):
+    """Each rank's out-of-memory report in a log (the first of each rank: it aborts), by
+    rank: ``parse_oom_report``'s dict with ``rank``, the rank of the memory that ran out
+    (else of the lines that say it; 0 when nothing tells)."""
+    out = {}
+    for prefix_rank, part in rank_texts(text).items():
+        rep = parse_oom_report(part)
+        if rep is None:
+            continue
+        node = _memory_node(rep["memory"])
+        rep["rank"] = node if node is not None else (prefix_rank or 0)
+        out.setdefault(rep["rank"], rep)
+    return [out[r] for r in sorted(out)]
+
+
+def _memory_node(mem):
+    """The node (rank) of a Realm memory id ``1e00010000000000``: its bits 40..55."""
+    try:
+        v = int(mem, 16)
+    except ValueError:
+        return None
+    return (v >> 40) & 0xFFFF if v < 2**64 else None
+
+
 def parse_oom_report(text: str):
     """The first out-of-memory report in a log, as a dict; None if there is none."""
     text = clean_log(text)

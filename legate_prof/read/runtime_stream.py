@@ -21,7 +21,9 @@ STREAM_MAGIC = b"LPRTSTR1"
 class RuntimeStream:
     path: str
     header: dict
-    ops: list = field(default_factory=list)  # (t_ns, name, site)
+    ops: list = field(default_factory=list)  # (t_ns, name, site, code)
+    # per op, what it did to its arrays (``operation_shape``): "" where the runtime did not say
+    op_shapes: list = field(default_factory=list)
     arrays: dict = field(default_factory=dict)  # id -> dict(t_new, t_del, shape, dtype, ...)
     ended: bool = False
     last_ns: int = 0
@@ -83,11 +85,14 @@ def _read_events(path, it):
                 code = ev[4] if len(ev) > 4 and isinstance(ev[4], str) else ""
                 s.ops.append((t, shared.setdefault(ev[2], ev[2]), shared.setdefault(ev[3], ev[3]),
                               shared.setdefault(code[:MAX_CODE_CHARS], code[:MAX_CODE_CHARS])))
+                shape = operation_shape(ev[5] if len(ev) > 5 else None, s.arrays)
+                s.op_shapes.append(shared.setdefault(shape, shape))
             elif kind == "new":
                 s.arrays[ev[2]] = {"t_new": t, "t_del": None, "shape": ev[3],
                                    "dtype": shared.setdefault(ev[4], ev[4]), "nbytes": ev[5],
                                    "site": shared.setdefault(ev[6], ev[6]),
-                                   "memory": shared.setdefault(ev[7], ev[7])}
+                                   "memory": shared.setdefault(ev[7], ev[7]),
+                                   "elements": _elements(ev[3])}
             elif kind == "del":
                 a = s.arrays.get(ev[2])
                 if a is not None:
@@ -106,6 +111,41 @@ def _read_events(path, it):
 
 
 MAX_NS = 2**62  # times and sizes beyond this are damage, not data
+
+# What an operation did to its arrays, from the operands the runtime recorded
+# (``runtime/array.py``: ``[array id, elements, role]``): the shape of a loop of them.
+SLICE = "slice of "  # + the sliced array's allocation site: it read or wrote at most half
+#                       of it (a stencil's u[1:-1] is most of it: a whole-array operation)
+OUT = "out= "  # + the site of the array it wrote into, given by the caller (out=, a[...] = )
+WHOLE = "whole arrays"  # whole arrays only, its result a new array
+
+
+def operation_shape(operands, arrays):
+    """The shape word of one operation (``SLICE``, ``OUT``, ``WHOLE``; "" where the stream
+    has no operands, or they are damaged): a slice wins over ``out=`` (``w[a:b] = ...`` is a
+    slice loop), an array the caller gave over a new one.  (Only the first few operands,
+    ``MAX_ITEMS``, are read.)"""
+    if not isinstance(operands, list) or not operands:
+        return ""
+    given = None
+    for x in operands[:MAX_ITEMS]:
+        if not (isinstance(x, list) and len(x) >= 3 and isinstance(x[1], int)):
+            return ""
+        a = arrays.get(x[0]) if isinstance(x[0], (int, str)) else None
+        if a is None:
+            continue
+        if 2 * x[1] <= a["elements"] and x[1] < a["elements"]:
+            return SLICE + str(a["site"])
+        if x[2] == "out" and given is None:
+            given = str(a["site"])
+    return OUT + given if given is not None else WHOLE
+
+
+def _elements(shape):
+    n = 1
+    for s in shape:
+        n = min(n * s, MAX_NS)  # (a damaged shape stays a small number)
+    return n
 MAX_CODE_CHARS = 200  # of a line's code, as the runtime records it
 
 # event kind -> types of the fields after (kind, time)
@@ -160,8 +200,11 @@ def stream_items(stream, zero_ns):
     return {
         "op_start": ops_t, "op_stop": op_stop,
         "op_name": [o[1] for o in stream.ops], "op_site": [o[2] for o in stream.ops],
+        "op_shape": stream.op_shapes,
         "arr_start": a_new, "arr_stop": np.maximum(a_del, a_new + 1),
         "arr_bytes": np.array([a["nbytes"] for a in arr], dtype=np.uint64),
+        # rows of the first dimension (1: a scalar's): a rank holds a block of them
+        "arr_rows": np.array([a["shape"][0] if a["shape"] else 1 for a in arr], dtype=np.uint64),
         "arr_site": [a["site"] for a in arr],
         # the box says where the array was allocated (the user's line), as Legate's report does
         "arr_desc": [f"{a['dtype']}{tuple(a['shape'])}"

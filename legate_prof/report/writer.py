@@ -185,7 +185,7 @@ def _findings(source):
     them (``cost_words``, ``idle_words``: wall-clock time on the path, processor time)."""
     found = find_insights(source)
     for x in found:
-        if x["pattern"] != "out_of_memory":
+        if x["pattern"] not in ("out_of_memory", "crash"):
             x["cost_words"] = cost_words(x)
         x["idle_words"] = idle_words(x["evidence"]) or ""
     return found

@@ -27,8 +27,10 @@ from legate_prof.model.intervals import StepIntegral
 from legate_prof.model.kinds import ANY_ACTIVE_GROUPS
 
 BUNDLE_MAGIC = b"LPBUNDLE"
-FORMAT_VERSION = 5  # 5: the event graph (items' events, waits' events, model.events); 4: lanes
-# named by model.lane_names; 3: calls folded into waits, items.detail
+FORMAT_VERSION = 6  # 6: the runtime's arrays as each rank's piece (their ``src``: the whole
+# array's bytes), its operations' shapes in items.detail; 5: the event graph (items' events,
+# waits' events, model.events); 4: lanes named by model.lane_names; 3: calls folded into
+# waits, items.detail
 ALIGN = 64
 
 
