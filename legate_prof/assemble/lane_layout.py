@@ -73,7 +73,8 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     row, start) when ``stack``; else by (lane, start) on row 0, each lane's row count still
     found (``TraceModel`` stacks a lane when it is first drawn).  Returns (item columns,
     lane table, the copies' / fills' / instances' side table, the model item of each row of
-    the concatenated item parts)."""
+    the concatenated item parts).  ``stack=None``: not even the row counts (a model only
+    analysed, never drawn)."""
     parts = items.parts
     cols = {}
     for c in ("start", "stop", "create", "ready", "name", "kind", "op_id", "detail",
@@ -109,7 +110,9 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
         start_s, stop_s = start_s[perm], stop_s[perm]
     else:  # each lane stacked when it is drawn (TraceModel.stacked_lane)
         rows = np.zeros(len(order), dtype=np.int16)
-        n_rows = rows_needed(start_s, stop_s, bounds)
+        # (None: never drawn — statistics, diagnosis — so no lane's row count is looked for)
+        n_rows = (rows_needed(start_s, stop_s, bounds) if stack is not None
+                  else np.ones(len(lane_tab), np.int64))
     inv = np.empty(len(order), dtype=np.int64)
     inv[order] = np.arange(len(order))
     model_items = {

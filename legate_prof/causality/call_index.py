@@ -56,6 +56,21 @@ class CallIndex:
         table = LastGreater(self.stop, int(sizes.max()))
         return table.find(lo, np.arange(n), bound=table.rank + 1)  # (rank <= its own: <= it)
 
+    def _last_started_by(self, g, lo, hi, t):
+        """Per query, the last call of group ``g`` (positions [lo, hi)) started by ``t``
+        (lo - 1 where none): one search of (group, start) packed in an int64 where they
+        fit, else a search of each range."""
+        packed = getattr(self, "_packed", False)
+        if packed is False:
+            packed = self._packed = _packed_starts(self.group_start, len(self.items),
+                                                   self.start)
+        if packed is None:
+            return _last_at_or_before(self.start, lo, hi, t)
+        keys, first, span = packed
+        shifted = np.clip(np.asarray(t, np.int64) - first + 1, 0, span - 1)
+        pos = np.searchsorted(keys, g.astype(np.int64) * span + shifted, side="right") - 1
+        return np.where(pos >= lo, pos, lo - 1)
+
     def running(self, caller, t):
         """The innermost call of ``caller`` running at ``t`` (start <= t < stop), as an
         item id, or -1."""
@@ -67,7 +82,7 @@ class CallIndex:
         has = self.keys[g] == caller
         lo = self.group_start[g]
         hi = np.append(self.group_start[1:], len(self.items))[g]
-        k = _last_at_or_before(self.start, lo, hi, t)
+        k = self._last_started_by(g, lo, hi, t)
         cur = np.where(has & (k >= lo), k, -1)
         act = cur >= 0
         for _ in range(WALK_ROUNDS):  # (nesting is shallow: a few steps back, mostly)
@@ -86,6 +101,20 @@ class CallIndex:
             hit = found >= 0
             out[left[hit]] = self.items[found[hit]]
         return out
+
+
+def _packed_starts(group_start, n, start):
+    """(each call's (group, start) packed in one sorted int64, the first start, the span)
+    where they fit, else None."""
+    if n == 0:
+        return None
+    first, last = int(start.min()), int(start.max())
+    span = last - first + 2
+    if len(group_start) * span >= 2**62:
+        return None
+    group = np.repeat(np.arange(len(group_start), dtype=np.int64),
+                      np.diff(np.append(group_start, n)))
+    return group * span + (start.astype(np.int64) - first + 1), first, span
 
 
 def _call_order(calls, caller, start, stop):
