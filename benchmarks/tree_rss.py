@@ -29,10 +29,10 @@ def _rss_kib(pid):
     return 0
 
 
-def measure(cmd):
-    """(wall seconds, peak tree RSS in MiB, exit status)."""
+def measure(cmd, env=None):
+    """(wall seconds, peak tree RSS in MiB, exit status); ``env``: the command's environment."""
     t = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     peak = 0
     while p.poll() is None:
         peak = max(peak, sum(_rss_kib(q) for q in _tree(p.pid)))
