@@ -104,7 +104,13 @@ class PathPieces:
 
 def path_pieces(source, steps=None) -> PathPieces:
     """The pieces of ``source``'s run critical path (``steps``: a path already walked), and
-    the run's time before it."""
+    the run's time before it; of the run's own path, worked out once per source."""
+    if steps is None and hasattr(source, "computed_once"):
+        return source.computed_once("path_pieces", lambda: _pieces(source, None))
+    return _pieces(source, steps)
+
+
+def _pieces(source, steps):
     steps = list(reversed(source.run_critical_path() if steps is None else steps))
     n = len(steps)
     run = tuple(int(t) for t in source.summary_model().extent())
@@ -125,15 +131,16 @@ def path_pieces(source, steps=None) -> PathPieces:
     gap[1:] = begin[1:] - end[:-1]
     names = source.names
     lanes = source.info().lanes
-    category = [_category(int(k), names[int(nm)]) for k, nm in zip(tab["kind"], tab["name"])]
-    group = [lanes[int(L)].group for L in tab["lane"]]
+    category = [_category(k, names[nm]) for k, nm in zip(tab["kind"].tolist(),
+                                                          tab["name"].tolist())]
+    group = [lanes[L].group for L in tab["lane"].tolist()]
     unknown, first = 0, steps[0]
     if first.via == "unknown":  # the chain stopped at an event nothing records
         link = source.critical_predecessor(first.item)
         since = first.wait_from_ns if first.wait_from_ns is not None else (
             link.creation_ns if link is not None else begin[0])
         unknown = max(int(begin[0]) - int(since), 0)
-    rank = np.array([lanes[int(L)].rank for L in tab["lane"]], np.int64)
+    rank = np.array([lanes[L].rank for L in tab["lane"].tolist()], np.int64)
     ahead = _lines_forward(tab["prov"])
     shutdown = program_end(source)
     if shutdown is not None and not run[0] < shutdown < run[1]:
@@ -197,20 +204,24 @@ def splits(pieces: PathPieces, provenances):
 _OWN_GROUP = ("gap", "unknown", "startup")  # time no lane group holds
 
 
-def critical_path_report(source, with_items=True) -> dict:
-    """``legate_prof critical --json``."""
+def critical_path_report(source, with_items=True, with_path=True) -> dict:
+    """``legate_prof critical --json``; ``with_path=False``: of the path, its first step
+    only (``steps`` says how many: a summary of the splits, 10^5 steps not listed)."""
     pieces = path_pieces(source)
     by_kind, by_group, by_line = splits(pieces, source.provenances)
     lanes = source.info().lanes
-    tab = item_table(source, pieces.item)  # (a column read per step: 10^5 steps)
+    listed = np.arange(len(pieces.steps)) if with_path else np.arange(min(len(pieces.steps), 1))
+    tab = item_table(source, pieces.item[listed])  # (a column read per step: 10^5 steps)
     names, provs = source.names, source.provenances
     kind_names = {int(k): k.name.lower() for k in ItemKind}
-    path = [{"name": names[int(tab["name"][k])], "kind": kind_names[int(tab["kind"][k])],
-             "lane": lanes[int(tab["lane"][k])].long,
-             "start_ns": int(tab["start"][k]), "stop_ns": int(tab["stop"][k]),
-             "provenance": provs[int(tab["prov"][k])] or "", "via": pieces.steps[k].via,
-             "on_path_ns": [int(pieces.begin[k]), int(pieces.end[k])]}
-            for k in range(len(pieces.steps) - 1, -1, -1)]  # (from the item that ended last)
+    cols = {c: tab[c].tolist() for c in ("name", "kind", "lane", "start", "stop", "prov")}
+    begin, end = pieces.begin.tolist(), pieces.end.tolist()
+    path = [{"name": names[cols["name"][k]], "kind": kind_names[cols["kind"][k]],
+             "lane": lanes[cols["lane"][k]].long,
+             "start_ns": cols["start"][k], "stop_ns": cols["stop"][k],
+             "provenance": provs[cols["prov"][k]] or "", "via": pieces.steps[k].via,
+             "on_path_ns": [begin[k], end[k]]}
+            for k in listed[::-1].tolist()]  # (from the item that ended last)
     run = pieces.run  # (stats' span_ns)
     inferred = [k for k, st in enumerate(pieces.steps) if st.via == "inferred"]
     out = {"span_ns": int(pieces.span[1] - pieces.span[0]), "path_start_ns": int(pieces.span[0]),
@@ -223,6 +234,8 @@ def critical_path_report(source, with_items=True) -> dict:
            "shutdown": (shutdown_tail(source, pieces.shutdown_ns, run[1], by_kind["shutdown"])
                         if pieces.shutdown_ns is not None else None),
            "stops_at": stops_at(source, pieces.steps[0]) if pieces.steps else None}
+    if not with_path:
+        out["steps"] = len(pieces.steps)
     if with_items:
         out["items"] = linked_items(source)
     return out

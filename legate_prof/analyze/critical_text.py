@@ -78,7 +78,8 @@ def header(report, window=False):
     run0, run1 = report.get("run_span_ns", [start, end])
     until = (f"the {whole}'s end ({format_ns_ascii(end)})" if end >= run1
              else format_ns_ascii(end))
-    out = [f"Critical path: {plural(len(path), 'item')} over {format_ns_ascii(span)}, from "
+    out = [f"Critical path: {plural(report.get('steps', len(path)), 'item')} over "
+           f"{format_ns_ascii(span)}, from "
            f"{since} to {until} (walked back from the item that ended last)"]
     out.append(explained_line(report, whole))
     if report.get("shutdown"):

@@ -211,6 +211,14 @@ class ProfileSource:
         ``item``) back to where the chain stops."""
         return self._critical.run_path(item)
 
+    def computed_once(self, key, compute):
+        """``compute()``, once per source and ``key``: an analysis several readers of one
+        source share (the path's pieces: the report's split, its findings' costs)."""
+        memo = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            memo[key] = compute()
+        return memo[key]
+
     @property
     def run_critical_path_walked(self):
         """Whether the run's path is known (walked, or given by ``use_run_critical_path``)."""

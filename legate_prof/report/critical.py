@@ -79,13 +79,13 @@ def critical_summary(src, top=TOP_LINES):
     critical`` prints it (its own function, called: the rules
     of what counts where are its); the first ``top`` lines, the rest as a count and a sum."""
     try:
-        rep = critical_path_report(src, with_items=False)
+        rep = critical_path_report(src, with_items=False, with_path=False)
     except Exception as e:  # noqa: BLE001 - the report is written without it, saying why
         return {"available": False, "why": f"{type(e).__name__}: {e}"}
     lines = [[k, int(v)] for k, v in rep["by_provenance"].items() if v]
     note = skew_note(src.message_latency())
     words = [x for x in header(rep) if x] + ([note] if note else [])
-    return {"available": True, "span_ns": rep["span_ns"], "steps": len(rep["path"]),
+    return {"available": True, "span_ns": rep["span_ns"], "steps": rep["steps"],
             "run_ns": rep["run_ns"], "explained_ns": rep["explained_ns"],
             "header": words,  # (``critical``'s own lines: where the path lies in the run)
             "event_records": bool(src.critical_links().has_data),
