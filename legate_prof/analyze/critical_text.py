@@ -109,13 +109,16 @@ def explained_line(report, whole="run"):
 
 def shutdown_line(tail):
     """What the runtime did after the program's top-level task ended."""
+    since = (f"Shutdown: from the end of the program's top-level task "
+             f"({format_ns_ascii(tail['start_ns'])})")
+    if not tail["items"]:
+        return f"{since} to the run's end, {format_ns_ascii(tail['ns'])}: nothing else ran."
     work = ", ".join(f"{w['count']:,} {w['name']}" for w in tail["work"][:3])
     lines = list(tail.get("lines", {}))
     of = (f"; {sum(tail['lines'].values()):,} of them (with the instances deleted) of "
           f"{', '.join(lines[:3])}{' …' if len(lines) > 3 else ''}" if lines else "")
-    return (f"Shutdown: from the end of the program's top-level task "
-            f"({format_ns_ascii(tail['start_ns'])}) the runtime cleaned up for "
-            f"{format_ns_ascii(tail['ns'])}: {plural_n(tail['items'], 'item')} ({work}"
+    return (f"{since} the runtime cleaned up for {format_ns_ascii(tail['ns'])}: "
+            f"{plural_n(tail['items'], 'item')} ({work}"
             f"{', …' if len(tail['work']) > 3 else ''}), "
             f"{format_ns_ascii(tail['busy_ns'])} of processor time{of}.")
 

@@ -42,10 +42,12 @@ class ItemParts:
 
     def __init__(self):
         self.parts = []
+        self.rows = 0
 
     def count(self):
-        """Rows added so far (the next part's first row among all parts' rows)."""
-        return sum(len(p["start"]) for p in self.parts)
+        """Rows added so far (the next part's first row among all parts' rows): kept, not
+        summed over the parts (1,000 ranks' parts summed twice a rank: 11 M additions)."""
+        return self.rows
 
     def add(self, *, start, stop, create=None, ready=None, group, ref, ref2=None, rank=None,
             name, kind, op_id=None, extra=None, fevent=None, creator=None, critical=None,
@@ -57,6 +59,7 @@ class ItemParts:
         if n == 0:
             return
         start = np.asarray(start, dtype=np.int64)
+        self.rows += n
         self.parts.append({
             "start": start,
             "stop": np.asarray(stop, dtype=np.int64),

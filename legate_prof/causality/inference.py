@@ -137,8 +137,21 @@ class Inference:
 
     def __init__(self, links):
         self.links = links
-        self.actions = NodeActions(links)
-        self.messages = FastestMessages(links.parts or [])
+        self._actions = self._messages = None
+
+    @property
+    def actions(self):
+        """What acted on each node (made on first use: a run with no unknown link needs
+        none)."""
+        if self._actions is None:
+            self._actions = NodeActions(self.links)
+        return self._actions
+
+    @property
+    def messages(self):
+        if self._messages is None:
+            self._messages = FastestMessages(self.links.parts or [])
+        return self._messages
 
     def node_of(self, ids):
         """The node (rank) each item ran on."""
