@@ -160,5 +160,7 @@ def test_compare_puts_each_line_at_its_share_of_the_wall_clock():
                                                                             "(shutdown)"}
     for g in c["groups"]:
         assert all(0 <= s <= 1 for s in g["busy_share"]), g
+    for r in c["lines"]:  # (copies and fills apart, as stats counts them)
+        assert {"copies", "copy_bytes", "fills", "fill_bytes"} <= set(r)
     text = format_compare(c)
-    assert "wall clock" in text and "(100.0 % -> " not in text
+    assert "wall clock" in text and "the largest change in wall clock first" in text

@@ -79,7 +79,8 @@ def test_the_header_says_where_the_path_lies_in_the_run(capsys):
     assert first.startswith("Critical path: 264 items over 2.971 s, from the top-level task's "
                             "start (2.028 s) to the run's end"), first
     assert second == ("The shares below explain 4.567 s of the run's 4.567 s (100.0%), 1.596 s "
-                      "starting up before the program, 310.385 ms shutting down after it."), second
+                      "the runtime starting before the program (counted in '(program start)' "
+                      "below), 310.385 ms the runtime shutting down after it."), second
 
 
 def test_steps_of_no_time_fold_into_one_line_and_do_not_use_up_the_limit(capsys):
@@ -147,7 +148,7 @@ def test_a_windows_path_speaks_of_the_window_and_where_it_may_stop(capsys):
     assert "to the window's end (4.800 s)" in out
     assert "the run's end" not in out and "The run spans" not in out
     # (the unknown events in it inferred on, the path spans the whole window)
-    assert "over 200.000 ms, from the top-level task's start (4.600 s)" in out
+    assert "over 200.000 ms, from the window's start (4.600 s)" in out
     rc, out, _ = critical(capsys, MPI2, "--start", "4.6s", "--stop", "4.8s", "--ranks", "0")
     assert "or an item before the window's start." in out or "rank 1 did" in out
     rc, out, _ = critical(capsys, MPI2)
@@ -177,4 +178,42 @@ def test_the_shutdown_after_the_top_level_task_is_named_and_counted(capsys):
                                                                          tail["start_ns"])
     assert w["busy_ns"] == int(held.sum())
     _, out, _ = critical(capsys, REAL / "mpi4", "--limit", 1)
-    assert "Shutdown: from the end of the program's top-level task (3.562 s)" in out
+    assert "Shutdown: after the program's top-level task ended (3.562 s)" in out
+
+
+def test_what_rests_on_inferred_links_is_measured_and_said(capsys):
+    """mpi3's path goes on past two events no profile records: everything before the latest
+    inferred link (in time) is reached only through it.  The JSON says where that starts and
+    how much of the run lies before it (the rows of the split before it, the start-up not:
+    it is before any path); the text says it in words."""
+    doc = critical_json(capsys, REAL / "mpi3")
+    inf = doc["inferred"]
+    steps = doc["path"][::-1]  # (in time order)
+    last = max(k for k, s in enumerate(steps) if s["via"] == "inferred")
+    assert inf["links"] == sum(s["via"] == "inferred" for s in steps) >= 1
+    assert inf["from_ns"] == steps[last]["on_path_ns"][0]
+    start = doc["run_span_ns"][0] + doc["by_kind"]["startup"]
+    assert 0 < inf["resting_ns"] <= inf["from_ns"] - start
+    _, out, _ = critical(capsys, REAL / "mpi3", "--limit", 1)
+    assert "is reached through 2 links inferred past events Legion does not record" in out
+
+
+def test_the_shutdown_has_its_own_lane_group_row_and_json_lists_one_item_a_line(capsys):
+    """The shutdown is the runtime's clean-up, not the program's thread running: by lane
+    group it is its own row (as the start-up is), not io (extern)'s.  ``--json`` lists the
+    path and the items one a line (json's C encoder), and reads back as the same data."""
+    rc, out, _ = critical(capsys, "--json", REAL / "mpi4")
+    doc = json.loads(out)
+    assert doc["by_group"]["shutdown"] == doc["by_kind"]["shutdown"] > 0
+    lines = out.splitlines()
+    at = lines.index(' "items": [')
+    assert all(ln.startswith("  {") for ln in lines[at + 1:at + 1 + len(doc["items"])])
+    assert len(lines) < 200 + len(doc["items"]) + len(doc["path"])
+
+
+def test_a_crashed_runs_critical_takes_its_console_log(capsys):
+    """oom2 (both ranks out of memory; Legion wrote no timeline): ``critical`` said to give
+    the console log with --log, then refused the option; it takes it and names the failure."""
+    rc, out, err = critical(capsys, REAL / "oom2", "--log", REAL / "oom2" / "console.log")
+    assert rc == 0, err
+    assert "Out of memory on rank 0" in out and "No critical path" in out

@@ -19,8 +19,9 @@ from legate_prof.model.kinds import GROUP_TITLE, MEMORY_GROUPS, ItemKind
 from legate_prof.present.units import format_bytes, format_ns
 
 APP_KINDS = (int(ItemKind.TASK), int(ItemKind.GPU_KERNEL))
-MOVE_KINDS = (int(ItemKind.COPY), int(ItemKind.FILL))
-FIELDS = ("tasks", "task_ns", "copies", "copy_bytes")
+COPY_KINDS = (int(ItemKind.COPY),)
+FILL_KINDS = (int(ItemKind.FILL),)
+FIELDS = ("tasks", "task_ns", "copies", "copy_bytes", "fills", "fill_bytes")
 
 
 def _site(prov):
@@ -30,8 +31,8 @@ def _site(prov):
 
 
 def per_line(model):
-    """{provenance: {file, line, code, operations, tasks, task_ns, copies, copy_bytes}} of
-    the lines that launched tasks or moved data."""
+    """{provenance: {file, line, code, operations, tasks, task_ns, copies, copy_bytes,
+    fills, fill_bytes}} of the lines that launched tasks or moved or filled data."""
     it = model.items
     prov = model.op_provenance(it["op_id"])
     dur = it["stop"] - it["start"]
@@ -39,7 +40,8 @@ def per_line(model):
     size[model.transfers["item"]] = model.transfers["size"]
     out = {}
     for kinds, n_key, v_key, values in ((APP_KINDS, "tasks", "task_ns", dur),
-                                         (MOVE_KINDS, "copies", "copy_bytes", size)):
+                                         (COPY_KINDS, "copies", "copy_bytes", size),
+                                         (FILL_KINDS, "fills", "fill_bytes", size)):
         sel = np.isin(it["kind"], kinds) & (prov > 0)
         p = prov[sel]
         count = np.bincount(p, minlength=len(model.provenances))
@@ -108,7 +110,8 @@ def _pair_unaligned(rows_a, rows_b, la, lb):
 
 
 def wall_by_line(model):
-    """(provenance or "(program start)" … -> wall-clock ns, explained ns, run ns): each
+    """(provenance or "(program start)" … -> wall-clock ns, explained ns, run ns, ns reached
+    only through links inferred past events Legion does not record): each
     line's share of the run's time by its critical path (``critical_path.splits``: the path,
     the runtime starting up before it and shutting down after the program, runtime work
     charged to the line it led to), adding up to the run."""
@@ -117,7 +120,8 @@ def wall_by_line(model):
     source = as_source(model)
     pieces = path_pieces(source)
     _, _, by_line = splits(pieces, source.provenances)
-    return by_line, pieces.explained_ns, int(pieces.run[1] - pieces.run[0])
+    resting = int(pieces.rows[0][pieces.resting_on_inference()].sum())
+    return by_line, pieces.explained_ns, int(pieces.run[1] - pieces.run[0]), resting
 
 
 def _line_rows(a, b, wall=None):
@@ -197,7 +201,7 @@ def compare(a, b):
     "notes": [...]}: each line with its runs' figures [A, B] — its wall-clock share of the
     run (``wall_ns``) first, by how much it changed — its operations and how it was paired;
     each lane group with its busy time and the share of its lanes' time that is."""
-    (wa, ea, ra), (wb, eb, rb) = wall_by_line(a), wall_by_line(b)
+    (wa, ea, ra, ia), (wb, eb, rb, ib) = wall_by_line(a), wall_by_line(b)
     lines = _line_rows(a, b, (wa, wb))
     ga, gb = per_group(a), per_group(b)
     spans = [int(m.items["stop"].max() - m.items["start"].min()) if m.n_items else 0
@@ -211,7 +215,7 @@ def compare(a, b):
                              for busy, lanes, span in zip(row["busy_ns"], row["lanes"], spans)]
         groups.append(row)
     return {"lines": lines, "groups": groups, "span_ns": spans, "explained_ns": [ea, eb],
-            "run_ns": [ra, rb], "notes": _notes(lines)}
+            "run_ns": [ra, rb], "inferred_ns": [ia, ib], "notes": _notes(lines)}
 
 
 def _change(x, y, fmt=str):
@@ -229,16 +233,23 @@ def format_compare(c, names=("A", "B")):
                    "work it led to, the start-up and the shutdown (they add up to the run: "
                    f"{_explained(c['explained_ns'][0], ra)} of A, "
                    f"{_explained(c['explained_ns'][1], rb)} of B explained)")
-    out += ["", f"{'line in A':<20}{'line in B':<20}{'wall clock':>26}    {'operations':<17}"
-            f"{'tasks':>12}{'task time':>26}{'copies':>12}{'bytes':>22}"]
+        inf = c.get("inferred_ns", [0, 0])
+        if any(inf):
+            out.append(f"  of which reached only through links inferred past events Legion "
+                       f"does not record: {_explained(inf[0], ra)} of A, "
+                       f"{_explained(inf[1], rb)} of B (docs/critical_path.md)")
+    out += ["", "Lines, the largest change in wall clock first (A -> B):",
+            f"{'line in A':<20}{'line in B':<20}{'wall clock':>26}    {'operations':<17}"
+            f"{'tasks':>12}{'task time':>26}{'copies':>12}{'bytes':>22}{'fills':>14}"]
     for r in c["lines"]:
-        ops = ", ".join(r["operations"]) or "-"
+        ops = _cut(", ".join(r["operations"]) or "-", 17)
         mark = "~" if r["paired_by"] in ("edited", "line") else ""
         wall = _change(*r.get("wall_ns", [0, 0]), fmt=format_ns)
         out.append(f"{(r['a'] or '-')[:19]:<20}{((r['b'] or '-') + mark)[:19]:<20}"
-                   f"{wall:>26}    {ops[:17]:<17}{_change(*r['tasks']):>12}"
+                   f"{wall:>26}    {ops:<17}{_change(*r['tasks']):>12}"
                    f"{_change(*r['task_ns'], fmt=format_ns):>26}"
-                   f"{_change(*r['copies']):>12}{_change(*r['copy_bytes'], fmt=format_bytes):>22}")
+                   f"{_change(*r['copies']):>12}{_change(*r['copy_bytes'], fmt=format_bytes):>22}"
+                   f"{_change(*r['fills']):>14}")
     out += ["", f"{'lane group':<22}{'items':>18}{'busy (of its lanes: A, B)':>44}"
             f"{'peak memory':>24}"]
     for r in c["groups"]:
@@ -251,6 +262,11 @@ def format_compare(c, names=("A", "B")):
     if c.get("notes"):
         out += ["", "Pairing of lines (~: an uncertain pair):"] + [f"  {n}" for n in c["notes"]]
     return "\n".join(out)
+
+
+def _cut(text, width):
+    """``text`` in ``width`` characters, '…' where cut."""
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def _explained(part, whole):

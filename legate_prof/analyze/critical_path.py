@@ -101,6 +101,23 @@ class PathPieces:
         ns, cat = self.rows[0], self.rows[1]
         return int(ns.sum() - ns[cat == "unknown"].sum())
 
+    @property
+    def inferred_from_ns(self):
+        """Where the path starts to rest on an inferred link: the latest (in time) step
+        whose predecessor ``inference`` inferred begins there, and every piece before that
+        time was reached through it (None: no inferred link)."""
+        last = [k for k, s in enumerate(self.steps) if s.via == "inferred"]
+        return int(self.begin[last[-1]]) if last else None
+
+    def resting_on_inference(self):
+        """Per row of ``pieces()``: whether it lies before ``inferred_from_ns`` (the path's
+        cause of it rests on an inferred link; the start-up, before any path, does not)."""
+        at = self.inferred_from_ns
+        ns, cat, begin = self.rows[0], self.rows[1], self.rows[4]
+        if at is None:
+            return np.zeros(len(ns), bool)
+        return (begin < at) & (cat != "startup")
+
 
 def path_pieces(source, steps=None) -> PathPieces:
     """The pieces of ``source``'s run critical path (``steps``: a path already walked), and
@@ -201,7 +218,8 @@ def splits(pieces: PathPieces, provenances):
     return by_kind, dict(groups), dict(order)
 
 
-_OWN_GROUP = ("gap", "unknown", "startup")  # time no lane group holds
+_OWN_GROUP = ("gap", "unknown", "startup", "shutdown")  # time no lane group holds (the
+# shutdown: the program's thread waiting in the runtime's clean-up, not the program running)
 
 
 def critical_path_report(source, with_items=True, with_path=True) -> dict:
@@ -223,14 +241,14 @@ def critical_path_report(source, with_items=True, with_path=True) -> dict:
              "on_path_ns": [begin[k], end[k]]}
             for k in listed[::-1].tolist()]  # (from the item that ended last)
     run = pieces.run  # (stats' span_ns)
-    inferred = [k for k, st in enumerate(pieces.steps) if st.via == "inferred"]
+    inferred = sum(st.via == "inferred" for st in pieces.steps)
+    resting = pieces.resting_on_inference()
     out = {"span_ns": int(pieces.span[1] - pieces.span[0]), "path_start_ns": int(pieces.span[0]),
            "run_span_ns": [int(run[0]), int(run[1])], "run_ns": int(run[1] - run[0]),
            "explained_ns": pieces.explained_ns, "path": path, "by_kind": by_kind,
            "by_group": by_group, "by_provenance": by_line,
-           "inferred": {"links": len(inferred),
-                        "held_ns": int(sum(int(pieces.end[k - 1] - pieces.begin[k - 1])
-                                           for k in inferred if k > 0))},
+           "inferred": {"links": int(inferred), "from_ns": pieces.inferred_from_ns,
+                        "resting_ns": int(pieces.rows[0][resting].sum())},
            "shutdown": (shutdown_tail(source, pieces.shutdown_ns, run[1], by_kind["shutdown"])
                         if pieces.shutdown_ns is not None else None),
            "stops_at": stops_at(source, pieces.steps[0]) if pieces.steps else None}

@@ -76,6 +76,8 @@ def header(report, window=False):
              and first["start_ns"] == start
              else f"{first['name']} at {format_ns_ascii(start)}")
     run0, run1 = report.get("run_span_ns", [start, end])
+    if window and start <= run0:  # (the items were cut to the window: its start, not theirs)
+        since = f"the window's start ({format_ns_ascii(start)})"
     until = (f"the {whole}'s end ({format_ns_ascii(end)})" if end >= run1
              else format_ns_ascii(end))
     out = [f"Critical path: {plural(report.get('steps', len(path)), 'item')} over "
@@ -97,11 +99,18 @@ def explained_line(report, whole="run"):
     explained = report.get("explained_ns", report["span_ns"])
     k = report.get("by_kind", {})
     parts = [f"{format_ns_ascii(k[c])} {w}" for c, w in
-             (("startup", "starting up before the program"), ("shutdown", "shutting down after it"),
-              ("unknown", "unknown")) if k.get(c)]
-    inferred = (report.get("inferred") or {}).get("links", 0)
-    guess = (f"; {plural(inferred, 'link')} of the path inferred past events Legion does not "
-             "record (marked 'inferred')" if inferred else "")
+             (("startup", "the runtime starting before the program (counted in '(program "
+                          "start)' below)"),
+              ("shutdown", "the runtime shutting down after it"), ("unknown", "unknown"))
+             if k.get(c)]
+    inf = report.get("inferred") or {}
+    inferred = inf.get("links", 0)
+    guess = (f"; {format_ns_ascii(inf.get('resting_ns', 0))} "
+             f"({_pct(inf.get('resting_ns', 0), run).strip()}) of it, everything before "
+             f"{format_ns_ascii(inf['from_ns'])}, is reached through "
+             f"{plural(inferred, 'link')} inferred past events Legion does not record "
+             "(marked 'inferred': docs/critical_path.md)"
+             if inferred and inf.get("from_ns") is not None else "")
     return (f"The shares below explain {format_ns_ascii(explained)} of the {whole}'s "
             f"{format_ns_ascii(run)} ({_pct(explained, run).strip()})"
             + (f", {', '.join(parts)}" if parts else "") + guess + ".")
@@ -109,18 +118,26 @@ def explained_line(report, whole="run"):
 
 def shutdown_line(tail):
     """What the runtime did after the program's top-level task ended."""
-    since = (f"Shutdown: from the end of the program's top-level task "
-             f"({format_ns_ascii(tail['start_ns'])})")
     if not tail["items"]:
-        return f"{since} to the run's end, {format_ns_ascii(tail['ns'])}: nothing else ran."
+        return (f"Shutdown: after the program's top-level task ended "
+                f"({format_ns_ascii(tail['start_ns'])}), {format_ns_ascii(tail['ns'])} to the "
+                "run's end: nothing else ran.")
     work = ", ".join(f"{w['count']:,} {w['name']}" for w in tail["work"][:3])
-    lines = list(tail.get("lines", {}))
-    of = (f"; {sum(tail['lines'].values()):,} of them (with the instances deleted) of "
-          f"{', '.join(lines[:3])}{' …' if len(lines) > 3 else ''}" if lines else "")
-    return (f"{since} the runtime cleaned up for {format_ns_ascii(tail['ns'])}: "
-            f"{plural_n(tail['items'], 'item')} ({work}"
-            f"{', …' if len(tail['work']) > 3 else ''}), "
-            f"{format_ns_ascii(tail['busy_ns'])} of processor time{of}.")
+    lines = [_short_site(x) for x in tail.get("lines", {})]
+    of = (f" What it released was made by {', '.join(lines[:3])}"
+          f"{' …' if len(lines) > 3 else ''} ({sum(tail['lines'].values()):,} of its items "
+          "and of the instances it deleted name those lines)." if lines else "")
+    return (f"Shutdown: after the program's top-level task ended "
+            f"({format_ns_ascii(tail['start_ns'])}), the runtime spent "
+            f"{format_ns_ascii(tail['ns'])} cleaning up: {plural_n(tail['items'], 'item')} "
+            f"ran ({work}{', …' if len(tail['work']) > 3 else ''}), "
+            f"{format_ns_ascii(tail['busy_ns'])} of processor time in all.{of}")
+
+
+def _short_site(prov):
+    """'/a/b/prog.py:21' -> 'prog.py:21' (the line, not where the file lay)."""
+    path, _, line = prov.rpartition(":")
+    return f"{path.rsplit('/', 1)[-1]}:{line}" if path and line.isdigit() else prov
 
 
 def skew_note(latency):

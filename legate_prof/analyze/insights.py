@@ -434,7 +434,7 @@ def runtime_overhead(f):
         {"utility_busy_ns": int(util), "application_busy_ns": int(app),
          "meta_tasks": int(np.count_nonzero(metas)),
          "tasks_launched": int(np.count_nonzero(f.app))},
-        util - app,
+        util,
         "Launch fewer, larger operations (whole-array expressions, no per-slice loops); each "
         "launch costs the runtime mapping, dependence analysis and scheduling.",
         holds=_of_category("runtime"))]
@@ -551,13 +551,19 @@ def _temporaries_finding(f, p, arrays, nbytes, tasks, instances, made_by):
                  f"instances at one line ({nbytes / 2**20:.1f} MiB): intermediates of an "
                  "expression? (a guess from Legion's instances: without the runtime's stream, "
                  "legate_N.runtime.prof, the arrays cannot be counted)")
+    ran = {f.m.names[k] for k in np.unique(f.name[tasks]).tolist()} if tasks.any() else set()
+    remedy = ("Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, "
+              "out=t); t += 1.0) instead of materializing temporaries; fewer live instances "
+              "also means less memory pressure.")
+    if "Convert" in ran:  # (x = np.random.random(N).astype(np.float32): two arrays of N)
+        remedy = ("Make the array in the type you need instead of converting it "
+                  "(rng = np.random.default_rng(); rng.random(N, dtype=np.float32), not "
+                  "np.random.random(N).astype(np.float32)): the conversion is a second "
+                  "full-size array and a pass over it. " + remedy)
     return _finding(
         "temporaries", title, [f.line(p)],
         f.window(tasks if tasks.any() else _mask(len(f.kind), instances)), evidence,
-        int(f.run[tasks].sum()),
-        "Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, out=t); "
-        "t += 1.0) instead of materializing temporaries; fewer live instances also means "
-        "less memory pressure.", holds=_on_lines(f, [p], ("compute",)))
+        int(f.run[tasks].sum()), remedy, holds=_on_lines(f, [p], ("compute",)))
 
 
 def copy_baseline(f):
@@ -571,7 +577,9 @@ def copy_baseline(f):
     if med >= SMALL_COPY_BYTES:
         return []
     busy = int(f.run[sel].sum())
-    provs = sorted({int(p) for p in f.prov[sel].tolist() if p})
+    small = f.prov[sel][(size < SMALL_COPY_BYTES) & (f.prov[sel] != 0)].astype(np.int64)
+    counts = np.bincount(small) if len(small) else np.zeros(0, np.int64)
+    provs = [int(p) for p in np.argsort(-counts, kind="stable") if counts[p]]  # (most first)
     return [_finding(
         "copy_baseline",
         f"{n:,} small copies (median {format_bytes(med)}) keep the channels busy",
@@ -684,15 +692,25 @@ def message_latency(f):
             [], f.window(msgs), evidence, int(f.run[msgs].sum()),
             "Compare each node's timeline on its own clock, or record again with the nodes' "
             "clocks synchronized (NTP or PTP on every node): times across nodes are off here.")]
+    hosts = {r.get("hostname") for r in f.m.ranks}
+    one_host = len(f.m.ranks) > 1 and len(hosts) == 1 and None not in hosts
+    if one_host:  # (no network between them: the ranks wait for each other's processors)
+        evidence["one_host"] = next(iter(hosts))
+    where = (f"between the {len(f.m.ranks)} ranks, all on one machine "
+             f"({evidence['one_host']})" if one_host else "")
     return [_finding(
         "message_latency",
-        f"slow messages: {lat.slow:,} of {lat.messages:,} took "
+        f"slow messages{' ' + where if where else ''}: {lat.slow:,} of {lat.messages:,} took "
         f"{format_ns(lat.threshold_ns)} or more (the slowest {format_ns(lat.longest_ns)}); "
         f"the critical path waits on messages for {format_ns(wall)} (their handling, which "
         f"`critical` counts as runtime, and their time in flight, which it counts as gap)",
         [], f.window(msgs), evidence, int(f.run[msgs].sum()),
-        "Check the network between the nodes (congestion, a slow interconnect or transport); "
-        "fewer, larger operations across nodes send fewer messages.",
+        ("The ranks share one machine, so no network is slow: a message waits for its rank's "
+         "threads to get a core. Run fewer ranks than the machine has cores to spare (each "
+         "rank runs several threads), or spread them over machines; fewer, larger operations "
+         "send fewer messages." if one_host else
+         "Check the network between the nodes (congestion, a slow interconnect or transport); "
+         "fewer, larger operations across nodes send fewer messages."),
         holds=_messages_on_path(f))]
 
 
@@ -706,6 +724,9 @@ def _messages_on_path(f):
     return holds
 
 
+# findings whose lines' idle stretches say nothing of them (the shutdown's lines are what it
+# released: the work that waited after idle stretches ran long before)
+NO_IDLE_EVIDENCE = ("shutdown",)
 SHUTDOWN_SHARE = 0.05  # of the run: a shutdown shorter than this is not worth naming
 SHUTDOWN_ITEMS_PER_RANK = 2000  # fewer: the runtime's own teardown (a few hundred a rank)
 
@@ -762,6 +783,7 @@ def insights_of_run(profile):
     f = _Facts(profile)
     found = [x for d in DETECTORS for x in d(f)]
     _wall_clock(found, f.path)
+    _lines_on_path(found, f)
     _idle_evidence(found, f)
     found.sort(key=lambda x: (x["pattern"] not in ("out_of_memory", "crash"), -x["wall_ns"],
                               -x["processor_ns"]))
@@ -776,15 +798,31 @@ def _wall_clock(found, path):
     so no time counts twice and the sum stays within the run."""
     pieces = path.pieces()
     dur = pieces[0]
+    resting = path.resting_on_inference()  # (reached only through an inferred link)
     masks = [x.pop("_holds")(*pieces) if x.get("_holds") else np.zeros(len(dur), bool)
              for x in found]
     taken = np.zeros(len(dur), bool)
     for k in sorted(range(len(found)), key=lambda k: -int(dur[masks[k]].sum())):
         mine = masks[k] & ~taken
         found[k]["wall_ns"] = int(dur[mine].sum())
+        found[k]["path_ns"] = int(dur[masks[k]].sum())  # (shared ones included)
+        found[k]["inferred_ns"] = int(dur[mine & resting].sum())
         taken |= mine
     for x in found:
         x["cost_ns"] = x["wall_ns"]
+
+
+def _lines_on_path(found, f):
+    """Each finding's lines' time on the critical path, whatever the work (their row of
+    ``critical``'s split by source line): what a finding whose own work is off the path
+    still counts for there."""
+    ids = {}
+    for k, p in enumerate(f.source.provenances):
+        ids.setdefault(p, k)
+    ns, _, line, _ = f.path.pieces()
+    for x in found:
+        mine = [ids[p] for p in x["provenance"] if p in ids]
+        x["lines_ns"] = int(ns[np.isin(line, mine)].sum()) if mine else 0
 
 
 def _idle_evidence(found, f):
@@ -794,6 +832,8 @@ def _idle_evidence(found, f):
         return
     by_line = {r["provenance"]: r for r in f.idle["by_provenance"]}
     for x in found:
+        if x["pattern"] in NO_IDLE_EVIDENCE:
+            continue
         rows = [by_line[p] for p in x["provenance"] if p in by_line]
         if not rows:
             continue

@@ -8,14 +8,22 @@ from legate_prof.present.units import format_ns
 
 
 def explained_words(found, windowed=False):
-    """How much of the run (or window) the wall-clock costs below are shares of."""
+    """How much of the run (or window) the wall-clock costs below are shares of, and how
+    much of that rests on inferred links."""
     whole = "window" if windowed else "run"
     run, explained = found["run_ns"], found["explained_ns"]
+    if not explained:
+        return (f"The {whole}'s {format_ns(run)}: no critical path (the profile holds no "
+                "Legion timeline to walk: a run that crashed, or runtime streams alone); "
+                "the findings below cost no share of it.")
     share = f"{100.0 * explained / run:.1f} %" if run else "-"
     costed = sum(x["wall_ns"] for x in found["findings"])
+    inferred = sum(x.get("inferred_ns", 0) for x in found["findings"])
+    guess = (f", {format_ns(inferred)} of that through links inferred past events Legion "
+             "does not record (docs/critical_path.md)" if inferred else "")
     return (f"The {whole}'s {format_ns(run)}: {format_ns(explained)} ({share}) explained by "
             f"its critical path (`legate_prof critical`); the findings below hold "
-            f"{format_ns(costed)} of it ({100.0 * costed / run if run else 0:.1f} %).")
+            f"{format_ns(costed)} of it ({100.0 * costed / run if run else 0:.1f} %){guess}.")
 
 
 def format_insights(findings, windowed=False, empty=False):
@@ -56,11 +64,26 @@ def cost_words(x, whole="the run's"):
     if "clocks_apart_ns" in x["evidence"]:
         return (f"costs an unknown share of {whole} wall-clock time: the nodes' clocks "
                 f"disagree, so waits across nodes cannot be measured; {cpu}")
+    held = x.get("path_ns", x["wall_ns"])
+    if x["wall_ns"] == 0 and held:
+        return (f"costs none of {whole} wall-clock time beyond a finding above: its work "
+                f"holds {format_ns(held)} of the critical path, all of it counted there "
+                f"(each piece of the path counts for one finding); {cpu}")
+    if x["wall_ns"] == 0 and x.get("lines_ns"):
+        return (f"costs none of {whole} wall-clock time of its own: its work is not on the "
+                f"critical path, though its lines hold {format_ns(x['lines_ns'])} of it "
+                f"there as other work (launching, the runtime's: `legate_prof critical`, by "
+                f"source line); {cpu}")
     if x["wall_ns"] == 0:
         return (f"costs none of {whole} wall-clock time: none of its work is on the "
                 f"critical path; {cpu}")
+    shared = (f"; its work holds {format_ns(held)} of the path, the rest counted under a "
+              "finding above" if held > x["wall_ns"] else "")
+    inferred = x.get("inferred_ns", 0)
+    guess = (f"; {format_ns(inferred)} of it reached through links inferred past events "
+             "Legion does not record" if inferred else "")
     return (f"costs {format_ns(x['wall_ns'])} of {whole} wall-clock time (its share of the "
-            f"critical path); {cpu}")
+            f"critical path{shared}{guess}); {cpu}")
 
 
 def idle_words(evidence):
