@@ -780,15 +780,19 @@ def test_the_critical_path_section_splits_it_as_the_critical_command(browser, mp
 def test_findings_say_their_cost_in_the_words_of_insights(browser, mpi2_report):
     """Each finding on the page says what ``insights`` says of it: its wall-clock time on the
     critical path (or that it has none) and its processor time — not a bare "costs 0 ns"."""
-    from legate_prof.analyze.insights import find_insights
-    from legate_prof.analyze.insights_text import cost_words
-    found = find_insights(_source("mpi2"))
+    from legate_prof.analyze.insights import insights_of_run
+    from legate_prof.analyze.insights_text import cost_words, explained_words
+    run = insights_of_run(_source("mpi2"))
+    found = run["findings"]
     _open(browser, mpi2_report)
     items = browser.evaluate(
         "Array.from(document.querySelectorAll('#findings > li')).map(li => li.textContent)")
     assert len(items) == len(found) >= 2
     for text, x in zip(items, found):
-        assert x["title"] in text and cost_words(x) in text and "processor time: " in text
+        assert x["title"] in text and cost_words(x, run_ns=run["run_ns"]) in text
+        assert "processor time: " in text
+    said = browser.evaluate("document.getElementById('findings-explained').textContent")
+    assert said == explained_words(run)  # (how much of the run the costs are shares of)
     assert any("costs none of the run's wall-clock time" in t for t in items)
     assert not any("costs 0 ns" in t for t in items)
     assert browser.errors == []

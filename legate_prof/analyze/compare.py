@@ -226,8 +226,11 @@ def _change(x, y, fmt=str):
 
 def format_compare(c, names=("A", "B")):
     ra, rb = c.get("run_ns", c["span_ns"])
+    a_ns, b_ns = c["span_ns"]
+    faster = (f" ({a_ns / b_ns:.1f}x faster)" if b_ns and a_ns > b_ns else
+              f" ({b_ns / a_ns:.1f}x slower)" if a_ns and b_ns > a_ns else "")
     out = [f"A = {names[0]}", f"B = {names[1]}",
-           f"run length: {_change(*c['span_ns'], fmt=format_ns)}"]
+           f"run length: {_change(*c['span_ns'], fmt=format_ns)}{faster}"]
     if "explained_ns" in c:
         out.append("wall clock: each line's share of its run's critical path, with the runtime "
                    "work it led to, the start-up and the shutdown (they add up to the run: "

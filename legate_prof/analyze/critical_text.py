@@ -16,8 +16,8 @@ _LANE_ID = re.compile(r"\(0x[0-9a-fA-F]{1,16}\)")
 
 
 def plural(n, word):
-    """'1 item', '2 items'."""
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    """'1 item', '40,848 items'."""
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
 def plural_n(n, word):

@@ -26,7 +26,7 @@ def explained_words(found, windowed=False):
             f"{format_ns(costed)} of it ({100.0 * costed / run if run else 0:.1f} %){guess}.")
 
 
-def format_insights(findings, windowed=False, empty=False):
+def format_insights(findings, windowed=False, empty=False, run_ns=None):
     """Text lines of the findings; ``windowed``: found in a window of the run (--start/--stop),
     whose own critical path their wall-clock costs share; ``empty``: the profile (or the
     window) holds no item, so no finding says nothing about the run."""
@@ -46,7 +46,7 @@ def format_insights(findings, windowed=False, empty=False):
         a, b = x["window_ns"]
         lines.append(f"   when {format_ns(a)} – {format_ns(b)}")
         if x["pattern"] not in ("out_of_memory", "crash"):
-            lines.append("   " + cost_words(x, whole))
+            lines.append("   " + cost_words(x, whole, run_ns))
         idle = idle_words(x["evidence"])
         if idle:
             lines.append("   " + idle)
@@ -57,9 +57,10 @@ def format_insights(findings, windowed=False, empty=False):
     return "\n".join(lines)
 
 
-def cost_words(x, whole="the run's"):
-    """What a finding costs, in words: its share of the critical path, or that it has none
-    (its work ran beside the path), and its processor time (the text's and the report's)."""
+def cost_words(x, whole="the run's", run_ns=None):
+    """What a finding costs, in words: its share of the critical path (and of the run, where
+    ``run_ns`` is given), or that it has none (its work ran beside the path), and its
+    processor time (the text's and the report's)."""
     cpu = f"processor time: {format_ns(x['processor_ns'])} (summed over processors)"
     if "clocks_apart_ns" in x["evidence"]:
         return (f"costs an unknown share of {whole} wall-clock time: the nodes' clocks "
@@ -82,8 +83,9 @@ def cost_words(x, whole="the run's"):
     inferred = x.get("inferred_ns", 0)
     guess = (f"; {format_ns(inferred)} of it reached through links inferred past events "
              "Legion does not record" if inferred else "")
-    return (f"costs {format_ns(x['wall_ns'])} of {whole} wall-clock time (its share of the "
-            f"critical path{shared}{guess}); {cpu}")
+    part = f", {100.0 * x['wall_ns'] / run_ns:.1f} %" if run_ns else ""
+    return (f"costs {format_ns(x['wall_ns'])} of {whole} wall-clock time{part} (its share of "
+            f"the critical path{shared}{guess}); {cpu}")
 
 
 def idle_words(evidence):

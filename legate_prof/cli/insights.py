@@ -43,7 +43,7 @@ def _run(args):
     else:
         windowed = args.start is not None or args.stop is not None
         text = format_insights(found["findings"], windowed=windowed,
-                               empty=not holds_items(model))
+                               empty=not holds_items(model), run_ns=found["run_ns"])
         if found["findings"]:
             text = explained_words(found, windowed) + "\n\n" + text
         say(text)

@@ -811,11 +811,15 @@ function findingWindow(f) {
   return a === null || b === null ? null : [a, b];
 }
 function buildFindings() {
-  var list = META.findings;
+  var list = META.findings, said = list && list.explained_words;
   if (list && !Array.isArray(list)) list = list.findings || [];
   if (!list || !list.length) return;  // insights not available: the panel stays hidden
   document.getElementById("findings-section").hidden = false;
   var ol = document.getElementById("findings");
+  if (said) {  // (insights' own first line: how much of the run the costs are shares of)
+    var p = document.createElement("p"); p.id = "findings-explained"; p.textContent = said;
+    ol.parentNode.insertBefore(p, ol);
+  }
   list.forEach(function (f) {
     var li = document.createElement("li");
     var b = document.createElement("b");
