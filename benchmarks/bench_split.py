@@ -85,7 +85,8 @@ def main():
     ap.add_argument("command")
     ap.add_argument("args", nargs="+")
     ap.add_argument("--repeat", type=int, default=1)
-    a = ap.parse_args()
+    a, extra = ap.parse_known_args()
+    a.args += extra
     os.environ["LEGATE_PROF_WORKERS"] = "1"
     os.environ["LEGATE_PROF_CACHE_DIR"] = ""
     from legate_prof.cli import main as cli
