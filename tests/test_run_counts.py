@@ -133,7 +133,7 @@ def test_the_report_carries_the_same_counts(tmp_path):
     assert {r["name"]: r["count"] for r in s["operations"]} == ops
     assert s["arrays"]["count"] == arrays
     assert s["instances"]["count"] == legion_instances()
-    temps = [f for f in meta["findings"] if f["pattern"] == "temporaries"]
+    temps = [f for f in meta["findings"]["findings"] if f["pattern"] == "temporaries"]
     assert [f["evidence"]["arrays"] for f in temps] == [12]  # u = u * 0.5 + v: 2 a step
 
 

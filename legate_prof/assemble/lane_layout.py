@@ -73,8 +73,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     row, start) when ``stack``; else by (lane, start) on row 0, each lane's row count still
     found (``TraceModel`` stacks a lane when it is first drawn).  Returns (item columns,
     lane table, the copies' / fills' / instances' side table, the model item of each row of
-    the concatenated item parts).  ``stack=None``: not even the row counts (a model only
-    analysed, never drawn)."""
+    the concatenated item parts)."""
     parts = items.parts
     cols = {}
     for c in ("start", "stop", "create", "ready", "name", "kind", "op_id", "detail",
@@ -104,15 +103,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     lane_s = lane[order]
     bounds = np.searchsorted(lane_s, np.arange(len(lane_tab) + 1))
     start_s, stop_s = cols["start"][order], cols["stop"][order]
-    if stack:
-        perm, rows, n_rows = stack_lanes(start_s, stop_s, bounds)
-        order = order[perm]
-        start_s, stop_s = start_s[perm], stop_s[perm]
-    else:  # each lane stacked when it is drawn (TraceModel.stacked_lane)
-        rows = np.zeros(len(order), dtype=np.int16)
-        # (None: never drawn — statistics, diagnosis — so no lane's row count is looked for)
-        n_rows = (rows_needed(start_s, stop_s, bounds) if stack is not None
-                  else np.ones(len(lane_tab), np.int64))
+    order, start_s, stop_s, rows, n_rows = _rows(order, start_s, stop_s, bounds, stack)
     inv = np.empty(len(order), dtype=np.int64)
     inv[order] = np.arange(len(order))
     model_items = {
@@ -131,6 +122,17 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
         hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
         lanes["capacity"][hit] = cap
     return model_items, lanes, transfers, inv
+
+
+def _rows(order, start, stop, bounds, stack):
+    """(order, start, stop, row of each item, rows of each lane): stacked (``stack``), or
+    each lane's rows counted but left for when it is drawn (``TraceModel.stacked_lane``, which
+    the memory lanes' levels use too: the count must be right)."""
+    if stack:
+        perm, rows, n_rows = stack_lanes(start, stop, bounds)
+        return order[perm], start[perm], stop[perm], rows, n_rows
+    rows = np.zeros(len(order), dtype=np.int16)
+    return order, start, stop, rows, rows_needed(start, stop, bounds)
 
 
 def _transfers_table(parts, inv):

@@ -123,8 +123,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
 
     ``stack=False`` leaves the items on row 0 in (lane, start) order, each lane's row count
     found without stacking: statistics and diagnosis need no rows, and the timeline stacks a
-    lane when it first draws it (``TraceModel.stacked`` says which); ``stack=None`` does not
-    count them either (a model analysed, never drawn).  ``check_files=False``
+    lane when it first draws it (``TraceModel.stacked`` says which).  ``check_files=False``
     leaves out the warnings about the set of files (a rank built alone, merged later).
     """
     warnings = list(warnings or [])
@@ -148,7 +147,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
     model = TraceModel(
         items=model_items, lanes=lanes, names=names.strings, ops=ops,
         provenances=provs.strings, waits=waits, transfers=transfers, ranks=machine.ranks,
-        procs=machine.procs, mems=mems, warnings=warnings, stacked=bool(stack),
+        procs=machine.procs, mems=mems, warnings=warnings, stacked=stack,
         variant_by_name_group={(n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()},
         runtime_end_ns=max(ends) if ends else None, events=event_tables(logs),
         markers=crash_markers(machine.ranks),

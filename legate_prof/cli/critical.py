@@ -53,7 +53,7 @@ def _run(args):
     from legate_prof.cli.answers import shared_path
     from legate_prof.query import as_source
     check_window(args)
-    profile = trimmed(load_with_progress(input_files(args), args, stack=None, ranked=True),
+    profile = trimmed(load_with_progress(input_files(args), args, stack=False, ranked=True),
                       args)
     source = as_source(profile)
     path = shared_path(args, source)

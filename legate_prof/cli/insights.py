@@ -32,7 +32,7 @@ def _run(args):
     from legate_prof.cli.answers import shared_path
     from legate_prof.query import as_source
     check_window(args)
-    model = trimmed(load_with_progress(input_files(args), args, stack=None), args)
+    model = trimmed(load_with_progress(input_files(args), args, stack=False), args)
     source = as_source(model)
     path = shared_path(args, source)
     found = insights_of_run(source)

@@ -35,7 +35,7 @@ def _run(args):
     # ranks (per-rank bundles, or big logs built by workers) are read rank by rank, without a
     # model of all ranks; operations are looked up over all ranks (``RankSet``); the workers
     # explain their ranks' idle time
-    model = trimmed(load_with_progress(expanded_inputs(args), args, stack=None, ranked=True,
+    model = trimmed(load_with_progress(expanded_inputs(args), args, stack=False, ranked=True,
                                        prepare=None if args.no_idle else PREPARE), args)
     s = compute_stats(model, idle=not args.no_idle)
     if args.json:

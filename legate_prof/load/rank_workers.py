@@ -47,7 +47,7 @@ def worker_count(paths, total_bytes, workers=None):
 
 def _build_rank(path, out, mode, prepare=""):
     """In a worker: read one rank's log and build its model; write it to ``out`` as a bundle
-    (mode "stack", "flat" or "bare": rows stacked, counted or neither).  ``prepare`` ("module:function", or "")
+    (mode "stack" or "flat": rows stacked or not).  ``prepare`` ("module:function", or "")
     names what the rank's model is also worth to an analysis: named arrays, written beside it
     (``prepared_path``; the caller names the analysis, so this layer imports none).  False for a file that cannot be read or has no machine
     description (the caller then builds all files together, which reports it as it always
@@ -60,7 +60,7 @@ def _build_rank(path, out, mode, prepare=""):
         if len(log.table("MachineDesc")) == 0:
             return False  # numbered after the others: only a build of all files can do that
         model = build_model([log], warnings=[str(w) for w in log.warnings],
-                            stack={"stack": True, "flat": False}.get(mode), check_files=False)
+                            stack=mode == "stack", check_files=False)
         from legate_prof.store.bundle import write_bundle
         write_bundle(model, out, indexes=False)
         if prepare:
@@ -206,8 +206,7 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False,
     outs = [os.path.join(handover.dir, f"{i}.lpbundle") for i in range(len(paths))]
     ranked = ranked and room_for_open_files(2 * len(outs) if prepare else len(outs))
     try:
-        mode = "stack" if stack else ("flat" if stack is not None else "bare")
-        if not _run_workers(paths, outs, mode, workers, progress,
+        if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
                             handover, prepare if ranked else ""):
             return None
         if ranked:  # the ranks stay mapped (their files go when the hand-over closes)
