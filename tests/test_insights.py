@@ -84,7 +84,7 @@ def test_record_without_a_driver_adds_gpus_0_and_reports_a_failed_run(tmp_path):
 def test_viewer_findings_dock_zooms_to_a_finding_and_highlights_its_items(guide_examples,
                                                                            qtbot):
     from legate_prof.viewer.app import MainWindow
-    from legate_prof.viewer.findings_panel import add_findings_dock
+    from legate_prof.viewer.panels.findings import add_findings_dock
     _, profiles = guide_examples["inefficient.py"]
     model = load_profile(profiles)
     findings = find_insights(model)

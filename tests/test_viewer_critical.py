@@ -406,7 +406,7 @@ def test_a_pictures_header_says_how_much_of_the_runs_path_its_window_shows():
     """``screenshot --start/--stop --critical-path`` draws the run's path cut to the window:
     the header says the run's steps and how many of them are in view (none before the path
     begins), not the run's count alone as if the window were the run."""
-    from legate_prof.viewer.critical_path import RunPath
+    from legate_prof.viewer.timeline.critical_path import RunPath
     from legate_prof.viewer.screenshot import path_words
     src = as_source(load_profile(_files("mpi2"), ranked=True))
     path = RunPath.from_steps(src, src.run_critical_path())

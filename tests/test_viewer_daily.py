@@ -200,7 +200,7 @@ def test_the_hover_tooltip_stays_while_the_mouse_is_still(qtbot, sample_profile)
 
 
 def test_times_have_the_digits_the_zoom_needs_and_ticks_one_unit():
-    from legate_prof.viewer.axes import TimeAxis
+    from legate_prof.viewer.timeline.axes import TimeAxis
     from legate_prof.viewer.time_text import format_range
     text = format_range(1.0060e9, 1.0066e9)
     a, b = text.split(" (")[0].split(" – ")
@@ -256,7 +256,7 @@ def test_search_covers_every_rank_grouped_with_counts(qtbot, ranks4):
 
 
 def test_findings_are_titled_with_their_source_lines():
-    from legate_prof.viewer.findings_panel import finding_title
+    from legate_prof.viewer.panels.findings import finding_title
     f = {"pattern": "temporaries", "title": "4 full-size arrays made by one line (61.0 MiB)",
          "provenance": ["/home/u/heat.py:13"], "remedy": "", "window_ns": [0, 1]}
     g = dict(f, provenance=["/home/u/heat.py:28"])
@@ -348,7 +348,7 @@ def test_parse_ranks_is_the_one_rank_syntax():
     same lists, the same errors; an empty box is every rank, and only the profile's ranks
     are kept."""
     from legate_prof.present.ranks import format_ranks, parse_ranks
-    from legate_prof.viewer.lane_controls import shown_ranks
+    from legate_prof.viewer.panels.lane_controls import shown_ranks
     assert parse_ranks("0-3,7") == (0, 1, 2, 3, 7)
     assert parse_ranks(" 3 , 1-1 ") == (1, 3)
     assert format_ranks(parse_ranks("0-3,7,9-11")) == "0-3,7,9-11"

@@ -16,18 +16,18 @@ from legate_prof import __version__
 from legate_prof.query import as_source, open_profile
 
 from . import plain_text
-from .critical_path import CriticalPathWorker
-from .details_panel import DetailPanel
-from .findings_panel import add_findings_dock
-from .lane_controls import LaneControls
-from .layout import LaneLayout
-from .legend import LegendWidget
+from .timeline.critical_path import CriticalPathWorker
+from .panels.details import DetailPanel
+from .panels.findings import add_findings_dock
+from .panels.lane_controls import LaneControls
+from .timeline.layout import LaneLayout
+from .panels.legend import LegendWidget
 from .loading import Loader, LoadingPanel
 from .notices import notice_lines
-from .scrollbar import ScrolledTimeline
-from .search_panel import ITEM_ROLE, SearchResults
+from .timeline.scrollbar import ScrolledTimeline
+from .panels.search import ITEM_ROLE, SearchResults
 from .time_text import format_range
-from .timeline import TimelineWidget
+from .timeline.widget import TimelineWidget
 from .view_keys import ViewKeys
 
 FRAME_BUDGET_S = 0.010  # per frame, for recomputing rows at a new resolution
@@ -548,7 +548,7 @@ def _path_summary(path):
     """The status line of a drawn critical path: its steps, its span, where it stops."""
     from legate_prof.present.units import format_ns
 
-    from .critical_path import NO_EVENTS
+    from .timeline.critical_path import NO_EVENTS
     if not len(path):
         return NO_EVENTS
     end = ("; it stops at an event no loaded profile records (unknown)" if path.stops_unknown

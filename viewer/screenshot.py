@@ -17,13 +17,13 @@ from legate_prof.query import as_source  # noqa: E402
 
 from legate_prof.present.picture_size import MAX_SIDE, check_size  # noqa: E402
 
-from .critical_path import RunPath  # noqa: E402
-from .layout import LaneLayout  # noqa: E402
-from .legend import paint_legend, paint_name_legend  # noqa: E402
+from .timeline.critical_path import RunPath  # noqa: E402
+from .timeline.layout import LaneLayout  # noqa: E402
+from .panels.legend import paint_legend, paint_name_legend  # noqa: E402
 from .notices import notice_lines  # noqa: E402
 from legate_prof.present.units import format_ns  # noqa: E402
 from .time_text import format_range  # noqa: E402
-from .timeline import TimelineWidget  # noqa: E402
+from .timeline.widget import TimelineWidget  # noqa: E402
 
 STAMP_H = 44
 LEGEND_H = 20
@@ -295,7 +295,7 @@ def _save_png(img, out):
 
 def render_comparison(models, out, names, width=1600, height=1200, expand=None):
     """Two (or more) runs stacked on one time scale, each under a band naming it."""
-    from .legend import paint_legend
+    from .panels.legend import paint_legend
     sources = [as_source(m) for m in models]
     t1 = max(src.info().time_range[1] for src in sources)
     band = 24

@@ -13,7 +13,7 @@ import os
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from .plain_text import tooltip
+from ..plain_text import tooltip
 
 SHOWN_LINES = 3  # source lines in a finding's title (all of them in its tooltip)
 

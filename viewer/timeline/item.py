@@ -17,7 +17,7 @@ from legate_prof.present.limits import LABEL_MIN_PX, MAX_LABELS
 from legate_prof.present.units import format_bytes
 from legate_prof.query import READY, WAITING, as_source
 
-from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
+from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
                      name_color)
 from .layout import LaneLayout
 from .rect_batch import RectBatch

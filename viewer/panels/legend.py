@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .path_overlay import PATH_COLOR
-from .colors import ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color, name_color
+from ..timeline.path_overlay import PATH_COLOR
+from ..colors import ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color, name_color
 
 _BASE = QtGui.QColor(70, 130, 180)  # a task colour to show the three states on
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from .notices import NoticeBanner
+from ..notices import NoticeBanner
 
 STEPS_PER_ROW = 100  # scrollbar units per row unit
 

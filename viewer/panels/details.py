@@ -8,8 +8,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof.query import as_source
 
-from .item_text import detail_fields
-from .plain_text import tooltip
+from ..item_text import detail_fields
+from ..plain_text import tooltip
 
 LINK_KINDS = ("item", "items", "lane", "provenance")
 LINK_COLOR = QtGui.QColor(20, 80, 200)

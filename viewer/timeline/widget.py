@@ -1,5 +1,5 @@
 """The timeline widget: a pyqtgraph plot holding the painted item, axes, cursor, view
-history and keys.  Painting lives in timeline_item.py, axes in axes.py, text in item_text.py.
+history and keys.  Painting lives in item.py, axes in axes.py, text in ../item_text.py.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from legate_prof.query import as_source
 from .axes import LaneAxis, TimeAxis
 from .critical_path import step_back, step_forward, step_on_path
 from .path_overlay import PathOverlay
-from .item_text import details_rows, summary_text, tooltip_html
+from ..item_text import details_rows, summary_text, tooltip_html
 from .layout import LaneLayout
 from .sticky_header import StickyHeader
-from .time_text import format_time
-from .timeline_item import TimelineItem
+from ..time_text import format_time
+from .item import TimelineItem
 from .viewbox import TimelineViewBox
 
 ROW_PX = 18  # pixels per row unit at the default vertical scale
