@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -49,7 +50,8 @@ def child(spec):
     (``{"event": ..., "t": monotonic}``) and stalls as JSON lines."""
     sys.path.insert(0, str(ROOT))
     from PySide6 import QtCore, QtWidgets
-    app = QtWidgets.QApplication(["legate_prof"])
+    app = (_tracing_application() if spec.get("trace") else QtWidgets.QApplication)(
+        ["legate_prof"])
     state = {"last": time.monotonic(), "phase": "start", "opened": False, "said": set()}
 
     def emit(**kw):
@@ -114,6 +116,33 @@ def child(spec):
     rc = main(["view", *spec["files"]])
     emit(event="exit", rc=rc)
     return rc
+
+
+def _tracing_application():
+    """A QApplication that says which events took long on the window's thread, and where the
+    other threads were when each ended (``--trace``: where a freeze comes from)."""
+    import traceback
+    from PySide6 import QtWidgets
+
+    class Tracing(QtWidgets.QApplication):
+        def notify(self, receiver, event):
+            t0 = time.monotonic()
+            try:
+                return super().notify(receiver, event)
+            finally:
+                ms = (time.monotonic() - t0) * 1000
+                if ms > float(os.environ.get("TRACE_MS", STALL_MS)):
+                    main = threading.main_thread().ident
+                    others = {t.ident: t.name for t in threading.enumerate()}
+                    where = {others.get(k, str(k)): " <- ".join(
+                        f"{os.path.basename(f.filename)}:{f.lineno} {f.name}"
+                        for f in reversed(traceback.extract_stack(fr)[-4:]))
+                        for k, fr in sys._current_frames().items() if k != main}
+                    print(json.dumps({"event": "slow_event", "ms": round(ms, 1),
+                                      "type": str(event.type()).split(".")[-1],
+                                      "receiver": type(receiver).__name__, "others": where,
+                                      "t": time.monotonic()}), flush=True)
+    return Tracing
 
 
 # ---- the measuring side ------------------------------------------------------------------

@@ -16,6 +16,7 @@ from legate_prof import __version__
 from legate_prof.query import as_source, open_profile
 
 from . import plain_text
+from .background import favour_the_window
 from .timeline.critical_path import CriticalPathWorker
 from .panels.details import DetailPanel
 from .panels.findings import add_findings_dock
@@ -27,10 +28,9 @@ from .notices import notice_lines
 from .timeline.scrollbar import ScrolledTimeline
 from .panels.search import ITEM_ROLE, SearchResults
 from .time_text import format_range
-from .timeline.widget import TimelineWidget
+from .timeline.widget import TimelineWidget, prepare_view
 from .view_keys import ViewKeys
 
-FRAME_BUDGET_S = 0.010  # per frame, for recomputing rows at a new resolution
 MIN_TIMELINE_PX = 480  # the timeline keeps this width however wide the docks are
 DOCK_SHARE = 0.3  # docks take at most this share of the window when it is laid out again
 
@@ -66,6 +66,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def __init__(self, model=None, files=(), load=None, findings=None, opener=None,
                  example_note=None):
         super().__init__()
+        favour_the_window()  # (its threads' work never holds this thread for long)
         # the command line opened the bundled example (no run here): title, status and
         # banner say so, and how to open a run, while it is shown
         self._example = (list(files), example_note) if example_note else None
@@ -81,6 +82,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._loaders = []  # kept alive while their threads run
         self._kept = None  # the shown profile while another one loads: (widget, source, files)
         self._critical = []  # CriticalPathWorkers, kept alive while their threads run
+        self._frame = None  # the timeline and its frame, made once (``_timeline_frame``)
         self._files = list(files)
         self.setAcceptDrops(True)  # drop profile files on the window to open them
         self._build_docks()
@@ -95,6 +97,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self._show_source(as_source(model), files)
         else:
             self._load = load
+            self._timeline_frame()  # (made now, before the window shows, not while it loads)
             self._show_loading(files)
             self.statusBar().showMessage("reading the profile…")
 
@@ -196,29 +199,39 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ---- the profile shown ------------------------------------------------------------------
 
-    def _show_source(self, src, files):
-        """Show ``src``'s timeline in the centre, replacing everything of the profile before:
-        the timeline and its view history, search, details, highlights."""
+    def _timeline_frame(self):
+        """The timeline with its scrollbar and notices, made once: each profile opened is
+        shown in it (``TimelineWidget.set_source``), since making a plot with its axes costs
+        the window's thread most of a frame."""
+        if self._frame is None:
+            timeline = TimelineWidget()
+            timeline.itemClicked.connect(self._clicked)
+            timeline.viewChanged.connect(self._status_range)
+            timeline.escapePressed.connect(self._escape)
+            timeline.walked.connect(self._walked)
+            timeline.itemRestored.connect(self._restored)
+            timeline.pathToggled.connect(self._path_toggled)
+            timeline.setMinimumWidth(MIN_TIMELINE_PX)
+            self._frame = ScrolledTimeline(timeline)
+        return self._frame
+
+    def _show_source(self, src, files, layout=None):
+        """Show ``src``'s timeline in the centre (its lanes laid out as ``layout``, made by
+        the loader's thread), replacing everything of the profile before: the timeline and
+        its view history, search, details, highlights."""
         self.source = src
         self._files = list(files)
-        old = self.centralWidget()
-        self.timeline = TimelineWidget(src, LaneLayout.default(src))
-        self.timeline.item.budget_s = FRAME_BUDGET_S  # keep frames interactive while zooming
-        self.timeline.itemClicked.connect(self._clicked)
-        self.timeline.viewChanged.connect(self._status_range)
-        self.timeline.escapePressed.connect(self._escape)
-        self.timeline.walked.connect(self._walked)
-        self.timeline.itemRestored.connect(self._restored)
-        self.timeline.pathToggled.connect(self._path_toggled)
-        self.timeline.setMinimumWidth(MIN_TIMELINE_PX)
+        frame = self._timeline_frame()
+        self.timeline = frame.timeline
+        self.timeline.set_source(src, layout)
+        self.timeline.item.compute_in_background()  # no frame waits for a tile
         self.timeline.show_critical_path(self.path_action.isChecked())
         lines = notice_lines(src.info())
         if self._showing_example(files):
             lines.insert(0, f"This is the bundled example profile: {self._example[1]}.")
-        self.setCentralWidget(ScrolledTimeline(self.timeline, lines))
-        for gone in (old, self._kept[0] if self._kept else None):
-            if gone is not None:
-                gone.deleteLater()
+        frame.set_notices(lines)
+        if self.centralWidget() is not frame:
+            self.setCentralWidget(frame)  # (the loading panel goes)
         self._kept = None
         self.loading = None
         self.search.clear()
@@ -336,6 +349,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def closeEvent(self, ev):
         for loader in self._loaders:  # no findings to compute for a closed window
             loader.cancel()
+        if self._frame is not None and self._frame.timeline.item is not None:
+            self._frame.timeline.item.stop_background()
         super().closeEvent(ev)
 
     # ---- loading (the command line's, File → Open's and a drop's) ----------------------
@@ -364,7 +379,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._loads += 1
         for old in self._loaders:
             old.cancel()
-        loader = Loader(self._loads, load or self._load, self._find)
+        loader = Loader(self._loads, load or self._load, self._find, prepare=prepare_view)
         loader.progressed.connect(self._progressed)
         loader.loaded.connect(self._loaded)
         loader.failed.connect(self._failed)
@@ -382,11 +397,11 @@ class MainWindow(QtWidgets.QMainWindow):
         if self._current(number) and self.loading is not None:
             self.loading.set_progress(done, total, what)
 
-    def _loaded(self, number, model):
+    def _loaded(self, number, ready):
         if not self._current(number):
             return
-        self.model = model
-        self._show_source(as_source(model), self._files)
+        self.model = ready.model
+        self._show_source(ready.source, self._files, ready.layout)
         self._loader.source = self.source  # the findings share its critical path
         FirstFrame(self.timeline.viewport(), self._loader.shown.set)
         if self._find is not None:

@@ -13,6 +13,7 @@ import threading
 from PySide6 import QtCore, QtWidgets
 
 from . import plain_text
+from .background import lower_this_thread
 
 
 class LoadingPanel(QtWidgets.QWidget):
@@ -52,9 +53,11 @@ class LoadingPanel(QtWidgets.QWidget):
 
 
 class Loader(QtCore.QObject):
-    """Runs ``load(progress)`` in a worker thread, then ``findings(model)`` if given; tells
-    the window through queued signals, each with this load's ``number``.  The findings come
-    after the model so the timeline does not wait for them (they only read its tables)."""
+    """Runs ``load(progress)`` in a worker thread, then ``prepare(model, progress)`` (what
+    showing it needs, made here rather than in the window's thread), then ``findings(model)``
+    if given; tells the window through queued signals, each with this load's ``number``
+    (``loaded`` carries what ``prepare`` made).  The findings come after the model so the
+    timeline does not wait for them (they only read its tables)."""
 
     progressed = QtCore.Signal(int, int, int, str)
     loaded = QtCore.Signal(int, object)
@@ -63,11 +66,12 @@ class Loader(QtCore.QObject):
 
     FIRST_FRAME_WAIT_S = 2.0  # the findings wait at most this long for the timeline's frame
 
-    def __init__(self, number, load, findings=None):
+    def __init__(self, number, load, findings=None, prepare=None):
         super().__init__()
         self.number = number
         self._load = load
         self._findings = findings
+        self._prepare = prepare
         # set by the window once the timeline has painted: the findings (numpy in this
         # thread, holding the GIL between calls) then do not slow the first frames
         self.shown = threading.Event()
@@ -90,12 +94,16 @@ class Loader(QtCore.QObject):
         self.progressed.emit(self.number, int(done), int(total), str(what))
 
     def _run(self):
+        lower_this_thread()  # (it gives way to the window's thread)
         try:
             model = self._load(self._progress)
+            ready = model if self._prepare is None else self._prepare(model, self._progress)
         except BaseException as e:  # handed to the window
             self.failed.emit(self.number, e)
             return
-        self.loaded.emit(self.number, model)
+        if self._cancelled:
+            return  # (the window closed, or another load began: nothing to show)
+        self.loaded.emit(self.number, ready)
         if self._findings is not None:
             self.shown.wait(self.FIRST_FRAME_WAIT_S)
             if self._cancelled:

@@ -39,6 +39,11 @@ class NoticeBanner(QtWidgets.QFrame):
         lay.addWidget(close, 0, QtCore.Qt.AlignmentFlag.AlignTop)
         self.setVisible(bool(lines))
 
+    def set_lines(self, lines):
+        """Show these lines (another profile's), or hide where there are none."""
+        self.label.setText("\n".join(lines))
+        self.setVisible(bool(lines))
+
     def lines(self):
         text = self.label.text()
         return text.split("\n") if text else []

@@ -71,6 +71,8 @@ class EarlyLoad:
             sink(done, total, what)
 
     def _run(self, files, args):
+        from legate_prof.load.rank_workers import lower_this_thread
+        lower_this_thread()  # (the window's thread, starting meanwhile, comes first)
         try:
             # the timeline first; the cache entry is written meanwhile
             cache = "later" if getattr(args, "cache", False) else False

@@ -19,6 +19,8 @@ from PySide6 import QtCore
 
 from legate_prof.query import PATH_VIA_WORDS
 
+from ..background import lower_this_thread
+
 LINK_LABELS = ("Waited for", "Created by")
 NO_EVENTS = "no critical path: this profile records no Realm events (Legion's timeline is "\
     "missing, or the run predates them)"
@@ -95,6 +97,7 @@ class CriticalPathWorker(QtCore.QObject):
         self.thread.start()
 
     def _run(self):
+        lower_this_thread()  # (it gives way to the window's thread)
         try:
             self.source.prepare_critical_path()
             result = RunPath.from_steps(self.source, self.source.run_critical_path())

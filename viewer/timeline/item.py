@@ -22,6 +22,7 @@ from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_
 from .layout import LaneLayout
 from .rect_batch import RectBatch
 from .tile_cache import GridCache
+from .tile_worker import Ask, TileWorker
 
 
 
@@ -62,10 +63,51 @@ class TimelineItem(pg.GraphicsObject):
         # shows the previous resolution's data elsewhere and asks for another frame.
         # None = compute everything now (screenshots, tests).
         self.budget_s = None
+        # a window's timeline computes its tiles in a thread (``compute_in_background``): a
+        # frame draws what is there and asks for the rest, which arrives as it is done
+        self.tiles = None
+        self._asked = set()  # (cache, key) this frame asked for
         self._generation = 0
         self._deadline = 0.0
         self._computed = 0
         self._pending = False
+
+    def compute_in_background(self):
+        """Compute tiles and utilization strips in a thread of their own from now on
+        (``tile_worker``): no frame waits for one."""
+        if self.tiles is None:
+            self.tiles = TileWorker(self.source.prepare_lanes)
+            self.tiles.done.connect(self._tile_done)
+
+    def stop_background(self):
+        """The thread computing tiles ends (the timeline is going)."""
+        if self.tiles is not None:
+            self.tiles.stop()
+
+    def settled(self):
+        """True when the last frame drew everything at its resolution and nothing is being
+        computed for it (a picture of the window now is final)."""
+        return not self._pending and (self.tiles is None or self.tiles.pending() == 0)
+
+    def _tile_done(self, cache, key, result):
+        """A tile or strip computed in the background arrives: kept, and the view repainted."""
+        if isinstance(result, Exception):
+            self._report(result, f"computing {'a lane' if cache == 'lane' else 'a summary'}")
+            return
+        (self._lane_cache if cache == "lane" else self._summary_cache).put(key, result)
+        self._cache_key = None
+        self.update()
+
+    def _ask(self, cache, lane=None):
+        """The ``ask`` a frame gives the grid cache: None computes in this thread."""
+        if self.tiles is None:
+            return None
+
+        def ask(key, spec, make):
+            self._asked.add((cache, key))
+            self._pending = True
+            self.tiles.ask(Ask(cache, key, spec, make, lane))
+        return ask
 
     def set_layout(self, layout):
         self.prepareGeometryChange()
@@ -135,8 +177,10 @@ class TimelineItem(pg.GraphicsObject):
         labels = []
         n_rects = 0
         visible = list(self.layout.visible(y0, y1))
+        self._asked = set()
         try:  # else each lane is stacked alone as it is drawn, and a bad one fails alone
-            self.source.prepare_lanes([e.lane for e in visible if e.kind == "lane"])
+            if self.tiles is None:  # (in the background: the tiles' thread stacks them)
+                self.source.prepare_lanes([e.lane for e in visible if e.kind == "lane"])
         except Exception as exc:  # noqa: BLE001
             self._report(exc, "stacking the lanes shown")
         for e in visible:
@@ -170,7 +214,9 @@ class TimelineItem(pg.GraphicsObject):
             p.setPen(QtGui.QColor(180, 0, 0))
             p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
         self.last_stats.update(rects=n_rects, width=width, pending=self._pending)
-        if self._pending:  # some rows still show the previous resolution: another frame
+        if self.tiles is not None:  # what the view no longer shows is not computed
+            self.tiles.keep_only(self._asked)
+        elif self._pending:  # some rows still show the previous resolution: another frame
             QtCore.QTimer.singleShot(0, self._continue)
 
     def _report(self, exc, where):
@@ -203,8 +249,7 @@ class TimelineItem(pg.GraphicsObject):
         if strip is None:
             p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
             return
-        bin_ns, a, vals = strip
-        in_bytes = self.bytes_scale(e.rank, e.group)
+        bin_ns, a, vals, in_bytes = strip
         if in_bytes is not None:  # drawn up to the peak, not as a share of a capacity
             den, peak = in_bytes
             vals = np.asarray(vals) * (den / peak if peak > 0 else 0.0)
@@ -233,11 +278,16 @@ class TimelineItem(pg.GraphicsObject):
 
     def bytes_scale(self, rank, group):
         """(bytes per unit of the summary, peak bytes) of a memory row without a capacity,
-        else None (asked once per row)."""
+        else None (asked once per row; in the tiles' thread with the row's strip)."""
         key = (rank, group)
         if key not in self._bytes_scales:
             self._bytes_scales[key] = self.source.summary_bytes(group, rank)
         return self._bytes_scales[key]
+
+    def _summary_values(self, e, a, b, n):
+        """A utilization strip: its values, and its bytes scale (``bytes_scale``)."""
+        return self.source.summary_tile(e.group, e.rank, a, b, n), self.bytes_scale(e.rank,
+                                                                                    e.group)
 
     def _paint_scale(self, p, px_left, width, top, h, in_bytes=None):
         """0 / 50 / 100 % marks on a utilization row, so "~74 %" can be read off; a memory
@@ -310,9 +360,9 @@ class TimelineItem(pg.GraphicsObject):
         bin_ns = 2.0 ** np.floor(np.log2(max(3.0 * (x1 - x0) / width, 1e-9)))
         c = self._summary_cache.get(
             (e.rank, e.group), bin_ns, x0, x1,
-            lambda a, b, n: self.source.summary_tile(e.group, e.rank, a, b, n),
-            self._may_compute, self._generation)
-        return None if c is None else (c.cell_ns, c.first, c.data)
+            lambda a, b, n: self._summary_values(e, a, b, n),
+            self._may_compute, self._generation, self._ask("summary"))
+        return None if c is None else (c.cell_ns, c.first, *c.data)
 
     def _lane_rows(self, lane, x0, x1, width):
         """The lane's tile for this view, in view pixels: computed on cells of 0.5-1 view
@@ -322,9 +372,9 @@ class TimelineItem(pg.GraphicsObject):
         c = self._lane_cache.get(lane, res, x0, x1,
                                  lambda a, b, n: self.source.lane_tile(
                                      lane, a, b, n, px_scale=ns_per_px / res),
-                                 self._may_compute, self._generation)
+                                 self._may_compute, self._generation, self._ask("lane", lane))
         if c is None:
-            return []  # nothing to show yet; a later frame computes it
+            return None  # nothing to show yet; a later frame (or the tiles' thread) makes it
         res, a, tile = c.cell_ns, c.first, c.data
         k = res * width / (x1 - x0)  # view pixels per grid cell
         off = (a * res - x0) * width / (x1 - x0)
@@ -350,7 +400,8 @@ class TimelineItem(pg.GraphicsObject):
         gap = 1.0 if row_px > 4 else 0.0
         n = 0
         dim = self._hl is not None
-        for dr in self._lane_rows(e.lane, x0, x1, width):
+        rows = self._lane_rows(e.lane, x0, x1, width)
+        for dr in rows or ():
             y = top + dr.row * row_px + gap
             hh = max(row_px - 2 * gap, 1.0)
             if len(dr.box_item):

@@ -35,7 +35,13 @@ class ScrolledTimeline(QtWidgets.QWidget):
         self.bar.valueChanged.connect(self._to_view)
         self._from_view()
 
+    def set_notices(self, lines):
+        """Another profile's notices (none: the banner hides)."""
+        self.banner.set_lines(list(lines))
+
     def _from_view(self, *args):
+        if self.timeline.lane_layout is None:
+            return
         (y0, y1) = self.timeline.vb.viewRange()[1]
         total = self.timeline.lane_layout.height
         self._syncing = True

@@ -4,6 +4,8 @@ history and keys.  Painting lives in item.py, axes in axes.py, text in ../item_t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -19,6 +21,26 @@ from .sticky_header import StickyHeader
 from ..time_text import format_time
 from .item import TimelineItem
 from .viewbox import TimelineViewBox
+
+@dataclass
+class PreparedView:
+    """What a window needs to show a profile (``prepare_view``)."""
+
+    model: object
+    source: object
+    layout: LaneLayout
+
+
+def prepare_view(model, progress=None):
+    """What a window needs to show ``model``, made off its thread (the loader's): the query
+    source, its lane tree described (``info()``, with the notices: the messages' latency,
+    a second or two on a big run) and laid out."""
+    if progress is not None:
+        progress(1, 1, "laying out the lanes")
+    source = as_source(model)
+    source.info()
+    return PreparedView(model, source, LaneLayout.default(source))
+
 
 ROW_PX = 18  # pixels per row unit at the default vertical scale
 COMPACT_ROW_PX = 7  # ... in compact mode (many ranks on one screen)
@@ -36,7 +58,9 @@ class TimelineWidget(pg.PlotWidget):
     itemRestored = QtCore.Signal(object)  # undo/redo of a walk selected this item again
     pathToggled = QtCore.Signal(bool)  # the run's critical path drawn or not
 
-    def __init__(self, model, layout: LaneLayout | None = None, parent=None):
+    def __init__(self, model=None, layout: LaneLayout | None = None, parent=None):
+        """The plot, its axes and view box; ``model``'s timeline in it (``set_source``), or
+        none yet: a window makes this once and shows each profile it opens in it."""
         self.vb = TimelineViewBox()
         self.time_axis = TimeAxis("bottom")
         self.lane_axis = LaneAxis("left")
@@ -45,9 +69,7 @@ class TimelineWidget(pg.PlotWidget):
                                     "top": TimeAxis("top")})
         self.setBackground("w")
         self.row_px = ROW_PX
-        self.source = as_source(model)
-        self.lane_layout = layout or LaneLayout.default(self.source)
-        self._path_step = None  # the drawn path's step last walked to (an item holds several)
+        self.source = self.lane_layout = self.item = None
         pi = self.getPlotItem()
         pi.showAxis("top")
         pi.hideButtons()
@@ -56,15 +78,10 @@ class TimelineWidget(pg.PlotWidget):
             a = pi.getAxis(ax)
             a.setPen(pg.mkPen(90, 90, 90))
             a.setTextPen(pg.mkPen(30, 30, 30))
-            if ax != "left" and self.source.info().n_items == 0:
-                a.setTicks([[], []])  # no time to count: no "0.00 ns ... 1.00 ns" of nothing
-        self.item = TimelineItem(self.source, self.lane_layout)
-        self.addItem(self.item)
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(0, 0, 0, 120))
         self.cursor_label = pg.TextItem(color=(0, 0, 0), anchor=(0, 1), fill=(255, 255, 255, 200))
         self.addItem(self.cursor, ignoreBounds=True)
         self.addItem(self.cursor_label, ignoreBounds=True)
-        self.lane_axis.set_layout(self.lane_layout)
         self.lane_axis.toggled.connect(self.toggle_group)
         self.lane_axis.rankToggled.connect(self.toggle_rank)
         self.sticky = StickyHeader(self)
@@ -76,15 +93,37 @@ class TimelineWidget(pg.PlotWidget):
         self.vb.interactionFinished.connect(self._remember)
         self.scene().sigMouseMoved.connect(self._mouse_moved)
         self.scene().sigMouseClicked.connect(self._mouse_clicked)
-        self.history = []
-        self.future = []
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        if model is not None:
+            self.set_source(model, layout)
+
+    def set_source(self, model, layout: LaneLayout | None = None):
+        """Show ``model``'s timeline (its lanes laid out as ``layout``), in place of the one
+        shown: a new painted item, lane tree, view range and history; the plot, axes and view
+        box stay (making them is most of a frame of the window's thread)."""
+        if self.item is not None:
+            self.item.stop_background()
+            self.removeItem(self.item)
+        self.source = as_source(model)
+        self.lane_layout = layout or LaneLayout.default(self.source)
+        self._path_step = None  # the drawn path's step last walked to (an item holds several)
+        self._tooltip = None
+        self.critical_error = None
+        self._extent = None
+        empty = self.source.info().n_items == 0
+        for ax in ("bottom", "top"):  # no time to count: no "0.00 ns ... 1.00 ns" of nothing
+            self.getPlotItem().getAxis(ax).setTicks([[], []] if empty else None)
+        self.item = TimelineItem(self.source, self.lane_layout)
+        self.addItem(self.item)
+        self.lane_axis.set_layout(self.lane_layout)
         self._walks, self._walks_future = [], []  # per history entry: (from, to) of a walk
+        self.history, self.future = [], []
         self._apply_limits()
         t0, t1 = self.source.info().time_range
         self.set_time_range(t0, t1, remember=False)
         self.history = [(t0, t1)]
         self._walks = [None]
-        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        self.sticky.follow()
 
     # ---- view range ---------------------------------------------------------------------
     def set_extent(self, t0, t1):
@@ -93,7 +132,7 @@ class TimelineWidget(pg.PlotWidget):
         self._apply_limits()
 
     def _apply_limits(self):
-        t0, t1 = getattr(self, "_extent", None) or self.source.info().time_range
+        t0, t1 = self._extent or self.source.info().time_range
         pad = (t1 - t0) * 0.05
         # zoom in to 50 ns, or to 2**12 steps of a float64 where times are that large
         narrowest = max(50.0, 4096 * float(np.spacing(float(max(abs(t0), abs(t1))))))
@@ -119,7 +158,8 @@ class TimelineWidget(pg.PlotWidget):
 
     def resizeEvent(self, ev):
         super().resizeEvent(ev)
-        if hasattr(self, "lane_layout") and not getattr(self, "_closing", False):
+        if getattr(self, "lane_layout", None) is not None and not getattr(self, "_closing",
+                                                                           False):
             self._fit_y()
             if hasattr(self, "sticky"):
                 self.sticky.follow()
@@ -381,7 +421,7 @@ class TimelineWidget(pg.PlotWidget):
         return (b - a) / max(self.vb.width(), 1)
 
     def _mouse_moved(self, pos):
-        if not self.vb.sceneBoundingRect().contains(pos):
+        if self.item is None or not self.vb.sceneBoundingRect().contains(pos):
             return
         p = self.vb.mapSceneToView(pos)
         self.cursor.setPos(p.x())
@@ -425,7 +465,7 @@ class TimelineWidget(pg.PlotWidget):
         return super().viewportEvent(ev)
 
     def _mouse_clicked(self, ev):
-        if ev.button() != QtCore.Qt.MouseButton.LeftButton or \
+        if ev.button() != QtCore.Qt.MouseButton.LeftButton or self.item is None or \
                 not self.vb.sceneBoundingRect().contains(ev.scenePos()):
             return
         p = self.vb.mapSceneToView(ev.scenePos())
@@ -443,6 +483,8 @@ class TimelineWidget(pg.PlotWidget):
     def handle_key(self, ev):
         """The view keys, wherever the focus is (the window forwards them here); True if
         ``ev`` was one."""
+        if self.source is None:
+            return False
         k = ev.key()
         mods = ev.modifiers()
         ctrl = bool(mods & QtCore.Qt.KeyboardModifier.ControlModifier)
