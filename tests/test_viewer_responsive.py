@@ -1,12 +1,16 @@
-"""A window that never waits on work (issue 36).
+"""A window that never waits on work, and that is gone when closed (issue 36).
 
 The window's thread only draws: the profile is read, described and laid out by the loader's
-thread, tiles and utilization strips are computed by the timeline's tiles thread.  How long
-the window goes without answering is measured, not tested (``benchmarks/freeze_probe.py``,
-docs/performance.md).
+thread, tiles and utilization strips are computed by the timeline's tiles thread; a cache
+entry being written when the window closes is stopped and leaves nothing; a window closed
+mid-load ends its process, its workers and their files.  How long the window goes without
+answering is measured, not tested (``benchmarks/freeze_probe.py``, docs/performance.md).
 No timed assertions: waits are for states, never for durations.
 """
 
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -109,3 +113,120 @@ def test_a_second_profile_shows_in_the_same_window_with_its_own_lanes(qtbot, ran
 def as_ranked(paths):
     from legate_prof.query import as_source
     return as_source(load_profile([str(p) for p in paths], ranked=True))
+
+
+# ---- close means gone -----------------------------------------------------------------------
+
+def _cache_files(folder):
+    return sorted(p.name for p in Path(folder).iterdir()) if Path(folder).exists() else []
+
+
+def test_a_cache_entry_stopped_midway_leaves_nothing(ranks4, tmp_path, monkeypatch):
+    """``store_cached`` asked to stop partway through (the window closed while it wrote):
+    it ends with ``WriteStopped``, and the cache holds no entry, no stamp and no temporary;
+    asked never to stop, the same write makes a whole entry that opens."""
+    from legate_prof.store.bundle_file import WriteStopped, read_bundle
+    from legate_prof.store.cache import entry_path, store_cached
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    paths = [str(p) for p in ranks4]
+    model = load_profile(paths, ranked=True)
+    asked = []
+
+    def stop_at_the_fifth():
+        asked.append(1)
+        return len(asked) >= 5
+    with pytest.raises(WriteStopped):
+        store_cached(model, paths, note=lambda m: None, stop=stop_at_the_fifth)
+    assert len(asked) == 5  # (stopped between the columns' pieces, not before the write)
+    assert _cache_files(tmp_path / "cache") == []
+    entry = store_cached(model, paths, note=lambda m: None, stop=lambda: False)
+    assert entry == entry_path(paths) and read_bundle(entry).n_items == model.n_items
+
+
+def test_stopping_the_later_writer_drops_its_entry_and_its_temporary(ranks4, tmp_path,
+                                                                     monkeypatch):
+    """The viewer's cache entry is written "later", in a thread; ``stop_cache_writers`` (the
+    window closed) ends it: afterwards no writer runs and the cache holds either nothing or
+    a whole entry (it may have finished first), never a temporary."""
+    from legate_prof.load.loader import stop_cache_writers
+    from legate_prof.store.bundle_file import read_bundle
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    paths = [str(p) for p in ranks4]
+    model = load_profile(paths, ranked=True, use_cache="later")
+    assert stop_cache_writers(wait_s=LOAD_MS / 1000)
+    left = _cache_files(tmp_path / "cache")
+    assert not [n for n in left if n.endswith(".tmp")], left
+    for name in left:
+        if name.endswith(".lpbundle"):
+            assert read_bundle(tmp_path / "cache" / name).n_items == model.n_items
+
+
+def test_a_process_removes_only_its_own_temporaries_when_it_ends_at_once(tmp_path):
+    """``remove_own_temporaries`` (the viewer ending with ``os._exit``) removes the files this
+    process is writing, and leaves another live process's."""
+    from legate_prof.output_file import atomic_output, remove_own_temporaries
+    other = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from legate_prof.output_file import atomic_output\n"
+        f"with atomic_output({str(tmp_path / 'theirs.bin')!r}) as tmp:\n"
+        "    print(tmp, flush=True)\n"
+        "    time.sleep(600)\n")], stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        theirs = other.stdout.readline().strip()
+        with pytest.raises(KeyboardInterrupt):
+            with atomic_output(tmp_path / "mine.bin") as mine:
+                Path(mine).write_bytes(b"half")
+                assert remove_own_temporaries() == [mine]
+                assert not Path(mine).exists() and Path(theirs).exists()
+                raise KeyboardInterrupt  # (what os._exit would do next: nothing renamed)
+        assert not (tmp_path / "mine.bin").exists()
+    finally:
+        other.kill()
+        other.wait()
+
+
+CLOSE_MID_LOAD = """
+import os, sys
+from PySide6 import QtCore, QtWidgets
+app = QtWidgets.QApplication(["legate_prof"])
+from legate_prof.viewer.app import MainWindow
+
+def close_mid_load():
+    win = next((w for w in app.topLevelWidgets() if isinstance(w, MainWindow)), None)
+    if win is None or not win.isVisible():
+        return
+    timer.stop()
+    print("mid-load" if win.loading is not None else "loaded", flush=True)
+    win.close()
+
+timer = QtCore.QTimer()
+timer.timeout.connect(close_mid_load)
+timer.start(5)
+from legate_prof.cli import main
+rc = main(["view", *sys.argv[1:]])
+print("returned", rc, flush=True)
+"""
+
+
+def test_closing_the_window_mid_load_ends_the_process_its_workers_and_their_files(tmp_path):
+    """`view` of four ranks built by worker processes, its window closed as soon as it shows
+    (the ranks still being built): the process ends (status 0), and no worker, hand-over
+    folder, cache entry or temporary is left."""
+    from fixtures.synthetic import generate
+    run = generate(tmp_path / "run", ranks=4, items=400_000, seed=5)
+    scratch, cache = tmp_path / "tmp", tmp_path / "cache"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch),
+           "LEGATE_PROF_CACHE_DIR": str(cache), "LEGATE_PROF_WORKERS": "2",
+           "LEGATE_PROF_HIDDEN_WINDOW": "1", "QT_QPA_PLATFORM": "offscreen"}
+    r = subprocess.run([sys.executable, "-c", CLOSE_MID_LOAD, *map(str, run)], env=env,
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[:1] == ["mid-load"], r.stdout
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    left = [p.name for p in scratch.iterdir()]
+    assert not [n for n in left if n.startswith("legate_prof_handover_")], left
+    assert not [n for n in _cache_files(cache) if n.endswith(".tmp")]
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(scratch) not in ps  # no worker still building into the hand-over folder

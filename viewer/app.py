@@ -628,20 +628,33 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     if win.load_error is not None:
         raise win.load_error
     code = process_exit(rc) if process_exit is not None else rc
-    for worker in win.background_threads():
-        worker.join(timeout=1.0)  # it ends right after its last signal
-        if worker.is_alive():
-            if process_exit is None:
-                worker.join()
-            else:
-                _exit_now(code)
+    if process_exit is None:  # (the caller goes on: its threads end on their own)
+        for worker in win.background_threads():
+            worker.join()
+        return code
+    import threading
+    import time
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    for worker in win.background_threads():  # one that just sent its last signal ends now
+        worker.join(max(deadline - time.monotonic(), 0.0))
+    if any(t.is_alive() for t in threading.enumerate() if t is not threading.main_thread()):
+        _exit_now(code)  # a load, findings or a path still computing: the process ends here
     return code
 
 
+CLOSE_WAIT_S = 0.1  # a closed window's threads that are about to end get this long
+
+
 def _exit_now(code):
+    """End the process now, whatever its threads are doing: after the atexit handlers (the
+    terminal progress gives the cursor back, rank workers are killed, a cache entry being
+    written is stopped), and with no temporary file of this process left behind."""
     import atexit
     import sys
+
+    from legate_prof.output_file import remove_own_temporaries
     atexit._run_exitfuncs()  # e.g. the terminal progress gives the cursor back
+    remove_own_temporaries()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -151,7 +151,9 @@ def run(args):
         cache = "later" if getattr(args, "cache", False) else False
         return load_with_progress(paths, args, progress, ranked=True, cache=cache)
 
-    def exit_status(rc):
+    def exit_status(rc):  # the window closed: the process ends within a second
+        from legate_prof.load.loader import stop_cache_writers
+        stop_cache_writers()  # (an entry half-written is dropped: a later `view` writes it)
         return rc or (EXIT_USER_ERROR if loaded and loaded[0].errors else 0)
     return run_viewer(files=files, load=load, findings=find_insights,
                       process_exit=exit_status, opener=open_more,
