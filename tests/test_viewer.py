@@ -245,12 +245,14 @@ def test_drag_pans(window, qtbot):
 def test_search_highlights_lists_and_jumps(window, qtbot):
     window.search.setText("add_task")
     qtbot.keyClick(window.search, QtCore.Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not window.busy())  # (searched in a thread)
     assert window.results.result_items() and len(window.results.result_items()) == 6
     # 3 tasks + 3 application ranges, under the one rank's row with its count
     assert window.results.counts == {0: 6}
     assert window.timeline.item.matches is not None
     item = window.results.topLevelItem(0).child(0)
     window._jump(item)
+    qtbot.waitUntil(lambda: not window.busy())  # (worked out in a thread)
     i = window.results.result_items()[0]
     a, b = window.timeline.time_range()
     s, e = window.source.item_extent(i)

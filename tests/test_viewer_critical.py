@@ -101,6 +101,7 @@ def test_computed_in_a_thread_after_the_first_frame_and_never_waited_for(qtbot):
     # meanwhile everything answers at once: details, hover text, the walk keys, the toggle
     i = int(src.search("BinaryOp")[0])
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     assert _details(win)["Critical path"].startswith("being computed")
     assert "Waited for" not in _details(win) and "Created by" not in _details(win)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
@@ -142,6 +143,7 @@ def test_a_path_that_arrives_while_another_profile_loads_is_kept(qtbot):
     i = next(int(k) for k in win.critical_path.item
              if (link := src.critical_predecessor(k)) is not None and link.predecessor is not None)
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)  # the walk keys work on it again
     assert win.timeline.item.selected == src.critical_predecessor(i).predecessor
 
@@ -156,6 +158,7 @@ def test_walk_back_and_forward_with_the_view_following_and_undo(qtbot):
              and src.critical_predecessor(s.item).predecessor is not None)
     j = src.critical_predecessor(i).predecessor
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     before = tl.time_range()
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
     assert tl.item.selected == j
@@ -198,6 +201,7 @@ def test_while_the_path_is_drawn_the_walk_keys_follow_it_step_by_step(qtbot):
     assert n > 100 and src.critical_predecessor(last) is None
     _key(qtbot, win, QtCore.Qt.Key.Key_P)
     win.go_to_item(last)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     zeros = []
     for k in range(1, 13):
         _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
@@ -221,6 +225,7 @@ def test_while_the_path_is_drawn_the_walk_keys_follow_it_step_by_step(qtbot):
     assert f"step 1 of {n} of the critical path, its first" in win.statusBar().currentMessage()
     _key(qtbot, win, QtCore.Qt.Key.Key_P)  # hidden: the item's own link
     win.go_to_item(last)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
     assert tl.item.selected == last
     assert "no critical predecessor" in win.statusBar().currentMessage()
@@ -290,6 +295,7 @@ def test_a_damaged_graph_stops_at_unknown_without_a_traceback(qtbot, tmp_path):
              if (link := src.critical_predecessor(k)) is not None
              and link.via == "unknown_event")
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
     assert win.timeline.item.selected == i
     said = win.statusBar().currentMessage()
@@ -306,6 +312,7 @@ def test_a_damaged_graph_stops_at_unknown_without_a_traceback(qtbot, tmp_path):
     assert win2.critical_path is None
     assert "critical path unavailable: IndexError" in win2.statusBar().currentMessage()
     win2.go_to_item(0)
+    qtbot.waitUntil(lambda: not win2.busy())  # (worked out in a thread)
     assert _details(win2)["Critical path"].startswith("unavailable (IndexError")
 
 
@@ -320,6 +327,7 @@ def test_a_profile_without_event_records_says_there_is_no_path(qtbot, tmp_path):
     assert win.statusBar().currentMessage().startswith("no critical path: this profile records "
                                                        "no Realm events")
     win.go_to_item(0)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
     assert win.statusBar().currentMessage().startswith("no critical path")
     assert main(["screenshot", f, "-o", str(tmp_path / "cp.png"), "--critical-path"]) == 0

@@ -72,7 +72,9 @@ def test_a_second_open_replaces_everything_and_its_findings_work(qtbot, sample_p
     first = list(win.findings.findings)
     win.search.setText("fill_task")
     win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     win.go_to_item(win.results.result_items()[0])
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     assert win.details.table.rowCount() > 0
     win.timeline.zoom(0.5)
     _reopen(qtbot, win, [EXAMPLE])
@@ -86,6 +88,7 @@ def test_a_second_open_replaces_everything_and_its_findings_work(qtbot, sample_p
     assert win.timeline.item.matches is None
     row = next(k for k, f in enumerate(want) if f["provenance"])
     win.findings.itemClicked.emit(win.findings.item(row))
+    qtbot.waitUntil(lambda: not win.busy())  # (its items are found in a thread)
     a, b = win.timeline.time_range()
     t0, t1 = want[row]["window_ns"]
     assert a <= t0 and t1 <= b
@@ -219,6 +222,7 @@ def test_view_keys_work_wherever_the_focus_is_but_typing(qtbot, sample_profile):
     tl = win.timeline
     win.search.setText("add_task")
     win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     win.results.setFocus()
     qtbot.waitUntil(win.results.hasFocus)
     a0, b0 = tl.time_range()
@@ -249,6 +253,7 @@ def test_search_covers_every_rank_grouped_with_counts(qtbot, ranks4):
     assert all(per_file)  # every rank has some: none may be hidden behind a cap
     win.search.setText(name)
     win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     hits = src.search(name, limit=src.info().n_items + 1)
     assert [win.results.counts[r] for r in range(4)] == per_file
     assert sum(win.results.counts.values()) == len(hits)
@@ -310,6 +315,7 @@ def test_lane_tooltips_and_details_say_rank_and_group(qtbot, ranks4):
     assert tl.lane_axis.entry_tooltip(e.y + 0.1).startswith(f"Rank 2 · cpu · {lane.short}")
     lo, _hi = src.lane_item_range(lane.lane)
     win.go_to_item(lo)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     rows = {win.details.table.item(r, 0).text(): win.details.table.item(r, 1).text()
             for r in range(win.details.table.rowCount())}
     assert rows["Rank"] == "2" and rows["Group"] == "cpu"
@@ -385,16 +391,19 @@ def test_details_links_select_and_zoom_to_an_item(qtbot, sample_profile):
              and link.predecessor is not None and short(link.predecessor))
     j = src.critical_predecessor(i).predecessor
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     table = win.details.table
     row = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Waited for")
     assert table.item(row, 1).font().underline()
     table.cellClicked.emit(row, 1)
+    qtbot.waitUntil(lambda: not win.busy())  # (followed in a thread)
     assert win.timeline.item.selected == j
     a, b = win.timeline.time_range()
     s, e = src.item_extent(j)
     assert a <= s and e <= b and (b - a) < (src.info().time_range[1] - src.info().time_range[0])
     held = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Held up")
     table.cellClicked.emit(held, 1)
+    qtbot.waitUntil(lambda: not win.busy())  # (followed in a thread)
     assert i in win.timeline.item.matches.tolist()
 
 
@@ -477,9 +486,11 @@ def test_strings_from_a_file_are_never_rich_text(qtbot, sample_profile, tmp_path
     _wait_loaded(qtbot, win)
     win.search.setText("<b>evil")
     win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     src = win.source
     i = win.results.result_items()[0]
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     win.timeline.expand(all_groups=True)
     checked += _shown_strings(win)
     checked += [(tooltip_html(src, ("item", int(j))), True) for j in win.results.result_items()[:50]]

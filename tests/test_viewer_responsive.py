@@ -59,6 +59,36 @@ class RecordingSource(ProfileSource):
         self._note("prepare_lanes")
         return super().prepare_lanes(lanes)
 
+    def search(self, *a, **k):
+        self._note("search")
+        return super().search(*a, **k)
+
+    def item_details(self, *a, **k):
+        self._note("item_details")
+        return super().item_details(*a, **k)
+
+
+def _open(qtbot, src, files):
+    from legate_prof.viewer.app import MainWindow
+    win = MainWindow(files=[str(files[0])], load=lambda progress: src)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    win.start_loading()
+    qtbot.waitUntil(lambda: win.timeline is not None, timeout=LOAD_MS)
+    return win
+
+
+def _item_point(tl, i):
+    from PySide6 import QtCore
+    src = tl.source
+    lane, row = src.item_lane(i)
+    e = tl.lane_layout.find_lane(lane)
+    s0, s1 = src.item_extent(i)
+    scene = tl.vb.mapViewToScene(QtCore.QPointF((s0 + s1) / 2, e.y + (row + 0.5) * e.row_h))
+    return tl.mapFromScene(scene)
+
 
 def test_the_windows_thread_computes_no_tile_no_lane_tree_no_stacking(qtbot, ranks4):
     """A profile opened in the window (as `view` and File → Open open one): its lane tree is
@@ -84,6 +114,60 @@ def test_the_windows_thread_computes_no_tile_no_lane_tree_no_stacking(qtbot, ran
     colours = {img.pixel(x, y) for x in range(200, img.width() - 20, 7)
                for y in range(40, img.height() - 40, 7)}
     assert len(colours) > 8  # boxes and utilization drawn, not a blank plot
+
+
+def test_a_search_a_jump_and_a_hover_are_worked_out_off_the_windows_thread(qtbot, ranks4):
+    """The search box's search and its grouping by rank, a jump to a result in a lane not
+    yet drawn (its stacking), and a hover's tooltip (the item's details) all run in threads;
+    the window's thread shows what they found."""
+    from PySide6 import QtWidgets
+    src = RecordingSource(load_profile([str(p) for p in ranks4], ranked=True))
+    win = _open(qtbot, src, ranks4)
+    win.search.setText("BinaryOp")
+    win.run_search()
+    qtbot.waitUntil(lambda: not win.busy(), timeout=LOAD_MS)
+    assert sum(win.results.counts.values()) == len(src.search("BinaryOp", 10**9)) > 0
+    assert win.timeline.item.matches is not None
+    i = win.results.result_items()[-1]
+    win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy(), timeout=LOAD_MS)
+    assert win.timeline.item.selected == i and win.details.table.rowCount() > 0
+    tl = win.timeline
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    tl.grab()
+    del src.asked[:]  # (the details panel asks for its rows on this thread: not a hover)
+    qtbot.mouseMove(tl.viewport(), _item_point(tl, i))
+    qtbot.waitUntil(QtWidgets.QToolTip.isVisible, timeout=LOAD_MS)
+    assert "BinaryOp" in QtWidgets.QToolTip.text()
+    assert ("item_details", False) in src.asked and ("item_details", True) not in src.asked
+    searched = [main for what, main in src.asked if what == "search"]
+    assert True not in searched
+
+
+def test_a_lane_label_shows_its_own_tooltip_never_the_plots_last(qtbot, ranks4):
+    """Hovering a utilization row, then resting on a lane label: Qt's tooltip event shows the
+    label's tooltip ("Rank 0 …"), not the plot's last ("All ranks · … utilization")."""
+    from PySide6 import QtCore, QtGui, QtWidgets
+    win = _open(qtbot, RecordingSource(load_profile([str(p) for p in ranks4], ranked=True)),
+                ranks4)
+    tl = win.timeline
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    tl.grab()
+    summary = next(e for e in tl.lane_layout.entries if e.kind == "summary" and e.rank is None)
+    t0, t1 = tl.time_range()
+    at = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF((t0 + t1) / 2, summary.y + 1)))
+    qtbot.mouseMove(tl.viewport(), at)
+    qtbot.waitUntil(lambda: "utilization" in QtWidgets.QToolTip.text(), timeout=LOAD_MS)
+    head = next(e for e in tl.lane_layout.entries if e.kind == "header" and e.rank == 0)
+    label = tl.mapFromScene(tl.lane_axis.mapToScene(QtCore.QPointF(
+        tl.lane_axis.boundingRect().center().x(), 0)))
+    label.setY(tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(t0, head.y + 0.5))).y())
+    qtbot.mouseMove(tl.viewport(), label)
+    rest = QtGui.QHelpEvent(QtCore.QEvent.Type.ToolTip, label, tl.viewport().mapToGlobal(label))
+    QtCore.QCoreApplication.sendEvent(tl.viewport(), rest)
+    QtCore.QCoreApplication.processEvents()
+    assert "utilization" not in QtWidgets.QToolTip.text()
+    assert QtWidgets.QToolTip.text() == "" or "Rank 0" in QtWidgets.QToolTip.text()
 
 
 def test_a_second_profile_shows_in_the_same_window_with_its_own_lanes(qtbot, ranks4,

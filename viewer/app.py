@@ -16,8 +16,8 @@ from legate_prof import __version__
 from legate_prof.query import as_source, open_profile
 
 from . import plain_text
-from .background import favour_the_window
-from .timeline.critical_path import CriticalPathWorker
+from .background import Background, favour_the_window
+from .timeline.critical_path import CriticalPathWorker, lane_of_item
 from .panels.details import DetailPanel
 from .panels.findings import add_findings_dock
 from .panels.lane_controls import LaneControls
@@ -26,7 +26,7 @@ from .panels.legend import LegendWidget
 from .loading import Loader, LoadingPanel
 from .notices import notice_lines
 from .timeline.scrollbar import ScrolledTimeline
-from .panels.search import ITEM_ROLE, SearchResults
+from .panels.search import ITEM_ROLE, SearchResults, group_by_rank
 from .time_text import format_range
 from .timeline.widget import TimelineWidget, prepare_view
 from .view_keys import ViewKeys
@@ -85,6 +85,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._frame = None  # the timeline and its frame, made once (``_timeline_frame``)
         self._files = list(files)
         self.setAcceptDrops(True)  # drop profile files on the window to open them
+        self._build_work()
         self._build_docks()
         self.lanes = LaneControls(self)
         self._build_toolbar()
@@ -102,6 +103,14 @@ class MainWindow(QtWidgets.QMainWindow):
             self.statusBar().showMessage("reading the profile…")
 
     # ---- building the window ---------------------------------------------------------------
+
+    def _build_work(self):
+        """Threads for what a click or the search box asks, one request of each at a time."""
+        self._searches = Background("legate_prof-search", self)
+        self._searches.done.connect(self._searched)
+        self._jumps = Background("legate_prof-item", self)
+        self._jumps.done.connect(self._jumped)
+        self.finding_work = Background("legate_prof-finding", self)
 
     def _build_docks(self):
         self.details = DetailPanel()
@@ -481,23 +490,44 @@ class MainWindow(QtWidgets.QMainWindow):
     # ---- search, details, highlights ----------------------------------------------------
 
     def run_search(self):
-        """Search every rank; results grouped by rank with a count each, all highlighted."""
+        """Search every rank, in a thread (millions of items take longer than a frame); then
+        the results grouped by rank with a count each, all highlighted."""
         text = self.search.text().strip()
         self.results.clear_results()
         if self.timeline is None:
             return
         if not text:
+            self._searches.cancel()
             self.timeline.set_matches(None)
             self.statusBar().clearMessage()
             return
         src = self.source
-        hits = src.search(text, limit=src.info().n_items + 1)
+
+        def search():
+            hits = src.search(text, limit=src.info().n_items + 1)
+            return hits, group_by_rank(src, hits)
+        self.statusBar().showMessage(f"searching for '{text}'…")
+        self._searches.run(search, (src, text))
+
+    def _searched(self, token, result):
+        src, text = token
+        if src is not self.source or self.timeline is None:
+            return
+        if isinstance(result, Exception):
+            self.statusBar().showMessage(f"search failed: {result}")
+            return
+        hits, groups = result
         self.timeline.set_matches(hits)
-        counts = self.results.show_results(src, hits)
+        counts = self.results.show_groups(src, groups)
         per = ", ".join(f"rank {r}: {n:,}" for r, n in list(counts.items())[:8])
         more = f", … ({len(counts)} ranks)" if len(counts) > 8 else ""
         self.statusBar().showMessage(f"{len(hits):,} matches for '{text}'"
                                      + (f" ({per}{more})" if len(src.info().ranks) > 1 else ""))
+
+    def busy(self):
+        """Whether a search, a finding's items or a jump to an item is still being worked out
+        (tests wait for it; the window goes on meanwhile)."""
+        return any(b.busy for b in (self._searches, self._jumps, self.finding_work))
 
     def _search_for(self, text):
         self.search.setText(text)
@@ -521,8 +551,19 @@ class MainWindow(QtWidgets.QMainWindow):
             self.go_to_item(int(i))
 
     def go_to_item(self, i):
-        """Select an item, zoom to it and show its details (a result, a link)."""
+        """Select an item, zoom to it and show its details (a result, a link), once its lane
+        is ready to draw: stacked in a thread where it was not yet."""
         if self.timeline is None:
+            return
+        src = self.source
+        self._jumps.run(lambda: src.prepare_lanes([lane_of_item(src, i)]), (src, int(i)))
+
+    def _jumped(self, token, result):
+        src, i = token
+        if src is not self.source or self.timeline is None:
+            return
+        if isinstance(result, Exception):
+            self.statusBar().showMessage(f"could not show item {i}: {result}")
             return
         self.timeline.show_item(i)
         self.details.show_hit(self.source, ("item", i))

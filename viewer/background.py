@@ -50,39 +50,44 @@ def start_thread(target, name, *args):
 
 class Background(QtCore.QObject):
     """One function at a time in a thread; ``done(token, result)`` in the window's thread
-    for the latest request only (``result``: what it returned, or the exception raised)."""
+    for the latest request only (``result``: what it returned, or the exception raised);
+    ``busy`` until it arrived."""
 
     done = QtCore.Signal(object, object)
+    _arrived = QtCore.Signal(int, object, object)  # (from the thread; handled in the window's)
 
     def __init__(self, name, parent=None):
         super().__init__(parent)
         self._name = name
         self._latest = 0
-        self._lock = threading.Lock()
+        self.busy = False
         self.threads = []
+        self._arrived.connect(self._deliver)
 
     def run(self, function, token=None):
         """Compute ``function()`` off this thread; earlier requests' results are dropped."""
-        with self._lock:
-            self._latest += 1
-            number = self._latest
+        self._latest += 1
+        self.busy = True
         self.threads = [t for t in self.threads if t.is_alive()]
-        self.threads.append(start_thread(self._work, self._name, number, token, function))
+        self.threads.append(start_thread(self._work, self._name, self._latest, token,
+                                         function))
 
     def cancel(self):
         """No result of the requests made so far will arrive."""
-        with self._lock:
-            self._latest += 1
+        self._latest += 1
+        self.busy = False
 
     def _work(self, number, token, function):
         try:
             result = function()
         except Exception as e:  # noqa: BLE001 - the window says why, never a traceback
             result = e
-        with self._lock:
-            if number != self._latest:
-                return
         try:
-            self.done.emit(token, result)
+            self._arrived.emit(number, token, result)
         except RuntimeError:  # the window was deleted meanwhile
             pass
+
+    def _deliver(self, number, token, result):
+        if number == self._latest:
+            self.busy = False
+            self.done.emit(token, result)

@@ -26,6 +26,15 @@ def ranks_of_items(source, ids):
     return rank[order][np.clip(k, 0, len(order) - 1)]
 
 
+def group_by_rank(source, hits):
+    """{rank: its hits} of sorted item ids, ranks in order (numpy over the hits: what a
+    search's thread hands the results list)."""
+    if len(hits) == 0:
+        return {}
+    ranks = ranks_of_items(source, hits)
+    return {r: hits[ranks == r] for r in np.unique(ranks).tolist()}
+
+
 class SearchResults(QtWidgets.QTreeWidget):
     """One row per rank ("Rank 3 — 306 matches"), its results beneath."""
 
@@ -45,14 +54,15 @@ class SearchResults(QtWidgets.QTreeWidget):
 
     def show_results(self, source, hits):
         """Group ``hits`` (sorted item ids) by rank; returns {rank: count}."""
+        return self.show_groups(source, group_by_rank(source, hits))
+
+    def show_groups(self, source, groups):
+        """List hits grouped by rank (``group_by_rank``); returns {rank: count}."""
         self.clear_results()
         self.source = source
-        if len(hits) == 0:
-            return {}
-        ranks = ranks_of_items(source, hits)
-        for r in np.unique(ranks).tolist():
-            self._by_rank[r] = hits[ranks == r]
-            self.counts[r] = int(len(self._by_rank[r]))
+        for r, ids in groups.items():
+            self._by_rank[r] = ids
+            self.counts[r] = int(len(ids))
         for r, n in self.counts.items():
             top = QtWidgets.QTreeWidgetItem([f"Rank {r} — {n:,} match{'es' if n != 1 else ''}"])
             top.setData(0, RANK_ROLE, r)

@@ -80,6 +80,11 @@ def lanes_of(source, items):
     return ids[order][np.clip(k, 0, len(lanes) - 1)]
 
 
+def lane_of_item(source, i):
+    """The lane of one item, without stacking it (``lanes_of``)."""
+    return int(lanes_of(source, np.array([int(i)], np.int64))[0])
+
+
 class CriticalPathWorker(QtCore.QObject):
     """Computes ``source``'s critical path in a thread: every item's predecessor
     (``prepare_critical_path``), then the run's path; ``done(source, RunPath | Exception)``

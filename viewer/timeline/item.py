@@ -58,6 +58,8 @@ class TimelineItem(pg.GraphicsObject):
         self._summary_cache = GridCache()  # (rank, group) -> utilization bins
         self._summary_img = {}  # (rank, group) -> (key, QImage of the strip, its scale)
         self._lane_cache = GridCache()  # lane -> LaneTile (the tile drawn: hit-tests use it)
+        self._match_cache = GridCache()  # lane -> its highlighted items per row
+        self._match_for = None  # the highlighted ids the match cache holds
         self._bytes_scales = {}  # (rank, group) -> summary_bytes
         # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
         # shows the previous resolution's data elsewhere and asks for another frame.
@@ -94,7 +96,10 @@ class TimelineItem(pg.GraphicsObject):
         if isinstance(result, Exception):
             self._report(result, f"computing {'a lane' if cache == 'lane' else 'a summary'}")
             return
-        (self._lane_cache if cache == "lane" else self._summary_cache).put(key, result)
+        if cache == "match" and self._match_for is not result.data.get("for"):
+            return  # (for highlights no longer shown)
+        {"lane": self._lane_cache, "summary": self._summary_cache,
+         "match": self._match_cache}[cache].put(key, result)
         self._cache_key = None
         self.update()
 
@@ -401,6 +406,7 @@ class TimelineItem(pg.GraphicsObject):
         n = 0
         dim = self._hl is not None
         rows = self._lane_rows(e.lane, x0, x1, width)
+        matched = self._lane_matches(e.lane, x0, x1, width) if dim and rows else {}
         for dr in rows or ():
             y = top + dr.row * row_px + gap
             hh = max(row_px - 2 * gap, 1.0)
@@ -421,7 +427,8 @@ class TimelineItem(pg.GraphicsObject):
                     for j in wide[: MAX_LABELS - len(labels)].tolist():
                         labels.append((bx[j], y, bw[j], hh, int(dr.box_item[j])))
             if dim:
-                self._collect_matches(e.lane, dr.row, x0, x1, px_left, width, y, hh, batches)
+                self._collect_matches(matched.get(dr.row), x0, x1, px_left, width, y, hh,
+                                      batches)
             if len(dr.band_count):
                 bx = px_left + np.clip(dr.band_x0, -2, width + 2)
                 bw = np.maximum(px_left + np.clip(dr.band_x1, -2, width + 2) - bx, 1.0)
@@ -433,23 +440,33 @@ class TimelineItem(pg.GraphicsObject):
                         labels.append((bx[j], y, bw[j], hh, -int(dr.band_count[j])))
         return n
 
-    def _collect_matches(self, lane, row, x0, x1, px_left, width, y, hh, batches):
+    def _lane_matches(self, lane, x0, x1, width):
+        """{row: (start, stop, name id)} of the highlighted items of ``lane`` around the
+        view, computed as its tile is (in the tiles' thread), or {} until it arrives."""
+        if self._match_for is not self._hl:  # another search (or the path): new entries
+            self._match_cache.clear()
+            self._match_for = self._hl
+        res = 2.0 ** np.floor(np.log2(max((x1 - x0) / width, 1e-9)))
+        hl = self._hl
+        c = self._match_cache.get(lane, res, x0, x1,
+                                  lambda a, b, n: highlighted_rows(self.source, lane, hl, a, b),
+                                  self._may_compute, self._generation, self._ask("match"))
+        return {} if c is None else c.data
+
+    def _collect_matches(self, matched, x0, x1, px_left, width, y, hh, batches):
         """Search matches drawn in full colour on top, also inside gray bands, so they stay
         visible where everything else is dimmed."""
-        lo, hi = self.source.lane_item_range(lane)
-        a, b = np.searchsorted(self._hl, [lo, hi])
-        if b <= a:
+        if matched is None:
             return
-        ids = self._hl[a:b]
-        c = self.source.items_columns(ids)
-        sel = (c["row"] == row) & (c["stop"] >= x0) & (c["start"] <= x1)
+        start, stop, name = matched
+        sel = (stop >= x0) & (start <= x1)
         if not sel.any():
             return
         scale = width / (x1 - x0)
-        xa = px_left + np.clip((c["start"][sel] - x0) * scale, -2, width + 2)
-        xb = px_left + np.clip((c["stop"][sel] - x0) * scale, -2, width + 2)
+        xa = px_left + np.clip((start[sel] - x0) * scale, -2, width + 2)
+        xb = px_left + np.clip((stop[sel] - x0) * scale, -2, width + 2)
         batches.setdefault("match", []).append((xa, np.maximum(xb - xa, 2.0), y, hh,
-                                                c["name"][sel]))
+                                                name[sel]))
 
     def _collect_waits(self, dr, y, hh, px_left, width, batches):
         """Waiting and ready shades over boxes of tasks that waited (the tile's pieces)."""
@@ -603,6 +620,23 @@ class TimelineItem(pg.GraphicsObject):
         if h.item is not None:
             return ("item", h.item), e
         return ("band", (h.t0, h.t1, h.count, e.lane, row)), e
+
+
+def highlighted_rows(source, lane, highlighted, t0, t1):
+    """{row: (start, stop, name id)} of the items of ``lane`` among ``highlighted`` (sorted
+    item ids) that overlap [t0, t1]; under "for", the ids it was made for."""
+    lo, hi = source.lane_item_range(lane)
+    a, b = np.searchsorted(highlighted, [lo, hi])
+    out = {"for": highlighted}
+    if b <= a:
+        return out
+    c = source.items_columns(highlighted[a:b])
+    sel = (c["stop"] >= t0) & (c["start"] <= t1)
+    rows = c["row"][sel]
+    for r in np.unique(rows).tolist():
+        k = rows == r
+        out[r] = (c["start"][sel][k], c["stop"][sel][k], c["name"][sel][k])
+    return out
 
 
 def band_label(count, short=False):

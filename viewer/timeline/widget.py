@@ -18,6 +18,7 @@ from .path_overlay import PathOverlay
 from ..item_text import details_rows, summary_text, tooltip_html
 from .layout import LaneLayout
 from .sticky_header import StickyHeader
+from ..background import Background
 from ..time_text import format_time
 from .item import TimelineItem
 from .viewbox import TimelineViewBox
@@ -94,6 +95,9 @@ class TimelineWidget(pg.PlotWidget):
         self.scene().sigMouseMoved.connect(self._mouse_moved)
         self.scene().sigMouseClicked.connect(self._mouse_clicked)
         self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        self._hover = self._tooltip = None  # what the mouse rests on, and its tooltip
+        self._tips = Background("legate_prof-tooltip", self)
+        self._tips.done.connect(self._tooltip_ready)
         if model is not None:
             self.set_source(model, layout)
 
@@ -107,7 +111,8 @@ class TimelineWidget(pg.PlotWidget):
         self.source = as_source(model)
         self.lane_layout = layout or LaneLayout.default(self.source)
         self._path_step = None  # the drawn path's step last walked to (an item holds several)
-        self._tooltip = None
+        self._hover = self._tooltip = None
+        self._tips.cancel()
         self.critical_error = None
         self._extent = None
         empty = self.source.info().n_items == 0
@@ -301,7 +306,12 @@ class TimelineWidget(pg.PlotWidget):
 
     # ---- search -------------------------------------------------------------------------
     def set_matches(self, matches):
-        self.item.matches = None if matches is None else np.sort(np.asarray(matches))
+        """Highlight these item ids (None: none); a search's come sorted, others are."""
+        if matches is not None:
+            matches = np.asarray(matches)
+            if len(matches) > 1 and not bool(np.all(matches[1:] >= matches[:-1])):
+                matches = np.sort(matches)
+        self.item.matches = matches
         self.item.update()
 
     def select(self, index):
@@ -421,25 +431,48 @@ class TimelineWidget(pg.PlotWidget):
         return (b - a) / max(self.vb.width(), 1)
 
     def _mouse_moved(self, pos):
-        if self.item is None or not self.vb.sceneBoundingRect().contains(pos):
+        if self.item is None:
+            return
+        if not self.vb.sceneBoundingRect().contains(pos):
+            self._hover = self._tooltip = None  # (the lane labels say their own)
+            self._tips.cancel()
             return
         p = self.vb.mapSceneToView(pos)
         self.cursor.setPos(p.x())
         self.cursor.show()
         self.cursor_label.show()
         self._follow_cursor()
-        hit, entry = self.item.hit(p.x(), p.y(), self._ns_per_px())
+        ns_px = self._ns_per_px()
+        hit, entry = self.item.hit(p.x(), p.y(), ns_px)
+        src, x = self.source, p.x()
         if hit is not None:
-            text = tooltip_html(self.source, hit)
+            what, text = ("hit", hit), lambda: tooltip_html(src, hit)
         elif entry is not None and entry.kind == "summary":
-            text = summary_text(self.source, entry, p.x(), self._ns_per_px())
+            what = ("summary", entry.rank, entry.group, int(x // max(ns_px, 1e-9)))
+            text = lambda: summary_text(src, entry, x, ns_px)  # noqa: E731
         else:
-            self._tooltip = None
+            self._hover = self._tooltip = None
+            self._tips.cancel()
             QtWidgets.QToolTip.hideText()
             return
+        if what == self._hover:  # the same: the tooltip (once there) follows the mouse
+            if self._tooltip:
+                self._show_tooltip(QtGui.QCursor.pos())
+            return
+        self._hover = what
+        self._tips.run(text, (src, what))  # (an item's details take a frame or more)
+
+    def _tooltip_ready(self, token, text):
+        """A hover's text, made in a thread: shown if the mouse still rests on that thing."""
+        src, what = token
+        if src is not self.source or what != self._hover or isinstance(text, Exception):
+            return
         self._tooltip = text
-        QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), text, self.viewport(),
-                                    QtCore.QRect(), TOOLTIP_MS)
+        self._show_tooltip(QtGui.QCursor.pos())
+
+    def _show_tooltip(self, at):
+        QtWidgets.QToolTip.showText(at, self._tooltip, self.viewport(), QtCore.QRect(),
+                                    TOOLTIP_MS)
 
     def _follow_cursor(self, *args):
         """The cursor's time label: at the top of the view, with the digits the zoom shows;
@@ -458,8 +491,7 @@ class TimelineWidget(pg.PlotWidget):
         with a tooltip and would hide ours: it is answered with ours instead."""
         if ev.type() == QtCore.QEvent.Type.ToolTip:
             if getattr(self, "_tooltip", None):
-                QtWidgets.QToolTip.showText(ev.globalPos(), self._tooltip, self.viewport(),
-                                            QtCore.QRect(), TOOLTIP_MS)
+                self._show_tooltip(ev.globalPos())
             ev.accept()
             return True
         return super().viewportEvent(ev)
