@@ -514,6 +514,98 @@ def test_strings_from_a_file_are_never_rich_text(qtbot, sample_profile, tmp_path
             assert HOSTILE[0] in doc.toPlainText()
 
 
+def _rich_hostile(checked):
+    """The strings shown as rich text that hold a hostile name unescaped, and those whose
+    rendering does not show the name literally."""
+    bad = [s for s, rich in checked if rich and any(h in s for h in HOSTILE)]
+    for s, rich in checked:
+        if rich and "/dev/zero" in s:
+            doc = QtGui.QTextDocument()
+            doc.setHtml(s)
+            if HOSTILE[0] not in doc.toPlainText():
+                bad.append(s)
+    return bad
+
+
+def test_every_place_a_profile_string_is_shown_is_plain_text(qtbot, tmp_path):
+    """Issue 37: a real two-rank run whose every task name and source line is
+    ``<img src="/dev/zero">…`` (Qt would read /dev/zero for it and abort), in files named so:
+    the window is walked through every place such a string can appear — title, loading panel,
+    findings and their tooltips, search results, details and their tooltips, the hover
+    tooltips of items, utilization rows and lane labels, the sticky header, a walk along the
+    critical path ([ and ], whose sentence is the status bar's tooltip too), a failed open's
+    dialog — and none of it is rich text holding the name unescaped."""
+    from legate_prof.viewer.app import MainWindow
+    real = sorted((ROOT / "fixtures" / "real" / "mpi2").glob("legate_*"))
+    evil = HOSTILE[0] + HOSTILE[1] + HOSTILE[2]
+    model = load_profile([str(p) for p in real])
+    model = model.evolve(names=[evil + n for n in model.names],
+                         provenances=[p and f"{evil}{p}" for p in model.provenances])
+    named = tmp_path / f"{HOSTILE[3]}{HOSTILE[1]}_0.prof"
+    shutil.copy(real[0], named)
+    finding = {"pattern": evil, "title": evil, "provenance": [evil + "prog.py:3"],
+               "remedy": evil, "window_ns": list(model.time_range())}
+    win = MainWindow(files=[str(named)], load=lambda progress: model,
+                     findings=lambda m: [finding])
+    qtbot.addWidget(win)
+    win.resize(1500, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    checked = _shown_strings(win)
+    win.start_loading()
+    _wait_loaded(qtbot, win)
+    tl, src = win.timeline, win.source
+    tl.expand(all_groups=True)
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    win.findings.itemClicked.emit(win.findings.item(0))
+    qtbot.waitUntil(lambda: not win.busy())
+    win.search.setText("<img")
+    win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())
+    qtbot.waitUntil(lambda: src.critical_path_ready, timeout=LOAD_MS)
+    i = next(j for j in win.results.result_items()
+             if src.critical_predecessor(j) is not None
+             and src.critical_predecessor(j).predecessor is not None)
+    win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())
+    checked += _shown_strings(win)
+    shown = []  # the tooltips Qt showed, as it shows them
+
+    def hover(point):
+        QtWidgets.QToolTip.hideText()
+        qtbot.mouseMove(tl.viewport(), point)
+        qtbot.waitUntil(lambda: not tl._tips.busy)
+        QtCore.QCoreApplication.processEvents()
+        if QtWidgets.QToolTip.isVisible():
+            shown.append((QtWidgets.QToolTip.text(), True))
+    tl.grab()
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    tl.grab()
+    hover(_item_point(tl, i))
+    t0, t1 = tl.time_range()
+    for e in tl.lane_layout.entries[:40]:
+        y = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(t0, e.y + e.height / 2))).y()
+        hover(QtCore.QPoint(tl.viewport().width() // 2, y))  # an item, a band or a row
+        hover(QtCore.QPoint(60, y))  # its label
+    assert sum("/dev/zero" in s for s, _ in shown) >= 2  # (escaped: not the raw name)
+    for key in (QtCore.Qt.Key.Key_BracketLeft, QtCore.Qt.Key.Key_BracketRight):
+        qtbot.keyClick(tl, key)
+        qtbot.waitUntil(lambda: not win.busy())
+        checked += _shown_strings(win)
+    assert "/dev/zero" in win.statusBar().toolTip()  # the walk's sentence names the items
+    tl.scroll_to(tl.lane_layout.height)  # the sticky header names the rank and lane
+    checked += _shown_strings(win)
+    win._opener = lambda paths, progress: load_profile(paths)
+    bad = tmp_path / f"{HOSTILE[3]}{HOSTILE[1]}_1.prof"
+    bad.write_bytes(HOSTILE[0].encode() + b"\n")
+    win.open_files([str(bad)])
+    qtbot.waitUntil(lambda: getattr(win, "open_error", None) is not None, timeout=LOAD_MS)
+    checked += _shown_strings(win) + shown
+    assert sum("/dev/zero" in s for s, _ in checked) > 20  # the hostile names were shown
+    bad_ones = _rich_hostile(checked)
+    assert not bad_ones, bad_ones[:3]
+
+
 # ---- memory without a capacity ----------------------------------------------------------------
 
 def test_memory_without_a_capacity_is_drawn_in_bytes_with_its_peak(legate_run, tmp_path):

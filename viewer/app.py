@@ -329,7 +329,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if item is not None:
             self.details.show_hit(self.source, ("item", item))
         self.statusBar().showMessage(why)
-        self.statusBar().setToolTip(why)  # (the whole sentence where the legend cuts it)
+        # the whole sentence where the legend cuts it; its names are a file's: plain text
+        self.statusBar().setToolTip(plain_text.tooltip(why))
 
     def _restored(self, item):
         self.details.show_hit(self.source, ("item", item) if item is not None else None)
