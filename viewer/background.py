@@ -38,6 +38,16 @@ def favour_the_window():
     sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
 
 
+def emit(signal, *args):
+    """``signal.emit(*args)`` from a thread, unless the window it goes to is gone (closed
+    while the thread worked: Qt raises "Signal source has been deleted"); True if sent."""
+    try:
+        signal.emit(*args)
+        return True
+    except RuntimeError:
+        return False
+
+
 def start_thread(target, name, *args):
     """A daemon thread running ``target(*args)`` at the lowered priority; returns it."""
     def run():
@@ -82,10 +92,7 @@ class Background(QtCore.QObject):
             result = function()
         except Exception as e:  # noqa: BLE001 - the window says why, never a traceback
             result = e
-        try:
-            self._arrived.emit(number, token, result)
-        except RuntimeError:  # the window was deleted meanwhile
-            pass
+        emit(self._arrived, number, token, result)
 
     def _deliver(self, number, token, result):
         if number == self._latest:

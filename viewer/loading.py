@@ -13,7 +13,7 @@ import threading
 from PySide6 import QtCore, QtWidgets
 
 from . import plain_text
-from .background import lower_this_thread
+from .background import emit, lower_this_thread
 
 
 class LoadingPanel(QtWidgets.QWidget):
@@ -91,7 +91,7 @@ class Loader(QtCore.QObject):
         self.shown.set()
 
     def _progress(self, done, total, what):
-        self.progressed.emit(self.number, int(done), int(total), str(what))
+        emit(self.progressed, self.number, int(done), int(total), str(what))
 
     def _run(self):
         lower_this_thread()  # (it gives way to the window's thread)
@@ -99,18 +99,18 @@ class Loader(QtCore.QObject):
             model = self._load(self._progress)
             ready = model if self._prepare is None else self._prepare(model, self._progress)
         except BaseException as e:  # handed to the window
-            self.failed.emit(self.number, e)
+            emit(self.failed, self.number, e)
             return
         if self._cancelled:
             return  # (the window closed, or another load began: nothing to show)
-        self.loaded.emit(self.number, ready)
+        emit(self.loaded, self.number, ready)
         if self._findings is not None:
             self.shown.wait(self.FIRST_FRAME_WAIT_S)
             if self._cancelled:
                 return
             try:
                 source = self.source
-                self.found.emit(self.number, self._findings(model if source is None
-                                                            else source))
+                emit(self.found, self.number, self._findings(model if source is None
+                                                             else source))
             except Exception as e:  # the timeline stays; the status bar says why
-                self.found.emit(self.number, e)
+                emit(self.found, self.number, e)

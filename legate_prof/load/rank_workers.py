@@ -310,6 +310,9 @@ class Handover:
         if later:
             threading.Thread(target=shutil.rmtree, args=(self.dir,),
                              kwargs={"ignore_errors": True}, name="legate_prof cleanup").start()
+            # a process that ends at once meanwhile (os._exit after its atexit handlers: the
+            # viewer closed) removes what that thread had not yet
+            atexit.register(shutil.rmtree, self.dir, ignore_errors=True)
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
 

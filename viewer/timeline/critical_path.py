@@ -19,7 +19,7 @@ from PySide6 import QtCore
 
 from legate_prof.query import PATH_VIA_WORDS
 
-from ..background import lower_this_thread
+from ..background import emit, lower_this_thread
 
 LINK_LABELS = ("Waited for", "Created by")
 NO_EVENTS = "no critical path: this profile records no Realm events (Legion's timeline is "\
@@ -108,7 +108,7 @@ class CriticalPathWorker(QtCore.QObject):
             result = RunPath.from_steps(self.source, self.source.run_critical_path())
         except Exception as e:  # noqa: BLE001 - said in the status bar, never a traceback
             result = e
-        self.done.emit(self.source, result)
+        emit(self.done, self.source, result)  # (unless the window closed meanwhile)
 
 
 def step_on_path(source, path, i, at=None, forward=False):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from PySide6 import QtCore
 
-from ..background import start_thread
+from ..background import emit, start_thread
 
 
 @dataclass
@@ -106,7 +106,5 @@ class TileWorker(QtCore.QObject):
                 self._busy = None
                 if self._stopped:
                     return
-            try:
-                self.done.emit(item.cache, item.key, result)
-            except RuntimeError:  # the timeline was deleted meanwhile
-                return
+            if not emit(self.done, item.cache, item.key, result):
+                return  # (the timeline was deleted meanwhile)
