@@ -43,16 +43,53 @@ def _tiny_window(model):
 
 
 def test_zoomed_out_cpu_lane_shows_a_gray_merged_band(tiny, tmp_path):
+    from legate_prof.present.colors import ALPHA_BAND
+    from legate_prof.viewer.colors import GRAY, blend_with_white
     lane, a, b, _ = _tiny_window(tiny)
     img, geo = _shot(tiny, tmp_path, "out.png", expand=["cpu"])
     colors = row_colors(img, geo, lane, row=0, t0=a, t1=b)
-    is_gray = np.array([c == (128, 128, 128) for c in colors])
+    ground = blend_with_white(GRAY, ALPHA_BAND)
+    band = {(128, 128, 128), (ground.red(), ground.green(), ground.blue())}
+    is_gray = np.array([c in band for c in colors])  # (the band's ground, or its busy fill)
     assert is_gray.mean() > 0.1, "the barcode of tiny tasks should merge into gray"
     runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], is_gray, [0]]).astype(int))))[::2]
     assert runs.max() >= 8  # bands wider than any single expanded item (3 px)
     # and those bands stand for many tasks each
     rows = draw_rows(tiny, lane, geo["t0"], geo["t1"], int(geo["x_right"] - geo["x_left"]))
     assert max(int(r.band_count.max()) for r in rows if len(r.band_count)) >= 5
+
+
+def test_a_merged_band_is_filled_as_high_as_its_items_ran(tiny, qtbot):
+    """Issue 36: a gray band is drawn light, filled in full gray from the bottom as high as
+    the share of its time its items ran (its tile's ``band_busy``): a lane of tiny tasks
+    that ran a few percent of the time no longer reads as solid gray."""
+    from legate_prof.viewer.screenshot import make_timeline
+    lane, _a, _b, _ = _tiny_window(tiny)
+    w = make_timeline(tiny, 1600, 900, expand=["cpu"])
+    qtbot.addWidget(w)
+    img = w.grab().toImage()
+    (x0, x1), _ = w.vb.viewRange()
+    width = int(round(w.vb.width()))
+    e = w.lane_layout.find_lane(lane)
+    left = w.mapFromScene(w.vb.sceneBoundingRect().topLeft()).x()
+    checked, shares = 0, []
+    for dr in w.item._lane_rows(lane, x0, x1, width):
+        top = w.mapFromScene(w.vb.mapViewToScene(QtCore.QPointF(x0, e.y + dr.row * e.row_h)))
+        bottom = w.mapFromScene(w.vb.mapViewToScene(
+            QtCore.QPointF(x0, e.y + (dr.row + 1) * e.row_h)))
+        gap = 1 if bottom.y() - top.y() > 4 else 0
+        hh = bottom.y() - top.y() - 2 * gap
+        for bx0, bx1, busy in zip(dr.band_x0, dr.band_x1, dr.band_busy):
+            if not 6 <= bx1 - bx0 < 30 or bx0 < 2 or bx1 > width - 2:
+                continue  # (a band 30 px wide or more carries its count's label)
+            x = int(left + (bx0 + bx1) / 2)
+            column = [QtGui.QColor(img.pixel(x, y)).getRgb()[:3]
+                      for y in range(top.y(), bottom.y() + 1)]
+            filled = sum(c == (128, 128, 128) for c in column)
+            assert abs(filled - max(busy * hh, 1)) <= 1.5, (busy, hh, filled)
+            checked += 1
+            shares.append(float(busy))
+    assert checked >= 3 and min(shares) < 0.5  # idle bands are drawn mostly light
 
 
 def test_zoomed_in_cpu_lane_shows_individual_coloured_boxes(tiny, tmp_path):

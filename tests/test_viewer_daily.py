@@ -204,6 +204,24 @@ def test_the_hover_tooltip_stays_while_the_mouse_is_still(qtbot, sample_profile)
     assert QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text() == text
 
 
+def test_a_merged_bands_text_tells_its_ends_apart_and_says_its_busy_share(sample_profile):
+    """Issue 36: a band of 0.5 ms at 107.85 s (a 10 ms view) read "107.851 s – 107.851 s"
+    and gave a count and a range, not how busy it is: its tooltip and details now give both
+    ends with the digits its span needs and the share of it its items ran."""
+    from legate_prof.query import as_source
+    from legate_prof.viewer.item_text import detail_fields, tooltip_html
+    src = as_source(load_profile([sample_profile]))
+    band = ("band", (107_851_200_000, 107_851_700_000, 1234, 0, 0, 0.0123))
+    doc = QtGui.QTextDocument()
+    doc.setHtml(tooltip_html(src, band))
+    text = doc.toPlainText()
+    assert "107.8512000 s – 107.8517000 s (500.000 µs)" in text
+    assert "1,234 merged items" in text and "its items ran 1.2 % of it (6.150 µs of 500.000 µs)" \
+        in text
+    rows = {f.label: f.text for f in detail_fields(src, band)}
+    assert rows["Busy"].startswith("its items ran 1.2 % of it") and rows["Merged items"] == "1,234"
+
+
 def test_times_have_the_digits_the_zoom_needs_and_ticks_one_unit():
     from legate_prof.viewer.timeline.axes import TimeAxis
     from legate_prof.viewer.time_text import format_range

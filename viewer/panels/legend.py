@@ -18,7 +18,7 @@ def legend_entries(critical=False):
         (_BASE, "running"),
         (blend_with_white(_BASE, ALPHA_READY), "ready"),
         (blend_with_white(_BASE, ALPHA_WAITING), "waiting"),
-        (GRAY, "merged (too small to draw; ×count)"),
+        (GRAY, "merged (too small to draw; ×count, filled as busy)"),
         (blend_with_white(group_color("system"), 0.3), "memory / utilization fill"),
     ]
 

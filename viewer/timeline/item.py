@@ -13,6 +13,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from legate_prof.present.colors import ALPHA_BAND as BAND_ALPHA
 from legate_prof.present.limits import LABEL_MIN_PX, MAX_LABELS
 from legate_prof.present.units import format_bytes
 from legate_prof.query import READY, WAITING, as_source
@@ -30,7 +31,8 @@ class ViewRow:
     """One tile row mapped to view pixels (boxes, bands and the ready/waiting pieces)."""
 
     __slots__ = ("row", "box_x0", "box_x1", "box_item", "box_name", "band_x0", "band_x1",
-                 "band_count", "piece_x0", "piece_x1", "piece_state", "piece_name")
+                 "band_count", "band_busy", "piece_x0", "piece_x1", "piece_state",
+                 "piece_name")
 
     def __init__(self, **kw):
         for k, v in kw.items():
@@ -69,6 +71,7 @@ class TimelineItem(pg.GraphicsObject):
         # frame draws what is there and asks for the rest, which arrives as it is done
         self.tiles = None
         self._asked = set()  # (cache, key) this frame asked for
+        self._drawn_range = None  # the view range the last frame drew
         self._generation = 0
         self._deadline = 0.0
         self._computed = 0
@@ -87,9 +90,12 @@ class TimelineItem(pg.GraphicsObject):
             self.tiles.stop()
 
     def settled(self):
-        """True when the last frame drew everything at its resolution and nothing is being
-        computed for it (a picture of the window now is final)."""
-        return not self._pending and (self.tiles is None or self.tiles.pending() == 0)
+        """True when the last frame drew the view as it is now, everything at its resolution,
+        and nothing is being computed for it (a picture of the window now is final)."""
+        vb = self.getViewBox()
+        now = None if vb is None else tuple(map(tuple, vb.viewRange()))
+        return not self._pending and self._drawn_range == now and \
+            (self.tiles is None or self.tiles.pending() == 0)
 
     def _tile_done(self, cache, key, result):
         """A tile or strip computed in the background arrives: kept, and the view repainted."""
@@ -169,6 +175,7 @@ class TimelineItem(pg.GraphicsObject):
         p.restore()
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
+        self._drawn_range = ((x0, x1), (y0, y1))
         self._deadline = time.perf_counter() + (self.budget_s or 0.0)
         self.last_stats = {}
         self._hl = self.highlighted()
@@ -395,6 +402,8 @@ class TimelineItem(pg.GraphicsObject):
                                box_item=dr.box_item[keep], box_name=dr.box_name[keep],
                                band_x0=gx0[gkeep], band_x1=gx1[gkeep],
                                band_count=dr.band_count[gkeep],
+                               band_busy=(np.ones(int(gkeep.sum()), np.float32)
+                                          if dr.band_busy is None else dr.band_busy[gkeep]),
                                piece_x0=px0[pkeep], piece_x1=px1[pkeep],
                                piece_state=dr.piece_state[pkeep],
                                piece_name=dr.piece_name[pkeep]))
@@ -430,15 +439,25 @@ class TimelineItem(pg.GraphicsObject):
                 self._collect_matches(matched.get(dr.row), x0, x1, px_left, width, y, hh,
                                       batches)
             if len(dr.band_count):
-                bx = px_left + np.clip(dr.band_x0, -2, width + 2)
-                bw = np.maximum(px_left + np.clip(dr.band_x1, -2, width + 2) - bx, 1.0)
-                batches.setdefault("gray", []).append((bx, bw, y, hh, np.zeros(len(bx), int)))
-                n += len(bx)
-                if hh >= 9:
-                    wide = np.flatnonzero(bw >= 30)
-                    for j in wide[: MAX_LABELS - len(labels)].tolist():
-                        labels.append((bx[j], y, bw[j], hh, -int(dr.band_count[j])))
+                n += self._collect_bands(dr, y, hh, px_left, width, batches, labels)
         return n
+
+    def _collect_bands(self, dr, y, hh, px_left, width, batches, labels):
+        """Merged bands: light gray over the row's height, filled from the bottom in gray as
+        high as the share of their time their items ran (``band_busy``): a band of tasks that
+        ran 1 % of it reads idle, not as a solid block; labelled with their count."""
+        bx = px_left + np.clip(dr.band_x0, -2, width + 2)
+        bw = np.maximum(px_left + np.clip(dr.band_x1, -2, width + 2) - bx, 1.0)
+        zero = np.zeros(len(bx), int)
+        batches.setdefault("band", []).append((bx, bw, y, hh, zero))
+        fill = np.maximum(np.asarray(dr.band_busy, np.float64) * hh, 1.0)
+        batches.setdefault("gray", []).append((bx, bw, y + hh - fill, fill, zero))
+        if hh >= 9:
+            wide = np.flatnonzero(bw >= 30)
+            for j in wide[: MAX_LABELS - len(labels)].tolist():
+                labels.append((bx[j], y, bw[j], hh, -int(dr.band_count[j]),
+                               float(dr.band_busy[j])))
+        return len(bx)
 
     def _lane_matches(self, lane, x0, x1, width):
         """{row: (start, stop, name id)} of the highlighted items of ``lane`` around the
@@ -484,6 +503,8 @@ class TimelineItem(pg.GraphicsObject):
         kind, k = key
         if kind == "gray":
             return GRAY if self._hl is None else blend_with_white(GRAY, 0.35)
+        if kind == "band":
+            return blend_with_white(GRAY, BAND_ALPHA if self._hl is None else BAND_ALPHA / 2)
         if k < 0 and kind == "name":
             base = name_color(self.source.name_of(-2 - k))
             return blend_with_white(base, 0.2)
@@ -500,15 +521,17 @@ class TimelineItem(pg.GraphicsObject):
         """One drawRects per colour for the whole frame: rows are gathered per shade, then
         sorted by colour key once."""
         p.setPen(QtCore.Qt.PenStyle.NoPen)
-        for shade in ("gray", "name", "waiting", "ready", "match"):
+        for shade in ("band", "gray", "name", "waiting", "ready", "match"):
             parts = batches.get(shade)
             if not parts:
                 continue
             x = np.concatenate([a[0] for a in parts])
             w = np.concatenate([a[1] for a in parts])
-            counts = [len(a[0]) for a in parts]
-            y = np.repeat([a[2] for a in parts], counts)
-            h = np.repeat([a[3] for a in parts], counts)
+            # (a row's y and height, or one per rectangle: a band's busy fill)
+            y = np.concatenate([np.broadcast_to(np.asarray(a[2], np.float64), len(a[0]))
+                                for a in parts])
+            h = np.concatenate([np.broadcast_to(np.asarray(a[3], np.float64), len(a[0]))
+                                for a in parts])
             key = np.concatenate([a[4] for a in parts])
             if len(key) == 0:
                 continue
@@ -526,15 +549,16 @@ class TimelineItem(pg.GraphicsObject):
         fm = QtGui.QFontMetrics(p.font())
         p.setPen(QtGui.QColor(20, 20, 20))
         counts = self.last_stats.setdefault("band_labels", [])
-        for x, y, w, h, item in labels:
+        for x, y, w, h, item, *busy in labels:
             if item < 0:  # a count, not a time: "×72 merged", or "×72" where that is too wide
                 text = band_label(-item)
                 if fm.horizontalAdvance(text) > w - 4:
                     text = band_label(-item, short=True)
                 if fm.horizontalAdvance(text) > w - 4:
                     continue  # a count is never cut short ("×2…" would read as 2)
-                counts.append(text)
-                p.setPen(QtGui.QColor(255, 255, 255))
+                counts.append(text)  # (white on a band filled to its middle, else dark)
+                p.setPen(QtGui.QColor(255, 255, 255) if busy and busy[0] >= 0.5 else
+                         QtGui.QColor(40, 40, 40))
             else:
                 text = self.source.item_title(item)
                 p.setPen(QtGui.QColor(20, 20, 20))
@@ -604,7 +628,7 @@ class TimelineItem(pg.GraphicsObject):
     # ---- hit testing -------------------------------------------------------------------
     def hit(self, t, y, ns_per_px=None):
         """(kind, payload) under the point: ('item', index) or ('band', (t0, t1, count, lane,
-        row)), answered from the tile this item last drew for the lane, so a click means what
+        row, busy share)), answered from the tile this item last drew for the lane, so a click means what
         the picture shows."""
         e = self.layout.entry_at(y)
         if e is None or e.kind != "lane":
@@ -619,7 +643,7 @@ class TimelineItem(pg.GraphicsObject):
             return None, e
         if h.item is not None:
             return ("item", h.item), e
-        return ("band", (h.t0, h.t1, h.count, e.lane, row)), e
+        return ("band", (h.t0, h.t1, h.count, e.lane, row, h.busy)), e
 
 
 def highlighted_rows(source, lane, highlighted, t0, t1):
