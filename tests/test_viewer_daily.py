@@ -204,6 +204,23 @@ def test_the_hover_tooltip_stays_while_the_mouse_is_still(qtbot, sample_profile)
     assert QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text() == text
 
 
+def test_what_was_wrong_with_the_files_stays_in_sight_above_the_timeline(qtbot, tmp_path):
+    """Issue 36: a log cut short opened with no word of it in the window (the terminal said
+    "truncated at byte 99944"; the status bar was overwritten at once): the banner above the
+    timeline says it, and still does after the status bar moved on."""
+    cut = tmp_path / "legate_0.prof"
+    cut.write_bytes((ROOT / "fixtures" / "real" / "efficient_0.prof").read_bytes()[:99944])
+    win = _window(qtbot, [cut], findings=False)
+    win.timeline.zoom(0.5)  # (the status bar says the view's range now)
+    banner = win.centralWidget().banner
+    assert banner.isVisibleTo(win)
+    lines = banner.problem_lines()
+    assert any("legate_0.prof" in x and "truncated at byte 99924" in x for x in lines), lines
+    assert "truncated at byte" not in win.statusBar().currentMessage()
+    _reopen(qtbot, win, [EXAMPLE], findings=False)  # a sound profile: no problem shown
+    assert banner.problem_lines() == []
+
+
 def test_a_merged_bands_text_tells_its_ends_apart_and_says_its_busy_share(sample_profile):
     """Issue 36: a band of 0.5 ms at 107.85 s (a 10 ms view) read "107.851 s – 107.851 s"
     and gave a count and a range, not how busy it is: its tooltip and details now give both

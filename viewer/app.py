@@ -24,7 +24,7 @@ from .panels.lane_controls import LaneControls
 from .timeline.layout import LaneLayout
 from .panels.legend import LegendWidget
 from .loading import Loader, LoadingPanel
-from .notices import notice_lines
+from .notices import notice_lines, problem_lines
 from .timeline.scrollbar import ScrolledTimeline
 from .panels.search import ITEM_ROLE, SearchResults, group_by_rank
 from .time_text import format_range
@@ -238,7 +238,7 @@ class MainWindow(QtWidgets.QMainWindow):
         lines = notice_lines(src.info())
         if self._showing_example(files):
             lines.insert(0, f"This is the bundled example profile: {self._example[1]}.")
-        frame.set_notices(lines)
+        frame.set_notices(lines, problem_lines(src.info()))  # (the status bar is overwritten)
         if self.centralWidget() is not frame:
             self.setCentralWidget(frame)  # (the loading panel goes)
         self._kept = None

@@ -20,7 +20,7 @@ from legate_prof.present.picture_size import MAX_SIDE, check_size  # noqa: E402
 from .timeline.critical_path import RunPath  # noqa: E402
 from .timeline.layout import LaneLayout  # noqa: E402
 from .panels.legend import paint_legend, paint_name_legend  # noqa: E402
-from .notices import notice_lines  # noqa: E402
+from .notices import notice_lines, problem_lines  # noqa: E402
 from legate_prof.present.units import format_ns  # noqa: E402
 from .time_text import format_range  # noqa: E402
 from .timeline.widget import TimelineWidget  # noqa: E402
@@ -236,7 +236,7 @@ def _header_lines(info):
     """The header's right-hand lines, two at most, with their colours: the run's end (an
     out-of-memory failure), what could not be read or was wrong (amber), what the numbers
     mean across nodes (clock skew, a slow network: blue)."""
-    problems = _problems(info)
+    problems = problem_lines(info)
     notices = notice_lines(info)
     right = [(m["title"], QtGui.QColor(*MARKER_COLOR))
              for m in info.markers[:2 - bool(problems) - bool(notices) or 1]]
@@ -245,16 +245,6 @@ def _header_lines(info):
             more = f"  (+{len(lines) - 1} more)" if len(lines) > 1 else ""
             right.append((lines[0] + more, QtGui.QColor(*color)))
     return right
-
-
-def _problems(info):
-    """Inputs not read, then warnings, as one line each (file names without their folder)."""
-    out = []
-    for e in info.errors:
-        path, sep, why = str(e).partition(": ")
-        out.append(f"⚠ could not read {os.path.basename(path)}: {why}" if sep else f"⚠ {e}")
-    out += [str(w).removeprefix("warning: ") for w in info.warnings]
-    return out
 
 
 def _paint_missing(p, width, top, why):

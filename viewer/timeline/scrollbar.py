@@ -35,9 +35,10 @@ class ScrolledTimeline(QtWidgets.QWidget):
         self.bar.valueChanged.connect(self._to_view)
         self._from_view()
 
-    def set_notices(self, lines):
-        """Another profile's notices (none: the banner hides)."""
-        self.banner.set_lines(list(lines))
+    def set_notices(self, lines, problems=()):
+        """Another profile's notices and what was wrong with its files (none: the banner
+        hides)."""
+        self.banner.set_lines(list(lines), problems)
 
     def _from_view(self, *args):
         if self.timeline.lane_layout is None:
