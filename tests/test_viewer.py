@@ -577,20 +577,72 @@ def test_screenshot_grows_to_fit_and_labels_every_group(tmp_path):
         assert yb <= img.height() and yb - ya <= 12 * 18  # packed memory lanes stay bounded
 
 
+@pytest.fixture(scope="module")
+def four_ranks_given_as_files(tmp_path_factory):
+    """The real 4-rank run, each file under a long name, the last rank's log cut short (a
+    warning) — its clock skew and slow network are notices: every kind of header text."""
+    import shutil
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi4"
+    d = tmp_path_factory.mktemp("four")
+    out = []
+    for f in sorted(real.glob("legate_*")):
+        dst = d / f"cluster_job_20261128_node_a_very_long_run_name_{f.name}"
+        shutil.copy(f, dst)
+        out.append(dst)
+    cut = next(p for p in out if p.name.endswith("legate_3.prof.gz"))
+    cut.write_bytes(cut.read_bytes()[:30000])
+    return out
+
+
+@pytest.mark.parametrize("width", [800, 1000, 1280, 1600, 2560])
+def test_a_pictures_header_lays_out_its_texts_without_overlap(four_ranks_given_as_files, width,
+                                                             tmp_path):
+    """Issue 36: the file list and the clock-skew / network notes were drawn over each other
+    (Export PNG and `screenshot`, 1600 px, 4 ranks given as files).  At every width from
+    800 px, no two texts of the header (stamp and legend) share a pixel, each lies inside the
+    picture, and the picture puts its timeline below the header however many rows it took."""
+    from legate_prof.query import as_source
+    from legate_prof.viewer.picture_header import header_layout
+    from legate_prof.viewer.screenshot import (_header_lines, _stamp_texts, app_instance,
+                                               render_screenshot)
+    from legate_prof.viewer.timeline.critical_path import RunPath
+    app_instance()
+    src = as_source(load_profile([str(p) for p in four_ranks_given_as_files], ranked=True))
+    info = src.info()
+    assert info.notices and info.warnings  # (texts on the right: a warning, the notices)
+    path = RunPath.from_steps(src, src.run_critical_path())
+    files = [p.name for p in four_ranks_given_as_files]
+    lay = header_layout(width, _stamp_texts(info, files, info.time_range, path),
+                        _header_lines(info), QtGui.QFont(), critical=True)
+    rects = [(pc.rect, pc.text) for pc in lay.stamp] + [(r, t) for r, _, t in lay.legend]
+    for r, text in rects:
+        assert 0 <= r.left() and r.right() <= width, (text, r)
+    for k, (r, text) in enumerate(rects):
+        for r2, text2 in rects[k + 1:]:
+            assert not r.intersects(r2), (text, text2)
+    for pc in lay.stamp:  # each rectangle holds its text whole (or its text was cut "…")
+        assert QtGui.QFontMetricsF(pc.font).horizontalAdvance(pc.text) <= pc.rect.width() + 0.5
+    assert len(lay.stamp) >= 4  # files, view, the warning and the notes all said
+    out, geo = render_screenshot(src, tmp_path / "h.png", width=width, height=700,
+                                 title_files=files, critical_path=path, return_geometry=True)
+    assert geo["top"] == lay.height and QtGui.QImage(out).width() == width
+
+
 def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run, tmp_path):
     """A run killed by out-of-memory leaves only the runtime's stream: the picture says so."""
     from legate_prof.query import as_source
-    from legate_prof.viewer.screenshot import LEGEND_H, STAMP_H, render_screenshot
+    from legate_prof.viewer.screenshot import render_screenshot
     run = legate_run("oom.py", cpus=1, sysmem=40, env_extra_key="LEGATE_TEST")
     assert run.returncode != 0
     files = sorted(str(p) for p in run.workdir.glob("legate_*.prof"))
     src = as_source(load_profile(files))
     why = src.info().timeline_missing
     assert "Legion" in why and "crashed" in why
-    out = render_screenshot(src, tmp_path / "crash.png", width=1200, height=700)
+    out, geo = render_screenshot(src, tmp_path / "crash.png", width=1200, height=700,
+                                 return_geometry=True)
     img = QtGui.QImage(out)
-    # the note's pink box sits just below the stamp and legend, centred
-    c = QtGui.QColor(img.pixel(int(1200 * 0.25), STAMP_H + LEGEND_H + 34)).getRgb()[:3]
+    # the note's pink box sits just below the stamp and legend (as tall as their rows), centred
+    c = QtGui.QColor(img.pixel(int(1200 * 0.25), geo["top"] + 34)).getRgb()[:3]
     assert c == (255, 240, 240)
 
 

@@ -26,17 +26,22 @@ def legend_entries(critical=False):
 def paint_legend(p: QtGui.QPainter, x: float, y: float, h: float = 14.0, color=None,
                  critical=False) -> float:
     """Paint the legend in one line from (x, y); returns its width."""
-    fm = QtGui.QFontMetrics(p.font())
     x0 = x
     for swatch, text in legend_entries(critical):
-        p.fillRect(QtCore.QRectF(x, y + 2, h - 4, h - 4), swatch)
-        p.setPen(QtGui.QColor(120, 120, 120))
-        p.drawRect(QtCore.QRectF(x, y + 2, h - 4, h - 4))
-        p.setPen(color or QtGui.QColor(30, 30, 30))
-        p.drawText(QtCore.QRectF(x + h, y, fm.horizontalAdvance(text) + 4, h),
-                   int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
-        x += h + fm.horizontalAdvance(text) + 14
+        x += paint_legend_entry(p, x, y, swatch, text, h, color) + 10
     return x - x0
+
+
+def paint_legend_entry(p, x, y, swatch, text, h=14.0, color=None) -> float:
+    """One entry of the legend at (x, y): its swatch, then its text; returns its width."""
+    fm = QtGui.QFontMetrics(p.font())
+    p.fillRect(QtCore.QRectF(x, y + 2, h - 4, h - 4), swatch)
+    p.setPen(QtGui.QColor(120, 120, 120))
+    p.drawRect(QtCore.QRectF(x, y + 2, h - 4, h - 4))
+    p.setPen(color or QtGui.QColor(30, 30, 30))
+    p.drawText(QtCore.QRectF(x + h, y, fm.horizontalAdvance(text) + 4, h),
+               int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+    return h + fm.horizontalAdvance(text) + 4
 
 
 def paint_name_legend(p: QtGui.QPainter, x: float, y: float, right: float, names,
