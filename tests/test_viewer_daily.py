@@ -336,9 +336,35 @@ def test_every_screenful_says_its_rank_and_one_key_collapses_it(qtbot, ranks4):
     qtbot.keyClick(tl, QtCore.Qt.Key.Key_C)  # one key collapses the rank in view
     assert rank in layout.collapsed_ranks and len(layout.entries) < n
     head = next(e for e in layout.entries if e.kind == "header" and e.rank == rank)
-    assert not [e for e in layout.entries if e.rank == rank and e.kind != "header"]
+    assert [e.kind for e in layout.entries if e.rank == rank] == ["header", "summary"]
     tl.toggle_rank(rank)  # a click on its header opens it again
     assert len(layout.entries) == n and head.label == f"Rank {rank}"
+
+
+def test_collapsed_ranks_keep_their_rows_height_and_show_a_summary_each(qtbot, ranks4):
+    """Issue 36: "Collapse ranks" made every rank a 330 px empty band: the view stretched the
+    few rows left to its height.  Rows keep their height (the tree sits at the top, room
+    below), and each collapsed rank still shows its first processors' utilization, drawn."""
+    win = _window(qtbot, ranks4, findings=False, size=(1400, 900))
+    tl = win.timeline
+    tl.collapse_ranks(True)
+    layout = tl.lane_layout
+    y0, y1 = tl.vb.viewRange()[1]
+    assert y0 == 0 and (y1 - y0) == pytest.approx(tl.vb.height() / tl.row_px, rel=1e-6)
+    assert layout.height < y1  # (room below the tree, not rows stretched into it)
+    for e in layout.entries:
+        top = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(0, e.y))).y()
+        bottom = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(0, e.y + e.height))).y()
+        assert bottom - top == pytest.approx(e.height * tl.row_px, abs=1.5)
+    summaries = [e for e in layout.entries if e.kind == "summary"]
+    assert {e.rank for e in summaries} == {None, 0, 1, 2, 3} and len(summaries) == 5
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    img = tl.grab().toImage()
+    empty = {QtGui.QColor(*c).rgb() for c in ((250, 250, 250), (255, 255, 255))}
+    for e in summaries:  # each drawn: its fill's colour somewhere, not only the empty row's
+        y = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(0, e.y + e.height - 0.3))).y()
+        row = {img.pixel(x, int(y)) for x in range(200, img.width() - 30, 3)}
+        assert row - empty, e.label
 
 
 def test_lane_tooltips_and_details_say_rank_and_group(qtbot, ranks4):
@@ -372,8 +398,9 @@ def test_rank_filter_kind_toggles_collapse_all_and_compact(qtbot, ranks4):
     win.lanes.kind_actions["cpu"].setChecked(False)
     assert not [e for e in tl.lane_layout.entries if e.group == "cpu"]
     win.lanes.kind_actions["cpu"].setChecked(True)
-    tl.collapse_ranks(True)
-    assert all(e.kind == "header" for e in tl.lane_layout.entries)
+    tl.collapse_ranks(True)  # each rank: its header and its first processors' utilization
+    kinds = [(e.rank, e.kind) for e in tl.lane_layout.entries]
+    assert kinds == [(r, k) for r in (None, 1, 2) for k in ("header", "summary")]  # (1-2)
     tl.collapse_ranks(False)
     tl.expand(["cpu"])
     assert all((e.rank, "cpu") in tl.lane_layout.expanded

@@ -141,17 +141,19 @@ class TimelineWidget(pg.PlotWidget):
         pad = (t1 - t0) * 0.05
         # zoom in to 50 ns, or to 2**12 steps of a float64 where times are that large
         narrowest = max(50.0, 4096 * float(np.spacing(float(max(abs(t0), abs(t1))))))
-        self.vb.setLimits(xMin=t0 - pad, xMax=t1 + pad, minXRange=narrowest, yMin=0,
-                          yMax=max(self.lane_layout.height, 1))
+        self.vb.setLimits(xMin=t0 - pad, xMax=t1 + pad, minXRange=narrowest, yMin=0)
         self._fit_y()
 
     def _fit_y(self):
+        """Rows keep their height (``row_px``): a lane tree shorter than the view sits at its
+        top with room below, never stretched to fill it (collapsed ranks were 330 px tall)."""
         h_px = max(self.vb.height(), 100)
         rows_visible = h_px / self.row_px
         y0 = self.vb.viewRange()[1][0] if self.vb.viewRange()[1][1] > 0 else 0
         total = self.lane_layout.height
+        self.vb.setLimits(yMax=max(total, rows_visible, 1))
         if total <= rows_visible:
-            self.vb.setYRange(0, total, padding=0)
+            self.vb.setYRange(0, rows_visible, padding=0)
         else:
             y0 = min(max(y0, 0), total - rows_visible)
             self.vb.setYRange(y0, y0 + rows_visible, padding=0)
@@ -240,8 +242,8 @@ class TimelineWidget(pg.PlotWidget):
         self._relayout()
 
     def toggle_rank(self, rank):
-        """Collapse a rank to its header or open it (None: the all-ranks block), keeping
-        that header where it was on screen."""
+        """Collapse a rank to its header and first summary row, or open it (None: the
+        all-ranks block), keeping that header where it was on screen."""
         head = next((e for e in self.lane_layout.entries
                      if e.kind == "header" and e.rank == rank), None)
         before = head.y if head is not None else None
