@@ -6,6 +6,7 @@ rank, details as links, plain text for every string from a file, memory without 
 No timed assertions: waits are for states (``waitUntil``), never for durations.
 """
 
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -45,7 +46,7 @@ def _wait_loaded(qtbot, win, findings=True):
     qtbot.waitUntil(lambda: win.timeline is not None, timeout=LOAD_MS)
     if findings:
         qtbot.waitUntil(lambda: win.findings is not None and win.statusBar().currentMessage()
-                        .endswith("findings"), timeout=LOAD_MS)
+                        .endswith(("findings", "finding")), timeout=LOAD_MS)
 
 
 def _reopen(qtbot, win, files, findings=True):
@@ -666,6 +667,158 @@ def test_every_place_a_profile_string_is_shown_is_plain_text(qtbot, tmp_path):
     assert sum("/dev/zero" in s for s, _ in checked) > 20  # the hostile names were shown
     bad_ones = _rich_hostile(checked)
     assert not bad_ones, bad_ones[:3]
+
+
+# ---- smaller things a day finds (issue 36, point 9) ---------------------------------------------
+
+def test_a_folder_given_with_a_trailing_slash_names_the_window(qtbot, sample_profile, tmp_path):
+    run = tmp_path / "my_run"
+    run.mkdir()
+    shutil.copy(sample_profile, run / "legate_0.prof")
+    win = _window(qtbot, [str(run) + os.sep], findings=False)
+    assert win.windowTitle().endswith("— my_run")  # (was "legate_prof 0.1.0 — ")
+
+
+def test_operation_is_a_link_and_what_an_operation_made_names_its_initiator(qtbot,
+                                                                           sample_profile):
+    """The Operation row is a link (it highlights the operation's task and all it made); an
+    instance, copy or fill says which task's operation made it (Initiator, a link)."""
+    from legate_prof.model.kinds import ItemKind
+    win = _window(qtbot, [sample_profile], findings=False)
+    src = win.source
+    inst = next(int(j) for j in range(src.info().n_items)
+                if src.item_facts(j)["kind"] == "instance")
+    win.go_to_item(inst)
+    qtbot.waitUntil(lambda: not win.busy())
+    table = win.details.table
+    rows = {table.item(r, 0).text(): r for r in range(table.rowCount())}
+    task = int(src.items_of_op(src.item_facts(inst)["op_id"], [ItemKind.TASK])[0])
+    assert table.item(rows["Initiator"], 1).text().startswith(src.item_title(task))
+    assert win.details.link_at(rows["Initiator"]) == ("item", task)
+    op = win.details.link_at(rows["Operation"])
+    assert op[0] == "op" and table.item(rows["Operation"], 1).font().underline()
+    table.cellClicked.emit(rows["Operation"], 1)
+    qtbot.waitUntil(lambda: not win.busy())
+    assert win.timeline.item.matches.tolist() == src.items_of_op(op[1]).tolist()
+    assert inst in win.timeline.item.matches.tolist() and task in win.timeline.item.matches
+
+
+def test_what_an_item_waited_for_is_in_sight_in_its_details(qtbot, sample_profile):
+    """At 1500×900 "Waited for" was below the fold of the details, after the item's times and
+    its waits (one row each); it comes right after where the item is."""
+    win = _window(qtbot, [sample_profile], findings=False, size=(1500, 900))
+    src = win.source
+    qtbot.waitUntil(lambda: src.critical_path_ready, timeout=LOAD_MS)
+    qtbot.waitUntil(lambda: win.details.critical_note is None, timeout=LOAD_MS)
+    i = max((j for j in range(src.info().n_items) if src.critical_predecessor(j) is not None
+             and src.critical_predecessor(j).via == "event"
+             and src.critical_predecessor(j).predecessor is not None),
+            key=lambda j: len(src.item_facts(j).get("waits", ())))
+    assert len(src.item_facts(i)["waits"]) >= 2
+    win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())
+    table = win.details.table
+    row = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Waited for")
+    rect = table.visualItemRect(table.item(row, 1))
+    assert rect.bottom() <= table.viewport().height(), (rect, table.viewport().height())
+    labels = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert labels.index("Waited for") < labels.index("Start") < labels.index("Wait 1")
+
+
+def test_the_cursor_says_its_time_inside_the_view(qtbot, sample_profile):
+    """The cursor's time label hung above the view's top, out of sight: it is drawn inside."""
+    win = _window(qtbot, [sample_profile], findings=False)
+    tl = win.timeline
+    tl.grab()
+    at = tl.vb.sceneBoundingRect().center()
+    tl.scene().sigMouseMoved.emit(at)
+    assert tl.cursor_label.isVisible() and tl.cursor_label.toPlainText().strip()
+    label = tl.cursor_label.sceneBoundingRect()
+    assert tl.vb.sceneBoundingRect().contains(label), (label, tl.vb.sceneBoundingRect())
+
+
+def test_a_rank_filter_is_said_above_the_all_ranks_summary(qtbot, ranks4):
+    """With ranks 1,3 shown, the all-ranks block said "All ranks (4)" as if all were below."""
+    win = _window(qtbot, ranks4, findings=False)
+    win.lanes.ranks.setText("1,3")
+    win.lanes.ranks.returnPressed.emit()
+    head = win.timeline.lane_layout.entries[0]
+    assert head.kind == "header" and head.label == "All 4 ranks (2 shown below)"
+    win.lanes.ranks.setText("")
+    win.lanes.ranks.returnPressed.emit()
+    assert win.timeline.lane_layout.entries[0].label == "All ranks (4)"
+
+
+def test_compact_rows_never_draw_one_scale_label_over_another(qtbot, ranks4):
+    """Compact mode's utilization rows are 21 px tall: "100%" and "50%" were drawn over each
+    other; a mark too close to the one above is left out."""
+    win = _window(qtbot, ranks4, findings=False)
+    win.lanes.compact.setChecked(True)
+    tl = win.timeline
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    tl.item.refresh()
+    tl.grab()
+    labels = tl.item.last_stats.get("scale_labels", [])
+    assert labels
+    for k, (a, ta) in enumerate(labels):
+        for b, tb in labels[k + 1:]:
+            assert a.intersected(b).height() < 0.01, (ta, tb)  # (rows touch, never overlap)
+
+
+def test_a_text_file_opened_alone_says_how_it_is_read(qtbot, sample_profile, tmp_path):
+    """The window's error for legate's console output opened alone told the user to pass
+    --log, which a window has not: it says to open it with the run's files."""
+    win = _window(qtbot, [sample_profile], findings=False)
+    text = tmp_path / "run.log"
+    text.write_text("[0 - 7f] legate: out of memory\n" * 3)
+    win._opener = lambda paths, progress: load_profile(paths)
+    win.open_files([str(text)])
+    qtbot.waitUntil(lambda: getattr(win, "open_error", None) is not None, timeout=LOAD_MS)
+    assert "open them together" in win.open_error and "run.log" in win.open_error
+
+
+def test_file_open_can_open_a_runs_folder(qtbot, sample_profile, tmp_path):
+    win = _window(qtbot, [sample_profile], findings=False)
+    menu = win.menuBar().actions()[0].menu()
+    assert "Open folder…" in [a.text() for a in menu.actions()]
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(EXAMPLE, run / "legate_0.prof")
+    win._opener = lambda paths, progress: load_profile(paths, ranked=True)
+    _reopen(qtbot, win, [run], findings=False)
+    assert win.source.info().n_items > 0 and win.windowTitle().endswith("— run")
+
+
+def test_the_view_never_pans_into_negative_time(qtbot, sample_profile):
+    win = _window(qtbot, [sample_profile], findings=False)
+    tl = win.timeline
+    for _ in range(30):
+        tl.pan(-0.5)
+    assert tl.time_range()[0] >= 0
+
+
+def test_one_finding_is_one_finding(qtbot, sample_profile):
+    win = _window(qtbot, [sample_profile], findings=False)
+    win._found([{"pattern": "x", "title": "t", "provenance": [], "remedy": "r",
+                 "window_ns": [0, 1]}])
+    assert win.statusBar().currentMessage() == "1 finding"
+
+
+def test_view_opens_at_start_and_stop(qtbot, sample_profile):
+    """`view --start/--stop` opens the view there (as `screenshot` draws it); 0 resets to
+    the run; a stop before the start is one line, exit 2."""
+    from legate_prof.viewer.app import MainWindow
+    model = load_profile([sample_profile], ranked=True)
+    win = MainWindow(model, [sample_profile], view_range=(1_000_000, 3_000_000))
+    qtbot.addWidget(win)
+    assert win.timeline.time_range() == pytest.approx((1_000_000, 3_000_000))
+    win.timeline.reset()
+    assert win.timeline.time_range() == pytest.approx(model.time_range())
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "legate_prof", "view", "--start", "3ms",
+                        "--stop", "1ms", str(sample_profile)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--start" in r.stderr
 
 
 # ---- memory without a capacity ----------------------------------------------------------------

@@ -64,7 +64,7 @@ class MainWindow(QtWidgets.QMainWindow):
     a profile for File → Open and drops (the command line's: the cache, its workers)."""
 
     def __init__(self, model=None, files=(), load=None, findings=None, opener=None,
-                 example_note=None):
+                 example_note=None, view_range=None):
         super().__init__()
         favour_the_window()  # (its threads' work never holds this thread for long)
         # the command line opened the bundled example (no run here): title, status and
@@ -83,6 +83,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._kept = None  # the shown profile while another one loads: (widget, source, files)
         self._critical = []  # CriticalPathWorkers, kept alive while their threads run
         self._frame = None  # the timeline and its frame, made once (``_timeline_frame``)
+        # the first profile's view as the command line asked (--start/--stop), then none
+        self._view_range = view_range if view_range and any(
+            t is not None for t in view_range) else None
         self._files = list(files)
         self.setAcceptDrops(True)  # drop profile files on the window to open them
         self._build_work()
@@ -111,6 +114,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._jumps = Background("legate_prof-item", self)
         self._jumps.done.connect(self._jumped)
         self.finding_work = Background("legate_prof-finding", self)
+        self._operations = Background("legate_prof-operation", self)
+        self._operations.done.connect(self._operation_found)
 
     def _build_docks(self):
         self.details = DetailPanel()
@@ -120,6 +125,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.details.followItems.connect(self._highlight)
         self.details.followLane.connect(self._go_to_lane)
         self.details.followText.connect(self._search_for)
+        self.details.followOperation.connect(self._highlight_operation)
         self.results = SearchResults()
         self.results.itemActivated.connect(self._jump)
         self.results.itemClicked.connect(self._jump)
@@ -148,6 +154,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_menus(self):
         f = self.menuBar().addMenu("&File")
         f.addAction("Open…", self._open_dialog, QtGui.QKeySequence.StandardKey.Open)
+        f.addAction("Open folder…", self._open_folder_dialog, QtGui.QKeySequence("Ctrl+Shift+O"))
         f.addAction("Export PNG…", self.export_png, QtGui.QKeySequence("Ctrl+E"))
         f.addAction("Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
         v = self._view_menu = self.menuBar().addMenu("&View")
@@ -195,7 +202,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return self._example is not None and list(files) == self._example[0]
 
     def _set_title(self, files):
-        names = ", ".join(os.path.basename(str(f)) for f in list(files)[:4])
+        names = ", ".join(shown_name(f) for f in list(files)[:4])
         example = " (the bundled example)" if self._showing_example(files) else ""
         self.setWindowTitle(f"legate_prof {__version__} — {names}{example}")
 
@@ -233,6 +240,12 @@ class MainWindow(QtWidgets.QMainWindow):
         frame = self._timeline_frame()
         self.timeline = frame.timeline
         self.timeline.set_source(src, layout)
+        if self._view_range is not None:  # (the history starts there: 0 resets to the run)
+            (a, b), (t0, t1) = self._view_range, src.info().time_range
+            self.timeline.set_time_range(t0 if a is None else a, t1 if b is None else b,
+                                         remember=False)
+            self.timeline.history = [self.timeline.time_range()]
+            self._view_range = None
         self.timeline.item.compute_in_background()  # no frame waits for a tile
         self.timeline.show_critical_path(self.path_action.isChecked())
         lines = notice_lines(src.info())
@@ -430,7 +443,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.statusBar().showMessage(f"findings unavailable: {findings}")
             return
         add_findings_dock(self, findings)
-        self.statusBar().showMessage(f"{len(findings)} findings", 5000)
+        self.statusBar().showMessage(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}",
+                                     5000)
 
     def _failed(self, number, error):
         """The first load failed: the window closes and ``run_viewer`` raises the error
@@ -476,6 +490,12 @@ class MainWindow(QtWidgets.QMainWindow):
             self, "Open profiles", "", "Profiles (*.prof *.gz *.lpbundle);;All files (*)")
         if paths:
             self.open_files(paths)
+
+    def _open_folder_dialog(self):
+        """A run's folder (its .prof, .prof.gz and runtime streams), as ``view FOLDER``."""
+        folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Open a run's folder")
+        if folder:
+            self.open_files([folder])
 
     def dragEnterEvent(self, ev):
         if ev.mimeData().hasUrls():
@@ -528,7 +548,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def busy(self):
         """Whether a search, a finding's items or a jump to an item is still being worked out
         (tests wait for it; the window goes on meanwhile)."""
-        return any(b.busy for b in (self._searches, self._jumps, self.finding_work))
+        return any(b.busy for b in (self._searches, self._jumps, self.finding_work,
+                                    self._operations))
 
     def _search_for(self, text):
         self.search.setText(text)
@@ -542,6 +563,19 @@ class MainWindow(QtWidgets.QMainWindow):
     def _highlight(self, ids):
         if self.timeline is not None:
             self.timeline.set_matches(ids)
+
+    def _highlight_operation(self, op_id):
+        """The Operation row's link: its items highlighted, found in a thread."""
+        src = self.source
+        self._operations.run(lambda: src.items_of_op(op_id), (src, op_id))
+
+    def _operation_found(self, token, items):
+        src, op_id = token
+        if src is not self.source or self.timeline is None or isinstance(items, Exception):
+            return
+        self.timeline.set_matches(items)
+        self.statusBar().showMessage(f"{len(items):,} item{'' if len(items) == 1 else 's'} "
+                                     f"of operation {op_id} highlighted (Esc clears)")
 
     def _clicked(self, hit):
         self.details.show_hit(self.source, hit)
@@ -601,6 +635,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.statusBar().showMessage(f"wrote {path}", 5000)
         return path
 
+def shown_name(path):
+    """A file's or folder's name as a title shows it ("run/" is "run", not "")."""
+    return os.path.basename(os.path.normpath(str(path))) or str(path)
+
+
 def _path_summary(path):
     """The status line of a drawn critical path: its steps, its span, where it stops."""
     from legate_prof.present.units import format_ns
@@ -642,7 +681,7 @@ def window_problem():
 
 
 def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None,
-               opener=None, example_note=None):
+               opener=None, example_note=None, view_range=None):
     """Open the window and run Qt's event loop until it closes; returns its exit code.
 
     With ``load`` instead of a model, the window shows at once with a progress panel while
@@ -657,10 +696,11 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     the worker is waited for.  ``opener(paths, progress) -> profile``: how File → Open and
     drops load (the CLI's: its cache and workers, as the first load).  ``example_note``:
     ``files`` is the bundled example, shown because no run was found; how to open one.
+    ``view_range`` (start, stop; either None): the first profile's view (``view --start``).
     """
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
     win = MainWindow(model, files, load=load, findings=findings if callable(findings) else None,
-                     opener=opener, example_note=example_note)
+                     opener=opener, example_note=example_note, view_range=view_range)
     if model is not None and findings is not None and not callable(findings):
         add_findings_dock(win, findings)
     win.show()

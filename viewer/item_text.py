@@ -100,9 +100,24 @@ def detail_fields(source, hit, critical_note=None):
                        ("lane", lane)),
                 _Group("From", format_ns_us(a)), _Group("To", format_ns_us(b))]
     if source.critical_path_ready:
-        return _with_group(source, payload, source.item_details(payload))
+        return _critical_first(_with_group(source, payload, source.item_details(payload)))
     fields = _with_group(source, payload, source.item_details(payload, critical=False))
-    return fields + [_Group("Critical path", critical_note or "being computed")]
+    return _critical_first(fields + [_Group("Critical path", critical_note or "being computed")])
+
+
+CRITICAL_ROWS = ("Waited for", "Created by", "Held up", "Critical path")
+
+
+def _critical_first(fields):
+    """The critical path's rows right after where the item is (its lane, rank, group and
+    line), before its times and waits: an item with many waits had "Waited for" below the
+    fold of the details at 1500×900."""
+    crit = [f for f in fields if f.label in CRITICAL_ROWS]
+    rest = [f for f in fields if f.label not in CRITICAL_ROWS]
+    labels = [f.label for f in rest]
+    after = max((labels.index(x) for x in ("Lane", "Rank", "Group", "Provenance")
+                 if x in labels), default=len(rest) - 1)
+    return rest[:after + 1] + crit + rest[after + 1:]
 
 
 def details_rows(source, hit):

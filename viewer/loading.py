@@ -36,7 +36,7 @@ class LoadingPanel(QtWidgets.QWidget):
 
     def start(self, files):
         """A new load: its files in the title, the bar busy until the first step is known."""
-        names = [os.path.basename(str(f)) for f in files]
+        names = [os.path.basename(os.path.normpath(str(f))) or str(f) for f in files]
         self.title.setText(f"Opening {', '.join(names[:4])}{' …' if len(names) > 4 else ''}"
                            if names else "Opening the profile")
         self.step.setText("starting…")

@@ -13,6 +13,12 @@ from legate_prof.present.terminal import terminal_safe
 from legate_prof.read.legion_log import LegionProfReader
 
 
+# a text file opened alone: the words fit the command line and the window's File → Open
+TEXT_ALONE = ("not a Legion Prof log but a text file (legate's console output is read with "
+              "the run's .prof files: open them together, or give it as --log FILE on the "
+              "command line)")
+
+
 def _note(msg):
     print(terminal_safe(msg), file=sys.stderr)  # (a folder's file names are a stranger's)
 
@@ -86,8 +92,7 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     elif not logs and not streams:
         if not errors:
             if texts:
-                errors.append(ProfileError(texts[0], "not a Legion Prof log (a text file; pass "
-                                                     "legate's console output with --log)"))
+                errors.append(ProfileError(texts[0], TEXT_ALONE))
             else:
                 raise ProfileError("<none>", "no input files")
         raise errors[0]

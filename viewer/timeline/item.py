@@ -323,10 +323,17 @@ class TimelineItem(pg.GraphicsObject):
         f.setPointSizeF(6.5)
         p.setFont(f)
         p.setPen(QtGui.QColor(90, 90, 90))
-        for u, text in marks:
-            y = top + h - 2 - u * (h - 5)
-            p.drawText(QtCore.QRectF(px_left + 2, y - 6, 120, 12),
-                       int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+        fh = QtGui.QFontMetricsF(f).height()
+        drawn = self.last_stats.setdefault("scale_labels", [])
+        last = None
+        for u, text in marks:  # (top first, each inside its row; a mark too close to the
+            y = top + h - 2 - u * (h - 5)  # one above is left out: compact rows keep 100 %, 0)
+            box = QtCore.QRectF(px_left + 2, min(max(y - fh / 2, top), top + h - fh), 120, fh)
+            if last is not None and box.top() < last.bottom():
+                continue
+            p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+            drawn.append((box, text))
+            last = box
 
     def refresh(self):
         """Treat every cached row as stale: they are recomputed (time-sliced if a budget is

@@ -120,8 +120,12 @@ class LaneLayout:
         """The "All ranks" header and its summary rows (one per kind present)."""
         closed = ALL_RANKS in self.collapsed_ranks
         n = len(info.ranks)
-        out.append(Entry("header", f"All ranks ({n})", y, HEADER_H, rank=None,
-                         expanded=not closed, tooltip=f"All {n} ranks: one summary per kind"))
+        hidden = len(set(info.ranks) & self.hidden_ranks)
+        label = f"All ranks ({n})" if not hidden else f"All {n} ranks ({n - hidden} shown below)"
+        out.append(Entry("header", label, y, HEADER_H, rank=None, expanded=not closed,
+                         tooltip=f"All {n} ranks: one summary per kind"
+                                 + (f", of every rank ({hidden} filtered out below)"
+                                    if hidden else "")))
         y += HEADER_H
         seen = {}
         for g in info.groups:

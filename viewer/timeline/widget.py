@@ -80,7 +80,8 @@ class TimelineWidget(pg.PlotWidget):
             a.setPen(pg.mkPen(90, 90, 90))
             a.setTextPen(pg.mkPen(30, 30, 30))
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(0, 0, 0, 120))
-        self.cursor_label = pg.TextItem(color=(0, 0, 0), anchor=(0, 1), fill=(255, 255, 255, 200))
+        # the cursor's time, hung from the top of the view (anchored below it: in sight)
+        self.cursor_label = pg.TextItem(color=(0, 0, 0), anchor=(0, 0), fill=(255, 255, 255, 200))
         self.addItem(self.cursor, ignoreBounds=True)
         self.addItem(self.cursor_label, ignoreBounds=True)
         self.lane_axis.toggled.connect(self.toggle_group)
@@ -139,9 +140,11 @@ class TimelineWidget(pg.PlotWidget):
     def _apply_limits(self):
         t0, t1 = self._extent or self.source.info().time_range
         pad = (t1 - t0) * 0.05
+        low = t0 - pad if t0 < 0 else max(t0 - pad, 0.0)  # (a run's time starts at 0: no view
+        #                                                   pans into negative time)
         # zoom in to 50 ns, or to 2**12 steps of a float64 where times are that large
         narrowest = max(50.0, 4096 * float(np.spacing(float(max(abs(t0), abs(t1))))))
-        self.vb.setLimits(xMin=t0 - pad, xMax=t1 + pad, minXRange=narrowest, yMin=0)
+        self.vb.setLimits(xMin=low, xMax=t1 + pad, minXRange=narrowest, yMin=0)
         self._fit_y()
 
     def _fit_y(self):
