@@ -36,19 +36,39 @@ DOCK_SHARE = 0.3  # docks take at most this share of the window when it is laid 
 
 
 class FirstFrame(QtCore.QObject):
-    """Calls ``then()`` once, when the event loop is free after ``widget``'s first paint."""
+    """Calls ``then()`` once the timeline's first frame is whole: after ``widget``'s first
+    paint, when its tiles have all arrived (``settled``), or ``WAIT_S`` after that paint at
+    the latest.  The critical path and the findings start then: begun at the first paint,
+    they competed with the tiles of that frame for the interpreter."""
 
-    def __init__(self, widget, then):
+    WAIT_S = 3.0
+    POLL_MS = 30
+
+    def __init__(self, widget, then, settled=None):
         super().__init__(widget)
         self._then = then
+        self._settled = settled
+        self._painted = None
         widget.installEventFilter(self)
 
     def eventFilter(self, obj, ev):
-        if ev.type() == QtCore.QEvent.Type.Paint and self._then is not None:
-            then, self._then = self._then, None
-            QtCore.QTimer.singleShot(0, then)
+        if ev.type() == QtCore.QEvent.Type.Paint and self._painted is None:
+            import time
+            self._painted = time.monotonic()
             obj.removeEventFilter(self)
+            QtCore.QTimer.singleShot(0, self._poll)
         return False
+
+    def _poll(self):
+        import time
+        if self._then is None:
+            return
+        if self._settled is None or self._settled() or \
+                time.monotonic() - self._painted > self.WAIT_S:
+            then, self._then = self._then, None
+            then()
+        else:
+            QtCore.QTimer.singleShot(self.POLL_MS, self._poll)
 
 
 def default_open(paths, progress):
@@ -269,7 +289,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self._showing_example(files):
             self.statusBar().showMessage(f"the bundled example: {self._example[1]}")
         QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
-        FirstFrame(self.timeline.viewport(), lambda: self._start_critical(src))
+        FirstFrame(self.timeline.viewport(), lambda: self._start_critical(src),
+                   self.timeline.item.settled)
 
     # ---- the critical path, computed in a thread after the first frame ------------------
 
@@ -426,7 +447,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model = ready.model
         self._show_source(ready.source, self._files, ready.layout)
         self._loader.source = self.source  # the findings share its critical path
-        FirstFrame(self.timeline.viewport(), self._loader.shown.set)
+        FirstFrame(self.timeline.viewport(), self._loader.shown.set,
+                   self.timeline.item.settled)
         if self._find is not None:
             if self.findings is not None:  # the previous profile's findings go at once
                 self.findings.set_findings((), note="looking for the guide's patterns…")

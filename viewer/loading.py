@@ -64,7 +64,7 @@ class Loader(QtCore.QObject):
     failed = QtCore.Signal(int, object)
     found = QtCore.Signal(int, object)
 
-    FIRST_FRAME_WAIT_S = 2.0  # the findings wait at most this long for the timeline's frame
+    FIRST_FRAME_WAIT_S = 5.0  # the findings wait at most this long for the timeline's frame
 
     def __init__(self, number, load, findings=None, prepare=None):
         super().__init__()
