@@ -82,7 +82,8 @@ class Gated(ProfileSource):
         self.window = None
 
     def prepare_critical_path(self):
-        drawn = self.window is not None and self.window.timeline.item._cache_key is not None
+        # (a frame drawn: its view range is known; its picture may be redrawing right now)
+        drawn = self.window is not None and self.window.timeline.item._drawn_range is not None
         self.asked.append((threading.get_ident(), drawn))
         self.gate.wait()
         super().prepare_critical_path()

@@ -26,7 +26,7 @@ from .panels.legend import LegendWidget
 from .loading import Loader, LoadingPanel
 from .notices import notice_lines, problem_lines
 from .timeline.scrollbar import ScrolledTimeline
-from .panels.search import ITEM_ROLE, SearchResults, group_by_rank
+from .panels.search import ITEM_ROLE, SearchResults, group_by_rank, opened_lines
 from .time_text import format_range
 from .timeline.widget import TimelineWidget, prepare_view
 from .view_keys import ViewKeys
@@ -548,7 +548,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
         def search():
             hits = src.search(text, limit=src.info().n_items + 1)
-            return hits, group_by_rank(src, hits)
+            groups = group_by_rank(src, hits)
+            return hits, groups, opened_lines(src, groups)
         self.statusBar().showMessage(f"searching for '{text}'…")
         self._searches.run(search, (src, text))
 
@@ -559,9 +560,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if isinstance(result, Exception):
             self.statusBar().showMessage(f"search failed: {result}")
             return
-        hits, groups = result
+        hits, groups, lines = result
         self.timeline.set_matches(hits)
-        counts = self.results.show_groups(src, groups)
+        counts = self.results.show_groups(src, groups, lines)
         per = ", ".join(f"rank {r}: {n:,}" for r, n in list(counts.items())[:8])
         more = f", … ({len(counts)} ranks)" if len(counts) > 8 else ""
         self.statusBar().showMessage(f"{len(hits):,} matches for '{text}'"
