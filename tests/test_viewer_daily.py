@@ -214,7 +214,7 @@ def test_what_was_wrong_with_the_files_stays_in_sight_above_the_timeline(qtbot, 
     win = _window(qtbot, [cut], findings=False)
     win.timeline.zoom(0.5)  # (the status bar says the view's range now)
     banner = win.centralWidget().banner
-    assert banner.isVisibleTo(win)
+    qtbot.waitUntil(banner.isVisible)  # (Qt shows a new central widget at its next turn)
     lines = banner.problem_lines()
     assert any("legate_0.prof" in x and "truncated at byte 99924" in x for x in lines), lines
     assert "truncated at byte" not in win.statusBar().currentMessage()
