@@ -374,6 +374,15 @@ class MainWindow(QtWidgets.QMainWindow):
         return [x.thread for x in (*self._loaders, *self._critical)
                 if x.thread.ident is not None]
 
+    def work_threads(self):
+        """Every thread this window started that may still run: ``background_threads``,
+        the timeline's tiles and tooltips, searches, jumps, findings' and operations' items."""
+        works = [self._searches, self._jumps, self.finding_work, self._operations]
+        out = list(self.background_threads())
+        if self._frame is not None:
+            out += self._frame.timeline.work_threads()
+        return out + [t for w in works for t in w.threads]
+
     def keep_timeline_wide(self):
         """Docks widened by hand keep their width only while the timeline keeps most of the
         window: else they are narrowed to ``DOCK_SHARE`` of it."""
@@ -740,14 +749,20 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     import threading
     import time
     deadline = time.monotonic() + CLOSE_WAIT_S
-    for worker in win.background_threads():  # one that just sent its last signal ends now
+    mine = win.work_threads()
+    for worker in mine:  # one that just sent its last signal, or a stopped tiles', ends now
         worker.join(max(deadline - time.monotonic(), 0.0))
-    if any(t.is_alive() for t in threading.enumerate() if t is not threading.main_thread()):
-        _exit_now(code)  # a load, findings or a path still computing: the process ends here
+    # a load, findings, a path or a tile still computing (or a cache entry being written):
+    # the process ends here, whatever they do (an interpreter that stops a thread inside
+    # numpy or Qt aborts; one that waits for a non-daemon thread does not end)
+    mine = set(mine)
+    if any(t.is_alive() and (t in mine or not t.daemon) for t in threading.enumerate()
+           if t is not threading.main_thread()):
+        _exit_now(code)
     return code
 
 
-CLOSE_WAIT_S = 0.1  # a closed window's threads that are about to end get this long
+CLOSE_WAIT_S = 0.3  # a closed window's threads that are about to end get this long
 
 
 def _exit_now(code):

@@ -467,6 +467,11 @@ class TimelineWidget(pg.PlotWidget):
         self._hover = what
         self._tips.run(text, (src, what))  # (an item's details take a frame or more)
 
+    def work_threads(self):
+        """The threads this timeline started that may still run: its tiles, its tooltips."""
+        tiles = [] if self.item is None or self.item.tiles is None else [self.item.tiles.thread]
+        return tiles + list(self._tips.threads)
+
     def _tooltip_ready(self, token, text):
         """A hover's text, made in a thread: shown if the mouse still rests on that thing."""
         src, what = token
