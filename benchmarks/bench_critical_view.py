@@ -30,7 +30,7 @@ def stress_path(src, n):
     window draws in one view: ``path_overlay.MAX_STEPS_DRAWN``), each its item's extent."""
     import numpy as np
 
-    from legate_prof.viewer.critical_path import RunPath, lanes_of
+    from legate_prof.viewer.timeline.critical_path import RunPath, lanes_of
     ids = np.linspace(0, src.info().n_items - 1, n).astype(np.int64)
     cols = src.items_columns(ids)
     order = np.argsort(-cols["stop"], kind="stable")
@@ -91,7 +91,7 @@ def main(argv=None):
         # chain of the task that ended last among those that waited for another
         import numpy as np
 
-        from legate_prof.viewer.critical_path import RunPath
+        from legate_prof.viewer.timeline.critical_path import RunPath
         src = win.source
         links = src.critical_links()
         ids = np.flatnonzero(links.items.via == 0)

@@ -61,7 +61,7 @@ def step(app, win, meter, name, start):
     start()
     run_until(app, lambda: win._loads > before and win.timeline is not None)
     t_timeline = time.perf_counter() - t0
-    run_until(app, lambda: win.statusBar().currentMessage().endswith("findings")
+    run_until(app, lambda: win.statusBar().currentMessage().endswith(("findings", "finding"))
               or win.statusBar().currentMessage().startswith("findings unavailable"))
     t_findings = time.perf_counter() - t0
     for _ in range(20):  # frames after: the first paints at the new profile

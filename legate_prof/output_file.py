@@ -254,6 +254,28 @@ def sweep_stale_outputs(directory=None, note=_note):
     return removed
 
 
+def remove_own_temporaries():
+    """Remove the temporaries this process is writing, and their records: a process about
+    to end at once (``os._exit``: the viewer closed while its threads write) leaves no part
+    of an output behind.  Returns their paths."""
+    reg = _registry()
+    if reg is None:
+        return []
+    mine, removed = f"{_host()}-{os.getpid()}-", []
+    with contextlib.suppress(OSError):
+        for e in os.scandir(reg):
+            if not e.name.startswith(mine):
+                continue
+            with contextlib.suppress(OSError):
+                tmp = os.readlink(e.path)
+                m = _TEMPORARY.match(os.path.basename(tmp))
+                if m and int(m["pid"]) == os.getpid() and m["host"] == _host():
+                    _remove(tmp)
+                    removed.append(tmp)
+            _forget(e.path)
+    return removed
+
+
 # -- writing ------------------------------------------------------------------------------------
 def _failed(path, e, tmp):
     """The one-line error for an OSError while writing, or None when it is not ours to word

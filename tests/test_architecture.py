@@ -168,3 +168,18 @@ def test_no_function_is_longer_than_a_screen_without_saying_why():
                 if long != (f"{name}.{node.name}" in SPLIT_PENDING):
                     bad.append(f"{name}.{node.name}: {n} lines")
     assert not bad, "\n".join(bad)
+
+
+MAX_MODULES_A_ROOM = 15
+
+
+def test_the_viewer_has_rooms_of_at_most_fifteen_modules():
+    """The viewer is split into rooms a reader can take in (docs/architecture.md): the window
+    and what it shares at the top, ``timeline/`` and ``panels/`` below; no folder of it holds
+    more than MAX_MODULES_A_ROOM modules (its ``__init__`` counted)."""
+    viewer = PACKAGES["legate_prof.viewer"]
+    folders = {p.parent for p in viewer.rglob("*.py")}
+    big = {str(f.relative_to(ROOT)): len(list(f.glob("*.py"))) for f in folders
+           if len(list(f.glob("*.py"))) > MAX_MODULES_A_ROOM}
+    assert not big, big
+    assert {f.name for f in folders} >= {"viewer", "timeline", "panels"}

@@ -80,7 +80,7 @@ def test_compare_picture_gives_each_run_the_height_its_lanes_need(tmp_path):
     from fixtures.synthetic import generate
     from legate_prof.load.loader import load_profile
     from legate_prof.query import as_source
-    from legate_prof.viewer.layout import LaneLayout
+    from legate_prof.viewer.timeline.layout import LaneLayout
     from legate_prof.viewer.screenshot import (CHROME_PX, FIT_ROW_PX, LEGEND_H,
                                                render_comparison)
     a = load_profile(generate(tmp_path / "a", ranks=2, items=20000, seed=1), ranked=True)

@@ -90,7 +90,7 @@ def test_record_without_a_driver_adds_gpus_0_and_reports_a_failed_run(tmp_path):
 def test_viewer_findings_dock_zooms_to_a_finding_and_highlights_its_items(guide_examples,
                                                                            qtbot):
     from legate_prof.viewer.app import MainWindow
-    from legate_prof.viewer.findings_panel import add_findings_dock
+    from legate_prof.viewer.panels.findings import add_findings_dock
     _, profiles = guide_examples["inefficient.py"]
     model = load_profile(profiles)
     findings = find_insights(model)
@@ -99,6 +99,7 @@ def test_viewer_findings_dock_zooms_to_a_finding_and_highlights_its_items(guide_
     panel = add_findings_dock(win, findings)
     row = next(k for k, f in enumerate(findings) if f["pattern"] == "tiny_tasks")
     panel.show_finding(row)
+    qtbot.waitUntil(lambda: not win.busy())  # (its items are found in a thread)
     a, b = win.timeline.time_range()
     t0, t1 = findings[row]["window_ns"]
     assert a <= t0 and t1 <= b and (b - a) < 1.2 * (t1 - t0) + 10_000

@@ -209,3 +209,44 @@ def test_dump_of_a_folder_written_by_record_dumps_its_logs_and_skips_the_stream(
         assert ("runtime's event stream" in err and "skipped" in err) == named, err
     rc, out, err = _cli("dump", tmp_path / "legate_0.runtime.prof")
     assert rc == 2 and out == "" and "not a Legion Prof binary log" in err
+
+
+WRITER = """
+import sys, time
+f = open(sys.argv[1], "ab")  # a run's process, still writing its log
+print("open", flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_run_still_being_written_is_called_so_not_a_crash(tmp_path):
+    """Issue 36: `stats` on the logs of a run still going said "showing events up to the
+    crash … did the run crash or get killed?".  A runtime stream without its end event, or a
+    Legion log without its timeline, that a process still has open for writing is "still
+    being written (last event at …)"; once no process writes it, it is a run that did not
+    finish."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi2"
+    data = (real / "legate_0.runtime.prof").read_bytes()
+    stream = tmp_path / "legate_0.runtime.prof"
+    stream.write_bytes(data[: len(data) - 5])  # (its end event not written yet)
+    legion = tmp_path / "legate_1.prof"
+    with LegionProfWriter(legion) as w:  # (Legion writes its timeline at shutdown)
+        w.write("MachineDesc", node_id=1, num_nodes=2, hostname="h", host_id=1, process_id=2)
+        w.write("ProcDesc", proc_id=0x1D00010000000002, kind=2, uuid_size=16)
+    writers = [subprocess.Popen([sys.executable, "-c", WRITER, str(p)], stdout=subprocess.PIPE,
+                                text=True) for p in (stream, legion)]
+    try:
+        for w in writers:
+            assert w.stdout.readline().strip() == "open"
+        rc, _out, live = _cli("stats", stream, legion)
+    finally:
+        for w in writers:
+            w.kill()
+            w.wait()
+    rc2, _out, dead = _cli("stats", stream, legion)
+    assert rc == 0 and rc2 == 0
+    assert "crash" not in live and "killed" not in live, live
+    assert "the run is still being written (no end event yet; last event at " in live
+    assert "into the run" in live and "no timeline records yet: the run is still being " \
+        "written" in live
+    assert "showing events up to the crash" in dead and "did the run crash or get killed" in dead

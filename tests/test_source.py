@@ -194,3 +194,61 @@ def test_items_in_a_window_are_those_stats_counts_there():
     cut = restrict(merged.merged_model(), start=a, stop=b)
     assert merged.items_in(a, b) == ranked.items_in(a, b) == compute_stats(cut)["items"] > 0
     assert merged.items_in(t0, t1) == merged.info().n_items
+
+
+def _band_busy_by_hand(model, lane, t0, t1, width, min_px=MIN_PX):
+    """Per (row, band's first column): the share of the band's time its narrow items ran,
+    summed item by item (what ``band_busy`` must say)."""
+    from legate_prof.query.level_of_detail import draw_rows
+    ns_px = (t1 - t0) / width
+    out = {}
+    lo, hi = model.lane_range(lane)
+    it = model.items
+    rows = model.rows_of(np.arange(lo, hi))
+    for dr in draw_rows(model, lane, t0, t1, width):
+        on = np.arange(lo, hi)[rows == dr.row]
+        dur = (it["stop"][on] - it["start"][on]).astype(np.float64)
+        col = np.clip(((it["start"][on] - t0) / ns_px).astype(np.int64), 0, width - 1)
+        live = (it["stop"][on] >= t0) & (it["start"][on] <= t1) & (dur < min_px * ns_px)
+        for x0, x1 in zip(dr.band_x0.astype(int), dr.band_x1.astype(int)):
+            inside = live & (col >= x0) & (col < x1)
+            out[(dr.row, x0)] = min(dur[inside].sum() / ((x1 - x0) * ns_px), 1.0)
+    return out
+
+
+def test_a_merged_band_carries_the_share_of_its_time_its_items_ran(tmp_path):
+    """Issue 36: a gray band stands for many items too small to draw; its tile says what
+    share of its time they ran (``band_busy``), summed item by item, however the lane is read
+    (its items scanned, or its duration order: a bundle's), and a hit on it says the same.
+    The guide's inefficient run at a coarse view: bands of micro-kernels that are mostly
+    idle, not the solid gray they looked."""
+    from fixtures.synthetic import generate
+    from legate_prof.query import as_source
+    from legate_prof.query.level_of_detail import draw_rows
+    from legate_prof.store.bundle import write_bundle
+    from legate_prof.store.bundle_file import read_bundle
+    files = generate(tmp_path / "run", ranks=1, items=60_000, seed=4, scenario="inefficient")
+    scanned = load_profile([str(f) for f in files])
+    write_bundle(scanned, tmp_path / "run.lpbundle")
+    ordered = read_bundle(tmp_path / "run.lpbundle")  # (its duration order is stored)
+    t0, t1 = scanned.time_range()
+    shares = []
+    for lane in range(scanned.n_lanes):
+        want = _band_busy_by_hand(scanned, lane, t0, t1, 700)
+        for model in (scanned, ordered):
+            got = {(dr.row, int(x)): float(b) for dr in draw_rows(model, lane, t0, t1, 700)
+                   for x, b in zip(dr.band_x0, dr.band_busy)}
+            assert got.keys() == want.keys()
+            for k, share in want.items():
+                assert got[k] == pytest.approx(share, abs=2e-6), (lane, k)
+        shares += list(want.values())
+    assert len(shares) > 20 and min(shares) < 0.2  # mostly idle bands are there to see
+    src = as_source(scanned)
+    lane = next(L for L in range(scanned.n_lanes) if any(
+        len(r.band_busy) for r in src.lane_tile(L, t0, t1, 700).rows))
+    tile = src.last_tile(lane)
+    hits = [(src.hit(lane, tr.row, float(x) + 0.5), float(b)) for tr in tile.rows
+            for x0, x1, b in zip(tr.band_x0, tr.band_x1, tr.band_busy)
+            for x in np.arange(x0, x1)]
+    bands = [(h, b) for h, b in hits if h is not None and h.item is None]  # (boxes win)
+    assert bands and all(h.busy == pytest.approx(b) for h, b in bands)

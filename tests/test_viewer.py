@@ -43,16 +43,53 @@ def _tiny_window(model):
 
 
 def test_zoomed_out_cpu_lane_shows_a_gray_merged_band(tiny, tmp_path):
+    from legate_prof.present.colors import ALPHA_BAND
+    from legate_prof.viewer.colors import GRAY, blend_with_white
     lane, a, b, _ = _tiny_window(tiny)
     img, geo = _shot(tiny, tmp_path, "out.png", expand=["cpu"])
     colors = row_colors(img, geo, lane, row=0, t0=a, t1=b)
-    is_gray = np.array([c == (128, 128, 128) for c in colors])
+    ground = blend_with_white(GRAY, ALPHA_BAND)
+    band = {(128, 128, 128), (ground.red(), ground.green(), ground.blue())}
+    is_gray = np.array([c in band for c in colors])  # (the band's ground, or its busy fill)
     assert is_gray.mean() > 0.1, "the barcode of tiny tasks should merge into gray"
     runs = np.diff(np.flatnonzero(np.diff(np.concatenate([[0], is_gray, [0]]).astype(int))))[::2]
     assert runs.max() >= 8  # bands wider than any single expanded item (3 px)
     # and those bands stand for many tasks each
     rows = draw_rows(tiny, lane, geo["t0"], geo["t1"], int(geo["x_right"] - geo["x_left"]))
     assert max(int(r.band_count.max()) for r in rows if len(r.band_count)) >= 5
+
+
+def test_a_merged_band_is_filled_as_high_as_its_items_ran(tiny, qtbot):
+    """Issue 36: a gray band is drawn light, filled in full gray from the bottom as high as
+    the share of its time its items ran (its tile's ``band_busy``): a lane of tiny tasks
+    that ran a few percent of the time no longer reads as solid gray."""
+    from legate_prof.viewer.screenshot import make_timeline
+    lane, _a, _b, _ = _tiny_window(tiny)
+    w = make_timeline(tiny, 1600, 900, expand=["cpu"])
+    qtbot.addWidget(w)
+    img = w.grab().toImage()
+    (x0, x1), _ = w.vb.viewRange()
+    width = int(round(w.vb.width()))
+    e = w.lane_layout.find_lane(lane)
+    left = w.mapFromScene(w.vb.sceneBoundingRect().topLeft()).x()
+    checked, shares = 0, []
+    for dr in w.item._lane_rows(lane, x0, x1, width):
+        top = w.mapFromScene(w.vb.mapViewToScene(QtCore.QPointF(x0, e.y + dr.row * e.row_h)))
+        bottom = w.mapFromScene(w.vb.mapViewToScene(
+            QtCore.QPointF(x0, e.y + (dr.row + 1) * e.row_h)))
+        gap = 1 if bottom.y() - top.y() > 4 else 0
+        hh = bottom.y() - top.y() - 2 * gap
+        for bx0, bx1, busy in zip(dr.band_x0, dr.band_x1, dr.band_busy):
+            if not 6 <= bx1 - bx0 < 30 or bx0 < 2 or bx1 > width - 2:
+                continue  # (a band 30 px wide or more carries its count's label)
+            x = int(left + (bx0 + bx1) / 2)
+            column = [QtGui.QColor(img.pixel(x, y)).getRgb()[:3]
+                      for y in range(top.y(), bottom.y() + 1)]
+            filled = sum(c == (128, 128, 128) for c in column)
+            assert abs(filled - max(busy * hh, 1)) <= 1.5, (busy, hh, filled)
+            checked += 1
+            shares.append(float(busy))
+    assert checked >= 3 and min(shares) < 0.5  # idle bands are drawn mostly light
 
 
 def test_zoomed_in_cpu_lane_shows_individual_coloured_boxes(tiny, tmp_path):
@@ -245,12 +282,14 @@ def test_drag_pans(window, qtbot):
 def test_search_highlights_lists_and_jumps(window, qtbot):
     window.search.setText("add_task")
     qtbot.keyClick(window.search, QtCore.Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not window.busy())  # (searched in a thread)
     assert window.results.result_items() and len(window.results.result_items()) == 6
     # 3 tasks + 3 application ranges, under the one rank's row with its count
     assert window.results.counts == {0: 6}
     assert window.timeline.item.matches is not None
     item = window.results.topLevelItem(0).child(0)
     window._jump(item)
+    qtbot.waitUntil(lambda: not window.busy())  # (worked out in a thread)
     i = window.results.result_items()[0]
     a, b = window.timeline.time_range()
     s, e = window.source.item_extent(i)
@@ -402,7 +441,7 @@ def test_screenshots_and_the_window_carry_the_legend(sample_profile, tmp_path, q
     from PySide6 import QtGui
 
     from legate_prof.viewer.app import MainWindow
-    from legate_prof.viewer.legend import LegendWidget, legend_entries
+    from legate_prof.viewer.panels.legend import LegendWidget, legend_entries
     from legate_prof.viewer.screenshot import render_screenshot
     model = load_profile([sample_profile])
     out = render_screenshot(model, tmp_path / "legend.png", width=900, height=500)
@@ -417,7 +456,7 @@ def test_screenshots_and_the_window_carry_the_legend(sample_profile, tmp_path, q
 # ---- the viewer reads only through the query API -----------------------------------------
 
 def test_viewer_imports_nothing_of_the_model_but_the_api():
-    """viewer/*.py import from legate_prof only: the query API (the package's face), the
+    """viewer/**/*.py import from legate_prof only: the query API (the package's face), the
     Qt-free presentation (units, colours, limits), errors, where outputs go, the version."""
     import ast
     from pathlib import Path
@@ -425,7 +464,7 @@ def test_viewer_imports_nothing_of_the_model_but_the_api():
                "legate_prof.output_file"}
     allowed_packages = ("legate_prof.present.",)
     bad = []
-    for f in sorted((Path(__file__).resolve().parents[1] / "viewer").glob("*.py")):
+    for f in sorted((Path(__file__).resolve().parents[1] / "viewer").rglob("*.py")):
         for node in ast.walk(ast.parse(f.read_text())):
             if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
                     and node.module.startswith("legate_prof"):
@@ -538,20 +577,72 @@ def test_screenshot_grows_to_fit_and_labels_every_group(tmp_path):
         assert yb <= img.height() and yb - ya <= 12 * 18  # packed memory lanes stay bounded
 
 
+@pytest.fixture(scope="module")
+def four_ranks_given_as_files(tmp_path_factory):
+    """The real 4-rank run, each file under a long name, the last rank's log cut short (a
+    warning) — its clock skew and slow network are notices: every kind of header text."""
+    import shutil
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi4"
+    d = tmp_path_factory.mktemp("four")
+    out = []
+    for f in sorted(real.glob("legate_*")):
+        dst = d / f"cluster_job_20261128_node_a_very_long_run_name_{f.name}"
+        shutil.copy(f, dst)
+        out.append(dst)
+    cut = next(p for p in out if p.name.endswith("legate_3.prof.gz"))
+    cut.write_bytes(cut.read_bytes()[:30000])
+    return out
+
+
+@pytest.mark.parametrize("width", [800, 1000, 1280, 1600, 2560])
+def test_a_pictures_header_lays_out_its_texts_without_overlap(four_ranks_given_as_files, width,
+                                                             tmp_path):
+    """Issue 36: the file list and the clock-skew / network notes were drawn over each other
+    (Export PNG and `screenshot`, 1600 px, 4 ranks given as files).  At every width from
+    800 px, no two texts of the header (stamp and legend) share a pixel, each lies inside the
+    picture, and the picture puts its timeline below the header however many rows it took."""
+    from legate_prof.query import as_source
+    from legate_prof.viewer.picture_header import header_layout
+    from legate_prof.viewer.screenshot import (_header_lines, _stamp_texts, app_instance,
+                                               render_screenshot)
+    from legate_prof.viewer.timeline.critical_path import RunPath
+    app_instance()
+    src = as_source(load_profile([str(p) for p in four_ranks_given_as_files], ranked=True))
+    info = src.info()
+    assert info.notices and info.warnings  # (texts on the right: a warning, the notices)
+    path = RunPath.from_steps(src, src.run_critical_path())
+    files = [p.name for p in four_ranks_given_as_files]
+    lay = header_layout(width, _stamp_texts(info, files, info.time_range, path),
+                        _header_lines(info), QtGui.QFont(), critical=True)
+    rects = [(pc.rect, pc.text) for pc in lay.stamp] + [(r, t) for r, _, t in lay.legend]
+    for r, text in rects:
+        assert 0 <= r.left() and r.right() <= width, (text, r)
+    for k, (r, text) in enumerate(rects):
+        for r2, text2 in rects[k + 1:]:
+            assert not r.intersects(r2), (text, text2)
+    for pc in lay.stamp:  # each rectangle holds its text whole (or its text was cut "…")
+        assert QtGui.QFontMetricsF(pc.font).horizontalAdvance(pc.text) <= pc.rect.width() + 0.5
+    assert len(lay.stamp) >= 4  # files, view, the warning and the notes all said
+    out, geo = render_screenshot(src, tmp_path / "h.png", width=width, height=700,
+                                 title_files=files, critical_path=path, return_geometry=True)
+    assert geo["top"] == lay.height and QtGui.QImage(out).width() == width
+
+
 def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run, tmp_path):
     """A run killed by out-of-memory leaves only the runtime's stream: the picture says so."""
     from legate_prof.query import as_source
-    from legate_prof.viewer.screenshot import LEGEND_H, STAMP_H, render_screenshot
+    from legate_prof.viewer.screenshot import render_screenshot
     run = legate_run("oom.py", cpus=1, sysmem=40, env_extra_key="LEGATE_TEST")
     assert run.returncode != 0
     files = sorted(str(p) for p in run.workdir.glob("legate_*.prof"))
     src = as_source(load_profile(files))
     why = src.info().timeline_missing
     assert "Legion" in why and "crashed" in why
-    out = render_screenshot(src, tmp_path / "crash.png", width=1200, height=700)
+    out, geo = render_screenshot(src, tmp_path / "crash.png", width=1200, height=700,
+                                 return_geometry=True)
     img = QtGui.QImage(out)
-    # the note's pink box sits just below the stamp and legend, centred
-    c = QtGui.QColor(img.pixel(int(1200 * 0.25), STAMP_H + LEGEND_H + 34)).getRgb()[:3]
+    # the note's pink box sits just below the stamp and legend (as tall as their rows), centred
+    c = QtGui.QColor(img.pixel(int(1200 * 0.25), geo["top"] + 34)).getRgb()[:3]
     assert c == (255, 240, 240)
 
 
@@ -578,7 +669,7 @@ def test_a_profile_without_timeline_items_gets_no_time_ticks(tmp_path):
 
 
 def test_vertical_scrollbar_follows_and_moves_the_lanes(window, qtbot):
-    from legate_prof.viewer.scrollbar import ScrolledTimeline
+    from legate_prof.viewer.timeline.scrollbar import ScrolledTimeline
     scrolled = window.centralWidget()
     assert isinstance(scrolled, ScrolledTimeline)
     tl = window.timeline
@@ -638,9 +729,9 @@ def test_lane_labels_are_reference_names_with_long_names_as_tooltips(window):
 def test_lane_labels_never_overlap(synthetic_8, qtbot):
     """At any vertical scale, kept labels are at least one text line apart."""
     from legate_prof.query import as_source
-    from legate_prof.viewer.axes import MIN_LABEL_GAP_PX
-    from legate_prof.viewer.layout import LaneLayout
-    from legate_prof.viewer.timeline import TimelineWidget
+    from legate_prof.viewer.timeline.axes import MIN_LABEL_GAP_PX
+    from legate_prof.viewer.timeline.layout import LaneLayout
+    from legate_prof.viewer.timeline.widget import TimelineWidget
     src = as_source(load_profile(synthetic_8))
     w = TimelineWidget(src, LaneLayout.default(src, expand_kinds=["channel", "cpu"]))
     qtbot.addWidget(w)

@@ -22,6 +22,7 @@ from PySide6 import QtCore, QtGui  # noqa: E402
 
 from legate_prof.load.loader import load_profile  # noqa: E402
 from legate_prof.query import ProfileSource, as_source  # noqa: E402
+from legate_prof.viewer import plain_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "fixtures" / "real"
@@ -81,7 +82,8 @@ class Gated(ProfileSource):
         self.window = None
 
     def prepare_critical_path(self):
-        drawn = self.window is not None and self.window.timeline.item._cache_key is not None
+        # (a frame drawn: its view range is known; its picture may be redrawing right now)
+        drawn = self.window is not None and self.window.timeline.item._drawn_range is not None
         self.asked.append((threading.get_ident(), drawn))
         self.gate.wait()
         super().prepare_critical_path()
@@ -101,6 +103,7 @@ def test_computed_in_a_thread_after_the_first_frame_and_never_waited_for(qtbot):
     # meanwhile everything answers at once: details, hover text, the walk keys, the toggle
     i = int(src.search("BinaryOp")[0])
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     assert _details(win)["Critical path"].startswith("being computed")
     assert "Waited for" not in _details(win) and "Created by" not in _details(win)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
@@ -142,6 +145,7 @@ def test_a_path_that_arrives_while_another_profile_loads_is_kept(qtbot):
     i = next(int(k) for k in win.critical_path.item
              if (link := src.critical_predecessor(k)) is not None and link.predecessor is not None)
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)  # the walk keys work on it again
     assert win.timeline.item.selected == src.critical_predecessor(i).predecessor
 
@@ -156,6 +160,7 @@ def test_walk_back_and_forward_with_the_view_following_and_undo(qtbot):
              and src.critical_predecessor(s.item).predecessor is not None)
     j = src.critical_predecessor(i).predecessor
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     before = tl.time_range()
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
     assert tl.item.selected == j
@@ -198,13 +203,15 @@ def test_while_the_path_is_drawn_the_walk_keys_follow_it_step_by_step(qtbot):
     assert n > 100 and src.critical_predecessor(last) is None
     _key(qtbot, win, QtCore.Qt.Key.Key_P)
     win.go_to_item(last)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     zeros = []
     for k in range(1, 13):
         _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
         assert tl.item.selected == int(path.item[k]), k
         msg = win.statusBar().currentMessage()
         assert msg.startswith(f"← step {n - k} of {n} of the critical path: "), msg
-        assert win.statusBar().toolTip() == msg  # (whole, where the legend cuts the bar)
+        # (whole, where the legend cuts the bar; a file's names in it shown as plain text)
+        assert win.statusBar().toolTip() == plain_text.tooltip(msg)
         none = path.end[k] <= path.begin[k]  # (mpi2: 26 steps of no time after the first)
         assert ("it holds no time on the path" in msg) == bool(none), msg
         zeros += [k] if none else []
@@ -221,6 +228,7 @@ def test_while_the_path_is_drawn_the_walk_keys_follow_it_step_by_step(qtbot):
     assert f"step 1 of {n} of the critical path, its first" in win.statusBar().currentMessage()
     _key(qtbot, win, QtCore.Qt.Key.Key_P)  # hidden: the item's own link
     win.go_to_item(last)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
     assert tl.item.selected == last
     assert "no critical predecessor" in win.statusBar().currentMessage()
@@ -290,6 +298,7 @@ def test_a_damaged_graph_stops_at_unknown_without_a_traceback(qtbot, tmp_path):
              if (link := src.critical_predecessor(k)) is not None
              and link.via == "unknown_event")
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
     assert win.timeline.item.selected == i
     said = win.statusBar().currentMessage()
@@ -306,6 +315,7 @@ def test_a_damaged_graph_stops_at_unknown_without_a_traceback(qtbot, tmp_path):
     assert win2.critical_path is None
     assert "critical path unavailable: IndexError" in win2.statusBar().currentMessage()
     win2.go_to_item(0)
+    qtbot.waitUntil(lambda: not win2.busy())  # (worked out in a thread)
     assert _details(win2)["Critical path"].startswith("unavailable (IndexError")
 
 
@@ -320,6 +330,7 @@ def test_a_profile_without_event_records_says_there_is_no_path(qtbot, tmp_path):
     assert win.statusBar().currentMessage().startswith("no critical path: this profile records "
                                                        "no Realm events")
     win.go_to_item(0)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
     assert win.statusBar().currentMessage().startswith("no critical path")
     assert main(["screenshot", f, "-o", str(tmp_path / "cp.png"), "--critical-path"]) == 0
@@ -335,7 +346,8 @@ def test_notices_show_as_a_banner_in_the_screenshot_headers_words(qtbot):
     assert len(info.notices) == 2  # clock skew, a slow network
     win = _window(qtbot, src)
     banner = win.centralWidget().banner
-    assert banner.isVisibleTo(win) and banner.lines() == notice_lines(info)
+    qtbot.waitUntil(banner.isVisible)  # (Qt shows a new central widget at its next turn)
+    assert banner.lines() == notice_lines(info)
     assert banner.lines()[0].startswith("Note: Clock skew")
     header = [t for t, _ in _header_lines(info) if t.startswith("Note: ")]
     assert header and header[0].startswith(banner.lines()[0])
@@ -406,7 +418,7 @@ def test_a_pictures_header_says_how_much_of_the_runs_path_its_window_shows():
     """``screenshot --start/--stop --critical-path`` draws the run's path cut to the window:
     the header says the run's steps and how many of them are in view (none before the path
     begins), not the run's count alone as if the window were the run."""
-    from legate_prof.viewer.critical_path import RunPath
+    from legate_prof.viewer.timeline.critical_path import RunPath
     from legate_prof.viewer.screenshot import path_words
     src = as_source(load_profile(_files("mpi2"), ranked=True))
     path = RunPath.from_steps(src, src.run_critical_path())

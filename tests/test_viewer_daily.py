@@ -6,6 +6,7 @@ rank, details as links, plain text for every string from a file, memory without 
 No timed assertions: waits are for states (``waitUntil``), never for durations.
 """
 
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -45,7 +46,7 @@ def _wait_loaded(qtbot, win, findings=True):
     qtbot.waitUntil(lambda: win.timeline is not None, timeout=LOAD_MS)
     if findings:
         qtbot.waitUntil(lambda: win.findings is not None and win.statusBar().currentMessage()
-                        .endswith("findings"), timeout=LOAD_MS)
+                        .endswith(("findings", "finding")), timeout=LOAD_MS)
 
 
 def _reopen(qtbot, win, files, findings=True):
@@ -72,7 +73,9 @@ def test_a_second_open_replaces_everything_and_its_findings_work(qtbot, sample_p
     first = list(win.findings.findings)
     win.search.setText("fill_task")
     win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     win.go_to_item(win.results.result_items()[0])
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     assert win.details.table.rowCount() > 0
     win.timeline.zoom(0.5)
     _reopen(qtbot, win, [EXAMPLE])
@@ -86,6 +89,7 @@ def test_a_second_open_replaces_everything_and_its_findings_work(qtbot, sample_p
     assert win.timeline.item.matches is None
     row = next(k for k, f in enumerate(want) if f["provenance"])
     win.findings.itemClicked.emit(win.findings.item(row))
+    qtbot.waitUntil(lambda: not win.busy())  # (its items are found in a thread)
     a, b = win.timeline.time_range()
     t0, t1 = want[row]["window_ns"]
     assert a <= t0 and t1 <= b
@@ -188,6 +192,8 @@ def test_the_hover_tooltip_stays_while_the_mouse_is_still(qtbot, sample_profile)
     i = next(int(j) for j in src.search("fill_task") if src.item_title(j).startswith("fill"))
     tl.show_item(i)
     tl.grab()
+    qtbot.waitUntil(tl.item.settled)  # (its tiles come from the tiles' thread)
+    tl.grab()
     pos = _item_point(tl, i)
     qtbot.mouseMove(tl.viewport(), pos)
     qtbot.waitUntil(QtWidgets.QToolTip.isVisible)
@@ -199,8 +205,43 @@ def test_the_hover_tooltip_stays_while_the_mouse_is_still(qtbot, sample_profile)
     assert QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text() == text
 
 
+def test_what_was_wrong_with_the_files_stays_in_sight_above_the_timeline(qtbot, tmp_path):
+    """Issue 36: a log cut short opened with no word of it in the window (the terminal said
+    "truncated at byte 99944"; the status bar was overwritten at once): the banner above the
+    timeline says it, and still does after the status bar moved on."""
+    cut = tmp_path / "legate_0.prof"
+    cut.write_bytes((ROOT / "fixtures" / "real" / "efficient_0.prof").read_bytes()[:99944])
+    win = _window(qtbot, [cut], findings=False)
+    win.timeline.zoom(0.5)  # (the status bar says the view's range now)
+    banner = win.centralWidget().banner
+    qtbot.waitUntil(banner.isVisible)  # (Qt shows a new central widget at its next turn)
+    lines = banner.problem_lines()
+    assert any("legate_0.prof" in x and "truncated at byte 99924" in x for x in lines), lines
+    assert "truncated at byte" not in win.statusBar().currentMessage()
+    _reopen(qtbot, win, [EXAMPLE], findings=False)  # a sound profile: no problem shown
+    assert banner.problem_lines() == []
+
+
+def test_a_merged_bands_text_tells_its_ends_apart_and_says_its_busy_share(sample_profile):
+    """Issue 36: a band of 0.5 ms at 107.85 s (a 10 ms view) read "107.851 s – 107.851 s"
+    and gave a count and a range, not how busy it is: its tooltip and details now give both
+    ends with the digits its span needs and the share of it its items ran."""
+    from legate_prof.query import as_source
+    from legate_prof.viewer.item_text import detail_fields, tooltip_html
+    src = as_source(load_profile([sample_profile]))
+    band = ("band", (107_851_200_000, 107_851_700_000, 1234, 0, 0, 0.0123))
+    doc = QtGui.QTextDocument()
+    doc.setHtml(tooltip_html(src, band))
+    text = doc.toPlainText()
+    assert "107.8512000 s – 107.8517000 s (500.000 µs)" in text
+    assert "1,234 merged items" in text and "its items ran 1.2 % of it (6.150 µs of 500.000 µs)" \
+        in text
+    rows = {f.label: f.text for f in detail_fields(src, band)}
+    assert rows["Busy"].startswith("its items ran 1.2 % of it") and rows["Merged items"] == "1,234"
+
+
 def test_times_have_the_digits_the_zoom_needs_and_ticks_one_unit():
-    from legate_prof.viewer.axes import TimeAxis
+    from legate_prof.viewer.timeline.axes import TimeAxis
     from legate_prof.viewer.time_text import format_range
     text = format_range(1.0060e9, 1.0066e9)
     a, b = text.split(" (")[0].split(" – ")
@@ -217,6 +258,7 @@ def test_view_keys_work_wherever_the_focus_is_but_typing(qtbot, sample_profile):
     tl = win.timeline
     win.search.setText("add_task")
     win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     win.results.setFocus()
     qtbot.waitUntil(win.results.hasFocus)
     a0, b0 = tl.time_range()
@@ -247,6 +289,7 @@ def test_search_covers_every_rank_grouped_with_counts(qtbot, ranks4):
     assert all(per_file)  # every rank has some: none may be hidden behind a cap
     win.search.setText(name)
     win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     hits = src.search(name, limit=src.info().n_items + 1)
     assert [win.results.counts[r] for r in range(4)] == per_file
     assert sum(win.results.counts.values()) == len(hits)
@@ -256,7 +299,7 @@ def test_search_covers_every_rank_grouped_with_counts(qtbot, ranks4):
 
 
 def test_findings_are_titled_with_their_source_lines():
-    from legate_prof.viewer.findings_panel import finding_title
+    from legate_prof.viewer.panels.findings import finding_title
     f = {"pattern": "temporaries", "title": "4 full-size arrays made by one line (61.0 MiB)",
          "provenance": ["/home/u/heat.py:13"], "remedy": "", "window_ns": [0, 1]}
     g = dict(f, provenance=["/home/u/heat.py:28"])
@@ -294,9 +337,35 @@ def test_every_screenful_says_its_rank_and_one_key_collapses_it(qtbot, ranks4):
     qtbot.keyClick(tl, QtCore.Qt.Key.Key_C)  # one key collapses the rank in view
     assert rank in layout.collapsed_ranks and len(layout.entries) < n
     head = next(e for e in layout.entries if e.kind == "header" and e.rank == rank)
-    assert not [e for e in layout.entries if e.rank == rank and e.kind != "header"]
+    assert [e.kind for e in layout.entries if e.rank == rank] == ["header", "summary"]
     tl.toggle_rank(rank)  # a click on its header opens it again
     assert len(layout.entries) == n and head.label == f"Rank {rank}"
+
+
+def test_collapsed_ranks_keep_their_rows_height_and_show_a_summary_each(qtbot, ranks4):
+    """Issue 36: "Collapse ranks" made every rank a 330 px empty band: the view stretched the
+    few rows left to its height.  Rows keep their height (the tree sits at the top, room
+    below), and each collapsed rank still shows its first processors' utilization, drawn."""
+    win = _window(qtbot, ranks4, findings=False, size=(1400, 900))
+    tl = win.timeline
+    tl.collapse_ranks(True)
+    layout = tl.lane_layout
+    y0, y1 = tl.vb.viewRange()[1]
+    assert y0 == 0 and (y1 - y0) == pytest.approx(tl.vb.height() / tl.row_px, rel=1e-6)
+    assert layout.height < y1  # (room below the tree, not rows stretched into it)
+    for e in layout.entries:
+        top = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(0, e.y))).y()
+        bottom = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(0, e.y + e.height))).y()
+        assert bottom - top == pytest.approx(e.height * tl.row_px, abs=1.5)
+    summaries = [e for e in layout.entries if e.kind == "summary"]
+    assert {e.rank for e in summaries} == {None, 0, 1, 2, 3} and len(summaries) == 5
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    img = tl.grab().toImage()
+    empty = {QtGui.QColor(*c).rgb() for c in ((250, 250, 250), (255, 255, 255))}
+    for e in summaries:  # each drawn: its fill's colour somewhere, not only the empty row's
+        y = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(0, e.y + e.height - 0.3))).y()
+        row = {img.pixel(x, int(y)) for x in range(200, img.width() - 30, 3)}
+        assert row - empty, e.label
 
 
 def test_lane_tooltips_and_details_say_rank_and_group(qtbot, ranks4):
@@ -308,6 +377,7 @@ def test_lane_tooltips_and_details_say_rank_and_group(qtbot, ranks4):
     assert tl.lane_axis.entry_tooltip(e.y + 0.1).startswith(f"Rank 2 · cpu · {lane.short}")
     lo, _hi = src.lane_item_range(lane.lane)
     win.go_to_item(lo)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     rows = {win.details.table.item(r, 0).text(): win.details.table.item(r, 1).text()
             for r in range(win.details.table.rowCount())}
     assert rows["Rank"] == "2" and rows["Group"] == "cpu"
@@ -329,8 +399,9 @@ def test_rank_filter_kind_toggles_collapse_all_and_compact(qtbot, ranks4):
     win.lanes.kind_actions["cpu"].setChecked(False)
     assert not [e for e in tl.lane_layout.entries if e.group == "cpu"]
     win.lanes.kind_actions["cpu"].setChecked(True)
-    tl.collapse_ranks(True)
-    assert all(e.kind == "header" for e in tl.lane_layout.entries)
+    tl.collapse_ranks(True)  # each rank: its header and its first processors' utilization
+    kinds = [(e.rank, e.kind) for e in tl.lane_layout.entries]
+    assert kinds == [(r, k) for r in (None, 1, 2) for k in ("header", "summary")]  # (1-2)
     tl.collapse_ranks(False)
     tl.expand(["cpu"])
     assert all((e.rank, "cpu") in tl.lane_layout.expanded
@@ -348,7 +419,7 @@ def test_parse_ranks_is_the_one_rank_syntax():
     same lists, the same errors; an empty box is every rank, and only the profile's ranks
     are kept."""
     from legate_prof.present.ranks import format_ranks, parse_ranks
-    from legate_prof.viewer.lane_controls import shown_ranks
+    from legate_prof.viewer.panels.lane_controls import shown_ranks
     assert parse_ranks("0-3,7") == (0, 1, 2, 3, 7)
     assert parse_ranks(" 3 , 1-1 ") == (1, 3)
     assert format_ranks(parse_ranks("0-3,7,9-11")) == "0-3,7,9-11"
@@ -383,16 +454,19 @@ def test_details_links_select_and_zoom_to_an_item(qtbot, sample_profile):
              and link.predecessor is not None and short(link.predecessor))
     j = src.critical_predecessor(i).predecessor
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     table = win.details.table
     row = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Waited for")
     assert table.item(row, 1).font().underline()
     table.cellClicked.emit(row, 1)
+    qtbot.waitUntil(lambda: not win.busy())  # (followed in a thread)
     assert win.timeline.item.selected == j
     a, b = win.timeline.time_range()
     s, e = src.item_extent(j)
     assert a <= s and e <= b and (b - a) < (src.info().time_range[1] - src.info().time_range[0])
     held = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Held up")
     table.cellClicked.emit(held, 1)
+    qtbot.waitUntil(lambda: not win.busy())  # (followed in a thread)
     assert i in win.timeline.item.matches.tolist()
 
 
@@ -475,9 +549,11 @@ def test_strings_from_a_file_are_never_rich_text(qtbot, sample_profile, tmp_path
     _wait_loaded(qtbot, win)
     win.search.setText("<b>evil")
     win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     src = win.source
     i = win.results.result_items()[0]
     win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
     win.timeline.expand(all_groups=True)
     checked += _shown_strings(win)
     checked += [(tooltip_html(src, ("item", int(j))), True) for j in win.results.result_items()[:50]]
@@ -499,6 +575,250 @@ def test_strings_from_a_file_are_never_rich_text(qtbot, sample_profile, tmp_path
             doc = QtGui.QTextDocument()
             doc.setHtml(s)
             assert HOSTILE[0] in doc.toPlainText()
+
+
+def _rich_hostile(checked):
+    """The strings shown as rich text that hold a hostile name unescaped, and those whose
+    rendering does not show the name literally."""
+    bad = [s for s, rich in checked if rich and any(h in s for h in HOSTILE)]
+    for s, rich in checked:
+        if rich and "/dev/zero" in s:
+            doc = QtGui.QTextDocument()
+            doc.setHtml(s)
+            if HOSTILE[0] not in doc.toPlainText():
+                bad.append(s)
+    return bad
+
+
+def test_every_place_a_profile_string_is_shown_is_plain_text(qtbot, tmp_path):
+    """Issue 37: a real two-rank run whose every task name and source line is
+    ``<img src="/dev/zero">…`` (Qt would read /dev/zero for it and abort), in files named so:
+    the window is walked through every place such a string can appear — title, loading panel,
+    findings and their tooltips, search results, details and their tooltips, the hover
+    tooltips of items, utilization rows and lane labels, the sticky header, a walk along the
+    critical path ([ and ], whose sentence is the status bar's tooltip too), a failed open's
+    dialog — and none of it is rich text holding the name unescaped."""
+    from legate_prof.viewer.app import MainWindow
+    real = sorted((ROOT / "fixtures" / "real" / "mpi2").glob("legate_*"))
+    evil = HOSTILE[0] + HOSTILE[1] + HOSTILE[2]
+    model = load_profile([str(p) for p in real])
+    model = model.evolve(names=[evil + n for n in model.names],
+                         provenances=[p and f"{evil}{p}" for p in model.provenances])
+    named = tmp_path / f"{HOSTILE[3]}{HOSTILE[1]}_0.prof"
+    shutil.copy(real[0], named)
+    finding = {"pattern": evil, "title": evil, "provenance": [evil + "prog.py:3"],
+               "remedy": evil, "window_ns": list(model.time_range())}
+    win = MainWindow(files=[str(named)], load=lambda progress: model,
+                     findings=lambda m: [finding])
+    qtbot.addWidget(win)
+    win.resize(1500, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    checked = _shown_strings(win)
+    win.start_loading()
+    _wait_loaded(qtbot, win)
+    tl, src = win.timeline, win.source
+    tl.expand(all_groups=True)
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    win.findings.itemClicked.emit(win.findings.item(0))
+    qtbot.waitUntil(lambda: not win.busy())
+    win.search.setText("<img")
+    win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())
+    qtbot.waitUntil(lambda: src.critical_path_ready, timeout=LOAD_MS)
+    i = next(j for j in win.results.result_items()
+             if src.critical_predecessor(j) is not None
+             and src.critical_predecessor(j).predecessor is not None)
+    win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())
+    checked += _shown_strings(win)
+    shown = []  # the tooltips Qt showed, as it shows them
+
+    def hover(point):
+        QtWidgets.QToolTip.hideText()
+        qtbot.mouseMove(tl.viewport(), point)
+        qtbot.waitUntil(lambda: not tl._tips.busy)
+        QtCore.QCoreApplication.processEvents()
+        if QtWidgets.QToolTip.isVisible():
+            shown.append((QtWidgets.QToolTip.text(), True))
+    tl.grab()
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    tl.grab()
+    hover(_item_point(tl, i))
+    t0, t1 = tl.time_range()
+    for e in tl.lane_layout.entries[:40]:
+        y = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(t0, e.y + e.height / 2))).y()
+        hover(QtCore.QPoint(tl.viewport().width() // 2, y))  # an item, a band or a row
+        hover(QtCore.QPoint(60, y))  # its label
+    assert sum("/dev/zero" in s for s, _ in shown) >= 2  # (escaped: not the raw name)
+    for key in (QtCore.Qt.Key.Key_BracketLeft, QtCore.Qt.Key.Key_BracketRight):
+        qtbot.keyClick(tl, key)
+        qtbot.waitUntil(lambda: not win.busy())
+        checked += _shown_strings(win)
+    assert "/dev/zero" in win.statusBar().toolTip()  # the walk's sentence names the items
+    tl.scroll_to(tl.lane_layout.height)  # the sticky header names the rank and lane
+    checked += _shown_strings(win)
+    win._opener = lambda paths, progress: load_profile(paths)
+    bad = tmp_path / f"{HOSTILE[3]}{HOSTILE[1]}_1.prof"
+    bad.write_bytes(HOSTILE[0].encode() + b"\n")
+    win.open_files([str(bad)])
+    qtbot.waitUntil(lambda: getattr(win, "open_error", None) is not None, timeout=LOAD_MS)
+    checked += _shown_strings(win) + shown
+    assert sum("/dev/zero" in s for s, _ in checked) > 20  # the hostile names were shown
+    bad_ones = _rich_hostile(checked)
+    assert not bad_ones, bad_ones[:3]
+
+
+# ---- smaller things a day finds (issue 36, point 9) ---------------------------------------------
+
+def test_a_folder_given_with_a_trailing_slash_names_the_window(qtbot, sample_profile, tmp_path):
+    run = tmp_path / "my_run"
+    run.mkdir()
+    shutil.copy(sample_profile, run / "legate_0.prof")
+    win = _window(qtbot, [str(run) + os.sep], findings=False)
+    assert win.windowTitle().endswith("— my_run")  # (was "legate_prof 0.1.0 — ")
+
+
+def test_operation_is_a_link_and_what_an_operation_made_names_its_initiator(qtbot,
+                                                                           sample_profile):
+    """The Operation row is a link (it highlights the operation's task and all it made); an
+    instance, copy or fill says which task's operation made it (Initiator, a link)."""
+    from legate_prof.model.kinds import ItemKind
+    win = _window(qtbot, [sample_profile], findings=False)
+    src = win.source
+    inst = next(int(j) for j in range(src.info().n_items)
+                if src.item_facts(j)["kind"] == "instance")
+    win.go_to_item(inst)
+    qtbot.waitUntil(lambda: not win.busy())
+    table = win.details.table
+    rows = {table.item(r, 0).text(): r for r in range(table.rowCount())}
+    task = int(src.items_of_op(src.item_facts(inst)["op_id"], [ItemKind.TASK])[0])
+    assert table.item(rows["Initiator"], 1).text().startswith(src.item_title(task))
+    assert win.details.link_at(rows["Initiator"]) == ("item", task)
+    op = win.details.link_at(rows["Operation"])
+    assert op[0] == "op" and table.item(rows["Operation"], 1).font().underline()
+    table.cellClicked.emit(rows["Operation"], 1)
+    qtbot.waitUntil(lambda: not win.busy())
+    assert win.timeline.item.matches.tolist() == src.items_of_op(op[1]).tolist()
+    assert inst in win.timeline.item.matches.tolist() and task in win.timeline.item.matches
+
+
+def test_what_an_item_waited_for_is_in_sight_in_its_details(qtbot, sample_profile):
+    """At 1500×900 "Waited for" was below the fold of the details, after the item's times and
+    its waits (one row each); it comes right after where the item is."""
+    win = _window(qtbot, [sample_profile], findings=False, size=(1500, 900))
+    src = win.source
+    qtbot.waitUntil(lambda: src.critical_path_ready, timeout=LOAD_MS)
+    qtbot.waitUntil(lambda: win.details.critical_note is None, timeout=LOAD_MS)
+    i = max((j for j in range(src.info().n_items) if src.critical_predecessor(j) is not None
+             and src.critical_predecessor(j).via == "event"
+             and src.critical_predecessor(j).predecessor is not None),
+            key=lambda j: len(src.item_facts(j).get("waits", ())))
+    assert len(src.item_facts(i)["waits"]) >= 2
+    win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy())
+    table = win.details.table
+    row = next(r for r in range(table.rowCount()) if table.item(r, 0).text() == "Waited for")
+    rect = table.visualItemRect(table.item(row, 1))
+    assert rect.bottom() <= table.viewport().height(), (rect, table.viewport().height())
+    labels = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert labels.index("Waited for") < labels.index("Start") < labels.index("Wait 1")
+
+
+def test_the_cursor_says_its_time_inside_the_view(qtbot, sample_profile):
+    """The cursor's time label hung above the view's top, out of sight: it is drawn inside."""
+    win = _window(qtbot, [sample_profile], findings=False)
+    tl = win.timeline
+    tl.grab()
+    at = tl.vb.sceneBoundingRect().center()
+    tl.scene().sigMouseMoved.emit(at)
+    assert tl.cursor_label.isVisible() and tl.cursor_label.toPlainText().strip()
+    label = tl.cursor_label.sceneBoundingRect()
+    assert tl.vb.sceneBoundingRect().contains(label), (label, tl.vb.sceneBoundingRect())
+
+
+def test_a_rank_filter_is_said_above_the_all_ranks_summary(qtbot, ranks4):
+    """With ranks 1,3 shown, the all-ranks block said "All ranks (4)" as if all were below."""
+    win = _window(qtbot, ranks4, findings=False)
+    win.lanes.ranks.setText("1,3")
+    win.lanes.ranks.returnPressed.emit()
+    head = win.timeline.lane_layout.entries[0]
+    assert head.kind == "header" and head.label == "All 4 ranks (2 shown below)"
+    win.lanes.ranks.setText("")
+    win.lanes.ranks.returnPressed.emit()
+    assert win.timeline.lane_layout.entries[0].label == "All ranks (4)"
+
+
+def test_compact_rows_never_draw_one_scale_label_over_another(qtbot, ranks4):
+    """Compact mode's utilization rows are 21 px tall: "100%" and "50%" were drawn over each
+    other; a mark too close to the one above is left out."""
+    win = _window(qtbot, ranks4, findings=False)
+    win.lanes.compact.setChecked(True)
+    tl = win.timeline
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    tl.item.refresh()
+    tl.grab()
+    labels = tl.item.last_stats.get("scale_labels", [])
+    assert labels
+    for k, (a, ta) in enumerate(labels):
+        for b, tb in labels[k + 1:]:
+            assert a.intersected(b).height() < 0.01, (ta, tb)  # (rows touch, never overlap)
+
+
+def test_a_text_file_opened_alone_says_how_it_is_read(qtbot, sample_profile, tmp_path):
+    """The window's error for legate's console output opened alone told the user to pass
+    --log, which a window has not: it says to open it with the run's files."""
+    win = _window(qtbot, [sample_profile], findings=False)
+    text = tmp_path / "run.log"
+    text.write_text("[0 - 7f] legate: out of memory\n" * 3)
+    win._opener = lambda paths, progress: load_profile(paths)
+    win.open_files([str(text)])
+    qtbot.waitUntil(lambda: getattr(win, "open_error", None) is not None, timeout=LOAD_MS)
+    assert "open them together" in win.open_error and "run.log" in win.open_error
+
+
+def test_file_open_can_open_a_runs_folder(qtbot, sample_profile, tmp_path):
+    win = _window(qtbot, [sample_profile], findings=False)
+    menu = win.menuBar().actions()[0].menu()
+    assert "Open folder…" in [a.text() for a in menu.actions()]
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(EXAMPLE, run / "legate_0.prof")
+    win._opener = lambda paths, progress: load_profile(paths, ranked=True)
+    _reopen(qtbot, win, [run], findings=False)
+    assert win.source.info().n_items > 0 and win.windowTitle().endswith("— run")
+
+
+def test_the_view_never_pans_into_negative_time(qtbot, sample_profile):
+    win = _window(qtbot, [sample_profile], findings=False)
+    tl = win.timeline
+    for _ in range(30):
+        tl.pan(-0.5)
+    assert tl.time_range()[0] >= 0
+
+
+def test_one_finding_is_one_finding(qtbot, sample_profile):
+    win = _window(qtbot, [sample_profile], findings=False)
+    win._found([{"pattern": "x", "title": "t", "provenance": [], "remedy": "r",
+                 "window_ns": [0, 1]}])
+    assert win.statusBar().currentMessage() == "1 finding"
+
+
+def test_view_opens_at_start_and_stop(qtbot, sample_profile):
+    """`view --start/--stop` opens the view there (as `screenshot` draws it); 0 resets to
+    the run; a stop before the start is one line, exit 2."""
+    from legate_prof.viewer.app import MainWindow
+    model = load_profile([sample_profile], ranked=True)
+    win = MainWindow(model, [sample_profile], view_range=(1_000_000, 3_000_000))
+    qtbot.addWidget(win)
+    assert win.timeline.time_range() == pytest.approx((1_000_000, 3_000_000))
+    win.timeline.reset()
+    assert win.timeline.time_range() == pytest.approx(model.time_range())
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "legate_prof", "view", "--start", "3ms",
+                        "--stop", "1ms", str(sample_profile)], capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--start" in r.stderr
 
 
 # ---- memory without a capacity ----------------------------------------------------------------

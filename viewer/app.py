@@ -16,39 +16,59 @@ from legate_prof import __version__
 from legate_prof.query import as_source, open_profile
 
 from . import plain_text
-from .critical_path import CriticalPathWorker
-from .details_panel import DetailPanel
-from .findings_panel import add_findings_dock
-from .lane_controls import LaneControls
-from .layout import LaneLayout
-from .legend import LegendWidget
+from .background import Background, favour_the_window
+from .timeline.critical_path import CriticalPathWorker, lane_of_item
+from .panels.details import DetailPanel
+from .panels.findings import add_findings_dock
+from .panels.lane_controls import LaneControls
+from .timeline.layout import LaneLayout
+from .panels.legend import LegendWidget
 from .loading import Loader, LoadingPanel
-from .notices import notice_lines
-from .scrollbar import ScrolledTimeline
-from .search_panel import ITEM_ROLE, SearchResults
+from .notices import notice_lines, problem_lines
+from .timeline.scrollbar import ScrolledTimeline
+from .panels.search import ITEM_ROLE, SearchResults, group_by_rank, opened_lines
 from .time_text import format_range
-from .timeline import TimelineWidget
+from .timeline.widget import TimelineWidget, prepare_view
 from .view_keys import ViewKeys
 
-FRAME_BUDGET_S = 0.010  # per frame, for recomputing rows at a new resolution
 MIN_TIMELINE_PX = 480  # the timeline keeps this width however wide the docks are
 DOCK_SHARE = 0.3  # docks take at most this share of the window when it is laid out again
 
 
 class FirstFrame(QtCore.QObject):
-    """Calls ``then()`` once, when the event loop is free after ``widget``'s first paint."""
+    """Calls ``then()`` once the timeline's first frame is whole: after ``widget``'s first
+    paint, when its tiles have all arrived (``settled``), or ``WAIT_S`` after that paint at
+    the latest.  The critical path and the findings start then: begun at the first paint,
+    they competed with the tiles of that frame for the interpreter."""
 
-    def __init__(self, widget, then):
+    WAIT_S = 3.0
+    POLL_MS = 30
+
+    def __init__(self, widget, then, settled=None):
         super().__init__(widget)
         self._then = then
+        self._settled = settled
+        self._painted = None
         widget.installEventFilter(self)
 
     def eventFilter(self, obj, ev):
-        if ev.type() == QtCore.QEvent.Type.Paint and self._then is not None:
-            then, self._then = self._then, None
-            QtCore.QTimer.singleShot(0, then)
+        if ev.type() == QtCore.QEvent.Type.Paint and self._painted is None:
+            import time
+            self._painted = time.monotonic()
             obj.removeEventFilter(self)
+            QtCore.QTimer.singleShot(0, self._poll)
         return False
+
+    def _poll(self):
+        import time
+        if self._then is None:
+            return
+        if self._settled is None or self._settled() or \
+                time.monotonic() - self._painted > self.WAIT_S:
+            then, self._then = self._then, None
+            then()
+        else:
+            QtCore.QTimer.singleShot(self.POLL_MS, self._poll)
 
 
 def default_open(paths, progress):
@@ -64,8 +84,9 @@ class MainWindow(QtWidgets.QMainWindow):
     a profile for File → Open and drops (the command line's: the cache, its workers)."""
 
     def __init__(self, model=None, files=(), load=None, findings=None, opener=None,
-                 example_note=None):
+                 example_note=None, view_range=None):
         super().__init__()
+        favour_the_window()  # (its threads' work never holds this thread for long)
         # the command line opened the bundled example (no run here): title, status and
         # banner say so, and how to open a run, while it is shown
         self._example = (list(files), example_note) if example_note else None
@@ -81,8 +102,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self._loaders = []  # kept alive while their threads run
         self._kept = None  # the shown profile while another one loads: (widget, source, files)
         self._critical = []  # CriticalPathWorkers, kept alive while their threads run
+        self._frame = None  # the timeline and its frame, made once (``_timeline_frame``)
+        # the first profile's view as the command line asked (--start/--stop), then none
+        self._view_range = view_range if view_range and any(
+            t is not None for t in view_range) else None
         self._files = list(files)
         self.setAcceptDrops(True)  # drop profile files on the window to open them
+        self._build_work()
         self._build_docks()
         self.lanes = LaneControls(self)
         self._build_toolbar()
@@ -95,10 +121,21 @@ class MainWindow(QtWidgets.QMainWindow):
             self._show_source(as_source(model), files)
         else:
             self._load = load
+            self._timeline_frame()  # (made now, before the window shows, not while it loads)
             self._show_loading(files)
             self.statusBar().showMessage("reading the profile…")
 
     # ---- building the window ---------------------------------------------------------------
+
+    def _build_work(self):
+        """Threads for what a click or the search box asks, one request of each at a time."""
+        self._searches = Background("legate_prof-search", self)
+        self._searches.done.connect(self._searched)
+        self._jumps = Background("legate_prof-item", self)
+        self._jumps.done.connect(self._jumped)
+        self.finding_work = Background("legate_prof-finding", self)
+        self._operations = Background("legate_prof-operation", self)
+        self._operations.done.connect(self._operation_found)
 
     def _build_docks(self):
         self.details = DetailPanel()
@@ -108,6 +145,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.details.followItems.connect(self._highlight)
         self.details.followLane.connect(self._go_to_lane)
         self.details.followText.connect(self._search_for)
+        self.details.followOperation.connect(self._highlight_operation)
         self.results = SearchResults()
         self.results.itemActivated.connect(self._jump)
         self.results.itemClicked.connect(self._jump)
@@ -136,6 +174,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_menus(self):
         f = self.menuBar().addMenu("&File")
         f.addAction("Open…", self._open_dialog, QtGui.QKeySequence.StandardKey.Open)
+        f.addAction("Open folder…", self._open_folder_dialog, QtGui.QKeySequence("Ctrl+Shift+O"))
         f.addAction("Export PNG…", self.export_png, QtGui.QKeySequence("Ctrl+E"))
         f.addAction("Quit", self.close, QtGui.QKeySequence.StandardKey.Quit)
         v = self._view_menu = self.menuBar().addMenu("&View")
@@ -183,7 +222,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return self._example is not None and list(files) == self._example[0]
 
     def _set_title(self, files):
-        names = ", ".join(os.path.basename(str(f)) for f in list(files)[:4])
+        names = ", ".join(shown_name(f) for f in list(files)[:4])
         example = " (the bundled example)" if self._showing_example(files) else ""
         self.setWindowTitle(f"legate_prof {__version__} — {names}{example}")
 
@@ -196,29 +235,45 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ---- the profile shown ------------------------------------------------------------------
 
-    def _show_source(self, src, files):
-        """Show ``src``'s timeline in the centre, replacing everything of the profile before:
-        the timeline and its view history, search, details, highlights."""
+    def _timeline_frame(self):
+        """The timeline with its scrollbar and notices, made once: each profile opened is
+        shown in it (``TimelineWidget.set_source``), since making a plot with its axes costs
+        the window's thread most of a frame."""
+        if self._frame is None:
+            timeline = TimelineWidget()
+            timeline.itemClicked.connect(self._clicked)
+            timeline.viewChanged.connect(self._status_range)
+            timeline.escapePressed.connect(self._escape)
+            timeline.walked.connect(self._walked)
+            timeline.itemRestored.connect(self._restored)
+            timeline.pathToggled.connect(self._path_toggled)
+            timeline.setMinimumWidth(MIN_TIMELINE_PX)
+            self._frame = ScrolledTimeline(timeline)
+        return self._frame
+
+    def _show_source(self, src, files, layout=None):
+        """Show ``src``'s timeline in the centre (its lanes laid out as ``layout``, made by
+        the loader's thread), replacing everything of the profile before: the timeline and
+        its view history, search, details, highlights."""
         self.source = src
         self._files = list(files)
-        old = self.centralWidget()
-        self.timeline = TimelineWidget(src, LaneLayout.default(src))
-        self.timeline.item.budget_s = FRAME_BUDGET_S  # keep frames interactive while zooming
-        self.timeline.itemClicked.connect(self._clicked)
-        self.timeline.viewChanged.connect(self._status_range)
-        self.timeline.escapePressed.connect(self._escape)
-        self.timeline.walked.connect(self._walked)
-        self.timeline.itemRestored.connect(self._restored)
-        self.timeline.pathToggled.connect(self._path_toggled)
-        self.timeline.setMinimumWidth(MIN_TIMELINE_PX)
+        frame = self._timeline_frame()
+        self.timeline = frame.timeline
+        self.timeline.set_source(src, layout)
+        if self._view_range is not None:  # (the history starts there: 0 resets to the run)
+            (a, b), (t0, t1) = self._view_range, src.info().time_range
+            self.timeline.set_time_range(t0 if a is None else a, t1 if b is None else b,
+                                         remember=False)
+            self.timeline.history = [self.timeline.time_range()]
+            self._view_range = None
+        self.timeline.item.compute_in_background()  # no frame waits for a tile
         self.timeline.show_critical_path(self.path_action.isChecked())
         lines = notice_lines(src.info())
         if self._showing_example(files):
             lines.insert(0, f"This is the bundled example profile: {self._example[1]}.")
-        self.setCentralWidget(ScrolledTimeline(self.timeline, lines))
-        for gone in (old, self._kept[0] if self._kept else None):
-            if gone is not None:
-                gone.deleteLater()
+        frame.set_notices(lines, problem_lines(src.info()))  # (the status bar is overwritten)
+        if self.centralWidget() is not frame:
+            self.setCentralWidget(frame)  # (the loading panel goes)
         self._kept = None
         self.loading = None
         self.search.clear()
@@ -234,7 +289,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self._showing_example(files):
             self.statusBar().showMessage(f"the bundled example: {self._example[1]}")
         QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
-        FirstFrame(self.timeline.viewport(), lambda: self._start_critical(src))
+        FirstFrame(self.timeline.viewport(), lambda: self._start_critical(src),
+                   self.timeline.item.settled)
 
     # ---- the critical path, computed in a thread after the first frame ------------------
 
@@ -307,7 +363,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if item is not None:
             self.details.show_hit(self.source, ("item", item))
         self.statusBar().showMessage(why)
-        self.statusBar().setToolTip(why)  # (the whole sentence where the legend cuts it)
+        # the whole sentence where the legend cuts it; its names are a file's: plain text
+        self.statusBar().setToolTip(plain_text.tooltip(why))
 
     def _restored(self, item):
         self.details.show_hit(self.source, ("item", item) if item is not None else None)
@@ -316,6 +373,15 @@ class MainWindow(QtWidgets.QMainWindow):
         """The threads still working for this window: loads, findings, critical paths."""
         return [x.thread for x in (*self._loaders, *self._critical)
                 if x.thread.ident is not None]
+
+    def work_threads(self):
+        """Every thread this window started that may still run: ``background_threads``,
+        the timeline's tiles and tooltips, searches, jumps, findings' and operations' items."""
+        works = [self._searches, self._jumps, self.finding_work, self._operations]
+        out = list(self.background_threads())
+        if self._frame is not None:
+            out += self._frame.timeline.work_threads()
+        return out + [t for w in works for t in w.threads]
 
     def keep_timeline_wide(self):
         """Docks widened by hand keep their width only while the timeline keeps most of the
@@ -336,6 +402,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def closeEvent(self, ev):
         for loader in self._loaders:  # no findings to compute for a closed window
             loader.cancel()
+        if self._frame is not None and self._frame.timeline.item is not None:
+            self._frame.timeline.item.stop_background()
         super().closeEvent(ev)
 
     # ---- loading (the command line's, File → Open's and a drop's) ----------------------
@@ -364,7 +432,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._loads += 1
         for old in self._loaders:
             old.cancel()
-        loader = Loader(self._loads, load or self._load, self._find)
+        loader = Loader(self._loads, load or self._load, self._find, prepare=prepare_view)
         loader.progressed.connect(self._progressed)
         loader.loaded.connect(self._loaded)
         loader.failed.connect(self._failed)
@@ -382,13 +450,14 @@ class MainWindow(QtWidgets.QMainWindow):
         if self._current(number) and self.loading is not None:
             self.loading.set_progress(done, total, what)
 
-    def _loaded(self, number, model):
+    def _loaded(self, number, ready):
         if not self._current(number):
             return
-        self.model = model
-        self._show_source(as_source(model), self._files)
+        self.model = ready.model
+        self._show_source(ready.source, self._files, ready.layout)
         self._loader.source = self.source  # the findings share its critical path
-        FirstFrame(self.timeline.viewport(), self._loader.shown.set)
+        FirstFrame(self.timeline.viewport(), self._loader.shown.set,
+                   self.timeline.item.settled)
         if self._find is not None:
             if self.findings is not None:  # the previous profile's findings go at once
                 self.findings.set_findings((), note="looking for the guide's patterns…")
@@ -405,7 +474,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.statusBar().showMessage(f"findings unavailable: {findings}")
             return
         add_findings_dock(self, findings)
-        self.statusBar().showMessage(f"{len(findings)} findings", 5000)
+        self.statusBar().showMessage(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}",
+                                     5000)
 
     def _failed(self, number, error):
         """The first load failed: the window closes and ``run_viewer`` raises the error
@@ -452,6 +522,12 @@ class MainWindow(QtWidgets.QMainWindow):
         if paths:
             self.open_files(paths)
 
+    def _open_folder_dialog(self):
+        """A run's folder (its .prof, .prof.gz and runtime streams), as ``view FOLDER``."""
+        folder = QtWidgets.QFileDialog.getExistingDirectory(self, "Open a run's folder")
+        if folder:
+            self.open_files([folder])
+
     def dragEnterEvent(self, ev):
         if ev.mimeData().hasUrls():
             ev.acceptProposedAction()
@@ -466,23 +542,46 @@ class MainWindow(QtWidgets.QMainWindow):
     # ---- search, details, highlights ----------------------------------------------------
 
     def run_search(self):
-        """Search every rank; results grouped by rank with a count each, all highlighted."""
+        """Search every rank, in a thread (millions of items take longer than a frame); then
+        the results grouped by rank with a count each, all highlighted."""
         text = self.search.text().strip()
         self.results.clear_results()
         if self.timeline is None:
             return
         if not text:
+            self._searches.cancel()
             self.timeline.set_matches(None)
             self.statusBar().clearMessage()
             return
         src = self.source
-        hits = src.search(text, limit=src.info().n_items + 1)
+
+        def search():
+            hits = src.search(text, limit=src.info().n_items + 1)
+            groups = group_by_rank(src, hits)
+            return hits, groups, opened_lines(src, groups)
+        self.statusBar().showMessage(f"searching for '{text}'…")
+        self._searches.run(search, (src, text))
+
+    def _searched(self, token, result):
+        src, text = token
+        if src is not self.source or self.timeline is None:
+            return
+        if isinstance(result, Exception):
+            self.statusBar().showMessage(f"search failed: {result}")
+            return
+        hits, groups, lines = result
         self.timeline.set_matches(hits)
-        counts = self.results.show_results(src, hits)
+        counts = self.results.show_groups(src, groups, lines)
         per = ", ".join(f"rank {r}: {n:,}" for r, n in list(counts.items())[:8])
         more = f", … ({len(counts)} ranks)" if len(counts) > 8 else ""
         self.statusBar().showMessage(f"{len(hits):,} matches for '{text}'"
                                      + (f" ({per}{more})" if len(src.info().ranks) > 1 else ""))
+
+    def busy(self):
+        """Whether a search, a finding's items or a jump to an item is still being worked out
+        (tests wait for it; the window goes on meanwhile)."""
+        return any(b.busy for b in (self._searches, self._jumps, self.finding_work,
+                                    self._operations))
 
     def _search_for(self, text):
         self.search.setText(text)
@@ -497,6 +596,19 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.timeline is not None:
             self.timeline.set_matches(ids)
 
+    def _highlight_operation(self, op_id):
+        """The Operation row's link: its items highlighted, found in a thread."""
+        src = self.source
+        self._operations.run(lambda: src.items_of_op(op_id), (src, op_id))
+
+    def _operation_found(self, token, items):
+        src, op_id = token
+        if src is not self.source or self.timeline is None or isinstance(items, Exception):
+            return
+        self.timeline.set_matches(items)
+        self.statusBar().showMessage(f"{len(items):,} item{'' if len(items) == 1 else 's'} "
+                                     f"of operation {op_id} highlighted (Esc clears)")
+
     def _clicked(self, hit):
         self.details.show_hit(self.source, hit)
 
@@ -506,8 +618,19 @@ class MainWindow(QtWidgets.QMainWindow):
             self.go_to_item(int(i))
 
     def go_to_item(self, i):
-        """Select an item, zoom to it and show its details (a result, a link)."""
+        """Select an item, zoom to it and show its details (a result, a link), once its lane
+        is ready to draw: stacked in a thread where it was not yet."""
         if self.timeline is None:
+            return
+        src = self.source
+        self._jumps.run(lambda: src.prepare_lanes([lane_of_item(src, i)]), (src, int(i)))
+
+    def _jumped(self, token, result):
+        src, i = token
+        if src is not self.source or self.timeline is None:
+            return
+        if isinstance(result, Exception):
+            self.statusBar().showMessage(f"could not show item {i}: {result}")
             return
         self.timeline.show_item(i)
         self.details.show_hit(self.source, ("item", i))
@@ -544,11 +667,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.statusBar().showMessage(f"wrote {path}", 5000)
         return path
 
+def shown_name(path):
+    """A file's or folder's name as a title shows it ("run/" is "run", not "")."""
+    return os.path.basename(os.path.normpath(str(path))) or str(path)
+
+
 def _path_summary(path):
     """The status line of a drawn critical path: its steps, its span, where it stops."""
     from legate_prof.present.units import format_ns
 
-    from .critical_path import NO_EVENTS
+    from .timeline.critical_path import NO_EVENTS
     if not len(path):
         return NO_EVENTS
     end = ("; it stops at an event no loaded profile records (unknown)" if path.stops_unknown
@@ -585,7 +713,7 @@ def window_problem():
 
 
 def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None,
-               opener=None, example_note=None):
+               opener=None, example_note=None, view_range=None):
     """Open the window and run Qt's event loop until it closes; returns its exit code.
 
     With ``load`` instead of a model, the window shows at once with a progress panel while
@@ -600,10 +728,11 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     the worker is waited for.  ``opener(paths, progress) -> profile``: how File → Open and
     drops load (the CLI's: its cache and workers, as the first load).  ``example_note``:
     ``files`` is the bundled example, shown because no run was found; how to open one.
+    ``view_range`` (start, stop; either None): the first profile's view (``view --start``).
     """
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
     win = MainWindow(model, files, load=load, findings=findings if callable(findings) else None,
-                     opener=opener, example_note=example_note)
+                     opener=opener, example_note=example_note, view_range=view_range)
     if model is not None and findings is not None and not callable(findings):
         add_findings_dock(win, findings)
     win.show()
@@ -613,20 +742,39 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     if win.load_error is not None:
         raise win.load_error
     code = process_exit(rc) if process_exit is not None else rc
-    for worker in win.background_threads():
-        worker.join(timeout=1.0)  # it ends right after its last signal
-        if worker.is_alive():
-            if process_exit is None:
-                worker.join()
-            else:
-                _exit_now(code)
+    if process_exit is None:  # (the caller goes on: its threads end on their own)
+        for worker in win.background_threads():
+            worker.join()
+        return code
+    import threading
+    import time
+    deadline = time.monotonic() + CLOSE_WAIT_S
+    mine = win.work_threads()
+    for worker in mine:  # one that just sent its last signal, or a stopped tiles', ends now
+        worker.join(max(deadline - time.monotonic(), 0.0))
+    # a load, findings, a path or a tile still computing (or a cache entry being written):
+    # the process ends here, whatever they do (an interpreter that stops a thread inside
+    # numpy or Qt aborts; one that waits for a non-daemon thread does not end)
+    mine = set(mine)
+    if any(t.is_alive() and (t in mine or not t.daemon) for t in threading.enumerate()
+           if t is not threading.main_thread()):
+        _exit_now(code)
     return code
 
 
+CLOSE_WAIT_S = 0.3  # a closed window's threads that are about to end get this long
+
+
 def _exit_now(code):
+    """End the process now, whatever its threads are doing: after the atexit handlers (the
+    terminal progress gives the cursor back, rank workers are killed, a cache entry being
+    written is stopped), and with no temporary file of this process left behind."""
     import atexit
     import sys
+
+    from legate_prof.output_file import remove_own_temporaries
     atexit._run_exitfuncs()  # e.g. the terminal progress gives the cursor back
+    remove_own_temporaries()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

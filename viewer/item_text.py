@@ -7,6 +7,7 @@ from legate_prof.present.units import format_bytes, format_ns, format_ns_us
 from legate_prof.query import as_source
 
 from .plain_text import tooltip_html as _tooltip
+from .time_text import format_range
 
 TOOLTIP_FIELDS = ("Provenance", "Lane", "Rank", "Group", "Duration", "Waiting", "Deferred",
                   "Delayed", "Size", "Bandwidth", "Source", "Destination", "Memory")
@@ -24,17 +25,31 @@ def tooltip_html(source, hit):
     source = as_source(source)
     kind, payload = hit
     if kind == "band":
-        a, b, n, lane, _row = payload
-        return _tooltip(("b", f"{n} merged items"), ("", lane_place(source, lane)),
-                        ("", source.info().lanes[lane].long),
-                        ("", f"{format_ns(a)} – {format_ns(b)}"),
-                        ("i", "zoom in (double-click) to split"))
+        a, b, n, lane, _row, busy = band_payload(payload)
+        return _tooltip(("b", f"{n:,} merged items"), ("", busy_words(busy, a, b)),
+                        ("", lane_place(source, lane)), ("", source.info().lanes[lane].long),
+                        ("", format_range(a, b)), ("i", "zoom in (double-click) to split"))
     fields = source.item_details(payload, critical=False)  # never waits for the path
     lines = [("b", fields[0].text)]
     lines += [("", f"{f.label}: {f.text}") for f in _with_group(source, payload, fields)
               if f.label in TOOLTIP_FIELDS]
     lines.append(("i", "(click to show details)"))
     return _tooltip(*lines)
+
+
+def band_payload(payload):
+    """(t0, t1, count, lane, row, busy share or None) of a band hit (older ones have no
+    share)."""
+    return (*payload, None) if len(payload) == 5 else tuple(payload)
+
+
+def busy_words(busy, a, b):
+    """"its items ran 1.2 % of it (1.20 ms of 100.0 ms)": what a merged band's shade says."""
+    if busy is None:
+        return "its items' share of it is not known"
+    span = max(b - a, 0)
+    share = "under 0.1 %" if 0 < busy < 0.001 else f"{busy * 100:.1f} %"
+    return f"its items ran {share} of it ({format_ns(busy * span)} of {format_ns(span)})"
 
 
 def summary_value(source, group, rank, t0, t1):
@@ -79,15 +94,30 @@ def detail_fields(source, hit, critical_note=None):
     source = as_source(source)
     kind, payload = hit
     if kind == "band":
-        a, b, n, lane, row = payload
-        return [_Group("Merged items", str(n)),
+        a, b, n, lane, row, busy = band_payload(payload)
+        return [_Group("Merged items", f"{n:,}"), _Group("Busy", busy_words(busy, a, b)),
                 _Group("Lane", f"{lane_place(source, lane)} — {source.info().lanes[lane].long}",
                        ("lane", lane)),
                 _Group("From", format_ns_us(a)), _Group("To", format_ns_us(b))]
     if source.critical_path_ready:
-        return _with_group(source, payload, source.item_details(payload))
+        return _critical_first(_with_group(source, payload, source.item_details(payload)))
     fields = _with_group(source, payload, source.item_details(payload, critical=False))
-    return fields + [_Group("Critical path", critical_note or "being computed")]
+    return _critical_first(fields + [_Group("Critical path", critical_note or "being computed")])
+
+
+CRITICAL_ROWS = ("Waited for", "Created by", "Held up", "Critical path")
+
+
+def _critical_first(fields):
+    """The critical path's rows right after where the item is (its lane, rank, group and
+    line), before its times and waits: an item with many waits had "Waited for" below the
+    fold of the details at 1500×900."""
+    crit = [f for f in fields if f.label in CRITICAL_ROWS]
+    rest = [f for f in fields if f.label not in CRITICAL_ROWS]
+    labels = [f.label for f in rest]
+    after = max((labels.index(x) for x in ("Lane", "Rank", "Group", "Provenance")
+                 if x in labels), default=len(rest) - 1)
+    return rest[:after + 1] + crit + rest[after + 1:]
 
 
 def details_rows(source, hit):

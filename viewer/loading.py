@@ -13,6 +13,7 @@ import threading
 from PySide6 import QtCore, QtWidgets
 
 from . import plain_text
+from .background import emit, lower_this_thread
 
 
 class LoadingPanel(QtWidgets.QWidget):
@@ -35,7 +36,7 @@ class LoadingPanel(QtWidgets.QWidget):
 
     def start(self, files):
         """A new load: its files in the title, the bar busy until the first step is known."""
-        names = [os.path.basename(str(f)) for f in files]
+        names = [os.path.basename(os.path.normpath(str(f))) or str(f) for f in files]
         self.title.setText(f"Opening {', '.join(names[:4])}{' …' if len(names) > 4 else ''}"
                            if names else "Opening the profile")
         self.step.setText("starting…")
@@ -52,22 +53,25 @@ class LoadingPanel(QtWidgets.QWidget):
 
 
 class Loader(QtCore.QObject):
-    """Runs ``load(progress)`` in a worker thread, then ``findings(model)`` if given; tells
-    the window through queued signals, each with this load's ``number``.  The findings come
-    after the model so the timeline does not wait for them (they only read its tables)."""
+    """Runs ``load(progress)`` in a worker thread, then ``prepare(model, progress)`` (what
+    showing it needs, made here rather than in the window's thread), then ``findings(model)``
+    if given; tells the window through queued signals, each with this load's ``number``
+    (``loaded`` carries what ``prepare`` made).  The findings come after the model so the
+    timeline does not wait for them (they only read its tables)."""
 
     progressed = QtCore.Signal(int, int, int, str)
     loaded = QtCore.Signal(int, object)
     failed = QtCore.Signal(int, object)
     found = QtCore.Signal(int, object)
 
-    FIRST_FRAME_WAIT_S = 2.0  # the findings wait at most this long for the timeline's frame
+    FIRST_FRAME_WAIT_S = 5.0  # the findings wait at most this long for the timeline's frame
 
-    def __init__(self, number, load, findings=None):
+    def __init__(self, number, load, findings=None, prepare=None):
         super().__init__()
         self.number = number
         self._load = load
         self._findings = findings
+        self._prepare = prepare
         # set by the window once the timeline has painted: the findings (numpy in this
         # thread, holding the GIL between calls) then do not slow the first frames
         self.shown = threading.Event()
@@ -87,22 +91,26 @@ class Loader(QtCore.QObject):
         self.shown.set()
 
     def _progress(self, done, total, what):
-        self.progressed.emit(self.number, int(done), int(total), str(what))
+        emit(self.progressed, self.number, int(done), int(total), str(what))
 
     def _run(self):
+        lower_this_thread()  # (it gives way to the window's thread)
         try:
             model = self._load(self._progress)
+            ready = model if self._prepare is None else self._prepare(model, self._progress)
         except BaseException as e:  # handed to the window
-            self.failed.emit(self.number, e)
+            emit(self.failed, self.number, e)
             return
-        self.loaded.emit(self.number, model)
+        if self._cancelled:
+            return  # (the window closed, or another load began: nothing to show)
+        emit(self.loaded, self.number, ready)
         if self._findings is not None:
             self.shown.wait(self.FIRST_FRAME_WAIT_S)
             if self._cancelled:
                 return
             try:
                 source = self.source
-                self.found.emit(self.number, self._findings(model if source is None
-                                                            else source))
+                emit(self.found, self.number, self._findings(model if source is None
+                                                             else source))
             except Exception as e:  # the timeline stays; the status bar says why
-                self.found.emit(self.number, e)
+                emit(self.found, self.number, e)

@@ -1,15 +1,21 @@
-"""What a user comparing boxes across nodes must see (``info().notices``: clock skew between
-nodes, a congested network): one wording for the screenshot's header, the window's banner
-and the report's banner ("Note: …")."""
+"""What a user must see about what is shown: what could not be read or was wrong in the
+files (``info().errors`` and ``warnings``: a log cut short, a file of another run), and what
+a user comparing boxes across nodes must know (``info().notices``: clock skew between nodes,
+a congested network) — one wording for the screenshot's header, the window's banner and the
+report's banner ("Note: …")."""
 
 from __future__ import annotations
+
+import os
 
 from PySide6 import QtCore, QtWidgets
 
 from . import plain_text
 
 BANNER_STYLE = ("QFrame#notices { background: #e8f1ff; border-bottom: 1px solid #9cbbe8; }"
-                "QLabel { color: #0b3a7a; }")
+                "QLabel { color: #0b3a7a; }"
+                "QLabel#problems { color: #6b3d00; background: #fff1d6; padding: 2px; }")
+MAX_PROBLEM_LINES = 4  # the banner's problems shown at most; the rest in its tooltip
 
 
 def notice_lines(info):
@@ -17,28 +23,65 @@ def notice_lines(info):
     return [f"Note: {n}" for n in getattr(info, "notices", ())]
 
 
-class NoticeBanner(QtWidgets.QFrame):
-    """The notices above the timeline, word-wrapped, blue as in the picture's header; the
-    × hides them for this profile."""
+def problem_lines(info):
+    """Inputs not read, then warnings, as one line each (file names without their folder)."""
+    out = []
+    for e in info.errors:
+        path, sep, why = str(e).partition(": ")
+        out.append(f"⚠ could not read {os.path.basename(path)}: {why}" if sep else f"⚠ {e}")
+    out += [str(w).removeprefix("warning: ") for w in info.warnings]
+    return out
 
-    def __init__(self, lines, parent=None):
+
+class NoticeBanner(QtWidgets.QFrame):
+    """Above the timeline, word-wrapped: what was wrong with the files (amber, as in the
+    picture's header; the first few, all of them in the tooltip), then the notices (blue);
+    the × hides them for this profile."""
+
+    def __init__(self, lines, parent=None, problems=()):
         super().__init__(parent)
         self.setObjectName("notices")
         self.setStyleSheet(BANNER_STYLE)
         lay = QtWidgets.QHBoxLayout(self)
         lay.setContentsMargins(8, 4, 4, 4)
-        self.label = plain_text.label("\n".join(lines))
-        self.label.setWordWrap(True)
-        self.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        texts = QtWidgets.QVBoxLayout()
+        texts.setSpacing(2)
+        self.problems = plain_text.label()
+        self.problems.setObjectName("problems")
+        self.label = plain_text.label()
+        for w in (self.problems, self.label):
+            w.setWordWrap(True)
+            w.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+            texts.addWidget(w)
         close = QtWidgets.QToolButton()
         close.setText("×")
         close.setAutoRaise(True)
         close.setToolTip(plain_text.tooltip("hide these notes"))
         close.clicked.connect(self.hide)
-        lay.addWidget(self.label, 1)
+        lay.addLayout(texts, 1)
         lay.addWidget(close, 0, QtCore.Qt.AlignmentFlag.AlignTop)
-        self.setVisible(bool(lines))
+        self.set_lines(lines, problems)
+
+    def set_lines(self, lines, problems=()):
+        """Show these notices and problems (another profile's), or hide where there are
+        none."""
+        problems = list(problems)
+        shown = problems[:MAX_PROBLEM_LINES]
+        if len(problems) > MAX_PROBLEM_LINES:
+            shown.append(f"(+{len(problems) - MAX_PROBLEM_LINES} more: hover here to read "
+                         "them all)")
+        self.problems.setText("\n".join(shown))
+        self.problems.setToolTip(plain_text.tooltip("\n".join(problems)) if problems else "")
+        self.problems.setVisible(bool(problems))
+        self.label.setText("\n".join(lines))
+        self.label.setVisible(bool(lines))
+        self.setVisible(bool(lines) or bool(problems))
 
     def lines(self):
         text = self.label.text()
+        return text.split("\n") if text else []
+
+    def problem_lines(self):
+        """The problems shown (the first few, and how many more)."""
+        text = self.problems.text()
         return text.split("\n") if text else []

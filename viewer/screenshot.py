@@ -17,16 +17,15 @@ from legate_prof.query import as_source  # noqa: E402
 
 from legate_prof.present.picture_size import MAX_SIDE, check_size  # noqa: E402
 
-from .critical_path import RunPath  # noqa: E402
-from .layout import LaneLayout  # noqa: E402
-from .legend import paint_legend, paint_name_legend  # noqa: E402
-from .notices import notice_lines  # noqa: E402
+from .timeline.critical_path import RunPath  # noqa: E402
+from .timeline.layout import LaneLayout  # noqa: E402
+from .panels.legend import paint_legend  # noqa: E402
+from .picture_header import LEGEND_H, STAMP_H, header_layout, paint_header  # noqa: E402
+from .notices import notice_lines, problem_lines  # noqa: E402
 from legate_prof.present.units import format_ns  # noqa: E402
 from .time_text import format_range  # noqa: E402
-from .timeline import TimelineWidget  # noqa: E402
+from .timeline.widget import TimelineWidget  # noqa: E402
 
-STAMP_H = 44
-LEGEND_H = 20
 FIT_ROW_PX = 12.0  # a grown picture gives each row unit this many pixels
 CHROME_PX = 80  # axes and margins of the plot
 
@@ -52,9 +51,9 @@ def timeline_height(source, expand=None, state=None):
     return int(layout.height * FIT_ROW_PX) + CHROME_PX
 
 
-def fitted_height(source, height, expand=None, state=None):
+def fitted_height(source, height, expand=None, state=None, header_h=STAMP_H + LEGEND_H):
     """The picture's height grown to fit every group as laid out (bounded by MAX_SIDE)."""
-    need = timeline_height(source, expand, state) + STAMP_H + LEGEND_H
+    need = timeline_height(source, expand, state) + header_h
     return max(height, min(need, MAX_SIDE))
 
 
@@ -83,7 +82,8 @@ def make_timeline(model, width, height, start=None, stop=None, expand=None, exte
 
 
 def geometry(w, y_offset=0):
-    """Where things are in the grabbed picture: time->x mapping and each lane's pixel rows."""
+    """Where things are in the grabbed picture: time->x mapping, each lane's pixel rows, and
+    where the timeline begins below the header (``top``)."""
     vb = w.vb
     (t0, t1), _ = vb.viewRange()
 
@@ -103,7 +103,7 @@ def geometry(w, y_offset=0):
         elif e.kind == "summary":
             summaries[(e.rank, e.group)] = (ya, yb)
     return {"t0": t0, "t1": t1, "x_left": xl, "x_right": xr, "lanes": lanes,
-            "summaries": summaries}
+            "summaries": summaries, "top": y_offset}
 
 
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
@@ -119,12 +119,26 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     check_size(out, width, height)
     source = as_source(model)
     info = source.info()
+    app_instance()
+    path = _critical_path_of(source, critical_path)
+    files = [os.path.basename(os.path.abspath(str(f))) for f in (title_files or info.sources)]
+    t0, t1 = info.time_range
+    a, b = t0 if start is None else start, t1 if stop is None else stop
+    in_view = source.items_in(a, b) if (a > t0 or b < t1) else None
+    header = header_layout(width, _stamp_texts(info, files, (a, b), path, in_view),
+                           _header_lines(info), QtGui.QFont(), critical=path is not None)
     if fit:
-        height = fitted_height(source, height, expand, state)
+        height = fitted_height(source, height, expand, state, header.height)
         check_size(out, width, height)
-    top_h = STAMP_H + LEGEND_H
+    top_h = header.height
     w = make_timeline(source, width, height - top_h, start, stop, expand, state=state)
-    path = _with_critical_path(w, source, critical_path)
+    if w.time_range() != (a, b):  # (a window beyond the run, narrowed by the view's limits)
+        a, b = w.time_range()
+        in_view = source.items_in(a, b) if (a > t0 or b < t1) else None
+        header = header_layout(width, _stamp_texts(info, files, (a, b), path, in_view),
+                               _header_lines(info), QtGui.QFont(), critical=path is not None,
+                               rows=len({pc.rect.y() for pc in header.stamp}))
+    _draw_critical_path(w, path)
     geo = geometry(w, top_h) if return_geometry else None
     pix = w.grab()
     img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
@@ -134,12 +148,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     p = QtGui.QPainter(img)
     try:
         p.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
-        files = [os.path.basename(os.path.abspath(str(f))) for f in (title_files or info.sources)]
-        a, b = w.time_range()
-        t0, t1 = info.time_range
-        in_view = source.items_in(a, b) if (a > t0 or b < t1) else None
-        _paint_header(p, width, info, files, (a, b), path, _names_in_view(source, a, b),
-                      in_view)
+        paint_header(p, header, _names_in_view(source, a, b))
         p.drawPixmap(0, top_h, pix)
         if info.timeline_missing:
             _paint_missing(p, width, top_h, info.timeline_missing)
@@ -159,42 +168,19 @@ def _names_in_view(source, a, b, most=16):
     return [source.names[i] for i in order.tolist() if t[i] > 0]
 
 
-def _paint_header(p, width, info, files, time_range, path, names=(), in_view=None):
-    """The stamp (files, ranks, items — ``in_view`` of them where the view is a window —,
-    the view's range, version, date; on the right what is missing or skewed) and the legend
-    above the timeline: the shades, then the colours of the task ``names``."""
-    p.fillRect(QtCore.QRectF(0, 0, width, STAMP_H), QtGui.QColor(38, 50, 72))
+def _stamp_texts(info, files, time_range, path, in_view=None):
+    """The stamp's two left texts: the files, ranks and items (``in_view`` of them where the
+    view is a window); the view's range, version, the critical path, Legion, the date."""
     a, b = time_range
     shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
-    f = QtGui.QFont(p.font())
-    f.setPointSizeF(10)
-    f.setBold(True)
-    p.setFont(f)
-    p.setPen(QtGui.QColor(255, 255, 255))
-    p.drawText(QtCore.QRectF(10, 3, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-               f"{shown}   —   {info.ranks_read} rank(s), {info.n_items:,} items"
-               + (f" ({in_view:,} in view)" if in_view is not None else ""))
-    f.setBold(False)
-    f.setPointSizeF(9)
-    p.setFont(f)
-    p.drawText(QtCore.QRectF(10, 22, width - 20, 20), int(QtCore.Qt.AlignmentFlag.AlignLeft),
-               (f"view {format_range(a, b)}" if info.n_items else "no timeline items to show")
-               + f"   ·   legate_prof {__version__}"
-               + (f"   ·   {path_words(path, a, b)}" if path is not None else "")
-               + (f"   ·   {info.legion_version}" if info.legion_version else "")
-               + f"   ·   {_taken_at()}")
-    right = _header_lines(info)  # a picture with data missing, or skewed, says so
-    fm = QtGui.QFontMetrics(p.font())
-    for i, (text, color) in enumerate(right):
-        p.setPen(color)
-        text = fm.elidedText(text, QtCore.Qt.TextElideMode.ElideMiddle, width // 2 - 10)
-        p.drawText(QtCore.QRectF(width // 2, 3 + 19 * i, width // 2 - 10, 20),
-                   int(QtCore.Qt.AlignmentFlag.AlignRight), text)
-    f.setPointSizeF(8.5)
-    p.setFont(f)
-    p.fillRect(QtCore.QRectF(0, STAMP_H, width, LEGEND_H), QtGui.QColor(246, 247, 250))
-    x = 10 + paint_legend(p, 10, STAMP_H + 3, critical=path is not None)
-    paint_name_legend(p, x + 16, STAMP_H + 3, width - 10, names)
+    title = (f"{shown}   —   {info.ranks_read} rank(s), {info.n_items:,} items"
+             + (f" ({in_view:,} in view)" if in_view is not None else ""))
+    view = ((f"view {format_range(a, b)}" if info.n_items else "no timeline items to show")
+            + f"   ·   legate_prof {__version__}"
+            + (f"   ·   {path_words(path, a, b)}" if path is not None else "")
+            + (f"   ·   {info.legion_version}" if info.legion_version else "")
+            + f"   ·   {_taken_at()}")
+    return [title, view]
 
 
 def _taken_at():
@@ -207,17 +193,22 @@ def _taken_at():
     return time.strftime("%Y-%m-%d %H:%M")
 
 
-def _with_critical_path(w, source, asked):
-    """Draw the run's critical path on the timeline ``w`` when ``asked`` (True: computed
-    now; a ``RunPath``: as given); returns the path drawn, or None."""
+def _critical_path_of(source, asked):
+    """The run's critical path to draw when ``asked`` (True: computed now; a ``RunPath``: as
+    given), or None."""
     if asked is None or asked is False:
         return None
-    path = asked if isinstance(asked, RunPath) else \
+    return asked if isinstance(asked, RunPath) else \
         RunPath.from_steps(source, source.run_critical_path())
+
+
+def _draw_critical_path(w, path):
+    """Draw ``path`` (if any) over the timeline ``w``."""
+    if path is None:
+        return
     w.set_critical_path(path)
     w.show_critical_path(True)
     QtWidgets.QApplication.processEvents()
-    return path
 
 
 def path_words(path, a, b):
@@ -236,7 +227,7 @@ def _header_lines(info):
     """The header's right-hand lines, two at most, with their colours: the run's end (an
     out-of-memory failure), what could not be read or was wrong (amber), what the numbers
     mean across nodes (clock skew, a slow network: blue)."""
-    problems = _problems(info)
+    problems = problem_lines(info)
     notices = notice_lines(info)
     right = [(m["title"], QtGui.QColor(*MARKER_COLOR))
              for m in info.markers[:2 - bool(problems) - bool(notices) or 1]]
@@ -245,16 +236,6 @@ def _header_lines(info):
             more = f"  (+{len(lines) - 1} more)" if len(lines) > 1 else ""
             right.append((lines[0] + more, QtGui.QColor(*color)))
     return right
-
-
-def _problems(info):
-    """Inputs not read, then warnings, as one line each (file names without their folder)."""
-    out = []
-    for e in info.errors:
-        path, sep, why = str(e).partition(": ")
-        out.append(f"⚠ could not read {os.path.basename(path)}: {why}" if sep else f"⚠ {e}")
-    out += [str(w).removeprefix("warning: ") for w in info.warnings]
-    return out
 
 
 def _paint_missing(p, width, top, why):
@@ -295,7 +276,7 @@ def _save_png(img, out):
 
 def render_comparison(models, out, names, width=1600, height=1200, expand=None):
     """Two (or more) runs stacked on one time scale, each under a band naming it."""
-    from .legend import paint_legend
+    from .panels.legend import paint_legend
     sources = [as_source(m) for m in models]
     t1 = max(src.info().time_range[1] for src in sources)
     band = 24

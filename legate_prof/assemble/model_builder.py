@@ -47,6 +47,17 @@ class _Descriptors:
                 self.provenance[r["provenance"]] = r["prov"]
 
 
+def no_timeline_words(path):
+    """Why a Legion log holds no timeline: Legion writes it at shutdown, which a run still
+    going (its log still open for writing) has not reached, and a crashed one never will."""
+    from legate_prof.read.runtime_stream import being_written
+    if being_written(path):
+        return ("no timeline records yet: the run is still being written (Legion writes "
+                "its timeline at shutdown)")
+    return ("no timeline records (Legion writes them at shutdown; did the run crash or get "
+            "killed?)")
+
+
 class _Machine:
     """The ranks (one per log, and per runtime stream without its log), their processors and
     memories, and which lane group a processor or memory id is in."""
@@ -59,8 +70,7 @@ class _Machine:
         proc_rows, mem_rows = [], []
         for log in logs:
             if not any(log.count(r) for r in self.TIMELINE_RECORDS):
-                warnings.append(f"warning: {log.path}: no timeline records (Legion writes them "
-                                "at shutdown; did the run crash or get killed?)")
+                warnings.append(f"warning: {log.path}: {no_timeline_words(log.path)}")
             self.ranks.append(_rank_entry(log))
             for r in log.table("ProcDesc"):
                 proc_rows.append((r["proc_id"], r["kind"]))

@@ -6,9 +6,9 @@ import os
 import threading
 
 from legate_prof.cli import screenshot
-from legate_prof.cli.arguments import FILES_HELP, add_files, add_ranks
-from legate_prof.cli.common import (EXIT_USER_ERROR, PICTURE_FORMATS, bundled_example, input_files,
-                                    load_with_progress, note)
+from legate_prof.cli.arguments import FILES_HELP, add_files, add_ranks, time_arg
+from legate_prof.cli.common import (EXIT_USER_ERROR, PICTURE_FORMATS, bundled_example,
+                                    check_window, input_files, load_with_progress, note)
 from legate_prof.output_file import check_output
 
 
@@ -20,6 +20,9 @@ def register(sub):
     v.add_argument("--no-cache", dest="cache", action="store_false",
                    help="do not read or write the .lpbundle cache of raw logs")
     add_ranks(v)
+    v.add_argument("--start", type=time_arg, help="open the view at this time (e.g. 12ms, "
+                   "300us, ns; as screenshot's): the whole run stays loaded")
+    v.add_argument("--stop", type=time_arg, help="open the view until this time")
     v.set_defaults(func=run, cache=True)
 
 
@@ -71,6 +74,8 @@ class EarlyLoad:
             sink(done, total, what)
 
     def _run(self, files, args):
+        from legate_prof.load.rank_workers import lower_this_thread
+        lower_this_thread()  # (the window's thread, starting meanwhile, comes first)
         try:
             # the timeline first; the cache entry is written meanwhile
             cache = "later" if getattr(args, "cache", False) else False
@@ -114,6 +119,7 @@ def default_inputs(folder=".", window=True):
 
 def run(args):
     example = False
+    check_window(args)  # (--start before --stop, or one line before anything is read)
     display = _has_display()
     if not args.files:
         args.files, said, example = default_inputs(window=display)
@@ -125,7 +131,6 @@ def run(args):
         out = os.path.abspath("legate_prof_view.png")
         check_output(out, files, PICTURE_FORMATS, "picture")
         args.files, args.log, args.output = files, None, out
-        args.start = args.stop = None
         args.width, args.height, args.expand = 1600, 1000, []
         args.cache = False  # (the early load, if any, is already under way with the cache)
         # loaded first: input that cannot be read is its one line, not this note and then it
@@ -149,8 +154,11 @@ def run(args):
         cache = "later" if getattr(args, "cache", False) else False
         return load_with_progress(paths, args, progress, ranked=True, cache=cache)
 
-    def exit_status(rc):
+    def exit_status(rc):  # the window closed: the process ends within a second
+        from legate_prof.load.loader import stop_cache_writers
+        stop_cache_writers()  # (an entry half-written is dropped: a later `view` writes it)
         return rc or (EXIT_USER_ERROR if loaded and loaded[0].errors else 0)
     return run_viewer(files=files, load=load, findings=find_insights,
                       process_exit=exit_status, opener=open_more,
-                      example_note=HOW_TO_OPEN_HERE if example else None)
+                      example_note=HOW_TO_OPEN_HERE if example else None,
+                      view_range=(args.start, args.stop))

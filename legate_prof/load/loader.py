@@ -13,6 +13,12 @@ from legate_prof.present.terminal import terminal_safe
 from legate_prof.read.legion_log import LegionProfReader
 
 
+# a text file opened alone: the words fit the command line and the window's File → Open
+TEXT_ALONE = ("not a Legion Prof log but a text file (legate's console output is read with "
+              "the run's .prof files: open them together, or give it as --log FILE on the "
+              "command line)")
+
+
 def _note(msg):
     print(terminal_safe(msg), file=sys.stderr)  # (a folder's file names are a stranger's)
 
@@ -86,8 +92,7 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     elif not logs and not streams:
         if not errors:
             if texts:
-                errors.append(ProfileError(texts[0], "not a Legion Prof log (a text file; pass "
-                                                     "legate's console output with --log)"))
+                errors.append(ProfileError(texts[0], TEXT_ALONE))
             else:
                 raise ProfileError("<none>", "no input files")
         raise errors[0]
@@ -256,25 +261,59 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
     model = model.evolve(sources=paths, errors=[str(e) for e in errors])
     if use_cache and stack and not errors and not from_bundle:
         if use_cache == "later":  # the viewer: show the timeline first, write meanwhile
-            import atexit
-            import threading
-            writer = threading.Thread(target=_store, args=(model, paths),
-                                      name="legate_prof cache", daemon=False)
-            writer.start()
-            # `view` closed early ends with os._exit after the atexit handlers: the entry is
-            # finished first (else it is lost, and its temporary file stays in the cache)
-            atexit.register(writer.join)
+            _write_later(model, paths)
         else:
             _store(model, paths)
     return model
 
 
-def _store(model, paths):
+_LATER = []  # (writer thread, its stop event) of the cache entries written "later"
+STOP_WAIT_S = 0.1  # how long a process that ends waits for its writers to give up
+
+
+def _write_later(model, paths):
+    """The cache entry written in a thread while the caller goes on (the viewer shows the
+    timeline).  A process that ends meanwhile (the window closed) stops it
+    (``stop_cache_writers``): the entry is dropped, never left half-written, and the
+    process does not wait for it."""
+    import atexit
+    import threading
+    stop = threading.Event()
+    writer = threading.Thread(target=_store, args=(model, paths, stop),
+                              name="legate_prof cache", daemon=False)
+    _LATER[:] = [w for w in _LATER if w[0].is_alive()] + [(writer, stop)]
+    writer.start()
+    atexit.unregister(stop_cache_writers)  # (once, however many entries)
+    atexit.register(stop_cache_writers)
+
+
+def stop_cache_writers(wait_s=STOP_WAIT_S):
+    """Stop the cache entries being written "later": each writer ends at its next piece and
+    removes its temporary file; waits at most ``wait_s`` in all.  True when none is left."""
+    import time
+    if all(stop.is_set() for _, stop in _LATER):
+        wait_s = 0.0  # (stopped before: they had their time)
+    deadline = time.monotonic() + wait_s
+    for _, stop in _LATER:
+        stop.set()
+    for writer, _ in _LATER:
+        writer.join(max(deadline - time.monotonic(), 0.0))
+    return not any(w.is_alive() for w, _ in _LATER)
+
+
+def _store(model, paths, stop=None):
     """Write the cache entry of a model, or of a source (ranks are written one by one:
-    ``store.ranks_bundle``)."""
+    ``store.ranks_bundle``); ``stop`` (an event): written in a thread of its own, that
+    gives way to the process's others (the viewer's window) and ends when it is set."""
+    from legate_prof.store.bundle_file import WriteStopped
     from legate_prof.store.cache import store_cached
+    if stop is not None:
+        from legate_prof.load.rank_workers import lower_this_thread
+        lower_this_thread()
     try:
-        store_cached(model, paths, note=_note)
+        store_cached(model, paths, note=_note, stop=None if stop is None else stop.is_set)
+    except WriteStopped:
+        pass  # (the process is ending: the entry is written by a later one)
     except (OSError, ProfileError) as e:
         _note(f"legate_prof: note: could not cache the built timeline ({e})")
     except Exception as e:  # noqa: BLE001 - a cache is never worth a traceback

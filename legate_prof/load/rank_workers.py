@@ -24,6 +24,18 @@ import threading
 # window opening, its progress, a terminal.  Idle, it leaves them all the cores.
 WORKER_NICENESS = 10
 
+def lower_this_thread(niceness=WORKER_NICENESS):
+    """Lower the calling thread's scheduling priority to ``niceness``: a thread of a process
+    that has something better to do with its cores (a window's load, its cache writer) gives
+    way to the process's own thread.  Linux schedules threads apart; a no-op elsewhere."""
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, max(os.getpriority(os.PRIO_PROCESS, tid),
+                                                 niceness))
+    except (AttributeError, OSError):
+        pass
+
+
 # Below this much input, starting workers costs more than it saves.
 PARALLEL_MIN_BYTES = 48 << 20
 
@@ -298,6 +310,9 @@ class Handover:
         if later:
             threading.Thread(target=shutil.rmtree, args=(self.dir,),
                              kwargs={"ignore_errors": True}, name="legate_prof cleanup").start()
+            # a process that ends at once meanwhile (os._exit after its atexit handlers: the
+            # viewer closed) removes what that thread had not yet
+            atexit.register(shutil.rmtree, self.dir, ignore_errors=True)
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
 

@@ -22,7 +22,7 @@ class StackedLane:
     once drawings have scanned enough (``duration_order``).  About 26 bytes per item of the
     lanes shown (34 with the duration order), none for the others."""
 
-    __slots__ = ("ids", "bounds", "start", "stop", "row_of", "dur_perm")
+    __slots__ = ("ids", "bounds", "start", "stop", "row_of", "dur_perm", "busy")
 
     def __init__(self, lo, start, stop, n_rows):
         row, o = lane_rows(start, stop)  # (by item in start order; the (row, start) order)
@@ -31,7 +31,13 @@ class StackedLane:
         r = row[o]
         self.bounds = np.searchsorted(r, np.arange(max(n_rows, int(r.max(initial=0)) + 1) + 1))
         self.start, self.stop = start[o], stop[o]
-        self.dur_perm = None
+        self.dur_perm = self.busy = None
+
+    def busy_prefix(self):
+        """Running sums of the durations by position (``TraceModel.busy_prefix``)."""
+        if self.busy is None:
+            self.busy = running_durations(self.start, self.stop)
+        return self.busy
 
     def duration_order(self):
         """Positions by (row, duration longest first), made on first call."""
@@ -39,6 +45,15 @@ class StackedLane:
             rows = np.repeat(np.arange(len(self.bounds) - 1), np.diff(self.bounds))
             self.dur_perm = np.lexsort((self.start - self.stop, rows))
         return self.dur_perm
+
+
+def running_durations(start, stop):
+    """[0, d0, d0 + d1, …]: running sums of the durations ``stop - start`` (ns, as floats:
+    no sum of a stranger's times overflows)."""
+    out = np.empty(len(start) + 1, np.float64)
+    out[0] = 0.0
+    np.cumsum(stop.astype(np.float64) - start.astype(np.float64), out=out[1:])
+    return out
 
 
 def stacked_layout(model):

@@ -19,7 +19,7 @@ from legate_prof.model.item_parts import ItemPart
 from legate_prof.model.kinds import ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE
 from legate_prof.model.lazy_table import LazyTable, sorted_lookup
 from legate_prof.model.event_tables import empty_event_tables
-from legate_prof.model.stacking import StackedLane, renumbered
+from legate_prof.model.stacking import StackedLane, renumbered, running_durations
 
 ITEM_COLUMNS = {
     "start": np.int64, "stop": np.int64, "create": np.int64, "ready": np.int64,
@@ -56,7 +56,7 @@ class _Indexes:
     """Lazily built lookup structures of one model (never part of its meaning)."""
 
     __slots__ = ("sub_offset", "sub_bounds", "dur_perm", "lane_dur_perm", "lane_scans",
-                 "all_ranks_steps", "extent", "lane_rows")
+                 "all_ranks_steps", "extent", "lane_rows", "lane_busy")
 
     def __init__(self):
         self.sub_offset = self.sub_bounds = self.dur_perm = None
@@ -65,6 +65,7 @@ class _Indexes:
         self.lane_scans = {}  # lane -> items its drawings scanned before it had that order
         self.all_ranks_steps = {}
         self.lane_rows = {}  # lane -> StackedLane, in a model built unstacked
+        self.lane_busy = {}  # lane -> running sums of its items' durations (busy_prefix)
 
 
 @dataclass(frozen=True)
@@ -108,6 +109,7 @@ class TraceModel:
             old, ix = self._ix, new._ix
             ix.sub_offset, ix.sub_bounds, ix.dur_perm = old.sub_offset, old.sub_bounds, old.dur_perm
             ix.lane_dur_perm, ix.lane_scans = old.lane_dur_perm, old.lane_scans
+            ix.lane_busy = old.lane_busy
             ix.extent = old.extent
             if "utilization_steps" not in changes:
                 ix.all_ranks_steps = old.all_ranks_steps
@@ -233,6 +235,21 @@ class TraceModel:
         bounds = self._ix.sub_bounds[k:k + int(self.lanes["rows"][lane]) + 1]
         lo, perm = self._lane_duration_order(lane) if with_order else (0, None)
         return self.items["start"], self.items["stop"], bounds, lo, perm, None
+
+    def busy_prefix(self, lane):
+        """(sums, first): running sums of the durations (ns, as floats) of ``lane``'s items
+        in the order ``row_space`` reads them, from its position ``first``: the items at
+        positions [i, j) last ``sums[j - first] - sums[i - first]`` in all (what a merged
+        band is busy, ``query.level_of_detail``).  Made on first need: 8 bytes per item of
+        the lanes drawn."""
+        if not self.stacked:
+            return self.stacked_lane(lane).busy_prefix(), 0
+        lo, hi = self.lane_range(lane)
+        sums = self._ix.lane_busy.get(lane)
+        if sums is None:
+            sums = self._ix.lane_busy[lane] = running_durations(self.items["start"][lo:hi],
+                                                                self.items["stop"][lo:hi])
+        return sums, lo
 
     def _ensure_duration_index(self):
         """Per sublane, items ordered by duration (longest first): finds wide items fast.

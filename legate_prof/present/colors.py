@@ -8,6 +8,9 @@ import zlib
 
 # white·(1-α) + colour·α, as the reference viewer shades a task's states
 ALPHA_RUNNING, ALPHA_READY, ALPHA_WAITING = 1.0, 0.45, 0.15
+# a merged band's ground: its gray this strong on white; it is filled in full gray from the
+# bottom as high as the share of its time its items ran (viewer, report, pictures)
+ALPHA_BAND = 0.3
 
 
 def name_rgb(name: str) -> tuple:

@@ -122,6 +122,8 @@ def detail_fields(source, i, critical=True) -> list:
     out.append(Field("Kind", d["kind"], d["kind"]))
     if "op_id" in d:
         out.append(Field("Operation", str(d["op_id"]), d["op_id"], ("op", d["op_id"])))
+        if d["kind"] in INITIATED:
+            out.extend(_initiator_field(source, d["op_id"]))
         if d["kind"] != "instance":
             inst = source.instances_of_op(d["op_id"])
             if len(inst):
@@ -162,6 +164,24 @@ def detail_fields(source, i, critical=True) -> list:
     if critical:
         out.extend(critical_fields(source, int(i)))
     return out
+
+
+INITIATED = ("copy", "fill", "instance", "dep_part")  # made for an operation's task
+RUNNERS = (ItemKind.TASK, ItemKind.GPU_KERNEL)
+
+
+def _initiator_field(source, op_id):
+    """The task whose operation made a copy, fill or instance (the reference viewer's
+    "Initiation"): a link to it, or to them all where an index launch ran several."""
+    ran = source.items_of_op(op_id, RUNNERS)
+    if not len(ran):
+        return []
+    if len(ran) == 1:
+        j = int(ran[0])
+        return [Field("Initiator", item_label(source, j), j, ("item", j))]
+    first = item_label(source, int(ran[0]))
+    return [Field("Initiator", f"{first} and {len(ran) - 1} more of operation {op_id}",
+                  ran.tolist(), ("items", ran.tolist()))]
 
 
 # how a critical event came to trigger: an item's completion ends, other events are triggered

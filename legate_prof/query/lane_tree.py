@@ -110,14 +110,16 @@ def why_timeline_missing(m, groups):
     ranks = m.ranks
     stream = "; shown: the runtime's event stream" if any(
         "runtime_end_ns" in r for r in ranks) else ""
+    # a run still being written has not reached its shutdown yet; a crashed one never will
+    live = any("still being written" in str(w) for w in m.warnings)
+    never = "which a run still going has not reached yet" if live else \
+        "which a crashed run never reaches"
     if any(r.get("format_version") for r in ranks):  # a Legion log, cut before its timeline
         cut = [str(w).split(": ", 2)[-1] for w in m.warnings if "truncated" in str(w)]
-        why = ("the Legion Prof log holds no timeline records (Legion writes them at "
-               "shutdown, which a crashed run never reaches)" + (f"; {cut[0]}" if cut else "")
-               + stream)
+        why = (f"the Legion Prof log holds no timeline records (Legion writes them at "
+               f"shutdown, {never})" + (f"; {cut[0]}" if cut else "") + stream)
     else:
-        why = ("no Legion Prof log was read (Legion writes it at shutdown, which a crashed "
-               "run never reaches)" + stream)
+        why = f"no Legion Prof log was read (Legion writes it at shutdown, {never})" + stream
     if marks:
         # (each rank that ran out has its marker: the first said, the others' ranks named)
         others = sorted({int(mk.get("rank", 0)) for mk in m.markers[1:] if mk.get("title")}

@@ -1,6 +1,7 @@
 """What one lane shows at a pixel width: boxes for items wide enough to see, merged gray
-bands (with their item counts) for the rest — the rule prof-viewer's server applies to its
-tiles, computed with a cost bounded by pixels rather than items."""
+bands (with their item counts and the share of their time those items were running) for the
+rest — the rule prof-viewer's server applies to its tiles, computed with a cost bounded by
+pixels rather than items."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ class DrawRow:
     """What to paint on one row of one lane for a view: boxes and merged gray bands.
 
     ``box_x0/x1`` are pixel columns (float), ``box_item`` indexes the model's items.
-    ``band_x0/x1`` are pixel columns of merged bands and ``band_count`` the items in each.
+    ``band_x0/x1`` are pixel columns of merged bands and ``band_count`` the items in each;
+    ``band_busy`` the share (0..1) of each band's time that its items were running: a band
+    of a thousand 1 µs tasks over 100 ms is 1 % busy, not the solid gray it would look.
     """
 
     lane: int
@@ -29,6 +32,7 @@ class DrawRow:
     band_x1: np.ndarray
     band_count: np.ndarray
     band_first: np.ndarray  # first item index of each band
+    band_busy: np.ndarray = None  # share of each band's time its items ran (float32, 0..1)
 
 
 def items_in(model, lane, t0, t1):
@@ -53,6 +57,7 @@ def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
     ns_px = (t1 - t0) / float(width_px)
     min_dur = min_px * ns_px
     start_all, stop_all, bounds, lane_lo, lane_perm, ids = model.row_space(lane)
+    sums, first = model.busy_prefix(lane)
     for row in range(len(bounds) - 1):
         lo, hi = int(bounds[row]), int(bounds[row + 1])
         if hi == lo:
@@ -73,15 +78,14 @@ def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
             k = bisect.bisect_left(range(hi - lo), -min_dur,
                                    key=lambda j: -(stop[perm[j] - lo] - start[perm[j] - lo]))
         if k < n_view:
-            wide, narrow_px, first_of_px = _by_duration_order(
-                start, perm[:k], lo, i0, i1, t0, ns_px, width_px)
+            wide, narrow_px, first_of_px, busy_px = _by_duration_order(
+                start, stop, perm[:k], lo, i0, i1, t0, ns_px, width_px, sums[lo - first:])
         else:
-            wide, narrow_px, first_of_px = _by_scan(start, stop, i0, i1, t0, ns_px, width_px,
-                                                    min_dur)
+            wide, narrow_px, first_of_px, busy_px = _by_scan(start, stop, i0, i1, t0, ns_px,
+                                                             width_px, min_dur)
         bx0 = (start[wide] - t0) / ns_px
         bx1 = (stop[wide] - t0) / ns_px
-        band = merged_bands(narrow_px, min_px)
-        b0, b1, bc = band
+        b0, b1, bc, bbusy = merged_bands(narrow_px, min_px, busy_px)
         bfirst = first_of_px[b0.astype(np.int64)] if len(b0) else np.zeros(0, np.int64)
         # a band of one item is that item, widened to be visible
         single = bc == 1
@@ -100,28 +104,38 @@ def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
             band_x1=(b1[~single] + 1).astype(np.float64),
             band_count=bc[~single],
             band_first=band_first,
-        ))
+            band_busy=busy_share(bbusy[~single], (b1 - b0 + 1)[~single] * ns_px)))
     return rows
 
 
-def _by_duration_order(start, wide_perm, lo, i0, i1, t0, ns_px, width_px):
-    """(wide items, narrow items per pixel column, first item of each column) of a row whose
-    wide items are the prefix ``wide_perm`` of its duration order."""
+def busy_share(busy_ns, span_ns):
+    """What share (0..1, float32) of a band's span its items ran."""
+    return np.clip(busy_ns / span_ns, 0.0, 1.0).astype(np.float32)
+
+
+def _by_duration_order(start, stop, wide_perm, lo, i0, i1, t0, ns_px, width_px, sums):
+    """(wide items, narrow items per pixel column, first item of each column, the narrow
+    items' running time (ns) per column) of a row whose wide items are the prefix
+    ``wide_perm`` of its duration order; ``sums``: the running sums of its durations from
+    its first position (``TraceModel.busy_prefix``), so no item in view is read."""
     wide = np.asarray(wide_perm, dtype=np.int64) - lo
     wide = np.sort(wide[(wide >= i0) & (wide < i1)])
     edges = t0 + ns_px * np.arange(width_px + 1)
     pos = np.searchsorted(start[i0:i1], edges[1:-1], side="left") + i0
     cuts = np.concatenate([[i0], pos, [i1]])
     counts = np.diff(cuts)
-    # narrow items per pixel column = all starts there minus the wide ones
+    # narrow items per pixel column = all starts there minus the wide ones (and their time)
     wpx = np.clip(((start[wide] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
-    return wide, counts - np.bincount(wpx, minlength=width_px), cuts[:-1]
+    wide_ns = (stop[wide] - start[wide]).astype(np.float64)
+    busy = np.diff(sums[cuts]) - np.bincount(wpx, weights=wide_ns, minlength=width_px)
+    return wide, counts - np.bincount(wpx, minlength=width_px), cuts[:-1], busy
 
 
 def _by_scan(start, stop, i0, i1, t0, ns_px, width_px, min_dur):
     """The same as ``_by_duration_order``, scanning the items in view (slices, no index
     arrays over all of them)."""
-    is_wide = (stop[i0:i1] - start[i0:i1]) >= min_dur
+    dur = stop[i0:i1] - start[i0:i1]
+    is_wide = dur >= min_dur
     wide = np.flatnonzero(is_wide) + i0
     nar = np.flatnonzero(~is_wide) + i0
     npx = np.clip(((start[nar] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
@@ -130,15 +144,17 @@ def _by_scan(start, stop, i0, i1, t0, ns_px, width_px, min_dur):
     narrow_px = np.diff(cuts)
     first_of_px = np.where(narrow_px > 0, nar[np.minimum(cuts[:-1], len(nar) - 1)]
                            if len(nar) else -1, -1)
-    return wide, narrow_px, first_of_px
+    busy = np.bincount(npx, weights=dur[~is_wide].astype(np.float64), minlength=width_px)
+    return wide, narrow_px, first_of_px, busy
 
 
-def merged_bands(counts, min_px):
-    """Runs of pixel columns with narrow items; gaps shorter than ``min_px`` are bridged."""
+def merged_bands(counts, min_px, busy=None):
+    """Runs of pixel columns with narrow items; gaps shorter than ``min_px`` are bridged.
+    (first column, last column, items, their running time: ``busy`` summed per band)."""
     px = np.flatnonzero(counts > 0)
     if len(px) == 0:
         z = np.zeros(0, dtype=np.int64)
-        return z, z, z
+        return z, z, z, np.zeros(0)
     brk = np.flatnonzero(np.diff(px) > min_px) + 1
     starts = np.concatenate([[0], brk])
     ends = np.concatenate([brk, [len(px)]]) - 1
@@ -146,7 +162,10 @@ def merged_bands(counts, min_px):
     count = csum[ends + 1] - csum[starts]
     x0 = px[starts]
     x1 = np.maximum(px[ends], x0 + int(np.ceil(min_px)) - 1)
-    return x0, x1, count
+    if busy is None:
+        return x0, x1, count, np.zeros(len(x0))
+    bsum = np.concatenate([[0.0], np.cumsum(busy[px])])
+    return x0, x1, count, bsum[ends + 1] - bsum[starts]
 
 
 def first_narrow(start, stop, first, min_dur):

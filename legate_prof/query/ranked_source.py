@@ -121,6 +121,11 @@ class RankedSource(ProfileSource):
                  for m, off in zip(self._set.parts, self._set.item_off[:-1].tolist())]
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
+    def items_of_op(self, op_id, kinds=None) -> np.ndarray:
+        found = [ProfileSource(m).items_of_op(op_id, kinds) + off
+                 for m, off in zip(self._set.parts, self._set.item_off[:-1].tolist())]
+        return np.concatenate(found) if found else np.zeros(0, np.int64)
+
     def item_name_id(self, i) -> int:
         k, m, j = self._part(i)
         return int(self._set.name_maps[k][int(m.items["name"][j])])

@@ -144,6 +144,15 @@ class ProfileSource:
         sel = (it["op_id"] == np.uint64(op_id)) & (it["kind"] == ItemKind.INSTANCE)
         return np.flatnonzero(sel)
 
+    def items_of_op(self, op_id, kinds=None) -> np.ndarray:
+        """Item ids of an operation (its task, the copies, fills and instances it made),
+        sorted; ``kinds`` (``ItemKind``s): only those (details link to them)."""
+        it = self._m.items
+        sel = it["op_id"] == np.uint64(op_id)
+        if kinds is not None:
+            sel &= np.isin(it["kind"], [int(k) for k in kinds])
+        return np.flatnonzero(sel)
+
     def item_name_id(self, i) -> int:
         return int(self._m.items["name"][i])
 

@@ -22,7 +22,8 @@ class TileRow:
 
     ``box_*``: one entry per drawn item.  ``piece_*``: the state pieces that cover boxes
     (``piece_state`` 0 running, 1 ready, 2 waiting), each with its owning item.
-    ``band_*``: merged gray bands and their item counts.
+    ``band_*``: merged gray bands, their item counts and ``band_busy``, the share (0..1) of
+    each band's time that its items were running (drawn as the band's shade or height).
     """
 
     row: int
@@ -39,6 +40,7 @@ class TileRow:
     piece_state: np.ndarray
     piece_item: np.ndarray
     piece_name: np.ndarray = None  # colour key of each piece (its item's name id)
+    band_busy: np.ndarray = None  # share of each band's time its items ran (0..1)
 
 
 @dataclass
@@ -57,7 +59,8 @@ class LaneTile:
 
 @dataclass(frozen=True)
 class Hit:
-    """What is under a point: an item (``item`` set) or a merged band (``count`` > 1)."""
+    """What is under a point: an item (``item`` set) or a merged band (``count`` > 1, and
+    ``busy``: the share of its time its items ran)."""
 
     lane: int
     row: int
@@ -65,6 +68,7 @@ class Hit:
     t0: int
     t1: int
     count: int
+    busy: float | None = None
 
 
 def lane_tile(model, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
@@ -88,7 +92,7 @@ def lane_tile(model, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
             box_name=names[dr.box_item].astype(np.int64),
             band_x0=dr.band_x0, band_x1=dr.band_x1, band_count=dr.band_count,
             band_first=dr.band_first, piece_x0=p0, piece_x1=p1, piece_state=ps,
-            piece_item=pi, piece_name=names[pi].astype(np.int64)))
+            piece_item=pi, piece_name=names[pi].astype(np.int64), band_busy=dr.band_busy))
     return LaneTile(lane=int(lane), t0=float(t0), t1=t1, width_px=width_px, rows=rows,
                     px_scale=float(px_scale))
 
@@ -147,6 +151,7 @@ def hit_in_tile(tile, row, x_px, item_extent) -> Hit | None:
             j = int(band[0])
             a = tile.t0 + tr.band_x0[j] * tile.ns_per_px
             b = tile.t0 + tr.band_x1[j] * tile.ns_per_px
+            busy = None if tr.band_busy is None else float(tr.band_busy[j])
             return Hit(lane=int(lane), row=row, item=None, t0=int(a), t1=int(np.ceil(b)),
-                       count=int(tr.band_count[j]))
+                       count=int(tr.band_count[j]), busy=busy)
     return None

@@ -105,9 +105,61 @@ def _read_events(path, it):
     except (ValueError, TypeError, msgpack.UnpackException) as e:  # TypeError: unhashable key
         s.warnings.append(ProfileWarning(path, f"damaged event ({e}); kept what came before"))
     if not s.ended:
-        s.warnings.append(ProfileWarning(
-            path, "the run did not finish (no end event): showing events up to the crash"))
+        start = header.get("start_ns", 0)
+        s.warnings.append(ProfileWarning(path, unfinished_words(path, s.last_ns - start
+                                                                if s.last_ns else None)))
     return s
+
+
+LIVE_S = 120  # (no /proc) a file without its end written this recently is a live run's
+
+
+def being_written(path) -> bool:
+    """Whether a process has ``path`` open for writing: a log without its end is then a run
+    still being written, not a crashed one.  Linux asks /proc (the processes this user may
+    see); elsewhere, whether the file was written in the last ``LIVE_S`` seconds."""
+    import os
+    try:
+        st = os.stat(path)
+    except (OSError, TypeError, ValueError):
+        return False
+    if not os.path.isdir("/proc/self/fd"):
+        import time
+        return time.time() - st.st_mtime < LIVE_S
+    for pid in (p for p in _listdir("/proc") if p.isdigit()):
+        for fd in _listdir(f"/proc/{pid}/fd"):
+            try:
+                other = os.stat(f"/proc/{pid}/fd/{fd}")
+                if (other.st_ino, other.st_dev) != (st.st_ino, st.st_dev):
+                    continue
+                with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                    flags = next((int(line.split()[1], 8) for line in f
+                                  if line.startswith("flags:")), 0)
+                if (flags & os.O_ACCMODE) in (os.O_WRONLY, os.O_RDWR):
+                    return True
+            except (OSError, ValueError):
+                continue
+    return False
+
+
+def _listdir(path):
+    import os
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+def unfinished_words(path, last_ns=None) -> str:
+    """What a stream without its end event is: a run still being written, or one that
+    crashed (or was killed), with how far it got."""
+    from legate_prof.present.units import format_ns
+    at = f"last event at {format_ns(last_ns)} into the run" if last_ns is not None else \
+        "no event yet"
+    if being_written(path):
+        return (f"the run is still being written (no end event yet; {at}): showing what it "
+                "holds so far")
+    return f"the run did not finish (no end event; {at}): showing events up to the crash"
 
 
 MAX_NS = 2**62  # times and sizes beyond this are damage, not data

@@ -8,10 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_COLOR, GROUP_TITLE, ItemKind
-from legate_prof.present.colors import ALPHA_READY, ALPHA_WAITING, name_hex
+from legate_prof.present.colors import ALPHA_BAND, ALPHA_READY, ALPHA_WAITING, name_hex
 from legate_prof.present.limits import (LABEL_MIN_PX, MAX_LABELS, MAX_LANE_H,
                                         MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED)
 from legate_prof.query import GROUP_ORDER, READY, WAITING, as_source
+
+BAND = 4  # numbers per merged band in a tile row's "g": x0, x1, items, thousandths busy
 
 
 
@@ -58,7 +60,7 @@ class ReportQueries:
             "markers": [{"time": int(k["time"]), "title": str(k.get("title", ""))}
                         for k in info.markers],
             "title_prov": self._title_with_provenance(),
-            "alpha_ready": ALPHA_READY, "alpha_waiting": ALPHA_WAITING,
+            "alpha_ready": ALPHA_READY, "alpha_waiting": ALPHA_WAITING, "alpha_band": ALPHA_BAND,
             "max_lane_h": MAX_LANE_H, "label_min_px": LABEL_MIN_PX, "max_labels": MAX_LABELS,
         }
 
@@ -85,8 +87,9 @@ class ReportQueries:
 
     def lane_tile(self, lane, t0, t1, width_px):
         """Per row: boxes [start-t0, duration, name, provenance, item] (flat, ns), their
-        ready and waiting pieces [box, state, a-t0, b-t0] and gray bands [x0, x1, count] in
-        tile px."""
+        ready and waiting pieces [box, state, a-t0, b-t0] and gray bands [x0, x1, count,
+        busy ‰] in tile px (busy: the thousandths of the band's time its items ran, as the
+        desktop draws it: ``TileRow.band_busy``)."""
         tile = self.source.lane_tile(lane, t0, t1, width_px)
         ns_px = tile.ns_per_px
         out = []
@@ -106,8 +109,11 @@ class ReportQueries:
                                   np.round(tr.piece_x0[shade] * ns_px).astype(np.int64),
                                   np.round(tr.piece_x1[shade] * ns_px).astype(np.int64)],
                                  axis=1).ravel().tolist()
+            busy = np.ones(len(tr.band_count)) if tr.band_busy is None else tr.band_busy
             bands = np.stack([np.floor(tr.band_x0), np.ceil(tr.band_x1),
-                              tr.band_count.astype(np.float64)], axis=1).astype(np.int64)
+                              tr.band_count.astype(np.float64),
+                              np.round(np.asarray(busy, np.float64) * 1000)],
+                             axis=1).astype(np.int64)
             out.append({"row": int(tr.row), "b": boxes.tolist(), "w": waits,
                         "g": bands.ravel().tolist()})
         return out

@@ -22,7 +22,7 @@ from legate_prof.analyze.insights_text import cost_words, explained_words, idle_
 from legate_prof.analyze.stats import compute_stats
 from legate_prof.output_file import atomic_folder
 from legate_prof.report.critical import critical_summary, write_critical
-from legate_prof.report.query import ReportQueries
+from legate_prof.report.query import BAND, ReportQueries
 
 TILE_PX = 1024
 UTIL_BINS = 512
@@ -67,7 +67,7 @@ def _write_tiles(q, out, progress=None):
                     shown += [r["b"][4::5] for r in rows]
                     for r in rows:
                         g = r["g"]
-                        for j in range(0, len(g), 3):  # the halves this band touches
+                        for j in range(0, len(g), BAND):  # the halves this band touches
                             halves.add(0 if g[j] < TILE_PX // 2 else 1)
                             halves.add(0 if g[j + 1] < TILE_PX // 2 else 1)
             for r, g in summaries:

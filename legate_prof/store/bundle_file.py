@@ -34,6 +34,17 @@ FORMAT_VERSION = 6  # 6: the runtime's arrays as each rank's piece (their ``src`
 ALIGN = 64
 
 
+class WriteStopped(Exception):
+    """A write given up midway because its ``stop()`` said so (the viewer closed while its
+    cache entry was being written): its temporary file is gone, nothing else was written."""
+
+
+def check_stop(stop):
+    """Raise ``WriteStopped`` when ``stop`` (None, or a function) says the write should end."""
+    if stop is not None and stop():
+        raise WriteStopped("the write was stopped")
+
+
 class Deferred:
     """A column made in pieces as it is written: ``[(length, make)]``, each ``make()`` giving
     that many values.  An unstacked model is stored stacked, and ranks as one bundle, without
@@ -163,9 +174,12 @@ class _SumOnWrite:
         return doc
 
 
-def write_tables(model, path, items, waits, transfers, ops, index, indexes=True, events=None):
+def write_tables(model, path, items, waits, transfers, ops, index, indexes=True, events=None,
+                 stop=None):
     """Write ``model``'s small tables (lanes, strings, steps, ranks…) with these per-item
-    tables (arrays or ``Deferred`` columns) and ``index``, stacked when indexed."""
+    tables (arrays or ``Deferred`` columns) and ``index``, stacked when indexed.  ``stop``
+    (a function): asked between columns' pieces; when it says so, the write ends with
+    ``WriteStopped`` and its temporary file is removed."""
     steps = [{"rank": r, "group": g, **_step_doc(s, indexes)}
              for (r, g), s in model.utilization_steps.items()]
     extra = {"busy_ns": [[r, g, v] for (r, g), v in model.busy_ns.items()],
@@ -200,11 +214,13 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True,
     header = msgpack.packb(_pack(doc, cols), use_bin_type=True)
     start = -(-(len(BUNDLE_MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
     path = Path(path)
+    check_stop(stop)
     with atomic_output(path) as tmp, open(tmp, "wb") as f:
         f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
         for off, a in cols.arrays:
             f.seek(start + off)
             for chunk in (a.chunks() if isinstance(a, Deferred) else [a]):
+                check_stop(stop)
                 f.write(memoryview(chunk).cast("B") if chunk.nbytes else b"")
         f.truncate(start + cols.offset)
     return str(path)

@@ -173,8 +173,10 @@ def _write_stamp(entry):
         Path(tmp).write_text(_stat_line(entry))
 
 
-def store_cached(model, paths, note=print):
-    """Write the entry (through a temporary file), then keep the cache within its bound."""
+def store_cached(model, paths, note=print, stop=None):
+    """Write the entry (through a temporary file), then keep the cache within its bound.
+    ``stop`` (a function): asked as the entry is written; when it says so, the write ends
+    with ``bundle_file.WriteStopped`` and no entry, nor any part of one, is left."""
     from legate_prof.store.bundle import write_bundle
     entry = entry_path(paths)
     if entry is None:
@@ -186,7 +188,7 @@ def store_cached(model, paths, note=print):
              "(LEGATE_PROF_CACHE_DIR moves it, '' or --no-cache turns it off)")
     if os.path.lexists(entry) and not _regular(entry):
         _drop(entry)
-    write_bundle(model, entry)
+    write_bundle(model, entry, stop=stop)
     _write_stamp(entry)  # written from a model we built: its values are sound
     evict(entry.parent, _max_bytes(), keep=entry)
     return entry

@@ -14,7 +14,7 @@ import numpy as np
 from legate_prof.assemble.rank_merge import release_pages, sorted_ops
 from legate_prof.model.event_tables import concat_event_tables
 from legate_prof.model.stacking import stacked_layout
-from legate_prof.store.bundle_file import Deferred, write_tables
+from legate_prof.store.bundle_file import Deferred, check_stop, write_tables
 
 
 def _released(part, make):
@@ -27,13 +27,17 @@ def _released(part, make):
     return made
 
 
-def write_ranks_bundle(src, path):
+def write_ranks_bundle(src, path, stop=None):
     """Write the ranks of ``src`` (a source whose ``item_parts`` are several models of
-    disjoint ranks, in its numbering) as one stacked bundle at ``path``."""
+    disjoint ranks, in its numbering) as one stacked bundle at ``path``; ``stop``: as
+    ``write_tables``' (asked after each rank's layout too)."""
     parts = src.item_parts()
     small = src.summary_model()  # lanes, strings, steps… of all ranks; no items
     n = parts[-1].item_off + parts[-1].model.n_items
-    layouts = [_released(p, lambda p=p: stacked_layout(p.model))() for p in parts]
+    layouts = []
+    for p in parts:
+        check_stop(stop)
+        layouts.append(_released(p, lambda p=p: stacked_layout(p.model))())
     first = parts[0].model
 
     def column(c):
@@ -73,4 +77,5 @@ def write_ranks_bundle(src, path):
             p.prov_map[p.model.ops[c]].astype(p.model.ops[c].dtype) if c == "provenance"
             else np.asarray(p.model.ops[c]) for p in parts]) for c in first.ops})
     events = concat_event_tables([p.model.events for p in parts])
-    return write_tables(small, path, items, waits, transfers, ops, index, events=events)
+    return write_tables(small, path, items, waits, transfers, ops, index, events=events,
+                        stop=stop)

@@ -12,12 +12,15 @@ var TILESET = {};    // "level_i" of every tile written (others are never reques
 var ZEROS = [];
 var ROW_H = 1.0, SUMMARY_H = 3.0, HEADER_H = 1.2, AXIS_PX = 22;
 var BOX = 5;  // numbers per box in a tile row: start-t0, duration, name, provenance, item id
+var BAND = 4;  // numbers per merged band: x0, x1 (tile px), items, thousandths of its time busy
+var BAND_ALPHA = 0.3;  // replaced by the meta's (present/colors.py ALPHA_BAND)
 var LABEL_MIN_PX = 48, MAX_LABELS = 400;  // replaced by the meta's (present/limits.py)
 window.LP_frames = [];   // per-frame draw times in ms (read by the benchmark)
 
 function LP_meta(m) {
   META = m;
   LABEL_MIN_PX = m.label_min_px; MAX_LABELS = m.max_labels;
+  if (m.alpha_band !== undefined) BAND_ALPHA = m.alpha_band;
   Object.keys(m.tiles).forEach(function (L) { m.tiles[L].forEach(function (i) { TILESET[L + "_" + i] = true; }); });
   for (var k = 0; k < m.util_bins; k++) ZEROS.push(0);
 }
@@ -49,6 +52,20 @@ function formatNs(ns) {
   if (a >= 1e6) return (ns / 1e6).toFixed(3) + " ms";
   if (a >= 1e3) return (ns / 1e3).toFixed(3) + " µs";
   return Math.round(ns) + " ns";
+}
+function formatRange(a, b) {  // as viewer/time_text.py format_range: digits the span needs
+  var span = Math.max(b - a, 0), m = Math.max(Math.abs(a), Math.abs(b)), k = 0;
+  var units = [["s", 1e9], ["ms", 1e6], ["µs", 1e3], ["ns", 1]];
+  while (k < 3 && m < units[k][1]) k++;
+  var div = units[k][1], step = span > 0 ? span / 1000 : 1;
+  var digits = Math.min(9, Math.max(0, Math.ceil(-Math.log10(step / div) - 1e-9)));
+  return (a / div).toFixed(digits) + " " + units[k][0] + " – " + (b / div).toFixed(digits) + " " +
+    units[k][0] + " (" + formatNs(span) + ")";
+}
+function busyWords(busy, a, b) {  // as viewer/item_text.py busy_words
+  var span = Math.max(b - a, 0);
+  var share = busy > 0 && busy < 0.001 ? "under 0.1 %" : (busy * 100).toFixed(1) + " %";
+  return "its items ran " + share + " of it (" + formatNs(busy * span) + " of " + formatNs(span) + ")";
 }
 function formatBytes(b) {
   var units = [["GiB", 1073741824], ["MiB", 1048576], ["KiB", 1024]];
@@ -304,14 +321,18 @@ var view = {
       for (var r = 0; r < rows.length; r++) {
         var row = rows[r], y = top + row.row * rowPx + gap;
         if (y > this.H || y + hh < AXIS_PX) continue;
-        var g = row.g;
-        ctx.fillStyle = match || onPath ? blend([128, 128, 128], 0.35) : "rgb(128,128,128)";
-        for (var j = 0; j < g.length; j += 3) {
+        var g = row.g, dim = match || onPath;
+        // a merged band: light gray, filled from the bottom as high as the share of its time
+        // its items ran (g[j + 3], thousandths), as the desktop draws it (viewer/timeline/item.py)
+        var ground = blend([128, 128, 128], dim ? BAND_ALPHA / 2 : BAND_ALPHA);
+        var full = dim ? blend([128, 128, 128], 0.35) : "rgb(128,128,128)";
+        for (var j = 0; j < g.length; j += BAND) {
           var gx0 = off + g[j] * k, gx1 = off + g[j + 1] * k;
           if (gx1 < -2 || gx0 > W + 2) continue;
-          var gw = Math.max(gx1 - gx0, 1);
-          ctx.fillRect(gx0, y, gw, hh);
-          if (hh >= 9 && gw >= LABEL_MIN_PX && labels.length < MAX_LABELS) labels.push([gx0, y, gw, hh, -g[j + 2]]);
+          var gw = Math.max(gx1 - gx0, 1), fill = Math.max(g[j + 3] / 1000 * hh, 1);
+          ctx.fillStyle = ground; ctx.fillRect(gx0, y, gw, hh);
+          ctx.fillStyle = full; ctx.fillRect(gx0, y + hh - fill, gw, fill);
+          if (hh >= 9 && gw >= LABEL_MIN_PX && labels.length < MAX_LABELS) labels.push([gx0, y, gw, hh, -g[j + 2], g[j + 3]]);
         }
         var b = row.b, boxX = [];
         for (j = 0; j < b.length; j += BOX) {
@@ -344,10 +365,10 @@ var view = {
     ctx.font = "11px sans-serif"; ctx.textBaseline = "middle";
     for (var i = 0; i < labels.length; i++) {
       var L = labels[i], text;
-      if (L[4] < 0 && L.length === 5) {
+      if (L[4] < 0 && L.length === 6) {
         text = "×" + (-L[4]) + " merged"; if (ctx.measureText(text).width > L[2] - 4) text = "×" + (-L[4]);
         if (ctx.measureText(text).width > L[2] - 4) continue;  // a count is never cut short
-        ctx.fillStyle = "#fff";
+        ctx.fillStyle = L[5] >= 500 ? "#fff" : "rgb(40,40,40)";  // (on its fill, or its ground)
       }
       else { text = itemTitle(L[5], L[4]); ctx.fillStyle = "rgb(20,20,20)"; }
       text = elide(ctx, text, L[2] - 4);
@@ -434,9 +455,9 @@ var view = {
         }
         if (best) return best;
         var g = rows[r].g;
-        for (j = 0; j < g.length; j += 3) {
+        for (j = 0; j < g.length; j += BAND) {
           var a = tl.t0 + g[j] * tl.ns_px, z = tl.t0 + g[j + 1] * tl.ns_px;
-          if (t >= a && t <= z) return {kind: "band", entry: e, start: a, stop: z, count: g[j + 2]};
+          if (t >= a && t <= z) return {kind: "band", entry: e, start: a, stop: z, count: g[j + 2], busy: g[j + 3] / 1000};
         }
       }
     }
@@ -490,7 +511,7 @@ function describe(h) {
     if (peak !== null) return where + formatBytes(h.util * peak) + " in use (peak " + formatBytes(peak) + ")";
     return where + Math.round(h.util * 100) + "% utilization";
   }
-  if (h.kind === "band") return h.count + " merged items (too small to see)\n" + formatNs(h.start) + " – " + formatNs(h.stop) + "\ndouble-click to zoom in";
+  if (h.kind === "band") return h.count + " merged items (too small to see)\n" + busyWords(h.busy, h.start, h.stop) + "\n" + formatRange(h.start, h.stop) + "\ndouble-click to zoom in";
   var name = META.names[h.name], prov = META.provenances[h.prov];
   var lines = [prov && prov !== name && META.title_prov[h.name] ? name + "[" + prov.split("/").pop() + "]" : name,
     "Rank " + h.entry.rank + " · " + h.entry.label + (h.entry.tooltip ? " — " + h.entry.tooltip : ""),
@@ -585,7 +606,7 @@ function buildLegend() {
   // the desktop legend (viewer/legend.py): states on one task colour, gray bands, fills
   var base = [70, 130, 180];
   parts.unshift(["rgb(70,130,180)", "running"], [blend(base, META.alpha_ready), "ready"],
-    [blend(base, META.alpha_waiting), "waiting"], ["rgb(128,128,128)", "merged (too small to draw; ×count)"],
+    [blend(base, META.alpha_waiting), "waiting"], ["rgb(128,128,128)", "merged (too small to draw; ×count, filled as busy)"],
     [blend(cssRgb(META.group_colors.system || "gray"), 0.3), "memory / utilization fill"]);
   // tasks and the runtime's operations apart: an operation has its task's name and colour
   [["tasks", (META.stats.tasks || []).concat(META.stats.gpu_kernels || [])],

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from .notices import NoticeBanner
+from ..notices import NoticeBanner
 
 STEPS_PER_ROW = 100  # scrollbar units per row unit
 
@@ -35,7 +35,14 @@ class ScrolledTimeline(QtWidgets.QWidget):
         self.bar.valueChanged.connect(self._to_view)
         self._from_view()
 
+    def set_notices(self, lines, problems=()):
+        """Another profile's notices and what was wrong with its files (none: the banner
+        hides)."""
+        self.banner.set_lines(list(lines), problems)
+
     def _from_view(self, *args):
+        if self.timeline.lane_layout is None:
+            return
         (y0, y1) = self.timeline.vb.viewRange()[1]
         total = self.timeline.lane_layout.height
         self._syncing = True

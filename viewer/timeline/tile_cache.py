@@ -35,9 +35,15 @@ class GridCache:
     def __len__(self):
         return len(self._entries)
 
-    def get(self, key, cell_ns, x0, x1, compute, may_compute, generation):
+    def put(self, key, entry: CachedGrid):
+        """Keep an entry computed elsewhere (the tiles' thread)."""
+        self._entries[key] = entry
+
+    def get(self, key, cell_ns, x0, x1, compute, may_compute, generation, ask=None):
         """The entry covering [x0, x1]: cached, recomputed through ``compute(t0, t1, cells)``
-        when ``may_compute()`` allows, else a stale covering one, else None."""
+        when ``may_compute()`` allows, else a stale covering one, else None.  With ``ask``
+        nothing is computed here: ``ask(key, spec, make)`` is given what would be (``make()``
+        returns the entry, for ``put``), and the stale covering one or None is returned."""
         lo, hi = math.floor(x0 / cell_ns), math.ceil(x1 / cell_ns)
         c = self._entries.get(key)
         if c is not None and c.cell_ns == cell_ns and c.generation == generation and \
@@ -45,10 +51,16 @@ class GridCache:
             return c
         usable = c is not None and c.first * c.cell_ns <= x0 and x1 <= c.end * c.cell_ns \
             and 0.125 <= c.cell_ns / cell_ns <= 8
-        if not may_compute():
-            return c if usable else None
         n = hi - lo
         a, b = lo - n // 2, hi + n // 2
-        c = self._entries[key] = CachedGrid(cell_ns, a, b, compute(a * cell_ns, b * cell_ns,
-                                                                   b - a), generation)
+
+        def make():
+            return CachedGrid(cell_ns, a, b, compute(a * cell_ns, b * cell_ns, b - a),
+                              generation)
+        if ask is not None:
+            ask(key, (cell_ns, a, b, generation), make)
+            return c if usable else None
+        if not may_compute():
+            return c if usable else None
+        c = self._entries[key] = make()
         return c

@@ -39,6 +39,12 @@ class Entry:
 ALL_RANKS = -1  # the "All ranks" block's key among collapsed ranks
 
 
+def first_processors(groups):
+    """What a collapsed rank still shows: the utilization of its first processor group (in
+    display order; else its first group), so a screen of collapsed ranks compares them."""
+    return [next((g for g in groups if g.kind == "processor"), groups[0])] if groups else []
+
+
 class LaneLayout:
     """Rank headers, then per group a summary row and (when expanded) one block per lane.
 
@@ -100,12 +106,10 @@ class LaneLayout:
             closed = r in self.collapsed_ranks
             out.append(Entry("header", f"Rank {r}", y, HEADER_H, rank=r, expanded=not closed,
                              tooltip=f"Rank {r}: {len(groups)} lane groups "
-                                     f"({'collapsed' if closed else 'shown'})"))
+                                     f"({'collapsed to its first processors' if closed else 'shown'})"))
             y += HEADER_H
-            if closed:
-                continue
-            for g in groups:
-                y = self._group_block(info, g, out, y)
+            for g in (first_processors(groups) if closed else groups):
+                y = self._group_block(info, g, out, y, closed)
         self.entries = out
         self.height = y
         self._tops = [e.y for e in out]
@@ -116,25 +120,29 @@ class LaneLayout:
         """The "All ranks" header and its summary rows (one per kind present)."""
         closed = ALL_RANKS in self.collapsed_ranks
         n = len(info.ranks)
-        out.append(Entry("header", f"All ranks ({n})", y, HEADER_H, rank=None,
-                         expanded=not closed, tooltip=f"All {n} ranks: one summary per kind"))
+        hidden = len(set(info.ranks) & self.hidden_ranks)
+        label = f"All ranks ({n})" if not hidden else f"All {n} ranks ({n - hidden} shown below)"
+        out.append(Entry("header", label, y, HEADER_H, rank=None, expanded=not closed,
+                         tooltip=f"All {n} ranks: one summary per kind"
+                                 + (f", of every rank ({hidden} filtered out below)"
+                                    if hidden else "")))
         y += HEADER_H
-        if closed:
-            return y
         seen = {}
         for g in info.groups:
             if g.group not in self.hidden_groups:
                 seen.setdefault(g.group, g)
-        for g in sorted(seen.values(), key=lambda g: GROUP_ORDER.index(g.group)):
+        shown = sorted(seen.values(), key=lambda g: GROUP_ORDER.index(g.group))
+        for g in (first_processors(shown) if closed else shown):
             out.append(Entry("summary", g.panel, y, SUMMARY_H, rank=None, group=g.group,
                              tooltip=f"All ranks · {g.panel}: {g.title}"))
             y += SUMMARY_H
         return y
 
-    def _group_block(self, info, g, out, y):
-        """A group's summary row and, when expanded, its lanes."""
+    def _group_block(self, info, g, out, y, summary_only=False):
+        """A group's summary row and, when expanded (and not ``summary_only``: its rank is
+        collapsed), its lanes."""
         r = g.rank
-        exp = (r, g.group) in self.expanded
+        exp = (r, g.group) in self.expanded and not summary_only
         label = f"{g.panel} ({len(g.lanes)})" if len(g.lanes) > 1 else g.panel
         out.append(Entry("summary", label, y, SUMMARY_H, rank=r, group=g.group,
                          expanded=exp, tooltip=f"Rank {r} · {g.panel}: {g.title}"))
@@ -151,7 +159,8 @@ class LaneLayout:
         return y
 
     def toggle_rank(self, rank):
-        """Collapse a rank to its header, or open it again (None: the all-ranks block)."""
+        """Collapse a rank to its header and its first processors' utilization, or open it
+        again (None: the all-ranks block)."""
         key = ALL_RANKS if rank is None else rank
         self.collapsed_ranks ^= {key}
         self.rebuild()

@@ -15,15 +15,50 @@ ITEM_ROLE = QtCore.Qt.ItemDataRole.UserRole
 RANK_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 
 
-def ranks_of_items(source, ids):
-    """The rank of each item id: items are numbered lane by lane, so the lanes' item
-    ranges give it in one search (numpy over the lanes, not per item)."""
+def lanes_of_items(source, ids):
+    """The lane of each item id: items are numbered lane by lane, so the lanes' item ranges
+    give it in one search (numpy over the lanes, not per item; no lane is stacked for it)."""
     lanes = source.info().lanes
     lo = np.array([source.lane_item_range(x.lane)[0] for x in lanes], np.int64)
-    rank = np.array([x.rank for x in lanes], np.int64)
     order = np.argsort(lo, kind="stable")
     k = np.searchsorted(lo[order], np.asarray(ids, np.int64), side="right") - 1
-    return rank[order][np.clip(k, 0, len(order) - 1)]
+    return order[np.clip(k, 0, len(order) - 1)] if len(order) else np.zeros(len(ids), int)
+
+
+def ranks_of_items(source, ids):
+    """The rank of each item id (``lanes_of_items``)."""
+    rank = np.array([x.rank for x in source.info().lanes], np.int64)
+    return rank[lanes_of_items(source, ids)]
+
+
+def group_by_rank(source, hits):
+    """{rank: its hits} of sorted item ids, ranks in order (numpy over the hits: what a
+    search's thread hands the results list)."""
+    if len(hits) == 0:
+        return {}
+    ranks = ranks_of_items(source, hits)
+    return {r: hits[ranks == r] for r in np.unique(ranks).tolist()}
+
+
+def result_lines(source, ids):
+    """[(the line listing a result, its id)] of the first ``PER_RANK`` of ``ids`` (each an
+    item's title, 65 µs: a search's thread makes those of the ranks opened at once)."""
+    lanes = source.info().lanes
+    listed = np.asarray(ids[:PER_RANK])
+    out = []
+    for i, L in zip(listed.tolist(), lanes_of_items(source, listed).tolist()):
+        lane = lanes[L]  # (its lane, not its row: no lane is stacked to list a result)
+        out.append((f"{source.item_title(i)}  @ {format_ns(source.item_extent(i)[0])}"
+                    f"  ({lane.short}: {lane.long})", i))
+    return out
+
+
+def opened_lines(source, groups):
+    """{rank: ``result_lines``} of the ranks a results list opens at once (all of them
+    where there are at most ``OPEN_RANKS``)."""
+    if len(groups) > OPEN_RANKS:
+        return {}
+    return {r: result_lines(source, ids) for r, ids in groups.items()}
 
 
 class SearchResults(QtWidgets.QTreeWidget):
@@ -36,23 +71,28 @@ class SearchResults(QtWidgets.QTreeWidget):
         self.itemExpanded.connect(self._fill)
         self.source = None
         self._by_rank = {}
+        self._lines = {}  # rank -> its listing, made by the search's thread
         self.counts = {}  # rank -> matches
 
     def clear_results(self):
         self.clear()
         self._by_rank = {}
+        self._lines = {}
         self.counts = {}
 
     def show_results(self, source, hits):
         """Group ``hits`` (sorted item ids) by rank; returns {rank: count}."""
+        return self.show_groups(source, group_by_rank(source, hits))
+
+    def show_groups(self, source, groups, lines=None):
+        """List hits grouped by rank (``group_by_rank``; ``lines``: the listing of ranks
+        made elsewhere, ``opened_lines``); returns {rank: count}."""
         self.clear_results()
         self.source = source
-        if len(hits) == 0:
-            return {}
-        ranks = ranks_of_items(source, hits)
-        for r in np.unique(ranks).tolist():
-            self._by_rank[r] = hits[ranks == r]
-            self.counts[r] = int(len(self._by_rank[r]))
+        self._lines = dict(lines or {})
+        for r, ids in groups.items():
+            self._by_rank[r] = ids
+            self.counts[r] = int(len(ids))
         for r, n in self.counts.items():
             top = QtWidgets.QTreeWidgetItem([f"Rank {r} — {n:,} match{'es' if n != 1 else ''}"])
             top.setData(0, RANK_ROLE, r)
@@ -70,13 +110,9 @@ class SearchResults(QtWidgets.QTreeWidget):
         if r is None or top.childCount():
             return
         ids = self._by_rank.get(r, np.zeros(0, np.int64))
-        src = self.source
-        lanes = src.info().lanes
-        for i in ids[:PER_RANK].tolist():
-            lane = lanes[src.item_lane(i)[0]]
-            it = QtWidgets.QTreeWidgetItem(
-                [f"{src.item_title(i)}  @ {format_ns(src.item_extent(i)[0])}"
-                 f"  ({lane.short}: {lane.long})"])
+        lines = self._lines.pop(r, None)
+        for text, i in (result_lines(self.source, ids) if lines is None else lines):
+            it = QtWidgets.QTreeWidgetItem([text])
             it.setData(0, ITEM_ROLE, i)
             top.addChild(it)
         if len(ids) > PER_RANK:

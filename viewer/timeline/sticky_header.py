@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .plain_text import PLAIN
+from ..plain_text import PLAIN
 
 
 class StickyHeader(QtWidgets.QLabel):

@@ -19,6 +19,8 @@ from PySide6 import QtCore
 
 from legate_prof.query import PATH_VIA_WORDS
 
+from ..background import emit, lower_this_thread
+
 LINK_LABELS = ("Waited for", "Created by")
 NO_EVENTS = "no critical path: this profile records no Realm events (Legion's timeline is "\
     "missing, or the run predates them)"
@@ -78,6 +80,11 @@ def lanes_of(source, items):
     return ids[order][np.clip(k, 0, len(lanes) - 1)]
 
 
+def lane_of_item(source, i):
+    """The lane of one item, without stacking it (``lanes_of``)."""
+    return int(lanes_of(source, np.array([int(i)], np.int64))[0])
+
+
 class CriticalPathWorker(QtCore.QObject):
     """Computes ``source``'s critical path in a thread: every item's predecessor
     (``prepare_critical_path``), then the run's path; ``done(source, RunPath | Exception)``
@@ -95,12 +102,13 @@ class CriticalPathWorker(QtCore.QObject):
         self.thread.start()
 
     def _run(self):
+        lower_this_thread()  # (it gives way to the window's thread)
         try:
             self.source.prepare_critical_path()
             result = RunPath.from_steps(self.source, self.source.run_critical_path())
         except Exception as e:  # noqa: BLE001 - said in the status bar, never a traceback
             result = e
-        self.done.emit(self.source, result)
+        emit(self.done, self.source, result)  # (unless the window closed meanwhile)
 
 
 def step_on_path(source, path, i, at=None, forward=False):

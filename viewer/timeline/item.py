@@ -13,15 +13,17 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
+from legate_prof.present.colors import ALPHA_BAND as BAND_ALPHA
 from legate_prof.present.limits import LABEL_MIN_PX, MAX_LABELS
 from legate_prof.present.units import format_bytes
 from legate_prof.query import READY, WAITING, as_source
 
-from .colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
+from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color,
                      name_color)
 from .layout import LaneLayout
 from .rect_batch import RectBatch
 from .tile_cache import GridCache
+from .tile_worker import Ask, TileWorker
 
 
 
@@ -29,7 +31,8 @@ class ViewRow:
     """One tile row mapped to view pixels (boxes, bands and the ready/waiting pieces)."""
 
     __slots__ = ("row", "box_x0", "box_x1", "box_item", "box_name", "band_x0", "band_x1",
-                 "band_count", "piece_x0", "piece_x1", "piece_state", "piece_name")
+                 "band_count", "band_busy", "piece_x0", "piece_x1", "piece_state",
+                 "piece_name")
 
     def __init__(self, **kw):
         for k, v in kw.items():
@@ -57,15 +60,65 @@ class TimelineItem(pg.GraphicsObject):
         self._summary_cache = GridCache()  # (rank, group) -> utilization bins
         self._summary_img = {}  # (rank, group) -> (key, QImage of the strip, its scale)
         self._lane_cache = GridCache()  # lane -> LaneTile (the tile drawn: hit-tests use it)
+        self._match_cache = GridCache()  # lane -> its highlighted items per row
+        self._match_for = None  # the highlighted ids the match cache holds
         self._bytes_scales = {}  # (rank, group) -> summary_bytes
         # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
         # shows the previous resolution's data elsewhere and asks for another frame.
         # None = compute everything now (screenshots, tests).
         self.budget_s = None
+        # a window's timeline computes its tiles in a thread (``compute_in_background``): a
+        # frame draws what is there and asks for the rest, which arrives as it is done
+        self.tiles = None
+        self._asked = set()  # (cache, key) this frame asked for
+        self._drawn_range = None  # the view range the last frame drew
         self._generation = 0
         self._deadline = 0.0
         self._computed = 0
         self._pending = False
+
+    def compute_in_background(self):
+        """Compute tiles and utilization strips in a thread of their own from now on
+        (``tile_worker``): no frame waits for one."""
+        if self.tiles is None:
+            self.tiles = TileWorker(self.source.prepare_lanes)
+            self.tiles.done.connect(self._tile_done)
+
+    def stop_background(self):
+        """The thread computing tiles ends (the timeline is going)."""
+        if self.tiles is not None:
+            self.tiles.stop()
+
+    def settled(self):
+        """True when the last frame drew the view as it is now, everything at its resolution,
+        and nothing is being computed for it (a picture of the window now is final)."""
+        vb = self.getViewBox()
+        now = None if vb is None else tuple(map(tuple, vb.viewRange()))
+        return not self._pending and self._drawn_range == now and \
+            (self.tiles is None or self.tiles.pending() == 0)
+
+    def _tile_done(self, cache, key, result):
+        """A tile or strip computed in the background arrives: kept, and the view repainted."""
+        if isinstance(result, Exception):
+            self._report(result, f"computing {'a lane' if cache == 'lane' else 'a summary'}")
+            return
+        if cache == "match" and self._match_for is not result.data.get("for"):
+            return  # (for highlights no longer shown)
+        {"lane": self._lane_cache, "summary": self._summary_cache,
+         "match": self._match_cache}[cache].put(key, result)
+        self._cache_key = None
+        self.update()
+
+    def _ask(self, cache, lane=None):
+        """The ``ask`` a frame gives the grid cache: None computes in this thread."""
+        if self.tiles is None:
+            return None
+
+        def ask(key, spec, make):
+            self._asked.add((cache, key))
+            self._pending = True
+            self.tiles.ask(Ask(cache, key, spec, make, lane))
+        return ask
 
     def set_layout(self, layout):
         self.prepareGeometryChange()
@@ -122,6 +175,7 @@ class TimelineItem(pg.GraphicsObject):
         p.restore()
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
+        self._drawn_range = ((x0, x1), (y0, y1))
         self._deadline = time.perf_counter() + (self.budget_s or 0.0)
         self.last_stats = {}
         self._hl = self.highlighted()
@@ -135,8 +189,10 @@ class TimelineItem(pg.GraphicsObject):
         labels = []
         n_rects = 0
         visible = list(self.layout.visible(y0, y1))
+        self._asked = set()
         try:  # else each lane is stacked alone as it is drawn, and a bad one fails alone
-            self.source.prepare_lanes([e.lane for e in visible if e.kind == "lane"])
+            if self.tiles is None:  # (in the background: the tiles' thread stacks them)
+                self.source.prepare_lanes([e.lane for e in visible if e.kind == "lane"])
         except Exception as exc:  # noqa: BLE001
             self._report(exc, "stacking the lanes shown")
         for e in visible:
@@ -170,7 +226,9 @@ class TimelineItem(pg.GraphicsObject):
             p.setPen(QtGui.QColor(180, 0, 0))
             p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
         self.last_stats.update(rects=n_rects, width=width, pending=self._pending)
-        if self._pending:  # some rows still show the previous resolution: another frame
+        if self.tiles is not None:  # what the view no longer shows is not computed
+            self.tiles.keep_only(self._asked)
+        elif self._pending:  # some rows still show the previous resolution: another frame
             QtCore.QTimer.singleShot(0, self._continue)
 
     def _report(self, exc, where):
@@ -203,8 +261,7 @@ class TimelineItem(pg.GraphicsObject):
         if strip is None:
             p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
             return
-        bin_ns, a, vals = strip
-        in_bytes = self.bytes_scale(e.rank, e.group)
+        bin_ns, a, vals, in_bytes = strip
         if in_bytes is not None:  # drawn up to the peak, not as a share of a capacity
             den, peak = in_bytes
             vals = np.asarray(vals) * (den / peak if peak > 0 else 0.0)
@@ -233,11 +290,16 @@ class TimelineItem(pg.GraphicsObject):
 
     def bytes_scale(self, rank, group):
         """(bytes per unit of the summary, peak bytes) of a memory row without a capacity,
-        else None (asked once per row)."""
+        else None (asked once per row; in the tiles' thread with the row's strip)."""
         key = (rank, group)
         if key not in self._bytes_scales:
             self._bytes_scales[key] = self.source.summary_bytes(group, rank)
         return self._bytes_scales[key]
+
+    def _summary_values(self, e, a, b, n):
+        """A utilization strip: its values, and its bytes scale (``bytes_scale``)."""
+        return self.source.summary_tile(e.group, e.rank, a, b, n), self.bytes_scale(e.rank,
+                                                                                    e.group)
 
     def _paint_scale(self, p, px_left, width, top, h, in_bytes=None):
         """0 / 50 / 100 % marks on a utilization row, so "~74 %" can be read off; a memory
@@ -261,10 +323,17 @@ class TimelineItem(pg.GraphicsObject):
         f.setPointSizeF(6.5)
         p.setFont(f)
         p.setPen(QtGui.QColor(90, 90, 90))
-        for u, text in marks:
-            y = top + h - 2 - u * (h - 5)
-            p.drawText(QtCore.QRectF(px_left + 2, y - 6, 120, 12),
-                       int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+        fh = QtGui.QFontMetricsF(f).height()
+        drawn = self.last_stats.setdefault("scale_labels", [])
+        last = None
+        for u, text in marks:  # (top first, each inside its row; a mark too close to the
+            y = top + h - 2 - u * (h - 5)  # one above is left out: compact rows keep 100 %, 0)
+            box = QtCore.QRectF(px_left + 2, min(max(y - fh / 2, top), top + h - fh), 120, fh)
+            if last is not None and box.top() < last.bottom():
+                continue
+            p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+            drawn.append((box, text))
+            last = box
 
     def refresh(self):
         """Treat every cached row as stale: they are recomputed (time-sliced if a budget is
@@ -310,9 +379,9 @@ class TimelineItem(pg.GraphicsObject):
         bin_ns = 2.0 ** np.floor(np.log2(max(3.0 * (x1 - x0) / width, 1e-9)))
         c = self._summary_cache.get(
             (e.rank, e.group), bin_ns, x0, x1,
-            lambda a, b, n: self.source.summary_tile(e.group, e.rank, a, b, n),
-            self._may_compute, self._generation)
-        return None if c is None else (c.cell_ns, c.first, c.data)
+            lambda a, b, n: self._summary_values(e, a, b, n),
+            self._may_compute, self._generation, self._ask("summary"))
+        return None if c is None else (c.cell_ns, c.first, *c.data)
 
     def _lane_rows(self, lane, x0, x1, width):
         """The lane's tile for this view, in view pixels: computed on cells of 0.5-1 view
@@ -322,9 +391,9 @@ class TimelineItem(pg.GraphicsObject):
         c = self._lane_cache.get(lane, res, x0, x1,
                                  lambda a, b, n: self.source.lane_tile(
                                      lane, a, b, n, px_scale=ns_per_px / res),
-                                 self._may_compute, self._generation)
+                                 self._may_compute, self._generation, self._ask("lane", lane))
         if c is None:
-            return []  # nothing to show yet; a later frame computes it
+            return None  # nothing to show yet; a later frame (or the tiles' thread) makes it
         res, a, tile = c.cell_ns, c.first, c.data
         k = res * width / (x1 - x0)  # view pixels per grid cell
         off = (a * res - x0) * width / (x1 - x0)
@@ -340,6 +409,8 @@ class TimelineItem(pg.GraphicsObject):
                                box_item=dr.box_item[keep], box_name=dr.box_name[keep],
                                band_x0=gx0[gkeep], band_x1=gx1[gkeep],
                                band_count=dr.band_count[gkeep],
+                               band_busy=(np.ones(int(gkeep.sum()), np.float32)
+                                          if dr.band_busy is None else dr.band_busy[gkeep]),
                                piece_x0=px0[pkeep], piece_x1=px1[pkeep],
                                piece_state=dr.piece_state[pkeep],
                                piece_name=dr.piece_name[pkeep]))
@@ -350,7 +421,9 @@ class TimelineItem(pg.GraphicsObject):
         gap = 1.0 if row_px > 4 else 0.0
         n = 0
         dim = self._hl is not None
-        for dr in self._lane_rows(e.lane, x0, x1, width):
+        rows = self._lane_rows(e.lane, x0, x1, width)
+        matched = self._lane_matches(e.lane, x0, x1, width) if dim and rows else {}
+        for dr in rows or ():
             y = top + dr.row * row_px + gap
             hh = max(row_px - 2 * gap, 1.0)
             if len(dr.box_item):
@@ -370,35 +443,56 @@ class TimelineItem(pg.GraphicsObject):
                     for j in wide[: MAX_LABELS - len(labels)].tolist():
                         labels.append((bx[j], y, bw[j], hh, int(dr.box_item[j])))
             if dim:
-                self._collect_matches(e.lane, dr.row, x0, x1, px_left, width, y, hh, batches)
+                self._collect_matches(matched.get(dr.row), x0, x1, px_left, width, y, hh,
+                                      batches)
             if len(dr.band_count):
-                bx = px_left + np.clip(dr.band_x0, -2, width + 2)
-                bw = np.maximum(px_left + np.clip(dr.band_x1, -2, width + 2) - bx, 1.0)
-                batches.setdefault("gray", []).append((bx, bw, y, hh, np.zeros(len(bx), int)))
-                n += len(bx)
-                if hh >= 9:
-                    wide = np.flatnonzero(bw >= 30)
-                    for j in wide[: MAX_LABELS - len(labels)].tolist():
-                        labels.append((bx[j], y, bw[j], hh, -int(dr.band_count[j])))
+                n += self._collect_bands(dr, y, hh, px_left, width, batches, labels)
         return n
 
-    def _collect_matches(self, lane, row, x0, x1, px_left, width, y, hh, batches):
+    def _collect_bands(self, dr, y, hh, px_left, width, batches, labels):
+        """Merged bands: light gray over the row's height, filled from the bottom in gray as
+        high as the share of their time their items ran (``band_busy``): a band of tasks that
+        ran 1 % of it reads idle, not as a solid block; labelled with their count."""
+        bx = px_left + np.clip(dr.band_x0, -2, width + 2)
+        bw = np.maximum(px_left + np.clip(dr.band_x1, -2, width + 2) - bx, 1.0)
+        zero = np.zeros(len(bx), int)
+        batches.setdefault("band", []).append((bx, bw, y, hh, zero))
+        fill = np.maximum(np.asarray(dr.band_busy, np.float64) * hh, 1.0)
+        batches.setdefault("gray", []).append((bx, bw, y + hh - fill, fill, zero))
+        if hh >= 9:
+            wide = np.flatnonzero(bw >= 30)
+            for j in wide[: MAX_LABELS - len(labels)].tolist():
+                labels.append((bx[j], y, bw[j], hh, -int(dr.band_count[j]),
+                               float(dr.band_busy[j])))
+        return len(bx)
+
+    def _lane_matches(self, lane, x0, x1, width):
+        """{row: (start, stop, name id)} of the highlighted items of ``lane`` around the
+        view, computed as its tile is (in the tiles' thread), or {} until it arrives."""
+        if self._match_for is not self._hl:  # another search (or the path): new entries
+            self._match_cache.clear()
+            self._match_for = self._hl
+        res = 2.0 ** np.floor(np.log2(max((x1 - x0) / width, 1e-9)))
+        hl = self._hl
+        c = self._match_cache.get(lane, res, x0, x1,
+                                  lambda a, b, n: highlighted_rows(self.source, lane, hl, a, b),
+                                  self._may_compute, self._generation, self._ask("match"))
+        return {} if c is None else c.data
+
+    def _collect_matches(self, matched, x0, x1, px_left, width, y, hh, batches):
         """Search matches drawn in full colour on top, also inside gray bands, so they stay
         visible where everything else is dimmed."""
-        lo, hi = self.source.lane_item_range(lane)
-        a, b = np.searchsorted(self._hl, [lo, hi])
-        if b <= a:
+        if matched is None:
             return
-        ids = self._hl[a:b]
-        c = self.source.items_columns(ids)
-        sel = (c["row"] == row) & (c["stop"] >= x0) & (c["start"] <= x1)
+        start, stop, name = matched
+        sel = (stop >= x0) & (start <= x1)
         if not sel.any():
             return
         scale = width / (x1 - x0)
-        xa = px_left + np.clip((c["start"][sel] - x0) * scale, -2, width + 2)
-        xb = px_left + np.clip((c["stop"][sel] - x0) * scale, -2, width + 2)
+        xa = px_left + np.clip((start[sel] - x0) * scale, -2, width + 2)
+        xb = px_left + np.clip((stop[sel] - x0) * scale, -2, width + 2)
         batches.setdefault("match", []).append((xa, np.maximum(xb - xa, 2.0), y, hh,
-                                                c["name"][sel]))
+                                                name[sel]))
 
     def _collect_waits(self, dr, y, hh, px_left, width, batches):
         """Waiting and ready shades over boxes of tasks that waited (the tile's pieces)."""
@@ -416,6 +510,8 @@ class TimelineItem(pg.GraphicsObject):
         kind, k = key
         if kind == "gray":
             return GRAY if self._hl is None else blend_with_white(GRAY, 0.35)
+        if kind == "band":
+            return blend_with_white(GRAY, BAND_ALPHA if self._hl is None else BAND_ALPHA / 2)
         if k < 0 and kind == "name":
             base = name_color(self.source.name_of(-2 - k))
             return blend_with_white(base, 0.2)
@@ -432,15 +528,17 @@ class TimelineItem(pg.GraphicsObject):
         """One drawRects per colour for the whole frame: rows are gathered per shade, then
         sorted by colour key once."""
         p.setPen(QtCore.Qt.PenStyle.NoPen)
-        for shade in ("gray", "name", "waiting", "ready", "match"):
+        for shade in ("band", "gray", "name", "waiting", "ready", "match"):
             parts = batches.get(shade)
             if not parts:
                 continue
             x = np.concatenate([a[0] for a in parts])
             w = np.concatenate([a[1] for a in parts])
-            counts = [len(a[0]) for a in parts]
-            y = np.repeat([a[2] for a in parts], counts)
-            h = np.repeat([a[3] for a in parts], counts)
+            # (a row's y and height, or one per rectangle: a band's busy fill)
+            y = np.concatenate([np.broadcast_to(np.asarray(a[2], np.float64), len(a[0]))
+                                for a in parts])
+            h = np.concatenate([np.broadcast_to(np.asarray(a[3], np.float64), len(a[0]))
+                                for a in parts])
             key = np.concatenate([a[4] for a in parts])
             if len(key) == 0:
                 continue
@@ -458,15 +556,16 @@ class TimelineItem(pg.GraphicsObject):
         fm = QtGui.QFontMetrics(p.font())
         p.setPen(QtGui.QColor(20, 20, 20))
         counts = self.last_stats.setdefault("band_labels", [])
-        for x, y, w, h, item in labels:
+        for x, y, w, h, item, *busy in labels:
             if item < 0:  # a count, not a time: "×72 merged", or "×72" where that is too wide
                 text = band_label(-item)
                 if fm.horizontalAdvance(text) > w - 4:
                     text = band_label(-item, short=True)
                 if fm.horizontalAdvance(text) > w - 4:
                     continue  # a count is never cut short ("×2…" would read as 2)
-                counts.append(text)
-                p.setPen(QtGui.QColor(255, 255, 255))
+                counts.append(text)  # (white on a band filled to its middle, else dark)
+                p.setPen(QtGui.QColor(255, 255, 255) if busy and busy[0] >= 0.5 else
+                         QtGui.QColor(40, 40, 40))
             else:
                 text = self.source.item_title(item)
                 p.setPen(QtGui.QColor(20, 20, 20))
@@ -536,7 +635,7 @@ class TimelineItem(pg.GraphicsObject):
     # ---- hit testing -------------------------------------------------------------------
     def hit(self, t, y, ns_per_px=None):
         """(kind, payload) under the point: ('item', index) or ('band', (t0, t1, count, lane,
-        row)), answered from the tile this item last drew for the lane, so a click means what
+        row, busy share)), answered from the tile this item last drew for the lane, so a click means what
         the picture shows."""
         e = self.layout.entry_at(y)
         if e is None or e.kind != "lane":
@@ -551,7 +650,24 @@ class TimelineItem(pg.GraphicsObject):
             return None, e
         if h.item is not None:
             return ("item", h.item), e
-        return ("band", (h.t0, h.t1, h.count, e.lane, row)), e
+        return ("band", (h.t0, h.t1, h.count, e.lane, row, h.busy)), e
+
+
+def highlighted_rows(source, lane, highlighted, t0, t1):
+    """{row: (start, stop, name id)} of the items of ``lane`` among ``highlighted`` (sorted
+    item ids) that overlap [t0, t1]; under "for", the ids it was made for."""
+    lo, hi = source.lane_item_range(lane)
+    a, b = np.searchsorted(highlighted, [lo, hi])
+    out = {"for": highlighted}
+    if b <= a:
+        return out
+    c = source.items_columns(highlighted[a:b])
+    sel = (c["stop"] >= t0) & (c["start"] <= t1)
+    rows = c["row"][sel]
+    for r in np.unique(rows).tolist():
+        k = rows == r
+        out[r] = (c["start"][sel][k], c["stop"][sel][k], c["name"][sel][k])
+    return out
 
 
 def band_label(count, short=False):

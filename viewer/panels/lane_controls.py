@@ -9,7 +9,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from legate_prof.present.ranks import format_ranks, parse_ranks
 from legate_prof.query import GROUP_ORDER
 
-from . import plain_text
+from .. import plain_text
 
 COMPACT_FROM_RANKS = 8  # profiles of this many ranks open in compact mode
 

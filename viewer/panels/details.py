@@ -8,10 +8,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof.query import as_source
 
-from .item_text import detail_fields
-from .plain_text import tooltip
+from ..item_text import detail_fields
+from ..plain_text import tooltip
 
-LINK_KINDS = ("item", "items", "lane", "provenance")
+LINK_KINDS = ("item", "items", "lane", "provenance", "op")
 LINK_COLOR = QtGui.QColor(20, 80, 200)
 
 
@@ -23,6 +23,7 @@ class DetailPanel(QtWidgets.QWidget):
     followItems = QtCore.Signal(object)  # highlight items (an operation's instances)
     followLane = QtCore.Signal(int)
     followText = QtCore.Signal(str)  # search for a launching line
+    followOperation = QtCore.Signal(object)  # highlight an operation's items (an op id)
 
     def __init__(self):
         super().__init__()
@@ -102,6 +103,8 @@ class DetailPanel(QtWidgets.QWidget):
             self.followLane.emit(int(target))
         elif kind == "provenance":
             self.followText.emit(str(target))
+        elif kind == "op":
+            self.followOperation.emit(int(target))
         return True
 
     def _clicked(self, row, col):
@@ -127,7 +130,8 @@ class DetailPanel(QtWidgets.QWidget):
 
 def _link_hint(kind):
     return {"item": "select it and zoom to it", "items": "highlight them",
-            "lane": "show the lane", "provenance": "search for this line"}[kind]
+            "lane": "show the lane", "provenance": "search for this line",
+            "op": "highlight its task, copies, fills and instances"}[kind]
 
 
 def _zoom_range(source, hit):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .path_overlay import PATH_COLOR
-from .colors import ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color, name_color
+from ..timeline.path_overlay import PATH_COLOR
+from ..colors import ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_color, name_color
 
 _BASE = QtGui.QColor(70, 130, 180)  # a task colour to show the three states on
 
@@ -18,7 +18,7 @@ def legend_entries(critical=False):
         (_BASE, "running"),
         (blend_with_white(_BASE, ALPHA_READY), "ready"),
         (blend_with_white(_BASE, ALPHA_WAITING), "waiting"),
-        (GRAY, "merged (too small to draw; ×count)"),
+        (GRAY, "merged (too small to draw; ×count, filled as busy)"),
         (blend_with_white(group_color("system"), 0.3), "memory / utilization fill"),
     ]
 
@@ -26,17 +26,22 @@ def legend_entries(critical=False):
 def paint_legend(p: QtGui.QPainter, x: float, y: float, h: float = 14.0, color=None,
                  critical=False) -> float:
     """Paint the legend in one line from (x, y); returns its width."""
-    fm = QtGui.QFontMetrics(p.font())
     x0 = x
     for swatch, text in legend_entries(critical):
-        p.fillRect(QtCore.QRectF(x, y + 2, h - 4, h - 4), swatch)
-        p.setPen(QtGui.QColor(120, 120, 120))
-        p.drawRect(QtCore.QRectF(x, y + 2, h - 4, h - 4))
-        p.setPen(color or QtGui.QColor(30, 30, 30))
-        p.drawText(QtCore.QRectF(x + h, y, fm.horizontalAdvance(text) + 4, h),
-                   int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
-        x += h + fm.horizontalAdvance(text) + 14
+        x += paint_legend_entry(p, x, y, swatch, text, h, color) + 10
     return x - x0
+
+
+def paint_legend_entry(p, x, y, swatch, text, h=14.0, color=None) -> float:
+    """One entry of the legend at (x, y): its swatch, then its text; returns its width."""
+    fm = QtGui.QFontMetrics(p.font())
+    p.fillRect(QtCore.QRectF(x, y + 2, h - 4, h - 4), swatch)
+    p.setPen(QtGui.QColor(120, 120, 120))
+    p.drawRect(QtCore.QRectF(x, y + 2, h - 4, h - 4))
+    p.setPen(color or QtGui.QColor(30, 30, 30))
+    p.drawText(QtCore.QRectF(x + h, y, fm.horizontalAdvance(text) + 4, h),
+               int(QtCore.Qt.AlignmentFlag.AlignVCenter), text)
+    return h + fm.horizontalAdvance(text) + 4
 
 
 def paint_name_legend(p: QtGui.QPainter, x: float, y: float, right: float, names,

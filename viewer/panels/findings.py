@@ -13,7 +13,7 @@ import os
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from .plain_text import tooltip
+from ..plain_text import tooltip
 
 SHOWN_LINES = 3  # source lines in a finding's title (all of them in its tooltip)
 
@@ -38,6 +38,7 @@ class FindingsPanel(QtWidgets.QListWidget):
     def __init__(self, window, findings=()):
         super().__init__()
         self.window_ = window
+        self._connected = False  # to the window's thread for finding items
         self.findings = []
         self.setWordWrap(True)
         self.setResizeMode(QtWidgets.QListView.ResizeMode.Adjust)
@@ -73,7 +74,22 @@ class FindingsPanel(QtWidgets.QListWidget):
         t0, t1 = f["window_ns"]
         pad = max((t1 - t0) // 50, 1000)
         timeline.set_time_range(max(t0 - pad, 0), t1 + pad)
-        items = finding_items(source, f)
+        work = getattr(self.window_, "finding_work", None)
+        if work is None:  # (a window without threads for it)
+            self._highlight((source, row), finding_items(source, f))
+            return
+        if not self._connected:
+            work.done.connect(self._highlight)
+            self._connected = True
+        work.run(lambda: finding_items(source, f), (source, row))
+
+    def _highlight(self, token, items):
+        """A finding's items, found in a thread: highlighted, if its profile is still shown."""
+        source, _row = token
+        timeline = self.window_.timeline
+        if timeline is None or source is not self.window_.source or \
+                isinstance(items, Exception):
+            return
         timeline.set_matches(items if len(items) else None)
 
 

@@ -1,8 +1,10 @@
 """The timeline widget: a pyqtgraph plot holding the painted item, axes, cursor, view
-history and keys.  Painting lives in timeline_item.py, axes in axes.py, text in item_text.py.
+history and keys.  Painting lives in item.py, axes in axes.py, text in ../item_text.py.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
@@ -13,12 +15,33 @@ from legate_prof.query import as_source
 from .axes import LaneAxis, TimeAxis
 from .critical_path import step_back, step_forward, step_on_path
 from .path_overlay import PathOverlay
-from .item_text import details_rows, summary_text, tooltip_html
+from ..item_text import details_rows, summary_text, tooltip_html
 from .layout import LaneLayout
 from .sticky_header import StickyHeader
-from .time_text import format_time
-from .timeline_item import TimelineItem
+from ..background import Background
+from ..time_text import format_time
+from .item import TimelineItem
 from .viewbox import TimelineViewBox
+
+@dataclass
+class PreparedView:
+    """What a window needs to show a profile (``prepare_view``)."""
+
+    model: object
+    source: object
+    layout: LaneLayout
+
+
+def prepare_view(model, progress=None):
+    """What a window needs to show ``model``, made off its thread (the loader's): the query
+    source, its lane tree described (``info()``, with the notices: the messages' latency,
+    a second or two on a big run) and laid out."""
+    if progress is not None:
+        progress(1, 1, "laying out the lanes")
+    source = as_source(model)
+    source.info()
+    return PreparedView(model, source, LaneLayout.default(source))
+
 
 ROW_PX = 18  # pixels per row unit at the default vertical scale
 COMPACT_ROW_PX = 7  # ... in compact mode (many ranks on one screen)
@@ -36,7 +59,9 @@ class TimelineWidget(pg.PlotWidget):
     itemRestored = QtCore.Signal(object)  # undo/redo of a walk selected this item again
     pathToggled = QtCore.Signal(bool)  # the run's critical path drawn or not
 
-    def __init__(self, model, layout: LaneLayout | None = None, parent=None):
+    def __init__(self, model=None, layout: LaneLayout | None = None, parent=None):
+        """The plot, its axes and view box; ``model``'s timeline in it (``set_source``), or
+        none yet: a window makes this once and shows each profile it opens in it."""
         self.vb = TimelineViewBox()
         self.time_axis = TimeAxis("bottom")
         self.lane_axis = LaneAxis("left")
@@ -45,9 +70,7 @@ class TimelineWidget(pg.PlotWidget):
                                     "top": TimeAxis("top")})
         self.setBackground("w")
         self.row_px = ROW_PX
-        self.source = as_source(model)
-        self.lane_layout = layout or LaneLayout.default(self.source)
-        self._path_step = None  # the drawn path's step last walked to (an item holds several)
+        self.source = self.lane_layout = self.item = None
         pi = self.getPlotItem()
         pi.showAxis("top")
         pi.hideButtons()
@@ -56,15 +79,11 @@ class TimelineWidget(pg.PlotWidget):
             a = pi.getAxis(ax)
             a.setPen(pg.mkPen(90, 90, 90))
             a.setTextPen(pg.mkPen(30, 30, 30))
-            if ax != "left" and self.source.info().n_items == 0:
-                a.setTicks([[], []])  # no time to count: no "0.00 ns ... 1.00 ns" of nothing
-        self.item = TimelineItem(self.source, self.lane_layout)
-        self.addItem(self.item)
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(0, 0, 0, 120))
-        self.cursor_label = pg.TextItem(color=(0, 0, 0), anchor=(0, 1), fill=(255, 255, 255, 200))
+        # the cursor's time, hung from the top of the view (anchored below it: in sight)
+        self.cursor_label = pg.TextItem(color=(0, 0, 0), anchor=(0, 0), fill=(255, 255, 255, 200))
         self.addItem(self.cursor, ignoreBounds=True)
         self.addItem(self.cursor_label, ignoreBounds=True)
-        self.lane_axis.set_layout(self.lane_layout)
         self.lane_axis.toggled.connect(self.toggle_group)
         self.lane_axis.rankToggled.connect(self.toggle_rank)
         self.sticky = StickyHeader(self)
@@ -76,15 +95,41 @@ class TimelineWidget(pg.PlotWidget):
         self.vb.interactionFinished.connect(self._remember)
         self.scene().sigMouseMoved.connect(self._mouse_moved)
         self.scene().sigMouseClicked.connect(self._mouse_clicked)
-        self.history = []
-        self.future = []
+        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        self._hover = self._tooltip = None  # what the mouse rests on, and its tooltip
+        self._tips = Background("legate_prof-tooltip", self)
+        self._tips.done.connect(self._tooltip_ready)
+        if model is not None:
+            self.set_source(model, layout)
+
+    def set_source(self, model, layout: LaneLayout | None = None):
+        """Show ``model``'s timeline (its lanes laid out as ``layout``), in place of the one
+        shown: a new painted item, lane tree, view range and history; the plot, axes and view
+        box stay (making them is most of a frame of the window's thread)."""
+        if self.item is not None:
+            self.item.stop_background()
+            self.removeItem(self.item)
+        self.source = as_source(model)
+        self.lane_layout = layout or LaneLayout.default(self.source)
+        self._path_step = None  # the drawn path's step last walked to (an item holds several)
+        self._hover = self._tooltip = None
+        self._tips.cancel()
+        self.critical_error = None
+        self._extent = None
+        empty = self.source.info().n_items == 0
+        for ax in ("bottom", "top"):  # no time to count: no "0.00 ns ... 1.00 ns" of nothing
+            self.getPlotItem().getAxis(ax).setTicks([[], []] if empty else None)
+        self.item = TimelineItem(self.source, self.lane_layout)
+        self.addItem(self.item)
+        self.lane_axis.set_layout(self.lane_layout)
         self._walks, self._walks_future = [], []  # per history entry: (from, to) of a walk
+        self.history, self.future = [], []
         self._apply_limits()
         t0, t1 = self.source.info().time_range
         self.set_time_range(t0, t1, remember=False)
         self.history = [(t0, t1)]
         self._walks = [None]
-        self.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)
+        self.sticky.follow()
 
     # ---- view range ---------------------------------------------------------------------
     def set_extent(self, t0, t1):
@@ -93,21 +138,25 @@ class TimelineWidget(pg.PlotWidget):
         self._apply_limits()
 
     def _apply_limits(self):
-        t0, t1 = getattr(self, "_extent", None) or self.source.info().time_range
+        t0, t1 = self._extent or self.source.info().time_range
         pad = (t1 - t0) * 0.05
+        low = t0 - pad if t0 < 0 else max(t0 - pad, 0.0)  # (a run's time starts at 0: no view
+        #                                                   pans into negative time)
         # zoom in to 50 ns, or to 2**12 steps of a float64 where times are that large
         narrowest = max(50.0, 4096 * float(np.spacing(float(max(abs(t0), abs(t1))))))
-        self.vb.setLimits(xMin=t0 - pad, xMax=t1 + pad, minXRange=narrowest, yMin=0,
-                          yMax=max(self.lane_layout.height, 1))
+        self.vb.setLimits(xMin=low, xMax=t1 + pad, minXRange=narrowest, yMin=0)
         self._fit_y()
 
     def _fit_y(self):
+        """Rows keep their height (``row_px``): a lane tree shorter than the view sits at its
+        top with room below, never stretched to fill it (collapsed ranks were 330 px tall)."""
         h_px = max(self.vb.height(), 100)
         rows_visible = h_px / self.row_px
         y0 = self.vb.viewRange()[1][0] if self.vb.viewRange()[1][1] > 0 else 0
         total = self.lane_layout.height
+        self.vb.setLimits(yMax=max(total, rows_visible, 1))
         if total <= rows_visible:
-            self.vb.setYRange(0, total, padding=0)
+            self.vb.setYRange(0, rows_visible, padding=0)
         else:
             y0 = min(max(y0, 0), total - rows_visible)
             self.vb.setYRange(y0, y0 + rows_visible, padding=0)
@@ -119,7 +168,8 @@ class TimelineWidget(pg.PlotWidget):
 
     def resizeEvent(self, ev):
         super().resizeEvent(ev)
-        if hasattr(self, "lane_layout") and not getattr(self, "_closing", False):
+        if getattr(self, "lane_layout", None) is not None and not getattr(self, "_closing",
+                                                                           False):
             self._fit_y()
             if hasattr(self, "sticky"):
                 self.sticky.follow()
@@ -195,8 +245,8 @@ class TimelineWidget(pg.PlotWidget):
         self._relayout()
 
     def toggle_rank(self, rank):
-        """Collapse a rank to its header or open it (None: the all-ranks block), keeping
-        that header where it was on screen."""
+        """Collapse a rank to its header and first summary row, or open it (None: the
+        all-ranks block), keeping that header where it was on screen."""
         head = next((e for e in self.lane_layout.entries
                      if e.kind == "header" and e.rank == rank), None)
         before = head.y if head is not None else None
@@ -261,7 +311,12 @@ class TimelineWidget(pg.PlotWidget):
 
     # ---- search -------------------------------------------------------------------------
     def set_matches(self, matches):
-        self.item.matches = None if matches is None else np.sort(np.asarray(matches))
+        """Highlight these item ids (None: none); a search's come sorted, others are."""
+        if matches is not None:
+            matches = np.asarray(matches)
+            if len(matches) > 1 and not bool(np.all(matches[1:] >= matches[:-1])):
+                matches = np.sort(matches)
+        self.item.matches = matches
         self.item.update()
 
     def select(self, index):
@@ -381,25 +436,53 @@ class TimelineWidget(pg.PlotWidget):
         return (b - a) / max(self.vb.width(), 1)
 
     def _mouse_moved(self, pos):
+        if self.item is None:
+            return
         if not self.vb.sceneBoundingRect().contains(pos):
+            self._hover = self._tooltip = None  # (the lane labels say their own)
+            self._tips.cancel()
             return
         p = self.vb.mapSceneToView(pos)
         self.cursor.setPos(p.x())
         self.cursor.show()
         self.cursor_label.show()
         self._follow_cursor()
-        hit, entry = self.item.hit(p.x(), p.y(), self._ns_per_px())
+        ns_px = self._ns_per_px()
+        hit, entry = self.item.hit(p.x(), p.y(), ns_px)
+        src, x = self.source, p.x()
         if hit is not None:
-            text = tooltip_html(self.source, hit)
+            what, text = ("hit", hit), lambda: tooltip_html(src, hit)
         elif entry is not None and entry.kind == "summary":
-            text = summary_text(self.source, entry, p.x(), self._ns_per_px())
+            what = ("summary", entry.rank, entry.group, int(x // max(ns_px, 1e-9)))
+            text = lambda: summary_text(src, entry, x, ns_px)  # noqa: E731
         else:
-            self._tooltip = None
+            self._hover = self._tooltip = None
+            self._tips.cancel()
             QtWidgets.QToolTip.hideText()
             return
+        if what == self._hover:  # the same: the tooltip (once there) follows the mouse
+            if self._tooltip:
+                self._show_tooltip(QtGui.QCursor.pos())
+            return
+        self._hover = what
+        self._tips.run(text, (src, what))  # (an item's details take a frame or more)
+
+    def work_threads(self):
+        """The threads this timeline started that may still run: its tiles, its tooltips."""
+        tiles = [] if self.item is None or self.item.tiles is None else [self.item.tiles.thread]
+        return tiles + list(self._tips.threads)
+
+    def _tooltip_ready(self, token, text):
+        """A hover's text, made in a thread: shown if the mouse still rests on that thing."""
+        src, what = token
+        if src is not self.source or what != self._hover or isinstance(text, Exception):
+            return
         self._tooltip = text
-        QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), text, self.viewport(),
-                                    QtCore.QRect(), TOOLTIP_MS)
+        self._show_tooltip(QtGui.QCursor.pos())
+
+    def _show_tooltip(self, at):
+        QtWidgets.QToolTip.showText(at, self._tooltip, self.viewport(), QtCore.QRect(),
+                                    TOOLTIP_MS)
 
     def _follow_cursor(self, *args):
         """The cursor's time label: at the top of the view, with the digits the zoom shows;
@@ -418,14 +501,13 @@ class TimelineWidget(pg.PlotWidget):
         with a tooltip and would hide ours: it is answered with ours instead."""
         if ev.type() == QtCore.QEvent.Type.ToolTip:
             if getattr(self, "_tooltip", None):
-                QtWidgets.QToolTip.showText(ev.globalPos(), self._tooltip, self.viewport(),
-                                            QtCore.QRect(), TOOLTIP_MS)
+                self._show_tooltip(ev.globalPos())
             ev.accept()
             return True
         return super().viewportEvent(ev)
 
     def _mouse_clicked(self, ev):
-        if ev.button() != QtCore.Qt.MouseButton.LeftButton or \
+        if ev.button() != QtCore.Qt.MouseButton.LeftButton or self.item is None or \
                 not self.vb.sceneBoundingRect().contains(ev.scenePos()):
             return
         p = self.vb.mapSceneToView(ev.scenePos())
@@ -443,6 +525,8 @@ class TimelineWidget(pg.PlotWidget):
     def handle_key(self, ev):
         """The view keys, wherever the focus is (the window forwards them here); True if
         ``ev`` was one."""
+        if self.source is None:
+            return False
         k = ev.key()
         mods = ev.modifiers()
         ctrl = bool(mods & QtCore.Qt.KeyboardModifier.ControlModifier)

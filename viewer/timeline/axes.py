@@ -6,8 +6,8 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .layout import LaneLayout
-from .plain_text import show_tooltip
-from .time_text import digits_for, unit_for
+from ..plain_text import show_tooltip
+from ..time_text import digits_for, unit_for
 
 
 class TimeAxis(pg.AxisItem):

@@ -1,0 +1,318 @@
+"""A window that never waits on work, and that is gone when closed (issue 36).
+
+The window's thread only draws: the profile is read, described and laid out by the loader's
+thread, tiles and utilization strips are computed by the timeline's tiles thread; a cache
+entry being written when the window closes is stopped and leaves nothing; a window closed
+mid-load ends its process, its workers and their files.  How long the window goes without
+answering is measured, not tested (``benchmarks/freeze_probe.py``, docs/performance.md).
+No timed assertions: waits are for states, never for durations.
+"""
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from legate_prof.load.loader import load_profile
+from legate_prof.query import ProfileSource
+
+pytest.importorskip("pytestqt")
+
+ROOT = Path(__file__).resolve().parents[1]
+LOAD_MS = 120_000
+
+
+@pytest.fixture(scope="module")
+def ranks4(tmp_path_factory):
+    from fixtures.synthetic import generate
+    return generate(tmp_path_factory.mktemp("r4"), ranks=4, items=16_000, seed=3)
+
+
+class RecordingSource(ProfileSource):
+    """The query API over a model, noting on which thread each question that costs more
+    than a lookup is asked."""
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.asked = []
+
+    def _note(self, what):
+        self.asked.append((what, threading.current_thread() is threading.main_thread()))
+
+    def info(self):
+        if self._info is None:  # (described once: the lane tree and the notices)
+            self._note("info")
+        return super().info()
+
+    def lane_tile(self, *a, **k):
+        self._note("lane_tile")
+        return super().lane_tile(*a, **k)
+
+    def summary_tile(self, *a, **k):
+        self._note("summary_tile")
+        return super().summary_tile(*a, **k)
+
+    def prepare_lanes(self, lanes):
+        self._note("prepare_lanes")
+        return super().prepare_lanes(lanes)
+
+    def search(self, *a, **k):
+        self._note("search")
+        return super().search(*a, **k)
+
+    def item_details(self, *a, **k):
+        self._note("item_details")
+        return super().item_details(*a, **k)
+
+
+def _open(qtbot, src, files):
+    from legate_prof.viewer.app import MainWindow
+    win = MainWindow(files=[str(files[0])], load=lambda progress: src)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    win.start_loading()
+    qtbot.waitUntil(lambda: win.timeline is not None, timeout=LOAD_MS)
+    return win
+
+
+def _item_point(tl, i):
+    from PySide6 import QtCore
+    src = tl.source
+    lane, row = src.item_lane(i)
+    e = tl.lane_layout.find_lane(lane)
+    s0, s1 = src.item_extent(i)
+    scene = tl.vb.mapViewToScene(QtCore.QPointF((s0 + s1) / 2, e.y + (row + 0.5) * e.row_h))
+    return tl.mapFromScene(scene)
+
+
+def test_the_windows_thread_computes_no_tile_no_lane_tree_no_stacking(qtbot, ranks4):
+    """A profile opened in the window (as `view` and File → Open open one): its lane tree is
+    described and laid out by the loader's thread, its lanes stacked and its tiles and
+    utilization strips computed by the timeline's tiles thread — the window's thread only
+    draws what arrives — and the picture is whole once they arrived."""
+    from legate_prof.viewer.app import MainWindow
+    src = RecordingSource(load_profile([str(p) for p in ranks4], ranked=True))
+    win = MainWindow(files=[str(ranks4[0])], load=lambda progress: src)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    win.start_loading()
+    qtbot.waitUntil(lambda: win.timeline is not None, timeout=LOAD_MS)
+    win.timeline.expand(all_groups=True)
+    qtbot.waitUntil(lambda: win.timeline.item.settled() and
+                    win.timeline.item.last_stats.get("rects", 0) > 0, timeout=LOAD_MS)
+    kinds = {what for what, _ in src.asked}
+    assert {"info", "lane_tile", "summary_tile", "prepare_lanes"} <= kinds
+    on_main = sorted({what for what, main in src.asked if main})
+    assert not on_main, f"asked on the window's thread: {on_main}"
+    img = win.timeline.grab().toImage()
+    colours = {img.pixel(x, y) for x in range(200, img.width() - 20, 7)
+               for y in range(40, img.height() - 40, 7)}
+    assert len(colours) > 8  # boxes and utilization drawn, not a blank plot
+
+
+def test_a_search_a_jump_and_a_hover_are_worked_out_off_the_windows_thread(qtbot, ranks4):
+    """The search box's search and its grouping by rank, a jump to a result in a lane not
+    yet drawn (its stacking), and a hover's tooltip (the item's details) all run in threads;
+    the window's thread shows what they found."""
+    from PySide6 import QtCore
+    src = RecordingSource(load_profile([str(p) for p in ranks4], ranked=True))
+    win = _open(qtbot, src, ranks4)
+    win.search.setText("BinaryOp")
+    win.run_search()
+    qtbot.waitUntil(lambda: not win.busy(), timeout=LOAD_MS)
+    assert sum(win.results.counts.values()) == len(src.search("BinaryOp", 10**9)) > 0
+    assert win.timeline.item.matches is not None
+    i = win.results.result_items()[-1]
+    win.go_to_item(i)
+    qtbot.waitUntil(lambda: not win.busy(), timeout=LOAD_MS)
+    assert win.timeline.item.selected == i and win.details.table.rowCount() > 0
+    tl = win.timeline
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    tl.grab()
+    del src.asked[:]  # (the details panel asks for its rows on this thread: not a hover)
+    # the mouse comes to rest on the item (what the scene says of a mouse move: the mouse
+    # itself is where earlier tests left it, and Qt sends no move to where it already is)
+    tl.scene().sigMouseMoved.emit(QtCore.QPointF(tl.mapToScene(_item_point(tl, i))))
+    qtbot.waitUntil(lambda: tl._tooltip is not None, timeout=LOAD_MS)  # (made in a thread)
+    assert "BinaryOp" in tl._tooltip
+    assert ("item_details", False) in src.asked and ("item_details", True) not in src.asked
+    searched = [main for what, main in src.asked if what == "search"]
+    assert True not in searched
+
+
+def test_a_lane_label_shows_its_own_tooltip_never_the_plots_last(qtbot, ranks4):
+    """Hovering a utilization row, then resting on a lane label: Qt's tooltip event shows the
+    label's tooltip ("Rank 0 …"), not the plot's last ("All ranks · … utilization")."""
+    from PySide6 import QtCore, QtGui, QtWidgets
+    win = _open(qtbot, RecordingSource(load_profile([str(p) for p in ranks4], ranked=True)),
+                ranks4)
+    tl = win.timeline
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    tl.grab()
+    summary = next(e for e in tl.lane_layout.entries if e.kind == "summary" and e.rank is None)
+    t0, t1 = tl.time_range()
+    at = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF((t0 + t1) / 2, summary.y + 1)))
+    qtbot.mouseMove(tl.viewport(), at)
+    qtbot.waitUntil(lambda: "utilization" in QtWidgets.QToolTip.text(), timeout=LOAD_MS)
+    head = next(e for e in tl.lane_layout.entries if e.kind == "header" and e.rank == 0)
+    label = tl.mapFromScene(tl.lane_axis.mapToScene(QtCore.QPointF(
+        tl.lane_axis.boundingRect().center().x(), 0)))
+    label.setY(tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(t0, head.y + 0.5))).y())
+    qtbot.mouseMove(tl.viewport(), label)
+    rest = QtGui.QHelpEvent(QtCore.QEvent.Type.ToolTip, label, tl.viewport().mapToGlobal(label))
+    QtCore.QCoreApplication.sendEvent(tl.viewport(), rest)
+    QtCore.QCoreApplication.processEvents()
+    assert "utilization" not in QtWidgets.QToolTip.text()
+    assert QtWidgets.QToolTip.text() == "" or "Rank 0" in QtWidgets.QToolTip.text()
+
+
+def test_a_second_profile_shows_in_the_same_window_with_its_own_lanes(qtbot, ranks4,
+                                                                      sample_profile):
+    """The timeline widget is made once and each profile opened is shown in it: the second
+    one's lanes, range and history, nothing of the first (its tiles thread ends)."""
+    from legate_prof.viewer.app import MainWindow
+    first = load_profile([str(sample_profile)], ranked=True)
+    win = MainWindow(first, [sample_profile])
+    qtbot.addWidget(win)
+    win.show()
+    old_item = win.timeline.item
+    old_item.compute_in_background()
+    win.timeline.zoom(0.25)
+    src = as_ranked(ranks4)
+    win.open_files([str(p) for p in ranks4])
+    qtbot.waitUntil(lambda: win.source is not None and win.source.info().n_items ==
+                    src.info().n_items and win.loading is None, timeout=LOAD_MS)
+    assert win.timeline.item is not old_item and win.timeline.item.source is win.source
+    assert not old_item.tiles.thread.is_alive() or old_item.tiles.pending() == 0
+    qtbot.waitUntil(lambda: not old_item.tiles.thread.is_alive(), timeout=LOAD_MS)
+    assert win.timeline.time_range() == tuple(map(float, src.info().time_range))
+    assert win.timeline.history == [win.timeline.time_range()]
+    assert [e.label for e in win.timeline.lane_layout.entries][:1] == ["All ranks (4)"]
+
+
+def as_ranked(paths):
+    from legate_prof.query import as_source
+    return as_source(load_profile([str(p) for p in paths], ranked=True))
+
+
+# ---- close means gone -----------------------------------------------------------------------
+
+def _cache_files(folder):
+    return sorted(p.name for p in Path(folder).iterdir()) if Path(folder).exists() else []
+
+
+def test_a_cache_entry_stopped_midway_leaves_nothing(ranks4, tmp_path, monkeypatch):
+    """``store_cached`` asked to stop partway through (the window closed while it wrote):
+    it ends with ``WriteStopped``, and the cache holds no entry, no stamp and no temporary;
+    asked never to stop, the same write makes a whole entry that opens."""
+    from legate_prof.store.bundle_file import WriteStopped, read_bundle
+    from legate_prof.store.cache import entry_path, store_cached
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    paths = [str(p) for p in ranks4]
+    model = load_profile(paths, ranked=True)
+    asked = []
+
+    def stop_at_the_fifth():
+        asked.append(1)
+        return len(asked) >= 5
+    with pytest.raises(WriteStopped):
+        store_cached(model, paths, note=lambda m: None, stop=stop_at_the_fifth)
+    assert len(asked) == 5  # (stopped between the columns' pieces, not before the write)
+    assert _cache_files(tmp_path / "cache") == []
+    entry = store_cached(model, paths, note=lambda m: None, stop=lambda: False)
+    assert entry == entry_path(paths) and read_bundle(entry).n_items == model.n_items
+
+
+def test_stopping_the_later_writer_drops_its_entry_and_its_temporary(ranks4, tmp_path,
+                                                                     monkeypatch):
+    """The viewer's cache entry is written "later", in a thread; ``stop_cache_writers`` (the
+    window closed) ends it: afterwards no writer runs and the cache holds either nothing or
+    a whole entry (it may have finished first), never a temporary."""
+    from legate_prof.load.loader import stop_cache_writers
+    from legate_prof.store.bundle_file import read_bundle
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    paths = [str(p) for p in ranks4]
+    model = load_profile(paths, ranked=True, use_cache="later")
+    assert stop_cache_writers(wait_s=LOAD_MS / 1000)
+    left = _cache_files(tmp_path / "cache")
+    assert not [n for n in left if n.endswith(".tmp")], left
+    for name in left:
+        if name.endswith(".lpbundle"):
+            assert read_bundle(tmp_path / "cache" / name).n_items == model.n_items
+
+
+def test_a_process_removes_only_its_own_temporaries_when_it_ends_at_once(tmp_path):
+    """``remove_own_temporaries`` (the viewer ending with ``os._exit``) removes the files this
+    process is writing, and leaves another live process's."""
+    from legate_prof.output_file import atomic_output, remove_own_temporaries
+    other = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from legate_prof.output_file import atomic_output\n"
+        f"with atomic_output({str(tmp_path / 'theirs.bin')!r}) as tmp:\n"
+        "    print(tmp, flush=True)\n"
+        "    time.sleep(600)\n")], stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        theirs = other.stdout.readline().strip()
+        with pytest.raises(KeyboardInterrupt):
+            with atomic_output(tmp_path / "mine.bin") as mine:
+                Path(mine).write_bytes(b"half")
+                assert remove_own_temporaries() == [mine]
+                assert not Path(mine).exists() and Path(theirs).exists()
+                raise KeyboardInterrupt  # (what os._exit would do next: nothing renamed)
+        assert not (tmp_path / "mine.bin").exists()
+    finally:
+        other.kill()
+        other.wait()
+
+
+CLOSE_MID_LOAD = """
+import os, sys
+from PySide6 import QtCore, QtWidgets
+app = QtWidgets.QApplication(["legate_prof"])
+from legate_prof.viewer.app import MainWindow
+
+def close_mid_load():
+    win = next((w for w in app.topLevelWidgets() if isinstance(w, MainWindow)), None)
+    if win is None or not win.isVisible():
+        return
+    timer.stop()
+    print("mid-load" if win.loading is not None else "loaded", flush=True)
+    win.close()
+
+timer = QtCore.QTimer()
+timer.timeout.connect(close_mid_load)
+timer.start(5)
+from legate_prof.cli import main
+rc = main(["view", *sys.argv[1:]])
+print("returned", rc, flush=True)
+"""
+
+
+def test_closing_the_window_mid_load_ends_the_process_its_workers_and_their_files(tmp_path):
+    """`view` of four ranks built by worker processes, its window closed as soon as it shows
+    (the ranks still being built): the process ends (status 0), and no worker, hand-over
+    folder, cache entry or temporary is left."""
+    from fixtures.synthetic import generate
+    run = generate(tmp_path / "run", ranks=4, items=400_000, seed=5)
+    scratch, cache = tmp_path / "tmp", tmp_path / "cache"
+    scratch.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TMPDIR": str(scratch),
+           "LEGATE_PROF_CACHE_DIR": str(cache), "LEGATE_PROF_WORKERS": "2",
+           "LEGATE_PROF_HIDDEN_WINDOW": "1", "QT_QPA_PLATFORM": "offscreen"}
+    r = subprocess.run([sys.executable, "-c", CLOSE_MID_LOAD, *map(str, run)], env=env,
+                       capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[:1] == ["mid-load"], r.stdout
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
+    left = [p.name for p in scratch.iterdir()]
+    assert not [n for n in left if n.startswith("legate_prof_handover_")], left
+    assert not [n for n in _cache_files(cache) if n.endswith(".tmp")]
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(scratch) not in ps  # no worker still building into the hand-over folder
