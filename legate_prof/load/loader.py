@@ -148,9 +148,11 @@ def rank_files_for_workers(paths, kinds, errors, workers=None):
     legion = [p for p in paths if kinds.get(p) == "legion"]
     streams = [p for p in paths if kinds.get(p) == "runtime"]
     beside = [None] * len(legion)
-    if errors or len(legion) + len(streams) != len(paths):
-        return legion, beside, 1
-    if streams:  # (each rank's worker builds its log with its stream, as convert --per-rank)
+    if errors or len(legion) < 2 or len(legion) + len(streams) != len(paths):
+        return legion, beside, 1  # (one log: no worker; its files are not looked at again)
+    from legate_prof.load.rank_workers import worker_count
+    n = worker_count(legion, sum(os.path.getsize(p) for p in paths), workers)
+    if streams and n > 1:  # (each rank's worker builds its log and stream, as --per-rank)
         from legate_prof.load.rank_files import per_rank_jobs
         jobs, notes = per_rank_jobs(paths, kinds)
         at = {p: k for k, p in enumerate(legion)}
@@ -160,8 +162,7 @@ def rank_files_for_workers(paths, kinds, errors, workers=None):
             if notes or len(logs) != 1 or len(runs) > 1:
                 return legion, beside, 1  # (one build of all says what does not pair)
             beside[at[logs[0]]] = runs[0] if runs else None
-    from legate_prof.load.rank_workers import worker_count
-    return legion, beside, worker_count(legion, sum(os.path.getsize(p) for p in paths), workers)
+    return legion, beside, n
 
 
 def _merge_bundles(paths, errors, ranked=False):
@@ -273,7 +274,9 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
         except ProfileError as e:
             errors.append(e)
     model = model.evolve(sources=paths, errors=[str(e) for e in errors])
-    if use_cache and stack and not errors and not from_bundle:
+    from legate_prof.read.runtime_stream import of_a_live_run
+    if use_cache and stack and not errors and not from_bundle \
+            and not of_a_live_run(model.warnings):  # (a live run's: it will change)
         if use_cache == "later":  # the viewer: show the timeline first, write meanwhile
             _write_later(model, paths)
         else:

@@ -112,6 +112,14 @@ def _read_events(path, it):
 
 
 LIVE_S = 120  # (no /proc) a file without its end written this recently is a live run's
+# in every warning about a run still going: what is read of it is not kept (a cache entry, a
+# command's answer) -- the same files, once the run is gone, say it crashed
+STILL_WRITTEN = "still being written"
+
+
+def of_a_live_run(warnings) -> bool:
+    """Whether ``warnings`` (strings or objects) say a run was still being written."""
+    return any(STILL_WRITTEN in str(w) for w in warnings)
 
 
 def being_written(path) -> bool:
