@@ -150,7 +150,7 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
     profile (a ``RankSet``: every part read from the ranks, none merged).  ``pictures``: the
     function that renders a group's picture (``legate_prof.viewer.screenshot``'s), or None
     for none, ``pictures_note`` saying why."""
-    out_dir = Path(out_dir).resolve()
+    out_dir = Path(os.path.abspath(out_dir))  # (not resolved: a link there is judged, not followed)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -1,0 +1,117 @@
+"""A stranger's folder, round two (issue 37): links planted where outputs go, msgpack that
+amplifies, a long name repeated per item, times at 2^63 - 1, a cache folder someone else owns,
+`sql` over a received folder, a full stdout, record's Ctrl-C, warnings that blamed the wrong
+file.  Each test holds one finding of docs/robustness.md's table and failed before its fix.
+"""
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "fixtures" / "real" / "legate26.06_cpu2_myprof_0.prof"
+ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen", LEGATE_PROF_CACHE_DIR="")
+ENV.pop("LEGATE_PROF_HIDDEN_WINDOW", None)  # (`view` renders its picture, as for a user)
+
+
+def cli(*args, cwd=ROOT, env=None, timeout=180, **kw):
+    # -P: not the working folder on the import path (a received folder may hold a package
+    # named legate_prof; the installed command never imports from there)
+    return subprocess.run([sys.executable, "-P", "-m", "legate_prof", *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout,
+                          env=env or ENV, cwd=cwd, **kw)
+
+
+def one_line_error(p, *words):
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "Traceback" not in p.stderr, p.stderr
+    errors = [ln for ln in p.stderr.splitlines() if "error:" in ln]
+    assert len(errors) == 1, p.stderr
+    for w in words:
+        assert w in errors[0], errors[0]
+    return errors[0]
+
+
+def digest(p):
+    return hashlib.sha256(Path(p).read_bytes()).hexdigest()
+
+
+def tree(folder):
+    """{relative path: bytes or '->target'} of everything under ``folder``."""
+    out = {}
+    for dirpath, dirs, files in os.walk(folder):
+        for n in dirs + files:
+            p = Path(dirpath) / n
+            rel = str(p.relative_to(folder))
+            out[rel] = "->" + os.readlink(p) if p.is_symlink() else \
+                (p.read_bytes() if p.is_file() else "dir")
+    return out
+
+
+# -- 1. outputs never through a link out of their folder ----------------------------------------
+@pytest.fixture
+def received(tmp_path):
+    """A received run folder whose default outputs are links into the victim's home: to a
+    file (notes.txt), to a folder, and dangling."""
+    run, home = tmp_path / "run", tmp_path / "home"
+    run.mkdir()
+    home.mkdir()
+    (run / "legate_0.prof").write_bytes(SAMPLE.read_bytes())
+    (home / "notes.txt").write_text("the victim's notes\n")
+    (home / "reports").mkdir()
+    return run, home
+
+
+@pytest.mark.parametrize("case", ["convert_per_rank", "convert_default", "view_picture",
+                                  "report_default", "screenshot", "chrome", "parquet"])
+@pytest.mark.parametrize("dangling", [False, True], ids=["to_a_file", "dangling"])
+def test_outputs_never_follow_a_link_out_of_a_received_folder(received, case, dangling):
+    """The issue's reproduction: `ln -s ~/notes.txt run/legate_0.lpbundle; legate_prof convert
+    --per-rank run` turned the notes into a bundle, and a dangling link made the file.  Every
+    writer, the default outputs first, refuses such a link in one line and writes nothing."""
+    run, home = received
+    folder_out = case in ("report_default", "parquet")
+    name, args = {
+        "convert_per_rank": ("legate_0.lpbundle", ["convert", "--per-rank", "."]),
+        "convert_default": ("legate_0.lpbundle", ["convert", "legate_0.prof"]),
+        "view_picture": ("legate_prof_view.png", ["view"]),
+        "report_default": ("legate_prof", ["report", "legate_0.prof", "--no-pictures"]),
+        "screenshot": ("out.png", ["screenshot", "legate_0.prof", "-o", "out.png"]),
+        "chrome": ("trace.json", ["export", "legate_0.prof", "--format", "chrome",
+                                  "-o", "trace.json"]),
+        "parquet": ("tables", ["export", "legate_0.prof", "--format", "parquet",
+                               "-o", "tables"]),
+    }[case]
+    target = home / ("gone" if dangling else "reports" if folder_out else "notes.txt")
+    (run / name).symlink_to(target)
+    before = tree(home), digest(run / "legate_0.prof")
+    one_line_error(cli(*args, cwd=run), "symbolic link out of its folder", str(target))
+    assert (tree(home), digest(run / "legate_0.prof")) == before
+    assert (run / name).is_symlink()
+    assert not [n for n in os.listdir(run) if n.startswith(".")], os.listdir(run)
+
+
+def test_a_link_to_a_sibling_or_below_is_still_followed(received):
+    """Where the link stays in its folder its target is written, as before (`-o latest.png`
+    naming this week's picture)."""
+    run, _ = received
+    (run / "sub").mkdir()
+    (run / "latest.png").symlink_to("sub/week.png")
+    r = cli("screenshot", "legate_0.prof", "-o", "latest.png", "--width", "400",
+            "--height", "300", cwd=run)
+    assert r.returncode == 0, r.stderr
+    assert (run / "sub" / "week.png").read_bytes()[:4] == b"\x89PNG"
+    assert (run / "latest.png").is_symlink()
+
+
+def test_dash_o_dev_stdout_writes_into_the_pipe(received):
+    """`-o /dev/stdout` leads out of /dev (to a pipe or the shell's file): a descriptor's name,
+    written where it leads — into a pipe it was an error before (no such file)."""
+    run, _ = received
+    r = cli("export", "legate_0.prof", "--format", "chrome", "-o", "/dev/stdout", cwd=run)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("[") and '"ph":"X"' in r.stdout.replace(" ", "")
