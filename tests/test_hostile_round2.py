@@ -115,3 +115,40 @@ def test_dash_o_dev_stdout_writes_into_the_pipe(received):
     r = cli("export", "legate_0.prof", "--format", "chrome", "-o", "/dev/stdout", cwd=run)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith("[") and '"ph":"X"' in r.stdout.replace(" ", "")
+
+
+# -- 5. a machine description beyond Realm's 16-bit node ids -----------------------------------
+def swept_log(tmp_path, record, field, value, name="legate_0.prof", which=0):
+    """The sample log with ``record``'s ``field`` (its ``which``-th occurrence) at ``value``."""
+    from fixtures.fuzzing import legion_fields, swept
+    data = SAMPLE.read_bytes()
+    at = [(off, size) for rec, f, off, size in legion_fields(data) if (rec, f) == (record, field)]
+    p = tmp_path / name
+    p.write_bytes(swept(data, *at[which], value))
+    return p
+
+
+@pytest.mark.parametrize("field, value", [("node_id", 2**31), ("node_id", 2**32 - 1),
+                                          ("num_nodes", 2**32 - 1)])
+def test_a_machine_description_beyond_16_bit_nodes_is_a_warning(tmp_path, field, value):
+    """`MachineDesc.node_id` >= 2^31 was an `OverflowError ... int32` traceback in 13 commands
+    (`recording_rank`): the description is damage, the rank comes from the processors."""
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.load.loader import load_profile
+    from legate_prof.query import as_source
+    p = swept_log(tmp_path, "MachineDesc", field, value)
+    model = load_profile([p])
+    assert any("MachineDesc is damaged" in str(w) for w in model.warnings)
+    assert model.n_items == load_profile([SAMPLE]).n_items
+    compute_stats(model)
+    as_source(load_profile([p], ranked=True)).run_critical_path()
+
+
+def test_node_id_at_2_31_through_the_commands(tmp_path):
+    p = swept_log(tmp_path, "MachineDesc", "node_id", 2**31)
+    for args in (["stats"], ["critical"], ["insights"], ["dump"],
+                 ["export", "--format", "chrome", "-o", tmp_path / "t.json"],
+                 ["convert", "-o", tmp_path / "b.lpbundle"]):
+        r = cli(args[0], p, *args[1:])
+        assert r.returncode == 0 and "Traceback" not in r.stderr, (args, r.stderr[-500:])
+        assert "MachineDesc is damaged" in r.stderr or args[0] == "dump", (args, r.stderr)

@@ -639,7 +639,26 @@ def check_tables(tables):
             problems.append(f"{name} records do not have the fields Legion writes "
                             f"({', '.join(need)}); damaged preamble? {len(t)} records ignored")
             del tables[name]
+        elif name == "MachineDesc" and _machine_problem(t):
+            problems.append(f"MachineDesc is damaged ({_machine_problem(t)}); the file's rank "
+                            "is taken from its processors' ids")
+            del tables[name]
     return problems
+
+
+MAX_NODES = 1 << 16  # Realm's node ids are 16 bits of a processor's or memory's id
+
+
+def _machine_problem(rows):
+    """What makes a machine description impossible (a node id or count beyond Realm's 16
+    bits: 2^31 was an int32 overflow in 13 commands), or None."""
+    r = rows[0]
+    if not 0 <= r["node_id"] < MAX_NODES:
+        return f"node id {r['node_id']}"
+    n = r.get("num_nodes", 1)
+    if isinstance(n, int) and not 0 <= n <= MAX_NODES:
+        return f"{n} nodes"
+    return None
 
 
 def read_legion_log(path) -> LegionLog:
