@@ -152,3 +152,76 @@ def test_node_id_at_2_31_through_the_commands(tmp_path):
         r = cli(args[0], p, *args[1:])
         assert r.returncode == 0 and "Traceback" not in r.stderr, (args, r.stderr[-500:])
         assert "MachineDesc is damaged" in r.stderr or args[0] == "dump", (args, r.stderr)
+
+
+# -- 3. msgpack that amplifies: a budget of Python objects -------------------------------------
+def peak_cli(*args, cwd=ROOT):
+    """(result, peak resident memory in MiB) of one command, measured in its own process."""
+    code = ("import resource, sys; from legate_prof.cli import main; rc = main(sys.argv[1:]); "
+            "print('MAXRSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "
+            "file=sys.stderr); sys.exit(rc)")
+    r = subprocess.run([sys.executable, "-P", "-c", code, *map(str, args)], capture_output=True,
+                       text=True, timeout=300, env=ENV, cwd=cwd)
+    peaks = [int(ln.split()[1]) for ln in r.stderr.splitlines() if ln.startswith("MAXRSS")]
+    assert peaks, r.stderr[-2000:]
+    return r, peaks[0] >> 10
+
+
+def bundle_with_header(path, head):
+    from legate_prof.store.bundle_file import BUNDLE_MAGIC
+    path.write_bytes(BUNDLE_MAGIC + len(head).to_bytes(8, "little") + head)
+    return path
+
+
+def test_a_10_mb_bundle_header_of_empty_maps_is_one_line_in_bounded_memory(tmp_path):
+    """The issue's reproduction: a 10 MB header of empty maps took 1.48 GB (60 MB: 7.5 GB,
+    then a MemoryError traceback).  Now a list longer than the header could honestly hold is
+    refused before it is made."""
+    n = 10 << 20
+    p = bundle_with_header(tmp_path / "b.lpbundle",
+                           b"\xdd" + n.to_bytes(4, "big") + b"\x80" * n)
+    r, peak = peak_cli("stats", p)
+    one_line_error(r, str(p), "damaged bundle", "longer than its header")
+    assert peak < 256, peak
+
+
+@pytest.mark.parametrize("shape", range(4), ids=["list", "names", "lists_of_lists",
+                                                 "maps_of_maps"])
+def test_bundle_headers_of_nested_empty_maps_stop_at_their_budget(tmp_path, shape):
+    """Each of the fuzzer's header bombs (4 MB): lists of 4,096 lists of empty maps pass
+    msgpack's length limits and are stopped by the count of what they make."""
+    import random
+    from fixtures.fuzzing import bundle_header_bomb
+    from legate_prof.errors import ProfileError
+    from legate_prof.store.bundle_file import read_bundle
+
+    class Big(random.Random):  # the largest of the fuzzer's sizes, the shape asked for
+        def choice(self, seq):
+            return max(seq)
+
+        def randrange(self, n):
+            return shape
+    p = tmp_path / "b.lpbundle"
+    p.write_bytes(bundle_header_bomb(Big(0), b""))
+    with pytest.raises(ProfileError, match="damaged bundle"):
+        read_bundle(p)
+
+
+def test_a_50_mb_runtime_stream_of_nested_maps_keeps_its_events_in_bounded_memory(tmp_path):
+    """The issue's reproduction: a 50 MB stream of nested empty maps took 3.6 GB while one
+    item was shown.  Now an event is decoded within a budget (65,536 values, 4,096 maps and
+    lists): the damaged event is a warning and the events before it are kept."""
+    from fixtures.fuzzing import seed_files
+    honest = seed_files()["runtime"]
+    inner = b"\xdc\x10\x00" + b"\x80" * 4096
+    event = b"\x93\xa2op\x01\xdc\x10\x00" + inner * 4096  # 16 MB: 16 M empty maps
+    p = tmp_path / "legate_0.runtime.prof"
+    p.write_bytes(honest + event * 3)
+    r, peak = peak_cli("stats", p)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert "damaged event (more than 65,536 values" in r.stderr
+    assert peak < 256, peak
+    from legate_prof.read.runtime_stream import read_runtime_stream
+    q = tmp_path / "honest.runtime.prof"
+    q.write_bytes(honest)
+    assert len(read_runtime_stream(p).ops) == len(read_runtime_stream(q).ops) > 0

@@ -25,6 +25,7 @@ from legate_prof.errors import ProfileError
 from legate_prof.output_file import atomic_output
 from legate_prof.model.intervals import StepIntegral
 from legate_prof.model.kinds import ANY_ACTIVE_GROUPS
+from legate_prof.read.msgpack_budget import OverBudget, header_budget
 
 BUNDLE_MAGIC = b"LPBUNDLE"
 FORMAT_VERSION = 5  # 5: the event graph (items' events, waits' events, model.events); 4: lanes
@@ -243,6 +244,14 @@ def _source_sizes(sources):
     return out
 
 
+def unpack_header(data):
+    """A bundle's msgpack header, decoded within the budget its size allows
+    (``read.msgpack_budget``): a header of empty maps cost 140 times its size."""
+    budget = header_budget(len(data))
+    return msgpack.unpackb(data, raw=False, strict_map_key=False, **budget.hooks(),
+                           **budget.lengths())
+
+
 def bundle_sources(path):
     """{file name: size} of the inputs a bundle was converted from, read from its header
     only; None where the bundle does not say (written before it did) or cannot be read."""
@@ -254,7 +263,7 @@ def bundle_sources(path):
             (hlen,) = struct.unpack_from("<Q", head, len(BUNDLE_MAGIC))
             if hlen > os.fstat(f.fileno()).st_size:
                 return None
-            doc = msgpack.unpackb(f.read(hlen), raw=False, strict_map_key=False)
+            doc = unpack_header(f.read(hlen))
         sizes = doc.get("source_sizes")
         return {str(n): int(z) for n, z in sizes} if isinstance(sizes, list) else None
     except (OSError, ValueError, TypeError, AttributeError, msgpack.UnpackException):
@@ -282,9 +291,14 @@ def read_bundle(path, check=True):
     try:
         if hstart + hlen > size:
             raise ValueError("header runs past the end")
-        doc = msgpack.unpackb(buf[hstart:hstart + hlen], raw=False, strict_map_key=False)
+        doc = unpack_header(buf[hstart:hstart + hlen])
+    except OverBudget as e:
+        raise ProfileError(path, f"damaged bundle (its header holds {e}: more than its "
+                                 f"{hlen:,} bytes can honestly hold); convert again") from None
     except (ValueError, TypeError, msgpack.UnpackException) as e:  # TypeError: unhashable key
-        raise ProfileError(path, f"damaged bundle ({e.__class__.__name__}); convert again") from None
+        why = (f"a list or map longer than its header's {hlen:,} bytes can hold"
+               if "exceeds max_" in str(e) else e.__class__.__name__)
+        raise ProfileError(path, f"damaged bundle ({why}); convert again") from None
     if not isinstance(doc, dict) or doc.get("version") != FORMAT_VERSION:
         raise ProfileError(path, f"bundle format {doc.get('version') if isinstance(doc, dict) else '?'}"
                                  " is not supported; convert the .prof files again")
