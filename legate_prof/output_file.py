@@ -163,6 +163,11 @@ def _is_full(e):
     return isinstance(e, OSError) and e.errno in _FULL
 
 
+def disk_full(e):
+    """True for an error that says the disk (or the user's share of it) is full."""
+    return _is_full(e)
+
+
 # -- temporaries that say whose they are ---------------------------------------------------------
 _TEMPORARY = re.compile(r"^\.(?P<target>.+)\.lp-(?P<host>[A-Za-z0-9-]+)-(?P<pid>\d+)-"
                         r"[0-9a-f]+\.(?:tmp|old)(?:\.[A-Za-z0-9]{1,16})?$")  # (.tmp.wal too)

@@ -18,11 +18,11 @@ ENV = dict(os.environ, QT_QPA_PLATFORM="offscreen", LEGATE_PROF_CACHE_DIR="")
 ENV.pop("LEGATE_PROF_HIDDEN_WINDOW", None)  # (`view` renders its picture, as for a user)
 
 
-def cli(*args, cwd=ROOT, env=None, timeout=180, **kw):
+def cli(*args, cwd=ROOT, env=None, timeout=180, stdout=subprocess.PIPE, **kw):
     # -P: not the working folder on the import path (a received folder may hold a package
     # named legate_prof; the installed command never imports from there)
     return subprocess.run([sys.executable, "-P", "-m", "legate_prof", *map(str, args)],
-                          capture_output=True, text=True, timeout=timeout,
+                          stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=timeout,
                           env=env or ENV, cwd=cwd, **kw)
 
 
@@ -225,3 +225,19 @@ def test_a_50_mb_runtime_stream_of_nested_maps_keeps_its_events_in_bounded_memor
     q = tmp_path / "honest.runtime.prof"
     q.write_bytes(honest)
     assert len(read_runtime_stream(p).ops) == len(read_runtime_stream(q).ops) > 0
+
+
+# -- 11. stdout on a full disk -------------------------------------------------------------------
+@pytest.mark.parametrize("args", [["stats"], ["stats", "--json"], ["insights"], ["critical"],
+                                  ["critical", "--json"], ["dump"], ["sql", "SELECT 1"]],
+                         ids=" ".join)
+def test_stdout_on_a_full_disk_is_one_line(args):
+    """These printed an `OSError [Errno 28]` traceback and exited 1; now one line naming
+    standard output, exit 2 (and the interpreter's last flush does not fail again)."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    with open("/dev/full", "w") as full:
+        r = cli(*args, SAMPLE, stdout=full)
+    assert r.stdout is None
+    one_line_error(r, "standard output: could not write (No space left on device)")
+    assert "Exception ignored" not in r.stderr, r.stderr
