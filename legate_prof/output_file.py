@@ -391,6 +391,25 @@ def atomic_folder(path, replaceable, what, note=_note):
         note(f"legate_prof: note: {out}: replaced the {what} written there before")
 
 
+@contextlib.contextmanager
+def scratch_folder(name):
+    """A folder of this process's in the temporary directory for files nobody keeps (``sql``'s
+    tables of a profile held per rank, DuckDB's spill), named and recorded as the outputs'
+    temporaries are (``.NAME.lp-HOST-PID-TOKEN.tmp``, mode 0700): removed when the block
+    ends, and by the next command when a signal (SIGKILL) stopped this one first."""
+    parent = Path(tempfile.gettempdir())
+    try:
+        tmp, entry = _new_temporary(parent / name, "tmp", lambda p: os.mkdir(p, 0o700))
+    except OSError as e:
+        raise ProfileError(str(parent), f"could not make a folder for temporary files "
+                                        f"({e.strerror or e}); TMPDIR chooses where") from None
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _forget(entry)
+
+
 def _put_in_place(tmp, out):
     """Rename the finished folder ``tmp`` to ``out``; an ``out`` already there is moved aside
     first (into a temporary of its own, removed after)."""

@@ -241,3 +241,127 @@ def test_stdout_on_a_full_disk_is_one_line(args):
     assert r.stdout is None
     one_line_error(r, "standard output: could not write (No space left on device)")
     assert "Exception ignored" not in r.stderr, r.stderr
+
+
+# -- 10, 12. sql: a folder named `*`, a read-only offline database, Ctrl-C, SIGKILL -------------
+MPI2 = ROOT / "fixtures" / "real" / "mpi2"
+LONG_QUERY = "SELECT sum(a.i * b.i) FROM range(100000000) a(i), range(100000) b(i)"
+
+
+def count_items(*args, **kw):
+    r = cli("sql", "SELECT count(*) AS n FROM items", *args, "--csv", **kw)
+    assert r.returncode == 0, r.stderr
+    return int(r.stdout.split()[-1])
+
+
+def test_sql_on_a_parquet_folder_named_star_reads_that_folder_only(tmp_path):
+    """DuckDB globbed the path: `sql Q 'x/*'` read every sibling export into the result
+    (188 items counted 376).  Now each file is named to Arrow one by one."""
+    from legate_prof.export import export
+    from legate_prof.load.loader import load_profile
+    model = load_profile([SAMPLE])
+    for name in ("*", "start", "s[t]"):
+        export(model, "parquet", str(tmp_path / name))
+    export(load_profile([MPI2], ranked=True), "parquet", str(tmp_path / "other"))
+    assert count_items(tmp_path / "*") == count_items(tmp_path / "s[t]") == model.n_items
+    assert count_items(tmp_path / "other") == load_profile([MPI2]).n_items
+
+
+OUTSIDE = ["COPY (SELECT 1) TO '{out}/copied.csv'", "ATTACH '{out}/attached.db'",
+           "EXPORT DATABASE '{out}/exported'", "SELECT * FROM read_csv('{secret}')",
+           "INSTALL httpfs", "LOAD httpfs", "SET enable_external_access = true",
+           "SET lock_configuration = false", "SELECT * FROM '{export}/items.parquet'"]
+
+
+@pytest.mark.parametrize("what", ["model", "ranks", "export"])
+def test_sql_runs_in_a_database_that_reaches_nothing_outside(tmp_path, what):
+    """The user's own query, but the database it runs in writes no file, reads no path it
+    was not handed, installs and loads no extension (INSTALL tried the network), and none of
+    that can be set back; what it was handed it reads."""
+    import duckdb
+    from legate_prof.export import export
+    from legate_prof.export.duckdb_db import query, query_parquet
+    from legate_prof.load.loader import load_profile
+    (tmp_path / "secret.txt").write_text("a,b\n1,2\n")
+    export(load_profile([SAMPLE]), "parquet", str(tmp_path / "pq"))
+    out = tmp_path / "out"
+    out.mkdir()
+    run = {"model": lambda q: query(load_profile([SAMPLE]), q),
+           "ranks": lambda q: query(_two_ranks(tmp_path / "ranks"), q),
+           "export": lambda q: query_parquet(str(tmp_path / "pq"), q)}[what]
+    for q in OUTSIDE:
+        with pytest.raises(duckdb.Error):
+            run(q.format(out=out, secret=tmp_path / "secret.txt", export=tmp_path / "pq"))
+    assert list(out.iterdir()) == []
+    assert run("SELECT count(*) FROM items")[1][0][0] > 0
+
+
+def _two_ranks(folder):
+    """A profile held per rank: per-rank bundles (``sql`` writes their tables to its scratch
+    folder)."""
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store.bundle import write_bundle
+    folder.mkdir(exist_ok=True)
+    for rank in (0, 1):
+        if not (folder / f"legate_{rank}.lpbundle").exists():
+            write_bundle(load_profile([MPI2 / f"legate_{rank}.prof.gz"]),
+                         folder / f"legate_{rank}.lpbundle")
+    profile = load_profile([folder], ranked=True)
+    assert isinstance(profile, RankSet) and len(profile.item_parts()) == 2
+    return profile
+
+
+def test_sql_that_reaches_outside_is_one_line(tmp_path):
+    one_line_error(cli("sql", f"COPY (SELECT 1) TO '{tmp_path}/x.csv'", SAMPLE),
+                   "query:", "disabled by configuration")
+    assert list(tmp_path.iterdir()) == []
+
+
+def _sql_process(args, tmpdir):
+    import signal
+    env = dict(ENV, TMPDIR=str(tmpdir))
+    return subprocess.Popen([sys.executable, "-P", "-m", "legate_prof", "sql", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=ROOT, preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                                       signal.SIG_DFL))
+
+
+def _wait_for(predicate, proc, what):
+    import time
+    for _ in range(1200):
+        if predicate():
+            return
+        assert proc.poll() is None, (what, proc.communicate())
+        time.sleep(0.1)
+    raise AssertionError(f"{what}: not seen in 120 s")
+
+
+def _scratch(tmpdir):
+    return [p for p in Path(tmpdir).iterdir() if p.name.startswith(".legate_prof_sql.lp-")]
+
+
+def test_ctrl_c_in_sql_ends_it_with_130_and_no_traceback(tmp_path):
+    """Ctrl-C printed a `RuntimeError: Query interrupted` traceback (exit 1)."""
+    import signal
+    p = _sql_process([LONG_QUERY, SAMPLE], tmp_path)
+    _wait_for(lambda: _scratch(tmp_path), p, "the query's scratch folder")
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and "Traceback" not in err, (p.returncode, err[-2000:])
+    assert not _scratch(tmp_path)
+
+
+def test_sql_stopped_by_sigkill_leaves_a_folder_the_next_command_removes(tmp_path):
+    """SIGKILL left `$TMPDIR/legate_prof_sql.*` (34 MB) that nothing removed.  Its scratch
+    folder is recorded as the outputs' temporaries are: the next command removes it."""
+    import signal
+    p = _sql_process([LONG_QUERY, SAMPLE], tmp_path)
+    _wait_for(lambda: _scratch(tmp_path), p, "the query's scratch folder")
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=60)
+    left = _scratch(tmp_path)
+    assert left
+    r = cli("stats", SAMPLE, env=dict(ENV, TMPDIR=str(tmp_path)))
+    assert r.returncode == 0, r.stderr
+    assert not _scratch(tmp_path) and "removed" in r.stderr and str(left[0]) in r.stderr
