@@ -43,6 +43,10 @@ def main(argv=None):
         return 0
     except KeyboardInterrupt:
         return 130
+    except RuntimeError as e:  # Ctrl-C inside a DuckDB query, as its Python module words it
+        if str(e) != "Query interrupted":
+            raise
+        return 130
     except OSError as e:
         if not disk_full(e):
             raise

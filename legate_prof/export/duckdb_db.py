@@ -168,11 +168,6 @@ def _query_files(files, sql, scratch):
 
 
 def _run(con, sql):
-    try:
-        cur = con.execute(sql)
-        cols = [d[0] for d in cur.description] if cur.description else []
-        return cols, cur.fetchall()
-    except RuntimeError as e:  # Ctrl-C, as DuckDB's Python words it: the command's own end
-        if "interrupted" in str(e).lower():
-            raise KeyboardInterrupt from None
-        raise
+    cur = con.execute(sql)  # (Ctrl-C inside: DuckDB's RuntimeError, which cli.main ends with 130)
+    cols = [d[0] for d in cur.description] if cur.description else []
+    return cols, cur.fetchall()
