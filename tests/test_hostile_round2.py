@@ -365,3 +365,89 @@ def test_sql_stopped_by_sigkill_leaves_a_folder_the_next_command_removes(tmp_pat
     r = cli("stats", SAMPLE, env=dict(ENV, TMPDIR=str(tmp_path)))
     assert r.returncode == 0, r.stderr
     assert not _scratch(tmp_path) and "removed" in r.stderr and str(left[0]) in r.stderr
+
+
+# -- 9. the cache folder: whose it is, its modes, and only its own entries evicted ---------------
+def _planted(tmp_path, cache):
+    """(the victim's inputs, their real item count): a bundle of another profile is planted
+    in ``cache`` under the inputs' key."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store.bundle import write_bundle
+    from legate_prof.store.cache import entry_path
+    victim = tmp_path / "legate_0.prof"
+    victim.write_bytes(SAMPLE.read_bytes())
+    other = load_profile([MPI2])
+    os.environ["LEGATE_PROF_CACHE_DIR"] = str(cache)
+    try:
+        write_bundle(other, entry_path([victim]))
+    finally:
+        os.environ["LEGATE_PROF_CACHE_DIR"] = ENV["LEGATE_PROF_CACHE_DIR"]
+    assert other.n_items != load_profile([victim]).n_items
+    return victim, load_profile([victim]).n_items
+
+
+@pytest.mark.parametrize("whose", ["open_to_all", "another_users"])
+def test_a_cache_folder_someone_else_can_write_is_not_used(tmp_path, monkeypatch, whose):
+    """A folder owned by another user and mode 0777 was used silently: an entry planted under
+    the victim's key was served (1,242 items shown as 16,374).  Now the folder must be the
+    user's and written by no one else, or the cache is not used, with one note."""
+    from legate_prof.load.loader import load_profile
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    victim, n = _planted(tmp_path, cache)
+    os.chmod(cache, 0o777 if whose == "open_to_all" else 0o755)
+    if whose == "another_users":
+        if os.getuid() != 0:
+            pytest.skip("giving a folder to another user takes root")
+        os.chown(cache, 12345, 12345)
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(cache))
+    notes = []
+    import legate_prof.load.loader as loader
+    monkeypatch.setattr(loader, "_note", notes.append)
+    assert load_profile([victim], use_cache=True).n_items == n
+    said = [x for x in notes if "not using the cache folder" in x]
+    assert len(said) == 1 and ("written by others" in said[0] or "another user" in said[0])
+
+
+def test_cache_entries_and_their_folder_are_the_owners_only(tmp_path, monkeypatch):
+    """A 0600 profile was cached 0644 in a 0755 folder."""
+    import stat
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store.cache import entry_path
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache" / "legate_prof"))
+    p = tmp_path / "legate_0.prof"
+    p.write_bytes(SAMPLE.read_bytes())
+    os.chmod(p, 0o600)
+    load_profile([p], use_cache=True)
+    entry = entry_path([p])
+    assert entry.exists()
+    for f in (entry.parent, entry, entry.with_suffix(".checked")):
+        assert stat.S_IMODE(os.stat(f).st_mode) & 0o077 == 0, (f, oct(os.stat(f).st_mode))
+
+
+def test_eviction_removes_only_the_caches_own_entries(tmp_path):
+    """Eviction deleted any `*.checked`, and over the size limit any `*.lpbundle` in the
+    folder.  Now only a regular file of the user's, named as the cache names its entries and
+    holding a bundle, counts and goes."""
+    from legate_prof.store.bundle import write_bundle
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store.cache import evict
+    d = tmp_path / "c"
+    d.mkdir()
+    model = load_profile([SAMPLE])
+    ours = [d / f"{k:032x}.lpbundle" for k in (1, 2)]
+    for e in ours:
+        write_bundle(model, e)
+        e.with_suffix(".checked").write_text("1 2 3 4 5")
+    (tmp_path / "elsewhere.lpbundle").write_bytes(ours[0].read_bytes())
+    theirs = {"run.lpbundle": ours[0].read_bytes(), "notes.checked": b"mine",
+              f"{3:032x}.lpbundle": b"not a bundle", f"{4:032x}.checked": b"no entry",
+              f"{5:032x}.lpbundle": None}
+    for name, data in theirs.items():
+        if data is None:
+            (d / name).symlink_to(tmp_path / "elsewhere.lpbundle")
+        else:
+            (d / name).write_bytes(data)
+    evict(d, 0)
+    assert sorted(p.name for p in d.iterdir()) == sorted(theirs)
+    assert (tmp_path / "elsewhere.lpbundle").exists()

@@ -162,7 +162,8 @@ class _SumOnWrite:
         return doc
 
 
-def write_tables(model, path, items, waits, transfers, ops, index, indexes=True, events=None):
+def write_tables(model, path, items, waits, transfers, ops, index, indexes=True, events=None,
+                 mode=0o666):
     """Write ``model``'s small tables (lanes, strings, steps, ranks…) with these per-item
     tables (arrays or ``Deferred`` columns) and ``index``, stacked when indexed."""
     steps = [{"rank": r, "group": g, **_step_doc(s, indexes)}
@@ -199,7 +200,7 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True,
     header = msgpack.packb(_pack(doc, cols), use_bin_type=True)
     start = -(-(len(BUNDLE_MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
     path = Path(path)
-    with atomic_output(path) as tmp, open(tmp, "wb") as f:
+    with atomic_output(path, mode) as tmp, open(tmp, "wb") as f:
         f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
         for off, a in cols.arrays:
             f.seek(start + off)

@@ -27,7 +27,7 @@ def _released(part, make):
     return made
 
 
-def write_ranks_bundle(src, path):
+def write_ranks_bundle(src, path, mode=0o666):
     """Write the ranks of ``src`` (a source whose ``item_parts`` are several models of
     disjoint ranks, in its numbering) as one stacked bundle at ``path``."""
     parts = src.item_parts()
@@ -73,4 +73,5 @@ def write_ranks_bundle(src, path):
             p.prov_map[p.model.ops[c]].astype(p.model.ops[c].dtype) if c == "provenance"
             else np.asarray(p.model.ops[c]) for p in parts]) for c in first.ops})
     events = concat_event_tables([p.model.events for p in parts])
-    return write_tables(small, path, items, waits, transfers, ops, index, events=events)
+    return write_tables(small, path, items, waits, transfers, ops, index, events=events,
+                        mode=mode)
