@@ -451,3 +451,64 @@ def test_eviction_removes_only_the_caches_own_entries(tmp_path):
     evict(d, 0)
     assert sorted(p.name for p in d.iterdir()) == sorted(theirs)
     assert (tmp_path / "elsewhere.lpbundle").exists()
+
+
+# -- 7. a long name repeated per item ---------------------------------------------------------
+def test_a_long_name_named_by_many_items_is_cut_once_for_every_output(tmp_path):
+    """One 10 MB task name used by 300 tasks: Perfetto wanted 23.4 GiB (MemoryError),
+    Parquet/DuckDB a pyarrow TypeError at 4.5 GB, Chrome wrote 3.1 GB at 6.25 GB RSS,
+    `critical --json` printed 3.9 GB, the report grew to 93 MB.  A name is cut at
+    MAX_NAME_CHARS where it is read (a warning): every output stays the size of the honest
+    one's, give or take those characters per item."""
+    import json
+    from fixtures.fuzzing import most_run_task, with_long_strings
+    from legate_prof.analyze.critical_path import critical_path_report
+    from legate_prof.export import export
+    from legate_prof.load.loader import load_profile
+    from legate_prof.query import as_source
+    from legate_prof.read.legion_log import MAX_NAME_CHARS
+    from legate_prof.report import write_report
+    data = SAMPLE.read_bytes()
+    p = tmp_path / "legate_0.prof"
+    p.write_bytes(with_long_strings(data, {"TaskKind", "TaskVariant"}, 4 << 20,
+                                   task=most_run_task(data)))
+    model = load_profile([p])
+    assert [w for w in model.warnings if "longer than 1,000 characters cut" in str(w)]
+    assert max(map(len, model.names)) == MAX_NAME_CHARS
+    limit = 4 << 20  # (the honest sample's outputs: under 1 MB each)
+    for fmt, name in (("perfetto", "t.pftrace"), ("chrome", "t.json"), ("parquet", "t"),
+                      ("duckdb", "t.duckdb")):
+        export(model if fmt in ("perfetto", "chrome") else load_profile([p], ranked=True),
+               fmt, str(tmp_path / name))
+        out = tmp_path / name
+        size = sum(f.stat().st_size for f in out.iterdir()) if out.is_dir() else \
+            out.stat().st_size
+        assert size < limit, (fmt, size)
+    text = json.dumps(critical_path_report(as_source(load_profile([p], ranked=True)),
+                                           with_items=True), default=str)
+    assert len(text) < limit
+    write_report(load_profile([p], ranked=True), tmp_path / "r", pictures=None)
+    assert sum(f.stat().st_size for f in (tmp_path / "r").rglob("*") if f.is_file()) < limit
+
+
+def test_a_bundle_with_a_name_longer_than_any_log_gives_is_damaged(tmp_path):
+    """Bundles are foreign input too: their names are held to the same length."""
+    import msgpack
+    from legate_prof.errors import ProfileError
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store.bundle import write_bundle
+    from legate_prof.store.bundle_file import ALIGN, BUNDLE_MAGIC, read_bundle
+    b = tmp_path / "b.lpbundle"
+    write_bundle(load_profile([SAMPLE]), b)
+    raw = b.read_bytes()
+    n = len(BUNDLE_MAGIC)
+    hlen = int.from_bytes(raw[n:n + 8], "little")
+    base = -(-(n + 8 + hlen) // ALIGN) * ALIGN
+    doc = msgpack.unpackb(raw[n + 8:n + 8 + hlen], raw=False, strict_map_key=False)
+    doc["names"][1] = "N" * (1 << 20)
+    head = msgpack.packb(doc, use_bin_type=True)
+    new_base = -(-(n + 8 + len(head)) // ALIGN) * ALIGN
+    out = BUNDLE_MAGIC + len(head).to_bytes(8, "little") + head
+    b.write_bytes(out + bytes(new_base - len(out)) + raw[base:])
+    with pytest.raises(ProfileError, match="longer than 1,000 characters"):
+        read_bundle(b)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind, node_of_id
+from legate_prof.read.legion_log import MAX_NAME_CHARS
 
 class StringTable:
     """Interned strings; index 0 is the empty string."""
@@ -15,6 +16,8 @@ class StringTable:
         self.index = {"": 0}
 
     def intern(self, s):
+        if len(s) > MAX_NAME_CHARS:  # (what the readers cut already; names made of several)
+            s = s[:MAX_NAME_CHARS - 1] + "…"
         i = self.index.get(s)
         if i is None:
             i = self.index[s] = len(self.strings)
