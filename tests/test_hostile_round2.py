@@ -512,3 +512,51 @@ def test_a_bundle_with_a_name_longer_than_any_log_gives_is_damaged(tmp_path):
     b.write_bytes(out + bytes(new_base - len(out)) + raw[base:])
     with pytest.raises(ProfileError, match="longer than 1,000 characters"):
         read_bundle(b)
+
+
+# -- 13. record: Ctrl-C, and a legate that prints nothing ----------------------------------------
+HANGS = ("import os, time\n"
+         "from legate_prof.runtime import numpy as np\n"
+         "print('started', float(np.ones((10,)).sum()), flush=True)\n"
+         "time.sleep(float(os.environ.get('HANG_S', '3600')))\n")
+
+
+def test_ctrl_c_in_record_lets_legate_end_and_names_the_partial_profiles(tmp_path):
+    """Ctrl-C printed a `KeyboardInterrupt` traceback (`cli/record.py:124`), exit -2, and no
+    line about the partial `legate_0.prof`.  A terminal's Ctrl-C reaches the whole group."""
+    import signal
+    (tmp_path / "hangs.py").write_text(HANGS)
+    p = subprocess.Popen([sys.executable, "-P", "-m", "legate_prof", "record", "--no-report",
+                          "--cpus", "1", "--gpus", "0", "hangs.py"], cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+                         preexec_fn=lambda: (signal.signal(signal.SIGINT, signal.SIG_DFL),
+                                             os.setpgrp()))
+    try:
+        for line in p.stdout:  # (the program is running)
+            if line.startswith("started"):
+                break
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=300)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130 and "Traceback" not in err, (p.returncode, err[-2000:])
+    said = [ln for ln in err.splitlines() if "stopped (Ctrl-C)" in ln]
+    assert len(said) == 1 and "legate ended" in said[0], err
+    assert "partial profiles:" in said[0] and "legate_0.prof" in said[0], said
+
+
+def test_a_legate_that_prints_nothing_is_said_with_what_it_waits_on(tmp_path):
+    """A program that hangs left the user in silence for 15 minutes; now each silence of
+    LEGATE_PROF_RECORD_QUIET_S (60 s; here 2), then twice as long, is said: legate's pid,
+    the program, how long."""
+    (tmp_path / "hangs.py").write_text(HANGS)
+    env = dict(ENV, LEGATE_PROF_RECORD_QUIET_S="2", HANG_S="7")
+    r = subprocess.run([sys.executable, "-P", "-m", "legate_prof", "record", "--no-report",
+                        "--cpus", "1", "--gpus", "0", "hangs.py"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    said = [ln for ln in r.stderr.splitlines() if "waiting for legate (pid" in ln]
+    assert said and all("running hangs.py" in ln and "nothing printed for" in ln
+                        for ln in said), r.stderr
+    assert len(said) < 5  # (twice as long each time: 2, 4 s)

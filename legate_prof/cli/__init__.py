@@ -25,7 +25,10 @@ def main(argv=None):
     from legate_prof.cli.parser import build_parser
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["record"]:  # everything after it belongs to legate, options included
-        return record.run(argparse.Namespace(legate_args=argv[1:]))
+        try:
+            return record.run(argparse.Namespace(legate_args=argv[1:]))
+        except KeyboardInterrupt:  # (outside legate's run: before it, or in the report)
+            return 130
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
