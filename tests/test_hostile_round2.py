@@ -560,3 +560,74 @@ def test_a_legate_that_prints_nothing_is_said_with_what_it_waits_on(tmp_path):
     assert said and all("running hangs.py" in ln and "nothing printed for" in ln
                         for ln in said), r.stderr
     assert len(said) < 5  # (twice as long each time: 2, 4 s)
+
+
+# -- 14. warnings that blamed the wrong file --------------------------------------------------
+MPI4 = ROOT / "fixtures" / "real" / "mpi4"
+
+
+def _mpi4_logs(folder, cut_rank0=None):
+    """The four real ranks' logs, unpacked into ``folder`` (rank 0 cut to its first
+    ``cut_rank0`` bytes, as a run killed while writing it leaves it)."""
+    import gzip
+    folder.mkdir(exist_ok=True)
+    out = []
+    for r in range(4):
+        data = gzip.decompress((MPI4 / f"legate_{r}.prof.gz").read_bytes())
+        if r == 0 and cut_rank0:
+            data = data[:cut_rank0]
+        (folder / f"legate_{r}.prof").write_bytes(data)
+        out.append(folder / f"legate_{r}.prof")
+    return out
+
+
+@pytest.mark.parametrize("keep", [1 / 8, 1 / 3, 2 / 3])
+def test_a_rank_log_cut_short_makes_no_other_file_of_another_run(tmp_path, keep):
+    """A rank-0 log cut at 200 kB made the same run's intact `legate_3.prof` "not of the
+    others' run … files of different runs mixed?".  A file cut short ends before its run
+    did: its span does not say where the run ended."""
+    import gzip
+    from legate_prof.load.loader import load_profile
+    size = len(gzip.decompress((MPI4 / "legate_0.prof.gz").read_bytes()))
+    paths = _mpi4_logs(tmp_path / "run", int(size * keep))
+    model = load_profile(paths)
+    said = [str(w) for w in model.warnings]
+    assert not [w for w in said if "not of the others' run" in w or "do not overlap" in w], said
+    assert any("legate_0.prof" in w and "truncated" in w for w in said), said
+
+
+@pytest.mark.parametrize("order", ["sample_first", "mpi4_first"])
+def test_two_runs_rank_0_keep_the_one_given_first(tmp_path, order):
+    """Two runs' rank 0 given together printed an error, kept the second file and dropped
+    the first.  Where no other file tells which run is meant, the first given is shown and
+    the line says so."""
+    import gzip
+    from legate_prof.load.loader import load_profile
+    mpi4_0 = tmp_path / "b" / "legate_0.prof"
+    mpi4_0.parent.mkdir()
+    mpi4_0.write_bytes(gzip.decompress((MPI4 / "legate_0.prof.gz").read_bytes()))
+    sample = tmp_path / "a" / "legate_0.prof"
+    sample.parent.mkdir()
+    sample.write_bytes(SAMPLE.read_bytes())
+    first, second = (sample, mpi4_0) if order == "sample_first" else (mpi4_0, sample)
+    model = load_profile([first, second])
+    assert model.n_items == load_profile([first]).n_items
+    assert len(model.errors) == 1 and str(second) in model.errors[0]
+    assert "which is shown" in model.errors[0]
+
+
+def test_files_whose_processors_collide_are_said_to_share_lanes(tmp_path):
+    """Processor ids colliding between ranks (a copy of rank 0's log whose MachineDesc says
+    rank 2) landed on rank 0's lanes without a warning."""
+    from fixtures.fuzzing import legion_fields, swept
+    from legate_prof.load.loader import load_profile
+    paths = _mpi4_logs(tmp_path / "run")
+    data = paths[0].read_bytes()
+    at = [(o, s) for r, f, o, s in legion_fields(data) if (r, f) == ("MachineDesc", "node_id")]
+    paths[2].write_bytes(swept(data, *at[0], 2))
+    said = [str(w) for w in load_profile(paths).warnings]
+    shared = [w for w in said if "ran on the same processors" in w]
+    assert len(shared) == 1 and "legate_0.prof" in shared[0] and "legate_2.prof" in shared[0]
+    assert "rank 0's lanes" in shared[0]
+    assert not [w for w in [str(w) for w in load_profile(_mpi4_logs(tmp_path / "honest"))
+                            .warnings] if "processors" in w]

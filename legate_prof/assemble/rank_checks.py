@@ -95,6 +95,7 @@ def cross_file_problems(ranks, wanted=None):
         if len(files) > 1:
             out.append(f"warning: rank {rank} is in {len(files)} files ({', '.join(files[:3])}); "
                        "files of different runs mixed?")
+    out += _shared_processors_lines(ranks)
     size = int(runs[0][0]["num_nodes"]) if runs else 0
     if 1 < size <= 1 << 16:
         expected = set(range(size)) if wanted is None else set(wanted) & set(range(size))
@@ -107,6 +108,26 @@ def cross_file_problems(ranks, wanted=None):
                        "others only")
     if runs:
         out += _apart_line(runs[0])
+    return out
+
+
+def _shared_processors_lines(ranks):
+    """Files whose items ran on processors of a node that is not their rank (ids say which
+    node: those items are on that rank's lanes), or of a node another file's ran on too."""
+    by_node = {}
+    for r in ranks:
+        for node in r.get("proc_nodes") or ():
+            by_node.setdefault(int(node), []).append(r)
+    out = []
+    for node, rs in sorted(by_node.items()):
+        files = ", ".join(r["file"] for r in rs[:3]) + (" …" if len(rs) > 3 else "")
+        if len(rs) > 1:
+            out.append(f"warning: {files} ran on the same processors (of node {node}: their "
+                       f"ids collide), so their items share rank {node}'s lanes: files of "
+                       "different runs, or a file's rank changed?")
+        elif int(rs[0]["rank"]) != node:
+            out.append(f"warning: {files} (rank {rs[0]['rank']}) ran on processors of node "
+                       f"{node}: its items are on rank {node}'s lanes")
     return out
 
 

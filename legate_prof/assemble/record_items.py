@@ -218,6 +218,23 @@ _SPAN_RECORDS = (("TaskInfo", "start", "stop"), ("ImplicitTaskInfo", "start", "s
                  ("PartitionInfo", "start", "stop"))
 
 
+# records of what ran on a processor: a log holds them for its own node's processors only
+# (it describes other nodes' processors, never runs anything on them)
+_PROC_RECORDS = ("TaskInfo", "ImplicitTaskInfo", "GPUTaskInfo", "MetaInfo", "MessageInfo",
+                 "MapperCallInfo", "RuntimeCallInfo", "ApplicationCallInfo", "ProfTaskInfo")
+
+
+def processor_nodes(log):
+    """The nodes (ranks) of the processors a log's records ran on: its own rank, unless its
+    processors' ids say another (two files whose ids collide share that rank's lanes)."""
+    nodes = set()
+    for rec in _PROC_RECORDS:
+        t = log.table(rec)
+        if len(t):
+            nodes.update(np.unique(node_of_id(np.asarray(t["proc_id"], np.uint64))).tolist())
+    return sorted(nodes)
+
+
 def log_span(log):
     """(first start, last stop) of a log's timeline records on its node's clock; (0, 0)
     without any.  Ranks of one run overlap in time unless their clocks are far apart

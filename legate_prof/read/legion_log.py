@@ -192,6 +192,7 @@ class LegionLog:
     warnings: list = field(default_factory=list)
     record_count: int = 0
     byte_size: int = 0
+    cut: bool = False  # the file ends early or is damaged: its records stop before the run's end
 
     def table(self, name):
         return self.tables.get(name, ())
@@ -312,6 +313,7 @@ class LegionProfReader:
         version, legion_version, layouts, pos = self.parse_header(raw)
         log = LegionLog(self.path, version, legion_version, layouts, byte_size=len(raw))
         if gz_warning:
+            log.cut = True
             log.warnings.append(ProfileWarning(self.path, gz_warning))
         if version not in ("1.0", "1011"):
             log.warnings.append(ProfileWarning(
@@ -348,6 +350,7 @@ class LegionProfReader:
                 else:
                     pos = _read_variable(raw, pos, layout, body)
         except _Stop as stop:
+            log.cut = True
             log.warnings.append(ProfileWarning(self.path, f"{stop}; kept {body.count} records"))
         log.record_count = body.count
         if body.state.get("cut"):
