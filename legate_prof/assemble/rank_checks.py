@@ -11,9 +11,17 @@ from legate_prof.present.units import format_ns
 SAME_RUN_ZERO_TIME_NS = 60 * 10**9
 
 
+def _ints(v):
+    """``v`` when it is a list of ints (a bundle's rank entry is a stranger's too), else ()."""
+    if isinstance(v, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool)
+                                            for x in v):
+        return v
+    return ()
+
+
 def _span(r):
-    s = r.get("span_ns")
-    return (int(s[0]), int(s[1])) if isinstance(s, (list, tuple)) and len(s) == 2 else None
+    s = _ints(r.get("span_ns"))
+    return (int(s[0]), int(s[1])) if len(s) == 2 else None
 
 
 def _runs(legion):
@@ -116,8 +124,8 @@ def _shared_processors_lines(ranks):
     node: those items are on that rank's lanes), or of a node another file's ran on too."""
     by_node = {}
     for r in ranks:
-        for node in r.get("proc_nodes") or ():
-            by_node.setdefault(int(node), []).append(r)
+        for node in _ints(r.get("proc_nodes")):
+            by_node.setdefault(node, []).append(r)
     out = []
     for node, rs in sorted(by_node.items()):
         files = ", ".join(r["file"] for r in rs[:3]) + (" …" if len(rs) > 3 else "")
