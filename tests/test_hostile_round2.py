@@ -631,3 +631,22 @@ def test_files_whose_processors_collide_are_said_to_share_lanes(tmp_path):
     assert "rank 0's lanes" in shared[0]
     assert not [w for w in [str(w) for w in load_profile(_mpi4_logs(tmp_path / "honest"))
                             .warnings] if "processors" in w]
+
+
+# -- 8. times at 2^63 - 1 ---------------------------------------------------------------------
+def test_a_run_ending_at_2_63_minus_1_goes_through_the_report_and_exports(tmp_path):
+    """`report` ended in an `OverflowError` (`report/query.py lane_tile`: a tile's float
+    bound near 2^63 - 1 rounds past what an int64 holds) and the Parquet/DuckDB exports
+    printed numpy's raw `RuntimeWarning: invalid value encountered in cast`."""
+    from fixtures.fuzzing import times_at_the_end
+    from legate_prof.load.loader import load_profile
+    p = tmp_path / "legate_0.prof"
+    p.write_bytes(times_at_the_end(SAMPLE.read_bytes()))
+    first, last = load_profile([p]).time_range()
+    assert first < last <= 2**63 - 1
+    for args in (["report", "--no-pictures", "-o", tmp_path / "r"],
+                 ["export", "--format", "parquet", "-o", tmp_path / "t"],
+                 ["export", "--format", "duckdb", "-o", tmp_path / "t.duckdb"]):
+        r = cli(*args, p)
+        assert r.returncode == 0, (args, r.stderr[-1500:])
+        assert "Traceback" not in r.stderr and "Warning" not in r.stderr, (args, r.stderr)

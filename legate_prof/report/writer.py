@@ -56,8 +56,9 @@ def _write_tiles(q, out, progress=None):
         level_bytes = 0
         children = []
         for i in frontier:
-            a = q.t0 + span * i / n
-            b = q.t0 + span * (i + 1) / n
+            # (whole ns, exact: a float bound near 2^63 - 1 rounded past what an int64 holds)
+            a = int(q.t0) + int(span) * i // n
+            b = int(q.t0) + int(span) * (i + 1) // n
             tile = {"lanes": {}, "util": {}}
             halves = set()
             for L in lanes:
