@@ -117,16 +117,19 @@ def _call_tree(g, first, s, e, key, span):
               - np.searchsorted(stop_keys, g.astype(np.int64) * span, side="left"))
     depth = np.maximum(np.arange(n) - first - closed, 0)
     parent = np.full(n, -1, np.int64)
-    for d in range(1, int(depth.max()) + 1 if n else 1):
-        kids = np.flatnonzero(depth == d)
-        above = np.flatnonzero(depth == d - 1)
-        if len(kids) == 0 or len(above) == 0:
-            continue
-        j = np.searchsorted(above, kids) - 1
-        ok = j >= 0
-        p = above[np.maximum(j, 0)]
-        ok &= (g[p] == g[kids]) & (s[p] <= s[kids]) & (e[kids] <= e[p])
-        parent[kids[ok]] = p[ok]
+    # each call's candidate: the last call before it one level up, for all levels in one
+    # search over (depth, position) keys (a level at a time was quadratic: 100,000 identical
+    # calls nest 100,000 deep, 79 s)
+    level_key = np.sort(depth.astype(np.int64) * (n + 1) + np.arange(n))
+    kids = np.flatnonzero(depth >= 1)
+    up = (depth[kids].astype(np.int64) - 1) * (n + 1)
+    j = np.searchsorted(level_key, up + kids) - 1
+    ok = j >= 0
+    found = level_key[np.maximum(j, 0)]
+    ok &= found >= up  # (one level up, not further)
+    p = found % (n + 1)
+    ok &= (g[p] == g[kids]) & (s[p] <= s[kids]) & (e[kids] <= e[p])
+    parent[kids[ok]] = p[ok]
     return depth, parent
 
 
