@@ -30,6 +30,7 @@ def inputs(folder):
     efficient = open(os.path.join(ROOT, "fixtures", "real", "efficient_0.prof"), "rb").read()
     made = {f"{n // 1000}k identical calls": identical_calls(sample, n)
             for n in (20_000, 40_000, 100_000)}
+    made["40k calls, 40k waits"] = identical_calls(sample, 40_000, waits=40_000)
     made["sample x15"] = repeated_body(sample, 15)
     made["efficient x15"] = repeated_body(efficient, 15)
     made["efficient x95"] = repeated_body(efficient, 95)

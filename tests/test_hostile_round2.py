@@ -654,58 +654,79 @@ def test_a_run_ending_at_2_63_minus_1_goes_through_the_report_and_exports(tmp_pa
 
 
 # -- 4. many calls sharing one interval (the call tree: assemble/nested_calls.py) ---------------
-def _brute_nest(kind, start, stop, fevent):
-    """Each call's wait target as the reference's rule says, by a scan: calls of a caller in
-    (start, longest first, given order); a call's parent is the nearest call before it, one
-    level up (depth: the caller's calls begun and not yet stopped), that contains it."""
+def _brute_nest(kind, start, stop, fevent, waits):
+    """What ``nest_calls`` makes, by scans: {(start, ready, end): sorted items} of the waits.
+
+    Calls of a caller in (start, longest first, given order); a call's depth is its calls
+    begun and not yet stopped; its parent the nearest call before it one level up that
+    contains it (else the caller).  A caller's wait goes to the last call begun by its start,
+    or the first of that call's ancestors that contains it; failing that, the smallest call
+    it overlaps (the first of equals); failing that, it stays."""
     from legate_prof.assemble.nested_calls import CALL_KINDS, CALLER_KINDS
     callers = {int(fevent[i]): i for i in range(len(kind)) if kind[i] in CALLER_KINDS}
-    target = {}
-    by_caller = {}
+    by_caller, parent_of = {}, {}
     for i in range(len(kind)):
         if kind[i] in CALL_KINDS and int(fevent[i]) in callers:
             by_caller.setdefault(callers[int(fevent[i])], []).append(i)
     for caller, calls in by_caller.items():
         calls.sort(key=lambda i: (start[i], -(stop[i] - start[i])))
-        depth = []
+        depth = [max(k - sum(1 for j in calls if stop[j] <= start[i]), 0)
+                 for k, i in enumerate(calls)]
         for k, i in enumerate(calls):
-            closed = sum(1 for j in calls if stop[j] <= start[i])
-            depth.append(max(k - closed, 0))
-        for k, i in enumerate(calls):
-            parent = next((calls[j] for j in range(k - 1, -1, -1)
-                           if depth[j] == depth[k] - 1), None)
-            ok = parent is not None and start[parent] <= start[i] and stop[i] <= stop[parent]
-            target[i] = parent if ok else caller
-    return target
+            p = next((calls[j] for j in range(k - 1, -1, -1) if depth[j] == depth[k] - 1),
+                     None)
+            ok = p is not None and start[p] <= start[i] and stop[i] <= stop[p]
+            parent_of[i] = p if ok else None
+    out = {}
+    for item, ws, wr, we in zip(*(waits[k].tolist() for k in ("item", "start", "ready",
+                                                                "end"))):
+        calls = by_caller.get(item, [])
+        began = [i for i in calls if start[i] <= ws]
+        c = began[-1] if began else None
+        while c is not None and not (start[c] <= ws and we <= stop[c]):
+            c = parent_of[c]
+        if c is None:
+            over = [i for i in calls if start[i] < we and stop[i] > ws]
+            c = min(over, key=lambda i: (stop[i] - start[i], calls.index(i))) if over else None
+        out.setdefault((ws, wr, we), []).append(item if c is None else c)
+    for i, p in parent_of.items():
+        caller = callers[int(fevent[i])]
+        out.setdefault((int(start[i]), int(stop[i]), int(stop[i])), []).append(
+            caller if p is None else p)
+    return {k: sorted(v) for k, v in out.items()}
 
 
 def test_the_call_tree_is_found_as_a_scan_finds_it():
-    """`nest_calls` found each level's parents in a pass of its own: 100,000 calls sharing
-    one start and stop nest 100,000 deep (issue 37: 79 s for `stats` at 100k calls).  One
-    search over (depth, position) finds the same tree — calls nested, in a row, identical,
-    overlapping without nesting."""
+    """`nest_calls` found each level's parents in a pass of its own, climbed a wait's
+    ancestors a step a pass and scanned every call for each wait straddling one: 100,000
+    calls sharing one start and stop nest 100,000 deep (issue 37: 79 s for `stats`); 40,000
+    such calls and as many waits took 43 s, or 94 s straddling.  One search finds the tree,
+    jumps of 2^k ancestors the call holding a wait, a Fenwick tree the smallest call a wait
+    overlaps — the same as the scans, on calls nested, in a row, identical, overlapping
+    without nesting, and waits inside, across and outside them."""
     from legate_prof.assemble.nested_calls import nest_calls
     from legate_prof.model.kinds import ItemKind
     rng = np.random.default_rng(37)
-    for trial in range(300):
-        n_callers, n = int(rng.integers(1, 4)), int(rng.integers(0, 40))
+    for trial in range(400):
+        n_callers, n, n_waits = (int(rng.integers(1, 4)), int(rng.integers(0, 40)),
+                                 int(rng.integers(0, 12)))
         kind = np.concatenate([np.full(n_callers, int(ItemKind.TASK)),
                                np.full(n, int(ItemKind.RUNTIME_CALL))]).astype(np.uint8)
         fevent = np.concatenate([np.arange(1, n_callers + 1),
                                  rng.integers(1, n_callers + 2, n)]).astype(np.uint64)
         start = np.concatenate([np.zeros(n_callers), rng.integers(0, 12, n)]).astype(np.int64)
         stop = start + np.concatenate([np.full(n_callers, 100), rng.integers(0, 12, n)])
-        empty = {k: np.zeros(0, np.int64) for k in ("item", "start", "ready", "end")}
-        waits, _ = nest_calls(kind, start, stop, fevent, empty)
-        got = {}  # each call is one wait [start, stop] of its target
-        for item, s, e in zip(waits["item"].tolist(), waits["start"].tolist(),
-                              waits["end"].tolist()):
-            got.setdefault((s, e), []).append(item)
-        want = {}
-        for i, t in _brute_nest(kind, start, stop, fevent).items():
-            want.setdefault((int(start[i]), int(stop[i])), []).append(t)
-        assert {k: sorted(v) for k, v in got.items()} == \
-            {k: sorted(v) for k, v in want.items()}, trial
+        ws = rng.integers(0, 24, n_waits)
+        we = ws + rng.integers(0, 10, n_waits)
+        waits = {"item": np.sort(rng.integers(0, n_callers, n_waits)), "start": ws,
+                 "ready": we, "end": we}
+        got, _ = nest_calls(kind, start, stop, fevent, waits)
+        made = {}
+        for item, a, r, b in zip(*(got[k].tolist() for k in ("item", "start", "ready",
+                                                              "end"))):
+            made.setdefault((a, r, b), []).append(item)
+        assert {k: sorted(v) for k, v in made.items()} == \
+            _brute_nest(kind, start, stop, fevent, waits), trial
 
 
 def test_a_million_identical_calls_nest_into_one_chain():

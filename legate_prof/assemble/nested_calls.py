@@ -145,19 +145,79 @@ def _waits_into_calls(calls, g, g_item, s, e, depth, parent, key, w_item, w_s, w
     start_keys = key(g, s)
     cand = np.searchsorted(start_keys, key(gpos[has], w_s[has]), side="right") - 1
     cand = np.where((cand >= 0) & (g[np.maximum(cand, 0)] == gpos[has]), cand, -1)
-    for _ in range(int(depth.max()) + 2):
-        c = np.maximum(cand, 0)
-        bad = (cand >= 0) & ~((s[c] <= w_s[has]) & (w_e[has] <= e[c]))
-        if not bad.any():
-            break
-        cand = np.where(bad, parent[c], cand)
+    cand = _first_containing(cand, parent, depth, s, e, w_s[has], w_e[has])
     # A wait that straddles a call's edge (Legion writes overlapping waits for the scheduler
     # meta-task) goes, as in the reference, to the smallest call it overlaps.
-    for k in np.flatnonzero(cand < 0).tolist():
-        lo, hi = np.searchsorted(g, [gpos[has[k]], gpos[has[k]] + 1])
-        over = lo + np.flatnonzero((s[lo:hi] < w_e[has[k]]) & (e[lo:hi] > w_s[has[k]]))
-        if len(over):
-            cand[k] = over[np.argmin(e[over] - s[over])]
+    loose = np.flatnonzero(cand < 0)
+    for grp in np.unique(gpos[has[loose]]).tolist():
+        mine = loose[gpos[has[loose]] == grp]
+        lo, hi = np.searchsorted(g, [grp, grp + 1])
+        got = _smallest_overlapping(s[lo:hi], e[lo:hi], w_s[has[mine]], w_e[has[mine]])
+        cand[mine] = np.where(got >= 0, got + lo, -1)
     moved = cand >= 0
     w_item[has[moved]] = calls[cand[moved]]
     return w_item
+
+
+def _first_containing(cand, parent, depth, s, e, ws, we):
+    """The first of each ``cand`` and its ancestors (``parent`` links) that contains its wait
+    [ws, we], or -1.  An ancestor contains its descendants, so those that contain a wait are
+    the chain above some point: found by jumps of 2^k ancestors, log2(depth) passes (a step
+    a pass took depth passes: 40,000 identical calls and as many waits, 43 s)."""
+    def contains(c):
+        cc = np.maximum(c, 0)
+        return (c >= 0) & (s[cc] <= ws) & (we <= e[cc])
+    jumps = [parent]
+    while len(jumps) < max(int(depth.max()) if len(depth) else 0, 1).bit_length() + 1:
+        up = jumps[-1]
+        jumps.append(np.where(up >= 0, up[np.maximum(up, 0)], -1))
+    done = contains(cand)
+    c = cand.copy()
+    for up in reversed(jumps):  # highest ancestor that does not contain the wait
+        nxt = np.where(c >= 0, up[np.maximum(c, 0)], -1)
+        go = ~done & (nxt >= 0) & ~contains(nxt)
+        c = np.where(go, nxt, c)
+    above = np.where(c >= 0, parent[np.maximum(c, 0)], -1)
+    return np.where(done, cand, np.where(contains(above), above, -1))
+
+
+def _smallest_overlapping(s, e, ws, we):
+    """For each wait [ws, we], the position (into one caller's calls ``s``, ``e``, ordered by
+    start) of the smallest call it overlaps (s < we and e > ws): the shortest, the first of
+    equals; -1 where none.  Waits by their end, calls entering by their start: a Fenwick tree
+    over the calls' stops keeps the least (duration, position) of those stopping after a
+    point — (calls + waits) x log(calls) steps, where a scan of the calls per wait was
+    quadratic (40,000 of each: 94 s)."""
+    n = len(s)
+    out = np.full(len(ws), -1, np.int64)
+    if n == 0 or len(ws) == 0:
+        return out
+    by_size = np.lexsort((np.arange(n), e - s))  # (duration, position): rank -> call
+    size_rank = np.empty(n, np.int64)
+    size_rank[by_size] = np.arange(n)
+    stop_order = np.argsort(e, kind="stable")
+    slot = np.empty(n, np.int64)  # a call's place among the stops, latest first
+    slot[stop_order] = n - 1 - np.arange(n)
+    stops = e[stop_order]
+    last_slot = (n - 1 - np.searchsorted(stops, ws, side="right")).tolist()  # e > ws: 0..this
+    tree = [n] * (n + 1)  # prefix minimum of size ranks over slots (n: none)
+    starts, slots, ranks = s.tolist(), slot.tolist(), size_rank.tolist()
+    we_list, at, best = we.tolist(), 0, []
+    for k in np.argsort(we, kind="stable").tolist():
+        while at < n and starts[at] < we_list[k]:  # (calls are ordered by start)
+            i, v = slots[at] + 1, ranks[at]
+            while i <= n:
+                if v < tree[i]:
+                    tree[i] = v
+                i += i & -i
+            at += 1
+        i, m = last_slot[k] + 1, n
+        while i > 0:
+            if tree[i] < m:
+                m = tree[i]
+            i -= i & -i
+        best.append((k, m))
+    for k, m in best:
+        if m < n:
+            out[k] = by_size[m]
+    return out
