@@ -234,9 +234,9 @@ def _one_log_per_rank(logs, errors):
         rank = rank_of(logs[k])
         if rank in seen:
             errors.append(ProfileError(
-                logs[k].path, f"rank {rank} again (also in {os.path.basename(seen[rank])}): a "
-                              "file of another run? Left out; open one run at a time, or "
-                              "compare runs with `legate_prof compare`"))
+                logs[k].path, f"rank {rank} again (also in {os.path.basename(seen[rank])}, "
+                              "which is shown): a file of another run? Left out; open one run "
+                              "at a time, or compare runs with `legate_prof compare`"))
             continue
         if rank is not None:
             seen[rank] = logs[k].path
@@ -246,12 +246,17 @@ def _one_log_per_rank(logs, errors):
 
 def same_run_first(inputs, rank_of, zero_time):
     """The indices of ``inputs``, those of a rank given more than once ordered so that the one
-    whose clock started nearest the others' (the median ``ZeroTime``) comes first."""
-    zts = sorted(z for z in map(zero_time, inputs) if z is not None)
-    mid = zts[len(zts) // 2] if zts else 0
+    whose clock started nearest the others' (the median ``ZeroTime`` of the ranks given once)
+    comes first; where no other rank tells, the first given (two runs' rank 0 kept the
+    second)."""
     count = {}
     for x in inputs:
         count[rank_of(x)] = count.get(rank_of(x), 0) + 1
+    zts = sorted(z for x in inputs if count[rank_of(x)] == 1
+                 for z in (zero_time(x),) if z is not None)
+    if not zts:
+        return list(range(len(inputs)))
+    mid = zts[len(zts) // 2]
 
     def key(k):
         z = zero_time(inputs[k])
