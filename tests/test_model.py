@@ -656,3 +656,58 @@ def test_waits_into_calls_nested_deep_or_in_a_long_row_are_found_in_a_few_passes
         order = np.argsort(got["event"][mine])
         want = ws if shape == "deep" else np.zeros(m, np.int64)  # (the innermost: call ws)
         assert np.array_equal(got["item"][mine][order], want), shape
+
+
+def _many_rows_log(path, n=600, seed=5):
+    """One processor's log of ``n`` meta-tasks that overlap at random: stacked, a lane of
+    dozens of rows of several items each, wide and narrow at any zoom."""
+    from legate_prof.read.legion_writer import LegionProfWriter
+    rng = np.random.default_rng(seed)
+    proc = 0x1D00000000000000
+    with LegionProfWriter(path) as w:
+        w.write("MachineDesc", node_id=0, num_nodes=1, hostname="h", host_id=1, process_id=2)
+        w.write("ZeroTime", zero_time=0)
+        w.write("MetaDesc", kind=1, message=False, ordered_vc=False, name="Scheduler")
+        w.write("ProcDesc", proc_id=proc, kind=3, uuid_size=16, cuda_device_uuid=b"")
+        starts = np.sort(rng.integers(0, 2_000_000, n))
+        lengths = (10 ** rng.uniform(1, 6, n)).astype(np.int64)
+        for op, (s, d) in enumerate(zip(starts.tolist(), lengths.tolist())):
+            w.write("MetaInfo", op_id=op, lg_id=1, proc_id=proc, create=s, ready=s, start=s,
+                    stop=s + d, fevent=op + 1)
+
+
+def test_a_lane_of_many_rows_is_drawn_at_once_as_row_by_row(tmp_path, monkeypatch):
+    """A lane of many small rows is drawn in one pass over its items (``_small_rows``: a
+    memory's 10,499 instances, a row each, took 49,658 passes for the report's tiles of the
+    N = 10 M example); the rows, boxes, bands, counts and busy shares are those the
+    row-by-row rule draws, at every zoom and width."""
+    import legate_prof.query.level_of_detail as lod
+    p = tmp_path / "legate_0.prof"
+    _many_rows_log(p)
+    model = load_profile([p])
+    lane = int(np.argmax(model.lanes["rows"]))
+    rows = int(model.lanes["rows"][lane])
+    lo, hi = model.lane_range(lane)
+    assert rows >= lod.MANY_ROWS and hi - lo <= lod.SMALL_ROW_ITEMS * rows
+    assert hi - lo > 2 * rows  # (rows of several items: bands of several)
+    t0, t1 = model.time_range()
+    rng = np.random.default_rng(0)
+    bands = 0
+    for trial in range(80):
+        a = rng.uniform(t0, t1)
+        b = a + (t1 - t0) * 10 ** rng.uniform(-5, 0)
+        a, b = (t0, t1) if trial % 9 == 0 else (a, b)
+        w = int(rng.integers(40, 2500))
+        at_once = lod.draw_rows(model, lane, a, b, w)
+        monkeypatch.setattr(lod, "MANY_ROWS", 10**9)
+        one_by_one = lod.draw_rows(model, lane, a, b, w)
+        monkeypatch.undo()
+        assert [r.row for r in at_once] == [r.row for r in one_by_one]
+        for x, y in zip(at_once, one_by_one):
+            for f in ("box_x0", "box_x1", "box_item", "band_x0", "band_x1", "band_count",
+                      "band_first"):
+                u, v = getattr(x, f), getattr(y, f)
+                assert u.dtype == v.dtype and np.array_equal(u, v), (trial, x.row, f)
+            assert np.allclose(x.band_busy, y.band_busy, atol=1e-6)
+            bands += int((x.band_count > 1).sum())
+    assert bands > 0

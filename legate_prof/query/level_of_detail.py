@@ -57,8 +57,11 @@ def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
     ns_px = (t1 - t0) / float(width_px)
     min_dur = min_px * ns_px
     start_all, stop_all, bounds, lane_lo, lane_perm, ids = model.row_space(lane)
+    n_rows = len(bounds) - 1
+    if n_rows >= MANY_ROWS and int(bounds[-1] - bounds[0]) <= SMALL_ROW_ITEMS * n_rows:
+        return _small_rows(lane, start_all, stop_all, bounds, ids, t0, t1, width_px, min_px)
     sums, first = model.busy_prefix(lane)
-    for row in range(len(bounds) - 1):
+    for row in range(n_rows):
         lo, hi = int(bounds[row]), int(bounds[row + 1])
         if hi == lo:
             continue
@@ -105,6 +108,79 @@ def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
             band_count=bc[~single],
             band_first=band_first,
             band_busy=busy_share(bbusy[~single], (b1 - b0 + 1)[~single] * ns_px)))
+    return rows
+
+
+# A lane of many rows holding few items each (a memory whose instances all live to the end:
+# a row each) is drawn in one pass over its items, not a pass per row
+MANY_ROWS = 16
+SMALL_ROW_ITEMS = 64  # items per row, on average, at most
+
+
+def _small_rows(lane, start_all, stop_all, bounds, ids, t0, t1, width_px, min_px):
+    """``draw_rows`` of a lane of many small rows, all rows at once: its items in view
+    scanned as ``_by_scan`` scans one row's (a row's items neither overlap nor go out of
+    order, so "in view" is a mask), their pixel columns keyed by (row, column)."""
+    ns_px = (t1 - t0) / float(width_px)
+    min_dur = min_px * ns_px
+    lo = int(bounds[0])
+    start, stop = start_all[lo:int(bounds[-1])], stop_all[lo:int(bounds[-1])]
+    pos = np.flatnonzero((stop >= t0) & (start <= t1))
+    if len(pos) == 0:
+        return []
+    row_of = np.searchsorted(bounds, pos + lo, side="right") - 1
+    s, e = start[pos], stop[pos]
+    dur = e - s
+    is_wide = dur >= min_dur
+    wide, nar = np.flatnonzero(is_wide), np.flatnonzero(~is_wide)
+    # narrow items: per (row, pixel column) their count, first and running time, in order
+    npx = np.clip(((s[nar] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
+    key = row_of[nar] * width_px + npx
+    col = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else nar[:0]
+    col_count = np.diff(np.r_[col, len(key)])
+    col_busy = np.add.reduceat(dur[nar].astype(np.float64), col) if len(col) else \
+        np.zeros(0)
+    col_row, col_px = row_of[nar][col], npx[col]
+    # merged bands: runs of columns of one row, gaps of at most min_px bridged
+    brk = np.flatnonzero((np.diff(col_px) > min_px) | (np.diff(col_row) != 0)) + 1
+    b_start = np.r_[0, brk] if len(col) else col
+    b_end = np.r_[brk, len(col)] - 1 if len(col) else col
+    csum = np.r_[0, np.cumsum(col_count)]
+    bsum = np.r_[0.0, np.cumsum(col_busy)]
+    b_count = csum[b_end + 1] - csum[b_start]
+    b_busy = bsum[b_end + 1] - bsum[b_start]
+    b0 = col_px[b_start]
+    b1 = np.maximum(col_px[b_end], b0 + int(np.ceil(min_px)) - 1)
+    b_first = nar[col[b_start]]  # (an index into pos)
+    b_row = col_row[b_start]
+    single = b_count == 1
+    # boxes: the wide items, then the single-item bands' items widened (as ``draw_rows``)
+    box_pos = np.concatenate([wide, b_first[single]])
+    box_row = np.concatenate([row_of[wide], b_row[single]])
+    sx0 = b0[single].astype(np.float64)
+    bx0 = (s[wide] - t0) / ns_px
+    box_x0 = np.concatenate([bx0, sx0])
+    box_x1 = np.concatenate([np.maximum((e[wide] - t0) / ns_px, bx0 + 1.0), sx0 + min_px])
+    o = np.argsort(box_row, kind="stable")
+    box_row, box_pos, box_x0, box_x1 = box_row[o], box_pos[o], box_x0[o], box_x1[o]
+    box_item = pos[box_pos] + lo
+    many = ~single
+    band_row, band_first = b_row[many], pos[b_first[many]] + lo
+    if ids is not None:
+        box_item, band_first = ids[box_item], ids[band_first]
+    band_x0, band_x1 = b0[many].astype(np.float64), (b1[many] + 1).astype(np.float64)
+    band_count = b_count[many]
+    band_busy = busy_share(b_busy[many], (b1 - b0 + 1)[many] * ns_px)
+    drawn = np.unique(row_of)
+    at_box = np.searchsorted(box_row, np.r_[drawn, drawn[-1] + 1]).tolist()
+    at_band = np.searchsorted(band_row, np.r_[drawn, drawn[-1] + 1]).tolist()
+    rows = []
+    for k, row in enumerate(drawn.tolist()):
+        a, b, c, d = at_box[k], at_box[k + 1], at_band[k], at_band[k + 1]
+        rows.append(DrawRow(
+            lane=lane, row=row, box_x0=box_x0[a:b], box_x1=box_x1[a:b],
+            box_item=box_item[a:b], band_x0=band_x0[c:d], band_x1=band_x1[c:d],
+            band_count=band_count[c:d], band_first=band_first[c:d], band_busy=band_busy[c:d]))
     return rows
 
 

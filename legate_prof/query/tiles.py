@@ -82,27 +82,45 @@ def lane_tile(model, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
     if not t1 > t0:  # (a zero-width window, where even 1e-9 ns more is the same float)
         t1 = math.nextafter(t0, math.inf)
     scale = width_px / (t1 - t0)
+    drawn = draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX * float(px_scale))
     rows = []
-    names = model.items["name"]
-    for dr in draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX * float(px_scale)):
-        p0, p1, ps, pi = state_pieces(dr.box_item, dr.box_x0, dr.box_x1, t0, scale,
-                                      model.waits)
-        rows.append(TileRow(
-            row=dr.row, box_x0=dr.box_x0, box_x1=dr.box_x1, box_item=dr.box_item,
-            box_name=names[dr.box_item].astype(np.int64),
-            band_x0=dr.band_x0, band_x1=dr.band_x1, band_count=dr.band_count,
-            band_first=dr.band_first, piece_x0=p0, piece_x1=p1, piece_state=ps,
-            piece_item=pi, piece_name=names[pi].astype(np.int64), band_busy=dr.band_busy))
+    if drawn:  # (the pieces and names of every row's boxes at once, then cut per row)
+        names = model.items["name"]
+        n_box = np.array([len(dr.box_item) for dr in drawn], np.int64)
+        items = np.concatenate([dr.box_item for dr in drawn])
+        p0, p1, ps, pi, owner = _pieces(items, np.concatenate([dr.box_x0 for dr in drawn]),
+                                        np.concatenate([dr.box_x1 for dr in drawn]), t0,
+                                        scale, model.waits)
+        box_name = names[items].astype(np.int64)
+        piece_row = np.repeat(np.arange(len(drawn)), n_box)[owner]
+        o = np.argsort(piece_row, kind="stable")  # (each row's running, waiting, ready)
+        p0, p1, ps, pi = p0[o], p1[o], ps[o], pi[o]
+        piece_name = names[pi].astype(np.int64)
+        at_box = np.r_[0, np.cumsum(n_box)].tolist()
+        at_piece = np.searchsorted(piece_row[o], np.arange(len(drawn) + 1)).tolist()
+        for k, dr in enumerate(drawn):
+            a, b, c, d = at_box[k], at_box[k + 1], at_piece[k], at_piece[k + 1]
+            rows.append(TileRow(
+                row=dr.row, box_x0=dr.box_x0, box_x1=dr.box_x1, box_item=dr.box_item,
+                box_name=box_name[a:b], band_x0=dr.band_x0, band_x1=dr.band_x1,
+                band_count=dr.band_count, band_first=dr.band_first, piece_x0=p0[c:d],
+                piece_x1=p1[c:d], piece_state=ps[c:d], piece_item=pi[c:d],
+                piece_name=piece_name[c:d], band_busy=dr.band_busy))
     return LaneTile(lane=int(lane), t0=float(t0), t1=t1, width_px=width_px, rows=rows,
                     px_scale=float(px_scale))
 
 
 def state_pieces(items, bx0, bx1, t0, scale, w):
     """Running / ready / waiting pieces over the boxes (waits from the model)."""
+    return _pieces(items, bx0, bx1, t0, scale, w)[:4]
+
+
+def _pieces(items, bx0, bx1, t0, scale, w):
+    """``state_pieces`` and, per piece, the box it covers (its index in ``items``)."""
     n = len(items)
     z = np.zeros(0)
     if n == 0:
-        return z, z, np.zeros(0, np.int8), np.zeros(0, np.int64)
+        return z, z, np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0, np.int64)
     if len(w["item"]):
         lo = np.searchsorted(w["item"], items, side="left")
         hi = np.searchsorted(w["item"], items, side="right")
@@ -113,6 +131,7 @@ def state_pieces(items, bx0, bx1, t0, scale, w):
     parts_x1 = [bx1]
     parts_s = [np.full(n, RUNNING, np.int8)]
     parts_i = [items]
+    parts_box = [np.arange(n)]
     if len(has):
         counts = (hi - lo)[has]
         owner = np.repeat(has, counts)
@@ -127,8 +146,9 @@ def state_pieces(items, bx0, bx1, t0, scale, w):
             parts_x1.append(xb[ok])
             parts_s.append(np.full(int(ok.sum()), state, np.int8))
             parts_i.append(items[owner[ok]])
+            parts_box.append(owner[ok])
     return (np.concatenate(parts_x0), np.concatenate(parts_x1),
-            np.concatenate(parts_s), np.concatenate(parts_i))
+            np.concatenate(parts_s), np.concatenate(parts_i), np.concatenate(parts_box))
 
 
 def hit_in_tile(tile, row, x_px, item_extent) -> Hit | None:

@@ -92,30 +92,41 @@ class ReportQueries:
         desktop draws it: ``TileRow.band_busy``)."""
         tile = self.source.lane_tile(lane, t0, t1, width_px)
         ns_px = tile.ns_per_px
+        if not tile.rows:
+            return []
+        # every row's boxes and bands at once (a memory's thousands of rows of one instance
+        # each), cut per row; a row's waits are found where it has any
+        rows = tile.rows
+        n_box = np.array([len(tr.box_item) for tr in rows], np.int64)
+        items = np.concatenate([np.asarray(tr.box_item, np.int64) for tr in rows])
+        cols = self.source.items_columns(items)
+        prov = self.source.items_provenance(items)
+        names = np.concatenate([tr.box_name for tr in rows]).astype(np.int64)
+        boxes = np.stack([cols["start"] - int(t0), cols["stop"] - cols["start"], names,
+                          prov.astype(np.int64), items], axis=1)
+        n_band = np.array([len(tr.band_count) for tr in rows], np.int64)
+        busy = np.concatenate([np.ones(len(tr.band_count)) if tr.band_busy is None
+                               else np.asarray(tr.band_busy, np.float64) for tr in rows])
+        bands = np.stack([np.floor(np.concatenate([tr.band_x0 for tr in rows])),
+                          np.ceil(np.concatenate([tr.band_x1 for tr in rows])),
+                          np.concatenate([tr.band_count for tr in rows]).astype(np.float64),
+                          np.round(busy * 1000)], axis=1).astype(np.int64)
+        at_box = np.r_[0, np.cumsum(n_box)].tolist()
+        at_band = np.r_[0, np.cumsum(n_band)].tolist()
         out = []
-        for tr in tile.rows:
-            items = tr.box_item
-            cols = self.source.items_columns(items)
-            prov = self.source.items_provenance(items)
-            boxes = np.stack([cols["start"] - int(t0), cols["stop"] - cols["start"],
-                              tr.box_name, prov.astype(np.int64),
-                              np.asarray(items, np.int64)], axis=1).ravel()
+        for k, tr in enumerate(rows):
             shade = np.flatnonzero((tr.piece_state == READY) | (tr.piece_state == WAITING))
             waits = []
             if len(shade):
-                order = np.argsort(items, kind="stable")
-                box = order[np.searchsorted(items, tr.piece_item[shade], sorter=order)]
+                row_items = tr.box_item
+                order = np.argsort(row_items, kind="stable")
+                box = order[np.searchsorted(row_items, tr.piece_item[shade], sorter=order)]
                 waits = np.stack([box, tr.piece_state[shade].astype(np.int64),
                                   _whole_ns(tr.piece_x0[shade] * ns_px),
                                   _whole_ns(tr.piece_x1[shade] * ns_px)],
                                  axis=1).ravel().tolist()
-            busy = np.ones(len(tr.band_count)) if tr.band_busy is None else tr.band_busy
-            bands = np.stack([np.floor(tr.band_x0), np.ceil(tr.band_x1),
-                              tr.band_count.astype(np.float64),
-                              np.round(np.asarray(busy, np.float64) * 1000)],
-                             axis=1).astype(np.int64)
-            out.append({"row": int(tr.row), "b": boxes.tolist(), "w": waits,
-                        "g": bands.ravel().tolist()})
+            out.append({"row": int(tr.row), "b": boxes[at_box[k]:at_box[k + 1]].ravel().tolist(),
+                        "w": waits, "g": bands[at_band[k]:at_band[k + 1]].ravel().tolist()})
         return out
 
     def bytes_rows(self):
