@@ -53,20 +53,18 @@ def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
     Cost is bounded by pixels, not by items: items narrower than ``min_px`` are counted per
     pixel column and runs of such columns become one gray band carrying the count; wide items
     are found through the row's duration order, whose prefix of wide-enough items is short."""
+    start_all, stop_all, bounds, lane_lo, lane_perm, ids = model.row_space(lane)
+    if _many_small_rows(bounds):  # (all rows in one pass)
+        return _small_rows(lane, start_all, stop_all, bounds, ids, t0, t1, width_px, min_px)
     rows = []
     ns_px = (t1 - t0) / float(width_px)
     min_dur = min_px * ns_px
-    start_all, stop_all, bounds, lane_lo, lane_perm, ids = model.row_space(lane)
-    n_rows = len(bounds) - 1
-    if n_rows >= MANY_ROWS and int(bounds[-1] - bounds[0]) <= SMALL_ROW_ITEMS * n_rows:
-        return _small_rows(lane, start_all, stop_all, bounds, ids, t0, t1, width_px, min_px)
     sums, first = model.busy_prefix(lane)
-    for row in range(n_rows):
+    for row in range(len(bounds) - 1):
         lo, hi = int(bounds[row]), int(bounds[row + 1])
         if hi == lo:
             continue
-        start = start_all[lo:hi]
-        stop = stop_all[lo:hi]
+        start, stop = start_all[lo:hi], stop_all[lo:hi]
         i0 = int(np.searchsorted(stop, t0, side="left"))
         i1 = int(np.searchsorted(start, t1, side="right"))
         if i1 <= i0:
@@ -86,8 +84,7 @@ def draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX):
         else:
             wide, narrow_px, first_of_px, busy_px = _by_scan(start, stop, i0, i1, t0, ns_px,
                                                              width_px, min_dur)
-        bx0 = (start[wide] - t0) / ns_px
-        bx1 = (stop[wide] - t0) / ns_px
+        bx0, bx1 = (start[wide] - t0) / ns_px, (stop[wide] - t0) / ns_px
         b0, b1, bc, bbusy = merged_bands(narrow_px, min_px, busy_px)
         bfirst = first_of_px[b0.astype(np.int64)] if len(b0) else np.zeros(0, np.int64)
         # a band of one item is that item, widened to be visible
@@ -117,12 +114,17 @@ MANY_ROWS = 16
 SMALL_ROW_ITEMS = 64  # items per row, on average, at most
 
 
+def _many_small_rows(bounds):
+    """Whether a lane's rows (their ``bounds``) are many and hold few items each."""
+    n_rows = len(bounds) - 1
+    return n_rows >= MANY_ROWS and int(bounds[-1] - bounds[0]) <= SMALL_ROW_ITEMS * n_rows
+
+
 def _small_rows(lane, start_all, stop_all, bounds, ids, t0, t1, width_px, min_px):
     """``draw_rows`` of a lane of many small rows, all rows at once: its items in view
     scanned as ``_by_scan`` scans one row's (a row's items neither overlap nor go out of
     order, so "in view" is a mask), their pixel columns keyed by (row, column)."""
     ns_px = (t1 - t0) / float(width_px)
-    min_dur = min_px * ns_px
     lo = int(bounds[0])
     start, stop = start_all[lo:int(bounds[-1])], stop_all[lo:int(bounds[-1])]
     pos = np.flatnonzero((stop >= t0) & (start <= t1))
@@ -130,29 +132,12 @@ def _small_rows(lane, start_all, stop_all, bounds, ids, t0, t1, width_px, min_px
         return []
     row_of = np.searchsorted(bounds, pos + lo, side="right") - 1
     s, e = start[pos], stop[pos]
-    dur = e - s
-    is_wide = dur >= min_dur
+    is_wide = e - s >= min_px * ns_px
     wide, nar = np.flatnonzero(is_wide), np.flatnonzero(~is_wide)
-    # narrow items: per (row, pixel column) their count, first and running time, in order
     npx = np.clip(((s[nar] - t0) / ns_px).astype(np.int64), 0, width_px - 1)
-    key = row_of[nar] * width_px + npx
-    col = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else nar[:0]
-    col_count = np.diff(np.r_[col, len(key)])
-    col_busy = np.add.reduceat(dur[nar].astype(np.float64), col) if len(col) else \
-        np.zeros(0)
-    col_row, col_px = row_of[nar][col], npx[col]
-    # merged bands: runs of columns of one row, gaps of at most min_px bridged
-    brk = np.flatnonzero((np.diff(col_px) > min_px) | (np.diff(col_row) != 0)) + 1
-    b_start = np.r_[0, brk] if len(col) else col
-    b_end = np.r_[brk, len(col)] - 1 if len(col) else col
-    csum = np.r_[0, np.cumsum(col_count)]
-    bsum = np.r_[0.0, np.cumsum(col_busy)]
-    b_count = csum[b_end + 1] - csum[b_start]
-    b_busy = bsum[b_end + 1] - bsum[b_start]
-    b0 = col_px[b_start]
-    b1 = np.maximum(col_px[b_end], b0 + int(np.ceil(min_px)) - 1)
-    b_first = nar[col[b_start]]  # (an index into pos)
-    b_row = col_row[b_start]
+    b_row, b0, b1, b_count, b_busy, b_first = _bands_by_row(
+        row_of[nar], npx, (e - s)[nar].astype(np.float64), min_px)
+    b_first = nar[b_first]  # (an index into pos)
     single = b_count == 1
     # boxes: the wide items, then the single-item bands' items widened (as ``draw_rows``)
     box_pos = np.concatenate([wide, b_first[single]])
@@ -162,8 +147,8 @@ def _small_rows(lane, start_all, stop_all, bounds, ids, t0, t1, width_px, min_px
     box_x0 = np.concatenate([bx0, sx0])
     box_x1 = np.concatenate([np.maximum((e[wide] - t0) / ns_px, bx0 + 1.0), sx0 + min_px])
     o = np.argsort(box_row, kind="stable")
-    box_row, box_pos, box_x0, box_x1 = box_row[o], box_pos[o], box_x0[o], box_x1[o]
-    box_item = pos[box_pos] + lo
+    box_row, box_x0, box_x1 = box_row[o], box_x0[o], box_x1[o]
+    box_item = pos[box_pos[o]] + lo
     many = ~single
     band_row, band_first = b_row[many], pos[b_first[many]] + lo
     if ids is not None:
@@ -182,6 +167,27 @@ def _small_rows(lane, start_all, stop_all, bounds, ids, t0, t1, width_px, min_px
             box_item=box_item[a:b], band_x0=band_x0[c:d], band_x1=band_x1[c:d],
             band_count=band_count[c:d], band_first=band_first[c:d], band_busy=band_busy[c:d]))
     return rows
+
+
+def _bands_by_row(row, px, dur, min_px):
+    """``merged_bands`` of many rows at once, from their narrow items (in row, then start
+    order: their ``row``, pixel column ``px`` and duration): per band its row, first and
+    last column, items, running time, and its first item (an index into those given)."""
+    key = row * (int(px.max()) + 1 if len(px) else 1) + px
+    col = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else px[:0]
+    col_count = np.diff(np.r_[col, len(key)])
+    col_busy = np.add.reduceat(dur, col) if len(col) else np.zeros(0)
+    col_row, col_px = row[col], px[col]
+    # runs of columns of one row, gaps of at most min_px bridged
+    brk = np.flatnonzero((np.diff(col_px) > min_px) | (np.diff(col_row) != 0)) + 1
+    b_start = np.r_[0, brk] if len(col) else col
+    b_end = np.r_[brk, len(col)] - 1 if len(col) else col
+    csum = np.r_[0, np.cumsum(col_count)]
+    bsum = np.r_[0.0, np.cumsum(col_busy)]
+    b0 = col_px[b_start]
+    b1 = np.maximum(col_px[b_end], b0 + int(np.ceil(min_px)) - 1)
+    return (col_row[b_start], b0, b1, csum[b_end + 1] - csum[b_start],
+            bsum[b_end + 1] - bsum[b_start], col[b_start])
 
 
 def busy_share(busy_ns, span_ns):
