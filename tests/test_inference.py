@@ -14,11 +14,13 @@ from legate_prof.causality.link_rules import VIA_UNKNOWN
 from legate_prof.load.loader import load_profile
 from legate_prof.query import as_source
 
-# agreement measured when the rule was written (docs/critical_path.md), a point of slack:
-# (all rows, rows whose event is of another node than the waiter)
-MEASURED = {"mpi2": (0.81, 0.64), "mpi2b": (0.79, 0.62), "mpi2_util2": (0.84, 0.70),
-            "mpi2_utility2": (0.85, 0.77), "mpi2_copies": (0.77, 0.58), "mpi3": (0.80, 0.67),
-            "mpi4": (0.79, 0.65), "inefficient_1rank": (0.88, 1.0),
+# agreement measured with the rule as it is (docs/critical_path.md), a point of slack:
+# (all rows, rows whose event is of another node than the waiter).  The rule by recency
+# alone got 0.77-0.85 and 0.58-0.78 across nodes on the same runs (loops3: 0.77, 0.51);
+# loops3 was not looked at while the weights were chosen.
+MEASURED = {"mpi2": (0.92, 0.88), "mpi2b": (0.91, 0.89), "mpi2_util2": (0.92, 0.86),
+            "mpi2_utility2": (0.93, 0.89), "mpi2_copies": (0.91, 0.87), "mpi3": (0.94, 0.93),
+            "mpi4": (0.94, 0.91), "loops3": (0.92, 0.90), "inefficient_1rank": (0.95, 1.0),
             "efficient_1rank": (0.96, 1.0)}
 
 
@@ -30,8 +32,9 @@ def _source(run):
 def test_the_rule_names_the_known_predecessor_as_often_as_measured(run):
     """Every link the reference resolves through an event to an item, hidden and inferred
     from the waiter's ready time and the node of the item named: the share the rule gets
-    right does not fall below what docs/critical_path.md states (same-node links: ~9 in 10;
-    across nodes the network's delay hides which of several acts came first)."""
+    right does not fall below what docs/critical_path.md states: >= 90 % of all links on
+    every run, >= 85 % across nodes (where the network's delay lets several acts come
+    between the trigger and the waiter; the run's habits say which of them it was)."""
     links = _source(run).critical_links()
     got = agreement(links)
     whole, cross = MEASURED[run]
@@ -39,7 +42,34 @@ def test_the_rule_names_the_known_predecessor_as_often_as_measured(run):
     assert got.share >= whole - 0.01, got
     assert got.cross_node_share >= cross - 0.01, got
     same = (got.agreed - got.cross_node_agreed) / max(got.rows - got.cross_node_rows, 1)
-    assert same >= 0.85, got
+    assert same >= 0.90, got
+    assert got.share >= 0.90, got
+
+
+def test_a_waiter_of_a_kind_no_known_link_names_gets_the_last_act_before_it_was_ready():
+    """Where the run's known links say nothing of what triggers a waiter of its name (the
+    waiters of mpi4's unknown events: shutdown, index spaces, startup messages …), the
+    inferred link is what last acted on the event's node by the bound — the rule by recency,
+    checked here apart from the scoring."""
+    links = _source("mpi4").critical_links()
+    inference = Inference(links)
+    items, waits = links.inferred()
+    seen_waiters = set((inference.habits.keys >> 32).tolist())
+    checked = 0
+    for rows, inf, waiter, ready in ((links.items, items, None, None),
+                                     (links.waits, waits, links.wait_item, links.wait_ready)):
+        for k in np.flatnonzero(inf.target >= 0).tolist():
+            w = k if waiter is None else int(waiter[k])
+            if int(inference.names([w])[0]) in seen_waiters:
+                continue
+            r = int(links.values("ready", [w])[0]) if ready is None else int(ready[k])
+            node = int(rows.node[k])
+            bound = r - int(inference.messages.shift([node], inference.node_of([w]))[0])
+            acts = inference.actions
+            mine = np.flatnonzero((acts.node == node) & (acts.time <= bound))
+            assert int(inf.target[k]) == int(acts.item[mine[-1]])
+            checked += 1
+    assert checked >= 10
 
 
 def test_an_inferred_link_acted_on_the_events_node_before_the_waiter_was_ready():

@@ -7,19 +7,28 @@ index space computed by dependent partitioning, a collective's reply, shutdown),
 rank not given.  The event's id says which node made it; the waiter says when it became
 ready (an item's ``ready``, a wait's ``wait_ready``): the event had triggered by then.
 
-The rule: **what triggered it is the last thing seen acting on the event's node by the
-time the waiter became ready** — an item ending (a task's, copy's, fill's … completion is
-an event) or an entry performing an event record (a trigger, merger, barrier arrival,
-reservation, … Legion writes when each was performed and by which entry: the innermost call
-it was running then).  The waiter's own count (a task may arrive at a barrier, then wait for
-it).  Across nodes the ready time is moved to the event's node by the fastest message seen
-from that node to the waiter's (its create − spawn holds the network's least latency and the
-two clocks' skew): the trigger happened no later than that.  Where the event's node has no loaded profile, or
-nothing acted on it before, the link stays unknown.
+The rule: **what triggered it is, of the acts seen on the event's node by the time the
+waiter became ready, the one most like what triggers such a waiter in this run, the latest
+of equals** — an act is an item ending (a task's, copy's, fill's … completion is an event)
+or an entry performing an event record (a trigger, merger, barrier arrival, reservation, …
+Legion writes when each was performed and by which entry: the innermost call it was running
+then).  "Like": the run's own links that the reference resolves through an event say what
+triggered which waiter (``Habits``: by the waiter's name, the acting item's name and how it
+acted — a "Deferred Mapping Pipeline Stage" waits for a barrier that a "Mapping Pipeline
+Stage" of another node arrived at, often milliseconds and several acts before); of the
+``CANDIDATES`` latest acts each scores the log of how often its kind triggered the waiter's
+kind, less a cost per act further back (more on one node, where the latest act is usually
+it, than across nodes, where the network's delay lets others act in between).  A waiter of
+a kind no known link names gets the latest act.  Across nodes the ready time is moved to the
+event's node by the fastest message seen from that node to the waiter's (its create − spawn
+holds the network's least latency and the two clocks' skew): the trigger happened no later
+than that.  Where the event's node has no loaded profile, or nothing acted on it before,
+the link stays unknown.
 
 ``agreement`` checks the rule where the answer is known: every link the reference resolves
 through an event ("event" rows with an item) is hidden and inferred, and compared with the
-item the reference names (docs/critical_path.md gives the figures; a test keeps them).
+item the reference names, the row's own link left out of the habits (docs/critical_path.md
+gives the figures; a test keeps them).
 """
 
 from __future__ import annotations
@@ -32,7 +41,8 @@ from legate_prof.assemble.event_records import event_node
 from legate_prof.causality.critical_inputs import ENTRY_KINDS, kinds_mask
 from legate_prof.causality.event_graph import find_sorted
 from legate_prof.causality.link_rules import VIA_EVENT, VIA_UNKNOWN
-from legate_prof.model.event_tables import NO_TIME
+from legate_prof.model.event_tables import (COPY_EVENT, DEP_PART_EVENT, FILL_EVENT, NO_TIME,
+                                            TASK_EVENT)
 from legate_prof.model.kinds import ItemKind
 
 # what acts by ending: entries, kernels, copies, fills, dependent partitioning (a call acts
@@ -54,11 +64,18 @@ class Inferred:
         return cls(np.full(n, -1, np.int64), np.full(n, NO_TIME, np.int64))
 
 
+# the event an item's end completes, by item kind (what an action "is", as the reference's
+# event kinds say it: a task's end a TaskEvent, a copy's a CopyEvent …)
+_COMPLETION_KIND = np.full(256, TASK_EVENT, np.int64)
+_COMPLETION_KIND[[ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART]] = (COPY_EVENT, FILL_EVENT,
+                                                                       DEP_PART_EVENT)
+
+
 class NodeActions:
     """Everything seen acting, per node, in time order: (time, item)."""
 
     def __init__(self, links):
-        times, items, nodes = [], [], []
+        times, items, nodes, how = [], [], [], []
         lookups = links.lookups
         for p in links.parts or []:
             m = p.model
@@ -68,6 +85,7 @@ class NodeActions:
             times.append(np.asarray(it["stop"], np.int64)[acts])
             items.append(acts.astype(np.int64) + p.item_off)
             nodes.append(lane_node[np.asarray(it["lane"], np.int64)[acts]])
+            how.append(_COMPLETION_KIND[np.asarray(it["kind"], np.int64)[acts]])
             rec = m.events["records"]
             made = np.flatnonzero((rec["creator"] != 0) & (rec["time"] != NO_TIME))
             if len(made):
@@ -80,16 +98,25 @@ class NodeActions:
                 times.append(t[ok])
                 items.append(who[ok])
                 nodes.append(event_node(creator[ok]).astype(np.int64))
+                how.append(np.asarray(rec["kind"], np.int64)[made][ok])
         cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
         t, i, n = cat(times, np.int64), cat(items, np.int64), cat(nodes, np.int64)
+        h = cat(how, np.int64)
         o = np.lexsort((i, t, n))
-        self.time, self.item, self.node = t[o], i[o], n[o]
+        self.time, self.item, self.node, self.how = t[o], i[o], n[o], h[o]
+        self._names = None
         self.node_start = {}
         if len(n):
             bounds = np.flatnonzero(np.diff(self.node)) + 1
             starts = np.r_[0, bounds]
             ends = np.r_[bounds, len(n)]
             self.node_start = {int(self.node[s]): (int(s), int(e)) for s, e in zip(starts, ends)}
+
+    def names(self, inference):
+        """The profile-wide name of each act's item (made on first use)."""
+        if self._names is None:
+            self._names = inference.names(self.item)
+        return self._names
 
     def last_by(self, node, t):
         """Per query, the last action on ``node`` at or before ``t`` (its position, -1:
@@ -137,7 +164,7 @@ class Inference:
 
     def __init__(self, links):
         self.links = links
-        self._actions = self._messages = None
+        self._actions = self._messages = self._habits = None
 
     @property
     def actions(self):
@@ -165,9 +192,31 @@ class Inference:
                 out[sel] = np.asarray(p.model.lanes["rank"], np.int64)[lanes[sel]]
         return out
 
-    def infer(self, waiter, ready, node):
+    def names(self, ids):
+        """The profile-wide name id of each item."""
+        from legate_prof.model.item_parts import by_part
+        parts = self.links.parts or []
+        ids = np.asarray(ids, np.int64)
+        out = np.zeros(len(ids), np.int64)
+        if not parts or len(ids) == 0:
+            return out
+        offsets = np.array([p.item_off for p in parts]
+                           + [parts[-1].item_off + parts[-1].model.n_items], np.int64)
+        for k, sel, local in by_part(offsets, ids):
+            out[sel] = parts[k].names(local)
+        return out
+
+    @property
+    def habits(self):
+        """``Habits`` of this run's known links (made on first use)."""
+        if self._habits is None:
+            self._habits = Habits(self)
+        return self._habits
+
+    def infer(self, waiter, ready, node, own_key=None):
         """(predecessor, when it acted) per waiter item that became ready at ``ready``
-        waiting for an event of ``node`` (-1 / NO_TIME: none)."""
+        waiting for an event of ``node`` (-1 / NO_TIME: none); ``own_key``: each row's own
+        known link, not counted as a habit (``agreement``)."""
         waiter = np.asarray(waiter, np.int64)
         ready = np.asarray(ready, np.int64)
         node = np.asarray(node, np.int64)
@@ -175,7 +224,7 @@ class Inference:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         own = self.node_of(waiter)
         by = ready - self.messages.shift(node, own)
-        pos = self.actions.last_by(node, by)
+        pos = pick_by_habit(self, waiter, node, self.actions.last_by(node, by), own_key)
         hit = pos >= 0
         target = np.where(hit, self.actions.item[np.maximum(pos, 0)], -1)
         trigger = np.where(hit, self.actions.time[np.maximum(pos, 0)], NO_TIME)
@@ -197,6 +246,68 @@ class Inference:
                 inf.target[k], inf.trigger[k] = self.infer(w, r, rows.node[k].astype(np.int64))
             out.append(inf)
         return tuple(out)
+
+
+# the rule's weights, measured on the runs in fixtures/real (docs/critical_path.md): how many
+# acts back from the bound are weighed, what an act never seen triggering the waiter's kind
+# counts as (against once seen, less the row itself), and how much each act further back
+# costs on one node and across nodes (log-odds per act)
+CANDIDATES = 32
+UNSEEN = 0.1
+STEP_COST_SAME_NODE = 1.0
+STEP_COST_ACROSS = 0.1
+
+
+def habit_key(waiter_name, name, how):
+    """A (waiter's name, acting item's name, how it acted: an event kind) triple as one int."""
+    return ((np.asarray(waiter_name, np.int64) << 32) | (np.asarray(name, np.int64) << 8)
+            | np.asarray(how, np.int64))
+
+
+class Habits:
+    """What triggered which waiter in this run: the links the reference resolves through an
+    event, counted by ``habit_key`` (a "Deferred Mapping Pipeline Stage" waits for a barrier
+    a "Mapping Pipeline Stage" arrived at; a copy for a task's end …)."""
+
+    def __init__(self, inference):
+        L = inference.links
+        keys = [np.zeros(0, np.int64)]
+        for rows, waiter in ((L.items, None), (L.waits, L.wait_item)):
+            k = np.flatnonzero((rows.via == VIA_EVENT) & (rows.target >= 0))
+            w = k if waiter is None else np.asarray(waiter, np.int64)[k]
+            keys.append(habit_key(inference.names(w), inference.names(rows.target[k]),
+                                  rows.kind[k]))
+        self.keys, self.counts = np.unique(np.concatenate(keys), return_counts=True)
+
+    def count(self, keys):
+        """How often each key was seen (0: never)."""
+        if len(self.keys) == 0:
+            return np.zeros(keys.shape, np.int64)
+        pos = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+        return np.where(self.keys[pos] == keys, self.counts[pos], 0)
+
+
+def pick_by_habit(inference, waiter, node, last, own_key=None):
+    """Of the ``CANDIDATES`` acts on ``node`` up to ``last`` (a position in the node's acts,
+    -1: none), the likeliest trigger of each waiter: the log of how often an act of its
+    name and way triggered the waiter's kind (``Habits``; ``own_key``: the row's own link,
+    left out where the rule is checked against it) less a cost per act further back.
+    (A ``len(waiter)`` × ``CANDIDATES`` array: linear in the rows.)"""
+    A = inference.actions
+    back = np.arange(CANDIDATES)
+    first = np.searchsorted(A.node, node, side="left")
+    cand = last[:, None] - back[None, :]
+    ok = (last[:, None] >= 0) & (cand >= first[:, None])
+    cand = np.where(ok, cand, 0)
+    key = habit_key(inference.names(waiter)[:, None], A.names(inference)[cand], A.how[cand])
+    seen = inference.habits.count(key)
+    if own_key is not None:
+        seen = seen - (key == np.asarray(own_key, np.int64)[:, None])
+    across = (node != inference.node_of(waiter))[:, None]
+    cost = np.where(across, STEP_COST_ACROSS, STEP_COST_SAME_NODE) * back[None, :]
+    score = np.where(ok, np.log(seen + UNSEEN) - cost, -np.inf)
+    best = np.argmax(score, axis=1)  # (ties: the latest act)
+    return np.where(last >= 0, cand[np.arange(len(last)), best], -1)
 
 
 @dataclass(frozen=True)
@@ -238,7 +349,8 @@ def agreement(links, inference=None) -> Agreement:
         r = L.ready(w) if ready is None else np.asarray(ready, np.int64)[k]
         truth = rows.target[k].astype(np.int64)
         node = inference.node_of(truth)
-        got, _ = inference.infer(w, r, node)
+        own_key = habit_key(inference.names(w), inference.names(truth), rows.kind[k])
+        got, _ = inference.infer(w, r, node, own_key)
         ok = got == truth
         cross = node != inference.node_of(w)
         rows_n += len(k)
@@ -248,4 +360,5 @@ def agreement(links, inference=None) -> Agreement:
     return Agreement(rows_n, agreed, cross_n, cross_ok)
 
 
-__all__ = ["Inference", "Inferred", "Agreement", "agreement", "ACTING_KINDS"]
+__all__ = ["Inference", "Inferred", "Agreement", "agreement", "ACTING_KINDS", "Habits",
+           "habit_key", "pick_by_habit"]
