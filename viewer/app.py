@@ -412,7 +412,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """The progress panel in the centre; the profile shown so far is kept aside."""
         if self.loading is None:
             if self.timeline is not None:
-                old = self.findings.findings if self.findings is not None else None
+                old = self.findings.given if self.findings is not None else None
                 self._kept = (self.takeCentralWidget(), self.source, self._files, old)
                 self.timeline = None
             self.results.clear_results()
@@ -473,9 +473,8 @@ class MainWindow(QtWidgets.QMainWindow):
             add_findings_dock(self, (), note=f"findings unavailable: {findings}")
             self.statusBar().showMessage(f"findings unavailable: {findings}")
             return
-        add_findings_dock(self, findings)
-        self.statusBar().showMessage(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}",
-                                     5000)
+        n = len(add_findings_dock(self, findings).findings)
+        self.statusBar().showMessage(f"{n} finding{'' if n == 1 else 's'}", 5000)
 
     def _failed(self, number, error):
         """The first load failed: the window closes and ``run_viewer`` raises the error
