@@ -49,6 +49,14 @@ class RunPath:
                    lane=lanes_of(source, item), via=[s.via for s in steps],
                    stops_unknown=bool(steps) and steps[-1].via == "unknown")
 
+    @property
+    def inferred(self):
+        """Per step: whether the path went on from it through an inferred link (the step
+        after it in these columns, earlier in time, is reached only through a guess)."""
+        if not hasattr(self, "_inferred"):
+            self._inferred = np.array([v == "inferred" for v in self.via], bool)
+        return self._inferred
+
     def __len__(self):
         return len(self.item)
 
@@ -115,29 +123,53 @@ def step_on_path(source, path, i, at=None, forward=False):
     """(the item of the step of ``path`` before (``forward``: after) item ``i``'s step — its
     step ``at`` when that is ``i``'s, else its latest (forward: earliest) — or None at the
     path's end; that step (at the end: ``i``'s), None where ``i`` is not on the path; a
-    sentence saying which, or why the path ends there)."""
+    sentence saying which, or why the path ends there).  Steps that hold no time on the
+    path (thousands in a row on a busy run) are passed over to the next one that does, and
+    the sentence says how many."""
     n = len(path)
     if at is None or not 0 <= at < n or int(path.item[at]) != int(i):
         hits = np.flatnonzero(path.item == int(i))
         if not len(hits):
             return None, None, ""
         at = int(hits[-1] if forward else hits[0])  # (steps: last first)
-    nxt = at - 1 if forward else at + 1
+    step = -1 if forward else 1
+    nxt = at + step
     title = source.item_title(int(i))
     if nxt < 0:
-        return None, at, (f"{title}: step {n} of {n} of the critical path, its last (it "
+        return None, at, (f"{title}: step {n:,} of {n:,} of the critical path, its last (it "
                           "ended last)")
     if nxt >= n:
         why = (": the chain stops at an event no loaded profile records (unknown)"
                if path.stops_unknown else "")
-        return None, at, f"{title}: step 1 of {n} of the critical path, its first{why}"
+        return None, at, f"{title}: step 1 of {n:,} of the critical path, its first{why}"
+    passed = _steps_of_no_time(path, nxt, step)
+    nxt += passed * step
     j = int(path.item[nxt])
     verb = PATH_VIA_WORDS.get(path.via[min(at, nxt)], path.via[min(at, nxt)])
-    step = f"step {n - nxt} of {n} of the critical path: {source.item_title(j)}"
-    said = f"→ {step} (it {verb} {title})" if forward else f"← {step} ({title} {verb} it)"
+    where = f"step {n - nxt:,} of {n:,} of the critical path: {source.item_title(j)}"
+    if passed:
+        guessed = int(path.inferred[min(at, nxt):max(at, nxt)].sum())
+        said = (f"{'→' if forward else '←'} {where}, passing {passed:,} step"
+                f"{'' if passed == 1 else 's'} of no time"
+                + (f" ({guessed:,} of the links on the way inferred: an event no profile "
+                   "records)" if guessed else ""))
+    else:
+        said = f"→ {where} (it {verb} {title})" if forward else f"← {where} ({title} {verb} it)"
     if path.end[nxt] <= path.begin[nxt]:  # (a step of no time: see ``critical``'s listing)
         said += "; it holds no time on the path: the step it led to had begun by the time it ran"
     return j, nxt, said
+
+
+def _steps_of_no_time(path, k, step):
+    """How many steps from ``k`` on (by ``step``) hold no time on the path and are followed
+    by another step: a walk passes over them (it stops on the path's last one)."""
+    n = len(path)
+    none = path.end <= path.begin
+    if not none[k]:
+        return 0
+    run = none[k:n] if step > 0 else none[k::-1]
+    first = np.flatnonzero(~run)
+    return int(first[0]) if len(first) else len(run) - 1
 
 
 def step_back(source, i):
