@@ -20,6 +20,7 @@ from PySide6 import QtCore
 from legate_prof.query import PATH_VIA_WORDS
 
 from ..background import emit, lower_this_thread
+from .path_track import PathTrack
 
 LINK_LABELS = ("Waited for", "Created by")
 NO_EVENTS = "no critical path: this profile records no Realm events (Legion's timeline is "\
@@ -39,15 +40,25 @@ class RunPath:
     lane: np.ndarray
     via: list
     stops_unknown: bool
+    track: PathTrack | None = None  # the summary track (the command line's ``path_track``)
+    track_error: str | None = None  # why there is none where it was asked
 
     @classmethod
-    def from_steps(cls, source, steps):
+    def from_steps(cls, source, steps, summarize=None):
+        """The path of ``steps`` (``run_critical_path``'s); ``summarize(source)`` (the
+        command line's ``analyze.path_track.path_track``) gives its summary track."""
         item = np.array([s.item for s in steps], np.int64)
-        return cls(item=item,
+        path = cls(item=item,
                    begin=np.array([s.begin_ns for s in steps], np.int64),
                    end=np.array([s.end_ns for s in steps], np.int64),
                    lane=lanes_of(source, item), via=[s.via for s in steps],
                    stops_unknown=bool(steps) and steps[-1].via == "unknown")
+        if summarize is not None and len(item):
+            try:
+                path.track = PathTrack(summarize(source))
+            except Exception as e:  # noqa: BLE001 - the steps are drawn; the status says why
+                path.track_error = f"{type(e).__name__}: {e}"
+        return path
 
     @property
     def inferred(self):
@@ -100,9 +111,10 @@ class CriticalPathWorker(QtCore.QObject):
 
     done = QtCore.Signal(object, object)
 
-    def __init__(self, source):
+    def __init__(self, source, summarize=None):
         super().__init__()
         self.source = source
+        self.summarize = summarize  # the command line's ``path_track`` (or None: no track)
         self.thread = threading.Thread(target=self._run, name="legate_prof-critical",
                                        daemon=True)
 
@@ -113,7 +125,8 @@ class CriticalPathWorker(QtCore.QObject):
         lower_this_thread()  # (it gives way to the window's thread)
         try:
             self.source.prepare_critical_path()
-            result = RunPath.from_steps(self.source, self.source.run_critical_path())
+            result = RunPath.from_steps(self.source, self.source.run_critical_path(),
+                                        self.summarize)
         except Exception as e:  # noqa: BLE001 - said in the status bar, never a traceback
             result = e
         emit(self.done, self.source, result)  # (unless the window closed meanwhile)

@@ -384,6 +384,7 @@ class TimelineWidget(pg.PlotWidget):
     def set_critical_path(self, path):
         """The run's critical path (``critical_path.RunPath``), computed off this thread."""
         self.item.path = None if path is None else PathOverlay(path)
+        self._show_track()
         self.item.update()
 
     @property
@@ -393,8 +394,25 @@ class TimelineWidget(pg.PlotWidget):
     def show_critical_path(self, on=True):
         """Draw the run's critical path over the lanes (once computed) or not."""
         self.item.path_shown = bool(on)
+        self._show_track()
         self.item.update()
         self.pathToggled.emit(bool(on))
+
+    def _show_track(self):
+        """The path's summary track at the top of the lanes while it is drawn; the lanes in
+        sight stay in sight (the view moves down by the track's height)."""
+        path = self.critical_path
+        track = path.track if path is not None and self.item.path_shown else None
+        layout = self.lane_layout
+        rows = layout.path_track_rows(track) if track is not None else None
+        if rows == layout.path_track:
+            return
+        before = layout.height
+        layout.set_path_track(rows)
+        (y0, y1) = self.vb.viewRange()[1]
+        self._relayout()
+        if y0 > 0:
+            self.scroll_to(y0 + layout.height - before)
 
     def toggle_critical_path(self):
         self.show_critical_path(not self.item.path_shown)
