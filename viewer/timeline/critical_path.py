@@ -173,6 +173,26 @@ def step_on_path(source, path, i, at=None, forward=False):
     return j, nxt, said
 
 
+def path_notes(path, i):
+    """An item's place on the drawn critical path, for its tooltip: which steps it holds and
+    whether a link to or from them was inferred past an event no profile records (the
+    lanes draw such a link dashed); [] where it is not on the path."""
+    ks = np.flatnonzero(path.item == int(i))
+    if not len(ks):
+        return []
+    n = len(path)
+    steps = ", ".join(f"{n - k:,}" for k in ks[:5].tolist()) + (", …" if len(ks) > 5 else "")
+    out = [f"on the critical path: step{'' if len(ks) == 1 else 's'} {steps} of {n:,}"]
+    if path.inferred[ks].any():
+        out.append("inferred: what held it up is a guess past an event no profile records "
+                   "(its link dashed)")
+    before = ks[ks > 0] - 1
+    if path.inferred[before].any():
+        out.append("inferred: it is guessed to have held up the next step (an event no "
+                   "profile records; the link dashed)")
+    return out
+
+
 def _steps_of_no_time(path, k, step):
     """How many steps from ``k`` on (by ``step``) hold no time on the path and are followed
     by another step: a walk passes over them (it stops on the path's last one)."""

@@ -20,6 +20,8 @@ from pyqtgraph.Qt import internals
 from legate_prof.present.colors import PATH_KIND_RGB, PATH_KIND_WORDS
 from legate_prof.present.units import format_ns
 
+from ..time_text import format_range
+
 LEGEND_ROW, ALL_ROW = "legend", "all"  # the track's first two rows; then a row's index
 HATCH = QtGui.QColor(60, 60, 60, 110)
 TRACK_BG = QtGui.QColor(250, 247, 251)
@@ -85,6 +87,34 @@ class PathTrack:
             return None
         return (int(self.begin[k]), int(self.end[k]), self.kinds[int(self.kind[k])],
                 self.rows[row] if row >= 0 else None)
+
+    def hover_text(self, key, label, t, ns_px, group_title=str):
+        """What a track row's tooltip says at time ``t`` (a pixel is ``ns_px`` wide): which
+        kind of work held the path there, on which rank and lane group, and whether that part
+        of the run is reached only through an inferred link (plain text: ``label``, the
+        row's, and ``group_title`` (a lane group's title) come from the profile)."""
+        if key == LEGEND_ROW:
+            return ("the run's critical path at each moment, coloured by kind (legate_prof "
+                    "critical's split); a row per rank and lane group it visits"
+                    + (f"; hatched before {format_ns(self.inferred_from_ns)}: that part of the "
+                       "run is reached only through a link inferred past an event no profile "
+                       "records" if self.inferred_from_ns is not None else ""))
+        lines = [f"critical path · {label.strip()} at {format_ns(int(t))}"]
+        piece = self.piece_at(t, key)
+        if piece is not None and piece[1] - piece[0] >= ns_px:
+            a, b, kind, where = piece
+            on = "" if where is None else f" on rank {where[0]}'s {group_title(where[1])} lanes"
+            lines.append(f"{PATH_KIND_WORDS.get(kind, kind)}{on}, {format_range(a, b)}")
+        else:
+            kind = int(self.columns(key, np.array([t - ns_px / 2, t + ns_px / 2]))[0])
+            lines.append(f"mostly {PATH_KIND_WORDS.get(self.kinds[kind], self.kinds[kind])} in "
+                         f"this pixel ({format_ns(int(ns_px))})" if kind >= 0 else
+                         "the path is elsewhere at this moment")
+        if self.resting_at(t):
+            lines.append("inferred: this part of the run is reached only through a link "
+                         "inferred past an event no profile records (everything before "
+                         f"{format_ns(self.inferred_from_ns)}; dashed in the lanes)")
+        return "\n".join(lines)
 
     def resting_at(self, t):
         """Whether the path's cause at ``t`` is reached only through an inferred link."""

@@ -13,9 +13,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from legate_prof.query import as_source
 
 from .axes import LaneAxis, TimeAxis
-from .critical_path import step_back, step_forward, step_on_path
+from .critical_path import path_notes, step_back, step_forward, step_on_path
 from .path_overlay import PathOverlay
 from ..item_text import details_rows, summary_text, tooltip_html
+from ..plain_text import tooltip
 from .layout import LaneLayout
 from .sticky_header import StickyHeader
 from ..background import Background
@@ -468,8 +469,17 @@ class TimelineWidget(pg.PlotWidget):
         ns_px = self._ns_per_px()
         hit, entry = self.item.hit(p.x(), p.y(), ns_px)
         src, x = self.source, p.x()
+        path = self.item.path.path if self.item.path is not None and self.item.path_shown \
+            else None
         if hit is not None:
-            what, text = ("hit", hit), lambda: tooltip_html(src, hit)
+            notes = (lambda: path_notes(path, hit[1])) if path is not None and \
+                hit[0] == "item" else list
+            what, text = ("hit", hit), lambda: tooltip_html(src, hit, notes())
+        elif entry is not None and entry.kind == "path" and path is not None and \
+                path.track is not None:
+            what = ("path", entry.track_row, int(x // max(ns_px, 1e-9)))
+            text = lambda: tooltip(path.track.hover_text(  # noqa: E731
+                entry.track_row, entry.label, x, ns_px, self.lane_layout.group_title))
         elif entry is not None and entry.kind == "summary":
             what = ("summary", entry.rank, entry.group, int(x // max(ns_px, 1e-9)))
             text = lambda: summary_text(src, entry, x, ns_px)  # noqa: E731
