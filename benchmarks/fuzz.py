@@ -2,6 +2,8 @@
 
     python benchmarks/fuzz.py --count 20000 --seed 1 [--outputs-every 1] [--jobs 2] [--out DIR]
     python benchmarks/fuzz.py --seed 1 --only 1234        # one input, in this process
+    python benchmarks/fuzz.py --sweep                     # every fixed-size field of a real
+                                                          # log at 2^31, 2^32-1, 2^63-1, 2^64-1
 
 Each input is read and its statistics made and lanes drawn (``run_input``); one that loads then
 goes through every output (``write_outputs``: the report, each export, a screenshot).  Each
@@ -37,8 +39,9 @@ import json, os, sys, tempfile
 sys.path.insert(0, {root!r})
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 os.environ["LEGATE_PROF_CACHE_DIR"] = ""
-from fixtures.fuzzing import seed_files, mutated, run_input, write_outputs, peak_rss
+from fixtures.fuzzing import seed_files, fuzz_input, run_input, write_outputs, peak_rss
 seed, lo, hi, outputs_every = map(int, sys.argv[1:5])
+mode = sys.argv[5]
 seeds = seed_files()
 d = tempfile.mkdtemp()
 p = os.path.join(d, "input")
@@ -60,13 +63,13 @@ for fmt, data in seeds.items():  # twice: the first imports what the outputs nee
         honest[fmt] = peak_rss(one, fmt, data, True)[1]
 print(json.dumps(["honest", honest]), flush=True)
 for i in range(lo, hi):
-    fmt, how, data = mutated(seed, i, seeds)
+    fmt, how, data = fuzz_input(mode, seed, i, seeds)
     (outcome, detail), peak = peak_rss(one, fmt, data, outputs_every and i % outputs_every == 0)
     print(json.dumps([i, fmt, how, outcome, detail, peak, len(data)]), flush=True)
 """
 
 
-def run_batch(seed, lo, hi, outputs_every, timeout):
+def run_batch(seed, lo, hi, outputs_every, timeout, mode="mutate"):
     """(rows, honest peaks, problem): rows printed by the worker; problem if it died or hung."""
     def parse(text):
         rows = []
@@ -80,7 +83,7 @@ def run_batch(seed, lo, hi, outputs_every, timeout):
         return [r for r in rows if r[0] != "honest"], honest
     try:
         p = subprocess.run([sys.executable, "-c", WORKER.format(root=ROOT), str(seed), str(lo),
-                            str(hi), str(outputs_every)],
+                            str(hi), str(outputs_every), mode],
                            capture_output=True, text=True, timeout=timeout)
         rows, honest = parse(p.stdout)
         if p.returncode < 0:
@@ -94,15 +97,16 @@ def run_batch(seed, lo, hi, outputs_every, timeout):
         return rows, honest, "hang"
 
 
-def pinned(seed, lo, hi, outputs_every, timeout):
+def pinned(seed, lo, hi, outputs_every, timeout, mode="mutate"):
     """A batch's rows; where it died or hung, the inputs it did not report, one process each."""
-    rows, honest, problem = run_batch(seed, lo, hi, outputs_every, timeout * (hi - lo) + 120)
+    rows, honest, problem = run_batch(seed, lo, hi, outputs_every, timeout * (hi - lo) + 120,
+                                      mode)
     if problem:
         done = {r[0] for r in rows}
         for i in range(lo, hi):
             if i in done:
                 continue
-            one, _, p1 = run_batch(seed, i, i + 1, outputs_every, timeout + 120)
+            one, _, p1 = run_batch(seed, i, i + 1, outputs_every, timeout + 120, mode)
             rows += one or []
             if p1:
                 rows.append([i, "?", "?", "signal" if p1.startswith("signal") else
@@ -133,11 +137,16 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per input, at most")
     ap.add_argument("--out", default=None, help="where to write problem inputs")
     ap.add_argument("--only", type=int, default=None, help="run one input here and show it")
+    ap.add_argument("--sweep", action="store_true",
+                    help="the field sweep of the real log instead of mutations (--count: all)")
     a = ap.parse_args(argv)
-    from fixtures.fuzzing import mutated, run_input, seed_files, write_outputs
+    from fixtures.fuzzing import fuzz_input, run_input, seed_files, sweep_inputs, write_outputs
     seeds = seed_files()
+    mode = "sweep" if a.sweep else "mutate"
+    if a.sweep:
+        a.count = min(a.count, len(sweep_inputs(seeds["legion"])))
     if a.only is not None:
-        fmt, how, data = mutated(a.seed, a.only, seeds)
+        fmt, how, data = fuzz_input(mode, a.seed, a.only, seeds)
         d = tempfile.mkdtemp()
         p = os.path.join(d, "input")
         with open(p, "wb") as f:
@@ -152,7 +161,7 @@ def main(argv=None):
     batches = [(lo, min(lo + a.batch, a.count)) for lo in range(0, a.count, a.batch)]
     done = 0
     with ThreadPoolExecutor(max(a.jobs, 1)) as pool:
-        futures = [pool.submit(pinned, a.seed, lo, hi, a.outputs_every, a.timeout)
+        futures = [pool.submit(pinned, a.seed, lo, hi, a.outputs_every, a.timeout, mode)
                    for lo, hi in batches]
         for fut in futures:
             rows, honest = fut.result()
@@ -168,7 +177,7 @@ def main(argv=None):
                     peaks[fmt] = max(peaks.get(fmt, (0, 0, 0)), (ratio, peak, i))
                 if outcome in ("crash", "signal", "hang", "memory"):
                     problems.append((i, fmt, how, outcome, detail))
-                    data = mutated(a.seed, i, seeds)[2]
+                    data = fuzz_input(mode, a.seed, i, seeds)[2]
                     with open(os.path.join(out_dir, f"seed{a.seed}_{i}_{fmt}"), "wb") as f:
                         f.write(data)
             done += len(rows)
@@ -177,7 +186,7 @@ def main(argv=None):
                   end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     total = sum(outcomes.values())
-    print(f"inputs: {total}  seed: {a.seed}  outputs every {a.outputs_every}  "
+    print(f"inputs: {total}  {mode}  seed: {a.seed}  outputs every {a.outputs_every}  "
           f"time: {time.time() - t0:.0f} s")
     for k in ("ok", "warning", "error", "crash", "signal", "hang", "memory"):
         print(f"  {k:8} {outcomes[k]:7}")

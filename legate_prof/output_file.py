@@ -4,8 +4,11 @@ Every command that writes a file (PNG, bundle, report, export) decides the forma
 extension first, refuses a path that is one of its inputs, checks the directory, and writes to a
 temporary file in the target directory that is renamed over the target only when complete, so
 a crash, a full disk or two writers at once never leave a mixed or truncated file.  A symbolic
-link is followed (its target is replaced, the link stays); a device, pipe or socket is written
-straight to, since a rename would put a file in its place (``-o /dev/null``, ``-o /dev/stdout``).
+link is followed only where it stays in its folder (its target, a sibling or a file below, is
+replaced and the link stays): a link out of the folder — a received folder may hold one where a
+default output goes (``convert --per-rank``, ``view``'s picture, ``report``'s folder) — is
+refused, dangling or not (``leaving_link``).  A device, pipe or socket is written straight to,
+since a rename would put a file in its place (``-o /dev/null``, ``-o /dev/stdout``).
 
 Temporaries are named ``.TARGET.lp-HOST-PID-TOKEN.tmp`` and recorded, while they exist, in a
 directory of this user's (``$TMPDIR/legate_prof_writing_UID``).  A process stopped by a signal
@@ -38,6 +41,34 @@ def _same_file(a, b):
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+def leaving_link(path):
+    """Where ``path`` leads when it is a symbolic link (or a chain of them) to a place outside
+    the folder it is in — a file elsewhere, or nowhere yet (dangling) —, else None.  A link to
+    a device or pipe (``/dev/stdout``) is not one: those are written where they are."""
+    p = Path(os.fspath(path))
+    if not p.is_symlink() or _descriptor(p):
+        return None
+    with contextlib.suppress(OSError):
+        if not stat.S_ISREG(os.stat(p).st_mode) and not stat.S_ISDIR(os.stat(p).st_mode):
+            return None  # (a device, pipe or socket: written straight, see _written_straight)
+    target = os.path.realpath(p)
+    folder = os.path.realpath(p.parent if str(p.parent) else ".")
+    try:
+        inside = os.path.commonpath([target, folder]) == folder and target != folder
+    except ValueError:  # (another drive)
+        inside = False
+    return None if inside else target
+
+
+def refuse_leaving_link(path, what="output"):
+    """One line (``ProfileError``) where ``path`` is a link out of its folder."""
+    target = leaving_link(path)
+    if target is not None:
+        raise ProfileError(path, f"is a symbolic link out of its folder (to {target}); the "
+                                 f"{what} is never written through it: remove the link or "
+                                 "choose another path")
+
+
 def check_output(path, inputs=(), extensions=None, what="output", folder=False):
     """Validate an output path before anything is read; returns it as a Path.
 
@@ -45,6 +76,7 @@ def check_output(path, inputs=(), extensions=None, what="output", folder=False):
     the output is a folder (``atomic_folder`` decides whether an existing one may go).
     """
     p = Path(os.fspath(path))
+    refuse_leaving_link(p, what)
     for i in inputs:
         if i and (os.path.exists(p) and _same_file(p, i)
                   or os.path.realpath(p) == os.path.realpath(i)):
@@ -96,9 +128,20 @@ def _umask():
     return _UMASK_AT_IMPORT if found is None else found
 
 
+# names of a descriptor the process holds (``-o /dev/stdout``): written where they lead, the
+# shell's pipe or file (the name's links end in /proc, or at a pipe that has no path)
+_DESCRIPTOR = re.compile(r"^/(?:dev/(?:stdout|stderr|fd/\d+)|proc/(?:self|thread-self|\d+)/fd/\d+)$")
+
+
+def _descriptor(path):
+    return os.name == "posix" and bool(_DESCRIPTOR.match(os.path.abspath(path)))
+
+
 def _written_straight(path):
-    """True for an existing device, pipe or socket, which is written to where it is; a block
-    device (a disk) is refused."""
+    """True for an existing device, pipe or socket, or a descriptor's name, which is written
+    to where it is; a block device (a disk) is refused."""
+    if _descriptor(path):
+        return True
     try:
         mode = os.stat(path).st_mode
     except OSError:
@@ -118,6 +161,11 @@ _FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 def _is_full(e):
     return isinstance(e, OSError) and e.errno in _FULL
+
+
+def disk_full(e):
+    """True for an error that says the disk (or the user's share of it) is full."""
+    return _is_full(e)
 
 
 # -- temporaries that say whose they are ---------------------------------------------------------
@@ -292,7 +340,9 @@ def atomic_output(path, mode=0o666, stream=True):
     target if the block succeeds.  A device or pipe is yielded as it is (see above), or
     refused when not ``stream`` (a database file, which is written in place)."""
     path = Path(os.fspath(path))
-    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    refuse_leaving_link(path, "output")
+    target = Path(os.path.realpath(path)) if path.is_symlink() and not _descriptor(path) \
+        else path
     if _written_straight(target):
         if not stream:
             raise ProfileError(path, "is not a regular file (a device or pipe); this output "
@@ -330,6 +380,7 @@ def atomic_folder(path, replaceable, what, note=_note):
     says it is an earlier output of ours (never a user's folder named by mistake, nor one
     where the user put files of their own: a string says which), and ``note`` says so."""
     out = Path(os.path.abspath(os.fspath(path)))
+    refuse_leaving_link(out, what)
     if out.exists() and not out.is_dir():
         raise ProfileError(str(out), "exists and is not a folder; choose another -o")
     replacing = out.is_dir() and any(out.iterdir())
@@ -360,6 +411,25 @@ def atomic_folder(path, replaceable, what, note=_note):
         _forget(entry)
     if replacing:
         note(f"legate_prof: note: {out}: replaced the {what} written there before")
+
+
+@contextlib.contextmanager
+def scratch_folder(name):
+    """A folder of this process's in the temporary directory for files nobody keeps (``sql``'s
+    tables of a profile held per rank, DuckDB's spill), named and recorded as the outputs'
+    temporaries are (``.NAME.lp-HOST-PID-TOKEN.tmp``, mode 0700): removed when the block
+    ends, and by the next command when a signal (SIGKILL) stopped this one first."""
+    parent = Path(tempfile.gettempdir())
+    try:
+        tmp, entry = _new_temporary(parent / name, "tmp", lambda p: os.mkdir(p, 0o700))
+    except OSError as e:
+        raise ProfileError(str(parent), f"could not make a folder for temporary files "
+                                        f"({e.strerror or e}); TMPDIR chooses where") from None
+    try:
+        yield tmp
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        _forget(entry)
 
 
 def _put_in_place(tmp, out):

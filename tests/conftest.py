@@ -19,6 +19,13 @@ os.environ["SOURCE_DATE_EPOCH"] = "1764000000"
 # `view` opens its window on the offscreen platform too (the tests drive it); a user's
 # `view` there renders a picture instead (test_view_on_a_hidden_platform_writes_a_picture)
 os.environ["LEGATE_PROF_HIDDEN_WINDOW"] = "1"
+# Temporaries and the registry of those being written (legate_prof_writing_UID, under
+# $TMPDIR): never the user's, one per test session -- a test that kills a writer on purpose
+# must not leave a note for the user's next command, nor a test read the user's
+_TESTS_TMP = Path(tempfile.gettempdir()) / f"legate_prof_tests_{os.getuid()}"
+_TESTS_TMP.mkdir(mode=0o700, exist_ok=True)
+os.environ["TMPDIR"] = str(_TESTS_TMP)  # (pytest's own folders too: it keeps the last three)
+tempfile.tempdir = None
 # The cache of built timelines: never the user's, one per test session
 os.environ["LEGATE_PROF_CACHE_DIR"] = tempfile.mkdtemp(prefix="legate_prof_test_cache_")
 

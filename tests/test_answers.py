@@ -92,3 +92,28 @@ def test_an_answer_of_other_code_is_not_read(capsys, monkeypatch, run_copy):
     with pytest.raises(AssertionError, match="read again"):
         ask(capsys, "stats", run_copy)
     assert first[0] == 0
+
+
+def test_answers_are_kept_only_in_a_folder_of_the_users_alone(capsys, monkeypatch, run_copy,
+                                                              tmp_path):
+    """Kept answers trust their folder as cache entries do: in a folder others may write, none
+    is read or kept (a planted answer would be printed as the run's); in the user's own, they
+    are the owner's only, and dropping the oldest touches no other file there."""
+    import stat
+    import legate_prof.store.results as results
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(shared))
+    assert ask(capsys, "stats", run_copy)[0] == 0
+    assert not list(shared.glob("*" + results.RESULT_SUFFIX))
+    own = tmp_path / "own"
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(own))
+    assert ask(capsys, "stats", run_copy)[0] == 0
+    kept = list(own.glob("*" + results.RESULT_SUFFIX))
+    assert kept and all(stat.S_IMODE(p.stat().st_mode) & 0o077 == 0 for p in kept)
+    theirs = own / "notes.result"
+    theirs.write_text("mine")
+    monkeypatch.setattr(results, "MAX_RESULTS", 0)
+    results._drop_oldest(own)
+    assert theirs.exists() and not [p for p in kept if p.exists()]

@@ -178,12 +178,14 @@ def test_cache_is_bounded_least_recently_used_first(tmp_path):
     from legate_prof.store.cache import evict
     d = tmp_path / "c"
     d.mkdir()
-    for i, age in enumerate((300, 100, 200)):
-        p = d / f"e{i}.lpbundle"
-        p.write_bytes(b"x" * 1000)
+    from legate_prof.store.bundle_file import BUNDLE_MAGIC
+    names = [f"{i:032x}.lpbundle" for i in range(3)]  # (named as the cache names its entries)
+    for name, age in zip(names, (300, 100, 200)):
+        p = d / name
+        p.write_bytes(BUNDLE_MAGIC + b"x" * 992)
         os.utime(p, (1_700_000_000 - age, 1_700_000_000 - age))
     assert evict(d, 2000) == 2000
-    assert sorted(p.name for p in d.iterdir()) == ["e1.lpbundle", "e2.lpbundle"]
+    assert sorted(p.name for p in d.iterdir()) == names[1:]
 
 
 def test_cache_can_be_turned_off(tmp_path, monkeypatch):
@@ -229,10 +231,11 @@ def test_bundle_keeps_the_extent_and_coarse_step_indexes(synthetic_8, tmp_path):
 def test_eviction_removes_entries_half_written_by_a_killed_process(tmp_path):
     import time
     from legate_prof.store.cache import STALE_TMP_S, evict
-    old = tmp_path / ".abc.lpbundle.x1y2.tmp"
-    new = tmp_path / ".def.lpbundle.z3w4.tmp"
+    from legate_prof.store.bundle_file import BUNDLE_MAGIC
+    old = tmp_path / f".{1:032x}.lpbundle.x1y2.tmp"
+    new = tmp_path / f".{2:032x}.lpbundle.z3w4.tmp"
     for p in (old, new):
-        p.write_bytes(b"x" * 100)
+        p.write_bytes(BUNDLE_MAGIC + b"x" * 92)
     past = time.time() - STALE_TMP_S - 60
     os.utime(old, (past, past))
     evict(tmp_path, 1 << 30)

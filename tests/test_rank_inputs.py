@@ -290,7 +290,8 @@ def test_a_rank_twice_is_one_line_and_the_rest_is_shown(tmp_path):
     shutil.copy(RUNS["mpi2_util2"].files[1], d / "again_1.prof.gz")
     rc, out, err = _cli("stats", "--json", d)
     assert rc == 2
-    _one_line(err, "again_1.prof.gz: rank 1 again (also in legate_1.prof.gz)", "Left out")
+    _one_line(err, "again_1.prof.gz: rank 1 again (also in legate_1.prof.gz, which is shown)",
+              "Left out")
     alone = compute_stats(load_profile(list(RUNS["mpi2b"].files)))
     assert json.loads(out)["items"] == alone["items"]
     # per-rank bundles: the second bundle of rank 1 is left out, the others are opened

@@ -204,7 +204,9 @@ def stats_parts(model) -> dict:
         for k in pk.tolist():
             procs[proc_kind_name(k)] = procs.get(proc_kind_name(k), 0) + 1
         mems = {}
-        for k, c in zip(model.mems["kind"][mk].tolist(), model.mems["capacity"][mk].tolist()):
+        kinds, caps = model.mems["kind"][mk], model.mems["capacity"][mk]
+        o = np.argsort(kinds, kind="stable")  # (by kind: the same whichever way ranks merged)
+        for k, c in zip(kinds[o].tolist(), caps[o].tolist()):
             e = mems.setdefault(mem_kind_name(k), {"count": 0, "capacity_bytes": 0})
             e["count"] += 1
             e["capacity_bytes"] += int(c)

@@ -14,7 +14,7 @@ from legate_prof.assemble.rank_checks import cross_file_problems
 from legate_prof.assemble.event_records import event_tables, instance_criticals, prof_task_events
 from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup,
                            event_columns, first_by_key, group_of, log_last_time, log_span, pairs,
-                           record_columns, unique_inverse)
+                           processor_nodes, record_columns, unique_inverse)
 from legate_prof.assemble.stream_items import add_stream_items, crash_markers
 from legate_prof.assemble.utilization import with_utilization
 from legate_prof.assemble.wait_matching import META_RECORDS, match_waits
@@ -113,7 +113,9 @@ def _rank_entry(log):
             "num_nodes": md[0].get("num_nodes", 1) if len(md) else 1,
             "legion_version": log.legion_version, "format_version": log.version,
             "zero_time": int(zt["zero_time"][0]) if len(zt) else 0,
-            "records": log.record_count, "span_ns": list(log_span(log))}
+            "records": log.record_count, "proc_nodes": processor_nodes(log),
+            # (a file cut short ends before its run did: when that was is not known)
+            "span_ns": None if log.cut else list(log_span(log))}
 
 
 def _number_unknown_ranks(ranks):

@@ -11,12 +11,19 @@ from legate_prof.present.units import format_ns
 SAME_RUN_ZERO_TIME_NS = 60 * 10**9
 
 
+def _ints(v):
+    """``v`` when it is a list of ints (a bundle's rank entry is a stranger's too), else ()."""
+    if isinstance(v, (list, tuple)) and all(isinstance(x, int) and not isinstance(x, bool)
+                                            for x in v):
+        return v
+    return ()
+
+
 def _span(r):
     """(first, last) of a rank's timeline on its clock; None where unknown: the log of a run
     that crashed holds no timeline (Legion writes it at shutdown), so its end tells nothing."""
-    s = r.get("span_ns")
-    ok = isinstance(s, (list, tuple)) and len(s) == 2 and int(s[1]) > 0
-    return (int(s[0]), int(s[1])) if ok else None
+    s = _ints(r.get("span_ns"))
+    return (int(s[0]), int(s[1])) if len(s) == 2 and int(s[1]) > 0 else None
 
 
 def _runs(legion):
@@ -98,6 +105,7 @@ def cross_file_problems(ranks, wanted=None):
         if len(files) > 1:
             out.append(f"warning: rank {rank} is in {len(files)} files ({', '.join(files[:3])}); "
                        "files of different runs mixed?")
+    out += _shared_processors_lines(ranks)
     size = int(runs[0][0]["num_nodes"]) if runs else 0
     if 1 < size <= 1 << 16:
         expected = set(range(size)) if wanted is None else set(wanted) & set(range(size))
@@ -110,6 +118,26 @@ def cross_file_problems(ranks, wanted=None):
                        "others only")
     if runs:
         out += _apart_line(runs[0])
+    return out
+
+
+def _shared_processors_lines(ranks):
+    """Files whose items ran on processors of a node that is not their rank (ids say which
+    node: those items are on that rank's lanes), or of a node another file's ran on too."""
+    by_node = {}
+    for r in ranks:
+        for node in _ints(r.get("proc_nodes")):
+            by_node.setdefault(node, []).append(r)
+    out = []
+    for node, rs in sorted(by_node.items()):
+        files = ", ".join(r["file"] for r in rs[:3]) + (" …" if len(rs) > 3 else "")
+        if len(rs) > 1:
+            out.append(f"warning: {files} ran on the same processors (of node {node}: their "
+                       f"ids collide), so their items share rank {node}'s lanes: files of "
+                       "different runs, or a file's rank changed?")
+        elif int(rs[0]["rank"]) != node:
+            out.append(f"warning: {files} (rank {rs[0]['rank']}) ran on processors of node "
+                       f"{node}: its items are on rank {node}'s lanes")
     return out
 
 

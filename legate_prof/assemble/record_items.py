@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind, node_of_id
+from legate_prof.read.legion_log import MAX_NAME_CHARS
 
 class StringTable:
     """Interned strings; index 0 is the empty string."""
@@ -15,6 +16,8 @@ class StringTable:
         self.index = {"": 0}
 
     def intern(self, s):
+        if len(s) > MAX_NAME_CHARS:  # (what the readers cut already; names made of several)
+            s = s[:MAX_NAME_CHARS - 1] + "…"
         i = self.index.get(s)
         if i is None:
             i = self.index[s] = len(self.strings)
@@ -216,6 +219,23 @@ _SPAN_RECORDS = (("TaskInfo", "start", "stop"), ("ImplicitTaskInfo", "start", "s
                  ("MessageInfo", "start", "stop"), ("ProfTaskInfo", "start", "stop"),
                  ("CopyInfo", "start", "stop"), ("FillInfo", "start", "stop"),
                  ("PartitionInfo", "start", "stop"))
+
+
+# records of what ran on a processor: a log holds them for its own node's processors only
+# (it describes other nodes' processors, never runs anything on them)
+_PROC_RECORDS = ("TaskInfo", "ImplicitTaskInfo", "GPUTaskInfo", "MetaInfo", "MessageInfo",
+                 "MapperCallInfo", "RuntimeCallInfo", "ApplicationCallInfo", "ProfTaskInfo")
+
+
+def processor_nodes(log):
+    """The nodes (ranks) of the processors a log's records ran on: its own rank, unless its
+    processors' ids say another (two files whose ids collide share that rank's lanes)."""
+    nodes = set()
+    for rec in _PROC_RECORDS:
+        t = log.table(rec)
+        if len(t):
+            nodes.update(np.unique(node_of_id(np.asarray(t["proc_id"], np.uint64))).tolist())
+    return sorted(nodes)
 
 
 def log_span(log):

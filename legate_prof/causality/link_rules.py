@@ -91,7 +91,8 @@ def critical_entry(graph, completions, pre):
     out.vertex = v = graph.vertex(pre)
     if graph.cycle:
         return out
-    c = np.where(v >= 0, graph.critical[np.maximum(v, 0)], -1)
+    crit = graph.critical  # (empty in a rank whose log has no event records nor vertices)
+    c = np.where(v >= 0, crit[np.maximum(v, 0)], -1) if len(crit) else np.full(len(pre), -1)
     inside = np.flatnonzero(c >= 0)
     ci = c[inside]
     out.kind[inside] = graph.kind[ci]

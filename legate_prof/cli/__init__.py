@@ -9,11 +9,13 @@ May import every layer of the core; the viewer only inside the commands that dra
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 
 from legate_prof.cli.common import EXIT_USER_ERROR, bundled_example, note
 from legate_prof.errors import ProfileError
-from legate_prof.output_file import sweep_stale_outputs
+from legate_prof.output_file import disk_full, sweep_stale_outputs
 
 __all__ = ["main", "bundled_example", "EXIT_USER_ERROR"]
 
@@ -23,7 +25,10 @@ def main(argv=None):
     from legate_prof.cli.parser import build_parser
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["record"]:  # everything after it belongs to legate, options included
-        return record.run(argparse.Namespace(legate_args=argv[1:]))
+        try:
+            return record.run(argparse.Namespace(legate_args=argv[1:]))
+        except KeyboardInterrupt:  # (outside legate's run: before it, or in the report)
+            return 130
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -31,7 +36,9 @@ def main(argv=None):
         return EXIT_USER_ERROR
     try:
         sweep_stale_outputs()  # what an earlier command stopped by a signal was writing
-        return args.func(args)
+        rc = args.func(args)
+        sys.stdout.flush()  # (a full disk under stdout shows here, where it can be said)
+        return rc
     except ProfileError as e:
         note(f"legate_prof: error: {e}")
         return EXIT_USER_ERROR
@@ -39,6 +46,24 @@ def main(argv=None):
         return 0
     except KeyboardInterrupt:
         return 130
+    except RuntimeError as e:  # Ctrl-C inside a DuckDB query, as its Python module words it
+        if str(e) != "Query interrupted":
+            raise
+        return 130
+    except OSError as e:
+        if not disk_full(e):
+            raise
+        _stdout_to_nowhere()
+        note(f"legate_prof: error: {e.filename or 'standard output'}: could not write "
+             f"({e.strerror or e})")
+        return EXIT_USER_ERROR
+
+
+def _stdout_to_nowhere():
+    """What stdout still holds goes nowhere: the interpreter's last flush would fail again
+    on the full disk, with a traceback of its own and exit status 120."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 if __name__ == "__main__":

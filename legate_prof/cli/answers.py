@@ -4,8 +4,8 @@ notes and warnings on stderr) and exit as they did, without reading the logs aga
 (``store.results``: keyed by the inputs' contents, the options and the code).  Progress bars
 are not part of an answer.  The run's critical path is kept too, so that a command asking
 another question of the same run (``insights`` after ``critical``, the report after either)
-does not walk it again.  Only runs read whole are kept: ``--ranks``, ``--start`` and
-``--stop`` answer from the logs every time.
+does not walk it again.  Only runs read whole and ended are kept: ``--ranks``, ``--start`` and
+``--stop``, and a run still being written, answer from the logs every time.
 """
 
 from __future__ import annotations
@@ -80,6 +80,9 @@ def answered(args, command, run):
         code = run(args)
     finally:
         sys.stdout, sys.stderr = out.real, err.real
+    from legate_prof.read.runtime_stream import of_a_live_run
+    if of_a_live_run([err.kept.getvalue()]):
+        return code  # (a run still going: asked again, the same files may say it crashed)
     results.put("answer-" + command, {"out": out.kept.getvalue(), "err": err.kept.getvalue(),
                                       "status": int(code or 0)}, asked)
     return code

@@ -60,10 +60,15 @@ def run(args):
             return EXIT_USER_ERROR
     name = _legate_option(extra[:prog_at], "--profile-name") or "legate"
     before = {p: os.path.getmtime(p) for p in _profiles_in(logdir, name)}
-    rc, held = _run_legate(extra)
+    try:
+        rc, held = _run_legate(extra, " ".join(extra[prog_at:prog_at + 1]) or "no program")
+    except _Stopped as stop:
+        note(f"legate_prof: stopped (Ctrl-C); legate {stop.how}; "
+             + _partial_words(_written(logdir, name, before), logdir))
+        return 130
     if asks_help or rc is None:
         return EXIT_USER_ERROR if rc is None else rc
-    written = [f for f in _profiles_in(logdir, name) if before.get(f) != os.path.getmtime(f)]
+    written = _written(logdir, name, before)
     if rc != 0:
         what = (f"partial profiles: {' '.join(written)}" if written
                 else "no profiles were written")
@@ -109,25 +114,107 @@ def _legate_option(words, option):
     return value
 
 
-def _run_legate(extra):
+def _written(logdir, name, before):
+    """The profiles legate wrote (new, or changed since ``before``: {path: mtime})."""
+    return [f for f in _profiles_in(logdir, name) if before.get(f) != os.path.getmtime(f)]
+
+
+def _partial_words(written, logdir):
+    return (f"partial profiles: {' '.join(written)} (what they hold can be read: "
+            f"`legate_prof view {logdir}`)" if written else "no profiles were written")
+
+
+# legate printing nothing for this long (then twice as long, and so on) is said: a program
+# that hangs makes `legate --profile` silent for ever (LEGATE_PROF_RECORD_QUIET_S sets it)
+QUIET_NOTE_S = 60.0
+STOP_GRACE_S = 10.0  # after Ctrl-C: how long legate is given to end (it got the Ctrl-C too)
+
+
+class _Stopped(Exception):
+    """Ctrl-C while legate ran; ``how`` says how legate ended."""
+
+    def __init__(self, how):
+        super().__init__(how)
+        self.how = how
+
+
+def _pump(stream, lines):
+    for line in stream:
+        lines.put(line)
+    lines.put(None)
+
+
+def _quiet_s():
+    try:
+        return max(float(os.environ.get("LEGATE_PROF_RECORD_QUIET_S", QUIET_NOTE_S)), 0.1)
+    except ValueError:
+        return QUIET_NOTE_S
+
+
+def _run_legate(extra, program="the program"):
     """(legate's exit status, the "Profiles have been generated" lines held back); its
-    other output goes through as it comes.  Status None: legate could not be started."""
+    other output goes through as it comes, and a silence is said (``QUIET_NOTE_S``).  Status
+    None: legate could not be started.  Ctrl-C: legate is let end (``_Stopped``)."""
+    import queue
+    import threading
+    import time
     from legate_prof.cuda_stub import legate_env, legate_executable
     try:
         cmd = [legate_executable(), "--profile"] + extra
     except RuntimeError as e:
         note(f"legate_prof: error: {e}")
         return None, []
-    held = []
+    held, lines = [], queue.Queue()
     p = subprocess.Popen(cmd, env=legate_env(), stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, errors="replace")
-    for line in p.stdout:
-        if line.startswith("Profiles have been generated"):
-            held.append(line)
-        else:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-    return p.wait(), held
+    threading.Thread(target=_pump, args=(p.stdout, lines), daemon=True).start()
+    started = last = time.monotonic()
+    quiet = wait = _quiet_s()
+    try:
+        while True:
+            try:
+                line = lines.get(timeout=max(last + wait - time.monotonic(), 0.05))
+            except queue.Empty:
+                now = time.monotonic()
+                if now - last >= wait:
+                    note(f"legate_prof: note: waiting for legate (pid {p.pid}, running "
+                         f"{program}): nothing printed for {now - last:.0f} s, "
+                         f"{now - started:.0f} s since it started; a program that hangs "
+                         "keeps it waiting (Ctrl-C stops it; the profiles written so far are "
+                         "kept)")
+                    wait *= 2
+                continue
+            if line is None:
+                break
+            last, wait = time.monotonic(), quiet
+            if line.startswith("Profiles have been generated"):
+                held.append(line)
+            else:
+                sys.stdout.write(line)
+                sys.stdout.flush()
+        return p.wait(), held
+    except KeyboardInterrupt:
+        raise _Stopped(_let_end(p)) from None
+
+
+def _let_end(p):
+    """After Ctrl-C: wait for legate (a terminal's Ctrl-C reached it too; a signal to us
+    alone is passed on), then stop it; how it ended, in words."""
+    import signal
+    try:
+        p.wait(timeout=1.0)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)
+    for stop, grace in ((None, STOP_GRACE_S), (p.terminate, 5.0), (p.kill, 5.0)):
+        if stop is not None:
+            stop()
+        try:
+            rc = p.wait(timeout=grace)
+            return f"ended (status {rc})" if stop is None else \
+                f"did not end in {STOP_GRACE_S:.0f} s and was {'terminated' if stop == p.terminate else 'killed'}"
+        except subprocess.TimeoutExpired:
+            continue
+    return "could not be stopped"
 
 
 def _profiles_in(d, name="legate"):

@@ -9,6 +9,7 @@ from legate_prof.cli.arguments import add_files, add_ranks, add_window
 from legate_prof.cli.common import (check_window, input_files, load_with_progress, say, status,
                                     trimmed)
 from legate_prof.errors import ProfileError
+from legate_prof.output_file import refuse_leaving_link
 
 
 def register(sub):
@@ -39,6 +40,7 @@ def run(args):
     check_window(args)
     files = input_files(args)
     out = os.path.abspath(args.output)
+    refuse_leaving_link(out, "report")  # (`-o legate_prof`, the default, in a received folder)
     for f in files:
         if os.path.realpath(f).startswith(os.path.realpath(out) + os.sep):
             raise ProfileError(out, "holds an input; write the report to another folder")

@@ -14,7 +14,7 @@ from legate_prof.export.arrow import batches, schema
 from legate_prof.export.parquet import table_files, write_tables
 from legate_prof.export.ranks import by_rank, whole_tables
 from legate_prof.export.tables import CHUNK_ROWS, ITEM_TABLES, TABLES
-from legate_prof.output_file import atomic_output
+from legate_prof.output_file import atomic_output, scratch_folder
 
 VIEWS = {
     # time spent per provenance line (tasks, copies, ... launched from it)
@@ -93,42 +93,74 @@ def _reason(e):
     return text
 
 
+# the database a query runs in reads only the tables handed to it and writes nothing
+# (docs/robustness.md): no file system (COPY ... TO, ATTACH, EXPORT, read_csv('/any/path')), no
+# extension installed or loaded (INSTALL reaches the network), and none of it can be set back
+# (lock_configuration); what it spills goes into this command's scratch folder, not '.tmp'
+# of the working folder
+SAFE_CONFIG = {"enable_external_access": False, "autoinstall_known_extensions": False,
+               "autoload_known_extensions": False, "allow_community_extensions": False,
+               "lock_configuration": True}
+
+
+def _connect(scratch):
+    duckdb = require("duckdb", "sql")
+    return duckdb.connect(":memory:", config={**SAFE_CONFIG, "temp_directory":
+                                              os.path.join(scratch, "spill")})
+
+
 def query(profile, sql, chunk_rows=CHUNK_ROWS):
     """Run ``sql`` over the profile's tables; (column names, rows).  A model's tables go into
     an in-memory DuckDB; a profile held per rank is written rank by rank as Parquet files in a
-    temporary folder, which DuckDB reads where they lie (memory: one rank's model, and what
-    the query itself holds)."""
-    duckdb = require("duckdb", "sql")
-    if hasattr(profile, "item_parts") and len(profile.item_parts()) > 1:
-        with tempfile.TemporaryDirectory(prefix="legate_prof_sql.") as folder:
+    scratch folder (``output_file.scratch_folder``: gone when the command ends, or at the next
+    command when a signal stopped it), which DuckDB reads where they lie (memory: one rank's
+    model, and what the query itself holds)."""
+    require("duckdb", "sql")
+    with scratch_folder("legate_prof_sql") as scratch:
+        if hasattr(profile, "item_parts") and len(profile.item_parts()) > 1:
+            folder = os.path.join(scratch, "tables")
             try:
+                os.mkdir(folder)
                 write_tables(profile, folder, chunk_rows)
             except OSError as e:  # a full disk, say: one line (the folder goes, files and all)
                 raise ProfileError(tempfile.gettempdir(), "could not write the ranks' tables "
                                    f"for the query ({e.strerror or str(e).splitlines()[0]}); "
                                    "TMPDIR chooses where they go") from None
-            return query_parquet(folder, sql)
-    con = duckdb.connect(":memory:")
-    try:
-        _fill(con, profile, chunk_rows)
-        return _run(con, sql)
-    finally:
-        con.close()
+            return _query_files(table_files(folder), sql, scratch)
+        con = _connect(scratch)
+        try:
+            _fill(con, profile, chunk_rows)
+            return _run(con, sql)
+        finally:
+            con.close()
 
 
 def query_parquet(folder, sql):
     """Run ``sql`` over a Parquet export folder (``export --format parquet``), its files read
     where they lie: each table a view over its file, or over its ranks' files."""
-    duckdb = require("duckdb", "sql")
+    require("duckdb", "sql")
     files = table_files(folder)
     if files is None:
         raise ProfileError(folder, "is not a Parquet export of legate_prof (no items*.parquet, "
                                    "or files of other names)")
-    con = duckdb.connect(":memory:")
+    with scratch_folder("legate_prof_sql") as scratch:
+        return _query_files(files, sql, scratch)
+
+
+def _query_files(files, sql, scratch):
+    """Each table a view over its files, named one by one to Arrow: never a path DuckDB would
+    expand (a received folder named ``*`` globbed every sibling export into the result)."""
+    dataset = require("pyarrow.dataset", "sql")
+    # (column chunks read as they are scanned, not buffered ahead: 223 MB against 240 at 2 M
+    # items, and faster; docs/performance.md)
+    parquet = dataset.ParquetFileFormat(
+        default_fragment_scan_options=dataset.ParquetFragmentScanOptions(pre_buffer=False))
+    con = _connect(scratch)
     try:
         for table, paths in files.items():
-            listed = ", ".join("'" + os.path.abspath(p).replace("'", "''") + "'" for p in paths)
-            con.execute(f"CREATE VIEW {table} AS SELECT * FROM read_parquet([{listed}])")
+            con.register(f"{table}_files", dataset.dataset(
+                [os.path.abspath(p) for p in paths], format=parquet))
+            con.execute(f"CREATE VIEW {table} AS SELECT * FROM {table}_files")
         _views(con)
         return _run(con, sql)
     finally:
@@ -136,6 +168,6 @@ def query_parquet(folder, sql):
 
 
 def _run(con, sql):
-    cur = con.execute(sql)
+    cur = con.execute(sql)  # (Ctrl-C inside: DuckDB's RuntimeError, which cli.main ends with 130)
     cols = [d[0] for d in cur.description] if cur.description else []
     return cols, cur.fetchall()

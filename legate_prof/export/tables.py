@@ -365,8 +365,11 @@ def step_levels(step):
         return z, z, np.zeros(0)
     dt = np.diff(t)
     level = np.divide(np.diff(step.integral), dt, out=np.zeros(len(dt)), where=dt > 0)
-    t = np.rint(t).astype(np.int64)
+    t = np.rint(np.clip(t, -INT64_FLOAT_MAX, INT64_FLOAT_MAX)).astype(np.int64)
     return t[:-1], t[1:], level
+
+
+INT64_FLOAT_MAX = float(2**63 - 1024)  # (the largest float64 an int64 holds: times at 2^63 - 1)
 
 
 def _utilization(model, chunk_rows):

@@ -75,10 +75,10 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     # when it first draws it (``ranked``); a merged model read row by row is stacked at build.
     stack_now = stack and not ranked
     paths, kinds, errors, warnings = plan_inputs(paths)
-    legion, n = rank_files_for_workers(paths, kinds, errors, workers)
+    legion, beside, n = rank_files_for_workers(paths, kinds, errors, workers)
     if n > 1:
         from legate_prof.load.rank_workers import build_in_parallel
-        built = build_in_parallel(legion, stack_now, n, progress, ranked=ranked,
+        built = build_in_parallel(legion, stack_now, n, progress, ranked=ranked, streams=beside,
                                   prepare=prepare)
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
@@ -141,13 +141,28 @@ def _read_inputs(paths, kinds, progress, errors, warnings):
 
 
 def rank_files_for_workers(paths, kinds, errors, workers=None):
-    """(the Legion Prof logs, how many worker processes to build them with): more than one only
-    when every input is a readable log and they are big enough (``rank_workers``)."""
+    """(the Legion Prof logs, the runtime stream beside each — its name's and its rank's;
+    None: none —, how many worker processes to build them with): more than one only when
+    every input is a readable log or the stream of one, and they are big enough
+    (``rank_workers``)."""
     legion = [p for p in paths if kinds.get(p) == "legion"]
-    if errors or len(legion) != len(paths):
-        return legion, 1
+    streams = [p for p in paths if kinds.get(p) == "runtime"]
+    beside = [None] * len(legion)
+    if errors or len(legion) < 2 or len(legion) + len(streams) != len(paths):
+        return legion, beside, 1  # (one log: no worker; its files are not looked at again)
     from legate_prof.load.rank_workers import worker_count
-    return legion, worker_count(legion, sum(os.path.getsize(p) for p in legion), workers)
+    n = worker_count(legion, sum(os.path.getsize(p) for p in paths), workers)
+    if streams and n > 1:  # (each rank's worker builds its log and stream, as --per-rank)
+        from legate_prof.load.rank_files import per_rank_jobs
+        jobs, notes = per_rank_jobs(paths, kinds)
+        at = {p: k for k, p in enumerate(legion)}
+        for job in jobs:
+            logs = [p for p in job.files if kinds[p] == "legion"]
+            runs = [p for p in job.files if kinds[p] == "runtime"]
+            if notes or len(logs) != 1 or len(runs) > 1:
+                return legion, beside, 1  # (one build of all says what does not pair)
+            beside[at[logs[0]]] = runs[0] if runs else None
+    return legion, beside, n
 
 
 def _merge_bundles(paths, errors, ranked=False):
@@ -219,9 +234,9 @@ def _one_log_per_rank(logs, errors):
         rank = rank_of(logs[k])
         if rank in seen:
             errors.append(ProfileError(
-                logs[k].path, f"rank {rank} again (also in {os.path.basename(seen[rank])}): a "
-                              "file of another run? Left out; open one run at a time, or "
-                              "compare runs with `legate_prof compare`"))
+                logs[k].path, f"rank {rank} again (also in {os.path.basename(seen[rank])}, "
+                              "which is shown): a file of another run? Left out; open one run "
+                              "at a time, or compare runs with `legate_prof compare`"))
             continue
         if rank is not None:
             seen[rank] = logs[k].path
@@ -231,12 +246,17 @@ def _one_log_per_rank(logs, errors):
 
 def same_run_first(inputs, rank_of, zero_time):
     """The indices of ``inputs``, those of a rank given more than once ordered so that the one
-    whose clock started nearest the others' (the median ``ZeroTime``) comes first."""
-    zts = sorted(z for z in map(zero_time, inputs) if z is not None)
-    mid = zts[len(zts) // 2] if zts else 0
+    whose clock started nearest the others' (the median ``ZeroTime`` of the ranks given once)
+    comes first; where no other rank tells, the first given (two runs' rank 0 kept the
+    second)."""
     count = {}
     for x in inputs:
         count[rank_of(x)] = count.get(rank_of(x), 0) + 1
+    zts = sorted(z for x in inputs if count[rank_of(x)] == 1
+                 for z in (zero_time(x),) if z is not None)
+    if not zts:
+        return list(range(len(inputs)))
+    mid = zts[len(zts) // 2]
 
     def key(k):
         z = zero_time(inputs[k])
@@ -259,7 +279,9 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
         except ProfileError as e:
             errors.append(e)
     model = model.evolve(sources=paths, errors=[str(e) for e in errors])
-    if use_cache and stack and not errors and not from_bundle:
+    from legate_prof.read.runtime_stream import of_a_live_run
+    if use_cache and stack and not errors and not from_bundle \
+            and not of_a_live_run(model.warnings):  # (a live run's: it will change)
         if use_cache == "later":  # the viewer: show the timeline first, write meanwhile
             _write_later(model, paths)
         else:

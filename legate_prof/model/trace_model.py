@@ -46,10 +46,15 @@ def time_range_of(first, last, markers=()):
         last = max(last, int(m["time"]))
     start = 0
     if first > last // 2:
-        start = max(first - (last - first) // 20, 0)
+        start = min(max(first - (last - first) // 20, 0), INT64_MAX - 1)
     # at least 2**12 steps of a float64 near ``start`` (the view's coordinates), however late a
-    # damaged log puts a run of one nanosecond
-    return start, max(last + (last - start) // 200, start + 1, start + (start >> 40))
+    # damaged log puts a run of one nanosecond; never past what an int64 holds (times at
+    # 2^63 - 1 made the padded end overflow where it became a column's type)
+    return start, min(max(last + (last - start) // 200, start + 1, start + (start >> 40)),
+                      INT64_MAX)
+
+
+INT64_MAX = 2**63 - 1
 
 
 class _Indexes:

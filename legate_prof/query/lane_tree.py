@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, GROUPS, MEMORY_GROUPS, PROCESSOR_GROUPS
 from legate_prof.present.ranks import format_ranks
+from legate_prof.read.runtime_stream import of_a_live_run
 
 @dataclass(frozen=True)
 class LaneInfo:
@@ -111,7 +112,7 @@ def why_timeline_missing(m, groups):
     stream = "; shown: the runtime's event stream" if any(
         "runtime_end_ns" in r for r in ranks) else ""
     # a run still being written has not reached its shutdown yet; a crashed one never will
-    live = any("still being written" in str(w) for w in m.warnings)
+    live = of_a_live_run(m.warnings)
     never = "which a run still going has not reached yet" if live else \
         "which a crashed run never reaches"
     if any(r.get("format_version") for r in ranks):  # a Legion log, cut before its timeline

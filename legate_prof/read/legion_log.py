@@ -108,6 +108,12 @@ _FIELD_SIZES = {-1, 1, 2, 4, 8}
 # share one, which took 3.5 ms a file to parse
 _PREAMBLES = {}
 
+# A name (a task's, a variant's, a provenance, a host…) is repeated in every output line of
+# every item that bears it: one of 10 MB named by 300 tasks wanted 23 GiB for Perfetto and
+# wrote a 3.1 GB Chrome trace.  Legion's longest are under 100 characters.
+MAX_NAME_CHARS = 1000
+LONG_STRINGS = {("BacktraceDesc", "backtrace"): 1 << 16}  # (read, never shown per item)
+
 
 def _parse_preamble_line(line):
     """``Name {id:N, field:type:size, ...}`` -> RecordLayout; ValueError when damaged."""
@@ -189,6 +195,7 @@ class LegionLog:
     warnings: list = field(default_factory=list)
     record_count: int = 0
     byte_size: int = 0
+    cut: bool = False  # the file ends early or is damaged: its records stop before the run's end
 
     def table(self, name):
         return self.tables.get(name, ())
@@ -315,6 +322,7 @@ class LegionProfReader:
         version, legion_version, layouts, pos = self.parse_header(raw)
         log = LegionLog(self.path, version, legion_version, layouts, byte_size=len(raw))
         if gz_warning:
+            log.cut = True
             log.warnings.append(ProfileWarning(self.path, gz_warning))
         if version not in ("1.0", "1011"):
             log.warnings.append(ProfileWarning(
@@ -351,8 +359,13 @@ class LegionProfReader:
                 else:
                     pos = _read_variable(raw, pos, layout, body)
         except _Stop as stop:
+            log.cut = True
             log.warnings.append(ProfileWarning(self.path, f"{stop}; kept {body.count} records"))
         log.record_count = body.count
+        if body.state.get("cut"):
+            log.warnings.append(ProfileWarning(
+                self.path, f"{body.state['cut']:,} name(s) longer than {MAX_NAME_CHARS:,} "
+                f"characters cut there (the longest: {body.state['longest']:,} bytes)"))
         log.tables = _assemble(layouts, body.parts)
         log.seq = body.sequences()
         for problem in check_tables(log.tables):
@@ -492,7 +505,13 @@ def _decode_variable(raw, pos, layout, state):
             end = raw.find(b"\0", pos)
             if end < 0:
                 raise _Truncated
-            rec[fname] = bytes(raw[pos:end]).decode("utf-8", "replace")
+            limit = LONG_STRINGS.get((layout.name, fname), MAX_NAME_CHARS)
+            text = bytes(raw[pos:min(end, pos + 4 * limit + 4)]).decode("utf-8", "replace")
+            if len(text) > limit:  # (one name shared by every item: repeated in each output)
+                text = text[:limit - 1] + "…"
+                state["cut"] = state.get("cut", 0) + 1
+                state["longest"] = max(state.get("longest", 0), end - pos)
+            rec[fname] = text
             pos = end + 1
             continue
         if ftype in ("point", "array"):  # max_dim i64s; an array is all lo, then all hi
@@ -648,7 +667,26 @@ def check_tables(tables):
             problems.append(f"{name} records do not have the fields Legion writes "
                             f"({', '.join(need)}); damaged preamble? {len(t)} records ignored")
             del tables[name]
+        elif name == "MachineDesc" and _machine_problem(t):
+            problems.append(f"MachineDesc is damaged ({_machine_problem(t)}); the file's rank "
+                            "is taken from its processors' ids")
+            del tables[name]
     return problems
+
+
+MAX_NODES = 1 << 16  # Realm's node ids are 16 bits of a processor's or memory's id
+
+
+def _machine_problem(rows):
+    """What makes a machine description impossible (a node id or count beyond Realm's 16
+    bits: 2^31 was an int32 overflow in 13 commands), or None."""
+    r = rows[0]
+    if not 0 <= r["node_id"] < MAX_NODES:
+        return f"node id {r['node_id']}"
+    n = r.get("num_nodes", 1)
+    if isinstance(n, int) and not 0 <= n <= MAX_NODES:
+        return f"{n} nodes"
+    return None
 
 
 def read_legion_log(path) -> LegionLog:

@@ -13,6 +13,7 @@ import msgpack
 import numpy as np
 
 from legate_prof.errors import ProfileError, ProfileWarning
+from legate_prof.read.msgpack_budget import ObjectBudget
 
 STREAM_MAGIC = b"LPRTSTR1"
 
@@ -39,6 +40,10 @@ READ_SIZE = 1 << 20  # bytes read at a time: a stream of any length is read in t
 MAX_EVENT = 64 << 20  # one event (a name, a site, a shape) larger than this is damage
 MAX_ITEMS = 4096  # fields of an event, dimensions of a shape, keys of the header: msgpack
 #                   makes the list a length asks for before its items arrive (8 bytes each)
+# values and maps or lists in one event (the header too): an honest one has a few dozen; lists
+# of 4,096 lists of 4,096 empty maps are 16 MB of file and were 1.2 GB of dicts
+EVENT_OBJECTS = 1 << 16
+EVENT_CONTAINERS = 1 << 12
 
 
 def read_runtime_stream(path) -> RuntimeStream:
@@ -49,12 +54,23 @@ def read_runtime_stream(path) -> RuntimeStream:
         with open(path, "rb") as f:
             if f.read(len(STREAM_MAGIC)) != STREAM_MAGIC:
                 raise ProfileError(path, "not a legate_prof runtime event stream")
+            budget = ObjectBudget(EVENT_OBJECTS, EVENT_CONTAINERS)
             un = msgpack.Unpacker(f, read_size=READ_SIZE, max_buffer_size=MAX_EVENT,
-                                  max_array_len=MAX_ITEMS, max_map_len=MAX_ITEMS,
-                                  raw=False, strict_map_key=False)
-            return _read_events(path, iter(un))
+                                  raw=False, strict_map_key=False, **budget.hooks(),
+                                  max_array_len=MAX_ITEMS, max_map_len=MAX_ITEMS)
+            return _read_events(path, _each_within(un, budget))
     except OSError as e:
         raise ProfileError(path, e.strerror or str(e)) from None
+
+
+def _each_within(unpacker, budget):
+    """The events, each decoded within ``budget`` (a new one each)."""
+    while True:
+        budget.reset()
+        try:
+            yield next(unpacker)
+        except StopIteration:
+            return
 
 
 def _read_events(path, it):
@@ -112,6 +128,14 @@ def _read_events(path, it):
 
 
 LIVE_S = 120  # (no /proc) a file without its end written this recently is a live run's
+# in every warning about a run still going: what is read of it is not kept (a cache entry, a
+# command's answer) -- the same files, once the run is gone, say it crashed
+STILL_WRITTEN = "still being written"
+
+
+def of_a_live_run(warnings) -> bool:
+    """Whether ``warnings`` (strings or objects) say a run was still being written."""
+    return any(STILL_WRITTEN in str(w) for w in warnings)
 
 
 def being_written(path) -> bool:

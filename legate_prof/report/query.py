@@ -106,8 +106,8 @@ class ReportQueries:
                 order = np.argsort(items, kind="stable")
                 box = order[np.searchsorted(items, tr.piece_item[shade], sorter=order)]
                 waits = np.stack([box, tr.piece_state[shade].astype(np.int64),
-                                  np.round(tr.piece_x0[shade] * ns_px).astype(np.int64),
-                                  np.round(tr.piece_x1[shade] * ns_px).astype(np.int64)],
+                                  _whole_ns(tr.piece_x0[shade] * ns_px),
+                                  _whole_ns(tr.piece_x1[shade] * ns_px)],
                                  axis=1).ravel().tolist()
             busy = np.ones(len(tr.band_count)) if tr.band_busy is None else tr.band_busy
             bands = np.stack([np.floor(tr.band_x0), np.ceil(tr.band_x1),
@@ -146,3 +146,9 @@ class ReportQueries:
     def group_lanes(self):
         """(rank, group, lanes) of every lane group, in display order."""
         return [(g.rank, g.group, list(g.lanes)) for g in self.source.info().groups]
+
+
+def _whole_ns(t):
+    """Float times as int64 ns, held to what an int64 holds (a span near 2^63 - 1 rounds past
+    it: numpy's "invalid value encountered in cast")."""
+    return np.round(np.clip(t, -9.2233720368547748e18, 9.2233720368547748e18)).astype(np.int64)

@@ -55,8 +55,9 @@ def _write_tiles(q, out, progress=None):
         level_bytes = 0
         children = []
         for i in frontier:
-            a = q.t0 + span * i / n
-            b = q.t0 + span * (i + 1) / n
+            # (whole ns, exact: a float bound near 2^63 - 1 rounded past what an int64 holds)
+            a = int(q.t0) + int(span) * i // n
+            b = int(q.t0) + int(span) * (i + 1) // n
             tile = {"lanes": {}, "util": {}}
             halves = set()
             for L in lanes:
@@ -149,7 +150,7 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
     profile (a ``RankSet``: every part read from the ranks, none merged).  ``pictures``: the
     function that renders a group's picture (``legate_prof.viewer.screenshot``'s), or None
     for none, ``pictures_note`` saying why."""
-    out_dir = Path(out_dir).resolve()
+    out_dir = Path(os.path.abspath(out_dir))  # (not resolved: a link there is judged, not followed)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:

@@ -9,7 +9,7 @@ from legate_prof.store.bundle_file import Deferred, check_stop, write_tables
 from legate_prof.store.ranks_bundle import write_ranks_bundle
 
 
-def write_bundle(model, path, indexes=True, stop=None):
+def write_bundle(model, path, indexes=True, stop=None, mode=0o666):
     """Write a model, or a source, through a temporary file renamed at the end: a reader
     never sees half a bundle.
 
@@ -18,9 +18,10 @@ def write_bundle(model, path, indexes=True, stop=None):
     stacked (``stacked_layout``): a bundle reopens with every lane ready to draw.  A source
     over several ranks' models is written as their merged model would be, rank by rank
     (``ranks_bundle``).  ``stop`` (a function): asked as the write goes on; when it says
-    so, the write ends with ``bundle_file.WriteStopped`` and leaves nothing."""
+    so, the write ends with ``bundle_file.WriteStopped`` and leaves nothing.  ``mode``: the
+    file's permissions, less the umask (a cache entry: the owner's only)."""
     if len(model.item_parts()) > 1:
-        return write_ranks_bundle(model, path, stop)
+        return write_ranks_bundle(model, path, stop, mode)
     model = model.merged_model()
     items, waits, transfers, index = model.items, model.waits, model.transfers, None
     if indexes:  # stored too: rebuilding them costs seconds at 10M items
@@ -30,4 +31,4 @@ def write_bundle(model, path, indexes=True, stop=None):
             items = {c: (rows if c == "row" else Deferred.gathered(a, order))
                      for c, a in items.items()}
     return write_tables(model, path, items, waits, transfers, model.ops, index, indexes,
-                        stop=stop)
+                        stop=stop, mode=mode)

@@ -14,6 +14,7 @@ import math
 
 import numpy as np
 
+from legate_prof.read.legion_log import MAX_NAME_CHARS
 from legate_prof.model.intervals import StepIntegral
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
 from legate_prof.model.event_tables import EVENT_TABLES, N_MARKS
@@ -141,6 +142,9 @@ def _check_tables(d):
         _list_of(d.get(key), str, key)
     if not d["names"] or not d["provenances"]:
         _fail("string tables empty")
+    for key in ("names", "provenances"):  # (each repeated in every output line of its items)
+        if max(map(len, d[key])) > MAX_NAME_CHARS:
+            _fail(f"a string of {key} longer than {MAX_NAME_CHARS:,} characters")
     _list_of(lanes.get("name"), str, "lane names")
     _list_of(lanes.get("title"), str, "lane titles")
     if len(lanes["name"]) != n_lanes or len(lanes["title"]) != n_lanes:

@@ -25,6 +25,7 @@ from legate_prof.errors import ProfileError
 from legate_prof.output_file import atomic_output
 from legate_prof.model.intervals import StepIntegral
 from legate_prof.model.kinds import ANY_ACTIVE_GROUPS
+from legate_prof.read.msgpack_budget import OverBudget, header_budget
 
 BUNDLE_MAGIC = b"LPBUNDLE"
 FORMAT_VERSION = 6  # 6: the runtime's arrays as each rank's piece (their ``src``: the whole
@@ -175,7 +176,7 @@ class _SumOnWrite:
 
 
 def write_tables(model, path, items, waits, transfers, ops, index, indexes=True, events=None,
-                 stop=None):
+                 stop=None, mode=0o666):
     """Write ``model``'s small tables (lanes, strings, steps, ranks…) with these per-item
     tables (arrays or ``Deferred`` columns) and ``index``, stacked when indexed.  ``stop``
     (a function): asked between columns' pieces; when it says so, the write ends with
@@ -215,7 +216,7 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True,
     start = -(-(len(BUNDLE_MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
     path = Path(path)
     check_stop(stop)
-    with atomic_output(path) as tmp, open(tmp, "wb") as f:
+    with atomic_output(path, mode) as tmp, open(tmp, "wb") as f:
         f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
         for off, a in cols.arrays:
             f.seek(start + off)
@@ -261,6 +262,14 @@ def _source_sizes(sources):
     return out
 
 
+def unpack_header(data):
+    """A bundle's msgpack header, decoded within the budget its size allows
+    (``read.msgpack_budget``): a header of empty maps cost 140 times its size."""
+    budget = header_budget(len(data))
+    return msgpack.unpackb(data, raw=False, strict_map_key=False, **budget.hooks(),
+                           **budget.lengths())
+
+
 def bundle_sources(path):
     """{file name: size} of the inputs a bundle was converted from, read from its header
     only; None where the bundle does not say (written before it did) or cannot be read."""
@@ -272,7 +281,7 @@ def bundle_sources(path):
             (hlen,) = struct.unpack_from("<Q", head, len(BUNDLE_MAGIC))
             if hlen > os.fstat(f.fileno()).st_size:
                 return None
-            doc = msgpack.unpackb(f.read(hlen), raw=False, strict_map_key=False)
+            doc = unpack_header(f.read(hlen))
         sizes = doc.get("source_sizes")
         return {str(n): int(z) for n, z in sizes} if isinstance(sizes, list) else None
     except (OSError, ValueError, TypeError, AttributeError, msgpack.UnpackException):
@@ -300,9 +309,14 @@ def read_bundle(path, check=True):
     try:
         if hstart + hlen > size:
             raise ValueError("header runs past the end")
-        doc = msgpack.unpackb(buf[hstart:hstart + hlen], raw=False, strict_map_key=False)
+        doc = unpack_header(buf[hstart:hstart + hlen])
+    except OverBudget as e:
+        raise ProfileError(path, f"damaged bundle (its header holds {e}: more than its "
+                                 f"{hlen:,} bytes can honestly hold); convert again") from None
     except (ValueError, TypeError, msgpack.UnpackException) as e:  # TypeError: unhashable key
-        raise ProfileError(path, f"damaged bundle ({e.__class__.__name__}); convert again") from None
+        why = (f"a list or map longer than its header's {hlen:,} bytes can hold"
+               if "exceeds max_" in str(e) else e.__class__.__name__)
+        raise ProfileError(path, f"damaged bundle ({why}); convert again") from None
     if not isinstance(doc, dict) or doc.get("version") != FORMAT_VERSION:
         raise ProfileError(path, f"bundle format {doc.get('version') if isinstance(doc, dict) else '?'}"
                                  " is not supported; convert the .prof files again")

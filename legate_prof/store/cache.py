@@ -16,6 +16,14 @@ the 0.5 s of paging in a 10 M-item entry, not a check of a changed one.
 Total size is bounded (``$LEGATE_PROF_CACHE_MAX_MB``, default 2048) by evicting the least
 recently used entries.  Only regular files are opened, as entries, stamps or inputs: a FIFO
 planted where an entry should be is removed with a note, never read (it would block).
+
+The folder is trusted as the temporaries' folder is (``output_file``): made 0700, used only
+while it is this user's and no one else can write in it (one owned by another user and open
+to all served a planted entry under the victim's key); entries and stamps are the owner's
+only (0600: a 0600 profile was cached 0644).  What it reads, rewrites and evicts are its own
+entries alone: a regular file of this user's with a name the cache gives (32 hex digits) and,
+for an entry, a bundle's first bytes — never another ``*.lpbundle`` or ``*.checked`` someone
+put there.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import re
 import stat
 import sys
 import time
@@ -107,11 +116,87 @@ def entry_path(paths):
     return None if d is None else d / f"{cache_key(paths)}{ENTRY_SUFFIX}"
 
 
+ENTRY_NAME = re.compile(r"[0-9a-f]{32}\.lpbundle")
+STAMP_NAME = re.compile(r"[0-9a-f]{32}\.checked")
+OLD_TEMPORARY_NAME = re.compile(r"\.[0-9a-f]{32}\.lpbundle\..+\.tmp")  # (writers before .lp-)
+_SAID = set()  # cache folders already said to be untrusted, in this process
+
+
+def folder_problem(directory):
+    """Why ``directory`` may not hold this user's cache (another user's, writable by others,
+    not a folder), or None; made (0700) when missing.  POSIX only."""
+    if os.name != "posix":
+        return None
+    d = Path(directory)
+    try:
+        if not d.exists():
+            d.mkdir(parents=True, mode=0o700)
+        st = os.stat(d)  # (a link to a folder of the user's own elsewhere: theirs to make)
+    except OSError as e:
+        return f"cannot be made or read ({e.strerror or e})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "is not a folder"
+    if st.st_uid != os.getuid():
+        return f"belongs to another user (uid {st.st_uid})"
+    if st.st_mode & 0o022:
+        return f"can be written by others (mode {stat.S_IMODE(st.st_mode):04o})"
+    return None
+
+
+def _trusted_entry(paths, note):
+    """The entry of ``paths`` in a cache folder that can be trusted, or None (no cache; or
+    its folder cannot be trusted: said once, and nothing in it read or written)."""
+    entry = entry_path(paths)
+    if entry is None:
+        return None
+    first = not entry.parent.exists()
+    problem = folder_problem(entry.parent)
+    if problem:
+        if str(entry.parent) not in _SAID:
+            _SAID.add(str(entry.parent))
+            note(f"legate_prof: note: not using the cache folder {entry.parent}: it {problem} "
+                 "(LEGATE_PROF_CACHE_DIR chooses another, '' turns the cache off)")
+        return None
+    if first:
+        note(f"legate_prof: note: keeping built timelines in {entry.parent} to reopen fast "
+             "(LEGATE_PROF_CACHE_DIR moves it, '' or --no-cache turns it off)")
+    return entry
+
+
+STAMP_TEXT = re.compile(rb"\d+ \d+ \d+ \d+ \d+")  # (``_stat_line``)
+
+
+def _own(path, pattern, first_bytes):
+    """True for a file the cache made: a regular file of this user's (not a link) named by
+    ``pattern`` whose first bytes ``first_bytes`` accepts (a bundle's magic, a stamp's
+    numbers)."""
+    if not pattern.fullmatch(path.name):
+        return False
+    try:
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or (os.name == "posix" and st.st_uid != os.getuid()):
+            return False
+        f, _ = open_regular(path, follow=False)
+        with f:
+            return first_bytes(f.read(256))
+    except OSError:
+        return False
+
+
+def _bundle_bytes(head):
+    from legate_prof.store.bundle_file import BUNDLE_MAGIC
+    return head.startswith(BUNDLE_MAGIC)
+
+
+def _stamp_bytes(head):
+    return STAMP_TEXT.fullmatch(head) is not None
+
+
 def load_cached(paths, note=print):
     """The cached model of these inputs, or None (none, stale or damaged: rebuilt by caller)."""
     from legate_prof.store.bundle_file import read_bundle
     try:
-        entry = entry_path(paths)
+        entry = _trusted_entry(paths, note)
     except OSError:
         return None
     if entry is None or not os.path.lexists(entry):
@@ -133,11 +218,13 @@ def load_cached(paths, note=print):
 
 
 def _regular(path):
-    """True for a regular file (not a link to one: entries are ours, never links)."""
+    """True for a regular file of this user's (not a link to one: entries are ours, never
+    links; nor another user's)."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
+        st = os.lstat(path)
     except OSError:
         return False
+    return stat.S_ISREG(st.st_mode) and (os.name != "posix" or st.st_uid == os.getuid())
 
 
 def _drop(entry):
@@ -169,7 +256,7 @@ def _write_stamp(entry):
     from legate_prof.output_file import atomic_output
     if os.path.lexists(_stamp_path(entry)) and not _regular(_stamp_path(entry)):
         _stamp_path(entry).unlink()  # (a FIFO there would be written into: it would block)
-    with atomic_output(_stamp_path(entry)) as tmp:
+    with atomic_output(_stamp_path(entry), mode=0o600) as tmp:
         Path(tmp).write_text(_stat_line(entry))
 
 
@@ -178,26 +265,24 @@ def store_cached(model, paths, note=print, stop=None):
     ``stop`` (a function): asked as the entry is written; when it says so, the write ends
     with ``bundle_file.WriteStopped`` and no entry, nor any part of one, is left."""
     from legate_prof.store.bundle import write_bundle
-    entry = entry_path(paths)
+    entry = _trusted_entry(paths, note)
     if entry is None:
         return None
-    first = not entry.parent.exists()
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    if first:
-        note(f"legate_prof: note: keeping built timelines in {entry.parent} to reopen fast "
-             "(LEGATE_PROF_CACHE_DIR moves it, '' or --no-cache turns it off)")
     if os.path.lexists(entry) and not _regular(entry):
         _drop(entry)
-    write_bundle(model, entry, stop=stop)
+    write_bundle(model, entry, stop=stop, mode=0o600)
     _write_stamp(entry)  # written from a model we built: its values are sound
     evict(entry.parent, _max_bytes(), keep=entry)
     return entry
 
 
 def evict(directory, max_bytes, keep=None):
-    """Delete least recently used entries until the total is at most ``max_bytes``."""
+    """Delete least recently used entries until the total is at most ``max_bytes``: only the
+    cache's own entries count and go (``_own``), with their stamps."""
     entries = []
     for p in Path(directory).glob(f"*{ENTRY_SUFFIX}"):
+        if not _own(p, ENTRY_NAME, _bundle_bytes):
+            continue
         with contextlib.suppress(OSError):
             st = p.stat()
             entries.append((st.st_mtime, st.st_size, p))
@@ -210,16 +295,17 @@ def evict(directory, max_bytes, keep=None):
         with contextlib.suppress(OSError):
             p.unlink()
             total -= size
-        with contextlib.suppress(OSError):
-            _stamp_path(p).unlink()
+        if _own(_stamp_path(p), STAMP_NAME, _stamp_bytes):
+            with contextlib.suppress(OSError):
+                _stamp_path(p).unlink()
     for tmp in Path(directory).glob(f".*{ENTRY_SUFFIX}.*.tmp"):  # a writer killed mid-entry
-        if ".lp-" in tmp.name:  # (named for its process: output_file's sweep knows when)
-            continue
+        if ".lp-" in tmp.name or not _own(tmp, OLD_TEMPORARY_NAME, _bundle_bytes):
+            continue  # (named for its process: output_file's sweep knows when)
         with contextlib.suppress(OSError):
             if time.time() - tmp.stat().st_mtime > STALE_TMP_S:
                 tmp.unlink()
     for stamp in Path(directory).glob(f"*{STAMP_SUFFIX}"):  # of entries removed otherwise
-        if not stamp.with_suffix(ENTRY_SUFFIX).exists():
+        if _own(stamp, STAMP_NAME, _stamp_bytes) and not stamp.with_suffix(ENTRY_SUFFIX).exists():
             with contextlib.suppress(OSError):
                 stamp.unlink()
     return total

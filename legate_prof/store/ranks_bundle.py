@@ -27,7 +27,7 @@ def _released(part, make):
     return made
 
 
-def write_ranks_bundle(src, path, stop=None):
+def write_ranks_bundle(src, path, stop=None, mode=0o666):
     """Write the ranks of ``src`` (a source whose ``item_parts`` are several models of
     disjoint ranks, in its numbering) as one stacked bundle at ``path``; ``stop``: as
     ``write_tables``' (asked after each rank's layout too)."""
@@ -78,4 +78,4 @@ def write_ranks_bundle(src, path, stop=None):
             else np.asarray(p.model.ops[c]) for p in parts]) for c in first.ops})
     events = concat_event_tables([p.model.events for p in parts])
     return write_tables(small, path, items, waits, transfers, ops, index, events=events,
-                        stop=stop)
+                        stop=stop, mode=mode)

@@ -9,8 +9,9 @@ that change its answer), and by the code that worked it out (a hash of legate_pr
 sources): a changed input, another question or another version of the code never gets an old
 answer.  Only runs read whole are kept (no ``--ranks``, ``--start``, ``--stop``).  A result
 is a msgpack file (numpy arrays as typed bytes) read within fixed bounds; anything unreadable
-is dropped and worked out again.  They live in the cache folder, written through a temporary
-file, and the oldest go once there are more than ``MAX_RESULTS``.
+is dropped and worked out again.  They live in the cache folder (only one of this user's alone,
+as for cache entries: ``cache.folder_problem``), written through a temporary file readable by
+the owner only, and the oldest go once there are more than ``MAX_RESULTS``.
 """
 
 from __future__ import annotations
@@ -67,8 +68,10 @@ class RunResults:
     """The results kept for one run (its input files ``paths``)."""
 
     def __init__(self, paths, directory=None):
-        from legate_prof.store.cache import cache_dir, cache_key
+        from legate_prof.store.cache import cache_dir, cache_key, folder_problem
         self.directory = Path(directory) if directory is not None else cache_dir()
+        if self.directory is not None and folder_problem(self.directory):
+            self.directory = None  # (not a folder of ours alone: nothing read from it or kept)
         self.run = cache_key(paths) if self.directory is not None else None
 
     def path(self, name, options=None):
@@ -118,7 +121,7 @@ class RunResults:
             if len(data) > MAX_RESULT_BYTES:
                 return
             p.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_output(p) as tmp:
+            with atomic_output(p, 0o600) as tmp:
                 Path(tmp).write_bytes(data)
             _drop_oldest(p.parent)
         except (OSError, TypeError, ValueError):
@@ -126,11 +129,17 @@ class RunResults:
 
 
 def _drop_oldest(directory):
-    """Keep at most ``MAX_RESULTS`` result files, the least recently used going first."""
+    """Keep at most ``MAX_RESULTS`` result files, the least recently used going first: only
+    files ``put`` makes (named by a key, regular, this user's), never another file there."""
+    import re
+    import stat
+    own = re.compile(r"[0-9a-f]{32}\.[a-z-]+" + re.escape(RESULT_SUFFIX) + "$")
     found = []
     for p in Path(directory).glob(f"*{RESULT_SUFFIX}"):
         with contextlib.suppress(OSError):
-            found.append((p.stat().st_mtime, p))
+            st = os.lstat(p)
+            if own.match(p.name) and stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid():
+                found.append((st.st_mtime, p))
     for _, p in sorted(found)[:max(len(found) - MAX_RESULTS, 0)]:
         with contextlib.suppress(OSError):
             p.unlink()

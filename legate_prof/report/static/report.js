@@ -638,7 +638,7 @@ function cellText(key, v, depth) {
     var label = v.variant !== undefined ? v.variant : v.name;
     if (depth > 0 && v.count !== undefined) {  // a part: what it is, how many, how long or big
       var size = v.running_ns !== undefined ? ", running " + formatNs(v.running_ns)
-        : v.capacity_bytes !== undefined ? ", " + formatBytes(v.capacity_bytes) : "";
+        : v.capacity_bytes !== undefined ? (v.capacity_bytes > 0 ? ", " + formatBytes(v.capacity_bytes) : ", capacity unknown") : "";
       return (label !== undefined ? label + ": " : "") + v.count.toLocaleString("en-US") + "×" + size;
     }
     return Object.keys(v).map(function (k) { return headerText(k) + ": " + cellText(k, v[k], depth + 1); }).join("; ");
