@@ -117,7 +117,7 @@ pytest.importorskip("pytestqt")
 def test_window_shows_progress_before_the_timeline(qtbot, sample_profile):
     """The window is up with a progress panel while the real loader runs in a worker thread;
     each step waits for the test, so what the window shows mid-load is checked, not raced."""
-    from legate_prof.analyze.costed_findings import costed_findings
+    from legate_prof.analyze.insights import find_insights
     from legate_prof.viewer.app import MainWindow
     go = threading.Semaphore(0)
 
