@@ -166,10 +166,11 @@ def test_view_shows_the_timeline_when_loaded_and_exits_0(qtbot, sample_profile, 
 def test_view_of_per_rank_bundles_shows_them_unmerged_with_the_findings_of_all(
         qtbot, synthetic_8, tmp_path, monkeypatch):
     """``legate_prof view DIR`` of per-rank bundles: the timeline draws the ranks unmerged,
-    and the findings dock says what the findings of the whole profile say."""
+    and the findings dock says what the findings of the whole profile say, with their costs
+    (``costed_findings``: each one's wall-clock cost and share of the run)."""
     import shutil
 
-    from legate_prof.analyze.insights import find_insights
+    from legate_prof.analyze.costed_findings import costed_findings
     from legate_prof.assemble.rank_set import RankSet
     from legate_prof.query import RankedSource
     from legate_prof.viewer.app import MainWindow
@@ -192,7 +193,8 @@ def test_view_of_per_rank_bundles_shows_them_unmerged_with_the_findings_of_all(
     assert rc == 0 and lanes > 0
     (model, findings), = shown
     assert isinstance(model, RankSet)
-    assert findings == find_insights(load_profile(files, workers=1))
+    assert findings == costed_findings(load_profile(files, workers=1))
+    assert findings["findings"] and all("cost_words" in f for f in findings["findings"])
 
 
 def _view_until_shown(profile, with_findings=False):

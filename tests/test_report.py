@@ -849,3 +849,26 @@ def test_without_event_records_the_critical_section_says_there_is_no_path(browse
     assert browser.evaluate("document.getElementById('critical-split').textContent") == \
         "No critical path: the profile holds no event records."
     assert browser.errors == []
+
+
+def test_statistics_say_counts_with_separators_and_no_zero_capacity(browser, mpi2_report):
+    """mpi2 (its runtime streams: an arrays group, which has no capacity): the Statistics
+    line counts items with thousands separators, as every other count ("1,540 items", was
+    "1540 items"), and the groups' table says a capacity Legion gives none is unknown, as
+    stats does (was "0 B")."""
+    _open(browser, mpi2_report)
+    stats = _meta(mpi2_report)["stats"]
+    assert stats["items"] >= 1000
+    first = browser.evaluate("document.querySelector('#stats p').textContent")
+    assert f" {stats['items']:,} items" in first, first
+    groups = [g for g in stats["groups"] if "capacity_bytes" in g]
+    assert any(g["capacity_bytes"] == 0 for g in groups)  # (the arrays lane's)
+    rows = browser.evaluate(
+        "Array.from(document.querySelectorAll('#stats table')).filter(function (t) {"
+        " return Array.from(t.querySelectorAll('th')).some(function (h) {"
+        "  return h.textContent === 'peak'; }); })[0].innerText")
+    rows = [r.split("\t") for r in rows.strip().split("\n")]
+    col = rows[0].index("capacity")
+    shown = [r[col].strip() for r in rows[1:] if len(r) > col and r[col].strip()]
+    assert len(shown) == len(groups) and "unknown" in shown, shown
+    assert not [c for c in shown if c.replace("\u00a0", " ") == "0 B"], shown

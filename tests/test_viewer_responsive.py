@@ -135,7 +135,13 @@ def test_a_search_a_jump_and_a_hover_are_worked_out_off_the_windows_thread(qtbot
     tl = win.timeline
     qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
     tl.grab()
-    del src.asked[:]  # (the details panel asks for its rows on this thread: not a hover)
+    # (the details panel asks for its rows on this thread, again with the path's links once
+    # the path is computed: not a hover; under load that came after the hover)
+    qtbot.waitUntil(lambda: win.critical_path is not None or win.critical_error is not None,
+                    timeout=LOAD_MS)
+    qtbot.waitUntil(lambda: not win.busy(), timeout=LOAD_MS)
+    QtCore.QCoreApplication.processEvents()
+    del src.asked[:]
     # the mouse comes to rest on the item (what the scene says of a mouse move: the mouse
     # itself is where earlier tests left it, and Qt sends no move to where it already is)
     tl.scene().sigMouseMoved.emit(QtCore.QPointF(tl.mapToScene(_item_point(tl, i))))

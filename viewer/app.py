@@ -84,7 +84,7 @@ class MainWindow(QtWidgets.QMainWindow):
     a profile for File → Open and drops (the command line's: the cache, its workers)."""
 
     def __init__(self, model=None, files=(), load=None, findings=None, opener=None,
-                 example_note=None, view_range=None):
+                 example_note=None, view_range=None, path_track=None):
         super().__init__()
         favour_the_window()  # (its threads' work never holds this thread for long)
         # the command line opened the bundled example (no run here): title, status and
@@ -97,6 +97,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.findings = None
         self.model = model
         self._find = findings
+        self._path_track = path_track  # the command line's ``path_track``: the path's track
         self._opener = opener or default_open
         self._loads = 0  # number of the latest load; older loads' signals are dropped
         self._loaders = []  # kept alive while their threads run
@@ -297,7 +298,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _start_critical(self, src):
         if src is not self.source:
             return  # another profile replaced it before its first frame
-        worker = CriticalPathWorker(src)
+        worker = CriticalPathWorker(src, self._path_track)
         worker.done.connect(self._critical_done)
         self._critical = [w for w in self._critical if w.thread.is_alive()] + [worker]
         worker.start()
@@ -412,7 +413,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """The progress panel in the centre; the profile shown so far is kept aside."""
         if self.loading is None:
             if self.timeline is not None:
-                old = self.findings.findings if self.findings is not None else None
+                old = self.findings.given if self.findings is not None else None
                 self._kept = (self.takeCentralWidget(), self.source, self._files, old)
                 self.timeline = None
             self.results.clear_results()
@@ -473,9 +474,8 @@ class MainWindow(QtWidgets.QMainWindow):
             add_findings_dock(self, (), note=f"findings unavailable: {findings}")
             self.statusBar().showMessage(f"findings unavailable: {findings}")
             return
-        add_findings_dock(self, findings)
-        self.statusBar().showMessage(f"{len(findings)} finding{'' if len(findings) == 1 else 's'}",
-                                     5000)
+        n = len(add_findings_dock(self, findings).findings)
+        self.statusBar().showMessage(f"{n} finding{'' if n == 1 else 's'}", 5000)
 
     def _failed(self, number, error):
         """The first load failed: the window closes and ``run_viewer`` raises the error
@@ -673,7 +673,8 @@ def shown_name(path):
 
 
 def _path_summary(path):
-    """The status line of a drawn critical path: its steps, its span, where it stops."""
+    """The status line of a drawn critical path: its steps, its span, where it stops, how
+    much of the run it explains and how much of that rests on inferred links."""
     from legate_prof.present.units import format_ns
 
     from .timeline.critical_path import NO_EVENTS
@@ -681,8 +682,15 @@ def _path_summary(path):
         return NO_EVENTS
     end = ("; it stops at an event no loaded profile records (unknown)" if path.stops_unknown
            else "")
-    return (f"critical path: {len(path):,} step{'' if len(path) == 1 else 's'} over {format_ns(path.span_ns())}{end} · "
-            "[ / ] walk it from the selected item")
+    track = ""
+    if path.track is not None:
+        track = f"; it {path.track.words}"
+        if path.track.inferred_from_ns is not None:
+            track += " (hatched on its track at the top; an inferred link dashed)"
+    elif path.track_error:
+        track = f"; no summary track ({path.track_error})"
+    return (f"critical path: {len(path):,} step{'' if len(path) == 1 else 's'} over "
+            f"{format_ns(path.span_ns())}{end}{track} · [ / ] walk it from the selected item")
 
 
 def window_problem():
@@ -713,7 +721,7 @@ def window_problem():
 
 
 def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None,
-               opener=None, example_note=None, view_range=None):
+               opener=None, example_note=None, view_range=None, path_track=None):
     """Open the window and run Qt's event loop until it closes; returns its exit code.
 
     With ``load`` instead of a model, the window shows at once with a progress panel while
@@ -729,10 +737,15 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     drops load (the CLI's: its cache and workers, as the first load).  ``example_note``:
     ``files`` is the bundled example, shown because no run was found; how to open one.
     ``view_range`` (start, stop; either None): the first profile's view (``view --start``).
+    ``findings(model)`` may give ``insights``' findings as a list, or as the run's costs
+    (``{"findings", "run_ns", "explained_ns", "explained_words"}``: the dock shows each one's
+    cost and share of the run).  ``path_track(source)``: the critical path's summary track
+    (``analyze.path_track.path_track``), computed with the path in its thread.
     """
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["legate_prof"])
     win = MainWindow(model, files, load=load, findings=findings if callable(findings) else None,
-                     opener=opener, example_note=example_note, view_range=view_range)
+                     opener=opener, example_note=example_note, view_range=view_range,
+                     path_track=path_track)
     if model is not None and findings is not None and not callable(findings):
         add_findings_dock(win, findings)
     win.show()

@@ -19,9 +19,10 @@ def lane_place(source, lane):
     return f"Rank {x.rank} · {x.panel} · {x.short}"
 
 
-def tooltip_html(source, hit):
-    """Hover text: the item's title, where it is and the main figures (rich text whose every
-    string from the profile is escaped)."""
+def tooltip_html(source, hit, notes=()):
+    """Hover text: the item's title, where it is and the main figures, then ``notes`` (lines:
+    its place on the drawn critical path) (rich text whose every string from the profile is
+    escaped)."""
     source = as_source(source)
     kind, payload = hit
     if kind == "band":
@@ -33,6 +34,7 @@ def tooltip_html(source, hit):
     lines = [("b", fields[0].text)]
     lines += [("", f"{f.label}: {f.text}") for f in _with_group(source, payload, fields)
               if f.label in TOOLTIP_FIELDS]
+    lines += [("", note) for note in notes]
     lines.append(("i", "(click to show details)"))
     return _tooltip(*lines)
 

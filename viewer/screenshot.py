@@ -18,6 +18,7 @@ from legate_prof.query import as_source  # noqa: E402
 from legate_prof.present.picture_size import MAX_SIDE, check_size  # noqa: E402
 
 from .timeline.critical_path import RunPath  # noqa: E402
+from .timeline.path_overlay import MAX_STEPS_DRAWN  # noqa: E402
 from .timeline.layout import LaneLayout  # noqa: E402
 from .panels.legend import paint_legend  # noqa: E402
 from .picture_header import LEGEND_H, STAMP_H, header_layout, paint_header  # noqa: E402
@@ -37,33 +38,42 @@ def app_instance():
     return app
 
 
-def lane_layout(source, expand=None, state=None):
+def lane_layout(source, expand=None, state=None, path=None):
     """The lanes as the CLI lays them out (``expand``), or as a window shows them (``state``:
-    ``LaneLayout.state()``)."""
+    ``LaneLayout.state()``); ``path``: a ``RunPath`` drawn, its summary track on top."""
     if state is not None:
-        return LaneLayout.with_state(source, state)
-    return LaneLayout.default(source, expand_kinds=expand or None)
+        layout = LaneLayout.with_state(source, state)
+    else:
+        layout = LaneLayout.default(source, expand_kinds=expand or None)
+    if path is not None and path.track is not None:
+        layout.set_path_track(layout.path_track_rows(path.track))
+    return layout
 
 
-def timeline_height(source, expand=None, state=None):
+def timeline_height(source, expand=None, state=None, path=None):
     """Pixels a timeline needs to show every group as laid out, axes and margins included."""
-    layout = lane_layout(as_source(source), expand, state)
+    layout = lane_layout(as_source(source), expand, state, path)
     return int(layout.height * FIT_ROW_PX) + CHROME_PX
 
 
-def fitted_height(source, height, expand=None, state=None, header_h=STAMP_H + LEGEND_H):
+def fitted_height(source, height, expand=None, state=None, header_h=STAMP_H + LEGEND_H,
+                  path=None):
     """The picture's height grown to fit every group as laid out (bounded by MAX_SIDE)."""
-    need = timeline_height(source, expand, state) + header_h
+    need = timeline_height(source, expand, state, path) + header_h
     return max(height, min(need, MAX_SIDE))
 
 
 def make_timeline(model, width, height, start=None, stop=None, expand=None, extent=None,
-                  state=None):
-    """A TimelineWidget sized and ranged as asked, ready to grab."""
+                  state=None, path=None):
+    """A TimelineWidget sized and ranged as asked, ready to grab (``path``: a ``RunPath``
+    drawn over it, its track laid out before the rows are sized)."""
     app_instance()
     source = as_source(model)
-    layout = lane_layout(source, expand, state)
+    layout = lane_layout(source, expand, state, path)
     w = TimelineWidget(source, layout)
+    if path is not None:
+        w.set_critical_path(path)
+        w.show_critical_path(True)
     # fit the whole lane tree: rows down to 4 px (the caller grows the picture first)
     avail = height - CHROME_PX
     w.row_px = max(4.0, min(18.0, avail / max(layout.height, 1)))
@@ -94,7 +104,7 @@ def geometry(w, y_offset=0):
 
     xl, _ = to_px(t0, 0)
     xr, _ = to_px(t1, 0)
-    lanes, summaries = {}, {}
+    lanes, summaries, track = {}, {}, {}
     for e in w.lane_layout.entries:
         _, ya = to_px(t0, e.y)
         _, yb = to_px(t0, e.y + e.height)
@@ -102,25 +112,28 @@ def geometry(w, y_offset=0):
             lanes[e.lane] = (ya, yb, e.rows)
         elif e.kind == "summary":
             summaries[(e.rank, e.group)] = (ya, yb)
+        elif e.kind == "path":
+            track[e.track_row] = (ya, yb)
     return {"t0": t0, "t1": t1, "x_left": xl, "x_right": xr, "lanes": lanes,
-            "summaries": summaries, "top": y_offset}
+            "summaries": summaries, "track": track, "top": y_offset}
 
 
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
                       title_files=None, return_geometry=False, fit=True, state=None,
-                      critical_path=None):
+                      critical_path=None, path_track=None):
     """Render and save; returns the output path (and the picture's geometry if asked).
 
     With ``fit`` the picture grows taller (up to MAX_SIDE) so every group as laid out fits.
     ``state``: lay the lanes out as a window shows them (``LaneLayout.state()``).
     ``critical_path``: True draws the run's critical path over the lanes (computed here), or
-    the ``RunPath`` a window already has.
+    the ``RunPath`` a window already has; ``path_track(source)``: its summary track (the
+    command line's ``analyze.path_track.path_track``).
     """
     check_size(out, width, height)
     source = as_source(model)
     info = source.info()
     app_instance()
-    path = _critical_path_of(source, critical_path)
+    path = _critical_path_of(source, critical_path, path_track)
     files = [os.path.basename(os.path.abspath(str(f))) for f in (title_files or info.sources)]
     t0, t1 = info.time_range
     a, b = t0 if start is None else start, t1 if stop is None else stop
@@ -128,19 +141,25 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     header = header_layout(width, _stamp_texts(info, files, (a, b), path, in_view),
                            _header_lines(info), QtGui.QFont(), critical=path is not None)
     if fit:
-        height = fitted_height(source, height, expand, state, header.height)
+        height = fitted_height(source, height, expand, state, header.height, path)
         check_size(out, width, height)
     top_h = header.height
-    w = make_timeline(source, width, height - top_h, start, stop, expand, state=state)
-    if w.time_range() != (a, b):  # (a window beyond the run, narrowed by the view's limits)
-        a, b = w.time_range()
+    w = make_timeline(source, width, height - top_h, start, stop, expand, state=state,
+                      path=path)
+    QtWidgets.QApplication.processEvents()
+    grown = w.time_range() != (a, b)  # (a window beyond the run, narrowed by the view's limits)
+    a, b = w.time_range()
+    if grown:
         in_view = source.items_in(a, b) if (a > t0 or b < t1) else None
-        header = header_layout(width, _stamp_texts(info, files, (a, b), path, in_view),
-                               _header_lines(info), QtGui.QFont(), critical=path is not None,
-                               rows=len({pc.rect.y() for pc in header.stamp}))
-    _draw_critical_path(w, path)
     geo = geometry(w, top_h) if return_geometry else None
     pix = w.grab()
+    if path is not None or grown:  # (what the path's frame drew: said in the header)
+        drawn = w.item.path.last if path is not None and w.item.path is not None else None
+        header = header_layout(width, _stamp_texts(info, files, (a, b), path, in_view, drawn),
+                               _header_lines(info), QtGui.QFont(), critical=path is not None,
+                               rows=len({pc.rect.y() for pc in header.stamp}))
+    if geo is not None and path is not None:
+        geo["path_drawn"] = dict(w.item.path.last)
     img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
     if img.isNull():
         raise ProfileError(str(out), f"not enough memory for a {width}x{height} image")
@@ -168,19 +187,33 @@ def _names_in_view(source, a, b, most=16):
     return [source.names[i] for i in order.tolist() if t[i] > 0]
 
 
-def _stamp_texts(info, files, time_range, path, in_view=None):
-    """The stamp's two left texts: the files, ranks and items (``in_view`` of them where the
-    view is a window); the view's range, version, the critical path, Legion, the date."""
+def _stamp_texts(info, files, time_range, path, in_view=None, drawn=None):
+    """The stamp's left texts: the files, ranks and items (``in_view`` of them where the
+    view is a window); the view's range, version, Legion, the date; with a critical path,
+    a line saying how it is drawn (``drawn``: ``PathOverlay.last``) and how much of the run
+    it explains."""
     a, b = time_range
     shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
     title = (f"{shown}   —   {info.ranks_read} rank(s), {info.n_items:,} items"
              + (f" ({in_view:,} in view)" if in_view is not None else ""))
     view = ((f"view {format_range(a, b)}" if info.n_items else "no timeline items to show")
             + f"   ·   legate_prof {__version__}"
-            + (f"   ·   {path_words(path, a, b)}" if path is not None else "")
             + (f"   ·   {info.legion_version}" if info.legion_version else "")
             + f"   ·   {_taken_at()}")
-    return [title, view]
+    return [title, view] + (path_lines(path, a, b, drawn) if path is not None else [])
+
+
+def path_lines(path, a, b, drawn=None):
+    """The header's lines on the critical path: its steps and how they are drawn; how much
+    of the run it explains and how much of that rests on inferred links."""
+    out = [path_words(path, a, b, drawn)]
+    if path.track is not None:
+        out.append(f"the critical path {path.track.words}"
+                   + (" (hatched on its track; an inferred link dashed)"
+                      if path.track.inferred_from_ns is not None else ""))
+    elif path.track_error:
+        out.append(f"no summary track of the critical path ({path.track_error})")
+    return out
 
 
 def _taken_at():
@@ -193,31 +226,33 @@ def _taken_at():
     return time.strftime("%Y-%m-%d %H:%M")
 
 
-def _critical_path_of(source, asked):
-    """The run's critical path to draw when ``asked`` (True: computed now; a ``RunPath``: as
-    given), or None."""
+def _critical_path_of(source, asked, summarize=None):
+    """The run's critical path to draw when ``asked`` (True: computed now, with its summary
+    track where ``summarize`` is given; a ``RunPath``: as given), or None."""
     if asked is None or asked is False:
         return None
     return asked if isinstance(asked, RunPath) else \
-        RunPath.from_steps(source, source.run_critical_path())
+        RunPath.from_steps(source, source.run_critical_path(), summarize)
 
 
-def _draw_critical_path(w, path):
-    """Draw ``path`` (if any) over the timeline ``w``."""
-    if path is None:
-        return
-    w.set_critical_path(path)
-    w.show_critical_path(True)
-    QtWidgets.QApplication.processEvents()
-
-
-def path_words(path, a, b):
-    """The path's steps, and how many of them the view [a, b] shows (where not all)."""
+def path_words(path, a, b, drawn=None):
+    """The path's steps, and how many of them the view [a, b] shows (where not all); how
+    they are drawn (``drawn``: ``PathOverlay.last`` — a summary track where too dense for
+    steps one by one, or only the last ones where capped)."""
     end = ", stops at an unknown event" if path.stops_unknown else ""
     n = len(path)
     seen = int(((path.end >= a) & (path.begin <= b)).sum()) if n else 0
     shown = "" if seen == n else f", {seen:,} in view"
-    return f"run's critical path: {n:,} step{'' if n == 1 else 's'}{shown}{end}"
+    out = f"run's critical path: {n:,} step{'' if n == 1 else 's'}{shown}{end}"
+    mode = (drawn or {}).get("mode")
+    if mode == "track":
+        out += " — as its track at the top (too dense for steps one by one: zoom in)"
+    elif mode == "capped":
+        out += (f" — only the last {MAX_STEPS_DRAWN:,} of the {drawn['capped']:,} in view "
+                "drawn")
+    elif mode == "steps" and path.track is not None:
+        out += " — its steps one by one, its track at the top"
+    return out
 
 
 MARKER_COLOR, PROBLEM_COLOR, NOTICE_COLOR = (255, 120, 120), (255, 196, 92), (150, 200, 255)

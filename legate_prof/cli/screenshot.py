@@ -27,8 +27,11 @@ def register(sub):
     add_expand(sc)
     add_ranks(sc)
     sc.add_argument("--critical-path", action="store_true",
-                    help="draw the run's critical path over the lanes: each item on it "
-                         "outlined, arrows from what held it up (as the viewer's P)")
+                    help="draw the run's critical path (as the viewer's P): a summary track "
+                         "on top (which rank and lane group held it at each moment, by kind; "
+                         "hatched where it rests on inferred links) and, where they are few "
+                         "enough to read, each item on it outlined with an arrow from what "
+                         "held it up (dashed: an inferred link)")
     sc.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     sc.set_defaults(func=run)
 
@@ -46,11 +49,13 @@ def run(args, model=None):
     if model is None:
         model = load_with_progress(input_files(args), args, ranked=True)
     _warn_outside_run(args, model)
+    from legate_prof.analyze.path_track import path_track
     from legate_prof.viewer.screenshot import render_screenshot
     out = render_screenshot(model, args.output, start=args.start, stop=args.stop,
                             width=args.width, height=args.height,
                             expand=expanded(args.expand), title_files=args.files,
-                            critical_path=getattr(args, "critical_path", False) or None)
+                            critical_path=getattr(args, "critical_path", False) or None,
+                            path_track=path_track)
     say(f"wrote {out}")
     return status(model)
 

@@ -141,7 +141,8 @@ def run(args):
              "instead")
         rc = screenshot.run(args, model=model)
         return EXIT_USER_ERROR if problem else rc
-    from legate_prof.analyze.insights import find_insights
+    from legate_prof.analyze.costed_findings import costed_findings
+    from legate_prof.analyze.path_track import path_track
     from legate_prof.viewer.app import run_viewer
     loaded = []
 
@@ -158,7 +159,7 @@ def run(args):
         from legate_prof.load.loader import stop_cache_writers
         stop_cache_writers()  # (an entry half-written is dropped: a later `view` writes it)
         return rc or (EXIT_USER_ERROR if loaded and loaded[0].errors else 0)
-    return run_viewer(files=files, load=load, findings=find_insights,
+    return run_viewer(files=files, load=load, findings=costed_findings, path_track=path_track,
                       process_exit=exit_status, opener=open_more,
                       example_note=HOW_TO_OPEN_HERE if example else None,
                       view_range=(args.start, args.stop))

@@ -26,3 +26,13 @@ def name_rgb(name: str) -> tuple:
 def name_hex(name: str) -> str:
     """``name_rgb`` as '#rrggbb'."""
     return "#%02x%02x%02x" % name_rgb(name)
+
+
+# the critical path's kinds (``legate_prof critical``'s split), as its summary track draws
+# them in the viewer, the pictures and the report: what held the path at each moment
+PATH_KIND_RGB = {
+    "compute": (45, 110, 200), "launch": (30, 150, 80), "runtime": (215, 50, 80),
+    "copy": (240, 140, 20), "fill": (235, 200, 40), "dependent_partitioning": (140, 80, 200),
+    "startup": (165, 165, 165), "shutdown": (110, 95, 80), "gap": (215, 215, 215),
+    "unknown": (25, 25, 25)}
+PATH_KIND_WORDS = {"dependent_partitioning": "dependent partitioning"}  # (else its name)

@@ -17,8 +17,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from legate_prof.analyze.insights import insights_of_run
-from legate_prof.analyze.insights_text import cost_words, explained_words, idle_words
+from legate_prof.analyze.costed_findings import costed_findings
 from legate_prof.analyze.stats import compute_stats
 from legate_prof.output_file import atomic_folder
 from legate_prof.report.critical import critical_summary, write_critical
@@ -182,16 +181,6 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
 
 
 def _findings(source):
-    """``insights``' findings, each with its cost and idle time in the words the text says
-    them (``cost_words``, ``idle_words``: wall-clock time on the path and its share of the
-    run, processor time), and the sentence of how much of the run they explain."""
-    found = insights_of_run(source)
-    for x in found["findings"]:
-        if x["pattern"] not in ("out_of_memory", "crash"):
-            x["cost_words"] = cost_words(x, run_ns=found["run_ns"])
-        x["idle_words"] = idle_words(x["evidence"]) or ""
-    if found["findings"]:
-        found["explained_words"] = explained_words(found)
-    return found
-
-
+    """``insights``' findings with their costs and idle time in words, and the sentence of
+    how much of the run they explain (``analyze.costed_findings``: the viewer's dock too)."""
+    return costed_findings(source)

@@ -1,6 +1,7 @@
 """The insights findings in a dock: clicking one zooms to its window and highlights its items.
 
-Findings are plain dicts (``legate_prof insights --json``'s), computed by the caller; the items
+Findings are plain dicts (``legate_prof insights --json``'s), computed by the caller (with
+the run's costs: each one's wall-clock cost and share of the run, the dearest first); the items
 of a finding are found through the query API's search on its source lines.  The panel asks
 its window for the profile shown when a finding is clicked, so after another profile opens it
 never reaches into the previous one; ``set_findings`` replaces the list.
@@ -12,6 +13,8 @@ import os
 
 import numpy as np
 from PySide6 import QtCore, QtWidgets
+
+from legate_prof.present.units import format_ns
 
 from ..plain_text import tooltip
 
@@ -34,12 +37,36 @@ def finding_title(f):
     return f"[{f['pattern']}] " + (f"{where} — " if where else "") + str(f["title"])
 
 
+FAILURES = ("out_of_memory", "crash")  # (first: what ended the run; no wall-clock cost)
+
+
+def by_cost(findings):
+    """Failures first, then by wall-clock cost, the dearest first (then processor time)."""
+    return sorted(findings, key=lambda f: (f.get("pattern") not in FAILURES,
+                                           -int(f.get("wall_ns", 0) or 0),
+                                           -int(f.get("processor_ns", 0) or 0)))
+
+
+def cost_label(f, run_ns):
+    """'197.930 s · 80.0 % of the run', 'none of the run' (its work is off the path, or
+    counted under another finding), '' for a failure or where costs are not known."""
+    if f.get("pattern") in FAILURES or "wall_ns" not in f:
+        return ""
+    wall = int(f["wall_ns"] or 0)
+    if not wall:
+        return "none of the run"
+    share = f" · {100.0 * wall / run_ns:.1f} % of the run" if run_ns else ""
+    return f"{format_ns(wall)}{share}"
+
+
 class FindingsPanel(QtWidgets.QListWidget):
     def __init__(self, window, findings=()):
         super().__init__()
         self.window_ = window
         self._connected = False  # to the window's thread for finding items
         self.findings = []
+        self.run_ns = None
+        self.explained = ""  # how much of the run the costs are shares of (first row)
         self.setWordWrap(True)
         self.setResizeMode(QtWidgets.QListView.ResizeMode.Adjust)
         self.itemClicked.connect(self._show)
@@ -47,22 +74,43 @@ class FindingsPanel(QtWidgets.QListWidget):
         self.set_findings(findings)
 
     def set_findings(self, findings, note=None):
-        """Show these findings (or ``note`` instead, while they are computed or failed)."""
+        """Show these findings (or ``note`` instead, while they are computed or failed):
+        a list, or the run's costs (``{"findings", "run_ns", "explained_words"}``: each
+        finding's wall-clock cost and share of the run first in its row, the dearest first,
+        the sentence of how much of the run the path explains above them)."""
         self.clear()
-        self.findings = list(findings or ())
+        self.given = findings  # (as given: a window keeps them while another profile loads)
+        costs = findings if isinstance(findings, dict) else {"findings": findings or ()}
+        self.run_ns = costs.get("run_ns")
+        self.explained = str(costs.get("explained_words") or "")
+        self.findings = by_cost(costs["findings"]) if "run_ns" in costs else \
+            list(costs["findings"])
+        if self.explained and self.findings:
+            head = QtWidgets.QListWidgetItem(self.explained)
+            head.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
+            head.setToolTip(tooltip(self.explained))
+            self.addItem(head)
         for f in self.findings:
-            it = QtWidgets.QListWidgetItem(finding_title(f))
+            cost = cost_label(f, self.run_ns)
+            it = QtWidgets.QListWidgetItem((f"{cost} — " if cost else "") + finding_title(f))
+            words = "\n".join(w for w in (f.get("cost_words"), f.get("idle_words")) if w)
             it.setToolTip(tooltip(f"{f['title']}\nat {', '.join(f['provenance'][:12])}\n"
-                                  f"remedy: {f['remedy']}"))
+                                  + (f"{words}\n" if words else "")
+                                  + f"remedy: {f['remedy']}"))
             self.addItem(it)
         if note is not None:
             self.addItem(str(note))
         elif not self.findings:
             self.addItem("no findings: no pattern from the guide shows in this profile")
 
+    def finding_row(self, item):
+        """The finding an item of the list shows (its index in ``findings``), or None."""
+        row = self.row(item) - (1 if self.explained and self.findings else 0)
+        return row if 0 <= row < len(self.findings) else None
+
     def _show(self, item):
-        row = self.row(item)
-        if 0 <= row < len(self.findings):
+        row = self.finding_row(item)
+        if row is not None:
             self.show_finding(row)
 
     def show_finding(self, row):

@@ -13,7 +13,9 @@ _BASE = QtGui.QColor(70, 130, 180)  # a task colour to show the three states on
 def legend_entries(critical=False):
     """(swatch colour, text) in reading order; ``critical``: the run's critical path is
     drawn."""
-    path = [(PATH_COLOR, "critical path (→ what held up what)")] if critical else []
+    path = [(PATH_COLOR, "critical path (→ what held up what)"),
+            (QtGui.QBrush(PATH_COLOR, QtCore.Qt.BrushStyle.BDiagPattern),
+             "inferred (a dashed link; hatched: rests on one)")] if critical else []
     return path + [
         (_BASE, "running"),
         (blend_with_white(_BASE, ALPHA_READY), "ready"),

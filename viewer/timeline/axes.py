@@ -59,6 +59,11 @@ class LaneAxis(pg.AxisItem):
             elif e.kind == "summary":
                 mark = "" if e.rank is None else ("▾ " if e.expanded else "▸ ")
                 ticks.append((y, f"   {mark}{e.label}"))
+            elif e.kind == "path":  # the critical path's track: each row named, if it fits
+                if e.track_row not in ("legend", "all") and px_per_unit and \
+                        last_y is not None and (y - last_y) * px_per_unit < MIN_LABEL_GAP_PX:
+                    continue
+                ticks.append((y, e.label if e.track_row == "legend" else f"   {e.label}"))
             else:
                 if px_per_unit and last_y is not None and \
                         (y - last_y) * px_per_unit < MIN_LABEL_GAP_PX:

@@ -20,6 +20,7 @@ from PySide6 import QtCore
 from legate_prof.query import PATH_VIA_WORDS
 
 from ..background import emit, lower_this_thread
+from .path_track import PathTrack
 
 LINK_LABELS = ("Waited for", "Created by")
 NO_EVENTS = "no critical path: this profile records no Realm events (Legion's timeline is "\
@@ -39,15 +40,33 @@ class RunPath:
     lane: np.ndarray
     via: list
     stops_unknown: bool
+    track: PathTrack | None = None  # the summary track (the command line's ``path_track``)
+    track_error: str | None = None  # why there is none where it was asked
 
     @classmethod
-    def from_steps(cls, source, steps):
+    def from_steps(cls, source, steps, summarize=None):
+        """The path of ``steps`` (``run_critical_path``'s); ``summarize(source)`` (the
+        command line's ``analyze.path_track.path_track``) gives its summary track."""
         item = np.array([s.item for s in steps], np.int64)
-        return cls(item=item,
+        path = cls(item=item,
                    begin=np.array([s.begin_ns for s in steps], np.int64),
                    end=np.array([s.end_ns for s in steps], np.int64),
                    lane=lanes_of(source, item), via=[s.via for s in steps],
                    stops_unknown=bool(steps) and steps[-1].via == "unknown")
+        if summarize is not None and len(item):
+            try:
+                path.track = PathTrack(summarize(source))
+            except Exception as e:  # noqa: BLE001 - the steps are drawn; the status says why
+                path.track_error = f"{type(e).__name__}: {e}"
+        return path
+
+    @property
+    def inferred(self):
+        """Per step: whether the path went on from it through an inferred link (the step
+        after it in these columns, earlier in time, is reached only through a guess)."""
+        if not hasattr(self, "_inferred"):
+            self._inferred = np.array([v == "inferred" for v in self.via], bool)
+        return self._inferred
 
     def __len__(self):
         return len(self.item)
@@ -92,9 +111,10 @@ class CriticalPathWorker(QtCore.QObject):
 
     done = QtCore.Signal(object, object)
 
-    def __init__(self, source):
+    def __init__(self, source, summarize=None):
         super().__init__()
         self.source = source
+        self.summarize = summarize  # the command line's ``path_track`` (or None: no track)
         self.thread = threading.Thread(target=self._run, name="legate_prof-critical",
                                        daemon=True)
 
@@ -105,7 +125,8 @@ class CriticalPathWorker(QtCore.QObject):
         lower_this_thread()  # (it gives way to the window's thread)
         try:
             self.source.prepare_critical_path()
-            result = RunPath.from_steps(self.source, self.source.run_critical_path())
+            result = RunPath.from_steps(self.source, self.source.run_critical_path(),
+                                        self.summarize)
         except Exception as e:  # noqa: BLE001 - said in the status bar, never a traceback
             result = e
         emit(self.done, self.source, result)  # (unless the window closed meanwhile)
@@ -115,29 +136,73 @@ def step_on_path(source, path, i, at=None, forward=False):
     """(the item of the step of ``path`` before (``forward``: after) item ``i``'s step — its
     step ``at`` when that is ``i``'s, else its latest (forward: earliest) — or None at the
     path's end; that step (at the end: ``i``'s), None where ``i`` is not on the path; a
-    sentence saying which, or why the path ends there)."""
+    sentence saying which, or why the path ends there).  Steps that hold no time on the
+    path (thousands in a row on a busy run) are passed over to the next one that does, and
+    the sentence says how many."""
     n = len(path)
     if at is None or not 0 <= at < n or int(path.item[at]) != int(i):
         hits = np.flatnonzero(path.item == int(i))
         if not len(hits):
             return None, None, ""
         at = int(hits[-1] if forward else hits[0])  # (steps: last first)
-    nxt = at - 1 if forward else at + 1
+    step = -1 if forward else 1
+    nxt = at + step
     title = source.item_title(int(i))
     if nxt < 0:
-        return None, at, (f"{title}: step {n} of {n} of the critical path, its last (it "
+        return None, at, (f"{title}: step {n:,} of {n:,} of the critical path, its last (it "
                           "ended last)")
     if nxt >= n:
         why = (": the chain stops at an event no loaded profile records (unknown)"
                if path.stops_unknown else "")
-        return None, at, f"{title}: step 1 of {n} of the critical path, its first{why}"
+        return None, at, f"{title}: step 1 of {n:,} of the critical path, its first{why}"
+    passed = _steps_of_no_time(path, nxt, step)
+    nxt += passed * step
     j = int(path.item[nxt])
     verb = PATH_VIA_WORDS.get(path.via[min(at, nxt)], path.via[min(at, nxt)])
-    step = f"step {n - nxt} of {n} of the critical path: {source.item_title(j)}"
-    said = f"→ {step} (it {verb} {title})" if forward else f"← {step} ({title} {verb} it)"
+    where = f"step {n - nxt:,} of {n:,} of the critical path: {source.item_title(j)}"
+    if passed:
+        guessed = int(path.inferred[min(at, nxt):max(at, nxt)].sum())
+        said = (f"{'→' if forward else '←'} {where}, passing {passed:,} step"
+                f"{'' if passed == 1 else 's'} of no time"
+                + (f" ({guessed:,} of the links on the way inferred: an event no profile "
+                   "records)" if guessed else ""))
+    else:
+        said = f"→ {where} (it {verb} {title})" if forward else f"← {where} ({title} {verb} it)"
     if path.end[nxt] <= path.begin[nxt]:  # (a step of no time: see ``critical``'s listing)
         said += "; it holds no time on the path: the step it led to had begun by the time it ran"
     return j, nxt, said
+
+
+def path_notes(path, i):
+    """An item's place on the drawn critical path, for its tooltip: which steps it holds and
+    whether a link to or from them was inferred past an event no profile records (the
+    lanes draw such a link dashed); [] where it is not on the path."""
+    ks = np.flatnonzero(path.item == int(i))
+    if not len(ks):
+        return []
+    n = len(path)
+    steps = ", ".join(f"{n - k:,}" for k in ks[:5].tolist()) + (", …" if len(ks) > 5 else "")
+    out = [f"on the critical path: step{'' if len(ks) == 1 else 's'} {steps} of {n:,}"]
+    if path.inferred[ks].any():
+        out.append("inferred: what held it up is a guess past an event no profile records "
+                   "(its link dashed)")
+    before = ks[ks > 0] - 1
+    if path.inferred[before].any():
+        out.append("inferred: it is guessed to have held up the next step (an event no "
+                   "profile records; the link dashed)")
+    return out
+
+
+def _steps_of_no_time(path, k, step):
+    """How many steps from ``k`` on (by ``step``) hold no time on the path and are followed
+    by another step: a walk passes over them (it stops on the path's last one)."""
+    n = len(path)
+    none = path.end <= path.begin
+    if not none[k]:
+        return 0
+    run = none[k:n] if step > 0 else none[k::-1]
+    first = np.flatnonzero(~run)
+    return int(first[0]) if len(first) else len(run) - 1
 
 
 def step_back(source, i):

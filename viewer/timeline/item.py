@@ -204,6 +204,8 @@ class TimelineItem(pg.GraphicsObject):
                                QtGui.QColor(235, 238, 245))
                 elif e.kind == "summary":
                     self._paint_summary(p, e, x0, x1, px_left, width, top, h)
+                elif e.kind == "path":
+                    continue  # (the path's track: drawn with the path, over the lanes)
                 else:
                     n_rects += self._collect_lane(e, x0, x1, px_left, width, top, sy,
                                                   batches, labels)

@@ -15,11 +15,14 @@ from legate_prof.query import GROUP_ORDER, as_source
 SUMMARY_H = 3.0  # height of a group's utilization row, in row units
 ROW_H = 1.0  # one stacking row of a lane
 HEADER_H = 1.2  # "Rank N" / "All ranks" header
+# the critical path's summary track (``path_track``), at the top while the path is drawn:
+# what its colours mean, the whole run, then a thin row per (rank, lane group) it visits
+PATH_LEGEND_H, PATH_ALL_H, PATH_ROW_H = 1.2, 1.0, 1.0
 
 
 @dataclass
 class Entry:
-    kind: str  # "header" | "summary" | "lane"
+    kind: str  # "header" | "summary" | "lane" | "path" (a row of the path's track)
     label: str
     y: float
     height: float
@@ -29,6 +32,7 @@ class Entry:
     rows: int = 1
     expanded: bool = False
     tooltip: str = ""  # the lane's long name (reference viewer's)
+    track_row: object = None  # a "path" row's key in its ``PathTrack`` ("legend", "all", k)
 
     @property
     def row_h(self):
@@ -59,6 +63,7 @@ class LaneLayout:
         self.hidden_ranks = set()
         self.hidden_groups = set()
         self.collapsed_ranks = set()
+        self.path_track = None  # the track's rows: [(key, label, tooltip)], or None
         self.entries = []
         self.rebuild()
     @classmethod
@@ -95,7 +100,7 @@ class LaneLayout:
         info = self.source.info()
         ranks = [r for r in info.ranks if r not in self.hidden_ranks]
         out = []
-        y = 0.0
+        y = self._path_block(out) if self.path_track else 0.0
         if len(info.ranks) > 1:
             y = self._all_ranks_block(info, out, y)
         groups_of = {}
@@ -115,6 +120,24 @@ class LaneLayout:
         self._tops = [e.y for e in out]
         self._by_key = {(e.kind, e.lane if e.kind == "lane" else (e.rank, e.group)): e
                         for e in out}
+
+    def set_path_track(self, rows):
+        """Show the critical path's track at the top (``rows``: [(key, label, tooltip)], as
+        ``path_track_rows`` makes them), or not (None)."""
+        self.path_track = list(rows) if rows else None
+        self.rebuild()
+
+    def _path_block(self, out):
+        y = 0.0
+        for key, label, tip in self.path_track:
+            h = PATH_LEGEND_H if key == "legend" else PATH_ALL_H if key == "all" else PATH_ROW_H
+            out.append(Entry("path", label, y, h, tooltip=tip, track_row=key))
+            y += h
+        return y
+
+    def path_entries(self):
+        """[(track row key, entry)] of the track's rows shown."""
+        return [(e.track_row, e) for e in self.entries if e.kind == "path"]
 
     def _all_ranks_block(self, info, out, y):
         """The "All ranks" header and its summary rows (one per kind present)."""
@@ -223,6 +246,19 @@ class LaneLayout:
     def header_entry(self, rank):
         """A rank's header (None: the all-ranks block's), or None where it is not shown."""
         return self._by_key.get(("header", (rank, None)))
+
+    def path_track_rows(self, track):
+        """The rows of a ``path_track.PathTrack``: (key, label, tooltip) each."""
+        one = len(self.source.info().ranks) <= 1
+        rows = [("legend", "critical path",
+                 "the run's critical path at each moment: which rank and lane group held "
+                 "it, coloured by kind (legate_prof critical's split)"),
+                ("all", "the whole run", "what kind of work held the path at each moment, on any rank")]
+        for k, (rank, group) in enumerate(track.rows):
+            title = self.group_title(group)
+            rows.append((k, title if one else f"r{rank} · {title}",
+                         f"the path on rank {rank}'s {title} lanes, by kind"))
+        return rows
 
     def group_title(self, group):
         return next((g.panel for g in self.source.info().groups if g.group == group), group)

@@ -1,7 +1,11 @@
-"""The run's critical path drawn over the timeline: each step's piece outlined, arrows from
-each step to the next one in time, and "unknown" where the chain stops at an event no loaded
-profile records.  A step whose lane is not shown is drawn on its group's utilization row (or
-its rank's header), so the path stays connected whatever is collapsed."""
+"""The run's critical path drawn over the timeline: its summary track at the top of the lanes
+(``path_track``: where the path was at each moment, by kind, at any zoom) and, where the
+view is sparse enough to read them, each step's piece outlined with a link from the step
+before it in time — dashed where that link is inferred past an event no profile records,
+with an arrowhead where the step is wide enough — and "unknown" where the chain stops at an
+event no loaded profile records.  A step whose lane is not shown is drawn on its group's
+utilization row (or its rank's header), so the path stays connected whatever is
+collapsed."""
 
 from __future__ import annotations
 
@@ -11,12 +15,18 @@ import numpy as np
 from PySide6 import QtCore, QtGui
 from pyqtgraph.Qt import internals
 
+from .path_track import TrackPainter
+
 PATH_COLOR = QtGui.QColor(200, 0, 150)  # not a name colour: magenta, with a white halo
 HALO_COLOR = QtGui.QColor(255, 255, 255, 230)
-MAX_STEPS_DRAWN = 20_000  # steps in the view drawn at most (a path of a million steps)
+MAX_STEPS_DRAWN = 20_000  # without a summary track: the steps in the view drawn at most
 ARROW_PX = 7.0
 MIN_PIECE_PX = 3.0
 SMOOTH_LINES = 1500  # antialiased, with halo and heads, up to this many links in the view
+PX_PER_STEP = 12.0  # fewer pixels than this per step in the view: too dense to draw one by
+#                     one (lines across every lane): the summary track shows it instead
+WIDE_PX = 24.0  # ... and only the steps at least this wide are outlined in the lanes
+ARROW_STEP_PX = 2 * ARROW_PX  # an arrowhead only on a step (and a link) this wide
 
 
 class PathOverlay:
@@ -27,6 +37,8 @@ class PathOverlay:
         self._rows = None  # each step's stacking row, asked of the source once, when drawn
         self._lines = internals.PrimitiveArray(QtCore.QLineF, 4)
         self._rects = internals.PrimitiveArray(QtCore.QRectF, 4)
+        self.track = None if path.track is None else TrackPainter(path.track)
+        self.last = {}  # what the last frame drew: a test counts it, the header says it
 
     def rows(self, source):
         if self._rows is None:
@@ -54,50 +66,91 @@ class PathOverlay:
         y = top[inv] + (row + 0.5) * row_h[inv]
         return y, np.where(in_lane[inv], row_h[inv] / 2, row_h[inv] / 4)
 
+    def in_view(self, x0, x1):
+        """The steps (indices, last first) whose piece or link touches [x0, x1]."""
+        path = self.path
+        starts = path.link_starts()
+        return np.flatnonzero((path.end >= x0) & (np.minimum(path.begin, starts) <= x1))
+
     def paint(self, p, source, layout, x0, x1, sx, dx, sy, dy):
-        """Draw the steps and links that touch [x0, x1] (view coordinates)."""
+        """Draw the steps and links that touch [x0, x1] (view coordinates): with a summary
+        track, the track always, and the steps one by one only where they are sparse enough
+        to read (else only the wide ones, outlined, no links); without one, every step in
+        the view up to ``MAX_STEPS_DRAWN`` (the last ones: ``last["capped"]`` says so)."""
+        path = self.path
+        self.last = {"mode": "none", "steps": 0, "lines": 0, "track_rects": 0, "capped": 0}
+        if len(path) == 0:
+            return
+        if self.track is not None:
+            self.track.paint(p, layout.path_entries(), x0, x1, sx, dx, sy, dy)
+            self.last["track_rects"] = self.track.drawn
+        ks = self.in_view(x0, x1)
+        links = True
+        if self.track is not None:
+            width = abs(sx * (x1 - x0))
+            if len(ks) > width / PX_PER_STEP:  # too dense: the wide steps only, no links
+                wide = sx * (path.end[ks] - path.begin[ks]).astype(np.float64) >= WIDE_PX
+                ks, links = ks[wide], False
+                self.last["mode"] = "track"
+            else:
+                self.last["mode"] = "steps"
+        elif len(ks) > MAX_STEPS_DRAWN:
+            self.last["capped"] = len(ks)
+            ks = ks[:MAX_STEPS_DRAWN]
+            self.last["mode"] = "capped"
+        else:
+            self.last["mode"] = "steps"
+        if len(ks):
+            self._paint_steps(p, source, layout, ks, links, sx, dx, sy, dy)
+
+    def _paint_steps(self, p, source, layout, ks, links, sx, dx, sy, dy):
+        """The steps ``ks`` outlined in their lanes and (``links``) each linked to the step
+        before it in time: dashed where that link is inferred (an event no profile records),
+        an arrowhead where the step is wide enough to show one."""
         path = self.path
         n = len(path)
-        if n == 0:
-            return
-        starts = path.link_starts()
-        ks = np.flatnonzero((path.end >= x0) & (np.minimum(path.begin, starts) <= x1))
-        ks = ks[:MAX_STEPS_DRAWN]
-        if not len(ks):
-            return
         yv, hv = self.places(source, layout)
         y, half = sy * yv + dy, np.maximum(np.abs(sy * hv), 2.0)
         a = sx * path.begin.astype(np.float64) + dx
         b = sx * path.end.astype(np.float64) + dx
         shown = ks[~np.isnan(y[ks])]
+        guessed = path.inferred
         # links: from the end of the step before in time (k + 1) to the begin of step k
-        lk = shown[shown + 1 < n]
+        lk = shown[shown + 1 < n] if links else shown[:0]
         lk = lk[~np.isnan(y[lk + 1])]
-        lx0, ly0 = sx * starts[lk].astype(np.float64) + dx, y[lk + 1]
+        lx0, ly0 = sx * path.link_starts()[lk].astype(np.float64) + dx, y[lk + 1]
         lx1, ly1 = a[lk], y[lk]
         keep = (np.abs(ly0 - ly1) > 1) | (np.abs(lx0 - lx1) > 4)
         line = np.stack([lx0, ly0, lx1, ly1], 1)[keep]
+        dashed_line = guessed[lk][keep]
         rect = np.stack([a[shown] - 1, y[shown] - half[shown],
                          np.maximum(b[shown] - a[shown], MIN_PIECE_PX) + 2, 2 * half[shown]], 1)
+        # a step reached through an inferred link: the link from the step after it in time
+        reached = np.zeros(len(shown), bool)
+        after = shown - 1
+        ok = after >= 0
+        reached[ok] = guessed[after[ok]]
         many = len(line) > SMOOTH_LINES  # a thicket: thin aliased lines, no halo, no heads
+        self.last.update(steps=len(shown), lines=len(line), inferred=int(dashed_line.sum()))
         p.save()
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, not many)
         p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
         for color, width in ((HALO_COLOR, 4.5), (PATH_COLOR, 2.0)):
-            pen = QtGui.QPen(color)
-            pen.setWidthF(width)
-            p.setPen(pen)
-            _draw(p, self._rects, rect, "drawRects")
-            if many:
-                pen.setWidthF(1.0)
+            for dashed in (False, True):
+                pen = QtGui.QPen(color)
+                pen.setWidthF(width if not many else 1.0 if color == PATH_COLOR else width)
+                if dashed and color == PATH_COLOR:
+                    pen.setStyle(QtCore.Qt.PenStyle.DashLine)
                 p.setPen(pen)
-            if not many or color == PATH_COLOR:
-                _draw(p, self._lines, line, "drawLines")
+                _draw(p, self._rects, rect[reached == dashed], "drawRects")
+                if not many or color == PATH_COLOR:
+                    _draw(p, self._lines, line[dashed_line == dashed], "drawLines")
         p.setPen(QtCore.Qt.PenStyle.NoPen)
         p.setBrush(PATH_COLOR)
         if not many:
-            for x_0, y_0, x_1, y_1 in line.tolist():
-                if math.hypot(x_1 - x_0, y_1 - y_0) >= 2 * ARROW_PX:
+            wide = (b[lk] - a[lk])[keep] >= ARROW_STEP_PX
+            for (x_0, y_0, x_1, y_1), w in zip(line.tolist(), wide.tolist()):
+                if w and math.hypot(x_1 - x_0, y_1 - y_0) >= ARROW_STEP_PX:
                     p.drawPolygon(_arrow_head(x_0, y_0, x_1, y_1))
         last = n - 1
         if path.stops_unknown and last in set(shown[-1:].tolist()):

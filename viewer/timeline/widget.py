@@ -13,9 +13,10 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from legate_prof.query import as_source
 
 from .axes import LaneAxis, TimeAxis
-from .critical_path import step_back, step_forward, step_on_path
+from .critical_path import path_notes, step_back, step_forward, step_on_path
 from .path_overlay import PathOverlay
 from ..item_text import details_rows, summary_text, tooltip_html
+from ..plain_text import tooltip
 from .layout import LaneLayout
 from .sticky_header import StickyHeader
 from ..background import Background
@@ -384,6 +385,7 @@ class TimelineWidget(pg.PlotWidget):
     def set_critical_path(self, path):
         """The run's critical path (``critical_path.RunPath``), computed off this thread."""
         self.item.path = None if path is None else PathOverlay(path)
+        self._show_track()
         self.item.update()
 
     @property
@@ -393,8 +395,25 @@ class TimelineWidget(pg.PlotWidget):
     def show_critical_path(self, on=True):
         """Draw the run's critical path over the lanes (once computed) or not."""
         self.item.path_shown = bool(on)
+        self._show_track()
         self.item.update()
         self.pathToggled.emit(bool(on))
+
+    def _show_track(self):
+        """The path's summary track at the top of the lanes while it is drawn; the lanes in
+        sight stay in sight (the view moves down by the track's height)."""
+        path = self.critical_path
+        track = path.track if path is not None and self.item.path_shown else None
+        layout = self.lane_layout
+        rows = layout.path_track_rows(track) if track is not None else None
+        if rows == layout.path_track:
+            return
+        before = layout.height
+        layout.set_path_track(rows)
+        (y0, y1) = self.vb.viewRange()[1]
+        self._relayout()
+        if y0 > 0:
+            self.scroll_to(y0 + layout.height - before)
 
     def toggle_critical_path(self):
         self.show_critical_path(not self.item.path_shown)
@@ -450,8 +469,17 @@ class TimelineWidget(pg.PlotWidget):
         ns_px = self._ns_per_px()
         hit, entry = self.item.hit(p.x(), p.y(), ns_px)
         src, x = self.source, p.x()
+        path = self.item.path.path if self.item.path is not None and self.item.path_shown \
+            else None
         if hit is not None:
-            what, text = ("hit", hit), lambda: tooltip_html(src, hit)
+            notes = (lambda: path_notes(path, hit[1])) if path is not None and \
+                hit[0] == "item" else list
+            what, text = ("hit", hit), lambda: tooltip_html(src, hit, notes())
+        elif entry is not None and entry.kind == "path" and path is not None and \
+                path.track is not None:
+            what = ("path", entry.track_row, int(x // max(ns_px, 1e-9)))
+            text = lambda: tooltip(path.track.hover_text(  # noqa: E731
+                entry.track_row, entry.label, x, ns_px, self.lane_layout.group_title))
         elif entry is not None and entry.kind == "summary":
             what = ("summary", entry.rank, entry.group, int(x // max(ns_px, 1e-9)))
             text = lambda: summary_text(src, entry, x, ns_px)  # noqa: E731

@@ -631,6 +631,7 @@ function cellText(key, v, depth) {
   depth = depth || 0;
   if (v === null || v === undefined) return "";
   if (typeof v === "number" && /_ns$/.test(key)) return formatNs(v);
+  if (key === "capacity_bytes" && typeof v === "number" && v <= 0) return "unknown";  // (as stats says it)
   if (typeof v === "number" && /bytes$/.test(key)) return formatBytes(v);
   if (typeof v === "number") return v.toLocaleString("en-US");
   if (Array.isArray(v)) return v.slice(0, 5).map(function (x) { return cellText(key, x, depth + 1); }).join("; ") + (v.length > 5 ? "; … " + (v.length - 5) + " more" : "");
@@ -811,7 +812,7 @@ function buildNotices() {
 function buildStats() {
   var el = document.getElementById("stats"), s = META.stats;
   var p = document.createElement("p");
-  p.textContent = (s.files || []).join(", ") + " — " + s.ranks + " rank(s), " + s.items + " items" + (s.legion_version ? " — " + s.legion_version : "");
+  p.textContent = (s.files || []).join(", ") + " — " + s.ranks + " rank(s), " + (s.items || 0).toLocaleString("en-US") + " items" + (s.legion_version ? " — " + s.legion_version : "");
   el.appendChild(p);
   Object.keys(s).forEach(function (k) {
     var v = s[k];

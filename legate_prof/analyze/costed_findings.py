@@ -1,0 +1,22 @@
+"""``insights``' findings as every view shows them: each with its wall-clock cost and idle
+time in the words the text says them (``insights_text.cost_words``, ``idle_words``), and the
+sentence of how much of the run their costs are shares of (``explained_words``) — the
+report's Findings section and the viewer's findings dock alike."""
+
+from __future__ import annotations
+
+from legate_prof.analyze.insights import insights_of_run
+from legate_prof.analyze.insights_text import cost_words, explained_words, idle_words
+
+
+def costed_findings(profile) -> dict:
+    """``insights_of_run(profile)`` (``{"findings", "run_ns", "explained_ns"}``, the dearest
+    first), each finding with ``cost_words`` and ``idle_words``, and ``explained_words``."""
+    found = insights_of_run(profile)
+    for x in found["findings"]:
+        if x["pattern"] not in ("out_of_memory", "crash"):
+            x["cost_words"] = cost_words(x, run_ns=found["run_ns"])
+        x["idle_words"] = idle_words(x["evidence"]) or ""
+    if found["findings"]:
+        found["explained_words"] = explained_words(found)
+    return found

@@ -1,0 +1,152 @@
+"""Costs where the findings are (issue 38, deliver 4) in the window, on a real 3-rank run:
+the findings dock shows each finding's wall-clock cost and share of the run, the dearest
+first, under the sentence of how much of the run the path explains (the report's words:
+``analyze.costed_findings``); the status bar says how much of the run the drawn path
+explains and how much rests on inferred links; the path's track appears at the top of the
+lanes while it is drawn and goes with it."""
+
+from html import escape
+from pathlib import Path
+
+import numpy as np
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6 import QtCore  # noqa: E402
+
+from legate_prof.analyze.costed_findings import costed_findings  # noqa: E402
+from legate_prof.analyze.path_track import path_track  # noqa: E402
+from legate_prof.load.loader import load_profile  # noqa: E402
+from legate_prof.present.units import format_ns  # noqa: E402
+from legate_prof.query import as_source  # noqa: E402
+from legate_prof.viewer.time_text import format_range  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT / "fixtures" / "real"
+WAIT_MS = 120_000
+
+
+def _files(run):
+    return sorted(str(p) for p in (REAL / run).glob("legate_*.prof*"))
+
+
+def _window(qtbot, src, **kw):
+    from legate_prof.viewer.app import MainWindow
+    win = MainWindow(src, ["x.prof"], **kw)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+def test_the_findings_dock_shows_and_sorts_by_each_findings_cost(qtbot):
+    from legate_prof.viewer.panels.findings import add_findings_dock
+    src = as_source(load_profile(_files("mpi3"), ranked=True))
+    costs = costed_findings(src)
+    found, run = costs["findings"], costs["run_ns"]
+    assert len(found) >= 2 and any(f["wall_ns"] for f in found)
+    win = _window(qtbot, src)
+    panel = add_findings_dock(win, dict(costs, findings=list(reversed(found))))
+    head = panel.item(0)
+    assert head.text() == costs["explained_words"] and not head.flags()  # (not a finding)
+    walls = [f["wall_ns"] for f in panel.findings]
+    assert walls == sorted(walls, reverse=True)  # (the dearest first, however given)
+    for k, f in enumerate(panel.findings):
+        text = panel.item(k + 1).text()
+        if f["wall_ns"]:
+            assert text.startswith(f"{format_ns(f['wall_ns'])} · "
+                                   f"{100.0 * f['wall_ns'] / run:.1f} % of the run — "), text
+        else:
+            assert text.startswith("none of the run — "), text
+        assert escape(f["cost_words"]) in panel.item(k + 1).toolTip()  # (its words, whole)
+    panel.itemClicked.emit(panel.item(1))  # (the first finding, not the sentence above it)
+    qtbot.waitUntil(lambda: not win.busy())
+    a, b = win.timeline.time_range()
+    t0, t1 = panel.findings[0]["window_ns"]
+    assert a <= t0 and t1 <= b
+
+
+def test_the_status_bar_says_how_much_the_path_explains_and_its_track_comes_and_goes(qtbot):
+    src = as_source(load_profile(_files("mpi3"), ranked=True))
+    win = _window(qtbot, src, path_track=path_track)
+    qtbot.waitUntil(lambda: win.critical_path is not None or win.critical_error is not None,
+                    timeout=WAIT_MS)
+    layout = win.timeline.lane_layout
+    plain = layout.height
+    assert win.critical_path.track is not None and not layout.path_entries()
+    qtbot.keyClick(win.timeline, QtCore.Qt.Key.Key_P)
+    said = win.statusBar().currentMessage()
+    assert "explains 2.880 s of the run's 2.880 s (100.0 %)" in said, said
+    assert "1.508 s of it (52.4 %), everything before 2.473 s, rests on 2 inferred links" \
+        in said, said
+    keys = [k for k, _ in layout.path_entries()]
+    assert keys[:2] == ["legend", "all"] and len(keys) == 2 + len(win.critical_path.track.rows)
+    assert layout.height > plain
+    qtbot.keyClick(win.timeline, QtCore.Qt.Key.Key_P)
+    assert not layout.path_entries() and layout.height == plain
+
+
+def _point(tl, t, y):
+    scene = tl.vb.mapViewToScene(QtCore.QPointF(t, y))
+    return QtCore.QPointF(scene)
+
+
+def _hover(qtbot, tl, t, y):
+    """The mouse comes to rest at (t, y) (what the scene says of a move); its tooltip, made
+    in a thread."""
+    tl._tooltip = None
+    tl.scene().sigMouseMoved.emit(_point(tl, t, y))
+    qtbot.waitUntil(lambda: tl._tooltip is not None, timeout=WAIT_MS)
+    return tl._tooltip
+
+
+def test_the_tooltips_say_where_the_path_rests_on_an_inferred_link(qtbot):
+    """mpi3, the path drawn: a track row's tooltip names the kind, rank and lane group that
+    held the path under the mouse and, before the latest inferred link (2.473 s) only, says
+    that part is inferred; the item whose link was inferred says so in its own tooltip, an
+    item on the path whose links are known does not (issue 35, point 2)."""
+    src = as_source(load_profile(_files("mpi3"), ranked=True))
+    win = _window(qtbot, src, path_track=path_track)
+    qtbot.waitUntil(lambda: win.critical_path is not None or win.critical_error is not None,
+                    timeout=WAIT_MS)
+    tl = win.timeline
+    qtbot.keyClick(tl, QtCore.Qt.Key.Key_P)
+    path, track = win.critical_path, win.critical_path.track
+    at = track.inferred_from_ns
+    assert at == 2_472_510_881
+    tl.set_time_range(at - 8_000_000, at + 2_000_000)
+    qtbot.waitUntil(tl.item.settled, timeout=WAIT_MS)
+    entries = dict(tl.lane_layout.path_entries())
+    whole = entries["all"]
+    y = whole.y + whole.height / 2
+    before = _hover(qtbot, tl, at - 4_300_000, y)
+    after = _hover(qtbot, tl, at + 1_000_000, y)
+    assert "inferred: this part of the run is reached only through a link" in before, before
+    assert "inferred" not in after, after
+    piece = track.piece_at(at - 4_300_000)
+    kind, (rank, group) = piece[2], piece[3]
+    assert escape(f"{kind} on rank {rank}'s {tl.lane_layout.group_title(group)} lanes, "
+                  f"{format_range(*piece[:2])}") in before, before
+    legend = entries["legend"]
+    assert "hatched before 2.473 s" in _hover(qtbot, tl, at, legend.y + legend.height / 2)
+    # an item whose link was inferred, and one whose links are known
+    k = int(np.flatnonzero(path.inferred)[-1])
+    known = next(j for j in range(len(path)) if not path.inferred[j]
+                 and not (j and path.inferred[j - 1]) and path.end[j] > path.begin[j]
+                 and int(path.item[j]) not in set(path.item[path.inferred].tolist()))
+    for step, guessed in ((k, True), (known, False)):
+        i = int(path.item[step])
+        tl.set_time_range(*(lambda s: (s[0] - (s[1] - s[0]), s[1] + (s[1] - s[0])))(
+            src.item_extent(i)))
+        tl.reveal_item(i)
+        qtbot.waitUntil(tl.item.settled, timeout=WAIT_MS)
+        tl.grab()
+        lane, row = src.item_lane(i)
+        e = tl.lane_layout.find_lane(lane)
+        s0, s1 = src.item_extent(i)
+        tip = _hover(qtbot, tl, (s0 + s1) / 2, e.y + (row + 0.5) * e.row_h)
+        assert "on the critical path: step" in tip, tip
+        assert ("inferred:" in tip) == guessed, (step, tip)
