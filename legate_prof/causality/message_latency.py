@@ -78,12 +78,12 @@ class MessageLatency:
                 f"node {p.receiver}'s clock reads {format_ns(p.mean_ns)} behind node "
                 f"{p.sender}'s (±{format_ns(p.spread_ns)}, {_n(p.messages, 'message')})"
                 for p in self.pairs)
-            out.append(f"Clock skew: {self.skewed} of {self.messages} messages arrived before "
+            out.append(f"Clock skew: {self.skewed:,} of {self.messages:,} messages arrived before "
                        f"they were sent, by the nodes' clocks (by {format_ns(self.mean_skew_ns)}"
                        f" on average)" + (f": {behind}" if behind else "")
                        + ". Boxes on different nodes may be shifted against each other.")
         if self.congested:
-            out.append(f"Slow network: {self.slow} of {self.messages} messages "
+            out.append(f"Slow network: {self.slow:,} of {self.messages:,} messages "
                        f"({self.percent_slow:.2f} %) took {self.threshold_ns / 1e6:g} ms or "
                        f"more to arrive; the slowest {format_ns(self.longest_ns)}. The "
                        "network was likely congested.")
@@ -210,4 +210,4 @@ __all__ = ["MessageLatency", "SkewPair", "message_latency", "SLOW_MESSAGE_NS"]
 
 
 def _n(count, noun):
-    return f"{count} {noun}" + ("" if count == 1 else "s")
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
