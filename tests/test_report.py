@@ -319,6 +319,7 @@ def test_statistics_tables_say_units_and_parts_in_words_not_json(browser, report
     assert not [h for h in heads if h.endswith(("_ns", "_bytes"))]
     assert cells and not [c for c in cells if "{" in c or '"' in c]
     assert any("×, running " in c for c in cells)  # a variant: count and running time
+    assert "proc_other" not in cells and "io (extern)" in cells  # (a group by its title)
     memories = [c for c in cells if "system: " in c]
     assert memories and all(re.search(r"system: \d+×, [\d.]+\u00a0[KMGT]?i?B", c) for c in memories)
     # (a memory Legion gives no capacity: said so, as stats says it, not "0 B")
@@ -872,3 +873,20 @@ def test_statistics_say_counts_with_separators_and_no_zero_capacity(browser, mpi
     shown = [r[col].strip() for r in rows[1:] if len(r) > col and r[col].strip()]
     assert len(shown) == len(groups) and "unknown" in shown, shown
     assert not [c for c in shown if c.replace("\u00a0", " ") == "0 B"], shown
+
+
+def test_statistics_say_clock_skew_and_instance_lifetimes_in_words(browser, mpi2_report):
+    """Review 33: the messages' skew pairs were one flat string of keys ("sender: 0;
+    receiver: 1; messages: …") and the instances' summed lifetimes a bare "total" of hundreds
+    of thousands of seconds: now each pair reads as the window's notice does, and the column
+    says what the seconds are."""
+    _open(browser, mpi2_report)
+    heads = browser.evaluate("Array.from(document.querySelectorAll('#stats th'))"
+                             ".map(function (t) { return t.textContent; })")
+    cells = browser.evaluate("Array.from(document.querySelectorAll('#stats td'))"
+                             ".map(function (t) { return t.textContent; })")
+    assert "lifetimes summed" in heads
+    pairs = [c for c in cells if "clock reads" in c]
+    assert pairs and re.search(r"node \d's clock reads [\d.]+\u00a0(?:ns|µs|ms|s) behind node "
+                               r"\d's \(±[\d.]+\u00a0(?:ns|µs|ms|s), [\d,]+ messages\)", pairs[0])
+    assert not [c for c in cells if "sender: " in c]

@@ -630,6 +630,11 @@ function buildLegend() {
 function cellText(key, v, depth) {
   depth = depth || 0;
   if (v === null || v === undefined) return "";
+  if (key === "skew_pairs" && Array.isArray(v)) {  // (as the window's clock skew notice says it)
+    return v.slice(0, 5).map(function (p) {
+      return "node " + p.receiver + "'s clock reads " + formatNs(p.mean_ns) + " behind node " + p.sender + "'s (±" + formatNs(p.spread_ns) + ", " + p.messages.toLocaleString("en-US") + " messages)";
+    }).join("; ") + (v.length > 5 ? "; … " + (v.length - 5) + " more" : "");
+  }
   if (typeof v === "number" && /_ns$/.test(key)) return formatNs(v);
   if (key === "capacity_bytes" && typeof v === "number" && v <= 0) return "unknown";  // (as stats says it)
   if (typeof v === "number" && /bytes$/.test(key)) return formatBytes(v);
@@ -766,14 +771,17 @@ function buildCriticalSplit() {
        ".", "help");
 }
 
-function headerText(key) {  // total_ns -> "total" (the cells say the unit)
+function headerText(key, section) {  // total_ns -> "total" (the cells say the unit)
+  if (section === "instances" && key === "total_ns") return "lifetimes summed";
   return key.replace(/_(ns|bytes)$/, "").replace(/^by_/, "by ").replace(/_/g, " ");
 }
-function table(rows, limit) {
+function table(rows, limit, section) {
   var t = document.createElement("table"), keys = [];
   rows.forEach(function (r) { Object.keys(r).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
+  // a lane group's internal key ("proc_other") where its title says it in words
+  if (keys.indexOf("title") >= 0 && keys.indexOf("kind") >= 0) keys.splice(keys.indexOf("kind"), 1);
   var tr = document.createElement("tr");
-  keys.forEach(function (k) { var th = document.createElement("th"); th.textContent = headerText(k); tr.appendChild(th); });
+  keys.forEach(function (k) { var th = document.createElement("th"); th.textContent = headerText(k, section); tr.appendChild(th); });
   t.appendChild(tr);
   rows.slice(0, limit).forEach(function (r) {
     var row = document.createElement("tr");
@@ -822,7 +830,7 @@ function buildStats() {
       el.appendChild(table(v, 200));
     } else if (v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length) {
       h = document.createElement("h3"); h.textContent = k.replace(/_/g, " "); el.appendChild(h);
-      el.appendChild(table([v], 1));
+      el.appendChild(table([v], 1, k));
     }
   });
 }
