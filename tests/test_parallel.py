@@ -799,23 +799,15 @@ def test_the_ranks_are_handed_over_in_memory_only_where_there_is_room(monkeypatc
 
 
 @pytest.mark.parametrize("run", ["mpi4", "loops3"])
-def test_ranks_with_their_runtime_streams_are_built_by_workers_as_by_one_build(run,
-                                                                               monkeypatch):
-    """A run's folder of logs and runtime streams: each rank's worker builds its log with
-    the stream of its name and rank (as ``convert --per-rank`` does) — the runtime's streams
-    used to keep every such run in one process.  stats, critical and insights say the same,
-    byte for byte, whichever way it was built."""
-    import subprocess
-    import sys
+def test_ranks_with_their_runtime_streams_are_built_in_one_process(run):
+    """A run's folder of logs and runtime streams is built in one process, its logs alone by
+    workers: built one rank per worker, each with its stream, the guide's 4-rank run took
+    stats 8.9 s instead of 3.4 s (its ranks then linked rank by rank; docs/performance.md)."""
     from legate_prof.load import loader
-    folder = Path(__file__).resolve().parents[1] / "fixtures" / "real" / run
     from legate_prof.load.inputs import expand_inputs, plan_inputs
+    folder = Path(__file__).resolve().parents[1] / "fixtures" / "real" / run
     paths, kinds, errors, _ = plan_inputs(expand_inputs([str(folder)]))
-    logs, beside, n = loader.rank_files_for_workers(paths, kinds, errors, workers=2)
-    assert n == 2 and all(b and b.endswith(".runtime.prof") for b in beside)
-    for cmd in (["stats", "--json"], ["critical", "--json"], ["insights", "--json"]):
-        out = [subprocess.run([sys.executable, "-m", "legate_prof", *cmd, str(folder)],
-                              capture_output=True, text=True,
-                              env={**os.environ, "LEGATE_PROF_WORKERS": w,
-                                   "LEGATE_PROF_CACHE_DIR": ""}).stdout for w in "12"]
-        assert out[0] == out[1] and out[0], cmd
+    assert any(k == "runtime" for k in kinds.values())
+    assert loader.rank_files_for_workers(paths, kinds, errors, workers=2)[1] == 1
+    logs = [p for p in paths if kinds[p] == "legion"]
+    assert loader.rank_files_for_workers(logs, kinds, errors, workers=2)[1] == 2

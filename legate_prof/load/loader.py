@@ -75,10 +75,10 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     # when it first draws it (``ranked``); a merged model read row by row is stacked at build.
     stack_now = stack and not ranked
     paths, kinds, errors, warnings = plan_inputs(paths)
-    legion, beside, n = rank_files_for_workers(paths, kinds, errors, workers)
+    legion, n = rank_files_for_workers(paths, kinds, errors, workers)
     if n > 1:
         from legate_prof.load.rank_workers import build_in_parallel
-        built = build_in_parallel(legion, stack_now, n, progress, ranked=ranked, streams=beside,
+        built = build_in_parallel(legion, stack_now, n, progress, ranked=ranked,
                                   prepare=prepare)
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
@@ -141,28 +141,16 @@ def _read_inputs(paths, kinds, progress, errors, warnings):
 
 
 def rank_files_for_workers(paths, kinds, errors, workers=None):
-    """(the Legion Prof logs, the runtime stream beside each — its name's and its rank's;
-    None: none —, how many worker processes to build them with): more than one only when
-    every input is a readable log or the stream of one, and they are big enough
-    (``rank_workers``)."""
+    """(the Legion Prof logs, how many worker processes to build them with): more than one only
+    when every input is a readable log and they are big enough (``rank_workers``).  A run's
+    logs with their runtime streams are built in one process: built one rank per worker
+    (each with its stream) they were slower, not faster — the guide's 4-rank run: stats
+    3.4 -> 8.9 s, critical 5.3 -> 8.3 s, its ranks then linked rank by rank (docs/performance.md)."""
     legion = [p for p in paths if kinds.get(p) == "legion"]
-    streams = [p for p in paths if kinds.get(p) == "runtime"]
-    beside = [None] * len(legion)
-    if errors or len(legion) < 2 or len(legion) + len(streams) != len(paths):
-        return legion, beside, 1  # (one log: no worker; its files are not looked at again)
+    if errors or len(legion) != len(paths):
+        return legion, 1
     from legate_prof.load.rank_workers import worker_count
-    n = worker_count(legion, sum(os.path.getsize(p) for p in paths), workers)
-    if streams and n > 1:  # (each rank's worker builds its log and stream, as --per-rank)
-        from legate_prof.load.rank_files import per_rank_jobs
-        jobs, notes = per_rank_jobs(paths, kinds)
-        at = {p: k for k, p in enumerate(legion)}
-        for job in jobs:
-            logs = [p for p in job.files if kinds[p] == "legion"]
-            runs = [p for p in job.files if kinds[p] == "runtime"]
-            if notes or len(logs) != 1 or len(runs) > 1:
-                return legion, beside, 1  # (one build of all says what does not pair)
-            beside[at[logs[0]]] = runs[0] if runs else None
-    return legion, beside, n
+    return legion, worker_count(legion, sum(os.path.getsize(p) for p in legion), workers)
 
 
 def _merge_bundles(paths, errors, ranked=False):

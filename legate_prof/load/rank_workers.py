@@ -57,9 +57,8 @@ def worker_count(paths, total_bytes, workers=None):
     return min(len(paths), cores)
 
 
-def _build_rank(path, out, mode, prepare="", stream=None):
-    """In a worker: read one rank's log (and its runtime stream) and build its model; write
-    it to ``out`` as a bundle
+def _build_rank(path, out, mode, prepare=""):
+    """In a worker: read one rank's log and build its model; write it to ``out`` as a bundle
     (mode "stack" or "flat": rows stacked or not).  ``prepare`` ("module:function", or "")
     names what the rank's model is also worth to an analysis: named arrays, written beside it
     (``prepared_path``; the caller names the analysis, so this layer imports none).  False for a file that cannot be read or has no machine
@@ -72,15 +71,7 @@ def _build_rank(path, out, mode, prepare="", stream=None):
         log = LegionProfReader(path).read()
         if len(log.table("MachineDesc")) == 0:
             return False  # numbered after the others: only a build of all files can do that
-        warnings, streams = [str(w) for w in log.warnings], []
-        if stream:
-            from legate_prof.assemble.rank_checks import streams_of_their_runs
-            from legate_prof.read.runtime_stream import read_runtime_stream
-            s = read_runtime_stream(stream)
-            warnings += [str(w) for w in s.warnings]
-            streams, other_runs = streams_of_their_runs([log], [s])
-            warnings += other_runs
-        model = build_model([log], warnings=warnings, streams=streams,
+        model = build_model([log], warnings=[str(w) for w in log.warnings],
                             stack=mode == "stack", check_files=False)
         from legate_prof.store.bundle import write_bundle
         write_bundle(model, out, indexes=False)
@@ -113,28 +104,26 @@ def _worker(jobs, mode, prepare=""):
     stdout per file done ("ok N" or "fail N")."""
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)
-    for i, path, out, stream in jobs:
-        ok = _build_rank(path, out, mode, prepare, stream)
+    for i, path, out in jobs:
+        ok = _build_rank(path, out, mode, prepare)
         print(("ok" if ok else "fail"), i, flush=True)
         if not ok:
             return 3
     return 0
 
 
-def _run_workers(paths, outs, mode, workers, progress, handover, prepare="", streams=None):
-    """Build ``paths`` (with the runtime stream ``streams[i]`` beside each, None: none) into
-    ``outs`` in ``workers`` fresh interpreters; True when all did.
+def _run_workers(paths, outs, mode, workers, progress, handover, prepare=""):
+    """Build ``paths`` into ``outs`` in ``workers`` fresh interpreters; True when all did.
 
     Fresh interpreters (``python -m legate_prof.load.rank_workers``), not forks: a fork would copy
     the viewer's threads' locks, and multiprocessing's spawn would run the caller's own script
     again in each worker when it has no ``__main__`` guard.  Each takes a share of the files
     (biggest first, to the least loaded), so few interpreters start."""
-    streams = streams or [None] * len(paths)
     shares = [[] for _ in range(workers)]
     load = [0] * workers
     for i in sorted(range(len(paths)), key=lambda i: -os.path.getsize(paths[i])):
         w = load.index(min(load))
-        shares[w].append((i, paths[i], outs[i], streams[i]))
+        shares[w].append((i, paths[i], outs[i]))
         load[w] += os.path.getsize(paths[i])
     ahead = _ReadAhead([job[1] for turn in itertools.zip_longest(*shares) for job in turn if job],
                        2 * workers)
@@ -215,10 +204,8 @@ class _ReadAhead:
             pass  # the worker reports what is wrong with the file
 
 
-def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False, prepare=None,
-                      streams=None):
-    """The model of Legion Prof logs (each with the runtime stream ``streams[i]`` beside it,
-    None: none) built one rank per process (``ranked``: a ``RankSet``
+def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False, prepare=None):
+    """The model of Legion Prof logs built one rank per process (``ranked``: a ``RankSet``
     of the ranks' models, unmerged); None when they must be built
     together (a file without its machine description or that cannot be read, lanes shared
     between ranks, a worker that died), so that the caller does that.  ``prepare``
@@ -232,7 +219,7 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False,
     ranked = ranked and room_for_open_files(2 * len(outs) if prepare else len(outs))
     try:
         if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
-                            handover, prepare if ranked else "", streams):
+                            handover, prepare if ranked else ""):
             return None
         if ranked:  # the ranks stay mapped (their files go when the hand-over closes)
             from legate_prof.assemble.rank_set import RankSet
