@@ -678,6 +678,22 @@ def test_a_mapper_call_starting_before_the_clock_s_zero_is_dropped_with_a_warnin
     assert "-9223372036" not in cli("stats", p).stdout  # (the run starts where it did)
 
 
+def test_a_bundle_whose_times_are_wider_than_an_int64_is_damaged(tmp_path):
+    """The same time in a bundle written with it (its stored extent agreeing): `critical` and
+    `insights` ended in the same `OverflowError`; a bundle's item times must lie as a log's
+    and a stream's can (within 2^62 below zero, and no two further apart than an int64)."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store.bundle import write_bundle
+    model = load_profile([SAMPLE])
+    start = np.array(model.items["start"])
+    start[int(np.argmin(start))] = -(2**63) + 12345
+    model.items["start"] = start
+    write_bundle(model, tmp_path / "b.lpbundle")
+    for command in ("critical", "insights", "stats"):
+        one_line_error(cli(command, tmp_path / "b.lpbundle"), "damaged bundle",
+                       "further apart than an int64 holds")
+
+
 def _times_of_each_record(data):
     """(record, field, which) of every time field of each record kind: its first and last."""
     from fixtures.fuzzing import TIME_FIELDS, legion_fields
