@@ -3,7 +3,8 @@
     python benchmarks/fuzz.py --count 20000 --seed 1 [--outputs-every 1] [--jobs 2] [--out DIR]
     python benchmarks/fuzz.py --seed 1 --only 1234        # one input, in this process
     python benchmarks/fuzz.py --sweep                     # every fixed-size field of a real
-                                                          # log at 2^31, 2^32-1, 2^63-1, 2^64-1
+                                                          # log at 2^31, 2^32-1, 2^63-1, 2^63,
+                                                          # 2^64-1
 
 Each input is read and its statistics made and lanes drawn (``run_input``); one that loads then
 goes through every output (``write_outputs``: the report, each export, a screenshot).  Each

@@ -126,7 +126,9 @@ REGRESSION_INPUTS = sorted(p for p in REGRESSIONS.rglob("*") if p.is_file()
                          ids=lambda p: str(p.relative_to(REGRESSIONS)))
 def test_regression_inputs(path, tmp_path):
     """Inputs that once crashed or hung a reader, or cost too much memory
-    (docs/robustness.md), read in bounded time and memory.
+    (docs/robustness.md), read in bounded time and memory; those the long fuzz found (not
+    under ``readers/``) that load go through every output as there (the report, each
+    export), where some crashed (`time_before_zero.prof`: the critical path).
 
     ``readers/`` holds inputs that crashed the first readers (kept gzipped, one per crash
     site); they are unpacked to their own name first, so each meets the reader it broke.
@@ -143,3 +145,8 @@ def test_regression_inputs(path, tmp_path):
     assert outcome in ("ok", "warning", "error"), detail
     # small files all: none may cost much memory (a gzip bomb after a log took 145 MiB)
     assert added is None or added < 64 << 20, f"{added >> 20} MiB"
+    if outcome != "error" and REGRESSIONS / "readers" not in path.parents:
+        out = tmp_path / "out"
+        out.mkdir()
+        outcome, detail = write_outputs(path, fmt, out, picture=False)
+        assert outcome in ("ok", "error"), detail

@@ -656,6 +656,88 @@ def test_a_run_ending_at_2_63_minus_1_goes_through_the_report_and_exports(tmp_pa
         assert "Traceback" not in r.stderr and "Warning" not in r.stderr, (args, r.stderr)
 
 
+# -- times before the clock's zero (the fresh fuzz of 2026-11-28, seed 3707) -------------------
+# (a timestamp of 2^63 or more is a long long below zero: with one, two times of the run lie
+# further apart than an int64 holds)
+BEFORE_ZERO = (2**63 + 12345, 2**63)
+
+
+def test_a_mapper_call_starting_before_the_clock_s_zero_is_dropped_with_a_warning(tmp_path):
+    """The long fuzz's find (seed 3707, input 3456: `huge_value`): a mapper call's start at
+    2^63 + 12345 made the run begin 292 years before zero; `critical`, `insights` and the
+    report ended in `OverflowError` (`critical_path.py _with_time_before`: the time before the
+    path, 2^63 ns and more, put in an int64)."""
+    p = swept_log(tmp_path, "MapperCallInfo", "start", 2**63 + 12345)
+    for args in (["critical"], ["insights"], ["stats"],
+                 ["report", "--no-pictures", "-o", tmp_path / "r"]):
+        r = cli(args[0], p, *args[1:])
+        assert r.returncode == 0, (args, r.stderr[-1500:])
+        assert "Traceback" not in r.stderr and "Warning:" not in r.stderr, (args, r.stderr)
+        assert "1 MapperCallInfo record with a time before the clock's zero" in r.stderr, \
+            (args, r.stderr)
+    assert "-9223372036" not in cli("stats", p).stdout  # (the run starts where it did)
+
+
+def test_a_bundle_whose_times_are_wider_than_an_int64_is_damaged(tmp_path):
+    """The same time in a bundle written with it (its stored extent agreeing): `critical` and
+    `insights` ended in the same `OverflowError`; a bundle's item times must lie as a log's
+    and a stream's can (within 2^62 below zero, and no two further apart than an int64)."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store.bundle import write_bundle
+    model = load_profile([SAMPLE])
+    start = np.array(model.items["start"])
+    start[int(np.argmin(start))] = -(2**63) + 12345
+    model.items["start"] = start
+    write_bundle(model, tmp_path / "b.lpbundle")
+    for command in ("critical", "insights", "stats"):
+        one_line_error(cli(command, tmp_path / "b.lpbundle"), "damaged bundle",
+                       "further apart than an int64 holds")
+
+
+def _times_of_each_record(data):
+    """(record, field, which) of every time field of each record kind: its first and last."""
+    from fixtures.fuzzing import TIME_FIELDS, legion_fields
+    seen = {}
+    for rec, f, _, _ in legion_fields(data):
+        if f in TIME_FIELDS:
+            seen[(rec, f)] = seen.get((rec, f), 0) + 1
+    return [(rec, f, which) for (rec, f), n in seen.items() for which in {0, n - 1}]
+
+
+@pytest.mark.parametrize("value", BEFORE_ZERO, ids=["2^63+12345", "2^63"])
+def test_every_time_before_zero_drops_its_record_and_the_run_stays_in_int64(tmp_path, value):
+    """Each time field of each record kind (its first and its last), at 2^63 + 12345 or 2^63: before the fix 32 of them ended in the critical path's
+    `OverflowError` or numpy's `overflow encountered in scalar subtract` (a duration of more
+    than 2^63 ns when a lane was drawn); now the record is dropped with a warning, the run's
+    times stay within zero and 2^63 - 1, and the path, the report and every lane are made
+    without a numpy warning."""
+    import warnings
+    from fixtures.fuzzing import _draw_every_lane
+    from legate_prof.analyze.critical_path import critical_path_report
+    from legate_prof.load.loader import load_profile
+    from legate_prof.query import as_source
+    from legate_prof.read.legion_log import REQUIRED_FIELDS
+    from legate_prof.report import write_report
+    honest = load_profile([SAMPLE]).n_items
+    cases = _times_of_each_record(SAMPLE.read_bytes())
+    assert len(cases) > 20
+    for rec, f, which in cases:
+        p = swept_log(tmp_path, rec, f, value, which=which)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # (numpy's overflow warnings too)
+            model = load_profile([p])
+            said = [str(w) for w in model.warnings if "before the clock's zero" in str(w)]
+            if f in REQUIRED_FIELDS.get(rec, ()):  # (a field the model reads)
+                assert said and rec in said[0], (rec, f, which, [str(w) for w in model.warnings])
+            first, last = model.time_range()
+            assert 0 <= first <= last < 2**63, (rec, f, which, first, last)
+            assert model.n_items >= honest - 1, (rec, f, which)
+            src = as_source(load_profile([p], ranked=True))
+            critical_path_report(src, with_items=True)
+            _draw_every_lane(src)
+            write_report(src, tmp_path / "r", pictures=False)
+
+
 # -- 4. many calls sharing one interval (the call tree: assemble/nested_calls.py) ---------------
 def _brute_nest(kind, start, stop, fevent, waits):
     """What ``nest_calls`` makes, by scans: {(start, ready, end): sorted items} of the waits.

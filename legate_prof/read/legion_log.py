@@ -368,7 +368,7 @@ class LegionProfReader:
                 f"characters cut there (the longest: {body.state['longest']:,} bytes)"))
         log.tables = _assemble(layouts, body.parts)
         log.seq = body.sequences()
-        for problem in check_tables(log.tables):
+        for problem in check_tables(log.tables, log.seq):
             log.warnings.append(ProfileWarning(self.path, problem))
 
     def _read_fixed(self, raw, pos, layout, id_bytes, body):
@@ -642,8 +642,9 @@ _ROW_TABLES = {"TaskKind", "TaskVariant", "MetaDesc", "MapperCallDesc", "Runtime
                "MapperName", "Provenance", "ProcDesc", "MachineDesc"}
 
 
-def check_tables(tables):
-    """Drop tables the model cannot use; return the warnings.
+def check_tables(tables, seq=None):
+    """Drop tables the model cannot use, and records with a time before the clock's zero
+    (``seq``: their file positions go with them); return the warnings.
 
     Row tables become lists of dicts with ints and strings where the model expects them;
     column tables must be numeric structured arrays.
@@ -671,7 +672,40 @@ def check_tables(tables):
             problems.append(f"MachineDesc is damaged ({_machine_problem(t)}); the file's rank "
                             "is taken from its processors' ids")
             del tables[name]
+        elif name not in _ROW_TABLES:
+            problems += _drop_times_before_zero(tables, seq, name, need)
     return problems
+
+
+# Fields the model reads as times.  Legion's clock counts from its zero (``timestamp_t``, a
+# long long), so a time below it — a timestamp of 2^63 ns or more — is damage: with one, two
+# times of a run lie further apart than an int64 holds (the critical path's time before the
+# path, a lane's durations: OverflowError).  Dropped, every time is in [0, 2^63 - 1] and every
+# difference of two fits.  (``PhysicalInstanceUsage.stop`` is -1 in honest logs; the model
+# does not read it.)
+TIME_FIELDS = frozenset({"create", "ready", "start", "stop", "gpu_start", "gpu_stop", "destroy",
+                         "wait_start", "wait_ready", "wait_end", "performed", "created",
+                         "trigger"})
+
+
+def _drop_times_before_zero(tables, seq, name, need):
+    """Drop ``name``'s records with a time below zero (as an int64: a field retyped unsigned
+    by a damaged preamble too); the warning, or none.  A pass over each time column; a copy
+    of the table only when something is dropped."""
+    t = tables[name]
+    cols = [t[f] for f in need if f in TIME_FIELDS and t.dtype.fields[f][0].itemsize == 8]
+    if not any(int(c.min()) < 0 if c.dtype.kind == "i" else int(c.max()) >= 2**63
+               for c in cols):
+        return []
+    keep = np.ones(len(t), bool)
+    for c in cols:
+        keep &= (c.astype(np.int64) if c.dtype.kind == "u" else c) >= 0
+    tables[name] = t[keep]
+    if seq is not None and name in seq and len(seq[name]) == len(keep):
+        seq[name] = seq[name][keep]
+    k = int(len(keep) - keep.sum())
+    return [f"{k:,} {name} record{'s' if k > 1 else ''} with a time before the clock's zero "
+            "(a timestamp of 2^63 ns or more: damage) ignored"]
 
 
 MAX_NODES = 1 << 16  # Realm's node ids are 16 bits of a processor's or memory's id

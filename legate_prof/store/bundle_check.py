@@ -236,6 +236,11 @@ def _check_item_values(d, items, lanes, n, n_names, n_provs):
             _fail("item row out of range")
         if np.any(items["stop"] < items["start"]):
             _fail("item stops before it starts")
+        # (a log's times are in [0, 2^63 - 1], a stream's within 2^62 of its rank's zero: any
+        # wider, two times of the run are further apart than an int64 holds)
+        first = min(int(items[c].min()) for c in ("create", "ready", "start"))
+        if first < -(2**62) or int(items["stop"].max()) - first > 2**63 - 1:
+            _fail("item times further apart than an int64 holds")
     ops = d["ops"]
     _in_range(ops["provenance"], 0, n_provs, "op provenance")
     _sorted(ops["op_id"], "op ids")
