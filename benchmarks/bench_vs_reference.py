@@ -55,7 +55,10 @@ def first_frame(files, cache_dir, cached):
     r = subprocess.run([sys.executable, "-c", FIRST_FRAME, json.dumps([files, cached]),
                         str(ROOT / "benchmarks")],
                        capture_output=True, text=True, env=env, timeout=1800)
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    lines = r.stdout.strip().splitlines()
+    if not lines:
+        raise SystemExit(f"the first-frame child failed: {r.stderr[-3000:]}")
+    return json.loads(lines[-1])
 
 
 def main(argv=None):
