@@ -16,6 +16,7 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof.load.loader import load_profile
+from tests_viewer_helpers import item_point
 
 pytest.importorskip("pytestqt")
 
@@ -175,15 +176,6 @@ def test_the_timeline_keeps_its_width_when_the_docks_are_wide(qtbot, sample_prof
 
 # ---- text that stays and reads --------------------------------------------------------------
 
-def _item_point(tl, i):
-    src = tl.source
-    lane, row = src.item_lane(i)
-    e = tl.lane_layout.find_lane(lane)
-    s0, s1 = src.item_extent(i)
-    scene = tl.vb.mapViewToScene(QtCore.QPointF((s0 + s1) / 2, e.y + (row + 0.5) * e.row_h))
-    return tl.mapFromScene(scene)
-
-
 def test_the_hover_tooltip_stays_while_the_mouse_is_still(qtbot, sample_profile):
     """Qt's own tooltip event (sent once the mouse rests) used to hide ours after ~0.8 s:
     it must leave it shown, with the same text."""
@@ -194,7 +186,7 @@ def test_the_hover_tooltip_stays_while_the_mouse_is_still(qtbot, sample_profile)
     tl.grab()
     qtbot.waitUntil(tl.item.settled)  # (its tiles come from the tiles' thread)
     tl.grab()
-    pos = _item_point(tl, i)
+    pos = item_point(tl, i)
     qtbot.mouseMove(tl.viewport(), pos)
     qtbot.waitUntil(QtWidgets.QToolTip.isVisible)
     text = QtWidgets.QToolTip.text()
@@ -644,7 +636,7 @@ def test_every_place_a_profile_string_is_shown_is_plain_text(qtbot, tmp_path):
     tl.grab()
     qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
     tl.grab()
-    hover(_item_point(tl, i))
+    hover(item_point(tl, i))
     t0, t1 = tl.time_range()
     for e in tl.lane_layout.entries[:40]:
         y = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(t0, e.y + e.height / 2))).y()

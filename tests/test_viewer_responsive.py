@@ -18,6 +18,7 @@ import pytest
 
 from legate_prof.load.loader import load_profile
 from legate_prof.query import ProfileSource
+from tests_viewer_helpers import item_point
 
 pytest.importorskip("pytestqt")
 
@@ -80,16 +81,6 @@ def _open(qtbot, src, files):
     return win
 
 
-def _item_point(tl, i):
-    from PySide6 import QtCore
-    src = tl.source
-    lane, row = src.item_lane(i)
-    e = tl.lane_layout.find_lane(lane)
-    s0, s1 = src.item_extent(i)
-    scene = tl.vb.mapViewToScene(QtCore.QPointF((s0 + s1) / 2, e.y + (row + 0.5) * e.row_h))
-    return tl.mapFromScene(scene)
-
-
 def test_the_windows_thread_computes_no_tile_no_lane_tree_no_stacking(qtbot, ranks4):
     """A profile opened in the window (as `view` and File → Open open one): its lane tree is
     described and laid out by the loader's thread, its lanes stacked and its tiles and
@@ -144,7 +135,7 @@ def test_a_search_a_jump_and_a_hover_are_worked_out_off_the_windows_thread(qtbot
     del src.asked[:]
     # the mouse comes to rest on the item (what the scene says of a mouse move: the mouse
     # itself is where earlier tests left it, and Qt sends no move to where it already is)
-    tl.scene().sigMouseMoved.emit(QtCore.QPointF(tl.mapToScene(_item_point(tl, i))))
+    tl.scene().sigMouseMoved.emit(QtCore.QPointF(tl.mapToScene(item_point(tl, i))))
     qtbot.waitUntil(lambda: tl._tooltip is not None, timeout=LOAD_MS)  # (made in a thread)
     assert "BinaryOp" in tl._tooltip
     assert ("item_details", False) in src.asked and ("item_details", True) not in src.asked

@@ -1,4 +1,4 @@
-"""Reading pixels of rendered timelines back by time and lane."""
+"""Reading pixels of rendered timelines back by time and lane; where an item is drawn."""
 
 from PySide6 import QtGui
 
@@ -27,3 +27,14 @@ def row_colors(img, geo, lane, row, t0, t1):
         c = QtGui.QColor(img.pixel(x, y))
         out.append((c.red(), c.green(), c.blue()))
     return out
+
+
+def item_point(tl, i):
+    """The widget point at the middle of item ``i``'s box in timeline ``tl``."""
+    from PySide6 import QtCore
+    src = tl.source
+    lane, row = src.item_lane(i)
+    e = tl.lane_layout.find_lane(lane)
+    s0, s1 = src.item_extent(i)
+    scene = tl.vb.mapViewToScene(QtCore.QPointF((s0 + s1) / 2, e.y + (row + 0.5) * e.row_h))
+    return tl.mapFromScene(scene)

@@ -177,17 +177,28 @@ def _bands_by_row(row, px, dur, min_px):
     col = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if len(key) else px[:0]
     col_count = np.diff(np.r_[col, len(key)])
     col_busy = np.add.reduceat(dur, col) if len(col) else np.zeros(0)
-    col_row, col_px = row[col], px[col]
-    # runs of columns of one row, gaps of at most min_px bridged
-    brk = np.flatnonzero((np.diff(col_px) > min_px) | (np.diff(col_row) != 0)) + 1
-    b_start = np.r_[0, brk] if len(col) else col
-    b_end = np.r_[brk, len(col)] - 1 if len(col) else col
-    csum = np.r_[0, np.cumsum(col_count)]
-    bsum = np.r_[0.0, np.cumsum(col_busy)]
-    b0 = col_px[b_start]
-    b1 = np.maximum(col_px[b_end], b0 + int(np.ceil(min_px)) - 1)
-    return (col_row[b_start], b0, b1, csum[b_end + 1] - csum[b_start],
-            bsum[b_end + 1] - bsum[b_start], col[b_start])
+    col_row = row[col]
+    first, b0, b1, count, busy = _runs_of_columns(px[col], col_count, col_busy, min_px,
+                                                  np.diff(col_row) != 0)
+    return col_row[first], b0, b1, count, busy, col[first]
+
+
+def _runs_of_columns(px, counts, busy, min_px, cut=None):
+    """The bands of pixel columns ``px`` (in order, each with narrow items: ``counts`` of
+    them running ``busy`` ns): runs of columns whose gaps are at most ``min_px`` (and not
+    ``cut`` between them: another row), at least ``min_px`` wide.  (first column's index,
+    first column, last column, items, running time) per band."""
+    brk = np.diff(px) > min_px
+    if cut is not None:
+        brk |= cut
+    brk = np.flatnonzero(brk) + 1
+    starts = np.r_[0, brk] if len(px) else np.zeros(0, np.int64)
+    ends = np.r_[brk, len(px)] - 1 if len(px) else starts
+    csum = np.r_[0, np.cumsum(counts)]
+    bsum = np.r_[0.0, np.cumsum(busy)]
+    x0 = px[starts]
+    x1 = np.maximum(px[ends], x0 + int(np.ceil(min_px)) - 1)
+    return starts, x0, x1, csum[ends + 1] - csum[starts], bsum[ends + 1] - bsum[starts]
 
 
 def busy_share(busy_ns, span_ns):
@@ -237,17 +248,9 @@ def merged_bands(counts, min_px, busy=None):
     if len(px) == 0:
         z = np.zeros(0, dtype=np.int64)
         return z, z, z, np.zeros(0)
-    brk = np.flatnonzero(np.diff(px) > min_px) + 1
-    starts = np.concatenate([[0], brk])
-    ends = np.concatenate([brk, [len(px)]]) - 1
-    csum = np.concatenate([[0], np.cumsum(counts[px])])
-    count = csum[ends + 1] - csum[starts]
-    x0 = px[starts]
-    x1 = np.maximum(px[ends], x0 + int(np.ceil(min_px)) - 1)
-    if busy is None:
-        return x0, x1, count, np.zeros(len(x0))
-    bsum = np.concatenate([[0.0], np.cumsum(busy[px])])
-    return x0, x1, count, bsum[ends + 1] - bsum[starts]
+    _, x0, x1, count, ran = _runs_of_columns(
+        px, counts[px], np.zeros(len(px)) if busy is None else busy[px], min_px)
+    return x0, x1, count, ran
 
 
 def first_narrow(start, stop, first, min_dur):
