@@ -811,3 +811,68 @@ def test_ranks_with_their_runtime_streams_are_built_in_one_process(run):
     assert loader.rank_files_for_workers(paths, kinds, errors, workers=2)[1] == 1
     logs = [p for p in paths if kinds[p] == "legion"]
     assert loader.rank_files_for_workers(logs, kinds, errors, workers=2)[1] == 2
+
+
+def test_small_ranks_are_built_in_jobs_of_consecutive_ranks(tmp_path):
+    """A worker's job is a run of consecutive ranks (by the numbers in the names: legate_10
+    after legate_3) of at least the batch's bytes; what is left joins the job before when
+    under half a batch; a batch of 0 is a rank a job; a gzipped log counts ten times."""
+    from legate_prof.load.rank_workers import rank_jobs
+    paths = []
+    for rank, size in ((2, 60), (10, 10), (1, 30), (0, 30), (3, 10)):
+        p = tmp_path / f"legate_{rank}.prof"
+        p.write_bytes(b"x" * size)
+        paths.append(str(p))
+
+    def names(jobs):
+        return [[Path(paths[i]).name.split(".")[0][7:] for i in job] for job in jobs]
+    assert names(rank_jobs(paths, 60)) == [["0", "1"], ["2", "3", "10"]]
+    assert names(rank_jobs(paths, 0)) == [["0"], ["1"], ["2"], ["3"], ["10"]]
+    assert names(rank_jobs(paths, 1000)) == [["0", "1", "2", "3", "10"]]
+    gz = tmp_path / "legate_11.prof.gz"
+    gz.write_bytes(b"x" * 6)
+    paths.append(str(gz))
+    assert names(rank_jobs(paths, 60)) == [["0", "1"], ["2"], ["3", "10", "11"]]  # (60 bytes)
+
+
+def test_jobs_of_several_ranks_give_the_model_and_statistics_of_one_build(synthetic_8):
+    """Ranks built a few to a worker's job (``rank_jobs``) — the ranks' models are then
+    jobs' models, and the idle time is explained over all ranks, not added up from what a
+    rank's worker prepared — give the model and the statistics of one build."""
+    from legate_prof.analyze.idle_ranks import PREPARE
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.load.rank_workers import build_in_parallel, rank_jobs
+    paths = [str(p) for p in synthetic_8]
+    batch = sum(os.path.getsize(p) for p in paths) // 3
+    assert [len(j) for j in rank_jobs(paths, batch)] == [3, 3, 2]
+    serial = load_profile(paths, workers=1, stack=False)
+    jobs = build_in_parallel(paths, stack=False, workers=2, ranked=True, prepare=PREPARE,
+                             batch_bytes=batch)
+    assert isinstance(jobs, RankSet) and len(jobs.item_parts()) == 3
+    _same_model(serial, jobs.merged_model())
+
+    def stats(profile):
+        s = compute_stats(profile)
+        s["warnings"] = sorted(s["warnings"])
+        s.pop("files")  # (the loader's to say: ``build_in_parallel`` is a step of it)
+        return json.loads(json.dumps(s, sort_keys=True, default=str))
+    got = stats(jobs)
+    assert got["idle"]["groups"] and got == stats(serial)
+
+
+def test_a_ranks_bundle_in_the_handover_is_written_without_sweeping_the_folder(
+        synthetic_8, tmp_path, monkeypatch):
+    """A rank's bundle goes straight into the run's own hand-over folder: no temporary, no
+    record of it, no pass over the folder for others' leftovers (at 1,000 ranks, one over
+    2,000 files for each rank); an output elsewhere still gets all three."""
+    from legate_prof import output_file
+    from legate_prof.store.bundle import write_bundle
+    model = load_profile([synthetic_8[0]], workers=1, stack=False)
+    swept = []
+    monkeypatch.setattr(output_file, "sweep_stale_outputs", lambda *a, **k: swept.append(a))
+    write_bundle(model, tmp_path / "0.lpbundle", indexes=False, handover=True)
+    assert swept == [] and os.listdir(tmp_path) == ["0.lpbundle"]
+    write_bundle(model, tmp_path / "out.lpbundle", indexes=False)
+    assert len(swept) == 1
+    assert (tmp_path / "0.lpbundle").read_bytes() == (tmp_path / "out.lpbundle").read_bytes()

@@ -77,9 +77,9 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     paths, kinds, errors, warnings = plan_inputs(paths)
     legion, n = rank_files_for_workers(paths, kinds, errors, workers)
     if n > 1:
-        from legate_prof.load.rank_workers import build_in_parallel
+        from legate_prof.load.rank_workers import build_in_parallel, job_bytes
         built = build_in_parallel(legion, stack_now, n, progress, ranked=ranked,
-                                  prepare=prepare)
+                                  prepare=prepare, batch_bytes=job_bytes(workers))
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
             return _finish(model, paths, [], [], use_cache, stack, False, ranked)

@@ -1,9 +1,10 @@
-"""Read and build each rank's log in its own process, then merge the ranks' models.
+"""Read and build the ranks' logs in worker processes, then merge the ranks' models.
 
-Ranks are independent until they are merged, so each worker reads one file and builds its
-model alone; it hands the arrays back as a bundle file (``bundle.py``), which the parent maps
-rather than unpickles.  The merge (``assemble.rank_merge``) only renumbers and concatenates.  Where
-it cannot give what one build of all files gives, the caller builds them all at once instead.
+Ranks are independent until they are merged, so each worker reads its job's files (one big
+rank, or a run of consecutive small ones: ``rank_jobs``) and builds their model alone; it
+hands the arrays back as a bundle file (``bundle.py``), which the parent maps rather than
+unpickles.  The merge (``assemble.rank_merge``) only renumbers and concatenates.  Where it
+cannot give what one build of all files gives, the caller builds them all at once instead.
 """
 
 from __future__ import annotations
@@ -39,42 +40,111 @@ def lower_this_thread(niceness=WORKER_NICENESS):
 # Below this much input, starting workers costs more than it saves.
 PARALLEL_MIN_BYTES = 48 << 20
 
+# A worker's job by default: consecutive ranks' files of at least this much, built as one
+# model (a rank alone where its file is that big).  Each job has its own fixed cost — a
+# build's few hundred passes, a bundle written and mapped, its links joined to the others'
+# — which small ranks do not repay: 1,000 ranks of 2,000 items, one a job, took 30 s of CPU
+# for ``stats`` (one process: 16 s).
+BATCH_BYTES = 48 << 20
 
-def worker_count(paths, total_bytes, workers=None):
-    """How many processes to build ``paths`` with (1: build in this process).
 
-    ``workers`` (or the environment's ``LEGATE_PROF_WORKERS``) overrides the choice; by default,
-    one per rank file up to the cores, when there are two files or more and enough bytes."""
+def forced_workers(workers=None):
+    """The number of workers asked for (``workers``, else the environment's
+    ``LEGATE_PROF_WORKERS``), or None where the choice is ours."""
     if workers is None:
         env = os.environ.get("LEGATE_PROF_WORKERS", "")
         if env.strip().isdigit():
             workers = int(env)
+    return workers
+
+
+def worker_count(paths, total_bytes, workers=None):
+    """How many processes to build ``paths`` with (1: build in this process).
+
+    ``workers`` (or the environment's ``LEGATE_PROF_WORKERS``) overrides the choice (and each
+    rank is then a job of its own); by default, one per job (``rank_jobs``) up to the cores,
+    when there are two jobs or more and enough bytes."""
+    workers = forced_workers(workers)
     if workers is not None:
         return max(1, min(int(workers), len(paths)))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     if len(paths) < 2 or total_bytes < PARALLEL_MIN_BYTES or (cores or 1) < 2:
         return 1
-    return min(len(paths), cores)
+    return max(1, min(len(rank_jobs(paths)), cores))
 
 
-def _build_rank(path, out, mode, prepare=""):
-    """In a worker: read one rank's log and build its model; write it to ``out`` as a bundle
-    (mode "stack" or "flat": rows stacked or not).  ``prepare`` ("module:function", or "")
-    names what the rank's model is also worth to an analysis: named arrays, written beside it
-    (``prepared_path``; the caller names the analysis, so this layer imports none).  False for a file that cannot be read or has no machine
-    description (the caller then builds all files together, which reports it as it always
-    does)."""
+def job_bytes(workers=None):
+    """The least bytes of a worker's job: ``BATCH_BYTES``, or 0 (a rank a job) where the
+    number of workers was asked for."""
+    return 0 if forced_workers(workers) is not None else BATCH_BYTES
+
+
+def rank_jobs(paths, batch_bytes=BATCH_BYTES):
+    """``paths`` (positions into it) in jobs of consecutive ranks — by the number in each
+    file's name, else as given: the ranks of two jobs must not interleave for their models
+    to merge — of at least ``batch_bytes`` each (a gzipped log counted at ten times its
+    size), the last joined to the one before when under half that."""
+    sizes = [_build_bytes(p) for p in paths]
+    jobs, job, size = [], [], 0
+    for i in sorted(range(len(paths)), key=lambda i: _rank_key(paths[i], i)):
+        job.append(i)
+        size += sizes[i]
+        if size >= batch_bytes:
+            jobs.append(job)
+            job, size = [], 0
+    if job:
+        if jobs and 2 * size < batch_bytes:
+            jobs[-1].extend(job)
+        else:
+            jobs.append(job)
+    return jobs
+
+
+def _even_batch(paths, batch_bytes, workers):
+    """``batch_bytes`` made a little smaller where that gives each worker as many jobs (6
+    jobs, not 5, for 2 workers: the last job no longer alone on one worker's time)."""
+    total = sum(_build_bytes(p) for p in paths)
+    if batch_bytes <= 0 or total <= 0:
+        return batch_bytes
+    n = -(-total // batch_bytes)
+    n = -(-n // workers) * workers
+    return total // n
+
+
+def _rank_key(path, i):
+    import re
+    m = re.search(r"(\d+)(?:\.[A-Za-z]+)*$", os.path.basename(os.fspath(path)))
+    return (0, int(m.group(1)), i) if m else (1, 0, i)
+
+
+def _build_bytes(path):
+    try:
+        return os.path.getsize(path) * (10 if str(path).endswith(".gz") else 1)
+    except OSError:
+        return 0
+
+
+def _build_rank(paths, out, mode, prepare=""):
+    """In a worker: read a job's logs (one rank's, or a few ranks') and build their model;
+    write it to ``out`` as a bundle (mode "stack" or "flat": rows stacked or not).
+    ``prepare`` ("module:function", or "") names what the model is also worth to an
+    analysis: named arrays, written beside it (``prepared_path``; the caller names the
+    analysis, so this layer imports none).  False for a file that cannot be read or has no
+    machine description (the caller then builds all files together, which reports it as it
+    always does)."""
     from legate_prof.assemble.model_builder import build_model
     from legate_prof.errors import ProfileError
     from legate_prof.read.legion_log import LegionProfReader
     try:
-        log = LegionProfReader(path).read()
-        if len(log.table("MachineDesc")) == 0:
-            return False  # numbered after the others: only a build of all files can do that
-        model = build_model([log], warnings=[str(w) for w in log.warnings],
+        logs = []
+        for path in paths:
+            logs.append(LegionProfReader(path).read())
+            if len(logs[-1].table("MachineDesc")) == 0:
+                return False  # numbered after the others: only a build of all files can
+        model = build_model(logs, warnings=[str(w) for log in logs for w in log.warnings],
                             stack=mode == "stack", check_files=False)
         from legate_prof.store.bundle import write_bundle
-        write_bundle(model, out, indexes=False)
+        write_bundle(model, out, indexes=False, handover=True)
         if prepare:
             _prepare(model, prepare, prepared_path(out))
         return True
@@ -100,33 +170,36 @@ def prepared_path(bundle):
 
 
 def _worker(jobs, mode, prepare=""):
-    """One worker process: its share of the rank files, one after the other; a line on
-    stdout per file done ("ok N" or "fail N")."""
+    """One worker process: its share of the jobs, one after the other; a line on stdout per
+    job done ("ok N" or "fail N").  What ``prepare`` names is made of one rank's model only
+    (``analyze.idle_ranks`` joins ranks, not jobs of several)."""
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)
-    for i, path, out in jobs:
-        ok = _build_rank(path, out, mode, prepare)
+    for i, paths, out in jobs:
+        ok = _build_rank(paths, out, mode, prepare if len(paths) == 1 else "")
         print(("ok" if ok else "fail"), i, flush=True)
         if not ok:
             return 3
     return 0
 
 
-def _run_workers(paths, outs, mode, workers, progress, handover, prepare=""):
-    """Build ``paths`` into ``outs`` in ``workers`` fresh interpreters; True when all did.
+def _run_workers(paths, jobs, outs, mode, workers, progress, handover, prepare=""):
+    """Build ``paths``, job by job (``jobs``: lists of positions into ``paths``), into
+    ``outs`` (one a job) in ``workers`` fresh interpreters; True when all did.
 
     Fresh interpreters (``python -m legate_prof.load.rank_workers``), not forks: a fork would copy
     the viewer's threads' locks, and multiprocessing's spawn would run the caller's own script
-    again in each worker when it has no ``__main__`` guard.  Each takes a share of the files
+    again in each worker when it has no ``__main__`` guard.  Each takes a share of the jobs
     (biggest first, to the least loaded), so few interpreters start."""
     shares = [[] for _ in range(workers)]
     load = [0] * workers
-    for i in sorted(range(len(paths)), key=lambda i: -os.path.getsize(paths[i])):
+    size = [sum(os.path.getsize(paths[i]) for i in job) for job in jobs]
+    for k in sorted(range(len(jobs)), key=lambda k: -size[k]):
         w = load.index(min(load))
-        shares[w].append((i, paths[i], outs[i]))
-        load[w] += os.path.getsize(paths[i])
-    ahead = _ReadAhead([job[1] for turn in itertools.zip_longest(*shares) for job in turn if job],
-                       2 * workers)
+        shares[w].append((k, [paths[i] for i in jobs[k]], outs[k]))
+        load[w] += size[k]
+    ahead = _ReadAhead([p for turn in itertools.zip_longest(*shares) for job in turn if job
+                        for p in job[1]], 2 * workers * max(len(j) for j in jobs))
     procs = []
     try:
         for share in shares:
@@ -144,11 +217,15 @@ def _run_workers(paths, outs, mode, workers, progress, handover, prepare=""):
                 if not line:
                     del streams[fd]
                     continue
-                word, i = line.split()
+                word, k = line.split()
                 failed = failed or word != "ok"
-                done += 1
-                ahead.file_done()
-                last = f"built {os.path.basename(paths[int(i)])} ({done} of {len(paths)} ranks)"
+                job = jobs[int(k)]
+                done += len(job)
+                for _ in job:
+                    ahead.file_done()
+                names = os.path.basename(paths[job[0]]) + (
+                    f" … {os.path.basename(paths[job[-1]])}" if len(job) > 1 else "")
+                last = f"built {names} ({done} of {len(paths)} ranks)"
                 if progress:
                     progress(done, len(paths), last)
         return not failed and all(p.wait() == 0 for p in procs) and done == len(paths)
@@ -204,21 +281,26 @@ class _ReadAhead:
             pass  # the worker reports what is wrong with the file
 
 
-def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False, prepare=None):
-    """The model of Legion Prof logs built one rank per process (``ranked``: a ``RankSet``
-    of the ranks' models, unmerged); None when they must be built
+def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False, prepare=None,
+                      batch_bytes=None):
+    """The model of Legion Prof logs built by ``workers`` processes, a job of consecutive
+    ranks of at least ``batch_bytes`` at a time (``rank_jobs``; default ``BATCH_BYTES``)
+    (``ranked``: a ``RankSet`` of the jobs' models, unmerged); None when they must be built
     together (a file without its machine description or that cannot be read, lanes shared
-    between ranks, a worker that died), so that the caller does that.  ``prepare``
-    ("module:function"): what each rank's worker also makes of its model for an analysis
-    (named arrays), kept with the ranks of a ``RankSet`` (``prepared_of``)."""
+    between ranks, ranks of two jobs that interleave, a worker that died), so that the
+    caller does that.  ``prepare`` ("module:function"): what a worker also makes of a rank's
+    model for an analysis (named arrays), kept with the ranks of a ``RankSet``
+    (``prepared_of``)."""
     from legate_prof.assemble.rank_merge import CannotMerge, merge_opened
     from legate_prof.errors import ProfileError
     from legate_prof.store.bundle_file import read_bundle, room_for_open_files
+    jobs = rank_jobs(paths, _even_batch(paths, BATCH_BYTES if batch_bytes is None
+                                        else batch_bytes, workers))
     handover = Handover("ranks", room=bundle_room(paths))
-    outs = [os.path.join(handover.dir, f"{i}.lpbundle") for i in range(len(paths))]
+    outs = [os.path.join(handover.dir, f"{k}.lpbundle") for k in range(len(jobs))]
     ranked = ranked and room_for_open_files(2 * len(outs) if prepare else len(outs))
     try:
-        if not _run_workers(paths, outs, "stack" if stack else "flat", workers, progress,
+        if not _run_workers(paths, jobs, outs, "stack" if stack else "flat", workers, progress,
                             handover, prepare if ranked else ""):
             return None
         if ranked:  # the ranks stay mapped (their files go when the hand-over closes)

@@ -9,7 +9,7 @@ from legate_prof.store.bundle_file import Deferred, check_stop, write_tables
 from legate_prof.store.ranks_bundle import write_ranks_bundle
 
 
-def write_bundle(model, path, indexes=True, stop=None, mode=0o666):
+def write_bundle(model, path, indexes=True, stop=None, mode=0o666, handover=False):
     """Write a model, or a source, through a temporary file renamed at the end: a reader
     never sees half a bundle.
 
@@ -19,7 +19,8 @@ def write_bundle(model, path, indexes=True, stop=None, mode=0o666):
     over several ranks' models is written as their merged model would be, rank by rank
     (``ranks_bundle``).  ``stop`` (a function): asked as the write goes on; when it says
     so, the write ends with ``bundle_file.WriteStopped`` and leaves nothing.  ``mode``: the
-    file's permissions, less the umask (a cache entry: the owner's only)."""
+    file's permissions, less the umask (a cache entry: the owner's only).  ``handover``: a
+    rank's model into the run's own hand-over folder (``bundle_file.write_tables``)."""
     if len(model.item_parts()) > 1:
         return write_ranks_bundle(model, path, stop, mode)
     model = model.merged_model()
@@ -31,4 +32,4 @@ def write_bundle(model, path, indexes=True, stop=None, mode=0o666):
             items = {c: (rows if c == "row" else Deferred.gathered(a, order))
                      for c, a in items.items()}
     return write_tables(model, path, items, waits, transfers, model.ops, index, indexes,
-                        stop=stop, mode=mode)
+                        stop=stop, mode=mode, handover=handover)

@@ -10,6 +10,8 @@ until the viewer touches them.
 
 from __future__ import annotations
 
+import contextlib
+
 import math
 import mmap
 import os
@@ -176,11 +178,15 @@ class _SumOnWrite:
 
 
 def write_tables(model, path, items, waits, transfers, ops, index, indexes=True, events=None,
-                 stop=None, mode=0o666):
+                 stop=None, mode=0o666, handover=False):
     """Write ``model``'s small tables (lanes, strings, steps, ranks…) with these per-item
     tables (arrays or ``Deferred`` columns) and ``index``, stacked when indexed.  ``stop``
     (a function): asked between columns' pieces; when it says so, the write ends with
-    ``WriteStopped`` and its temporary file is removed."""
+    ``WriteStopped`` and its temporary file is removed.  ``handover``: ``path`` is in a
+    hand-over folder of this run's own (``load.rank_workers``), read only once the writer
+    says it is done and removed whole: written straight, without the temporary and its
+    record that an output needs (each of those swept the folder: at 1,000 ranks, a pass over
+    the folder's 2,000 files for each of them)."""
     steps = [{"rank": r, "group": g, **_step_doc(s, indexes)}
              for (r, g), s in model.utilization_steps.items()]
     extra = {"busy_ns": [[r, g, v] for (r, g), v in model.busy_ns.items()],
@@ -216,7 +222,8 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True,
     start = -(-(len(BUNDLE_MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
     path = Path(path)
     check_stop(stop)
-    with atomic_output(path, mode) as tmp, open(tmp, "wb") as f:
+    with (contextlib.nullcontext(str(path)) if handover else atomic_output(path, mode)) \
+            as tmp, open(tmp, "wb") as f:
         f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
         for off, a in cols.arrays:
             f.seek(start + off)
