@@ -569,3 +569,33 @@ def test_runs_the_reference_rejects_still_get_their_critical_path(name):
     assert path and path[0].item >= 0
     linked = [src.critical_predecessor(i) for i in range(0, src.info().n_items, 97)]
     assert any(x is not None for x in linked)
+
+
+def _one_model_profiles():
+    from fixtures.make_critical_goldens import ROOT
+    out = [[p] for p in sorted(REAL.glob("*.prof"))]
+    out.append([ROOT / "legate_prof" / "data" / "example_legate_0.prof"])
+    out += [rank_files(d) for d in sorted(REAL.iterdir()) if d.is_dir() and rank_files(d)]
+    return out
+
+
+@pytest.mark.parametrize("files", _one_model_profiles(), ids=lambda f: f[0].parent.name
+                         if f[0].parent != REAL else f[0].stem)
+def test_idle_classes_from_the_few_links_they_need_are_those_of_every_link(files):
+    """``stats`` explains idle time from the links of the items after a stretch only, and
+    looks a task's innermost call up only where the call may be of another class than the
+    task (``link_for_classes``): what held each item up is, for every item of every real
+    run, what the links of ``link_whole`` say; and idle time explained is the same."""
+    from legate_prof.analyze.idle_gaps import classify, idle_gaps
+    from legate_prof.causality.critical_links import link_for_classes, link_whole
+    model = load_profile([str(f) for f in files], workers=1)
+    parts = model.item_parts()
+    assert len(parts) == 1
+    ids = np.arange(model.n_items)
+    full, few = link_whole(parts), link_for_classes(parts, ids)
+    assert np.array_equal(classify(few, ids), classify(full, ids))
+    assert np.array_equal(few.items.via, full.items.via)
+    lite = idle_gaps(as_source(model))
+    src = as_source(model)
+    src.critical_links()  # (computed: idle_gaps reads them)
+    assert json.loads(json.dumps(lite)) == json.loads(json.dumps(idle_gaps(src)))

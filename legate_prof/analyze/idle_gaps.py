@@ -26,7 +26,7 @@ import numpy as np
 
 from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, PROCESSOR_GROUPS, ItemKind
 from legate_prof.causality.critical_inputs import kinds_mask
-from legate_prof.causality.critical_links import NO_ROW, VIA_DEALLOCATION
+from legate_prof.causality.critical_links import NO_ROW, VIA_DEALLOCATION, link_for_classes
 from legate_prof.causality.event_graph import sorted_unique
 
 WAITS = ("copy_fill", "mapping", "task", "message", "memory", "unknown")
@@ -145,7 +145,12 @@ def idle_gaps(source) -> dict:
     run_start, run_stop = source.summary_model().extent()
     got = [_gaps_of_part(p) for p in source.item_parts()]
     ids, idle, rank, group, prov = (np.concatenate([g[k] for g in got]) for k in range(5))
-    cls = classify(source.critical_links(), ids)
+    parts = source.item_parts()
+    if source.critical_path_ready or len(parts) != 1:
+        links = source.critical_links()
+    else:  # (what a command needs that wants no more of the links than these classes)
+        links = link_for_classes(parts, ids)
+    cls = classify(links, ids)
     summary = source.summary_model()
     return {"span_ns": [int(run_start), int(run_stop)], "waits": list(WAITS),
             "groups": _by_group(summary, rank, group, cls, idle),

@@ -44,12 +44,15 @@ class ItemTables:
         self.calls = CallIndex.from_arrays({n: arrays["call_" + n] for n in CallIndex.ARRAYS})
 
     @classmethod
-    def of(cls, pe, index, timing):
+    def of(cls, pe, index, timing, calls_kept=None):
         """The tables of ``pe`` (``critical_inputs.ProfileEvents``) and its index and timing:
         views of its columns but for the calls' index (ready times and lane groups are read
-        from the parts when asked)."""
+        from the parts when asked).  ``calls_kept(calls)``: which calls (item ids) the index
+        holds (default: all); one left out is never found running."""
         it = pe.item
         calls = np.flatnonzero(kinds_mask(it["kind"], CALL_KINDS))
+        if calls_kept is not None:
+            calls = calls[calls_kept(calls)]
         if pe.n < 2**31:
             calls = calls.astype(np.int32)
         index_of_calls = CallIndex(calls, it["creator"][calls], it["start"][calls],
