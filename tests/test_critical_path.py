@@ -599,3 +599,29 @@ def test_idle_classes_from_the_few_links_they_need_are_those_of_every_link(files
     src = as_source(model)
     src.critical_links()  # (computed: idle_gaps reads them)
     assert json.loads(json.dumps(lite)) == json.loads(json.dumps(idle_gaps(src)))
+
+
+def test_clock_skew_names_the_pairs_furthest_apart_and_counts_the_rest():
+    """At 1,000 ranks a run had 52,405 pairs of nodes with skewed messages: the notice (the
+    window's banner, a picture's header) named each, 3.7 MB of text, and `stats` printed a
+    line for each.  Now the notice names the 3 pairs whose clocks read furthest apart and
+    counts the others, the text names 10; `stats --json` still lists every pair."""
+    from legate_prof.analyze.stats import _message_lines
+    from legate_prof.causality.message_latency import latency_of
+    n = 40  # pairs (sender k -> receiver 1000 + k), k µs of skew, 2 messages each
+    sender = np.repeat(np.arange(n), 2)
+    node = 1000 + sender
+    create = np.full(2 * n, 10**9, np.int64)
+    spawn = create + (sender + 1) * 1000
+    ml = latency_of(spawn, create, node, sender)
+    assert len(ml.pairs) == n
+    (notice,) = ml.notices()
+    assert "node 1039's clock reads 40.000 µs behind node 39's" in notice
+    assert "node 1037's" in notice and "node 1036's" not in notice
+    assert "37 more pairs of nodes (`legate_prof stats --json` lists each)" in notice
+    lines = _message_lines(ml.as_json())
+    named = [ln for ln in lines if ln.startswith("   node ")]
+    assert len(named) == 10 and "node 1039 reads 40.000 us behind node 39" in named[0]
+    assert lines[-1] == ("   ... and 30 more pairs of nodes, their clocks closer (stats --json "
+                         "lists each)")
+    assert len(ml.as_json()["skew_pairs"]) == n

@@ -429,6 +429,9 @@ def _explanation_lines(s):
     return lines + _message_lines(s.get("messages"))
 
 
+SKEW_PAIR_LINES = 10  # pairs of nodes the text names, the clocks furthest apart first
+
+
 def _message_lines(m):
     """The messages' skew and latency in words (``causality.message_latency``)."""
     if not m or not m["messages"]:
@@ -440,10 +443,15 @@ def _message_lines(m):
         out.append(f"!! clock skew: {m['skewed']} messages arrived before they were sent, by "
                    f"{format_ns_ascii(int(m['mean_skew_ns']))} on average; boxes on different "
                    "nodes may be shifted against each other")
-        for p in m["skew_pairs"]:
+        pairs = sorted(m["skew_pairs"], key=lambda p: (-abs(p["mean_ns"]), -p["messages"],
+                                                       p["sender"], p["receiver"]))
+        for p in pairs[:SKEW_PAIR_LINES]:
             out.append(f"   node {p['receiver']} reads {format_ns_ascii(int(p['mean_ns']))} "
                        f"behind node {p['sender']} (spread {format_ns_ascii(int(p['spread_ns']))}"
                        f", {p['messages']} messages)")
+        if len(pairs) > SKEW_PAIR_LINES:
+            out.append(f"   ... and {len(pairs) - SKEW_PAIR_LINES:,} more pairs of nodes, their "
+                       "clocks closer (stats --json lists each)")
     if m["congested"]:
         out.append(f"!! slow network: {m['percent_slow']:.2f} % of messages took "
                    f"{m['threshold_ns'] / 1e6:g} ms or more: the network was likely congested")

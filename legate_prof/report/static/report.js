@@ -630,7 +630,8 @@ function buildLegend() {
 function cellText(key, v, depth) {
   depth = depth || 0;
   if (v === null || v === undefined) return "";
-  if (key === "skew_pairs" && Array.isArray(v)) {  // (as the window's clock skew notice says it)
+  if (key === "skew_pairs" && Array.isArray(v)) {  // (as the window's clock skew notice says it: furthest apart first)
+    v = v.slice().sort(function (a, b) { return Math.abs(b.mean_ns) - Math.abs(a.mean_ns) || b.messages - a.messages || a.sender - b.sender || a.receiver - b.receiver; });
     return v.slice(0, 5).map(function (p) {
       return "node " + p.receiver + "'s clock reads " + formatNs(p.mean_ns) + " behind node " + p.sender + "'s (±" + formatNs(p.spread_ns) + ", " + p.messages.toLocaleString("en-US") + " messages)";
     }).join("; ") + (v.length > 5 ? "; … " + (v.length - 5) + " more" : "");
