@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.causality.critical_inputs import ItemIndex, ProfileEvents, item_timing, last_item
+from legate_prof.model.kinds import ItemKind
 from legate_prof.causality.event_graph import build_graph, run_pass, sorted_unique
 from legate_prof.causality.link_lookups import ItemTables
 from legate_prof.causality.link_rules import (NO_ROW, VIA, VIA_CREATOR, VIA_DEALLOCATION,
@@ -142,7 +143,8 @@ def link_whole(parts) -> CriticalLinks:
 
 
 def link_for_classes(parts, ids) -> CriticalLinks:
-    """The rows of the items ``ids`` only, of a profile of one part, as far as what held each
+    """The rows of the items ``ids`` only (and of the tasks of the GPU kernels among them,
+    which ``classify`` reads instead), of a profile of one part, as far as what held each
     up goes (``analyze.idle_gaps.classes``: its target's kind and lane group): those of
     ``link_whole``, but where that finds the call a task or meta-task was making, the task
     itself — of the same class: a call runs where its caller does and is no message, copy
@@ -157,8 +159,12 @@ def link_for_classes(parts, ids) -> CriticalLinks:
                           calls_kept=lambda calls: _calls_of_another_class(pe, index, calls))
     graph = build_graph(pe.events, items.completions, timing.implicit)
     run_pass(graph)
-    out, waits, _ = link_rows(pe, graph, items, timing,
-                              select=sorted_unique(np.asarray(ids, np.int64)))
+    ids = np.asarray(ids, np.int64)
+    kernel = ids[pe.item["kind"][ids] == ItemKind.GPU_KERNEL]
+    if len(kernel):  # (a kernel is held up as its task is: the task's row is read instead)
+        task = items.find(pe.item["creator"][kernel].astype(np.uint64), "entry")
+        ids = np.concatenate([ids, task[task >= 0]])
+    out, waits, _ = link_rows(pe, graph, items, timing, select=sorted_unique(ids))
     links = CriticalLinks(out, waits, pe.waits, timing.creation, pe.columns, items,
                           (graph.has_data, graph.cycle, len(graph.events), graph.n_edges))
     links.last = last_item(pe.item)
@@ -170,7 +176,6 @@ def _calls_of_another_class(pe, index, calls):
     """Which of ``calls`` (item ids) may not be of their caller's class: made by a message,
     or on another lane group than their caller (a caller not found: never asked)."""
     from legate_prof.causality.event_graph import positions_in_sorted
-    from legate_prof.model.kinds import ItemKind
     it = pe.item
     pos, found = positions_in_sorted(index.events, it["creator"][calls])
     caller = np.full(len(calls), -1, np.int64)
