@@ -11,7 +11,10 @@ Runs (``--dir``, default ``~/.cache/legate_prof_bench``):
   ``legate_prof record --no-report --cpus 2 --gpus 0 --sysmem 1024`` (113 MB, 1.4 M items,
   ~1 M runtime calls inside the top-level task: the shape that made a pass quadratic);
 * ``ineff4`` / ``eff4``: the guide's Example 1 (N = 1 M) on 4 real ranks through the
-  multi-rank kit (``../shared/multirank/run_multirank.sh``, Open MPI; skipped without it).
+  multi-rank kit (``../shared/multirank/run_multirank.sh``, Open MPI; skipped without it);
+* ``g1000`` (not by default): not a recording but the generator's 1,000 ranks of 2,000 items
+  (``fixtures/generate.py --ranks 1000 --items 2000000 --seed 2``): where a step that grows
+  with the ranks, or with ranks x ranks, shows.
 
 For each run, whole processes, alternated, the least of ``--repeat``: our ``stats``,
 ``critical``, ``insights`` and ``report --no-pictures`` with nothing kept (each its first time:
@@ -56,6 +59,11 @@ def record(name, folder):
         cmd = [sys.executable, "-m", "legate_prof", "record", "--no-report", "--cpus", "2",
                "--gpus", "0", "--sysmem", "1024", str(ROOT / "examples" / "inefficient.py")]
         r = subprocess.run(cmd, cwd=folder, capture_output=True, text=True)
+        return r.returncode == 0
+    if name == "g1000":
+        r = subprocess.run([sys.executable, str(ROOT / "fixtures" / "generate.py"), "--ranks",
+                            "1000", "--items", "2000000", "--seed", "2", "-o", str(folder)],
+                           capture_output=True, text=True)
         return r.returncode == 0
     if not KIT.exists() or shutil.which("mpirun") is None:
         print(f"{name}: needs the multi-rank kit ({KIT}) and mpirun: skipped")

@@ -807,3 +807,27 @@ def test_a_pictures_rank_count_is_the_ranks_read_as_stats_counts_them(tmp_path):
     assert as_source(load_profile([str(cut)])).info().ranks == ()
     from legate_prof.report.query import ReportQueries  # the report's header says the same
     assert ReportQueries(load_profile([str(cut)])).info()["ranks_read"] == 1
+
+
+def test_a_picture_too_short_for_every_rank_says_which_ranks_it_holds(synthetic_8, tmp_path):
+    """A picture grows to fit its lanes up to a height (16,384 px for a screenshot, 4,096
+    for a report's: at 1,000 ranks each of a report's pictures was 1,600 x 16,384 px and
+    held the first hundred ranks without a word).  Where it cannot hold every rank, a band
+    at its foot says which ranks it holds; where it can, there is none."""
+    from legate_prof.viewer.screenshot import (cut_off_words, make_timeline, ranks_cut_off,
+                                               render_screenshot)
+    model = load_profile([str(p) for p in synthetic_8])
+    kw = dict(width=1000, height=700, expand=["cpu", "gpu_dev", "utility", "chan"])
+    short = render_screenshot(model, tmp_path / "short.png", fit_at_most=900, **kw)
+    tall = render_screenshot(model, tmp_path / "tall.png", **kw)
+    a, b = QtGui.QImage(short), QtGui.QImage(tall)
+    assert a.height() == 900 and b.height() > 900
+    band = QtGui.QColor(255, 241, 214).rgb()
+    assert a.pixel(3, a.height() - 5) == band and b.pixel(3, b.height() - 5) != band
+    w = make_timeline(model, 1000, 700, **{k: v for k, v in kw.items() if k == "expand"})
+    inside, every = ranks_cut_off(w)
+    assert every == list(range(8)) and inside == list(range(len(inside))) and inside
+    assert len(inside) < 8
+    assert cut_off_words(inside, every).startswith(f"ranks 0–{inside[-1]} of 8 in this picture")
+    assert cut_off_words([0], every).startswith("rank 0 of 8")
+    w.close()

@@ -57,10 +57,10 @@ def timeline_height(source, expand=None, state=None, path=None):
 
 
 def fitted_height(source, height, expand=None, state=None, header_h=STAMP_H + LEGEND_H,
-                  path=None):
-    """The picture's height grown to fit every group as laid out (bounded by MAX_SIDE)."""
+                  path=None, most=MAX_SIDE):
+    """The picture's height grown to fit every group as laid out (bounded by ``most``)."""
     need = timeline_height(source, expand, state, path) + header_h
-    return max(height, min(need, MAX_SIDE))
+    return max(height, min(need, most))
 
 
 def make_timeline(model, width, height, start=None, stop=None, expand=None, extent=None,
@@ -120,10 +120,11 @@ def geometry(w, y_offset=0):
 
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
                       title_files=None, return_geometry=False, fit=True, state=None,
-                      critical_path=None, path_track=None):
+                      critical_path=None, path_track=None, fit_at_most=MAX_SIDE):
     """Render and save; returns the output path (and the picture's geometry if asked).
 
-    With ``fit`` the picture grows taller (up to MAX_SIDE) so every group as laid out fits.
+    With ``fit`` the picture grows taller (up to ``fit_at_most``) so every group as laid
+    out fits; where even that cannot hold every rank, a band at its foot says which it shows.
     ``state``: lay the lanes out as a window shows them (``LaneLayout.state()``).
     ``critical_path``: True draws the run's critical path over the lanes (computed here), or
     the ``RunPath`` a window already has; ``path_track(source)``: its summary track (the
@@ -141,7 +142,8 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     header = header_layout(width, _stamp_texts(info, files, (a, b), path, in_view),
                            _header_lines(info), QtGui.QFont(), critical=path is not None)
     if fit:
-        height = fitted_height(source, height, expand, state, header.height, path)
+        height = fitted_height(source, height, expand, state, header.height, path,
+                               fit_at_most)
         check_size(out, width, height)
     top_h = header.height
     w = make_timeline(source, width, height - top_h, start, stop, expand, state=state,
@@ -171,6 +173,9 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
         p.drawPixmap(0, top_h, pix)
         if info.timeline_missing:
             _paint_missing(p, width, top_h, info.timeline_missing)
+        cut = ranks_cut_off(w)
+        if cut is not None:
+            _paint_cut_off(p, width, height, *cut)
     finally:
         p.end()
     out = str(out)
@@ -286,6 +291,43 @@ def _paint_missing(p, width, top, why):
     p.drawText(box.adjusted(8, 4, -8, -4),
                int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
                f"Timeline missing: {why}")
+
+
+def ranks_cut_off(w):
+    """(the ranks whose header a timeline widget holds, every rank laid out) where it cannot
+    hold every rank's header (a picture at its greatest height, 1,000 ranks in it); None
+    where it holds them all."""
+    heads = [e for e in w.lane_layout.entries if e.kind == "header" and e.rank is not None]
+    vb, h = w.vb, w.height()
+    inside = [e.rank for e in heads
+              if w.mapFromScene(vb.mapViewToScene(QtCore.QPointF(0, e.y + e.height))).y() <= h]
+    if len(inside) == len(heads):
+        return None
+    return inside, [e.rank for e in heads]
+
+
+def cut_off_words(inside, every):
+    """What a picture that holds only some ranks says of them."""
+    held = (f"rank {inside[0]}" if len(inside) == 1 else
+            f"ranks {inside[0]}–{inside[-1]}" if inside == every[:len(inside)] else
+            f"{len(inside)} ranks") if inside else "no rank"
+    return (f"{held} of {len(every):,} in this picture: its height holds no more "
+            "(the window, or a picture of fewer ranks, shows the others)")
+
+
+def _paint_cut_off(p, width, height, inside, every):
+    """A band at the picture's foot: which ranks it holds (a picture never drops ranks
+    without saying so)."""
+    f = QtGui.QFont(p.font())
+    f.setPointSizeF(10)
+    f.setBold(True)
+    p.setFont(f)
+    box = QtCore.QRectF(0, height - 26, width, 26)
+    p.fillRect(box, QtGui.QColor(255, 241, 214))
+    p.setPen(QtGui.QColor(107, 61, 0))
+    p.drawText(box.adjusted(8, 0, -8, 0), int(QtCore.Qt.AlignmentFlag.AlignVCenter
+                                              | QtCore.Qt.AlignmentFlag.AlignLeft),
+               "⋯ " + cut_off_words(inside, every))
 
 
 def _save_png(img, out):

@@ -91,13 +91,21 @@ def _write_tiles(q, out, progress=None):
     return written, total, ids
 
 
+# A report's picture grows to fit its lanes up to this height, not the 16,384 px of a
+# screenshot: at 1,000 ranks each of its 11 pictures was 1,600 x 16,384 (105 MB of pixels to
+# draw, encode and for a browser to hold) and showed the first hundred ranks all the same;
+# a band at a picture's foot says which ranks it holds.
+PICTURE_MAX_HEIGHT = 4096
+
+
 def _pictures(profile, out, render):
     """A zoomed-out PNG per lane group: ``render(profile, path, width, height, expand)`` (the
     desktop screenshot, handed in by the caller: this package draws nothing itself)."""
     pics = []
     for g, title in profile.summary_model().groups_present():
         name = f"group_{g}.png"
-        render(profile, out / "pictures" / name, width=1600, height=900, expand=[g])
+        render(profile, out / "pictures" / name, width=1600, height=900, expand=[g],
+               fit_at_most=PICTURE_MAX_HEIGHT)
         pics.append({"group": g, "title": title, "file": f"pictures/{name}"})
     return pics
 
