@@ -409,3 +409,33 @@ def test_a_converted_array_is_told_to_be_made_in_its_type():
     found = [x for x in find_insights(load_profile(run_files("inefficient_1rank")))
              if x["pattern"] == "temporaries" and x["provenance"][0].endswith(":4")]
     assert found and found[0]["remedy"].startswith("Make the array in the type you need")
+
+
+def test_memory_pressure_on_many_ranks_is_one_finding_for_each_memory_kind(tmp_path):
+    """At 1,000 ranks a run had 1,202 memories under pressure, a finding each: the other
+    findings were buried.  Up to 3 memories of a kind are named one by one; more make one
+    finding for the kind — how many ranks, the range of their peaks, the highest named —
+    whose evidence is the highest's, with the count."""
+    from fixtures.synthetic import generate
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.load.loader import load_profile
+    files = generate(tmp_path, ranks=24, items=48_000, seed=7)
+    model = load_profile([str(p) for p in files], workers=1)
+    found = [x for x in find_insights(model) if x["pattern"] == "memory_pressure"]
+    kinds = [x["evidence"]["memory"] for x in found]
+    assert sorted(kinds) == sorted(set(kinds))  # (one finding a kind)
+    for x in found:
+        ev = x["evidence"]
+        under = []
+        for (rank, group), step in model.utilization_steps.items():
+            cap = int(model.lanes["capacity"][model.lanes_of(group, rank)].sum())
+            if group == ev["memory"] and cap > 0 and step.peak_level() >= 0.8 * cap:
+                under.append((step.peak_level() / cap, rank))
+        assert ev["ranks"] == len(under) > 3
+        assert ev["rank"] == max(under)[1]
+        assert x["title"].startswith(f"{ev['memory']} memory peaked at ")
+        assert f"on {len(under)} ranks (the highest: rank {ev['rank']}," in x["title"]
+    small = [x for x in find_insights(load_profile([str(p) for p in files[:3]], workers=1))
+             if x["pattern"] == "memory_pressure"]
+    assert small and all(x["title"].startswith("rank ") and "ranks" not in x["evidence"]
+                         for x in small)

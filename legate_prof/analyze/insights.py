@@ -607,8 +607,19 @@ def partition_overhead(f):
         holds=_of_category("dependent_partitioning"))]
 
 
+# memories of one kind under pressure named one by one; more, one finding for the kind (at
+# 1,000 ranks a run had 1,202 memories under pressure: as many findings buried the others)
+PRESSURE_NAMED = 3
+_PRESSURE_REMEDY = ("Fewer live temporaries (out=, in-place updates), prefetch or stencil_hint "
+                    "so one store does not get several instances, or a larger pool (--sysmem "
+                    "/ --fbmem).")
+
+
 def memory_pressure(f):
-    out = []
+    """Each memory whose peak reached ``MEMORY_PRESSURE`` of its capacity; where more than
+    ``PRESSURE_NAMED`` of one kind did (on as many ranks), one finding for that kind, the
+    highest named."""
+    hits = {}  # memory kind -> [(rank, peak, capacity, its instances)], in the run's order
     instances = np.flatnonzero(f.kind == ItemKind.INSTANCE)
     instance_lanes = None  # asked of the parts once, when a memory is found under pressure
     for (rank, group), step in f.m.utilization_steps.items():
@@ -623,19 +634,35 @@ def memory_pressure(f):
             continue
         if instance_lanes is None:
             instance_lanes = f.of_items(instances, "lane")
-        inst = instances[np.isin(instance_lanes, lanes)]
-        provs = sorted({int(p) for p in f.prov[inst].tolist() if p})
-        out.append(_finding(
-            "memory_pressure",
-            f"rank {rank} {group} memory peaked at {peak / cap:.0%} of its "
-            f"{cap / 2**20:.0f} MiB",
-            [f.line(p) for p in provs][:10], f.window(_mask(len(f.kind), inst)),
-            {"peak_bytes": int(peak), "capacity_bytes": cap, "rank": int(rank),
-             "memory": group},
-            0,
-            "Fewer live temporaries (out=, in-place updates), prefetch or stencil_hint so one "
-            "store does not get several instances, or a larger pool (--sysmem / --fbmem)."))
+        hits.setdefault(group, []).append(
+            (int(rank), peak, cap, instances[np.isin(instance_lanes, lanes)]))
+    out = []
+    for group, rows in hits.items():
+        if len(rows) <= PRESSURE_NAMED:
+            out += [_pressure(f, group, [row], row) for row in rows]
+        else:
+            out.append(_pressure(f, group, rows, max(rows, key=lambda r: (r[1] / r[2], -r[0]))))
     return out
+
+
+def _pressure(f, group, rows, top):
+    """The finding of memories ``rows`` of kind ``group`` under pressure (``top``: the one
+    named: the highest)."""
+    inst = np.concatenate([r[3] for r in rows])
+    provs = sorted({int(p) for p in f.prov[inst].tolist() if p})
+    rank, peak, cap, _ = top
+    evidence = {"peak_bytes": int(peak), "capacity_bytes": cap, "rank": rank, "memory": group}
+    if len(rows) == 1:
+        title = (f"rank {rank} {group} memory peaked at {peak / cap:.0%} of its "
+                 f"{cap / 2**20:.0f} MiB")
+    else:
+        low = min(r[1] / r[2] for r in rows)
+        title = (f"{group} memory peaked at {low:.0%}–{peak / cap:.0%} of its capacity on "
+                 f"{len(rows):,} ranks (the highest: rank {rank}, {peak / cap:.0%} of its "
+                 f"{cap / 2**20:.0f} MiB)")
+        evidence["ranks"] = len(rows)
+    return _finding("memory_pressure", title, [f.line(p) for p in provs][:10],
+                    f.window(_mask(len(f.kind), inst)), evidence, 0, _PRESSURE_REMEDY)
 
 
 def out_of_memory(f):
