@@ -838,7 +838,8 @@ def test_small_ranks_are_built_in_jobs_of_consecutive_ranks(tmp_path):
 def test_jobs_of_several_ranks_give_the_model_and_statistics_of_one_build(synthetic_8):
     """Ranks built a few to a worker's job (``rank_jobs``) — the ranks' models are then
     jobs' models, and the idle time is explained over all ranks, not added up from what a
-    rank's worker prepared — give the model and the statistics of one build."""
+    rank's worker prepared — give the model, the query answers (the window's) and the
+    statistics of one build."""
     from legate_prof.analyze.idle_ranks import PREPARE
     from legate_prof.analyze.stats import compute_stats
     from legate_prof.assemble.rank_set import RankSet
@@ -850,6 +851,8 @@ def test_jobs_of_several_ranks_give_the_model_and_statistics_of_one_build(synthe
     jobs = build_in_parallel(paths, stack=False, workers=2, ranked=True, prepare=PREPARE,
                              batch_bytes=batch)
     assert isinstance(jobs, RankSet) and len(jobs.item_parts()) == 3
+    _same_answers(as_source(build_in_parallel(paths, stack=False, workers=2, ranked=True,
+                                              batch_bytes=batch)), serial)
     _same_model(serial, jobs.merged_model())
 
     def stats(profile):
