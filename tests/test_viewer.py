@@ -829,5 +829,7 @@ def test_a_picture_too_short_for_every_rank_says_which_ranks_it_holds(synthetic_
     assert every == list(range(8)) and inside == list(range(len(inside))) and inside
     assert len(inside) < 8
     assert cut_off_words(inside, every).startswith(f"ranks 0–{inside[-1]} of 8 in this picture")
+    assert f"(`legate_prof screenshot --ranks {inside[-1] + 1}-7` or the window" in \
+        cut_off_words(inside, every)
     assert cut_off_words([0], every).startswith("rank 0 of 8")
     w.close()

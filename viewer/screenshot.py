@@ -311,8 +311,12 @@ def cut_off_words(inside, every):
     held = (f"rank {inside[0]}" if len(inside) == 1 else
             f"ranks {inside[0]}–{inside[-1]}" if inside == every[:len(inside)] else
             f"{len(inside)} ranks") if inside else "no rank"
+    rest = [r for r in every if r not in set(inside)]
+    ask = (f"`legate_prof screenshot --ranks {rest[0]}-{rest[-1]}`"
+           if rest and rest == list(range(rest[0], rest[-1] + 1)) else
+           "`legate_prof screenshot --ranks …`")
     return (f"{held} of {len(every):,} in this picture: its height holds no more "
-            "(the window, or a picture of fewer ranks, shows the others)")
+            f"({ask} or the window shows the others)")
 
 
 def _paint_cut_off(p, width, height, inside, every):
