@@ -839,3 +839,24 @@ def test_a_million_identical_calls_nest_into_one_chain():
     waits, orphans = nest_calls(kind, start, stop, np.ones(n + 1, np.uint64), empty)
     assert orphans == 0 and len(waits["item"]) == n
     assert np.array_equal(np.sort(waits["item"]), np.arange(n))  # task 0, then each call
+
+
+def test_ctrl_c_while_duckdb_reads_a_table_from_python_ends_with_130(tmp_path, monkeypatch,
+                                                                       capsys):
+    """Ctrl-C that lands while DuckDB reads one of our tables back from Python comes out of
+    the query as DuckDB's own error ("Invalid Input Error: … failed: KeyboardInterrupt"):
+    that was said as a query error, exit 2, not a stop (130)."""
+    import duckdb
+    from legate_prof.cli import main
+    from legate_prof.export import duckdb_db
+
+    def interrupted(model, sql):
+        raise duckdb.InvalidInputException(
+            "Invalid Input Error: counting the rows of the object registered as '_chunk' "
+            "failed: KeyboardInterrupt: ")
+    monkeypatch.setattr(duckdb_db, "query", interrupted)
+    assert main(["sql", "SELECT 1", str(SAMPLE)]) == 130
+    assert "error" not in capsys.readouterr().err
+    monkeypatch.setattr(duckdb_db, "query", lambda model, sql: (_ for _ in ()).throw(
+        duckdb.ParserException("Parser Error: syntax error at or near \"SELEC\"")))
+    assert main(["sql", "SELEC 1", str(SAMPLE)]) == 2

@@ -162,22 +162,8 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
                                rows=len({pc.rect.y() for pc in header.stamp}))
     if geo is not None and path is not None:
         geo["path_drawn"] = dict(w.item.path.last)
-    img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
-    if img.isNull():
-        raise ProfileError(str(out), f"not enough memory for a {width}x{height} image")
-    img.fill(QtGui.QColor(255, 255, 255))
-    p = QtGui.QPainter(img)
-    try:
-        p.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
-        paint_header(p, header, _names_in_view(source, a, b))
-        p.drawPixmap(0, top_h, pix)
-        if info.timeline_missing:
-            _paint_missing(p, width, top_h, info.timeline_missing)
-        cut = ranks_cut_off(w)
-        if cut is not None:
-            _paint_cut_off(p, width, height, *cut)
-    finally:
-        p.end()
+    img = _picture(out, width, height, header, _names_in_view(source, a, b), pix, top_h,
+                   info.timeline_missing, ranks_cut_off(w))
     out = str(out)
     _save_png(img, out)
     w.close()
@@ -291,6 +277,28 @@ def _paint_missing(p, width, top, why):
     p.drawText(box.adjusted(8, 4, -8, -4),
                int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
                f"Timeline missing: {why}")
+
+
+def _picture(out, width, height, header, names, pix, top, missing, cut):
+    """The picture: the header (``names``: the legend's tasks), the timeline's pixmap
+    ``pix`` below it at ``top``, what says the timeline is ``missing``, and the band that
+    says which ranks it holds where it is ``cut`` off (``ranks_cut_off``)."""
+    img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
+    if img.isNull():
+        raise ProfileError(str(out), f"not enough memory for a {width}x{height} image")
+    img.fill(QtGui.QColor(255, 255, 255))
+    p = QtGui.QPainter(img)
+    try:
+        p.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
+        paint_header(p, header, names)
+        p.drawPixmap(0, top, pix)
+        if missing:
+            _paint_missing(p, width, top, missing)
+        if cut is not None:
+            _paint_cut_off(p, width, height, *cut)
+    finally:
+        p.end()
+    return img
 
 
 def ranks_cut_off(w):

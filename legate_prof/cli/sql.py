@@ -63,6 +63,9 @@ def run(args):
     except Exception as e:  # a DuckDB error in the user's query: one line, no traceback
         if type(e).__module__.split(".")[0] not in ("duckdb", "_duckdb"):
             raise
+        if isinstance(e.__cause__, KeyboardInterrupt) or "KeyboardInterrupt" in str(e):
+            # Ctrl-C while DuckDB read a table from Python: it words it as its own error
+            raise KeyboardInterrupt from None
         note(f"legate_prof: error: query: {str(e).splitlines()[0]}")
         return EXIT_USER_ERROR
     fmt = "csv" if args.csv else "json" if args.json else "table"
