@@ -158,15 +158,19 @@ def _skew_pairs(skew, skewed, sender, node):
     keys = sender[known] * _PAIR + node[known]
     o = np.argsort(keys, kind="stable")
     keys, v_all = keys[o], skew[known[o]]
-    bounds = np.append(np.flatnonzero(first_of_runs(keys)), len(keys))
-    pairs, means = [], []
-    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-        k, v = int(keys[a]), v_all[a:b]
-        mean = float(v.mean())
-        pairs.append(SkewPair(k >> 20, k & (_PAIR - 1), len(v), mean,
-                              float(np.sqrt(((v - mean) ** 2).sum() / len(v)))))
-        means.append(int(mean))
-    return pairs, np.array(means, np.int64)
+    first = np.flatnonzero(first_of_runs(keys))
+    if len(first) == 0:
+        return [], np.zeros(0, np.int64)
+    count = np.diff(np.append(first, len(keys)))
+    # each pair's mean and spread over its slice, all pairs at once (a loop over 52,405
+    # pairs at 1,000 ranks was 0.7 s a call)
+    mean = np.add.reduceat(v_all, first) / count
+    dev = v_all - np.repeat(mean, count)
+    spread = np.sqrt(np.add.reduceat(dev * dev, first) / count)
+    k = keys[first]
+    pairs = [SkewPair(*row) for row in zip((k >> 20).tolist(), (k & (_PAIR - 1)).tolist(),
+                                           count.tolist(), mean.tolist(), spread.tolist())]
+    return pairs, mean.astype(np.int64)
 
 
 def message_columns(parts):

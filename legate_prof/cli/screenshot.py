@@ -48,10 +48,12 @@ def run(args, model=None):
     _check_view_range(args)
     if model is None:
         model = load_with_progress(input_files(args), args, ranked=True)
-    _warn_outside_run(args, model)
+    from legate_prof.query import as_source
+    source = as_source(model)  # (one: what it works out, the notices, once)
+    _warn_outside_run(args, source)
     from legate_prof.analyze.path_track import path_track
     from legate_prof.viewer.screenshot import render_screenshot
-    out = render_screenshot(model, args.output, start=args.start, stop=args.stop,
+    out = render_screenshot(source, args.output, start=args.start, stop=args.stop,
                             width=args.width, height=args.height,
                             expand=expanded(args.expand), title_files=args.files,
                             critical_path=getattr(args, "critical_path", False) or None,
