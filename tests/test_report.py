@@ -890,3 +890,35 @@ def test_statistics_say_clock_skew_and_instance_lifetimes_in_words(browser, mpi2
     assert pairs and re.search(r"node \d's clock reads [\d.]+\u00a0(?:ns|µs|ms|s) behind node "
                                r"\d's \(±[\d.]+\u00a0(?:ns|µs|ms|s), [\d,]+ messages\)", pairs[0])
     assert not [c for c in cells if "sender: " in c]
+
+
+def test_pictures_share_the_reports_work_and_look_as_drawn_alone(monkeypatch, tmp_path):
+    """The report's pictures are drawn from its own query source (the messages' clock skew
+    worked out once, not once more per picture) and each view painted once (no paint of
+    the default range before the picture's); each looks as the screenshot drawn alone."""
+    pytest.importorskip("PySide6")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1800000000")  # (the header's date: the same)
+    from PySide6 import QtGui
+    import legate_prof.query.source as source_module
+    from legate_prof.load.loader import load_profile
+    from legate_prof.report import write_report
+    from legate_prof.viewer.screenshot import render_screenshot
+    from legate_prof.viewer.timeline.item import TimelineItem
+    latencies, paints = [], []
+    real_latency, real_paint = source_module.message_latency, TimelineItem._paint_view
+    monkeypatch.setattr(source_module, "message_latency",
+                        lambda *a: latencies.append(1) or real_latency(*a))
+    monkeypatch.setattr(TimelineItem, "_paint_view",
+                        lambda self, *a: paints.append(1) or real_paint(self, *a))
+    ranked = load_profile(_run_files("mpi2"), ranked=True)
+    write_report(ranked, tmp_path / "rep", pictures=render_screenshot)
+    pictures = _meta(tmp_path / "rep")["pictures"]
+    assert len(pictures) >= 4
+    assert len(latencies) == 1
+    assert len(paints) == len(pictures)
+    for p in pictures[:2]:
+        alone = tmp_path / f"alone_{p['group']}.png"
+        render_screenshot(load_profile(_run_files("mpi2"), ranked=True), alone, width=1600,
+                          height=900, expand=[p["group"]])
+        a, b = QtGui.QImage(str(alone)), QtGui.QImage(str(tmp_path / "rep" / p["file"]))
+        assert a.size() == b.size() and a == b, p["file"]

@@ -78,8 +78,12 @@ def make_timeline(model, width, height, start=None, stop=None, expand=None, exte
     avail = height - CHROME_PX
     w.row_px = max(4.0, min(18.0, avail / max(layout.height, 1)))
     w.resize(width, height)
+    # laid out (shown, its events handled) but not painted: a paint here would draw the
+    # whole run once more before the range below is set (half a report's picture time)
+    w.setUpdatesEnabled(False)
     w.show()
     QtWidgets.QApplication.processEvents()
+    w.setUpdatesEnabled(True)
     if extent is not None:
         w.set_extent(*extent)
     t0, t1 = source.info().time_range
