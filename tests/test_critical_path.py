@@ -569,3 +569,33 @@ def test_runs_the_reference_rejects_still_get_their_critical_path(name):
     assert path and path[0].item >= 0
     linked = [src.critical_predecessor(i) for i in range(0, src.info().n_items, 97)]
     assert any(x is not None for x in linked)
+
+
+@pytest.mark.parametrize("run", ["mpi4", "inefficient_1rank"])
+def test_the_walk_resumes_each_item_from_its_last_wait_ended_by_the_hand_off(run):
+    """The wait a step resumes from (``run_path.WaitsByEnd``, searched in Python lists): of the
+    item's waits with a critical row, the one that ended last by the hand-off time, the
+    first row of equal ends — checked against the rule written over the arrays, for every
+    waiting item at each of its waits' ends, just before, and long after."""
+    from legate_prof.causality.run_path import WaitsByEnd
+    links = as_source(load_profile([str(REAL / run)], ranked=True, workers=1)).critical_links()
+    waits = WaitsByEnd(links)
+    item, end = np.asarray(links.wait_item, np.int64), np.asarray(links.wait_end, np.int64)
+    has_row = links.waits.via != NO_ROW
+    checked = 0
+    for i in np.unique(item).tolist()[:400]:
+        rows = np.flatnonzero(item == i)
+        for h in sorted({*end[rows].tolist(), *(end[rows] - 1).tolist(), 2**62}):
+            ok = rows[(end[rows] <= h) & has_row[rows]]
+            want = int(ok[np.argmax(end[ok])]) if len(ok) else -1
+            assert waits.last(i, h) == want, (i, h)
+            checked += 1
+    assert waits.last(links.n_items + 5, 2**62) == -1
+    assert checked > 200
+    # of equal ends the first row; a row without a critical row is never the one
+    from types import SimpleNamespace
+    made = SimpleNamespace(wait_item=np.array([3, 3, 3, 3, 7]),
+                           wait_end=np.array([50, 40, 50, 60, 10]),
+                           waits=SimpleNamespace(via=np.array([1, 1, 1, NO_ROW, 1])))
+    assert [WaitsByEnd(made).last(3, h) for h in (39, 40, 49, 50, 99)] == [-1, 1, 1, 0, 0]
+    assert WaitsByEnd(made).last(7, 10) == 4 and WaitsByEnd(made).last(5, 99) == -1
