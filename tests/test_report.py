@@ -922,3 +922,36 @@ def test_pictures_share_the_reports_work_and_look_as_drawn_alone(monkeypatch, tm
                           height=900, expand=[p["group"]])
         a, b = QtGui.QImage(str(alone)), QtGui.QImage(str(tmp_path / "rep" / p["file"]))
         assert a.size() == b.size() and a == b, p["file"]
+
+
+def test_pictures_are_encoded_off_the_drawing_thread_and_a_failed_one_fails_the_report(
+        monkeypatch, tmp_path, capsys):
+    """Each picture is encoded and written in a thread while the next is drawn (Qt lets go
+    of Python's lock while it encodes: the second core works); one that cannot be written
+    still ends the report in one line naming it, exit 2, and no half-written folder."""
+    pytest.importorskip("PySide6")
+    import threading
+    import legate_prof.viewer.screenshot as shot
+    from legate_prof.errors import ProfileError
+    real_save, threads = shot._save_png, []
+
+    def save(img, out):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real_save(img, out)
+    monkeypatch.setattr(shot, "_save_png", save)
+    assert main(["report", *_run_files("mpi2"), "-o", str(tmp_path / "rep")]) == 0
+    pictures = _meta(tmp_path / "rep")["pictures"]
+    assert len(threads) == len(pictures) >= 4 and not any(threads)
+    assert all(_png_size(tmp_path / "rep" / p["file"])[0] == 1600 for p in pictures)
+
+    def fail_third(img, out):
+        threads.append(False)
+        if len(threads) == len(pictures) + 3:
+            raise ProfileError(out, "could not write (No space left on device)")
+        return real_save(img, out)
+    monkeypatch.setattr(shot, "_save_png", fail_third)
+    capsys.readouterr()
+    assert main(["report", *_run_files("mpi2"), "-o", str(tmp_path / "again")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0] and ".png" in err[0]
+    assert not (tmp_path / "again").exists()

@@ -124,15 +124,15 @@ def geometry(w, y_offset=0):
 
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
                       title_files=None, return_geometry=False, fit=True, state=None,
-                      critical_path=None, path_track=None):
+                      critical_path=None, path_track=None, save=None):
     """Render and save; returns the output path (and the picture's geometry if asked).
 
     With ``fit`` the picture grows taller (up to MAX_SIDE) so every group as laid out fits.
     ``state``: lay the lanes out as a window shows them (``LaneLayout.state()``).
     ``critical_path``: True draws the run's critical path over the lanes (computed here), or
     the ``RunPath`` a window already has; ``path_track(source)``: its summary track (the
-    command line's ``analyze.path_track.path_track``).
-    """
+    command line's ``analyze.path_track.path_track``).  ``save(job)`` runs ``job()``, the
+    encoding and writing (default: now; the report's thread: while the next is drawn)."""
     check_size(out, width, height)
     source = as_source(model)
     info = source.info()
@@ -178,7 +178,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     finally:
         p.end()
     out = str(out)
-    _save_png(img, out)
+    (save or _now)(lambda: _save_png(img, out))
     w.close()
     w.deleteLater()
     return (out, geo) if return_geometry else out
@@ -290,6 +290,10 @@ def _paint_missing(p, width, top, why):
     p.drawText(box.adjusted(8, 4, -8, -4),
                int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
                f"Timeline missing: {why}")
+
+
+def _now(job):
+    return job()
 
 
 def _save_png(img, out):
