@@ -599,3 +599,37 @@ def test_the_walk_resumes_each_item_from_its_last_wait_ended_by_the_hand_off(run
                            waits=SimpleNamespace(via=np.array([1, 1, 1, NO_ROW, 1])))
     assert [WaitsByEnd(made).last(3, h) for h in (39, 40, 49, 50, 99)] == [-1, 1, 1, 0, 0]
     assert WaitsByEnd(made).last(7, 10) == 4 and WaitsByEnd(made).last(5, 99) == -1
+
+
+@pytest.mark.parametrize("run", ["mpi3", "inefficient_1rank", "oom2"])
+def test_the_splits_are_the_sums_a_walk_over_the_pieces_makes(run):
+    """``splits`` sums whole columns per key; the answer — values and the order of each
+    dict's keys, ties kept in the order the keys first come — is what adding the pieces up
+    one by one gives (the rule as first written), and each step's category is its kind's
+    ("launch": the top-level task)."""
+    from legate_prof.analyze.critical_path import (_CATEGORY, _OWN_GROUP, KINDS, item_table,
+                                                   path_pieces, splits)
+    from legate_prof.analyze.path_lines import TOP_LEVEL_NAMES, line_title
+    src = as_source(load_profile([str(REAL / run)], ranked=True, workers=1))
+    pieces = path_pieces(src)
+    tab = item_table(src, pieces.item)
+    assert pieces.category == [
+        "launch" if k == ItemKind.TASK and src.names[nm] in TOP_LEVEL_NAMES
+        else _CATEGORY.get(ItemKind(k), "compute")
+        for k, nm in zip(tab["kind"].tolist(), tab["name"].tolist())]
+    by_kind = dict.fromkeys(KINDS, 0)
+    by_group, by_line = {}, {}
+    ns, cat, line, item = pieces.pieces()
+    group_of = dict(zip(pieces.item.tolist(), pieces.group))
+    for v, c, p, i in zip(ns.tolist(), cat.tolist(), line.tolist(), item.tolist()):
+        by_kind[c] = by_kind.get(c, 0) + v
+        g = c if c in _OWN_GROUP else group_of.get(i, "unknown")
+        by_group[g] = by_group.get(g, 0) + v
+        by_line[line_title(p, src.provenances)] = by_line.get(
+            line_title(p, src.provenances), 0) + v
+    want = (by_kind, dict(sorted(((g, v) for g, v in by_group.items() if v),
+                                 key=lambda kv: -kv[1])),
+            dict(sorted(by_line.items(), key=lambda kv: (-kv[1], kv[0]))))
+    got = splits(pieces, src.provenances)
+    assert [list(d.items()) for d in got] == [list(d.items()) for d in want]
+    assert all(type(v) is int for d in got for v in d.values())
