@@ -955,3 +955,24 @@ def test_pictures_are_encoded_off_the_drawing_thread_and_a_failed_one_fails_the_
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "No space left on device" in err[0] and ".png" in err[0]
     assert not (tmp_path / "again").exists()
+
+
+def test_the_reports_statistics_and_findings_share_the_idle_time_and_the_skew(monkeypatch,
+                                                                              tmp_path):
+    """The report's statistics and its findings explain idle time once between them, and
+    the messages' skew is worked out once (the source's, which its notices said already)."""
+    import legate_prof.analyze.idle_gaps as idle_module
+    import legate_prof.causality.message_latency as latency_module
+    import legate_prof.query.source as source_module
+    from legate_prof.load.loader import load_profile
+    from legate_prof.report import write_report
+    idles, latencies = [], []
+    real_idle, real_latency = idle_module.idle_gaps, latency_module.message_latency
+    monkeypatch.setattr(idle_module, "idle_gaps", lambda *a: idles.append(1) or real_idle(*a))
+    counted = (lambda *a, **k: latencies.append(1) or real_latency(*a, **k))
+    monkeypatch.setattr(latency_module, "message_latency", counted)
+    monkeypatch.setattr(source_module, "message_latency", counted)
+    write_report(load_profile(_run_files("mpi2"), ranked=True), tmp_path / "rep", pictures=None)
+    meta = _meta(tmp_path / "rep")
+    assert meta["stats"]["idle"] and meta["findings"]["findings"]
+    assert len(idles) == 1 and len(latencies) == 1
