@@ -631,3 +631,67 @@ def test_clock_skew_names_the_pairs_furthest_apart_and_counts_the_rest():
     assert lines[-1] == ("   ... and 30 more pairs of nodes, their clocks closer (stats --json "
                          "lists each)")
     assert len(ml.as_json()["skew_pairs"]) == n
+
+
+@pytest.mark.parametrize("run", ["mpi4", "inefficient_1rank"])
+def test_the_walk_resumes_each_item_from_its_last_wait_ended_by_the_hand_off(run):
+    """The wait a step resumes from (``run_path.WaitsByEnd``, searched in Python lists): of the
+    item's waits with a critical row, the one that ended last by the hand-off time, the
+    first row of equal ends — checked against the rule written over the arrays, for every
+    waiting item at each of its waits' ends, just before, and long after."""
+    from legate_prof.causality.run_path import WaitsByEnd
+    links = as_source(load_profile([str(REAL / run)], ranked=True, workers=1)).critical_links()
+    waits = WaitsByEnd(links)
+    item, end = np.asarray(links.wait_item, np.int64), np.asarray(links.wait_end, np.int64)
+    has_row = links.waits.via != NO_ROW
+    checked = 0
+    for i in np.unique(item).tolist()[:400]:
+        rows = np.flatnonzero(item == i)
+        for h in sorted({*end[rows].tolist(), *(end[rows] - 1).tolist(), 2**62}):
+            ok = rows[(end[rows] <= h) & has_row[rows]]
+            want = int(ok[np.argmax(end[ok])]) if len(ok) else -1
+            assert waits.last(i, h) == want, (i, h)
+            checked += 1
+    assert waits.last(links.n_items + 5, 2**62) == -1
+    assert checked > 200
+    # of equal ends the first row; a row without a critical row is never the one
+    from types import SimpleNamespace
+    made = SimpleNamespace(wait_item=np.array([3, 3, 3, 3, 7]),
+                           wait_end=np.array([50, 40, 50, 60, 10]),
+                           waits=SimpleNamespace(via=np.array([1, 1, 1, NO_ROW, 1])))
+    assert [WaitsByEnd(made).last(3, h) for h in (39, 40, 49, 50, 99)] == [-1, 1, 1, 0, 0]
+    assert WaitsByEnd(made).last(7, 10) == 4 and WaitsByEnd(made).last(5, 99) == -1
+
+
+@pytest.mark.parametrize("run", ["mpi3", "inefficient_1rank", "oom2"])
+def test_the_splits_are_the_sums_a_walk_over_the_pieces_makes(run):
+    """``splits`` sums whole columns per key; the answer — values and the order of each
+    dict's keys, ties kept in the order the keys first come — is what adding the pieces up
+    one by one gives (the rule as first written), and each step's category is its kind's
+    ("launch": the top-level task)."""
+    from legate_prof.analyze.critical_path import (_CATEGORY, _OWN_GROUP, KINDS, item_table,
+                                                   path_pieces, splits)
+    from legate_prof.analyze.path_lines import TOP_LEVEL_NAMES, line_title
+    src = as_source(load_profile([str(REAL / run)], ranked=True, workers=1))
+    pieces = path_pieces(src)
+    tab = item_table(src, pieces.item)
+    assert pieces.category == [
+        "launch" if k == ItemKind.TASK and src.names[nm] in TOP_LEVEL_NAMES
+        else _CATEGORY.get(ItemKind(k), "compute")
+        for k, nm in zip(tab["kind"].tolist(), tab["name"].tolist())]
+    by_kind = dict.fromkeys(KINDS, 0)
+    by_group, by_line = {}, {}
+    ns, cat, line, item = pieces.pieces()
+    group_of = dict(zip(pieces.item.tolist(), pieces.group))
+    for v, c, p, i in zip(ns.tolist(), cat.tolist(), line.tolist(), item.tolist()):
+        by_kind[c] = by_kind.get(c, 0) + v
+        g = c if c in _OWN_GROUP else group_of.get(i, "unknown")
+        by_group[g] = by_group.get(g, 0) + v
+        by_line[line_title(p, src.provenances)] = by_line.get(
+            line_title(p, src.provenances), 0) + v
+    want = (by_kind, dict(sorted(((g, v) for g, v in by_group.items() if v),
+                                 key=lambda kv: -kv[1])),
+            dict(sorted(by_line.items(), key=lambda kv: (-kv[1], kv[0]))))
+    got = splits(pieces, src.provenances)
+    assert [list(d.items()) for d in got] == [list(d.items()) for d in want]
+    assert all(type(v) is int for d in got for v in d.values())

@@ -111,3 +111,46 @@ def test_the_runs_path_goes_on_past_an_unknown_event_marked_inferred(capsys):
     assert doc["stops_at"] is None
     assert doc["path"][-1]["name"] == "Toplevel Task"
     assert doc["span_ns"] >= 2.2e9  # (was 734 ms)
+
+
+@pytest.mark.parametrize("run", ["mpi4", "loops3", "inefficient_1rank"])
+def test_inferring_from_the_acts_near_the_asks_names_what_the_whole_runs_acts_do(run):
+    """``infer`` resolves only the event records that can be among an ask's candidates
+    (``NodeActions(near=...)``: most of a run's records are not); for every ask — the
+    unknown rows, and every known link hidden as ``agreement`` asks — its ``CANDIDATES``
+    acts are those of the whole run's table of acts, and so is the predecessor named."""
+    from legate_prof.causality.inference import CANDIDATES, NodeActions, pick_by_habit
+    from legate_prof.causality.link_rules import VIA_EVENT
+    from legate_prof.model.event_tables import NO_TIME
+    links = _source(run).critical_links()
+    inference = Inference(links)
+    whole = inference.actions
+    asked = 0
+    for rows, waiter, ready in ((links.items, None, None),
+                                (links.waits, links.wait_item, links.wait_ready)):
+        k = np.flatnonzero((rows.via == VIA_UNKNOWN) | ((rows.via == VIA_EVENT)
+                                                        & (rows.target >= 0)))
+        w = k if waiter is None else np.asarray(waiter, np.int64)[k]
+        r = links.values("ready", w) if ready is None else np.asarray(ready, np.int64)[k]
+        node = np.where(rows.via[k] == VIA_UNKNOWN, rows.node[k].astype(np.int64),
+                        inference.node_of(np.maximum(rows.target[k], 0)))
+        by = np.asarray(r, np.int64) - inference.messages.shift(node, inference.node_of(w))
+        near = NodeActions(links, near=(node, by))
+        for table in (whole, near):
+            last = table.last_by(node, by)
+            first = np.searchsorted(table.node, node)
+            back = last[:, None] - np.arange(CANDIDATES)[None, :]
+            ok = (last[:, None] >= 0) & (back >= first[:, None])
+            at = np.maximum(np.where(ok, back, 0), 0)
+            table.candidates = [np.where(ok, col[at], -1) for col in
+                                (table.item, table.time, table.how)]
+        for a, b in zip(whole.candidates, near.candidates):
+            assert np.array_equal(a, b)
+        got = inference.infer(w, r, node)
+        pos = pick_by_habit(inference, w, node, whole.last_by(node, by))
+        want = (np.where(pos >= 0, whole.item[np.maximum(pos, 0)], -1),
+                np.where(pos >= 0, whole.time[np.maximum(pos, 0)], NO_TIME))
+        assert np.array_equal(got[0], want[0]) and np.array_equal(got[1], want[1])
+        asked += len(k)
+    assert len(near.time) < len(whole.time)  # (what is left out is the point)
+    assert asked > 100

@@ -890,3 +890,89 @@ def test_statistics_say_clock_skew_and_instance_lifetimes_in_words(browser, mpi2
     assert pairs and re.search(r"node \d's clock reads [\d.]+\u00a0(?:ns|µs|ms|s) behind node "
                                r"\d's \(±[\d.]+\u00a0(?:ns|µs|ms|s), [\d,]+ messages\)", pairs[0])
     assert not [c for c in cells if "sender: " in c]
+
+
+def test_pictures_share_the_reports_work_and_look_as_drawn_alone(monkeypatch, tmp_path):
+    """The report's pictures are drawn from its own query source (the messages' clock skew
+    worked out once, not once more per picture) and each view painted once (no paint of
+    the default range before the picture's); each looks as the screenshot drawn alone."""
+    pytest.importorskip("PySide6")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1800000000")  # (the header's date: the same)
+    from PySide6 import QtGui
+    import legate_prof.query.source as source_module
+    from legate_prof.load.loader import load_profile
+    from legate_prof.report import write_report
+    from legate_prof.viewer.screenshot import render_screenshot
+    from legate_prof.viewer.timeline.item import TimelineItem
+    latencies, paints = [], []
+    real_latency, real_paint = source_module.message_latency, TimelineItem._paint_view
+    monkeypatch.setattr(source_module, "message_latency",
+                        lambda *a: latencies.append(1) or real_latency(*a))
+    monkeypatch.setattr(TimelineItem, "_paint_view",
+                        lambda self, *a: paints.append(1) or real_paint(self, *a))
+    ranked = load_profile(_run_files("mpi2"), ranked=True)
+    write_report(ranked, tmp_path / "rep", pictures=render_screenshot)
+    pictures = _meta(tmp_path / "rep")["pictures"]
+    assert len(pictures) >= 4
+    assert len(latencies) == 1
+    assert len(paints) == len(pictures)
+    for p in pictures[:2]:
+        alone = tmp_path / f"alone_{p['group']}.png"
+        render_screenshot(load_profile(_run_files("mpi2"), ranked=True), alone, width=1600,
+                          height=900, expand=[p["group"]])
+        a, b = QtGui.QImage(str(alone)), QtGui.QImage(str(tmp_path / "rep" / p["file"]))
+        assert a.size() == b.size() and a == b, p["file"]
+
+
+def test_pictures_are_encoded_off_the_drawing_thread_and_a_failed_one_fails_the_report(
+        monkeypatch, tmp_path, capsys):
+    """Each picture is encoded and written in a thread while the next is drawn (Qt lets go
+    of Python's lock while it encodes: the second core works); one that cannot be written
+    still ends the report in one line naming it, exit 2, and no half-written folder."""
+    pytest.importorskip("PySide6")
+    import threading
+    import legate_prof.viewer.screenshot as shot
+    from legate_prof.errors import ProfileError
+    real_save, threads = shot._save_png, []
+
+    def save(img, out):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real_save(img, out)
+    monkeypatch.setattr(shot, "_save_png", save)
+    assert main(["report", *_run_files("mpi2"), "-o", str(tmp_path / "rep")]) == 0
+    pictures = _meta(tmp_path / "rep")["pictures"]
+    assert len(threads) == len(pictures) >= 4 and not any(threads)
+    assert all(_png_size(tmp_path / "rep" / p["file"])[0] == 1600 for p in pictures)
+
+    def fail_third(img, out):
+        threads.append(False)
+        if len(threads) == len(pictures) + 3:
+            raise ProfileError(out, "could not write (No space left on device)")
+        return real_save(img, out)
+    monkeypatch.setattr(shot, "_save_png", fail_third)
+    capsys.readouterr()
+    assert main(["report", *_run_files("mpi2"), "-o", str(tmp_path / "again")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0] and ".png" in err[0]
+    assert not (tmp_path / "again").exists()
+
+
+def test_the_reports_statistics_and_findings_share_the_idle_time_and_the_skew(monkeypatch,
+                                                                              tmp_path):
+    """The report's statistics and its findings explain idle time once between them, and
+    the messages' skew is worked out once (the source's, which its notices said already)."""
+    import legate_prof.analyze.idle_gaps as idle_module
+    import legate_prof.causality.message_latency as latency_module
+    import legate_prof.query.source as source_module
+    from legate_prof.load.loader import load_profile
+    from legate_prof.report import write_report
+    idles, latencies = [], []
+    real_idle, real_latency = idle_module.idle_gaps, latency_module.message_latency
+    monkeypatch.setattr(idle_module, "idle_gaps", lambda *a: idles.append(1) or real_idle(*a))
+    counted = (lambda *a, **k: latencies.append(1) or real_latency(*a, **k))
+    monkeypatch.setattr(latency_module, "message_latency", counted)
+    monkeypatch.setattr(source_module, "message_latency", counted)
+    write_report(load_profile(_run_files("mpi2"), ranked=True), tmp_path / "rep", pictures=None)
+    meta = _meta(tmp_path / "rep")
+    assert meta["stats"]["idle"] and meta["findings"]["findings"]
+    assert len(idles) == 1 and len(latencies) == 1

@@ -78,8 +78,12 @@ def make_timeline(model, width, height, start=None, stop=None, expand=None, exte
     avail = height - CHROME_PX
     w.row_px = max(4.0, min(18.0, avail / max(layout.height, 1)))
     w.resize(width, height)
+    # laid out (shown, its events handled) but not painted: a paint here would draw the
+    # whole run once more before the range below is set (half a report's picture time)
+    w.setUpdatesEnabled(False)
     w.show()
     QtWidgets.QApplication.processEvents()
+    w.setUpdatesEnabled(True)
     if extent is not None:
         w.set_extent(*extent)
     t0, t1 = source.info().time_range
@@ -120,7 +124,7 @@ def geometry(w, y_offset=0):
 
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
                       title_files=None, return_geometry=False, fit=True, state=None,
-                      critical_path=None, path_track=None, fit_at_most=MAX_SIDE):
+                      critical_path=None, path_track=None, fit_at_most=MAX_SIDE, save=None):
     """Render and save; returns the output path (and the picture's geometry if asked).
 
     With ``fit`` the picture grows taller (up to ``fit_at_most``) so every group as laid
@@ -128,8 +132,8 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     ``state``: lay the lanes out as a window shows them (``LaneLayout.state()``).
     ``critical_path``: True draws the run's critical path over the lanes (computed here), or
     the ``RunPath`` a window already has; ``path_track(source)``: its summary track (the
-    command line's ``analyze.path_track.path_track``).
-    """
+    command line's ``analyze.path_track.path_track``).  ``save(job)`` runs ``job()``, the
+    encoding and writing (default: now; the report's thread: while the next is drawn)."""
     check_size(out, width, height)
     source = as_source(model)
     info = source.info()
@@ -165,7 +169,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     img = _picture(out, width, height, header, _names_in_view(source, a, b), pix, top_h,
                    info.timeline_missing, ranks_cut_off(w))
     out = str(out)
-    _save_png(img, out)
+    (save or _now)(lambda: _save_png(img, out))
     w.close()
     w.deleteLater()
     return (out, geo) if return_geometry else out
@@ -340,6 +344,10 @@ def _paint_cut_off(p, width, height, inside, every):
     p.drawText(box.adjusted(8, 0, -8, 0), int(QtCore.Qt.AlignmentFlag.AlignVCenter
                                               | QtCore.Qt.AlignmentFlag.AlignLeft),
                "⋯ " + cut_off_words(inside, every))
+
+
+def _now(job):
+    return job()
 
 
 def _save_png(img, out):

@@ -146,18 +146,17 @@ def _pieces(source, steps):
     begin[1:] = np.maximum(begin[1:], end[:-1])
     gap = np.zeros(n, np.int64)
     gap[1:] = begin[1:] - end[:-1]
-    names = source.names
     lanes = source.info().lanes
-    category = [_category(k, names[nm]) for k, nm in zip(tab["kind"].tolist(),
-                                                          tab["name"].tolist())]
-    group = [lanes[L].group for L in tab["lane"].tolist()]
+    category = _categories(tab["kind"], tab["name"], source.names).tolist()
+    lane_group = np.array([L.group for L in lanes] or [""], object)
+    group = lane_group[tab["lane"]].tolist()
     unknown, first = 0, steps[0]
     if first.via == "unknown":  # the chain stopped at an event nothing records
         link = source.critical_predecessor(first.item)
         since = first.wait_from_ns if first.wait_from_ns is not None else (
             link.creation_ns if link is not None else begin[0])
         unknown = max(int(begin[0]) - int(since), 0)
-    rank = np.array([lanes[L].rank for L in tab["lane"].tolist()], np.int64)
+    rank = np.array([L.rank for L in lanes] or [0], np.int64)[tab["lane"]]
     ahead = _lines_forward(tab["prov"])
     shutdown = program_end(source)
     if shutdown is not None and not run[0] < shutdown < run[1]:
@@ -185,10 +184,16 @@ def _with_time_before(rows, run_start, path_start, first, line):
     return tuple(np.concatenate([a, b]) for a, b in zip(rows, extra))
 
 
-def _category(kind, name):
-    if kind == ItemKind.TASK and name in TOP_LEVEL_NAMES:
-        return "launch"
-    return _CATEGORY.get(ItemKind(kind), "compute")
+def _categories(kind, name, names):
+    """Each step's ``KINDS`` category by its item's kind and name id: "launch" for the
+    program's own thread (the top-level task), else by kind (``_CATEGORY``)."""
+    table = np.full(256, "compute", object)
+    for k, c in _CATEGORY.items():
+        table[int(k)] = c
+    out = table[np.asarray(kind, np.int64)]
+    top = np.flatnonzero(np.isin(np.asarray(names, object), TOP_LEVEL_NAMES))
+    out[(np.asarray(kind) == ItemKind.TASK) & np.isin(name, top)] = "launch"
+    return out
 
 
 def _lines_forward(prov):
@@ -202,20 +207,48 @@ def _lines_forward(prov):
 
 def splits(pieces: PathPieces, provenances):
     """(by kind, by lane group, by source line): ns each of the run's time — the path's
-    pieces, its gaps, the time before it and the shutdown — adding up to the run."""
-    by_kind = dict.fromkeys(KINDS, 0)
-    by_group, by_line = {}, {}
+    pieces, its gaps, the time before it and the shutdown — adding up to the run.  (Sums
+    per key over whole columns; each dict in the order its keys first come, as a walk
+    over the rows would make it, before it is sorted.)"""
     ns, cat, line, item = pieces.pieces()
-    group_of = dict(zip(pieces.item.tolist(), pieces.group))
-    for v, c, p, i in zip(ns.tolist(), cat.tolist(), line.tolist(), item.tolist()):
-        by_kind[c] = by_kind.get(c, 0) + v
-        g = c if c in _OWN_GROUP else group_of.get(i, "unknown")
-        by_group[g] = by_group.get(g, 0) + v
-        name = line_title(p, provenances)
+    ns = np.asarray(ns, np.int64)
+    group = np.where(np.isin(cat, _OWN_GROUP), cat, _group_of(pieces, item))
+    by_kind = dict.fromkeys(KINDS, 0)
+    by_kind.update(_sums_in_order(cat, ns))
+    by_line = {}
+    for k, v in _sums_in_order(line, ns).items():
+        name = line_title(k, provenances)
         by_line[name] = by_line.get(name, 0) + v
     order = sorted(by_line.items(), key=lambda kv: (-kv[1], kv[0]))
-    groups = sorted(((g, v) for g, v in by_group.items() if v), key=lambda kv: -kv[1])
+    groups = sorted(((g, v) for g, v in _sums_in_order(group, ns).items() if v),
+                    key=lambda kv: -kv[1])
     return by_kind, dict(groups), dict(order)
+
+
+def _group_of(pieces, item):
+    """The lane group of each of ``item`` as a step of the path holds it (an item on it
+    twice: its later step's), "unknown" for one not on it."""
+    on_path = np.asarray(pieces.item, np.int64)
+    o = np.argsort(on_path, kind="stable")
+    keys = on_path[o]
+    last = np.r_[keys[1:] != keys[:-1], True] if len(keys) else np.zeros(0, bool)
+    keys, groups = keys[last], np.append(np.asarray(pieces.group, object)[o][last], "unknown")
+    pos = np.searchsorted(keys, item)
+    hit = pos < len(keys)
+    hit[hit] = keys[pos[hit]] == np.asarray(item)[hit]
+    return groups[np.where(hit, pos, len(keys))]
+
+
+def _sums_in_order(key, ns):
+    """{key: the sum of ``ns`` over its rows} (Python ints), keys in the order they first
+    come."""
+    if len(key) == 0:
+        return {}
+    values, first, at = np.unique(key, return_index=True, return_inverse=True)
+    total = np.zeros(len(values), np.int64)
+    np.add.at(total, np.ravel(at), ns)
+    order = np.argsort(first, kind="stable")
+    return dict(zip(values[order].tolist(), total[order].tolist()))
 
 
 _OWN_GROUP = ("gap", "unknown", "startup", "shutdown")  # time no lane group holds (the
@@ -230,16 +263,19 @@ def critical_path_report(source, with_items=True, with_path=True) -> dict:
     lanes = source.info().lanes
     listed = np.arange(len(pieces.steps)) if with_path else np.arange(min(len(pieces.steps), 1))
     tab = item_table(source, pieces.item[listed])  # (a column read per step: 10^5 steps)
-    names, provs = source.names, source.provenances
-    kind_names = {int(k): k.name.lower() for k in ItemKind}
-    cols = {c: tab[c].tolist() for c in ("name", "kind", "lane", "start", "stop", "prov")}
-    begin, end = pieces.begin.tolist(), pieces.end.tolist()
-    path = [{"name": names[cols["name"][k]], "kind": kind_names[cols["kind"][k]],
-             "lane": lanes[cols["lane"][k]].long,
-             "start_ns": cols["start"][k], "stop_ns": cols["stop"][k],
-             "provenance": provs[cols["prov"][k]] or "", "via": pieces.steps[k].via,
-             "on_path_ns": [begin[k], end[k]]}
-            for k in listed[::-1].tolist()]  # (from the item that ended last)
+    named = {int(k): k.name.lower() for k in ItemKind}
+    kind_names = np.array([named.get(k, "") for k in range(256)], object)
+    lane_names = np.array([L.long for L in lanes] or [""], object)
+    back = slice(None, None, -1)  # (from the item that ended last)
+    columns = zip(np.asarray(source.names, object)[tab["name"]][back].tolist(),
+                  kind_names[tab["kind"]][back].tolist(), lane_names[tab["lane"]][back].tolist(),
+                  tab["start"][back].tolist(), tab["stop"][back].tolist(),
+                  np.asarray(source.provenances, object)[tab["prov"]][back].tolist(),
+                  [pieces.steps[k].via for k in listed[back].tolist()],
+                  pieces.begin[listed][back].tolist(), pieces.end[listed][back].tolist())
+    path = [{"name": nm, "kind": kd, "lane": ln, "start_ns": a, "stop_ns": b,
+             "provenance": pv or "", "via": via, "on_path_ns": [lo, hi]}
+            for nm, kd, ln, a, b, pv, via, lo, hi in columns]
     run = pieces.run  # (stats' span_ns)
     inferred = sum(st.via == "inferred" for st in pieces.steps)
     resting = pieces.resting_on_inference()
@@ -282,7 +318,7 @@ def shutdown_tail(source, start, end, on_path_ns):
         nm = p.names(sel)
         for k, c in zip(*np.unique(nm, return_counts=True)):
             count[int(k)] = count.get(int(k), 0) + int(c)
-        for k, v in zip(nm.tolist(), held.tolist()):
+        for k, v in _sums_in_order(nm, held.astype(np.int64)).items():
             busy[k] = busy.get(k, 0) + v
         freed = np.flatnonzero((it["kind"] == ItemKind.INSTANCE) & (it["stop"] > start)
                                & (it["stop"] <= end))  # (instances the clean-up deleted)

@@ -140,7 +140,6 @@ def _sum_rows(key, cls, idle):
 def explain_idle(profile) -> dict:
     """``idle_gaps.idle_gaps`` of ``profile``, from what its ranks' workers prepared where
     they did (``load_profile(..., prepare=PREPARE)``: a ``RankSet``) and that tells."""
-    from legate_prof.analyze.idle_gaps import idle_gaps
     from legate_prof.assemble.rank_set import RankSet
     from legate_prof.load.rank_workers import prepared_of
     from legate_prof.query import as_source
@@ -154,7 +153,14 @@ def explain_idle(profile) -> dict:
             got = idle_of_ranks(prepared, models, offsets, profile.summary_model().extent())
             if got is not None:
                 return got
-    return idle_gaps(as_source(profile))
+    return shared_idle_gaps(as_source(profile))
+
+
+def shared_idle_gaps(source):
+    """``idle_gaps(source)``, once per source: the report's statistics and its findings
+    (``insights``) explain the same idle time."""
+    from legate_prof.analyze.idle_gaps import idle_gaps
+    return source.computed_once("idle_gaps", lambda: idle_gaps(source))
 
 
 def idle_of_ranks(prepared, models, offsets, extent):

@@ -109,8 +109,8 @@ class _Facts:
     @property
     def idle(self):
         if self._idle is None:
-            from legate_prof.analyze.idle_gaps import idle_gaps
-            self._idle = idle_gaps(self.source)
+            from legate_prof.analyze.idle_ranks import shared_idle_gaps
+            self._idle = shared_idle_gaps(self.source)
         return self._idle
 
     @property

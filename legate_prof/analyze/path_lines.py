@@ -117,8 +117,9 @@ def line_rows(steps, made, shutdown_ns=None):
     item = np.concatenate([s["item"], s["item"], s["item"][:1]])
     lineless = (c == "launch") | (c == "gap") | (c == "unknown") | (
         np.concatenate([s["own"], s["own"], s["own"][:1]]) == NO_LINE)
+    ranks, at = np.unique(rank, return_inverse=True)  # (per rank once, not per row)
     first = np.array([made[0][r][0][0] if r in made[0] else np.iinfo(np.int64).min
-                      for r in rank.tolist()], np.int64)
+                      for r in ranks.tolist()], np.int64)[np.ravel(at)]
     cut = np.where(lineless, np.clip(first, a, b), a)  # before it: the program's start
     rows = [(a, cut, c, np.full(len(a), PROGRAM_START), item),
             *_by_operation(cut, b, c, line, rank, item, made)]

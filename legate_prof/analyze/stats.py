@@ -298,10 +298,9 @@ def explained(profile, idle=True) -> dict:
     latency (``causality.message_latency``)."""
     from legate_prof.analyze.idle_ranks import explain_idle
     from legate_prof.query import as_source
-    from legate_prof.causality.message_latency import message_latency
-    source = as_source(profile)
+    source = as_source(profile)  # (a source: its skew, worked out once for its notices)
     return {"idle": explain_idle(profile) if idle else None,
-            "messages": message_latency(source.item_parts()).as_json()}
+            "messages": source.message_latency().as_json()}
 
 
 def compute_stats(profile, idle=True) -> dict:

@@ -71,12 +71,13 @@ _COMPLETION_KIND[[ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART]] = (COPY_EVEN
                                                                        DEP_PART_EVENT)
 
 
-class NodeActions:
-    """Everything seen acting, per node, in time order: (time, item)."""
+class ItemActs:
+    """The acts of items ending (``ACTING_KINDS``), per node in time order (of equal times,
+    by item): the part of ``NodeActions`` every ask shares, and what bounds the event
+    records an ask can reach (``windows``)."""
 
     def __init__(self, links):
         times, items, nodes, how = [], [], [], []
-        lookups = links.lookups
         for p in links.parts or []:
             m = p.model
             it = m.items
@@ -86,8 +87,74 @@ class NodeActions:
             items.append(acts.astype(np.int64) + p.item_off)
             nodes.append(lane_node[np.asarray(it["lane"], np.int64)[acts]])
             how.append(_COMPLETION_KIND[np.asarray(it["kind"], np.int64)[acts]])
-            rec = m.events["records"]
+        cat = (lambda xs: np.concatenate(xs).astype(np.int64) if xs else np.zeros(0, np.int64))
+        t, i, n, h = cat(times), cat(items), cat(nodes), cat(how)
+        o = np.lexsort((i, t, n))
+        self.time, self.item, self.node, self.how = t[o], i[o], n[o], h[o]
+        self.node_start = _node_spans(self.node)
+
+    def windows(self, node, bound):
+        """{node: (starts, the latest end of the windows starting by each)}: per ask, the
+        times from the end of the ``CANDIDATES``-th last item act at or before ``bound``
+        (none so many: from the first) to ``bound`` — an event record outside every window
+        of its node is no ask's candidate."""
+        node, bound = np.asarray(node, np.int64), np.asarray(bound, np.int64)
+        out = {}
+        for n in np.unique(node).tolist():
+            q = np.flatnonzero(node == n)
+            lo_hi = self.node_start.get(int(n))
+            start = np.full(len(q), np.iinfo(np.int64).min, np.int64)
+            if lo_hi is not None:
+                lo, hi = lo_hi
+                pos = lo + np.searchsorted(self.time[lo:hi], bound[q], side="right") - 1
+                far = pos - (CANDIDATES - 1)
+                start = np.where(far >= lo, self.time[np.maximum(far, lo)], start)
+            o = np.argsort(start, kind="stable")
+            out[int(n)] = (start[o], np.maximum.accumulate(bound[q][o]))
+        return out
+
+
+def _within(windows, node, t):
+    """Whether each (node, time) lies in one of ``ItemActs.windows`` of its node."""
+    keep = np.zeros(len(t), bool)
+    for n, (starts, ends) in windows.items():
+        q = np.flatnonzero(node == n)
+        k = np.searchsorted(starts, t[q], side="right") - 1
+        keep[q] = (k >= 0) & (ends[np.maximum(k, 0)] >= t[q])
+    return keep
+
+
+def _node_spans(node):
+    """{node: (first, end)} positions of each node's run in ``node`` (sorted)."""
+    if len(node) == 0:
+        return {}
+    bounds = np.flatnonzero(np.diff(node)) + 1
+    starts, ends = np.r_[0, bounds], np.r_[bounds, len(node)]
+    return {int(node[s]): (int(s), int(e)) for s, e in zip(starts, ends)}
+
+
+class NodeActions:
+    """Everything seen acting, per node, in time order: (time, item).
+
+    ``near``: (node, bound) of the asks to answer (``last_by`` and the ``CANDIDATES`` before
+    each): then of the event records only those that may be among an ask's candidates are
+    resolved to the item that performed them (the innermost call running: most of the
+    table's cost), the records of a node earlier than its ``CANDIDATES``-th last item's end
+    before the bound being no candidate of that ask — the candidates are those of the
+    whole table (``item_acts``: ``ItemActs`` made once, for several tables)."""
+
+    def __init__(self, links, near=None, item_acts=None):
+        acts = item_acts or ItemActs(links)
+        times, items, nodes, how = [acts.time], [acts.item], [acts.node], [acts.how]
+        windows = None if near is None else acts.windows(*near)
+        lookups = links.lookups
+        for p in links.parts or []:
+            rec = p.model.events["records"]
             made = np.flatnonzero((rec["creator"] != 0) & (rec["time"] != NO_TIME))
+            if len(made) and windows is not None:
+                t = np.asarray(rec["time"], np.int64)[made]
+                made = made[_within(windows, event_node(np.asarray(rec["creator"],
+                                                                   np.uint64)[made]), t)]
             if len(made):
                 creator = np.asarray(rec["creator"], np.uint64)[made]
                 t = np.asarray(rec["time"], np.int64)[made]
@@ -99,18 +166,12 @@ class NodeActions:
                 items.append(who[ok])
                 nodes.append(event_node(creator[ok]).astype(np.int64))
                 how.append(np.asarray(rec["kind"], np.int64)[made][ok])
-        cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
-        t, i, n = cat(times, np.int64), cat(items, np.int64), cat(nodes, np.int64)
-        h = cat(how, np.int64)
-        o = np.lexsort((i, t, n))
+        t, i, n = (np.concatenate(x).astype(np.int64) for x in (times, items, nodes))
+        h = np.concatenate(how).astype(np.int64)
+        o = np.lexsort((i, t, n)) if len(t) > len(acts.time) else np.arange(len(t))
         self.time, self.item, self.node, self.how = t[o], i[o], n[o], h[o]
         self._names = None
-        self.node_start = {}
-        if len(n):
-            bounds = np.flatnonzero(np.diff(self.node)) + 1
-            starts = np.r_[0, bounds]
-            ends = np.r_[bounds, len(n)]
-            self.node_start = {int(self.node[s]): (int(s), int(e)) for s, e in zip(starts, ends)}
+        self.node_start = _node_spans(self.node)
 
     def names(self, inference):
         """The profile-wide name of each act's item (made on first use)."""
@@ -164,7 +225,7 @@ class Inference:
 
     def __init__(self, links):
         self.links = links
-        self._actions = self._messages = self._habits = None
+        self._actions = self._messages = self._habits = self._item_acts = None
 
     @property
     def actions(self):
@@ -224,26 +285,35 @@ class Inference:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         own = self.node_of(waiter)
         by = ready - self.messages.shift(node, own)
-        pos = pick_by_habit(self, waiter, node, self.actions.last_by(node, by), own_key)
+        if self._item_acts is None:
+            self._item_acts = ItemActs(self.links)
+        acts = NodeActions(self.links, near=(node, by), item_acts=self._item_acts)
+        pos = pick_by_habit(self, waiter, node, acts.last_by(node, by), own_key, acts)
         hit = pos >= 0
-        target = np.where(hit, self.actions.item[np.maximum(pos, 0)], -1)
-        trigger = np.where(hit, self.actions.time[np.maximum(pos, 0)], NO_TIME)
+        target = np.where(hit, acts.item[np.maximum(pos, 0)], -1)
+        trigger = np.where(hit, acts.time[np.maximum(pos, 0)], NO_TIME)
         return target, trigger
 
     def unknown_rows(self):
         """(Inferred for the item rows, Inferred for the wait rows): rows the reference
-        leaves at an unknown event only."""
+        leaves at an unknown event only (both inferred at once: one table of acts)."""
         L = self.links
-        out = []
+        asks = []
         for rows, waiter, ready in (
                 (L.items, None, None), (L.waits, L.wait_item, L.wait_ready)):
-            n = len(rows.via)
-            inf = Inferred.none(n)
             k = np.flatnonzero(rows.via == VIA_UNKNOWN)
+            w = k if waiter is None else np.asarray(waiter, np.int64)[k]
+            r = L.ready(w) if ready is None else np.asarray(ready, np.int64)[k]
+            asks.append((len(rows.via), k, w, r, rows.node[k].astype(np.int64)))
+        if sum(len(k) for _, k, _, _, _ in asks):
+            target, trigger = self.infer(*(np.concatenate([a[j] for a in asks])
+                                           for j in (2, 3, 4)))
+        out, at = [], 0
+        for n, k, _, _, _ in asks:
+            inf = Inferred.none(n)
             if len(k):
-                w = k if waiter is None else np.asarray(waiter, np.int64)[k]
-                r = L.ready(w) if ready is None else np.asarray(ready, np.int64)[k]
-                inf.target[k], inf.trigger[k] = self.infer(w, r, rows.node[k].astype(np.int64))
+                inf.target[k], inf.trigger[k] = target[at:at + len(k)], trigger[at:at + len(k)]
+                at += len(k)
             out.append(inf)
         return tuple(out)
 
@@ -287,19 +357,21 @@ class Habits:
         return np.where(self.keys[pos] == keys, self.counts[pos], 0)
 
 
-def pick_by_habit(inference, waiter, node, last, own_key=None):
+def pick_by_habit(inference, waiter, node, last, own_key=None, actions=None):
     """Of the ``CANDIDATES`` acts on ``node`` up to ``last`` (a position in the node's acts,
     -1: none), the likeliest trigger of each waiter: the log of how often an act of its
     name and way triggered the waiter's kind (``Habits``; ``own_key``: the row's own link,
     left out where the rule is checked against it) less a cost per act further back.
-    (A ``len(waiter)`` × ``CANDIDATES`` array: linear in the rows.)"""
-    A = inference.actions
+    (A ``len(waiter)`` × ``CANDIDATES`` array: linear in the rows.)  ``actions``: the
+    ``NodeActions`` ``last`` is of (default: the whole run's)."""
+    A = inference.actions if actions is None else actions
     back = np.arange(CANDIDATES)
     first = np.searchsorted(A.node, node, side="left")
     cand = last[:, None] - back[None, :]
     ok = (last[:, None] >= 0) & (cand >= first[:, None])
     cand = np.where(ok, cand, 0)
-    key = habit_key(inference.names(waiter)[:, None], A.names(inference)[cand], A.how[cand])
+    named = inference.names(A.item[cand].ravel()).reshape(cand.shape)  # (the candidates')
+    key = habit_key(inference.names(waiter)[:, None], named, A.how[cand])
     seen = inference.habits.count(key)
     if own_key is not None:
         seen = seen - (key == np.asarray(own_key, np.int64)[:, None])

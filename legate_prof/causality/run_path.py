@@ -70,22 +70,47 @@ class PathStep:
 
 
 class _Items:
-    """One item's columns, asked of its part as the walk needs them (the last few asked
-    kept: a step reads its item three times)."""
+    """One item's columns as the walk reads them, ``(kind, start, stop, creator, ready,
+    lane)`` as Python ints: read once a step, from the arrays of the part holding it (no
+    array work: a walk of 10^5 steps is Python per step)."""
 
     COLUMNS = ("kind", "start", "stop", "creator", "ready", "lane")
 
     def __init__(self, links):
-        self.links = links
-        self.kept = {}
+        parts = links.parts or []
+        self.starts = [p.item_off for p in parts]
+        self.columns = [[p.model.items[c] for c in self.COLUMNS] for p in parts]
 
     def __call__(self, i):
-        v = self.kept.get(i)
-        if v is None:
-            if len(self.kept) > 8:
-                self.kept.clear()
-            v = self.kept[i] = self.links.row(i, self.COLUMNS)
-        return v
+        k = bisect.bisect_right(self.starts, i) - 1 if len(self.starts) > 1 else 0
+        local = i - self.starts[k]
+        return tuple([a.item(local) for a in self.columns[k]])
+
+
+KIND, START, STOP, CREATOR, READY, LANE = range(6)  # (``_Items``' tuple)
+
+
+class WaitsByEnd:
+    """Each item's wait rows that have a critical row, by when they ended (of equal ends,
+    the first row first): the last one ended by a time is one search (Python lists: a walk
+    asks once a step, where numpy's call costs most)."""
+
+    def __init__(self, links):
+        rows = np.flatnonzero(links.waits.via != NO_ROW)
+        item = np.asarray(links.wait_item, np.int64)[rows]
+        end = np.asarray(links.wait_end, np.int64)[rows]
+        o = np.lexsort((-rows, end, item))
+        self.item, self.end, self.row = item[o].tolist(), end[o].tolist(), rows[o].tolist()
+        self.waiting = set(self.item)  # (most items have none: no search)
+
+    def last(self, i, h):
+        """The last wait row of item ``i`` that ended by ``h`` (-1: none)."""
+        if i not in self.waiting:
+            return -1
+        lo = bisect.bisect_left(self.item, i)
+        hi = bisect.bisect_right(self.item, i, lo)
+        pos = bisect.bisect_right(self.end, h, lo, hi)
+        return self.row[pos - 1] if pos > lo else -1
 
 
 _NO_WAIT = np.iinfo(np.int64).min
@@ -113,16 +138,18 @@ def steps_of_arrays(a):
 
 def walk_back(links, item=None, limit=MAX_STEPS):
     """The path ending with ``item`` (default: the item that ended last), last step first."""
-    col = _Items(links)
     i = links.last if item is None else int(item)
     if i < 0:
         return []
-    h = col(i)["stop"]
+    col = _Items(links)
+    walk = _Walk(links)
+    queues = LaneQueues(links)
+    v = col(i)
+    h = v[STOP]
     steps, seen = [], set()
-    queues = LaneQueues(links, col)
     while i >= 0 and len(steps) < limit:
-        step, nxt, nh = _step(links, col, i, h)
-        step, nxt, nh = queues.behind(step, nxt, nh)
+        step, nxt, nh = walk.step(i, v, h)
+        step, nxt, nh = queues.behind(step, v, nxt, nh)
         if step.begin_ns > step.end_ns:  # (two nodes' clocks: a piece never runs backwards)
             step.begin_ns = step.end_ns
         key = (i, step.via, step.wait_from_ns)
@@ -133,61 +160,66 @@ def walk_back(links, item=None, limit=MAX_STEPS):
         if nxt < 0:
             break
         v = col(nxt)
-        lo, hi = v["start"], v["stop"]
         # within the item, and never past this step (clocks of two nodes differ)
-        i, h = nxt, min(max(nh, lo), hi, step.begin_ns)
+        i, h = nxt, min(max(nh, v[START]), v[STOP], step.begin_ns)
     return steps
 
 
-def _step(links, col, i, h):
-    """(this item's step, the next item back or -1, its hand-off time)."""
-    v = col(i)
-    start = v["start"]
-    w = _last_wait(links, i, h)
-    if w >= 0:
-        rows = links.waits
-        begin = max(int(links.wait_end[w]), start)
-        ws, we = int(links.wait_start[w]), int(links.wait_end[w])
-        if rows.via[w] == VIA_EVENT and rows.target[w] >= 0:
-            return (PathStep(i, begin, h, "wait", int(rows.target[w]), ws, we),
-                    int(rows.target[w]), int(rows.trigger[w]))
-        guess = links.inferred()[1]
-        if rows.via[w] == VIA_UNKNOWN and guess.target[w] >= 0:
-            t = int(guess.target[w])
-            return PathStep(i, begin, h, "inferred", t, ws, we), t, int(guess.trigger[w])
-        return PathStep(i, begin, h, "unknown", -1, ws, we), -1, 0
-    if v["kind"] in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
-        caller = int(links.find_entry(np.array([v["creator"]], np.uint64))[0])
-        return PathStep(i, start, h, "caller" if caller >= 0 else "", caller), caller, start
-    via, target = int(links.items.via[i]), int(links.items.target[i])
-    guess = links.inferred()[0]
-    if via == VIA_UNKNOWN and guess.target[i] >= 0:
-        t = int(guess.target[i])
-        return PathStep(i, start, h, "inferred", t), t, int(guess.trigger[i])
-    if via == NO_ROW or target < 0:  # (the chain stops: at something no profile read holds?)
-        stops = via == VIA_UNKNOWN or int(links.items.note[i]) in NOT_LOADED_NOTES
-        name = "unknown" if stops else ("" if via == NO_ROW else VIA[via])
-        return PathStep(i, start, h, name, -1), -1, 0
-    nh = int(links.items.trigger[i]) if via == VIA_EVENT else int(links.creation[i])
-    if via not in (VIA_EVENT, VIA_CREATOR):
-        nh = start
-    return PathStep(i, start, h, VIA[via], target), target, nh
+class _Walk:
+    """A step of the walk: the links' rows read one value at a time (``.item``: a Python
+    int, no numpy scalar), the waits searched in ``WaitsByEnd``."""
+
+    def __init__(self, links):
+        self.links = links
+        self.waits = WaitsByEnd(links) if len(links.wait_item) else None
+        rows = links.items
+        self.via, self.target = rows.via, rows.target
+        self.trigger, self.note = rows.trigger, rows.note
+
+    def step(self, i, v, h):
+        """(item ``i``'s step, the next item back or -1, its hand-off time); ``v``: its
+        ``_Items`` row, ``h``: when the step after it could go on."""
+        links = self.links
+        start = v[START]
+        w = self.waits.last(i, h) if self.waits is not None else -1
+        if w >= 0:
+            rows = links.waits
+            we = links.wait_end.item(w)
+            begin = max(we, start)
+            ws = links.wait_start.item(w)
+            via, target = rows.via.item(w), rows.target.item(w)
+            if via == VIA_EVENT and target >= 0:
+                return (PathStep(i, begin, h, "wait", target, ws, we), target,
+                        rows.trigger.item(w))
+            guess = links.inferred()[1]
+            if via == VIA_UNKNOWN and guess.target[w] >= 0:
+                t = int(guess.target[w])
+                return PathStep(i, begin, h, "inferred", t, ws, we), t, int(guess.trigger[w])
+            return PathStep(i, begin, h, "unknown", -1, ws, we), -1, 0
+        if v[KIND] in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
+            caller = int(links.find_entry(np.array([v[CREATOR]], np.uint64))[0])
+            return PathStep(i, start, h, "caller" if caller >= 0 else "", caller), caller, start
+        via, target = self.via.item(i), self.target.item(i)
+        if via == VIA_UNKNOWN:
+            guess = links.inferred()[0]
+            if guess.target[i] >= 0:
+                t = int(guess.target[i])
+                return PathStep(i, start, h, "inferred", t), t, int(guess.trigger[i])
+        if via == NO_ROW or target < 0:  # (the chain stops: at something no profile read holds?)
+            stops = via == VIA_UNKNOWN or self.note.item(i) in NOT_LOADED_NOTES
+            name = "unknown" if stops else ("" if via == NO_ROW else VIA[via])
+            return PathStep(i, start, h, name, -1), -1, 0
+        if via == VIA_EVENT:
+            nh = self.trigger.item(i)
+        elif via == VIA_CREATOR:
+            nh = int(links.creation[i])
+        else:
+            nh = start
+        return PathStep(i, start, h, VIA[via], target), target, nh
 
 
 _CALLER_KINDS = {int(k) for k in (*CALL_KINDS, ItemKind.GPU_KERNEL)}
-
-
-def _last_wait(links, i, h):
-    """The last wait of item ``i`` with a critical row that ended by ``h`` (-1: none)."""
-    if not links.waiting[i]:  # (most items have none: no search)
-        return -1
-    rows = links.waits_of(i)
-    if len(rows) == 0:
-        return -1
-    ok = rows[(links.wait_end[rows] <= h) & (links.waits.via[rows] != NO_ROW)]
-    if len(ok) == 0:
-        return -1
-    return int(ok[np.argmax(links.wait_end[ok])])
+_QUEUED_VIA = frozenset(("event", "creator", "inferred", ""))
 
 
 class LaneQueues:
@@ -196,24 +228,23 @@ class LaneQueues:
 
     QUEUED_KINDS = (*ENTRY_KINDS, ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART)
 
-    def __init__(self, links, col=None):
+    def __init__(self, links):
         self.links = links
-        self.col = col or _Items(links)
         self.parts = links.parts or []
         self.starts = [p.item_off for p in self.parts]
         self.lanes = {}
 
-    def behind(self, step, nxt, nh):
-        """``step`` turned into a queued one when its item was ready before ``nh`` (what
-        its link names let it go) and waited for its lane after that."""
-        i = step.item
-        v = self.col(i)
-        if step.via not in ("event", "creator", "inferred", "") or v["kind"] not in _QUEUED:
+    def behind(self, step, v, nxt, nh):
+        """``step`` turned into a queued one when its item (``v``: its ``_Items`` row) was
+        ready before ``nh`` (what its link names let it go) and waited for its lane after
+        that."""
+        if step.via not in _QUEUED_VIA or v[KIND] not in _QUEUED:
             return step, nxt, nh
-        start = v["start"]
-        ready = v["ready"]
+        i = step.item
+        start = v[START]
+        ready = v[READY]
         held_until = max(ready, nh) if nxt >= 0 else ready
-        j = self._previous(i, v["lane"], held_until, start)
+        j = self._previous(i, v[LANE], held_until, start)
         if j < 0:
             return step, nxt, nh
         return PathStep(i, step.begin_ns, step.end_ns, "queued", j), j, start
@@ -223,7 +254,7 @@ class LaneQueues:
         before] (-1: none)."""
         if len(self.parts) == 0:
             return -1
-        k = bisect.bisect_right(self.starts, i) - 1
+        k = bisect.bisect_right(self.starts, i) - 1 if len(self.starts) > 1 else 0
         stops, ids = self._lane(k, lane)
         lo = bisect.bisect_right(stops, after)
         hi = bisect.bisect_right(stops, before)

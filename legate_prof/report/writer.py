@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import shutil
@@ -98,15 +99,23 @@ def _write_tiles(q, out, progress=None):
 PICTURE_MAX_HEIGHT = 4096
 
 
-def _pictures(profile, out, render):
-    """A zoomed-out PNG per lane group: ``render(profile, path, width, height, expand)`` (the
-    desktop screenshot, handed in by the caller: this package draws nothing itself)."""
-    pics = []
-    for g, title in profile.summary_model().groups_present():
-        name = f"group_{g}.png"
-        render(profile, out / "pictures" / name, width=1600, height=900, expand=[g],
-               fit_at_most=PICTURE_MAX_HEIGHT)
-        pics.append({"group": g, "title": title, "file": f"pictures/{name}"})
+def _pictures(profile, source, out, render):
+    """A zoomed-out PNG per lane group: ``render(source, path, width, height, expand,
+    save)`` (the desktop screenshot, handed in by the caller: this package draws nothing
+    itself).  Every picture is drawn from the report's own query source, so what it worked
+    out once (the lane tree, the messages' clock skew: 0.15 s a picture on the guide's
+    4-rank run) is not worked out again per picture; each is encoded and written in a
+    thread while the next is drawn (``save``), its error raised here."""
+    pics, written = [], []
+    with ThreadPoolExecutor(1, thread_name_prefix="legate_prof-png") as pool:  # (waits)
+        for g, title in profile.summary_model().groups_present():
+            name = f"group_{g}.png"
+            render(source, out / "pictures" / name, width=1600, height=900, expand=[g],
+                   fit_at_most=PICTURE_MAX_HEIGHT,
+                   save=lambda job: written.append(pool.submit(job)))
+            pics.append({"group": g, "title": title, "file": f"pictures/{name}"})
+    for f in written:  # (the first picture that could not be written: its error)
+        f.result()
     return pics
 
 
@@ -174,7 +183,7 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
         meta["critical_split"] = critical_summary(q.source)
         meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
                     tiles={str(k): v for k, v in tiles.items()})
-        meta["pictures"] = _pictures(model, tmp, pictures) if pictures else []
+        meta["pictures"] = _pictures(model, q.source, tmp, pictures) if pictures else []
         meta["pictures_note"] = "" if pictures else pictures_note
         # the query source, not the model: its critical path (written above) is not computed again
         meta["stats"] = json.loads(json.dumps(compute_stats(q.source), default=str))
