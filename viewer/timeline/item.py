@@ -22,6 +22,7 @@ from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_
                      name_color)
 from .layout import LaneLayout
 from .rect_batch import RectBatch
+from .summary_strip import draw_strip, strip_picture
 from .tile_cache import GridCache
 from .tile_worker import Ask, TileWorker
 
@@ -58,7 +59,9 @@ class TimelineItem(pg.GraphicsObject):
         self._cache_key = None
         self._cache_img = None
         self._summary_cache = GridCache()  # (rank, group) -> utilization bins
-        self._summary_img = {}  # (rank, group) -> (key, QImage of the strip, its scale)
+        self._summary_img = {}  # (rank, group) -> StripPicture of its strip, as last drawn
+        self.renders_asked = 0  # strip pictures asked of the tiles' thread (counted, for tests)
+        self.renders_made = 0  # ... and drawn in this thread
         self._lane_cache = GridCache()  # lane -> LaneTile (the tile drawn: hit-tests use it)
         self._match_cache = GridCache()  # lane -> its highlighted items per row
         self._match_for = None  # the highlighted ids the match cache holds
@@ -104,6 +107,13 @@ class TimelineItem(pg.GraphicsObject):
             return
         if cache == "match" and self._match_for is not result.data.get("for"):
             return  # (for highlights no longer shown)
+        if cache == "strip":
+            if len(self._summary_img) > 256:
+                self._summary_img.clear()
+            self._summary_img[key] = result
+            self._cache_key = None
+            self.update()
+            return
         {"lane": self._lane_cache, "summary": self._summary_cache,
          "match": self._match_cache}[cache].put(key, result)
         self._cache_key = None
@@ -257,38 +267,53 @@ class TimelineItem(pg.GraphicsObject):
 
     def _paint_summary(self, p, e, x0, x1, px_left, width, top, h):
         """The group's average-utilization line, filled below: the exact mean over bins of
-        1.5-3 px anchored to absolute time.  The strip around the view is drawn once into an
-        image; a pan only moves the image."""
+        1.5-3 px anchored to absolute time.  The strip around the view is drawn once into a
+        picture; a pan only moves it, a zoom step stretches it until the crisp one for the
+        new scale is drawn (in the tiles' thread where there is one: ``_strip_picture``)."""
         strip = self._summary_strip(e, x0, x1, width)
         if strip is None:
             p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
             return
         bin_ns, a, vals, in_bytes = strip
+        scale = width / (x1 - x0)
+        picture = self._strip_picture(e, (bin_ns, a, len(vals), round(h, 3)), vals, in_bytes,
+                                      scale, h)
+        p.save()
+        p.setClipRect(QtCore.QRectF(px_left, top, width, h + 1))
+        if picture is None:  # (the first of this row: until it is drawn)
+            p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
+        else:
+            draw_strip(p, picture, scale, x0, px_left, top)
+        self._paint_scale(p, px_left, width, top, h, in_bytes)
+        p.restore()
+
+    def _strip_picture(self, e, key, vals, in_bytes, scale, h):
+        """The picture of the row's strip to draw: the one kept if it is of these bins at
+        this scale; else a crisp one is drawn now (no tiles' thread) or asked of the tiles'
+        thread, the one kept shown meanwhile (None if there is none)."""
+        where = (e.rank, e.group)
+        kept = self._summary_img.get(where)
+        if kept is not None and kept.key == key and abs(kept.scale / scale - 1) <= 1e-9:
+            return kept
         if in_bytes is not None:  # drawn up to the peak, not as a share of a capacity
             den, peak = in_bytes
             vals = np.asarray(vals) * (den / peak if peak > 0 else 0.0)
-        scale = width / (x1 - x0)
-        key = (bin_ns, a, len(vals), round(h, 3))
-        cached = self._summary_img.get((e.rank, e.group))
-        stale = cached is not None and (cached[0] != key or abs(cached[2] / scale - 1) > 1e-9)
-        if cached is None or (stale and (cached[0] != key or self._may_compute())):
-            if len(self._summary_img) > 256:
-                self._summary_img.clear()
-            cached = (key, self._render_summary(e.group, vals, bin_ns * scale, h), scale)
-            self._summary_img[(e.rank, e.group)] = cached
-        _, img, drawn_scale = cached
-        x_img = px_left + (a * bin_ns - x0) * scale
-        p.save()
-        p.setClipRect(QtCore.QRectF(px_left, top, width, h + 1))
-        if abs(drawn_scale / scale - 1) < 1e-9:
-            p.drawImage(QtCore.QPointF(x_img, top), img)
-        else:
-            # zooming within the same bins: stretch the strip (bins stay at their exact
-            # times) until a later frame has time to redraw it crisp
-            target = QtCore.QRectF(x_img, top, img.width() * scale / drawn_scale, img.height())
-            p.drawImage(target, img, QtCore.QRectF(img.rect()))
-        self._paint_scale(p, px_left, width, top, h, in_bytes)
-        p.restore()
+
+        def make():
+            return strip_picture(e.group, key, vals, scale, h)
+        if self.tiles is not None:
+            self._asked.add(("strip", where))
+            self._pending = True
+            self.renders_asked += 1
+            self.tiles.ask(Ask("strip", where, (key, scale), make))
+            return kept
+        if kept is not None and kept.key == key and not self._may_compute():
+            return kept  # (time-sliced: stretched until a later frame)
+        if len(self._summary_img) > 256:
+            self._summary_img.clear()
+        self._summary_img[where] = kept = make()
+        self.renders_made += 1
+        return kept
 
     def bytes_scale(self, rank, group):
         """(bytes per unit of the summary, peak bytes) of a memory row without a capacity,
@@ -344,36 +369,6 @@ class TimelineItem(pg.GraphicsObject):
         self._summary_img.clear()
         self._cache_key = None
         self.update()
-
-    def _render_summary(self, group, vals, bw, h):
-        bins = len(vals)
-        img = QtGui.QImage(max(int(np.ceil(bins * bw)) + 1, 1), max(int(np.ceil(h)) + 1, 1),
-                           QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-        img.fill(QtGui.QColor(250, 250, 250))
-        p = QtGui.QPainter(img)
-        try:
-            u = np.clip(vals, 0, 1)
-            xs = (np.arange(bins) + 0.5) * bw
-            base = h - 2
-            ys = base - u * (h - 5)
-            color = group_color(group)
-            # the area under the line: one bar per run of equal heights
-            p.setPen(QtCore.Qt.PenStyle.NoPen)
-            p.setBrush(blend_with_white(color, 0.3))
-            runs = np.flatnonzero(np.concatenate([[True], ys[1:] != ys[:-1]]))
-            widths = np.diff(np.concatenate([runs, [bins]])) * bw
-            self.batch.draw(p, xs[runs] - bw / 2, ys[runs], widths, base - ys[runs])
-            pen = QtGui.QPen(color)
-            pen.setCosmetic(True)
-            p.setPen(pen)
-            p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
-            # numpy-backed polyline (pyqtgraph's arrayToQPolygonF): no Python object per point
-            p.drawPolyline(pg.functions.arrayToQPolygonF(xs, ys))
-            p.setPen(QtGui.QPen(QtGui.QColor(210, 210, 210)))
-            p.drawLine(QtCore.QPointF(0, h), QtCore.QPointF(img.width(), h))
-        finally:
-            p.end()
-        return img
 
     def _summary_strip(self, e, x0, x1, width):
         """(bin width in ns, first bin index, values) covering [x0, x1] and around it; bins
