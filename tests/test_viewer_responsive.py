@@ -360,8 +360,22 @@ def test_a_wheel_step_redraws_only_the_strips_in_view_and_off_the_windows_thread
         qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
         assert drawn and not any(main for _, main in drawn)
         assert set(asked) == set(in_view), step
+    tl.item.refresh()  # (all made again for this view: a strip's origin is where it was made)
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
     settled = tl.grab().toImage()
     tl.item.stop_background()
     tl.item.tiles = None  # everything drawn in the frame, as a screenshot draws it
     tl.item.refresh()
     assert tl.grab().toImage() == settled
+
+
+def test_a_refreshed_timeline_is_not_settled_until_it_is_drawn_again(qtbot, ranks4):
+    """``refresh`` throws every strip away: until a frame has drawn them again the picture
+    is not final (it said settled at once, and a grab then showed empty strips)."""
+    win = _open(qtbot, load_profile([str(p) for p in ranks4], ranked=True), ranks4)
+    tl = win.timeline
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    tl.item.refresh()
+    assert not tl.item.settled()
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    assert not tl.item.last_stats["pending"]

@@ -28,6 +28,9 @@ from .tile_worker import Ask, TileWorker
 
 
 
+SCALE_TEXT = QtGui.QColor(90, 90, 90)  # the scale marks' labels
+
+
 class ViewRow:
     """One tile row mapped to view pixels (boxes, bands and the ready/waiting pieces)."""
 
@@ -66,6 +69,7 @@ class TimelineItem(pg.GraphicsObject):
         self._match_cache = GridCache()  # lane -> its highlighted items per row
         self._match_for = None  # the highlighted ids the match cache holds
         self._bytes_scales = {}  # (rank, group) -> summary_bytes
+        self._scale_styles = {}  # the scale marks' pen and font (``_scale_style``)
         # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
         # shows the previous resolution's data elsewhere and asks for another frame.
         # None = compute everything now (screenshots, tests).
@@ -339,18 +343,14 @@ class TimelineItem(pg.GraphicsObject):
             peak = in_bytes[1]
             marks = ((1.0, f"peak {format_bytes(peak)}"), (0.5, format_bytes(peak / 2)),
                      (0.0, "0 B"))
-        pen = QtGui.QPen(QtGui.QColor(170, 170, 170))
-        pen.setStyle(QtCore.Qt.PenStyle.DotLine)
+        pen, font, fh = self._scale_style(p.font())
         p.setPen(pen)
         right = px_left + width
         for u in (0.5, 1.0):
             y = top + h - 2 - u * (h - 5)
             p.drawLine(QtCore.QPointF(px_left, y), QtCore.QPointF(right, y))
-        f = QtGui.QFont(p.font())
-        f.setPointSizeF(6.5)
-        p.setFont(f)
-        p.setPen(QtGui.QColor(90, 90, 90))
-        fh = QtGui.QFontMetricsF(f).height()
+        p.setFont(font)
+        p.setPen(SCALE_TEXT)
         drawn = self.last_stats.setdefault("scale_labels", [])
         last = None
         for u, text in marks:  # (top first, each inside its row; a mark too close to the
@@ -362,12 +362,26 @@ class TimelineItem(pg.GraphicsObject):
             drawn.append((box, text))
             last = box
 
+    def _scale_style(self, font):
+        """The scale marks' dotted pen, their small font and its line height, made once for
+        the frame's font (a strip's marks were a fifth of a pan's frame)."""
+        key = font.key()
+        if self._scale_styles.get("for") != key:
+            pen = QtGui.QPen(QtGui.QColor(170, 170, 170))
+            pen.setStyle(QtCore.Qt.PenStyle.DotLine)
+            small = QtGui.QFont(font)
+            small.setPointSizeF(6.5)
+            self._scale_styles = {"for": key,
+                                  "style": (pen, small, QtGui.QFontMetricsF(small).height())}
+        return self._scale_styles["style"]
+
     def refresh(self):
         """Treat every cached row as stale: they are recomputed (time-sliced if a budget is
         set) and shown meanwhile."""
         self._generation += 1
         self._summary_img.clear()
         self._cache_key = None
+        self._drawn_range = None  # (not settled until a frame has drawn them again)
         self.update()
 
     def _summary_strip(self, e, x0, x1, width):
@@ -532,10 +546,9 @@ class TimelineItem(pg.GraphicsObject):
             x = np.concatenate([a[0] for a in parts])
             w = np.concatenate([a[1] for a in parts])
             # (a row's y and height, or one per rectangle: a band's busy fill)
-            y = np.concatenate([np.broadcast_to(np.asarray(a[2], np.float64), len(a[0]))
-                                for a in parts])
-            h = np.concatenate([np.broadcast_to(np.asarray(a[3], np.float64), len(a[0]))
-                                for a in parts])
+            counts = [len(a[0]) for a in parts]
+            y = _per_rect([a[2] for a in parts], counts)
+            h = _per_rect([a[3] for a in parts], counts)
             key = np.concatenate([a[4] for a in parts])
             if len(key) == 0:
                 continue
@@ -671,6 +684,15 @@ def band_label(count, short=False):
     """A gray band's label: how many items merged there, written as a count (the report's
     words), never a bare number that reads like a time."""
     return f"×{count:,}" if short else f"×{count:,} merged"
+
+
+def _per_rect(values, counts):
+    """One float per rectangle from each part's value: one for the part's rectangles (a
+    row's y), or an array of one each (a band's busy fill)."""
+    if not any(isinstance(v, np.ndarray) for v in values):
+        return np.repeat(np.asarray(values, np.float64), counts)
+    return np.concatenate([np.asarray(v, np.float64) if isinstance(v, np.ndarray) else
+                           np.full(n, v, np.float64) for v, n in zip(values, counts)])
 
 
 def _member(items, sorted_set):
