@@ -57,7 +57,7 @@ class TimelineItem(pg.GraphicsObject):
         self.path = None  # path_overlay.PathOverlay of the run's critical path, once computed
         self.path_shown = False  # drawn over the lanes (its items in full colour, others dim)
         self._hl = None  # what this frame shows in full colour: the matches, else the path
-        self.t_range = self.source.info().time_range
+        self.t_range = self.source.outline().time_range
         self.last_stats = {}
         self._cache_key = None
         self._cache_img = None
@@ -105,33 +105,42 @@ class TimelineItem(pg.GraphicsObject):
             (self.tiles is None or self.tiles.pending() == 0)
 
     def _tile_done(self, cache, key, result):
-        """A tile or strip computed in the background arrives: kept, and the view repainted."""
+        """A tile or strip computed in the background arrives: kept, and the view repainted
+        (a utilization strip's values come with its picture at the scale they were asked
+        for: ``_summary_strip``)."""
         if isinstance(result, Exception):
             self._report(result, f"computing {'a lane' if cache == 'lane' else 'a summary'}")
             return
         if cache == "match" and self._match_for is not result.data.get("for"):
             return  # (for highlights no longer shown)
+        if cache == "summary":
+            result, picture = result
+            self._keep_picture(key, picture)
         if cache == "strip":
-            if len(self._summary_img) > 256:
-                self._summary_img.clear()
-            self._summary_img[key] = result
-            self._cache_key = None
-            self.update()
-            return
-        {"lane": self._lane_cache, "summary": self._summary_cache,
-         "match": self._match_cache}[cache].put(key, result)
+            self._keep_picture(key, result)
+        else:
+            {"lane": self._lane_cache, "summary": self._summary_cache,
+             "match": self._match_cache}[cache].put(key, result)
         self._cache_key = None
         self.update()
 
-    def _ask(self, cache, lane=None):
-        """The ``ask`` a frame gives the grid cache: None computes in this thread."""
+    def _keep_picture(self, where, picture):
+        if len(self._summary_img) > 256:
+            self._summary_img.clear()
+        self._summary_img[where] = picture
+
+    def _ask(self, cache, lane=None, then=None):
+        """The ``ask`` a frame gives the grid cache: None computes in this thread.
+        ``then(entry)``: what else the tiles' thread makes of the entry, handed back with it
+        as (entry, then(entry))."""
         if self.tiles is None:
             return None
 
         def ask(key, spec, make):
             self._asked.add((cache, key))
             self._pending = True
-            self.tiles.ask(Ask(cache, key, spec, make, lane))
+            job = make if then is None else lambda: _with(make(), then)
+            self.tiles.ask(Ask(cache, key, spec, job, lane))
         return ask
 
     def set_layout(self, layout):
@@ -168,7 +177,7 @@ class TimelineItem(pg.GraphicsObject):
         width = max(int(round(px_right - px_left)), 1)
         height = max(int(round(bottom - top)), 1)
         key = (x0, x1, y0, y1, width, height, sx, sy, id(self.layout.entries), self.selected,
-               id(self.matches), len(self.source.info().markers), self.path_shown,
+               id(self.matches), len(self.source.outline().markers), self.path_shown,
                id(self.path))
         if key != self._cache_key:
             img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
@@ -274,7 +283,7 @@ class TimelineItem(pg.GraphicsObject):
         1.5-3 px anchored to absolute time.  The strip around the view is drawn once into a
         picture; a pan only moves it, a zoom step stretches it until the crisp one for the
         new scale is drawn (in the tiles' thread where there is one: ``_strip_picture``)."""
-        strip = self._summary_strip(e, x0, x1, width)
+        strip = self._summary_strip(e, x0, x1, width, h)
         if strip is None:
             p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
             return
@@ -299,12 +308,8 @@ class TimelineItem(pg.GraphicsObject):
         kept = self._summary_img.get(where)
         if kept is not None and kept.key == key and abs(kept.scale / scale - 1) <= 1e-9:
             return kept
-        if in_bytes is not None:  # drawn up to the peak, not as a share of a capacity
-            den, peak = in_bytes
-            vals = np.asarray(vals) * (den / peak if peak > 0 else 0.0)
-
         def make():
-            return strip_picture(e.group, key, vals, scale, h)
+            return strip_picture(e.group, key, _shown(vals, in_bytes), scale, h)
         if self.tiles is not None:
             self._asked.add(("strip", where))
             self._pending = True
@@ -384,14 +389,21 @@ class TimelineItem(pg.GraphicsObject):
         self._drawn_range = None  # (not settled until a frame has drawn them again)
         self.update()
 
-    def _summary_strip(self, e, x0, x1, width):
+    def _summary_strip(self, e, x0, x1, width, h):
         """(bin width in ns, first bin index, values) covering [x0, x1] and around it; bins
-        are a power of two between 1.5 and 3 pixels (see tile_cache)."""
+        are a power of two between 1.5 and 3 pixels (see tile_cache).  The tiles' thread
+        draws the strip's picture for this view as soon as it has the values."""
         bin_ns = 2.0 ** np.floor(np.log2(max(3.0 * (x1 - x0) / width, 1e-9)))
+        scale = width / (x1 - x0)
+
+        def picture(c):
+            vals, in_bytes = c.data
+            return strip_picture(e.group, (c.cell_ns, c.first, len(vals), round(h, 3)),
+                                 _shown(vals, in_bytes), scale, h)
         c = self._summary_cache.get(
             (e.rank, e.group), bin_ns, x0, x1,
             lambda a, b, n: self._summary_values(e, a, b, n),
-            self._may_compute, self._generation, self._ask("summary"))
+            self._may_compute, self._generation, self._ask("summary", then=picture))
         return None if c is None else (c.cell_ns, c.first, *c.data)
 
     def _lane_rows(self, lane, x0, x1, width):
@@ -619,7 +631,7 @@ class TimelineItem(pg.GraphicsObject):
     def _paint_markers(self, p, px_left, width, sx, dx, sy, dy, y0, y1):
         """Out-of-memory (and other) markers: a red line through all lanes, and a label."""
         red = QtGui.QColor(210, 20, 20)
-        for m in self.source.info().markers:
+        for m in self.source.outline().markers:
             x = sx * float(m["time"]) + dx
             if not (px_left - 1 <= x <= px_left + width + 1):
                 continue
@@ -684,6 +696,19 @@ def band_label(count, short=False):
     """A gray band's label: how many items merged there, written as a count (the report's
     words), never a bare number that reads like a time."""
     return f"×{count:,}" if short else f"×{count:,} merged"
+
+
+def _shown(vals, in_bytes):
+    """A strip's values as drawn: a share of the row's capacity, or (``in_bytes``: bytes
+    per unit and the peak) up to the peak, for a memory of unknown capacity."""
+    if in_bytes is None:
+        return vals
+    den, peak = in_bytes
+    return np.asarray(vals) * (den / peak if peak > 0 else 0.0)
+
+
+def _with(entry, then):
+    return entry, then(entry)
 
 
 def _per_rect(values, counts):
