@@ -387,3 +387,30 @@ def test_a_refreshed_timeline_is_not_settled_until_it_is_drawn_again(qtbot, rank
     assert not tl.item.settled()
     qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
     assert not tl.item.last_stats["pending"]
+
+
+def test_a_tile_made_while_a_coarser_one_is_shown_is_made_for_the_view(qtbot, ranks4):
+    """Zoomed in 10x from the whole run, the lanes show their coarser tiles while the tiles'
+    thread makes the new ones: those are made for the view's pixels, as a frame drawn at
+    once makes them (they were made for the coarser tile's cells: 8x finer than a pixel,
+    ten times the rectangles, 25,737 instead of 2,591 in a frame of 10 M items)."""
+    src = as_source(load_profile([str(p) for p in ranks4], ranked=True))
+    src.info()  # (its notices known: the view's height stays)
+    win = _open(qtbot, src, ranks4)
+    tl = win.timeline
+    tl.expand(["cpu", "utility"])
+    tl.scroll_to(next(e.y for e in tl.lane_layout.entries if e.kind == "lane") - 1)
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    t0, t1 = tl.time_range()
+    mid, span = (t0 + t1) / 2, (t1 - t0) / 10
+    tl.set_time_range(mid - span / 2, mid + span / 2, remember=False)
+    tl.grab()
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    settled = tl.grab().toImage()
+    rects = tl.item.last_stats["rects"]
+    tl.item.stop_background()
+    tl.item.tiles = None  # everything made in the frame, as a screenshot makes it
+    tl.item.refresh()
+    fresh = tl.grab().toImage()
+    assert rects == tl.item.last_stats["rects"] > 0
+    assert fresh == settled

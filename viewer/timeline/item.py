@@ -410,14 +410,15 @@ class TimelineItem(pg.GraphicsObject):
         """The lane's tile for this view, in view pixels: computed on cells of 0.5-1 view
         pixel (see tile_cache), so pans and small zooms reuse it."""
         ns_per_px = max((x1 - x0) / width, 1e-9)
-        res = 2.0 ** np.floor(np.log2(ns_per_px))
-        c = self._lane_cache.get(lane, res, x0, x1,
+        cell = 2.0 ** np.floor(np.log2(ns_per_px))
+        px_scale = ns_per_px / cell  # (bound now: the tiles' thread computes it later)
+        c = self._lane_cache.get(lane, cell, x0, x1,
                                  lambda a, b, n: self.source.lane_tile(
-                                     lane, a, b, n, px_scale=ns_per_px / res),
+                                     lane, a, b, n, px_scale=px_scale),
                                  self._may_compute, self._generation, self._ask("lane", lane))
         if c is None:
             return None  # nothing to show yet; a later frame (or the tiles' thread) makes it
-        res, a, tile = c.cell_ns, c.first, c.data
+        res, a, tile = c.cell_ns, c.first, c.data  # (a stale one: its own cells)
         k = res * width / (x1 - x0)  # view pixels per grid cell
         off = (a * res - x0) * width / (x1 - x0)
         out = []
