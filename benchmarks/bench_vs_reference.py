@@ -44,11 +44,13 @@ app_instance()
 from legate_prof.viewer.app import MainWindow
 files, cache = json.loads(sys.argv[1])
 t0, c0 = time.perf_counter(), time.process_time()  # after the interpreter and Qt have started
-m = load_profile(files, use_cache=cache, ranked=True)  # as `view` loads
-win = MainWindow(m, files)  # the window as `view` opens it, on a full-HD screen
+win = MainWindow(files=files, load=lambda progress: load_profile(  # as `view` opens it (the
+    files, use_cache=cache, ranked=True))  # load in its thread), on a full-HD screen
 win.resize(1920, 1080)
 win.show()
-while not win.timeline.item.settled():  # every lane in view drawn from its tiles
+win.start_loading()
+while win.timeline is None or win.timeline.source is None or \
+        not win.timeline.item.settled():  # every lane in view drawn from its tiles
     QtWidgets.QApplication.processEvents()
     time.sleep(0.002)
 out = {"first_frame_s": time.perf_counter() - t0, "first_frame_cpu_s": time.process_time() - c0}

@@ -29,6 +29,7 @@ from .tile_worker import Ask, TileWorker
 
 
 SCALE_TEXT = QtGui.QColor(90, 90, 90)  # the scale marks' labels
+ARRIVALS_MS = 16  # tiles arriving while others are computed are drawn together this often
 
 
 class ViewRow:
@@ -83,6 +84,7 @@ class TimelineItem(pg.GraphicsObject):
         self._deadline = 0.0
         self._computed = 0
         self._pending = False
+        self._repaint_due = False  # a frame for tiles that arrived is on its way
 
     def compute_in_background(self):
         """Compute tiles and utilization strips in a thread of their own from now on
@@ -122,6 +124,16 @@ class TimelineItem(pg.GraphicsObject):
             {"lane": self._lane_cache, "summary": self._summary_cache,
              "match": self._match_cache}[cache].put(key, result)
         self._cache_key = None
+        if self.tiles is None or self.tiles.pending() == 0:
+            self.update()  # (the last one asked: drawn now)
+        elif not self._repaint_due:  # more to come: drawn with those that arrive meanwhile
+            self._repaint_due = True
+            QtCore.QTimer.singleShot(ARRIVALS_MS, self._arrivals)
+
+    def _arrivals(self):
+        """Tiles arrived since the last frame: one frame draws them all (each one's own
+        frame was most of a first frame's work on the window's thread)."""
+        self._repaint_due = False
         self.update()
 
     def _keep_picture(self, where, picture):
