@@ -35,7 +35,7 @@ REFERENCE = Path(os.environ.get(
     "LEGION_PROF", ROOT.parent / "shared" / "reference" / "legion_prof" / "bin" / "legion_prof"))
 
 FIRST_FRAME = r"""
-import json, os, sys, time
+import json, os, sys, threading, time
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6 import QtWidgets
 from legate_prof.load.loader import load_profile
@@ -43,10 +43,20 @@ from legate_prof.viewer.screenshot import app_instance
 app_instance()
 from legate_prof.viewer.app import MainWindow
 files, cache = json.loads(sys.argv[1])
+from legate_prof.load.rank_workers import lower_this_thread
 t0, c0 = time.perf_counter(), time.process_time()  # after the interpreter and Qt have started
-win = MainWindow(files=files, load=lambda progress: load_profile(  # as `view` opens it (the
-    files, use_cache=cache, ranked=True))  # load in its thread), on a full-HD screen
-win.resize(1920, 1080)
+loaded = {}
+
+
+def early_load():  # as `view` loads: begun before the window is made (cli.view.EarlyLoad)
+    lower_this_thread()
+    loaded["model"] = load_profile(files, use_cache=cache, ranked=True)
+
+
+loading = threading.Thread(target=early_load)
+loading.start()
+win = MainWindow(files=files, load=lambda progress: (loading.join(), loaded["model"])[1])
+win.resize(1920, 1080)  # (a full-HD screen)
 win.show()
 win.start_loading()
 while win.timeline is None or win.timeline.source is None or \
