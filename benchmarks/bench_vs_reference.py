@@ -132,8 +132,8 @@ def main(argv=None):
                                  key=lambda r: r["first_frame_s"])
                 f = hot[1]  # the median run's frames
                 row += (f"{min(raw):.2f}-{max(raw):.2f} s, {hot[0]['first_frame_s']:.2f} s "
-                        f"(median {f['first_frame_s']:.2f} s; CPU {hot[0]['first_frame_cpu_s']:.2f}"
-                        " s)")
+                        f"(median {f['first_frame_s']:.2f} s; CPU "
+                        f"{hot[0]['first_frame_cpu_s']:.2f} s)")
                 for shown in ("opened", "expanded"):
                     g = f[shown]
                     row += (f" | {shown}: pans 1x/10x/1000x {g['frame_1x_ms']:.0f}/"

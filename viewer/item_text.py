@@ -97,9 +97,9 @@ def detail_fields(source, hit, critical_note=None):
     kind, payload = hit
     if kind == "band":
         a, b, n, lane, row, busy = band_payload(payload)
+        long = source.outline().lanes[lane].long
         return [_Group("Merged items", f"{n:,}"), _Group("Busy", busy_words(busy, a, b)),
-                _Group("Lane", f"{lane_place(source, lane)} — {source.outline().lanes[lane].long}",
-                       ("lane", lane)),
+                _Group("Lane", f"{lane_place(source, lane)} — {long}", ("lane", lane)),
                 _Group("From", format_ns_us(a)), _Group("To", format_ns_us(b))]
     if source.critical_path_ready:
         return _critical_first(_with_group(source, payload, source.item_details(payload)))
