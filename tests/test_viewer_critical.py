@@ -366,6 +366,40 @@ def test_notices_show_as_a_banner_in_the_screenshot_headers_words(qtbot):
     assert not one.centralWidget().banner.isVisibleTo(one)
 
 
+class LatencyGated(ProfileSource):
+    """A source whose messages' latency (the notices) waits for the test (``gate``) and
+    says in which thread it was asked."""
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.gate = threading.Event()
+        self.asked = []
+
+    def message_latency(self):
+        self.asked.append(threading.current_thread() is threading.main_thread())
+        self.gate.wait(WAIT_MS / 1000)
+        return super().message_latency()
+
+
+def test_the_first_frame_waits_for_no_notice_they_come_after_it(qtbot):
+    """The notices (the messages' latency over every item: 0.7 s of a 1 s first frame of
+    10 M cached items) are worked out after the first frame, off the window's thread: the
+    lanes are drawn meanwhile, and the banner shows the notices once they are in."""
+    from legate_prof.viewer.notices import notice_lines
+    src = LatencyGated(load_profile(_files("mpi2")))
+    try:
+        win = _window(qtbot, src)
+        qtbot.waitUntil(lambda: win.timeline.item.settled() and bool(src.asked),
+                        timeout=WAIT_MS)
+        assert not any(src.asked)  # (never on the window's thread)
+        banner = win.centralWidget().banner
+        assert not [line for line in banner.lines() if line.startswith("Note: ")]
+    finally:
+        src.gate.set()
+    qtbot.waitUntil(lambda: banner.lines() == notice_lines(src.info()), timeout=WAIT_MS)
+    assert banner.lines()[0].startswith("Note: Clock skew") and banner.isVisible()
+
+
 def test_merged_bands_are_labelled_as_counts(qtbot, tmp_path):
     """Gray bands wide enough for a label say how many items merged there as a count
     ("×33"), as the report does, never a bare number that reads like a time."""

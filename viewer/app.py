@@ -131,6 +131,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def _build_work(self):
         """Threads for what a click or the search box asks, one request of each at a time."""
         self._searches = Background("legate_prof-search", self)
+        self._notices = Background("legate_prof-notices", self)
+        self._notices.done.connect(self._noticed)
         self._searches.done.connect(self._searched)
         self._jumps = Background("legate_prof-item", self)
         self._jumps.done.connect(self._jumped)
@@ -262,17 +264,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.timeline = frame.timeline
         self.timeline.set_source(src, layout)
         if self._view_range is not None:  # (the history starts there: 0 resets to the run)
-            (a, b), (t0, t1) = self._view_range, src.info().time_range
+            (a, b), (t0, t1) = self._view_range, src.outline().time_range
             self.timeline.set_time_range(t0 if a is None else a, t1 if b is None else b,
                                          remember=False)
             self.timeline.history = [self.timeline.time_range()]
             self._view_range = None
         self.timeline.item.compute_in_background()  # no frame waits for a tile
         self.timeline.show_critical_path(self.path_action.isChecked())
-        lines = notice_lines(src.info())
-        if self._showing_example(files):
-            lines.insert(0, f"This is the bundled example profile: {self._example[1]}.")
-        frame.set_notices(lines, problem_lines(src.info()))  # (the status bar is overwritten)
+        self._set_notices(src, src.outline())  # (its notices once worked out: ``_noticed``)
         if self.centralWidget() is not frame:
             self.setCentralWidget(frame)  # (the loading panel goes)
         self._kept = None
@@ -285,13 +284,33 @@ class MainWindow(QtWidgets.QMainWindow):
         self._set_ready(True)
         self.details.critical_note = "being computed (shown here when ready)"
         self.statusBar().clearMessage()
-        for w in src.info().warnings[:3]:
+        for w in src.outline().warnings[:3]:
             self.statusBar().showMessage(str(w))
         if self._showing_example(files):
             self.statusBar().showMessage(f"the bundled example: {self._example[1]}")
         QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
-        FirstFrame(self.timeline.viewport(), lambda: self._start_critical(src),
+        FirstFrame(self.timeline.viewport(), lambda: self._after_first_frame(src),
                    self.timeline.item.settled)
+
+    def _set_notices(self, src, info):
+        """The banner: what went wrong reading ``src``'s files, and its notices as far as
+        ``info`` has them (the status bar is overwritten; the banner stays)."""
+        lines = notice_lines(info)
+        if self._showing_example(self._files):
+            lines.insert(0, f"This is the bundled example profile: {self._example[1]}.")
+        self._timeline_frame().set_notices(lines, problem_lines(info))
+
+    def _after_first_frame(self, src):
+        """The notices (the messages' latency over every item) and the critical path are
+        worked out once the first frame is whole, each in a thread of its own."""
+        if src is not self.source:
+            return  # another profile replaced it before its first frame
+        self._notices.run(src.info, token=src)
+        self._start_critical(src)
+
+    def _noticed(self, src, info):
+        if src is self.source and not isinstance(info, Exception):
+            self._set_notices(src, info)
 
     # ---- the critical path, computed in a thread after the first frame ------------------
 
@@ -377,8 +396,10 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def work_threads(self):
         """Every thread this window started that may still run: ``background_threads``,
-        the timeline's tiles and tooltips, searches, jumps, findings' and operations' items."""
-        works = [self._searches, self._jumps, self.finding_work, self._operations]
+        the timeline's tiles and tooltips, searches, jumps, findings' and operations' items,
+        the notices."""
+        works = [self._searches, self._jumps, self.finding_work, self._operations,
+                 self._notices]
         out = list(self.background_threads())
         if self._frame is not None:
             out += self._frame.timeline.work_threads()
@@ -556,7 +577,7 @@ class MainWindow(QtWidgets.QMainWindow):
         src = self.source
 
         def search():
-            hits = src.search(text, limit=src.info().n_items + 1)
+            hits = src.search(text, limit=src.outline().n_items + 1)
             groups = group_by_rank(src, hits)
             return hits, groups, opened_lines(src, groups)
         self.statusBar().showMessage(f"searching for '{text}'…")
@@ -575,7 +596,7 @@ class MainWindow(QtWidgets.QMainWindow):
         per = ", ".join(f"rank {r}: {n:,}" for r, n in list(counts.items())[:8])
         more = f", … ({len(counts)} ranks)" if len(counts) > 8 else ""
         self.statusBar().showMessage(f"{len(hits):,} matches for '{text}'"
-                                     + (f" ({per}{more})" if len(src.info().ranks) > 1 else ""))
+                                     + (f" ({per}{more})" if len(src.outline().ranks) > 1 else ""))
 
     def busy(self):
         """Whether a search, a finding's items or a jump to an item is still being worked out

@@ -15,7 +15,7 @@ TOOLTIP_FIELDS = ("Provenance", "Lane", "Rank", "Group", "Duration", "Waiting", 
 
 def lane_place(source, lane):
     """'Rank 2 · cpu · c1': where a lane is, for tooltips and details."""
-    x = source.info().lanes[lane]
+    x = source.outline().lanes[lane]
     return f"Rank {x.rank} · {x.panel} · {x.short}"
 
 
@@ -28,7 +28,7 @@ def tooltip_html(source, hit, notes=()):
     if kind == "band":
         a, b, n, lane, _row, busy = band_payload(payload)
         return _tooltip(("b", f"{n:,} merged items"), ("", busy_words(busy, a, b)),
-                        ("", lane_place(source, lane)), ("", source.info().lanes[lane].long),
+                        ("", lane_place(source, lane)), ("", source.outline().lanes[lane].long),
                         ("", format_range(a, b)), ("i", "zoom in (double-click) to split"))
     fields = source.item_details(payload, critical=False)  # never waits for the path
     lines = [("b", fields[0].text)]
@@ -85,7 +85,7 @@ def _with_group(source, i, fields):
     for f in fields:
         out.append(f)
         if f.label == "Rank":
-            out.append(_Group("Group", source.info().lanes[lane].panel))
+            out.append(_Group("Group", source.outline().lanes[lane].panel))
     return out
 
 
@@ -97,9 +97,9 @@ def detail_fields(source, hit, critical_note=None):
     kind, payload = hit
     if kind == "band":
         a, b, n, lane, row, busy = band_payload(payload)
+        long = source.outline().lanes[lane].long
         return [_Group("Merged items", f"{n:,}"), _Group("Busy", busy_words(busy, a, b)),
-                _Group("Lane", f"{lane_place(source, lane)} — {source.info().lanes[lane].long}",
-                       ("lane", lane)),
+                _Group("Lane", f"{lane_place(source, lane)} — {long}", ("lane", lane)),
                 _Group("From", format_ns_us(a)), _Group("To", format_ns_us(b))]
     if source.critical_path_ready:
         return _critical_first(_with_group(source, payload, source.item_details(payload)))

@@ -114,7 +114,7 @@ def detail_fields(source, i, critical=True) -> list:
     """Ordered ``Field`` rows for one item, times in µs to the ns, with links (the critical
     path's rows unless ``critical`` is false)."""
     d = source.item_facts(int(i))
-    lanes = source.info().lanes
+    lanes = source.outline().lanes
     lane, _ = source.item_lane(i)
     out = [Field("Title", d["title"], d["title"]), Field("Name", d["name"], d["name"])]
     if "variant" in d:
@@ -193,7 +193,7 @@ def item_label(source, j) -> str:
     "Fill into n0s0"; where several ranks are loaded, a processor's or memory's lane says its
     rank ("on u0 of rank 1": every rank has a u0), a channel's names its nodes already."""
     j = int(j)
-    info = source.info()
+    info = source.outline()
     lane = info.lanes[source.item_lane(j)[0]]
     title = source.item_title(j)
     if lane.group == "channel":

@@ -50,10 +50,8 @@ class RankedSource(ProfileSource):
         return self._set.merged_model()
 
     # -- description ---------------------------------------------------------------------------
-    def info(self) -> ProfileInfo:
-        if self._info is None:
-            self._info = replace(super().info(), n_items=self.n_items)
-        return self._info
+    def _describe(self) -> ProfileInfo:
+        return replace(super()._describe(), n_items=self.n_items)
 
     # -- tiles --------------------------------------------------------------------------------
     def prepare_lanes(self, lanes):

@@ -9,6 +9,7 @@ means what the picture shows.  Callers never touch the model's tables.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import replace
 
 import numpy as np
@@ -30,20 +31,37 @@ class ProfileSource:
     def __init__(self, model):
         self._m = model
         self._info = None
+        self._outline = None  # info() without its notices (``outline``)
         self.last_tiles = {}  # lane -> the LaneTile last produced (hit-testing reads it)
         self._critical = CriticalPaths(self.item_parts)
         self._latency = None
+        self._latency_lock = threading.Lock()
 
     # -- description ---------------------------------------------------------------------
     def info(self) -> ProfileInfo:
         if self._info is None:
-            self._info = replace(describe(self._m), notices=self.message_latency().notices())
+            self._info = replace(self.outline(), notices=self.message_latency().notices())
         return self._info
+
+    def outline(self) -> ProfileInfo:
+        """``info()`` but for its notices until they are worked out: the lane tree, the time
+        range, the markers, what a picture of the lanes needs.  The notices come from the
+        messages' latency over every item (0.7 s of a 1 s first frame at 10 M items), which
+        a window works out after its first frame."""
+        if self._info is not None:
+            return self._info
+        if self._outline is None:
+            self._outline = self._describe()
+        return self._outline
+
+    def _describe(self) -> ProfileInfo:
+        return describe(self._m)
 
     def message_latency(self) -> MessageLatency:
         """The messages' clock skew and latency (``causality.message_latency``), computed once."""
-        if self._latency is None:
-            self._latency = message_latency(self.item_parts())
+        with self._latency_lock:  # (asked by a window's notices and its critical path at once)
+            if self._latency is None:
+                self._latency = message_latency(self.item_parts())
         return self._latency
 
     # -- tiles -----------------------------------------------------------------------------
@@ -72,7 +90,7 @@ class ProfileSource:
         so its row is drawn on a bytes scale (a share of a capacity nobody knows would look
         full).  None where the row is a share: processors, channels, memories whose
         capacity is known.  ``rank=None``: all ranks."""
-        info = self.info()
+        info = self.outline()
         lanes = self._memory_lanes().get((group, rank), [])
         if not lanes or all(info.lanes[L].capacity > 0 for L in lanes):
             return None
@@ -91,7 +109,7 @@ class ProfileSource:
         search of every group per tile was most of a 1,000-rank report)."""
         if getattr(self, "_memory_lanes_by", None) is None:
             by = {}
-            for g in self.info().groups:
+            for g in self.outline().groups:
                 if g.kind == "memory":
                     by.setdefault((g.group, g.rank), []).extend(g.lanes)
                     by.setdefault((g.group, None), []).extend(g.lanes)
@@ -193,7 +211,8 @@ class ProfileSource:
         """Lane ids whose short or long name contains ``text`` (e.g. "I/O" finds the
         top-level task's lane)."""
         q = text.lower()
-        return [x.lane for x in self.info().lanes if q in x.short.lower() or q in x.long.lower()]
+        return [x.lane for x in self.outline().lanes
+                if q in x.short.lower() or q in x.long.lower()]
 
     # -- the critical path (``query.critical``) ----------------------------------------------
     def prepare_critical_path(self):

@@ -23,7 +23,7 @@ SHOWN_LINES = 3  # source lines in a finding's title (all of them in its tooltip
 
 def finding_items(source, finding):
     """Items launched from one of the finding's source lines."""
-    hits = [source.search(p, limit=source.info().n_items + 1) for p in finding["provenance"]]
+    hits = [source.search(p, limit=source.outline().n_items + 1) for p in finding["provenance"]]
     hits = [h for h in hits if len(h)]
     return np.unique(np.concatenate(hits)) if hits else np.zeros(0, np.int64)
 

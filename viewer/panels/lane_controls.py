@@ -82,7 +82,7 @@ class LaneControls(QtCore.QObject):
         self.ranks.blockSignals(True)
         self.ranks.clear()
         self.ranks.blockSignals(False)
-        kinds = sorted({(g.group, g.panel) for g in source.info().groups},
+        kinds = sorted({(g.group, g.panel) for g in source.outline().groups},
                        key=lambda k: GROUP_ORDER.index(k[0]))
         self.kinds_menu.clear()
         self.expand_kind.clear()
@@ -97,7 +97,7 @@ class LaneControls(QtCore.QObject):
             self.expand_kind.addAction(panel, lambda k=key: self._call("expand", [k]))
             self.collapse_kind.addAction(
                 panel, lambda k=key: self._call("expand", [k], expanded=False))
-        many = len(source.info().ranks) >= COMPACT_FROM_RANKS
+        many = len(source.outline().ranks) >= COMPACT_FROM_RANKS
         self.compact.blockSignals(True)
         self.compact.setChecked(many)
         self.compact.blockSignals(False)
@@ -112,7 +112,7 @@ class LaneControls(QtCore.QObject):
         that is not one, or names none of the profile's ranks, says why (status bar)."""
         if self.source is None:
             return
-        known = self.source.info().ranks
+        known = self.source.outline().ranks
         try:
             shown = shown_ranks(self.ranks.text(), known)
         except ValueError as e:

@@ -18,7 +18,7 @@ RANK_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 def lanes_of_items(source, ids):
     """The lane of each item id: items are numbered lane by lane, so the lanes' item ranges
     give it in one search (numpy over the lanes, not per item; no lane is stacked for it)."""
-    lanes = source.info().lanes
+    lanes = source.outline().lanes
     lo = np.array([source.lane_item_range(x.lane)[0] for x in lanes], np.int64)
     order = np.argsort(lo, kind="stable")
     k = np.searchsorted(lo[order], np.asarray(ids, np.int64), side="right") - 1
@@ -27,7 +27,7 @@ def lanes_of_items(source, ids):
 
 def ranks_of_items(source, ids):
     """The rank of each item id (``lanes_of_items``)."""
-    rank = np.array([x.rank for x in source.info().lanes], np.int64)
+    rank = np.array([x.rank for x in source.outline().lanes], np.int64)
     return rank[lanes_of_items(source, ids)]
 
 
@@ -43,7 +43,7 @@ def group_by_rank(source, hits):
 def result_lines(source, ids):
     """[(the line listing a result, its id)] of the first ``PER_RANK`` of ``ids`` (each an
     item's title, 65 µs: a search's thread makes those of the ranks opened at once)."""
-    lanes = source.info().lanes
+    lanes = source.outline().lanes
     listed = np.asarray(ids[:PER_RANK])
     out = []
     for i, L in zip(listed.tolist(), lanes_of_items(source, listed).tolist()):

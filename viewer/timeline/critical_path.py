@@ -89,7 +89,7 @@ class RunPath:
 
 def lanes_of(source, items):
     """The lane of each item: a lane's items are the contiguous ids ``lane_item_range``."""
-    lanes = source.info().lanes
+    lanes = source.outline().lanes
     if not len(items) or not lanes:
         return np.zeros(len(items), np.int64)
     lo = np.array([source.lane_item_range(L.lane)[0] for L in lanes], np.int64)

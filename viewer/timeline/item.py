@@ -22,9 +22,14 @@ from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_
                      name_color)
 from .layout import LaneLayout
 from .rect_batch import RectBatch
+from .summary_strip import draw_strip, strip_picture
 from .tile_cache import GridCache
 from .tile_worker import Ask, TileWorker
 
+
+
+SCALE_TEXT = QtGui.QColor(90, 90, 90)  # the scale marks' labels
+ARRIVALS_MS = 16  # tiles arriving while others are computed are drawn together this often
 
 
 class ViewRow:
@@ -53,16 +58,19 @@ class TimelineItem(pg.GraphicsObject):
         self.path = None  # path_overlay.PathOverlay of the run's critical path, once computed
         self.path_shown = False  # drawn over the lanes (its items in full colour, others dim)
         self._hl = None  # what this frame shows in full colour: the matches, else the path
-        self.t_range = self.source.info().time_range
+        self.t_range = self.source.outline().time_range
         self.last_stats = {}
         self._cache_key = None
         self._cache_img = None
         self._summary_cache = GridCache()  # (rank, group) -> utilization bins
-        self._summary_img = {}  # (rank, group) -> (key, QImage of the strip, its scale)
+        self._summary_img = {}  # (rank, group) -> StripPicture of its strip, as last drawn
+        self.renders_asked = 0  # strip pictures asked of the tiles' thread (counted, for tests)
+        self.renders_made = 0  # ... and drawn in this thread
         self._lane_cache = GridCache()  # lane -> LaneTile (the tile drawn: hit-tests use it)
         self._match_cache = GridCache()  # lane -> its highlighted items per row
         self._match_for = None  # the highlighted ids the match cache holds
         self._bytes_scales = {}  # (rank, group) -> summary_bytes
+        self._scale_styles = {}  # the scale marks' pen and font (``_scale_style``)
         # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
         # shows the previous resolution's data elsewhere and asks for another frame.
         # None = compute everything now (screenshots, tests).
@@ -76,6 +84,7 @@ class TimelineItem(pg.GraphicsObject):
         self._deadline = 0.0
         self._computed = 0
         self._pending = False
+        self._repaint_due = False  # a frame for tiles that arrived is on its way
 
     def compute_in_background(self):
         """Compute tiles and utilization strips in a thread of their own from now on
@@ -98,26 +107,52 @@ class TimelineItem(pg.GraphicsObject):
             (self.tiles is None or self.tiles.pending() == 0)
 
     def _tile_done(self, cache, key, result):
-        """A tile or strip computed in the background arrives: kept, and the view repainted."""
+        """A tile or strip computed in the background arrives: kept, and the view repainted
+        (a utilization strip's values come with its picture at the scale they were asked
+        for: ``_summary_strip``)."""
         if isinstance(result, Exception):
             self._report(result, f"computing {'a lane' if cache == 'lane' else 'a summary'}")
             return
         if cache == "match" and self._match_for is not result.data.get("for"):
             return  # (for highlights no longer shown)
-        {"lane": self._lane_cache, "summary": self._summary_cache,
-         "match": self._match_cache}[cache].put(key, result)
+        if cache == "summary":
+            result, picture = result
+            self._keep_picture(key, picture)
+        if cache == "strip":
+            self._keep_picture(key, result)
+        else:
+            {"lane": self._lane_cache, "summary": self._summary_cache,
+             "match": self._match_cache}[cache].put(key, result)
         self._cache_key = None
+        if self.tiles is None or self.tiles.pending() == 0:
+            self.update()  # (the last one asked: drawn now)
+        elif not self._repaint_due:  # more to come: drawn with those that arrive meanwhile
+            self._repaint_due = True
+            QtCore.QTimer.singleShot(ARRIVALS_MS, self._arrivals)
+
+    def _arrivals(self):
+        """Tiles arrived since the last frame: one frame draws them all (each one's own
+        frame was most of a first frame's work on the window's thread)."""
+        self._repaint_due = False
         self.update()
 
-    def _ask(self, cache, lane=None):
-        """The ``ask`` a frame gives the grid cache: None computes in this thread."""
+    def _keep_picture(self, where, picture):
+        if len(self._summary_img) > 256:
+            self._summary_img.clear()
+        self._summary_img[where] = picture
+
+    def _ask(self, cache, lane=None, then=None):
+        """The ``ask`` a frame gives the grid cache: None computes in this thread.
+        ``then(entry)``: what else the tiles' thread makes of the entry, handed back with it
+        as (entry, then(entry))."""
         if self.tiles is None:
             return None
 
         def ask(key, spec, make):
             self._asked.add((cache, key))
             self._pending = True
-            self.tiles.ask(Ask(cache, key, spec, make, lane))
+            job = make if then is None else lambda: _with(make(), then)
+            self.tiles.ask(Ask(cache, key, spec, job, lane))
         return ask
 
     def set_layout(self, layout):
@@ -154,7 +189,7 @@ class TimelineItem(pg.GraphicsObject):
         width = max(int(round(px_right - px_left)), 1)
         height = max(int(round(bottom - top)), 1)
         key = (x0, x1, y0, y1, width, height, sx, sy, id(self.layout.entries), self.selected,
-               id(self.matches), len(self.source.info().markers), self.path_shown,
+               id(self.matches), len(self.source.outline().markers), self.path_shown,
                id(self.path))
         if key != self._cache_key:
             img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
@@ -257,38 +292,49 @@ class TimelineItem(pg.GraphicsObject):
 
     def _paint_summary(self, p, e, x0, x1, px_left, width, top, h):
         """The group's average-utilization line, filled below: the exact mean over bins of
-        1.5-3 px anchored to absolute time.  The strip around the view is drawn once into an
-        image; a pan only moves the image."""
-        strip = self._summary_strip(e, x0, x1, width)
+        1.5-3 px anchored to absolute time.  The strip around the view is drawn once into a
+        picture; a pan only moves it, a zoom step stretches it until the crisp one for the
+        new scale is drawn (in the tiles' thread where there is one: ``_strip_picture``)."""
+        strip = self._summary_strip(e, x0, x1, width, h)
         if strip is None:
             p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
             return
         bin_ns, a, vals, in_bytes = strip
-        if in_bytes is not None:  # drawn up to the peak, not as a share of a capacity
-            den, peak = in_bytes
-            vals = np.asarray(vals) * (den / peak if peak > 0 else 0.0)
         scale = width / (x1 - x0)
-        key = (bin_ns, a, len(vals), round(h, 3))
-        cached = self._summary_img.get((e.rank, e.group))
-        stale = cached is not None and (cached[0] != key or abs(cached[2] / scale - 1) > 1e-9)
-        if cached is None or (stale and (cached[0] != key or self._may_compute())):
-            if len(self._summary_img) > 256:
-                self._summary_img.clear()
-            cached = (key, self._render_summary(e.group, vals, bin_ns * scale, h), scale)
-            self._summary_img[(e.rank, e.group)] = cached
-        _, img, drawn_scale = cached
-        x_img = px_left + (a * bin_ns - x0) * scale
+        picture = self._strip_picture(e, (bin_ns, a, len(vals), round(h, 3)), vals, in_bytes,
+                                      scale, h)
         p.save()
         p.setClipRect(QtCore.QRectF(px_left, top, width, h + 1))
-        if abs(drawn_scale / scale - 1) < 1e-9:
-            p.drawImage(QtCore.QPointF(x_img, top), img)
+        if picture is None:  # (the first of this row: until it is drawn)
+            p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
         else:
-            # zooming within the same bins: stretch the strip (bins stay at their exact
-            # times) until a later frame has time to redraw it crisp
-            target = QtCore.QRectF(x_img, top, img.width() * scale / drawn_scale, img.height())
-            p.drawImage(target, img, QtCore.QRectF(img.rect()))
+            draw_strip(p, picture, scale, x0, px_left, top)
         self._paint_scale(p, px_left, width, top, h, in_bytes)
         p.restore()
+
+    def _strip_picture(self, e, key, vals, in_bytes, scale, h):
+        """The picture of the row's strip to draw: the one kept if it is of these bins at
+        this scale; else a crisp one is drawn now (no tiles' thread) or asked of the tiles'
+        thread, the one kept shown meanwhile (None if there is none)."""
+        where = (e.rank, e.group)
+        kept = self._summary_img.get(where)
+        if kept is not None and kept.key == key and abs(kept.scale / scale - 1) <= 1e-9:
+            return kept
+        def make():
+            return strip_picture(e.group, key, _shown(vals, in_bytes), scale, h)
+        if self.tiles is not None:
+            self._asked.add(("strip", where))
+            self._pending = True
+            self.renders_asked += 1
+            self.tiles.ask(Ask("strip", where, (key, scale), make))
+            return kept
+        if kept is not None and kept.key == key and not self._may_compute():
+            return kept  # (time-sliced: stretched until a later frame)
+        if len(self._summary_img) > 256:
+            self._summary_img.clear()
+        self._summary_img[where] = kept = make()
+        self.renders_made += 1
+        return kept
 
     def bytes_scale(self, rank, group):
         """(bytes per unit of the summary, peak bytes) of a memory row without a capacity,
@@ -314,18 +360,14 @@ class TimelineItem(pg.GraphicsObject):
             peak = in_bytes[1]
             marks = ((1.0, f"peak {format_bytes(peak)}"), (0.5, format_bytes(peak / 2)),
                      (0.0, "0 B"))
-        pen = QtGui.QPen(QtGui.QColor(170, 170, 170))
-        pen.setStyle(QtCore.Qt.PenStyle.DotLine)
+        pen, font, fh = self._scale_style(p.font())
         p.setPen(pen)
         right = px_left + width
         for u in (0.5, 1.0):
             y = top + h - 2 - u * (h - 5)
             p.drawLine(QtCore.QPointF(px_left, y), QtCore.QPointF(right, y))
-        f = QtGui.QFont(p.font())
-        f.setPointSizeF(6.5)
-        p.setFont(f)
-        p.setPen(QtGui.QColor(90, 90, 90))
-        fh = QtGui.QFontMetricsF(f).height()
+        p.setFont(font)
+        p.setPen(SCALE_TEXT)
         drawn = self.last_stats.setdefault("scale_labels", [])
         last = None
         for u, text in marks:  # (top first, each inside its row; a mark too close to the
@@ -337,66 +379,58 @@ class TimelineItem(pg.GraphicsObject):
             drawn.append((box, text))
             last = box
 
+    def _scale_style(self, font):
+        """The scale marks' dotted pen, their small font and its line height, made once for
+        the frame's font (a strip's marks were a fifth of a pan's frame)."""
+        key = font.key()
+        if self._scale_styles.get("for") != key:
+            pen = QtGui.QPen(QtGui.QColor(170, 170, 170))
+            pen.setStyle(QtCore.Qt.PenStyle.DotLine)
+            small = QtGui.QFont(font)
+            small.setPointSizeF(6.5)
+            self._scale_styles = {"for": key,
+                                  "style": (pen, small, QtGui.QFontMetricsF(small).height())}
+        return self._scale_styles["style"]
+
     def refresh(self):
         """Treat every cached row as stale: they are recomputed (time-sliced if a budget is
         set) and shown meanwhile."""
         self._generation += 1
         self._summary_img.clear()
         self._cache_key = None
+        self._drawn_range = None  # (not settled until a frame has drawn them again)
         self.update()
 
-    def _render_summary(self, group, vals, bw, h):
-        bins = len(vals)
-        img = QtGui.QImage(max(int(np.ceil(bins * bw)) + 1, 1), max(int(np.ceil(h)) + 1, 1),
-                           QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-        img.fill(QtGui.QColor(250, 250, 250))
-        p = QtGui.QPainter(img)
-        try:
-            u = np.clip(vals, 0, 1)
-            xs = (np.arange(bins) + 0.5) * bw
-            base = h - 2
-            ys = base - u * (h - 5)
-            color = group_color(group)
-            # the area under the line: one bar per run of equal heights
-            p.setPen(QtCore.Qt.PenStyle.NoPen)
-            p.setBrush(blend_with_white(color, 0.3))
-            runs = np.flatnonzero(np.concatenate([[True], ys[1:] != ys[:-1]]))
-            widths = np.diff(np.concatenate([runs, [bins]])) * bw
-            self.batch.draw(p, xs[runs] - bw / 2, ys[runs], widths, base - ys[runs])
-            pen = QtGui.QPen(color)
-            pen.setCosmetic(True)
-            p.setPen(pen)
-            p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
-            # numpy-backed polyline (pyqtgraph's arrayToQPolygonF): no Python object per point
-            p.drawPolyline(pg.functions.arrayToQPolygonF(xs, ys))
-            p.setPen(QtGui.QPen(QtGui.QColor(210, 210, 210)))
-            p.drawLine(QtCore.QPointF(0, h), QtCore.QPointF(img.width(), h))
-        finally:
-            p.end()
-        return img
-
-    def _summary_strip(self, e, x0, x1, width):
+    def _summary_strip(self, e, x0, x1, width, h):
         """(bin width in ns, first bin index, values) covering [x0, x1] and around it; bins
-        are a power of two between 1.5 and 3 pixels (see tile_cache)."""
+        are a power of two between 1.5 and 3 pixels (see tile_cache).  The tiles' thread
+        draws the strip's picture for this view as soon as it has the values."""
         bin_ns = 2.0 ** np.floor(np.log2(max(3.0 * (x1 - x0) / width, 1e-9)))
+        scale = width / (x1 - x0)
+
+        def picture(c):
+            vals, in_bytes = c.data
+            return strip_picture(e.group, (c.cell_ns, c.first, len(vals), round(h, 3)),
+                                 _shown(vals, in_bytes), scale, h)
         c = self._summary_cache.get(
             (e.rank, e.group), bin_ns, x0, x1,
             lambda a, b, n: self._summary_values(e, a, b, n),
-            self._may_compute, self._generation, self._ask("summary"))
+            self._may_compute, self._generation, self._ask("summary", then=picture))
         return None if c is None else (c.cell_ns, c.first, *c.data)
 
     def _lane_rows(self, lane, x0, x1, width):
         """The lane's tile for this view, in view pixels: computed on cells of 0.5-1 view
         pixel (see tile_cache), so pans and small zooms reuse it."""
         ns_per_px = max((x1 - x0) / width, 1e-9)
-        res = 2.0 ** np.floor(np.log2(ns_per_px))
-        c = self._lane_cache.get(lane, res, x0, x1,
+        cell = 2.0 ** np.floor(np.log2(ns_per_px))
+        px_scale = ns_per_px / cell  # (bound now: the tiles' thread computes it later)
+        c = self._lane_cache.get(lane, cell, x0, x1,
                                  lambda a, b, n: self.source.lane_tile(
-                                     lane, a, b, n, px_scale=ns_per_px / res),
+                                     lane, a, b, n, px_scale=px_scale),
                                  self._may_compute, self._generation, self._ask("lane", lane))
         if c is None:
             return None  # nothing to show yet; a later frame (or the tiles' thread) makes it
-        res, a, tile = c.cell_ns, c.first, c.data
+        res, a, tile = c.cell_ns, c.first, c.data  # (a stale one: its own cells)
         k = res * width / (x1 - x0)  # view pixels per grid cell
         off = (a * res - x0) * width / (x1 - x0)
         out = []
@@ -537,10 +571,9 @@ class TimelineItem(pg.GraphicsObject):
             x = np.concatenate([a[0] for a in parts])
             w = np.concatenate([a[1] for a in parts])
             # (a row's y and height, or one per rectangle: a band's busy fill)
-            y = np.concatenate([np.broadcast_to(np.asarray(a[2], np.float64), len(a[0]))
-                                for a in parts])
-            h = np.concatenate([np.broadcast_to(np.asarray(a[3], np.float64), len(a[0]))
-                                for a in parts])
+            counts = [len(a[0]) for a in parts]
+            y = _per_rect([a[2] for a in parts], counts)
+            h = _per_rect([a[3] for a in parts], counts)
             key = np.concatenate([a[4] for a in parts])
             if len(key) == 0:
                 continue
@@ -611,7 +644,7 @@ class TimelineItem(pg.GraphicsObject):
     def _paint_markers(self, p, px_left, width, sx, dx, sy, dy, y0, y1):
         """Out-of-memory (and other) markers: a red line through all lanes, and a label."""
         red = QtGui.QColor(210, 20, 20)
-        for m in self.source.info().markers:
+        for m in self.source.outline().markers:
             x = sx * float(m["time"]) + dx
             if not (px_left - 1 <= x <= px_left + width + 1):
                 continue
@@ -676,6 +709,28 @@ def band_label(count, short=False):
     """A gray band's label: how many items merged there, written as a count (the report's
     words), never a bare number that reads like a time."""
     return f"×{count:,}" if short else f"×{count:,} merged"
+
+
+def _shown(vals, in_bytes):
+    """A strip's values as drawn: a share of the row's capacity, or (``in_bytes``: bytes
+    per unit and the peak) up to the peak, for a memory of unknown capacity."""
+    if in_bytes is None:
+        return vals
+    den, peak = in_bytes
+    return np.asarray(vals) * (den / peak if peak > 0 else 0.0)
+
+
+def _with(entry, then):
+    return entry, then(entry)
+
+
+def _per_rect(values, counts):
+    """One float per rectangle from each part's value: one for the part's rectangles (a
+    row's y), or an array of one each (a band's busy fill)."""
+    if not any(isinstance(v, np.ndarray) for v in values):
+        return np.repeat(np.asarray(values, np.float64), counts)
+    return np.concatenate([np.asarray(v, np.float64) if isinstance(v, np.ndarray) else
+                           np.full(n, v, np.float64) for v, n in zip(values, counts)])
 
 
 def _member(items, sorted_set):

@@ -69,7 +69,7 @@ class LaneLayout:
     @classmethod
     def default(cls, model, expand_kinds=None, max_lanes=MAX_LANES_EXPANDED):
         """Expand everything when it fits; else only the kinds asked for."""
-        info = as_source(model).info()
+        info = as_source(model).outline()
         pairs = [(g.rank, g.group) for g in info.groups]
         if expand_kinds:
             expanded = {(r, g) for r, g in pairs if g in expand_kinds}
@@ -97,7 +97,7 @@ class LaneLayout:
         return layout
 
     def rebuild(self):
-        info = self.source.info()
+        info = self.source.outline()
         ranks = [r for r in info.ranks if r not in self.hidden_ranks]
         out = []
         y = self._path_block(out) if self.path_track else 0.0
@@ -190,13 +190,13 @@ class LaneLayout:
 
     def set_ranks_collapsed(self, collapsed):
         """Collapse (or open) every rank, the all-ranks block too."""
-        info = self.source.info()
+        info = self.source.outline()
         self.collapsed_ranks = ({ALL_RANKS, *info.ranks} if collapsed else set())
         self.rebuild()
 
     def set_kind_expanded(self, group, expanded, rank=None):
         """Open (or close) the lanes of one kind on every rank (or one)."""
-        keys = {(g.rank, g.group) for g in self.source.info().groups
+        keys = {(g.rank, g.group) for g in self.source.outline().groups
                 if (group is None or g.group == group) and (rank is None or g.rank == rank)}
         self.expanded = self.expanded | keys if expanded else self.expanded - keys
         self.rebuild()
@@ -249,7 +249,7 @@ class LaneLayout:
 
     def path_track_rows(self, track):
         """The rows of a ``path_track.PathTrack``: (key, label, tooltip) each."""
-        one = len(self.source.info().ranks) <= 1
+        one = len(self.source.outline().ranks) <= 1
         rows = [("legend", "critical path",
                  "the run's critical path at each moment: which rank and lane group held "
                  "it, coloured by kind (legate_prof critical's split)"),
@@ -261,4 +261,4 @@ class LaneLayout:
         return rows
 
     def group_title(self, group):
-        return next((g.panel for g in self.source.info().groups if g.group == group), group)
+        return next((g.panel for g in self.source.outline().groups if g.group == group), group)

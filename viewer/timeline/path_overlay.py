@@ -48,7 +48,7 @@ class PathOverlay:
     def places(self, source, layout):
         """Per step, its y centre and half height in lane-tree units (NaN where its rank is
         not shown): its lane's row, else its group's utilization row, else its header."""
-        path, lanes = self.path, source.info().lanes
+        path, lanes = self.path, source.outline().lanes
         uniq, inv = np.unique(path.lane, return_inverse=True)
         top, row_h, rows, half = (np.full(len(uniq), np.nan) for _ in range(4))
         in_lane = np.zeros(len(uniq), bool)

@@ -9,7 +9,9 @@ on all cores (``prepare_lanes``), as the window's thread used to before painting
 
 from __future__ import annotations
 
+import atexit
 import threading
+import weakref
 from dataclasses import dataclass
 
 from PySide6 import QtCore
@@ -30,6 +32,21 @@ class Ask:
     lane: int | None = None
 
 
+_WORKERS = weakref.WeakSet()  # the live ones: stopped and waited for as the interpreter ends
+EXIT_WAIT_S = 2.0
+
+
+@atexit.register
+def _stop_all():
+    """Stop every worker and wait for the ask in hand: a thread killed by the interpreter's
+    end inside Qt's painting (a strip's picture) would abort the process."""
+    workers = list(_WORKERS)
+    for w in workers:
+        w.stop()
+    for w in workers:
+        w.thread.join(EXIT_WAIT_S)
+
+
 class TileWorker(QtCore.QObject):
     """A thread computing the asks of one timeline; ``done(cache, key, result)`` arrives in
     the window's thread (``result``: what ``compute`` returned, or the exception it
@@ -45,6 +62,7 @@ class TileWorker(QtCore.QObject):
         self._busy = None  # the Ask being computed
         self._stopped = False
         self.thread = start_thread(self._run, "legate_prof-tiles")
+        _WORKERS.add(self)
 
     def ask(self, item):
         """Compute ``item`` unless the same is queued or being computed; a newer ask of the

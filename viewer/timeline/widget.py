@@ -35,12 +35,12 @@ class PreparedView:
 
 def prepare_view(model, progress=None):
     """What a window needs to show ``model``, made off its thread (the loader's): the query
-    source, its lane tree described (``info()``, with the notices: the messages' latency,
-    a second or two on a big run) and laid out."""
+    source, its lane tree described (``outline()``: the notices, the messages' latency over
+    every item, are worked out after the first frame) and laid out."""
     if progress is not None:
         progress(1, 1, "laying out the lanes")
     source = as_source(model)
-    source.info()
+    source.outline()
     return PreparedView(model, source, LaneLayout.default(source))
 
 
@@ -117,7 +117,7 @@ class TimelineWidget(pg.PlotWidget):
         self._tips.cancel()
         self.critical_error = None
         self._extent = None
-        empty = self.source.info().n_items == 0
+        empty = self.source.outline().n_items == 0
         for ax in ("bottom", "top"):  # no time to count: no "0.00 ns ... 1.00 ns" of nothing
             self.getPlotItem().getAxis(ax).setTicks([[], []] if empty else None)
         self.item = TimelineItem(self.source, self.lane_layout)
@@ -126,7 +126,7 @@ class TimelineWidget(pg.PlotWidget):
         self._walks, self._walks_future = [], []  # per history entry: (from, to) of a walk
         self.history, self.future = [], []
         self._apply_limits()
-        t0, t1 = self.source.info().time_range
+        t0, t1 = self.source.outline().time_range
         self.set_time_range(t0, t1, remember=False)
         self.history = [(t0, t1)]
         self._walks = [None]
@@ -139,7 +139,7 @@ class TimelineWidget(pg.PlotWidget):
         self._apply_limits()
 
     def _apply_limits(self):
-        t0, t1 = self._extent or self.source.info().time_range
+        t0, t1 = self._extent or self.source.outline().time_range
         pad = (t1 - t0) * 0.05
         low = t0 - pad if t0 < 0 else max(t0 - pad, 0.0)  # (a run's time starts at 0: no view
         #                                                   pans into negative time)
@@ -238,7 +238,7 @@ class TimelineWidget(pg.PlotWidget):
         self.set_time_range(a + d, b + d)
 
     def reset(self):
-        self.set_time_range(*self.source.info().time_range)
+        self.set_time_range(*self.source.outline().time_range)
 
     # ---- lane tree ----------------------------------------------------------------------
     def toggle_group(self, rank, group):
@@ -327,7 +327,7 @@ class TimelineWidget(pg.PlotWidget):
     def reveal_lane(self, lane):
         """Make a lane visible in the tree: its rank shown and open, its kind shown, its group
         expanded; returns its entry."""
-        info = self.source.info().lanes[lane]
+        info = self.source.outline().lanes[lane]
         ly = self.lane_layout
         key = (info.rank, info.group)
         if key not in ly.expanded or info.rank in ly.hidden_ranks | ly.collapsed_ranks or \

@@ -1,0 +1,81 @@
+"""A group's utilization strip drawn into an image, in whichever thread asks.
+
+The painted item keeps one picture per group (``StripPicture``) and moves or stretches it from
+frame to frame; a crisp one for a new scale is drawn here, in the tiles' thread while a window
+zooms (so a wheel step only stretches pictures), or in the frame itself for a screenshot.
+Nothing here touches the item or Qt's widgets: only a QImage, its QPainter and numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui
+
+from ..colors import blend_with_white, group_color
+from .rect_batch import RectBatch
+
+
+@dataclass(frozen=True)
+class StripPicture:
+    """A strip drawn for ``key`` (its bins: width in ns, first index, count; its height) at
+    ``scale`` view pixels per ns; its left edge is at time ``origin_ns``."""
+
+    key: tuple
+    scale: float
+    origin_ns: float
+    image: QtGui.QImage
+
+
+def strip_picture(group, key, vals, scale, h):
+    """The strip of ``vals`` (bins of ``key[0]`` ns from bin ``key[1]``) drawn at ``scale``."""
+    bin_ns, first = key[0], key[1]
+    return StripPicture(key, scale, first * bin_ns,
+                        render_strip(group, vals, bin_ns * scale, h))
+
+
+def render_strip(group, vals, bw, h):
+    """The area under the line, then the line through the bins' centres (``bw`` pixels
+    each), and the strip's bottom rule, on the strip's background."""
+    bins = len(vals)
+    img = QtGui.QImage(max(int(np.ceil(bins * bw)) + 1, 1), max(int(np.ceil(h)) + 1, 1),
+                       QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    img.fill(QtGui.QColor(250, 250, 250))
+    p = QtGui.QPainter(img)
+    try:
+        u = np.clip(vals, 0, 1)
+        xs = (np.arange(bins) + 0.5) * bw
+        base = h - 2
+        ys = base - u * (h - 5)
+        color = group_color(group)
+        # the area under the line: one bar per run of equal heights
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        p.setBrush(blend_with_white(color, 0.3))
+        runs = np.flatnonzero(np.concatenate([[True], ys[1:] != ys[:-1]]))
+        widths = np.diff(np.concatenate([runs, [bins]])) * bw
+        RectBatch().draw(p, xs[runs] - bw / 2, ys[runs], widths, base - ys[runs])
+        pen = QtGui.QPen(color)
+        pen.setCosmetic(True)
+        p.setPen(pen)
+        p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+        # numpy-backed polyline (pyqtgraph's arrayToQPolygonF): no Python object per point
+        p.drawPolyline(pg.functions.arrayToQPolygonF(xs, ys))
+        p.setPen(QtGui.QPen(QtGui.QColor(210, 210, 210)))
+        p.drawLine(QtCore.QPointF(0, h), QtCore.QPointF(img.width(), h))
+    finally:
+        p.end()
+    return img
+
+
+def draw_strip(p, picture, scale, x0, px_left, top):
+    """``picture`` where the view (``scale`` pixels per ns from time ``x0`` at ``px_left``)
+    puts it: at its own scale as it is, else stretched (its bins stay at their times)."""
+    img = picture.image
+    x_img = px_left + (picture.origin_ns - x0) * scale
+    if abs(picture.scale / scale - 1) < 1e-9:
+        p.drawImage(QtCore.QPointF(x_img, top), img)
+    else:
+        target = QtCore.QRectF(x_img, top, img.width() * scale / picture.scale, img.height())
+        p.drawImage(target, img, QtCore.QRectF(img.rect()))
