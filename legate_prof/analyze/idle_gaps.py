@@ -30,6 +30,10 @@ from legate_prof.causality.critical_links import NO_ROW, VIA_DEALLOCATION, link_
 from legate_prof.causality.event_graph import sorted_unique
 
 WAITS = ("copy_fill", "mapping", "task", "message", "memory", "unknown")
+# up to this many items in all, several ranks' items are linked for their classes at once
+# (``link_for_classes``: 1,000 ranks of 2,000 items, 0.7 s where linking every item rank by
+# rank took 1.7 s); more, every item's links rank by rank, a rank's graph at a time
+FEW_LINKS_AT_ONCE_MAX_ITEMS = 4_000_000
 _RUNNERS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK,
             ItemKind.GPU_KERNEL)
 _PROC_GROUPS = np.array([g in PROCESSOR_GROUPS for g in GROUP_KEYS])
@@ -146,8 +150,9 @@ def idle_gaps(source) -> dict:
     got = [_gaps_of_part(p) for p in source.item_parts()]
     ids, idle, rank, group, prov = (np.concatenate([g[k] for g in got]) for k in range(5))
     parts = source.item_parts()
-    if source.critical_path_ready or len(parts) != 1:
-        links = source.critical_links()
+    if source.critical_path_ready or (len(parts) > 1 and sum(p.model.n_items for p in parts)
+                                      > FEW_LINKS_AT_ONCE_MAX_ITEMS):
+        links = source.critical_links()  # (ranks of many items: rank by rank)
     else:  # (what a command needs that wants no more of the links than these classes)
         links = link_for_classes(parts, ids)
     cls = classify(links, ids)

@@ -144,8 +144,8 @@ def link_whole(parts) -> CriticalLinks:
 
 def link_for_classes(parts, ids) -> CriticalLinks:
     """The rows of the items ``ids`` only (and of the tasks of the GPU kernels among them,
-    which ``classify`` reads instead), of a profile of one part, as far as what held each
-    up goes (``analyze.idle_gaps.classes``: its target's kind and lane group): those of
+    which ``classify`` reads instead), of ``parts`` linked at once, as far as what held
+    each up goes (``analyze.idle_gaps.classes``: its target's kind and lane group): those of
     ``link_whole``, but where that finds the call a task or meta-task was making, the task
     itself — of the same class: a call runs where its caller does and is no message, copy
     or instance.  So only the calls for which that may not hold are looked up: those made
