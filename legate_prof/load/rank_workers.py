@@ -13,6 +13,7 @@ import atexit
 import itertools
 import json
 import os
+import re
 import select
 import shutil
 import stat
@@ -112,12 +113,12 @@ def _even_batch(paths, batch_bytes, workers):
 
 
 def _rank_key(path, i):
-    import re
     m = re.search(r"(\d+)(?:\.[A-Za-z]+)*$", os.path.basename(os.fspath(path)))
     return (0, int(m.group(1)), i) if m else (1, 0, i)
 
 
 def _build_bytes(path):
+    """A log's bytes as a build sees them: a gzipped one counted at ten times its size."""
     try:
         return os.path.getsize(path) * (10 if str(path).endswith(".gz") else 1)
     except OSError:
@@ -407,14 +408,8 @@ MEMORY_FOLDER = "/dev/shm"
 
 
 def bundle_room(paths):
-    """Bytes the ranks' bundles of ``paths`` may need (a gzipped log: ten times its size)."""
-    total = 0
-    for p in paths:
-        try:
-            total += os.path.getsize(p) * (10 if str(p).endswith(".gz") else 1)
-        except OSError:
-            pass
-    return 2 * total
+    """Bytes the ranks' bundles of ``paths`` may need: twice their logs' (``_build_bytes``)."""
+    return 2 * sum(_build_bytes(p) for p in paths)
 
 
 def handover_bases():
