@@ -147,9 +147,9 @@ def idle_gaps(source) -> dict:
     """The idle time of ``source``'s processor lane groups, explained (see above); JSON as
     ``stats --json``'s ``idle`` (docs/stats_json.md)."""
     run_start, run_stop = source.summary_model().extent()
-    got = [_gaps_of_part(p) for p in source.item_parts()]
-    ids, idle, rank, group, prov = (np.concatenate([g[k] for g in got]) for k in range(5))
     parts = source.item_parts()
+    got = [_gaps_of_part(p) for p in parts]
+    ids, idle, rank, group, prov = (np.concatenate([g[k] for g in got]) for k in range(5))
     if source.critical_path_ready or (len(parts) > 1 and sum(p.model.n_items for p in parts)
                                       > FEW_LINKS_AT_ONCE_MAX_ITEMS):
         links = source.critical_links()  # (ranks of many items: rank by rank)

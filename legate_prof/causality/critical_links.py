@@ -9,7 +9,8 @@ import numpy as np
 
 from legate_prof.causality.critical_inputs import ItemIndex, ProfileEvents, item_timing, last_item
 from legate_prof.model.kinds import ItemKind
-from legate_prof.causality.event_graph import build_graph, run_pass, sorted_unique
+from legate_prof.causality.event_graph import (build_graph, positions_in_sorted, run_pass,
+                                               sorted_unique)
 from legate_prof.causality.link_lookups import ItemTables
 from legate_prof.causality.link_rules import (NO_ROW, VIA, VIA_CREATOR, VIA_DEALLOCATION,
                                           VIA_EVENT, VIA_UNKNOWN, LinkRows, link_rows,
@@ -128,18 +129,7 @@ def compute_links(parts) -> CriticalLinks:
 
 def link_whole(parts) -> CriticalLinks:
     """``compute_links`` over all of ``parts`` at once: the graph of every rank's records."""
-    pe = ProfileEvents(parts)
-    index = ItemIndex(pe)
-    timing = item_timing(pe, index)
-    items = ItemTables.of(pe, index, timing)
-    graph = build_graph(pe.events, items.completions, timing.implicit)
-    run_pass(graph)
-    out, waits, _ = link_rows(pe, graph, items, timing)
-    links = CriticalLinks(out, waits, pe.waits, timing.creation, pe.columns, items,
-                          (graph.has_data, graph.cycle, len(graph.events), graph.n_edges))
-    links.last = last_item(pe.item)
-    pe.release()  # (the links keep ~40 B per item, not a copy of every rank's columns)
-    return links
+    return _link_at_once(parts)
 
 
 def link_for_classes(parts, ids) -> CriticalLinks:
@@ -152,30 +142,35 @@ def link_for_classes(parts, ids) -> CriticalLinks:
     by a message, those on another lane group than their caller's.  The calls' index and
     its lookups were 0.9 s of the 4 s of ``stats`` on the guide's N = 10 M example (a
     million runtime calls)."""
+    return _link_at_once(parts, np.asarray(ids, np.int64))
+
+
+def _link_at_once(parts, classes_of=None):
+    """``link_whole``, or (``classes_of``: item ids) ``link_for_classes``."""
     pe = ProfileEvents(parts)
     index = ItemIndex(pe)
     timing = item_timing(pe, index)
-    items = ItemTables.of(pe, index, timing,
-                          calls_kept=lambda calls: _calls_of_another_class(pe, index, calls))
+    kept = None if classes_of is None else \
+        (lambda calls: _calls_of_another_class(pe, index, calls))
+    items = ItemTables.of(pe, index, timing, calls_kept=kept)
     graph = build_graph(pe.events, items.completions, timing.implicit)
     run_pass(graph)
-    ids = np.asarray(ids, np.int64)
-    kernel = ids[pe.item["kind"][ids] == ItemKind.GPU_KERNEL]
-    if len(kernel):  # (a kernel is held up as its task is: the task's row is read instead)
+    select = None
+    if classes_of is not None:
+        kernel = classes_of[pe.item["kind"][classes_of] == ItemKind.GPU_KERNEL]
         task = items.find(pe.item["creator"][kernel].astype(np.uint64), "entry")
-        ids = np.concatenate([ids, task[task >= 0]])
-    out, waits, _ = link_rows(pe, graph, items, timing, select=sorted_unique(ids))
+        select = sorted_unique(np.concatenate([classes_of, task[task >= 0]]))
+    out, waits, _ = link_rows(pe, graph, items, timing, select=select)
     links = CriticalLinks(out, waits, pe.waits, timing.creation, pe.columns, items,
                           (graph.has_data, graph.cycle, len(graph.events), graph.n_edges))
     links.last = last_item(pe.item)
-    pe.release()
+    pe.release()  # (the links keep ~40 B per item, not a copy of every rank's columns)
     return links
 
 
 def _calls_of_another_class(pe, index, calls):
     """Which of ``calls`` (item ids) may not be of their caller's class: made by a message,
     or on another lane group than their caller (a caller not found: never asked)."""
-    from legate_prof.causality.event_graph import positions_in_sorted
     it = pe.item
     pos, found = positions_in_sorted(index.events, it["creator"][calls])
     caller = np.full(len(calls), -1, np.int64)
@@ -191,5 +186,6 @@ def _calls_of_another_class(pe, index, calls):
     return keep
 
 
-__all__ = ["CriticalLinks", "compute_links", "link_for_classes", "link_whole", "LinkRows", "NO_ROW", "VIA",
-           "VIA_CREATOR", "VIA_DEALLOCATION", "VIA_EVENT", "VIA_UNKNOWN", "note_text"]
+__all__ = ["CriticalLinks", "compute_links", "link_for_classes", "link_whole", "LinkRows",
+           "NO_ROW", "VIA", "VIA_CREATOR", "VIA_DEALLOCATION", "VIA_EVENT", "VIA_UNKNOWN",
+           "note_text"]
