@@ -695,3 +695,47 @@ def test_the_splits_are_the_sums_a_walk_over_the_pieces_makes(run):
     got = splits(pieces, src.provenances)
     assert [list(d.items()) for d in got] == [list(d.items()) for d in want]
     assert all(type(v) is int for d in got for v in d.values())
+
+
+def test_the_runs_path_is_walked_once_when_two_threads_ask_at_once(monkeypatch):
+    """The window's critical-path overlay and its findings ask for the run's path at once,
+    each in its thread: both walked it (a 10 M-item run: twice the walk, and two threads of
+    Python holding the window's lock in turn, 110-127 ms without an answer).  Now one walks,
+    the other waits for its path."""
+    import threading
+    import time
+    from legate_prof.query import critical as critical_query
+    src = as_source(load_profile([str(f) for f in rank_files(REAL / "mpi2b")]))
+    src.critical_links()
+    walks, real = [], critical_query.walk_back
+
+    def slow_walk(links, *a):
+        walks.append(1)
+        time.sleep(0.2)  # (both threads inside at once, were there no lock)
+        return real(links, *a)
+    monkeypatch.setattr(critical_query, "walk_back", slow_walk)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(src.run_critical_path()))
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(walks) == 1 and len(got) == 2 and got[0] is got[1] and got[0]
+
+
+def test_a_long_search_is_made_in_pieces_with_the_same_answer(monkeypatch):
+    """numpy's search holds the interpreter's lock throughout (a million queries held the
+    window's thread 85 ms): ``positions_in_sorted`` searches in pieces, with the answer of
+    one search, sorted queries or not, big or small."""
+    from legate_prof.causality import event_graph
+    monkeypatch.setattr(event_graph, "SEARCH_PIECE", 1000)
+    rng = np.random.default_rng(3)
+    keys = np.unique(rng.integers(1, 1 << 40, 300_000).astype(np.uint64))
+    for n in (10, 5_000, 400_000):
+        query = np.concatenate([rng.choice(keys, n // 2),
+                                rng.integers(0, 1 << 40, n - n // 2).astype(np.uint64)])
+        pos, found = event_graph.positions_in_sorted(keys, query)
+        want = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
+        assert np.array_equal(pos, want)
+        assert np.array_equal(found, (keys[want] == query) & (query != 0))

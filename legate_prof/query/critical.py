@@ -48,6 +48,7 @@ class CriticalPaths:
         self._links = None
         self._path = None  # the run's path (from the item that ended last), once walked
         self._lock = threading.Lock()
+        self._walk_lock = threading.Lock()  # (the window's threads ask at once: one walk)
 
     def links(self):
         with self._lock:
@@ -81,8 +82,9 @@ class CriticalPaths:
     def run_path(self, item=None):
         if item is not None:
             return walk_back(self.links(), item)
-        if self._path is None:
-            self._path = walk_back(self.links())
+        with self._walk_lock:
+            if self._path is None:
+                self._path = walk_back(self.links())
         return self._path
 
     @property
