@@ -442,8 +442,8 @@ def _message_lines(m):
         out.append(f"!! clock skew: {m['skewed']} messages arrived before they were sent, by "
                    f"{format_ns_ascii(int(m['mean_skew_ns']))} on average; boxes on different "
                    "nodes may be shifted against each other")
-        pairs = sorted(m["skew_pairs"], key=lambda p: (-abs(p["mean_ns"]), -p["messages"],
-                                                       p["sender"], p["receiver"]))
+        from legate_prof.causality.message_latency import worst_first
+        pairs = worst_first(m["skew_pairs"])
         for p in pairs[:SKEW_PAIR_LINES]:
             out.append(f"   node {p['receiver']} reads {format_ns_ascii(int(p['mean_ns']))} "
                        f"behind node {p['sender']} (spread {format_ns_ascii(int(p['spread_ns']))}"
