@@ -33,6 +33,7 @@ from legate_prof.analyze.path_lines import (PROGRAM_START, TOP_LEVEL_NAMES, line
                                             line_title, operations_made, program_end)
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
+from legate_prof.model.sort_order import stable_order
 
 KINDS = ("compute", "launch", "runtime", "copy", "fill", "dependent_partitioning", "startup",
          "shutdown", "unknown", "gap")
@@ -229,7 +230,7 @@ def _group_of(pieces, item):
     """The lane group of each of ``item`` as a step of the path holds it (an item on it
     twice: its later step's), "unknown" for one not on it."""
     on_path = np.asarray(pieces.item, np.int64)
-    o = np.argsort(on_path, kind="stable")
+    o = stable_order(on_path)
     keys = on_path[o]
     last = np.r_[keys[1:] != keys[:-1], True] if len(keys) else np.zeros(0, bool)
     keys, groups = keys[last], np.append(np.asarray(pieces.group, object)[o][last], "unknown")
@@ -247,7 +248,7 @@ def _sums_in_order(key, ns):
     values, first, at = np.unique(key, return_index=True, return_inverse=True)
     total = np.zeros(len(values), np.int64)
     np.add.at(total, np.ravel(at), ns)
-    order = np.argsort(first, kind="stable")
+    order = stable_order(first)
     return dict(zip(values[order].tolist(), total[order].tolist()))
 
 

@@ -28,6 +28,7 @@ from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, PROCESSOR_GROUPS, I
 from legate_prof.causality.critical_inputs import kinds_mask
 from legate_prof.causality.critical_links import NO_ROW, VIA_DEALLOCATION, link_for_classes
 from legate_prof.causality.event_graph import sorted_unique
+from legate_prof.model.sort_order import lex_order
 
 WAITS = ("copy_fill", "mapping", "task", "message", "memory", "unknown")
 # up to this many items in all, several ranks' items are linked for their classes at once
@@ -50,7 +51,7 @@ def lane_gaps(model):
                          & _PROC_GROUPS[lanes["group"]][it["lane"]])  # (by lane: one gather)
     lane, start, stop = it["lane"][sel], it["start"][sel], it["stop"][sel]
     if not _by_lane_and_start(lane, start):  # (an unstacked model's order already)
-        o = np.lexsort((start, lane))
+        o = lex_order((start, lane))
         sel, lane, start, stop = sel[o], lane[o], start[o], stop[o]
     first = np.ones(len(sel), bool)
     first[1:] = lane[1:] != lane[:-1]

@@ -19,6 +19,7 @@ from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 from legate_prof.assemble.rank_merge import release_pages
 from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.item_parts import by_part
+from legate_prof.model.sort_order import stable_order
 from legate_prof.present.units import format_bytes, format_ns
 from legate_prof.causality.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
 from legate_prof.causality.event_graph import find_sorted
@@ -53,7 +54,7 @@ def _running(model):
         return run
     callers = np.flatnonzero(kinds_mask(kind, ENTRY_KINDS))  # (what makes calls)
     fevent = np.asarray(it["fevent"], np.uint64)
-    o = callers[np.argsort(fevent[callers], kind="stable")]
+    o = callers[stable_order(fevent[callers])]
     caller = np.asarray(it["creator"], np.uint64)[calls]  # (a call's: its caller's event)
     at = find_sorted(fevent[o], caller)
     hit = at >= 0
@@ -520,7 +521,7 @@ def _operation_kinds(f, inst):
     for k in np.unique(part).tolist():
         mine = np.flatnonzero(part == k)
         theirs = t_part == k
-        order = np.argsort(t_op[theirs], kind="stable")
+        order = stable_order(t_op[theirs])
         ops, names = t_op[theirs][order], f.name[tasks[theirs]][order]
         if len(ops) == 0:
             continue
@@ -579,7 +580,7 @@ def copy_baseline(f):
     busy = int(f.run[sel].sum())
     small = f.prov[sel][(size < SMALL_COPY_BYTES) & (f.prov[sel] != 0)].astype(np.int64)
     counts = np.bincount(small) if len(small) else np.zeros(0, np.int64)
-    provs = [int(p) for p in np.argsort(-counts, kind="stable") if counts[p]]  # (most first)
+    provs = [int(p) for p in stable_order(-counts) if counts[p]]  # (most first)
     return [_finding(
         "copy_baseline",
         f"{n:,} small copies (median {format_bytes(med)}) keep the channels busy",

@@ -27,6 +27,7 @@ import numpy as np
 
 from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
 from legate_prof.model.kinds import ItemKind
+from legate_prof.model.sort_order import stable_order
 
 PROGRAM_START = -1  # the line id of the time before the program's first operation
 SHUTDOWN = -2  # ... and of the time after its top-level task ended
@@ -74,7 +75,7 @@ def operations_made(source):
     out = {r: (np.array([t], np.int64), np.array([NO_LINE], np.int64))
            for r, t in legion.items()}
     for r, (t, ln) in made.items():
-        o = np.argsort(t, kind="stable")
+        o = stable_order(t)
         out[r] = (np.asarray(t, np.int64)[o], np.asarray(ln, np.int64)[o])
     return out, set(made)
 

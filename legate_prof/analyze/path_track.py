@@ -15,6 +15,7 @@ import numpy as np
 
 from legate_prof.analyze.critical_path import KINDS, item_table, path_pieces
 from legate_prof.model.kinds import GROUP_KEYS
+from legate_prof.model.sort_order import stable_order
 from legate_prof.present.units import format_ns
 
 # kinds no lane holds (as ``critical_path.splits`` counts them): the run's own row only
@@ -32,7 +33,7 @@ def path_track(source, steps=None) -> dict:
     pieces = path_pieces(source, steps)
     ns, cat, _line, item = pieces.pieces()
     begin = np.asarray(pieces.rows[4], np.int64)
-    order = np.argsort(begin, kind="stable")
+    order = stable_order(begin)
     ns, cat, item, begin = (np.asarray(ns, np.int64)[order], np.asarray(cat, object)[order],
                             np.asarray(item, np.int64)[order], begin[order])
     kind_of = {k: i for i, k in enumerate(KINDS)}

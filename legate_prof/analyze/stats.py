@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 
+from legate_prof.model.sort_order import stable_order
 from legate_prof.present.units import (format_bytes, format_capacity, format_ns,
                                        format_ns_ascii)
 from legate_prof.analyze.run_counts import (counting_rank, rank_of_items, run_arrays,
@@ -205,7 +206,7 @@ def stats_parts(model) -> dict:
             procs[proc_kind_name(k)] = procs.get(proc_kind_name(k), 0) + 1
         mems = {}
         kinds, caps = model.mems["kind"][mk], model.mems["capacity"][mk]
-        o = np.argsort(kinds, kind="stable")  # (by kind: the same whichever way ranks merged)
+        o = stable_order(kinds)  # (by kind: the same whichever way ranks merged)
         for k, c in zip(kinds[o].tolist(), caps[o].tolist()):
             e = mems.setdefault(mem_kind_name(k), {"count": 0, "capacity_bytes": 0})
             e["count"] += 1

@@ -12,6 +12,7 @@ from legate_prof.model.event_tables import (
     INSTANCE_REDISTRICT, MARK_ALLOCATED, MARK_IMPLICIT, MARK_SPAWN, MERGE_EVENT, NO_TIME,
     POISON_EVENT, RESERVATION_ACQUIRE, TRIGGER_EVENT, concat_event_tables, empty_event_tables,
     event_table)
+from legate_prof.model.sort_order import stable_order
 
 # record -> (kind of the event it makes, its creator field, its precondition fields, whether a
 # second copy of an edge is added), for the records whose event is made by what ran
@@ -137,7 +138,7 @@ def instance_criticals(log):
         keep = pre != 0
         uid, pre = uid[keep], pre[keep]
         # first record per instance: sort stably, keep the first of each run
-        o = np.argsort(uid, kind="stable")
+        o = stable_order(uid)
         u = uid[o]
         first = np.concatenate([[True], u[1:] != u[:-1]]) if len(u) else np.zeros(0, bool)
         u, p = u[first], pre[o][first]

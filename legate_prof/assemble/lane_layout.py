@@ -10,6 +10,7 @@ from legate_prof.assemble.record_items import unique_inverse
 from legate_prof.model.intervals import group_start_order, rows_needed, stack_lanes
 from legate_prof.model.kinds import GROUP_INDEX, MEMORY_GROUPS, PROC_GROUP, ProcKind, node_of_id
 from legate_prof.model.lane_names import lane_names
+from legate_prof.model.sort_order import lex_order, stable_order
 from legate_prof.model.trace_model import EVENT_COLUMNS, ITEM_COLUMNS
 
 LANE_KEY = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
@@ -47,7 +48,7 @@ def _lane_keys(parts, extra):
         tables.append(tab)
         codes.append((local_c, len(p["start"])))
     every = np.concatenate(tables)
-    o = np.lexsort((every["ref2"], every["ref"], every["group"], every["rank"]))
+    o = lex_order((every["ref2"], every["ref"], every["group"], every["rank"]))
     distinct = np.concatenate([[True], (every[o][1:] != every[o][:-1])]) if len(o) else o
     lane_tab = every[o][distinct]
     global_of = np.empty(len(every), np.int64)
@@ -152,7 +153,7 @@ def _transfers_table(parts, inv):
         off += n
     if t_item:
         ti = np.concatenate(t_item)
-        o = np.argsort(ti, kind="stable")  # distinct; runs in order (timsort merges them)
+        o = stable_order(ti)  # distinct; runs in order (timsort merges them)
         transfers = {"item": ti[o], "size": np.concatenate(t_size)[o],
                      "src": np.concatenate(t_src)[o], "dst": np.concatenate(t_dst)[o],
                      "inst": np.concatenate(t_inst)[o]}

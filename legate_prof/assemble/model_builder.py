@@ -8,6 +8,7 @@ from legate_prof.assemble.nested_calls import CALL_KINDS, nest_calls
 from legate_prof.assemble.operation_spans import operation_spans
 from legate_prof.model.kinds import (DEP_PART_NAMES, GROUP_INDEX, GROUP_KEYS, MEM_GROUP,
                     PROC_GROUP, ItemKind, node_of_id)
+from legate_prof.model.sort_order import lex_order, stable_order
 from legate_prof.model.trace_model import TraceModel
 from legate_prof.assemble.lane_layout import lay_out
 from legate_prof.assemble.rank_checks import cross_file_problems
@@ -284,7 +285,7 @@ def _waits(logs, model_items, item_of_row, meta_rows, op_waits, warnings):
         waits = {c: np.concatenate([waits[c], (item_of_row[op_waits["row"]] if c == "item" else
                                                op_waits.get(c, np.zeros(n_op)))
                                     .astype(waits[c].dtype)]) for c in waits}
-        o = np.lexsort((waits["start"], waits["item"]))
+        o = lex_order((waits["start"], waits["item"]))
         waits = {c: a[o] for c, a in waits.items()}
     waits, orphans = nest_calls(model_items["kind"], model_items["start"],
                                 model_items["stop"], _caller_events(model_items), waits)
@@ -337,7 +338,7 @@ def _ops_table(logs, runtime_ops, prov_strings, provs):
         return {"op_id": op_ids[0], "kind": op_kind[0], "provenance": op_prov[0],
                 "parent": op_parent[0]}
     ids = np.concatenate(op_ids)
-    o = np.argsort(ids, kind="stable")
+    o = stable_order(ids)
     return {"op_id": ids[o], "kind": np.concatenate(op_kind)[o],
             "provenance": np.concatenate(op_prov)[o], "parent": np.concatenate(op_parent)[o]}
 

@@ -19,6 +19,7 @@ import numpy as np
 from legate_prof.model.intervals import group_start_order
 from legate_prof.model.kinds import ItemKind
 from legate_prof.model.range_queries import LastGreater, RangeArgmin, lowest_ancestor
+from legate_prof.model.sort_order import lex_order, stable_order
 
 CALLER_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK)
 CALL_KINDS = (ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL)
@@ -73,7 +74,7 @@ def nest_calls(kind, start, stop, fevent, waits):
     calls = np.flatnonzero(_of_kinds(kind, CALL_KINDS))
     if len(calls) == 0:
         return waits, 0
-    fo = np.argsort(fevent[callers], kind="stable")
+    fo = stable_order(fevent[callers])
     hit = _find(fevent[callers][fo], fevent[calls])
     orphans = int(np.count_nonzero(hit < 0))
     calls = calls[hit >= 0]
@@ -102,7 +103,7 @@ def nest_calls(kind, start, stop, fevent, waits):
     we = np.concatenate([w_e, e])
     w_ev = np.asarray(waits.get("event", np.zeros(len(w_s), np.uint64)), np.uint64)
     ev = np.concatenate([w_ev, np.zeros(len(s), np.uint64)])
-    o = np.lexsort((ws, item))
+    o = lex_order((ws, item))
     return {"item": item[o], "start": ws[o], "ready": wr[o], "end": we[o],
             "event": ev[o]}, orphans
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import ItemKind, node_of_id
+from legate_prof.model.sort_order import lex_order, stable_order
 
 
 def operation_spans(parts, logs, prov_strings, runtime_ops):
@@ -49,8 +50,8 @@ def operation_spans(parts, logs, prov_strings, runtime_ops):
     ranks = int(max(op_rank.max(initial=0), task["rank"].max(initial=0))) + 1
     op_key = (op_name * width + op_line) * ranks + op_rank
     t_key = (task["name"] * width + task["line"]) * ranks + task["rank"]
-    o_order = np.lexsort((op_submit, op_key))
-    t_order = np.lexsort((task["op_id"], t_key))  # Legion numbers operations as it launches them
+    o_order = lex_order((op_submit, op_key))
+    t_order = lex_order((task["op_id"], t_key))  # Legion numbers operations as it launches them
     new_stop = op_stop.copy()
     # unmatched operations wait from submission to the next one (replaced where matched)
     waits = [(np.arange(len(op_key)), op_submit, op_stop, op_stop)]
@@ -116,7 +117,7 @@ def _tasks(parts, logs, prov_strings, line_ids):
         out["line"] = np.full(len(out["name"]), -1, np.int64)
         return out
     ops = np.concatenate(op_table) if len(op_table) > 1 else op_table[0]
-    o = np.argsort(ops["op_id"], kind="stable")
+    o = stable_order(ops["op_id"])
     ids, prov = ops["op_id"][o], ops["provenance"][o]
     pos = np.minimum(np.searchsorted(ids, out["op_id"]), len(ids) - 1)
     task_prov = np.where(ids[pos] == out["op_id"], prov[pos], 0)

@@ -11,6 +11,7 @@ from legate_prof.assemble.utilization import with_utilization
 from legate_prof.errors import ProfileError
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind
 from legate_prof.model.lane_names import lane_names
+from legate_prof.model.sort_order import lex_order, stable_order
 from legate_prof.read.console_log import looks_like_legate_log, parse_oom_reports, read_log_text
 
 
@@ -117,7 +118,7 @@ def show_live_instances(model, rep, t_fail):
                                else np.zeros(len(insts), v.dtype)])
             for k, v in model.items.items()}
     cols["lane"][moved] = model.n_lanes  # (the arrays lane, added last)
-    order = np.lexsort((cols["start"], cols["row"], cols["lane"]))
+    order = lex_order((cols["start"], cols["row"], cols["lane"]))
     inv = np.empty_like(order)
     inv[order] = np.arange(len(order))
     transfers, waits = _renumbered_side_tables(model, insts, inv, lanes["ref"][L])
@@ -202,12 +203,12 @@ def _renumbered_side_tables(model, insts, inv, mem_ref):
              "src": np.zeros(n_new, np.uint64), "dst": np.full(n_new, mem_ref, np.uint64),
              "inst": np.array([int(i["instance"], 16) & (2**64 - 1) for _, i in insts],
                               np.uint64)}
-    o = np.argsort(t_item, kind="stable")
+    o = stable_order(t_item)
     transfers = {"item": t_item[o], **{k: np.concatenate([t[k], t_new[k]])[o]
                                        for k in t_new}}
     w = waits = model.waits
     if w and len(w.get("item", [])):
         wi = inv[w["item"]]
-        o = np.argsort(wi, kind="stable")
+        o = stable_order(wi)
         waits = {"item": wi[o], **{k: v[o] for k, v in w.items() if k != "item"}}
     return transfers, waits

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind, node_of_id
+from legate_prof.model.sort_order import stable_order
 from legate_prof.read.legion_log import MAX_NAME_CHARS
 
 class StringTable:
@@ -255,7 +256,7 @@ def log_span(log):
 def first_requirement(reqs, fevent):
     """(found, row of ``reqs``) of each copy's or fill's first requirement, joined on its
     completion event ``fevent`` (requirements of one copy are written in order)."""
-    order = np.argsort(reqs["fevent"], kind="stable")
+    order = stable_order(reqs["fevent"])
     fe = reqs["fevent"][order]
     pos = np.clip(np.searchsorted(fe, fevent), 0, len(fe) - 1)
     return fe[pos] == fevent, order[pos]
@@ -318,7 +319,7 @@ def first_by_key(cols, key, pool=None):
     ids = cols[key]
     if np.all(ids[1:] > ids[:-1]):
         return dict(cols)
-    order = np.argsort(ids, kind="stable")
+    order = stable_order(ids)
     if pool is None:
         out = {c: v[order] for c, v in cols.items()}
     else:

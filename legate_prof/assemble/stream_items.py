@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind, MemKind, node_of_id
+from legate_prof.model.sort_order import stable_order
 
 RUNTIME_OP_BASE = 1 << 62
 RANK_SHIFT = 40  # a rank's stream numbers its operations and arrays from BASE + rank << 40
@@ -112,7 +113,7 @@ def _array_lane(rank, legion_instances, cap, mems, lane_capacity):
         return GROUP_INDEX["arrays"], np.uint64(rank), mems
     group = GROUP_INDEX["system"]
     sel = (mems["kind"] == MemKind.SYSTEM) & (mems["rank"] == rank)
-    sysm = mems["mem_id"][sel][np.argsort(-mems["capacity"][sel], kind="stable")]
+    sysm = mems["mem_id"][sel][stable_order(-mems["capacity"][sel])]
     ref = np.uint64(sysm[0]) if len(sysm) else np.uint64((0x1E << 56) | (rank << 40))
     if len(sysm) == 0:
         row = {"mem_id": ref, "kind": int(MemKind.SYSTEM), "capacity": cap, "rank": rank}

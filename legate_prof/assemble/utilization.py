@@ -6,6 +6,7 @@ import numpy as np
 
 from legate_prof.model.intervals import StepIntegral, sorted_steps, union_sorted
 from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, node_of_id
+from legate_prof.model.sort_order import stable_order
 
 def busy_intervals(model, lanes):
     """Per lane, disjoint busy intervals (waits cut out). Returns list of (lane, starts, stops)."""
@@ -24,7 +25,7 @@ def busy_intervals(model, lanes):
             us, ue = busy_by_count(s, e, w["start"][wl:wh], w["end"][wl:wh])
             out.append((L, us, ue))
             continue
-        o = np.argsort(s, kind="stable")
+        o = stable_order(s)
         us, ue = union_sorted(s[o], e[o])
         out.append((L, us, ue))
     return out
@@ -83,7 +84,7 @@ def _any_busy(model, lanes):
     per_lane = busy_intervals(model, lanes)
     s = np.concatenate([p[1] for p in per_lane] or [np.zeros(0, np.int64)])
     e = np.concatenate([p[2] for p in per_lane] or [np.zeros(0, np.int64)])
-    o = np.argsort(s, kind="stable")
+    o = stable_order(s)
     return union_sorted(s[o], e[o])
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import ItemKind
+from legate_prof.model.sort_order import lex_order, stable_order
 
 def match_waits(it, logs, meta_items=None):
     """Attach wait intervals to their items.
@@ -23,7 +24,7 @@ def match_waits(it, logs, meta_items=None):
     if tw and len(is_task):
         tw = np.concatenate(tw)
         ops = it["op_id"][is_task]
-        order = np.argsort(ops, kind="stable")
+        order = stable_order(ops)
         ops_s = ops[order]
         pos = np.clip(np.searchsorted(ops_s, tw["op_id"]), 0, len(ops_s) - 1)
         ok = ops_s[pos] == tw["op_id"]
@@ -43,7 +44,7 @@ def match_waits(it, logs, meta_items=None):
     ws = np.minimum(ws, e)
     we = np.clip(we, ws, e)
     wr = np.clip(wr, ws, we)
-    o = np.lexsort((ws, item))
+    o = lex_order((ws, item))
     return {"item": item[o].astype(np.int64), "start": ws[o], "ready": wr[o], "end": we[o],
             "event": ev[o].astype(np.uint64)}
 
@@ -99,7 +100,7 @@ def _match_meta_waits(logs, meta_items):
     item_of = np.concatenate(c_item)
     is_wait = np.zeros(len(op), bool)
     is_wait[n_i:] = True
-    order = np.lexsort((is_wait, at, lg, op))  # by (op, lg_id, reading order)
+    order = lex_order((is_wait, at, lg, op))  # by (op, lg_id, reading order)
     op_o, lg_o, w_o = op[order], lg[order], is_wait[order]
     new_group = np.ones(len(order), bool)
     new_group[1:] = (op_o[1:] != op_o[:-1]) | (lg_o[1:] != lg_o[:-1])

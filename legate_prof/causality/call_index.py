@@ -18,6 +18,7 @@ import numpy as np
 
 from legate_prof.causality.event_graph import first_of_runs
 from legate_prof.model.range_queries import LastGreater
+from legate_prof.model.sort_order import lex_order, stable_order
 
 WALK_ROUNDS = 16  # steps back along the links before the descent answers the rest
 
@@ -121,20 +122,20 @@ def _call_order(calls, caller, start, stop):
     """``np.lexsort((calls, -stop, start, caller))`` (``calls``: distinct ids), by a sort of
     the callers and a lexsort of only the calls that share one (most entries make one call
     or none: a lexsort of all, four sorts, is most of the index's time)."""
-    o = np.argsort(caller, kind="stable")
+    o = stable_order(caller)
     c = caller[o]
     shared = np.zeros(len(c), bool)
     shared[1:] = c[1:] == c[:-1]  # (a call after another of its caller)
     if not shared.any():
         return o
     if 2 * int(shared.sum()) > len(c):
-        return np.lexsort((calls, -stop, start, caller))
+        return lex_order((calls, -stop, start, caller))
     runs = shared.copy()
     runs[:-1] |= shared[1:]
     at = np.flatnonzero(runs)
     sub = o[at]
     caller_rank = np.cumsum(~shared)[at]  # (orders the callers' runs as they lie)
-    o[at] = sub[np.lexsort((calls[sub], -stop[sub], start[sub], caller_rank))]
+    o[at] = sub[lex_order((calls[sub], -stop[sub], start[sub], caller_rank))]
     return o
 
 

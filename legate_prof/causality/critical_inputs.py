@@ -14,6 +14,7 @@ from legate_prof.model.event_tables import (
     MARK_SPAWN, NO_TIME, TASK_EVENT, concat_event_tables)
 from legate_prof.model.kinds import ItemKind
 from legate_prof.causality.event_graph import find_sorted, first_of_runs
+from legate_prof.model.sort_order import stable_order
 
 ENTRY_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK)
 CALL_KINDS = (ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL)
@@ -171,7 +172,7 @@ class ItemIndex:
         if pe.n < 2**31:
             ids = ids.astype(np.int32)
         fe = it["fevent"][ids]
-        order = np.argsort(fe, kind="stable")
+        order = stable_order(fe)
         o, fe = ids[order], fe[order]
         first = first_of_runs(fe)
         self.events, self.items = fe[first], o[first]
@@ -195,7 +196,7 @@ def marks_of(events, mark):
     """(sorted events, times) of one kind of mark; of several for one event, the last."""
     m = events["marks"]
     sel = np.flatnonzero(m["mark"] == mark)
-    o = sel[np.argsort(m["event"][sel], kind="stable")]
+    o = sel[stable_order(m["event"][sel])]
     ev = m["event"][o]
     last = np.ones(len(o), bool)
     last[:-1] = ev[1:] != ev[:-1]

@@ -15,6 +15,7 @@ from legate_prof.causality.link_lookups import ItemTables
 from legate_prof.causality.link_rules import (NO_ROW, VIA, VIA_CREATOR, VIA_DEALLOCATION,
                                           VIA_EVENT, VIA_UNKNOWN, LinkRows, link_rows,
                                           note_text)
+from legate_prof.model.sort_order import stable_order
 
 
 class CriticalLinks:
@@ -73,7 +74,7 @@ class CriticalLinks:
         """Items whose predecessor is ``i``, sorted."""
         if self._by_target is None:
             t = self.items.target
-            o = np.argsort(t, kind="stable")
+            o = stable_order(t)
             self._by_target = (t[o], o)
         keys, order = self._by_target
         lo, hi = np.searchsorted(keys, [int(i), int(i) + 1])

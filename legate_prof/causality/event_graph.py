@@ -21,6 +21,7 @@ import numpy as np
 
 from legate_prof.model.event_tables import (
     ARRIVE_BARRIER, COMPLETION_QUEUE_EVENT, EXTERNAL_HANDSHAKE, NO_TIME, UNKNOWN_EVENT)
+from legate_prof.model.sort_order import lex_order, stable_order
 
 # kinds whose trigger time the pass computes (the others carry their record's)
 PROPAGATED = np.zeros(16, bool)
@@ -72,7 +73,7 @@ def positions_in_sorted(keys, query):
         if bool(np.all(query[1:] >= query[:-1])):
             pos = search(keys, query)
         else:
-            order = np.argsort(query, kind="stable")  # (runs of ids in order: cheap)
+            order = stable_order(query)  # (runs of ids in order: cheap)
             pos = np.empty(len(query), np.int64)
             pos[order] = search(keys, query[order])
     else:
@@ -99,7 +100,7 @@ def _merged_left(keys, query):
     one stable sort of both (two runs: a merge) rather than a binary search of each (on
     event ids, a third of the time).  Each query, placed before keys equal to it, has as
     many queries before it as its index: the rest are the keys below it."""
-    order = np.argsort(np.concatenate([query, keys]), kind="stable")
+    order = stable_order(np.concatenate([query, keys]))
     return np.flatnonzero(order < len(query)) - np.arange(len(query))
 
 
@@ -187,7 +188,7 @@ def _vertices(named, phases):
     vertex of each of ``named``, -1 for 0) by one sort, which the ids' runs make cheap —
     rather than a search of each record's and edge's events among the vertices."""
     both = np.concatenate([named, phases])
-    order = np.argsort(both, kind="stable")
+    order = stable_order(both)
     s = both[order]
     first = first_of_runs(s)
     vertex = np.cumsum(first) - 1
@@ -228,7 +229,7 @@ def _record_events(g, rec):
     free = g.kind == UNKNOWN_EVENT  # not made by an item
     plain = np.flatnonzero(~arrival & (v >= 0))
     plain = plain[free[v[plain]]]
-    o = plain[np.argsort(v[plain], kind="stable")]
+    o = plain[stable_order(v[plain])]
     o = o[first_of_runs(v[o])]
     vv = v[o]
     g.kind[vv], g.creator[vv] = kind[o], rec["creator"][o]
@@ -239,9 +240,9 @@ def _record_events(g, rec):
         if len(sel) == 0:
             continue
         if k == ARRIVE_BARRIER:  # latest performed first, then record order
-            o = sel[np.lexsort((sel, -rec["time"][sel], v[sel]))]
+            o = sel[lex_order((sel, -rec["time"][sel], v[sel]))]
         else:
-            o = sel[np.argsort(v[sel], kind="stable")]
+            o = sel[stable_order(v[sel])]
         o = o[first_of_runs(v[o])]
         vv = v[o]
         g.kind[vv], g.creation[vv] = k, rec["time"][o]
@@ -262,7 +263,7 @@ def _add_edges(g, edges):
     keep = (s >= 0) & (d >= 0)
     s, d, upd = s[keep], d[keep], upd[keep]
     pair = s.astype(np.int64) * max(len(ids), 1) + d
-    o = np.argsort(pair, kind="stable")
+    o = stable_order(pair)
     by_pair = pair[o]
     first = np.zeros(len(pair), bool)
     first[o[first_of_runs(by_pair)]] = True
@@ -306,12 +307,12 @@ def run_pass(g, local=False):
     g.critical = np.full(total, -1, np.int32 if total < 2**31 else np.int64)
     if not g.has_data and not local:
         return g
-    o = np.lexsort((-g.rank, g.dst))  # incoming edges by destination, newest first
+    o = lex_order((-g.rank, g.dst))  # incoming edges by destination, newest first
     in_src, in_rank = g.src[o].astype(np.intp), g.rank[o]  # (indices: as numpy's own)
     remaining = np.bincount(g.dst, minlength=nv)
     in_ptr = np.concatenate([[0], np.cumsum(remaining)])
     several = remaining > 1  # (vertices with several sources)
-    o2 = np.argsort(g.src, kind="stable")
+    o2 = stable_order(g.src)
     out_dst = g.dst[o2].astype(np.intp)
     out_src = g.src[o2].astype(np.intp)
     out_ptr = np.concatenate([[0], np.cumsum(np.bincount(g.src, minlength=nv))])
@@ -474,7 +475,7 @@ def _many_sources(g, grp, s, rank, n, out):
     known = st != NO_TIME
     um = np.flatnonzero(~known)
     if len(um):
-        ou = um[np.lexsort((-rank[um], grp[um]))]
+        ou = um[lex_order((-rank[um], grp[um]))]
         ou = ou[first_of_runs(grp[ou])]
         taint[grp[ou]] = g.critical[s[ou]]
     km = np.flatnonzero(known)
@@ -482,7 +483,7 @@ def _many_sources(g, grp, s, rank, n, out):
         if len(km) == 0:
             break
         key_t = st[km] if latest else -st[km]
-        o = km[np.lexsort((rank[km], key_t, grp[km]))]
+        o = km[lex_order((rank[km], key_t, grp[km]))]
         last = np.ones(len(o), bool)
         last[:-1] = grp[o][1:] != grp[o][:-1]
         o = o[last]

@@ -44,6 +44,7 @@ from legate_prof.causality.link_rules import VIA_EVENT, VIA_UNKNOWN
 from legate_prof.model.event_tables import (COPY_EVENT, DEP_PART_EVENT, FILL_EVENT, NO_TIME,
                                             TASK_EVENT)
 from legate_prof.model.kinds import ItemKind
+from legate_prof.model.sort_order import lex_order, stable_order
 
 # what acts by ending: entries, kernels, copies, fills, dependent partitioning (a call acts
 # through the records it performs: a call's end alone named the wrong item more often)
@@ -89,7 +90,7 @@ class ItemActs:
             how.append(_COMPLETION_KIND[np.asarray(it["kind"], np.int64)[acts]])
         cat = (lambda xs: np.concatenate(xs).astype(np.int64) if xs else np.zeros(0, np.int64))
         t, i, n, h = cat(times), cat(items), cat(nodes), cat(how)
-        o = np.lexsort((i, t, n))
+        o = lex_order((i, t, n))
         self.time, self.item, self.node, self.how = t[o], i[o], n[o], h[o]
         self.node_start = _node_spans(self.node)
 
@@ -109,7 +110,7 @@ class ItemActs:
                 pos = lo + np.searchsorted(self.time[lo:hi], bound[q], side="right") - 1
                 far = pos - (CANDIDATES - 1)
                 start = np.where(far >= lo, self.time[np.maximum(far, lo)], start)
-            o = np.argsort(start, kind="stable")
+            o = stable_order(start)
             out[int(n)] = (start[o], np.maximum.accumulate(bound[q][o]))
         return out
 
@@ -168,7 +169,7 @@ class NodeActions:
                 how.append(np.asarray(rec["kind"], np.int64)[made][ok])
         t, i, n = (np.concatenate(x).astype(np.int64) for x in (times, items, nodes))
         h = np.concatenate(how).astype(np.int64)
-        o = np.lexsort((i, t, n)) if len(t) > len(acts.time) else np.arange(len(t))
+        o = lex_order((i, t, n)) if len(t) > len(acts.time) else np.arange(len(t))
         self.time, self.item, self.node, self.how = t[o], i[o], n[o], h[o]
         self._names = None
         self.node_start = _node_spans(self.node)
@@ -208,7 +209,7 @@ class FastestMessages:
         lag = create[ok] - spawn[ok]
         self.keys, self.lag = np.zeros(0, np.int64), np.zeros(0, np.int64)
         if len(key):
-            o = np.lexsort((lag, key))
+            o = lex_order((lag, key))
             first = np.r_[True, key[o][1:] != key[o][:-1]]
             self.keys, self.lag = key[o][first], lag[o][first]
 

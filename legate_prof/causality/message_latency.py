@@ -19,6 +19,7 @@ import numpy as np
 
 from legate_prof.model.event_tables import MARK_SPAWN
 from legate_prof.model.kinds import ItemKind
+from legate_prof.model.sort_order import stable_order
 from legate_prof.present.units import format_ns
 from legate_prof.causality.event_graph import find_sorted, first_of_runs
 
@@ -164,7 +165,7 @@ def _skew_pairs(skew, skewed, sender, node):
     then a slice in the messages' order (its mean and spread summed as over the pair alone)."""
     known = np.flatnonzero(skewed & (sender >= 0))
     keys = sender[known] * _PAIR + node[known]
-    o = np.argsort(keys, kind="stable")
+    o = stable_order(keys)
     keys, v_all = keys[o], skew[known[o]]
     first = np.flatnonzero(first_of_runs(keys))
     if len(first) == 0:
@@ -191,7 +192,7 @@ def message_columns(parts):
             continue
         marks = p.model.events["marks"]
         sel = np.flatnonzero(marks["mark"] == MARK_SPAWN)
-        o = sel[np.argsort(marks["event"][sel], kind="stable")]
+        o = sel[stable_order(marks["event"][sel])]
         keys = marks["event"][o]
         pos = find_sorted(keys, it["fevent"][msg])
         has = pos >= 0

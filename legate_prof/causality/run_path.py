@@ -36,6 +36,7 @@ from legate_prof.causality.critical_inputs import (CALL_KINDS, END_KINDS, ENTRY_
                                                last_item)
 from legate_prof.causality.critical_links import NO_ROW, VIA, VIA_CREATOR, VIA_EVENT, VIA_UNKNOWN
 from legate_prof.causality.link_rules import NOT_LOADED_NOTES
+from legate_prof.model.sort_order import lex_order, stable_order
 
 MAX_STEPS = 1_000_000
 # how a step goes on to the one before it (``PathStep.via``), and that in words, "later …
@@ -99,7 +100,7 @@ class WaitsByEnd:
         rows = np.flatnonzero(links.waits.via != NO_ROW)
         item = np.asarray(links.wait_item, np.int64)[rows]
         end = np.asarray(links.wait_end, np.int64)[rows]
-        o = np.lexsort((-rows, end, item))
+        o = lex_order((-rows, end, item))
         self.item, self.end, self.row = item[o].tolist(), end[o].tolist(), rows[o].tolist()
         self.waiting = set(self.item)  # (most items have none: no search)
 
@@ -272,7 +273,7 @@ class LaneQueues:
             ids = np.arange(lo, hi)
             ids = ids[_queued_mask(m.items["kind"][lo:hi])]
             stops = m.items["stop"][ids]
-            o = np.argsort(stops, kind="stable")
+            o = stable_order(stops)
             # (Python lists: a walk asks one time a step, where numpy's call costs most)
             self.lanes[key] = (stops[o].tolist(), ids[o].tolist())
         return self.lanes[key]

@@ -22,6 +22,7 @@ import numpy as np
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
 from legate_prof.export.critical import path_flows
 from legate_prof.export.threads import row_offsets, thread_name
+from legate_prof.model.sort_order import lex_order
 from legate_prof.output_file import atomic_output
 
 CHUNK_ROWS = 1 << 18
@@ -76,7 +77,7 @@ def _tile(start, stop, wi, ws, wr, we):
     item = np.concatenate([np.arange(n), np.repeat(wi, 3), np.arange(n)])
     key = np.concatenate([np.full(n, -1), np.arange(3 * k), np.full(n, 3 * k)])
     t = np.concatenate([start, np.stack([ws, wr, we], axis=1).ravel().astype(np.int64), stop])
-    order = np.lexsort((key, item))
+    order = lex_order((key, item))
     item, key = item[order], key[order]
     t = np.clip(t[order], start[item], stop[item])
     _keep_in_order(item, t)
@@ -129,7 +130,7 @@ def _piece_at(p_item, t0, t1, items, times):
     key_item = np.concatenate([p_item, items])
     key_t = np.concatenate([t0, times])
     tag = np.concatenate([np.zeros(n_p, np.int8), np.ones(n_q, np.int8)])  # pieces first
-    order = np.lexsort((tag, key_t, key_item))
+    order = lex_order((tag, key_t, key_item))
     last = np.maximum.accumulate(np.where(order < n_p, order, -1))
     at = np.empty(n_q, np.int64)
     is_q = order >= n_p

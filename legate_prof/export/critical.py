@@ -18,6 +18,7 @@ import numpy as np
 from legate_prof.export.tables import CRITICAL_TABLES
 from legate_prof.model.event_tables import EVENT_KIND_NAMES, NO_TIME
 from legate_prof.model.intervals import stack_lanes
+from legate_prof.model.sort_order import stable_order
 from legate_prof.query import as_source
 from legate_prof.causality.critical_links import NO_ROW, VIA, note_text
 
@@ -80,7 +81,7 @@ class CriticalTables:
         rows = links.items
         ids = np.flatnonzero(rows.via != NO_ROW)
         item = _mapped(ids, self.new_id)
-        order = np.argsort(item, kind="stable")
+        order = stable_order(item)
         ids, item = ids[order], item[order]
         notes = _notes(rows, ids)
         for lo in range(0, len(ids), chunk_rows):

@@ -19,6 +19,7 @@ from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, Item
 from legate_prof.export import protowire as pw
 from legate_prof.export.critical import path_flows
 from legate_prof.export.threads import row_offsets, thread_name
+from legate_prof.model.sort_order import stable_order
 from legate_prof.output_file import atomic_output
 
 CHUNK_ROWS = 1 << 16
@@ -97,7 +98,7 @@ def critical_flows(model):
 
 
 def _by_item(items, ids):
-    order = np.argsort(items, kind="stable")
+    order = stable_order(items)
     return np.asarray(items, np.int64)[order], ids[order]
 
 
@@ -184,7 +185,7 @@ def _copy_flows(model, offset, out):
     flow = np.arange(1, len(sel) + 1, dtype=np.uint64)  # flow id of copy k = k + 1
     for key, times, tracks, field in (("out", it["start"][item], src[sel], TE_FLOW),
                                       ("in", it["stop"][item], dst[sel], TE_TERM_FLOW)):
-        order = np.argsort(times, kind="stable")
+        order = stable_order(times)
         n = len(order)
         seq = FLOW_SEQ + (0 if key == "out" else 1)
         event = pw.message_field(P_TRACK_EVENT, [

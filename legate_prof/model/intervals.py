@@ -6,6 +6,8 @@ import heapq
 
 import numpy as np
 
+from legate_prof.model.sort_order import lex_order, stable_order
+
 
 def stack_rows(start: np.ndarray, stop: np.ndarray) -> np.ndarray:
     """Row of each interval so that intervals on one row never overlap.
@@ -35,7 +37,7 @@ GREEDY_MAX_ITEMS = 20_000
 def _rows_are_valid(rows, start, stop):
     """No two intervals of one row overlap.  ``start`` is sorted, so a stable sort of the
     (int16: radix) rows orders by (row, start)."""
-    order = np.argsort(rows, kind="stable")
+    order = stable_order(rows)
     r, s, e = rows[order], start[order], stop[order]
     same = r[1:] == r[:-1]
     return not np.any(same & (s[1:] < e[:-1]))
@@ -81,9 +83,9 @@ def _matched_rows(start, stop):
     sub[1::2] = np.where(stop > start, 0, 1)
     lo = int(t.min())
     if int(t.max()) - lo < 2**60:
-        order = np.argsort((t - lo) * 2 + sub, kind="stable")
+        order = stable_order((t - lo) * 2 + sub)
     else:
-        order = np.lexsort((sub, t))
+        order = lex_order((sub, t))
     is_end = (order & 1).astype(bool)
     S = np.cumsum(np.where(is_end, 1, -1))
     free_after = S - np.minimum(np.minimum.accumulate(S), 0)
@@ -94,7 +96,7 @@ def _matched_rows(start, stop):
     # per level: ends that left f = d and starts that found f = d, in time order
     cand = np.flatnonzero(is_end | matched)
     level = np.where(is_end[cand], free_after[cand], free_before[cand])
-    o = np.argsort(level * (2 * n + 1) + cand, kind="stable")
+    o = stable_order(level * (2 * n + 1) + cand)
     cand, is_e = cand[o], is_end[cand[o]]
     starts_at = np.flatnonzero(~is_e)
     parent = np.arange(n)
@@ -113,7 +115,7 @@ def lane_rows(start, stop):
     """One lane's rows (``stack_rows``, by item in start order) and the order that sorts its
     items by (row, start): what a lane stacked at build and one stacked when drawn share."""
     rows = stack_rows(start, stop)
-    return rows, np.argsort(rows, kind="stable")  # int16: a radix sort, keeps start order
+    return rows, stable_order(rows)  # int16: a radix sort, keeps start order
 
 
 def stack_lanes(start, stop, bounds):
@@ -228,17 +230,17 @@ def group_start_order(group, start, stop):
     shift = 63 - max(top, 1).bit_length()  # bits left for the start
     if int(group.min()) >= 0 and span < 2**shift:
         key = (group.astype(np.int64) << shift) | (s - lo)
-        order = np.argsort(key, kind="stable")
+        order = stable_order(key)
         k = key[order]
         tie = np.flatnonzero(k[1:] == k[:-1])
         if len(tie):
             # runs of equal keys: reorder each by descending duration
             at = np.unique(np.concatenate([tie, tie + 1]))
             dur = (stop.astype(np.int64) - s)[order[at]]
-            o = np.lexsort((-dur, k[at]))
+            o = lex_order((-dur, k[at]))
             order[at] = order[at][o]
         return order
-    return np.lexsort((-(stop.astype(np.int64) - s), s, group))
+    return lex_order((-(stop.astype(np.int64) - s), s, group))
 
 
 def union_sorted(start: np.ndarray, stop: np.ndarray):
@@ -298,7 +300,7 @@ def sorted_steps(ups, downs):
         return (key >> 1) + lo, 1 - ((key & 1) << 1)
     delta = np.ones(len(t), np.int64)
     delta[n_up:] = -1
-    o = np.lexsort((delta < 0, t))
+    o = lex_order((delta < 0, t))
     return t[o], delta[o]
 
 
@@ -346,7 +348,7 @@ class StepIntegral:
         else:
             w = np.asarray(weight, dtype=np.float64)
             d = np.concatenate([w, -w])
-        order = np.argsort(t, kind="stable")
+        order = stable_order(t)
         t, d = t[order], d[order]
         level = np.cumsum(d)
         # collapse equal times: keep the level after the last change at that time
@@ -374,7 +376,7 @@ class StepIntegral:
             return cls(np.zeros(1), np.zeros(1), den)
         t = np.concatenate(ts)
         d = np.concatenate(ds)
-        order = np.argsort(t, kind="stable")
+        order = stable_order(t)
         t, level = t[order], np.cumsum(d[order])
         if distinct:
             keep = np.ones(len(t), dtype=bool)

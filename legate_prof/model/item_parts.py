@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from legate_prof.model.sort_order import stable_order
+
 
 @dataclass(frozen=True)
 class ItemPart:
@@ -59,6 +61,6 @@ def positions_by_part(part, n_parts):
     shifted = (part + 1).astype(np.uint16 if n_parts < 0xFFFF else np.int64)  # (-1: 0)
     counts = np.bincount(shifted, minlength=n_parts + 1)
     ends = np.cumsum(counts)
-    o = np.argsort(shifted, kind="stable")
+    o = stable_order(shifted)
     return [(k, o[ends[k]:ends[k + 1]]) for k in np.flatnonzero(counts[1:]).tolist()]
 

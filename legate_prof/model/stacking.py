@@ -14,6 +14,7 @@ import os
 import numpy as np
 
 from legate_prof.model.intervals import lane_rows
+from legate_prof.model.sort_order import lex_order, stable_order
 
 
 class StackedLane:
@@ -43,7 +44,7 @@ class StackedLane:
         """Positions by (row, duration longest first), made on first call."""
         if self.dur_perm is None:
             rows = np.repeat(np.arange(len(self.bounds) - 1), np.diff(self.bounds))
-            self.dur_perm = np.lexsort((self.start - self.stop, rows))
+            self.dur_perm = lex_order((self.start - self.stop, rows))
         return self.dur_perm
 
 
@@ -92,7 +93,7 @@ def renumbered(table, new_id):
     """A table keyed by item id (waits, transfers) once items are reordered: ids become
     ``new_id[id]``, rows stay sorted by item (an item's own rows keep their order)."""
     item = new_id[table["item"]].astype(np.int64)
-    o = np.argsort(item, kind="stable")
+    o = stable_order(item)
     return {c: (item[o] if c == "item" else a[o]) for c, a in table.items()}
 
 

@@ -19,6 +19,7 @@ from legate_prof.model.item_parts import ItemPart
 from legate_prof.model.kinds import ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE
 from legate_prof.model.lazy_table import LazyTable, sorted_lookup
 from legate_prof.model.event_tables import empty_event_tables
+from legate_prof.model.sort_order import lex_order
 from legate_prof.model.stacking import StackedLane, renumbered, running_durations
 
 ITEM_COLUMNS = {
@@ -265,7 +266,7 @@ class TraceModel:
             return
         key = ix.sub_offset[self.items["lane"]] + self.items["row"]
         dur = self.items["stop"] - self.items["start"]
-        order = np.lexsort((-dur, key))
+        order = lex_order((-dur, key))
         ix.dur_perm = order.astype(np.int64 if self.n_items >= 2**31 else np.int32)
 
     # A lane's duration order is built once its drawings have scanned this many times its
@@ -286,7 +287,7 @@ class TraceModel:
             if ix.lane_scans.get(lane, 0) < self.SCANS_BEFORE_SORT * (hi - lo):
                 return lo, None
             dur = self.items["stop"][lo:hi] - self.items["start"][lo:hi]
-            perm = ix.lane_dur_perm[lane] = np.lexsort((-dur, self.items["row"][lo:hi])) + lo
+            perm = ix.lane_dur_perm[lane] = lex_order((-dur, self.items["row"][lo:hi])) + lo
         return lo, perm
 
     def note_scanned(self, lane, n):

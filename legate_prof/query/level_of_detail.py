@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from legate_prof.model.sort_order import stable_order
 from legate_prof.present.limits import MIN_PX
 
 
@@ -146,7 +147,7 @@ def _small_rows(lane, start_all, stop_all, bounds, ids, t0, t1, width_px, min_px
     bx0 = (s[wide] - t0) / ns_px
     box_x0 = np.concatenate([bx0, sx0])
     box_x1 = np.concatenate([np.maximum((e[wide] - t0) / ns_px, bx0 + 1.0), sx0 + min_px])
-    o = np.argsort(box_row, kind="stable")
+    o = stable_order(box_row)
     box_row, box_x0, box_x1 = box_row[o], box_x0[o], box_x1[o]
     box_item = pos[box_pos[o]] + lo
     many = ~single

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from legate_prof.model.sort_order import stable_order
 from legate_prof.present.limits import MIN_PX
 from legate_prof.query.level_of_detail import draw_rows
 
@@ -93,7 +94,7 @@ def lane_tile(model, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
                                         scale, model.waits)
         box_name = names[items].astype(np.int64)
         piece_row = np.repeat(np.arange(len(drawn)), n_box)[owner]
-        o = np.argsort(piece_row, kind="stable")  # (each row's running, waiting, ready)
+        o = stable_order(piece_row)  # (each row's running, waiting, ready)
         p0, p1, ps, pi = p0[o], p1[o], ps[o], pi[o]
         piece_name = names[pi].astype(np.int64)
         at_box = np.r_[0, np.cumsum(n_box)].tolist()

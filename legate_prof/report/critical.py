@@ -21,6 +21,7 @@ from legate_prof.model.event_tables import EVENT_KIND_NAMES
 from legate_prof.model.kinds import GROUP_TITLE, ItemKind
 from legate_prof.causality.critical_links import VIA, note_text
 from legate_prof.causality.run_path import PATH_VIA, PATH_VIA_WORDS
+from legate_prof.model.sort_order import lex_order, stable_order
 
 CHUNK = 4096  # item ids per lookup file
 RECORD_BYTES = 90  # about what one record costs in a lookup file
@@ -41,7 +42,7 @@ def lanes_of(source, ids):
     if not len(ids) or not lanes:
         return np.zeros(len(ids), np.int64)
     lo = np.array([source.lane_item_range(L)[0] for L in lanes], np.int64)
-    order = np.argsort(lo, kind="stable")
+    order = stable_order(lo)
     k = np.searchsorted(lo[order], ids, side="right") - 1
     return np.asarray(lanes, np.int64)[order][np.clip(k, 0, len(lanes) - 1)]
 
@@ -112,7 +113,7 @@ def _record_ids(src, links, path_items, shown, budget):
     shown = np.unique(np.asarray(shown, np.int64))
     if len(shown):
         cols = src.items_columns(shown)
-        shown = shown[np.argsort(-(cols["stop"] - cols["start"]), kind="stable")]
+        shown = shown[stable_order(-(cols["stop"] - cols["start"]))]
     primary = np.concatenate([np.asarray(path_items, np.int64), shown])
     _, first = np.unique(primary, return_index=True)
     primary = primary[np.sort(first)]
@@ -143,7 +144,7 @@ def _first_successors(links, ids):
     first = np.full(len(ids), -1, np.int64)
     if len(cand):
         starts = links.values("start", cand)
-        order = np.lexsort((starts, target[cand]))
+        order = lex_order((starts, target[cand]))
         keys, at = np.unique(target[cand][order], return_index=True)
         first[np.searchsorted(ids, keys)] = cand[order][at]
     return first

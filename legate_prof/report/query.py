@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_COLOR, GROUP_TITLE, ItemKind
+from legate_prof.model.sort_order import stable_order
 from legate_prof.present.colors import ALPHA_BAND, ALPHA_READY, ALPHA_WAITING, name_hex
 from legate_prof.present.limits import (LABEL_MIN_PX, MAX_LABELS, MAX_LANE_H,
                                         MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED)
@@ -119,7 +120,7 @@ class ReportQueries:
             waits = []
             if len(shade):
                 row_items = tr.box_item
-                order = np.argsort(row_items, kind="stable")
+                order = stable_order(row_items)
                 box = order[np.searchsorted(row_items, tr.piece_item[shade], sorter=order)]
                 waits = np.stack([box, tr.piece_state[shade].astype(np.int64),
                                   _whole_ns(tr.piece_x0[shade] * ns_px),

@@ -1,0 +1,103 @@
+"""Stable sort orders, the same as numpy's, made faster where the data allow.
+
+numpy's stable ``argsort`` of 64-bit integers is a merge sort (timsort): ~120 ms for a
+million keys in no order, where its plain sort (vectorized) takes ~10 ms; and ``lexsort``
+sorts once per key (~180 ms for two). A profile's columns are mostly event ids and times in
+no order, sorted a few hundred times a command. ``stable_order`` and ``lex_order`` give
+exactly the orders ``np.argsort(key, kind="stable")`` and ``np.lexsort(keys)`` give, by the
+cheapest way the keys allow: each key and its position as one 64-bit number, plainly sorted
+(no ties left) where the key's range leaves room; few values as 16-bit ints (numpy radix
+sorts those); nearly sorted keys by numpy's stable sort (timsort's best case); else the
+vectorized argsort with the ties put back in the order they came. A lexsort's keys are
+folded into one where their ranges fit in 63 bits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# below this many keys numpy's stable sort is as fast
+SMALL = 4096
+# a key column with fewer descents than 1 in this many is nearly sorted: timsort's runs
+NEARLY_SORTED = 16
+
+
+def stable_order(key):
+    """``np.argsort(key, kind="stable")`` of a one-dimensional column."""
+    key = np.asarray(key)
+    n = len(key)
+    if n < SMALL or key.ndim != 1 or key.dtype.kind not in "iu" or key.dtype.itemsize <= 2:
+        return np.argsort(key, kind="stable")  # (small ints: numpy's radix sort)
+    lo, hi = int(key.min()), int(key.max())
+    if hi - lo < 1 << 16:  # (few values: as small ints, which numpy radix sorts)
+        return np.argsort((key - key.dtype.type(lo)).astype(np.uint16), kind="stable")
+    index_bits = (n - 1).bit_length()
+    if (hi - lo).bit_length() + index_bits <= 63:  # (value, position) as one number: no ties
+        both = _from_zero(key, lo) << index_bits
+        both |= np.arange(n, dtype=np.int64)
+        both.sort()
+        return both & ((1 << index_bits) - 1)
+    if np.count_nonzero(key[1:] < key[:-1]) * NEARLY_SORTED < n:
+        return np.argsort(key, kind="stable")  # (timsort's runs)
+    order = np.argsort(key)
+    _ties_in_order(key[order], order)
+    return order
+
+
+def _from_zero(key, lo):
+    """``key - lo`` as int64 (a uint64 column too, where its range fits)."""
+    if key.dtype.kind == "u" and key.dtype.itemsize == 8:
+        return (key - np.uint64(lo)).astype(np.int64)
+    return key.astype(np.int64) - lo
+
+
+def _ties_in_order(sorted_keys, order):
+    """Within each run of equal ``sorted_keys``, ``order``'s positions made ascending (as a
+    stable sort leaves them), in place."""
+    n = len(order)
+    same = sorted_keys[1:] == sorted_keys[:-1]
+    tie = np.flatnonzero(same)
+    if len(tie) == 0:
+        return
+    in_run = np.zeros(n, bool)
+    in_run[tie] = True
+    in_run[tie + 1] = True
+    pos = np.flatnonzero(in_run)
+    first = np.ones(len(pos), bool)
+    first[1:] = ~same[pos[1:] - 1]
+    run = np.cumsum(first, dtype=np.int64) - 1
+    both = np.sort(run * n + order[pos])  # (run, position) as one number: n < 2**31
+    order[pos] = both % n
+
+
+def lex_order(keys):
+    """``np.lexsort(keys)`` (the last key sorts first) of one-dimensional columns."""
+    keys = [np.asarray(k) for k in keys]
+    n = len(keys[0]) if keys else 0
+    if n < SMALL or any(k.ndim != 1 or k.dtype.kind not in "iub" for k in keys):
+        return np.lexsort(keys)
+    folded = _folded(keys)
+    return np.lexsort(keys) if folded is None else stable_order(folded)
+
+
+def _folded(keys):
+    """The keys as one int64 column ordered as they are together (the last the most
+    significant), or None where their ranges need more than 63 bits."""
+    spans, bits = [], 0
+    for k in keys:
+        lo, hi = int(k.min()), int(k.max())
+        width = (hi - lo).bit_length()
+        spans.append((lo, width))
+        bits += width
+    if bits > 63:
+        return None
+    out = np.zeros(len(keys[0]), np.int64)
+    shift = 0
+    for k, (lo, width) in zip(keys, spans):
+        if width:
+            out |= _from_zero(k, lo) << shift
+        shift += width
+    return out
+
+
+__all__ = ["stable_order", "lex_order"]

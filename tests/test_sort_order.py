@@ -1,0 +1,69 @@
+"""``model.sort_order``: exactly numpy's stable orders, whatever the keys."""
+
+import numpy as np
+import pytest
+
+from legate_prof.model.sort_order import NEARLY_SORTED, SMALL, lex_order, stable_order
+
+N = 3 * SMALL
+
+
+def _columns(rng):
+    """Key columns of every shape the fast paths tell apart."""
+    yield "ids in no order", rng.integers(0, 1 << 62, N).astype(np.uint64)
+    yield "ids past 2**63", (rng.integers(0, 1 << 62, N).astype(np.uint64) | np.uint64(1 << 63))
+    yield "full uint64 range", np.concatenate([rng.integers(0, 1 << 62, N - 2).astype(
+        np.uint64), np.array([0, (1 << 64) - 1], np.uint64)])
+    yield "times with ties", rng.integers(0, N // 4, N).astype(np.int64) * 1000
+    yield "negative", -rng.integers(0, 1 << 40, N)
+    yield "int64 extremes", np.concatenate([rng.integers(-5, 5, N - 2),
+                                            np.array([-(1 << 63), (1 << 63) - 1])])
+    yield "few values", rng.integers(0, 7, N)
+    yield "few values, far from zero", rng.integers(0, 3, N) + (1 << 50)
+    yield "one value", np.full(N, 12345, np.int64)
+    yield "int32", rng.integers(-(1 << 31), 1 << 31, N).astype(np.int32)
+    nearly = np.sort(rng.integers(0, 1 << 40, N))
+    nearly[:: NEARLY_SORTED * 4] = rng.integers(0, 1 << 40, len(nearly[:: NEARLY_SORTED * 4]))
+    yield "nearly sorted", nearly
+    yield "runs of equal ids, wide", np.repeat(rng.integers(0, 1 << 62, N // 16).astype(
+        np.uint64), 16)[rng.permutation(N)]
+    yield "descending", np.arange(N, 0, -1) * (1 << 30)
+    yield "small", rng.integers(0, 1 << 62, SMALL - 1)
+    yield "floats", rng.normal(size=N)
+    yield "bools", rng.integers(0, 2, N).astype(bool)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_stable_order_is_numpys_stable_argsort(seed):
+    rng = np.random.default_rng(seed)
+    for name, key in _columns(rng):
+        want = np.argsort(key, kind="stable")
+        got = stable_order(key)
+        assert np.array_equal(got, want), name
+        assert got.dtype.kind == "i", name  # (an index array, as numpy's)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_lex_order_is_numpys_lexsort(seed):
+    rng = np.random.default_rng(seed)
+    cols = dict(_columns(rng))
+    node = rng.integers(0, 4, N)
+    cases = [
+        (cols["times with ties"], node),  # folded: fits in one number
+        (np.arange(N), cols["negative"], node),  # folded, then ties put back
+        (cols["ids in no order"], cols["times with ties"]),  # too wide: numpy's lexsort
+        (-cols["times with ties"], cols["few values"], node),
+        (cols["bools"], cols["int32"]),
+        (cols["floats"], node),
+        (cols["ids past 2**63"], cols["one value"]),
+    ]
+    for k, keys in enumerate(cases):
+        assert np.array_equal(lex_order(keys), np.lexsort(keys)), k
+    small = (node[:100], cols["negative"][:100])
+    assert np.array_equal(lex_order(small), np.lexsort(small))
+
+
+def test_two_dimensional_and_empty_keys_as_numpy():
+    key = np.arange(2 * N).reshape(2, N)[:, ::-1]
+    assert np.array_equal(stable_order(key), np.argsort(key, kind="stable"))
+    assert np.array_equal(stable_order(np.zeros(0, np.int64)), np.zeros(0, np.int64))
