@@ -55,3 +55,49 @@ def test_the_time_axes_are_laid_out_as_pyqtgraph_lays_them_out_once_for_both(qtb
                 assert ours[2]  # (labelled)
         finally:
             p.end()
+
+
+@pytest.fixture(scope="module")
+def ranks4(tmp_path_factory):
+    from fixtures.synthetic import generate
+    return generate(tmp_path_factory.mktemp("r4"), ranks=4, items=16_000, seed=3)
+
+
+def _marks(w):
+    w.grab()
+    return [((b.x(), b.y(), b.width(), b.height()), text)
+            for b, text in w.item.last_stats.get("scale_labels", [])]
+
+
+def test_the_scale_marks_kept_from_frame_to_frame_are_those_a_fresh_frame_draws(qtbot,
+                                                                               ranks4):
+    """A row's scale marks are made once for its place and size and drawn again by each
+    pan and wheel step: after pans, wheel steps and a change of rows they are those a
+    timeline opened at that view draws."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.timeline.widget import TimelineWidget
+    src = load_profile(ranks4, ranked=True)
+
+    def timeline():
+        w = TimelineWidget(src)
+        qtbot.addWidget(w)
+        w.resize(1500, 900)
+        w.show()
+        qtbot.waitExposed(w)
+        return w
+    moved = timeline()
+    t0, t1 = moved.source.outline().time_range
+    span = (t1 - t0) / 7
+    views = [(t0 + span * (1 + 0.01 * i), t0 + span * (2 + 0.01 * i)) for i in range(4)]
+    views += [(t0 + span * (1.5 - 0.5 * 0.85 ** k), t0 + span * (1.5 + 0.5 * 0.85 ** k))
+              for k in range(1, 5)]
+    for a, b in views:
+        moved.set_time_range(a, b, remember=False)
+        before = _marks(moved)
+    moved.expand(["cpu", "utility"])  # (rows move down: their marks with them)
+    fresh = timeline()
+    fresh.expand(["cpu", "utility"])
+    fresh.set_time_range(*views[-1], remember=False)
+    after = _marks(moved)
+    assert before and after and after != before
+    assert after == _marks(fresh)
