@@ -24,8 +24,25 @@ class TimeAxis(pg.AxisItem):
     _SHARED = {}  # ("ticks" | "strings", what they were made from) -> the last made
     _TEXT_SIZE = {}  # (font key, label) -> its bounding rectangle on a painter
 
+    def __init__(self, *a, **kw):
+        self._explicit_ticks = False  # (``setTicks``: pyqtgraph's own layout then)
+        self._tick_settings = (1.0, None)  # (density, spacing): what makes the ticks
+        super().__init__(*a, **kw)
+
+    def setTicks(self, ticks):
+        self._explicit_ticks = ticks is not None
+        super().setTicks(ticks)
+
+    def setTickDensity(self, density=1.0):
+        self._tick_settings = (density, self._tick_settings[1])
+        super().setTickDensity(density)
+
+    def setTickSpacing(self, major=None, minor=None, levels=None):
+        self._tick_settings = (self._tick_settings[0], (major, minor, levels))
+        super().setTickSpacing(major, minor, levels)
+
     def tickValues(self, minVal, maxVal, size):
-        key = (minVal, maxVal, size, self.scale, self._tickDensity, self._tickSpacing,
+        key = (minVal, maxVal, size, self.scale, self._tick_settings,
                self.style["maxTickLevel"], self.logMode)
         made = self._SHARED.get("ticks")
         if made is None or made[0] != key:
@@ -53,7 +70,7 @@ class TimeAxis(pg.AxisItem):
         """True where these axes are not set up as the fast layout assumes."""
         s = self.style
         return (self.orientation not in ("top", "bottom") or self.grid is not False or
-                self._tickLevels is not None or self.logMode or s["tickAlpha"] is not None
+                self._explicit_ticks or self.logMode or s["tickAlpha"] is not None
                 or s["stopAxisAtTick"][0] or s["stopAxisAtTick"][1])
 
     def generateDrawSpecs(self, p):
@@ -160,8 +177,21 @@ class TimeAxis(pg.AxisItem):
                 if box & rect != rect:
                     continue
                 text_specs.append((rect, flags, text))
-        self._updateMaxTextSize(last_size2)
+        self._keep_text_height(last_size2)
         return text_specs
+
+    def _keep_text_height(self, x):
+        """pyqtgraph's record of its labels' height for a horizontal axis (its
+        ``_updateMaxTextSize``), through its public names: the axis grows to fit them."""
+        if self.style["autoReduceTextSpace"]:
+            if x > self.textHeight or x < self.textHeight - 10:
+                self.textHeight = x
+        else:
+            mx = max(self.textHeight, x)
+            if mx > self.textHeight or mx < self.textHeight - 10:
+                self.textHeight = mx
+        if self.style["autoExpandTextSpace"]:
+            self.setHeight(self.fixedHeight)
 
     def tickStrings(self, values, scale, spacing):
         """One unit for every tick of the view (from its larger end), decimals from the
