@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -11,6 +12,187 @@ from ..time_text import digits_for, unit_for
 
 
 class TimeAxis(pg.AxisItem):
+    """The time axes (top and bottom): pyqtgraph's ticks and labels, worked out faster.
+
+    Every pan or wheel step lays the two axes out again; pyqtgraph's generic layout was a
+    fifth of such a frame (a Python object per tick end, every label measured twice on a
+    painter, the same ticks and labels made for each axis).  ``generateDrawSpecs`` here
+    returns what pyqtgraph's returns for the way these axes are set up (no grid, automatic
+    ticks; otherwise pyqtgraph's own is used): the ticks and labels are made once for both
+    axes (``_SHARED``) and a label's size is measured once (``_TEXT_SIZE``)."""
+
+    _SHARED = {}  # ("ticks" | "strings", what they were made from) -> the last made
+    _TEXT_SIZE = {}  # (font key, label) -> its bounding rectangle on a painter
+
+    def __init__(self, *a, **kw):
+        self._explicit_ticks = False  # (``setTicks``: pyqtgraph's own layout then)
+        self._tick_settings = (1.0, None)  # (density, spacing): what makes the ticks
+        super().__init__(*a, **kw)
+
+    def setTicks(self, ticks):
+        self._explicit_ticks = ticks is not None
+        super().setTicks(ticks)
+
+    def setTickDensity(self, density=1.0):
+        self._tick_settings = (density, self._tick_settings[1])
+        super().setTickDensity(density)
+
+    def setTickSpacing(self, major=None, minor=None, levels=None):
+        self._tick_settings = (self._tick_settings[0], (major, minor, levels))
+        super().setTickSpacing(major, minor, levels)
+
+    def tickValues(self, minVal, maxVal, size):
+        key = (minVal, maxVal, size, self.scale, self._tick_settings,
+               self.style["maxTickLevel"], self.logMode)
+        made = self._SHARED.get("ticks")
+        if made is None or made[0] != key:
+            made = self._SHARED["ticks"] = (key, super().tickValues(minVal, maxVal, size))
+        return [(spacing, list(values)) for spacing, values in made[1]]
+
+    def _shared_strings(self, values, scale, spacing):
+        key = (tuple(values), scale, spacing, tuple(self.range), self.geometry().width())
+        made = self._SHARED.get("strings")
+        if made is None or made[0] != key:
+            made = self._SHARED["strings"] = (key, self.tickStrings(values, scale, spacing))
+        return list(made[1])
+
+    def _text_rect(self, p, font_key, text):
+        key = (font_key, text)
+        r = self._TEXT_SIZE.get(key)
+        if r is None:
+            if len(self._TEXT_SIZE) > 4096:
+                self._TEXT_SIZE.clear()
+            r = self._TEXT_SIZE[key] = p.boundingRect(
+                QtCore.QRectF(0, 0, 100, 100), QtCore.Qt.AlignmentFlag.AlignCenter, text)
+        return QtCore.QRectF(r)
+
+    def _generic_layout(self):
+        """True where these axes are not set up as the fast layout assumes."""
+        s = self.style
+        return (self.orientation not in ("top", "bottom") or self.grid is not False or
+                self._explicit_ticks or self.logMode or s["tickAlpha"] is not None
+                or s["stopAxisAtTick"][0] or s["stopAxisAtTick"][1])
+
+    def generateDrawSpecs(self, p):
+        """(axis line, ticks, labels) as pyqtgraph's ``AxisItem.generateDrawSpecs`` makes
+        them for a horizontal axis without a grid; its steps, in its order (a screen long,
+        as that is)."""
+        if self._generic_layout():
+            return super().generateDrawSpecs(p)
+        s = self.style
+        if s["tickFont"] is not None:
+            p.setFont(s["tickFont"])
+        bounds = self.mapRectFromParent(self.geometry())
+        if self.orientation == "top":
+            span = (bounds.bottomLeft() + QtCore.QPointF(-1.0, -1.0),
+                    bounds.bottomRight() + QtCore.QPointF(1.0, -1.0))
+            tick_stop, tick_dir = bounds.bottom(), -1
+        else:
+            span = (bounds.topLeft() + QtCore.QPointF(-1.0, 1.0),
+                    bounds.topRight() + QtCore.QPointF(1.0, 1.0))
+            tick_stop, tick_dir = bounds.top(), 1
+        points = [self.mapToDevice(q) for q in span]
+        if None in points:
+            return None
+        length = pg.Point(points[1] - points[0]).length()
+        if length == 0:
+            return None
+        r0, r1 = self.range
+        levels = self.tickValues(r0, r1, length)
+        dif = r1 - r0
+        x_scale = 1 if dif == 0 else bounds.width() / dif
+        offset = 0 if dif == 0 else r0 * x_scale
+        x_range = [x * x_scale - offset for x in self.range]
+        x_min, x_max = min(x_range), max(x_range)
+        positions, tick_specs = [], []
+        base_pen = self.tickPen()
+        solid = base_pen.brush().style() == QtCore.Qt.BrushStyle.SolidPattern
+        for i, (_spacing, ticks) in enumerate(levels):
+            tick_pen = base_pen
+            if solid:
+                tick_pen = QtGui.QPen(base_pen)
+                color = QtGui.QColor(tick_pen.color())
+                color.setAlpha(int(255 / (i + 1)))
+                tick_pen.setColor(color)
+            end = tick_stop + s["tickLength"] / ((i * 0.5) + 1.0) * tick_dir
+            at = []
+            for v in ticks:
+                x = (v * x_scale) - offset
+                if x < x_min or x > x_max:
+                    at.append(None)
+                    continue
+                at.append(x)
+                tick_specs.append((tick_pen, QtCore.QPointF(x, tick_stop),
+                                   QtCore.QPointF(x, end)))
+            positions.append(at)
+        axis_spec = (self.pen(), span[0], span[1])
+        if not s["showValues"]:
+            return axis_spec, tick_specs, []
+        return axis_spec, tick_specs, self._label_specs(p, levels, positions, length, tick_stop)
+
+    def _label_specs(self, p, levels, positions, length, tick_stop):
+        """The labels' (rectangle, flags, text), level by level until they crowd (pyqtgraph's
+        rule: ``textFillLimits``); also pyqtgraph's record of the text's size."""
+        s = self.style
+        font_key = p.font().key()
+        text_rects, text_specs = [], []
+        last_size2 = 0
+        offset = max(0, s["tickLength"]) + s["tickTextOffset"][1]
+        top = self.orientation == "top"
+        flags = (QtCore.Qt.AlignmentFlag.AlignHCenter |
+                 (QtCore.Qt.AlignmentFlag.AlignBottom if top else QtCore.Qt.AlignmentFlag.AlignTop)
+                 | QtCore.Qt.TextFlag.TextDontClip)
+        box = self.boundingRect()
+        for i in range(min(len(levels), s["maxTextLevel"] + 1)):
+            spacing, values = levels[i]
+            strings = self._shared_strings(values, self.autoSIPrefixScale * self.scale, spacing)
+            if len(strings) == 0:
+                continue
+            rects = []
+            for j, text in enumerate(strings):
+                if positions[i][j] is None:
+                    strings[j] = None
+                    rects.append(None)
+                    continue
+                br = self._text_rect(p, font_key, text)
+                br.setHeight(br.height() * 0.8)
+                rects.append(br)
+                text_rects.append(br)
+            if text_rects:
+                size = np.sum([r.width() for r in text_rects])
+                size2 = np.max([r.height() for r in text_rects])
+            else:
+                size = size2 = 0
+            if i > 0 and any(len(text_specs) >= n and float(size) / length >= limit
+                             for n, limit in s["textFillLimits"]):
+                break
+            last_size2 = size2
+            for j, text in enumerate(strings):
+                if text is None:
+                    continue
+                x, r = positions[i][j], rects[j]
+                h, w = r.height(), r.width()
+                rect = QtCore.QRectF(x - w / 2., tick_stop - offset - h if top else
+                                     tick_stop + offset, w, h)
+                if box & rect != rect:
+                    continue
+                text_specs.append((rect, flags, text))
+        self._keep_text_height(last_size2)
+        return text_specs
+
+    def _keep_text_height(self, x):
+        """pyqtgraph's record of its labels' height for a horizontal axis (its
+        ``_updateMaxTextSize``), through its public names: the axis grows to fit them."""
+        if self.style["autoReduceTextSpace"]:
+            if x > self.textHeight or x < self.textHeight - 10:
+                self.textHeight = x
+        else:
+            mx = max(self.textHeight, x)
+            if mx > self.textHeight or mx < self.textHeight - 10:
+                self.textHeight = mx
+        if self.style["autoExpandTextSpace"]:
+            self.setHeight(self.fixedHeight)
+
     def tickStrings(self, values, scale, spacing):
         """One unit for every tick of the view (from its larger end), decimals from the
         finest tick spacing shown: '1.0060 s, 1.0062 s', never '100 ms, 0.2 s'."""
