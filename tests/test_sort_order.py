@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from legate_prof.model.sort_order import NEARLY_SORTED, SMALL, lex_order, stable_order
+from legate_prof.model.sort_order import NEARLY_SORTED, SMALL, lex_order, stable_order, unique_values
 
 N = 3 * SMALL
 
@@ -66,4 +66,13 @@ def test_lex_order_is_numpys_lexsort(seed):
 def test_two_dimensional_and_empty_keys_as_numpy():
     key = np.arange(2 * N).reshape(2, N)[:, ::-1]
     assert np.array_equal(stable_order(key), np.argsort(key, kind="stable"))
+    assert np.array_equal(unique_values(key % 1000), np.unique(key % 1000))
     assert np.array_equal(stable_order(np.zeros(0, np.int64)), np.zeros(0, np.int64))
+
+
+def test_unique_values_is_numpys_unique():
+    rng = np.random.default_rng(5)
+    for name, values in _columns(rng):
+        want = np.unique(values)
+        got = unique_values(values)
+        assert got.dtype == want.dtype and np.array_equal(got, want), name

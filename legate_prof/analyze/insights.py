@@ -19,7 +19,7 @@ from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 from legate_prof.assemble.rank_merge import release_pages
 from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.item_parts import by_part
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import stable_order, unique_values
 from legate_prof.present.units import format_bytes, format_ns
 from legate_prof.causality.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
 from legate_prof.causality.event_graph import find_sorted
@@ -229,7 +229,7 @@ def operation_launches(f):
         ok = (w["item"][j] == ops) & (w["end"][j] < stop)
         line = part.provenances(ops[ok]).astype(np.int64)
         cols = (np.asarray(m.items["start"])[ops[ok]], w["ready"][j[ok]], w["end"][j[ok]])
-        for p in np.unique(line).tolist():
+        for p in unique_values(line).tolist():
             mine = line == p
             old = out.get(p)
             new = tuple(c[mine].astype(np.int64) for c in cols)
@@ -241,7 +241,7 @@ def _busy_share(f, sel):
     """How much of the span of the tasks ``sel`` their processors spent running them, each
     task counted at the median (a few stragglers — a task whose thread the machine's other
     work held off, seconds on an oversubscribed node — do not make a loop busy)."""
-    lanes = len(np.unique(f.of_items(np.flatnonzero(sel), "lane")))
+    lanes = len(unique_values(f.of_items(np.flatnonzero(sel), "lane")))
     span = int(f.stop[sel].max()) - int(f.start[sel].min())
     return float(np.median(f.run[sel])) * int(np.count_nonzero(sel)) / max(span * lanes, 1)
 
@@ -253,7 +253,7 @@ def tiny_tasks(f):
     stream's operations (``loop_shape``): slices of one array, a time loop of whole-array
     operations, or a loop writing ``out=``."""
     lines = []  # lines of short tasks, launched more than once
-    for p in np.unique(f.prov[f.app]).tolist():
+    for p in unique_values(f.prov[f.app]).tolist():
         sel = f.app & (f.prov == p)
         n = int(np.count_nonzero(sel))
         med = float(np.median(f.run[sel])) if n else 0.0
@@ -409,7 +409,7 @@ def _interleave(theirs, ours):
     between two different pairs of the loop's launches, and over a quarter of the loop's
     span (a line run once, with a piece launched late, does not)."""
     gap = np.searchsorted(ours, theirs, "right")
-    gaps = len(np.unique(gap[(gap > 0) & (gap < len(ours))]))
+    gaps = len(unique_values(gap[(gap > 0) & (gap < len(ours))]))
     shared = min(theirs[-1], ours[-1]) - max(theirs[0], ours[0])
     return gaps >= 2 and shared >= LOOP_SHARE * (ours[-1] - ours[0])
 
@@ -497,7 +497,7 @@ def temporaries(f):
             return []
     big = size >= 0.5 * size.max()
     out = []
-    for p in np.unique(f.prov[inst[big]]).tolist():
+    for p in unique_values(f.prov[inst[big]]).tolist():
         here = np.flatnonzero(big & (f.prov[inst] == p))
         kinds, first = np.unique(array[here], return_index=True)
         if not p or len(kinds) < 2:
@@ -518,7 +518,7 @@ def _operation_kinds(f, inst):
     tasks = np.flatnonzero(f.app)
     t_op, t_part = f.of_items(tasks, "op_id"), f.of_items(tasks, "part")
     kind = np.full(len(inst), -1, np.int64)
-    for k in np.unique(part).tolist():
+    for k in unique_values(part).tolist():
         mine = np.flatnonzero(part == k)
         theirs = t_part == k
         order = stable_order(t_op[theirs])
@@ -552,7 +552,7 @@ def _temporaries_finding(f, p, arrays, nbytes, tasks, instances, made_by):
                  f"instances at one line ({nbytes / 2**20:.1f} MiB): intermediates of an "
                  "expression? (a guess from Legion's instances: without the runtime's stream, "
                  "legate_N.runtime.prof, the arrays cannot be counted)")
-    ran = {f.m.names[k] for k in np.unique(f.name[tasks]).tolist()} if tasks.any() else set()
+    ran = {f.m.names[k] for k in unique_values(f.name[tasks]).tolist()} if tasks.any() else set()
     remedy = ("Write into a preallocated output (np.add(x, y, out=z), np.multiply(x, y, "
               "out=t); t += 1.0) instead of materializing temporaries; fewer live instances "
               "also means less memory pressure.")

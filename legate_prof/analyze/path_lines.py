@@ -27,7 +27,7 @@ import numpy as np
 
 from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
 from legate_prof.model.kinds import ItemKind
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import stable_order, unique_values
 
 PROGRAM_START = -1  # the line id of the time before the program's first operation
 SHUTDOWN = -2  # ... and of the time after its top-level task ended
@@ -65,11 +65,11 @@ def operations_made(source):
         ours &= prov != 0
         created = (np.isin(it["kind"], [int(k) for k in _LEGION_MADE]) & ~ours
                    & ~np.isin(p.names(), top) & (it["create"] > 0))
-        for r in np.unique(rank[ours]).tolist():
+        for r in unique_values(rank[ours]).tolist():
             sel = ours & (rank == r)
             t, ln = made.get(r, ((), ()))
             made[r] = (np.concatenate([t, it["start"][sel]]), np.concatenate([ln, prov[sel]]))
-        for r in np.unique(rank[created]).tolist():
+        for r in unique_values(rank[created]).tolist():
             first = int(it["create"][created & (rank == r)].min())
             legion[r] = min(first, legion.get(r, first))
     out = {r: (np.array([t], np.int64), np.array([NO_LINE], np.int64))

@@ -16,6 +16,7 @@ import numpy as np
 
 from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.kinds import ItemKind
+from legate_prof.model.sort_order import unique_values
 
 
 def rank_of_items(model, ids):
@@ -45,7 +46,7 @@ def stream_counts(model):
     if len(arrays):
         rank = rank_of_items(model, arrays)
         size = transfer_sizes(model, arrays, "src").astype(np.float64)
-        for r in np.unique(rank).tolist():
+        for r in unique_values(rank).tolist():
             mine = rank == r
             e = out.setdefault(int(r), [0, 0, 0])
             e[1], e[2] = int(np.count_nonzero(mine)), int(size[mine].sum())

@@ -10,7 +10,7 @@ from legate_prof.assemble.record_items import unique_inverse
 from legate_prof.model.intervals import group_start_order, rows_needed, stack_lanes
 from legate_prof.model.kinds import GROUP_INDEX, MEMORY_GROUPS, PROC_GROUP, ProcKind, node_of_id
 from legate_prof.model.lane_names import lane_names
-from legate_prof.model.sort_order import lex_order, stable_order
+from legate_prof.model.sort_order import lex_order, stable_order, unique_values
 from legate_prof.model.trace_model import EVENT_COLUMNS, ITEM_COLUMNS
 
 LANE_KEY = np.dtype([("rank", "<i4"), ("group", "<i2"), ("ref", "<u8"), ("ref2", "<u8")])
@@ -94,7 +94,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     has_items = np.zeros(len(lane_tab), bool)
     has_items[lane] = True
     grp_key = lane_tab["rank"].astype(np.int64) * 64 + lane_tab["group"]
-    live_groups = np.unique(grp_key[has_items])
+    live_groups = unique_values(grp_key[has_items])
     keep = np.isin(grp_key, live_groups)
     remap = np.cumsum(keep) - 1
     lane_tab = lane_tab[keep]

@@ -19,7 +19,7 @@ import numpy as np
 from legate_prof.model.intervals import group_start_order
 from legate_prof.model.kinds import ItemKind
 from legate_prof.model.range_queries import LastGreater, RangeArgmin, lowest_ancestor
-from legate_prof.model.sort_order import lex_order, stable_order
+from legate_prof.model.sort_order import lex_order, stable_order, unique_values
 
 CALLER_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK)
 CALL_KINDS = (ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL)
@@ -56,7 +56,7 @@ def _group_time_key(g, times):
         def packed(grp, t):
             return grp.astype(np.int64) * span + (np.asarray(t, np.int64) - lo)
         return packed, span
-    ranked = np.unique(np.concatenate(times))
+    ranked = unique_values(np.concatenate(times))
 
     def by_rank(grp, t):
         return grp.astype(np.int64) * (len(ranked) + 1) + np.searchsorted(ranked, t)

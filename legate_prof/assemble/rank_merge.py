@@ -24,6 +24,7 @@ from legate_prof.assemble.lane_layout import lane_table
 from legate_prof.assemble.rank_checks import cross_file_problems
 from legate_prof.assemble.record_items import dedup, first_by_key
 from legate_prof.model.event_tables import concat_event_tables
+from legate_prof.model.sort_order import unique_values
 from legate_prof.model.trace_model import LazyTable, TraceModel
 from legate_prof.assemble.utilization import in_lane_order
 
@@ -60,7 +61,7 @@ class ModelSummary:
         self.n_transfers = len(m.transfers["item"])
         self.names, self.provenances, self.ranks = list(m.names), list(m.provenances), m.ranks
         self.lanes = {k: np.array(m.lanes[k]) for k in (*_LANE_KEYS, "rows", "capacity")}
-        self.lane_ranks = set(np.unique(m.lanes["rank"]).tolist())
+        self.lane_ranks = set(unique_values(m.lanes["rank"]).tolist())
         self.n_ops = len(m.ops["op_id"])
         self.extent = m.extent()
         self.procs = {k: np.array(v) for k, v in m.procs.items()}

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind, node_of_id
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import stable_order, unique_values
 from legate_prof.read.legion_log import MAX_NAME_CHARS
 
 class StringTable:
@@ -98,7 +98,7 @@ def unique_inverse(keys):
     unique, then the code of each key by equality passes (few values) or a search."""
     keys = np.asarray(keys)
     if len(keys) == 0:
-        return np.unique(keys), np.zeros(0, np.intp)
+        return unique_values(keys), np.zeros(0, np.intp)
     if keys.dtype.kind in "iu":
         if keys.ndim == 1 and keys.strides[0] not in (0, keys.itemsize):
             keys = keys.copy()  # a record table's column: one pass over the table, not three
@@ -114,7 +114,7 @@ def unique_inverse(keys):
             code = np.cumsum(present, dtype=np.intp) - 1
             uniq = np.flatnonzero(present).astype(wide.dtype) + wide.dtype.type(lo)
             return uniq.astype(keys.dtype), code[offset]
-    uniq = np.unique(keys)
+    uniq = unique_values(keys)
     if len(uniq) <= EQUALITY_PASSES and keys.dtype.kind in "iub":  # (NaN != NaN: not floats)
         inv = np.zeros(len(keys), np.intp)
         for k in range(1, len(uniq)):
@@ -235,7 +235,7 @@ def processor_nodes(log):
     for rec in _PROC_RECORDS:
         t = log.table(rec)
         if len(t):
-            nodes.update(np.unique(node_of_id(np.asarray(t["proc_id"], np.uint64))).tolist())
+            nodes.update(unique_values(node_of_id(np.asarray(t["proc_id"], np.uint64))).tolist())
     return sorted(nodes)
 
 

@@ -44,7 +44,7 @@ from legate_prof.causality.link_rules import VIA_EVENT, VIA_UNKNOWN
 from legate_prof.model.event_tables import (COPY_EVENT, DEP_PART_EVENT, FILL_EVENT, NO_TIME,
                                             TASK_EVENT)
 from legate_prof.model.kinds import ItemKind
-from legate_prof.model.sort_order import lex_order, stable_order
+from legate_prof.model.sort_order import lex_order, stable_order, unique_values
 
 # what acts by ending: entries, kernels, copies, fills, dependent partitioning (a call acts
 # through the records it performs: a call's end alone named the wrong item more often)
@@ -101,7 +101,7 @@ class ItemActs:
         of its node is no ask's candidate."""
         node, bound = np.asarray(node, np.int64), np.asarray(bound, np.int64)
         out = {}
-        for n in np.unique(node).tolist():
+        for n in unique_values(node).tolist():
             q = np.flatnonzero(node == n)
             lo_hi = self.node_start.get(int(n))
             start = np.full(len(q), np.iinfo(np.int64).min, np.int64)
@@ -184,7 +184,7 @@ class NodeActions:
         """Per query, the last action on ``node`` at or before ``t`` (its position, -1:
         none)."""
         out = np.full(len(t), -1, np.int64)
-        for n in np.unique(node).tolist():
+        for n in unique_values(node).tolist():
             span = self.node_start.get(int(n))
             if span is None:
                 continue

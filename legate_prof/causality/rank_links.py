@@ -41,12 +41,13 @@ from legate_prof.causality.event_graph import build_graph, find_sorted, is_barri
 from legate_prof.causality.link_lookups import ItemTables, PartLookups
 from legate_prof.causality.link_rules import (CriticalEntry, LinkRows, Resolver, entry_rows,
                                           instance_rows, link_rows, wait_rows)
+from legate_prof.model.sort_order import unique_values
 
 
 def nodes_of(model):
     """The nodes (ranks) whose records ``model`` holds."""
     ranks = {int(r["rank"]) for r in model.ranks if "rank" in r}
-    ranks |= set(np.unique(np.asarray(model.lanes["rank"])).tolist())
+    ranks |= set(unique_values(np.asarray(model.lanes["rank"])).tolist())
     return np.array(sorted(ranks), np.int64)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
 from legate_prof.export.critical import path_flows
 from legate_prof.export.threads import row_offsets, thread_name
-from legate_prof.model.sort_order import lex_order
+from legate_prof.model.sort_order import lex_order, unique_values
 from legate_prof.output_file import atomic_output
 
 CHUNK_ROWS = 1 << 18
@@ -99,7 +99,7 @@ def flow_lines(model, base):
     f = path_flows(model)
     if not len(f):
         return ""
-    ids = np.unique(np.concatenate([f.pred, f.item]))
+    ids = unique_values(np.concatenate([f.pred, f.item]))
     p_item, t0, t1, _ = pieces_of(model, ids)
     a, b = _piece_at(p_item, t0, t1, f.pred, f.pred_end - 1)
     upto = np.clip(f.pred_end, a, b)
@@ -145,7 +145,7 @@ def _keep_in_order(item, t):
     """Make each item's bounds non-decreasing, in place (only damaged waits need it: the items
     where a bound goes back are few, and fixed one by one)."""
     back = np.flatnonzero((t[1:] < t[:-1]) & (item[1:] == item[:-1]))
-    for i in np.unique(item[back + 1]).tolist():
+    for i in unique_values(item[back + 1]).tolist():
         lo, hi = np.searchsorted(item, [i, i + 1])
         t[lo:hi] = np.maximum.accumulate(t[lo:hi])
 
@@ -156,7 +156,7 @@ def _labels(model):
     n_groups = len(GROUP_KEYS)
     table = {}
     # chunk by chunk: no item-sized temporaries
-    pairs = np.unique(np.concatenate([np.zeros(0, np.int64)] + [
+    pairs = unique_values(np.concatenate([np.zeros(0, np.int64)] + [
         np.unique(_label_key(model, np.arange(lo, min(lo + CHUNK_ROWS, model.n_items)), 0) // 3)
         for lo in range(0, model.n_items, CHUNK_ROWS)]))
     for k in pairs.tolist():

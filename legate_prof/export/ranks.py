@@ -19,6 +19,7 @@ from legate_prof.export.critical import CriticalTables
 from legate_prof.analyze.run_counts import operations_per_line
 from legate_prof.export.tables import (CRITICAL_TABLES, ITEM_TABLES, TABLES, iter_table,
                                        provenance_table)
+from legate_prof.model.sort_order import unique_values
 
 
 @dataclass
@@ -86,7 +87,7 @@ def _cut_by_rank(model, item_off, lane_off, cut=True):
         yield RankItems(model, 0, model.n_items, item_off, lane_off, int(rank.min()))
         return
     lane = model.items["lane"]
-    for r in np.unique(rank).tolist():
+    for r in unique_values(rank).tolist():
         a, b = np.searchsorted(rank, [r, r + 1])
         lo, hi = np.searchsorted(lane, [a, b])
         yield RankItems(model, int(lo), int(hi), item_off, lane_off, int(r))

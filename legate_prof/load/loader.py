@@ -9,6 +9,7 @@ import numpy as np
 
 from legate_prof.errors import ProfileError, ProfileWarning
 from legate_prof.load.inputs import expand_inputs, plan_inputs, streams_left_beside
+from legate_prof.model.sort_order import unique_values
 from legate_prof.present.terminal import terminal_safe
 from legate_prof.read.legion_log import LegionProfReader
 
@@ -167,7 +168,7 @@ def _merge_bundles(paths, errors, ranked=False):
         except ProfileError as e:
             errors.append(e)
             continue
-        held_here = set(np.unique(np.asarray(m.lanes["rank"])).tolist()) | {
+        held_here = set(unique_values(np.asarray(m.lanes["rank"])).tolist()) | {
             int(r["rank"]) for r in m.ranks}
         zt = min((int(r["zero_time"]) for r in m.ranks if r.get("zero_time")), default=None)
         found.append((p, held_here, zt, m if ranked else None))

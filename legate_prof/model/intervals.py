@@ -6,7 +6,7 @@ import heapq
 
 import numpy as np
 
-from legate_prof.model.sort_order import lex_order, stable_order
+from legate_prof.model.sort_order import lex_order, stable_order, unique_values
 
 
 def stack_rows(start: np.ndarray, stop: np.ndarray) -> np.ndarray:
@@ -235,7 +235,7 @@ def group_start_order(group, start, stop):
         tie = np.flatnonzero(k[1:] == k[:-1])
         if len(tie):
             # runs of equal keys: reorder each by descending duration
-            at = np.unique(np.concatenate([tie, tie + 1]))
+            at = unique_values(np.concatenate([tie, tie + 1]))
             dur = (stop.astype(np.int64) - s)[order[at]]
             o = lex_order((-dur, k[at]))
             order[at] = order[at][o]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import stable_order, unique_values
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def by_part(offsets, ids):
         k = int(ks[0])
         yield k, np.ones(len(ks), bool), ids - offsets[k]
         return
-    for k in np.unique(ks).tolist():
+    for k in unique_values(ks).tolist():
         sel = ks == k
         yield k, sel, ids[sel] - offsets[k]
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from legate_prof.model.sort_order import unique_values
+
 
 def _levels(base, longest, combine):
     levels = [base]
@@ -72,7 +74,7 @@ class RangeArgmin:
         k[big] = np.floor(np.log2(size[big])).astype(np.int64)
         k = np.minimum(k, len(self.levels) - 1)
         best = np.zeros(len(lo), np.int64)
-        for level in np.unique(k).tolist():
+        for level in unique_values(k).tolist():
             at = np.flatnonzero(k == level)
             m = self.levels[level]
             w = 1 << level

@@ -100,4 +100,18 @@ def _folded(keys):
     return out
 
 
-__all__ = ["stable_order", "lex_order"]
+def unique_values(values):
+    """``np.unique(values)``: the sorted distinct values. numpy 2.4 finds an integer column's
+    by hashing, 1.9 s for two million distinct ids where sorting them takes 25 ms; a
+    column of ints or bools is sorted here, anything else left to numpy."""
+    values = np.asarray(values)
+    if values.size < SMALL or values.dtype.kind not in "iub":
+        return np.unique(values)
+    s = np.sort(values, axis=None)
+    keep = np.empty(len(s), bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
+
+
+__all__ = ["stable_order", "lex_order", "unique_values"]

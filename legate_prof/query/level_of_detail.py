@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import stable_order, unique_values
 from legate_prof.present.limits import MIN_PX
 
 
@@ -157,7 +157,7 @@ def _small_rows(lane, start_all, stop_all, bounds, ids, t0, t1, width_px, min_px
     band_x0, band_x1 = b0[many].astype(np.float64), (b1[many] + 1).astype(np.float64)
     band_count = b_count[many]
     band_busy = busy_share(b_busy[many], (b1 - b0 + 1)[many] * ns_px)
-    drawn = np.unique(row_of)
+    drawn = unique_values(row_of)
     at_box = np.searchsorted(box_row, np.r_[drawn, drawn[-1] + 1]).tolist()
     at_band = np.searchsorted(band_row, np.r_[drawn, drawn[-1] + 1]).tolist()
     rows = []

@@ -21,7 +21,7 @@ from legate_prof.model.event_tables import EVENT_KIND_NAMES
 from legate_prof.model.kinds import GROUP_TITLE, ItemKind
 from legate_prof.causality.critical_links import VIA, note_text
 from legate_prof.causality.run_path import PATH_VIA, PATH_VIA_WORDS
-from legate_prof.model.sort_order import lex_order, stable_order
+from legate_prof.model.sort_order import lex_order, stable_order, unique_values
 
 CHUNK = 4096  # item ids per lookup file
 RECORD_BYTES = 90  # about what one record costs in a lookup file
@@ -110,7 +110,7 @@ def _path(src, steps):
 def _record_ids(src, links, path_items, shown, budget):
     """Which items get a record: the path's, then the shown ones longest first, and what
     each of those links to (back and forward), within ``budget`` bytes."""
-    shown = np.unique(np.asarray(shown, np.int64))
+    shown = unique_values(np.asarray(shown, np.int64))
     if len(shown):
         cols = src.items_columns(shown)
         shown = shown[stable_order(-(cols["stop"] - cols["start"]))]
@@ -121,7 +121,7 @@ def _record_ids(src, links, path_items, shown, budget):
     k = min(len(primary), cap)
     while True:
         chosen = primary[:k]
-        ids = np.unique(np.concatenate([chosen, _neighbours(links, chosen)]))
+        ids = unique_values(np.concatenate([chosen, _neighbours(links, chosen)]))
         if len(ids) <= cap or k <= 1:
             return ids[:cap] if len(ids) > cap else ids
         k = max(k * cap // len(ids) - 1, 1)
@@ -129,7 +129,7 @@ def _record_ids(src, links, path_items, shown, budget):
 
 def _neighbours(links, ids):
     """The predecessor and the first successor (by start) of each of ``ids``."""
-    ids = np.unique(ids)
+    ids = unique_values(ids)
     pred = links.items.target[ids]
     nxt = _first_successors(links, ids)
     both = np.concatenate([pred, nxt])
@@ -194,7 +194,7 @@ def _write_records(src, links, ids, out):
            "next": _first_successors(links, ids)}
     (out / "links").mkdir()
     chunks, total = [], 0
-    for c in np.unique(ids // CHUNK).tolist():
+    for c in unique_values(ids // CHUNK).tolist():
         sel = np.flatnonzero(ids // CHUNK == c)
         data = {k: np.asarray(v)[sel].astype(np.int64).tolist() for k, v in rec.items()}
         data["lag"] = [lag[i] for i in sel.tolist()]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_COLOR, GROUP_TITLE, ItemKind
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import stable_order, unique_values
 from legate_prof.present.colors import ALPHA_BAND, ALPHA_READY, ALPHA_WAITING, name_hex
 from legate_prof.present.limits import (LABEL_MIN_PX, MAX_LABELS, MAX_LANE_H,
                                         MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED)
@@ -72,7 +72,7 @@ class ReportQueries:
         flag = np.zeros(len(self.source.names), np.int64)
         for part in self.source.item_parts():
             sel = np.flatnonzero(np.isin(part.model.items["kind"], kinds))
-            flag[np.unique(part.names(sel))] = 1
+            flag[unique_values(part.names(sel))] = 1
         return flag.tolist()
 
     def all_ranks(self):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from legate_prof.analyze.costed_findings import costed_findings
 from legate_prof.analyze.stats import compute_stats
+from legate_prof.model.sort_order import unique_values
 from legate_prof.output_file import atomic_folder
 from legate_prof.report.critical import critical_summary, write_critical
 from legate_prof.report.query import BAND, ReportQueries
@@ -87,7 +88,7 @@ def _write_tiles(q, out, progress=None):
             break
         frontier = children
         level += 1
-    ids = np.unique(np.concatenate([np.asarray(b, np.int64) for b in shown] or
+    ids = unique_values(np.concatenate([np.asarray(b, np.int64) for b in shown] or
                                    [np.zeros(0, np.int64)]))
     return written, total, ids
 
