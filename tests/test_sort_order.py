@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from legate_prof.model.sort_order import NEARLY_SORTED, SMALL, lex_order, stable_order, unique_values
+from legate_prof.model.sort_order import (NEARLY_SORTED, SMALL, lex_order, stable_order,
+                                          unique_values, unique_with)
 
 N = 3 * SMALL
 
@@ -76,3 +77,17 @@ def test_unique_values_is_numpys_unique():
         want = np.unique(values)
         got = unique_values(values)
         assert got.dtype == want.dtype and np.array_equal(got, want), name
+
+
+@pytest.mark.parametrize("asked", [(True, False, False), (False, True, False), (False, False, True),
+                                   (True, True, True), (True, True, False)])
+def test_unique_with_is_numpys_unique(asked):
+    index, inverse, counts = asked
+    rng = np.random.default_rng(7)
+    for name, values in _columns(rng):
+        want = np.unique(values, return_index=index, return_inverse=inverse,
+                         return_counts=counts)
+        got = unique_with(values, index=index, inverse=inverse, counts=counts)
+        assert len(got) == len(want), name
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w), name

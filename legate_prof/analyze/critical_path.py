@@ -33,7 +33,7 @@ from legate_prof.analyze.path_lines import (PROGRAM_START, TOP_LEVEL_NAMES, line
                                             line_title, operations_made, program_end)
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import stable_order, unique_with
 
 KINDS = ("compute", "launch", "runtime", "copy", "fill", "dependent_partitioning", "startup",
          "shutdown", "unknown", "gap")
@@ -245,7 +245,7 @@ def _sums_in_order(key, ns):
     come."""
     if len(key) == 0:
         return {}
-    values, first, at = np.unique(key, return_index=True, return_inverse=True)
+    values, first, at = unique_with(key, index=True, inverse=True)
     total = np.zeros(len(values), np.int64)
     np.add.at(total, np.ravel(at), ns)
     order = stable_order(first)
@@ -317,7 +317,7 @@ def shutdown_tail(source, start, end, on_path_ns):
             continue
         held = (np.minimum(it["stop"][sel], end) - np.maximum(it["start"][sel], start))
         nm = p.names(sel)
-        for k, c in zip(*np.unique(nm, return_counts=True)):
+        for k, c in zip(*unique_with(nm, counts=True)):
             count[int(k)] = count.get(int(k), 0) + int(c)
         for k, v in _sums_in_order(nm, held.astype(np.int64)).items():
             busy[k] = busy.get(k, 0) + v
@@ -325,7 +325,7 @@ def shutdown_tail(source, start, end, on_path_ns):
                                & (it["stop"] <= end))  # (instances the clean-up deleted)
         for sel_ in (sel, freed):
             pv = p.provenances(sel_)
-            for k, c in zip(*np.unique(pv[pv != 0], return_counts=True)):
+            for k, c in zip(*unique_with(pv[pv != 0], counts=True)):
                 lines[int(k)] = lines.get(int(k), 0) + int(c)
     top = sorted(busy, key=lambda k: -busy[k])
     return {"start_ns": int(start), "ns": int(end - start), "on_path_ns": int(on_path_ns),

@@ -31,6 +31,7 @@ from legate_prof.causality.event_graph import sorted_unique
 from legate_prof.causality.link_rules import NO_ROW
 from legate_prof.causality.rank_links import (Join, OwnNodes, RankPass, RankTables, nodes_of,
                                           residual_of)
+from legate_prof.model.sort_order import unique_with
 
 PREPARE = "legate_prof.analyze.idle_ranks:rank_idle"  # what a rank's worker runs (``load``)
 N = len(WAITS)
@@ -66,8 +67,8 @@ def rank_idle(model) -> dict:
     res = residual_of(sorted_unique(rows[rest][residual[rest]]), model)
     out.update(res_items=res.items, res_pre=res.pre, res_creator=res.creator,
                res_fevent=res.fevent)
-    lane_keys, lane_counts = np.unique(lanes["rank"].astype(np.int64) * _GROUPS
-                                       + lanes["group"], return_counts=True)
+    lane_keys, lane_counts = unique_with(lanes["rank"].astype(np.int64) * _GROUPS
+                                         + lanes["group"], counts=True)
     out.update(lane_keys=lane_keys, lane_counts=lane_counts,
                extent=np.array(model.extent(), np.int64),
                state=np.array([kernel_outside, *_ops_stride(model)], np.int64))
@@ -129,7 +130,7 @@ def _sum_rows(key, cls, idle):
     """(the keys present, sorted; idle ns by (key, wait): a row of ``len(WAITS)`` each) —
     the keys present only: a row for every key up to rank * 64 made rank 999's table 64,000
     rows, and 1,000 ranks' tables 3 GB."""
-    keys, at = np.unique(np.asarray(key, np.int64), return_inverse=True)
+    keys, at = unique_with(np.asarray(key, np.int64), inverse=True)
     sums = np.bincount(at * N + cls, weights=np.asarray(idle, np.float64),
                        minlength=len(keys) * N)
     return keys, sums.reshape(len(keys), N)

@@ -19,7 +19,7 @@ from legate_prof.model.kinds import MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind
 from legate_prof.assemble.rank_merge import release_pages
 from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.item_parts import by_part
-from legate_prof.model.sort_order import stable_order, unique_values
+from legate_prof.model.sort_order import stable_order, unique_values, unique_with
 from legate_prof.present.units import format_bytes, format_ns
 from legate_prof.causality.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
 from legate_prof.causality.event_graph import find_sorted
@@ -499,7 +499,7 @@ def temporaries(f):
     out = []
     for p in unique_values(f.prov[inst[big]]).tolist():
         here = np.flatnonzero(big & (f.prov[inst] == p))
-        kinds, first = np.unique(array[here], return_index=True)
+        kinds, first = unique_with(array[here], index=True)
         if not p or len(kinds) < 2:
             continue
         # an array's bytes once (not once per rank); Legion's pieces add up to their arrays

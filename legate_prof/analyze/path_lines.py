@@ -27,7 +27,7 @@ import numpy as np
 
 from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
 from legate_prof.model.kinds import ItemKind
-from legate_prof.model.sort_order import stable_order, unique_values
+from legate_prof.model.sort_order import stable_order, unique_values, unique_with
 
 PROGRAM_START = -1  # the line id of the time before the program's first operation
 SHUTDOWN = -2  # ... and of the time after its top-level task ended
@@ -118,7 +118,7 @@ def line_rows(steps, made, shutdown_ns=None):
     item = np.concatenate([s["item"], s["item"], s["item"][:1]])
     lineless = (c == "launch") | (c == "gap") | (c == "unknown") | (
         np.concatenate([s["own"], s["own"], s["own"][:1]]) == NO_LINE)
-    ranks, at = np.unique(rank, return_inverse=True)  # (per rank once, not per row)
+    ranks, at = unique_with(rank, inverse=True)  # (per rank once, not per row)
     first = np.array([made[0][r][0][0] if r in made[0] else np.iinfo(np.int64).min
                       for r in ranks.tolist()], np.int64)[np.ravel(at)]
     cut = np.where(lineless, np.clip(first, a, b), a)  # before it: the program's start

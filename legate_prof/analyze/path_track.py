@@ -15,7 +15,7 @@ import numpy as np
 
 from legate_prof.analyze.critical_path import KINDS, item_table, path_pieces
 from legate_prof.model.kinds import GROUP_KEYS
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import stable_order, unique_with
 from legate_prof.present.units import format_ns
 
 # kinds no lane holds (as ``critical_path.splits`` counts them): the run's own row only
@@ -42,7 +42,7 @@ def path_track(source, steps=None) -> dict:
     row = np.full(len(ns), -1, np.int32)
     rows = []
     if held.any():
-        uniq, inv = np.unique(item[held], return_inverse=True)
+        uniq, inv = unique_with(item[held], inverse=True)
         lanes = source.info().lanes
         lane = item_table(source, uniq)["lane"].tolist()
         pair = [(lanes[L].rank, lanes[L].group) for L in lane]

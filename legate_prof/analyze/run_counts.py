@@ -16,7 +16,7 @@ import numpy as np
 
 from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.kinds import ItemKind
-from legate_prof.model.sort_order import unique_values
+from legate_prof.model.sort_order import unique_values, unique_with
 
 
 def rank_of_items(model, ids):
@@ -41,7 +41,7 @@ def stream_counts(model):
     ops = np.flatnonzero(kind == int(ItemKind.RUNTIME_OP))
     arrays = np.flatnonzero(stream_arrays(kind, model.items["op_id"]))
     out = {}
-    for r, n in zip(*np.unique(rank_of_items(model, ops), return_counts=True)):
+    for r, n in zip(*unique_with(rank_of_items(model, ops), counts=True)):
         out[int(r)] = [int(n), 0, 0]
     if len(arrays):
         rank = rank_of_items(model, arrays)

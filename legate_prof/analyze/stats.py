@@ -10,7 +10,7 @@ import re
 
 import numpy as np
 
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import stable_order, unique_with
 from legate_prof.present.units import (format_bytes, format_capacity, format_ns,
                                        format_ns_ascii)
 from legate_prof.analyze.run_counts import (counting_rank, rank_of_items, run_arrays,
@@ -52,7 +52,7 @@ def _dense_ids(ids, bound):
         present = np.bincount(ids, minlength=bound) > 0
         uniq = np.flatnonzero(present)
         return uniq, (np.cumsum(present) - 1)[ids]
-    return np.unique(ids, return_inverse=True)
+    return unique_with(ids, inverse=True)
 
 
 def _timings(inv, n, dur, run):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import ItemKind, node_of_id
-from legate_prof.model.sort_order import lex_order, stable_order
+from legate_prof.model.sort_order import lex_order, stable_order, unique_with
 
 
 def operation_spans(parts, logs, prov_strings, runtime_ops):
@@ -56,7 +56,7 @@ def operation_spans(parts, logs, prov_strings, runtime_ops):
     # unmatched operations wait from submission to the next one (replaced where matched)
     waits = [(np.arange(len(op_key)), op_submit, op_stop, op_stop)]
     matched = np.zeros(len(op_key), bool)
-    ok_k, t_k = np.unique(op_key, return_counts=True), np.unique(t_key, return_counts=True)
+    ok_k, t_k = unique_with(op_key, counts=True), unique_with(t_key, counts=True)
     tasks_per_key = dict(zip(t_k[0].tolist(), t_k[1].tolist()))
     o_bounds = np.searchsorted(op_key[o_order], ok_k[0])
     t_sorted_key = t_key[t_order]
@@ -121,7 +121,7 @@ def _tasks(parts, logs, prov_strings, line_ids):
     ids, prov = ops["op_id"][o], ops["provenance"][o]
     pos = np.minimum(np.searchsorted(ids, out["op_id"]), len(ids) - 1)
     task_prov = np.where(ids[pos] == out["op_id"], prov[pos], 0)
-    uniq, inv = np.unique(task_prov, return_inverse=True)
+    uniq, inv = unique_with(task_prov, inverse=True)
     texts = [prov_strings.get(int(p), "") if p else "" for p in uniq.tolist()]
     out["line"] = line_ids(texts)[inv] if len(uniq) else np.zeros(0, np.int64)
     return out

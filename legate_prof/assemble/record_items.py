@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind, node_of_id
-from legate_prof.model.sort_order import stable_order, unique_values
+from legate_prof.model.sort_order import stable_order, unique_values, unique_with
 from legate_prof.read.legion_log import MAX_NAME_CHARS
 
 class StringTable:
@@ -336,7 +336,7 @@ def first_by_key(cols, key, pool=None):
 def dedup(cols, key):
     if len(cols[key]) == 0:
         return cols
-    _, first = np.unique(cols[key], return_index=True)
+    _, first = unique_with(cols[key], index=True)
     first.sort()
     return {k: v[first] for k, v in cols.items()}
 

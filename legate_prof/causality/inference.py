@@ -44,7 +44,7 @@ from legate_prof.causality.link_rules import VIA_EVENT, VIA_UNKNOWN
 from legate_prof.model.event_tables import (COPY_EVENT, DEP_PART_EVENT, FILL_EVENT, NO_TIME,
                                             TASK_EVENT)
 from legate_prof.model.kinds import ItemKind
-from legate_prof.model.sort_order import lex_order, stable_order, unique_values
+from legate_prof.model.sort_order import lex_order, stable_order, unique_values, unique_with
 
 # what acts by ending: entries, kernels, copies, fills, dependent partitioning (a call acts
 # through the records it performs: a call's end alone named the wrong item more often)
@@ -348,7 +348,7 @@ class Habits:
             w = k if waiter is None else np.asarray(waiter, np.int64)[k]
             keys.append(habit_key(inference.names(w), inference.names(rows.target[k]),
                                   rows.kind[k]))
-        self.keys, self.counts = np.unique(np.concatenate(keys), return_counts=True)
+        self.keys, self.counts = unique_with(np.concatenate(keys), counts=True)
 
     def count(self, keys):
         """How often each key was seen (0: never)."""

@@ -18,7 +18,7 @@ import numpy as np
 from legate_prof.export.tables import CRITICAL_TABLES
 from legate_prof.model.event_tables import EVENT_KIND_NAMES, NO_TIME
 from legate_prof.model.intervals import stack_lanes
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import stable_order, unique_with
 from legate_prof.query import as_source
 from legate_prof.causality.critical_links import NO_ROW, VIA, note_text
 
@@ -126,7 +126,7 @@ def _notes(rows, ids):
     (note, node, event kind)."""
     key = (rows.note[ids].astype(np.int64) << 40) | (rows.node[ids].astype(np.int64) << 8) \
         | (rows.kind[ids].astype(np.int64) & 0xFF)
-    uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    uniq, first, inverse = unique_with(key, index=True, inverse=True)
     words = np.array([note_text(rows, int(ids[f])) for f in first.tolist()] or [""],
                      dtype=object)
     return words[inverse.ravel()] if len(uniq) else np.zeros(0, dtype=object)

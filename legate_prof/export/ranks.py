@@ -19,7 +19,7 @@ from legate_prof.export.critical import CriticalTables
 from legate_prof.analyze.run_counts import operations_per_line
 from legate_prof.export.tables import (CRITICAL_TABLES, ITEM_TABLES, TABLES, iter_table,
                                        provenance_table)
-from legate_prof.model.sort_order import unique_values
+from legate_prof.model.sort_order import unique_values, unique_with
 
 
 @dataclass
@@ -135,7 +135,7 @@ def _ops_per_provenance(profile, summary):
         provs.append(p if part.prov_map is None else np.asarray(part.prov_map)[p])
     if not ids or not sum(map(len, ids)):
         return np.zeros(n, np.int64)
-    _, first = np.unique(np.concatenate(ids), return_index=True)
+    _, first = unique_with(np.concatenate(ids), index=True)
     return np.bincount(np.concatenate(provs)[first], minlength=n)[:n].astype(np.int64)
 
 

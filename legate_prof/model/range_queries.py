@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.sort_order import unique_values
+from legate_prof.model.sort_order import unique_values, unique_with
 
 
 def _levels(base, longest, combine):
@@ -32,7 +32,7 @@ class LastGreater:
 
     def __init__(self, values, longest=None):
         values = np.asarray(values)
-        self._distinct, rank = np.unique(values, return_inverse=True)
+        self._distinct, rank = unique_with(values, inverse=True)
         longest = len(values) if longest is None else min(longest, len(values))
         self.rank = rank.astype(np.int32 if len(values) < 2**31 else np.int64)
         self.levels = _levels(self.rank, longest, np.maximum)
@@ -60,7 +60,7 @@ class RangeArgmin:
     def __init__(self, values, longest=None):
         values = np.asarray(values)
         n = len(values)
-        _, rank = np.unique(values, return_inverse=True)
+        _, rank = unique_with(values, inverse=True)
         longest = n if longest is None else min(longest, n)
         self.levels = _levels((rank.astype(np.int64) << 32) | np.arange(n, dtype=np.int64),
                               longest, np.minimum)

@@ -21,7 +21,7 @@ from legate_prof.model.event_tables import EVENT_KIND_NAMES
 from legate_prof.model.kinds import GROUP_TITLE, ItemKind
 from legate_prof.causality.critical_links import VIA, note_text
 from legate_prof.causality.run_path import PATH_VIA, PATH_VIA_WORDS
-from legate_prof.model.sort_order import lex_order, stable_order, unique_values
+from legate_prof.model.sort_order import lex_order, stable_order, unique_values, unique_with
 
 CHUNK = 4096  # item ids per lookup file
 RECORD_BYTES = 90  # about what one record costs in a lookup file
@@ -115,7 +115,7 @@ def _record_ids(src, links, path_items, shown, budget):
         cols = src.items_columns(shown)
         shown = shown[stable_order(-(cols["stop"] - cols["start"]))]
     primary = np.concatenate([np.asarray(path_items, np.int64), shown])
-    _, first = np.unique(primary, return_index=True)
+    _, first = unique_with(primary, index=True)
     primary = primary[np.sort(first)]
     cap = max(budget // RECORD_BYTES, 1)
     k = min(len(primary), cap)
@@ -145,7 +145,7 @@ def _first_successors(links, ids):
     if len(cand):
         starts = links.values("start", cand)
         order = lex_order((starts, target[cand]))
-        keys, at = np.unique(target[cand][order], return_index=True)
+        keys, at = unique_with(target[cand][order], index=True)
         first[np.searchsorted(ids, keys)] = cand[order][at]
     return first
 
