@@ -79,6 +79,42 @@ def test_an_event_larger_than_the_limit_keeps_the_events_before_it(tmp_path, mon
 
 
 
+_TIME, _NAME, _ID = [True, -1, 1 << 63, 1.0, None], [True, 1, None, []], [True, 1.0, None, []]
+_WRONG_FIELDS = {  # per field after the kind: values that make the event damage
+    "op": [_TIME, _NAME, _NAME],
+    "del": [_TIME, _ID],
+    "new": [_TIME, _ID, [True, "s", [True], [-1], [1.0], [1 << 63]], _NAME,
+            [True, -1, 1.0, "s", 1 << 63], _NAME, _NAME],
+}
+_WELL_FORMED = [["op", 5, "add", "x.py:3"], ["del", 7, 3], ["del", 7, "a3"],
+                ["new", 9, 3, [10, 2], "float64", 160, "x.py:1", "SYSTEM_MEM"]]
+
+
+@pytest.mark.parametrize("event", _WELL_FORMED, ids=lambda e: f"{e[0]}-{type(e[2]).__name__}")
+def test_an_event_with_any_field_wrong_is_damage_and_the_events_before_are_kept(tmp_path,
+                                                                               event):
+    """Each field of a well-formed event of each kind made a value of a wrong type or range
+    (a bool for a number, a negative time or size, a shape of bools): that event is damage,
+    named in one warning; the events before it are kept (a check made fast must refuse
+    exactly what the whole check refuses)."""
+    import msgpack
+    from legate_prof.read.runtime_stream import STREAM_MAGIC, read_runtime_stream
+    pack = msgpack.Packer(use_bin_type=True).pack
+    head = STREAM_MAGIC + pack({"rank": 0, "start_ns": 1}) + pack(["op", 4, "a", "x:1"])
+    p = tmp_path / "legate_0.runtime.prof"
+    p.write_bytes(head + pack(event) + pack(["end", 99]))
+    whole = read_runtime_stream(p)
+    assert whole.ended and whole.warnings == []
+    for field, wrongs in enumerate(_WRONG_FIELDS[event[0]], start=1):
+        for wrong in wrongs:
+            bad = list(event)
+            bad[field] = wrong
+            p.write_bytes(head + pack(bad) + pack(["end", 99]))
+            s = read_runtime_stream(p)
+            assert [o[1] for o in s.ops] == ["a"] and not s.ended, (field, wrong)
+            assert "event 2 is damaged" in str(s.warnings[0]), (field, wrong)
+
+
 @pytest.mark.parametrize("bad", [b"\xdb\x7f\xff\xff\xff", b"\xdd\x7f\xff\xff\xff",
                                  b"\xdf\x7f\xff\xff\xff", b"\x91" * 100_000],
                          ids=["str-2GiB", "array-2G", "map-2G", "nested-100k"])

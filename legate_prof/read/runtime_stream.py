@@ -235,6 +235,25 @@ _EVENT_FIELDS = {
 
 def _event_problem(ev):
     """Why ``ev`` is not a well-formed event, or None."""
+    if type(ev) is list and len(ev) >= 3:  # the runtime's own events, each at once (exact
+        kind, t = ev[0], ev[1]  # types: a subclass or a bool goes the whole way below)
+        if type(t) is int and 0 <= t < MAX_NS:
+            if kind == "op":
+                if len(ev) >= 4 and type(ev[2]) is str and type(ev[3]) is str:
+                    return None
+            elif kind == "del":
+                if type(ev[2]) is int or type(ev[2]) is str:
+                    return None
+            elif kind == "new" and len(ev) >= 8 and (type(ev[2]) is int or type(ev[2]) is str) \
+                    and type(ev[3]) is list and type(ev[4]) is str and type(ev[5]) is int \
+                    and type(ev[6]) is str and type(ev[7]) is str and 0 <= ev[5] < MAX_NS \
+                    and all(type(x) is int and 0 <= x < MAX_NS for x in ev[3]):
+                return None
+    return _problem_in_full(ev)
+
+
+def _problem_in_full(ev):
+    """``_event_problem`` field by field: what is wrong, where something is."""
     if not isinstance(ev, (list, tuple)) or len(ev) < 2:
         return "not a list of fields"
     kind, t = ev[0], ev[1]
