@@ -976,3 +976,20 @@ def test_the_reports_statistics_and_findings_share_the_idle_time_and_the_skew(mo
     meta = _meta(tmp_path / "rep")
     assert meta["stats"]["idle"] and meta["findings"]["findings"]
     assert len(idles) == 1 and len(latencies) == 1
+
+
+def test_tiles_of_many_lanes_give_each_box_the_provenance_one_lane_at_a_time_gives(monkeypatch):
+    """From ``MANY_LANES`` lanes on, the boxes' provenance comes from one lookup of every
+    item's; the tiles are those a lookup a lane makes (real ranks: mpi2, the ranks unmerged)."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.report import query as report_query
+    profile = load_profile(_run_files("mpi2"), stack=False, ranked=True)
+    tiles = {}
+    for many in (10 ** 9, 1):
+        monkeypatch.setattr(report_query, "MANY_LANES", many)
+        q = report_query.ReportQueries(profile)
+        lanes = [L for _, _, ls in q.group_lanes() for L in ls]
+        tiles[many] = [q.lane_tile(L, q.t0, q.t1, 512) for L in lanes]
+    assert tiles[1] == tiles[10 ** 9]
+    provs = [b for lane in tiles[1] for row in lane for b in row["b"][3::5]]
+    assert any(provs)  # (some boxes carry a line: the comparison is not of zeros)

@@ -15,7 +15,7 @@ from legate_prof.query.details import item_facts, item_title, memory_title_of
 from legate_prof.query.lane_tree import ProfileInfo
 from legate_prof.query.search import search_items
 from legate_prof.query.summary import items_in, name_times
-from legate_prof.query.source import ProfileSource
+from legate_prof.query.source import ITEM_COLUMNS, ProfileSource
 from legate_prof.query.tiles import LaneTile, lane_tile
 
 
@@ -91,15 +91,15 @@ class RankedSource(ProfileSource):
         off = int(self._set.item_off[k])
         return lo + off, hi + off
 
-    def items_columns(self, ids) -> dict:
+    def items_columns(self, ids, columns=ITEM_COLUMNS) -> dict:
         ids = np.asarray(ids, dtype=np.int64)
-        out = {c: np.empty(len(ids), np.int64) for c in ("start", "stop", "row", "name")}
+        out = {c: np.empty(len(ids), np.int64) for c in columns}
         for k, sel, local in by_part(self._set.item_off, ids):
             m = self._set.parts[k]
-            out["start"][sel] = m.items["start"][local]
-            out["stop"][sel] = m.items["stop"][local]
-            out["row"][sel] = m.rows_of(local)
-            out["name"][sel] = self._set.name_maps[k][m.items["name"][local]]
+            for c in columns:
+                out[c][sel] = (m.rows_of(local) if c == "row" else
+                               self._set.name_maps[k][m.items["name"][local]] if c == "name"
+                               else m.items[c][local])
         return out
 
     def items_provenance(self, ids) -> np.ndarray:

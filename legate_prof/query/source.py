@@ -24,6 +24,8 @@ from legate_prof.query.search import search_items
 from legate_prof.query.summary import average_utilization, items_in, name_times
 from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile
 
+ITEM_COLUMNS = ("start", "stop", "row", "name")  # (``items_columns``)
+
 
 class ProfileSource:
     """The query API over one ``TraceModel``."""
@@ -140,12 +142,15 @@ class ProfileSource:
         """Item ids of a lane are the contiguous range [lo, hi) (items sorted by lane)."""
         return self._m.lane_range(int(lane))
 
-    def items_columns(self, ids) -> dict:
-        """start, stop, row, name id of many items at once (arrays)."""
+    def items_columns(self, ids, columns=ITEM_COLUMNS) -> dict:
+        """start, stop, row, name id of many items at once (arrays), or those of them
+        ``columns`` names (a row may stack the items' lanes: asked only where it is needed)."""
         ids = np.asarray(ids, dtype=np.int64)
         it = self._m.items
-        return {"start": it["start"][ids], "stop": it["stop"][ids],
-                "row": self._m.rows_of(ids), "name": it["name"][ids].astype(np.int64)}
+        get = {"start": lambda: it["start"][ids], "stop": lambda: it["stop"][ids],
+               "row": lambda: self._m.rows_of(ids),
+               "name": lambda: it["name"][ids].astype(np.int64)}
+        return {c: get[c]() for c in columns}
 
     def items_provenance(self, ids) -> np.ndarray:
         """Provenance id (into ``provenances``; 0: none) of many items at once."""

@@ -112,7 +112,7 @@ def _record_ids(src, links, path_items, shown, budget):
     each of those links to (back and forward), within ``budget`` bytes."""
     shown = unique_values(np.asarray(shown, np.int64))
     if len(shown):
-        cols = src.items_columns(shown)
+        cols = src.items_columns(shown, ("start", "stop"))
         shown = shown[stable_order(-(cols["stop"] - cols["start"]))]
     primary = np.concatenate([np.asarray(path_items, np.int64), shown])
     _, first = unique_with(primary, index=True)

@@ -232,7 +232,7 @@ def step_forward(source, i):
     title = source.item_title(i)
     if not len(after):
         return None, f"{title}: nothing waited for it or was created by it (the chain ends)"
-    starts = source.items_columns(after)["start"]
+    starts = source.items_columns(after, ("start",))["start"]
     j = int(after[int(np.argmin(starts))])
     more = (f"; the first of {len(after)} it held up (Details → Held up lists them)"
             if len(after) > 1 else "")
