@@ -97,7 +97,7 @@ def lane_tile(model, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
         o = stable_order(piece_row)  # (each row's running, waiting, ready)
         p0, p1, ps, pi = p0[o], p1[o], ps[o], pi[o]
         piece_name = names[pi].astype(np.int64)
-        at_box = np.r_[0, np.cumsum(n_box)].tolist()
+        at_box = [0] + np.cumsum(n_box).tolist()
         at_piece = np.searchsorted(piece_row[o], np.arange(len(drawn) + 1)).tolist()
         for k, dr in enumerate(drawn):
             a, b, c, d = at_box[k], at_box[k + 1], at_piece[k], at_piece[k + 1]

@@ -115,8 +115,8 @@ class ReportQueries:
                           np.ceil(np.concatenate([tr.band_x1 for tr in rows])),
                           np.concatenate([tr.band_count for tr in rows]).astype(np.float64),
                           np.round(busy * 1000)], axis=1).astype(np.int64)
-        at_box = np.r_[0, np.cumsum(n_box)].tolist()
-        at_band = np.r_[0, np.cumsum(n_band)].tolist()
+        at_box = [0] + np.cumsum(n_box).tolist()
+        at_band = [0] + np.cumsum(n_band).tolist()
         out = []
         for k, tr in enumerate(rows):
             shade = np.flatnonzero((tr.piece_state == READY) | (tr.piece_state == WAITING))
