@@ -29,7 +29,10 @@ from .tile_worker import Ask, TileWorker
 
 
 SCALE_TEXT = QtGui.QColor(90, 90, 90)  # the scale marks' labels
-ARRIVALS_MS = 16  # tiles arriving while others are computed are drawn together this often
+# tiles arriving while others are computed are drawn together this often (each such frame
+# of the whole view is ~10 ms of the window's thread, its interpreter's lock held for most of
+# it: at 16 ms they were a third of a cached first frame's work while its strips came in)
+ARRIVALS_MS = 50
 REST_MS = 100  # a view unchanged this long is at rest: drawn from its own tiles (``_at_rest``)
 
 
