@@ -381,12 +381,12 @@ def test_a_log_changed_in_place_keeping_size_inode_ends_and_mtime_is_not_served_
     1,242).  The key now has the ctime and blocks sampled across the file."""
     from fixtures.synthetic import generate
     from legate_prof.load.loader import load_profile
-    from legate_prof.store.cache import SAMPLE_BYTES, SAMPLES, entry_path
+    from legate_prof.store.cache import WHOLE_BYTES, entry_path
     monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
     a = Path(generate(tmp_path / "a", ranks=1, items=60_000, seed=1)[0])
     b = Path(generate(tmp_path / "b", ranks=1, items=60_000, seed=2)[0])
     size = a.stat().st_size
-    assert size > (SAMPLES + 2) * SAMPLE_BYTES  # sampled, not hashed whole
+    assert size > WHOLE_BYTES  # sampled, not hashed whole
     first = load_profile([a], use_cache=True)
     entry = entry_path([a])
     st = a.stat()
@@ -423,6 +423,49 @@ def test_sampled_blocks_reach_across_the_file(tmp_path):
             cache._sample(f, size, h)
         digests.add(h.hexdigest())
     assert len(digests) == 5
+
+
+def test_the_key_of_a_big_log_reads_a_few_hundred_kib_of_it(tmp_path, monkeypatch):
+    """A cached ``view`` of ten 126 MB logs computed its key before anything else: 66 blocks
+    of 64 KiB a log, 42 MB through CRC-32, 30 ms of CPU of a first frame's 190 ms.  Blocks of
+    4 KiB, as spread: a log written again differs in all of them (the ctime guards edits)."""
+    from legate_prof.store import cache
+    p = tmp_path / "big.prof"
+    with open(p, "wb") as f:
+        f.truncate(126 << 20)  # (sparse: nothing written)
+    read = []
+    opened = cache.open_regular
+
+    class Counting:
+        def __init__(self, f):
+            self.f = f
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+        def readinto(self, b):
+            n = self.f.readinto(b)
+            read.append(n)
+            return n
+
+        def read(self, n=-1):
+            data = self.f.read(n)
+            read.append(len(data))
+            return data
+
+        def seek(self, *a):
+            return self.f.seek(*a)
+    monkeypatch.setattr(cache, "open_regular", lambda path: (lambda f, st: (Counting(f), st))(
+        *opened(path)))
+    key = cache.cache_key([p])
+    assert 0 < sum(read) <= 512 << 10
+    with open(p, "r+b") as f:  # a block sampled in the middle of the file
+        f.seek(32 * ((126 << 20) - cache.SAMPLE_BYTES) // (cache.SAMPLES + 1) + 7)
+        f.write(b"x")
+    assert cache.cache_key([p]) != key
 
 
 PLANTED = """

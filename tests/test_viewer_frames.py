@@ -101,3 +101,82 @@ def test_the_scale_marks_kept_from_frame_to_frame_are_those_a_fresh_frame_draws(
     after = _marks(moved)
     assert before and after and after != before
     assert after == _marks(fresh)
+
+
+def _pixels(w):
+    import numpy as np
+    w.cursor.hide()  # (the time under the mouse, where a synthetic move of it put it)
+    w.cursor_label.hide()
+    image = w.grab().toImage().convertToFormat(QtGui.QImage.Format.Format_ARGB32)
+    return np.frombuffer(image.constBits(), np.uint32).reshape(image.height(), -1).copy()
+
+
+def test_a_view_reached_by_pans_and_wheel_steps_settles_to_what_a_fresh_timeline_draws(
+        qtbot, ranks4):
+    """Settled (every tile in), a view reached by pans and wheel steps is drawn pixel for
+    pixel as a timeline opened at that view draws it (as a screenshot draws it): tiles and
+    utilization strips kept from earlier views (made for another range of cells, another
+    pixel size within the cell, a strip's picture anchored at another bin) are shown while
+    the view moves, and the view's own are made once it rests (they were kept for good:
+    thousands of pixels of strips and lanes differed)."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.timeline.widget import TimelineWidget
+    src = load_profile(ranks4, ranked=True)
+
+    def timeline(view=None):
+        w = TimelineWidget(src)
+        qtbot.addWidget(w)
+        w.resize(1500, 900)
+        w.expand(["cpu", "utility"])
+        if view is not None:
+            w.set_time_range(*view, remember=False)
+        w.show()
+        qtbot.waitExposed(w)
+        return w
+    moved = timeline()
+    moved.item.compute_in_background()
+    qtbot.waitUntil(moved.item.settled, timeout=120_000)
+    rnd = random.Random(3)
+    for step in range(16):
+        a, b = moved.time_range()
+        if step % 2:
+            moved.pan(rnd.uniform(-0.2, 0.2))
+        else:
+            moved.zoom(0.85 if rnd.random() < 0.7 else 1 / 0.85,
+                       a + (b - a) * rnd.uniform(0.2, 0.8))
+        moved.grab()
+        if step % 3 == 0:  # (some steps come before the last one's tiles are in)
+            qtbot.waitUntil(moved.item.settled, timeout=120_000)
+    qtbot.waitUntil(moved.item.settled, timeout=120_000)
+    after = _pixels(moved)
+    fresh = timeline(moved.time_range())  # (everything made in the frame, as a screenshot)
+    expected = _pixels(fresh)
+    assert after.shape == expected.shape
+    assert int((after != expected).sum()) == 0
+
+
+def test_a_move_of_the_view_too_small_to_draw_leaves_the_range_it_draws(qtbot, ranks4):
+    """pyqtgraph keeps the view's transform for a move under a billionth of the range (a
+    pan stopped at the run's start made one) but kept the new range: the timeline was drawn
+    for one range at the other's pixels (64 to 253 pixels off a timeline opened there)."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.timeline.widget import TimelineWidget
+    src = load_profile(ranks4, ranked=True)
+
+    def timeline(view):
+        w = TimelineWidget(src)
+        qtbot.addWidget(w)
+        w.resize(1500, 900)
+        w.expand(["cpu", "utility"])
+        w.set_time_range(*view, remember=False)
+        w.show()
+        qtbot.waitExposed(w)
+        return w
+    t0, t1 = TimelineWidget(src).source.outline().time_range
+    for view in ((t0, t1), (t0 + (t1 - t0) * 0.3, t0 + (t1 - t0) * 0.4)):
+        moved = timeline(view)
+        moved.grab()
+        a, b = view
+        moved.set_time_range(a + (b - a) * 2e-10, b, remember=False)
+        after = _pixels(moved)
+        assert int((after != _pixels(timeline(moved.time_range()))).sum()) == 0

@@ -368,7 +368,6 @@ def test_a_wheel_step_redraws_only_the_strips_in_view_and_off_the_windows_thread
         assert 0 < len(in_view) < len(strips)  # (some groups are below the window's edge)
         assert drawn and not any(main for _, main in drawn)
         assert set(asked) == set(in_view), step
-    tl.item.refresh()  # (all made again for this view: a strip's origin is where it was made)
     qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
     settled = tl.grab().toImage()
     tl.item.stop_background()

@@ -4,7 +4,7 @@ Entries are bundles (``bundle.py``) in the user's cache directory (``$LEGATE_PRO
 else the platform's: ``$XDG_CACHE_HOME/legate_prof`` or ``~/.cache/legate_prof`` on Linux,
 ``~/Library/Caches/legate_prof`` on macOS, ``%LOCALAPPDATA%\\legate_prof`` on Windows); never in
 the user's data directory.  An entry's key covers each input's path, size, mtime, ctime, inode
-and a hash of sampled blocks across it (the CRC-32 of its first and last 64 KiB and of SAMPLES
+and a hash of sampled blocks across it (the CRC-32 of its first and last 4 KiB and of SAMPLES
 blocks between: files up to a few MiB hashed whole), so a file replaced or changed in place
 never gets old data (any write changes the ctime, which no one but root can set back; an edit
 that kept even that would still have to miss every sampled block); the bundle format version
@@ -70,8 +70,10 @@ def _max_bytes():
         return DEFAULT_MAX_MB << 20
 
 
-SAMPLE_BYTES = 1 << 16
+SAMPLE_BYTES = 1 << 12  # (64 KiB blocks were 30 ms of CPU before a cached first frame of ten
+#                         126 MB logs, a sixth of it: docs/performance.md, "Frames, third pass")
 SAMPLES = 64  # blocks hashed across each input besides its first and last (docs/performance.md)
+WHOLE_BYTES = (SAMPLES + 2) << 16  # an input up to this size is hashed whole
 
 
 def open_regular(path, follow=True):
@@ -92,8 +94,10 @@ def _sample(f, size, h):
     """Hash the whole file when small, else its first and last block and SAMPLES between,
     each block by its CRC-32 (zlib's: a third of sha256's time over the 66 blocks, which were
     the largest step of a cached ``view``'s first frame; a change within any 32 bits of a
-    block always changes its CRC, any other all but once in 2**32), read into one buffer."""
-    if size <= (SAMPLES + 2) * SAMPLE_BYTES:
+    block always changes its CRC, any other all but once in 2**32), read into one buffer.
+    Blocks of 4 KiB: a log written again (another run, the same size and mtime) differs in
+    every block; an edit in place changes the ctime, the first guard."""
+    if size <= WHOLE_BYTES:
         while block := f.read(1 << 20):
             h.update(block)
         return

@@ -23,13 +23,17 @@ from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_
 from .layout import LaneLayout
 from .rect_batch import RectBatch
 from .summary_strip import draw_strip, strip_picture
-from .tile_cache import GridCache
+from .tile_cache import GridCache, is_exact
 from .tile_worker import Ask, TileWorker
 
 
 
 SCALE_TEXT = QtGui.QColor(90, 90, 90)  # the scale marks' labels
-ARRIVALS_MS = 16  # tiles arriving while others are computed are drawn together this often
+# tiles arriving while others are computed are drawn together this often (each such frame
+# of the whole view is ~10 ms of the window's thread, its interpreter's lock held for most of
+# it: at 16 ms they were a third of a cached first frame's work while its strips came in)
+ARRIVALS_MS = 50
+REST_MS = 100  # a view unchanged this long is at rest: drawn from its own tiles (``_at_rest``)
 
 
 class ViewRow:
@@ -86,6 +90,17 @@ class TimelineItem(pg.GraphicsObject):
         self._computed = 0
         self._pending = False
         self._repaint_due = False  # a frame for tiles that arrived is on its way
+        # While the view moves, tiles and strips kept from an earlier view that cover this
+        # one are drawn as they are (``_exact`` False); a view at rest is drawn from the
+        # entries a fresh frame makes, so that settled, it is what a timeline opened there
+        # (and a screenshot) shows, pixel for pixel.
+        self._exact = True
+        self._inexact = False  # this frame drew an entry made for another view
+        self._view = None  # (x0, x1, width) of the last frame
+        self._rest_view = None  # the view found at rest
+        self._rest = QtCore.QTimer(self)
+        self._rest.setSingleShot(True)
+        self._rest.timeout.connect(self._at_rest)
 
     def compute_in_background(self):
         """Compute tiles and utilization strips in a thread of their own from now on
@@ -212,6 +227,9 @@ class TimelineItem(pg.GraphicsObject):
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
         self._drawn_range = ((x0, x1), (y0, y1))
+        view = self._view = (x0, x1, width)
+        self._exact = self.tiles is None or self._rest_view == view
+        self._inexact = False
         self._deadline = time.perf_counter() + (self.budget_s or 0.0)
         self.last_stats = {}
         self._hl = self.highlighted()
@@ -256,18 +274,25 @@ class TimelineItem(pg.GraphicsObject):
             except Exception as exc:  # noqa: BLE001
                 self._report(exc, "painting")
         if self.paint_errors:
-            fm = QtGui.QFontMetrics(p.font())
-            text = f"rendering error (the rest is shown): {self.paint_errors[0]}"
-            box = QtCore.QRectF(px_left + 4, sy * y0 + dy + 2, fm.horizontalAdvance(text) + 8,
-                                fm.height() + 4)
-            p.fillRect(box, QtGui.QColor(255, 235, 235))
-            p.setPen(QtGui.QColor(180, 0, 0))
-            p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
+            self._paint_error_note(p, px_left, sy * y0 + dy)
+        if self._inexact and not self._exact:  # (moving: the view's own once it rests)
+            self._pending = True
+            self._rest.start(REST_MS)
         self.last_stats.update(rects=n_rects, width=width, pending=self._pending)
         if self.tiles is not None:  # what the view no longer shows is not computed
             self.tiles.keep_only(self._asked)
         elif self._pending:  # some rows still show the previous resolution: another frame
             QtCore.QTimer.singleShot(0, self._continue)
+
+    def _paint_error_note(self, p, px_left, top):
+        """The first painting error, said on the picture (the rest is drawn)."""
+        fm = QtGui.QFontMetrics(p.font())
+        text = f"rendering error (the rest is shown): {self.paint_errors[0]}"
+        box = QtCore.QRectF(px_left + 4, top + 2, fm.horizontalAdvance(text) + 8,
+                            fm.height() + 4)
+        p.fillRect(box, QtGui.QColor(255, 235, 235))
+        p.setPen(QtGui.QColor(180, 0, 0))
+        p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
 
     def _report(self, exc, where):
         """Record a painting error once (and say it once on stderr)."""
@@ -278,6 +303,20 @@ class TimelineItem(pg.GraphicsObject):
             self.paint_errors.append(msg)
             print(f"legate_prof: error while painting {msg} (the rest is still drawn)",
                   file=sys.stderr)
+
+    def _at_rest(self):
+        """The view has not moved for ``REST_MS``: a frame draws it from its own entries
+        (asked of the tiles' thread, the kept ones shown until they arrive)."""
+        self._rest_view = self._view
+        self._cache_key = None
+        self.update()
+
+    def _from_another_view(self, c, cell_ns, x0, x1, variant=None):
+        """Note an entry drawn that a fresh frame of this view would not draw (True)."""
+        if c is not None and not is_exact(c, cell_ns, x0, x1, self._generation, variant):
+            self._inexact = True
+            return True
+        return False
 
     def _continue(self):
         self._cache_key = None
@@ -300,10 +339,10 @@ class TimelineItem(pg.GraphicsObject):
         if strip is None:
             p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
             return
-        bin_ns, a, vals, in_bytes = strip
+        bin_ns, a, vals, in_bytes, own = strip
         scale = width / (x1 - x0)
         picture = self._strip_picture(e, (bin_ns, a, len(vals), round(h, 3)), vals, in_bytes,
-                                      scale, h)
+                                      scale, h, crisp=own or not self._exact)
         p.save()
         p.setClipRect(QtCore.QRectF(px_left, top, width, h + 1))
         if picture is None:  # (the first of this row: until it is drawn)
@@ -313,13 +352,15 @@ class TimelineItem(pg.GraphicsObject):
         self._paint_scale(p, px_left, width, top, h, in_bytes)
         p.restore()
 
-    def _strip_picture(self, e, key, vals, in_bytes, scale, h):
+    def _strip_picture(self, e, key, vals, in_bytes, scale, h, crisp=True):
         """The picture of the row's strip to draw: the one kept if it is of these bins at
         this scale; else a crisp one is drawn now (no tiles' thread) or asked of the tiles'
-        thread, the one kept shown meanwhile (None if there is none)."""
+        thread, the one kept shown meanwhile (None if there is none).  ``crisp`` False: the
+        kept one, whatever it is (the view's own bins, asked, come with their picture)."""
         where = (e.rank, e.group)
         kept = self._summary_img.get(where)
-        if kept is not None and kept.key == key and abs(kept.scale / scale - 1) <= 1e-9:
+        if kept is not None and kept.key == key and abs(kept.scale / scale - 1) <= 1e-9 or \
+                not crisp and self.tiles is not None:
             return kept
         def make():
             return strip_picture(e.group, key, _shown(vals, in_bytes), scale, h)
@@ -425,9 +466,10 @@ class TimelineItem(pg.GraphicsObject):
         self.update()
 
     def _summary_strip(self, e, x0, x1, width, h):
-        """(bin width in ns, first bin index, values) covering [x0, x1] and around it; bins
-        are a power of two between 1.5 and 3 pixels (see tile_cache).  The tiles' thread
-        draws the strip's picture for this view as soon as it has the values."""
+        """(bin width in ns, first bin index, values, bytes scale, whether they are the
+        view's own: ``tile_cache.is_exact``) covering [x0, x1] and around it; bins are a
+        power of two between 1.5 and 3 pixels (see tile_cache).  The tiles' thread draws the
+        strip's picture for this view as soon as it has the values."""
         bin_ns = 2.0 ** np.floor(np.log2(max(3.0 * (x1 - x0) / width, 1e-9)))
         scale = width / (x1 - x0)
 
@@ -438,8 +480,10 @@ class TimelineItem(pg.GraphicsObject):
         c = self._summary_cache.get(
             (e.rank, e.group), bin_ns, x0, x1,
             lambda a, b, n: self._summary_values(e, a, b, n),
-            self._may_compute, self._generation, self._ask("summary", then=picture))
-        return None if c is None else (c.cell_ns, c.first, *c.data)
+            self._may_compute, self._generation, self._ask("summary", then=picture),
+            exact=self._exact)
+        own = not self._from_another_view(c, bin_ns, x0, x1)
+        return None if c is None else (c.cell_ns, c.first, *c.data, own)
 
     def _lane_rows(self, lane, x0, x1, width):
         """The lane's tile for this view, in view pixels: computed on cells of 0.5-1 view
@@ -450,7 +494,9 @@ class TimelineItem(pg.GraphicsObject):
         c = self._lane_cache.get(lane, cell, x0, x1,
                                  lambda a, b, n: self.source.lane_tile(
                                      lane, a, b, n, px_scale=px_scale),
-                                 self._may_compute, self._generation, self._ask("lane", lane))
+                                 self._may_compute, self._generation, self._ask("lane", lane),
+                                 variant=px_scale, exact=self._exact)
+        self._from_another_view(c, cell, x0, x1, px_scale)
         if c is None:
             return None  # nothing to show yet; a later frame (or the tiles' thread) makes it
         res, a, tile = c.cell_ns, c.first, c.data  # (a stale one: its own cells)
@@ -535,7 +581,9 @@ class TimelineItem(pg.GraphicsObject):
         hl = self._hl
         c = self._match_cache.get(lane, res, x0, x1,
                                   lambda a, b, n: highlighted_rows(self.source, lane, hl, a, b),
-                                  self._may_compute, self._generation, self._ask("match"))
+                                  self._may_compute, self._generation, self._ask("match"),
+                                  exact=self._exact)
+        self._from_another_view(c, res, x0, x1)
         return {} if c is None else c.data
 
     def _collect_matches(self, matched, x0, x1, px_left, width, y, hh, batches):

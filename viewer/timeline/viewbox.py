@@ -17,6 +17,17 @@ class TimelineViewBox(pg.ViewBox):
         self.setMouseEnabled(x=True, y=True)
         self._band_start = None
 
+    def updateViewRange(self, forceX=False, forceY=False):
+        """pyqtgraph's, but a move it does not draw is not made.  It takes a move under a
+        billionth of the range for float noise and keeps the view's transform, yet it kept
+        the new range: the timeline was then drawn for one range at another's pixels, a few
+        pixels off a timeline opened at that range (a pan stopped at the run's start)."""
+        before = [list(r) for r in self.state["viewRange"]]
+        super().updateViewRange(forceX, forceY)
+        after = self.state["viewRange"]
+        if after != before and not any(_moved(a, b) for a, b in zip(before, after)):
+            self.state["viewRange"] = before
+
     def wheelEvent(self, ev, axis=None):
         delta = ev.delta() if hasattr(ev, "delta") else ev.angleDelta().y()
         if ev.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier:
@@ -61,3 +72,9 @@ class TimelineViewBox(pg.ViewBox):
                 self.interactionFinished.emit()
             return
         super().mouseDragEvent(ev, axis)
+
+
+def _moved(before, after):
+    """Whether pyqtgraph redraws a change of an axis' range (its own test)."""
+    threshold = (after[1] - after[0]) * 1.0e-9
+    return abs(after[0] - before[0]) > threshold or abs(after[1] - before[1]) > threshold
