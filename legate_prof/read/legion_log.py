@@ -386,8 +386,8 @@ class LegionProfReader:
             k += 1
             nxt += size
         if k == SHORT_RUN:
-            k = _run_length(raw, pos, size, int.from_bytes(id_bytes, "little", signed=True),
-                            avail, k)
+            rid = int.from_bytes(id_bytes, "little", signed=True)
+            k = _run_length(raw, pos, size, ((0, rid),), avail, k)
         if layout.condition is not None:
             try:
                 k, extended = self._conditional_run(raw, pos, layout, k, len(raw))
@@ -486,28 +486,16 @@ def _read_pairs(raw, pos, first, layouts, body):
     n = len(raw)
     if pos + size_a + 4 > n:
         return 0
-    second = layouts.get(int.from_bytes(raw[pos + size_a:pos + size_a + 4], "little",
-                                        signed=True))
+    id_a = int.from_bytes(raw[pos:pos + 4], "little", signed=True)
+    id_b = int.from_bytes(raw[pos + size_a:pos + size_a + 4], "little", signed=True)
+    second = layouts.get(id_b)
     if second is None or second is first or not _pairable(second):
         return 0
     stride = size_a + second.dtype.itemsize
     avail = (n - pos) // stride
     if avail < PAIRS_MIN or raw[pos + stride:pos + stride + 4] != raw[pos:pos + 4]:
         return 0
-    id_a, id_b = int.from_bytes(raw[pos:pos + 4], "little", signed=True), \
-        int.from_bytes(raw[pos + size_a:pos + size_a + 4], "little", signed=True)
-    k, step = 0, PAIRS_MIN  # (windows growing as in ``_run_length``: a run's end is near)
-    while k < avail:
-        cnt = min(step, avail - k)
-        at = pos + k * stride
-        off = ((np.ndarray((cnt,), "<i4", raw, at, (stride,)) != id_a)
-               | (np.ndarray((cnt,), "<i4", raw, at + size_a, (stride,)) != id_b))
-        first_off = int(off.argmax())
-        if off[first_off]:
-            k += first_off
-            break
-        k += cnt
-        step = min(step * 4, RUN_STEP_MAX)
+    k = _run_length(raw, pos, stride, ((0, id_a), (size_a, id_b)), avail)
     if k < PAIRS_MIN:
         return 0
     for layout, at in ((first, pos), (second, pos + size_a)):  # (whole records' bytes)
@@ -526,15 +514,18 @@ def _pairable(layout):
 PAIRS_MIN = 4  # (fewer alternating pairs are read one record at a time)
 
 
-def _run_length(raw, pos, size, rid, avail, done=1):
-    """Number of consecutive records of id ``rid`` of ``size`` bytes starting at ``pos`` (the
-    first ``done`` known to be)."""
+def _run_length(raw, pos, stride, ids, avail, done=1):
+    """Number of consecutive strides of ``stride`` bytes from ``pos`` holding, at each
+    (offset, record id) of ``ids``, that id: a run of records of one type (``((0, id),)``)
+    or of two that alternate (the first ``done`` known to)."""
     step = 64
     while done < avail:
         cnt = min(step, avail - done)
-        ids = np.ndarray((cnt,), dtype="<i4", buffer=raw, offset=pos + done * size,
-                         strides=(size,))
-        bad = ids != rid
+        at = pos + done * stride
+        bad = np.zeros(cnt, bool)
+        for offset, rid in ids:
+            bad |= np.ndarray((cnt,), dtype="<i4", buffer=raw, offset=at + offset,
+                              strides=(stride,)) != rid
         first = int(bad.argmax())  # (the first other id; 0 also where there is none)
         if bad[first]:
             return done + first
