@@ -227,7 +227,7 @@ def run_step(name, spec, display, probe, cache_dir, close_after=None, limit_s=90
     proc.wait()
     t_exit = time.monotonic()
     err = proc.stderr.read()
-    pings = []
+    pings, answered = [], 0
     if pinger is not None:
         try:
             out, _ = pinger.communicate(timeout=10)
@@ -238,7 +238,10 @@ def run_step(name, spec, display, probe, cache_dir, close_after=None, limit_s=90
             f = line.split()
             if f and f[0] in ("stall", "pending"):
                 pings.append({"start": float(f[1]), "ms": float(f[2])})
+            elif f[:2] == ["summary", "pings"]:
+                answered = int(f[2])
     return {"name": name, "events": events, "beats": beats, "pings": pings,
+            "answered": answered,
             "closed_at": closed_at, "exit_at": t_exit, "stderr": err[-2000:]}
 
 
@@ -267,7 +270,9 @@ def report(result, phases):
         to_f = t[findings] - t0 if findings in t else float("nan")
         since = (f" ({t[timeline] - t['start']:.1f} s from the command's start)"
                  if first == "window" and timeline in t and "start" in t else "")
-        print(f"  {label}: X ping: longest {pmax:.0f} ms, {pn} over 100 ms · heartbeat: "
+        # (a probe that never got an answer would say "longest 0 ms" too: the count says not)
+        print(f"  {label}: X ping ({result['answered']} answered in the run): longest "
+              f"{pmax:.0f} ms, {pn} over 100 ms · heartbeat: "
               f"longest {bmax:.0f} ms, {bn} over 100 ms · timeline {to_tl:.1f} s{since}, "
               f"findings {to_f:.1f} s", flush=True)
 
