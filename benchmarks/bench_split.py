@@ -41,7 +41,7 @@ PHASES = [  # (phase, module, attribute: a function, or Class.method)
     ("statistics", "legate_prof.analyze.stats", "compute_stats"),
     ("insights", "legate_prof.analyze.insights", "insights_of_run"),
     ("bundle write", "legate_prof.store.bundle", "write_bundle"),
-    ("tiles", "legate_prof.query.source", "ProfileSource.lane_tile"),
+    ("tiles", "legate_prof.query.source", "ProfileSource.lane_tiles"),
 ]
 
 

@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from legate_prof.model.intervals import StepIntegral, _greedy_rows, _matched_rows, stack_rows
+from legate_prof.model.intervals import (StepIntegral, _greedy_rows, _matched_rows, _rows_are_valid,
+                                         stack_rows)
 from legate_prof.model.kinds import ItemKind
 from legate_prof.load.loader import load_profile
 from legate_prof.query.summary import average_utilization
@@ -711,3 +712,132 @@ def test_a_lane_of_many_rows_is_drawn_at_once_as_row_by_row(tmp_path, monkeypatc
             assert np.allclose(x.band_busy, y.band_busy, atol=1e-6)
             bands += int((x.band_count > 1).sum())
     assert bands > 0
+
+
+def _many_lanes_log(path, seed=7):
+    """One node of 41 processors: lanes one row deep, lanes of tasks nesting, lanes of
+    items crossing at random (no nesting depth fits them), processors with no items, and
+    one lane of 4,500 items (more than ``draw_lanes`` draws together); some items wait."""
+    from legate_prof.read.legion_writer import LegionProfWriter
+    rng = np.random.default_rng(seed)
+    with LegionProfWriter(path) as w:
+        w.write("MachineDesc", node_id=0, num_nodes=1, hostname="h", host_id=1, process_id=2)
+        w.write("ZeroTime", zero_time=0)
+        w.write("MetaDesc", kind=1, message=False, ordered_vc=False, name="Scheduler")
+        op = 0
+        for p in range(41):
+            proc = 0x1D00000000000000 + p
+            w.write("ProcDesc", proc_id=proc, kind=3, uuid_size=16, cuda_device_uuid=b"")
+            mode, n = p % 4, (4500 if p == 40 else int(rng.integers(1, 300)))
+            if mode == 3 and p != 40:
+                continue  # a processor with no items
+            if mode == 0 or p == 40:  # one after another, some touching, some overlapping
+                starts = np.cumsum(rng.integers(0, 3000, n))
+                stops = starts + rng.integers(0, 4000 if p == 40 else 2500, n)
+            elif mode == 1:  # parents and the children nested in them
+                parents = np.cumsum(rng.integers(10_000, 40_000, max(n // 5, 1)))
+                starts, stops = [], []
+                for a in parents.tolist():
+                    starts.append(a)
+                    stops.append(a + 9_000)
+                    for c in range(4):
+                        starts.append(a + 100 + 2_000 * c)
+                        stops.append(a + 100 + 2_000 * c + int(rng.integers(0, 1_900)))
+                starts, stops = np.array(starts), np.array(stops)
+            else:  # crossing at random
+                starts = np.sort(rng.integers(0, 2_000_000, n))
+                stops = starts + (10 ** rng.uniform(1, 6, n)).astype(np.int64)
+            for s, e in zip(starts.tolist(), stops.tolist()):
+                w.write("MetaInfo", op_id=op, lg_id=1, proc_id=proc, create=s, ready=s,
+                        start=s, stop=e, fevent=op + 1)
+                if op % 7 == 0 and e - s > 10:  # a wait inside it
+                    a = s + (e - s) // 3
+                    w.write("MetaWaitInfo", op_id=op, lg_id=1, wait_start=a,
+                            wait_ready=a + (e - s) // 6, wait_end=a + (e - s) // 3)
+                op += 1
+
+
+def test_lanes_stacked_together_are_those_stacked_alone(tmp_path):
+    """``stacked_together`` (one pass over many lanes: a report of 1,000 ranks stacked
+    19,000 lanes one at a time) gives each lane exactly what stacking it alone gives,
+    crossing lanes (stacked alone) and lanes of one item included."""
+    from legate_prof.model.stacking import StackedLane, stacked_together
+    p = tmp_path / "legate_0.prof"
+    _many_lanes_log(p)
+    model = load_profile([p], ranked=True)
+    assert not model.stacked
+    ranges = [model.lane_range(L) for L in range(model.n_lanes)]
+    ranges = [r for r in ranges if r[1] > r[0]] + [(ranges[0][0], ranges[0][0] + 1)]
+    rows = [int(model.lanes["rows"][model.items["lane"][a]]) for a, _ in ranges]
+    rows[-1] = 1
+    together = stacked_together(model.items["start"], model.items["stop"], ranges, rows)
+    crossing = 0
+    for (a, b), n, got in zip(ranges, rows, together):
+        alone = StackedLane(a, model.items["start"][a:b], model.items["stop"][a:b], n)
+        for f in ("ids", "bounds", "start", "stop", "row_of"):
+            u, v = getattr(got, f), getattr(alone, f)
+            assert u.dtype == v.dtype and np.array_equal(u, v), (a, f)
+        s, e = model.items["start"][a:b], model.items["stop"][a:b]
+        depth = np.arange(b - a) - np.searchsorted(np.sort(e), s, side="right")
+        crossing += int(not _rows_are_valid(np.maximum(depth, 0).astype(np.int16), s, e))
+    assert len(ranges) > 25 and max(rows) > 10 and crossing >= 5
+
+
+def _drawn_alike(got, want, where):
+    assert [(r.lane, r.row) for r in got] == [(r.lane, r.row) for r in want], where
+    for x, y in zip(got, want):
+        for f in ("box_x0", "box_x1", "box_item", "band_x0", "band_x1", "band_count",
+                  "band_first", "band_busy"):
+            u, v = getattr(x, f), getattr(y, f)
+            assert u.dtype == v.dtype and np.array_equal(u, v), (where, x.row, f)
+
+
+@pytest.mark.parametrize("ranked", [False, True])
+def test_lanes_drawn_together_are_those_drawn_one_by_one(tmp_path, ranked):
+    """``draw_lanes`` draws the lanes of few items in one pass over all their rows: the
+    boxes, bands, counts and busy shares of each lane are exactly those ``draw_rows``
+    draws of it alone, for a model stacked at build and one stacked when drawn (there the
+    lanes stacked together, one by one in the other model), at every zoom and width."""
+    from legate_prof.query.level_of_detail import draw_lanes
+    p = tmp_path / "legate_0.prof"
+    _many_lanes_log(p)
+    together, alone = (load_profile([p], ranked=ranked) for _ in range(2))
+    lanes = list(range(together.n_lanes))
+    t0, t1 = together.time_range()
+    rng = np.random.default_rng(3)
+    bands = boxes = 0
+    for trial in range(40):
+        a = rng.uniform(t0, t1)
+        b = a + (t1 - t0) * 10 ** rng.uniform(-5, 0)
+        a, b = (t0, t1) if trial % 9 == 0 else (a, b)
+        w = int(rng.integers(40, 2500))
+        got = draw_lanes(together, lanes, a, b, w)
+        for L, rows in zip(lanes, got):
+            want = draw_rows(alone, L, a, b, w)
+            _drawn_alike(rows, want, (trial, L))
+            bands += sum(int((r.band_count > 1).sum()) for r in rows)
+            boxes += sum(len(r.box_item) for r in rows)
+    assert bands > 100 and boxes > 1000
+
+
+def test_report_tiles_of_many_lanes_are_those_of_each_lane(tmp_path):
+    """The report's tile rows of many lanes asked together (``ReportQueries.lane_tiles``)
+    are those of each lane asked alone: boxes, their waiting and ready pieces (with the box
+    each shades) and bands, to the byte of their JSON."""
+    import json
+    from legate_prof.report.query import ReportQueries
+    p = tmp_path / "legate_0.prof"
+    _many_lanes_log(p)
+    together = ReportQueries(load_profile([p], ranked=True))
+    alone = ReportQueries(load_profile([p], ranked=True))
+    lanes = list(range(len(together.source.info().lanes)))
+    t0, t1 = together.t0, together.t1
+    shaded = 0
+    for a, b, w in ((t0, t1, 512), (t0, t0 + (t1 - t0) / 7, 512), (t0 + (t1 - t0) / 3,
+                                                                  t0 + (t1 - t0) / 2, 2048)):
+        got = together.lane_tiles(lanes, a, b, w)
+        for L, rows in zip(lanes, got):
+            want = alone.lane_tile(L, a, b, w)
+            assert json.dumps(rows) == json.dumps(want), L
+            shaded += sum(len(r["w"]) for r in rows)
+    assert shaded > 0

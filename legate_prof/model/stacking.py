@@ -27,11 +27,22 @@ class StackedLane:
 
     def __init__(self, lo, start, stop, n_rows):
         row, o = lane_rows(start, stop)  # (by item in start order; the (row, start) order)
+        self._fill(lo, row, o, start[o], stop[o], n_rows)
+
+    @classmethod
+    def of_rows(cls, lo, row, o, start, stop, n_rows):
+        """The lane whose items (in start order) are on rows ``row``, ``o`` the order that
+        sorts them by (row, start), ``start`` and ``stop`` already in that order."""
+        st = cls.__new__(cls)
+        st._fill(lo, row, o, start, stop, n_rows)
+        return st
+
+    def _fill(self, lo, row, o, start, stop, n_rows):
         self.ids = o + lo
         self.row_of = row  # by item: item i is on row row_of[i - lo]
         r = row[o]
         self.bounds = np.searchsorted(r, np.arange(max(n_rows, int(r.max(initial=0)) + 1) + 1))
-        self.start, self.stop = start[o], stop[o]
+        self.start, self.stop = start, stop
         self.dur_perm = self.busy = None
 
     def busy_prefix(self):
@@ -46,6 +57,42 @@ class StackedLane:
             rows = np.repeat(np.arange(len(self.bounds) - 1), np.diff(self.bounds))
             self.dur_perm = lex_order((self.start - self.stop, rows))
         return self.dur_perm
+
+
+def stacked_together(start, stop, ranges, n_rows):
+    """The ``StackedLane`` of each lane ``[lo, hi)`` of ``ranges`` (items sorted by start,
+    longer first on ties), equal to ``StackedLane(lo, start[lo:hi], stop[lo:hi], n)``: the
+    rows as nesting depths (``intervals.stack_rows``' first try) of every lane at once, its
+    items keyed by lane; a lane whose depths overlap on a row is stacked alone.  (A lane at a
+    time: ~70 us each, 1.4 s of a report's 19,000 lanes of 1,000 ranks.)"""
+    lo = np.array([a for a, _ in ranges], np.int64)
+    size = np.array([b - a for a, b in ranges], np.int64)
+    off = np.concatenate(([0], np.cumsum(size)))
+    total = int(off[-1])
+    pos = np.repeat(lo - off[:-1], size) + np.arange(total)
+    s0, e0 = start[pos], stop[pos]
+    s, e = s0.astype(np.int64), e0.astype(np.int64)
+    lane = np.repeat(np.arange(len(ranges), dtype=np.int64), size)
+    t_min = min(int(s.min(initial=0)), int(e.min(initial=0)))
+    if total == 0 or max(int(s.max()), int(e.max())) - t_min >= 2**42 or len(ranges) >= 2**20:
+        return [StackedLane(a, start[a:b], stop[a:b], int(n)) for (a, b), n in zip(ranges, n_rows)]
+    key = lane << 42
+    depth = np.arange(total) - np.searchsorted(np.sort(key | (e - t_min)), key | (s - t_min),
+                                               side="right")
+    depth = np.minimum(np.maximum(depth, 0), 32767).astype(np.int16)
+    o = stable_order(lane * 32768 + depth)  # (lane, row, start): each lane's a block
+    r, k = depth[o], lane[o]
+    overlap = (k[1:] == k[:-1]) & (r[1:] == r[:-1]) & (s[o][1:] < e[o][:-1])
+    crossing = set(k[1:][overlap].tolist())
+    s_o, e_o = s0[o], e0[o]
+    out = []
+    for j, ((a, b), n) in enumerate(zip(ranges, n_rows)):
+        if j in crossing:
+            out.append(StackedLane(a, start[a:b], stop[a:b], int(n)))
+            continue
+        x, y = int(off[j]), int(off[j + 1])
+        out.append(StackedLane.of_rows(a, depth[x:y], o[x:y] - x, s_o[x:y], e_o[x:y], int(n)))
+    return out
 
 
 def running_durations(start, stop):

@@ -20,7 +20,8 @@ from legate_prof.model.kinds import ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE
 from legate_prof.model.lazy_table import LazyTable, sorted_lookup
 from legate_prof.model.event_tables import empty_event_tables
 from legate_prof.model.sort_order import lex_order, stable_order, unique_values
-from legate_prof.model.stacking import StackedLane, renumbered, running_durations
+from legate_prof.model.stacking import (StackedLane, renumbered, running_durations,
+                                         stacked_together)
 
 ITEM_COLUMNS = {
     "start": np.int64, "stop": np.int64, "create": np.int64, "ready": np.int64,
@@ -197,6 +198,20 @@ class TraceModel:
                 lo, self.items["start"][lo:hi], self.items["stop"][lo:hi],
                 int(self.lanes["rows"][lane])))
         return st
+
+    def stack_together(self, lanes):
+        """Stack ``lanes`` of a model built unstacked that are not yet, in one pass
+        (``stacking.stacked_together``: a drawing of many small lanes)."""
+        if self.stacked:
+            return
+        ix = self._ix
+        todo = [L for L in lanes if L not in ix.lane_rows]
+        if len(todo) < 2:
+            return
+        ranges = [self.lane_range(L) for L in todo]
+        for L, st in zip(todo, stacked_together(self.items["start"], self.items["stop"],
+                                                ranges, self.lanes["rows"][todo].tolist())):
+            ix.lane_rows.setdefault(L, st)
 
     def as_stacked(self) -> "TraceModel":
         """This model with its items in (lane, row, start) order, every lane stacked (for

@@ -16,7 +16,7 @@ from legate_prof.query.lane_tree import ProfileInfo
 from legate_prof.query.search import search_items
 from legate_prof.query.summary import items_in, name_times
 from legate_prof.query.source import ITEM_COLUMNS, ProfileSource
-from legate_prof.query.tiles import LaneTile, lane_tile
+from legate_prof.query.tiles import LaneTile, lane_tiles
 
 
 class RankedSource(ProfileSource):
@@ -62,15 +62,24 @@ class RankedSource(ProfileSource):
         stack_in_threads(jobs)
 
     def lane_tile(self, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
-        k, local = self._set.rank_of_lane(lane)
-        tile = lane_tile(self._set.parts[k], local, t0, t1, width_px, px_scale)
-        off, names = self._set.item_off[k], self._set.name_maps[k]
-        rows = [replace(r, box_item=r.box_item + off, band_first=r.band_first + off,
-                        piece_item=r.piece_item + off, box_name=names[r.box_name],
-                        piece_name=names[r.piece_name]) for r in tile.rows]
-        tile = replace(tile, lane=int(lane), rows=rows)
-        self.last_tiles[int(lane)] = tile
-        return tile
+        return self.lane_tiles([lane], t0, t1, width_px, px_scale)[0]
+
+    def lane_tiles(self, lanes, t0, t1, width_px, px_scale=1.0) -> list:
+        """Each rank's lanes drawn together, its ids shifted into the profile's numbering."""
+        out = [None] * len(lanes)
+        of_rank = {}
+        for j, lane in enumerate(lanes):
+            k, local = self._set.rank_of_lane(lane)
+            of_rank.setdefault(k, []).append((j, int(local)))
+        for k, jobs in of_rank.items():
+            tiles = lane_tiles(self._set.parts[k], [L for _, L in jobs], t0, t1, width_px,
+                               px_scale, item_off=int(self._set.item_off[k]),
+                               name_map=self._set.name_maps[k])
+            for (j, _), tile in zip(jobs, tiles):
+                out[j] = tile
+                tile.lane = int(lanes[j])
+                self.last_tiles[int(lanes[j])] = tile
+        return out
 
     # -- items --------------------------------------------------------------------------------
     def _part(self, i):

@@ -22,7 +22,7 @@ from legate_prof.query.lane_tree import ProfileInfo, describe
 from legate_prof.causality.message_latency import MessageLatency, message_latency
 from legate_prof.query.search import search_items
 from legate_prof.query.summary import average_utilization, items_in, name_times
-from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile
+from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile, lane_tiles
 
 ITEM_COLUMNS = ("start", "stop", "row", "name")  # (``items_columns``)
 
@@ -79,6 +79,13 @@ class ProfileSource:
         tile = lane_tile(self._m, int(lane), t0, t1, width_px, px_scale)
         self.last_tiles[int(lane)] = tile
         return tile
+
+    def lane_tiles(self, lanes, t0, t1, width_px, px_scale=1.0) -> list:
+        """``lane_tile`` of each of ``lanes``, drawn together (``tiles.lane_tiles``: a
+        report's tile of many small lanes)."""
+        tiles = lane_tiles(self._m, [int(L) for L in lanes], t0, t1, width_px, px_scale)
+        self.last_tiles.update((t.lane, t) for t in tiles)
+        return tiles
 
     def summary_tile(self, group, rank, t0, t1, bins) -> np.ndarray:
         """Average utilization (0..1) of a lane group in ``bins`` equal bins; ``rank=None``

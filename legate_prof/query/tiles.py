@@ -11,7 +11,7 @@ import numpy as np
 
 from legate_prof.model.sort_order import stable_order
 from legate_prof.present.limits import MIN_PX
-from legate_prof.query.level_of_detail import draw_rows
+from legate_prof.query.level_of_detail import draw_lanes
 
 RUNNING, READY, WAITING = 0, 1, 2
 STATE_NAMES = ("running", "ready", "waiting")
@@ -42,6 +42,7 @@ class TileRow:
     piece_item: np.ndarray
     piece_name: np.ndarray = None  # colour key of each piece (its item's name id)
     band_busy: np.ndarray = None  # share of each band's time its items ran (0..1)
+    piece_box: np.ndarray = None  # the box each piece covers (its index in ``box_*``)
 
 
 @dataclass
@@ -78,12 +79,22 @@ def lane_tile(model, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
 
     ``px_scale``: tile pixels per pixel on screen, for callers that compute on a finer grid
     than they draw (the viewer's cache): the rule stays MIN_PX screen pixels."""
+    return lane_tiles(model, [lane], t0, t1, width_px, px_scale)[0]
+
+
+def lane_tiles(model, lanes, t0, t1, width_px, px_scale=1.0, item_off=0, name_map=None):
+    """``lane_tile`` of each of ``lanes``, their rows drawn and their pieces found together
+    (``level_of_detail.draw_lanes``).  ``item_off``, ``name_map``: the numbering of a profile
+    that ``model`` is one rank of (its item ids shifted by ``item_off``, its name ids mapped
+    through ``name_map``)."""
     width_px = max(int(width_px), 1)
     t0, t1 = float(t0), float(t1)
     if not t1 > t0:  # (a zero-width window, where even 1e-9 ns more is the same float)
         t1 = math.nextafter(t0, math.inf)
     scale = width_px / (t1 - t0)
-    drawn = draw_rows(model, lane, t0, t1, width_px, min_px=MIN_PX * float(px_scale))
+    by_lane = draw_lanes(model, [int(L) for L in lanes], t0, t1, width_px,
+                         min_px=MIN_PX * float(px_scale))
+    drawn = [dr for rows in by_lane for dr in rows]
     rows = []
     if drawn:  # (the pieces and names of every row's boxes at once, then cut per row)
         names = model.items["name"]
@@ -98,17 +109,30 @@ def lane_tile(model, lane, t0, t1, width_px, px_scale=1.0) -> LaneTile:
         p0, p1, ps, pi = p0[o], p1[o], ps[o], pi[o]
         piece_name = names[pi].astype(np.int64)
         at_box = [0] + np.cumsum(n_box).tolist()
+        piece_box = owner[o] - np.asarray(at_box, np.int64)[piece_row[o]]
+        band_first = [dr.band_first for dr in drawn]
+        if item_off or name_map is not None:
+            items, pi = items + item_off, pi + item_off
+            box_name, piece_name = name_map[box_name], name_map[piece_name]
+            at_band = [0] + np.cumsum([len(b) for b in band_first]).tolist()
+            every = np.concatenate(band_first) + item_off
+            band_first = [every[at_band[k]:at_band[k + 1]] for k in range(len(drawn))]
         at_piece = np.searchsorted(piece_row[o], np.arange(len(drawn) + 1)).tolist()
         for k, dr in enumerate(drawn):
             a, b, c, d = at_box[k], at_box[k + 1], at_piece[k], at_piece[k + 1]
             rows.append(TileRow(
-                row=dr.row, box_x0=dr.box_x0, box_x1=dr.box_x1, box_item=dr.box_item,
+                row=dr.row, box_x0=dr.box_x0, box_x1=dr.box_x1, box_item=items[a:b],
                 box_name=box_name[a:b], band_x0=dr.band_x0, band_x1=dr.band_x1,
-                band_count=dr.band_count, band_first=dr.band_first, piece_x0=p0[c:d],
+                band_count=dr.band_count, band_first=band_first[k], piece_x0=p0[c:d],
                 piece_x1=p1[c:d], piece_state=ps[c:d], piece_item=pi[c:d],
-                piece_name=piece_name[c:d], band_busy=dr.band_busy))
-    return LaneTile(lane=int(lane), t0=float(t0), t1=t1, width_px=width_px, rows=rows,
-                    px_scale=float(px_scale))
+                piece_name=piece_name[c:d], band_busy=dr.band_busy,
+                piece_box=piece_box[c:d]))
+    tiles, at = [], 0
+    for L, drawn_rows in zip(lanes, by_lane):
+        tiles.append(LaneTile(lane=int(L), t0=float(t0), t1=t1, width_px=width_px,
+                              rows=rows[at:at + len(drawn_rows)], px_scale=float(px_scale)))
+        at += len(drawn_rows)
+    return tiles
 
 
 def state_pieces(items, bx0, bx1, t0, scale, w):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_COLOR, GROUP_TITLE, ItemKind
-from legate_prof.model.sort_order import stable_order, unique_values
+from legate_prof.model.sort_order import unique_values
 from legate_prof.present.colors import ALPHA_BAND, ALPHA_READY, ALPHA_WAITING, name_hex
 from legate_prof.present.limits import (LABEL_MIN_PX, MAX_LABELS, MAX_LANE_H,
                                         MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED)
@@ -94,13 +94,16 @@ class ReportQueries:
         ready and waiting pieces [box, state, a-t0, b-t0] and gray bands [x0, x1, count,
         busy ‰] in tile px (busy: the thousandths of the band's time its items ran, as the
         desktop draws it: ``TileRow.band_busy``)."""
-        tile = self.source.lane_tile(lane, t0, t1, width_px)
-        ns_px = tile.ns_per_px
-        if not tile.rows:
-            return []
-        # every row's boxes and bands at once (a memory's thousands of rows of one instance
-        # each), cut per row; a row's waits are found where it has any
-        rows = tile.rows
+        return self.lane_tiles([lane], t0, t1, width_px)[0]
+
+    def lane_tiles(self, lanes, t0, t1, width_px):
+        """``lane_tile`` of each of ``lanes``: every row of every lane at once (a memory's
+        thousands of rows of one instance each, 1,000 ranks' 19,000 lanes), cut per row."""
+        tiles = self.source.lane_tiles(lanes, t0, t1, width_px)
+        rows = [tr for t in tiles for tr in t.rows]
+        if not rows:
+            return [[] for _ in lanes]
+        ns_px = tiles[0].ns_per_px
         n_box = np.array([len(tr.box_item) for tr in rows], np.int64)
         items = np.concatenate([np.asarray(tr.box_item, np.int64) for tr in rows])
         cols = self.source.items_columns(items, ("start", "stop"))
@@ -115,22 +118,29 @@ class ReportQueries:
                           np.ceil(np.concatenate([tr.band_x1 for tr in rows])),
                           np.concatenate([tr.band_count for tr in rows]).astype(np.float64),
                           np.round(busy * 1000)], axis=1).astype(np.int64)
+        # the ready and waiting pieces, each with the box it shades
+        n_piece = np.array([len(tr.piece_state) for tr in rows], np.int64)
+        state = np.concatenate([tr.piece_state for tr in rows]).astype(np.int64)
+        shade = np.flatnonzero((state == READY) | (state == WAITING))
+        waits = np.stack([np.concatenate([tr.piece_box for tr in rows])[shade], state[shade],
+                          _whole_ns(np.concatenate([tr.piece_x0 for tr in rows])[shade] * ns_px),
+                          _whole_ns(np.concatenate([tr.piece_x1 for tr in rows])[shade] * ns_px)],
+                         axis=1).astype(np.int64)
+        n_wait = np.bincount(np.repeat(np.arange(len(rows)), n_piece)[shade],
+                             minlength=len(rows))
         at_box = [0] + np.cumsum(n_box).tolist()
         at_band = [0] + np.cumsum(n_band).tolist()
-        out = []
-        for k, tr in enumerate(rows):
-            shade = np.flatnonzero((tr.piece_state == READY) | (tr.piece_state == WAITING))
-            waits = []
-            if len(shade):
-                row_items = tr.box_item
-                order = stable_order(row_items)
-                box = order[np.searchsorted(row_items, tr.piece_item[shade], sorter=order)]
-                waits = np.stack([box, tr.piece_state[shade].astype(np.int64),
-                                  _whole_ns(tr.piece_x0[shade] * ns_px),
-                                  _whole_ns(tr.piece_x1[shade] * ns_px)],
-                                 axis=1).ravel().tolist()
-            out.append({"row": int(tr.row), "b": boxes[at_box[k]:at_box[k + 1]].ravel().tolist(),
-                        "w": waits, "g": bands[at_band[k]:at_band[k + 1]].ravel().tolist()})
+        at_wait = [0] + np.cumsum(n_wait).tolist()
+        out, k = [], 0
+        for t in tiles:
+            lane_rows = []
+            for tr in t.rows:
+                lane_rows.append({
+                    "row": int(tr.row), "b": boxes[at_box[k]:at_box[k + 1]].ravel().tolist(),
+                    "w": waits[at_wait[k]:at_wait[k + 1]].ravel().tolist(),
+                    "g": bands[at_band[k]:at_band[k + 1]].ravel().tolist()})
+                k += 1
+            out.append(lane_rows)
         return out
 
     def _provenance(self, items):

@@ -62,8 +62,7 @@ def _write_tiles(q, out, progress=None):
             b = int(q.t0) + int(span) * (i + 1) // n
             tile = {"lanes": {}, "util": {}}
             halves = set()
-            for L in lanes:
-                rows = q.lane_tile(L, a, b, TILE_PX)
+            for L, rows in zip(lanes, q.lane_tiles(lanes, a, b, TILE_PX)):
                 if rows:
                     tile["lanes"][str(L)] = rows
                     shown += [r["b"][4::5] for r in rows]
