@@ -841,3 +841,28 @@ def test_report_tiles_of_many_lanes_are_those_of_each_lane(tmp_path):
             assert json.dumps(rows) == json.dumps(want), L
             shaded += sum(len(r["w"]) for r in rows)
     assert shaded > 0
+
+
+def test_lanes_of_a_rank_and_its_groups_are_those_a_scan_of_the_lanes_finds(synthetic_8):
+    """``lanes_of(group, rank)`` and ``groups_present(rank)`` answer from an index made once
+    (each rank's question was a pass over every lane: ranks x ranks at 1,000 ranks): the
+    lanes, in order, and groups a scan finds, ranks without lanes and a copy each time
+    included."""
+    from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE
+    model = load_profile(synthetic_8)
+    lanes = model.lanes
+    ranks = sorted(set(lanes["rank"].tolist()))
+    assert len(ranks) >= 8
+    for r in ranks + [max(ranks) + 1, -1]:
+        for i, g in enumerate(GROUP_KEYS):
+            want = np.flatnonzero((lanes["group"] == i) & (lanes["rank"] == r))
+            got = model.lanes_of(g, np.int32(r) if r % 2 else r)
+            assert got.dtype == np.int64 and np.array_equal(got, want), (r, g)
+        present = set(lanes["group"][lanes["rank"] == r].tolist())
+        assert model.groups_present(r) == [(k, GROUP_TITLE[k]) for i, k in enumerate(GROUP_KEYS)
+                                           if i in present]
+    some = model.lanes_of("cpu", ranks[0])
+    some[:] = -5  # (the caller's own array)
+    assert np.all(model.lanes_of("cpu", ranks[0]) >= 0)
+    assert np.array_equal(model.lanes_of("cpu"), np.flatnonzero(lanes["group"] ==
+                                                                GROUP_KEYS.index("cpu")))

@@ -27,7 +27,7 @@ import numpy as np
 
 from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
 from legate_prof.model.kinds import ItemKind
-from legate_prof.model.sort_order import stable_order, unique_values, unique_with
+from legate_prof.model.sort_order import stable_order, unique_with
 
 PROGRAM_START = -1  # the line id of the time before the program's first operation
 SHUTDOWN = -2  # ... and of the time after its top-level task ended
@@ -65,12 +65,11 @@ def operations_made(source):
         ours &= prov != 0
         created = (np.isin(it["kind"], [int(k) for k in _LEGION_MADE]) & ~ours
                    & ~np.isin(p.names(), top) & (it["create"] > 0))
-        for r in unique_values(rank[ours]).tolist():
-            sel = ours & (rank == r)
+        for r, sel in _by_rank(rank, ours):
             t, ln = made.get(r, ((), ()))
             made[r] = (np.concatenate([t, it["start"][sel]]), np.concatenate([ln, prov[sel]]))
-        for r in unique_values(rank[created]).tolist():
-            first = int(it["create"][created & (rank == r)].min())
+        for r, sel in _by_rank(rank, created):
+            first = int(it["create"][sel].min())
             legion[r] = min(first, legion.get(r, first))
     out = {r: (np.array([t], np.int64), np.array([NO_LINE], np.int64))
            for r, t in legion.items()}
@@ -78,6 +77,19 @@ def operations_made(source):
         o = stable_order(t)
         out[r] = (np.asarray(t, np.int64)[o], np.asarray(ln, np.int64)[o])
     return out, set(made)
+
+
+def _by_rank(rank, mask):
+    """(rank, the positions where ``mask`` holds on it, in order) for each rank there, in
+    rank order: one sort, not a pass over every item a rank (1,000 ranks of a merged model:
+    1.4 s)."""
+    at = np.flatnonzero(mask)
+    o = stable_order(rank[at])
+    at, r = at[o], rank[at][o]
+    cut = np.flatnonzero(r[1:] != r[:-1]) + 1
+    return [(int(r[a]), at[a:b]) for a, b in zip(np.concatenate(([0], cut)).tolist(),
+                                                 np.concatenate((cut, [len(at)])).tolist())
+            if b > a]
 
 
 def program_end(source):

@@ -14,7 +14,7 @@ from legate_prof.assemble.lane_layout import lay_out
 from legate_prof.assemble.rank_checks import cross_file_problems
 from legate_prof.assemble.event_records import event_tables, instance_criticals, prof_task_events
 from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup,
-                           event_columns, first_by_key, group_of, log_last_time, log_span, pairs,
+                           event_columns, first_by_key, IdGroups, log_last_time, log_span, pairs,
                            processor_nodes, record_columns, unique_inverse)
 from legate_prof.assemble.stream_items import add_stream_items, crash_markers
 from legate_prof.assemble.utilization import with_utilization
@@ -96,14 +96,16 @@ class _Machine:
                            "capacity": np.array([min(m[2], 2**63 - 1) for m in mem_rows],
                                                 np.int64)}, "mem_id")
         self.mems["rank"] = node_of_id(self.mems["mem_id"]).astype(np.int32)
+        self._proc_groups = IdGroups(self.procs["proc_id"], self.procs["kind"], PROC_GROUP,
+                                     "proc_other")
+        self._mem_groups = IdGroups(self.mems["mem_id"], self.mems["kind"], MEM_GROUP,
+                                    "mem_other")
 
     def proc_group_of(self, proc_ids):
-        return group_of(self.procs["proc_id"], self.procs["kind"], proc_ids, PROC_GROUP,
-                        "proc_other")
+        return self._proc_groups.of(proc_ids)
 
     def mem_group_of(self, mem_ids):
-        return group_of(self.mems["mem_id"], self.mems["kind"], mem_ids, MEM_GROUP,
-                        "mem_other")
+        return self._mem_groups.of(mem_ids)
 
 
 def _rank_entry(log):

@@ -57,13 +57,14 @@ def time_range_of(first, last, markers=()):
 
 
 INT64_MAX = 2**63 - 1
+_NO_LANES = np.zeros(0, np.int64)
 
 
 class _Indexes:
     """Lazily built lookup structures of one model (never part of its meaning)."""
 
     __slots__ = ("sub_offset", "sub_bounds", "dur_perm", "lane_dur_perm", "lane_scans",
-                 "all_ranks_steps", "extent", "lane_rows", "lane_busy")
+                 "all_ranks_steps", "extent", "lane_rows", "lane_busy", "group_lanes")
 
     def __init__(self):
         self.sub_offset = self.sub_bounds = self.dur_perm = None
@@ -73,6 +74,7 @@ class _Indexes:
         self.all_ranks_steps = {}
         self.lane_rows = {}  # lane -> StackedLane, in a model built unstacked
         self.lane_busy = {}  # lane -> running sums of its items' durations (busy_prefix)
+        self.group_lanes = None  # (rank, group index) -> its lanes (``lanes_of``)
 
 
 @dataclass(frozen=True)
@@ -332,17 +334,37 @@ class TraceModel:
         return GROUP_KEYS[int(self.lanes["group"][lane])]
 
     def lanes_of(self, group: str, rank=None):
+        """The lanes of ``group`` (of ``rank``, or of every rank), in order."""
         g = GROUP_KEYS.index(group)
-        sel = self.lanes["group"] == g
-        if rank is not None:
-            sel &= self.lanes["rank"] == rank
-        return np.flatnonzero(sel)
+        if rank is None:
+            return np.flatnonzero(self.lanes["group"] == g)
+        return self._group_lanes()[0].get((int(rank), g), _NO_LANES).copy()
 
     def groups_present(self, rank=None):
         """(group key, title) of groups with at least one lane, in display order."""
-        sel = np.ones(self.n_lanes, bool) if rank is None else self.lanes["rank"] == rank
-        present = set(self.lanes["group"][sel].tolist())
+        present = set(self.lanes["group"].tolist()) if rank is None else \
+            self._group_lanes()[1].get(int(rank), ())
         return [(k, GROUP_TITLE[k]) for i, k in enumerate(GROUP_KEYS) if i in present]
+
+    def _group_lanes(self):
+        """({(rank, group index): its lanes}, {rank: its group indexes}), made once: each
+        rank's question was a pass over every lane (1,000 ranks' 19,000 lanes: ranks x
+        ranks)."""
+        got = self._ix.group_lanes
+        if got is None:
+            key = self.lanes["rank"].astype(np.int64) * 64 + self.lanes["group"]
+            o = stable_order(key).astype(np.int64)
+            k = key[o]
+            cut = np.flatnonzero(k[1:] != k[:-1]) + 1
+            lanes, groups = {}, {}
+            for a, b in zip(np.concatenate(([0], cut)).tolist(),
+                            np.concatenate((cut, [len(k)])).tolist()):
+                if b > a:
+                    r, g = divmod(int(k[a]), 64)
+                    lanes[r, g] = o[a:b]
+                    groups.setdefault(r, set()).add(g)
+            got = self._ix.group_lanes = (lanes, groups)
+        return got
 
     def all_ranks_step(self, group):
         """One step function for the group over all ranks (summed levels and denominators),
