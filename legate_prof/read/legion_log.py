@@ -85,6 +85,21 @@ def scalar_dtype(type_name: str, size: int) -> str:
     raise ValueError(f"unsupported field size {size} for type {type_name!r}")
 
 
+_SCALARS = {}  # (type, size) -> its struct: a variable record's numbers, one at a time
+
+
+def _scalar(type_name, size):
+    """The ``struct.Struct`` reading one ``scalar_dtype(type_name, size)`` value (a Python
+    int; numpy's one-value arrays cost ~3x its time, 1,000 ranks' names and descriptions)."""
+    got = _SCALARS.get((type_name, size))
+    if got is None:
+        dt = np.dtype(scalar_dtype(type_name, size))
+        got = _SCALARS[type_name, size] = struct.Struct(
+            "<" + {("u", 1): "B", ("u", 2): "H", ("i", 4): "i", ("u", 4): "I", ("i", 8): "q",
+                   ("u", 8): "Q"}[dt.kind, dt.itemsize])
+    return got
+
+
 @dataclass
 class RecordLayout:
     """How one record type is laid out on disk, built from its preamble line."""
@@ -575,8 +590,8 @@ def _decode_variable(raw, pos, layout, state):
             continue
         if pos + size > n:
             raise _Truncated
-        val = np.frombuffer(raw, dtype=scalar_dtype(ftype, size), count=1, offset=pos)[0]
-        val = bool(val) if ftype == "bool" else int(val)
+        val = _scalar(ftype, size).unpack_from(raw, pos)[0]
+        val = bool(val) if ftype == "bool" else val
         rec[fname] = val
         pos += size
         if ftype == "maxdim":
