@@ -8,27 +8,83 @@ from legate_prof.model.intervals import StepIntegral, sorted_steps, union_sorted
 from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, node_of_id
 from legate_prof.model.sort_order import stable_order
 
-def busy_intervals(model, lanes):
-    """Per lane, disjoint busy intervals (waits cut out). Returns list of (lane, starts, stops)."""
-    it = model.items
-    w = model.waits
-    out = []
-    for L in lanes:
-        lo, hi = model.lane_range(L)
-        if hi == lo:
-            out.append((L, np.zeros(0, np.int64), np.zeros(0, np.int64)))
-            continue
-        s, e = it["start"][lo:hi], it["stop"][lo:hi]
-        wl = np.searchsorted(w["item"], lo) if len(w["item"]) else 0
-        wh = np.searchsorted(w["item"], hi) if len(w["item"]) else 0
-        if wh > wl:
-            us, ue = busy_by_count(s, e, w["start"][wl:wh], w["end"][wl:wh])
-            out.append((L, us, ue))
-            continue
-        o = stable_order(s)
-        us, ue = union_sorted(s[o], e[o])
-        out.append((L, us, ue))
-    return out
+
+def lanes_busy(model, lanes):
+    """{lane: (starts, stops)}: each lane's disjoint busy intervals (waits cut out, as
+    ``_lane_busy`` finds them), every lane at once: the items' and waits' times keyed by
+    lane (``lane << 42 | time``), so that one sort and one running sum serve all lanes as
+    they would each (a lane's +1s and -1s sum to 0, and a key of a later lane is above every
+    key of an earlier one).  Lane by lane (``_lane_busy``) where the keys do not pack: a
+    pass a lane was 22 % of building 200 ranks of 2,000 items."""
+    lanes = sorted({int(L) for L in lanes})
+    if not lanes:
+        return {}
+    it, w = model.items, model.waits
+    spans = [model.lane_range(L) for L in lanes]
+    size = np.array([b - a for a, b in spans], np.int64)
+    lo = np.array([a for a, _ in spans], np.int64)
+    pos = np.repeat(lo - np.concatenate(([0], np.cumsum(size)[:-1])), size) + \
+        np.arange(int(size.sum()))
+    s, e = it["start"][pos].astype(np.int64), it["stop"][pos].astype(np.int64)
+    lane = np.repeat(np.arange(len(lanes), dtype=np.int64), size)
+    # the waits of those items (waits are sorted by item; a lane's items are a range)
+    wa = np.searchsorted(w["item"], lo) if len(w["item"]) else np.zeros(len(lanes), np.int64)
+    wb = np.searchsorted(w["item"], lo + size) if len(w["item"]) else wa
+    n_wait = wb - wa
+    wpos = np.repeat(wa - np.concatenate(([0], np.cumsum(n_wait)[:-1])), n_wait) + \
+        np.arange(int(n_wait.sum()))
+    ws, we = (w["start"][wpos].astype(np.int64), w["end"][wpos].astype(np.int64)) \
+        if len(wpos) else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    t_min = min(int(a.min()) for a in (s, e, ws, we) if len(a)) if len(s) else 0
+    t_max = max(int(a.max()) for a in (s, e, ws, we) if len(a)) if len(s) else 0
+    if t_max - t_min >= 2**42 or len(lanes) >= 2**19:
+        return {L: _lane_busy(model, L) for L in lanes}
+    key = lane << 42
+    counted = n_wait > 0  # (lanes with waits: counted as the reference counts them)
+    out = {}
+    sel = counted[lane]
+    if sel.any():
+        w_lane = np.repeat(np.arange(len(lanes), dtype=np.int64), n_wait) << 42
+        t, delta = sorted_steps(np.concatenate([key[sel] | (s[sel] - t_min), w_lane | (we - t_min)]),
+                                np.concatenate([key[sel] | (e[sel] - t_min), w_lane | (ws - t_min)]))
+        count = np.cumsum(delta)
+        before = count - delta
+        us, ue = t[(before < 1) & (count >= 1)], t[(before >= 1) & (count < 1)]
+        keep = ue > us
+        _split(out, lanes, us[keep], ue[keep], t_min)
+    if not sel.all():  # (the others: the union of their items)
+        ks, ke = key[~sel] | (s[~sel] - t_min), key[~sel] | (e[~sel] - t_min)
+        o = stable_order(ks)
+        us, ue = union_sorted(ks[o], ke[o])
+        _split(out, lanes, us, ue, t_min)
+    empty = np.zeros(0, np.int64)
+    return {L: out.get(k, (empty, empty)) for k, L in enumerate(lanes)}
+
+
+def _split(out, lanes, us, ue, t_min):
+    """Lane-keyed busy intervals into ``out[k]`` = (starts, stops) of lane ``lanes[k]``."""
+    k = us >> 42
+    mask = (1 << 42) - 1
+    us, ue = (us & mask) + t_min, (ue & mask) + t_min
+    cut = np.flatnonzero(k[1:] != k[:-1]) + 1
+    for a, b in zip(np.concatenate(([0], cut)).tolist(), np.concatenate((cut, [len(k)])).tolist()):
+        if b > a:
+            out[int(k[a])] = (us[a:b], ue[a:b])
+
+
+def _lane_busy(model, L):
+    """One lane's busy intervals: its items' union, or (with waits) ``busy_by_count``."""
+    it, w = model.items, model.waits
+    lo, hi = model.lane_range(L)
+    if hi == lo:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    s, e = it["start"][lo:hi], it["stop"][lo:hi]
+    wl = np.searchsorted(w["item"], lo) if len(w["item"]) else 0
+    wh = np.searchsorted(w["item"], hi) if len(w["item"]) else 0
+    if wh > wl:
+        return busy_by_count(s, e, w["start"][wl:wh], w["end"][wl:wh])
+    o = stable_order(s)
+    return union_sorted(s[o], e[o])
 
 
 def busy_by_count(start, stop, wait_start, wait_end):
@@ -79,11 +135,10 @@ def _channel_ranks(model):
             | set(model.lanes["rank"][lanes][~known].tolist()))
 
 
-def _any_busy(model, lanes):
-    """Disjoint intervals where any of ``lanes`` is busy."""
-    per_lane = busy_intervals(model, lanes)
-    s = np.concatenate([p[1] for p in per_lane] or [np.zeros(0, np.int64)])
-    e = np.concatenate([p[2] for p in per_lane] or [np.zeros(0, np.int64)])
+def _any_busy(busy, lanes):
+    """Disjoint intervals where any of ``lanes`` is busy (``busy``: ``lanes_busy``)."""
+    s = np.concatenate([busy[L][0] for L in lanes] or [np.zeros(0, np.int64)])
+    e = np.concatenate([busy[L][1] for L in lanes] or [np.zeros(0, np.int64)])
     o = stable_order(s)
     return union_sorted(s[o], e[o])
 
@@ -95,6 +150,8 @@ def with_utilization(model):
     busy = {}
     ranks = set(model.lanes["rank"].tolist())
     chan_ranks = _channel_ranks(model)
+    memory = np.isin(model.lanes["group"], [GROUP_KEYS.index(g) for g in MEMORY_GROUPS])
+    busy_of = lanes_busy(model, np.flatnonzero(~memory).tolist())  # (every lane at once)
     for rank in sorted(ranks | chan_ranks):
         present = model.groups_present(rank)
         if rank in chan_ranks and all(k != "channel" for k, _ in present):
@@ -122,18 +179,17 @@ def with_utilization(model):
                 us, ue = union_sorted(s[o], e[o])
                 busy[(rank, key)] = int((ue - us).sum())
             elif key in PROCESSOR_GROUPS:
-                per_lane = busy_intervals(model, lanes)
-                s = np.concatenate([p[1] for p in per_lane])
-                e = np.concatenate([p[2] for p in per_lane])
+                s = np.concatenate([busy_of[L][0] for L in lanes])
+                e = np.concatenate([busy_of[L][1] for L in lanes])
                 steps[(rank, key)] = StepIntegral.from_intervals(s, e, None, len(lanes))
                 busy[(rank, key)] = int((e - s).sum())
             else:  # channels, dp: busy when anything in the group is active
-                us, ue = _any_busy(model, lanes)
+                us, ue = _any_busy(busy_of, lanes)
                 steps[(rank, key)] = StepIntegral.from_intervals(us, ue, None, 1)
                 own = model.lanes_of(key, rank)
                 if len(own):  # busy time: the rank's own lanes (the stats' groups count those)
                     if len(own) != len(lanes):
-                        us, ue = _any_busy(model, own)
+                        us, ue = _any_busy(busy_of, own)
                     busy[(rank, key)] = int((ue - us).sum())
     return model.evolve(utilization_steps=in_lane_order(steps), busy_ns=busy)
 
