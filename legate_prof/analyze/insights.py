@@ -633,10 +633,16 @@ def memory_pressure(f):
         peak = float(step.peak_level())
         if peak < MEMORY_PRESSURE * cap:
             continue
-        if instance_lanes is None:
+        if instance_lanes is None:  # (the instances by lane: a pass over all a memory
+            # group made it ranks x ranks at 1,000 ranks)
             instance_lanes = f.of_items(instances, "lane")
-        hits.setdefault(group, []).append(
-            (int(rank), peak, cap, instances[np.isin(instance_lanes, lanes)]))
+            by_lane = stable_order(instance_lanes)
+            instance_lanes = instance_lanes[by_lane]
+        a = np.searchsorted(instance_lanes, lanes, side="left").tolist()
+        b = np.searchsorted(instance_lanes, lanes, side="right").tolist()
+        mine = np.sort(np.concatenate([by_lane[x:y] for x, y in zip(a, b)] or
+                                      [np.zeros(0, np.int64)]))
+        hits.setdefault(group, []).append((int(rank), peak, cap, instances[mine]))
     out = []
     for group, rows in hits.items():
         if len(rows) <= PRESSURE_NAMED:
