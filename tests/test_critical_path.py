@@ -14,6 +14,7 @@ ours.
 
 import gzip
 import json
+import os
 import re
 import subprocess
 import sys
@@ -494,6 +495,38 @@ def test_idle_time_counts_from_each_nodes_own_first_item():
             assert 0 < g["idle_ns"] <= g["lanes"] * (last - first), g
     assert json.loads(json.dumps(ranked)) == json.loads(json.dumps(idle_gaps(as_source(whole))))
 
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_stats_of_jobs_of_several_ranks_explain_as_one_load(tmp_path, monkeypatch, seed):
+    """A worker's job of several ranks (many small ranks: 1,000 ranks were 6 jobs) explains
+    its ranks' idle time too (``rank_idle`` of the job's model: its ranks' own events are
+    its own), and the parent joins what rests on other jobs: the same statistics as one
+    load of all ranks, from the workers (no fallback; it was 2 s of the parent's at 1,000
+    ranks)."""
+    from fixtures.synthetic import generate
+    import legate_prof.load.rank_workers as rank_workers
+    from legate_prof.analyze.idle_ranks import PREPARE
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.assemble.rank_set import RankSet
+    from legate_prof.load.rank_workers import prepared_of
+    files = [str(f) for f in generate(tmp_path / "run", ranks=7, items=14000, seed=seed)]
+    monkeypatch.setattr(rank_workers, "worker_count", lambda paths, size, workers=None: 2)
+    monkeypatch.setattr(rank_workers, "BATCH_BYTES", 2 * os.path.getsize(files[0]))
+    ranks = load_profile(files, ranked=True, prepare=PREPARE)
+    assert isinstance(ranks, RankSet)
+    jobs = ranks.rank_models()
+    assert 2 <= len(jobs) < len(files) and all(prepared_of(m) is not None for m in jobs)
+    import legate_prof.analyze.idle_gaps as idle_gaps
+
+    def no_fallback(source):
+        raise AssertionError("explained over all ranks at once, not from the workers")
+    with monkeypatch.context() as m:
+        m.setattr(idle_gaps, "idle_gaps", no_fallback)
+        by_jobs = json.loads(json.dumps(compute_stats(ranks)))
+    whole = json.loads(json.dumps(compute_stats(load_profile(files))))
+    assert by_jobs["idle"] == whole["idle"] and by_jobs["idle"]["groups"]
+    assert sum(g["idle_ns"] for g in whole["idle"]["groups"]) > 0
 
 
 def test_stats_rank_by_rank_explains_as_one_load(tmp_path, monkeypatch):

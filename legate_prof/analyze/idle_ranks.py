@@ -11,8 +11,9 @@ left open; its operations).
 
 Exact, as ``idle_gaps`` over all ranks, where Realm's and Legion's ids say where a thing is:
 an event on the node that made it (``rank_links`` checks what it relies on), an operation
-described by one rank only (Legion numbers a node's operations ``node + k * nodes``: the
-ranks' ids fall in distinct classes modulo a common stride, which the parent checks).
+described by one rank only (the parent checks the ranks' operation ids).  A worker's job of
+several ranks (many small ranks: runs of consecutive ranks, ``rank_workers.rank_jobs``) is
+explained as one rank is: its ranks' events and operations are its own.
 Where a rank's worker finds otherwise — or the ranks cannot be joined, or a GPU kernel's
 task is on another node — ``idle_of_ranks`` says None and the caller explains the idle time
 over all ranks at once (``idle_gaps``).
@@ -71,7 +72,7 @@ def rank_idle(model) -> dict:
                                          + lanes["group"], counts=True)
     out.update(lane_keys=lane_keys, lane_counts=lane_counts,
                extent=np.array(model.extent(), np.int64),
-               state=np.array([kernel_outside, *_ops_stride(model)], np.int64))
+               state=np.array([kernel_outside], np.int64))
     return out
 
 
@@ -107,23 +108,12 @@ def _provenances(model, sel):
     return out
 
 
-def _ops_stride(model):
-    """(the greatest common divisor of the rank's operation ids' differences, its first id,
-    how many): Legion numbers a node's operations ``node + k * nodes``."""
-    ids = np.asarray(model.ops["op_id"], np.uint64).astype(np.int64)
-    stride = int(np.gcd.reduce(np.diff(ids))) if len(ids) > 1 else 0
-    return stride, int(ids[0]) if len(ids) else 0, len(ids)
-
-
-def ops_disjoint(strides):
-    """Whether no operation is described by two ranks (``_ops_stride`` of each): their ids
-    fall in distinct classes modulo a common stride."""
-    import math
-    g = 0
-    for stride, _, _ in strides:
-        g = math.gcd(g, stride)
-    firsts = [first % g if g else first for _, first, n in strides if n]
-    return len(set(firsts)) == len(firsts)
+def _described_once(models):
+    """Whether no operation is described by two of ``models`` (each a rank's, or a job's of
+    several ranks: their ids, not how Legion numbers a node's, tell)."""
+    ids = np.sort(np.concatenate([np.asarray(m.ops["op_id"], np.uint64) for m in models]
+                                 or [np.zeros(0, np.uint64)]))
+    return not np.any(ids[1:] == ids[:-1])
 
 
 def _sum_rows(key, cls, idle):
@@ -171,8 +161,7 @@ def idle_of_ranks(prepared, models, offsets, extent):
     tables = [RankTables.from_arrays({k[7:]: v for k, v in p.items()
                                       if k.startswith("tables_")}, m)
               for p, m in zip(prepared, models)]
-    if any(int(p["state"][0]) for p in prepared) or not ops_disjoint(
-            [tuple(int(x) for x in p["state"][1:4]) for p in prepared]):
+    if any(int(p["state"][0]) for p in prepared) or not _described_once(models):
         return None  # (a kernel's task on another node; an operation two ranks describe)
     join = Join(tables, offsets)
     if not join.ok:
@@ -254,7 +243,7 @@ def _residual_classes(join, prepared):
 def _lines_of(prov, op, k, models):
     """(the rank whose string table, its provenance id) of each stretch's source line: rank
     ``k``'s own, or that of the rank that describes its operation (at most one:
-    ``ops_disjoint``; none: no line)."""
+    ``_described_once``; none: no line)."""
     table = np.full(len(prov), k, np.int64)
     prov = prov.copy()
     todo = np.flatnonzero(prov < 0)

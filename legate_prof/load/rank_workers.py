@@ -172,12 +172,11 @@ def prepared_path(bundle):
 
 def _worker(jobs, mode, prepare=""):
     """One worker process: its share of the jobs, one after the other; a line on stdout per
-    job done ("ok N" or "fail N").  What ``prepare`` names is made of one rank's model only
-    (``analyze.idle_ranks`` joins ranks, not jobs of several)."""
+    job done ("ok N" or "fail N"), what ``prepare`` names made of each job's model."""
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)
     for i, paths, out in jobs:
-        ok = _build_rank(paths, out, mode, prepare if len(paths) == 1 else "")
+        ok = _build_rank(paths, out, mode, prepare)
         print(("ok" if ok else "fail"), i, flush=True)
         if not ok:
             return 3
