@@ -633,8 +633,9 @@ def memory_pressure(f):
         peak = float(step.peak_level())
         if peak < MEMORY_PRESSURE * cap:
             continue
-        if instance_lanes is None:  # (the instances by lane: a pass over all a memory
-            # group made it ranks x ranks at 1,000 ranks)
+        # (the instances sorted by lane once: a pass over all of them for each memory
+        # group was ranks x ranks at 1,000 ranks)
+        if instance_lanes is None:
             instance_lanes = f.of_items(instances, "lane")
             by_lane = stable_order(instance_lanes)
             instance_lanes = instance_lanes[by_lane]

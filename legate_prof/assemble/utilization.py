@@ -14,8 +14,8 @@ def lanes_busy(model, lanes):
     ``_lane_busy`` finds them), every lane at once: the items' and waits' times keyed by
     lane (``lane << 42 | time``), so that one sort and one running sum serve all lanes as
     they would each (a lane's +1s and -1s sum to 0, and a key of a later lane is above every
-    key of an earlier one).  Lane by lane (``_lane_busy``) where the keys do not pack: a
-    pass a lane was 22 % of building 200 ranks of 2,000 items."""
+    key of an earlier one).  Lane by lane (``_lane_busy``) where the keys do not pack.  (The
+    utilization lines, a pass a lane, were 22 % of building 200 ranks of 2,000 items.)"""
     lanes = sorted({int(L) for L in lanes})
     if not lanes:
         return {}
@@ -45,8 +45,9 @@ def lanes_busy(model, lanes):
     sel = counted[lane]
     if sel.any():
         w_lane = np.repeat(np.arange(len(lanes), dtype=np.int64), n_wait) << 42
-        t, delta = sorted_steps(np.concatenate([key[sel] | (s[sel] - t_min), w_lane | (we - t_min)]),
-                                np.concatenate([key[sel] | (e[sel] - t_min), w_lane | (ws - t_min)]))
+        ks = key[sel]
+        t, delta = sorted_steps(np.concatenate([ks | (s[sel] - t_min), w_lane | (we - t_min)]),
+                                np.concatenate([ks | (e[sel] - t_min), w_lane | (ws - t_min)]))
         count = np.cumsum(delta)
         before = count - delta
         us, ue = t[(before < 1) & (count >= 1)], t[(before >= 1) & (count < 1)]

@@ -111,9 +111,10 @@ def lane_tiles(model, lanes, t0, t1, width_px, px_scale=1.0, item_off=0, name_ma
         at_box = [0] + np.cumsum(n_box).tolist()
         piece_box = owner[o] - np.asarray(at_box, np.int64)[piece_row[o]]
         band_first = [dr.band_first for dr in drawn]
-        if item_off or name_map is not None:
-            items, pi = items + item_off, pi + item_off
+        if name_map is not None:
             box_name, piece_name = name_map[box_name], name_map[piece_name]
+        if item_off:
+            items, pi = items + item_off, pi + item_off
             at_band = [0] + np.cumsum([len(b) for b in band_first]).tolist()
             every = np.concatenate(band_first) + item_off
             band_first = [every[at_band[k]:at_band[k + 1]] for k in range(len(drawn))]
