@@ -191,27 +191,47 @@ class TimelineItem(pg.GraphicsObject):
             self._report(e, "painting")
 
     def _paint(self, p):
+        at = self._picture(p.transform(), p.font())
+        if at is None:
+            return
+        p.save()
+        p.resetTransform()
+        p.drawImage(at, self._cache_img)
+        p.restore()
+
+    def paint_ahead(self, transform, font):
+        """Make now the picture a frame painted with ``transform`` and ``font`` draws (a
+        profile just shown: its strips and tiles are asked before the rest of the window is
+        laid out and painted, not after); that frame draws it as it is, or makes its own
+        where its transform or font is another."""
+        try:
+            self._picture(transform, font)
+        except Exception as e:  # noqa: BLE001
+            self._report(e, "painting")
+
+    def _picture(self, tr, font):
+        """The view's picture for the painter transform ``tr`` and ``font``, made unless the
+        last one is of the same view; where the painter draws it (None: nothing to draw)."""
         vb = self.getViewBox()
         if vb is None:
-            return
+            return None
         (x0, x1), (y0, y1) = vb.viewRange()
-        tr = p.transform()
         sx, dx = tr.m11(), tr.dx()
         sy, dy = tr.m22(), tr.dy()
         if sx == 0 or sy == 0:
-            return
+            return None
         px_left, px_right = sx * x0 + dx, sx * x1 + dx
         top, bottom = sy * y0 + dy, sy * y1 + dy
         width = max(int(round(px_right - px_left)), 1)
         height = max(int(round(bottom - top)), 1)
         key = (x0, x1, y0, y1, width, height, sx, sy, id(self.layout.entries), self.selected,
                id(self.matches), len(self.source.outline().markers), self.path_shown,
-               id(self.path))
+               id(self.path), font.key())
         if key != self._cache_key:
             img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
             img.fill(QtCore.Qt.GlobalColor.transparent)
             q = QtGui.QPainter(img)
-            q.setFont(p.font())
+            q.setFont(font)
             q.translate(-px_left, -top)
             try:
                 self._paint_view(q, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width)
@@ -220,10 +240,7 @@ class TimelineItem(pg.GraphicsObject):
             finally:
                 q.end()  # a painter left active on the image would crash the blit below
             self._cache_key, self._cache_img = key, img
-        p.save()
-        p.resetTransform()
-        p.drawImage(QtCore.QPointF(px_left, top), self._cache_img)
-        p.restore()
+        return QtCore.QPointF(px_left, top)
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
         self._drawn_range = ((x0, x1), (y0, y1))
