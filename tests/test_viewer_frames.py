@@ -180,3 +180,48 @@ def test_a_move_of_the_view_too_small_to_draw_leaves_the_range_it_draws(qtbot, r
         moved.set_time_range(a + (b - a) * 2e-10, b, remember=False)
         after = _pixels(moved)
         assert int((after != _pixels(timeline(moved.time_range()))).sum()) == 0
+
+
+def test_scale_labels_drawn_from_their_layouts_are_the_pixels_drawtext_draws(qtbot):
+    """A strip's scale labels are laid out once (``ScaleText``) and drawn as
+    ``QPainter.drawText(box, AlignVCenter, text)`` draws them, pixel for pixel: boxes at
+    fractional places, translated and scaled painters, boxes too short for the text (drawn
+    clipped to them), the painter's default direction and left to right; a painter drawing
+    right to left, and a text drawText reads marks in ('&'), are drawn by drawText."""
+    import numpy as np
+    from PySide6 import QtCore
+    from legate_prof.viewer.timeline.summary_strip import LABEL_FLAGS, ScaleText
+    font = QtGui.QFont()
+    font.setPointSizeF(6.5)
+    fh = QtGui.QFontMetricsF(font).height()
+    rng = np.random.default_rng(8)
+    texts = ["100%", "50%", "0", "peak 1.25 GiB", "617.3 MiB", "0 B", "a&b"]
+    boxes = [QtCore.QRectF(x, y, w, h) for x, y, w, h in zip(
+        rng.uniform(0, 400, 120), rng.uniform(0, 300, 120), rng.choice([120, 30, 6], 120),
+        rng.choice([fh, fh - 3, fh + 2.5, 4.0], 120))]
+    for setup in (lambda p: None, lambda p: p.translate(-0.37, 12.6),
+                  lambda p: p.scale(1.5, 1.25),
+                  lambda p: p.setLayoutDirection(QtCore.Qt.LayoutDirection.LeftToRight),
+                  lambda p: p.setLayoutDirection(QtCore.Qt.LayoutDirection.RightToLeft)):
+        pictures, placed = [], []
+        for cached in (False, True):
+            img = QtGui.QImage(640, 480, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+            img.fill(QtGui.QColor(250, 250, 250))
+            p = QtGui.QPainter(img)
+            setup(p)
+            rtl = p.layoutDirection() == QtCore.Qt.LayoutDirection.RightToLeft
+            p.setFont(font)
+            p.setPen(QtGui.QColor(90, 90, 90))
+            text = ScaleText(p, font)
+            for k, box in enumerate(boxes):
+                label = texts[k % len(texts)]
+                if cached:
+                    where = text.place(box, label)
+                    placed.append(where is not None)
+                    text.draw(p, box, label, where)
+                else:
+                    p.drawText(box, LABEL_FLAGS, label)
+            p.end()
+            pictures.append(img)
+        assert pictures[0] == pictures[1]
+        assert any(placed) != rtl and not all(placed)  # (the layouts drawn, and drawText)

@@ -22,7 +22,7 @@ from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_
                      name_color)
 from .layout import LaneLayout
 from .rect_batch import RectBatch
-from .summary_strip import draw_strip, strip_picture
+from .summary_strip import ScaleText, draw_strip, strip_picture
 from .tile_cache import GridCache, is_exact
 from .tile_worker import Ask, TileWorker
 
@@ -256,6 +256,7 @@ class TimelineItem(pg.GraphicsObject):
         font = QtGui.QFont(p.font())
         font.setPointSizeF(8)
         p.setFont(font)
+        self._scale_style(p)  # (once a frame: a font's key is 10 us)
         batches = {}  # shade -> list of (x, width, y, height, colour key) per row
         labels = []
         n_rects = 0
@@ -413,7 +414,7 @@ class TimelineItem(pg.GraphicsObject):
         without a capacity is on a bytes scale: 0 / half / peak, the peak labelled."""
         if h < 12:
             return
-        pen, font, fh = self._scale_style(p.font())
+        pen, font, fh, text = self._scale_styles["style"]
         lines, labels = self._scale_marks(px_left, width, top, h, in_bytes, fh)
         p.setPen(pen)
         for a, b in lines:
@@ -421,16 +422,15 @@ class TimelineItem(pg.GraphicsObject):
         p.setFont(font)
         p.setPen(SCALE_TEXT)
         drawn = self.last_stats.setdefault("scale_labels", [])
-        flags = int(QtCore.Qt.AlignmentFlag.AlignVCenter)
-        for box, text in labels:
-            p.drawText(box, flags, text)
-            drawn.append((box, text))
+        for box, label, placed in labels:
+            text.draw(p, box, label, placed)
+            drawn.append((box, label))
 
     def _scale_marks(self, px_left, width, top, h, in_bytes, fh):
-        """A row's marks: its two dotted lines and its labels' (box, text).  Made once for
-        a row's place and size: a pan or a wheel step draws every row's marks again.  (The
-        labels stay ``drawText`` in a box: a ``QStaticText`` laid out once is 3x faster but
-        puts some glyphs a pixel apart.)"""
+        """A row's marks: its two dotted lines and its labels' (box, text, how it is drawn:
+        ``ScaleText.place``).  Made once for a row's place and size: a pan or a wheel step
+        draws every row's marks again.  (A ``QStaticText`` laid out once draws 3x faster but
+        puts some glyphs a pixel apart; ``ScaleText`` lays a label out as drawText does.)"""
         key = (px_left, width, top, h, in_bytes, self._scale_styles.get("for"))
         made = self._scale_made.get(key)
         if made is not None:
@@ -448,29 +448,33 @@ class TimelineItem(pg.GraphicsObject):
             lines.append((QtCore.QPointF(px_left, y), QtCore.QPointF(right, y)))
         labels = []
         last = None
-        for u, text in marks:  # (top first, each inside its row; a mark too close to the
+        text = self._scale_styles["style"][3]
+        for u, label in marks:  # (top first, each inside its row; a mark too close to the
             y = top + h - 2 - u * (h - 5)  # one above is left out: compact rows keep 100 %, 0)
             box = QtCore.QRectF(px_left + 2, min(max(y - fh / 2, top), top + h - fh), 120, fh)
             if last is not None and box.top() < last.bottom():
                 continue
-            labels.append((box, text))
+            labels.append((box, label, text.place(box, label)))
             last = box
         if len(self._scale_made) > 512:
             self._scale_made.clear()
         made = self._scale_made[key] = (lines, labels)
         return made
 
-    def _scale_style(self, font):
-        """The scale marks' dotted pen, their small font and its line height, made once for
-        the frame's font (a strip's marks were a fifth of a pan's frame)."""
-        key = font.key()
+    def _scale_style(self, p):
+        """The scale marks' dotted pen, their small font, its line height and their labels'
+        layouts (``ScaleText``), made once for the frame's font, device and direction (a
+        strip's marks were a fifth of a pan's frame)."""
+        font, dev = p.font(), p.device()
+        key = (font.key(), dev.logicalDpiX(), dev.logicalDpiY(), p.layoutDirection().value)
         if self._scale_styles.get("for") != key:
             pen = QtGui.QPen(QtGui.QColor(170, 170, 170))
             pen.setStyle(QtCore.Qt.PenStyle.DotLine)
             small = QtGui.QFont(font)
             small.setPointSizeF(6.5)
             self._scale_styles = {"for": key,
-                                  "style": (pen, small, QtGui.QFontMetricsF(small).height())}
+                                  "style": (pen, small, QtGui.QFontMetricsF(small).height(),
+                                            ScaleText(p, small))}
         return self._scale_styles["style"]
 
     def refresh(self):
