@@ -225,3 +225,35 @@ def test_scale_labels_drawn_from_their_layouts_are_the_pixels_drawtext_draws(qtb
             pictures.append(img)
         assert pictures[0] == pictures[1]
         assert any(placed) != rtl and not all(placed)  # (the layouts drawn, and drawText)
+
+
+def test_scale_labels_drawn_again_in_a_font_shown_before_are_whole(qtbot, ranks4):
+    """A row's scale marks are kept by its place and the painter's font: back in a font
+    drawn before, the labels laid out then are drawn again, with their layouts (their
+    lines alone read freed memory once the other font's labels replaced those layouts: a
+    crash, or garbage)."""
+    import gc
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.timeline.widget import TimelineWidget
+    w = TimelineWidget(load_profile(ranks4, ranked=True))
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    shown = QtGui.QFont(w.viewport().font())
+    other = QtGui.QFont(shown)
+    other.setFamily("Monospace")
+    first = w.grab().toImage()
+    for _ in range(10):
+        w.viewport().setFont(other)
+        w.item._cache_key = None
+        w.grab()
+        gc.collect()
+        for _ in range(300):  # (other layouts, where the freed ones were)
+            churn = QtGui.QTextLayout("y" * 80, QtGui.QFont())
+            churn.beginLayout()
+            churn.createLine()
+            churn.endLayout()
+        w.viewport().setFont(shown)
+        w.item._cache_key = None
+        assert w.grab().toImage() == first

@@ -103,16 +103,17 @@ class ScaleText:
         self._laid = {}  # text -> (layout, its line, width, height), or None: drawText
 
     def place(self, box, text):
-        """How ``text`` is drawn in ``box``: (its line, where, the box to clip it to or
-        None), or None (drawn by drawText)."""
+        """How ``text`` is drawn in ``box``: (its layout, its line, where, the box to clip
+        it to or None), or None (drawn by drawText).  (The layout is kept with its line:
+        a line drawn once its layout is gone would read freed memory.)"""
         laid = self._layout(text)
         if laid is None:
             return None
-        _, line, width, height = laid
+        layout, line, width, height = laid
         yoff = (box.height() - height) / 2
         at = QtCore.QPointF(box.x(), box.y() + yoff)
         inside = box.contains(QtCore.QRectF(at.x(), at.y(), width, height))
-        return line, at, None if inside else QtCore.QRectF(box)
+        return layout, line, at, None if inside else QtCore.QRectF(box)
 
     @staticmethod
     def draw(p, box, text, placed):
@@ -120,7 +121,7 @@ class ScaleText:
         if placed is None:
             p.drawText(box, LABEL_FLAGS, text)
             return
-        line, at, clip = placed
+        _, line, at, clip = placed
         if clip is None:
             line.draw(p, at)
             return
