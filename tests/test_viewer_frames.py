@@ -257,3 +257,47 @@ def test_scale_labels_drawn_again_in_a_font_shown_before_are_whole(qtbot, ranks4
         w.viewport().setFont(shown)
         w.item._cache_key = None
         assert w.grab().toImage() == first
+
+
+def test_a_lanes_rows_mapped_end_to_end_are_those_mapped_row_by_row(qtbot, ranks4):
+    """A frame maps a lane tile's rows to view pixels end to end (``FlatRows``): the same
+    arrays, values and types as row by row, at the whole run and zoomed in (rows with no
+    bands, bands without busy shares, waits); a tile whose rows' columns differ in type is
+    mapped row by row."""
+    import numpy as np
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.timeline.item import FlatRows
+    from legate_prof.viewer.timeline.widget import TimelineWidget
+    w = TimelineWidget(load_profile(ranks4, ranked=True))
+    qtbot.addWidget(w)
+    w.resize(1500, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    w.expand(all_groups=True)
+    item = w.item
+    lanes = [e.lane for e in item.layout.entries if e.kind == "lane"]
+    t0, t1 = w.time_range()
+    width = 1300
+    checked = 0
+    for a, b in ((t0, t1), (t0 + (t1 - t0) * 0.4, t0 + (t1 - t0) * 0.41)):
+        w.set_time_range(a, b, remember=False)
+        w.grab()
+        (x0, x1), _ = w.vb.viewRange()
+        ends = [item._lane_rows(L, x0, x1, width) for L in lanes]
+        for k in list(item._flat_rows):  # (row by row, as before)
+            item._flat_rows[k] = (item._flat_rows[k][0], None)
+        rows = [item._lane_rows(L, x0, x1, width) for L in lanes]
+        item._flat_rows.clear()
+        for got, want in zip(ends, rows):
+            assert (got is None) == (want is None)
+            for g, r in zip(got or (), want or ()):
+                assert g.row == r.row
+                for name in g.__slots__[1:]:
+                    x, y = getattr(g, name), getattr(r, name)
+                    assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
+                checked += len(g.box_x0) + len(g.band_x0) + len(g.piece_x0)
+    assert checked > 1000
+    tile = next(c.data for c in item._lane_cache._entries.values() if len(c.data.rows) > 1)
+    tile.rows[0].box_x0 = tile.rows[0].box_x0.astype(np.float32)
+    tile.rows[1].box_x0 = tile.rows[1].box_x0.astype(np.float64)
+    assert FlatRows.of(tile) is None
