@@ -301,3 +301,35 @@ def test_a_lanes_rows_mapped_end_to_end_are_those_mapped_row_by_row(qtbot, ranks
     tile.rows[0].box_x0 = tile.rows[0].box_x0.astype(np.float32)
     tile.rows[1].box_x0 = tile.rows[1].box_x0.astype(np.float64)
     assert FlatRows.of(tile) is None
+
+
+def test_a_rectangle_batch_draws_what_pyqtgraphs_primitive_array_draws(qtbot):
+    """``RectBatch`` wraps its buffer's first rectangle once, not at every call: batches
+    growing and shrinking, fractional and empty rectangles, drawn as pyqtgraph's
+    ``PrimitiveArray`` draws them."""
+    import numpy as np
+    from PySide6 import QtCore
+    from pyqtgraph.Qt import internals
+    from legate_prof.viewer.timeline.rect_batch import RectBatch
+    rng = np.random.default_rng(3)
+    batches = [[rng.uniform(-5, 400, n), rng.uniform(-5, 300, n), rng.uniform(0, 9, n),
+                rng.uniform(0, 9, n)] for n in (7, 300, 20, 0, 1000, 3, 1)]
+    pictures = []
+    for ours in (False, True):
+        img = QtGui.QImage(400, 300, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(0)
+        p = QtGui.QPainter(img)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        batch = RectBatch() if ours else internals.PrimitiveArray(QtCore.QRectF, 4)
+        for k, (x, y, w, h) in enumerate(batches):
+            p.setBrush(QtGui.QColor(40 * k, 200 - 20 * k, 90, 255 - 30 * k))
+            if ours:
+                batch.draw(p, x, y, w, h)
+            elif len(x):
+                batch.resize(len(x))
+                arr = batch.ndarray()
+                arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3] = x, y, w, h
+                p.drawRects(*batch.drawargs())
+        p.end()
+        pictures.append(img)
+    assert pictures[0] == pictures[1]

@@ -739,11 +739,11 @@ class TimelineItem(pg.GraphicsObject):
                 continue
             order = np.argsort(key, kind="stable")
             ks = key[order]
+            x, y, w, h = x[order], y[order], w[order], h[order]  # (each colour's: a slice)
             cuts = np.concatenate([[0], np.flatnonzero(np.diff(ks)) + 1, [len(ks)]])
             for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-                sel = order[a:b]
                 p.setBrush(self._color_for((shade, int(ks[a]))))
-                self.batch.draw(p, x[sel], y[sel], w[sel], h[sel])
+                self.batch.draw(p, x[a:b], y[a:b], w[a:b], h[a:b])
 
     def _paint_labels(self, p, labels):
         if not labels:
