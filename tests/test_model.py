@@ -194,6 +194,56 @@ def test_blocked_search_of_mapped_steps_is_the_binary_search():
     assert mapped._coarse is not None and step._coarse is None
 
 
+def _blocked_integral(step, times):
+    """``StepIntegral.integral_at`` of a mapped step as it was computed before it searched
+    a frame's dense queries in one binary search: every query through its coarse block."""
+    from legate_prof.model.intervals import blocked_searchsorted
+    t, integral, n = step.t, step.integral, len(step.t)
+    times = np.asarray(times, dtype=np.float64)
+    k = np.clip(blocked_searchsorted(t, t[::step.BLOCK], step.BLOCK, 0, n, times, "right") - 1,
+                0, n - 2)
+    t0, t1 = t[k], t[k + 1]
+    with np.errstate(over="ignore"):
+        frac = np.clip((times - t0) / np.maximum(t1 - t0, 1e-300), 0.0, 1.0)
+    out = integral[k] + (integral[k + 1] - integral[k]) * frac
+    out[times <= t[0]] = 0.0
+    out[times >= t[-1]] = integral[-1]
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_a_mapped_step_searched_in_one_binary_search_gives_the_same_bits(dtype):
+    """A frame's bins over a mapped step function: where they are at least one per page of
+    the breakpoints between the first and the last, one binary search over those (over all
+    of them, where they are that dense over the whole); else a block per query.  Each way,
+    the integrals are the block search's to the bit: repeated times, queries before, at and
+    after every breakpoint, in and out of order, an edge on the first and the last."""
+    rng = np.random.default_rng(17)
+    t = np.sort(rng.integers(0, 10**9, 200_000)).astype(dtype)
+    t[1000:1100] = t[1000]  # a time repeated (a sum of ranks' steps kept as is)
+    integral = np.concatenate([[0.0], np.cumsum(rng.random(len(t) - 1) * 1e6)])
+    big = StepIntegral(t, integral, 4, mapped=True)
+    small = StepIntegral(t[:5000].copy(), integral[:5000].copy(), 4, mapped=True)
+    lo, hi = float(t[0]), float(t[-1])
+    cases = {
+        "dense over all": (small, np.linspace(float(small.t[0]) - 5, float(small.t[-1]) + 5,
+                                              961)),
+        "dense over a part": (big, np.linspace(float(t[50_000]), float(t[52_000]), 300)),
+        "sparse": (big, np.linspace(lo - 1e6, hi + 1e6, 200)),
+        "out of order, with repeats": (big, rng.permutation(np.concatenate(
+            [t[990:1110].astype(float), t[::4000].astype(float) + 0.5, [lo, hi, lo - 1]]))),
+        "before all": (big, np.linspace(lo - 1e9, lo - 1, 50)),
+        "after all": (big, np.linspace(hi + 1, hi + 1e9, 50)),
+        "one": (big, np.array([float(t[1000])])),
+        "none": (big, np.zeros(0)),
+    }
+    for what, (step, q) in cases.items():
+        got, want = step.integral_at(q), _blocked_integral(step, q)
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), what
+        assert np.array_equal(step._search(np.asarray(q, np.float64)),
+                              np.searchsorted(step.t, q, side="right")), what
+
+
 def test_processor_utilization_excludes_waits_and_counts_idle(tmp_path):
     from legate_prof.read.legion_writer import LegionProfWriter
     p = tmp_path / "legate_0.prof"

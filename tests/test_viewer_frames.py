@@ -180,3 +180,156 @@ def test_a_move_of_the_view_too_small_to_draw_leaves_the_range_it_draws(qtbot, r
         moved.set_time_range(a + (b - a) * 2e-10, b, remember=False)
         after = _pixels(moved)
         assert int((after != _pixels(timeline(moved.time_range()))).sum()) == 0
+
+
+def test_scale_labels_drawn_from_their_layouts_are_the_pixels_drawtext_draws(qtbot):
+    """A strip's scale labels are laid out once (``ScaleText``) and drawn as
+    ``QPainter.drawText(box, AlignVCenter, text)`` draws them, pixel for pixel: boxes at
+    fractional places, translated and scaled painters, boxes too short for the text (drawn
+    clipped to them), the painter's default direction and left to right; a painter drawing
+    right to left, and a text drawText reads marks in ('&'), are drawn by drawText."""
+    import numpy as np
+    from PySide6 import QtCore
+    from legate_prof.viewer.timeline.summary_strip import LABEL_FLAGS, ScaleText
+    font = QtGui.QFont()
+    font.setPointSizeF(6.5)
+    fh = QtGui.QFontMetricsF(font).height()
+    rng = np.random.default_rng(8)
+    texts = ["100%", "50%", "0", "peak 1.25 GiB", "617.3 MiB", "0 B", "a&b"]
+    boxes = [QtCore.QRectF(x, y, w, h) for x, y, w, h in zip(
+        rng.uniform(0, 400, 120), rng.uniform(0, 300, 120), rng.choice([120, 30, 6], 120),
+        rng.choice([fh, fh - 3, fh + 2.5, 4.0], 120))]
+    for setup in (lambda p: None, lambda p: p.translate(-0.37, 12.6),
+                  lambda p: p.scale(1.5, 1.25),
+                  lambda p: p.setLayoutDirection(QtCore.Qt.LayoutDirection.LeftToRight),
+                  lambda p: p.setLayoutDirection(QtCore.Qt.LayoutDirection.RightToLeft)):
+        pictures, placed = [], []
+        for cached in (False, True):
+            img = QtGui.QImage(640, 480, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+            img.fill(QtGui.QColor(250, 250, 250))
+            p = QtGui.QPainter(img)
+            setup(p)
+            rtl = p.layoutDirection() == QtCore.Qt.LayoutDirection.RightToLeft
+            p.setFont(font)
+            p.setPen(QtGui.QColor(90, 90, 90))
+            text = ScaleText(p, font)
+            for k, box in enumerate(boxes):
+                label = texts[k % len(texts)]
+                if cached:
+                    where = text.place(box, label)
+                    placed.append(where is not None)
+                    text.draw(p, box, label, where)
+                else:
+                    p.drawText(box, LABEL_FLAGS, label)
+            p.end()
+            pictures.append(img)
+        assert pictures[0] == pictures[1]
+        assert any(placed) != rtl and not all(placed)  # (the layouts drawn, and drawText)
+
+
+def test_scale_labels_drawn_again_in_a_font_shown_before_are_whole(qtbot, ranks4):
+    """A row's scale marks are kept by its place and the painter's font: back in a font
+    drawn before, the labels laid out then are drawn again, with their layouts (their
+    lines alone read freed memory once the other font's labels replaced those layouts: a
+    crash, or garbage)."""
+    import gc
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.timeline.widget import TimelineWidget
+    w = TimelineWidget(load_profile(ranks4, ranked=True))
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    w.show()
+    qtbot.waitExposed(w)
+    shown = QtGui.QFont(w.viewport().font())
+    other = QtGui.QFont(shown)
+    other.setFamily("Monospace")
+    first = w.grab().toImage()
+    for _ in range(10):
+        w.viewport().setFont(other)
+        w.item._cache_key = None
+        w.grab()
+        gc.collect()
+        for _ in range(300):  # (other layouts, where the freed ones were)
+            churn = QtGui.QTextLayout("y" * 80, QtGui.QFont())
+            churn.beginLayout()
+            churn.createLine()
+            churn.endLayout()
+        w.viewport().setFont(shown)
+        w.item._cache_key = None
+        assert w.grab().toImage() == first
+
+
+def test_a_lanes_rows_mapped_end_to_end_are_those_mapped_row_by_row(qtbot, ranks4):
+    """A frame maps a lane tile's rows to view pixels end to end (``FlatRows``): the same
+    arrays, values and types as row by row, at the whole run and zoomed in (rows with no
+    bands, bands without busy shares, waits); a tile whose rows' columns differ in type is
+    mapped row by row."""
+    import numpy as np
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.timeline.item import FlatRows
+    from legate_prof.viewer.timeline.widget import TimelineWidget
+    w = TimelineWidget(load_profile(ranks4, ranked=True))
+    qtbot.addWidget(w)
+    w.resize(1500, 900)
+    w.show()
+    qtbot.waitExposed(w)
+    w.expand(all_groups=True)
+    item = w.item
+    lanes = [e.lane for e in item.layout.entries if e.kind == "lane"]
+    t0, t1 = w.time_range()
+    width = 1300
+    checked = 0
+    for a, b in ((t0, t1), (t0 + (t1 - t0) * 0.4, t0 + (t1 - t0) * 0.41)):
+        w.set_time_range(a, b, remember=False)
+        w.grab()
+        (x0, x1), _ = w.vb.viewRange()
+        ends = [item._lane_rows(L, x0, x1, width) for L in lanes]
+        for k in list(item._flat_rows):  # (row by row, as before)
+            item._flat_rows[k] = (item._flat_rows[k][0], None)
+        rows = [item._lane_rows(L, x0, x1, width) for L in lanes]
+        item._flat_rows.clear()
+        for got, want in zip(ends, rows):
+            assert (got is None) == (want is None)
+            for g, r in zip(got or (), want or ()):
+                assert g.row == r.row
+                for name in g.__slots__[1:]:
+                    x, y = getattr(g, name), getattr(r, name)
+                    assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), name
+                checked += len(g.box_x0) + len(g.band_x0) + len(g.piece_x0)
+    assert checked > 1000
+    tile = next(c.data for c in item._lane_cache._entries.values() if len(c.data.rows) > 1)
+    tile.rows[0].box_x0 = tile.rows[0].box_x0.astype(np.float32)
+    tile.rows[1].box_x0 = tile.rows[1].box_x0.astype(np.float64)
+    assert FlatRows.of(tile) is None
+
+
+def test_a_rectangle_batch_draws_what_pyqtgraphs_primitive_array_draws(qtbot):
+    """``RectBatch`` wraps its buffer's first rectangle once, not at every call: batches
+    growing and shrinking, fractional and empty rectangles, drawn as pyqtgraph's
+    ``PrimitiveArray`` draws them."""
+    import numpy as np
+    from PySide6 import QtCore
+    from pyqtgraph.Qt import internals
+    from legate_prof.viewer.timeline.rect_batch import RectBatch
+    rng = np.random.default_rng(3)
+    batches = [[rng.uniform(-5, 400, n), rng.uniform(-5, 300, n), rng.uniform(0, 9, n),
+                rng.uniform(0, 9, n)] for n in (7, 300, 20, 0, 1000, 3, 1)]
+    pictures = []
+    for ours in (False, True):
+        img = QtGui.QImage(400, 300, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+        img.fill(0)
+        p = QtGui.QPainter(img)
+        p.setPen(QtCore.Qt.PenStyle.NoPen)
+        batch = RectBatch() if ours else internals.PrimitiveArray(QtCore.QRectF, 4)
+        for k, (x, y, w, h) in enumerate(batches):
+            p.setBrush(QtGui.QColor(40 * k, 200 - 20 * k, 90, 255 - 30 * k))
+            if ours:
+                batch.draw(p, x, y, w, h)
+            elif len(x):
+                batch.resize(len(x))
+                arr = batch.ndarray()
+                arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3] = x, y, w, h
+                p.drawRects(*batch.drawargs())
+        p.end()
+        pictures.append(img)
+    assert pictures[0] == pictures[1]

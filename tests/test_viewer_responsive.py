@@ -441,3 +441,62 @@ def test_tiles_arriving_while_others_are_computed_are_drawn_in_one_frame(qtbot, 
         gate.set()
     qtbot.waitUntil(lambda: item.tiles.pending() == 0, timeout=LOAD_MS)
     item.stop_background()
+
+
+class GatedSource(ProfileSource):
+    """A profile whose utilization strips wait for ``gate`` (a test decides when they
+    arrive)."""
+
+    def __init__(self, model):
+        super().__init__(model)
+        self.gate = threading.Event()
+
+    def summary_tile(self, *a, **k):
+        self.gate.wait(LOAD_MS / 1000)
+        return super().summary_tile(*a, **k)
+
+
+def test_a_profile_shown_asks_its_strips_before_the_window_paints(qtbot, ranks4, monkeypatch):
+    """A profile shown in an open window lays the window out at once and makes its view's
+    picture, asking the view's strips of the tiles' thread, before the window is painted
+    (they were asked 20-30 ms into the cached first frame of 10 M items, once the rest of
+    the window had been laid out and painted); the window's first frame draws that picture
+    as it is, and the settled view is a timeline opened there."""
+    from PySide6 import QtCore
+    from legate_prof.viewer.app import MainWindow
+    from legate_prof.viewer.timeline.item import TimelineItem
+    src = GatedSource(load_profile([str(p) for p in ranks4], ranked=True))
+    src.info()  # (its notices known: the view's height stays)
+    win = MainWindow(files=[str(ranks4[0])], load=lambda progress: src)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    pictures = []
+    real = TimelineItem._paint_view
+    monkeypatch.setattr(TimelineItem, "_paint_view",
+                        lambda self, *a: (pictures.append(1), real(self, *a)))
+    try:
+        win._show_source(src, [str(ranks4[0])])  # (as a load's end shows it)
+        item = win.timeline.item
+        assert pictures == [1] and ("summary" in {c for c, _ in item._asked})
+        assert item.tiles.pending() > 0
+        painted = []
+
+        class Painted(QtCore.QObject):
+            def eventFilter(self, obj, ev):
+                if ev.type() == QtCore.QEvent.Type.Paint:
+                    painted.append(1)
+                return False
+        spy = Painted()
+        win.timeline.viewport().installEventFilter(spy)
+        qtbot.waitUntil(lambda: bool(painted), timeout=LOAD_MS)
+        assert pictures == [1]  # (the window's frame drew the picture made ahead)
+    finally:
+        src.gate.set()
+    qtbot.waitUntil(item.settled, timeout=LOAD_MS)
+    settled = win.timeline.grab().toImage()
+    item.stop_background()
+    item.tiles = None  # everything made in the frame, as a screenshot makes it
+    item.refresh()
+    assert win.timeline.grab().toImage() == settled

@@ -291,6 +291,16 @@ class MainWindow(QtWidgets.QMainWindow):
         QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
         FirstFrame(self.timeline.viewport(), lambda: self._after_first_frame(src),
                    self.timeline.item.settled)
+        if self.isVisible():  # its tiles asked now, while the rest of the window is drawn
+            self._lay_out_now()
+            self.timeline.paint_ahead()
+
+    def _lay_out_now(self):
+        """The window's layout now, not at the next event: the timeline's size and view."""
+        self.centralWidget().show()  # (Qt shows a new central widget at the next event)
+        self.layout().activate()
+        for _ in range(3):  # the window's, the timeline frame's, the plot's
+            QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.Type.LayoutRequest)
 
     def _set_notices(self, src, info):
         """The banner: what went wrong reading ``src``'s files, and its notices as far as

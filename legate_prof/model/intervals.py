@@ -318,6 +318,9 @@ def _count_integral(start, stop):
     return t, np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(t))])
 
 
+PAGE_BYTES = 4096  # (a page of a mapped bundle, read from disk where it is cold)
+
+
 class StepIntegral:
     """Integral of a piecewise-constant level over time, for exact averages over any bin.
 
@@ -424,7 +427,7 @@ class StepIntegral:
         if self._coarse is None:
             self._coarse = self.coarse_index()
         times = np.asarray(times, dtype=np.float64)
-        k = np.clip(blocked_searchsorted(t, self._coarse, B, 0, n, times, "right") - 1, 0, n - 2)
+        k = np.clip(self._search(times) - 1, 0, n - 2)
         t0, t1 = t[k], t[k + 1]
         with np.errstate(over="ignore"):  # a time repeated (a sum of ranks' steps written
             # as is: ``sum(distinct=False)``) spans nothing: clipped, and equal integrals
@@ -433,6 +436,25 @@ class StepIntegral:
         out[times <= t[0]] = 0.0
         out[times >= t[-1]] = integral[-1]
         return out
+
+    def _search(self, times):
+        """``np.searchsorted(t, times, "right")``, reading few pages of ``t``: where the
+        queries are at least one per page of ``t`` between the first and the last (a frame's
+        bins over a step function of up to ~500 breakpoints a bin), one binary search over
+        that part, which reads no more pages than a block per query would and is one numpy
+        call; else through the coarse index, then a block per query."""
+        t, B = self.t, self.BLOCK
+        if len(t) * t.itemsize <= len(times) * PAGE_BYTES:  # (no page read twice)
+            return np.searchsorted(t, times, side="right")
+        j = np.searchsorted(self._coarse, times, side="right")
+        if not len(j):
+            return j
+        # every breakpoint before ``lo`` is <= the first query, every one from ``hi`` on is
+        # above the last (the coarse index holds t[lo] and t[hi])
+        lo, hi = max(int(j.min()) - 1, 0) * B, min(int(j.max()) * B, len(t))
+        if (hi - lo) * t.itemsize <= len(times) * PAGE_BYTES:
+            return lo + np.searchsorted(t[lo:hi], times, side="right")
+        return blocked_searchsorted(t, self._coarse, B, 0, len(t), times, "right")
 
     def average(self, edges: np.ndarray) -> np.ndarray:
         """Time-weighted mean level / denominator over each bin between consecutive edges."""

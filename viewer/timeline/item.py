@@ -22,7 +22,7 @@ from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_
                      name_color)
 from .layout import LaneLayout
 from .rect_batch import RectBatch
-from .summary_strip import draw_strip, strip_picture
+from .summary_strip import ScaleText, draw_strip, strip_picture
 from .tile_cache import GridCache, is_exact
 from .tile_worker import Ask, TileWorker
 
@@ -48,6 +48,66 @@ class ViewRow:
             setattr(self, k, v)
 
 
+class FlatRows:
+    """A lane tile's rows end to end, column by column: a frame maps all of them to view
+    pixels in a few numpy steps (row by row it was ~34 small ones a row, a fifth of a
+    wheel step's frame with the cpu and utility lanes open), then cuts them back into its
+    rows (``ViewRow``s of views).  The same operations on the same values as row by row."""
+
+    BOX = ("box_x0", "box_x1", "box_item", "box_name")
+    BAND = ("band_x0", "band_x1", "band_count", "band_busy")
+    PIECE = ("piece_x0", "piece_x1", "piece_state", "piece_name")
+
+    def __init__(self, rows, columns, starts):
+        self.rows = rows  # each row's number
+        self.columns = columns  # name -> the rows' arrays end to end
+        self.starts = starts  # "box" | "band" | "piece" -> where each row's begin (and end)
+
+    @classmethod
+    def of(cls, tile):
+        """The tile's rows end to end, or None where a column's type differs from row to
+        row (joined, some would change type: drawn row by row, as they are)."""
+        rows = tile.rows
+        columns, starts = {}, {}
+        for part, names in (("box", cls.BOX), ("band", cls.BAND), ("piece", cls.PIECE)):
+            lengths = [len(getattr(r, names[0])) for r in rows]
+            starts[part] = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
+            for name in names:
+                arrays = [getattr(r, name) for r in rows]
+                if name == "band_busy":  # (a row without shares: its bands ran all along)
+                    arrays = [np.ones(n, np.float32) if a is None else a
+                              for a, n in zip(arrays, lengths)]
+                if len({a.dtype for a in arrays}) > 1:
+                    return None
+                columns[name] = (np.concatenate(arrays) if arrays else np.zeros(0))
+        return cls([r.row for r in rows], columns, starts)
+
+    def in_view(self, off, k, width):
+        """The rows' ``ViewRow``s for a view where the tile's column c is at view pixel
+        off + c * k (of ``width``): what is within 2 px of the view, as row by row."""
+        c = self.columns
+        parts = {}
+        for part, (x0, x1, *rest) in (("box", self.BOX), ("band", self.BAND),
+                                      ("piece", self.PIECE)):
+            a, b = off + c[x0] * k, off + c[x1] * k
+            keep = (b >= -2) & (a <= width + 2)
+            if part == "piece":
+                keep &= c["piece_state"] != 0
+            kept = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])[self.starts[part]]
+            parts[part] = (kept.tolist(), [a[keep], b[keep]] + [c[n][keep] for n in rest])
+        out = []
+        (bs, box), (gs, band), (ps, piece) = parts["box"], parts["band"], parts["piece"]
+        for i, row in enumerate(self.rows):
+            b0, b1, g0, g1, p0, p1 = bs[i], bs[i + 1], gs[i], gs[i + 1], ps[i], ps[i + 1]
+            out.append(ViewRow(row=row, box_x0=box[0][b0:b1], box_x1=box[1][b0:b1],
+                               box_item=box[2][b0:b1], box_name=box[3][b0:b1],
+                               band_x0=band[0][g0:g1], band_x1=band[1][g0:g1],
+                               band_count=band[2][g0:g1], band_busy=band[3][g0:g1],
+                               piece_x0=piece[0][p0:p1], piece_x1=piece[1][p0:p1],
+                               piece_state=piece[2][p0:p1], piece_name=piece[3][p0:p1]))
+        return out
+
+
 class TimelineItem(pg.GraphicsObject):
     """Paints headers, utilization lines, boxes, state shades and gray bands for the view."""
 
@@ -71,6 +131,7 @@ class TimelineItem(pg.GraphicsObject):
         self.renders_asked = 0  # strip pictures asked of the tiles' thread (counted, for tests)
         self.renders_made = 0  # ... and drawn in this thread
         self._lane_cache = GridCache()  # lane -> LaneTile (the tile drawn: hit-tests use it)
+        self._flat_rows = {}  # id(tile) -> (tile, its FlatRows): a lane's rows end to end
         self._match_cache = GridCache()  # lane -> its highlighted items per row
         self._match_for = None  # the highlighted ids the match cache holds
         self._bytes_scales = {}  # (rank, group) -> summary_bytes
@@ -191,27 +252,47 @@ class TimelineItem(pg.GraphicsObject):
             self._report(e, "painting")
 
     def _paint(self, p):
+        at = self._picture(p.transform(), p.font())
+        if at is None:
+            return
+        p.save()
+        p.resetTransform()
+        p.drawImage(at, self._cache_img)
+        p.restore()
+
+    def paint_ahead(self, transform, font):
+        """Make now the picture a frame painted with ``transform`` and ``font`` draws (a
+        profile just shown: its strips and tiles are asked before the rest of the window is
+        laid out and painted, not after); that frame draws it as it is, or makes its own
+        where its transform or font is another."""
+        try:
+            self._picture(transform, font)
+        except Exception as e:  # noqa: BLE001
+            self._report(e, "painting")
+
+    def _picture(self, tr, font):
+        """The view's picture for the painter transform ``tr`` and ``font``, made unless the
+        last one is of the same view; where the painter draws it (None: nothing to draw)."""
         vb = self.getViewBox()
         if vb is None:
-            return
+            return None
         (x0, x1), (y0, y1) = vb.viewRange()
-        tr = p.transform()
         sx, dx = tr.m11(), tr.dx()
         sy, dy = tr.m22(), tr.dy()
         if sx == 0 or sy == 0:
-            return
+            return None
         px_left, px_right = sx * x0 + dx, sx * x1 + dx
         top, bottom = sy * y0 + dy, sy * y1 + dy
         width = max(int(round(px_right - px_left)), 1)
         height = max(int(round(bottom - top)), 1)
         key = (x0, x1, y0, y1, width, height, sx, sy, id(self.layout.entries), self.selected,
                id(self.matches), len(self.source.outline().markers), self.path_shown,
-               id(self.path))
+               id(self.path), font.key())
         if key != self._cache_key:
             img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
             img.fill(QtCore.Qt.GlobalColor.transparent)
             q = QtGui.QPainter(img)
-            q.setFont(p.font())
+            q.setFont(font)
             q.translate(-px_left, -top)
             try:
                 self._paint_view(q, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width)
@@ -220,10 +301,7 @@ class TimelineItem(pg.GraphicsObject):
             finally:
                 q.end()  # a painter left active on the image would crash the blit below
             self._cache_key, self._cache_img = key, img
-        p.save()
-        p.resetTransform()
-        p.drawImage(QtCore.QPointF(px_left, top), self._cache_img)
-        p.restore()
+        return QtCore.QPointF(px_left, top)
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
         self._drawn_range = ((x0, x1), (y0, y1))
@@ -239,6 +317,7 @@ class TimelineItem(pg.GraphicsObject):
         font = QtGui.QFont(p.font())
         font.setPointSizeF(8)
         p.setFont(font)
+        self._scale_style(p)  # (once a frame: a font's key is 10 us)
         batches = {}  # shade -> list of (x, width, y, height, colour key) per row
         labels = []
         n_rects = 0
@@ -396,7 +475,7 @@ class TimelineItem(pg.GraphicsObject):
         without a capacity is on a bytes scale: 0 / half / peak, the peak labelled."""
         if h < 12:
             return
-        pen, font, fh = self._scale_style(p.font())
+        pen, font, fh, text = self._scale_styles["style"]
         lines, labels = self._scale_marks(px_left, width, top, h, in_bytes, fh)
         p.setPen(pen)
         for a, b in lines:
@@ -404,16 +483,15 @@ class TimelineItem(pg.GraphicsObject):
         p.setFont(font)
         p.setPen(SCALE_TEXT)
         drawn = self.last_stats.setdefault("scale_labels", [])
-        flags = int(QtCore.Qt.AlignmentFlag.AlignVCenter)
-        for box, text in labels:
-            p.drawText(box, flags, text)
-            drawn.append((box, text))
+        for box, label, placed in labels:
+            text.draw(p, box, label, placed)
+            drawn.append((box, label))
 
     def _scale_marks(self, px_left, width, top, h, in_bytes, fh):
-        """A row's marks: its two dotted lines and its labels' (box, text).  Made once for
-        a row's place and size: a pan or a wheel step draws every row's marks again.  (The
-        labels stay ``drawText`` in a box: a ``QStaticText`` laid out once is 3x faster but
-        puts some glyphs a pixel apart.)"""
+        """A row's marks: its two dotted lines and its labels' (box, text, how it is drawn:
+        ``ScaleText.place``).  Made once for a row's place and size: a pan or a wheel step
+        draws every row's marks again.  (A ``QStaticText`` laid out once draws 3x faster but
+        puts some glyphs a pixel apart; ``ScaleText`` lays a label out as drawText does.)"""
         key = (px_left, width, top, h, in_bytes, self._scale_styles.get("for"))
         made = self._scale_made.get(key)
         if made is not None:
@@ -431,29 +509,33 @@ class TimelineItem(pg.GraphicsObject):
             lines.append((QtCore.QPointF(px_left, y), QtCore.QPointF(right, y)))
         labels = []
         last = None
-        for u, text in marks:  # (top first, each inside its row; a mark too close to the
+        text = self._scale_styles["style"][3]
+        for u, label in marks:  # (top first, each inside its row; a mark too close to the
             y = top + h - 2 - u * (h - 5)  # one above is left out: compact rows keep 100 %, 0)
             box = QtCore.QRectF(px_left + 2, min(max(y - fh / 2, top), top + h - fh), 120, fh)
             if last is not None and box.top() < last.bottom():
                 continue
-            labels.append((box, text))
+            labels.append((box, label, text.place(box, label)))
             last = box
         if len(self._scale_made) > 512:
             self._scale_made.clear()
         made = self._scale_made[key] = (lines, labels)
         return made
 
-    def _scale_style(self, font):
-        """The scale marks' dotted pen, their small font and its line height, made once for
-        the frame's font (a strip's marks were a fifth of a pan's frame)."""
-        key = font.key()
+    def _scale_style(self, p):
+        """The scale marks' dotted pen, their small font, its line height and their labels'
+        layouts (``ScaleText``), made once for the frame's font, device and direction (a
+        strip's marks were a fifth of a pan's frame)."""
+        font, dev = p.font(), p.device()
+        key = (font.key(), dev.logicalDpiX(), dev.logicalDpiY(), p.layoutDirection().value)
         if self._scale_styles.get("for") != key:
             pen = QtGui.QPen(QtGui.QColor(170, 170, 170))
             pen.setStyle(QtCore.Qt.PenStyle.DotLine)
             small = QtGui.QFont(font)
             small.setPointSizeF(6.5)
             self._scale_styles = {"for": key,
-                                  "style": (pen, small, QtGui.QFontMetricsF(small).height())}
+                                  "style": (pen, small, QtGui.QFontMetricsF(small).height(),
+                                            ScaleText(p, small))}
         return self._scale_styles["style"]
 
     def refresh(self):
@@ -502,6 +584,13 @@ class TimelineItem(pg.GraphicsObject):
         res, a, tile = c.cell_ns, c.first, c.data  # (a stale one: its own cells)
         k = res * width / (x1 - x0)  # view pixels per grid cell
         off = (a * res - x0) * width / (x1 - x0)
+        flat = self._flat_rows.get(id(tile))
+        if flat is None or flat[0] is not tile:
+            if len(self._flat_rows) > 256:
+                self._flat_rows.clear()
+            flat = self._flat_rows[id(tile)] = (tile, FlatRows.of(tile))
+        if flat[1] is not None:
+            return flat[1].in_view(off, k, width)
         out = []
         for dr in tile.rows:
             bx0, bx1 = off + dr.box_x0 * k, off + dr.box_x1 * k
@@ -650,11 +739,11 @@ class TimelineItem(pg.GraphicsObject):
                 continue
             order = np.argsort(key, kind="stable")
             ks = key[order]
+            x, y, w, h = x[order], y[order], w[order], h[order]  # (each colour's: a slice)
             cuts = np.concatenate([[0], np.flatnonzero(np.diff(ks)) + 1, [len(ks)]])
             for a, b in zip(cuts[:-1].tolist(), cuts[1:].tolist()):
-                sel = order[a:b]
                 p.setBrush(self._color_for((shade, int(ks[a]))))
-                self.batch.draw(p, x[sel], y[sel], w[sel], h[sel])
+                self.batch.draw(p, x[a:b], y[a:b], w[a:b], h[a:b])
 
     def _paint_labels(self, p, labels):
         if not labels:

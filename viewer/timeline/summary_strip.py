@@ -3,11 +3,13 @@
 The painted item keeps one picture per group (``StripPicture``) and moves or stretches it from
 frame to frame; a crisp one for a new scale is drawn here, in the tiles' thread while a window
 zooms (so a wheel step only stretches pictures), or in the frame itself for a screenshot.
-Nothing here touches the item or Qt's widgets: only a QImage, its QPainter and numpy.
+Nothing here touches the item or Qt's widgets: only a QImage, its QPainter and numpy.  A
+strip's scale labels are drawn from text laid out once (``ScaleText``).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,3 +81,78 @@ def draw_strip(p, picture, scale, x0, px_left, top):
     else:
         target = QtCore.QRectF(x_img, top, img.width() * scale / picture.scale, img.height())
         p.drawImage(target, img, QtCore.QRectF(img.rect()))
+
+
+LABEL_FLAGS = int(QtCore.Qt.AlignmentFlag.AlignVCenter)  # (a label's place in its box)
+
+
+class ScaleText:
+    """A strip's scale labels drawn as ``QPainter.drawText(box, LABEL_FLAGS, text)`` draws
+    them, from a layout made once per text: Qt lays the text out in one line 2^24 px wide
+    in the painter's font (``qt_format_text``), centres it in the box, clips it to the box where it does not fit and draws the line; shaping it (HarfBuzz) was
+    most of a label's cost, every label of every frame.  Made for one painter state (font,
+    device, direction); a text drawText treats otherwise is drawn by drawText."""
+
+    def __init__(self, p, font):
+        p.save()
+        p.setFont(font)
+        self._font = p.font()  # (the painter's: resolved for its device, as drawText's)
+        p.restore()
+        self._direction = p.layoutDirection()  # (drawText's: the painter's, by default Auto)
+        self._plain = self._direction != QtCore.Qt.LayoutDirection.RightToLeft
+        self._laid = {}  # text -> (layout, its line, width, height), or None: drawText
+
+    def place(self, box, text):
+        """How ``text`` is drawn in ``box``: (its layout, its line, where, the box to clip
+        it to or None), or None (drawn by drawText).  (The layout is kept with its line:
+        a line drawn once its layout is gone would read freed memory.)"""
+        laid = self._layout(text)
+        if laid is None:
+            return None
+        layout, line, width, height = laid
+        yoff = (box.height() - height) / 2
+        at = QtCore.QPointF(box.x(), box.y() + yoff)
+        inside = box.contains(QtCore.QRectF(at.x(), at.y(), width, height))
+        return layout, line, at, None if inside else QtCore.QRectF(box)
+
+    @staticmethod
+    def draw(p, box, text, placed):
+        """Draw ``text`` in ``box`` as ``place`` found (the painter's pen, and font)."""
+        if placed is None:
+            p.drawText(box, LABEL_FLAGS, text)
+            return
+        _, line, at, clip = placed
+        if clip is None:
+            line.draw(p, at)
+            return
+        p.save()
+        p.setClipRect(clip, QtCore.Qt.ClipOperation.IntersectClip)
+        line.draw(p, at)
+        p.restore()
+
+    def _layout(self, text):
+        if text in self._laid:
+            return self._laid[text]
+        laid = None
+        if self._plain and text and not any(c in text for c in "\r\n\t&\x9c\u2028\u2029"):
+            layout = QtGui.QTextLayout(text, self._font)
+            layout.setCacheEnabled(True)
+            option = QtGui.QTextOption()
+            option.setTextDirection(self._direction)
+            option.setAlignment(QtCore.Qt.AlignmentFlag.AlignLeft)
+            layout.setTextOption(option)
+            leading = QtGui.QFontMetricsF(self._font).leading()
+            layout.beginLayout()
+            line = layout.createLine()
+            line.setLineWidth(0x01000000)
+            height = float(math.ceil(-leading + leading))  # (as drawText: a whole pixel)
+            line.setPosition(QtCore.QPointF(0.0, height))
+            height += line.ascent() + line.descent()  # (its height unrounded, as drawText's)
+            width = max(0.0, line.naturalTextWidth())
+            layout.endLayout()
+            laid = (layout, line, width, height)
+        if len(self._laid) > 256:
+            self._laid.clear()
+        self._laid[text] = laid
+        return laid
+

@@ -132,6 +132,16 @@ class TimelineWidget(pg.PlotWidget):
         self._walks = [None]
         self.sticky.follow()
 
+    def paint_ahead(self):
+        """Make the item's picture of the view now, laid out (``TimelineItem.paint_ahead``):
+        a profile just shown asks its strips and tiles ~10-20 ms before the window's frame
+        reaches the item."""
+        if self.item is None or not self.isVisible():
+            return
+        self.scene().prepareForPaint()  # (the view box's transform, as a frame begins)
+        self.item.paint_ahead(self.item.deviceTransform(self.viewportTransform()),
+                              self.viewport().font())
+
     # ---- view range ---------------------------------------------------------------------
     def set_extent(self, t0, t1):
         """Allow panning over [t0, t1] even beyond this run (runs compared on one scale)."""
