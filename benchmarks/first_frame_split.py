@@ -138,7 +138,8 @@ def main(argv=None):
     for k in steps:
         print(f"  {k:40s} {statistics.median(r['marks'].get(k, float('nan')) for r in runs):6.1f}")
     for k in sorted(runs[0]["cpu_ms"]):
-        print(f"  CPU of the {k + ' thread':33s} {statistics.median(r['cpu_ms'][k] for r in runs):6.1f}")
+        cpu = statistics.median(r["cpu_ms"][k] for r in runs)
+        print(f"  CPU of the {k + ' thread':33s} {cpu:6.1f}")
 
 
 if __name__ == "__main__":

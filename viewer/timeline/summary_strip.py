@@ -89,8 +89,9 @@ LABEL_FLAGS = int(QtCore.Qt.AlignmentFlag.AlignVCenter)  # (a label's place in i
 class ScaleText:
     """A strip's scale labels drawn as ``QPainter.drawText(box, LABEL_FLAGS, text)`` draws
     them, from a layout made once per text: Qt lays the text out in one line 2^24 px wide
-    in the painter's font (``qt_format_text``), centres it in the box, clips it to the box where it does not fit and draws the line; shaping it (HarfBuzz) was
-    most of a label's cost, every label of every frame.  Made for one painter state (font,
+    in the painter's font (``qt_format_text``), centres it in the box, clips it to the box
+    where it does not fit and draws the line; shaping it (HarfBuzz) was most of a label's
+    cost, every label of every frame.  Made for one painter state (font,
     device, direction); a text drawText treats otherwise is drawn by drawText."""
 
     def __init__(self, p, font):
@@ -155,4 +156,3 @@ class ScaleText:
             self._laid.clear()
         self._laid[text] = laid
         return laid
-
