@@ -919,22 +919,28 @@ def test_lanes_of_a_rank_and_its_groups_are_those_a_scan_of_the_lanes_finds(synt
 
 
 def test_busy_time_of_every_lane_at_once_is_each_lanes_own(tmp_path, monkeypatch):
-    """``lanes_busy`` finds every lane's busy intervals in one pass (times keyed by lane);
+    """``lanes_busy`` finds small lanes' busy intervals many at once (times keyed by lane);
     they are exactly each lane's own (``_lane_busy``: the union of its items, or with waits
     the reference's count), lanes with waits, touching, empty and crossing items included,
-    and where the times do not pack under a lane key it goes lane by lane."""
+    in one batch or several, a big lane alone; where the times do not pack under a lane key
+    it goes lane by lane."""
     import legate_prof.assemble.utilization as util
     p = tmp_path / "legate_0.prof"
     _many_lanes_log(p)
     model = load_profile([p])
     lanes = list(range(model.n_lanes))
-    got = util.lanes_busy(model, lanes)
     waited = set(model.items["lane"][model.waits["item"]].tolist())
     assert len(waited) > 5 and len(waited) < len([L for L in lanes if model.lane_range(L)[1] >
                                                   model.lane_range(L)[0]])
-    for L in lanes:
-        want = util._lane_busy(model, L)
-        assert all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(got[L], want)), L
+    for at_once in (util.LANES_AT_ONCE_ITEMS, 1000):  # (one batch; batches, a lane alone)
+        monkeypatch.setattr(util, "LANES_AT_ONCE_ITEMS", at_once)
+        got = util.lanes_busy(model, lanes[::-1])
+        assert sorted(got) == lanes
+        for L in lanes:
+            want = util._lane_busy(model, L)
+            assert all(a.dtype == b.dtype and np.array_equal(a, b)
+                       for a, b in zip(got[L], want)), (at_once, L)
+    monkeypatch.undo()
     calls = []
     monkeypatch.setattr(util, "_lane_busy", lambda m, L: calls.append(L) or (L, L))
     far = model.evolve(items={**model.items, "stop": model.items["stop"] + np.where(

@@ -9,18 +9,41 @@ from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS,
 from legate_prof.model.sort_order import stable_order
 
 
+# Lanes are keyed together this many items at a time at most, and a lane of more is worked
+# out alone (``_lane_busy``): lanes keyed together hold copies of their items' and waits'
+# times (a run's million calls on one lane: +200 MB at the peak of ``stats``).
+LANES_AT_ONCE_ITEMS = 1 << 16
+
+
 def lanes_busy(model, lanes):
     """{lane: (starts, stops)}: each lane's disjoint busy intervals (waits cut out, as
-    ``_lane_busy`` finds them), every lane at once: the items' and waits' times keyed by
-    lane (``lane << 42 | time``), so that one sort and one running sum serve all lanes as
-    they would each (a lane's +1s and -1s sum to 0, and a key of a later lane is above every
-    key of an earlier one).  Lane by lane (``_lane_busy``) where the keys do not pack.  (The
-    utilization lines, a pass a lane, were 22 % of building 200 ranks of 2,000 items.)"""
-    lanes = sorted({int(L) for L in lanes})
-    if not lanes:
-        return {}
+    ``_lane_busy`` finds them), small lanes many at once (``_together``: one sort and one
+    running sum of their times keyed by lane).  (The utilization lines, a pass a lane, were
+    22 % of building 200 ranks of 2,000 items.)"""
+    out, batch, spans, size = {}, [], [], 0
+    for L in sorted({int(L) for L in lanes}):
+        a, b = model.lane_range(L)
+        if b - a > LANES_AT_ONCE_ITEMS:
+            out[L] = _lane_busy(model, L)
+            continue
+        if size + b - a > LANES_AT_ONCE_ITEMS:
+            out.update(_together(model, batch, spans))
+            batch, spans, size = [], [], 0
+        batch.append(L)
+        spans.append((a, b))
+        size += b - a
+    if batch:
+        out.update(_together(model, batch, spans))
+    return out
+
+
+def _together(model, lanes, spans):
+    """``lanes_busy`` of ``lanes`` (sorted; their item ranges ``spans``) at once: their
+    items' and waits' times keyed by lane (``lane << 42 | time``), so that one sort and one
+    running sum serve all lanes as they would each (a lane's +1s and -1s sum to 0, and a key
+    of a later lane is above every key of an earlier one); lane by lane where the keys do
+    not pack."""
     it, w = model.items, model.waits
-    spans = [model.lane_range(L) for L in lanes]
     size = np.array([b - a for a, b in spans], np.int64)
     lo = np.array([a for a, _ in spans], np.int64)
     pos = np.repeat(lo - np.concatenate(([0], np.cumsum(size)[:-1])), size) + \
