@@ -497,6 +497,19 @@ def test_idle_time_counts_from_each_nodes_own_first_item():
 
 
 
+def _stats_from_workers(monkeypatch, ranks):
+    """``compute_stats`` of a ``RankSet`` (as JSON), its idle time from what the workers
+    prepared: explaining it over all ranks at once fails the test."""
+    import legate_prof.analyze.idle_gaps as idle_gaps
+    from legate_prof.analyze.stats import compute_stats
+
+    def no_fallback(source):
+        raise AssertionError("explained over all ranks at once, not from the workers")
+    with monkeypatch.context() as m:
+        m.setattr(idle_gaps, "idle_gaps", no_fallback)
+        return json.loads(json.dumps(compute_stats(ranks)))
+
+
 @pytest.mark.parametrize("seed", [5, 6])
 def test_stats_of_jobs_of_several_ranks_explain_as_one_load(tmp_path, monkeypatch, seed):
     """A worker's job of several ranks (many small ranks: 1,000 ranks were 6 jobs) explains
@@ -517,13 +530,7 @@ def test_stats_of_jobs_of_several_ranks_explain_as_one_load(tmp_path, monkeypatc
     assert isinstance(ranks, RankSet)
     jobs = ranks.rank_models()
     assert 2 <= len(jobs) < len(files) and all(prepared_of(m) is not None for m in jobs)
-    import legate_prof.analyze.idle_gaps as idle_gaps
-
-    def no_fallback(source):
-        raise AssertionError("explained over all ranks at once, not from the workers")
-    with monkeypatch.context() as m:
-        m.setattr(idle_gaps, "idle_gaps", no_fallback)
-        by_jobs = json.loads(json.dumps(compute_stats(ranks)))
+    by_jobs = _stats_from_workers(monkeypatch, ranks)
     whole = json.loads(json.dumps(compute_stats(load_profile(files))))
     assert by_jobs["idle"] == whole["idle"] and by_jobs["idle"]["groups"]
     assert sum(g["idle_ns"] for g in whole["idle"]["groups"]) > 0
@@ -549,13 +556,7 @@ def test_stats_rank_by_rank_explains_as_one_load(tmp_path, monkeypatch):
         keys = np.asarray(p["by_key_keys"])
         assert len(keys) == len(p["by_key_sums"]) <= 64 and np.all(keys // 64 == k)
         assert len(p["lane_keys"]) == len(np.unique(np.asarray(p["lane_keys"]))) <= 64
-    import legate_prof.analyze.idle_gaps as idle_gaps
-
-    def no_fallback(source):
-        raise AssertionError("explained over all ranks at once, not from the workers")
-    with monkeypatch.context() as m:
-        m.setattr(idle_gaps, "idle_gaps", no_fallback)
-        by_ranks = json.loads(json.dumps(compute_stats(ranks)))
+    by_ranks = _stats_from_workers(monkeypatch, ranks)
     whole = json.loads(json.dumps(compute_stats(load_profile(files))))
     assert by_ranks["idle"] == whole["idle"] and by_ranks["idle"]["groups"]
     assert by_ranks["messages"] == whole["messages"]
