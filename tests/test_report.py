@@ -939,6 +939,7 @@ def test_pictures_are_encoded_off_the_drawing_thread_and_a_failed_one_fails_the_
         threads.append(threading.current_thread() is threading.main_thread())
         return real_save(img, out)
     monkeypatch.setattr(shot, "_save_png", save)
+    monkeypatch.setattr(shot, "qt_started", lambda: True)  # (drawn here, not in a copy)
     assert main(["report", *_run_files("mpi2"), "-o", str(tmp_path / "rep")]) == 0
     pictures = _meta(tmp_path / "rep")["pictures"]
     assert len(threads) == len(pictures) >= 4 and not any(threads)
@@ -955,6 +956,98 @@ def test_pictures_are_encoded_off_the_drawing_thread_and_a_failed_one_fails_the_
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "No space left on device" in err[0] and ".png" in err[0]
     assert not (tmp_path / "again").exists()
+
+
+FORKED_PICTURES = r"""
+import json, os, sys, time
+from legate_prof.load.loader import load_profile
+from legate_prof.report import write_report, writer
+from legate_prof.viewer.screenshot import render_screenshot
+files, out, drawers, mode = json.loads(sys.argv[1])
+here = os.getpid()
+
+
+def render(*a, **k):
+    with open(drawers, "a") as f:
+        f.write(f"{os.getpid()}\n")
+    if os.getpid() != here and mode == "the copy fails":
+        raise RuntimeError("the copy fails")
+    if os.getpid() != here and mode == "the report fails":
+        time.sleep(600)
+    return render_screenshot(*a, **k)
+
+
+if mode == "the report fails":
+    def fail(source):
+        while not os.path.exists(drawers):  # (the copy has begun drawing)
+            time.sleep(0.01)
+        raise RuntimeError("the report fails")
+    writer.compute_stats = fail
+try:
+    write_report(load_profile(files, ranked=True), out, pictures=render,
+                 pictures_aside=mode != "here")
+except RuntimeError as e:
+    for pid in {int(p) for p in open(drawers).read().split()} - {here}:
+        try:
+            os.kill(pid, 0)
+            print("the copy still runs")
+        except ProcessLookupError:
+            print("the copy has ended")
+    print(e)
+print(json.dumps({"here": here, "drawers": [int(p) for p in open(drawers).read().split()]}))
+"""
+
+
+def _forked_pictures(tmp_path, mode):
+    out, drawers = tmp_path / mode / "rep", tmp_path / f"{mode}.pids"
+    r = subprocess.run([sys.executable, "-c", FORKED_PICTURES,
+                        json.dumps([_run_files("mpi2"), str(out), str(drawers), mode])],
+                       capture_output=True, text=True, timeout=600,
+                       env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen",
+                            "SOURCE_DATE_EPOCH": "1800000000", "LEGATE_PROF_CACHE_DIR": ""})
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.strip().splitlines()
+    return out, json.loads(lines[-1]), lines[:-1]
+
+
+def _files(folder):
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_pictures_drawn_in_a_forked_copy_are_those_drawn_here(tmp_path):
+    """Where Qt has not started, the report's pictures are drawn by a forked copy of the
+    process while it works out the rest (the second core), and the report is the one drawn
+    in one process, to the byte; a copy that fails leaves them to the process, which draws
+    them all again (the same files); a report that fails ends its copy, drawing or not."""
+    pytest.importorskip("PySide6")
+    here, run_here, _ = _forked_pictures(tmp_path, "here")
+    assert set(run_here["drawers"]) == {run_here["here"]} and len(run_here["drawers"]) >= 4
+    expected = _files(here)
+    assert sum(name.startswith("pictures/") for name in expected) == len(run_here["drawers"])
+
+    aside, run, _ = _forked_pictures(tmp_path, "aside")
+    assert run["here"] not in run["drawers"] and len(set(run["drawers"])) == 1
+    assert len(run["drawers"]) == len(run_here["drawers"])
+    assert _files(aside) == expected
+
+    failed, run, _ = _forked_pictures(tmp_path, "the copy fails")
+    copy = run["drawers"][0]
+    assert copy != run["here"] and run["drawers"][1:] == [run["here"]] * len(run_here["drawers"])
+    assert _files(failed) == expected
+
+    out, run, said = _forked_pictures(tmp_path, "the report fails")
+    assert said == ["the copy has ended", "the report fails"]
+    assert run["drawers"][0] != run["here"]
+    assert list(out.parent.iterdir()) == []  # (nothing of the report: its folder not made)
+
+
+def test_a_report_is_drawn_in_a_copy_only_where_qt_has_not_started(qapp):
+    """A forked copy of a process where Qt runs would hold Qt's state without its threads:
+    the command line asks for a copy only where Qt has not started."""
+    from legate_prof.cli.report import picture_renderer
+    render, why, aside = picture_renderer()
+    assert render is not None and why == "" and aside is False
 
 
 def test_the_reports_statistics_and_findings_share_the_idle_time_and_the_skew(monkeypatch,

@@ -31,6 +31,12 @@ FIT_ROW_PX = 12.0  # a grown picture gives each row unit this many pixels
 CHROME_PX = 80  # axes and margins of the plot
 
 
+def qt_started():
+    """Whether this process has started Qt (a forked copy of it must not draw then: the
+    copy would hold Qt's state without its threads; ``report.pictures``)."""
+    return QtCore.QCoreApplication.instance() is not None
+
+
 def app_instance():
     app = QtWidgets.QApplication.instance()
     if app is None:

@@ -25,14 +25,15 @@ def register(sub):
 
 
 def picture_renderer():
-    """(the viewer's screenshot function, "") — or (None, why) where Qt cannot be loaded: the
+    """(the viewer's screenshot function, "", whether a forked copy of this process may draw
+    with it: Qt not started here) — or (None, why, False) where Qt cannot be loaded: the
     report is still useful without its pictures."""
     try:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-        from legate_prof.viewer.screenshot import render_screenshot
+        from legate_prof.viewer.screenshot import qt_started, render_screenshot
     except Exception as e:  # noqa: BLE001 - no Qt here, whatever the reason
-        return None, f"pictures skipped: {e}"
-    return render_screenshot, ""
+        return None, f"pictures skipped: {e}", False
+    return render_screenshot, "", not qt_started()
 
 
 def run(args):
@@ -57,9 +58,9 @@ def run(args):
     # ranks read one by one, never merged
     model = trimmed(load_with_progress(files, args, ranked=True), args)
     if getattr(args, "pictures", True):
-        render, why = picture_renderer()
+        render, why, aside = picture_renderer()
     else:
-        render, why = None, "pictures skipped (--no-pictures)"
-    done = write_report(model, out, pictures=render, pictures_note=why)
+        render, why, aside = None, "pictures skipped (--no-pictures)", False
+    done = write_report(model, out, pictures=render, pictures_note=why, pictures_aside=aside)
     say(f"wrote {done['path']}")
     return status(model)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import shutil
@@ -23,6 +22,7 @@ from legate_prof.analyze.stats import compute_stats
 from legate_prof.model.sort_order import unique_values
 from legate_prof.output_file import atomic_folder
 from legate_prof.report.critical import critical_summary, write_critical
+from legate_prof.report.pictures import Pictures
 from legate_prof.report.query import BAND, ReportQueries
 
 TILE_PX = 1024
@@ -92,33 +92,6 @@ def _write_tiles(q, out, progress=None):
     return written, total, ids
 
 
-# A report's picture grows to fit its lanes up to this height, not the 16,384 px of a
-# screenshot: at 1,000 ranks each of its 11 pictures was 1,600 x 16,384 (105 MB of pixels to
-# draw, encode and for a browser to hold) and showed the first hundred ranks all the same;
-# a band at a picture's foot says which ranks it holds.
-PICTURE_MAX_HEIGHT = 4096
-
-
-def _pictures(profile, source, out, render):
-    """A zoomed-out PNG per lane group: ``render(source, path, width, height, expand,
-    save)`` (the desktop screenshot, handed in by the caller: this package draws nothing
-    itself).  Every picture is drawn from the report's own query source, so what it worked
-    out once (the lane tree, the messages' clock skew: 0.15 s a picture on the guide's
-    4-rank run) is not worked out again per picture; each is encoded and written in a
-    thread while the next is drawn (``save``), its error raised here."""
-    pics, written = [], []
-    with ThreadPoolExecutor(1, thread_name_prefix="legate_prof-png") as pool:  # (waits)
-        for g, title in profile.summary_model().groups_present():
-            name = f"group_{g}.png"
-            render(source, out / "pictures" / name, width=1600, height=900, expand=[g],
-                   fit_at_most=PICTURE_MAX_HEIGHT,
-                   save=lambda job: written.append(pool.submit(job)))
-            pics.append({"group": g, "title": title, "file": f"pictures/{name}"})
-    for f in written:  # (the first picture that could not be written: its error)
-        f.result()
-    return pics
-
-
 def _manifest(folder):
     """The marker's text: every file and folder written, with the size of each file."""
     lines = ["written by legate_prof report; it replaces this folder only while it holds "
@@ -162,11 +135,14 @@ def earlier_report(folder):
     return True
 
 
-def write_report(model, out_dir, pictures=None, progress=None, pictures_note=""):
+def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
+                 pictures_aside=False):
     """Write the report folder at ``out_dir`` (built aside, then renamed into place) of a
     profile (a ``RankSet``: every part read from the ranks, none merged).  ``pictures``: the
     function that renders a group's picture (``legate_prof.viewer.screenshot``'s), or None
-    for none, ``pictures_note`` saying why."""
+    for none, ``pictures_note`` saying why; ``pictures_aside``: Qt has not started in this
+    process, so the pictures may be drawn in a forked copy of it meanwhile
+    (``report.pictures``)."""
     out_dir = Path(os.path.abspath(out_dir))  # (not resolved: a link there is judged, not followed)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -177,17 +153,26 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="")
         (tmp / "tiles").mkdir()
         (tmp / "pictures").mkdir()
         q = ReportQueries(model)
-        meta = q.info()
-        tiles, tile_bytes, shown = _write_tiles(q, tmp, progress)
-        meta["critical"] = write_critical(q, tmp, shown)
-        meta["critical_split"] = critical_summary(q.source)
-        meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
-                    tiles={str(k): v for k, v in tiles.items()})
-        meta["pictures"] = _pictures(model, q.source, tmp, pictures) if pictures else []
-        meta["pictures_note"] = "" if pictures else pictures_note
-        # the query source, not the model: its critical path (written above) is not computed again
-        meta["stats"] = json.loads(json.dumps(compute_stats(q.source), default=str))
-        meta["findings"] = json.loads(json.dumps(_findings(q.source), default=str))
+        drawn = Pictures(model, q.source, tmp, pictures, pictures_aside) if pictures else None
+        try:
+            meta = q.info()
+            tiles, tile_bytes, shown = _write_tiles(q, tmp, progress)
+            meta["critical"] = write_critical(q, tmp, shown)
+            meta["critical_split"] = critical_summary(q.source)
+            meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
+                        tiles={str(k): v for k, v in tiles.items()})
+            meta["pictures"] = []  # (drawn meanwhile: filled in below, in this place)
+            meta["pictures_note"] = "" if pictures else pictures_note
+            # the query source, not the model: its critical path (written above) is not
+            # computed again
+            meta["stats"] = json.loads(json.dumps(compute_stats(q.source), default=str))
+            meta["findings"] = json.loads(json.dumps(_findings(q.source), default=str))
+            if drawn:
+                meta["pictures"] = drawn.finished()
+        except BaseException:
+            if drawn:
+                drawn.stop()
+            raise
         (tmp / "meta.js").write_text(_js("LP_meta", meta))
         for f in STATIC.iterdir():
             if f.is_file():
