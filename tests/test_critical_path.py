@@ -13,6 +13,7 @@ ours.
 """
 
 import gzip
+import dataclasses
 import json
 import os
 import re
@@ -431,6 +432,23 @@ def test_skew_and_latency_are_the_references(run):
                                                     int(c.group(4)), c.group(5))
 
 
+def test_slow_messages_blame_the_network_only_between_machines():
+    """The one wording of every command (stats, the notices of the window, the pictures, the
+    report, critical; insights): ranks on several machines or not said, a congested network;
+    all on one machine, no network — their clocks started apart, their messages waited for
+    a core (a fresh user's review: "network likely congested" for four ranks on one host)."""
+    from legate_prof.causality.message_latency import MessageLatency, SkewPair, one_host
+    lat = MessageLatency(100, 10, 2e6, (SkewPair(0, 1, 10, 2e6, 1e5),), 30, 1_000_000,
+                         5_000_000, 30.0)
+    apart, one = lat.notices(), dataclasses.replace(lat, one_host="vm").notices()
+    assert "network was likely congested" in apart[1] and "network" not in apart[0]
+    assert "network was likely congested" not in " ".join(one)
+    assert "one machine (vm)" in one[0] and "no network is slow" in one[1]
+    assert one_host([{"hostname": "a"}, {"hostname": "a"}]) == "a"
+    assert one_host([{"hostname": "a"}, {"hostname": "b"}]) == ""
+    assert one_host([{"hostname": "a"}]) == "" and one_host([{}, {}]) == ""
+
+
 def test_skew_shows_in_stats_notices_and_the_screenshot_header():
     files = [str(f) for f in rank_files(REAL / "mpi2b")]
     p = subprocess.run([sys.executable, "-m", "legate_prof", "stats", "--json", *files],
@@ -441,10 +459,14 @@ def test_skew_shows_in_stats_notices_and_the_screenshot_header():
     assert doc["messages"]["skew_pairs"][0]["sender"] == 0
     text = subprocess.run([sys.executable, "-m", "legate_prof", "stats", *files],
                           capture_output=True, text=True).stdout
-    assert "clock skew" in text and "slow network" in text
+    # (its two ranks ran on one machine: the messages were slow, no network was)
+    assert doc["messages"]["one_host"] == "vm"
+    assert "clock skew" in text and "slow messages" in text and "one machine (vm)" in text
+    assert "network was likely congested" not in text
     src = as_source(load_profile(files))
     notices = src.info().notices
-    assert len(notices) == 2 and "Clock skew" in notices[0] and "Slow network" in notices[1]
+    assert len(notices) == 2 and "Clock skew" in notices[0] and "Slow messages" in notices[1]
+    assert "no network is slow" in notices[1] and "started apart" in notices[0]
     from legate_prof.viewer.screenshot import NOTICE_COLOR, _header_lines
     lines = [(text, c.getRgb()[:3]) for text, c in _header_lines(src.info())]
     assert any("Clock skew" in t and c == NOTICE_COLOR for t, c in lines)

@@ -451,6 +451,7 @@ def advanced_indexing(f):
     by_name = {}
     for n in f.name[sel].tolist():
         by_name[f.m.names[n]] = by_name.get(f.m.names[n], 0) + 1
+    by_name = dict(sorted(by_name.items()))  # (by name, not by which the model stores first)
     return [_finding(
         "advanced_indexing",
         f"nonzero + scatter/gather: {int(np.count_nonzero(sel))} index tasks taking "
@@ -716,23 +717,27 @@ def message_latency(f):
                 "percent_slow": round(lat.percent_slow, 2), "longest_ns": lat.longest_ns,
                 "skewed_messages": lat.skewed}
     apart = lat.clocks_apart_ns
+    one_host = lat.one_host  # (no network between them: the ranks wait for each other's cores)
+    if one_host:
+        evidence["one_host"] = one_host
     if apart >= max(lat.threshold_ns, lat.longest_ns / 2):  # (the clocks make most of it)
         evidence["clocks_apart_ns"] = int(apart)
         return [_finding(
             "message_latency",
-            f"the nodes' clocks disagree by about {format_ns(int(apart))} ({lat.skewed:,} of "
-            f"{lat.messages:,} messages arrived before they were sent): the messages' "
-            f"latencies (the slowest {format_ns(lat.longest_ns)}) and the critical path's "
-            f"waits on messages ({format_ns(wall)}) measure the clocks, not the network",
+            f"the {'ranks' if one_host else 'nodes'}' clocks disagree by about "
+            f"{format_ns(int(apart))} ({lat.skewed:,} of {lat.messages:,} messages arrived "
+            "before they were sent" + (f"; every rank ran on one machine ({one_host}), their "
+                                       "clocks started apart" if one_host else "")
+            + f"): the messages' latencies (the slowest {format_ns(lat.longest_ns)}) and the "
+            f"critical path's waits on messages ({format_ns(wall)}) measure the clocks, not "
+            + ("the messages" if one_host else "the network"),
             [], f.window(msgs), evidence, int(f.run[msgs].sum()),
+            "Compare each rank's timeline on its own clock: on one machine the ranks' clocks "
+            "start apart, and times across ranks are off by that here." if one_host else
             "Compare each node's timeline on its own clock, or record again with the nodes' "
             "clocks synchronized (NTP or PTP on every node): times across nodes are off here.")]
-    hosts = {r.get("hostname") for r in f.m.ranks}
-    one_host = len(f.m.ranks) > 1 and len(hosts) == 1 and None not in hosts
-    if one_host:  # (no network between them: the ranks wait for each other's processors)
-        evidence["one_host"] = next(iter(hosts))
     where = (f"between the {len(f.m.ranks)} ranks, all on one machine "
-             f"({evidence['one_host']})" if one_host else "")
+             f"({one_host})" if one_host else "")
     return [_finding(
         "message_latency",
         f"slow messages{' ' + where if where else ''}: {lat.slow:,} of {lat.messages:,} took "

@@ -439,10 +439,13 @@ def _message_lines(m):
     out = ["", f"Messages: {m['messages']}; {m['slow']} took "
                f"{m['threshold_ns'] / 1e6:g} ms or more ({m['percent_slow']:.2f} %), the slowest "
                f"{format_ns_ascii(m['longest_ns'])}"]
+    host = m.get("one_host")
     if m["skewed"]:
         out.append(f"!! clock skew: {m['skewed']} messages arrived before they were sent, by "
                    f"{format_ns_ascii(int(m['mean_skew_ns']))} on average; boxes on different "
-                   "nodes may be shifted against each other")
+                   "nodes may be shifted against each other"
+                   + (f" (every rank ran on one machine, {host}: their clocks started apart)"
+                      if host else ""))
         from legate_prof.causality.message_latency import worst_first
         pairs = worst_first(m["skew_pairs"])
         for p in pairs[:SKEW_PAIR_LINES]:
@@ -452,7 +455,11 @@ def _message_lines(m):
         if len(pairs) > SKEW_PAIR_LINES:
             out.append(f"   ... and {len(pairs) - SKEW_PAIR_LINES:,} more pairs of nodes, their "
                        "clocks closer (stats --json lists each)")
-    if m["congested"]:
+    if m["congested"] and host:
+        out.append(f"!! slow messages: {m['percent_slow']:.2f} % of messages took "
+                   f"{m['threshold_ns'] / 1e6:g} ms or more, every rank on one machine ({host}): "
+                   "no network is slow; a message waited for its rank's threads to get a core")
+    elif m["congested"]:
         out.append(f"!! slow network: {m['percent_slow']:.2f} % of messages took "
                    f"{m['threshold_ns'] / 1e6:g} ms or more: the network was likely congested")
     return out

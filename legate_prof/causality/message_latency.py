@@ -51,6 +51,8 @@ class MessageLatency:
     threshold_ns: int
     longest_ns: int  # the longest latency measured
     percent_slow: float  # of all messages
+    # the one machine every rank ran on ("": several, or not said): no network between them
+    one_host: str = ""
 
     @property
     def congested(self):
@@ -76,7 +78,7 @@ class MessageLatency:
                                 "spread_ns": round(p.spread_ns, 3)} for p in self.pairs],
                 "slow": self.slow, "threshold_ns": self.threshold_ns,
                 "percent_slow": round(self.percent_slow, 3), "longest_ns": self.longest_ns,
-                "congested": self.congested}
+                "congested": self.congested, "one_host": self.one_host or None}
 
     def notices(self):
         """Plain sentences for a banner: what a user comparing boxes across nodes must know."""
@@ -92,9 +94,17 @@ class MessageLatency:
                            "(`legate_prof stats --json` lists each)")
             out.append(f"Clock skew: {self.skewed:,} of {self.messages:,} messages arrived before "
                        f"they were sent, by the nodes' clocks (by {format_ns(self.mean_skew_ns)}"
-                       f" on average)" + (f": {behind}" if behind else "")
-                       + ". Boxes on different nodes may be shifted against each other.")
-        if self.congested:
+                       f" on average)" + (f": {behind}" if behind else "") + "."
+                       + (f" Every rank ran on one machine ({self.one_host}): their clocks "
+                          "started apart, not the machines'." if self.one_host else "")
+                       + " Boxes on different nodes may be shifted against each other.")
+        if self.congested and self.one_host:
+            out.append(f"Slow messages: {self.slow:,} of {self.messages:,} messages "
+                       f"({self.percent_slow:.2f} %) took {self.threshold_ns / 1e6:g} ms or "
+                       f"more to arrive; the slowest {format_ns(self.longest_ns)}. Every rank "
+                       f"ran on one machine ({self.one_host}), so no network is slow: a message "
+                       "waits for its rank's threads to get a core.")
+        elif self.congested:
             out.append(f"Slow network: {self.slow:,} of {self.messages:,} messages "
                        f"({self.percent_slow:.2f} %) took {self.threshold_ns / 1e6:g} ms or "
                        f"more to arrive; the slowest {format_ns(self.longest_ns)}. The "
@@ -109,6 +119,13 @@ def worst_first(pairs):
         get = p.get if isinstance(p, dict) else lambda k: getattr(p, k)
         return -abs(get("mean_ns")), -get("messages"), get("sender"), get("receiver")
     return sorted(pairs, key=key)
+
+
+def one_host(ranks):
+    """The machine every one of ``ranks`` (a model's rank records) ran on, where there are
+    several ranks and all name the same one; else ""."""
+    hosts = {str(r.get("hostname") or "") for r in ranks}
+    return next(iter(hosts)) if len(ranks) > 1 and len(hosts) == 1 else ""
 
 
 def message_latency(parts, threshold_ns=SLOW_MESSAGE_NS) -> MessageLatency:

@@ -19,7 +19,7 @@ from legate_prof.model.stacking import stack_in_threads
 from legate_prof.query.critical import CriticalLink, CriticalPaths
 from legate_prof.query.details import detail_fields, item_facts, item_title
 from legate_prof.query.lane_tree import ProfileInfo, describe
-from legate_prof.causality.message_latency import MessageLatency, message_latency
+from legate_prof.causality.message_latency import MessageLatency, message_latency, one_host
 from legate_prof.query.search import search_items
 from legate_prof.query.summary import average_utilization, items_in, name_times
 from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile, lane_tiles
@@ -63,7 +63,8 @@ class ProfileSource:
         """The messages' clock skew and latency (``causality.message_latency``), computed once."""
         with self._latency_lock:  # (asked by a window's notices and its critical path at once)
             if self._latency is None:
-                self._latency = message_latency(self.item_parts())
+                self._latency = replace(message_latency(self.item_parts()),
+                                        one_host=one_host(self.summary_model().ranks))
         return self._latency
 
     # -- tiles -----------------------------------------------------------------------------
