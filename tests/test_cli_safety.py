@@ -69,6 +69,10 @@ def test_missing_output_directory_is_one_line(sample, tmp_path):
     p, _ = sample
     one_line_error(cli("screenshot", p, "-o", tmp_path / "nope" / "a.png"), "does not exist")
     one_line_error(cli("screenshot", p, "-o", tmp_path), "is a directory")
+    # the report's folder too: a typo in -o made the folders on the way (a user's review)
+    one_line_error(cli("report", p, "-o", tmp_path / "nope" / "deeper" / "rep"),
+                   "does not exist")
+    assert not (tmp_path / "nope").exists()
 
 
 @pytest.mark.parametrize("args, words", [

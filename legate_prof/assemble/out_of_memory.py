@@ -69,11 +69,17 @@ def oom_marker(rep, model):
 def attach_oom_report(model, path):
     """Read ``path`` as legate's console output: (model with a marker for each rank's
     out-of-memory report and that rank's live instances, else ``model``; the reports, one
-    per rank that ran out, by rank)."""
+    per rank that ran out, by rank).  Any text given is taken for it (a run that did not fail
+    prints what its program printed, and maybe never "legate"), with a note when it does not
+    look like legate's; a text named as a profile is a damaged profile, not a console log."""
     text = read_log_text(path)
     if not looks_like_legate_log(text):
-        raise ProfileError(path, "not a Legion Prof log, a bundle, a runtime event stream or "
-                                 "a legate console log")
+        if str(path).endswith((".prof", ".prof.gz", ".lpbundle")):
+            raise ProfileError(path, "not a Legion Prof log, a bundle or a runtime event "
+                                     "stream: it holds text")
+        return model.evolve(warnings=list(model.warnings) + [
+            f"{path}: read as legate's console output (it does not look like one): no "
+            "out-of-memory report in it"]), []
     reports = parse_oom_reports(text)
     for rep in reports:
         marker = oom_marker(rep, model)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from legate_prof.cli.arguments import add_files, add_ranks, add_window
+from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
 from legate_prof.cli.common import (check_window, input_files, load_with_progress, say, status,
                                     trimmed)
 from legate_prof.errors import ProfileError
@@ -21,6 +21,7 @@ def register(sub):
                     help="skip the per-group PNG pictures")
     add_ranks(rp)
     add_window(rp)
+    add_cache(rp)
     rp.set_defaults(func=run)
 
 
@@ -47,6 +48,8 @@ def run(args):
             raise ProfileError(out, "holds an input; write the report to another folder")
     if os.path.exists(out) and not os.path.isdir(out):
         raise ProfileError(out, "exists and is not a folder; choose another -o")
+    if not os.path.isdir(os.path.dirname(out)):  # (as every output: a typo makes no folders)
+        raise ProfileError(out, f"directory {os.path.dirname(out)!r} does not exist")
     from legate_prof.report import write_report
     from legate_prof.report.writer import earlier_report
     if os.path.isdir(out) and os.listdir(out):  # (before anything is read: one line, at once)
