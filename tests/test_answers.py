@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,58 @@ def test_answers_are_kept_only_in_a_folder_of_the_users_alone(capsys, monkeypatc
     monkeypatch.setattr(results, "MAX_RESULTS", 0)
     results._drop_oldest(own)
     assert theirs.exists() and not [p for p in kept if p.exists()]
+
+
+def _kept_entries(cache, wait_s=120):
+    """The cache entries in ``cache`` once a command's copy has written them (it goes on
+    after the command ends): none after ``wait_s``."""
+    import time
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        entries = sorted(cache.glob("*.lpbundle"))
+        if entries and not any(p.name.startswith(".") for p in cache.iterdir()):
+            return entries
+        time.sleep(0.05)
+    return []
+
+
+def test_another_command_reopens_the_timeline_a_first_one_kept(capsys, monkeypatch, tmp_path,
+                                                              run_copy):
+    """A command keeps the run's timeline once its answer is out (a forked copy writes the
+    cache entry: the command does not wait for it); the next command asking another question
+    of the same run reopens it instead of reading the logs, and answers to the byte as from
+    the logs."""
+    import subprocess
+    import sys
+    cache = tmp_path / "cache"
+    env = {**os.environ, "LEGATE_PROF_CACHE_DIR": str(cache), "QT_QPA_PLATFORM": "offscreen"}
+    first = subprocess.run([sys.executable, "-m", "legate_prof", "stats", str(run_copy)],
+                           capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0 and first.stdout, first.stderr
+    assert len(_kept_entries(cache)) == 1
+    from_logs = {argv: ask(capsys, *argv, "--no-cache", run_copy)
+                 for argv in (("critical", "--json", "--limit", "0"), ("insights",))}
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(cache))
+    import legate_prof.read.legion_log as legion_log
+    reads = []
+    real_read = legion_log.LegionProfReader.read
+    monkeypatch.setattr(legion_log.LegionProfReader, "read",
+                        lambda self: reads.append(self) or real_read(self))
+    for argv, answer in from_logs.items():
+        assert ask(capsys, *argv, run_copy) == answer
+    assert reads == []  # (the timeline came from the cache entry)
+
+
+def test_no_cache_neither_reads_nor_keeps_the_timeline(capsys, monkeypatch, tmp_path, run_copy):
+    """``--no-cache``: the logs are read, and no copy is made to keep what was built."""
+    def no_fork():
+        raise AssertionError("a copy was made to keep the timeline")
+    monkeypatch.setattr(os, "fork", no_fork)
+    for argv in (("stats",), ("critical",), ("insights", "--json")):
+        code, out, _ = ask(capsys, *argv, "--no-cache", run_copy)
+        assert code == 0 and out
+    assert list(Path(os.environ["LEGATE_PROF_CACHE_DIR"]).glob("*.lpbundle")) == []
+    monkeypatch.undo()  # (the fork back: the same command without the option keeps it)
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    assert ask(capsys, "stats", run_copy)[0] == 0
+    assert len(_kept_entries(tmp_path / "cache")) == 1

@@ -33,7 +33,7 @@ from legate_prof.analyze.path_lines import (PROGRAM_START, TOP_LEVEL_NAMES, line
                                             line_title, operations_made, program_end)
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
-from legate_prof.model.sort_order import stable_order, unique_with
+from legate_prof.model.sort_order import stable_order, unique_values, unique_with
 
 KINDS = ("compute", "launch", "runtime", "copy", "fill", "dependent_partitioning", "startup",
          "shutdown", "unknown", "gap")
@@ -112,12 +112,13 @@ class PathPieces:
 
     def resting_on_inference(self):
         """Per row of ``pieces()``: whether it lies before ``inferred_from_ns`` (the path's
-        cause of it rests on an inferred link; the start-up, before any path, does not)."""
+        cause of it rests on an inferred link; the start-up, before any path, does not, nor
+        does time whose cause is unknown: the share is of the explained time)."""
         at = self.inferred_from_ns
         ns, cat, begin = self.rows[0], self.rows[1], self.rows[4]
         if at is None:
             return np.zeros(len(ns), bool)
-        return (begin < at) & (cat != "startup")
+        return (begin < at) & (cat != "startup") & (cat != "unknown")
 
 
 def path_pieces(source, steps=None) -> PathPieces:
@@ -337,20 +338,36 @@ def shutdown_tail(source, start, end, on_path_ns):
 
 
 def linked_items(source):
-    """Every item with a critical row: name, kind, lane, start, stop, via, predecessor."""
+    """Every item with a critical row: name, kind, lane, start, stop, via, predecessor; lane
+    by lane in time order (not the order a model stores its items in: a run built from its
+    logs, rank by rank, and reopened from the cache, stacked, list them alike)."""
     from legate_prof.causality.critical_links import NO_ROW, VIA
     links = source.critical_links()
     ids = np.flatnonzero(links.items.via != NO_ROW)
     tab = item_table(source, ids)
     target = links.items.target[ids]
-    has = target >= 0
-    ptab = item_table(source, target[has])
-    names, lanes = source.names, source.info().lanes
+    pred = item_table(source, np.maximum(target, 0))
+    names = source.names
+    name_ids = unique_values(np.concatenate([tab["name"], pred["name"]]))
+    by_text = np.empty(len(name_ids), np.int64)  # (a name's place among the names' texts)
+    by_text[sorted(range(len(name_ids)), key=lambda k: names[int(name_ids[k])])] = \
+        np.arange(len(name_ids))
+
+    def text_rank(col):
+        return by_text[np.searchsorted(name_ids, col)]
+    has_pred = target >= 0
+    order = np.lexsort([np.where(has_pred, c, -1) for c in (
+        text_rank(pred["name"]), pred["stop"], pred["start"], pred["lane"])] + [
+        links.items.via[ids], tab["kind"], text_rank(tab["name"]), tab["stop"], tab["start"],
+        tab["lane"]])
+    ids, has_pred = ids[order], has_pred[order]
+    tab, pred = ({c: v[order] for c, v in t.items()} for t in (tab, pred))
+    lanes = source.info().lanes
     kind_names = {int(k): k.name.lower() for k in ItemKind}
     preds = [None] * len(ids)
-    for j, k in enumerate(np.flatnonzero(has).tolist()):
-        preds[k] = {"name": names[int(ptab["name"][j])], "lane": lanes[int(ptab["lane"][j])].long,
-                    "start_ns": int(ptab["start"][j]), "stop_ns": int(ptab["stop"][j])}
+    for k in np.flatnonzero(has_pred).tolist():
+        preds[k] = {"name": names[int(pred["name"][k])], "lane": lanes[int(pred["lane"][k])].long,
+                    "start_ns": int(pred["start"][k]), "stop_ns": int(pred["stop"][k])}
     return [{"name": names[int(tab["name"][j])], "kind": kind_names[int(tab["kind"][j])],
              "lane": lanes[int(tab["lane"][j])].long, "start_ns": int(tab["start"][j]),
              "stop_ns": int(tab["stop"][j]), "via": VIA[int(links.items.via[i])],

@@ -38,6 +38,9 @@ def main(argv=None):
         sweep_stale_outputs()  # what an earlier command stopped by a signal was writing
         rc = args.func(args)
         sys.stdout.flush()  # (a full disk under stdout shows here, where it can be said)
+        if getattr(args, "cache", None) == "after":  # (the answer is out: the run kept)
+            from legate_prof.load.loader import store_after_answer
+            store_after_answer()
         return rc
     except ProfileError as e:
         note(f"legate_prof: error: {e}")

@@ -90,6 +90,16 @@ def ranks_arg(s):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def add_cache(parser):
+    """``--no-cache``.  By default a command reopens the run's timeline from the cache where an
+    earlier command or ``view`` kept it, and keeps it itself once its answer is out
+    (``load.loader.store_after_answer``)."""
+    parser.add_argument("--no-cache", dest="cache", action="store_false",
+                        help="build the timeline from the logs, and do not keep it in the cache "
+                             "of built timelines (LEGATE_PROF_CACHE_DIR)")
+    parser.set_defaults(cache="after")
+
+
 def add_ranks(parser):
     parser.add_argument("--ranks", type=ranks_arg, metavar="LIST",
                         help="only these ranks, e.g. 0-3,7 (where each file is one rank's, "

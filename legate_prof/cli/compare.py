@@ -6,7 +6,7 @@ import json
 import os
 import sys
 
-from legate_prof.cli.arguments import add_expand, expanded
+from legate_prof.cli.arguments import add_cache, add_expand, expanded
 from legate_prof.cli.common import EXIT_USER_ERROR, PICTURE_FORMATS, load_with_progress, note, say
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import check_output
@@ -22,7 +22,8 @@ def register(sub):
                     help="machine-readable: lines (with how they were paired), groups, notes")
     cm.add_argument("-o", "--output", help="PNG of both timelines on one time scale")
     add_expand(cm)
-    cm.set_defaults(func=run, cache=False)
+    add_cache(cm)
+    cm.set_defaults(func=run)
 
 
 def _run_files(arg):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from legate_prof.cli.arguments import add_files, add_ranks, add_window
+from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
 from legate_prof.cli.common import (check_window, input_files, load_with_progress, say, status,
                                     trimmed)
 
@@ -25,6 +25,7 @@ def register(sub):
                         "are folded into one line and not counted)")
     add_ranks(c)
     add_window(c)
+    add_cache(c)
     c.set_defaults(func=run)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from legate_prof.cli.arguments import add_files, add_ranks, add_window
+from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
 from legate_prof.cli.common import (check_window, input_files, load_with_progress, say, status,
                                     trimmed)
 
@@ -18,6 +18,7 @@ def register(sub):
     i.add_argument("--log", help="legate's console output, to explain an out-of-memory failure")
     add_ranks(i)
     add_window(i)
+    add_cache(i)
     i.set_defaults(func=run)
 
 

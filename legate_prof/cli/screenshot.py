@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from legate_prof.cli.arguments import add_files, add_expand, add_ranks, expanded, size_arg, time_arg
+from legate_prof.cli.arguments import (add_cache, add_files, add_expand, add_ranks, expanded,
+                                       size_arg, time_arg)
 from legate_prof.cli.common import (PICTURE_FORMATS, input_files, load_with_progress, note, say,
                                     status, window_order_words)
 from legate_prof.errors import ProfileError
@@ -33,6 +34,7 @@ def register(sub):
                          "enough to read, each item on it outlined with an arrow from what "
                          "held it up (dashed: an inferred link)")
     sc.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
+    add_cache(sc)
     sc.set_defaults(func=run)
 
 

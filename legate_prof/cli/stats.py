@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from legate_prof.cli.arguments import add_files, add_ranks, add_window
+from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
 from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, expanded_inputs,
                                     load_with_progress, say, trimmed)
 
@@ -20,6 +20,7 @@ def register(sub):
     s.add_argument("--no-idle", action="store_true",
                    help="leave out idle time explained (it needs every item's critical "
                         "predecessor: about 2 s per million items)")
+    add_cache(s)
     s.set_defaults(func=run)
 
 

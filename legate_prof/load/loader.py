@@ -269,13 +269,52 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
             errors.append(e)
     model = model.evolve(sources=paths, errors=[str(e) for e in errors])
     from legate_prof.read.runtime_stream import of_a_live_run
-    if use_cache and stack and not errors and not from_bundle \
+    if use_cache and (stack or use_cache == "after") and not errors and not from_bundle \
             and not of_a_live_run(model.warnings):  # (a live run's: it will change)
         if use_cache == "later":  # the viewer: show the timeline first, write meanwhile
             _write_later(model, paths)
+        elif use_cache == "after":  # a command: its answer first (``store_after_answer``)
+            _AFTER.append((model, paths))
         else:
             _store(model, paths)
     return model
+
+
+_AFTER = []  # (model, its inputs) whose cache entries are written once the answer is out
+
+
+def store_after_answer():
+    """Write the cache entries of what a command loaded with ``use_cache="after"``, in a
+    forked copy of the process that outlives it: the command has printed its answer and
+    ends at once; the next command on the same run (another question: ``insights`` after
+    ``stats``) reopens the run's timeline from the entry instead of building it again (the
+    guide's N = 10 M example: 0.01 s against ~3 s).  The copy reads nothing and writes
+    nothing the user sees (its standard streams go nowhere); an entry appears whole or not
+    at all (``store_cached``).  Where no copy can be made safely (another thread runs, whose
+    locks a fork would copy; no ``fork``), no entry is written: a command never waits for
+    one.  Returns the copy's process id, or None."""
+    import threading
+    queued, _AFTER[:] = list(_AFTER), []
+    if not queued or not hasattr(os, "fork") or threading.active_count() != 1:
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid:
+        return pid
+    try:  # (the copy never returns into its caller's frames)
+        nowhere = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(nowhere, fd)
+        if hasattr(os, "nice"):
+            os.nice(10)  # (the user's next command comes first)
+        for model, paths in queued:
+            _store(model, paths)
+    finally:
+        os._exit(0)
 
 
 _LATER = []  # (writer thread, its stop event) of the cache entries written "later"
