@@ -98,9 +98,10 @@ def test_steps_of_no_time_fold_into_one_line_and_do_not_use_up_the_limit(capsys)
     assert len(doc["path"]) == 207 and zeros >= 47
 
 
-def test_ranks_and_a_window_give_the_windows_own_path(capsys):
-    """``--start/--stop`` cut the profile as insights does: the path lies inside the window;
-    ``--ranks 0`` reads rank 0 alone and the text says why the path stops."""
+def test_ranks_and_a_window_give_the_runs_path_cut_to_the_window(capsys):
+    """``--start/--stop`` cut the profile as insights does, and the run's path to it: the
+    path lies inside the window; ``--ranks 0`` reads rank 0 alone and the text says why the
+    path stops."""
     doc = critical_json(capsys, MPI2, "--start", "4s", "--stop", "4.5s")
     assert doc["path"] and doc["path_start_ns"] >= 4e9
     assert doc["path_start_ns"] + doc["span_ns"] <= 4.5e9
@@ -110,6 +111,33 @@ def test_ranks_and_a_window_give_the_windows_own_path(capsys):
     # (rank 0's own unknown events are inferred on; what rank 1 created stops the chain)
     assert out.startswith("Critical path: 3 items over ")
     assert "rank 1 did (unknown creator on node 1), and that rank was not given" in out, out
+
+
+def test_a_window_is_explained_by_the_runs_path_as_the_run_is(capsys, tmp_path):
+    """A window's own path, walked back from what ended last in it, stopped at the first
+    event whose cause the cut left out (mpi2_copies, 1.18-1.605 s: one item, 0 ns of the
+    window explained; the guide's 4-rank run, 50-150 s: 0.0 %, a fresh user's review).  The
+    run's path cut to the window explains it as it explains the run: its steps are the run's
+    steps there, their pieces cut to the window; insights and the report take it too."""
+    run = REAL / "mpi2_copies"
+    window = ("--start", "1.18s", "--stop", "1.605s")
+    doc = critical_json(capsys, run, *window)
+    assert doc["explained_ns"] == doc["run_ns"] == 425_000_000
+    whole = critical_json(capsys, run)
+    there = [(p["name"], p["lane"], max(p["on_path_ns"][0], 1_180_000_000),
+              min(p["on_path_ns"][1], 1_605_000_000)) for p in whole["path"]
+             if p["on_path_ns"][1] >= 1_180_000_000 and p["on_path_ns"][0] <= 1_605_000_000]
+    assert [(p["name"], p["lane"], *p["on_path_ns"]) for p in doc["path"]] == there
+    rc, out, _ = critical(capsys, run, *window)
+    assert "The shares below explain 425.000 ms of the window's 425.000 ms (100.0%)" in out
+    assert main(["insights", "-q", str(run), *window]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("The window's 425.000 ms: 425.000 ms (100.0 %) explained"), said
+    assert main(["report", "-q", str(run), *window, "--no-pictures", "-o",
+                 str(tmp_path / "rep")]) == 0
+    meta = (tmp_path / "rep" / "meta.js").read_text()
+    split = json.loads(meta[meta.index("(") + 1: meta.rindex(")")])["critical_split"]
+    assert split["explained_ns"] == split["run_ns"] == 425_000_000
 
 
 def test_the_path_stops_at_an_event_of_a_rank_not_given(capsys):

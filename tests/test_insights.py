@@ -142,8 +142,8 @@ def test_a_findings_processor_time_is_its_lines_tasks_work_with_their_calls_not_
 
 
 def test_costs_found_in_a_window_say_they_are_the_windows():
-    """`insights --start/--stop` shares out the window's own critical path: the text says
-    "this window's", not "the run's" (a window's path may hold a finding the run's does not)."""
+    """`insights --start/--stop` shares out the run's critical path cut to the window: the
+    text says "this window's", not "the run's"."""
     from legate_prof.analyze.insights_text import format_insights
     finding = {"pattern": "temporaries", "title": "t", "provenance": ["p.py:6"],
                "window_ns": [0, 10], "wall_ns": 10, "cost_ns": 10, "processor_ns": 20,

@@ -121,6 +121,27 @@ class PathPieces:
         return (begin < at) & (cat != "startup") & (cat != "unknown")
 
 
+def path_in_window(steps, ids, start=None, stop=None):
+    """The run's critical path ``steps`` (as walked: from the item that ended last back) cut
+    to the window [``start``, ``stop``]: the steps whose piece of the path lies in it, their
+    pieces cut to it, their items renumbered by ``ids`` (``assemble.restrict.window_ids``: the
+    items of the profile cut to the window).  A window's own path, walked back from what
+    ended last in it, stopped at the first event whose cause the cut had left out (the
+    guide's 4-rank run, 50-150 s: one item, 0.0 % of the window explained); the run's path
+    goes on through it, and explains it as it explains the run."""
+    from legate_prof.causality.run_path import PathStep
+    lo = -(1 << 62) if start is None else int(start)
+    hi = (1 << 62) if stop is None else int(stop)
+    out = []
+    for s in steps:
+        if s.end_ns < lo or s.begin_ns > hi or ids[s.item] < 0:
+            continue
+        pred = int(ids[s.predecessor]) if s.predecessor >= 0 else -1
+        out.append(PathStep(int(ids[s.item]), max(s.begin_ns, lo), min(s.end_ns, hi), s.via,
+                            pred, s.wait_from_ns, s.wait_to_ns))
+    return out
+
+
 def path_pieces(source, steps=None) -> PathPieces:
     """The pieces of ``source``'s run critical path (``steps``: a path already walked), and
     the run's time before it; of the run's own path, worked out once per source."""

@@ -85,6 +85,25 @@ def within(model, start=None, stop=None):
     return with_utilization(new)
 
 
+def window_ids(profile, start=None, stop=None):
+    """Each item's id in ``restrict(profile, start=start, stop=stop)`` by its id in
+    ``profile`` (-1: cut away): what ``within`` keeps of each model, in their order."""
+    from legate_prof.assemble.rank_set import RankSet
+    models = profile.rank_models() if isinstance(profile, RankSet) else [profile]
+    out, at = [], 0
+    for m in models:
+        first, last = m.extent()
+        t0 = first if start is None else int(start)
+        t1 = last if stop is None else int(stop)
+        s, e = np.asarray(m.items["start"]), np.asarray(m.items["stop"])
+        keep = np.ones(len(s), bool) if t0 <= first and t1 >= last else (e >= t0) & (s <= t1)
+        ids = np.full(len(s), -1, np.int64)
+        ids[keep] = at + np.arange(int(np.count_nonzero(keep)))
+        at += int(np.count_nonzero(keep))
+        out.append(ids)
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
+
+
 def restrict(profile, ranks=None, start=None, stop=None):
     """``profile`` (a model or a ``RankSet``) restricted to ``ranks`` and to [start, stop].
     ``ProfileError`` when none of ``ranks`` is in it.  The warnings about the set of files are

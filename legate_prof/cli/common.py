@@ -100,6 +100,20 @@ def window_order_words(start, stop) -> str:
             f"({format_ns_ascii(stop)})")
 
 
+def run_path_in_window(whole, args):
+    """The run's critical path cut to ``--start/--stop`` (``analyze.critical_path.
+    path_in_window``), its items numbered as in ``trimmed(whole, args)``, for that profile's
+    source to take (``use_run_critical_path``); None without a window."""
+    start, stop = getattr(args, "start", None), getattr(args, "stop", None)
+    if start is None and stop is None:
+        return None
+    from legate_prof.analyze.critical_path import path_in_window
+    from legate_prof.assemble.restrict import window_ids
+    from legate_prof.query import as_source
+    steps = as_source(whole).run_critical_path()
+    return path_in_window(steps, window_ids(whole, start, stop), start, stop)
+
+
 def trimmed(profile, args):
     """``profile`` cut to ``--start/--stop`` (``assemble.restrict``), with a warning where the
     window misses the run."""

@@ -7,8 +7,8 @@ import json
 import sys
 
 from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
-from legate_prof.cli.common import (check_window, input_files, load_with_progress, say, status,
-                                    trimmed)
+from legate_prof.cli.common import (check_window, input_files, load_with_progress,
+                                    run_path_in_window, say, status, trimmed)
 
 
 def register(sub):
@@ -54,9 +54,12 @@ def _run(args):
     from legate_prof.cli.answers import shared_path
     from legate_prof.query import as_source
     check_window(args)
-    profile = trimmed(load_with_progress(input_files(args), args, stack=False, ranked=True),
-                      args)
+    whole = load_with_progress(input_files(args), args, stack=False, ranked=True)
+    profile = trimmed(whole, args)
     source = as_source(profile)
+    in_window = run_path_in_window(whole, args)
+    if in_window is not None:
+        source.use_run_critical_path(in_window)
     path = shared_path(args, source)
     report = critical_path_report(source, with_items=args.json)
     path.keep()
@@ -73,7 +76,7 @@ def _run(args):
               "them from format 1011 on); what is shown follows creators only.")
     window = args.start is not None or args.stop is not None
     if window:
-        say("(The window's own critical path: from what ended last in it back.)")
+        say("(The run's critical path, cut to the window.)")
     say(format_critical_path(report, limit=max(args.limit, 0), window=window))
     note_ = skew_note(source.message_latency())  # (the clocks: what a gap between nodes holds)
     if note_:

@@ -6,8 +6,8 @@ import json
 import sys
 
 from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
-from legate_prof.cli.common import (check_window, input_files, load_with_progress, say, status,
-                                    trimmed)
+from legate_prof.cli.common import (check_window, input_files, load_with_progress,
+                                    run_path_in_window, say, status, trimmed)
 
 
 def register(sub):
@@ -33,8 +33,12 @@ def _run(args):
     from legate_prof.cli.answers import shared_path
     from legate_prof.query import as_source
     check_window(args)
-    model = trimmed(load_with_progress(input_files(args), args, stack=False), args)
+    whole = load_with_progress(input_files(args), args, stack=False)
+    model = trimmed(whole, args)
     source = as_source(model)
+    in_window = run_path_in_window(whole, args)
+    if in_window is not None:
+        source.use_run_critical_path(in_window)
     path = shared_path(args, source)
     found = insights_of_run(source)
     path.keep()

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
-from legate_prof.cli.common import (check_window, input_files, load_with_progress, say, status,
-                                    trimmed)
+from legate_prof.cli.common import (check_window, input_files, load_with_progress,
+                                    run_path_in_window, say, status, trimmed)
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import refuse_leaving_link
 
@@ -59,11 +59,15 @@ def run(args):
                                if ours is False else f"holds what a legate_prof report does not "
                                f"({ours}); nothing was changed: choose another -o, or move them")
     # ranks read one by one, never merged
-    model = trimmed(load_with_progress(files, args, ranked=True), args)
+    whole = load_with_progress(files, args, ranked=True)
+    model = trimmed(whole, args)
+    in_window = run_path_in_window(whole, args)
+    del whole
     if getattr(args, "pictures", True):
         render, why, aside = picture_renderer()
     else:
         render, why, aside = None, "pictures skipped (--no-pictures)", False
-    done = write_report(model, out, pictures=render, pictures_note=why, pictures_aside=aside)
+    done = write_report(model, out, pictures=render, pictures_note=why, pictures_aside=aside,
+                        run_path=in_window)
     say(f"wrote {done['path']}")
     return status(model)

@@ -136,13 +136,14 @@ def earlier_report(folder):
 
 
 def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
-                 pictures_aside=False):
+                 pictures_aside=False, run_path=None):
     """Write the report folder at ``out_dir`` (built aside, then renamed into place) of a
     profile (a ``RankSet``: every part read from the ranks, none merged).  ``pictures``: the
     function that renders a group's picture (``legate_prof.viewer.screenshot``'s), or None
     for none, ``pictures_note`` saying why; ``pictures_aside``: Qt has not started in this
     process, so the pictures may be drawn in a forked copy of it meanwhile
-    (``report.pictures``)."""
+    (``report.pictures``); ``run_path``: the run's critical path as walked before (a window's:
+    the run's cut to it), taken instead of walking the profile's own."""
     out_dir = Path(os.path.abspath(out_dir))  # (not resolved: a link there is judged, not followed)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -153,6 +154,8 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
         (tmp / "tiles").mkdir()
         (tmp / "pictures").mkdir()
         q = ReportQueries(model)
+        if run_path is not None:
+            q.source.use_run_critical_path(run_path)
         drawn = Pictures(model, q.source, tmp, pictures, pictures_aside) if pictures else None
         try:
             meta = q.info()
