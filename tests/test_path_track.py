@@ -124,7 +124,7 @@ def test_zoomed_in_the_steps_are_drawn_one_by_one_an_inferred_link_dashed(qtbot,
 def test_a_capped_drawing_says_so_in_the_header():
     """Without a summary track (no ``path_track``) the view draws at most the last
     ``MAX_STEPS_DRAWN`` of its steps: the header says how many were left out (as the HTML
-    report's "its last 20,000 of 40,848")."""
+    report's "its last 20,000 steps drawn")."""
     from legate_prof.viewer.screenshot import path_words
     from legate_prof.viewer.timeline.critical_path import RunPath
     from legate_prof.viewer.timeline.path_overlay import MAX_STEPS_DRAWN

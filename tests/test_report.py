@@ -549,6 +549,31 @@ def _page_words_are_the_apis(browser, out, run):
     return texts
 
 
+def test_a_path_written_in_part_says_the_whole_paths_length(browser, tmp_path, monkeypatch):
+    """A path longer than the report writes (``MAX_PATH_STEPS``: its last steps): the status
+    gives the whole path's length and says how much of it is drawn; it gave the drawn part's
+    length beside the whole path's step count (143 s for a path of 245 s, a user's review)."""
+    import legate_prof.report.critical as critical_module
+    from legate_prof.analyze.critical_path import critical_path_report
+    from legate_prof.load.loader import load_profile
+    from legate_prof.present.units import format_ns
+    from legate_prof.query import as_source
+    from legate_prof.report import write_report
+    profile = load_profile(_run_files("mpi2"), ranked=True)
+    whole = critical_path_report(as_source(profile), with_items=False)
+    monkeypatch.setattr(critical_module, "MAX_PATH_STEPS", 50)
+    write_report(profile, tmp_path / "rep", pictures=None)
+    _open_at(browser, tmp_path / "rep")
+    browser.key("p", "KeyP")
+    _wait(browser, "CRIT.path")
+    said = browser.evaluate("document.getElementById('crit-status').textContent")
+    n = len(whole["path"])
+    assert said.startswith(f"critical path: {n} steps over {format_ns(whole['span_ns'])}; "
+                           "its last 50 steps drawn (its last "), said
+    drawn = whole["path"][0]["on_path_ns"][1] - whole["path"][49]["on_path_ns"][0]
+    assert f"(its last {format_ns(drawn)})" in said, said
+
+
 def test_walk_keys_and_the_path_toggle(browser, ineff_report, tmp_path):
     src = _source("inefficient_1rank")
     _open_at(browser, ineff_report)

@@ -265,8 +265,12 @@ function walk(forward) {
 function pathSummary() {
   var p = CRIT.path, m = critMeta(), n = p.item.length;
   var stops = n && m.path_via[p.via[n - 1]] === "unknown" ? "; it stops at an event no loaded profile records (unknown)" : "";
-  var part = m.steps > n ? " (its last " + n.toLocaleString("en-US") + " of " + m.steps.toLocaleString("en-US") + ")" : "";
-  return "critical path: " + m.steps.toLocaleString("en-US") + " steps over " + formatNs(n ? p.end[0] - p.begin[n - 1] : 0) + part + stops;
+  // the span of the steps drawn; of the whole path where only its last steps are written (the
+  // split's span: the whole path's, as `legate_prof critical` says it)
+  var drawn = n ? p.end[0] - p.begin[n - 1] : 0, split = META.critical_split || {};
+  var whole = m.steps > n && split.span_ns ? split.span_ns : drawn;
+  var part = m.steps > n ? "; its last " + n.toLocaleString("en-US") + " steps drawn (its last " + formatNs(drawn) + ")" : "";
+  return "critical path: " + m.steps.toLocaleString("en-US") + " steps over " + formatNs(whole) + part + stops;
 }
 function togglePath(on) {
   var m = critMeta();
