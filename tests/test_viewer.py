@@ -628,6 +628,29 @@ def test_a_pictures_header_lays_out_its_texts_without_overlap(four_ranks_given_a
     assert geo["top"] == lay.height and QtGui.QImage(out).width() == width
 
 
+def test_a_long_note_in_a_pictures_header_goes_on_below_cut_between_words():
+    """A note wider than the picture was cut in its middle, losing words from both halves
+    ("node …re pairs of nodes", a user's review): it goes on below, between words, and what
+    the rows show is the note (cut short with "…" only past ``WRAPPED_ROWS`` rows)."""
+    from legate_prof.viewer.picture_header import WRAPPED_ROWS, header_layout
+    from legate_prof.viewer.screenshot import app_instance
+    app_instance()
+    note = ("Note: Clock skew: 88,737 of 191,730 messages arrived before they were sent, by "
+            "the nodes' clocks (by 12.261 ms on average): node 0's clock reads 19.031 ms "
+            "behind node 2's (±11.403 ms, 19,113 messages); 5 more pairs of nodes.")
+    color = QtGui.QColor(1, 2, 3)
+    for width in (800, 1200):
+        lay = header_layout(width, ["title", "view"], [(note, color)], QtGui.QFont())
+        pieces = [pc for pc in lay.stamp if pc.color == color]
+        assert 1 < len(pieces) <= WRAPPED_ROWS
+        assert " ".join(pc.text for pc in pieces) == note
+        assert [pc.rect.top() for pc in pieces] == sorted({pc.rect.top() for pc in pieces})
+    lay = header_layout(400, ["title"], [(note * 3, color)], QtGui.QFont())
+    pieces = [pc for pc in lay.stamp if pc.color == color]
+    assert len(pieces) == WRAPPED_ROWS and pieces[-1].text.endswith("…")
+    assert all(pc.rect.right() <= 400 for pc in pieces)
+
+
 def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run, tmp_path):
     """A run killed by out-of-memory leaves only the runtime's stream: the picture says so."""
     from legate_prof.query import as_source

@@ -4,7 +4,8 @@ width: nothing is drawn over anything else at any width.
 The stamp's left texts (the files, ranks and items; the view, version and date) take a row
 each; a right-hand line (what is missing or wrong, what the numbers mean across nodes) shares
 a row with a left text where both fit beside each other, else takes a row of its own below;
-a text wider than the picture is cut short with "…".  The legend's entries wrap onto a second
+a right-hand line wider than the picture goes on below, cut between words (at most
+``WRAPPED_ROWS`` rows); a left text wider than the picture is cut short with "…".  The legend's entries wrap onto a second
 row where one does not hold them, and the task names follow while they fit.  The header is as
 tall as its rows: at least ``STAMP_H`` + ``LEGEND_H``.
 """
@@ -69,6 +70,27 @@ def _fitted(text, font, room, mode=QtCore.Qt.TextElideMode.ElideRight):
     return text, fm.horizontalAdvance(text)
 
 
+WRAPPED_ROWS = 3  # rows a right-hand line wider than the picture takes at most
+
+
+def _wrapped(text, font, room, most=WRAPPED_ROWS):
+    """``text`` in pieces of at most ``room`` px, cut between words ([(piece, width)]): at
+    most ``most``, the last cut short with "…" where more is left (a note cut in its middle
+    lost words from both halves: "node …re pairs of nodes")."""
+    fm = QtGui.QFontMetricsF(font)
+    words, out = text.split(" "), []
+    while words:
+        if len(out) == most - 1:
+            out.append(_fitted(" ".join(words), font, room))
+            break
+        k = 1
+        while k < len(words) and fm.horizontalAdvance(" ".join(words[:k + 1])) <= room:
+            k += 1
+        out.append(_fitted(" ".join(words[:k]), font, room))
+        words = words[k:]
+    return out
+
+
 def header_layout(width, left, right, base_font, critical=False, rows=None) -> HeaderLayout:
     """Lay out the stamp's ``left`` texts (title, then the view's line) and its ``right``
     lines ((text, colour)), then the legend, for a picture ``width`` px wide; ``rows``: the
@@ -83,15 +105,17 @@ def header_layout(width, left, right, base_font, critical=False, rows=None) -> H
         rows.append([(*_fitted(text, fonts[min(k, 1)], room), fonts[min(k, 1)]), None])
     small = fonts[1]
     for text, color in right:
-        t, w = _fitted(text, small, room, QtCore.Qt.TextElideMode.ElideMiddle)
-        spot = next((r for r in rows if r[1] is None and
-                     (r[0] is None or r[0][1] + GAP + w <= room)), None)
-        if spot is None:
-            if fixed is not None and len(rows) >= fixed:
-                continue
-            spot = [None, None]
-            rows.append(spot)
-        spot[1] = (t, w, color)
+        after = -1  # (a line's next piece goes below the one before)
+        for t, w in _wrapped(text, small, room):
+            at = next((k for k, r in enumerate(rows) if k > after and r[1] is None and
+                       (r[0] is None or r[0][1] + GAP + w <= room)), None)
+            if at is None:
+                if fixed is not None and len(rows) >= fixed:
+                    break
+                rows.append([None, None])
+                at = len(rows) - 1
+            rows[at][1] = (t, w, color)
+            after = at
     for i, (lft, rgt) in enumerate(rows):
         y = 3 + ROW_H * i
         if lft is not None:
