@@ -209,6 +209,18 @@ def test_an_output_where_nothing_can_be_written_is_one_line(sample, cmd, out):
     assert digest(p) == before
 
 
+def test_convert_of_a_runs_folder_asks_where_rather_than_writing_above_it(sample, tmp_path):
+    """``convert DIR`` wrote ``DIR.lpbundle`` beside the folder: in the folder above the run,
+    a place the user never named (a user's review).  One line, exit 2, nothing written; a
+    single file is still converted beside itself."""
+    p, _ = sample
+    run = Path(p).parent
+    before = sorted(os.listdir(run.parent))
+    one_line_error(cli("convert", run), "give -o")
+    assert sorted(os.listdir(run.parent)) == before
+    assert cli("convert", p).returncode == 0 and Path(p).with_suffix(".lpbundle").exists()
+
+
 def test_export_into_a_missing_folder_is_one_line(sample, tmp_path):
     p, _ = sample
     one_line_error(cli("export", p, "--format", "perfetto", "-o", tmp_path / "no" / "x.pftrace"),

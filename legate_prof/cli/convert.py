@@ -18,7 +18,7 @@ def register(sub):
     c = sub.add_parser("convert", help="write the merged model as one .lpbundle file, or with "
                                        "--per-rank one bundle beside each rank's file")
     add_files(c)
-    c.add_argument("-o", "--output", help="the bundle (default: beside a single input, "
+    c.add_argument("-o", "--output", help="the bundle (default: beside a single file, "
                                           "named after it)")
     c.add_argument("--per-rank", action="store_true",
                    help="one bundle per rank, beside its log (with its runtime stream); on a "
@@ -65,6 +65,10 @@ def run(args):
             raise ProfileError(args.output, "--per-rank writes one bundle beside each rank's "
                                             "log; leave out -o")
         jobs = _per_rank_jobs(expand_inputs(inputs, logs_only=True), share)
+    elif args.output is None and len(inputs) == 1 and os.path.isdir(inputs[0]):
+        # (beside a folder is in the folder above the run: a place the user never named)
+        raise ProfileError(inputs[0], "a run's folder: give -o for one merged bundle, or "
+                                      "--per-rank for one beside each rank's log in it")
     elif args.output is None and len(inputs) == 1:
         jobs = [(inputs, bundle_beside(inputs[0]))]
     elif args.output is None:
