@@ -164,3 +164,25 @@ def test_compare_puts_each_line_at_its_share_of_the_wall_clock():
         assert {"copies", "copy_bytes", "fills", "fill_bytes"} <= set(r)
     text = format_compare(c)
     assert "wall clock" in text and "the largest change in wall clock first" in text
+
+
+def test_wide_values_in_the_compare_table_never_run_into_the_next_column():
+    """A count of tens of thousands beside a cut list of operations read
+    "BinaryOp, BoolMa…21978 -> 3675" (a user's review): every column keeps two spaces from
+    the next, whatever its value's width."""
+    from legate_prof.analyze.compare import compare, format_compare
+    from legate_prof.load.loader import load_profile
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    runs = [load_profile(sorted(str(p) for p in (real / r).glob("legate_*.prof*")))
+            for r in ("mpi2", "mpi4")]
+    c = compare(*runs)
+    row = c["lines"][0]
+    row.update(operations=["BinaryOp", "BoolMaskSelect", "Convert"], tasks=[219780, 36750],
+               task_ns=[123_456_789_012, 9_876_543], copies=[123456, 7890],
+               copy_bytes=[123_456_789_012, 1], fills=[1234567, 7654])
+    text = format_compare(c)
+    line = next(ln for ln in text.splitlines() if "219780 -> 36750" in ln)
+    for value in ("219780 -> 36750", "123456 -> 7890", "1234567 -> 7654"):
+        at = line.index(value)
+        assert line[at - 2:at] == "  ", (value, line)
+    assert "…  " in line  # (the cut operations, then the tasks)

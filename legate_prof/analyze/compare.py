@@ -243,16 +243,17 @@ def format_compare(c, names=("A", "B")):
                        f"{_explained(inf[1], rb)} of B (docs/critical_path.md)")
     out += ["", "Lines, the largest change in wall clock first (A -> B):",
             f"{'line in A':<20}{'line in B':<20}{'wall clock':>26}    {'operations':<17}"
-            f"{'tasks':>12}{'task time':>26}{'copies':>12}{'bytes':>22}{'fills':>14}"]
-    for r in c["lines"]:
+            f"  {'tasks':>14}  {'task time':>24}  {'copies':>12}  {'bytes':>20}  {'fills':>12}"]
+    for r in c["lines"]:  # (two spaces between columns: a wide value never runs into the next)
         ops = _cut(", ".join(r["operations"]) or "-", 17)
         mark = "~" if r["paired_by"] in ("edited", "line") else ""
         wall = _change(*r.get("wall_ns", [0, 0]), fmt=format_ns)
         out.append(f"{(r['a'] or '-')[:19]:<20}{((r['b'] or '-') + mark)[:19]:<20}"
-                   f"{wall:>26}    {ops:<17}{_change(*r['tasks']):>12}"
-                   f"{_change(*r['task_ns'], fmt=format_ns):>26}"
-                   f"{_change(*r['copies']):>12}{_change(*r['copy_bytes'], fmt=format_bytes):>22}"
-                   f"{_change(*r['fills']):>14}")
+                   f"{wall:>26}    {ops:<17}  {_change(*r['tasks']):>14}"
+                   f"  {_change(*r['task_ns'], fmt=format_ns):>24}"
+                   f"  {_change(*r['copies']):>12}"
+                   f"  {_change(*r['copy_bytes'], fmt=format_bytes):>20}"
+                   f"  {_change(*r['fills']):>12}")
     out += ["", f"{'lane group':<22}{'items':>18}{'busy (of its lanes: A, B)':>44}"
             f"{'peak memory':>24}"]
     for r in c["groups"]:
