@@ -276,3 +276,14 @@ def test_any_text_given_as_the_console_log_is_taken_with_a_note(capsys, tmp_path
     rc = main(["stats", "-q", MPI2, str(named)])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and any("legate_9.prof: not a Legion Prof log" in e for e in err)
+
+
+def test_stats_names_each_meta_task_whole(capsys):
+    """`stats` cut every name to 39 characters with nothing saying so: "Distributed
+    Collectable Downgrade Request" and "... Response" read alike (a user's review).  The
+    column is as wide as the longest name (up to 63 characters; past that, "...")."""
+    assert main(["stats", "-q", MPI2]) == 0
+    out = capsys.readouterr().out
+    for name in ("Distributed Collectable Downgrade Response",
+                 "Logical Dependence Analysis Pipeline stage"):
+        assert re.search(rf"^  {re.escape(name)} +\d+ ", out, re.M), name

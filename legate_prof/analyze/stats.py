@@ -386,10 +386,14 @@ def format_stats(s: dict) -> str:
             rows = rows[:15]
         lines.append("")
         lines.append(title)
-        lines.append(f"  {'name':<40}{'count':>8}{'total':>13}{'running':>13}{'mean':>12}"
+        # (as wide as the longest name, up to 64: "Distributed Collectable Downgrade Request"
+        # and "... Response" were both cut to 39 characters, with nothing saying so)
+        w = min(max([39] + [len(r["name"]) for r in rows]), NAME_WIDTH) + 1
+        lines.append(f"  {'name':<{w}}{'count':>8}{'total':>13}{'running':>13}{'mean':>12}"
                      f"{'min':>12}{'max':>12}")
         for r in rows:
-            lines.append(f"  {r['name'][:39]:<40}{r['count']:>8}{format_ns_ascii(r['total_ns']):>13}"
+            name = r["name"] if len(r["name"]) < w else r["name"][:w - 4] + "..."
+            lines.append(f"  {name:<{w}}{r['count']:>8}{format_ns_ascii(r['total_ns']):>13}"
                          f"{format_ns_ascii(r['running_ns']):>13}{format_ns_ascii(r['mean_ns']):>12}"
                          f"{format_ns_ascii(r['min_ns']):>12}{format_ns_ascii(r['max_ns']):>12}")
             if r["provenances"]:
@@ -428,6 +432,8 @@ def _explanation_lines(s):
             lines += [""] + more
     return lines + _message_lines(s.get("messages"))
 
+
+NAME_WIDTH = 63  # characters of a task's or meta-task's name the text shows at most
 
 SKEW_PAIR_LINES = 10  # pairs of nodes the text names, the clocks furthest apart first
 
