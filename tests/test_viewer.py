@@ -651,6 +651,27 @@ def test_a_long_note_in_a_pictures_header_goes_on_below_cut_between_words():
     assert all(pc.rect.right() <= 400 for pc in pieces)
 
 
+def test_two_ranks_out_of_memory_labels_are_not_drawn_over_each_other(tmp_path):
+    """oom2: both ranks ran out a few ms apart at the run's end; their labels were drawn at
+    one place, one over the other (a user's review): each names its rank, one below the
+    other."""
+    from legate_prof.query import as_source
+    from legate_prof.viewer.screenshot import render_screenshot
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "oom2"
+    files = sorted(str(p) for p in real.glob("legate_*.prof*")) + [str(real / "console.log")]
+    src = as_source(load_profile(files))
+    assert len(src.outline().markers) == 2
+    out, geo = render_screenshot(src, tmp_path / "oom.png", width=1600, height=900,
+                                 return_geometry=True)
+    img = QtGui.QImage(out)
+    red = QtGui.QColor(210, 20, 20).rgb()
+    # the labels' boxes: rows with a long run of their red (a marker's dashed line is 2 px)
+    rows = [y for y in range(geo["top"], geo["top"] + 150)
+            if sum(img.pixel(x, y) == red for x in range(800, 1600)) > 100]
+    runs = sum(1 for k, y in enumerate(rows) if k == 0 or y != rows[k - 1] + 1)
+    assert runs == 2, rows
+
+
 def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run, tmp_path):
     """A run killed by out-of-memory leaves only the runtime's stream: the picture says so."""
     from legate_prof.query import as_source
@@ -664,11 +685,15 @@ def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run,
     out, geo = render_screenshot(src, tmp_path / "crash.png", width=1200, height=700,
                                  return_geometry=True)
     img = QtGui.QImage(out)
-    # the note's pink box sits just below the stamp and legend (as tall as their rows: one
-    # or two, as the run's lanes have them), centred: its fill is met going down a column
+    # the note's pink box sits in a band of its own just above the lanes (below the stamp
+    # and legend): over the lanes it hid their first rows and the failure's label
+    from legate_prof.viewer.screenshot import MISSING_H
     column = [QtGui.QColor(img.pixel(int(1200 * 0.25), y)).getRgb()[:3]
-              for y in range(geo["top"], min(geo["top"] + 120, img.height()))]
+              for y in range(geo["top"] - MISSING_H, geo["top"])]
     assert (255, 240, 240) in column, sorted(set(column))
+    below = [QtGui.QColor(img.pixel(int(1200 * 0.25), y)).getRgb()[:3]
+             for y in range(geo["top"], img.height())]
+    assert (255, 240, 240) not in below
 
 
 def test_a_profile_without_timeline_items_gets_no_time_ticks(tmp_path):

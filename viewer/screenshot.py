@@ -151,11 +151,12 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     in_view = source.items_in(a, b) if (a > t0 or b < t1) else None
     header = header_layout(width, _stamp_texts(info, files, (a, b), path, in_view),
                            _header_lines(info), QtGui.QFont(), critical=path is not None)
+    # (a crashed run's note takes a band of its own between the header and the lanes: over
+    # the lanes it hid the first rows and the failure's own label, a user's review)
+    top_h = header.height + (MISSING_H if info.timeline_missing else 0)
     if fit:
-        height = fitted_height(source, height, expand, state, header.height, path,
-                               fit_at_most)
+        height = fitted_height(source, height, expand, state, top_h, path, fit_at_most)
         check_size(out, width, height)
-    top_h = header.height
     w = make_timeline(source, width, height - top_h, start, stop, expand, state=state,
                       path=path)
     QtWidgets.QApplication.processEvents()
@@ -173,7 +174,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     if geo is not None and path is not None:
         geo["path_drawn"] = dict(w.item.path.last)
     img = _picture(out, width, height, header, _names_in_view(source, a, b), pix, top_h,
-                   info.timeline_missing, ranks_cut_off(w))
+                   info.timeline_missing, ranks_cut_off(w), header.height)
     out = str(out)
     (save or _now)(lambda: _save_png(img, out))
     w.close()
@@ -274,13 +275,17 @@ def _header_lines(info):
     return right
 
 
+MISSING_H = 72  # the band of a crashed run's note, between the header and the lanes
+
+
 def _paint_missing(p, width, top, why):
-    """A crashed run's picture says that the Legion timeline is missing, and why."""
+    """A crashed run's picture says that the Legion timeline is missing, and why (in its band
+    from ``top``)."""
     f = QtGui.QFont(p.font())
     f.setPointSizeF(10)
     f.setBold(True)
     p.setFont(f)
-    box = QtCore.QRectF(width * 0.2, top + 30, width * 0.6, 64)
+    box = QtCore.QRectF(width * 0.1, top + 4, width * 0.8, MISSING_H - 8)
     p.fillRect(box, QtGui.QColor(255, 240, 240))
     p.setPen(QtGui.QColor(190, 0, 0))
     p.drawRect(box)
@@ -289,10 +294,11 @@ def _paint_missing(p, width, top, why):
                f"Timeline missing: {why}")
 
 
-def _picture(out, width, height, header, names, pix, top, missing, cut):
+def _picture(out, width, height, header, names, pix, top, missing, cut, missing_top=None):
     """The picture: the header (``names``: the legend's tasks), the timeline's pixmap
-    ``pix`` below it at ``top``, what says the timeline is ``missing``, and the band that
-    says which ranks it holds where it is ``cut`` off (``ranks_cut_off``)."""
+    ``pix`` below it at ``top``, what says the timeline is ``missing`` (in its band from
+    ``missing_top``), and the band that says which ranks it holds where it is ``cut`` off
+    (``ranks_cut_off``)."""
     img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
     if img.isNull():
         raise ProfileError(str(out), f"not enough memory for a {width}x{height} image")
@@ -303,7 +309,7 @@ def _picture(out, width, height, header, names, pix, top, missing, cut):
         paint_header(p, header, names)
         p.drawPixmap(0, top, pix)
         if missing:
-            _paint_missing(p, width, top, missing)
+            _paint_missing(p, width, top if missing_top is None else missing_top, missing)
         if cut is not None:
             _paint_cut_off(p, width, height, *cut)
     finally:

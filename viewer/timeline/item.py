@@ -802,9 +802,14 @@ class TimelineItem(pg.GraphicsObject):
         p.drawRect(QtCore.QRectF(a - 1, top, max(b - a, 3) + 2, max(sy * e.row_h, 2)))
 
     def _paint_markers(self, p, px_left, width, sx, dx, sy, dy, y0, y1):
-        """Out-of-memory (and other) markers: a red line through all lanes, and a label."""
+        """Out-of-memory (and other) markers: a red line through all lanes, and a label; the
+        labels of several (each rank that ran out) one below the other where they would
+        overlap (two ranks' failures a few ms apart were drawn over each other), each naming
+        its rank."""
         red = QtGui.QColor(210, 20, 20)
-        for m in self.source.outline().markers:
+        markers = self.source.outline().markers
+        placed = []
+        for m in markers:
             x = sx * float(m["time"]) + dx
             if not (px_left - 1 <= x <= px_left + width + 1):
                 continue
@@ -815,7 +820,9 @@ class TimelineItem(pg.GraphicsObject):
             top, bottom = sy * y0 + dy, sy * y1 + dy
             p.drawLine(QtCore.QPointF(x, top), QtCore.QPointF(x, bottom))
             rep = m.get("report", {})
-            text = f"OOM: {rep.get('requested_bytes', 0):,} B in {rep.get('memory_kind', '?')}"
+            rank = f" on rank {m['rank']}" if len(markers) > 1 and "rank" in m else ""
+            text = (f"OOM{rank}: {rep.get('requested_bytes', 0):,} B in "
+                    f"{rep.get('memory_kind', '?')}")
             site = rep.get("provenance") or ""
             if site:
                 text += f" at {site.rsplit('/', 1)[-1]}"
@@ -823,6 +830,9 @@ class TimelineItem(pg.GraphicsObject):
             tw = fm.horizontalAdvance(text) + 8
             bx = min(max(x - tw, px_left), px_left + width - tw)
             box = QtCore.QRectF(bx, top + 2, tw, fm.height() + 4)
+            while any(box.intersects(b) for b in placed):
+                box.translate(0, box.height() + 2)
+            placed.append(QtCore.QRectF(box))
             p.fillRect(box, red)
             p.setPen(QtGui.QColor(255, 255, 255))
             p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
