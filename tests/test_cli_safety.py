@@ -259,6 +259,10 @@ def test_expand_takes_group_titles_and_io_includes_legates_extern_thread():
     assert args.expand == ["gpu_dev", "channel", "proc_other", "openmp"]
     assert _expanded(["cpu", "io"]) == ["cpu", "io", "proc_other"]
     assert _expanded(["io", "proc_other"]) == ["io", "proc_other"]
+    # `all`: every group (it was "no lane group 'all'": a user's review)
+    from legate_prof.model.kinds import GROUP_KEYS
+    args = build_parser().parse_args(["screenshot", "x.prof", "-o", "x.png", "--expand", "all"])
+    assert _expanded(args.expand) == list(GROUP_KEYS)
 
 
 def test_view_without_a_display_of_a_missing_file_is_one_line(tmp_path):

@@ -46,6 +46,8 @@ def expand_arg(s):
     from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE
     by_title = {t: k for k, t in GROUP_TITLE.items()}
     s = by_title.get(s, s)
+    if s == "all":  # (every group: a user tried it)
+        return s
     if s not in GROUP_KEYS:
         hint = (" (a file? --expand takes every word after it: put the files first)"
                 if os.path.exists(s) or s.endswith((".prof", ".gz", ".lpbundle")) else "")
@@ -59,7 +61,11 @@ _EXPAND_ALSO = {"io": ("proc_other",)}
 
 
 def expanded(words):
-    """The lane groups to expand for ``--expand`` words (``io`` brings ``io (extern)``)."""
+    """The lane groups to expand for ``--expand`` words (``io`` brings ``io (extern)``;
+    ``all``: every group)."""
+    from legate_prof.model.kinds import GROUP_KEYS
+    if "all" in words:
+        return list(GROUP_KEYS)
     return list(dict.fromkeys(k for w in words for k in (w, *_EXPAND_ALSO.get(w, ()))))
 
 
@@ -77,8 +83,8 @@ def add_expand(parser):
     parser.add_argument("--expand", nargs="*", action="extend", default=[], metavar="KIND",
                         type=expand_arg,
                         help="lane groups to expand, by key or title (cpu, utility, io, gpu_dev "
-                             "or 'gpu dev', system, channel or chan, ...); io includes "
-                             "'io (extern)'")
+                             "or 'gpu dev', system, channel or chan, ...; all: every one); io "
+                             "includes 'io (extern)'")
 
 
 def ranks_arg(s):
