@@ -287,3 +287,18 @@ def test_stats_names_each_meta_task_whole(capsys):
     for name in ("Distributed Collectable Downgrade Response",
                  "Logical Dependence Analysis Pipeline stage"):
         assert re.search(rf"^  {re.escape(name)} +\d+ ", out, re.M), name
+
+
+def test_the_program_starts_row_says_what_it_holds_beside_the_start_up(capsys):
+    """"(program start)" holds the runtime starting and then the program until its first
+    operation: its row says both (2.626 s beside "1.819 s the runtime starting", unexplained,
+    a user's review), and they add up to it."""
+    doc = critical_json(capsys, MPI2)
+    startup, start = doc["by_kind"]["startup"], doc["by_provenance"]["(program start)"]
+    assert 0 < startup < start
+    _, out, _ = critical(capsys, MPI2, "--limit", 1)
+    row = next(ln for ln in out.splitlines() if ln.rstrip().endswith(")")
+               and "(program start)  (the runtime starting" in ln)
+    said = re.search(r"the runtime starting ([\d.]+ \w+), then the program until its first "
+                     r"operation ([\d.]+ \w+)\)", row)
+    assert said, row

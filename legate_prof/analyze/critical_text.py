@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from legate_prof.analyze.path_lines import TOP_LEVEL_NAMES
+from legate_prof.analyze.path_lines import PROGRAM_START_TITLE, TOP_LEVEL_NAMES
 from legate_prof.model.kinds import GROUP_TITLE
 from legate_prof.present.units import format_ns_ascii
 
@@ -49,8 +49,13 @@ def format_critical_path(report, limit=40, window=False) -> str:
         if not rows:
             continue
         lines.append(title)
+        startup = report["by_kind"].get("startup", 0)
         for k, v in rows[:SPLIT_ROWS]:
-            lines.append(f"  {_pct(v, span)} {format_ns_ascii(v):>12}  {k}")
+            # (its share is more than the start-up's: what ran before the first line says)
+            why = (f"  (the runtime starting {format_ns_ascii(startup)}, then the program "
+                   f"until its first operation {format_ns_ascii(v - startup)})"
+                   if k == PROGRAM_START_TITLE and 0 < startup < v else "")
+            lines.append(f"  {_pct(v, span)} {format_ns_ascii(v):>12}  {k}{why}")
         if len(rows) > SPLIT_ROWS:
             rest = sum(v for _, v in rows[SPLIT_ROWS:])
             lines.append(f"  {_pct(rest, span)} {format_ns_ascii(rest):>12}  "
