@@ -83,6 +83,23 @@ def test_the_path_walked_by_one_command_serves_the_next(capsys, monkeypatch, run
     assert '"wall_ns"' in walked[1]
 
 
+def test_critical_after_another_command_needs_no_links(capsys, monkeypatch, run_copy, tmp_path):
+    """``critical``'s text needs the run's path and whether the run has an event graph: with
+    a path kept by ``insights``, it computes no links (they were computed to ask whether the
+    graph has an edge: half of ``critical`` after ``insights``) and says what it says when it
+    walks the path itself."""
+    import legate_prof.query.critical as qc
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "elsewhere"))
+    walked = ask(capsys, "critical", run_copy)
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "here"))
+    assert ask(capsys, "insights", run_copy)[0] == 0
+
+    def refuse(*a, **k):
+        raise AssertionError("links computed")
+    monkeypatch.setattr(qc, "compute_links", refuse)
+    assert ask(capsys, "critical", run_copy) == walked
+
+
 def test_an_answer_of_other_code_is_not_read(capsys, monkeypatch, run_copy):
     """The answers are keyed by a hash of legate_prof's sources: another version's answer
     (here: the hash changed) is worked out again, not replayed."""

@@ -97,7 +97,9 @@ def shared_path(args, source):
     from legate_prof.causality.run_path import steps_of_arrays
     kept = results.get("path")
     if kept is not None:
-        source.use_run_critical_path(steps_of_arrays(kept))
+        graph = kept.get("has_event_graph")
+        source.use_run_critical_path(steps_of_arrays(kept),
+                                     None if graph is None else bool(graph))
         return _Keep(None, source)
     return _Keep(results, source)
 
@@ -112,4 +114,5 @@ class _Keep:
         if self.results is None or not self.source.run_critical_path_walked:
             return
         from legate_prof.causality.run_path import steps_as_arrays
-        self.results.put("path", steps_as_arrays(self.source.run_critical_path()))
+        self.results.put("path", {**steps_as_arrays(self.source.run_critical_path()),
+                                  "has_event_graph": bool(self.source.has_event_graph())})

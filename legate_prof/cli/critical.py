@@ -71,7 +71,7 @@ def _run(args):
         say(f"No critical path: {missing}. The critical path needs Legion Prof's logs "
             "(legate_N.prof), whose event graph the runtime's stream does not have.")
         return status(profile)
-    if not source.critical_links().has_data:
+    if not source.has_event_graph():  # (kept with the run's path: no links to compute)
         print("No critical path: the profile holds no event graph records (Legion writes "
               "them from format 1011 on); what is shown follows creators only.")
     window = args.start is not None or args.stop is not None

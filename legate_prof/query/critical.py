@@ -47,6 +47,7 @@ class CriticalPaths:
         self._parts_of = parts_of
         self._links = None
         self._path = None  # the run's path (from the item that ended last), once walked
+        self._has_event_graph = None  # (kept with a path walked before: ``prime``)
         self._lock = threading.Lock()
         self._walk_lock = threading.Lock()  # (the window's threads ask at once: one walk)
 
@@ -91,9 +92,17 @@ class CriticalPaths:
     def walked(self):
         return self._path is not None
 
-    def prime(self, steps):
-        """The run's path as walked before (``store.results``: a command on the same run)."""
+    def prime(self, steps, has_event_graph=None):
+        """The run's path as walked before (``store.results``: a command on the same run), and
+        whether the links it was walked on had an event graph (None: not known)."""
         self._path = list(steps)
+        self._has_event_graph = has_event_graph
+
+    def has_event_graph(self):
+        """Whether the profile holds an event graph (the links' ``has_data``): as kept with a
+        path walked before, else from the links (computed for it)."""
+        known = self._has_event_graph
+        return self.links().has_data if known is None else known
 
 
 __all__ = ["CriticalLink", "CriticalPaths"]

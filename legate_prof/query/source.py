@@ -265,10 +265,16 @@ class ProfileSource:
         """Whether the run's path is known (walked, or given by ``use_run_critical_path``)."""
         return self._critical.walked
 
-    def use_run_critical_path(self, steps):
+    def use_run_critical_path(self, steps, has_event_graph=None):
         """Take the run's path as walked before on the same run (``store.results``): what
-        needs only the path then needs no links."""
-        self._critical.prime(steps)
+        needs only the path then needs no links (``has_event_graph``: as they said, when
+        known)."""
+        self._critical.prime(steps, has_event_graph)
+
+    def has_event_graph(self) -> bool:
+        """Whether the profile holds Legion's event graph (format 1011 on): its critical links
+        follow events, not creators only."""
+        return self._critical.has_event_graph()
 
     def critical_links(self):
         """Every item's link at once (``causality.critical_links.CriticalLinks``), for analyses."""
