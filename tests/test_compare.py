@@ -186,3 +186,23 @@ def test_wide_values_in_the_compare_table_never_run_into_the_next_column():
         at = line.index(value)
         assert line[at - 2:at] == "  ", (value, line)
     assert "…  " in line  # (the cut operations, then the tasks)
+
+
+def test_compare_says_which_findings_the_change_fixed(guide_examples):
+    """The guide's change (Example 1) is the story `compare` tells: the findings of each run
+    (`insights`), each with its wall clock on its run's critical path, and which the change
+    fixed (found in A only) — the tiny tasks of the slice loop."""
+    (ineff, a), (eff, b) = guide_examples["inefficient.py"], guide_examples["efficient.py"]
+    dirs = [str(Path(profiles[0]).parent) for profiles in (a, b)]
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", *dirs, "--json"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    c = json.loads(p.stdout)
+    found = {r["pattern"]: r for r in c["findings"]}
+    tiny = found["tiny_tasks"]
+    assert tiny["wall_ns"][0] > 0 and tiny["wall_ns"][1] is None and tiny["title"][0]
+    assert tiny["wall_ns"][0] <= c["run_ns"][0]  # (a part of the run)
+    text = subprocess.run([sys.executable, "-m", "legate_prof", "compare", *dirs],
+                          capture_output=True, text=True, timeout=300).stdout
+    row = next(ln for ln in text.splitlines() if ln.strip().startswith("tiny_tasks"))
+    assert row.endswith("-> not found  fixed"), row

@@ -201,7 +201,9 @@ def compare(a, b):
     "notes": [...]}: each line with its runs' figures [A, B] — its wall-clock share of the
     run (``wall_ns``) first, by how much it changed — its operations and how it was paired;
     each lane group with its busy time and the share of its lanes' time that is."""
-    (wa, ea, ra, ia), (wb, eb, rb, ib) = wall_by_line(a), wall_by_line(b)
+    from legate_prof.query import as_source
+    sa, sb = as_source(a), as_source(b)  # (one critical path each: the lines and findings)
+    (wa, ea, ra, ia), (wb, eb, rb, ib) = wall_by_line(sa), wall_by_line(sb)
     lines = _line_rows(a, b, (wa, wb))
     ga, gb = per_group(a), per_group(b)
     spans = [int(m.items["stop"].max() - m.items["start"].min()) if m.n_items else 0
@@ -215,7 +217,26 @@ def compare(a, b):
                              for busy, lanes, span in zip(row["busy_ns"], row["lanes"], spans)]
         groups.append(row)
     return {"lines": lines, "groups": groups, "span_ns": spans, "explained_ns": [ea, eb],
-            "run_ns": [ra, rb], "inferred_ns": [ia, ib], "notes": _notes(lines)}
+            "run_ns": [ra, rb], "inferred_ns": [ia, ib], "notes": _notes(lines),
+            "findings": findings_compared(sa, sb)}
+
+
+def findings_compared(a, b):
+    """Each of ``insights``' patterns found in either run: its wall-clock time on each run's
+    critical path ([A, B]; None: not found there) and its first title in each — what the
+    change fixed (found in A only), what it brought (in B only), what is left.  Largest in
+    A first."""
+    from legate_prof.analyze.insights import insights_of_run
+    found = [insights_of_run(x)["findings"] for x in (a, b)]
+    out = {}
+    for k, fs in enumerate(found):
+        for f in fs:
+            row = out.setdefault(f["pattern"], {"pattern": f["pattern"], "wall_ns": [None, None],
+                                                "title": [None, None]})
+            row["wall_ns"][k] = (row["wall_ns"][k] or 0) + int(f["wall_ns"])
+            row["title"][k] = row["title"][k] or f["title"]
+    return sorted(out.values(), key=lambda r: (-(r["wall_ns"][0] or -1), -(r["wall_ns"][1] or 0),
+                                               r["pattern"]))
 
 
 def _change(x, y, fmt=str):
@@ -263,6 +284,14 @@ def format_compare(c, names=("A", "B")):
             f"({' -> '.join(f'{100 * x:.1f} %' for x in r.get('busy_share', [0, 0]))})")
         out.append(f"{GROUP_TITLE.get(r['group'], r['group']):<22}{_change(*r['items']):>18}"
                    f"{busy:>44}{peak:>24}")
+    if c.get("findings"):
+        out += ["", "Findings (`legate_prof insights`), wall clock on each run's critical path "
+                    "(A -> B):"]
+        for r in c["findings"]:
+            wa, wb = r["wall_ns"]
+            said = ("fixed" if wb is None else "new" if wa is None else "")
+            shown = " -> ".join("not found" if w is None else format_ns(w) for w in (wa, wb))
+            out.append(f"  {r['pattern']:<20}{shown:>34}  {said}".rstrip())
     if c.get("notes"):
         out += ["", "Pairing of lines (~: an uncertain pair):"] + [f"  {n}" for n in c["notes"]]
     return "\n".join(out)
