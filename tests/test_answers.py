@@ -190,3 +190,23 @@ def test_no_cache_neither_reads_nor_keeps_the_timeline(capsys, monkeypatch, tmp_
     monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
     assert ask(capsys, "stats", run_copy)[0] == 0
     assert len(_kept_entries(tmp_path / "cache")) == 1
+
+
+@pytest.mark.parametrize("first, then", [("stats", "insights"), ("insights", "stats")])
+def test_the_idle_time_explained_by_one_command_serves_the_next(capsys, monkeypatch, run_copy,
+                                                                tmp_path, first, then):
+    """``stats`` and ``insights`` explain the same idle time: the second on a run takes it as
+    the first worked it out (explaining it again is refused) and answers as it does alone."""
+    import legate_prof.analyze.idle_gaps as idle_module
+    import legate_prof.analyze.idle_ranks as ranks_module
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "alone"))
+    alone = ask(capsys, then, "--json", run_copy)
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "here"))
+    assert ask(capsys, first, "--json", run_copy)[0] == 0
+
+    def refuse(*a, **k):
+        raise AssertionError("the idle time explained again")
+    monkeypatch.setattr(idle_module, "idle_gaps", refuse)
+    monkeypatch.setattr(ranks_module, "idle_of_ranks", refuse)
+    assert ask(capsys, then, "--json", run_copy) == alone
+    assert '"idle"' in alone[1] or '"idle_before_ns"' in alone[1]

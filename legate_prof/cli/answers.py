@@ -4,7 +4,8 @@ notes and warnings on stderr) and exit as they did, without reading the logs aga
 (``store.results``: keyed by the inputs' contents, the options and the code).  Progress bars
 are not part of an answer.  The run's critical path is kept too, so that a command asking
 another question of the same run (``insights`` after ``critical``, the report after either)
-does not walk it again.  Only runs read whole and ended are kept: ``--ranks``, ``--start`` and
+does not walk it again; and the run's idle time explained (``stats`` after ``insights``, or
+the other way round).  Only runs read whole and ended are kept: ``--ranks``, ``--start`` and
 ``--stop``, and a run still being written, answer from the logs every time.
 """
 
@@ -86,6 +87,21 @@ def answered(args, command, run):
     results.put("answer-" + command, {"out": out.kept.getvalue(), "err": err.kept.getvalue(),
                                       "status": int(code or 0)}, asked)
     return code
+
+
+def kept_idle(args):
+    """The run's idle time explained (``stats --json``'s ``idle``), as an earlier command on
+    the same run worked it out, or None."""
+    results = getattr(args, "kept_results", None)
+    return None if results is None else results.get("idle")
+
+
+def keep_idle(args, idle):
+    """Keep the run's idle time explained for the next command (``stats`` and ``insights``
+    explain the same: a second of the guide's N = 10 M example)."""
+    results = getattr(args, "kept_results", None)
+    if results is not None and idle is not None:
+        results.put("idle", idle)
 
 
 def shared_path(args, source):

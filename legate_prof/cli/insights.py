@@ -40,8 +40,15 @@ def _run(args):
     if in_window is not None:
         source.use_run_critical_path(in_window)
     path = shared_path(args, source)
+    from legate_prof.analyze.idle_ranks import shared_idle_gaps
+    from legate_prof.cli.answers import keep_idle, kept_idle
+    idle = kept_idle(args)
+    if idle is not None:  # (the same idle time as `stats` explained it on this run)
+        source.computed_once("idle_gaps", lambda: idle)
     found = insights_of_run(source)
     path.keep()
+    if idle is None and source.computed("idle_gaps") is not None:
+        keep_idle(args, shared_idle_gaps(source))
     if args.json:
         json.dump(found, sys.stdout, indent=1)
         sys.stdout.write("\n")

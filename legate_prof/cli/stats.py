@@ -36,9 +36,15 @@ def _run(args):
     # ranks (per-rank bundles, or big logs built by workers) are read rank by rank, without a
     # model of all ranks; operations are looked up over all ranks (``RankSet``); the workers
     # explain their ranks' idle time
+    from legate_prof.cli.answers import keep_idle, kept_idle
+    idle = None if args.no_idle else kept_idle(args)
     model = trimmed(load_with_progress(expanded_inputs(args), args, stack=False, ranked=True,
-                                       prepare=None if args.no_idle else PREPARE), args)
-    s = compute_stats(model, idle=not args.no_idle)
+                                       prepare=None if args.no_idle or idle else PREPARE), args)
+    s = compute_stats(model, idle=not args.no_idle and idle is None)
+    if idle is not None:
+        s["idle"] = idle  # (in its place: as worked out before on the same run)
+    elif not args.no_idle:
+        keep_idle(args, s["idle"])
     if args.json:
         json.dump(s, sys.stdout, indent=1)
         sys.stdout.write("\n")

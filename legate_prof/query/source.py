@@ -260,6 +260,10 @@ class ProfileSource:
             memo[key] = compute()
         return memo[key]
 
+    def computed(self, key):
+        """What ``computed_once`` worked out for ``key``, or None where nothing asked yet."""
+        return self.__dict__.get("_memo", {}).get(key)
+
     @property
     def run_critical_path_walked(self):
         """Whether the run's path is known (walked, or given by ``use_run_critical_path``)."""
