@@ -574,6 +574,38 @@ def test_a_path_written_in_part_says_the_whole_paths_length(browser, tmp_path, m
     assert f"(its last {format_ns(drawn)})" in said, said
 
 
+def test_a_path_too_dense_to_link_draws_its_steps_boxes_only(browser, ineff_report):
+    """Zoomed out on 20,000 steps, the links between them zigzagged between lanes and covered
+    every lane with the path's colour (a user's review): where there are more steps in view
+    than one per ``DENSE_PX_PER_STEP`` pixels, only their boxes are drawn, and the status says
+    to zoom in for the links."""
+    _open_at(browser, ineff_report)
+    browser.key("p", "KeyP")
+    _wait(browser, "CRIT.path")
+    browser.wait_frames()
+    steps_in_view = browser.evaluate("stepsInView(view)")
+    assert steps_in_view * 3 > browser.evaluate("view.W")  # (the whole run: dense)
+    assert browser.evaluate("CRIT.dense") is True
+    browser.evaluate("DENSE_PX_PER_STEP = 0; view.requestDraw()")  # (never dense: linked)
+    browser.wait_frames()
+    assert browser.evaluate("CRIT.dense") is False
+    linked = browser.evaluate("""(function () { var n = 0, real = view.ctx.lineTo;
+        view.ctx.lineTo = function () { n++; return real.apply(this, arguments); };
+        drawPath(view, view.ctx, (view.t1 - view.t0) / view.W); view.ctx.lineTo = real;
+        return n; })()""")
+    browser.evaluate(f"DENSE_PX_PER_STEP = {10 * browser.evaluate('view.W')}; view.requestDraw()")
+    browser.wait_frames()
+    unlinked = browser.evaluate("""(function () { var n = 0, real = view.ctx.lineTo;
+        view.ctx.lineTo = function () { n++; return real.apply(this, arguments); };
+        drawPath(view, view.ctx, (view.t1 - view.t0) / view.W); view.ctx.lineTo = real;
+        return n; })()""")
+    assert browser.evaluate("CRIT.dense") is True and linked > 0 and unlinked == 0
+    said = browser.evaluate("document.getElementById('crit-status').textContent")
+    assert said.endswith("too many in view to draw their links: zoom in to see them"), said
+    browser.evaluate("DENSE_PX_PER_STEP = 3; view.requestDraw()")
+    browser.wait_frames()
+
+
 def test_walk_keys_and_the_path_toggle(browser, ineff_report, tmp_path):
     src = _source("inefficient_1rank")
     _open_at(browser, ineff_report)

@@ -270,7 +270,8 @@ function pathSummary() {
   var drawn = n ? p.end[0] - p.begin[n - 1] : 0, split = META.critical_split || {};
   var whole = m.steps > n && split.span_ns ? split.span_ns : drawn;
   var part = m.steps > n ? "; its last " + n.toLocaleString("en-US") + " steps drawn (its last " + formatNs(drawn) + ")" : "";
-  return "critical path: " + m.steps.toLocaleString("en-US") + " steps over " + formatNs(whole) + part + stops;
+  var dense = CRIT.dense ? "; too many in view to draw their links: zoom in to see them" : "";
+  return "critical path: " + m.steps.toLocaleString("en-US") + " steps over " + formatNs(whole) + part + stops + dense;
 }
 function togglePath(on) {
   var m = critMeta();
@@ -304,8 +305,21 @@ function drawCritical(v, nsPx) {
   ctx.strokeStyle = "rgb(220,0,0)"; ctx.lineWidth = 2;
   ctx.strokeRect(a - 1, at[0] - at[1], Math.max(b - a, 3) + 2, 2 * at[1]);
 }
+// more steps in view than one per this many pixels: their boxes only, no links between them
+// (20,000 links zigzagging between lanes covered every lane with the path's colour)
+var DENSE_PX_PER_STEP = 3;
+function stepsInView(v) {
+  var p = CRIT.path, n = p.item.length, count = 0;
+  for (var k = 0; k < n; k++) if (p.end[k] >= v.t0 && p.begin[k] <= v.t1) count++;
+  return count;
+}
 function drawPath(v, ctx, nsPx) {
   var p = CRIT.path, n = p.item.length, rects = [], lines = [], place = {};
+  var dense = stepsInView(v) * DENSE_PX_PER_STEP > v.W;
+  if (CRIT.dense !== dense) {  // (the summary says so; a walk's own words stay)
+    CRIT.dense = dense;
+    if ((CRIT.status || "").indexOf("critical path:") === 0) setStatus(pathSummary());
+  }
   function at(k) { if (!(k in place)) place[k] = stepPlace(v, p.lane[k], p.row[k]); return place[k]; }
   for (var k = 0; k < n; k++) {
     var from = k + 1 < n ? p.end[k + 1] : p.begin[k];
@@ -314,7 +328,7 @@ function drawPath(v, ctx, nsPx) {
     if (!here) continue;
     var a = (p.begin[k] - v.t0) / nsPx, b = (p.end[k] - v.t0) / nsPx, half = Math.max(here[1], 2);
     rects.push([a - 1, here[0] - half, Math.max(b - a, 3) + 2, 2 * half]);
-    var before = k + 1 < n ? at(k + 1) : null;
+    var before = k + 1 < n && !dense ? at(k + 1) : null;
     if (before) {
       var x0 = (from - v.t0) / nsPx, y0 = before[0];
       if (Math.abs(y0 - here[0]) > 1 || Math.abs(x0 - a) > 4) lines.push([x0, y0, a, here[0]]);
@@ -322,7 +336,7 @@ function drawPath(v, ctx, nsPx) {
   }
   ctx.save();
   ctx.beginPath(); ctx.rect(0, AXIS_PX, v.W, v.H - AXIS_PX); ctx.clip();
-  [[HALO, 4.5], [PATH_COLOR, 2]].forEach(function (st) {
+  (dense ? [[PATH_COLOR, 1.5]] : [[HALO, 4.5], [PATH_COLOR, 2]]).forEach(function (st) {
     ctx.strokeStyle = st[0]; ctx.lineWidth = st[1];
     rects.forEach(function (r) { ctx.strokeRect(r[0], r[1], r[2], r[3]); });
     ctx.beginPath();
