@@ -134,6 +134,16 @@ def test_missing_ranks_and_mixed_runs_are_named(tmp_path):
     other = generate(tmp_path / "b", ranks=2, items=1000, seed=2)
     r = cli("stats", three[0], other[1])
     assert "files of different runs mixed?" in r.stderr
+    # ranks asked for that no file holds: which ranks the files are of (a user's review)
+    one_line_error(cli("stats", *three, "--ranks", "7"), "none of the ranks asked for (7)",
+                   "the files are of ranks 0-2")
+
+
+def test_dump_of_a_runtime_stream_says_what_it_is(tmp_path):
+    """dump reads Legion Prof logs; the runtime's stream was "not a Legion Prof binary log"."""
+    stream = ROOT / "fixtures" / "real" / "mpi2" / "legate_0.runtime.prof"
+    one_line_error(cli("dump", stream), "the array runtime's event stream",
+                   "dump reads Legion Prof logs")
 
 
 def test_concurrent_screenshots_to_one_path_leave_a_whole_picture(sample, tmp_path):

@@ -39,6 +39,9 @@ def run(args):
                     note(f"legate_prof: note: {path}: the runtime's event stream, not a "
                          "Legion Prof log: skipped")
                 continue
+            if kinds[path] == "runtime":
+                raise ProfileError(path, "the array runtime's event stream: dump reads Legion "
+                                         "Prof logs (legate_N.prof)")
             if kinds[path] != "legion":
                 raise ProfileError(path, "not a Legion Prof binary log")
             for w in dump(path, sys.stdout):

@@ -56,9 +56,13 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     given = paths
     paths, notes = files_of_ranks(paths, ranks)
     if not paths:
+        from legate_prof.load.rank_files import name_rank
+        named = sorted({r for r in map(name_rank, given) if r is not None})
+        have = (f"; the files are of rank{'s' if len(named) > 1 else ''} "
+                f"{format_ranks(named)}" if named else "")
         raise ProfileError(given[0] if len(given) == 1 else f"{len(given)} inputs",
                            f"{'holds' if len(given) == 1 else 'hold'} none of the ranks asked "
-                           f"for ({format_ranks(ranks)})")
+                           f"for ({format_ranks(ranks)}){have}")
     model = restrict(_load(paths, progress, use_cache, stack, workers, check_files, ranked),
                      ranks=ranks)
     return model.evolve(warnings=notes + list(model.warnings))
