@@ -302,3 +302,24 @@ def test_the_program_starts_row_says_what_it_holds_beside_the_start_up(capsys):
     said = re.search(r"the runtime starting ([\d.]+ \w+), then the program until its first "
                      r"operation ([\d.]+ \w+)\)", row)
     assert said, row
+
+
+def test_each_step_says_where_it_is_on_the_timeline(capsys):
+    """The listing gave each step's time on the path but not where it lies: a step could not
+    be found in the viewer (a user's review).  Each row says where its piece of the path
+    begins, as the JSON's ``on_path_ns``."""
+    from legate_prof.present.units import format_ns_ascii
+    doc = critical_json(capsys, MPI2)
+    _, out, _ = critical(capsys, MPI2, "--limit", 5)
+    lines = out.splitlines()
+    head = next(k for k, ln in enumerate(lines) if ln.split()[:3] == ["on", "path", "from"])
+    rows = [ln for ln in lines[head + 1:] if ln.strip() and not ln.strip().startswith(("…",
+                                                                                     "..."))]
+    path, steps, k = doc["path"], [], 0
+    while k < len(path) and len(steps) < 3:  # (a step, then the steps of 0 ns folded)
+        steps.append(path[k])
+        k += 1
+        while k < len(path) and path[k]["on_path_ns"][1] == path[k]["on_path_ns"][0]:
+            k += 1
+    for row, step in zip(rows[:3], steps):
+        assert row[16:28].strip() == format_ns_ascii(step["on_path_ns"][0]), (row, step)

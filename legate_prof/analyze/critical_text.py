@@ -190,7 +190,8 @@ def listing(path, limit):
         k = z
     lane_w = min(max([len(_lane(p)) for kind, p in rows if kind == "step"] + [4]) + 2,
                  LANE_WIDTH)
-    out = [f"  {'on path':>12}  {'item':<{ITEM_WIDTH}}{'lane':<{lane_w}}via"]
+    # (where each step is on the timeline: to find it in the viewer, `view --start`)
+    out = [f"  {'on path':>12}  {'from':>12}  {'item':<{ITEM_WIDTH}}{'lane':<{lane_w}}via"]
     for kind, x in rows:
         if kind == "zeros":
             out.append(zeros_line(*x))
@@ -198,6 +199,7 @@ def listing(path, limit):
         label = x["name"] + (f" [{x['provenance'].rsplit('/', 1)[-1]}]" if x["provenance"]
                              else "")
         out.append(f"  {format_ns_ascii(_length(x)):>12}  "
+                   f"{format_ns_ascii(x['on_path_ns'][0]):>12}  "
                    f"{cut_middle(label, ITEM_WIDTH - 1):<{ITEM_WIDTH}}"
                    f"{cut_middle(_lane(x), lane_w - 1):<{lane_w}}{x['via']}")
     if k < len(path):
@@ -211,7 +213,7 @@ def zeros_line(above, zeros):
     later = all(z["start_ns"] >= above["on_path_ns"][0] for z in zeros)
     why = ("the chain passes through them, but they ran only after the step above began, "
            "so they hold none of its time" if later else "they hold no time on the path")
-    return f"  {'':>12}  … and {plural(len(zeros), 'step')} of 0 ns: {why}"
+    return f"  {'':>12}  {'':>12}  … and {plural(len(zeros), 'step')} of 0 ns: {why}"
 
 
 def _length(p):
