@@ -258,6 +258,18 @@ def test_each_ranks_out_of_memory_report_is_read_and_named():
         assert ("<524288>..<1048575>" in ranges) == (r == 1)
 
 
+def test_the_out_of_memory_finding_says_in_its_headline_which_array_is_held_twice():
+    """What to change (the guide's Example 2: ``b`` held as its slice and as a whole) was one
+    field among many of the evidence (a user's review): the finding's headline names the
+    array held as several instances, its line and its bytes."""
+    from legate_prof.analyze.insights import find_insights
+    found = [f for f in find_insights(_oom2()) if f["pattern"] == "out_of_memory"]
+    assert len(found) == 2
+    for f in found:
+        assert f["title"].endswith("; the array made at oom.py:7 is held as 2 instances "
+                                   "(8,388,600 bytes)"), f["title"]
+
+
 def test_two_stores_of_one_line_stay_two_and_add_up_to_what_was_reserved(tmp_path):
     """A line that allocated two stores (here the report's line 13 store renamed to line 7's,
     as a line like ``c, e = b + 2, b + 3`` makes them): two entries, not one key for both."""

@@ -674,6 +674,20 @@ def _pressure(f, group, rows, top):
                     f.window(_mask(len(f.kind), inst)), evidence, 0, _PRESSURE_REMEDY)
 
 
+def _held_twice(rep):
+    """The guide's Example 2 in a failure's headline: the stores held as several instances
+    (a slice and the whole array), which is what to change — it was one field of the
+    evidence among many (a user's review)."""
+    said = []
+    for h in rep.get("holders") or []:
+        n = len(h.get("instances") or [])
+        if n > 1:
+            size = sum(int(i.get("size", 0)) for i in h["instances"])
+            site = str(h.get("allocated_at", "")).rsplit("/", 1)[-1] or "an unknown line"
+            said.append(f"the array made at {site} is held as {n} instances ({size:,} bytes)")
+    return ("; " + "; ".join(said[:3])) if said else ""
+
+
 def out_of_memory(f):
     """Each rank's out-of-memory report (legate's console output, ``--log``), and each rank
     that stopped before the run's end without one (``crash``: its stream or Legion's log
@@ -692,7 +706,7 @@ def out_of_memory(f):
         fields = mk.get("fields", {})
         prov = [rep["provenance"]] if rep.get("provenance") else []
         out.append(_finding(
-            "out_of_memory", mk.get("title", "out of memory"), prov,
+            "out_of_memory", mk.get("title", "out of memory") + _held_twice(rep), prov,
             [mk["time"], mk["time"]], {k: str(v) for k, v in fields.items()}, 0,
             "Keep fewer instances of one store alive: prefetch the whole array before using "
             "slices, give stencil_hint for halo access, update in place (guide, Example 2)."))
