@@ -168,6 +168,12 @@ def test_a_finding_off_the_critical_path_says_so_and_its_idle_time_says_what_it_
     assert "costs 0 ns" not in text
     assert (text.count("none of its work is on the critical path")
             + text.count("its work is not on the critical path")) == len(off)
+    # and they come under one line that says they are minor (a user's review: a finding of
+    # no cost was listed like a real problem), after every finding that costs
+    lines = text.splitlines()
+    at = [k for k, ln in enumerate(lines) if ln.startswith("Minor: ")]
+    heads = [k for k, ln in enumerate(lines) if ln[:1].isdigit()]
+    assert len(at) == 1 and sum(k > at[0] for k in heads) == len(off)
     first, last = profile.summary_model().extent()
     idle = [f for f in found if f["evidence"].get("idle_before_ns")]
     assert any(f["evidence"]["idle_before_ns"] > last - first for f in idle)

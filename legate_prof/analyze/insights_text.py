@@ -36,8 +36,12 @@ def format_insights(findings, windowed=False, empty=False, run_ns=None):
         return f"No finding: {where} holds nothing to judge (no item of the run is in it)."
     if not findings:
         return "No finding: none of the guide's inefficiency patterns shows in this profile."
-    lines = []
+    lines, minor = [], False
     for k, x in enumerate(findings, 1):
+        if not minor and k > 1 and _costs_none(x):  # (listed last: by wall-clock time)
+            minor = True
+            lines.append(f"Minor: the findings below cost none of {whole} wall-clock time "
+                         "(their work ran beside the critical path, or is counted above).")
         lines.append(f"{k}. [{x['pattern']}] {x['title']}")
         if x["provenance"]:
             shown = ", ".join(x["provenance"][:5])
@@ -55,6 +59,13 @@ def format_insights(findings, windowed=False, empty=False, run_ns=None):
         lines.append(f"   evidence: {ev}")
         lines.append(f"   remedy: {x['remedy']}")
     return "\n".join(lines)
+
+
+def _costs_none(x):
+    """A finding with no wall-clock time of its own, known to have none (not a failure's, not
+    one whose cost the clocks hide)."""
+    return (x["wall_ns"] == 0 and x["pattern"] not in ("out_of_memory", "crash")
+            and "clocks_apart_ns" not in x["evidence"])
 
 
 def cost_words(x, whole="the run's", run_ns=None):
