@@ -344,3 +344,35 @@ def test_stats_and_insights_name_both_ranks_failures():
     why = as_source(_oom2()).info().timeline_missing
     assert "the run ended with: Out of memory on rank 0: " in why
     assert why.endswith("(and rank 1 too)")
+
+
+def test_a_log_cut_short_beside_a_stream_that_ended_is_no_crash(tmp_path, monkeypatch):
+    """A rank's log cut inside a record (a copy not finished) beside its runtime stream, which
+    says the run ended, read as "Rank 0 stopped before the run's end: crashed or killed (out
+    of memory?)", and its marker was labelled "OOM: 0 B in ?" (a user's review).  It is said
+    to be a log cut short, the remedy is to read the whole file, and the marker says so."""
+    import gzip
+    import shutil
+    from PySide6 import QtGui
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.viewer.screenshot import render_screenshot
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi2"
+    run = tmp_path / "run"
+    run.mkdir()
+    for f in real.glob("legate_*"):
+        shutil.copy(f, run / f.name)
+    whole = gzip.decompress((run / "legate_0.prof.gz").read_bytes())
+    (run / "legate_0.prof.gz").unlink()
+    (run / "legate_0.prof").write_bytes(whole[:len(whole) // 2])
+    profile = load_profile([str(p) for p in sorted(run.iterdir())])
+    crash = [f for f in find_insights(profile) if f["pattern"] == "crash"]
+    assert len(crash) == 1
+    assert "log is cut short" in crash[0]["title"] and "out of memory" not in crash[0]["title"]
+    assert crash[0]["remedy"].startswith("Read the whole file")
+    said = []
+    real_text = QtGui.QPainter.drawText
+    monkeypatch.setattr(QtGui.QPainter, "drawText",
+                        lambda self, *a: said.append(a[-1]) or real_text(self, *a))
+    render_screenshot(profile, tmp_path / "cut.png", width=1200, height=700)
+    assert "rank 0: its log is cut short here" in said
+    assert not any(isinstance(t, str) and t.startswith("OOM") for t in said)

@@ -695,9 +695,12 @@ def out_of_memory(f):
     out = []
     for mk in f.m.markers:
         if mk.get("kind") == "crash":
+            cut = mk.get("fields", {}).get("log") == "cut short"
             out.append(_finding(
                 "crash", mk.get("title", "crashed"), [], [mk["time"], mk["time"]],
                 {k: str(v) for k, v in mk.get("fields", {}).items()}, 0,
+                "Read the whole file: copy the log again (its end, with the timeline Legion "
+                "writes at shutdown, is missing), then look again." if cut else
                 "Give legate's console output with --log: an out-of-memory report there names "
                 "the memory, the bytes asked and the stores that held the pool."))
         if mk.get("kind") != "oom":

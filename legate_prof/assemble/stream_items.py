@@ -99,6 +99,10 @@ def add_stream_items(streams, ranks, items, names, mems):
         span = info.get("span_ns") or (0, 0)
         info["runtime_crashed"] = not st.ended or bool(info.get("format_version")
                                                        and int(span[1]) == 0)
+        # (a stream that ended beside a Legion log cut inside a record: the run finished, its
+        # log file did not — a copy not finished, a disk that filled — not a crash)
+        info["log_cut_short"] = bool(st.ended and info.get("format_version")
+                                     and info.get("span_ns") is None)
         if n:
             info["runtime_last_op"] = [cols["op_name"][-1], cols["op_site"][-1]]
     return runtime_ops, lane_capacity, mems
@@ -148,6 +152,15 @@ def crash_markers(ranks):
         rank = int(info["rank"])
         name, site = info.get("runtime_last_op") or ("", "")
         last = f"{name} at {site}" if site else name
+        if info.get("log_cut_short"):
+            out.append({
+                "time": int(info.get("runtime_end_ns") or 0), "rank": rank, "kind": "crash",
+                "title": f"Rank {rank}'s Legion log is cut short (it ends inside a record), "
+                         "though its runtime stream says the run ended: a copy of the file "
+                         "not finished? What the log held after the cut is missing",
+                "fields": {"rank": str(rank), "log": "cut short",
+                           "last operation": last or "none recorded"}})
+            continue
         out.append({
             "time": int(info.get("runtime_end_ns") or 0), "rank": rank, "kind": "crash",
             "title": f"Rank {rank} stopped before the run's end"

@@ -821,11 +821,16 @@ class TimelineItem(pg.GraphicsObject):
             p.drawLine(QtCore.QPointF(x, top), QtCore.QPointF(x, bottom))
             rep = m.get("report", {})
             rank = f" on rank {m['rank']}" if len(markers) > 1 and "rank" in m else ""
-            text = (f"OOM{rank}: {rep.get('requested_bytes', 0):,} B in "
-                    f"{rep.get('memory_kind', '?')}")
-            site = rep.get("provenance") or ""
-            if site:
-                text += f" at {site.rsplit('/', 1)[-1]}"
+            if m.get("kind") == "oom":
+                text = (f"OOM{rank}: {rep.get('requested_bytes', 0):,} B in "
+                        f"{rep.get('memory_kind', '?')}")
+                site = rep.get("provenance") or ""
+                if site:
+                    text += f" at {site.rsplit('/', 1)[-1]}"
+            else:  # (a crash, or a log cut short: it read "OOM: 0 B in ?")
+                cut = (m.get("fields") or {}).get("log") == "cut short"
+                text = (f"rank {m.get('rank', '?')}: "
+                        + ("its log is cut short here" if cut else "stopped here (crashed?)"))
             fm = QtGui.QFontMetrics(p.font())
             tw = fm.horizontalAdvance(text) + 8
             bx = min(max(x - tw, px_left), px_left + width - tw)
