@@ -206,3 +206,31 @@ def test_compare_says_which_findings_the_change_fixed(guide_examples):
                           capture_output=True, text=True, timeout=300).stdout
     row = next(ln for ln in text.splitlines() if ln.strip().startswith("tiny_tasks"))
     assert row.endswith("-> not found  fixed"), row
+
+
+def test_the_compare_picture_lays_both_runs_out_alike(monkeypatch, tmp_path):
+    """A run small enough to expand every group was drawn expanded under a big run drawn
+    collapsed, which could not be compared (a user's review): both are laid out alike —
+    expanded only where every run's lanes fit."""
+    import legate_prof.present.limits as limits
+    import legate_prof.viewer.screenshot as shot
+    from legate_prof.load.loader import load_profile
+    from legate_prof.query import as_source
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    runs = [load_profile(sorted(str(p) for p in (real / r).glob("legate_*.prof*")), ranked=True)
+            for r in ("mpi4", "mpi2")]
+    lanes = [len(as_source(r).outline().lanes) for r in runs]
+    assert lanes[0] > lanes[1]
+    states, real_make = [], shot.make_timeline
+
+    def make(*a, **k):
+        states.append(k.get("state"))
+        return real_make(*a, **k)
+    monkeypatch.setattr(shot, "make_timeline", make)
+    monkeypatch.setattr(limits, "MAX_LANES_EXPANDED", lanes[1])  # (the small one fits alone)
+    shot.render_comparison(runs, tmp_path / "both.png", ("a", "b"))
+    assert states == [{"expanded": set()}] * 2
+    states.clear()
+    monkeypatch.setattr(limits, "MAX_LANES_EXPANDED", lanes[0])  # (both fit: each its default)
+    shot.render_comparison(runs, tmp_path / "both2.png", ("a", "b"))
+    assert states == [None, None]

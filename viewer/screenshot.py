@@ -386,12 +386,17 @@ def _save_png(img, out):
 def render_comparison(models, out, names, width=1600, height=1200, expand=None):
     """Two (or more) runs stacked on one time scale, each under a band naming it."""
     from .panels.legend import paint_legend
+    from legate_prof.present.limits import MAX_LANES_EXPANDED
     sources = [as_source(m) for m in models]
     t1 = max(src.info().time_range[1] for src in sources)
     band = 24
+    # the runs laid out alike: every group expanded only where every run's lanes fit (a
+    # small run's expanded below a big run's collapsed could not be compared; a user's review)
+    state = None if expand or all(len(src.outline().lanes) <= MAX_LANES_EXPANDED
+                                  for src in sources) else {"expanded": set()}
     # each run as tall as its lanes need (as a screenshot grows), within MAX_SIDE in all
     even = (height - LEGEND_H) // len(sources) - band
-    heights = [max(even, timeline_height(src, expand)) for src in sources]
+    heights = [max(even, timeline_height(src, expand, state)) for src in sources]
     room = MAX_SIDE - LEGEND_H - band * len(sources)
     if sum(heights) > room:
         heights = [max(even, h * room // sum(heights)) for h in heights]
@@ -403,7 +408,7 @@ def render_comparison(models, out, names, width=1600, height=1200, expand=None):
         y = 0
         for src, name, each in zip(sources, names, heights):
             info = src.info()
-            w = make_timeline(src, width, each, 0, t1, expand, extent=(0, t1))
+            w = make_timeline(src, width, each, 0, t1, expand, extent=(0, t1), state=state)
             pix = w.grab()
             p.fillRect(QtCore.QRectF(0, y, width, band), QtGui.QColor(38, 50, 72))
             f = QtGui.QFont(p.font())
