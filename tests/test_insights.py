@@ -62,7 +62,7 @@ def test_insights_json_schema(guide_examples):
     for f in doc["findings"]:
         assert set(f) == {"pattern", "title", "provenance", "window_ns", "evidence", "cost_ns",
                           "wall_ns", "processor_ns", "remedy", "path_ns", "lines_ns",
-                          "inferred_ns"}
+                          "inferred_ns", "counted_under"}
         assert f["inferred_ns"] <= f["wall_ns"] <= f["path_ns"]
         assert f["window_ns"][0] <= f["window_ns"][1] and f["remedy"]
         assert f["cost_ns"] == f["wall_ns"] >= 0 and f["processor_ns"] >= 0
@@ -447,3 +447,23 @@ def test_memory_pressure_on_many_ranks_is_one_finding_for_each_memory_kind(tmp_p
              if x["pattern"] == "memory_pressure"]
     assert small and all(x["title"].startswith("rank ") and "ranks" not in x["evidence"]
                          for x in small)
+
+
+def test_a_finding_sharing_the_path_names_the_findings_that_count_its_time():
+    """Each piece of the path counts for one finding; a finding whose work holds more of the
+    path than it counts said "the rest counted under a finding above" without saying which
+    (a user's review): it names them, most time first, and they are findings of the run."""
+    from legate_prof.analyze.insights_text import format_insights
+    run = ROOT / "fixtures" / "real" / "loops3"
+    found = find_insights(load_profile(sorted(str(p) for p in run.glob("legate_*.prof*")),
+                                       ranked=True))
+    patterns = {f["pattern"] for f in found}
+    shared = [f for f in found if f["path_ns"] > f["wall_ns"]]
+    assert shared
+    text = format_insights(found)
+    for f in shared:
+        assert f["counted_under"] and set(f["counted_under"]) <= patterns - {f["pattern"]}
+        named = " and ".join(f["counted_under"][:2])
+        assert f"counted under the finding{'s' if len(f['counted_under']) > 1 else ''} " \
+               f"{named}" in text
+    assert "a finding above" not in text

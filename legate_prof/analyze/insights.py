@@ -859,14 +859,22 @@ def _wall_clock(found, path):
     masks = [x.pop("_holds")(*pieces) if x.get("_holds") else np.zeros(len(dur), bool)
              for x in found]
     taken = np.zeros(len(dur), bool)
+    owner = np.full(len(dur), -1, np.int64)  # (the finding each piece counts for)
     for k in sorted(range(len(found)), key=lambda k: -int(dur[masks[k]].sum())):
         mine = masks[k] & ~taken
         found[k]["wall_ns"] = int(dur[mine].sum())
         found[k]["path_ns"] = int(dur[masks[k]].sum())  # (shared ones included)
         found[k]["inferred_ns"] = int(dur[mine & resting].sum())
         taken |= mine
-    for x in found:
+        owner[mine] = k
+    for k, x in enumerate(found):
         x["cost_ns"] = x["wall_ns"]
+        # the findings its other pieces count for, most time first: named in its words
+        other = masks[k] & (owner != k) & (owner >= 0)
+        by = {}
+        for j, ns in zip(owner[other].tolist(), dur[other].tolist()):
+            by[j] = by.get(j, 0) + int(ns)
+        x["counted_under"] = [found[j]["pattern"] for j in sorted(by, key=lambda j: -by[j])]
 
 
 def _lines_on_path(found, f):

@@ -77,10 +77,13 @@ def cost_words(x, whole="the run's", run_ns=None):
         return (f"costs an unknown share of {whole} wall-clock time: the nodes' clocks "
                 f"disagree, so waits across nodes cannot be measured; {cpu}")
     held = x.get("path_ns", x["wall_ns"])
+    under = x.get("counted_under") or []
+    named = (" " + " and ".join(under[:2]) + (f" and {len(under) - 2} more" if len(under) > 2
+                                               else "")) if under else " above"
     if x["wall_ns"] == 0 and held:
-        return (f"costs none of {whole} wall-clock time beyond a finding above: its work "
-                f"holds {format_ns(held)} of the critical path, all of it counted there "
-                f"(each piece of the path counts for one finding); {cpu}")
+        return (f"costs none of {whole} wall-clock time beyond the finding{'s' * (len(under) > 1)}"
+                f"{named}: its work holds {format_ns(held)} of the critical path, all of it "
+                f"counted there (each piece of the path counts for one finding); {cpu}")
     if x["wall_ns"] == 0 and x.get("lines_ns"):
         return (f"costs none of {whole} wall-clock time of its own: its work is not on the "
                 f"critical path, though its lines hold {format_ns(x['lines_ns'])} of it "
@@ -89,8 +92,8 @@ def cost_words(x, whole="the run's", run_ns=None):
     if x["wall_ns"] == 0:
         return (f"costs none of {whole} wall-clock time: none of its work is on the "
                 f"critical path; {cpu}")
-    shared = (f"; its work holds {format_ns(held)} of the path, the rest counted under a "
-              "finding above" if held > x["wall_ns"] else "")
+    shared = (f"; its work holds {format_ns(held)} of the path, the rest counted under the "
+              f"finding{'s' * (len(under) > 1)}{named}" if held > x["wall_ns"] else "")
     inferred = x.get("inferred_ns", 0)
     guess = (f"; {format_ns(inferred)} of it reached through links inferred past events "
              "Legion does not record" if inferred else "")
