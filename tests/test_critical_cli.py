@@ -224,6 +224,9 @@ def test_what_rests_on_inferred_links_is_measured_and_said(capsys):
     assert 0 < inf["resting_ns"] <= inf["from_ns"] - start
     _, out, _ = critical(capsys, REAL / "mpi3", "--limit", 1)
     assert "is reached through 2 links inferred past events Legion does not record" in out
+    # what such a link is, in words, where a pip install has no docs/ (a user's review)
+    line = next(ln for ln in out.splitlines() if "links inferred" in ln)
+    assert "linked by the items' timing" in line and "estimate" in line and "docs/" not in line
 
 
 def test_what_rests_on_inferred_links_is_a_part_of_what_is_explained(capsys):

@@ -16,6 +16,7 @@ import os
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_TITLE, MEMORY_GROUPS, ItemKind
+from legate_prof.analyze.critical_text import INFERRED_WORDS
 from legate_prof.present.units import format_bytes, format_ns
 
 APP_KINDS = (int(ItemKind.TASK), int(ItemKind.GPU_KERNEL))
@@ -261,7 +262,7 @@ def format_compare(c, names=("A", "B")):
         if any(inf):
             out.append(f"  of which reached only through links inferred past events Legion "
                        f"does not record: {_explained(inf[0], ra)} of A, "
-                       f"{_explained(inf[1], rb)} of B (docs/critical_path.md)")
+                       f"{_explained(inf[1], rb)} of B ({INFERRED_WORDS})")
     out += ["", "Lines, the largest change in wall clock first (A -> B):",
             f"{'line in A':<20}{'line in B':<20}{'wall clock':>26}    {'operations':<17}"
             f"  {'tasks':>14}  {'task time':>24}  {'copies':>12}  {'bytes':>20}  {'fills':>12}"]

@@ -37,6 +37,13 @@ def _pct(part, whole):
     return f"{100.0 * part / whole:5.1f}%" if whole else "    -"
 
 
+# what an inferred link is, where a text first names one (a user's review: the words
+# "inferred past events Legion does not record" alone, for 81 % of a path, said not how far
+# to trust it; and docs/ is not in a pip install)
+INFERRED_WORDS = ("each linked by the items' timing where Legion recorded no event: what rests "
+                  "on them is an estimate")
+
+
 def format_critical_path(report, limit=40, window=False) -> str:
     """The text form: where the path lies, the splits, then the path from the item that ended
     last back (``limit`` rows of it; 0: all)."""
@@ -114,7 +121,7 @@ def explained_line(report, whole="run"):
              f"({_pct(inf.get('resting_ns', 0), run).strip()}) of it, everything before "
              f"{format_ns_ascii(inf['from_ns'])}, is reached through "
              f"{plural(inferred, 'link')} inferred past events Legion does not record "
-             "(marked 'inferred': docs/critical_path.md)"
+             f"(marked 'inferred': {INFERRED_WORDS})"
              if inferred and inf.get("from_ns") is not None else "")
     return (f"The shares below explain {format_ns_ascii(explained)} of the {whole}'s "
             f"{format_ns_ascii(run)} ({_pct(explained, run).strip()})"

@@ -4,6 +4,7 @@ evidence and the remedy), and the cost and idle sentences the report shows as th
 
 from __future__ import annotations
 
+from legate_prof.analyze.critical_text import INFERRED_WORDS
 from legate_prof.present.units import format_ns
 
 
@@ -20,7 +21,7 @@ def explained_words(found, windowed=False):
     costed = sum(x["wall_ns"] for x in found["findings"])
     inferred = sum(x.get("inferred_ns", 0) for x in found["findings"])
     guess = (f", {format_ns(inferred)} of that through links inferred past events Legion "
-             "does not record (docs/critical_path.md)" if inferred else "")
+             f"does not record ({INFERRED_WORDS})" if inferred else "")
     return (f"The {whole}'s {format_ns(run)}: {format_ns(explained)} ({share}) explained by "
             f"its critical path (`legate_prof critical`); the findings below hold "
             f"{format_ns(costed)} of it ({100.0 * costed / run if run else 0:.1f} %){guess}.")
