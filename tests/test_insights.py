@@ -467,3 +467,20 @@ def test_a_finding_sharing_the_path_names_the_findings_that_count_its_time():
         assert f"counted under the finding{'s' if len(f['counted_under']) > 1 else ''} " \
                f"{named}" in text
     assert "a finding above" not in text
+
+
+def test_a_finding_gives_its_lines_figure_beside_its_own_share():
+    """One line read 417 ms in insights and 721 ms in `critical`, nothing linking the two (a
+    user's review): a finding whose own share differs from its lines' row of `critical`'s
+    split says both (its lines' figure the `lines_ns` of its JSON)."""
+    from legate_prof.analyze.insights_text import LINES_NOT_ITS_OWN, format_insights
+    from legate_prof.present.units import format_ns
+    run = ROOT / "fixtures" / "real" / "loops3"
+    found = find_insights(load_profile(sorted(str(p) for p in run.glob("legate_*.prof*")),
+                                       ranked=True))
+    text = format_insights(found)
+    differ = [f for f in found if f["wall_ns"] and f["lines_ns"] and f["provenance"]
+              and f["lines_ns"] != f["wall_ns"] and f["pattern"] not in LINES_NOT_ITS_OWN]
+    assert differ
+    for f in differ:
+        assert f"its lines hold {format_ns(f['lines_ns'])} of the path in all" in text

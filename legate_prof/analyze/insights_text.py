@@ -62,6 +62,11 @@ def format_insights(findings, windowed=False, empty=False, run_ns=None):
     return "\n".join(lines)
 
 
+# findings whose lines are not where their work was launched (the shutdown's: the lines whose
+# arrays it released; the runtime's meta-work: the loop's lines): no line figure beside them
+LINES_NOT_ITS_OWN = ("shutdown", "runtime_overhead")
+
+
 def _costs_none(x):
     """A finding with no wall-clock time of its own, known to have none (not a failure's, not
     one whose cost the clocks hide)."""
@@ -99,8 +104,15 @@ def cost_words(x, whole="the run's", run_ns=None):
     guess = (f"; {format_ns(inferred)} of it reached through links inferred past events "
              "Legion does not record" if inferred else "")
     part = f", {100.0 * x['wall_ns'] / run_ns:.1f} %" if run_ns else ""
+    # (the figure `critical` gives its lines, by source line, where it differs: a user read
+    # 417 ms here and 721 ms there for one line, with nothing linking the two)
+    lines = x.get("lines_ns", 0)
+    theirs = (f"; its lines hold {format_ns(lines)} of the path in all, their other work "
+              "included (`legate_prof critical`, by source line)"
+              if lines and lines != x["wall_ns"] and x["provenance"]
+              and x["pattern"] not in LINES_NOT_ITS_OWN else "")
     return (f"costs {format_ns(x['wall_ns'])} of {whole} wall-clock time{part} (its share of "
-            f"the critical path{shared}{guess}); {cpu}")
+            f"the critical path{shared}{guess}{theirs}); {cpu}")
 
 
 def idle_words(evidence):
