@@ -334,6 +334,38 @@ def _failed(path, e, tmp):
     return None
 
 
+def written_in_a_copy(work, quiet=False):
+    """The process id of a forked copy of this process that runs ``work()`` (outputs written
+    while this process goes on: the report's pictures, a cache entry) and exits, 0 when it
+    returned, 1 when it raised; None where no copy could be made.  The copy never returns
+    into its caller's frames: nothing of the caller's unwinds there, no exit handler runs.
+    ``quiet``: its standard streams go nowhere and it gives way to other processes (a copy
+    that outlives the command).  The caller takes a copy only where that is safe: no other
+    thread (whose locks a fork would copy), no Qt started."""
+    if not hasattr(os, "fork"):
+        return None
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid:
+        return pid
+    code = 1
+    try:
+        if quiet:
+            nowhere = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(nowhere, fd)
+            if hasattr(os, "nice"):
+                os.nice(10)  # (the user's next command comes first)
+        work()
+        code = 0
+    finally:
+        os._exit(code)
+
+
 @contextlib.contextmanager
 def atomic_output(path, mode=0o666, stream=True):
     """Yield a temporary path beside ``path`` (beside a link's target); rename it to the

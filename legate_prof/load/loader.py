@@ -298,27 +298,15 @@ def store_after_answer():
     locks a fork would copy; no ``fork``), no entry is written: a command never waits for
     one.  Returns the copy's process id, or None."""
     import threading
+    from legate_prof.output_file import written_in_a_copy
     queued, _AFTER[:] = list(_AFTER), []
-    if not queued or not hasattr(os, "fork") or threading.active_count() != 1:
+    if not queued or threading.active_count() != 1:
         return None
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid:
-        return pid
-    try:  # (the copy never returns into its caller's frames)
-        nowhere = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(nowhere, fd)
-        if hasattr(os, "nice"):
-            os.nice(10)  # (the user's next command comes first)
+
+    def store():
         for model, paths in queued:
             _store(model, paths)
-    finally:
-        os._exit(0)
+    return written_in_a_copy(store, quiet=True)
 
 
 _LATER = []  # (writer thread, its stop event) of the cache entries written "later"

@@ -20,6 +20,8 @@ import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from legate_prof.output_file import written_in_a_copy
+
 # A report's picture grows to fit its lanes up to this height, not the 16,384 px of a
 # screenshot: at 1,000 ranks each of its 11 pictures was 1,600 x 16,384 (105 MB of pixels to
 # draw, encode and for a browser to hold) and showed the first hundred ranks all the same;
@@ -59,8 +61,8 @@ class Pictures:
     def __init__(self, profile, source, out, render, aside=False):
         self._args = (profile, source, out, render)
         self._child = None
-        if aside and hasattr(os, "fork") and threading.active_count() == 1:
-            self._child = _forked(lambda: draw_pictures(*self._args))
+        if aside and threading.active_count() == 1:
+            self._child = written_in_a_copy(lambda: draw_pictures(*self._args))
 
     def finished(self):
         profile, source, out, render = self._args
@@ -79,23 +81,6 @@ class Pictures:
             except OSError:
                 pass
             _exit_code(child)
-
-
-def _forked(work):
-    """The process id of a forked copy of this process that runs ``work()`` and exits, 0 when
-    it returned, 1 when it raised; None where no copy could be made."""
-    try:
-        pid = os.fork()
-    except OSError:
-        return None
-    if pid:
-        return pid
-    code = 1
-    try:  # (the copy never returns into its caller's frames: nothing of the parent's unwinds)
-        work()
-        code = 0
-    finally:
-        os._exit(code)
 
 
 def _exit_code(pid):
