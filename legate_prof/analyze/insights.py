@@ -871,10 +871,11 @@ def _wall_clock(found, path):
         x["cost_ns"] = x["wall_ns"]
         # the findings its other pieces count for, most time first: named in its words
         other = masks[k] & (owner != k) & (owner >= 0)
-        by = {}
-        for j, ns in zip(owner[other].tolist(), dur[other].tolist()):
-            by[j] = by.get(j, 0) + int(ns)
-        x["counted_under"] = [found[j]["pattern"] for j in sorted(by, key=lambda j: -by[j])]
+        by = np.bincount(owner[other], weights=np.asarray(dur, np.float64)[other],
+                         minlength=len(found))
+        held = np.flatnonzero(np.bincount(owner[other], minlength=len(found)))
+        x["counted_under"] = [found[j]["pattern"]
+                              for j in held[np.argsort(-by[held], kind="stable")].tolist()]
 
 
 def _lines_on_path(found, f):
