@@ -61,16 +61,23 @@ def keep_ranks(model, wanted):
     return with_utilization(new)
 
 
-def within(model, start=None, stop=None):
-    """The model cut to [``start``, ``stop``] (ns on the timeline; None: its edge)."""
+def _in_window(model, start, stop):
+    """(t0, t1, the items of ``model`` a window [``start``, ``stop``] keeps: a mask, or None
+    where it holds the whole model)."""
     first, last = model.extent()
     t0 = first if start is None else int(start)
     t1 = last if stop is None else int(stop)
-    it = model.items
-    s, e = np.asarray(it["start"]), np.asarray(it["stop"])
     if t0 <= first and t1 >= last:
+        return t0, t1, None
+    s, e = np.asarray(model.items["start"]), np.asarray(model.items["stop"])
+    return t0, t1, (e >= t0) & (s <= t1)
+
+
+def within(model, start=None, stop=None):
+    """The model cut to [``start``, ``stop``] (ns on the timeline; None: its edge)."""
+    t0, t1, item_sel = _in_window(model, start, stop)
+    if item_sel is None:
         return model
-    item_sel = (e >= t0) & (s <= t1)
     items, lanes, waits, transfers = _take(model, item_sel)
     for c in ("start", "stop", "create", "ready"):
         items[c] = np.clip(items[c], t0, t1)
@@ -92,12 +99,9 @@ def window_ids(profile, start=None, stop=None):
     models = profile.rank_models() if isinstance(profile, RankSet) else [profile]
     out, at = [], 0
     for m in models:
-        first, last = m.extent()
-        t0 = first if start is None else int(start)
-        t1 = last if stop is None else int(stop)
-        s, e = np.asarray(m.items["start"]), np.asarray(m.items["stop"])
-        keep = np.ones(len(s), bool) if t0 <= first and t1 >= last else (e >= t0) & (s <= t1)
-        ids = np.full(len(s), -1, np.int64)
+        keep = _in_window(m, start, stop)[2]
+        keep = np.ones(m.n_items, bool) if keep is None else keep
+        ids = np.full(len(keep), -1, np.int64)
         ids[keep] = at + np.arange(int(np.count_nonzero(keep)))
         at += int(np.count_nonzero(keep))
         out.append(ids)
