@@ -208,7 +208,8 @@ def test_dump_of_a_folder_written_by_record_dumps_its_logs_and_skips_the_stream(
         named = args != [tmp_path]
         assert ("runtime's event stream" in err and "skipped" in err) == named, err
     rc, out, err = _cli("dump", tmp_path / "legate_0.runtime.prof")
-    assert rc == 2 and out == "" and "not a Legion Prof binary log" in err
+    assert rc == 2 and out == "" and "the array runtime's event stream: dump reads Legion " \
+        "Prof logs" in err
 
 
 WRITER = """
