@@ -210,3 +210,26 @@ def test_the_idle_time_explained_by_one_command_serves_the_next(capsys, monkeypa
     monkeypatch.setattr(ranks_module, "idle_of_ranks", refuse)
     assert ask(capsys, then, "--json", run_copy) == alone
     assert '"idle"' in alone[1] or '"idle_before_ns"' in alone[1]
+
+
+def test_a_path_kept_on_the_logs_numbering_is_not_read_on_the_caches(capsys, monkeypatch,
+                                                                     run_copy, tmp_path):
+    """The run's path is kept by item id; built from its logs and reopened from the cache
+    (stacked) the same run numbers its items otherwise: ``critical`` after ``insights`` read
+    the path ``insights`` walked on the logs against the cache's items and named other items
+    (by source line: 108.7 s for a line of 101.1 s).  A path is taken only where the items
+    are numbered as where it was walked; else walked again — the answer as from the logs."""
+    import subprocess
+    import sys
+    cache = tmp_path / "cache"
+    env = {**os.environ, "LEGATE_PROF_CACHE_DIR": str(cache), "QT_QPA_PLATFORM": "offscreen"}
+    first = subprocess.run([sys.executable, "-m", "legate_prof", "insights", str(run_copy)],
+                           capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0, first.stderr
+    assert len(_kept_entries(cache)) == 1 and list(cache.glob("*.path.result"))
+    alone = ask(capsys, "critical", "--json", "--limit", "0", "--no-cache", run_copy)
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(cache))
+    import legate_prof.read.legion_log as legion_log
+    monkeypatch.setattr(legion_log.LegionProfReader, "read",
+                        lambda self: (_ for _ in ()).throw(AssertionError("logs read")))
+    assert ask(capsys, "critical", "--json", "--limit", "0", run_copy) == alone

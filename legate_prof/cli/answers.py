@@ -112,7 +112,7 @@ def shared_path(args, source):
         return _Keep(None, source)
     from legate_prof.causality.run_path import steps_of_arrays
     kept = results.get("path")
-    if kept is not None:
+    if kept is not None and kept.get("numbering") == item_numbering(source):
         graph = kept.get("has_event_graph")
         source.use_run_critical_path(steps_of_arrays(kept),
                                      None if graph is None else bool(graph))
@@ -131,4 +131,26 @@ class _Keep:
             return
         from legate_prof.causality.run_path import steps_as_arrays
         self.results.put("path", {**steps_as_arrays(self.source.run_critical_path()),
-                                  "has_event_graph": bool(self.source.has_event_graph())})
+                                  "has_event_graph": bool(self.source.has_event_graph()),
+                                  "numbering": item_numbering(self.source)})
+
+
+NUMBERING_SAMPLES = 64
+
+
+def item_numbering(source):
+    """What names the order of ``source``'s items (their count, and the lane, start and stop
+    of items at evenly spaced ids): a path is kept by item id, and the same run numbers its
+    items one way built from its logs and another reopened from the cache, stacked — a path
+    walked on one and read on the other named other items (a wrong answer, found this
+    session)."""
+    import hashlib
+    import numpy as np
+    from legate_prof.analyze.critical_path import item_table
+    n = sum(p.model.n_items for p in source.item_parts())
+    ids = np.unique(np.linspace(0, max(n - 1, 0), NUMBERING_SAMPLES).astype(np.int64))
+    tab = item_table(source, ids[:n]) if n else {c: ids[:0] for c in ("lane", "start", "stop")}
+    h = hashlib.sha256(str(n).encode())
+    for c in ("lane", "start", "stop"):
+        h.update(np.ascontiguousarray(tab[c], np.int64).tobytes())
+    return h.hexdigest()
