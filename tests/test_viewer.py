@@ -67,6 +67,9 @@ def test_a_merged_band_is_filled_as_high_as_its_items_ran(tiny, qtbot):
     lane, _a, _b, _ = _tiny_window(tiny)
     w = make_timeline(tiny, 1600, 900, expand=["cpu"])
     qtbot.addWidget(w)
+    # (every lane in view drawn from its own tiles, not one a tile of another zoom stood in
+    # for while the tiles' thread worked: under load the grab came first, a run in six)
+    qtbot.waitUntil(w.item.settled, timeout=30000)
     img = w.grab().toImage()
     (x0, x1), _ = w.vb.viewRange()
     width = int(round(w.vb.width()))
