@@ -306,7 +306,35 @@ def store_after_answer():
     def store():
         for model, paths in queued:
             _store(model, paths)
-    return written_in_a_copy(store, quiet=True)
+    pid = written_in_a_copy(store, quiet=True)
+    if pid:
+        _WRITERS.append(pid)
+    return pid
+
+
+_WRITERS = []  # the copies ``store_after_answer`` made that may still write
+
+
+def wait_for_writers(timeout_s=60.0):
+    """Wait for the copies this process made to keep a command's timeline (a process that
+    runs commands one after the other in itself — a test session — before what must not
+    share the machine with them: a recording whose timing is measured).  True when none is
+    left."""
+    import time
+    end = time.monotonic() + timeout_s
+    while _WRITERS:
+        pid = _WRITERS[0]
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _WRITERS.pop(0)
+        elif time.monotonic() > end:
+            return False
+        else:
+            time.sleep(0.02)
+    return True
 
 
 _LATER = []  # (writer thread, its stop event) of the cache entries written "later"
