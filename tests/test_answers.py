@@ -233,3 +233,129 @@ def test_a_path_kept_on_the_logs_numbering_is_not_read_on_the_caches(capsys, mon
     monkeypatch.setattr(legion_log.LegionProfReader, "read",
                         lambda self: (_ for _ in ()).throw(AssertionError("logs read")))
     assert ask(capsys, "critical", "--json", "--limit", "0", run_copy) == alone
+
+
+def _kept_answers(cache, n, wait_s=120):
+    """The kept answers in ``cache`` once there are ``n`` of them and nothing is being
+    written (a copy of the command answers ahead after it ends), or those there after
+    ``wait_s``."""
+    import time
+    end = time.monotonic() + wait_s
+    while time.monotonic() < end:
+        kept = sorted(cache.glob("*.answer-*.result"))
+        if len(kept) >= n and not any(p.name.startswith(".") for p in cache.iterdir()):
+            return kept
+        time.sleep(0.05)
+    return sorted(cache.glob("*.answer-*.result"))
+
+
+def test_the_next_questions_are_answered_ahead_as_they_would_be(capsys, monkeypatch, tmp_path,
+                                                                run_copy):
+    """Once ``stats`` has answered, the copy that keeps the run's timeline answers the run's
+    other questions as a user types them next (``insights``, ``critical``: the same files, no
+    option) from the entry it wrote; asked, they print at once what they print worked out
+    from the logs, nothing read or worked out again."""
+    import subprocess
+    import sys
+    cache = tmp_path / "cache"
+    env = {**os.environ, "LEGATE_PROF_CACHE_DIR": str(cache), "QT_QPA_PLATFORM": "offscreen"}
+    first = subprocess.run([sys.executable, "-m", "legate_prof", "stats", str(run_copy)],
+                           capture_output=True, text=True, env=env, timeout=600)
+    assert first.returncode == 0 and first.stdout, first.stderr
+    assert len(_kept_answers(cache, 3)) == 3  # (stats', and the two answered ahead)
+    from_logs = {argv: ask(capsys, *argv, "--no-cache", run_copy)
+                 for argv in (("insights",), ("critical",))}
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(cache))
+    _unreadable(monkeypatch)
+    import legate_prof.analyze.insights as insights_module
+    monkeypatch.setattr(insights_module, "insights_of_run",
+                        lambda *a, **k: (_ for _ in ()).throw(AssertionError("worked out")))
+    for argv, answer in from_logs.items():
+        assert ask(capsys, *argv, run_copy) == answer
+
+
+@pytest.mark.parametrize("argv", [("--ranks", "0,1"), ("--start", "0.1ms")])
+def test_a_run_not_read_whole_is_not_answered_ahead(capsys, run_copy, argv):
+    """A command on some ranks or a window keeps nothing of the run's other questions."""
+    assert ask(capsys, "stats", *argv, run_copy)[0] == 0
+    from legate_prof.load.loader import wait_for_writers
+    assert wait_for_writers()
+    assert list(Path(os.environ["LEGATE_PROF_CACHE_DIR"]).glob("*.answer-*.result")) == []
+
+
+@pytest.mark.parametrize("writer_s, waited", [(0.6, True), (5.0, False)])
+def test_a_command_waits_for_the_timeline_another_process_is_keeping(monkeypatch, run_copy,
+                                                                     writer_s, waited):
+    """A command that finds the run's entry being written (by the copy of the command before
+    it, typed at once; by a viewer) reopens it once written instead of building the timeline
+    beside the writer (twice the time, both at work); a writer slower than the wait allowed
+    (stopped, a slow disk) is not waited for longer: the logs are read."""
+    import threading
+    import time
+    import legate_prof.read.legion_log as legion_log
+    from legate_prof.load.inputs import expand_inputs
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store import cache
+    paths = expand_inputs([str(run_copy)], note=lambda _: None)
+    model = load_profile(paths, stack=False)
+    entry = cache.entry_path(paths)
+    holding = threading.Event()
+
+    def writer():
+        with cache._writing(entry):
+            holding.set()
+            time.sleep(writer_s)
+            cache.store_cached(model, paths, note=lambda _: None)
+    monkeypatch.setattr(cache, "WAIT_FOR_WRITER_S", 2.0)
+    reads = []
+    real_read = legion_log.LegionProfReader.read
+    monkeypatch.setattr(legion_log.LegionProfReader, "read",
+                        lambda self: reads.append(self) or real_read(self))
+    t = threading.Thread(target=writer)
+    t.start()
+    holding.wait()
+    got = load_profile(paths, stack=False, use_cache=True)
+    t.join()
+    assert (reads == []) == waited
+    assert got.n_items == model.n_items
+    assert not entry.with_suffix(cache.WRITING_SUFFIX).exists()  # (gone with its writer)
+
+
+def test_a_path_kept_on_one_numbering_of_the_run_is_read_on_the_other(run_copy, tmp_path,
+                                                                       monkeypatch):
+    """Built from its logs and reopened from the cache (stacked) the run numbers its items
+    otherwise; a path kept on one is read on the other by each item's lane, start and stop
+    (``critical`` typed at once after ``insights`` reopens the entry: it walked the path
+    again) — the path walked there, step for step; an item not found is walked again."""
+    import numpy as np
+    from legate_prof.causality.run_path import steps_as_arrays
+    from legate_prof.cli import answers
+    from legate_prof.load.inputs import expand_inputs
+    from legate_prof.load.loader import load_profile
+    from legate_prof.query import as_source
+    from legate_prof.store import cache
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    paths = expand_inputs([str(run_copy)], note=lambda _: None)
+    built = load_profile(paths, stack=False)
+    from_logs = as_source(built)
+    cache.store_cached(built, paths, note=lambda _: None)
+    reopened = as_source(cache.load_cached(paths, note=lambda _: None))
+    assert answers.item_numbering(from_logs) != answers.item_numbering(reopened)
+
+    class Kept(dict):
+        def get(self, name, options=None):
+            return dict.get(self, name)
+
+        def put(self, name, value, options=None):
+            self[name] = value
+    kept = Kept()
+    from_logs.run_critical_path()
+    answers._Keep(kept, from_logs).keep()
+    walked = steps_as_arrays(reopened.run_critical_path())
+    read = answers._renumbered(kept["path"], reopened)
+    assert read is not None and len(walked["item"]) > 10
+    for c in walked:
+        assert np.array_equal(np.asarray(read[c]), walked[c]), c
+    assert not np.array_equal(read["item"], kept["path"]["item"])  # (other ids: renumbered)
+    lost = {**kept["path"], "start": np.asarray(kept["path"]["start"]) + 1}
+    assert answers._renumbered(lost, reopened) is None

@@ -476,17 +476,18 @@ paths = sys.argv[2:]
 which = sys.argv[1]
 first = load_profile(paths, use_cache=True)
 e = entry_path(paths)
-target = e if which == "entry" else e.with_suffix(".checked")
-os.unlink(target)
+target = {"entry": e, "stamp": e.with_suffix(".checked"), "writing": e.with_suffix(".writing")}[which]
+os.unlink(e if which == "writing" else target)  # (no entry: a writer's lock is looked for)
 os.mkfifo(target)
 again = load_profile(paths, use_cache=True)  # must not block on the FIFO
 print(again.n_items == first.n_items, os.path.exists(e) and not os.path.islink(e))
 """
 
 
-@pytest.mark.parametrize("which", ["entry", "stamp"])
+@pytest.mark.parametrize("which", ["entry", "stamp", "writing"])
 def test_a_fifo_planted_as_a_cache_entry_is_never_opened(tmp_path, which):
-    """The issue's reproduction: a FIFO planted as a cache entry blocked ``view``."""
+    """The issue's reproduction: a FIFO planted as a cache entry blocked ``view``; planted
+    as the lock of an entry being written, neither its reader nor its writer waits on it."""
     import subprocess
     e = dict(os.environ, LEGATE_PROF_CACHE_DIR=str(tmp_path / "cache"))
     r = subprocess.run([sys.executable, "-c", PLANTED, which, str(SAMPLE)], env=e, timeout=120,

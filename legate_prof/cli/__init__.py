@@ -39,8 +39,9 @@ def main(argv=None):
         rc = args.func(args)
         sys.stdout.flush()  # (a full disk under stdout shows here, where it can be said)
         if getattr(args, "cache", None) == "after":  # (the answer is out: the run kept)
+            from legate_prof.cli.answers import answer_ahead
             from legate_prof.load.loader import store_after_answer
-            store_after_answer()
+            store_after_answer(then=lambda: answer_ahead(args, parser.parse_args))
         return rc
     except ProfileError as e:
         note(f"legate_prof: error: {e}")

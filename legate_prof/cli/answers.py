@@ -112,7 +112,9 @@ def shared_path(args, source):
         return _Keep(None, source)
     from legate_prof.causality.run_path import steps_of_arrays
     kept = results.get("path")
-    if kept is not None and kept.get("numbering") == item_numbering(source):
+    if kept is not None and kept.get("numbering") != item_numbering(source):
+        kept = _renumbered(kept, source)
+    if kept is not None:
         graph = kept.get("has_event_graph")
         source.use_run_critical_path(steps_of_arrays(kept),
                                      None if graph is None else bool(graph))
@@ -130,9 +132,85 @@ class _Keep:
         if self.results is None or not self.source.run_critical_path_walked:
             return
         from legate_prof.causality.run_path import steps_as_arrays
-        self.results.put("path", {**steps_as_arrays(self.source.run_critical_path()),
-                                  "has_event_graph": bool(self.source.has_event_graph()),
-                                  "numbering": item_numbering(self.source)})
+        steps = steps_as_arrays(self.source.run_critical_path())
+        named = _named_items(steps)
+        self.results.put("path", {**steps, "has_event_graph":
+                                  bool(self.source.has_event_graph()),
+                                  "numbering": item_numbering(self.source),
+                                  "named": named, **_places(self.source, named)})
+
+
+def _named_items(steps):
+    """The items a path's steps name (as steps and as predecessors), once each."""
+    import numpy as np
+    ids = np.concatenate([steps["item"], steps["predecessor"]])
+    return np.unique(ids[ids >= 0])
+
+
+def _places(source, ids=None):
+    """Where items are: lane, start and stop (a run's items numbered any way), of ``ids`` or
+    of all."""
+    import numpy as np
+    parts = source.item_parts()
+    cols = {"lane": [], "start": [], "stop": []}
+    for p in parts:
+        it = p.model.items
+        cols["lane"].append(it["lane"].astype(np.int64) + p.lane_off)
+        cols["start"].append(it["start"].astype(np.int64))
+        cols["stop"].append(it["stop"].astype(np.int64))
+    whole = {c: np.concatenate(v) if v else np.zeros(0, np.int64) for c, v in cols.items()}
+    return whole if ids is None else {c: v[ids] for c, v in whole.items()}
+
+
+def _renumbered(kept, source):
+    """A path kept on another numbering of the same run's items (built from its logs, or
+    reopened from the cache, stacked) with its items named in ``source``'s: each found by
+    its lane, start and stop, or None where one is not found or not alone there (walked
+    again)."""
+    import numpy as np
+    try:
+        named = np.asarray(kept["named"], np.int64)
+        wanted = [np.asarray(kept[c], np.int64) for c in ("lane", "start", "stop")]
+        if any(len(w) != len(named) for w in wanted):
+            return None
+    except (KeyError, ValueError, TypeError):
+        return None
+    here = _places(source)
+    near = np.flatnonzero(np.isin(here["start"], wanted[1]))  # (the few that can match)
+    # the candidates and the wanted sorted together: a group of equal places holds exactly
+    # one candidate where a wanted item is found, and alone
+    cols = [np.concatenate([here[c][near], w]) for c, w in zip(("lane", "start", "stop"),
+                                                                  wanted)]
+    order = np.lexsort((cols[2], cols[1], cols[0]))
+    new = np.zeros(len(order), bool)
+    new[:1] = True
+    for c in cols:
+        v = c[order]
+        new[1:] |= v[1:] != v[:-1]
+    group = np.empty(len(order), np.int64)
+    group[order] = np.cumsum(new) - 1
+    here_group, wanted_group = group[:len(near)], group[len(near):]
+    found = np.bincount(here_group, minlength=int(group.max(initial=-1)) + 1)
+    if len(named) and (found[wanted_group] != 1).any():
+        return None
+    item_of_group = np.full(len(found), -1, np.int64)
+    item_of_group[here_group] = near
+    ids = item_of_group[wanted_group]
+
+    def mapped(col):
+        col = np.asarray(col, np.int64)
+        out = col.copy()
+        known = col >= 0
+        k = np.searchsorted(named, col[known])
+        if (k >= len(named)).any() or (named[np.minimum(k, len(named) - 1)] != col[known]).any():
+            raise ValueError("a step names an item the path does not")
+        out[known] = ids[k]
+        return out
+    try:
+        return {**kept, "item": mapped(kept["item"]),
+                "predecessor": mapped(kept["predecessor"])}
+    except ValueError:
+        return None
 
 
 NUMBERING_SAMPLES = 64
@@ -143,7 +221,8 @@ def item_numbering(source):
     of items at evenly spaced ids): a path is kept by item id, and the same run numbers its
     items one way built from its logs and another reopened from the cache, stacked — a path
     walked on one and read on the other named other items (a wrong answer, found this
-    session)."""
+    session).  A path is kept under its numbering: both are kept side by side (a command from
+    the logs, and the copy answering ahead from the cache entry)."""
     import hashlib
     import numpy as np
     from legate_prof.analyze.critical_path import item_table
@@ -154,3 +233,27 @@ def item_numbering(source):
     for c in ("lane", "start", "stop"):
         h.update(np.ascontiguousarray(tab[c], np.int64).tobytes())
     return h.hexdigest()
+
+
+# the questions answered ahead, in this order: the run's path walked for the first serves
+# the second; the third takes the idle time the first explained
+AHEAD = ("insights", "critical", "stats")
+# the commands after which they are, and their options that name the run alone
+AFTER = {"stats", "insights", "critical", "report", "screenshot"}
+
+
+def answer_ahead(args, parse):
+    """Answer the run's other questions before they are asked: in the copy of the process
+    that kept the run's timeline (``load.loader.store_after_answer``), once the command has
+    ended, ``insights``, ``critical`` and ``stats`` as a user types them next (the same
+    files, no option) are worked out from the entry just written and kept
+    (``answered``): asked, each is printed at once.  A question already kept is not asked
+    again; a run not read whole (``--ranks``, a window) is not answered ahead.  The copy is
+    niced and its streams go nowhere; what it keeps is what the command would print.
+    ``parse``: the command line's parser (a list of words -> the options of a command)."""
+    if getattr(args, "cmd", None) not in AFTER or getattr(args, "log", None) \
+            or results_for(args, args.cmd) is None:
+        return  # (a console log joins the run's entry: the questions without it read logs)
+    for command in AHEAD:
+        asked = parse([command, "--", *map(os.fspath, args.files)])
+        asked.func(asked)  # (``answered``: kept, or worked out and kept)

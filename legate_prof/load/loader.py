@@ -72,8 +72,10 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     """``load_profile`` of ``paths`` (folders expanded)."""
     from legate_prof.assemble.model_builder import build_model
     if use_cache:
-        from legate_prof.store.cache import load_cached
+        from legate_prof.store.cache import load_cached, wait_for_entry
         cached = load_cached(paths, note=_note)
+        if cached is None and wait_for_entry(paths):  # (being written: reopened once there)
+            cached = load_cached(paths, note=_note)
         if cached is not None:  # (entries are written stacked: ``bundle.stacked_layout``)
             return cached.evolve(sources=paths, errors=[])
     # The one decision on stacking: a drawing of few lanes of a big profile stacks a lane
@@ -287,7 +289,7 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
 _AFTER = []  # (model, its inputs) whose cache entries are written once the answer is out
 
 
-def store_after_answer():
+def store_after_answer(then=None):
     """Write the cache entries of what a command loaded with ``use_cache="after"``, in a
     forked copy of the process that outlives it: the command has printed its answer and
     ends at once; the next command on the same run (another question: ``insights`` after
@@ -296,7 +298,9 @@ def store_after_answer():
     nothing the user sees (its standard streams go nowhere); an entry appears whole or not
     at all (``store_cached``).  Where no copy can be made safely (another thread runs, whose
     locks a fork would copy; no ``fork``), no entry is written: a command never waits for
-    one.  Returns the copy's process id, or None."""
+    one.  ``then()``: what the copy does once the entries are written (the command line
+    answers ahead the questions a user asks next: ``cli.answers.answer_ahead``).  Returns
+    the copy's process id, or None."""
     import threading
     from legate_prof.output_file import written_in_a_copy
     queued, _AFTER[:] = list(_AFTER), []
@@ -304,8 +308,15 @@ def store_after_answer():
         return None
 
     def store():
+        from legate_prof.store.cache import entry_path
+        kept = True
         for model, paths in queued:
             _store(model, paths)
+            entry = entry_path(paths)
+            kept = kept and entry is not None and entry.is_file()
+        del queued[:]  # (the built timeline: what follows reads the entry)
+        if then is not None and kept:  # (never built from the logs a second time)
+            then()
     pid = written_in_a_copy(store, quiet=True)
     if pid:
         _WRITERS.append(pid)

@@ -285,10 +285,78 @@ def store_cached(model, paths, note=print, stop=None):
         return None
     if os.path.lexists(entry) and not _regular(entry):
         _drop(entry)
-    write_bundle(model, entry, stop=stop, mode=0o600)
-    _write_stamp(entry)  # written from a model we built: its values are sound
+    with _writing(entry):
+        write_bundle(model, entry, stop=stop, mode=0o600)
+        _write_stamp(entry)  # written from a model we built: its values are sound
     evict(entry.parent, _max_bytes(), keep=entry)
     return entry
+
+
+WRITING_SUFFIX = ".writing"
+WAIT_FOR_WRITER_S = 30.0  # a writer slower than this (stopped, a slow disk): built here
+
+
+@contextlib.contextmanager
+def _writing(entry):
+    """Held while ``entry`` is written: ``KEY.writing``, locked, says so to a command that
+    finds no entry (``wait_for_entry``); removed once the entry is there.  The lock goes with
+    its process, however it ends: a killed writer never leaves anyone waiting."""
+    lock = entry.with_suffix(WRITING_SUFFIX)
+    fd = None
+    try:
+        import fcntl
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+                     | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (ImportError, OSError):  # (no locks here, or another writes it too: no matter)
+        if fd is not None:
+            os.close(fd)
+        fd = None
+    try:
+        yield
+    finally:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            os.close(fd)
+
+
+def wait_for_entry(paths, timeout_s=None):
+    """Wait while another process writes the entry of ``paths`` (a command's copy keeping
+    the run's timeline, a viewer): reopening it is faster than building the same timeline
+    beside the writer (the guide's N = 10 M example, at once after ``stats``: ~1.5 s of
+    waiting against ~3 s of building on a shared machine).  True when one was being
+    written and is done."""
+    try:
+        entry = _trusted_entry(paths, note=lambda _: None)
+    except OSError:
+        return False
+    if entry is None:  # (a folder others can write in: no one's lock is waited for)
+        return False
+    try:
+        import fcntl
+        fd = os.open(entry.with_suffix(WRITING_SUFFIX),
+                     os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_CLOEXEC", 0))
+    except (ImportError, OSError):
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or (os.name == "posix" and st.st_uid != os.getuid()):
+            return False
+        end = time.monotonic() + (WAIT_FOR_WRITER_S if timeout_s is None else timeout_s)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return True
+            except OSError:
+                if time.monotonic() > end:
+                    return False
+                time.sleep(0.05)
+    finally:
+        os.close(fd)
 
 
 def evict(directory, max_bytes, keep=None):
