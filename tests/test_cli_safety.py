@@ -95,6 +95,14 @@ def test_bad_screenshot_options_are_one_line(sample, tmp_path, args, words):
     assert digest(p) == before
 
 
+@pytest.mark.parametrize("limit, words", [("-1", ["'-1' is below 0", "0: all"]),
+                                          ("many", ["'many' is not a whole number"])])
+def test_a_step_limit_that_is_no_count_is_one_line(sample, limit, words):
+    """``critical --limit -1`` printed every step but the last, as if that were asked."""
+    p, _ = sample
+    one_line_error(cli("critical", p, "--limit", limit), *words)
+
+
 def test_special_and_empty_files_are_refused_without_blocking(tmp_path):
     fifo = tmp_path / "legate_0.prof"
     os.mkfifo(fifo)

@@ -31,6 +31,17 @@ def time_arg(s):
     return int(v)
 
 
+def count_arg(s):
+    """A whole number, 0 or more ('--limit -1' printed every step but the last)."""
+    try:
+        n = int(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{s!r} is below 0 (0: all)")
+    return n
+
+
 def size_arg(s):
     try:
         v = int(s)

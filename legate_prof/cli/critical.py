@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
+from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window, count_arg
 from legate_prof.cli.common import (check_window, input_files, load_with_progress,
                                     run_path_in_window, say, status, trimmed)
 
@@ -20,7 +20,7 @@ def register(sub):
                         "predecessor (docs/query_api.md)")
     c.add_argument("--log", help="legate's console output, to say why a crashed run has no "
                    "path (its out-of-memory report)")
-    c.add_argument("--limit", type=int, default=40, metavar="N",
+    c.add_argument("--limit", type=count_arg, default=40, metavar="N",
                    help="steps of the path to print (0: all; default 40; steps of no time "
                         "are folded into one line and not counted)")
     add_ranks(c)
