@@ -6,7 +6,9 @@ are not part of an answer.  The run's critical path is kept too, so that a comma
 another question of the same run (``insights`` after ``critical``, the report after either)
 does not walk it again; and the run's idle time explained (``stats`` after ``insights``, or
 the other way round).  Only runs read whole and ended are kept: ``--ranks``, ``--start`` and
-``--stop``, and a run still being written, answer from the logs every time.
+``--stop``, and a run still being written, answer from the logs every time.  Once a command
+has ended, the copy that keeps the run's timeline answers ahead the questions a user asks
+next (``answer_ahead``).
 """
 
 from __future__ import annotations
@@ -221,8 +223,8 @@ def item_numbering(source):
     of items at evenly spaced ids): a path is kept by item id, and the same run numbers its
     items one way built from its logs and another reopened from the cache, stacked — a path
     walked on one and read on the other named other items (a wrong answer, found this
-    session).  A path is kept under its numbering: both are kept side by side (a command from
-    the logs, and the copy answering ahead from the cache entry)."""
+    session).  A path kept on the other numbering is read through its items' places
+    (``_renumbered``)."""
     import hashlib
     import numpy as np
     from legate_prof.analyze.critical_path import item_table
@@ -238,7 +240,7 @@ def item_numbering(source):
 # the questions answered ahead, in this order: the run's path walked for the first serves
 # the second; the third takes the idle time the first explained
 AHEAD = ("insights", "critical", "stats")
-# the commands after which they are, and their options that name the run alone
+# the commands after which they are (each names the run by its ``files``)
 AFTER = {"stats", "insights", "critical", "report", "screenshot"}
 
 
