@@ -178,7 +178,8 @@ def test_another_command_reopens_the_timeline_a_first_one_kept(capsys, monkeypat
 
 
 def test_no_cache_neither_reads_nor_keeps_the_timeline(capsys, monkeypatch, tmp_path, run_copy):
-    """``--no-cache``: the logs are read, and no copy is made to keep what was built."""
+    """``--no-cache`` (or no cache folder: ``LEGATE_PROF_CACHE_DIR=''``): the logs are read,
+    and no copy is made to keep what was built (with no folder, one was made for nothing)."""
     def no_fork():
         raise AssertionError("a copy was made to keep the timeline")
     monkeypatch.setattr(os, "fork", no_fork)
@@ -186,6 +187,11 @@ def test_no_cache_neither_reads_nor_keeps_the_timeline(capsys, monkeypatch, tmp_
         code, out, _ = ask(capsys, *argv, "--no-cache", run_copy)
         assert code == 0 and out
     assert list(Path(os.environ["LEGATE_PROF_CACHE_DIR"]).glob("*.lpbundle")) == []
+    with monkeypatch.context() as m:
+        m.setenv("LEGATE_PROF_CACHE_DIR", "")
+        for argv in (("stats",), ("critical",)):
+            code, out, _ = ask(capsys, *argv, run_copy)
+            assert code == 0 and out
     monkeypatch.undo()  # (the fork back: the same command without the option keeps it)
     monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
     assert ask(capsys, "stats", run_copy)[0] == 0

@@ -303,9 +303,10 @@ def store_after_answer(then=None):
     the copy's process id, or None."""
     import threading
     from legate_prof.output_file import written_in_a_copy
+    from legate_prof.store.cache import cache_dir
     queued, _AFTER[:] = list(_AFTER), []
-    if not queued or threading.active_count() != 1:
-        return None
+    if not queued or threading.active_count() != 1 or cache_dir() is None:
+        return None  # (no cache, LEGATE_PROF_CACHE_DIR='': no copy at all)
 
     def store():
         from legate_prof.store.cache import entry_path
