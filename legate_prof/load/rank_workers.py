@@ -144,6 +144,7 @@ def _build_rank(paths, out, mode, prepare=""):
                 return False  # numbered after the others: only a build of all files can
         model = build_model(logs, warnings=[str(w) for log in logs for w in log.warnings],
                             stack=mode == "stack", check_files=False)
+        del logs[:]  # (their tables and mapped bytes: ~a fifth of a worker's peak, at ``prepare``)
         from legate_prof.store.bundle import write_bundle
         write_bundle(model, out, indexes=False, handover=True)
         if prepare:
