@@ -103,6 +103,20 @@ def test_a_step_limit_that_is_no_count_is_one_line(sample, limit, words):
     one_line_error(cli("critical", p, "--limit", limit), *words)
 
 
+@pytest.mark.parametrize("head, words", [
+    (b"\xe7\x24\x02\xe9\x2f\xc4\x3c\xe4DUCK\xe7\x03\0\0", ["a DuckDB database",
+                                                                   "duckdb FILE"]),
+    (b"PAR1\x15\x04\x15\x80", ["a Parquet file", "export --format parquet"]),
+    (b"SQLite format 3\0", ["an SQLite database"])])
+def test_an_export_given_back_says_what_it_is(tmp_path, head, words):
+    """``export --format duckdb`` wrote a file ``sql`` then called "not a Legion Prof log";
+    a Parquet file's first bytes read as text ("a text file: legate's console output?")."""
+    f = tmp_path / "out.bin"
+    f.write_bytes(head + bytes(range(256)) * 4)
+    for command in (("stats",), ("sql", "SELECT 1")):
+        one_line_error(cli(*command, f), "not a Legion Prof log", *words)
+
+
 def test_special_and_empty_files_are_refused_without_blocking(tmp_path):
     fifo = tmp_path / "legate_0.prof"
     os.mkfifo(fifo)

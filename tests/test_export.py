@@ -198,6 +198,10 @@ def test_sql_on_a_real_profile(tmp_path, capsys):
     assert lines[0] == "rank,group,utilization" and lines[1].startswith("0,cpu,0.")
     assert main(["sql", "SELECT count(*) AS n FROM provenance_totals", str(EXAMPLE)]) == 0
     assert "(1 row)" in capsys.readouterr().out
+    # the lines by what they cost, most first (the view came back in no order)
+    assert main(["sql", "SELECT total_ns FROM provenance_totals", str(EXAMPLE), "--json"]) == 0
+    totals = [r["total_ns"] for r in json.loads(capsys.readouterr().out)]
+    assert len(totals) > 3 and totals == sorted(totals, reverse=True)
 
 
 def test_sql_on_a_legate_run(legate_run, capsys):

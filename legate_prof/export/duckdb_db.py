@@ -21,7 +21,8 @@ VIEWS = {
     "provenance_totals": """
         SELECT provenance, kind, count(*) AS items, sum(duration_ns) AS total_ns,
                sum(duration_ns - waiting_ns) AS running_ns
-        FROM items WHERE provenance <> '' GROUP BY provenance, kind""",
+        FROM items WHERE provenance <> '' GROUP BY provenance, kind
+        ORDER BY total_ns DESC, provenance, kind""",
     "copy_bandwidth": """
         SELECT *, size_bytes / nullif(duration_ns, 0) AS gb_per_s FROM copies""",
 }

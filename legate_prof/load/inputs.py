@@ -45,11 +45,37 @@ def sniff(path) -> str:
     from legate_prof.read.runtime_stream import STREAM_MAGIC
     if head.startswith(STREAM_MAGIC):
         return "runtime"
+    if _other_words(head):
+        return "unknown"  # (a Parquet file's first bytes read as text)
     try:
         head.decode("utf-8")
         return "text"
     except UnicodeDecodeError:
         return "unknown"
+
+
+# files of other formats a user may give back to a command (our exports among them): where
+# their first bytes say so, what they are and what to do, in words
+OTHER_FORMATS = (
+    (8, b"DUCK", "a DuckDB database (as `export --format duckdb` writes): query it with DuckDB "
+                 "itself (duckdb FILE); `sql` reads the run's logs or a Parquet export's folder"),
+    (0, b"PAR1", "a Parquet file: `sql` reads the folder `export --format parquet` wrote, and "
+                 "the other commands the run's logs"),
+    (0, b"SQLite format 3\0", "an SQLite database: legate_prof reads the run's logs"))
+
+
+def _other_words(head):
+    return next((words for at, magic, words in OTHER_FORMATS
+                 if head[at:at + len(magic)] == magic), None)
+
+
+def other_format(path):
+    """Words for a file that is no profile but says what it is in its first bytes, or None."""
+    try:
+        with open(path, "rb") as f:
+            return _other_words(f.read(64))
+    except OSError:
+        return None
 
 
 def _fingerprint(path, st):

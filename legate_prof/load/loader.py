@@ -140,8 +140,10 @@ def _read_inputs(paths, kinds, progress, errors, warnings):
             elif kind == "text":
                 texts.append(path)
             else:
+                from legate_prof.load.inputs import other_format
                 raise ProfileError(path, "not a Legion Prof log, a legate_prof bundle or a "
-                                         "runtime event stream")
+                                         "runtime event stream"
+                                   + (f": {what}" if (what := other_format(path)) else ""))
         except ProfileError as e:
             errors.append(e)
     return logs, streams, texts, bundles
