@@ -167,6 +167,16 @@ def _prepare(model, function, out):
             os.unlink(out)
 
 
+def _give_back_freed_memory():
+    """Return the memory a job freed to the system (glibc keeps freed heap pages for the
+    process: the next job's log, mapped whole, came on top of the last job's peak)."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # (another C library: its own way)
+
+
 def prepared_path(bundle):
     return bundle + ".prepared"
 
@@ -178,6 +188,7 @@ def _worker(jobs, mode, prepare=""):
         os.nice(WORKER_NICENESS)
     for i, paths, out in jobs:
         ok = _build_rank(paths, out, mode, prepare)
+        _give_back_freed_memory()
         print(("ok" if ok else "fail"), i, flush=True)
         if not ok:
             return 3
