@@ -1,5 +1,6 @@
 """Shared fixtures: real legate runs (once per session) and synthetic multi-rank profiles."""
 
+import atexit
 import json
 import os
 import shutil
@@ -26,8 +27,10 @@ _TESTS_TMP = Path(tempfile.gettempdir()) / f"legate_prof_tests_{os.getuid()}"
 _TESTS_TMP.mkdir(mode=0o700, exist_ok=True)
 os.environ["TMPDIR"] = str(_TESTS_TMP)  # (pytest's own folders too: it keeps the last three)
 tempfile.tempdir = None
-# The cache of built timelines: never the user's, one per test session
+# The cache of built timelines: never the user's, one per test session (gone with it: each
+# session left one behind)
 os.environ["LEGATE_PROF_CACHE_DIR"] = tempfile.mkdtemp(prefix="legate_prof_test_cache_")
+atexit.register(shutil.rmtree, os.environ["LEGATE_PROF_CACHE_DIR"], ignore_errors=True)
 
 
 
