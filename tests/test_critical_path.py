@@ -678,13 +678,13 @@ def test_clock_skew_names_the_pairs_furthest_apart_and_counts_the_rest():
     ml = latency_of(spawn, create, node, sender)
     assert len(ml.pairs) == n
     (notice,) = ml.notices()
-    assert "node 1039's clock reads 40.000 µs behind node 39's" in notice
-    assert "node 1037's" in notice and "node 1036's" not in notice
-    assert "37 more pairs of nodes (`legate_prof stats --json` lists each)" in notice
+    assert "rank 1039's clock reads 40.000 µs behind rank 39's" in notice
+    assert "rank 1037's" in notice and "rank 1036's" not in notice
+    assert "37 more pairs of ranks (`legate_prof stats --json` lists each)" in notice
     lines = _message_lines(ml.as_json())
-    named = [ln for ln in lines if ln.startswith("   node ")]
-    assert len(named) == 10 and "node 1039 reads 40.000 us behind node 39" in named[0]
-    assert lines[-1] == ("   ... and 30 more pairs of nodes, their clocks closer (stats --json "
+    named = [ln for ln in lines if ln.startswith("   rank ")]
+    assert len(named) == 10 and "rank 1039 reads 40.000 us behind rank 39" in named[0]
+    assert lines[-1] == ("   ... and 30 more pairs of ranks, their clocks closer (stats --json "
                          "lists each)")
     assert len(ml.as_json()["skew_pairs"]) == n
 

@@ -300,7 +300,7 @@ def test_messages_across_clocks_far_apart_say_the_clocks_not_the_network():
     assert g["wall_ns"] > 0 and "clocks_apart_ns" not in g["evidence"]
     crit = subprocess.run([sys.executable, "-m", "legate_prof", "critical",
                            str(REAL / "mpi2_skewed")], capture_output=True, text=True).stdout
-    assert "Note: Clock skew" in crit and "node 0's clock reads 99.999 s behind node 1's" in crit
+    assert "Note: Clock skew" in crit and "rank 0's clock reads 99.999 s behind rank 1's" in crit
 
 
 def test_a_long_shutdown_is_a_finding_costed_at_the_paths_shutdown(monkeypatch):

@@ -944,7 +944,7 @@ def test_statistics_say_clock_skew_and_instance_lifetimes_in_words(browser, mpi2
                              ".map(function (t) { return t.textContent; })")
     assert "lifetimes summed" in heads
     pairs = [c for c in cells if "clock reads" in c]
-    assert pairs and re.search(r"node \d's clock reads [\d.]+\u00a0(?:ns|µs|ms|s) behind node "
+    assert pairs and re.search(r"rank \d's clock reads [\d.]+\u00a0(?:ns|µs|ms|s) behind rank "
                                r"\d's \(±[\d.]+\u00a0(?:ns|µs|ms|s), [\d,]+ messages\)", pairs[0])
     assert not [c for c in cells if "sender: " in c]
 

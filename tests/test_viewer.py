@@ -639,8 +639,8 @@ def test_a_long_note_in_a_pictures_header_goes_on_below_cut_between_words():
     from legate_prof.viewer.screenshot import app_instance
     app_instance()
     note = ("Note: Clock skew: 88,737 of 191,730 messages arrived before they were sent, by "
-            "the nodes' clocks (by 12.261 ms on average): node 0's clock reads 19.031 ms "
-            "behind node 2's (±11.403 ms, 19,113 messages); 5 more pairs of nodes.")
+            "the ranks' clocks (by 12.261 ms on average): rank 0's clock reads 19.031 ms "
+            "behind rank 2's (±11.403 ms, 19,113 messages); 5 more pairs of ranks.")
     color = QtGui.QColor(1, 2, 3)
     for width in (800, 1200):
         lay = header_layout(width, ["title", "view"], [(note, color)], QtGui.QFont())

@@ -161,7 +161,7 @@ def skew_note(latency):
         return None
     notice = next((n for n in latency.notices() if n.startswith("Clock skew")), None)
     return None if notice is None else (
-        f"Note: {notice} The path's gaps between nodes include that difference.")
+        f"Note: {notice} The path's gaps between ranks include that difference.")
 
 
 def stops_line(stop, window=False):

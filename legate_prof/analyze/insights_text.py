@@ -80,8 +80,8 @@ def cost_words(x, whole="the run's", run_ns=None):
     processor time (the text's and the report's)."""
     cpu = f"processor time: {format_ns(x['processor_ns'])} (summed over processors)"
     if "clocks_apart_ns" in x["evidence"]:
-        return (f"costs an unknown share of {whole} wall-clock time: the nodes' clocks "
-                f"disagree, so waits across nodes cannot be measured; {cpu}")
+        return (f"costs an unknown share of {whole} wall-clock time: the ranks' clocks "
+                f"disagree, so waits across ranks cannot be measured; {cpu}")
     held = x.get("path_ns", x["wall_ns"])
     under = x.get("counted_under") or []
     named = (" " + " and ".join(under[:2]) + (f" and {len(under) - 2} more" if len(under) > 2

@@ -449,17 +449,17 @@ def _message_lines(m):
     if m["skewed"]:
         out.append(f"!! clock skew: {m['skewed']} messages arrived before they were sent, by "
                    f"{format_ns_ascii(int(m['mean_skew_ns']))} on average; boxes on different "
-                   "nodes may be shifted against each other"
+                   "ranks may be shifted against each other"
                    + (f" (every rank ran on one machine, {host}: their clocks started apart)"
                       if host else ""))
         from legate_prof.causality.message_latency import worst_first
         pairs = worst_first(m["skew_pairs"])
         for p in pairs[:SKEW_PAIR_LINES]:
-            out.append(f"   node {p['receiver']} reads {format_ns_ascii(int(p['mean_ns']))} "
-                       f"behind node {p['sender']} (spread {format_ns_ascii(int(p['spread_ns']))}"
+            out.append(f"   rank {p['receiver']} reads {format_ns_ascii(int(p['mean_ns']))} "
+                       f"behind rank {p['sender']} (spread {format_ns_ascii(int(p['spread_ns']))}"
                        f", {p['messages']} messages)")
         if len(pairs) > SKEW_PAIR_LINES:
-            out.append(f"   ... and {len(pairs) - SKEW_PAIR_LINES:,} more pairs of nodes, their "
+            out.append(f"   ... and {len(pairs) - SKEW_PAIR_LINES:,} more pairs of ranks, their "
                        "clocks closer (stats --json lists each)")
     if m["congested"] and host:
         out.append(f"!! slow messages: {m['percent_slow']:.2f} % of messages took "

@@ -81,23 +81,24 @@ class MessageLatency:
                 "congested": self.congested, "one_host": self.one_host or None}
 
     def notices(self):
-        """Plain sentences for a banner: what a user comparing boxes across nodes must know."""
+        """Plain sentences for a banner: what a user comparing boxes across ranks must know
+        (a rank is a Legion node: its own process, its own clock)."""
         out = []
         if self.skewed:
             behind = "; ".join(
-                f"node {p.receiver}'s clock reads {format_ns(p.mean_ns)} behind node "
+                f"rank {p.receiver}'s clock reads {format_ns(p.mean_ns)} behind rank "
                 f"{p.sender}'s (±{format_ns(p.spread_ns)}, {_n(p.messages, 'message')})"
                 for p in self.worst_pairs(NAMED_PAIRS))
             more = len(self.pairs) - NAMED_PAIRS
             if more > 0:
-                behind += (f"; {more:,} more pair{'s' if more > 1 else ''} of nodes "
+                behind += (f"; {more:,} more pair{'s' if more > 1 else ''} of ranks "
                            "(`legate_prof stats --json` lists each)")
             out.append(f"Clock skew: {self.skewed:,} of {self.messages:,} messages arrived before "
-                       f"they were sent, by the nodes' clocks (by {format_ns(self.mean_skew_ns)}"
+                       f"they were sent, by the ranks' clocks (by {format_ns(self.mean_skew_ns)}"
                        f" on average)" + (f": {behind}" if behind else "") + "."
                        + (f" Every rank ran on one machine ({self.one_host}): their clocks "
                           "started apart, not the machines'." if self.one_host else "")
-                       + " Boxes on different nodes may be shifted against each other.")
+                       + " Boxes on different ranks may be shifted against each other.")
         if self.congested and self.one_host:
             out.append(f"Slow messages: {self.slow:,} of {self.messages:,} messages "
                        f"({self.percent_slow:.2f} %) took {self.threshold_ns / 1e6:g} ms or "

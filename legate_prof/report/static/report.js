@@ -633,7 +633,7 @@ function cellText(key, v, depth) {
   if (key === "skew_pairs" && Array.isArray(v)) {  // (as the window's clock skew notice says it: furthest apart first)
     v = v.slice().sort(function (a, b) { return Math.abs(b.mean_ns) - Math.abs(a.mean_ns) || b.messages - a.messages || a.sender - b.sender || a.receiver - b.receiver; });
     return v.slice(0, 5).map(function (p) {
-      return "node " + p.receiver + "'s clock reads " + formatNs(p.mean_ns) + " behind node " + p.sender + "'s (±" + formatNs(p.spread_ns) + ", " + p.messages.toLocaleString("en-US") + " messages)";
+      return "rank " + p.receiver + "'s clock reads " + formatNs(p.mean_ns) + " behind rank " + p.sender + "'s (±" + formatNs(p.spread_ns) + ", " + p.messages.toLocaleString("en-US") + " messages)";
     }).join("; ") + (v.length > 5 ? "; … " + (v.length - 5) + " more" : "");
   }
   if (typeof v === "number" && /_ns$/.test(key)) return formatNs(v);
@@ -731,10 +731,10 @@ var KIND_WORDS = {  // analyze/critical_path.py
   launch: "the program's own thread (the top-level task) running between the operations it launches",
   runtime: "mapping and runtime meta-work: meta-tasks, messages, mapper and runtime calls",
   copy: "copies", fill: "fills", dependent_partitioning: "dependent partitioning",
-  startup: "the runtime starting on every node, before the path starts at the program's top-level task",
+  startup: "the runtime starting on every rank, before the path starts at the program's top-level task",
   shutdown: "the runtime cleaning up after the program's top-level task ended",
   unknown: "waiting for an event no loaded profile records (where the chain stops), and the run before it",
-  gap: "no item on the path was running: a message in flight, a task waiting for its processor, clocks of two nodes"};
+  gap: "no item on the path was running: a message in flight, a task waiting for its processor, clocks of two ranks"};
 function splitTable(head, rows, span, tips) {
   return cellTable([[head], ["time"], ["% of run"]], rows.map(function (r) {
     var c = timeCell(r[1]);
