@@ -360,7 +360,8 @@ def _machine_and_groups(s) -> list:
                      f"{format_ns_ascii(g['busy_ns']):>14}{extra}")
     if s["groups"]:
         lines.append("  busy: processors, summed over their lanes (waits left out); memories, "
-                     "while any instance lived; channels and ops, while anything was under way")
+                     "while any instance lived; channels, while anything was under way; ops, "
+                     "while an operation's tasks ran")
     return lines
 
 
