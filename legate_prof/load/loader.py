@@ -230,8 +230,11 @@ def _one_log_per_rank(logs, errors):
     for k in order:
         rank = rank_of(logs[k])
         if rank in seen:
+            other = seen[rank]  # (named by its folder too where it lies in another)
+            if os.path.dirname(other) == os.path.dirname(logs[k].path):
+                other = os.path.basename(other)
             errors.append(ProfileError(
-                logs[k].path, f"rank {rank} again (also in {os.path.basename(seen[rank])}, "
+                logs[k].path, f"rank {rank} again (also in {other}, "
                               "which is shown): a file of another run? Left out; open one run "
                               "at a time, or compare runs with `legate_prof compare`"))
             continue
