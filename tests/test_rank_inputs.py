@@ -294,10 +294,10 @@ def test_a_rank_twice_is_one_line_and_the_rest_is_shown(tmp_path):
               "Left out")
     alone = compute_stats(load_profile(list(RUNS["mpi2b"].files)))
     assert json.loads(out)["items"] == alone["items"]
-    # two runs' folders: the file shown is named with its folder (both are legate_1.prof.gz)
+    # two runs' folders: the file shown is named with its folder (both are legate_0.prof.gz)
     other = _copy(RUNS["mpi2_util2"], tmp_path / "other", streams=False)
     rc, _, err = _cli("stats", d, other)
-    assert rc == 2 and any(f"rank 1 again (also in {d / 'legate_1.prof.gz'}, which is shown)"
+    assert rc == 2 and any(f"rank 0 again (also in {d / 'legate_0.prof.gz'}, which is shown)"
                            in ln for ln in err), err
     # per-rank bundles: the second bundle of rank 1 is left out, the others are opened
     b = _copy(RUNS["mpi2b"], tmp_path / "bundles", streams=False)
