@@ -1143,3 +1143,23 @@ def test_tiles_of_many_lanes_give_each_box_the_provenance_one_lane_at_a_time_giv
     assert tiles[1] == tiles[10 ** 9]
     provs = [b for lane in tiles[1] for row in lane for b in row["b"][3::5]]
     assert any(provs)  # (some boxes carry a line: the comparison is not of zeros)
+
+
+def test_the_pictures_are_titled_as_screenshot_titles_them(tmp_path, monkeypatch, capsys):
+    """A folder given to ``report`` titles its pictures by the folder's name, as ``screenshot``
+    does (they listed its files: "legate_0.prof, legate_0.runtime.prof, … (+2 more)")."""
+    import legate_prof.cli.report as report_cli
+    real = report_cli.picture_renderer
+    titles = []
+
+    def recording():
+        render, why, _ = real()
+
+        def render_seen(*a, **k):
+            titles.append(k.get("title_files"))
+            return render(*a, **k)
+        return render_seen, why, False  # (drawn in this process, where it is seen)
+    monkeypatch.setattr(report_cli, "picture_renderer", recording)
+    run = Path(__file__).parents[1] / "fixtures" / "real" / "mpi2"
+    assert main(["report", str(run), "-o", str(tmp_path / "rep"), "-q"]) == 0
+    assert titles and all(t == [str(run)] for t in titles)

@@ -65,6 +65,9 @@ def run(args):
     del whole
     if getattr(args, "pictures", True):
         render, why, aside = picture_renderer()
+        if render is not None:  # (titled as `screenshot` titles them: a folder by its name)
+            import functools
+            render = functools.partial(render, title_files=args.files)
     else:
         render, why, aside = None, "pictures skipped (--no-pictures)", False
     done = write_report(model, out, pictures=render, pictures_note=why, pictures_aside=aside,
