@@ -270,6 +270,23 @@ def test_the_out_of_memory_finding_says_in_its_headline_which_array_is_held_twic
                                    "(8,388,600 bytes)"), f["title"]
 
 
+def test_a_request_the_free_bytes_cover_says_why_it_failed_still():
+    """16,777,208 bytes held and 4,194,304 asked of a 20,971,520-byte pool read as if it fit (a
+    user's review): the evidence says the bytes left, and that they are not in one piece;
+    a request larger than what is left says nothing of the kind."""
+    from legate_prof.analyze.insights import _fits_yet_failed, find_insights
+    found = [f for f in find_insights(_oom2()) if f["pattern"] == "out_of_memory"]
+    assert len(found) == 2
+    for f in found:
+        held = int(f["evidence"]["pool"].split(" of ")[0].replace(",", ""))
+        left = 20_971_520 - held
+        assert f["evidence"]["free"].startswith(f"{left:,} bytes, no fewer than asked, yet not "
+                                                "in one piece")
+    assert _fits_yet_failed({"requested_bytes": 10, "reserved_bytes": 95,
+                             "pool_bytes": 100}) is None
+    assert _fits_yet_failed({"requested_bytes": 10}) is None
+
+
 def test_two_stores_of_one_line_stay_two_and_add_up_to_what_was_reserved(tmp_path):
     """A line that allocated two stores (here the report's line 13 store renamed to line 7's,
     as a line like ``c, e = b + 2, b + 3`` makes them): two entries, not one key for both."""

@@ -688,6 +688,22 @@ def _held_twice(rep):
     return ("; " + "; ".join(said[:3])) if said else ""
 
 
+def _fits_yet_failed(rep):
+    """Why a request that the pool's free bytes cover still failed, in words (the numbers
+    alone read as if it fit: 16,777,208 held + 4,194,304 asked <= 20,971,520, a user's
+    review), or None."""
+    try:
+        asked, held, pool = (int(rep[k]) for k in ("requested_bytes", "reserved_bytes",
+                                                   "pool_bytes"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    left = pool - held
+    if not 0 < asked <= left:
+        return None
+    return (f"{left:,} bytes, no fewer than asked, yet not in one piece: the free space lies "
+            "between instances, or is lost to their alignment")
+
+
 def out_of_memory(f):
     """Each rank's out-of-memory report (legate's console output, ``--log``), and each rank
     that stopped before the run's end without one (``crash``: its stream or Legion's log
@@ -708,9 +724,12 @@ def out_of_memory(f):
         rep = mk.get("report", {}) or {}
         fields = mk.get("fields", {})
         prov = [rep["provenance"]] if rep.get("provenance") else []
+        evidence = {k: str(v) for k, v in fields.items()}
+        if (free := _fits_yet_failed(rep)) is not None:
+            evidence["free"] = free
         out.append(_finding(
             "out_of_memory", mk.get("title", "out of memory") + _held_twice(rep), prov,
-            [mk["time"], mk["time"]], {k: str(v) for k, v in fields.items()}, 0,
+            [mk["time"], mk["time"]], evidence, 0,
             "Keep fewer instances of one store alive: prefetch the whole array before using "
             "slices, give stencil_hint for halo access, update in place (guide, Example 2)."))
     return out
