@@ -234,3 +234,18 @@ def test_the_compare_picture_lays_both_runs_out_alike(monkeypatch, tmp_path):
     monkeypatch.setattr(limits, "MAX_LANES_EXPANDED", lanes[0])  # (both fit: each its default)
     shot.render_comparison(runs, tmp_path / "both2.png", ("a", "b"))
     assert states == [None, None]
+
+
+def test_compare_says_when_the_runs_ran_on_different_numbers_of_ranks():
+    """A run of 2 ranks against one of 1 (a user compared 4 ranks with 1): said, with how
+    many each had; runs of as many ranks say nothing of it."""
+    from pathlib import Path
+    from legate_prof.analyze.compare import compare, format_compare
+    from legate_prof.load.loader import load_profile
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    one, two, two_b = (load_profile([real / n], stack=False)
+                       for n in ("inefficient_1rank", "mpi2", "mpi2b"))
+    c = compare(two, one)
+    assert c["ranks"] == [2, 1]
+    assert "ranks: 2 -> 1: the runs ran on different numbers of ranks" in format_compare(c)
+    assert "ranks:" not in format_compare(compare(two, two_b))

@@ -219,7 +219,14 @@ def compare(a, b):
         groups.append(row)
     return {"lines": lines, "groups": groups, "span_ns": spans, "explained_ns": [ea, eb],
             "run_ns": [ra, rb], "inferred_ns": [ia, ib], "notes": _notes(lines),
-            "findings": findings_compared(sa, sb)}
+            "findings": findings_compared(sa, sb), "ranks": [_ranks(a), _ranks(b)]}
+
+
+def _ranks(model):
+    """How many ranks a run has (its machine description's, else its lanes')."""
+    if model.ranks:
+        return len(model.ranks)
+    return len(np.unique(np.asarray(model.lanes["rank"]))) if len(model.lanes["rank"]) else 0
 
 
 def findings_compared(a, b):
@@ -253,6 +260,10 @@ def format_compare(c, names=("A", "B")):
               f" ({b_ns / a_ns:.1f}x slower)" if a_ns and b_ns > a_ns else "")
     out = [f"A = {names[0]}", f"B = {names[1]}",
            f"run length: {_change(*c['span_ns'], fmt=format_ns)}{faster}"]
+    ranks = c.get("ranks", [0, 0])
+    if ranks[0] != ranks[1] and all(ranks):  # (a user compared 1 rank against 4: say so)
+        out.append(f"ranks: {ranks[0]} -> {ranks[1]}: the runs ran on different numbers of "
+                   "ranks; their lines and groups compare whole runs, not rank for rank")
     if "explained_ns" in c:
         out.append("wall clock: each line's share of its run's critical path, with the runtime "
                    "work it led to, the start-up and the shutdown (they add up to the run: "
