@@ -81,7 +81,7 @@ def main():
                             json.dumps(paths)])[2].strip().splitlines()[-1])
     trees = [("stats", ROOT)] + ([("stats_baseline", a.baseline)] if a.baseline else [])
     for key, tree in trees:
-        env = dict(os.environ, PYTHONPATH=tree)
+        env = dict(os.environ, PYTHONPATH=tree, LEGATE_PROF_CACHE_DIR="")  # (from the logs)
         runs = [timed([sys.executable, "-m", "legate_prof", "stats", *paths], env)[:2]
                 for _ in range(a.repeat)]
         out[key + "_s"] = [r[0] for r in runs]

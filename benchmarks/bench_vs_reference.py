@@ -110,8 +110,10 @@ def main(argv=None):
             files = sorted(str(p) for p in Path(tmp).glob("*.prof"))
             ours, theirs = [], []
             for _ in range(a.repeat):  # alternating, so both see the same machine
+                # (--no-cache: from the logs each time, and no copy left keeping the timeline
+                # and answering ahead beside the reference's run that follows)
                 ours.append(measure([sys.executable, "-m", "legate_prof", "stats", "--json",
-                                     *files])[:2])
+                                     "--no-cache", *files])[:2])
                 if ref:
                     theirs.append(measure([str(ref), "statistics", *files])[:2])
             o_t, o_m = min(t for t, _ in ours), max(m for _, m in ours)
