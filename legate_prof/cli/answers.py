@@ -51,8 +51,8 @@ def results_for(args, command):
     where it is not read whole or nothing can be kept."""
     if any(getattr(args, k, None) is not None for k in ("ranks", "start", "stop")):
         return None
-    if os.environ.get("LEGATE_PROF_CACHE_DIR") == "":
-        return None
+    if os.environ.get("LEGATE_PROF_CACHE_DIR") == "" or getattr(args, "cache", None) is False:
+        return None  # (--no-cache: nothing read, nothing kept — an answer neither)
     from legate_prof.cli.common import input_files
     from legate_prof.load.inputs import expand_inputs
     from legate_prof.store.results import RunResults
