@@ -170,6 +170,7 @@ def _renumbered(kept, source):
     its lane, start and stop, or None where one is not found or not alone there (walked
     again)."""
     import numpy as np
+    from legate_prof.model.sort_order import lex_order
     try:
         named = np.asarray(kept["named"], np.int64)
         wanted = [np.asarray(kept[c], np.int64) for c in ("lane", "start", "stop")]
@@ -183,7 +184,7 @@ def _renumbered(kept, source):
     # one candidate where a wanted item is found, and alone
     cols = [np.concatenate([here[c][near], w]) for c, w in zip(("lane", "start", "stop"),
                                                                   wanted)]
-    order = np.lexsort((cols[2], cols[1], cols[0]))
+    order = lex_order((cols[2], cols[1], cols[0]))
     new = np.zeros(len(order), bool)
     new[:1] = True
     for c in cols:

@@ -314,12 +314,9 @@ def store_after_answer(then=None):
         return None  # (no cache, LEGATE_PROF_CACHE_DIR='': no copy at all)
 
     def store():
-        from legate_prof.store.cache import entry_path
         kept = True
-        for model, paths in queued:
-            _store(model, paths)
-            entry = entry_path(paths)
-            kept = kept and entry is not None and entry.is_file()
+        for model, paths in queued:  # (every entry written: else no answer ahead)
+            kept = _store(model, paths) is not None and kept
         del queued[:]  # (the built timeline: what follows reads the entry)
         if then is not None and kept:  # (never built from the logs a second time)
             then()
@@ -391,14 +388,16 @@ def stop_cache_writers(wait_s=STOP_WAIT_S):
 def _store(model, paths, stop=None):
     """Write the cache entry of a model, or of a source (ranks are written one by one:
     ``store.ranks_bundle``); ``stop`` (an event): written in a thread of its own, that
-    gives way to the process's others (the viewer's window) and ends when it is set."""
+    gives way to the process's others (the viewer's window) and ends when it is set.
+    Returns the entry written, or None."""
     from legate_prof.store.bundle_file import WriteStopped
     from legate_prof.store.cache import store_cached
     if stop is not None:
         from legate_prof.load.rank_workers import lower_this_thread
         lower_this_thread()
     try:
-        store_cached(model, paths, note=_note, stop=None if stop is None else stop.is_set)
+        return store_cached(model, paths, note=_note,
+                            stop=None if stop is None else stop.is_set)
     except WriteStopped:
         pass  # (the process is ending: the entry is written by a later one)
     except (OSError, ProfileError) as e:

@@ -337,26 +337,21 @@ def wait_for_entry(paths, timeout_s=None):
         return False
     try:
         import fcntl
-        fd = os.open(entry.with_suffix(WRITING_SUFFIX),
-                     os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-                     | getattr(os, "O_CLOEXEC", 0))
+        f, st = open_regular(entry.with_suffix(WRITING_SUFFIX), follow=False)
     except (ImportError, OSError):
         return False
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or (os.name == "posix" and st.st_uid != os.getuid()):
+    with f:
+        if os.name == "posix" and st.st_uid != os.getuid():
             return False
         end = time.monotonic() + (WAIT_FOR_WRITER_S if timeout_s is None else timeout_s)
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                fcntl.flock(f.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
                 return True
             except OSError:
                 if time.monotonic() > end:
                     return False
                 time.sleep(0.05)
-    finally:
-        os.close(fd)
 
 
 def evict(directory, max_bytes, keep=None):
