@@ -324,6 +324,21 @@ def remove_own_temporaries():
     return removed
 
 
+def end_now(code):
+    """End the process now, whatever its threads are doing (a thread stopped at interpreter
+    exit inside C++ aborts the process; one waited for may never end): after the atexit
+    handlers (the terminal progress gives the cursor back, rank workers are killed, a cache
+    entry being written is stopped), with no temporary of this process left behind, and what
+    its streams hold written out."""
+    import atexit
+    atexit._run_exitfuncs()
+    remove_own_temporaries()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
+
+
 # -- writing ------------------------------------------------------------------------------------
 def _failed(path, e, tmp):
     """The one-line error for an OSError while writing, or None when it is not ours to word

@@ -356,6 +356,41 @@ def test_ctrl_c_in_sql_ends_it_with_130_and_no_traceback(tmp_path):
     assert not _scratch(tmp_path)
 
 
+STUCK_QUERY = """
+import sys, time
+from legate_prof.export.duckdb_db import _connect, _run
+from legate_prof.output_file import scratch_folder
+
+def stuck(x):
+    print("stuck", flush=True)
+    time.sleep(600)
+    return x
+
+with scratch_folder("legate_prof_sql") as scratch:
+    con = _connect(scratch)
+    con.create_function("stuck", stuck, ["BIGINT"], "BIGINT")
+    _run(con, "SELECT stuck(1)")
+"""
+
+
+def test_ctrl_c_ends_a_query_that_does_not_stop(tmp_path):
+    """Ctrl-C inside a query left the command waiting in DuckDB (`Executor::CancelTasks`) for
+    a task of a large join to end: minutes, deaf to a second Ctrl-C (about 1 run in 100 of
+    the test above).  A task that never ends (a function asleep): the command still ends,
+    with 130, no traceback, and its scratch folder removed."""
+    import signal
+    env = dict(ENV, TMPDIR=str(tmp_path))
+    p = subprocess.Popen([sys.executable, "-P", "-c", STUCK_QUERY], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert p.stdout.readline() == "stuck\n", p.communicate()
+    assert _scratch(tmp_path)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and "Traceback" not in err, (p.returncode, err[-2000:])
+    assert not _scratch(tmp_path)
+
+
 def test_sql_stopped_by_sigkill_leaves_a_folder_the_next_command_removes(tmp_path):
     """SIGKILL left `$TMPDIR/legate_prof_sql.*` (34 MB) that nothing removed.  Its scratch
     folder is recorded as the outputs' temporaries are: the next command removes it."""

@@ -810,18 +810,6 @@ CLOSE_WAIT_S = 0.3  # a closed window's threads that are about to end get this l
 
 
 def _exit_now(code):
-    """End the process now, whatever its threads are doing: after the atexit handlers (the
-    terminal progress gives the cursor back, rank workers are killed, a cache entry being
-    written is stopped), and with no temporary file of this process left behind."""
-    import atexit
-    import sys
-
-    from legate_prof.output_file import remove_own_temporaries
-    atexit._run_exitfuncs()  # e.g. the terminal progress gives the cursor back
-    remove_own_temporaries()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
+    """End the process now, whatever its threads are doing (``output_file.end_now``)."""
+    from legate_prof.output_file import end_now
+    end_now(code)

@@ -14,7 +14,7 @@ from legate_prof.export.arrow import batches, schema
 from legate_prof.export.parquet import table_files, write_tables
 from legate_prof.export.ranks import by_rank, whole_tables
 from legate_prof.export.tables import CHUNK_ROWS, ITEM_TABLES, TABLES
-from legate_prof.output_file import atomic_output, scratch_folder
+from legate_prof.output_file import atomic_output, end_now, scratch_folder
 
 VIEWS = {
     # time spent per provenance line (tasks, copies, ... launched from it)
@@ -168,7 +168,39 @@ def _query_files(files, sql, scratch):
         con.close()
 
 
+STOP_WAIT_S = 3.0  # how long Ctrl-C waits for DuckDB to stop a query
+
+
 def _run(con, sql):
-    cur = con.execute(sql)  # (Ctrl-C inside: DuckDB's RuntimeError, which cli.main ends with 130)
-    cols = [d[0] for d in cur.description] if cur.description else []
-    return cols, cur.fetchall()
+    """(column names, rows) of ``sql``, asked in a thread of its own while this one listens
+    for Ctrl-C.  DuckDB stops a query only once each of its running tasks has finished, and
+    one task of a large join can run for minutes: Ctrl-C inside ``execute`` sometimes left
+    the command waiting there, deaf to a second Ctrl-C.  Here Ctrl-C interrupts the query,
+    and a query that has not stopped within STOP_WAIT_S is left behind: the command ends at
+    once (130), its temporaries removed (``output_file.end_now``)."""
+    import threading
+    answer, done = {}, threading.Lock()
+    done.acquire()  # (released when the answer is in: a Thread.join that Ctrl-C breaks marks
+    # the thread as ended, bpo-45274)
+
+    def ask():
+        try:
+            cur = con.execute(sql)
+            answer["columns"] = [d[0] for d in cur.description] if cur.description else []
+            answer["rows"] = cur.fetchall()
+        except BaseException as e:  # (raised in the caller's thread, below)
+            answer["error"] = e
+        finally:
+            done.release()
+
+    threading.Thread(target=ask, name="legate_prof sql", daemon=True).start()
+    try:
+        done.acquire()  # (a wait that Ctrl-C ends)
+    except KeyboardInterrupt:
+        con.interrupt()
+        if not done.acquire(timeout=STOP_WAIT_S):
+            end_now(130)
+        raise
+    if "error" in answer:
+        raise answer.pop("error")
+    return answer["columns"], answer["rows"]
