@@ -468,6 +468,32 @@ def test_the_key_of_a_big_log_reads_a_few_hundred_kib_of_it(tmp_path, monkeypatc
     assert cache.cache_key([p]) != key
 
 
+def test_a_settled_input_is_hashed_once_a_process_and_a_fresh_one_every_time(tmp_path,
+                                                                              monkeypatch):
+    """A command asks its run's key three times (its cache entry, its kept answers, the
+    answer's): 0.3-1.0 s each for 1,000 ranks' logs, every file read again.  A file whose
+    times are older than ``SETTLED_NS`` is read once a process; one changed more recently
+    is read every time (rewritten within the clock's tick, its times stay as they were:
+    only its contents tell)."""
+    from legate_prof.store import cache
+    sampled = []
+    real = cache._sample
+    monkeypatch.setattr(cache, "_sample", lambda f, size, h: (sampled.append(f.name),
+                                                             real(f, size, h)))
+    files = [tmp_path / "legate_0.prof", tmp_path / "legate_1.prof"]
+    for f in files:
+        f.write_bytes(b"a" * 1000)
+    monkeypatch.setattr(cache, "SETTLED_NS", 10 ** 18)  # (both just written)
+    key = cache.cache_key(files)
+    assert cache.cache_key(files[::-1]) == key and len(sampled) == 4
+    monkeypatch.setattr(cache, "SETTLED_NS", 0)  # (both settled)
+    assert cache.cache_key(files) == key and len(sampled) == 6
+    assert cache.cache_key(files) == key and len(sampled) == 6  # (remembered)
+    with open(files[1], "ab") as f:
+        f.write(b"b")
+    assert cache.cache_key(files) != key and len(sampled) == 7  # (the one changed)
+
+
 PLANTED = """
 import os, sys
 from legate_prof.load.loader import load_profile
