@@ -69,6 +69,22 @@ def refuse_leaving_link(path, what="output"):
                                  "choose another path")
 
 
+PROFILE_SUFFIXES = (".prof", ".prof.gz", ".lpbundle")  # what a run's folder is read for
+
+
+def _inputs_and_their_files(inputs):
+    """(path, the folder given that holds it, or None) of ``inputs``, and of each folder among
+    them its profile files: its logs, streams and bundles, whichever a command reads (``export
+    RUN -o RUN/legate_0.prof`` replaced a rank's log with the export)."""
+    for i in inputs:
+        yield i, None
+        if i and os.path.isdir(i):
+            with contextlib.suppress(OSError):
+                for e in os.scandir(i):
+                    if e.name.endswith(PROFILE_SUFFIXES):
+                        yield e.path, i
+
+
 def check_output(path, inputs=(), extensions=None, what="output", folder=False):
     """Validate an output path before anything is read; returns it as a Path.
 
@@ -77,11 +93,18 @@ def check_output(path, inputs=(), extensions=None, what="output", folder=False):
     """
     p = Path(os.fspath(path))
     refuse_leaving_link(p, what)
-    for i in inputs:
+    for i, folder_given in _inputs_and_their_files(inputs):
         if i and (os.path.exists(p) and _same_file(p, i)
                   or os.path.realpath(p) == os.path.realpath(i)):
-            raise ProfileError(p, f"is one of the inputs; the {what} must go to another path "
-                                  "(inputs are never overwritten)")
+            held = f" (a profile file of the run's folder {folder_given})" if folder_given else ""
+            raise ProfileError(p, f"is one of the inputs{held}; the {what} must go to another "
+                                  "path (inputs are never overwritten)")
+    if p.name.endswith(PROFILE_SUFFIXES) and any(
+            i and os.path.isdir(i) and _same_file(p.parent if str(p.parent) else Path("."), i)
+            for i in inputs):
+        raise ProfileError(p, f"is in the run's folder being read: a file named so there is "
+                              f"read as part of the run the next time; put the {what} in another "
+                              "folder")
     if p.is_dir() and not folder:
         raise ProfileError(p, f"is a directory; give a file name for the {what}")
     if p.exists() and folder and not p.is_dir():

@@ -48,6 +48,54 @@ def test_output_onto_an_input_is_refused_and_the_input_is_untouched(sample, cmd)
     assert digest(p) == before
 
 
+@pytest.fixture
+def run_folder(tmp_path):
+    """A run's folder: two ranks' logs (a copy: the command may write into it)."""
+    import gzip
+    run = Path(tmp_path) / "run"
+    run.mkdir()
+    for rank in (0, 1):
+        (run / f"legate_{rank}.prof").write_bytes(
+            gzip.decompress((Path(MPI2) / f"legate_{rank}.prof.gz").read_bytes()))
+    return run
+
+
+@pytest.mark.parametrize("cmd, fmt, name", [
+    ("export", "chrome", "legate_0.prof"), ("export", "duckdb", "legate_1.prof"),
+    ("screenshot", None, "legate_1.prof"), ("convert", None, "legate_0.lpbundle")])
+def test_output_onto_a_file_of_a_run_given_as_its_folder_is_refused(run_folder, cmd, fmt, name):
+    """`export RUN --format chrome -o RUN/legate_0.prof` replaced the rank's log with the
+    export (`wrote ...`, exit 0): a run given as its folder, its files are the inputs — a
+    bundle beside the logs too (the folder is read from it the next time); and so through
+    the working folder (`.`)."""
+    if cmd == "convert":
+        assert cli("convert", "--per-rank", run_folder).returncode == 0
+    before = {p.name: digest(p) for p in run_folder.iterdir()}
+    opts = ["--format", fmt] if fmt else []
+    error = one_line_error(cli(cmd, run_folder, *opts, "-o", run_folder / name),
+                           "is one of the inputs", "the run's folder")
+    r = subprocess.run([sys.executable, "-m", "legate_prof", cmd, ".", *opts, "-o", name],
+                       capture_output=True, text=True, timeout=120, env=ENV, cwd=run_folder)
+    one_line_error(r, "is one of the inputs")
+    assert {p.name: digest(p) for p in run_folder.iterdir()} == before, error
+
+
+def test_a_bundle_written_into_the_run_folder_it_reads_is_refused(run_folder, tmp_path):
+    """`convert RUN -o RUN/all.lpbundle`: the next `stats RUN` read the merged bundle with the
+    ranks' own ("rank 1 again ... Left out").  Converting the folder rank by rank again
+    writes over the bundles it made (they are its outputs, not what it reads)."""
+    one_line_error(cli("convert", run_folder, "-o", run_folder / "all.lpbundle"),
+                   "the run's folder being read")
+    assert not (run_folder / "all.lpbundle").exists()
+    for _ in range(2):
+        r = cli("convert", "--per-rank", run_folder)
+        assert r.returncode == 0 and r.stderr == "", r.stderr
+    r = cli("convert", run_folder, "-o", Path(tmp_path) / "all.lpbundle")
+    assert r.returncode == 0, r.stderr
+    r = cli("export", run_folder, "--format", "chrome", "-o", run_folder / "trace.json")
+    assert r.returncode == 0, r.stderr  # (a file no folder read takes: written there)
+
+
 def test_output_onto_an_input_through_another_name_is_refused(sample, tmp_path):
     p, before = sample
     link = tmp_path / "alias.png"

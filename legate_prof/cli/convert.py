@@ -64,7 +64,9 @@ def run(args):
         if args.output is not None:
             raise ProfileError(args.output, "--per-rank writes one bundle beside each rank's "
                                             "log; leave out -o")
-        jobs = _per_rank_jobs(expand_inputs(inputs, logs_only=True), share)
+        inputs = expand_inputs(inputs, logs_only=True)  # (what it reads: its bundles are
+        # what it writes)
+        jobs = _per_rank_jobs(inputs, share)
     elif args.output is None and len(inputs) == 1 and os.path.isdir(inputs[0]):
         # (beside a folder is in the folder above the run: a place the user never named)
         raise ProfileError(inputs[0], "a run's folder: give -o for one merged bundle, or "
