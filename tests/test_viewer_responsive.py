@@ -326,6 +326,62 @@ def test_closing_the_window_mid_load_ends_the_process_its_workers_and_their_file
     assert str(scratch) not in ps  # no worker still building into the hand-over folder
 
 
+SHOWN_THEN_WAIT = """
+import sys
+from PySide6 import QtCore, QtWidgets
+app = QtWidgets.QApplication(["legate_prof"])
+from legate_prof.viewer.app import MainWindow
+
+def shown():
+    win = next((w for w in app.topLevelWidgets() if isinstance(w, MainWindow)), None)
+    if win is None or win.loading is not None or win.timeline is None:
+        return
+    timer.stop()
+    print("shown", flush=True)  # (the test sends Ctrl-C: the window's thread is in Qt's loop)
+
+timer = QtCore.QTimer()
+timer.timeout.connect(shown)
+timer.start(20)
+from legate_prof.cli import main
+sys.exit(main(["view", *sys.argv[1:]]))
+"""
+
+CTRL_C_WHILE_MADE = """
+import os, signal, sys
+import legate_prof.cli.view as view
+real = view._window_problem
+
+def then_ctrl_c():  # (Qt being imported, the window not made yet)
+    os.kill(os.getpid(), signal.SIGINT)
+    return real()
+
+view._window_problem = then_ctrl_c
+from legate_prof.cli import main
+sys.exit(main(["view", *sys.argv[1:]]))
+"""
+
+
+@pytest.mark.parametrize("when", ["shown", "while the window is made"])
+def test_ctrl_c_closes_the_viewer_with_130(tmp_path, when):
+    """Ctrl-C in the terminal was ignored by `view` (the window stayed: Qt's loop runs in
+    C++, where Python's handler never ran), and a Ctrl-C while the window was being made
+    was swallowed by Qt's callbacks or, inside Qt's imports, aborted the process; the
+    KeyboardInterrupt left pending came out as a traceback later.  Now it closes the window
+    and the command ends with 130, no traceback, whenever it comes."""
+    import signal
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "LEGATE_PROF_CACHE_DIR": "",
+           "LEGATE_PROF_HIDDEN_WINDOW": "1", "QT_QPA_PLATFORM": "offscreen"}
+    script = SHOWN_THEN_WAIT if when == "shown" else CTRL_C_WHILE_MADE
+    p = subprocess.Popen([sys.executable, "-c", script, str(ROOT / "fixtures" / "real" / "mpi4")], env=env, cwd=tmp_path,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    if when == "shown":
+        assert p.stdout.readline() == "shown\n", p.communicate()
+        p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and "Traceback" not in err, (p.returncode, err[-2000:])
+
+
 def test_a_wheel_step_redraws_only_the_strips_in_view_and_off_the_windows_thread(
         qtbot, ranks4, monkeypatch):
     """A wheel step in the window draws no utilization strip on the window's thread: the

@@ -8,6 +8,7 @@ failed open keeps it and says why.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -782,7 +783,8 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
     win.show()
     if load is not None:
         QtCore.QTimer.singleShot(0, win.start_loading)  # after the first paint
-    rc = app.exec()
+    with _ctrl_c_closes(app, win):
+        rc = app.exec()
     if win.load_error is not None:
         raise win.load_error
     code = process_exit(rc) if process_exit is not None else rc
@@ -804,6 +806,55 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
            if t is not threading.main_thread()):
         _exit_now(code)
     return code
+
+
+EXIT_INTERRUPTED = 130  # (as a shell reports a command Ctrl-C ended)
+
+
+@contextlib.contextmanager
+def _ctrl_c_closes(app, win):
+    """Ctrl-C in the terminal closes the window and ends the event loop with 130, loading or
+    not.  Qt's loop runs in C++, where Python's handler never ran: Ctrl-C was ignored (the
+    window stayed, 10 minutes), and the KeyboardInterrupt it left pending came out later as a
+    traceback from whichever Python callback ran next.  The signal's byte written to a socket
+    (``signal.set_wakeup_fd``) wakes the loop, which hands control to Python, where the
+    handler runs; a press the command recorded while the window was made (``pressed`` on the
+    handler it replaces: ``cli.view.HeldCtrlC``) closes it as soon as the loop runs.  Only in
+    the main thread (where signals are handled), and not where Ctrl-C
+    was ignored when the process started (a job run in the background); the handler and the
+    wake-up are put back after."""
+    import signal
+    import socket
+    import threading
+    if threading.current_thread() is not threading.main_thread() \
+            or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # (started ignoring it)
+        yield
+        return
+    wake_read, wake_write = socket.socketpair()
+    for sock in (wake_read, wake_write):
+        sock.setblocking(False)
+    notifier = QtCore.QSocketNotifier(wake_read.fileno(), QtCore.QSocketNotifier.Type.Read)
+
+    def woken():
+        with contextlib.suppress(OSError):
+            wake_read.recv(512)  # (the handler runs as this returns to Python)
+
+    def interrupted(signum, frame):
+        win.close()
+        app.exit(EXIT_INTERRUPTED)
+    notifier.activated.connect(woken)
+    old_fd = signal.set_wakeup_fd(wake_write.fileno(), warn_on_full_buffer=False)
+    old_handler = signal.signal(signal.SIGINT, interrupted)
+    if getattr(old_handler, "pressed", False):  # (pressed while the window was made:
+        QtCore.QTimer.singleShot(0, lambda: interrupted(signal.SIGINT, None))  # cli.view)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old_handler)
+        signal.set_wakeup_fd(old_fd)
+        notifier.setEnabled(False)
+        wake_read.close()
+        wake_write.close()
 
 
 CLOSE_WAIT_S = 0.3  # a closed window's threads that are about to end get this long

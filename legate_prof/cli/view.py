@@ -97,6 +97,35 @@ class EarlyLoad:
         return model
 
 
+class HeldCtrlC:
+    """Ctrl-C recorded, not raised, while the viewer starts: a KeyboardInterrupt inside Qt's
+    imports aborted the process (shiboken's module half made: SIGABRT), and one raised in
+    Python code that Qt calls was swallowed there (Ctrl-C 0.5 s in: the window opened, and
+    stayed).  The window's own handler takes over (``viewer.app._ctrl_c_closes``), closing
+    at once for a press recorded here (``pressed``).  ``release()`` puts the handler back,
+    and raises KeyboardInterrupt for a press nothing took (``said``: the window did).  Not
+    where Ctrl-C was ignored when the process started, nor outside the main thread."""
+
+    def __init__(self):
+        import signal
+        self.pressed, self._old = False, None
+        if threading.current_thread() is threading.main_thread() \
+                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            self._old = signal.signal(signal.SIGINT, self)
+
+    def __call__(self, signum, frame):
+        self.pressed = True
+
+    def release(self, said=True):
+        import signal
+        if self._old is None:
+            return
+        signal.signal(signal.SIGINT, self._old)
+        self._old = None
+        if self.pressed and said:
+            raise KeyboardInterrupt
+
+
 RUN_PATTERNS = ("*.prof", "*.prof.gz", "*.lpbundle")  # (record --profile-name NAME: NAME_0.prof)
 HOW_TO_OPEN = "open a run with `legate_prof view FOLDER` (or its .prof files)"
 HOW_TO_OPEN_HERE = HOW_TO_OPEN + ", File → Open, or by dropping its files on the window"
@@ -125,8 +154,11 @@ def run(args):
         args.files, said, example = default_inputs(window=display)
         note(said)
     files = input_files(args)
+    held = HeldCtrlC() if display else None  # (before Qt is imported, the load begun)
     early = EarlyLoad(files, args) if display else None
     problem = _window_problem() if display else None
+    if held is not None and problem:
+        held.release()  # (a picture instead: Ctrl-C as in any command)
     if not display or problem:
         out = os.path.abspath("legate_prof_view.png")
         check_output(out, files, PICTURE_FORMATS, "picture")
@@ -159,7 +191,10 @@ def run(args):
         from legate_prof.load.loader import stop_cache_writers
         stop_cache_writers()  # (an entry half-written is dropped: a later `view` writes it)
         return rc or (EXIT_USER_ERROR if loaded and loaded[0].errors else 0)
-    return run_viewer(files=files, load=load, findings=costed_findings, path_track=path_track,
-                      process_exit=exit_status, opener=open_more,
-                      example_note=HOW_TO_OPEN_HERE if example else None,
-                      view_range=(args.start, args.stop))
+    try:  # (the window takes Ctrl-C over from ``held``: viewer.app._ctrl_c_closes)
+        return run_viewer(files=files, load=load, findings=costed_findings,
+                          path_track=path_track, process_exit=exit_status, opener=open_more,
+                          example_note=HOW_TO_OPEN_HERE if example else None,
+                          view_range=(args.start, args.stop))
+    finally:
+        held.release(said=False)
