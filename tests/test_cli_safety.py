@@ -404,3 +404,20 @@ def test_an_option_the_command_lacks_is_named_not_suggested_back(capsys, args, w
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.strip().endswith(words), err
     assert err.count("\n") == 1
+
+
+def test_a_text_file_alone_is_told_for_what_it_is(tmp_path):
+    """Any text file opened alone was told to be given as `--log FILE` (legate's console
+    output), a Python program and /etc/hosts alike: the program is told how to record it,
+    other text is only said to be text, and console output keeps its hint."""
+    tmp = Path(tmp_path)
+    prog, hosts, console = tmp / "prog.py", tmp / "hosts", tmp / "run.log"
+    prog.write_text("from legate_prof.runtime import numpy as np\nx = np.ones(10)\n")
+    hosts.write_text("127.0.0.1 localhost\n")
+    console.write_text("[0 - 7f] legate: Failed to allocate 100 bytes on memory 1e00 "
+                       "(SYSTEM_MEM)\n")
+    line = one_line_error(cli("stats", prog), "is a Python program")
+    assert "legate_prof record" in line and "prog.py" in line and "--log" not in line
+    line = one_line_error(cli("stats", hosts), "not a Legion Prof log but a text file")
+    assert "--log" not in line
+    one_line_error(cli("stats", console), "--log FILE")

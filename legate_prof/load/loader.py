@@ -20,6 +20,22 @@ TEXT_ALONE = ("not a Legion Prof log but a text file (legate's console output is
               "command line)")
 
 
+def _text_alone(path):
+    """Why a text file opened alone shows nothing: a program (to record), legate's console
+    output (with the run's logs), or some other text (a /etc/hosts was told to give itself
+    as --log)."""
+    from legate_prof.read.console_log import looks_like_legate_log, read_log_text
+    if path.endswith(".py"):
+        return ("is a Python program, not a profile: record one with `legate_prof record "
+                f"--cpus 2 --gpus 0 {os.path.basename(path)}` (it writes legate_*.prof files), "
+                "then open them")
+    try:
+        console = looks_like_legate_log(read_log_text(path)[:1 << 20])
+    except ProfileError:
+        console = False
+    return TEXT_ALONE if console else "not a Legion Prof log but a text file"
+
+
 def _note(msg):
     print(terminal_safe(msg), file=sys.stderr)  # (a folder's file names are a stranger's)
 
@@ -99,7 +115,7 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     elif not logs and not streams:
         if not errors:
             if texts:
-                errors.append(ProfileError(texts[0], TEXT_ALONE))
+                errors.append(ProfileError(texts[0], _text_alone(texts[0])))
             else:
                 raise ProfileError("<none>", "no input files")
         raise errors[0]
