@@ -249,3 +249,23 @@ def test_compare_says_when_the_runs_ran_on_different_numbers_of_ranks():
     assert c["ranks"] == [2, 1]
     assert "ranks: 2 -> 1: the runs ran on different numbers of ranks" in format_compare(c)
     assert "ranks:" not in format_compare(compare(two, two_b))
+
+
+def test_compare_counts_the_runtime_streams_items_once_as_stats_does():
+    """Every rank's runtime stream repeats the program's operations and arrays: `compare`
+    summed the ranks' lanes (the guide's 4-rank run: 8,872 arrays where `stats` said
+    2,218).  Their items are counted once, as `stats` counts them; their busy time stays
+    each rank's (an operation is busy while its tasks run there)."""
+    from legate_prof.analyze.compare import compare, format_compare
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.load.loader import load_profile
+    m = load_profile([str(Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi4")],
+                     stack=False)
+    c = compare(m, m)
+    groups = {r["group"]: r for r in c["groups"]}
+    s = compute_stats(m, idle=False)
+    assert groups["arrays"]["items"] == [s["arrays"]["count"]] * 2
+    ops = [op for op in s["operations"]]
+    assert groups["ops"]["items"][0] == sum(op["count"] for op in ops) > 0
+    assert groups["ops"]["lanes"][0] == len(m.ranks) == 4  # (busy over every rank's lane)
+    assert "each once" in format_compare(c)
