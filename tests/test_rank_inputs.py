@@ -341,6 +341,8 @@ def test_a_log_given_without_the_runtime_stream_beside_it_says_so(capsys):
     assert main(["stats", str(log)]) == 0
     err = capsys.readouterr().err
     assert "the array runtime's stream beside it (legate_0.runtime.prof) was not given" in err
+    main(["stats", str(log), str(log)])  # (the file given twice: said once)
+    assert capsys.readouterr().err.count("was not given") == 1
     for given in ([str(run)], [str(log), str(stream)]):
         assert main(["stats", *given]) == 0
         out = capsys.readouterr()

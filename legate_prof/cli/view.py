@@ -18,7 +18,8 @@ def register(sub):
               "example")
     v.add_argument("--log", help="legate's console output, to mark an out-of-memory failure")
     v.add_argument("--no-cache", dest="cache", action="store_false",
-                   help="do not read or write the .lpbundle cache of raw logs")
+                   help="build the timeline from the logs, and do not keep it in the cache "
+                        "of built timelines (LEGATE_PROF_CACHE_DIR)")
     add_ranks(v)
     v.add_argument("--start", type=time_arg, help="open the view at this time (e.g. 12ms, "
                    "300us, ns; as screenshot's): the whole run stays loaded")

@@ -157,8 +157,11 @@ def streams_left_beside(paths):
     (``X_0.prof`` and ``X_0.runtime.prof``, as ``record`` writes them) but was not given:
     without it the operations, arrays and source lines of that rank are missing."""
     given = {os.path.abspath(p) for p in paths}
-    out = []
+    out, said = [], set()
     for p in paths:
+        if os.path.abspath(p) in said:  # (a file given twice: said once)
+            continue
+        said.add(os.path.abspath(p))
         name = os.path.basename(p)
         stem = name[:-len(".prof.gz")] if name.endswith(".prof.gz") else \
             name[:-len(".prof")] if name.endswith(".prof") else None
