@@ -186,15 +186,15 @@ def test_one_bundle_under_mpirun_is_written_once(tmp_path):
     others leave it to it."""
     run = next(r for r in MULTI if r.name == "mpi2b")
     d = _copy_run(run, tmp_path / "mpi2b")
+    out = tmp_path / "all.lpbundle"  # (beside the run's folder: in it, it is refused)
     env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "PYTHONPATH": str(ROOT)}
     p = subprocess.run([_mpirun(), "-n", "2", "--oversubscribe", sys.executable, "-m",
-                        "legate_prof", "convert", "-q", str(d), "-o", str(d / "all.lpbundle")],
+                        "legate_prof", "convert", "-q", str(d), "-o", str(out)],
                        capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]
     assert re.findall(r"wrote \S+ \(\d+ items\) \[process \d of 2\]", p.stdout) == [
-        f"wrote {d / 'all.lpbundle'} ({load_profile([d / 'all.lpbundle']).n_items} items) "
-        "[process 0 of 2]"]
+        f"wrote {out} ({load_profile([out]).n_items} items) [process 0 of 2]"]
 
 
 def test_view_of_per_rank_bundles_draws_the_picture_of_the_logs(tmp_path, capsys):
