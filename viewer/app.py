@@ -820,9 +820,9 @@ def _ctrl_c_closes(app, win):
     (``signal.set_wakeup_fd``) wakes the loop, which hands control to Python, where the
     handler runs; a press the command recorded while the window was made (``pressed`` on the
     handler it replaces: ``cli.view.HeldCtrlC``) closes it as soon as the loop runs.  Only in
-    the main thread (where signals are handled), and not where Ctrl-C
-    was ignored when the process started (a job run in the background); the handler and the
-    wake-up are put back after."""
+    the main thread (where signals are handled), and not where Ctrl-C was ignored when the
+    process started (a job run in the background); the handler and the wake-up are put back
+    after."""
     import signal
     import socket
     import threading
