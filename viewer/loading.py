@@ -91,7 +91,10 @@ class Loader(QtCore.QObject):
         self.shown.set()
 
     def _progress(self, done, total, what):
-        emit(self.progressed, self.number, int(done), int(total), str(what))
+        if not self._cancelled:  # (a closed window's Qt may be torn down meanwhile: the
+            # process ending at once runs PySide's exit handler, and a signal sent then crashed
+            # it, 1 close mid-load in 40)
+            emit(self.progressed, self.number, int(done), int(total), str(what))
 
     def _run(self):
         lower_this_thread()  # (it gives way to the window's thread)
@@ -99,7 +102,8 @@ class Loader(QtCore.QObject):
             model = self._load(self._progress)
             ready = model if self._prepare is None else self._prepare(model, self._progress)
         except BaseException as e:  # handed to the window
-            emit(self.failed, self.number, e)
+            if not self._cancelled:
+                emit(self.failed, self.number, e)
             return
         if self._cancelled:
             return  # (the window closed, or another load began: nothing to show)
