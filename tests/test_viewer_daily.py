@@ -197,6 +197,32 @@ def test_the_hover_tooltip_stays_while_the_mouse_is_still(qtbot, sample_profile)
     assert QtWidgets.QToolTip.isVisible() and QtWidgets.QToolTip.text() == text
 
 
+def test_the_hover_tooltip_goes_when_the_lanes_move_under_a_still_mouse(qtbot, ranks4):
+    """A tooltip stayed on screen after the lanes moved under a still mouse (PgDn, P pushing
+    the lanes down), naming a lane the mouse was no longer over (a new user's walk).  The
+    view moved: what was hovered is forgotten and its tooltip goes; the next mouse move says
+    what is under it."""
+    win = _window(qtbot, ranks4, findings=False, size=(1400, 500))
+    tl = win.timeline
+    tl.expand(["cpu", "utility"])
+    tl.grab()
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    tl.grab()
+    src = win.source
+    i = int(src.search("BinaryOp")[0])
+    tl.show_item(i)
+    tl.grab()
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    pos = item_point(tl, i)
+    qtbot.mouseMove(tl.viewport(), pos)
+    qtbot.waitUntil(lambda: tl._hover is not None and QtWidgets.QToolTip.isVisible())
+    _, (y0, y1) = tl.vb.viewRange()
+    tl.vb.setYRange(y0 + (y1 - y0) / 2, y1 + (y1 - y0) / 2, padding=0)  # (as PgDn does)
+    QtCore.QCoreApplication.processEvents()
+    assert tl._hover is None
+    qtbot.waitUntil(lambda: not QtWidgets.QToolTip.isVisible())  # (Qt hides it in 0.3 s)
+
+
 def test_what_was_wrong_with_the_files_stays_in_sight_above_the_timeline(qtbot, tmp_path):
     """Issue 36: a log cut short opened with no word of it in the window (the terminal said
     "truncated at byte 99944"; the status bar was overwritten at once): the banner above the

@@ -91,6 +91,7 @@ class TimelineWidget(pg.PlotWidget):
         self.sticky.clicked.connect(self.toggle_rank)
         self.vb.sigYRangeChanged.connect(self.sticky.follow)
         self.vb.sigXRangeChanged.connect(self._follow_cursor)
+        self.vb.sigRangeChanged.connect(self._drop_tooltip)
         self.vb.sigYRangeChanged.connect(self._rescale_labels)
         self.vb.intervalSelected.connect(lambda a, b: self.set_time_range(a, b))
         self.vb.interactionFinished.connect(self._remember)
@@ -509,6 +510,15 @@ class TimelineWidget(pg.PlotWidget):
         """The threads this timeline started that may still run: its tiles, its tooltips."""
         tiles = [] if self.item is None or self.item.tiles is None else [self.item.tiles.thread]
         return tiles + list(self._tips.threads)
+
+    def _drop_tooltip(self, *args):
+        """The view moved (keys, the wheel, a drag, lanes pushed down): the tooltip named
+        what was under the mouse before, and stayed there over another lane.  Gone; the next
+        mouse move says what is under it now."""
+        if getattr(self, "_hover", None) is not None or getattr(self, "_tooltip", None):
+            self._hover = self._tooltip = None
+            self._tips.cancel()
+            QtWidgets.QToolTip.hideText()
 
     def _tooltip_ready(self, token, text):
         """A hover's text, made in a thread: shown if the mouse still rests on that thing."""
