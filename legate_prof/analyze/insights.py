@@ -729,10 +729,19 @@ def out_of_memory(f):
             evidence["free"] = free
         out.append(_finding(
             "out_of_memory", mk.get("title", "out of memory") + _held_twice(rep), prov,
-            [mk["time"], mk["time"]], evidence, 0,
+            _up_to(f, mk["time"]), evidence, 0,
             "Keep fewer instances of one store alive: prefetch the whole array before using "
             "slices, give stencil_hint for halo access, update in place (guide, Example 2)."))
     return out
+
+
+def _up_to(f, t):
+    """The window that shows memory filling up to the failure at ``t``: from the run's first
+    item, and a twentieth of that past it (a click on the finding zoomed to 2 us, the rise
+    out of sight)."""
+    first = int(f.start.min()) if len(f.start) else int(t)
+    first = min(first, int(t))
+    return [first, int(t) + max((int(t) - first) // 20, 1)]
 
 
 def message_latency(f):
