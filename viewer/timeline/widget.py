@@ -91,7 +91,6 @@ class TimelineWidget(pg.PlotWidget):
         self.sticky.clicked.connect(self.toggle_rank)
         self.vb.sigYRangeChanged.connect(self.sticky.follow)
         self.vb.sigXRangeChanged.connect(self._follow_cursor)
-        self.vb.sigRangeChanged.connect(self._drop_tooltip)
         self.vb.sigYRangeChanged.connect(self._rescale_labels)
         self.vb.intervalSelected.connect(lambda a, b: self.set_time_range(a, b))
         self.vb.interactionFinished.connect(self._remember)
@@ -101,6 +100,7 @@ class TimelineWidget(pg.PlotWidget):
         self._hover = self._tooltip = None  # what the mouse rests on, and its tooltip
         self._tips = Background("legate_prof-tooltip", self)
         self._tips.done.connect(self._tooltip_ready)
+        self.vb.sigRangeChanged.connect(self._drop_tooltip)
         if model is not None:
             self.set_source(model, layout)
 
@@ -495,9 +495,7 @@ class TimelineWidget(pg.PlotWidget):
             what = ("summary", entry.rank, entry.group, int(x // max(ns_px, 1e-9)))
             text = lambda: summary_text(src, entry, x, ns_px)  # noqa: E731
         else:
-            self._hover = self._tooltip = None
-            self._tips.cancel()
-            QtWidgets.QToolTip.hideText()
+            self._forget_hover()
             return
         if what == self._hover:  # the same: the tooltip (once there) follows the mouse
             if self._tooltip:
@@ -515,10 +513,14 @@ class TimelineWidget(pg.PlotWidget):
         """The view moved (keys, the wheel, a drag, lanes pushed down): the tooltip named
         what was under the mouse before, and stayed there over another lane.  Gone; the next
         mouse move says what is under it now."""
-        if getattr(self, "_hover", None) is not None or getattr(self, "_tooltip", None):
-            self._hover = self._tooltip = None
-            self._tips.cancel()
-            QtWidgets.QToolTip.hideText()
+        if self._hover is not None or self._tooltip:
+            self._forget_hover()
+
+    def _forget_hover(self):
+        """Nothing hovered: no tooltip asked, none shown."""
+        self._hover = self._tooltip = None
+        self._tips.cancel()
+        QtWidgets.QToolTip.hideText()
 
     def _tooltip_ready(self, token, text):
         """A hover's text, made in a thread: shown if the mouse still rests on that thing."""
