@@ -840,6 +840,9 @@ def _ctrl_c_closes(app, win):
             wake_read.recv(512)  # (the handler runs as this returns to Python)
 
     def interrupted(signum, frame):
+        # (the last window closed quits with 0 by a posted event, which could come after
+        # this exit and be the status: 1 run in ~10)
+        app.setQuitOnLastWindowClosed(False)
         win.close()
         app.exit(EXIT_INTERRUPTED)
     notifier.activated.connect(woken)
