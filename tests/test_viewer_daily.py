@@ -760,13 +760,40 @@ def test_the_cursor_says_its_time_inside_the_view(qtbot, sample_profile):
     assert tl.vb.sceneBoundingRect().contains(label), (label, tl.vb.sceneBoundingRect())
 
 
+def _drawn_lane_labels(axis):
+    """The lane labels pyqtgraph draws (those that fit the axis)."""
+    image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
+    painter = QtGui.QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [text for _rect, _flags, text in specs[2]] if specs else []
+
+
+def test_a_label_wider_than_the_lane_axis_is_cut_not_left_out(qtbot, sample_profile):
+    """A lane label too wide for the axis is drawn cut short with an ellipsis (its tooltip
+    says it whole), where pyqtgraph left it out."""
+    win = _window(qtbot, [sample_profile], findings=False)
+    axis = win.timeline.lane_axis
+    ly = win.timeline.lane_layout
+    header = next(e for e in ly.entries if e.kind == "header")
+    header.label = "Rank 0 of a run whose header says far more than the axis can hold"
+    axis.set_layout(ly)
+    drawn = _drawn_lane_labels(axis)
+    cut = [t for t in drawn if t.startswith("▾ Rank 0 of a run")]
+    assert len(cut) == 1 and cut[0].endswith("…"), drawn
+
+
 def test_a_rank_filter_is_said_above_the_all_ranks_summary(qtbot, ranks4):
     """With ranks 1,3 shown, the all-ranks block said "All ranks (4)" as if all were below."""
     win = _window(qtbot, ranks4, findings=False)
     win.lanes.ranks.setText("1,3")
     win.lanes.ranks.returnPressed.emit()
     head = win.timeline.lane_layout.entries[0]
-    assert head.kind == "header" and head.label == "All 4 ranks (2 shown below)"
+    assert head.kind == "header" and head.label == "All 4 ranks (2 below)"
+    # drawn: pyqtgraph leaves out a label wider than the axis ("... (2 shown below)" was)
+    assert "▾ All 4 ranks (2 below)" in _drawn_lane_labels(win.timeline.lane_axis)
     win.lanes.ranks.setText("")
     win.lanes.ranks.returnPressed.emit()
     assert win.timeline.lane_layout.entries[0].label == "All ranks (4)"

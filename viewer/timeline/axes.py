@@ -252,7 +252,16 @@ class LaneAxis(pg.AxisItem):
                     continue
                 ticks.append((y, f"      {e.label}"))
             last_y = y
-        self.setTicks([ticks, []])
+        self.setTicks([[(y, self._fitted(text)) for y, text in ticks], []])
+
+    def _fitted(self, text):
+        """``text`` cut with an ellipsis to the axis's width: pyqtgraph leaves out a label
+        wider than its axis ("All 2 ranks (1 shown below)" was not drawn at all)."""
+        room = self.width() - self.style["tickTextOffset"][0] - 4
+        metrics = QtGui.QFontMetricsF(self.style["tickFont"] or QtGui.QFont())
+        if metrics.horizontalAdvance(text) <= room:
+            return text
+        return metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, room)
 
     def rescale(self, px_per_unit):
         """Re-thin the lane labels for a new vertical scale."""

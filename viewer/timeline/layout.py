@@ -144,7 +144,7 @@ class LaneLayout:
         closed = ALL_RANKS in self.collapsed_ranks
         n = len(info.ranks)
         hidden = len(set(info.ranks) & self.hidden_ranks)
-        label = f"All ranks ({n})" if not hidden else f"All {n} ranks ({n - hidden} shown below)"
+        label = f"All ranks ({n})" if not hidden else f"All {n} ranks ({n - hidden} below)"
         out.append(Entry("header", label, y, HEADER_H, rank=None, expanded=not closed,
                          tooltip=f"All {n} ranks: one summary per kind"
                                  + (f", of every rank ({hidden} filtered out below)"
