@@ -228,6 +228,39 @@ def test_the_hover_tooltip_goes_when_the_lanes_move_under_a_still_mouse(qtbot, r
     qtbot.waitUntil(lambda: not QtWidgets.QToolTip.isVisible())  # (Qt hides it in 0.3 s)
 
 
+def test_a_search_match_keeps_the_shade_of_its_waits(qtbot, sample_profile):
+    """A task found by a search was drawn solid in its colour over its waits (the match on
+    top of its shades): one that mostly waited read as running (a GUI walk: mpi4's BinaryOp,
+    38 ms of which 35 waiting).  It is drawn as without the search: its waits in the light
+    shade, its running stretches in full colour."""
+    from legate_prof.viewer.colors import blend_with_white, name_color
+    win = _window(qtbot, [sample_profile], findings=False)
+    tl, src = win.timeline, win.source
+    i = next(int(j) for j in src.search("Toplevel Task")
+             if src.item_title(j).startswith("Toplevel"))
+    s0, s1 = src.item_extent(i)
+    tl.set_time_range(s0, s1)
+
+    def row_colors():
+        tl.item.refresh()
+        tl.grab()
+        qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+        img = tl.grab().toImage()
+        y = item_point(tl, i).y()
+        rect = tl.mapFromScene(tl.vb.sceneBoundingRect()).boundingRect()
+        return {QtGui.QColor(img.pixel(x, y)).rgb()
+                for x in range(int(rect.left()) + 2, int(rect.right()) - 2)}
+    base = name_color("Toplevel Task")
+    waiting = blend_with_white(base, 0.15).rgb()
+    plain = row_colors()
+    assert waiting in plain and base.rgb() in plain
+    win.search.setText("Toplevel Task")
+    win.run_search()
+    qtbot.waitUntil(lambda: tl.item.matches is not None, timeout=LOAD_MS)
+    found = row_colors()
+    assert waiting in found and base.rgb() in found
+
+
 def test_what_was_wrong_with_the_files_stays_in_sight_above_the_timeline(qtbot, tmp_path):
     """Issue 36: a log cut short opened with no word of it in the window (the terminal said
     "truncated at byte 99944"; the status bar was overwritten at once): the banner above the

@@ -676,8 +676,8 @@ class TimelineItem(pg.GraphicsObject):
         return {} if c is None else c.data
 
     def _collect_matches(self, matched, x0, x1, px_left, width, y, hh, batches):
-        """Search matches drawn in full colour on top, also inside gray bands, so they stay
-        visible where everything else is dimmed."""
+        """Search matches drawn in full colour over what is dimmed, also inside gray bands, so
+        they stay visible; a match's own waiting and ready shades go over it (``_flush``)."""
         if matched is None:
             return
         start, stop, name = matched
@@ -724,7 +724,9 @@ class TimelineItem(pg.GraphicsObject):
         """One drawRects per colour for the whole frame: rows are gathered per shade, then
         sorted by colour key once."""
         p.setPen(QtCore.Qt.PenStyle.NoPen)
-        for shade in ("band", "gray", "name", "waiting", "ready", "match"):
+        # (a match under the waiting and ready shades: a found task that mostly waited was
+        # drawn solid over its waits, as if it ran)
+        for shade in ("band", "gray", "name", "match", "waiting", "ready"):
             parts = batches.get(shade)
             if not parts:
                 continue
