@@ -150,3 +150,58 @@ def test_operations_are_drawn_running_only_while_their_tasks_run(guide_examples)
     task_time = {r["name"]: r["total_ns"] for r in stats["tasks"]}
     for row in stats["operations"]:
         assert row["running_ns"] <= task_time[row["name"]] < row["total_ns"]
+
+
+def _rewritten_stream(src, dst, later_ns):
+    """A copy of a runtime stream with every event stamped ``later_ns`` later."""
+    import msgpack
+    data = Path(src).read_bytes()
+    assert data[:8] == b"LPRTSTR1"
+    events = msgpack.Unpacker(raw=False, strict_map_key=False)
+    events.feed(data[8:])
+    header, *rest = list(events)
+    pack = msgpack.Packer(use_bin_type=True).pack
+    Path(dst).write_bytes(b"LPRTSTR1" + pack(header)
+                          + b"".join(pack([e[0], e[1] + later_ns, *e[2:]]) for e in rest))
+
+
+def test_a_stream_whose_clock_reads_ahead_of_its_log_is_moved_back_and_said(tmp_path):
+    """A runtime stream stamps an operation when the program submits it, before Legion
+    creates its tasks; the guide's 4-rank run had rank 0's stream 9.2 ms ahead of its log (99
+    operations submitted after their tasks were created, 53 drawn 1 ns long).  A rank's
+    stream that reads ahead is moved back by the least shift that puts every submission
+    before its tasks, its operations and arrays alike, and a warning says so; the other
+    ranks stay where they were."""
+    import shutil
+
+    import numpy as np
+
+    from legate_prof.load.loader import load_profile
+    from legate_prof.model.kinds import ItemKind
+    real = EXAMPLES.parent / "fixtures" / "real" / "mpi2"
+    run = tmp_path / "mpi2"
+    shutil.copytree(real, run)
+    ahead = 10_000_000  # (rank 0's submissions were 5.0 ms or more before their tasks)
+    _rewritten_stream(real / "legate_0.runtime.prof", run / "legate_0.runtime.prof", ahead)
+    before, after = load_profile([str(real)]), load_profile([str(run)])
+
+    def times(m, rank, kind):
+        it = m.items
+        sel = (it["kind"] == kind) & (m.lanes["rank"][it["lane"]] == rank)
+        if kind == ItemKind.INSTANCE:  # (the stream's arrays, not Legion's instances)
+            sel &= it["op_id"] >= np.uint64(1 << 62)
+        return np.sort(it["start"][sel].astype(np.int64))
+    moved = times(after, 0, ItemKind.RUNTIME_OP) - times(before, 0, ItemKind.RUNTIME_OP)
+    assert len(moved) and np.all(moved == moved[0]) and 0 < moved[0] < ahead
+    lead = ahead - int(moved[0])
+    arrays = times(after, 0, ItemKind.INSTANCE) - times(before, 0, ItemKind.INSTANCE)
+    assert len(arrays) and np.all(arrays == moved[0])
+    for kind in (ItemKind.RUNTIME_OP, ItemKind.INSTANCE):
+        assert np.array_equal(times(after, 1, kind), times(before, 1, kind))
+    # the least shift: the operation that was latest now starts as its first task is created
+    it = after.items
+    tasks = (it["kind"] == ItemKind.TASK) & (after.lanes["rank"][it["lane"]] == 0)
+    assert np.isin(times(after, 0, ItemKind.RUNTIME_OP), it["create"][tasks]).any()
+    said = [w for w in after.warnings if "runtime stream reads" in str(w)]
+    assert len(said) == 1 and "rank 0's" in said[0] and f"{lead / 1e6:.3f} ms" in said[0]
+    assert not any("runtime stream reads" in str(w) for w in before.warnings)

@@ -16,7 +16,7 @@ from legate_prof.assemble.event_records import event_tables, instance_criticals,
 from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup,
                            event_columns, first_by_key, IdGroups, log_last_time, log_span, pairs,
                            processor_nodes, record_columns, unique_inverse)
-from legate_prof.assemble.stream_items import add_stream_items, crash_markers
+from legate_prof.assemble.stream_items import add_stream_items, crash_markers, move_streams_back
 from legate_prof.assemble.utilization import with_utilization
 from legate_prof.assemble.wait_matching import META_RECORDS, match_waits
 
@@ -153,7 +153,8 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
         _add_channel_and_memory_items(log, machine.ranks[k]["rank"], items, names, machine)
     runtime_ops, lane_capacity, mems = add_stream_items(streams, machine.ranks, items, names,
                                                         machine.mems)
-    op_waits = operation_spans(items.parts, logs, desc.provenance, runtime_ops)
+    op_waits, leads = operation_spans(items.parts, logs, desc.provenance, runtime_ops)
+    warnings.extend(move_streams_back(items.parts, machine.ranks, leads))
     model_items, lanes, transfers, item_of_row = lay_out(
         items, machine.procs, mems, machine.ranks, names, warnings, lane_capacity, stack=stack)
     ops = _ops_table(logs, runtime_ops, desc.provenance, provs)

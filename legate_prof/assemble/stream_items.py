@@ -140,6 +140,30 @@ def _add_arrays(items, names, cols, op_ids, rank, run_ranks, group, ref):
                      "inst": np.arange(m, dtype=np.uint64)})
 
 
+def move_streams_back(parts, ranks, leads):
+    """Move each rank's arrays (and the end its stream saw) back by its stream's lead on its
+    Legion log's clock (``operation_spans.stream_leads``; the operations are moved there) and
+    say so: [the warnings]."""
+    out = []
+    for r, lead in sorted(leads.items()):
+        ns = np.int64(lead["ns"])
+        for p in parts:
+            if not len(p["start"]) or not stream_arrays(p["kind"][:1], p["op_id"][:1])[0]:
+                continue
+            if (int(p["op_id"][0]) - RUNTIME_OP_BASE) >> RANK_SHIFT != r:
+                continue
+            p["start"] = p["create"] = p["ready"] = p["start"] - ns
+            p["stop"] = p["stop"] - ns
+        for info in ranks:
+            if info["rank"] == r and info.get("runtime_end_ns"):
+                info["runtime_end_ns"] = int(info["runtime_end_ns"]) - int(ns)
+        out.append(f"warning: rank {r}'s runtime stream reads {lead['ns'] / 1e6:.3f} ms or more "
+                   f"ahead of its Legion log's clock ({lead['late']:,} of {lead['ops']:,} "
+                   "operations stamped as submitted after Legion created their tasks): its "
+                   f"operations and arrays are drawn {lead['ns'] / 1e6:.3f} ms earlier")
+    return out
+
+
 def crash_markers(ranks):
     """A marker at the end of each rank that stopped before the run's end (its runtime stream
     has no ``end`` event, or its Legion log no timeline: it crashed or was killed), naming
