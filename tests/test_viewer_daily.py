@@ -793,15 +793,29 @@ def test_the_cursor_says_its_time_inside_the_view(qtbot, sample_profile):
     assert tl.vb.sceneBoundingRect().contains(label), (label, tl.vb.sceneBoundingRect())
 
 
-def _drawn_lane_labels(axis):
-    """The lane labels pyqtgraph draws (those that fit the axis)."""
+def _drawn_lane_labels(axis, rects=False):
+    """The lane labels pyqtgraph draws (those that fit the axis), or (rect, text) of each."""
     image = QtGui.QImage(8, 8, QtGui.QImage.Format.Format_ARGB32)
     painter = QtGui.QPainter(image)
     try:
         specs = axis.generateDrawSpecs(painter)
     finally:
         painter.end()
-    return [text for _rect, _flags, text in specs[2]] if specs else []
+    return [(rect, text) if rects else text for rect, _flags, text in specs[2]] if specs else []
+
+
+def test_compact_never_draws_a_lane_label_over_a_rank_header(qtbot):
+    """In Compact, a rank's last lane label ("ops0") was drawn over the next rank's header
+    ("Rank 1"): a lane label too close to a header or group label below it is left out (its
+    tooltip still names it)."""
+    win = _window(qtbot, [ROOT / "fixtures" / "real" / "mpi4"], findings=False)
+    win.lanes.compact.setChecked(True)
+    tl = win.timeline
+    drawn = _drawn_lane_labels(tl.lane_axis, rects=True)
+    assert any(t.strip().startswith("▾ Rank 1") for _, t in drawn)
+    drawn.sort(key=lambda d: d[0].top())
+    for (a, ta), (b, tb) in zip(drawn, drawn[1:]):
+        assert a.intersected(b).height() < 1.0, (ta, tb)
 
 
 def test_a_label_wider_than_the_lane_axis_is_cut_not_left_out(qtbot, sample_profile):

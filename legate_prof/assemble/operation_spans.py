@@ -52,20 +52,8 @@ def operation_spans(parts, logs, prov_strings, runtime_ops):
     ranks = int(max(op_rank.max(initial=0), task["rank"].max(initial=0))) + 1
     op_key = (op_name * width + op_line) * ranks + op_rank
     t_key = (task["name"] * width + task["line"]) * ranks + task["rank"]
-    o_order = lex_order((op_submit, op_key))
-    t_order = lex_order((task["op_id"], t_key))  # Legion numbers operations as it launches them
-    ok_k, t_k = unique_with(op_key, counts=True), unique_with(t_key, counts=True)
-    tasks_per_key = dict(zip(t_k[0].tolist(), t_k[1].tolist()))
-    o_bounds = np.searchsorted(op_key[o_order], ok_k[0])
-    t_sorted_key = t_key[t_order]
-    found = []  # (operations, their tasks: a row per operation)
-    for key, lo, n_ops in zip(ok_k[0].tolist(), o_bounds.tolist(), ok_k[1].tolist()):
-        n_tasks = tasks_per_key.get(key, 0)
-        if n_tasks == 0 or n_tasks % n_ops:
-            continue  # nothing known of when these ran: drawn waiting
-        ops = o_order[lo:lo + n_ops]
-        t0 = int(np.searchsorted(t_sorted_key, key))
-        found.append((ops, t_order[t0:t0 + n_tasks].reshape(n_ops, n_tasks // n_ops)))
+    found = _matched(lex_order((op_submit, op_key)), op_key,
+                     lex_order((task["op_id"], t_key)), t_key)  # (Legion's numbering order)
     leads = stream_leads(found, op_submit, op_rank, task)
     shift = np.zeros(ranks, np.int64)
     for r, lead in leads.items():
@@ -83,16 +71,41 @@ def operation_spans(parts, logs, prov_strings, runtime_ops):
     keep = ~matched[first[0]]
     waits[0] = tuple(a[keep] for a in first)
     w_op, w_start, w_ready, w_end = (np.concatenate(c) for c in zip(*waits))
-    for k in op_parts:  # the parts' times: stops in place of the next submission
+    for k in op_parts:
         sel = op_part == k
-        stop = np.asarray(parts[k]["stop"]).copy()
-        stop[op_pos[sel]] = new_stop[sel]
-        parts[k]["stop"] = stop
-        if leads:  # (a stream item's create and ready are its start)
-            start = np.asarray(parts[k]["start"]).copy()
-            start[op_pos[sel]] = op_submit[sel]
-            parts[k]["start"] = parts[k]["create"] = parts[k]["ready"] = start
+        _put_times(parts[k], op_pos[sel], op_submit[sel] if leads else None, new_stop[sel])
     return {"row": op_rows[w_op], "start": w_start, "ready": w_ready, "end": w_end}, leads
+
+
+def _put_times(part, pos, submit, stop):
+    """The operations' stops (in place of the next submission) into their part's columns,
+    and their submissions where moved (a stream item's create and ready are its start)."""
+    col = np.asarray(part["stop"]).copy()
+    col[pos] = stop
+    part["stop"] = col
+    if submit is not None:
+        col = np.asarray(part["start"]).copy()
+        col[pos] = submit
+        part["start"] = part["create"] = part["ready"] = col
+
+
+def _matched(o_order, op_key, t_order, t_key):
+    """[(operations, their tasks: a row per operation)] of each (name, line, rank) whose
+    tasks divide evenly among its operations: the k-th operation (by submission, ``o_order``)
+    owns the k-th run of tasks (by Legion's op id, ``t_order``)."""
+    ok_k, t_k = unique_with(op_key, counts=True), unique_with(t_key, counts=True)
+    tasks_per_key = dict(zip(t_k[0].tolist(), t_k[1].tolist()))
+    o_bounds = np.searchsorted(op_key[o_order], ok_k[0])
+    t_sorted_key = t_key[t_order]
+    found = []
+    for key, lo, n_ops in zip(ok_k[0].tolist(), o_bounds.tolist(), ok_k[1].tolist()):
+        n_tasks = tasks_per_key.get(key, 0)
+        if n_tasks == 0 or n_tasks % n_ops:
+            continue  # nothing known of when these ran: drawn waiting
+        ops = o_order[lo:lo + n_ops]
+        t0 = int(np.searchsorted(t_sorted_key, key))
+        found.append((ops, t_order[t0:t0 + n_tasks].reshape(n_ops, n_tasks // n_ops)))
+    return found
 
 
 def stream_leads(found, submit, rank, task):

@@ -232,27 +232,31 @@ class LaneAxis(pg.AxisItem):
         Group and rank labels are always kept."""
         self.layout = layout
         self._px_per_unit = px_per_unit
-        ticks = []
+        ticks = []  # (y, text, whether it may be left out: a lane's, a path row's)
         last_y = None
         for e in layout.entries:
             y = e.y + e.height / 2
-            if e.kind == "header":
-                ticks.append((y, f"{'▾' if e.expanded else '▸'} {e.label}"))
-            elif e.kind == "summary":
-                mark = "" if e.rank is None else ("▾ " if e.expanded else "▸ ")
-                ticks.append((y, f"   {mark}{e.label}"))
+            close = px_per_unit and last_y is not None and \
+                (y - last_y) * px_per_unit < MIN_LABEL_GAP_PX
+            if e.kind in ("header", "summary"):
+                if close and ticks[-1][2]:
+                    ticks.pop()  # (a lane's label just above a rank's: Compact drew both)
+                mark = ("▾ " if e.expanded else "▸ ") if e.kind == "header" or \
+                    e.rank is not None else ""
+                ticks.append((y, f"{mark}{e.label}" if e.kind == "header"
+                              else f"   {mark}{e.label}", False))
             elif e.kind == "path":  # the critical path's track: each row named, if it fits
-                if e.track_row not in ("legend", "all") and px_per_unit and \
-                        last_y is not None and (y - last_y) * px_per_unit < MIN_LABEL_GAP_PX:
+                kept = e.track_row in ("legend", "all")
+                if close and not kept:
                     continue
-                ticks.append((y, e.label if e.track_row == "legend" else f"   {e.label}"))
+                ticks.append((y, e.label if e.track_row == "legend" else f"   {e.label}",
+                              not kept))
             else:
-                if px_per_unit and last_y is not None and \
-                        (y - last_y) * px_per_unit < MIN_LABEL_GAP_PX:
+                if close:
                     continue
-                ticks.append((y, f"      {e.label}"))
+                ticks.append((y, f"      {e.label}", True))
             last_y = y
-        self.setTicks([[(y, self._fitted(text)) for y, text in ticks], []])
+        self.setTicks([[(y, self._fitted(text)) for y, text, _ in ticks], []])
 
     def _fitted(self, text):
         """``text`` cut with an ellipsis to the axis's width: pyqtgraph leaves out a label
