@@ -261,6 +261,21 @@ def test_a_search_match_keeps_the_shade_of_its_waits(qtbot, sample_profile):
     assert waiting in found and base.rgb() in found
 
 
+def test_the_notes_take_at_most_a_quarter_of_a_small_window(qtbot):
+    """The clock-skew and slow-message notes took half of an 800 x 500 window, the lanes
+    squeezed under them: the banner stops at a quarter of the window's height and scrolls;
+    in a large window it shows every line."""
+    win = _window(qtbot, [ROOT / "fixtures" / "real" / "mpi4"], findings=False, size=(700, 400))
+    banner = win.centralWidget().banner
+    qtbot.waitUntil(lambda: banner.isVisible() and bool(banner.lines()), timeout=LOAD_MS)
+    assert any("Clock skew" in line for line in banner.lines())
+    qtbot.waitUntil(lambda: banner.height() <= win.height() // 4 + 12, timeout=LOAD_MS)
+    bar = banner.findChild(QtWidgets.QScrollArea).verticalScrollBar()
+    assert bar.maximum() > 0  # (the rest is a scroll away)
+    win.resize(1600, 1000)
+    qtbot.waitUntil(lambda: bar.maximum() == 0, timeout=LOAD_MS)
+
+
 def test_what_was_wrong_with_the_files_stays_in_sight_above_the_timeline(qtbot, tmp_path):
     """Issue 36: a log cut short opened with no word of it in the window (the terminal said
     "truncated at byte 99944"; the status bar was overwritten at once): the banner above the

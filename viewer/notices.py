@@ -58,9 +58,52 @@ class NoticeBanner(QtWidgets.QFrame):
         close.setAutoRaise(True)
         close.setToolTip(plain_text.tooltip("hide these notes"))
         close.clicked.connect(self.hide)
-        lay.addLayout(texts, 1)
+        # (scrolled past a quarter of the window: in a small window the notes took half of
+        # it, the lanes squeezed under them)
+        self._texts = QtWidgets.QWidget()
+        self._texts.setLayout(texts)
+        self._texts.setAutoFillBackground(False)
+        self._scroll = QtWidgets.QScrollArea()
+        self._scroll.setWidget(self._texts)
+        self._scroll.setWidgetResizable(True)
+        self._scroll.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self._scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._scroll.setStyleSheet("QScrollArea, QScrollArea > QWidget > QWidget "
+                                   "{ background: transparent; }")
+        lay.addWidget(self._scroll, 1)
         lay.addWidget(close, 0, QtCore.Qt.AlignmentFlag.AlignTop)
+        self._window = None
         self.set_lines(lines, problems)
+
+    def _fit(self):
+        """As tall as the notes at this width, up to a quarter of the window (three lines at
+        least); the rest scrolls."""
+        win = self.window()
+        lines = self.fontMetrics().lineSpacing()
+        cap = max(3 * lines, win.height() // 4) if win is not None and win is not self \
+            else 8 * lines
+        width = max(self._scroll.viewport().width(), 50)
+        need = self._texts.layout().totalHeightForWidth(width)
+        if need <= 0:
+            need = self._texts.sizeHint().height()
+        self._scroll.setFixedHeight(max(min(need, cap), 1))
+
+    def showEvent(self, ev):
+        win = self.window()
+        if win is not self._window and win is not self:
+            win.installEventFilter(self)
+            self._window = win
+        self._fit()
+        super().showEvent(ev)
+
+    def resizeEvent(self, ev):
+        super().resizeEvent(ev)
+        self._fit()
+
+    def eventFilter(self, obj, ev):
+        if obj is self._window and ev.type() == QtCore.QEvent.Type.Resize:
+            self._fit()
+        return False
 
     def set_lines(self, lines, problems=()):
         """Show these notices and problems (another profile's), or hide where there are
@@ -76,6 +119,7 @@ class NoticeBanner(QtWidgets.QFrame):
         self.label.setText("\n".join(lines))
         self.label.setVisible(bool(lines))
         self.setVisible(bool(lines) or bool(problems))
+        self._fit()
 
     def lines(self):
         text = self.label.text()
