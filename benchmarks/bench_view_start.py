@@ -26,7 +26,7 @@ CHILD = r"""
 import json, sys, time
 T0 = float(sys.argv[1])
 from legate_prof import cli  # no Qt yet: `view` imports it where it always does
-from legate_prof.cli import view as cli_view
+from legate_prof.cli.commands import view as cli_view
 out = {}
 real_problem = cli_view._window_problem
 

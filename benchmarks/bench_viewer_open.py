@@ -88,7 +88,7 @@ def main(argv=None):
     from legate_prof.viewer.app import MainWindow
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["bench"])
 
-    def opener(paths, progress):  # as `legate_prof view` opens more (cli/view.py)
+    def opener(paths, progress):  # as `legate_prof view` opens more (cli/commands/view.py)
         ns = argparse.Namespace(cache=args.cache, quiet=True)
         return load_with_progress(paths, ns, progress, ranked=True,
                                   cache="later" if args.cache else False)

@@ -183,3 +183,18 @@ def test_the_viewer_has_rooms_of_at_most_fifteen_modules():
            if len(list(f.glob("*.py"))) > MAX_MODULES_A_ROOM}
     assert not big, big
     assert {f.name for f in folders} >= {"viewer", "timeline", "panels"}
+
+
+MAX_MODULES_PER_FOLDER = 15
+
+
+def test_no_folder_holds_more_than_fifteen_modules():
+    """One idea per module, at most 15 modules a folder (the brief): a capability with no room
+    gets a folder of its own (the commands went to ``cli/commands/`` when ``cli/`` held 18)."""
+    counts = {}
+    for path in MODULES.values():
+        if path.name != "__init__.py":
+            counts[path.parent] = counts.get(path.parent, 0) + 1
+    crowded = {str(d.relative_to(ROOT)): n for d, n in counts.items()
+               if n > MAX_MODULES_PER_FOLDER}
+    assert not crowded, crowded

@@ -561,7 +561,7 @@ HANGS = ("import os, time\n"
 
 
 def test_ctrl_c_in_record_lets_legate_end_and_names_the_partial_profiles(tmp_path):
-    """Ctrl-C printed a `KeyboardInterrupt` traceback (`cli/record.py:124`), exit -2, and no
+    """Ctrl-C printed a `KeyboardInterrupt` traceback (`cli/commands/record.py:124`), exit -2, and no
     line about the partial `legate_0.prof`.  A terminal's Ctrl-C reaches the whole group."""
     import signal
     (tmp_path / "hangs.py").write_text(HANGS)

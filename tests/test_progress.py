@@ -279,7 +279,7 @@ def test_view_starts_reading_before_the_window_is_made(monkeypatch, sample_profi
     import threading
 
     from legate_prof import cli
-    from legate_prof.cli import view as cli_view
+    from legate_prof.cli.commands import view as cli_view
     from legate_prof.load import loader
     monkeypatch.setenv("QT_QPA_PLATFORM", "offscreen")
     entered, order = threading.Event(), []

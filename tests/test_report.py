@@ -1102,7 +1102,7 @@ def test_pictures_drawn_in_a_forked_copy_are_those_drawn_here(tmp_path):
 def test_a_report_is_drawn_in_a_copy_only_where_qt_has_not_started(qapp):
     """A forked copy of a process where Qt runs would hold Qt's state without its threads:
     the command line asks for a copy only where Qt has not started."""
-    from legate_prof.cli.report import picture_renderer
+    from legate_prof.cli.commands.report import picture_renderer
     render, why, aside = picture_renderer()
     assert render is not None and why == "" and aside is False
 
@@ -1148,7 +1148,7 @@ def test_tiles_of_many_lanes_give_each_box_the_provenance_one_lane_at_a_time_giv
 def test_the_pictures_are_titled_as_screenshot_titles_them(tmp_path, monkeypatch, capsys):
     """A folder given to ``report`` titles its pictures by the folder's name, as ``screenshot``
     does (they listed its files: "legate_0.prof, legate_0.runtime.prof, … (+2 more)")."""
-    import legate_prof.cli.report as report_cli
+    import legate_prof.cli.commands.report as report_cli
     real = report_cli.picture_renderer
     titles = []
 

@@ -444,7 +444,7 @@ def test_view_without_files_opens_the_run_in_the_folder_or_says_how(tmp_path, qt
     named.mkdir()
     for f in _files("mpi2"):
         shutil.copy(f, named / Path(f).name.replace("legate_", "runA_"))
-    from legate_prof.cli.view import HOW_TO_OPEN_HERE, default_inputs
+    from legate_prof.cli.commands.view import HOW_TO_OPEN_HERE, default_inputs
     assert default_inputs(named)[0] == [str(named)]
     # the window: its title, status bar and banner say so, and how to open a run
     from legate_prof.cli.common import bundled_example

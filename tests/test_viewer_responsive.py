@@ -348,7 +348,7 @@ sys.exit(main(["view", *sys.argv[1:]]))
 
 CTRL_C_WHILE_MADE = """
 import os, signal, sys
-import legate_prof.cli.view as view
+import legate_prof.cli.commands.view as view
 real = view._window_problem
 
 def then_ctrl_c():  # (Qt being imported, the window not made yet)

@@ -819,10 +819,10 @@ def _ctrl_c_closes(app, win):
     traceback from whichever Python callback ran next.  The signal's byte written to a socket
     (``signal.set_wakeup_fd``) wakes the loop, which hands control to Python, where the
     handler runs; a press the command recorded while the window was made (``pressed`` on the
-    handler it replaces: ``cli.view.HeldCtrlC``) closes it as soon as the loop runs.  Only in
-    the main thread (where signals are handled), and not where Ctrl-C was ignored when the
-    process started (a job run in the background); the handler and the wake-up are put back
-    after."""
+    handler it replaces: ``cli.commands.view.HeldCtrlC``) closes it as soon as the loop
+    runs.  Only in the main thread (where signals are handled), and not where Ctrl-C was
+    ignored when the process started (a job run in the background); the handler and the
+    wake-up are put back after."""
     import signal
     import socket
     import threading
@@ -849,7 +849,7 @@ def _ctrl_c_closes(app, win):
     old_fd = signal.set_wakeup_fd(wake_write.fileno(), warn_on_full_buffer=False)
     old_handler = signal.signal(signal.SIGINT, interrupted)
     if getattr(old_handler, "pressed", False):  # (pressed while the window was made:
-        QtCore.QTimer.singleShot(0, lambda: interrupted(signal.SIGINT, None))  # cli.view)
+        QtCore.QTimer.singleShot(0, lambda: interrupted(signal.SIGINT, None))  # cli.commands.view)
     try:
         yield
     finally:

@@ -21,7 +21,7 @@ __all__ = ["main", "bundled_example", "EXIT_USER_ERROR"]
 
 
 def main(argv=None):
-    from legate_prof.cli import record
+    from legate_prof.cli.commands import record
     from legate_prof.cli.parser import build_parser
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["record"]:  # everything after it belongs to legate, options included

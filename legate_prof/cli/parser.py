@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from legate_prof import __version__
-from legate_prof.cli import (compare, convert, critical, dump, export, insights, record,
-                             report, screenshot, sql, stats, view)
+from legate_prof.cli.commands import (compare, convert, critical, dump, export, insights,
+                                      record, report, screenshot, sql, stats, view)
 from legate_prof.cli.common import EXIT_USER_ERROR
 
 COMMANDS = (stats, dump, view, screenshot, insights, critical, compare, convert, report, export,

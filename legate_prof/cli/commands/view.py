@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 
-from legate_prof.cli import screenshot
+from legate_prof.cli.commands import screenshot
 from legate_prof.cli.arguments import FILES_HELP, add_files, add_ranks, time_arg
 from legate_prof.cli.common import (EXIT_USER_ERROR, PICTURE_FORMATS, bundled_example,
                                     check_window, input_files, load_with_progress, note)

@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from legate_prof.cli import report
+from legate_prof.cli.commands import report
 from legate_prof.cli.common import EXIT_USER_ERROR, note
 from legate_prof.errors import ProfileError
 
