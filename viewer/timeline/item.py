@@ -760,9 +760,13 @@ class TimelineItem(pg.GraphicsObject):
                     text = band_label(-item, short=True)
                 if fm.horizontalAdvance(text) > w - 4:
                     continue  # a count is never cut short ("×2…" would read as 2)
-                counts.append(text)  # (white on a band filled to its middle, else dark)
-                p.setPen(QtGui.QColor(255, 255, 255) if busy and busy[0] >= 0.5 else
-                         QtGui.QColor(40, 40, 40))
+                # white where the gray fill, from the band's foot, reaches the text's top;
+                # else dark (white on a band filled to its middle was half on light gray)
+                white = bool(busy) and busy[0] * h >= (h + fm.height()) / 2
+                counts.append(text)
+                self.last_stats.setdefault("band_label_pens", []).append(
+                    (white, float(busy[0]) if busy else 1.0, float(h), fm.height()))
+                p.setPen(QtGui.QColor(255, 255, 255) if white else QtGui.QColor(40, 40, 40))
             else:
                 text = self.source.item_title(item)
                 p.setPen(QtGui.QColor(20, 20, 20))
