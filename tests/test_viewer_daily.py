@@ -350,6 +350,18 @@ def test_view_keys_work_wherever_the_focus_is_but_typing(qtbot, sample_profile):
     assert win.results.topLevelItemCount() == 0
 
 
+def test_search_results_say_what_is_not_a_task():
+    """A search for "BinaryOp" listed the task and the application call it made alike
+    (2,988 lines, half of them calls): a result that is not a task says what it is."""
+    from legate_prof.query import as_source
+    from legate_prof.viewer.panels.search import result_lines
+    src = as_source(load_profile([str(ROOT / "fixtures" / "real" / "mpi4")]))
+    lines = [text for text, _ in result_lines(src, src.search("BinaryOp"))]
+    calls = [t for t in lines if " · application call  @ " in t]
+    tasks = [t for t in lines if t.startswith("BinaryOp[") and " · " not in t.split("  @ ")[0]]
+    assert calls and tasks and len(calls) + len(tasks) <= len(lines)
+
+
 def test_search_covers_every_rank_grouped_with_counts(qtbot, ranks4):
     win = _window(qtbot, ranks4, findings=False)
     src = win.source

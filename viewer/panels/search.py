@@ -8,6 +8,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from legate_prof.present.units import format_ns
+from legate_prof.query import ItemKind
 
 PER_RANK = 200  # results listed under one rank (all of them are highlighted)
 OPEN_RANKS = 8  # with up to this many ranks matching, all are opened at once
@@ -45,12 +46,23 @@ def result_lines(source, ids):
     item's title, 65 µs: a search's thread makes those of the ranks opened at once)."""
     lanes = source.outline().lanes
     listed = np.asarray(ids[:PER_RANK])
+    kinds = source.items_columns(listed, ["kind"])["kind"].tolist() if len(listed) else []
     out = []
-    for i, L in zip(listed.tolist(), lanes_of_items(source, listed).tolist()):
+    for i, L, k in zip(listed.tolist(), lanes_of_items(source, listed).tolist(), kinds):
         lane = lanes[L]  # (its lane, not its row: no lane is stacked to list a result)
-        out.append((f"{source.item_title(i)}  @ {format_ns(source.item_extent(i)[0])}"
-                    f"  ({lane.short}: {lane.long})", i))
+        what = KIND_WORDS.get(k, "")  # (a task and the application call it made read alike)
+        out.append((f"{source.item_title(i)}{f' · {what}' if what else ''}"
+                    f"  @ {format_ns(source.item_extent(i)[0])}  ({lane.short}: {lane.long})",
+                    i))
     return out
+
+
+# what a result is where it is not a task (a task's name is often its application call's)
+KIND_WORDS = {int(ItemKind.APP_CALL): "application call", int(ItemKind.RUNTIME_CALL):
+              "runtime call", int(ItemKind.MAPPER_CALL): "mapper call",
+              int(ItemKind.META): "meta-task", int(ItemKind.MESSAGE): "message",
+              int(ItemKind.RUNTIME_OP): "operation", int(ItemKind.INSTANCE): "instance",
+              int(ItemKind.GPU_KERNEL): "GPU kernel"}
 
 
 def opened_lines(source, groups):
