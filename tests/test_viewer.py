@@ -456,6 +456,22 @@ def test_screenshots_and_the_window_carry_the_legend(sample_profile, tmp_path, q
     assert w.findChildren(LegendWidget)
 
 
+def test_the_window_legend_leaves_the_status_bar_room_for_its_messages(sample_profile, qtbot):
+    """The status bar's legend said every entry in full ("merged (too small to draw; ×count,
+    filled as busy)"): at 1,600 px it cut the path's step and summary short.  Its short words
+    take under a third of the window; its tooltip says them whole."""
+    from legate_prof.viewer.app import MainWindow
+    from legate_prof.viewer.panels.legend import LegendWidget
+    w = MainWindow(load_profile([sample_profile]), [sample_profile])
+    qtbot.addWidget(w)
+    legend = w.findChildren(LegendWidget)[0]
+    for critical in (False, True):
+        legend.set_critical(critical)
+        assert legend.sizeHint().width() <= 1600 // 3
+        assert "too small to draw" in legend.toolTip()
+        assert ("what held up what" in legend.toolTip()) == critical
+
+
 # ---- the viewer reads only through the query API -----------------------------------------
 
 def test_viewer_imports_nothing_of_the_model_but_the_api():

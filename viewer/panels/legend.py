@@ -10,26 +10,28 @@ from ..colors import ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_c
 _BASE = QtGui.QColor(70, 130, 180)  # a task colour to show the three states on
 
 
-def legend_entries(critical=False):
+def legend_entries(critical=False, short=False):
     """(swatch colour, text) in reading order; ``critical``: the run's critical path is
-    drawn."""
-    path = [(PATH_COLOR, "critical path (→ what held up what)"),
+    drawn; ``short``: the words of the window's status bar (its tooltip says the rest: the
+    long ones left the status bar's messages no room)."""
+    long = [(PATH_COLOR, "critical path (→ what held up what)", "critical path"),
             (QtGui.QBrush(PATH_COLOR, QtCore.Qt.BrushStyle.BDiagPattern),
-             "inferred (a dashed link; hatched: rests on one)")] if critical else []
-    return path + [
-        (_BASE, "running"),
-        (blend_with_white(_BASE, ALPHA_READY), "ready"),
-        (blend_with_white(_BASE, ALPHA_WAITING), "waiting"),
-        (GRAY, "merged (too small to draw; ×count, filled as busy)"),
-        (blend_with_white(group_color("system"), 0.3), "memory / utilization fill"),
+             "inferred (a dashed link; hatched: rests on one)", "inferred")] if critical else []
+    long += [
+        (_BASE, "running", "running"),
+        (blend_with_white(_BASE, ALPHA_READY), "ready", "ready"),
+        (blend_with_white(_BASE, ALPHA_WAITING), "waiting", "waiting"),
+        (GRAY, "merged (too small to draw; ×count, filled as busy)", "merged"),
+        (blend_with_white(group_color("system"), 0.3), "memory / utilization fill", "fill"),
     ]
+    return [(swatch, brief if short else text) for swatch, text, brief in long]
 
 
 def paint_legend(p: QtGui.QPainter, x: float, y: float, h: float = 14.0, color=None,
-                 critical=False) -> float:
+                 critical=False, short=False) -> float:
     """Paint the legend in one line from (x, y); returns its width."""
     x0 = x
-    for swatch, text in legend_entries(critical):
+    for swatch, text in legend_entries(critical, short):
         x += paint_legend_entry(p, x, y, swatch, text, h, color) + 10
     return x - x0
 
@@ -80,22 +82,31 @@ class LegendWidget(QtWidgets.QWidget):
 
     critical = False
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._say_whole()
+
     def set_critical(self, on):
         self.critical = bool(on)
+        self._say_whole()
         self.updateGeometry()
         self.update()
+
+    def _say_whole(self):
+        """The tooltip: every entry in its long words."""
+        self.setToolTip("\n".join(f"■ {text}" for _, text in legend_entries(self.critical)))
 
     def sizeHint(self):
         img = QtGui.QImage(1, 1, QtGui.QImage.Format.Format_RGB32)
         p = QtGui.QPainter(img)
         p.setFont(self.font())
-        w = paint_legend(p, 0, 0, critical=self.critical)
+        w = paint_legend(p, 0, 0, critical=self.critical, short=True)
         p.end()
         return QtCore.QSize(int(w) + 8, 18)
 
     def paintEvent(self, ev):
         p = QtGui.QPainter(self)
         try:
-            paint_legend(p, 4, 2, critical=self.critical)
+            paint_legend(p, 4, 2, critical=self.critical, short=True)
         finally:
             p.end()
