@@ -261,6 +261,21 @@ def test_a_search_match_keeps_the_shade_of_its_waits(qtbot, sample_profile):
     assert waiting in found and base.rgb() in found
 
 
+def test_docks_a_small_window_squeezed_widen_again_in_a_large_one(qtbot, sample_profile):
+    """Shrunk and enlarged again under a window manager, the Details and Search docks stayed
+    about 80 px wide in a 1,600 px window: a roomy window gives them back their share."""
+    win = _window(qtbot, [sample_profile], findings=False, size=(1600, 1000))
+    docks = [d for d in win.findChildren(QtWidgets.QDockWidget) if d.isVisible()]
+    qtbot.waitUntil(lambda: docks[0].width() > 200, timeout=LOAD_MS)
+    wide = docks[0].width()
+    win.resize(600, 500)
+    QtCore.QCoreApplication.processEvents()
+    win.resizeDocks(docks, [60] * len(docks), QtCore.Qt.Orientation.Horizontal)  # (as a WM)
+    qtbot.waitUntil(lambda: docks[0].width() < 100, timeout=LOAD_MS)
+    win.resize(1600, 1000)
+    qtbot.waitUntil(lambda: docks[0].width() >= wide * 0.8, timeout=LOAD_MS)
+
+
 def test_the_notes_take_at_most_a_quarter_of_a_small_window(qtbot):
     """The clock-skew and slow-message notes took half of an 800 x 500 window, the lanes
     squeezed under them: the banner stops at a quarter of the window's height and scrolls;

@@ -34,6 +34,7 @@ from .view_keys import ViewKeys
 
 MIN_TIMELINE_PX = 480  # the timeline keeps this width however wide the docks are
 DOCK_SHARE = 0.3  # docks take at most this share of the window when it is laid out again
+ROOMY_PX = 1000  # a window this wide gives its docks back the share they had (squeezed)
 
 
 class FirstFrame(QtCore.QObject):
@@ -418,15 +419,26 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def keep_timeline_wide(self):
         """Docks widened by hand keep their width only while the timeline keeps most of the
-        window: else they are narrowed to ``DOCK_SHARE`` of it."""
+        window: else they are narrowed to ``DOCK_SHARE`` of it.  Docks a small window
+        squeezed get their share of a roomy window back when it is roomy again (they stayed
+        80 px wide in a 1,600 px window)."""
         central = self.centralWidget()
         if central is None or self.width() <= 0:
             return
         docks = [d for d in self.findChildren(QtWidgets.QDockWidget)
                  if d.isVisible() and not d.isFloating()]
-        if docks and central.width() < self.width() * (1 - DOCK_SHARE) - 40:
+        if not docks:
+            return
+        roomy = self.width() >= ROOMY_PX
+        share = getattr(self, "_dock_share", None)  # (of a roomy window, as last seen)
+        if central.width() < self.width() * (1 - DOCK_SHARE) - 40:
             self.resizeDocks(docks, [int(self.width() * DOCK_SHARE)] * len(docks),
                              QtCore.Qt.Orientation.Horizontal)
+        elif roomy and share and docks[0].width() < share * self.width() / 2:
+            self.resizeDocks(docks, [int(share * self.width())] * len(docks),
+                             QtCore.Qt.Orientation.Horizontal)
+        elif roomy:
+            self._dock_share = min(docks[0].width() / self.width(), DOCK_SHARE)
 
     def resizeEvent(self, ev):
         super().resizeEvent(ev)
