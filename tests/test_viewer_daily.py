@@ -443,7 +443,7 @@ def test_every_screenful_says_its_rank_and_one_key_collapses_it(qtbot, ranks4):
 def test_collapsed_ranks_keep_their_rows_height_and_show_a_summary_each(qtbot, ranks4):
     """Issue 36: "Collapse ranks" made every rank a 330 px empty band: the view stretched the
     few rows left to its height.  Rows keep their height (the tree sits at the top, room
-    below), and each collapsed rank still shows its first processors' utilization, drawn."""
+    below), and each collapsed rank still shows its busiest processors' utilization, drawn."""
     win = _window(qtbot, ranks4, findings=False, size=(1400, 900))
     tl = win.timeline
     tl.collapse_ranks(True)
@@ -464,6 +464,24 @@ def test_collapsed_ranks_keep_their_rows_height_and_show_a_summary_each(qtbot, r
         y = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(0, e.y + e.height - 0.3))).y()
         row = {img.pixel(x, int(y)) for x in range(200, img.width() - 30, 3)}
         assert row - empty, e.label
+
+
+def test_a_collapsed_rank_shows_the_processors_that_ran_longest(qtbot):
+    """A collapsed rank showed its first processor group in display order, its CPUs, which
+    sat idle in the guide's runs while the utility processors did the work: it shows the
+    group that ran longest over all ranks, the same group on every rank."""
+    win = _window(qtbot, [ROOT / "fixtures" / "real" / "mpi4"], findings=False)
+    tl = win.timeline
+    busy = {}
+    for g in win.source.outline().groups:
+        if g.kind == "processor":
+            busy[g.group] = busy.get(g.group, 0) + g.busy_ns
+    longest = max(busy, key=busy.get)
+    assert longest != "cpu" and busy[longest] > 10 * busy["cpu"]  # (the fixture's shape)
+    tl.collapse_ranks(True)
+    summaries = [e for e in tl.lane_layout.entries if e.kind == "summary"]
+    assert {e.rank for e in summaries} == {None, 0, 1, 2, 3}
+    assert {e.group for e in summaries} == {longest}
 
 
 def test_lane_tooltips_and_details_say_rank_and_group(qtbot, ranks4):
@@ -497,7 +515,7 @@ def test_rank_filter_kind_toggles_collapse_all_and_compact(qtbot, ranks4):
     win.lanes.kind_actions["cpu"].setChecked(False)
     assert not [e for e in tl.lane_layout.entries if e.group == "cpu"]
     win.lanes.kind_actions["cpu"].setChecked(True)
-    tl.collapse_ranks(True)  # each rank: its header and its first processors' utilization
+    tl.collapse_ranks(True)  # each rank: its header and its busiest processors' utilization
     kinds = [(e.rank, e.kind) for e in tl.lane_layout.entries]
     assert kinds == [(r, k) for r in (None, 1, 2) for k in ("header", "summary")]  # (1-2)
     tl.collapse_ranks(False)

@@ -35,6 +35,7 @@ class GroupInfo:
     kind: str  # "processor" | "memory" | "channel" | "other"
     lanes: tuple  # lane ids, in display order
     capacity: int  # processors: lane count; memories: bytes (0 = unknown)
+    busy_ns: int = 0  # processors: time their lanes ran, summed (waits left out)
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def describe(m) -> ProfileInfo:
                 kind, cap = "other", 0
             groups.append(GroupInfo(rank=r, group=gk, panel=GROUP_TITLE[gk],
                                     title=GROUPS[gi][1], kind=kind, lanes=tuple(ids),
-                                    capacity=cap))
+                                    capacity=cap, busy_ns=int(m.busy_ns.get((r, gk), 0))))
     return ProfileInfo(
         ranks=tuple(sorted(set(rank))), groups=tuple(groups), lanes=tuple(lanes),
         time_range=tuple(m.time_range()), warnings=tuple(str(w) for w in m.warnings),

@@ -43,10 +43,25 @@ class Entry:
 ALL_RANKS = -1  # the "All ranks" block's key among collapsed ranks
 
 
-def first_processors(groups):
-    """What a collapsed rank still shows: the utilization of its first processor group (in
-    display order; else its first group), so a screen of collapsed ranks compares them."""
-    return [next((g for g in groups if g.kind == "processor"), groups[0])] if groups else []
+def busiest_processors(groups):
+    """The processor group that ran longest over all ranks (None: no processors): what a
+    collapsed rank shows, the same on every rank (the guide's run works on its utility
+    processors; its CPUs, first in display order, sat idle)."""
+    busy = {}
+    for g in groups:
+        if g.kind == "processor":
+            busy[g.group] = busy.get(g.group, 0) + g.busy_ns
+    return max(busy, key=lambda k: (busy[k], -GROUP_ORDER.index(k))) if busy else None
+
+
+def first_processors(groups, prefer=None):
+    """What a collapsed rank still shows: the utilization of its ``prefer`` group
+    (``busiest_processors``) where it has it, else of its first processor group (in display
+    order; else its first group), so a screen of collapsed ranks compares them."""
+    if not groups:
+        return []
+    return [next((g for g in groups if g.group == prefer),
+                 next((g for g in groups if g.kind == "processor"), groups[0]))]
 
 
 class LaneLayout:
@@ -106,14 +121,15 @@ class LaneLayout:
         groups_of = {}
         for g in info.groups:
             groups_of.setdefault(g.rank, []).append(g)
+        busiest = busiest_processors(info.groups)
         for r in ranks:
             groups = [g for g in groups_of.get(r, ()) if g.group not in self.hidden_groups]
             closed = r in self.collapsed_ranks
             out.append(Entry("header", f"Rank {r}", y, HEADER_H, rank=r, expanded=not closed,
                              tooltip=f"Rank {r}: {len(groups)} lane groups "
-                                     f"({'collapsed to its first processors' if closed else 'shown'})"))
+                                     f"({'collapsed to its busiest processors' if closed else 'shown'})"))
             y += HEADER_H
-            for g in (first_processors(groups) if closed else groups):
+            for g in (first_processors(groups, busiest) if closed else groups):
                 y = self._group_block(info, g, out, y, closed)
         self.entries = out
         self.height = y
@@ -155,7 +171,8 @@ class LaneLayout:
             if g.group not in self.hidden_groups:
                 seen.setdefault(g.group, g)
         shown = sorted(seen.values(), key=lambda g: GROUP_ORDER.index(g.group))
-        for g in (first_processors(shown) if closed else shown):
+        for g in (first_processors(shown, busiest_processors(info.groups)) if closed
+                  else shown):
             out.append(Entry("summary", g.panel, y, SUMMARY_H, rank=None, group=g.group,
                              tooltip=f"All ranks · {g.panel}: {g.title}"))
             y += SUMMARY_H
@@ -182,7 +199,7 @@ class LaneLayout:
         return y
 
     def toggle_rank(self, rank):
-        """Collapse a rank to its header and its first processors' utilization, or open it
+        """Collapse a rank to its header and its busiest processors' utilization, or open it
         again (None: the all-ranks block)."""
         key = ALL_RANKS if rank is None else rank
         self.collapsed_ranks ^= {key}
