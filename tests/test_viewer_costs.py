@@ -150,3 +150,41 @@ def test_the_tooltips_say_where_the_path_rests_on_an_inferred_link(qtbot):
         tip = _hover(qtbot, tl, (s0 + s1) / 2, e.y + (row + 0.5) * e.row_h)
         assert "on the critical path: step" in tip, tip
         assert ("inferred:" in tip) == guessed, (step, tip)
+
+
+def test_a_click_on_the_paths_track_selects_the_item_that_held_it_there(qtbot):
+    """The path's summary track answered a hover only: a click on a row's piece selects the
+    item of the path's step there (on that row's rank and lane group) and shows its details
+    (the track stays in sight; the details' Zoom to goes to it); a click on the whole run's
+    row, the step at that time."""
+    src = as_source(load_profile(_files("mpi3"), ranked=True))
+    win = _window(qtbot, src, path_track=path_track)
+    qtbot.waitUntil(lambda: win.critical_path is not None or win.critical_error is not None,
+                    timeout=WAIT_MS)
+    tl = win.timeline
+    qtbot.keyClick(tl, QtCore.Qt.Key.Key_P)
+    path, track = win.critical_path, win.critical_path.track
+    qtbot.waitUntil(lambda: bool(tl.lane_layout.path_entries()), timeout=WAIT_MS)
+    entries = dict(tl.lane_layout.path_entries())
+    on_rows = np.flatnonzero(track.row >= 0)
+    p = on_rows[np.argmax((track.end - track.begin)[on_rows])]  # (the track's longest piece)
+    t = (int(track.begin[p]) + int(track.end[p])) // 2
+    row = int(track.row[p])
+    rank, group = track.rows[row]
+    tl.set_time_range(int(track.begin[p]), int(track.end[p]))
+    qtbot.wait(50)
+    for key in (row, "all"):
+        tl.select(None)
+        e = entries[key]
+        pos = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(t, e.y + e.height / 2)))
+        qtbot.mouseClick(tl.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
+        i = tl.item.selected
+        assert i is not None and int(i) in set(path.item.tolist())
+        lane = src.outline().lanes[src.item_lane(i)[0]]
+        s0, s1 = src.item_extent(i)
+        assert (lane.rank, lane.group) == (rank, group) and s0 <= t <= s1
+        assert tl.vb.viewRange()[1][0] <= e.y  # (the track stays in sight: Zoom to goes)
+        rows = {win.details.table.item(r, 0).text(): win.details.table.item(r, 1).text()
+                for r in range(win.details.table.rowCount())}
+        assert rows["Title"] == src.item_title(i)
+        qtbot.wait(600)  # (the next click is not a double click)

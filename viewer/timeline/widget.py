@@ -561,12 +561,34 @@ class TimelineWidget(pg.PlotWidget):
                 not self.vb.sceneBoundingRect().contains(ev.scenePos()):
             return
         p = self.vb.mapSceneToView(ev.scenePos())
-        hit, _ = self.item.hit(p.x(), p.y(), self._ns_per_px())
+        hit, entry = self.item.hit(p.x(), p.y(), self._ns_per_px())
+        if hit is None and entry is not None and entry.kind == "path":
+            k = self._path_step_at(entry.track_row, p.x())
+            if k is not None:  # (the track's piece: the item of the path's step there)
+                self._path_step = k
+                hit = ("item", int(self.critical_path.item[k]))
         self.select(hit[1] if hit is not None and hit[0] == "item" else None)
         if ev.double() and hit is not None and hit[0] == "band":
             a, b = hit[1][0], hit[1][1]
             self.set_time_range(a, b)
         self.itemClicked.emit(hit)
+
+    def _path_step_at(self, track_row, t):
+        """The step of the drawn path that held it at time ``t`` on a row of its summary
+        track (a (rank, lane group) row: a step on those lanes; the whole run's row: any),
+        the shortest where several touch ``t``; None elsewhere (the legend, no path)."""
+        path = self.critical_path if self.item.path_shown else None
+        if path is None or path.track is None or track_row == "legend":
+            return None
+        near = np.flatnonzero((path.begin <= t) & (t <= path.end))
+        if track_row != "all" and len(near):
+            rank, group = path.track.rows[track_row]
+            lanes = self.source.outline().lanes
+            near = near[[lanes[int(L)].rank == rank and lanes[int(L)].group == group
+                         for L in path.lane[near].tolist()]]
+        if not len(near):
+            return None
+        return int(near[np.argmin(path.end[near] - path.begin[near])])
 
     def keyPressEvent(self, ev):
         if not self.handle_key(ev):
