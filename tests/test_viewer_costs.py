@@ -103,17 +103,22 @@ def _hover(qtbot, tl, t, y):
     return tl._tooltip
 
 
+def _path_drawn(qtbot, run):
+    """(source, window, timeline) of ``run``, its critical path computed and drawn (P)."""
+    src = as_source(load_profile(_files(run), ranked=True))
+    win = _window(qtbot, src, path_track=path_track)
+    qtbot.waitUntil(lambda: win.critical_path is not None or win.critical_error is not None,
+                    timeout=WAIT_MS)
+    qtbot.keyClick(win.timeline, QtCore.Qt.Key.Key_P)
+    return src, win, win.timeline
+
+
 def test_the_tooltips_say_where_the_path_rests_on_an_inferred_link(qtbot):
     """mpi3, the path drawn: a track row's tooltip names the kind, rank and lane group that
     held the path under the mouse and, before the latest inferred link (2.473 s) only, says
     that part is inferred; the item whose link was inferred says so in its own tooltip, an
     item on the path whose links are known does not (issue 35, point 2)."""
-    src = as_source(load_profile(_files("mpi3"), ranked=True))
-    win = _window(qtbot, src, path_track=path_track)
-    qtbot.waitUntil(lambda: win.critical_path is not None or win.critical_error is not None,
-                    timeout=WAIT_MS)
-    tl = win.timeline
-    qtbot.keyClick(tl, QtCore.Qt.Key.Key_P)
+    src, win, tl = _path_drawn(qtbot, "mpi3")
     path, track = win.critical_path, win.critical_path.track
     at = track.inferred_from_ns
     assert at == 2_472_510_881
@@ -157,12 +162,7 @@ def test_a_click_on_the_paths_track_selects_the_item_that_held_it_there(qtbot):
     item of the path's step there (on that row's rank and lane group) and shows its details
     (the track stays in sight; the details' Zoom to goes to it); a click on the whole run's
     row, the step at that time."""
-    src = as_source(load_profile(_files("mpi3"), ranked=True))
-    win = _window(qtbot, src, path_track=path_track)
-    qtbot.waitUntil(lambda: win.critical_path is not None or win.critical_error is not None,
-                    timeout=WAIT_MS)
-    tl = win.timeline
-    qtbot.keyClick(tl, QtCore.Qt.Key.Key_P)
+    src, win, tl = _path_drawn(qtbot, "mpi3")
     path, track = win.critical_path, win.critical_path.track
     qtbot.waitUntil(lambda: bool(tl.lane_layout.path_entries()), timeout=WAIT_MS)
     entries = dict(tl.lane_layout.path_entries())
