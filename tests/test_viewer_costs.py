@@ -188,3 +188,23 @@ def test_a_click_on_the_paths_track_selects_the_item_that_held_it_there(qtbot):
                 for r in range(win.details.table.rowCount())}
         assert rows["Title"] == src.item_title(i)
         qtbot.wait(600)  # (the next click is not a double click)
+    # the whole run in view (a pixel: many ms): a click beside a short piece, within its
+    # pixel, selects it (the exact time under the mouse held none of that row's steps)
+    tl.reset()
+    qtbot.wait(50)
+    px = tl._ns_per_px()
+    begin, end = track.begin[on_rows], track.end[on_rows]
+    alone = [q for q in range(len(on_rows)) if end[q] - begin[q] < px / 4
+             and not ((track.row[on_rows] == track.row[on_rows[q]])
+                      & (track.end[on_rows] > begin[q] - px)
+                      & (track.begin[on_rows] < begin[q])).any()]
+    q = on_rows[alone[0]]
+    t = int(track.begin[q]) - px / 3
+    e = entries[int(track.row[q])]
+    tl.select(None)
+    pos = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(t, e.y + e.height / 2)))
+    qtbot.mouseClick(tl.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
+    i = tl.item.selected
+    assert i is not None
+    lane = src.outline().lanes[src.item_lane(i)[0]]
+    assert (lane.rank, lane.group) == track.rows[int(track.row[q])]

@@ -563,7 +563,7 @@ class TimelineWidget(pg.PlotWidget):
         p = self.vb.mapSceneToView(ev.scenePos())
         hit, entry = self.item.hit(p.x(), p.y(), self._ns_per_px())
         if hit is None and entry is not None and entry.kind == "path":
-            k = self._path_step_at(entry.track_row, p.x())
+            k = self._path_step_at(entry.track_row, p.x(), self._ns_per_px() / 2)
             if k is not None:  # (the track's piece: the item of the path's step there)
                 self._path_step = k
                 hit = ("item", int(self.critical_path.item[k]))
@@ -573,14 +573,17 @@ class TimelineWidget(pg.PlotWidget):
             self.set_time_range(a, b)
         self.itemClicked.emit(hit)
 
-    def _path_step_at(self, track_row, t):
-        """The step of the drawn path that held it at time ``t`` on a row of its summary
-        track (a (rank, lane group) row: a step on those lanes; the whole run's row: any),
-        the shortest where several touch ``t``; None elsewhere (the legend, no path)."""
+    def _path_step_at(self, track_row, t, half=0.0):
+        """The step of the drawn path that held it around time ``t`` (within ``half`` ns
+        either side: the pixel clicked, 160 ms of the guide's run in full view) on a row of
+        its summary track (a (rank, lane group) row: a step on those lanes; the whole run's
+        row: any) — the one holding most of that window, the shortest among equals; None
+        elsewhere (the legend, no path, nothing there)."""
         path = self.critical_path if self.item.path_shown else None
         if path is None or path.track is None or track_row == "legend":
             return None
-        near = np.flatnonzero((path.begin <= t) & (t <= path.end))
+        a, b = t - half, t + half
+        near = np.flatnonzero((path.begin <= b) & (path.end >= a))
         if track_row != "all" and len(near):
             rank, group = path.track.rows[track_row]
             lanes = self.source.outline().lanes
@@ -588,7 +591,8 @@ class TimelineWidget(pg.PlotWidget):
                          for L in path.lane[near].tolist()]]
         if not len(near):
             return None
-        return int(near[np.argmin(path.end[near] - path.begin[near])])
+        held = np.minimum(path.end[near], b) - np.maximum(path.begin[near], a)
+        return int(near[np.lexsort((path.end[near] - path.begin[near], -held))[0]])
 
     def keyPressEvent(self, ev):
         if not self.handle_key(ev):
