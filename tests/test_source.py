@@ -252,3 +252,19 @@ def test_a_merged_band_carries_the_share_of_its_time_its_items_ran(tmp_path):
             for x in np.arange(x0, x1)]
     bands = [(h, b) for h, b in hits if h is not None and h.item is None]  # (boxes win)
     assert bands and all(h.busy == pytest.approx(b) for h, b in bands)
+
+
+def test_an_item_of_the_runtime_stream_names_no_operation_of_ours():
+    """A runtime operation's details said "Operation 4611686018427387904": 2**62, the number
+    the stream's items get from us (a rank's are numbered from it), naming nothing.  Only
+    Legion's operations are named; a task's still is."""
+    from legate_prof.query import ItemKind, as_source
+    src = as_source(load_profile([str(ROOT / "fixtures" / "real" / "mpi4")]))
+    ops = src.search("BinaryOp")
+    kinds = src.items_columns(ops, ["kind"])["kind"]
+    stream_op = int(ops[kinds == int(ItemKind.RUNTIME_OP)][0])
+    task = int(ops[kinds == int(ItemKind.TASK)][0])
+    labels = {f.label: f.text for f in src.item_details(stream_op)}
+    assert "Operation" not in labels and labels["Kind"] == "runtime_op"
+    labels = {f.label: f.text for f in src.item_details(task)}
+    assert int(labels["Operation"]) < 1 << 62

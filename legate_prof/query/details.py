@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
 from legate_prof.model.kinds import ItemKind
 from legate_prof.model.lane_names import memory_name
 from legate_prof.present.units import format_bytes, format_ns_us
@@ -66,8 +67,9 @@ def item_facts(model, i, memory_title=None) -> dict:
         "lane": model.lanes["title"][lane],
         "start_ns": start, "stop_ns": stop, "duration_ns": stop - start,
     }
-    if op and op != 0xFFFFFFFFFFFFFFFF:
-        d["op_id"] = op
+    if op and op != 0xFFFFFFFFFFFFFFFF and op < RUNTIME_OP_BASE:
+        d["op_id"] = op  # (Legion's: the runtime stream's items are numbered from 2**62 by
+        # rank, a number of ours that named nothing: "Operation 4611686018427387904")
     prov = model.provenances[int(model.op_provenance([op])[0])]
     if prov:
         d["provenance"] = prov
