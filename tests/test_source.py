@@ -268,3 +268,4 @@ def test_an_item_of_the_runtime_stream_names_no_operation_of_ours():
     assert "Operation" not in labels and labels["Kind"] == "runtime_op"
     labels = {f.label: f.text for f in src.item_details(task)}
     assert int(labels["Operation"]) < 1 << 62
+

@@ -900,3 +900,23 @@ def test_a_picture_too_short_for_every_rank_says_which_ranks_it_holds(synthetic_
         cut_off_words(inside, every)
     assert cut_off_words([0], every).startswith("rank 0 of 8")
     w.close()
+
+
+def test_a_memory_row_says_its_bytes_as_the_statistics_do():
+    """The out-of-memory run's system memory row said "60% utilization" only, of what and
+    how near the peak unsaid (``stats``: peak 16.0 MiB of 20.0 MiB): it says its capacity,
+    the bytes in use and the peak — the peak and capacity those of the statistics."""
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.present.units import format_bytes
+    from legate_prof.query import as_source
+    from legate_prof.viewer.item_text import summary_value
+    model = load_profile([str(Path(__file__).resolve().parents[1] / "fixtures" / "real" / "oom2")])
+    src = as_source(model)
+    groups = {(g["rank"], g["kind"]): g for g in compute_stats(model)["groups"]}
+    t0, t1 = src.outline().time_range
+    for rank in (0, 1):
+        g = groups[(rank, "system")]
+        assert g["capacity_bytes"] > 0 and g["peak_bytes"] > 0
+        text = summary_value(src, "system", rank, t1 - (t1 - t0) // 20, t1 - (t1 - t0) // 25)
+        assert f"of {format_bytes(g['capacity_bytes'])}: " in text, text
+        assert text.endswith(f"(peak {format_bytes(g['peak_bytes'])})"), text

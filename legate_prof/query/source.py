@@ -104,6 +104,15 @@ class ProfileSource:
         lanes = self._memory_lanes().get((group, rank), [])
         if not lanes or all(info.lanes[L].capacity > 0 for L in lanes):
             return None
+        return self.memory_use(group, rank)
+
+    def memory_use(self, group, rank):
+        """For a memory group: (the bytes its utilization is a share of — its capacity, or
+        its peak where a memory's capacity is unknown — the most ever in use); None for other
+        groups.  ``rank=None``: all ranks.  (An out-of-memory story wants the bytes: "60 %"
+        alone did not say of what.)"""
+        if not self._memory_lanes().get((group, rank)):
+            return None
         steps = self._m.utilization_steps
         if rank is not None:
             step = steps.get((rank, group))
