@@ -208,3 +208,25 @@ def test_a_click_on_the_paths_track_selects_the_item_that_held_it_there(qtbot):
     assert i is not None
     lane = src.outline().lanes[src.item_lane(i)[0]]
     assert (lane.rank, lane.group) == track.rows[int(track.row[q])]
+
+
+def test_the_paths_status_line_fits_beside_the_legend_and_says_the_rest_in_its_tooltip(qtbot):
+    """The drawn path's status line (the guide's run: its steps, span, what it explains, the
+    part resting on 280 inferred links, how to walk it) was cut where the legend starts at
+    1,600 px, and went after 8 s.  A short line stays, fitting a 1,600 px window beside the
+    legend; the status bar's tooltip says it whole while it is shown."""
+    from PySide6 import QtGui
+    from legate_prof.viewer.panels.legend import LegendWidget
+    src, win, tl = _path_drawn(qtbot, "mpi3")
+    bar = win.statusBar()
+    qtbot.waitUntil(lambda: bar.currentMessage().startswith("critical path: "), timeout=WAIT_MS)
+    line, whole = bar.currentMessage(), bar.toolTip()
+    assert "inferred link" in line and "walk it" in line
+    assert "rests on" in whole and "inferred link" in whole and len(whole) > len(line)
+    legend = win.findChildren(LegendWidget)[0].sizeHint().width()
+    assert QtGui.QFontMetrics(bar.font()).horizontalAdvance(line) + legend < 1600 - 40
+    qtbot.wait(9000)  # (it stays)
+    assert bar.currentMessage() == line
+    tl.zoom(0.5)  # (the status bar says the view's range now)
+    qtbot.waitUntil(lambda: bar.currentMessage() != line, timeout=WAIT_MS)
+    assert bar.toolTip() == ""

@@ -367,10 +367,25 @@ class MainWindow(QtWidgets.QMainWindow):
         elif self.critical_path is not None:
             self.details.critical_note = None
             if self.path_action.isChecked():
-                self.statusBar().showMessage(_path_summary(self.critical_path), 8000)
+                self._say_path()
         else:
             self.details.critical_note = "being computed (shown here when ready)"
         self.details.refresh()
+
+    def _say_path(self):
+        """The drawn path in a status line that fits the status bar beside its legend, the
+        whole of it in the status bar's tooltip while that line is shown (the guide's run:
+        the line was cut where the legend starts, and went after 8 s, unread)."""
+        bar = self.statusBar()
+        short = _path_summary(self.critical_path, short=True)
+        bar.showMessage(short)
+        bar.setToolTip(_path_summary(self.critical_path))
+
+        def forget(now):  # (another message: the tooltip would speak of the path)
+            if now != short:
+                bar.setToolTip("")
+                bar.messageChanged.disconnect(forget)
+        bar.messageChanged.connect(forget)
 
     def _show_path(self, on):
         if self.timeline is not None and self.timeline.item.path_shown != on:
@@ -384,7 +399,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not on:
             self.statusBar().showMessage("critical path hidden", 3000)
         elif self.critical_path is not None:
-            self.statusBar().showMessage(_path_summary(self.critical_path), 8000)
+            self._say_path()
         elif self.critical_error is not None:
             self.statusBar().showMessage(f"critical path unavailable: {self.critical_error}")
         else:
@@ -716,14 +731,17 @@ def shown_name(path):
     return os.path.basename(os.path.normpath(str(path))) or str(path)
 
 
-def _path_summary(path):
+def _path_summary(path, short=False):
     """The status line of a drawn critical path: its steps, its span, where it stops, how
-    much of the run it explains and how much of that rests on inferred links."""
+    much of the run it explains and how much of that rests on inferred links (``short``:
+    in few words, the shares only)."""
     from legate_prof.present.units import format_ns
 
     from .timeline.critical_path import NO_EVENTS
     if not len(path):
         return NO_EVENTS
+    if short:
+        return _path_in_short(path)
     end = ("; it stops at an event no loaded profile records (unknown)" if path.stops_unknown
            else "")
     track = ""
@@ -735,6 +753,24 @@ def _path_summary(path):
         track = f"; no summary track ({path.track_error})"
     return (f"critical path: {len(path):,} step{'' if len(path) == 1 else 's'} over "
             f"{format_ns(path.span_ns())}{end}{track} · [ / ] walk it from the selected item")
+
+
+def _path_in_short(path):
+    """'critical path: 40,848 steps; explains 100.0 % of the run, 81.2 % on 280 inferred links
+    (hatched) · [ / ] walk it'."""
+    n = len(path)
+    out = f"critical path: {n:,} step{'' if n == 1 else 's'}"
+    info = path.track.info if path.track is not None else {}
+    run = info.get("run_ns") or 0
+    if run:
+        out += f"; explains {100.0 * info.get('explained_ns', 0) / run:.1f} % of the run"
+        links = info.get("inferred_links") or 0
+        if links and path.track.inferred_from_ns is not None:
+            out += (f", {100.0 * info.get('resting_ns', 0) / run:.1f} % on {links:,} inferred "
+                    f"link{'' if links == 1 else 's'} (hatched)")
+    if path.stops_unknown:
+        out += "; stops at an unknown event"
+    return out + " · [ / ] walk it"
 
 
 def window_problem():
