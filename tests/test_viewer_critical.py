@@ -304,7 +304,8 @@ def test_a_damaged_graph_stops_at_unknown_without_a_traceback(qtbot, tmp_path):
     _ready(qtbot, win)
     assert win.critical_path.stops_unknown
     _key(qtbot, win, QtCore.Qt.Key.Key_P)
-    assert "(unknown)" in win.statusBar().currentMessage()
+    assert "(unknown)" in win.statusBar().toolTip()
+    assert "stops at an unknown event" in win.statusBar().currentMessage()
     i = next(k for k in range(src.info().n_items)
              if (link := src.critical_predecessor(k)) is not None
              and link.via == "unknown_event")
