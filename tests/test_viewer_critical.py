@@ -412,13 +412,13 @@ def test_merged_bands_are_labelled_as_counts(qtbot, tmp_path):
     labels = w.item.last_stats.get("band_labels")
     assert labels and all(t.startswith("×") and t[1:].split()[0].replace(",", "").isdigit()
                           for t in labels), labels
-    # a count is white only where the band's gray fill (from its foot, as high as its items
-    # ran) reaches the top of the text: white on a band filled to its middle was half on
-    # light gray, hard to read (a GUI walk)
-    pens = w.item.last_stats.get("band_label_pens")
-    assert len(pens) == len(labels)
-    for white, busy, h, text_h in pens:
-        assert white == (busy * h >= (h + text_h) / 2), (white, busy, h, text_h)
+    # each on a light chip as wide as its text (dark digits): white on a band filled to its
+    # middle was half on light gray, and items drawn over a band (a search's matches, the
+    # path's) ran through the digits (GUI walks)
+    chips = w.item.last_stats.get("band_label_chips")
+    assert len(chips) == len(labels)
+    for chip, text in zip(chips, labels):
+        assert chip.height() >= 8 and chip.width() >= len(text) * 3, (chip, text)
     w.close()
 
 

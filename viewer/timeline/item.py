@@ -29,6 +29,7 @@ from .tile_worker import Ask, TileWorker
 
 
 SCALE_TEXT = QtGui.QColor(90, 90, 90)  # the scale marks' labels
+COUNT_CHIP = QtGui.QColor(242, 242, 242, 235)  # behind a merged band's count
 # tiles arriving while others are computed are drawn together this often (each such frame
 # of the whole view is ~10 ms of the window's thread, its interpreter's lock held for most of
 # it: at 16 ms they were a third of a cached first frame's work while its strips came in)
@@ -344,8 +345,10 @@ class TimelineItem(pg.GraphicsObject):
                                                   batches, labels)
             except Exception as exc:  # noqa: BLE001 - one bad row must not blank the rest
                 self._report(exc, f"row {e.label!r}")
-        for step in (lambda: self._flush(p, batches), lambda: self._paint_labels(p, labels),
+        # (labels over the path's boxes: a count stays whole where the path crosses it)
+        for step in (lambda: self._flush(p, batches),
                      lambda: self._paint_path(p, x0, x1, sx, dx, sy, dy),
+                     lambda: self._paint_labels(p, labels),
                      lambda: self._paint_selection(p, x0, x1, px_left, width, sx, dx, sy, dy),
                      lambda: self._paint_markers(p, px_left, width, sx, dx, sy, dy, y0, y1)):
             try:
@@ -760,13 +763,15 @@ class TimelineItem(pg.GraphicsObject):
                     text = band_label(-item, short=True)
                 if fm.horizontalAdvance(text) > w - 4:
                     continue  # a count is never cut short ("×2…" would read as 2)
-                # white where the gray fill, from the band's foot, reaches the text's top;
-                # else dark (white on a band filled to its middle was half on light gray)
-                white = bool(busy) and busy[0] * h >= (h + fm.height()) / 2
+                # on a light chip, dark: white on a band filled to its middle was half on
+                # light gray, and items drawn over the band (a search's, the path's) ran
+                # through the digits ("×46" read "×4")
+                chip = QtCore.QRectF(x + 1, y + (h - fm.height()) / 2,
+                                     fm.horizontalAdvance(text) + 2, fm.height())
+                p.fillRect(chip, COUNT_CHIP)
                 counts.append(text)
-                self.last_stats.setdefault("band_label_pens", []).append(
-                    (white, float(busy[0]) if busy else 1.0, float(h), fm.height()))
-                p.setPen(QtGui.QColor(255, 255, 255) if white else QtGui.QColor(40, 40, 40))
+                self.last_stats.setdefault("band_label_chips", []).append(chip)
+                p.setPen(QtGui.QColor(40, 40, 40))
             else:
                 text = self.source.item_title(item)
                 p.setPen(QtGui.QColor(20, 20, 20))
