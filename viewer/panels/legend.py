@@ -94,7 +94,7 @@ class LegendWidget(QtWidgets.QWidget):
 
     def _say_whole(self):
         """The tooltip: every entry in its long words."""
-        self.setToolTip("\n".join(f"■ {text}" for _, text in legend_entries(self.critical)))
+        self.setToolTip("\n".join(f"· {text}" for _, text in legend_entries(self.critical)))
 
     def sizeHint(self):
         img = QtGui.QImage(1, 1, QtGui.QImage.Format.Format_RGB32)

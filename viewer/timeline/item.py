@@ -345,8 +345,7 @@ class TimelineItem(pg.GraphicsObject):
                                                   batches, labels)
             except Exception as exc:  # noqa: BLE001 - one bad row must not blank the rest
                 self._report(exc, f"row {e.label!r}")
-        # (labels over the path's boxes: a count stays whole where the path crosses it)
-        for step in (lambda: self._flush(p, batches),
+        for step in (lambda: self._flush(p, batches),  # (labels over the path's boxes)
                      lambda: self._paint_path(p, x0, x1, sx, dx, sy, dy),
                      lambda: self._paint_labels(p, labels),
                      lambda: self._paint_selection(p, x0, x1, px_left, width, sx, dx, sy, dy),
