@@ -897,7 +897,7 @@ def _ctrl_c_closes(app, win):
     old_fd = signal.set_wakeup_fd(wake_write.fileno(), warn_on_full_buffer=False)
     old_handler = signal.signal(signal.SIGINT, interrupted)
     if getattr(old_handler, "pressed", False):  # (pressed while the window was made:
-        QtCore.QTimer.singleShot(0, lambda: interrupted(signal.SIGINT, None))  # cli.commands.view)
+        QtCore.QTimer.singleShot(0, lambda: interrupted(signal.SIGINT, None))  # (HeldCtrlC)
     try:
         yield
     finally:
