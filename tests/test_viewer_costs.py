@@ -232,3 +232,20 @@ def test_the_paths_status_line_fits_beside_the_legend_and_says_the_rest_in_its_t
     tl.zoom(0.5)  # (the status bar says the view's range now)
     qtbot.waitUntil(lambda: bar.currentMessage() != line, timeout=WAIT_MS)
     assert bar.toolTip() == ""
+
+
+def test_the_slow_messages_finding_highlights_the_messages_the_path_waited_on():
+    """A click on the slow-messages finding zoomed a little and showed nothing (it names no
+    line of the program's): its items are the messages on the run's critical path, what its
+    cost is made of."""
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.viewer.panels.findings import finding_items
+    src = as_source(load_profile(_files("mpi4"), ranked=True))
+    found = find_insights(src)
+    slow = next(f for f in (found if isinstance(found, list) else found["findings"])
+                if f["pattern"] == "message_latency")
+    items = finding_items(src, slow)
+    on_path = {int(s.item) for s in src.run_critical_path()}
+    assert len(items) and set(items.tolist()) <= on_path
+    assert {src.item_facts(int(i))["kind"] for i in items} == {"message"}
+    assert len(items) == sum(src.item_facts(i)["kind"] == "message" for i in on_path)

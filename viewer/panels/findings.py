@@ -15,6 +15,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from legate_prof.present.units import format_ns
+from legate_prof.query import ItemKind
 
 from ..plain_text import tooltip
 
@@ -22,7 +23,15 @@ SHOWN_LINES = 3  # source lines in a finding's title (all of them in its tooltip
 
 
 def finding_items(source, finding):
-    """Items launched from one of the finding's source lines."""
+    """Items launched from one of the finding's source lines; for slow messages (no line of
+    the program's: a click showed nothing), the messages the run's critical path waited on,
+    what its cost is made of."""
+    if finding.get("pattern") == "message_latency" and not finding.get("provenance"):
+        on_path = np.unique(np.array([s.item for s in source.run_critical_path()], np.int64))
+        if not len(on_path):
+            return on_path
+        kinds = source.items_columns(on_path, ["kind"])["kind"]
+        return on_path[kinds == int(ItemKind.MESSAGE)]
     hits = [source.search(p, limit=source.outline().n_items + 1) for p in finding["provenance"]]
     hits = [h for h in hits if len(h)]
     return np.unique(np.concatenate(hits)) if hits else np.zeros(0, np.int64)
