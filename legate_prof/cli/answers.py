@@ -106,6 +106,22 @@ def keep_idle(args, idle):
         results.put("idle", idle)
 
 
+def source_with_path(args, ranked=False):
+    """(the inputs' profile cut to ``--start/--stop``, its source, the path's keeper:
+    ``shared_path``) — the source holding the run's critical path cut to the window, or the
+    one an earlier command kept: where ``critical`` and ``insights`` start."""
+    from legate_prof.cli.common import (input_files, load_with_progress, run_path_in_window,
+                                        trimmed)
+    from legate_prof.query import as_source
+    whole = load_with_progress(input_files(args), args, stack=False, ranked=ranked)
+    profile = trimmed(whole, args)
+    source = as_source(profile)
+    in_window = run_path_in_window(whole, args)
+    if in_window is not None:
+        source.use_run_critical_path(in_window)
+    return profile, source, shared_path(args, source)
+
+
 def shared_path(args, source):
     """Give ``source`` the run's critical path kept by an earlier command (``answered``
     keeps the results on ``args``), or keep the one it walks: call before and after."""

@@ -7,8 +7,7 @@ import json
 import sys
 
 from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window, count_arg
-from legate_prof.cli.common import (check_window, input_files, load_with_progress,
-                                    run_path_in_window, say, status, trimmed)
+from legate_prof.cli.common import check_window, say, status
 
 
 def register(sub):
@@ -51,16 +50,9 @@ def run(args):
 def _run(args):
     from legate_prof.analyze.critical_path import critical_path_report
     from legate_prof.analyze.critical_text import format_critical_path, skew_note
-    from legate_prof.cli.answers import shared_path
-    from legate_prof.query import as_source
+    from legate_prof.cli.answers import source_with_path
     check_window(args)
-    whole = load_with_progress(input_files(args), args, stack=False, ranked=True)
-    profile = trimmed(whole, args)
-    source = as_source(profile)
-    in_window = run_path_in_window(whole, args)
-    if in_window is not None:
-        source.use_run_critical_path(in_window)
-    path = shared_path(args, source)
+    profile, source, path = source_with_path(args, ranked=True)
     report = critical_path_report(source, with_items=args.json)
     path.keep()
     if args.json:

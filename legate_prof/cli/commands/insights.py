@@ -6,8 +6,7 @@ import json
 import sys
 
 from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
-from legate_prof.cli.common import (check_window, input_files, load_with_progress,
-                                    run_path_in_window, say, status, trimmed)
+from legate_prof.cli.common import check_window, say, status
 
 
 def register(sub):
@@ -30,16 +29,9 @@ def run(args):
 def _run(args):
     from legate_prof.analyze.insights import holds_items, insights_of_run
     from legate_prof.analyze.insights_text import explained_words, format_insights
-    from legate_prof.cli.answers import shared_path
-    from legate_prof.query import as_source
+    from legate_prof.cli.answers import source_with_path
     check_window(args)
-    whole = load_with_progress(input_files(args), args, stack=False)
-    model = trimmed(whole, args)
-    source = as_source(model)
-    in_window = run_path_in_window(whole, args)
-    if in_window is not None:
-        source.use_run_critical_path(in_window)
-    path = shared_path(args, source)
+    model, source, path = source_with_path(args)
     from legate_prof.analyze.idle_ranks import shared_idle_gaps
     from legate_prof.cli.answers import keep_idle, kept_idle
     idle = kept_idle(args)
