@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -556,3 +557,30 @@ def test_a_profile_shown_asks_its_strips_before_the_window_paints(qtbot, ranks4,
     item.tiles = None  # everything made in the frame, as a screenshot makes it
     item.refresh()
     assert win.timeline.grab().toImage() == settled
+
+
+def test_a_tile_asked_again_before_its_result_arrives_is_not_computed_twice(qtbot):
+    """A frame painted between a tile's computing and its arrival in the window's thread
+    asks for it again: the result on its way answers (the first frame of a 4-rank run
+    computed 9 of its 27 strips twice)."""
+    from legate_prof.viewer.timeline.tile_worker import Ask, TileWorker
+    worker, computed, got = TileWorker(), [], []
+    worker.done.connect(lambda cache, key, result: got.append((key, result)))
+
+    def ask(spec):
+        worker.ask(Ask("summary", "cpu", spec, lambda: computed.append(spec) or spec))
+
+    ask(1)
+    for _ in range(500):  # (no Qt events run: its result stays on its way)
+        if computed and worker.pending() == 0:
+            break
+        time.sleep(0.01)
+    ask(1)  # (computed, not yet received)
+    time.sleep(0.3)  # (time to compute it again, were it asked)
+    assert computed == [1] and worker.pending() == 0
+    qtbot.waitUntil(lambda: len(got) == 1, timeout=5000)
+    ask(1)  # (received and gone from the worker: the item's cache has it from now on)
+    ask(2)  # (another view's)
+    qtbot.waitUntil(lambda: len(got) == 2, timeout=5000)
+    assert computed == [1, 2] and got == [("cpu", 1), ("cpu", 2)]
+    worker.stop()

@@ -33,11 +33,17 @@ def _of_kinds(kind, kinds):
 
 
 def _find(sorted_keys, query):
-    """Index into ``sorted_keys`` of each query, or -1 where absent."""
-    if len(sorted_keys) == 0:
+    """Index into ``sorted_keys`` of each query, or -1 where absent.  A run of equal
+    queries is looked up once: a task's calls come one after another (the guide's 10 M
+    example: 903 k calls in 147 k runs; a search of each was 90 ms)."""
+    if len(sorted_keys) == 0 or len(query) == 0:
         return np.full(len(query), -1, np.int64)
-    pos = np.clip(np.searchsorted(sorted_keys, query), 0, len(sorted_keys) - 1)
-    return np.where(sorted_keys[pos] == query, pos, -1)
+    head = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    q = query[head]
+    pos = np.clip(np.searchsorted(sorted_keys, q), 0, len(sorted_keys) - 1)
+    found = np.where(sorted_keys[pos] == q, pos, -1)
+    return found if len(head) == len(query) else np.repeat(found, np.diff(np.r_[head,
+                                                                               len(query)]))
 
 
 # group * span + (t - first) must stay below this (int64, with room for the comparisons)

@@ -60,7 +60,11 @@ class TileWorker(QtCore.QObject):
         self._cond = threading.Condition()
         self._queue = {}  # (cache, key) -> Ask, in the order asked
         self._busy = None  # the Ask being computed
+        # (cache, key) -> spec of the results emitted and not yet received by the window's
+        # thread: asked again meanwhile (a frame painted before they arrived), not recomputed
+        self._in_flight = {}
         self._stopped = False
+        self.done.connect(self._received)  # (first: before the painted item's slot)
         self.thread = start_thread(self._run, "legate_prof-tiles")
         _WORKERS.add(self)
 
@@ -72,11 +76,17 @@ class TileWorker(QtCore.QObject):
             if busy is not None and (busy.cache, busy.key, busy.spec) == \
                     (item.cache, item.key, item.spec):
                 return
+            if self._in_flight.get((item.cache, item.key), ()) == item.spec:
+                return
             old = self._queue.get((item.cache, item.key))
             if old is not None and old.spec == item.spec:
                 return
             self._queue[(item.cache, item.key)] = item
             self._cond.notify()
+
+    def _received(self, cache, key, _result):
+        with self._cond:
+            self._in_flight.pop((cache, key), None)
 
     def keep_only(self, wanted):
         """Drop the queued asks whose (cache, key) is not in ``wanted`` (the view left them)."""
@@ -124,5 +134,6 @@ class TileWorker(QtCore.QObject):
                 self._busy = None
                 if self._stopped:
                     return
+                self._in_flight[(item.cache, item.key)] = item.spec
             if not emit(self.done, item.cache, item.key, result):
                 return  # (the timeline was deleted meanwhile)
