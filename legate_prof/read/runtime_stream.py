@@ -88,6 +88,7 @@ def _read_events(path, it):
             s.warnings.append(ProfileWarning(path, f"header field {key!r} is damaged ({v!r})"))
             header[key] = default
     shared = {}  # one str object per distinct name or site
+    ops, op_shapes, arrays, last = s.ops, s.op_shapes, s.arrays, s.last_ns
     try:
         for n, ev in enumerate(it):
             problem = _event_problem(ev)
@@ -96,21 +97,22 @@ def _read_events(path, it):
                     path, f"event {n + 1} is damaged ({problem}); kept the {n} before it"))
                 break
             kind, t = ev[0], ev[1]
-            s.last_ns = max(s.last_ns, t)
+            if t > last:
+                last = t
             if kind == "op":  # (the line's code, when the runtime recorded it)
                 code = ev[4] if len(ev) > 4 and isinstance(ev[4], str) else ""
-                s.ops.append((t, shared.setdefault(ev[2], ev[2]), shared.setdefault(ev[3], ev[3]),
-                              shared.setdefault(code[:MAX_CODE_CHARS], code[:MAX_CODE_CHARS])))
-                shape = operation_shape(ev[5] if len(ev) > 5 else None, s.arrays)
-                s.op_shapes.append(shared.setdefault(shape, shape))
+                ops.append((t, shared.setdefault(ev[2], ev[2]), shared.setdefault(ev[3], ev[3]),
+                            shared.setdefault(code[:MAX_CODE_CHARS], code[:MAX_CODE_CHARS])))
+                shape = operation_shape(ev[5] if len(ev) > 5 else None, arrays)
+                op_shapes.append(shared.setdefault(shape, shape))
             elif kind == "new":
-                s.arrays[ev[2]] = {"t_new": t, "t_del": None, "shape": ev[3],
-                                   "dtype": shared.setdefault(ev[4], ev[4]), "nbytes": ev[5],
-                                   "site": shared.setdefault(ev[6], ev[6]),
-                                   "memory": shared.setdefault(ev[7], ev[7]),
-                                   "elements": _elements(ev[3])}
+                arrays[ev[2]] = {"t_new": t, "t_del": None, "shape": ev[3],
+                                 "dtype": shared.setdefault(ev[4], ev[4]), "nbytes": ev[5],
+                                 "site": shared.setdefault(ev[6], ev[6]),
+                                 "memory": shared.setdefault(ev[7], ev[7]),
+                                 "elements": _elements(ev[3])}
             elif kind == "del":
-                a = s.arrays.get(ev[2])
+                a = arrays.get(ev[2])
                 if a is not None:
                     a["t_del"] = max(t, a["t_new"])
             elif kind == "end":
@@ -120,6 +122,8 @@ def _read_events(path, it):
                                                "(damaged); kept what came before"))
     except (ValueError, TypeError, msgpack.UnpackException) as e:  # TypeError: unhashable key
         s.warnings.append(ProfileWarning(path, f"damaged event ({e}); kept what came before"))
+    finally:
+        s.last_ns = last
     if not s.ended:
         start = header.get("start_ns", 0)
         s.warnings.append(ProfileWarning(path, unfinished_words(path, s.last_ns - start
