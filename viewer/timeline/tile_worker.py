@@ -76,7 +76,8 @@ class TileWorker(QtCore.QObject):
             if busy is not None and (busy.cache, busy.key, busy.spec) == \
                     (item.cache, item.key, item.spec):
                 return
-            if self._in_flight.get((item.cache, item.key), ()) == item.spec:
+            entry = (item.cache, item.key)
+            if entry in self._in_flight and self._in_flight[entry] == item.spec:
                 return
             old = self._queue.get((item.cache, item.key))
             if old is not None and old.spec == item.spec:
