@@ -333,3 +333,33 @@ def test_a_rectangle_batch_draws_what_pyqtgraphs_primitive_array_draws(qtbot):
         p.end()
         pictures.append(img)
     assert pictures[0] == pictures[1]
+
+
+def test_the_whole_run_in_view_computes_no_cell_beyond_the_run(qtbot, ranks4, monkeypatch):
+    """A view's tiles and strips are made for the view and half a view each side, within the
+    run's time and a cell: at the whole run's view (as a window opens) half of the first
+    frame's strips was empty time before and after the run (a view past the run's end now
+    shows its strips end there)."""
+    import math
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.timeline.tile_worker import TileWorker
+    from legate_prof.viewer.timeline.widget import TimelineWidget
+    asked, ask = [], TileWorker.ask
+    monkeypatch.setattr(TileWorker, "ask", lambda self, a: asked.append(a) or ask(self, a))
+    src = load_profile(ranks4, ranked=True)
+    w = TimelineWidget(src)
+    qtbot.addWidget(w)
+    w.resize(1500, 900)
+    w.expand(["cpu", "utility"])
+    w.show()
+    qtbot.waitExposed(w)
+    w.item.compute_in_background()
+    w.grab()
+    qtbot.waitUntil(w.item.settled, timeout=120_000)
+    t0, t1 = w.item.t_range
+    a, b = w.time_range()
+    assert (a, b) == (t0, t1)  # (the view: the whole run)
+    cells = [a.spec[:3] for a in asked if a.cache in ("summary", "lane")]
+    assert len(cells) > 5 and {a.cache for a in asked} >= {"summary", "lane"}
+    for cell, first, end in cells:
+        assert math.floor(t0 / cell) - 1 == first and end == math.ceil(t1 / cell) + 1

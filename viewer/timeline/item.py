@@ -127,13 +127,14 @@ class TimelineItem(pg.GraphicsObject):
         self.last_stats = {}
         self._cache_key = None
         self._cache_img = None
-        self._summary_cache = GridCache()  # (rank, group) -> utilization bins
+        self._summary_cache = GridCache(self.t_range)  # (rank, group) -> utilization bins
         self._summary_img = {}  # (rank, group) -> StripPicture of its strip, as last drawn
         self.renders_asked = 0  # strip pictures asked of the tiles' thread (counted, for tests)
         self.renders_made = 0  # ... and drawn in this thread
-        self._lane_cache = GridCache()  # lane -> LaneTile (the tile drawn: hit-tests use it)
+        self._lane_cache = GridCache(self.t_range)  # lane -> LaneTile (the tile drawn: hit
+        #                                             tests use it)
         self._flat_rows = {}  # id(tile) -> (tile, its FlatRows): a lane's rows end to end
-        self._match_cache = GridCache()  # lane -> its highlighted items per row
+        self._match_cache = GridCache(self.t_range)  # lane -> its highlighted items per row
         self._match_for = None  # the highlighted ids the match cache holds
         self._bytes_scales = {}  # (rank, group) -> summary_bytes
         self._scale_styles = {}  # the scale marks' pen and font (``_scale_style``)
@@ -394,7 +395,8 @@ class TimelineItem(pg.GraphicsObject):
 
     def _from_another_view(self, c, cell_ns, x0, x1, variant=None):
         """Note an entry drawn that a fresh frame of this view would not draw (True)."""
-        if c is not None and not is_exact(c, cell_ns, x0, x1, self._generation, variant):
+        if c is not None and not is_exact(c, cell_ns, x0, x1, self._generation, variant,
+                                          self.t_range):
             self._inexact = True
             return True
         return False

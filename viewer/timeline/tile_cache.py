@@ -29,16 +29,32 @@ class CachedGrid:
     variant: object = None  # what else ``compute`` was made for (a tile's pixel size)
 
 
-def cells_for(cell_ns, x0, x1):
-    """(first, end): the cells an entry made for the view [x0, x1] covers."""
+def cells_for(cell_ns, x0, x1, extent=None):
+    """(first, end): the cells an entry made for the view [x0, x1] covers: the view and half
+    a view each side, within the run's ``extent`` (and a cell)."""
     lo, hi = math.floor(x0 / cell_ns), math.ceil(x1 / cell_ns)
     n = hi - lo
-    return lo - n // 2, hi + n // 2
+    return _within(cell_ns, lo - n // 2, hi + n // 2, extent)
+
+
+def _within(cell_ns, first, end, extent):
+    """Cells [first, end) cut to the run's ``extent`` and a cell each side (nothing is
+    there to compute); as they are where none of them is within it."""
+    if extent is None:
+        return first, end
+    a = max(first, math.floor(extent[0] / cell_ns) - 1)
+    b = min(end, math.ceil(extent[1] / cell_ns) + 1)
+    return (a, b) if a < b else (first, end)
 
 
 class GridCache:
-    def __init__(self):
+    """``extent``: (t0, t1), the run's times; no entry computes cells beyond it (the view
+    and half a view each side, at the whole run's view, was twice the run: half the strips'
+    work of a first frame was empty time)."""
+
+    def __init__(self, extent=None):
         self._entries = {}
+        self.extent = extent
 
     def clear(self):
         self._entries.clear()
@@ -61,15 +77,16 @@ class GridCache:
         returns the entry, for ``put``), and the stale covering one or None is returned.
         ``exact``: only the entry made for this view will do (``is_exact``); else any of
         this cell size and generation that covers the view."""
-        lo, hi = math.floor(x0 / cell_ns), math.ceil(x1 / cell_ns)
+        lo, hi = _within(cell_ns, math.floor(x0 / cell_ns), math.ceil(x1 / cell_ns),
+                         self.extent)
         c = self._entries.get(key)
-        if is_exact(c, cell_ns, x0, x1, generation, variant) or not exact and \
+        if is_exact(c, cell_ns, x0, x1, generation, variant, self.extent) or not exact and \
                 c is not None and c.cell_ns == cell_ns and c.generation == generation and \
                 c.first <= lo and hi <= c.end:
             return c
-        usable = c is not None and c.first * c.cell_ns <= x0 and x1 <= c.end * c.cell_ns \
-            and 0.125 <= c.cell_ns / cell_ns <= 8
-        a, b = cells_for(cell_ns, x0, x1)
+        usable = c is not None and c.first * c.cell_ns <= lo * cell_ns and \
+            hi * cell_ns <= c.end * c.cell_ns and 0.125 <= c.cell_ns / cell_ns <= 8
+        a, b = cells_for(cell_ns, x0, x1, self.extent)
 
         def make():
             return CachedGrid(cell_ns, a, b, compute(a * cell_ns, b * cell_ns, b - a),
@@ -83,7 +100,7 @@ class GridCache:
         return c
 
 
-def is_exact(c, cell_ns, x0, x1, generation, variant=None):
+def is_exact(c, cell_ns, x0, x1, generation, variant=None, extent=None):
     """Whether ``c`` is the entry a fresh frame of the view [x0, x1] would make."""
     return c is not None and c.cell_ns == cell_ns and c.generation == generation and \
-        (c.first, c.end) == cells_for(cell_ns, x0, x1) and c.variant == variant
+        (c.first, c.end) == cells_for(cell_ns, x0, x1, extent) and c.variant == variant
