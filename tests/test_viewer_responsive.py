@@ -583,4 +583,33 @@ def test_a_tile_asked_again_before_its_result_arrives_is_not_computed_twice(qtbo
     ask(2)  # (another view's)
     qtbot.waitUntil(lambda: len(got) == 2, timeout=5000)
     assert computed == [1, 2] and got == [("cpu", 1), ("cpu", 2)]
+    _ended(worker)
+
+
+def test_no_tile_is_begun_while_a_frame_is_painted(qtbot):
+    """The window's thread and the tiles' shared the interpreter's lock a switch interval at
+    a time, and a wheel step's frame took a third longer than its own work: while a frame is
+    painted (``holding``) an ask waits, and begins when the frame is done."""
+    from legate_prof.viewer.timeline.tile_worker import Ask, TileWorker
+    worker, begun = TileWorker(), []
+    with worker.holding():
+        worker.ask(Ask("lane", 1, (), lambda: begun.append(1)))
+        with worker.holding():  # (a frame of the widget holds, and its item's paint)
+            time.sleep(0.2)
+        time.sleep(0.2)
+        assert begun == [] and worker.pending() == 1
+    for _ in range(500):
+        if begun:
+            break
+        time.sleep(0.01)
+    assert begun == [1]
+    _ended(worker)
+
+
+def _ended(worker):
+    """A test's own tiles' worker stopped, its thread ended and what it sent delivered while
+    it lives (a result queued for a worker already collected crashed the process)."""
+    from PySide6 import QtWidgets
     worker.stop()
+    worker.thread.join(5)
+    QtWidgets.QApplication.processEvents()

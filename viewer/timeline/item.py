@@ -249,7 +249,11 @@ class TimelineItem(pg.GraphicsObject):
         picture, so only a new time range or lane layout pays for the queries.  An exception
         is reported once and never escapes into Qt (which would abort the process)."""
         try:
-            self._paint(p)
+            if self.tiles is None:
+                self._paint(p)
+            else:
+                with self.tiles.holding():
+                    self._paint(p)
         except Exception as e:  # noqa: BLE001
             self._report(e, "painting")
 

@@ -10,6 +10,7 @@ on all cores (``prepare_lanes``), as the window's thread used to before painting
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import weakref
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ class TileWorker(QtCore.QObject):
         # (cache, key) -> spec of the results emitted and not yet received by the window's
         # thread: asked again meanwhile (a frame painted before they arrived), not recomputed
         self._in_flight = {}
+        self._held = 0  # frames being painted: no ask is begun meanwhile (``holding``)
         self._stopped = False
         self.done.connect(self._received)  # (first: before the painted item's slot)
         self.thread = start_thread(self._run, "legate_prof-tiles")
@@ -107,11 +109,25 @@ class TileWorker(QtCore.QObject):
             self._queue.clear()
             self._cond.notify()
 
+    @contextlib.contextmanager
+    def holding(self):
+        """While the window's thread paints a frame, no ask is begun: the two threads shared
+        the interpreter's lock a switch interval at a time, and a wheel step's frame took
+        a third longer than its own work (an ask begun before goes on)."""
+        with self._cond:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._held -= 1
+                self._cond.notify()
+
     def _next(self):
         """The first queued ask (and the lanes of all queued asks, to stack first), or None
         once stopped."""
         with self._cond:
-            while not self._queue and not self._stopped:
+            while (not self._queue or self._held) and not self._stopped:
                 self._cond.wait()
             if self._stopped:
                 return None, ()

@@ -554,6 +554,11 @@ class TimelineWidget(pg.PlotWidget):
                 self._show_tooltip(ev.globalPos())
             ev.accept()
             return True
+        item = self.__dict__.get("item")  # (None while pyqtgraph makes the view)
+        tiles = item.tiles if item is not None else None
+        if tiles is not None and ev.type() == QtCore.QEvent.Type.Paint:
+            with tiles.holding():  # (the whole frame, axes too: ``TileWorker.holding``)
+                return super().viewportEvent(ev)
         return super().viewportEvent(ev)
 
     def _mouse_clicked(self, ev):
