@@ -332,7 +332,7 @@ def _ops_table(logs, runtime_ops, prov_strings, provs):
         ids = np.array([o[0] for o in runtime_ops], np.uint64)
         op_ids.append(ids)
         op_kind.append(np.full(len(ids), -1, np.int32))
-        op_prov.append(np.array([provs.intern(o[1]) for o in runtime_ops], np.int32))
+        op_prov.append(provs.intern_each([o[1] for o in runtime_ops]))
         op_parent.append(np.full(len(ids), NO_OP, np.uint64))
     if not op_ids:
         return {"op_id": np.zeros(0, np.uint64), "kind": np.zeros(0, np.int32),

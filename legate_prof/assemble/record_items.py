@@ -25,6 +25,15 @@ class StringTable:
             self.strings.append(s)
         return i
 
+    def intern_each(self, strings) -> np.ndarray:
+        """``intern`` of each of ``strings`` (int32): each distinct one once (a run's
+        operations repeat a few dozen names and lines 27,000 times)."""
+        codes = {}
+        at = [codes.setdefault(s, len(codes)) for s in strings]
+        if not at:
+            return np.zeros(0, np.int32)
+        return np.array([self.intern(s) for s in codes], np.int32)[np.array(at, np.int64)]
+
     def map_keys(self, keys, lookup, default):
         """Vectorized: name id for each key, via ``lookup`` (dict key -> str)."""
         if isinstance(keys, _PairKeys):

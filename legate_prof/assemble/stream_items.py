@@ -77,10 +77,10 @@ def add_stream_items(streams, ranks, items, names, mems):
             op_ids = np.arange(next_op, next_op + n, dtype=np.uint64)
             next_op += n
             runtime_ops.extend(zip(op_ids.tolist(), cols["op_site"]))
-            nid = np.array([names.intern(x) for x in cols["op_name"]], np.int32)
-            # (what the operation did to its arrays: a slice, out=, whole arrays)
-            shape = np.array([names.intern(x) if x else 0 for x in cols["op_shape"]]
-                             if len(cols["op_shape"]) == n else np.zeros(n), np.int32)
+            nid = names.intern_each(cols["op_name"])
+            # (what the operation did to its arrays: a slice, out=, whole arrays; "" is 0)
+            shape = names.intern_each(cols["op_shape"]) if len(cols["op_shape"]) == n \
+                else np.zeros(n, np.int32)
             items.add(start=cols["op_start"], stop=cols["op_stop"], group=GROUP_INDEX["ops"],
                       ref=np.uint64(rank), rank=rank, name=nid, kind=ItemKind.RUNTIME_OP,
                       op_id=op_ids, detail=shape)
@@ -132,8 +132,7 @@ def _add_arrays(items, names, cols, op_ids, rank, run_ranks, group, ref):
     arrays; ``src``, a copy's source memory, holds an array's whole bytes)."""
     m = len(op_ids)
     lo, held, piece = rank_pieces(cols["arr_rows"], cols["arr_bytes"], rank, run_ranks)
-    nid = np.array([names.intern(x) for x in _array_names(cols, lo, held, rank, run_ranks)],
-                   np.int32)
+    nid = names.intern_each(_array_names(cols, lo, held, rank, run_ranks))
     items.add(start=cols["arr_start"], stop=cols["arr_stop"], group=group, ref=ref,
               rank=rank, name=nid, kind=ItemKind.INSTANCE, op_id=op_ids,
               extra={"size": piece, "src": cols["arr_bytes"], "dst": np.full(m, ref, np.uint64),
