@@ -176,12 +176,13 @@ def reuse_freed_memory():
     command, a worker; not the window, which stays open).  glibc maps a block over 128 KiB
     afresh and hands the top of its heap back once 256 KiB of it is free, so each step's
     new columns came as new zeroed pages, a page fault each: ``stats`` of the guide's 10 M
-    example 98 k faults -> 67 k, its system time 0.48 -> 0.35 s (medians of 11)."""
+    example 98 k faults -> 67 k, its system time 0.48 -> 0.35 s (medians of 11), its peak
+    memory +1 % (of 1,000 small ranks, the parent's: 446 -> 511 MB)."""
     try:
         import ctypes
         libc = ctypes.CDLL("libc.so.6")
         libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)  # (glibc's largest)
-        libc.mallopt(_M_TRIM_THRESHOLD, 1 << 30)
+        libc.mallopt(_M_TRIM_THRESHOLD, 256 << 20)
     except (OSError, AttributeError):
         pass  # (another C library: its own way)
 
