@@ -594,7 +594,7 @@ def test_no_tile_is_begun_while_a_frame_is_painted(qtbot):
     worker, begun = TileWorker(), []
     with worker.holding():
         worker.ask(Ask("lane", 1, (), lambda: begun.append(1)))
-        with worker.holding():  # (a frame of the widget holds, and its item's paint)
+        with worker.holding():  # (a paint event inside another: holds nest)
             time.sleep(0.2)
         time.sleep(0.2)
         assert begun == [] and worker.pending() == 1

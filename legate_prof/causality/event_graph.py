@@ -21,7 +21,7 @@ import numpy as np
 
 from legate_prof.model.event_tables import (
     ARRIVE_BARRIER, COMPLETION_QUEUE_EVENT, EXTERNAL_HANDSHAKE, NO_TIME, UNKNOWN_EVENT)
-from legate_prof.model.sort_order import lex_order, stable_order
+from legate_prof.model.sort_order import equal_runs, lex_order, stable_order
 
 # kinds whose trigger time the pass computes (the others carry their record's)
 PROPAGATED = np.zeros(16, bool)
@@ -72,10 +72,9 @@ def positions_in_sorted(keys, query):
     if len(keys) == 0 or len(query) == 0:
         return np.zeros(len(query), np.int64), np.zeros(len(query), bool)
     if len(query) > RUNS_OF_QUERIES_ABOVE:
-        head = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+        head, runs = equal_runs(query)
         if 2 * len(head) <= len(query):  # (a task's calls name it one after another)
             pos, found = positions_in_sorted(keys, query[head])
-            runs = np.diff(np.r_[head, len(query)])
             return np.repeat(pos, runs), np.repeat(found, runs)
     if len(query) > SORT_QUERIES_ABOVE and len(keys) > SORT_QUERIES_ABOVE:
         search = _merged_left if len(query) * 3 >= len(keys) else _searched_in_pieces

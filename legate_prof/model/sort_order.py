@@ -144,3 +144,13 @@ def unique_with(values, index=False, inverse=False, counts=False):
 
 
 __all__ = ["stable_order", "lex_order", "unique_values", "unique_with"]
+
+
+def equal_runs(values):
+    """(where each run of equal consecutive ``values`` starts, its length): what is worked
+    out once a run and repeated (a task's calls name it one after another)."""
+    values = np.asarray(values)
+    if len(values) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    head = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    return head, np.diff(np.r_[head, len(values)])

@@ -249,11 +249,7 @@ class TimelineItem(pg.GraphicsObject):
         picture, so only a new time range or lane layout pays for the queries.  An exception
         is reported once and never escapes into Qt (which would abort the process)."""
         try:
-            if self.tiles is None:
-                self._paint(p)
-            else:
-                with self.tiles.holding():
-                    self._paint(p)
+            self._paint(p)
         except Exception as e:  # noqa: BLE001
             self._report(e, "painting")
 
