@@ -358,21 +358,19 @@ class LegionProfReader:
         records as views of the bytes, the others decoded one by one; where the file is cut
         or damaged, what came before is kept with one warning."""
         body = _Body()
-        id_bytes = {rid: struct.pack("<i", rid) for rid in layouts}
         n = len(raw)
         try:
             while pos < n:
                 if pos + 4 > n:
                     raise _Stop(f"file ends inside a record at byte {pos} (truncated)")
-                rid = int.from_bytes(raw[pos:pos + 4], "little", signed=True)
+                rid = _record_id(raw, pos)[0]
                 layout = layouts.get(rid)
                 if layout is None:
                     raise _Stop(f"unknown record id {rid} at byte {pos} (not in the preamble); "
                                 "stopped reading")
                 if layout.fixed:
                     after = _read_pairs(raw, pos, layout, layouts, body)
-                    pos = after if after else self._read_fixed(raw, pos, layout, id_bytes[rid],
-                                                               body)
+                    pos = after if after else self._read_fixed(raw, pos, layout, rid, body)
                 else:
                     pos = _read_variable(raw, pos, layout, body)
         except _Stop as stop:
@@ -388,7 +386,7 @@ class LegionProfReader:
         for problem in check_tables(log.tables, log.seq):
             log.warnings.append(ProfileWarning(self.path, problem))
 
-    def _read_fixed(self, raw, pos, layout, id_bytes, body):
+    def _read_fixed(self, raw, pos, layout, rid, body):
         """A run of fixed-size records of one type from ``pos``: the position after it."""
         size = layout.dtype.itemsize
         avail = (len(raw) - pos) // size
@@ -397,11 +395,10 @@ class LegionProfReader:
         k = 1  # (most runs are short — a meta-task's waits follow it: counted here)
         nxt = pos + size
         short = min(avail, SHORT_RUN)
-        while k < short and raw[nxt:nxt + 4] == id_bytes:
+        while k < short and _record_id(raw, nxt)[0] == rid:
             k += 1
             nxt += size
         if k == SHORT_RUN:
-            rid = int.from_bytes(id_bytes, "little", signed=True)
             k = _run_length(raw, pos, size, ((0, rid),), avail, k)
         if layout.condition is not None:
             try:
@@ -423,11 +420,12 @@ class LegionProfReader:
         """Cut a run where the conditional field appears; decode that record alone."""
         cfield, cvalue, ext = layout.condition
         arr = np.frombuffer(raw, dtype=layout.dtype, count=k, offset=pos)
-        hit = np.flatnonzero(arr[cfield] == cvalue)
-        if hit.size == 0:
+        hit = arr[cfield] == cvalue
+        first = int(hit.argmax())  # (the first with the field; 0 also where none has it)
+        if not hit[first]:
             return k, None
-        if hit[0] > 0:
-            return int(hit[0]), None
+        if first > 0:
+            return first, None
         if pos + ext.itemsize > n:
             raise _Truncated
         return 0, bytes(raw[pos:pos + ext.itemsize])
@@ -550,7 +548,9 @@ def _run_length(raw, pos, stride, ids, avail, done=1):
 
 
 RUN_STEP_MAX = 16384
-SHORT_RUN = 16  # (records of a run counted one by one before whole strides are compared)
+SHORT_RUN = 64  # (records of a run counted one by one before whole strides are compared)
+_record_id = struct.Struct("<i").unpack_from  # (no bytes made of the four: a slice of the
+#                                                map was a microsecond, 51 k records a log)
 
 
 def _decode_variable(raw, pos, layout, state):
