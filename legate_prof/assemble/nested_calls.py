@@ -91,12 +91,11 @@ def nest_calls(kind, start, stop, fevent, waits):
     order = group_start_order(caller_of_call, s, e)
     calls, g_item, s, e = calls[order], caller_of_call[order], s[order], e[order]
     g = np.concatenate([[0], np.cumsum(g_item[1:] != g_item[:-1])])  # dense group id
-    first = np.searchsorted(g, g)  # first position of each call's group
 
     w_item, w_s, w_r, w_e = (np.asarray(waits[k]) for k in ("item", "start", "ready", "end"))
-    key, span = _group_time_key(g, [s, e, w_s, w_e])
+    key, _ = _group_time_key(g, [s, e, w_s, w_e])
 
-    depth, parent = _call_tree(g, first, s, e, key, span)
+    depth, parent = _call_tree(g, s, e, key)
     w_item = _waits_into_calls(calls, g, g_item, s, e, parent, key, w_item, w_s, w_e)
 
     # each call waits its parent (or the caller) from its start to its stop (on no event)
@@ -112,16 +111,17 @@ def nest_calls(kind, start, stop, fevent, waits):
             "event": ev[o]}, orphans
 
 
-def _call_tree(g, first, s, e, key, span):
+def _call_tree(g, s, e, key):
     """(depth, parent position) of each call within its caller's group: calls are ordered by
     (caller, start, longest first), so a call's parent is the nearest shallower one before it
     that contains it."""
     n = len(g)
-    # depth = calls of the group started before this one and not yet stopped
+    # depth = calls of the group started before this one less those stopped by its start:
+    # its place among the sorted stop keys counts those and every earlier group's calls (a
+    # group's keys lie above the earlier groups'), as its own place counts the earlier
+    # groups' calls and its group's started before it
     stop_keys = np.sort(key(g, e), kind="stable")  # (nearly in order: timsort)
-    closed = (np.searchsorted(stop_keys, key(g, s), side="right")
-              - np.searchsorted(stop_keys, g.astype(np.int64) * span, side="left"))
-    depth = np.maximum(np.arange(n) - first - closed, 0)
+    depth = np.maximum(np.arange(n) - np.searchsorted(stop_keys, key(g, s), side="right"), 0)
     parent = np.full(n, -1, np.int64)
     # the parent is the last call before it one level up (one sort by (depth, position),
     # not a pass over all calls per level: calls nested 100,000 deep made that quadratic)
