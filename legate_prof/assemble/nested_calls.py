@@ -176,10 +176,16 @@ def _smallest_overlapping(g, s, e, group_starts, grp, ws, we, last, key, start_k
     cut = np.minimum(last, first_after - 1)  # (a wait of no time: calls started before it)
     group_lo = group_starts[grp]
     inner = np.full(len(grp), -1, np.int64)
+    # the searches below look inside the waits' groups only: their calls end to end (the
+    # guide's 10 M example: 3,008 of 147 k groups, a quarter of the calls), ``sh`` taking a
+    # wait's positions there
+    kept, sh = _groups_end_to_end(group_starts, n, grp)
     some = np.flatnonzero(cut >= group_lo)
     if len(some):
         longest = int((cut[some] - group_lo[some]).max()) + 1
-        inner[some] = LastGreater(e, longest).find(group_lo[some], cut[some] + 1, ws[some])
+        hit = LastGreater(e[kept], longest).find(group_lo[some] + sh[some],
+                                                 cut[some] + 1 + sh[some], ws[some])
+        inner[some] = np.where(hit >= 0, hit - sh[some], -1)
     same = np.zeros(n, bool)  # identical intervals lie side by side in call order
     same[1:] = (g[1:] == g[:-1]) & (s[1:] == s[:-1]) & (e[1:] == e[:-1])
     run_first = np.maximum.accumulate(np.where(same, 0, np.arange(n)))
@@ -188,8 +194,22 @@ def _smallest_overlapping(g, s, e, group_starts, grp, ws, we, last, key, start_k
     ranged = np.flatnonzero(first_after > lo)  # (calls started inside the wait)
     if len(ranged):
         longest = int((first_after[ranged] - lo[ranged]).max())
-        a = RangeArgmin(dur, longest).find(lo[ranged], first_after[ranged])
+        a = RangeArgmin(dur[kept], longest).find(lo[ranged] + sh[ranged],
+                                                 first_after[ranged] + sh[ranged]) - sh[ranged]
         b = best[ranged]
         take = (b < 0) | (dur[a] < dur[np.maximum(b, 0)])  # (open ones come first)
         best[ranged[take]] = a[take]
     return best
+
+
+def _groups_end_to_end(group_starts, n, grp):
+    """(the positions of the calls of the groups ``grp`` names, end to end, group by group;
+    per entry of ``grp``, what takes a position of its group to its place among them)."""
+    groups = unique_values(grp)
+    lo = group_starts[groups]
+    size = np.r_[group_starts[1:], n][groups] - lo
+    at = np.cumsum(size) - size  # (where each group's calls begin among them)
+    kept = np.repeat(lo - at, size) + np.arange(int(size.sum()))
+    shift = np.zeros(len(group_starts), np.int64)
+    shift[groups] = at - lo
+    return kept, shift[grp]
