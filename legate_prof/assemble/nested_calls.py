@@ -19,7 +19,8 @@ import numpy as np
 from legate_prof.model.intervals import group_start_order
 from legate_prof.model.kinds import ItemKind
 from legate_prof.model.range_queries import LastGreater, RangeArgmin, lowest_ancestor
-from legate_prof.model.sort_order import equal_runs, lex_order, stable_order, unique_values
+from legate_prof.model.sort_order import (equal_runs, lex_order, search_sorted, stable_order,
+                                          unique_values)
 
 CALLER_KINDS = (ItemKind.TASK, ItemKind.META, ItemKind.MESSAGE, ItemKind.PROF_TASK)
 CALL_KINDS = (ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL)
@@ -40,7 +41,7 @@ def _find(sorted_keys, query):
         return np.full(len(query), -1, np.int64)
     head, runs = equal_runs(query)
     q = query[head]
-    pos = np.clip(np.searchsorted(sorted_keys, q), 0, len(sorted_keys) - 1)
+    pos = np.clip(search_sorted(sorted_keys, q), 0, len(sorted_keys) - 1)
     return np.repeat(np.where(sorted_keys[pos] == q, pos, -1), runs)
 
 

@@ -15,7 +15,7 @@ from legate_prof.causality.link_lookups import ItemTables
 from legate_prof.causality.link_rules import (NO_ROW, VIA, VIA_CREATOR, VIA_DEALLOCATION,
                                           VIA_EVENT, VIA_UNKNOWN, LinkRows, link_rows,
                                           note_text)
-from legate_prof.model.sort_order import stable_order
+from legate_prof.model.sort_order import equal_runs, stable_order
 
 
 class CriticalLinks:
@@ -173,17 +173,23 @@ def _calls_of_another_class(pe, index, calls):
     """Which of ``calls`` (item ids) may not be of their caller's class: made by a message,
     or on another lane group than their caller (a caller not found: never asked)."""
     it = pe.item
-    pos, found = positions_in_sorted(index.events, it["creator"][calls])
-    caller = np.full(len(calls), -1, np.int64)
+    # a task's calls name it one after another: each run of one caller looked up once
+    head, runs = equal_runs(it["creator"][calls])
+    pos, found = positions_in_sorted(index.events, it["creator"][calls[head]])
+    caller = np.full(len(head), -1, np.int64)
     if len(index.events):
         caller[found] = index.items[pos[found]]
+    known = np.flatnonzero(caller >= 0)
     keep = np.zeros(len(calls), bool)
-    at = np.flatnonzero(caller >= 0)
-    if len(at):
+    if len(known):
         base = int(pe.offsets[0])
-        who, call = caller[at], calls[at].astype(np.int64)
-        keep[at] = (it["kind"][who] == ItemKind.MESSAGE) | (
-            pe.lane_group(call + base) != pe.lane_group(who + base))
+        message = np.zeros(len(head), bool)
+        message[known] = it["kind"][caller[known]] == ItemKind.MESSAGE
+        group = np.full(len(head), -1, np.int64)
+        group[known] = pe.lane_group(caller[known] + base)
+        at = np.flatnonzero(np.repeat(caller >= 0, runs))
+        keep[at] = np.repeat(message, runs)[at] | (
+            pe.lane_group(calls[at].astype(np.int64) + base) != np.repeat(group, runs)[at])
     return keep
 
 
