@@ -18,7 +18,7 @@ import numpy as np
 
 from legate_prof.causality.event_graph import first_of_runs
 from legate_prof.model.range_queries import LastGreater
-from legate_prof.model.sort_order import lex_order, stable_order
+from legate_prof.model.sort_order import lex_order, search_sorted, stable_order
 
 WALK_ROUNDS = 16  # steps back along the links before the descent answers the rest
 
@@ -69,7 +69,7 @@ class CallIndex:
             return _last_at_or_before(self.start, lo, hi, t)
         keys, first, span = packed
         shifted = np.clip(np.asarray(t, np.int64) - first + 1, 0, span - 1)
-        pos = np.searchsorted(keys, g.astype(np.int64) * span + shifted, side="right") - 1
+        pos = search_sorted(keys, g.astype(np.int64) * span + shifted, side="right") - 1
         return np.where(pos >= lo, pos, lo - 1)
 
     def running(self, caller, t):
@@ -79,7 +79,7 @@ class CallIndex:
         out = np.full(q, -1, np.int64)
         if len(self.items) == 0 or q == 0:
             return out
-        g = np.minimum(np.searchsorted(self.keys, caller), len(self.keys) - 1)
+        g = np.minimum(search_sorted(self.keys, caller), len(self.keys) - 1)
         has = self.keys[g] == caller
         lo = self.group_start[g]
         hi = np.append(self.group_start[1:], len(self.items))[g]

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from legate_prof.model.item_parts import positions_by_part
+from legate_prof.model.sort_order import search_sorted
 
 
 def sorted_lookup(ids, values, keys, default):
@@ -15,7 +16,7 @@ def sorted_lookup(ids, values, keys, default):
     keys = np.asarray(keys)
     if len(ids) == 0:
         return np.full(len(keys), default, values.dtype)
-    pos = np.minimum(np.searchsorted(ids, keys), len(ids) - 1)
+    pos = np.minimum(search_sorted(ids, keys), len(ids) - 1)
     return np.where(ids[pos] == keys, values[pos], default)
 
 

@@ -163,12 +163,13 @@ def equal_runs(values):
 SORTED_SEARCH_ABOVE = 1 << 12
 
 
-def search_sorted(keys, query):
-    """``np.searchsorted(keys, query)``, its queries sorted first when they are many."""
+def search_sorted(keys, query, side="left"):
+    """``np.searchsorted(keys, query, side)``, its queries sorted first when they are many."""
     query = np.asarray(query)
-    if len(query) <= SORTED_SEARCH_ABOVE or bool(np.all(query[1:] >= query[:-1])):
-        return np.searchsorted(keys, query)
+    if query.ndim != 1 or len(query) <= SORTED_SEARCH_ABOVE or \
+            bool(np.all(query[1:] >= query[:-1])):
+        return np.searchsorted(keys, query, side=side)
     order = stable_order(query)
     pos = np.empty(len(query), np.int64)
-    pos[order] = np.searchsorted(keys, query[order])
+    pos[order] = np.searchsorted(keys, query[order], side=side)
     return pos
