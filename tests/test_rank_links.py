@@ -115,12 +115,14 @@ def test_calls_are_ordered_as_the_four_key_lexsort_orders_them():
 
 
 def test_lookups_of_many_events_find_what_a_binary_search_finds():
-    """Above ``SORT_QUERIES_ABOVE`` queries, event lookups place them by one merge with the
+    """Above ``SORT_QUERIES_ABOVE`` queries among many keys, event lookups place them by one
+    merge with the
     keys: the positions and hits are those of ``np.searchsorted``, sorted queries or not,
     with absent ids, repeats and 0 (no event: never found)."""
     from legate_prof.causality.event_graph import SORT_QUERIES_ABOVE, find_sorted
+    from legate_prof.model.sort_order import SORTED_SEARCH_KEYS
     rng = np.random.default_rng(5)
-    n = SORT_QUERIES_ABOVE + 1000
+    n = max(SORT_QUERIES_ABOVE, SORTED_SEARCH_KEYS) + 1000
     keys = np.unique(rng.integers(0, 4 * n, n, dtype=np.uint64))
     keys[0] = 0
     for query in (np.sort(rng.integers(0, 4 * n + 10, n, dtype=np.uint64)),

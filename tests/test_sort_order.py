@@ -97,17 +97,26 @@ def test_unique_with_is_numpys_unique(asked):
 
 
 def test_a_search_of_many_queries_sorts_them_first_with_numpys_answer():
-    """``search_sorted`` sorts its queries first above ``SORTED_SEARCH_ABOVE`` (numpy's
-    search is 3-5x faster on queries in order): ``np.searchsorted``'s answer, queries in
-    order or not, with repeats, absent and past either end; and ``equal_runs`` numbers the
-    runs of equal values a search makes once."""
-    from legate_prof.model.sort_order import SORTED_SEARCH_ABOVE, equal_runs, search_sorted
+    """``search_sorted`` sorts its queries first above ``SORTED_SEARCH_ABOVE`` among more
+    than ``SORTED_SEARCH_KEYS`` keys (numpy's search is 3-5x faster on queries in order):
+    ``np.searchsorted``'s answer, either side, few keys or many, queries in order or not,
+    with repeats, absent and past either end; and ``equal_runs`` numbers the runs of equal
+    values a search makes once."""
+    from legate_prof.model.sort_order import SORTED_SEARCH_KEYS
     rng = np.random.default_rng(11)
-    keys = np.unique(rng.integers(10, 1 << 40, 20_000))
+    for keys in (np.unique(rng.integers(10, 1 << 40, 20_000)),
+                 np.unique(rng.integers(10, 1 << 40, SORTED_SEARCH_KEYS + 5_000))):
+        _searched_as_numpy_searches(rng, keys)
+
+
+def _searched_as_numpy_searches(rng, keys):
+    from legate_prof.model.sort_order import SORTED_SEARCH_ABOVE, equal_runs, search_sorted
     for n in (0, 5, SORTED_SEARCH_ABOVE + 1, 50_000):
         for query in (rng.integers(0, 1 << 41, n), np.sort(rng.integers(0, 1 << 41, n)),
                       np.repeat(rng.choice(keys, max(n // 3, 1)), 3)[:n]):
-            assert np.array_equal(search_sorted(keys, query), np.searchsorted(keys, query))
+            for side in ("left", "right"):
+                assert np.array_equal(search_sorted(keys, query, side),
+                                      np.searchsorted(keys, query, side=side))
             head, runs = equal_runs(query)
             assert np.array_equal(np.repeat(query[head], runs), query)
             assert len(head) == 0 or np.all(query[head][1:] != query[head][:-1])

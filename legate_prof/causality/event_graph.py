@@ -21,8 +21,8 @@ import numpy as np
 
 from legate_prof.model.event_tables import (
     ARRIVE_BARRIER, COMPLETION_QUEUE_EVENT, EXTERNAL_HANDSHAKE, NO_TIME, UNKNOWN_EVENT)
-from legate_prof.model.sort_order import (SORTED_SEARCH_ABOVE, equal_runs, lex_order,
-                                          stable_order)
+from legate_prof.model.sort_order import (SORTED_SEARCH_ABOVE, SORTED_SEARCH_KEYS, equal_runs,
+                                          lex_order, stable_order)
 
 # kinds whose trigger time the pass computes (the others carry their record's)
 PROPAGATED = np.zeros(16, bool)
@@ -51,7 +51,8 @@ def first_of_runs(sorted_keys):
     return keep
 
 
-# Above this many queries a search sorts them first (``sort_order.SORTED_SEARCH_ABOVE``).
+# Above this many queries among more than ``SORTED_SEARCH_KEYS`` keys a search sorts them
+# first (``sort_order.search_sorted``).
 SORT_QUERIES_ABOVE = SORTED_SEARCH_ABOVE
 # Above this many queries, runs of equal ones are looked up once each where they make half
 # of them or less (the guide's 10 M example: 903 k calls name their callers in 147 k runs).
@@ -76,7 +77,7 @@ def positions_in_sorted(keys, query):
         if 2 * len(head) <= len(query):  # (a task's calls name it one after another)
             pos, found = positions_in_sorted(keys, query[head])
             return np.repeat(pos, runs), np.repeat(found, runs)
-    if len(query) > SORT_QUERIES_ABOVE:
+    if len(query) > SORT_QUERIES_ABOVE and len(keys) > SORTED_SEARCH_KEYS:
         search = _merged_left if len(query) * 3 >= len(keys) else _searched_in_pieces
         if bool(np.all(query[1:] >= query[:-1])):
             pos = search(keys, query)

@@ -156,18 +156,22 @@ def equal_runs(values):
     return head, np.diff(np.r_[head, len(values)])
 
 
-# Above this many queries a search of sorted keys sorts its queries first: numpy's binary
-# search starts a query where the last one ended when they come in order, and misses the
-# cache at every step when they do not — even among keys that fit in it (147 k callers among
-# 463 k events: 33 -> 11 ms; 16 k among 16 k: 2.6 -> 1.2 ms; 10 M among 10 M: 14 -> 2 s).
+# A search of sorted keys sorts its queries first above this many queries among more keys
+# than fit in the processor's cache: numpy's binary search starts a query where the last
+# one ended when they come in order, and misses the cache at every step when they do not
+# (147 k callers among 463 k events: 33 -> 11 ms; 10 M among 10 M: 14 -> 2 s).  Among fewer
+# keys the misses are few and the sort costs more (671 k op ids, a twelfth distinct, among
+# 83 k operations: 20 ms searched as they come, 49-101 ms sorted first).
 SORTED_SEARCH_ABOVE = 1 << 12
+SORTED_SEARCH_KEYS = 1 << 17
 
 
 def search_sorted(keys, query, side="left"):
-    """``np.searchsorted(keys, query, side)``, its queries sorted first when they are many."""
+    """``np.searchsorted(keys, query, side)``, its queries sorted first when they are many
+    and the keys too many for the cache."""
     query = np.asarray(query)
     if query.ndim != 1 or len(query) <= SORTED_SEARCH_ABOVE or \
-            bool(np.all(query[1:] >= query[:-1])):
+            len(keys) <= SORTED_SEARCH_KEYS or bool(np.all(query[1:] >= query[:-1])):
         return np.searchsorted(keys, query, side=side)
     order = stable_order(query)
     pos = np.empty(len(query), np.int64)
