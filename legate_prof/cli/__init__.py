@@ -22,7 +22,7 @@ __all__ = ["main", "bundled_example", "EXIT_USER_ERROR"]
 
 def main(argv=None):
     from legate_prof.cli.commands import record
-    from legate_prof.cli.parser import LOADING, build_parser
+    from legate_prof.cli.parser import build_parser
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["record"]:  # everything after it belongs to legate, options included
         try:
@@ -34,9 +34,6 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USER_ERROR
-    if args.cmd in LOADING and args.cmd != "view":  # (a command that ends; the window stays)
-        from legate_prof.load.rank_workers import reuse_freed_memory
-        reuse_freed_memory()
     try:
         sweep_stale_outputs()  # what an earlier command stopped by a signal was writing
         rc = args.func(args)

@@ -167,28 +167,6 @@ def _prepare(model, function, out):
             os.unlink(out)
 
 
-# glibc's ``mallopt`` parameters (malloc.h)
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
-
-
-def reuse_freed_memory():
-    """Keep the memory a process frees for its next arrays, in a process that ends (a
-    command, a worker; not the window, which stays open).  glibc maps a block over 128 KiB
-    afresh and hands the top of its heap back once 256 KiB of it is free, so each step's
-    new columns came as new zeroed pages, a page fault each: ``stats`` of the guide's 10 M
-    example 98 k faults -> 67 k, its system time 0.48 -> 0.35 s (medians of 11), its peak
-    memory +1 % (``insights`` of the guide's 4 ranks: faults 112 k -> 66 k, peak +8 %; the
-    parent of 1,000 small ranks: +15 %).  The two settings go together: the trim threshold
-    alone stops glibc raising its map threshold (648 k faults)."""
-    try:
-        import ctypes
-        libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)  # (glibc's largest)
-        libc.mallopt(_M_TRIM_THRESHOLD, 256 << 20)
-    except (OSError, AttributeError):
-        pass  # (another C library: its own way)
-
-
 def _give_back_freed_memory():
     """Return the memory a job freed to the system (glibc keeps freed heap pages for the
     process: the next job's log, mapped whole, came on top of the last job's peak)."""
@@ -208,7 +186,6 @@ def _worker(jobs, mode, prepare=""):
     job done ("ok N" or "fail N"), what ``prepare`` names made of each job's model."""
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)
-    reuse_freed_memory()  # (and given back between jobs)
     for i, paths, out in jobs:
         ok = _build_rank(paths, out, mode, prepare)
         _give_back_freed_memory()
