@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.intervals import group_start_order
+from legate_prof.model.intervals import group_start_order, ranges_end_to_end
 from legate_prof.model.kinds import ItemKind
 from legate_prof.model.range_queries import LastGreater, RangeArgmin, lowest_ancestor
 from legate_prof.model.sort_order import (equal_runs, lex_order, search_sorted, stable_order,
@@ -210,7 +210,7 @@ def _groups_end_to_end(group_starts, n, grp):
     lo = group_starts[groups]
     size = np.r_[group_starts[1:], n][groups] - lo
     at = np.cumsum(size) - size  # (where each group's calls begin among them)
-    kept = np.repeat(lo - at, size) + np.arange(int(size.sum()))
+    kept = ranges_end_to_end(lo, size)
     shift = np.zeros(len(group_starts), np.int64)
     shift[groups] = at - lo
     return kept, shift[grp]

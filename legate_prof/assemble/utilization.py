@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.model.intervals import StepIntegral, sorted_steps, union_sorted
+from legate_prof.model.intervals import (StepIntegral, ranges_end_to_end, sorted_steps,
+                                         union_sorted)
 from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, node_of_id
 from legate_prof.model.sort_order import stable_order
 
@@ -46,16 +47,14 @@ def _together(model, lanes, spans):
     it, w = model.items, model.waits
     size = np.array([b - a for a, b in spans], np.int64)
     lo = np.array([a for a, _ in spans], np.int64)
-    pos = np.repeat(lo - np.concatenate(([0], np.cumsum(size)[:-1])), size) + \
-        np.arange(int(size.sum()))
+    pos = ranges_end_to_end(lo, size)
     s, e = it["start"][pos].astype(np.int64), it["stop"][pos].astype(np.int64)
     lane = np.repeat(np.arange(len(lanes), dtype=np.int64), size)
     # the waits of those items (waits are sorted by item; a lane's items are a range)
     wa = np.searchsorted(w["item"], lo) if len(w["item"]) else np.zeros(len(lanes), np.int64)
     wb = np.searchsorted(w["item"], lo + size) if len(w["item"]) else wa
     n_wait = wb - wa
-    wpos = np.repeat(wa - np.concatenate(([0], np.cumsum(n_wait)[:-1])), n_wait) + \
-        np.arange(int(n_wait.sum()))
+    wpos = ranges_end_to_end(wa, n_wait)
     ws, we = (w["start"][wpos].astype(np.int64), w["end"][wpos].astype(np.int64)) \
         if len(wpos) else (np.zeros(0, np.int64), np.zeros(0, np.int64))
     t_min = min(int(a.min()) for a in (s, e, ws, we) if len(a)) if len(s) else 0

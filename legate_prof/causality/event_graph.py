@@ -21,6 +21,7 @@ import numpy as np
 
 from legate_prof.model.event_tables import (
     ARRIVE_BARRIER, COMPLETION_QUEUE_EVENT, EXTERNAL_HANDSHAKE, NO_TIME, UNKNOWN_EVENT)
+from legate_prof.model.intervals import ranges_end_to_end
 from legate_prof.model.sort_order import (SORTED_SEARCH_ABOVE, SORTED_SEARCH_KEYS, equal_runs,
                                           lex_order, stable_order)
 
@@ -423,9 +424,8 @@ def _gather(values, ptr, rows):
         grp = np.flatnonzero(cnt)
         at = lo[grp]
         return grp, values[at], at
-    tot = int(cnt.sum())
     grp = np.repeat(np.arange(len(rows)), cnt)
-    at = np.repeat(lo - np.cumsum(cnt) + cnt, cnt) + np.arange(tot)
+    at = ranges_end_to_end(lo, cnt)
     return grp, values[at], at
 
 

@@ -475,3 +475,10 @@ class StepIntegral:
     @property
     def nbytes(self):
         return self.t.nbytes + self.integral.nbytes
+
+
+def ranges_end_to_end(lo, size):
+    """The positions of the ranges ``[lo[k], lo[k] + size[k])``, end to end, in one pass
+    (no ``arange`` a range)."""
+    lo, size = np.asarray(lo, np.int64), np.asarray(size, np.int64)
+    return np.repeat(lo - np.cumsum(size) + size, size) + np.arange(int(size.sum()))

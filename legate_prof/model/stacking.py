@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from legate_prof.model.intervals import lane_rows
+from legate_prof.model.intervals import lane_rows, ranges_end_to_end
 from legate_prof.model.sort_order import lex_order, stable_order
 
 
@@ -69,7 +69,7 @@ def stacked_together(start, stop, ranges, n_rows):
     size = np.array([b - a for a, b in ranges], np.int64)
     off = np.concatenate(([0], np.cumsum(size)))
     total = int(off[-1])
-    pos = np.repeat(lo - off[:-1], size) + np.arange(total)
+    pos = ranges_end_to_end(lo, size)
     s0, e0 = start[pos], stop[pos]
     s, e = s0.astype(np.int64), e0.astype(np.int64)
     lane = np.repeat(np.arange(len(ranges), dtype=np.int64), size)
