@@ -83,9 +83,12 @@ class _Items:
         self.columns = [[p.model.items[c] for c in self.COLUMNS] for p in parts]
 
     def __call__(self, i):
-        k = bisect.bisect_right(self.starts, i) - 1 if len(self.starts) > 1 else 0
-        local = i - self.starts[k]
-        return tuple([a.item(local) for a in self.columns[k]])
+        starts = self.starts
+        k = bisect.bisect_right(starts, i) - 1 if len(starts) > 1 else 0
+        j = i - starts[k]
+        kind, start, stop, creator, ready, lane = self.columns[k]
+        return (kind.item(j), start.item(j), stop.item(j), creator.item(j), ready.item(j),
+                lane.item(j))
 
 
 KIND, START, STOP, CREATOR, READY, LANE = range(6)  # (``_Items``' tuple)
@@ -239,44 +242,48 @@ class LaneQueues:
         """``step`` turned into a queued one when its item (``v``: its ``_Items`` row) was
         ready before ``nh`` (what its link names let it go) and waited for its lane after
         that."""
-        if step.via not in _QUEUED_VIA or v[KIND] not in _QUEUED:
+        if step.via not in _QUEUED_VIA or v[KIND] not in _QUEUED or not self.parts:
             return step, nxt, nh
         i = step.item
         start = v[START]
         ready = v[READY]
         held_until = max(ready, nh) if nxt >= 0 else ready
-        j = self._previous(i, v[LANE], held_until, start)
+        j = self._previous(i, v[LANE], held_until)
         if j < 0:
             return step, nxt, nh
-        return PathStep(i, step.begin_ns, step.end_ns, "queued", j), j, start
+        step.via, step.predecessor = "queued", j  # (the step is the walk's own, just made)
+        return step, j, start
 
-    def _previous(self, i, lane, after, before):
-        """The item on ``i``'s lane (its part's ``lane``) that stopped last in (after,
-        before] (-1: none)."""
-        if len(self.parts) == 0:
-            return -1
-        k = bisect.bisect_right(self.starts, i) - 1 if len(self.starts) > 1 else 0
-        stops, ids = self._lane(k, lane)
-        lo = bisect.bisect_right(stops, after)
-        hi = bisect.bisect_right(stops, before)
-        for pos in range(hi - 1, lo - 1, -1):  # (the last that is not ``i`` itself)
-            j = ids[pos] + self.starts[k]
-            if j != i:
-                return j
-        return -1
+    def _previous(self, i, lane, after):
+        """The item on ``i``'s lane (its part's ``lane``) that stopped last after ``after``
+        and by ``i``'s start (-1: none)."""
+        starts = self.starts
+        k = bisect.bisect_right(starts, i) - 1 if len(starts) > 1 else 0
+        found = self.lanes.get((k, lane))
+        lo, prev, prev_stop = found if found is not None else self._lane(k, lane)
+        off = starts[k]
+        j = i - off - lo
+        p = prev.item(j)
+        return p + off if p >= 0 and prev_stop.item(j) > after else -1
 
     def _lane(self, k, lane):
-        key = (k, lane)
-        if key not in self.lanes:
-            m = self.parts[k].model
-            lo, hi = m.lane_range(lane)
-            ids = np.arange(lo, hi)
-            ids = ids[_queued_mask(m.items["kind"][lo:hi])]
+        """For one lane of part ``k``, all its items at once: (the lane's first item; for each
+        of its items from there, the queued-kind item of the lane, not itself, that stopped
+        last by its start, or -1; that one's stop)."""
+        m = self.parts[k].model
+        lo, hi = m.lane_range(lane)
+        ids = lo + np.flatnonzero(_queued_mask(m.items["kind"][lo:hi]))
+        prev, prev_stop = np.full(hi - lo, -1, np.int64), np.zeros(hi - lo, np.int64)
+        if len(ids):
             stops = m.items["stop"][ids]
             o = stable_order(stops)
-            # (Python lists: a walk asks one time a step, where numpy's call costs most)
-            self.lanes[key] = (stops[o].tolist(), ids[o].tolist())
-        return self.lanes[key]
+            ids, stops = ids[o], stops[o]
+            pos = np.searchsorted(stops, m.items["start"][lo:hi], side="right") - 1
+            pos[(pos >= 0) & (ids[np.maximum(pos, 0)] == np.arange(lo, hi))] -= 1  # (itself:
+            has = pos >= 0  # an empty item stops at its own start; the one before it)
+            prev[has], prev_stop[has] = ids[pos[has]], stops[pos[has]]
+        self.lanes[(k, lane)] = found = (lo, prev, prev_stop)
+        return found
 
 
 _QUEUED = {int(k) for k in LaneQueues.QUEUED_KINDS}
