@@ -9,6 +9,9 @@ class ProfileError(Exception):
         self.problem = problem
         super().__init__(f"{self.path}: {problem}")
 
+    def __reduce__(self):  # (pickled whole: a file read by a forked copy, ``load.two_readers``)
+        return type(self), (self.path, self.problem)
+
 
 class ProfileWarning:
     """Something was wrong in a file but what could be read is kept."""

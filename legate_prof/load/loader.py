@@ -134,25 +134,23 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
 def _read_inputs(paths, kinds, progress, errors, warnings):
     """(Legion logs read, runtime streams read, text files, bundles) of the inputs; what
     cannot be read goes to ``errors``, what was wrong but read to ``warnings``."""
+    from legate_prof.load.rank_workers import forced_workers
+    from legate_prof.load.two_readers import read_each
     logs, streams, texts, bundles = [], [], [], []
-    for i, path in enumerate(paths):
+    read = read_each(paths, kinds, _read_one, progress, forced_workers())
+    for path in paths:
         if path not in kinds:
             continue
-        if progress:
-            progress(i, len(paths), f"reading {os.path.basename(path)}")
         try:
             kind = kinds[path]
-            if kind == "legion":
-                log = LegionProfReader(path).read()
-                logs.append(log)
-                warnings.extend(log.warnings)
+            if kind in ("legion", "runtime"):
+                got = read[path]
+                if isinstance(got, ProfileError):
+                    raise got
+                (logs if kind == "legion" else streams).append(got)
+                warnings.extend(got.warnings)
             elif kind == "bundle":
                 bundles.append(path)
-            elif kind == "runtime":
-                from legate_prof.read.runtime_stream import read_runtime_stream
-                s = read_runtime_stream(path)
-                streams.append(s)
-                warnings.extend(s.warnings)
             elif kind == "text":
                 texts.append(path)
             else:
@@ -163,6 +161,14 @@ def _read_inputs(paths, kinds, progress, errors, warnings):
         except ProfileError as e:
             errors.append(e)
     return logs, streams, texts, bundles
+
+
+def _read_one(path, kind):
+    """A Legion Prof log or a runtime stream, read."""
+    if kind == "legion":
+        return LegionProfReader(path).read()
+    from legate_prof.read.runtime_stream import read_runtime_stream
+    return read_runtime_stream(path)
 
 
 def rank_files_for_workers(paths, kinds, errors, workers=None):

@@ -1,0 +1,164 @@
+"""A run's files read by two processes at once: a forked copy of this process reads some of
+them while this one reads the rest, and hands what it read back through a pipe.
+
+A run read in one process is a log per rank and a runtime stream beside each, read one
+after the other though none needs another; the second core sat idle.  Threads could not
+use it (the reads are short numpy steps and Python per event, holding the interpreter's
+lock: docs/performance.md).  A copy forked before the reads starts at once (it holds no more
+than the imports) and works apart; what it read comes back pickled, which for a log costs
+about half its read (a log's tables are its size again), for a stream a tenth: the copy
+takes the streams first, then logs while its share stays the smaller.
+
+Only where a fork is safe: no Qt in the process, no thread but daemon ones (the progress
+display's), on a system with ``fork``.  The copy writes nothing but the pipe (its standard
+streams go nowhere: a lock a display thread held at the fork stays held in the copy) and
+ends with ``os._exit``; whatever goes wrong there, this process reads those files itself.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import threading
+
+from legate_prof.errors import ProfileError
+
+# What a file costs to read here, per byte of a log (medians on this project's machine: a
+# log 4 ms/MB, a runtime stream 37 ms/MB — msgpack decoded event by event — a gzipped log
+# about 8x its compressed size), and what handing a log's tables back adds (pickled, piped,
+# unpickled: ~2 ms/MB; a stream's events are a tenth of its size again).
+COST_PER_BYTE = {"legion": 1.0, "runtime": 9.0}
+GZIP_COST = 8.0
+HANDOVER_COST = {"legion": 0.5, "runtime": 0.9}
+# Below this much work (in log bytes: ~60 ms), the fork and the hand-over cost more than
+# the second core gives.
+MIN_WORK = 16 << 20
+
+
+def read_each(paths, kinds, read_one, progress=None, workers=None):
+    """``{path: what read_one(path, kind) returned, or the ProfileError it raised}`` for the
+    ``paths`` of a kind ``read_one`` reads (``kinds``: path -> "legion" / "runtime"), read in
+    this process and a forked copy where that is safe and worth it (``workers`` of 1: never).
+    ``progress(i, n, message)`` hears of each file as it is read or arrives."""
+    todo = [p for p in paths if kinds.get(p) in COST_PER_BYTE]
+    cost = {p: _cost(p, kinds[p]) for p in todo}
+    theirs = _their_share(todo, kinds, cost) if workers != 1 and _fork_safe() else []
+    if not theirs or sum(cost.values()) < MIN_WORK:
+        return {p: _attempt(read_one, p, kinds[p], progress, todo) for p in todo}
+    return _read_in_two(todo, set(theirs), kinds, read_one, progress)
+
+
+def _cost(path, kind):
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return 0
+    return size * COST_PER_BYTE[kind] * (GZIP_COST if str(path).endswith(".gz") else 1)
+
+
+def _their_share(todo, kinds, cost):
+    """The files the copy reads: streams first (cheap to hand back), then logs, the smallest
+    first, each where it makes the longer of the two shares (the copy's with its hand-over)
+    shorter."""
+    theirs, load, left = [], 0.0, float(sum(cost.values()))
+    for p in sorted(todo, key=lambda p: (kinds[p] != "runtime", cost[p])):
+        extra = cost[p] * (1 + HANDOVER_COST[kinds[p]])
+        if max(load + extra, left - cost[p]) < max(load, left):
+            theirs.append(p)
+            load += extra
+            left -= cost[p]
+    return theirs if len(theirs) < len(todo) else []
+
+
+def _fork_safe():
+    """A fork here copies no lock that a running thread holds and the copy needs: Qt not
+    started (its threads are not Python's), and every other thread a daemon (the progress
+    display's), which the copy never calls into."""
+    if not hasattr(os, "fork") or _qt_started():
+        return False
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    return all(t.daemon for t in threading.enumerate() if t is not threading.main_thread())
+
+
+def _qt_started():
+    core = sys.modules.get("PySide6.QtCore")
+    return core is not None and core.QCoreApplication.instance() is not None
+
+
+def _attempt(read_one, path, kind, progress=None, todo=()):
+    if progress:
+        progress(todo.index(path) if path in todo else 0, len(todo),
+                 f"reading {os.path.basename(path)}")
+    try:
+        return read_one(path, kind)
+    except ProfileError as e:
+        return e
+
+
+def _read_in_two(todo, theirs, kinds, read_one, progress):
+    r, w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return {p: _attempt(read_one, p, kinds[p], progress, todo) for p in todo}
+    if pid == 0:  # the copy: its files, pickled into the pipe, and gone
+        _copy(r, w, [p for p in todo if p in theirs], kinds, read_one)
+    os.close(w)
+    got = None
+    try:
+        out = {p: _attempt(read_one, p, kinds[p], progress, todo) for p in todo
+               if p not in theirs}
+        with os.fdopen(r, "rb") as pipe:
+            r = None
+            try:
+                got = pickle.load(pipe)
+            except Exception:  # noqa: BLE001 - the copy failed or died: read them here
+                got = None
+    finally:
+        if r is not None:
+            os.close(r)
+        _reap(pid, kill=got is None)
+    for p in todo:
+        if p in theirs:
+            if isinstance(got, dict) and p in got:
+                if progress:
+                    progress(todo.index(p), len(todo), f"reading {os.path.basename(p)}")
+                out[p] = got[p]
+            else:
+                out[p] = _attempt(read_one, p, kinds[p], progress, todo)
+    return {p: out[p] for p in todo}
+
+
+def _copy(r, w, paths, kinds, read_one):
+    """In the forked copy: read ``paths``, pickle them into ``w``, exit (never returns)."""
+    code = 1
+    try:
+        os.close(r)
+        nowhere = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(nowhere, fd)
+        sys.stdout = sys.stderr = open(nowhere, "w", closefd=False)  # noqa: SIM115
+        got = {p: _attempt(read_one, p, kinds[p]) for p in paths}
+        with os.fdopen(w, "wb") as pipe:
+            pickle.dump(got, pipe, protocol=pickle.HIGHEST_PROTOCOL)
+        code = 0
+    finally:
+        os._exit(code)
+
+
+def _reap(pid, kill=False):
+    if kill:
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    try:
+        os.waitpid(pid, 0)
+    except (OSError, ChildProcessError):
+        pass
