@@ -446,7 +446,11 @@ def test_collapsed_ranks_keep_their_rows_height_and_show_a_summary_each(qtbot, r
     below), and each collapsed rank still shows its busiest processors' utilization, drawn."""
     win = _window(qtbot, ranks4, findings=False, size=(1400, 900))
     tl = win.timeline
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
     tl.collapse_ranks(True)
+    # (the view's range unchanged, the frame before drew the tree before: not settled until
+    # a frame has drawn the collapsed one — a grab at once showed three ranks' rows empty)
+    assert not tl.item.settled()
     layout = tl.lane_layout
     y0, y1 = tl.vb.viewRange()[1]
     assert y0 == 0 and (y1 - y0) == pytest.approx(tl.vb.height() / tl.row_px, rel=1e-6)

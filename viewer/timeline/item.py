@@ -148,6 +148,7 @@ class TimelineItem(pg.GraphicsObject):
         self.tiles = None
         self._asked = set()  # (cache, key) this frame asked for
         self._drawn_range = None  # the view range the last frame drew
+        self._drawn_entries = None  # ... and the lane tree's rows it drew
         self._generation = 0
         self._deadline = 0.0
         self._computed = 0
@@ -183,6 +184,7 @@ class TimelineItem(pg.GraphicsObject):
         vb = self.getViewBox()
         now = None if vb is None else tuple(map(tuple, vb.viewRange()))
         return not self._pending and self._drawn_range == now and \
+            self._drawn_entries is self.layout.entries and \
             (self.tiles is None or self.tiles.pending() == 0)
 
     def _tile_done(self, cache, key, result):
@@ -307,6 +309,8 @@ class TimelineItem(pg.GraphicsObject):
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
         self._drawn_range = ((x0, x1), (y0, y1))
+        self._drawn_entries = self.layout.entries  # (a tree rebuilt, e.g. ranks collapsed,
+        #                                            is not settled at the same range)
         view = self._view = (x0, x1, width)
         self._exact = self.tiles is None or self._rest_view == view
         self._inexact = False
