@@ -45,7 +45,8 @@ def read_each(paths, kinds, read_one, progress=None, workers=None):
     cost = {p: _cost(p, kinds[p]) for p in todo}
     theirs = _their_share(todo, kinds, cost) if workers != 1 and _fork_safe() else []
     if not theirs or sum(cost.values()) < MIN_WORK:
-        return {p: _attempt(read_one, p, kinds[p], progress, todo) for p in todo}
+        return {p: _attempt(read_one, p, kinds[p], progress, (i, len(todo)))
+                for i, p in enumerate(todo)}
     return _read_in_two(todo, set(theirs), kinds, read_one, progress)
 
 
@@ -87,10 +88,11 @@ def _qt_started():
     return core is not None and core.QCoreApplication.instance() is not None
 
 
-def _attempt(read_one, path, kind, progress=None, todo=()):
+def _attempt(read_one, path, kind, progress=None, place=(0, 0)):
+    """``read_one(path, kind)``, or the ProfileError it raised; ``progress`` told first
+    (``place``: the file's number among the files, and their count)."""
     if progress:
-        progress(todo.index(path) if path in todo else 0, len(todo),
-                 f"reading {os.path.basename(path)}")
+        progress(*place, f"reading {os.path.basename(path)}")
     try:
         return read_one(path, kind)
     except ProfileError as e:
@@ -106,14 +108,15 @@ def _read_in_two(todo, theirs, kinds, read_one, progress):
     except OSError:
         os.close(r)
         os.close(w)
-        return {p: _attempt(read_one, p, kinds[p], progress, todo) for p in todo}
+        return {p: _attempt(read_one, p, kinds[p], progress, (i, len(todo)))
+                for i, p in enumerate(todo)}
     if pid == 0:  # the copy: its files, pickled into the pipe, and gone
         _copy(r, w, [p for p in todo if p in theirs], kinds, read_one)
     os.close(w)
     got = None
     try:
-        out = {p: _attempt(read_one, p, kinds[p], progress, todo) for p in todo
-               if p not in theirs}
+        out = {p: _attempt(read_one, p, kinds[p], progress, (i, len(todo)))
+               for i, p in enumerate(todo) if p not in theirs}
         with os.fdopen(r, "rb") as pipe:
             r = None
             try:
@@ -124,14 +127,14 @@ def _read_in_two(todo, theirs, kinds, read_one, progress):
         if r is not None:
             os.close(r)
         _reap(pid, kill=got is None)
-    for p in todo:
+    for i, p in enumerate(todo):
         if p in theirs:
             if isinstance(got, dict) and p in got:
                 if progress:
-                    progress(todo.index(p), len(todo), f"reading {os.path.basename(p)}")
+                    progress(i, len(todo), f"reading {os.path.basename(p)}")
                 out[p] = got[p]
             else:
-                out[p] = _attempt(read_one, p, kinds[p], progress, todo)
+                out[p] = _attempt(read_one, p, kinds[p], progress, (i, len(todo)))
     return {p: out[p] for p in todo}
 
 

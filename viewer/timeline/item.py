@@ -148,7 +148,8 @@ class TimelineItem(pg.GraphicsObject):
         self.tiles = None
         self._asked = set()  # (cache, key) this frame asked for
         self._drawn_range = None  # the view range the last frame drew
-        self._drawn_entries = None  # ... and the lane tree's rows it drew
+        self._drawn_entries = None  # ... and the lane tree's rows it drew (a tree rebuilt at
+        #                             the same range, ranks collapsed say, is not settled)
         self._generation = 0
         self._deadline = 0.0
         self._computed = 0
@@ -308,9 +309,7 @@ class TimelineItem(pg.GraphicsObject):
         return QtCore.QPointF(px_left, top)
 
     def _paint_view(self, p, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width):
-        self._drawn_range = ((x0, x1), (y0, y1))
-        self._drawn_entries = self.layout.entries  # (a tree rebuilt, e.g. ranks collapsed,
-        #                                            is not settled at the same range)
+        self._drawn_range, self._drawn_entries = ((x0, x1), (y0, y1)), self.layout.entries
         view = self._view = (x0, x1, width)
         self._exact = self.tiles is None or self._rest_view == view
         self._inexact = False
