@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from legate_prof.model.sort_order import (NEARLY_SORTED, SMALL, lex_order, stable_order,
-                                          unique_values, unique_with)
+from legate_prof.model.sort_order import (NEARLY_SORTED, SMALL, lex_order, sorting_order,
+                                          stable_order, unique_values, unique_with)
 
 N = 3 * SMALL
 
@@ -44,7 +44,17 @@ def test_stable_order_is_numpys_stable_argsort(seed):
         assert got.dtype.kind == "i", name  # (an index array, as numpy's)
 
 
-@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_sorting_order_sorts_every_key_with_every_position_once(seed):
+    """Ties in any order, but the keys sorted and no position lost or repeated."""
+    rng = np.random.default_rng(seed)
+    for what, key in _columns(rng):
+        order = sorting_order(key)
+        assert np.array_equal(np.sort(order), np.arange(len(key))), what
+        assert np.array_equal(key[order], np.sort(key, kind="stable")), what
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
 def test_lex_order_is_numpys_lexsort(seed):
     rng = np.random.default_rng(seed)
     cols = dict(_columns(rng))

@@ -23,7 +23,7 @@ from legate_prof.model.event_tables import (
     ARRIVE_BARRIER, COMPLETION_QUEUE_EVENT, EXTERNAL_HANDSHAKE, NO_TIME, UNKNOWN_EVENT)
 from legate_prof.model.intervals import ranges_end_to_end
 from legate_prof.model.sort_order import (SORTED_SEARCH_ABOVE, SORTED_SEARCH_KEYS, equal_runs,
-                                          lex_order, stable_order)
+                                          lex_order, sorting_order, stable_order)
 
 # kinds whose trigger time the pass computes (the others carry their record's)
 PROPAGATED = np.zeros(16, bool)
@@ -83,7 +83,7 @@ def positions_in_sorted(keys, query):
         if bool(np.all(query[1:] >= query[:-1])):
             pos = search(keys, query)
         else:
-            order = stable_order(query)  # (runs of ids in order: cheap)
+            order = sorting_order(query)  # (runs of ids in order: cheap)
             pos = np.empty(len(query), np.int64)
             pos[order] = search(keys, query[order])
     else:
@@ -198,7 +198,7 @@ def _vertices(named, phases):
     vertex of each of ``named``, -1 for 0) by one sort, which the ids' runs make cheap —
     rather than a search of each record's and edge's events among the vertices."""
     both = np.concatenate([named, phases])
-    order = stable_order(both)
+    order = sorting_order(both)  # (equal ids: one vertex, whichever comes first)
     s = both[order]
     first = first_of_runs(s)
     vertex = np.cumsum(first) - 1

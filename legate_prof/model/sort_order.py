@@ -24,6 +24,20 @@ NEARLY_SORTED = 16
 
 def stable_order(key):
     """``np.argsort(key, kind="stable")`` of a one-dimensional column."""
+    return _order(key, stable=True)
+
+
+def sorting_order(key):
+    """An order that sorts ``key``, equal keys in no particular order: where only the sorted
+    values count (distinct values numbered, a search's queries put back where they came
+    from). ``stable_order`` but for wide keys in no order: numpy's plain argsort (36 ms a
+    million 64-bit keys here, 136 ms stable) without their ties put back in order, which
+    cost as much again where keys repeat (the guide's 4 ranks: 1 M event ids, 351 k
+    distinct, 162 ms stable)."""
+    return _order(key, stable=False)
+
+
+def _order(key, stable):
     key = np.asarray(key)
     n = len(key)
     if n < SMALL or key.ndim != 1 or key.dtype.kind not in "iu" or key.dtype.itemsize <= 2:
@@ -40,7 +54,8 @@ def stable_order(key):
     if np.count_nonzero(key[1:] < key[:-1]) * NEARLY_SORTED < n:
         return np.argsort(key, kind="stable")  # (timsort's runs)
     order = np.argsort(key)
-    _ties_in_order(key[order], order)
+    if stable:
+        _ties_in_order(key[order], order)
     return order
 
 
@@ -143,7 +158,7 @@ def unique_with(values, index=False, inverse=False, counts=False):
     return tuple(out)
 
 
-__all__ = ["stable_order", "lex_order", "unique_values", "unique_with", "equal_runs",
+__all__ = ["stable_order", "sorting_order", "lex_order", "unique_values", "unique_with", "equal_runs",
            "search_sorted", "SORTED_SEARCH_ABOVE", "SORTED_SEARCH_KEYS"]
 
 
@@ -174,7 +189,7 @@ def search_sorted(keys, query, side="left"):
     if query.ndim != 1 or len(query) <= SORTED_SEARCH_ABOVE or \
             len(keys) <= SORTED_SEARCH_KEYS or bool(np.all(query[1:] >= query[:-1])):
         return np.searchsorted(keys, query, side=side)
-    order = stable_order(query)
+    order = sorting_order(query)
     pos = np.empty(len(query), np.int64)
     pos[order] = np.searchsorted(keys, query[order], side=side)
     return pos
