@@ -421,3 +421,18 @@ def test_a_text_file_alone_is_told_for_what_it_is(tmp_path):
     line = one_line_error(cli("stats", hosts), "not a Legion Prof log but a text file")
     assert "--log" not in line
     one_line_error(cli("stats", console), "--log FILE")
+
+
+@pytest.mark.parametrize("closed", ["1", "2", "1 2"])
+def test_a_command_with_its_output_closed_ends_without_a_traceback(closed):
+    """``legate_prof stats RUN >&-``: Python has no object for a stream closed before it
+    starts; the command's flush of it was a traceback (exit 1). What would go there goes
+    nowhere; the command still reads the run, writes its cache entry, and ends as it would."""
+    closes = " ".join(f"{fd}>&-" for fd in closed.split())
+    p = subprocess.run(["sh", "-c", f'exec "$0" -m legate_prof stats "$1" {closes}',
+                        sys.executable, str(ROOT / "fixtures" / "real" / "mpi4")],
+                       capture_output=True, text=True, timeout=120, env=ENV, cwd=ROOT)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr
+    if "2" not in closed.split():
+        assert p.stdout == ""  # (nothing came through the closed stream)

@@ -23,6 +23,7 @@ __all__ = ["main", "bundled_example", "EXIT_USER_ERROR"]
 def main(argv=None):
     from legate_prof.cli.commands import record
     from legate_prof.cli.parser import build_parser
+    _closed_streams_to_nowhere()
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["record"]:  # everything after it belongs to legate, options included
         try:
@@ -61,6 +62,16 @@ def main(argv=None):
         note(f"legate_prof: error: {e.filename or 'standard output'}: could not write "
              f"({e.strerror or e})")
         return EXIT_USER_ERROR
+
+
+def _closed_streams_to_nowhere():
+    """A standard stream closed before the command began (``legate_prof stats RUN >&-``):
+    Python gives it no object and the first write or flush was a traceback. What would go
+    there goes nowhere, as to a pipe nobody reads (its descriptor then names the null
+    device, for the processes the command starts too)."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - the process's own
 
 
 def _stdout_to_nowhere():
