@@ -372,6 +372,16 @@ def _failed(path, e, tmp):
     return None
 
 
+def streams_to_nowhere():
+    """This process's standard streams go nowhere from now on, its descriptors and Python's
+    objects alike (in a forked copy: a lock another thread held at the fork, on the old
+    objects, stays held there)."""
+    nowhere = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(nowhere, fd)
+    sys.stdout = sys.stderr = open(nowhere, "w", closefd=False)  # noqa: SIM115
+
+
 def written_in_a_copy(work, quiet=False):
     """The process id of a forked copy of this process that runs ``work()`` (outputs written
     while this process goes on: the report's pictures, a cache entry) and exits, 0 when it
@@ -393,9 +403,7 @@ def written_in_a_copy(work, quiet=False):
     code = 1
     try:
         if quiet:
-            nowhere = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(nowhere, fd)
+            streams_to_nowhere()
             if hasattr(os, "nice"):
                 os.nice(10)  # (the user's next command comes first)
         work()

@@ -10,9 +10,10 @@ about half its read (a log's tables are its size again), for a stream a tenth: t
 takes the streams first, then logs while its share stays the smaller.
 
 Only where a fork is safe: no Qt in the process, no thread but daemon ones (the progress
-display's), on a system with ``fork``.  The copy writes nothing but the pipe (its standard
-streams go nowhere: a lock a display thread held at the fork stays held in the copy) and
-ends with ``os._exit``; whatever goes wrong there, this process reads those files itself.
+display's), on a system with ``fork``.  The copy (``output_file.written_in_a_copy``) writes
+nothing but the pipe (its standard streams go nowhere: a lock a display thread held at the
+fork stays held in the copy); whatever goes wrong there, this process reads those files
+itself.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import sys
 import threading
 
 from legate_prof.errors import ProfileError
+from legate_prof.output_file import streams_to_nowhere, written_in_a_copy
 
 # What a file costs to read here, per byte of a log (medians on this project's machine: a
 # log 4 ms/MB, a runtime stream 37 ms/MB — msgpack decoded event by event — a gzipped log
@@ -44,10 +46,12 @@ def read_each(paths, kinds, read_one, progress=None, workers=None):
     todo = [p for p in paths if kinds.get(p) in COST_PER_BYTE]
     cost = {p: _cost(p, kinds[p]) for p in todo}
     theirs = _their_share(todo, kinds, cost) if workers != 1 and _fork_safe() else []
-    if not theirs or sum(cost.values()) < MIN_WORK:
-        return {p: _attempt(read_one, p, kinds[p], progress, (i, len(todo)))
-                for i, p in enumerate(todo)}
-    return _read_in_two(todo, set(theirs), kinds, read_one, progress)
+    if theirs and sum(cost.values()) >= MIN_WORK:
+        read = _read_in_two(todo, set(theirs), kinds, read_one, progress)
+        if read is not None:
+            return read
+    return {p: _attempt(read_one, p, kinds[p], progress, (i, len(todo)))
+            for i, p in enumerate(todo)}
 
 
 def _cost(path, kind):
@@ -100,19 +104,15 @@ def _attempt(read_one, path, kind, progress=None, place=(0, 0)):
 
 
 def _read_in_two(todo, theirs, kinds, read_one, progress):
+    """``read_each``'s answer, ``theirs`` read by a forked copy; None where no copy could be
+    made."""
     r, w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(r)
-        os.close(w)
-        return {p: _attempt(read_one, p, kinds[p], progress, (i, len(todo)))
-                for i, p in enumerate(todo)}
-    if pid == 0:  # the copy: its files, pickled into the pipe, and gone
-        _copy(r, w, [p for p in todo if p in theirs], kinds, read_one)
+    pid = written_in_a_copy(lambda: _hand_over(r, w, [p for p in todo if p in theirs], kinds,
+                                               read_one))
     os.close(w)
+    if pid is None:
+        os.close(r)
+        return None
     got = None
     try:
         out = {p: _attempt(read_one, p, kinds[p], progress, (i, len(todo)))
@@ -138,21 +138,14 @@ def _read_in_two(todo, theirs, kinds, read_one, progress):
     return {p: out[p] for p in todo}
 
 
-def _copy(r, w, paths, kinds, read_one):
-    """In the forked copy: read ``paths``, pickle them into ``w``, exit (never returns)."""
-    code = 1
-    try:
-        os.close(r)
-        nowhere = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(nowhere, fd)
-        sys.stdout = sys.stderr = open(nowhere, "w", closefd=False)  # noqa: SIM115
-        got = {p: _attempt(read_one, p, kinds[p]) for p in paths}
-        with os.fdopen(w, "wb") as pipe:
-            pickle.dump(got, pipe, protocol=pickle.HIGHEST_PROTOCOL)
-        code = 0
-    finally:
-        os._exit(code)
+def _hand_over(r, w, paths, kinds, read_one):
+    """In the forked copy (``written_in_a_copy``, which then exits): ``paths`` read and
+    pickled into the pipe ``w``, nothing written anywhere else."""
+    os.close(r)
+    streams_to_nowhere()
+    got = {p: _attempt(read_one, p, kinds[p]) for p in paths}
+    with os.fdopen(w, "wb") as pipe:
+        pickle.dump(got, pipe, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _reap(pid, kill=False):
