@@ -82,7 +82,7 @@ def _refusing(bad):
     return read
 
 
-def test_a_file_the_copy_cannot_read_comes_back_as_its_error(always, tmp_path):
+def test_a_file_the_copy_cannot_read_comes_back_as_its_error(always):
     paths, kinds = _planned(MPI4)
     bad = str(MPI4 / "legate_1.runtime.prof")
     got = two_readers.read_each(paths, kinds, _refusing(bad))

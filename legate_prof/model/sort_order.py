@@ -158,8 +158,8 @@ def unique_with(values, index=False, inverse=False, counts=False):
     return tuple(out)
 
 
-__all__ = ["stable_order", "sorting_order", "lex_order", "unique_values", "unique_with", "equal_runs",
-           "search_sorted", "SORTED_SEARCH_ABOVE", "SORTED_SEARCH_KEYS"]
+__all__ = ["stable_order", "sorting_order", "lex_order", "unique_values", "unique_with",
+           "equal_runs", "search_sorted", "SORTED_SEARCH_ABOVE", "SORTED_SEARCH_KEYS"]
 
 
 def equal_runs(values):
