@@ -51,7 +51,7 @@ def _tables_equal(a, b):
 def always(monkeypatch):
     """Every read worth a copy; a Qt application other tests made is not this process's."""
     monkeypatch.setattr(two_readers, "MIN_WORK", 0)
-    monkeypatch.setattr(two_readers, "_qt_started", lambda: False)
+    monkeypatch.setattr(two_readers, "_qt_imported", lambda: False)
 
 
 def test_the_copy_reads_the_streams_and_some_logs_and_hands_back_the_same(always):
@@ -140,6 +140,31 @@ def test_no_copy_while_another_thread_runs_or_where_little_is_read(always, monke
     monkeypatch.setattr(two_readers, "MIN_WORK", 1 << 40)
     got = two_readers.read_each(paths, kinds, _read_where)
     assert all(pid == os.getpid() for _, pid in got.values())
+
+
+class _QtBeingImported:
+    """A PySide6 module another thread is importing: an attribute asked of it waits."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"QtCore.{name} asked for while Qt is imported elsewhere")
+
+
+def test_whether_to_fork_asks_nothing_of_qt_and_never_outside_the_main_thread(monkeypatch):
+    """``view`` loads in a thread while its main thread imports Qt: an attribute of QtCore
+    asked for there waited, holding the interpreter's lock, on the import's own lock (the
+    window never opened, one start in twenty under load).  Qt imported: no copy; a thread
+    but the main one: no copy, Qt not even looked at."""
+    import sys
+    monkeypatch.setitem(sys.modules, "PySide6.QtCore", _QtBeingImported())
+    assert two_readers._fork_safe() is False
+    answers = []
+    t = threading.Thread(target=lambda: answers.append(two_readers._fork_safe()), daemon=True)
+    t.start()
+    t.join()
+    assert answers == [False]
+    monkeypatch.delitem(sys.modules, "PySide6.QtCore")
+    assert two_readers._fork_safe() is all(x.daemon for x in threading.enumerate()
+                                           if x is not threading.main_thread())
 
 
 def test_a_run_loaded_through_the_copy_is_the_run_loaded_alone(always, monkeypatch):

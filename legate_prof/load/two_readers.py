@@ -9,11 +9,11 @@ than the imports) and works apart; what it read comes back pickled, which for a 
 about half its read (a log's tables are its size again), for a stream a tenth: the copy
 takes the streams first, then logs while its share stays the smaller.
 
-Only where a fork is safe: no Qt in the process, no thread but daemon ones (the progress
-display's), on a system with ``fork``.  The copy (``output_file.written_in_a_copy``) writes
-nothing but the pipe (its standard streams go nowhere: a lock a display thread held at the
-fork stays held in the copy); whatever goes wrong there, this process reads those files
-itself.
+Only where a fork is safe: in the main thread, Qt not imported, no thread but daemon ones
+(the progress display's), on a system with ``fork``.  The copy
+(``output_file.written_in_a_copy``) writes nothing but the pipe (its standard streams go
+nowhere: a lock a display thread held at the fork stays held in the copy); whatever goes
+wrong there, this process reads those files itself.
 """
 
 from __future__ import annotations
@@ -77,19 +77,20 @@ def _their_share(todo, kinds, cost):
 
 
 def _fork_safe():
-    """A fork here copies no lock that a running thread holds and the copy needs: Qt not
-    started (its threads are not Python's), and every other thread a daemon (the progress
-    display's), which the copy never calls into."""
-    if not hasattr(os, "fork") or _qt_started():
+    """A fork here copies no lock that a running thread holds and the copy needs: only the
+    main thread forks, Qt not imported (its threads are not Python's), and every other
+    thread a daemon (the progress display's), which the copy never calls into."""
+    if not hasattr(os, "fork") or threading.current_thread() is not threading.main_thread():
         return False
-    if threading.current_thread() is not threading.main_thread():
-        return False
-    return all(t.daemon for t in threading.enumerate() if t is not threading.main_thread())
+    return not _qt_imported() and all(t.daemon for t in threading.enumerate()
+                                      if t is not threading.main_thread())
 
 
-def _qt_started():
-    core = sys.modules.get("PySide6.QtCore")
-    return core is not None and core.QCoreApplication.instance() is not None
+def _qt_imported():
+    """Qt's core module imported, asked of ``sys.modules`` alone: an attribute of a PySide6
+    module asked for while another thread imports Qt waits, holding the interpreter's lock,
+    on a lock that thread holds (``view``'s early load hung so, one start in twenty)."""
+    return "PySide6.QtCore" in sys.modules
 
 
 def _attempt(read_one, path, kind, progress=None, place=(0, 0)):
