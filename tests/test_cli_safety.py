@@ -436,3 +436,22 @@ def test_a_command_with_its_output_closed_ends_without_a_traceback(closed):
     assert "Traceback" not in p.stderr
     if "2" not in closed.split():
         assert p.stdout == ""  # (nothing came through the closed stream)
+
+
+def test_the_command_asks_numpy_for_no_huge_pages_unless_the_user_chose(monkeypatch):
+    """Huge pages asked for each big array made the kernel compact memory at its first touch
+    (a third of `stats` of the 10 M example, in the kernel): the command's process asks for
+    none; NUMPY_MADVISE_HUGEPAGE set by the user decides instead."""
+    import numpy
+    from legate_prof import cli
+    flag = numpy._core.multiarray._set_madvise_hugepage  # (returns the setting it replaces)
+    before = flag(True)
+    try:
+        monkeypatch.delenv("NUMPY_MADVISE_HUGEPAGE", raising=False)
+        cli._no_huge_pages()
+        assert flag(True) is False
+        monkeypatch.setenv("NUMPY_MADVISE_HUGEPAGE", "1")
+        cli._no_huge_pages()
+        assert flag(True) is True
+    finally:
+        flag(before)

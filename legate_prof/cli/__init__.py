@@ -24,6 +24,7 @@ def main(argv=None):
     from legate_prof.cli.commands import record
     from legate_prof.cli.parser import build_parser
     _closed_streams_to_nowhere()
+    _no_huge_pages()
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["record"]:  # everything after it belongs to legate, options included
         try:
@@ -72,6 +73,23 @@ def _closed_streams_to_nowhere():
     for name in ("stdout", "stderr"):
         if getattr(sys, name) is None:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - the process's own
+
+
+def _no_huge_pages():
+    """numpy asks the kernel for huge pages for each array of 4 MiB or more (madvise); where
+    the kernel then compacts memory to find one (``transparent_hugepage/defrag`` "madvise",
+    as on this project's machines) an array's first touch waited there, ~40 us a fault: a
+    third of ``stats`` of the 10 M example went to the kernel (docs/performance.md).  This
+    process asks for none (the rank workers reuse their memory instead: ``WORKER_MALLOC``);
+    ``NUMPY_MADVISE_HUGEPAGE`` set by the user is kept."""
+    if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        return
+    import numpy
+    for name in ("_core", "core"):  # (numpy 2; numpy 1)
+        multiarray = getattr(getattr(numpy, name, None), "multiarray", None)
+        if hasattr(multiarray, "_set_madvise_hugepage"):
+            multiarray._set_madvise_hugepage(False)
+            return
 
 
 def _stdout_to_nowhere():
