@@ -26,6 +26,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import stat
 import sys
 import tempfile
@@ -410,6 +411,25 @@ def written_in_a_copy(work, quiet=False):
         code = 0
     finally:
         os._exit(code)
+
+
+def copy_ended(pid, kill=False):
+    """Wait for the copy ``pid`` that ``written_in_a_copy`` made (``kill``: stopped first,
+    its work no longer wanted): its exit code, or -1 when a signal ended it or it was
+    waited for already."""
+    if kill:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+        except ChildProcessError:
+            return -1
+        except InterruptedError:
+            continue
+        return os.waitstatus_to_exitcode(status)
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ import sys
 import threading
 
 from legate_prof.errors import ProfileError
-from legate_prof.output_file import streams_to_nowhere, written_in_a_copy
+from legate_prof.output_file import copy_ended, streams_to_nowhere, written_in_a_copy
 
 # What a file costs to read here, per byte of a log (medians on this project's machine: a
 # log 4 ms/MB, a runtime stream 37 ms/MB — msgpack decoded event by event — a gzipped log
@@ -127,7 +127,7 @@ def _read_in_two(todo, theirs, kinds, read_one, progress):
     finally:
         if r is not None:
             os.close(r)
-        _reap(pid, kill=got is None)
+        copy_ended(pid, kill=got is None)
     for i, p in enumerate(todo):
         if p in theirs:
             if isinstance(got, dict) and p in got:
@@ -148,14 +148,3 @@ def _hand_over(r, w, paths, kinds, read_one):
     with os.fdopen(w, "wb") as pipe:
         pickle.dump(got, pipe, protocol=pickle.HIGHEST_PROTOCOL)
 
-
-def _reap(pid, kill=False):
-    if kill:
-        try:
-            os.kill(pid, 9)
-        except OSError:
-            pass
-    try:
-        os.waitpid(pid, 0)
-    except (OSError, ChildProcessError):
-        pass

@@ -14,13 +14,11 @@ reason, the pictures are drawn here as before: the same files, or the same error
 
 from __future__ import annotations
 
-import os
 import shutil
-import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from legate_prof.output_file import written_in_a_copy
+from legate_prof.output_file import copy_ended, written_in_a_copy
 
 # A report's picture grows to fit its lanes up to this height, not the 16,384 px of a
 # screenshot: at 1,000 ranks each of its 11 pictures was 1,600 x 16,384 (105 MB of pixels to
@@ -67,7 +65,7 @@ class Pictures:
     def finished(self):
         profile, source, out, render = self._args
         child, self._child = self._child, None
-        if child is None or _exit_code(child) != 0:  # (not begun, or the copy failed)
+        if child is None or copy_ended(child) != 0:  # (not begun, or the copy failed)
             shutil.rmtree(out / "pictures", ignore_errors=True)  # (what it left half-written)
             (out / "pictures").mkdir()
             draw_pictures(profile, source, out, render)
@@ -76,20 +74,6 @@ class Pictures:
     def stop(self):
         child, self._child = self._child, None
         if child is not None:
-            try:
-                os.kill(child, signal.SIGKILL)
-            except OSError:
-                pass
-            _exit_code(child)
+            copy_ended(child, kill=True)
 
 
-def _exit_code(pid):
-    """Wait for the copy ``pid``: its exit code, or -1 when a signal ended it."""
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            return -1
-        except InterruptedError:
-            continue
-        return os.waitstatus_to_exitcode(status)
