@@ -383,6 +383,24 @@ def streams_to_nowhere():
     sys.stdout = sys.stderr = open(nowhere, "w", closefd=False)  # noqa: SIM115
 
 
+def fork_is_safe():
+    """A fork here copies no lock that a running thread holds and the copy needs: only the
+    main thread forks, Qt not imported (its threads are not Python's), and every other
+    thread a daemon (the progress display's), which the copy never calls into."""
+    import threading
+    if not hasattr(os, "fork") or threading.current_thread() is not threading.main_thread():
+        return False
+    return not _qt_imported() and all(t.daemon for t in threading.enumerate()
+                                      if t is not threading.main_thread())
+
+
+def _qt_imported():
+    """Qt's core module imported, asked of ``sys.modules`` alone: an attribute of a PySide6
+    module asked for while another thread imports Qt waits, holding the interpreter's lock,
+    on a lock that thread holds (``view``'s early load hung so, one start in twenty)."""
+    return "PySide6.QtCore" in sys.modules
+
+
 def written_in_a_copy(work, quiet=False):
     """The process id of a forked copy of this process that runs ``work()`` (outputs written
     while this process goes on: the report's pictures, a cache entry) and exits, 0 when it

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from legate_prof.errors import ProfileError
+from legate_prof import output_file
 from legate_prof.load import two_readers
 from legate_prof.load.inputs import expand_inputs, plan_inputs
 from legate_prof.load.loader import _read_one, load_profile
@@ -51,7 +52,7 @@ def _tables_equal(a, b):
 def always(monkeypatch):
     """Every read worth a copy; a Qt application other tests made is not this process's."""
     monkeypatch.setattr(two_readers, "MIN_WORK", 0)
-    monkeypatch.setattr(two_readers, "_qt_imported", lambda: False)
+    monkeypatch.setattr(output_file, "_qt_imported", lambda: False)
 
 
 def test_the_copy_reads_the_streams_and_some_logs_and_hands_back_the_same(always):
@@ -156,14 +157,14 @@ def test_whether_to_fork_asks_nothing_of_qt_and_never_outside_the_main_thread(mo
     but the main one: no copy, Qt not even looked at."""
     import sys
     monkeypatch.setitem(sys.modules, "PySide6.QtCore", _QtBeingImported())
-    assert two_readers._fork_safe() is False
+    assert output_file.fork_is_safe() is False
     answers = []
-    t = threading.Thread(target=lambda: answers.append(two_readers._fork_safe()), daemon=True)
+    t = threading.Thread(target=lambda: answers.append(output_file.fork_is_safe()), daemon=True)
     t.start()
     t.join()
     assert answers == [False]
     monkeypatch.delitem(sys.modules, "PySide6.QtCore")
-    assert two_readers._fork_safe() is all(x.daemon for x in threading.enumerate()
+    assert output_file.fork_is_safe() is all(x.daemon for x in threading.enumerate()
                                            if x is not threading.main_thread())
 
 

@@ -35,6 +35,8 @@ from legate_prof.causality.rank_links import (Join, OwnNodes, RankPass, RankTabl
 from legate_prof.model.sort_order import unique_with
 
 PREPARE = "legate_prof.analyze.idle_ranks:rank_idle"  # what a rank's worker runs (``load``)
+# what a copy of the process begins on a model built in it (``load.early_analysis``)
+EARLY = "legate_prof.analyze.idle_ranks:idle_of_model"
 N = len(WAITS)
 _GROUPS = 64  # (a group key: rank * 64 + lane group)
 
@@ -149,9 +151,26 @@ def explain_idle(profile) -> dict:
 
 def shared_idle_gaps(source):
     """``idle_gaps(source)``, once per source: the report's statistics and its findings
-    (``insights``) explain the same idle time."""
+    (``insights``) explain the same idle time — as a copy of this process worked it out
+    while the model was built (``load_profile(..., early=EARLY)``), where one did."""
     from legate_prof.analyze.idle_gaps import idle_gaps
-    return source.computed_once("idle_gaps", lambda: idle_gaps(source))
+    return source.computed_once("idle_gaps",
+                                lambda: _worked_out_early(source) or idle_gaps(source))
+
+
+def idle_of_model(model) -> dict:
+    """``idle_gaps`` of one model (``EARLY``: it reads no waits, utilization or warnings)."""
+    from legate_prof.analyze.idle_gaps import idle_gaps
+    from legate_prof.query import as_source
+    return idle_gaps(as_source(model))
+
+
+def _worked_out_early(source):
+    parts = source.item_parts()
+    if len(parts) != 1:
+        return None
+    from legate_prof.load.early_analysis import early_answer
+    return early_answer(parts[0].model, EARLY)
 
 
 def idle_of_ranks(prepared, models, offsets, extent):

@@ -133,13 +133,17 @@ def _number_unknown_ranks(ranks):
             known.add(nxt)
 
 
-def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -> TraceModel:
+def build_model(logs, warnings=None, streams=(), stack=True, check_files=True,
+                early=None) -> TraceModel:
     """Merge the ranks' logs (and runtime streams) into one model.
 
     ``stack=False`` leaves the items on row 0 in (lane, start) order, each lane's row count
     found without stacking: statistics and diagnosis need no rows, and the timeline stacks a
     lane when it first draws it (``TraceModel.stacked`` says which).  ``check_files=False``
     leaves out the warnings about the set of files (a rank built alone, merged later).
+    ``early(model)`` is called as soon as the items, lanes, operations and events are known:
+    its model's waits, utilization and warnings are None (not worked out yet), so that an
+    analysis that needs none of them can begin there (the loader's ``early_analysis``).
     """
     warnings = list(warnings or [])
     names, provs, items = StringTable(), StringTable(), ItemParts()
@@ -157,18 +161,21 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True) -
     warnings.extend(move_streams_back(items.parts, machine.ranks, leads))
     model_items, lanes, transfers, item_of_row = lay_out(
         items, machine.procs, mems, machine.ranks, names, warnings, lane_capacity, stack=stack)
-    ops = _ops_table(logs, runtime_ops, desc.provenance, provs)
-    waits = _waits(logs, model_items, item_of_row, meta_rows, op_waits, warnings)
     ends = [r["runtime_end_ns"] for r in machine.ranks if r.get("runtime_end_ns")]
-    model = TraceModel(
-        items=model_items, lanes=lanes, names=names.strings, ops=ops,
-        provenances=provs.strings, waits=waits, transfers=transfers, ranks=machine.ranks,
-        procs=machine.procs, mems=mems, warnings=warnings, stacked=stack,
+    known = dict(
+        items=model_items, lanes=lanes, names=names.strings,
+        ops=_ops_table(logs, runtime_ops, desc.provenance, provs),
+        provenances=provs.strings, transfers=transfers, ranks=machine.ranks,
+        procs=machine.procs, mems=mems, stacked=stack,
         variant_by_name_group={(n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()},
         runtime_end_ns=max(ends) if ends else None, events=event_tables(logs),
         markers=crash_markers(machine.ranks),
         line_text={site: code for st in streams for _, _, site, code in st.ops if code})
-    return with_utilization(model)
+    if early is not None:
+        early(TraceModel(**known, waits=None, warnings=None, utilization_steps=None,
+                         busy_ns=None))
+    waits = _waits(logs, model_items, item_of_row, meta_rows, op_waits, warnings)
+    return with_utilization(TraceModel(**known, waits=waits, warnings=warnings))
 
 
 def _add_tasks(log, items, names, desc, machine, variant_pairs):

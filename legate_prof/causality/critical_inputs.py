@@ -92,8 +92,17 @@ class ProfileEvents:
         self.offsets = self.columns.offsets
         self.has_instances = self._joined(_has_instances)
         self.events = concat_event_tables([p.model.events for p in parts])
-        w = [_waits_with_events(p) for p in parts]
-        self.waits = {c: np.concatenate([x[c] for x in w]) for c in w[0]}
+        self._waits = None
+
+    @property
+    def waits(self):
+        """The waits on an event, over all parts (read when first asked: the rows of some
+        items only, ``link_rows``' ``select``, need none — the idle time a copy explains
+        while the waits are still worked out, ``load.early_analysis``)."""
+        if self._waits is None:
+            w = [_waits_with_events(p) for p in self.parts]
+            self._waits = {c: np.concatenate([x[c] for x in w]) for c in w[0]}
+        return self._waits
 
     def release(self):
         """Let go of the joined columns (what the rules needed at once; afterwards ``at``

@@ -162,11 +162,18 @@ def _link_at_once(parts, classes_of=None):
         task = items.find(pe.item["creator"][kernel].astype(np.uint64), "entry")
         select = sorted_unique(np.concatenate([classes_of, task[task >= 0]]))
     out, waits, _ = link_rows(pe, graph, items, timing, select=select)
-    links = CriticalLinks(out, waits, pe.waits, timing.creation, pe.columns, items,
+    wait_cols = pe.waits if select is None else _no_waits()  # (the rows of no wait: none)
+    links = CriticalLinks(out, waits, wait_cols, timing.creation, pe.columns, items,
                           (graph.has_data, graph.cycle, len(graph.events), graph.n_edges))
     links.last = last_item(pe.item)
     pe.release()  # (the links keep ~40 B per item, not a copy of every rank's columns)
     return links
+
+
+def _no_waits():
+    return {"item": np.zeros(0, np.int64), "start": np.zeros(0, np.int64),
+            "ready": np.zeros(0, np.int64), "end": np.zeros(0, np.int64),
+            "event": np.zeros(0, np.uint64)}
 
 
 def _calls_of_another_class(pe, index, calls):

@@ -41,7 +41,7 @@ def _note(msg):
 
 
 def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None,
-                 check_files=True, ranked=False, ranks=None, prepare=None):
+                 check_files=True, ranked=False, ranks=None, prepare=None, early=None):
     """Read every input and merge into one model.
 
     Unreadable inputs raise ProfileError only when *nothing* could be read; otherwise the
@@ -59,13 +59,17 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     one rank's (``load.rank_files``), and what holds others too is cut (``assemble.restrict``).
     ``prepare`` ("module:function"): what the workers building a ``RankSet``'s ranks also make
     of each rank's model for an analysis (``rank_workers.prepared_of``); a shortcut only.
+    ``early`` ("module:function"): an analysis of the whole model begun in a forked copy while
+    a model built here is finished (``early_analysis``; its answer: ``early_answer``); a
+    shortcut only.
     """
     paths = expand_inputs([os.fspath(p) for p in paths], note=_note)
     if check_files:
         for line in streams_left_beside(paths):
             _note(line)
     if ranks is None:
-        return _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepare)
+        return _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepare,
+                     early)
     from legate_prof.assemble.restrict import restrict
     from legate_prof.load.rank_files import files_of_ranks
     from legate_prof.present.ranks import format_ranks
@@ -84,7 +88,8 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     return model.evolve(warnings=notes + list(model.warnings))
 
 
-def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepare=None):
+def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepare=None,
+          early=None):
     """``load_profile`` of ``paths`` (folders expanded)."""
     from legate_prof.assemble.model_builder import build_model
     if use_cache:
@@ -125,10 +130,28 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
         logs = _one_log_per_rank(logs, errors)
         from legate_prof.assemble.rank_checks import streams_of_their_runs
         streams, other_runs = streams_of_their_runs(logs, streams)
-        model = build_model(logs, warnings=[str(w) for w in warnings] + other_runs,
-                            streams=streams,
-                            stack=stack_now, check_files=check_files)
+        begun = _early_analysis(early)
+        try:
+            model = build_model(logs, warnings=[str(w) for w in warnings] + other_runs,
+                                streams=streams, stack=stack_now, check_files=check_files,
+                                early=begun and begun.begin)
+        except BaseException:
+            if begun is not None:
+                begun.drop()
+            raise
+        if begun is not None:
+            from legate_prof.load.early_analysis import keep
+            keep(model, begun)
     return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles), ranked)
+
+
+def _early_analysis(function):
+    """An ``EarlyAnalysis`` of ``function`` where one is asked for and a fork is safe."""
+    from legate_prof.output_file import fork_is_safe
+    if not function or not fork_is_safe():
+        return None
+    from legate_prof.load.early_analysis import EarlyAnalysis
+    return EarlyAnalysis(function)
 
 
 def _read_inputs(paths, kinds, progress, errors, warnings):

@@ -10,7 +10,7 @@ about half its read (a log's tables are its size again), for a stream a tenth: t
 takes the streams first, then logs while its share stays the smaller.
 
 Only where a fork is safe: in the main thread, Qt not imported, no thread but daemon ones
-(the progress display's), on a system with ``fork``.  The copy
+(the progress display's), on a system with ``fork`` (``output_file.fork_is_safe``).  The copy
 (``output_file.written_in_a_copy``) writes nothing but the pipe (its standard streams go
 nowhere: a lock a display thread held at the fork stays held in the copy); whatever goes
 wrong there, this process reads those files itself.
@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import os
 import pickle
-import sys
-import threading
 
 from legate_prof.errors import ProfileError
-from legate_prof.output_file import copy_ended, streams_to_nowhere, written_in_a_copy
+from legate_prof.output_file import (copy_ended, fork_is_safe, streams_to_nowhere,
+                                     written_in_a_copy)
 
 # What a file costs to read here, per byte of a log (medians on this project's machine: a
 # log 4 ms/MB, a runtime stream 37 ms/MB — msgpack decoded event by event — a gzipped log
@@ -45,7 +44,7 @@ def read_each(paths, kinds, read_one, progress=None, workers=None):
     ``progress(i, n, message)`` hears of each file as it is read or arrives."""
     todo = [p for p in paths if kinds.get(p) in COST_PER_BYTE]
     cost = {p: _cost(p, kinds[p]) for p in todo}
-    theirs = _their_share(todo, kinds, cost) if workers != 1 and _fork_safe() else []
+    theirs = _their_share(todo, kinds, cost) if workers != 1 and fork_is_safe() else []
     if theirs and sum(cost.values()) >= MIN_WORK:
         read = _read_in_two(todo, set(theirs), kinds, read_one, progress)
         if read is not None:
@@ -74,23 +73,6 @@ def _their_share(todo, kinds, cost):
             load += extra
             left -= cost[p]
     return theirs if len(theirs) < len(todo) else []
-
-
-def _fork_safe():
-    """A fork here copies no lock that a running thread holds and the copy needs: only the
-    main thread forks, Qt not imported (its threads are not Python's), and every other
-    thread a daemon (the progress display's), which the copy never calls into."""
-    if not hasattr(os, "fork") or threading.current_thread() is not threading.main_thread():
-        return False
-    return not _qt_imported() and all(t.daemon for t in threading.enumerate()
-                                      if t is not threading.main_thread())
-
-
-def _qt_imported():
-    """Qt's core module imported, asked of ``sys.modules`` alone: an attribute of a PySide6
-    module asked for while another thread imports Qt waits, holding the interpreter's lock,
-    on a lock that thread holds (``view``'s early load hung so, one start in twenty)."""
-    return "PySide6.QtCore" in sys.modules
 
 
 def _attempt(read_one, path, kind, progress=None, place=(0, 0)):

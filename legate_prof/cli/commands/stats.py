@@ -30,17 +30,21 @@ def run(args):
 
 
 def _run(args):
-    from legate_prof.analyze.idle_ranks import PREPARE
+    from legate_prof.analyze.idle_ranks import EARLY, PREPARE
     from legate_prof.analyze.stats import compute_stats, format_stats
     check_window(args)
     # ranks (per-rank bundles, or big logs built by workers) are read rank by rank, without a
     # model of all ranks; operations are looked up over all ranks (``RankSet``); the workers
-    # explain their ranks' idle time
+    # explain their ranks' idle time, a copy of this process that of a run built here
+    # (begun while the run's waits are still worked out: ``load.early_analysis``)
     from legate_prof.cli.answers import keep_idle, kept_idle
     idle = None if args.no_idle else kept_idle(args)
+    explain = not args.no_idle and idle is None
+    whole = args.start is None and args.stop is None  # (else the model explained is a cut)
     model = trimmed(load_with_progress(expanded_inputs(args), args, stack=False, ranked=True,
-                                       prepare=None if args.no_idle or idle else PREPARE), args)
-    s = compute_stats(model, idle=not args.no_idle and idle is None)
+                                       prepare=PREPARE if explain else None,
+                                       early=EARLY if explain and whole else None), args)
+    s = compute_stats(model, idle=explain)
     if idle is not None:
         s["idle"] = idle  # (in its place: as worked out before on the same run)
     elif not args.no_idle:
