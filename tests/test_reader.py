@@ -117,6 +117,37 @@ def test_redop_is_read_only_for_reduction_mode(tmp_path):
     assert log.table("ZeroTime")["zero_time"].tolist() == [123]
 
 
+@pytest.mark.parametrize("run", [3, 63, 64, 65, 200])
+def test_runs_of_usages_are_cut_where_a_reduction_carries_its_redop(tmp_path, run):
+    """Runs shorter and longer than those counted one record at a time, a reduction first,
+    inside, last and right after the count; and a reduction cut short at the file's end."""
+    p = tmp_path / "legate_0.prof"
+    modes = []
+    for k in range(4):
+        modes += [1] * run
+        modes[len(modes) - run + min(k * 31, run - 1)] = 4
+    modes += [4, 4, 2, 4]
+    with LegionProfWriter(p) as w:
+        w.write("MachineDesc", node_id=0, num_nodes=1, hostname="h", host_id=1, process_id=2)
+        for i, mode in enumerate(modes):
+            w.write("PhysicalInstanceUsage", inst_uid=i, fevent=2, op_id=3, start=10, stop=20,
+                    index_expr=5, field=1, index=0, mode=mode, redop=100 + i if mode == 4 else 0)
+            if i % (run + 7) == run + 6:
+                w.write("ZeroTime", zero_time=i)
+    log = read_legion_log(p)
+    assert log.warnings == []
+    u = log.table("PhysicalInstanceUsage")
+    assert u["inst_uid"].tolist() == list(range(len(modes)))
+    assert u["mode"].tolist() == modes
+    assert u["redop"].tolist() == [100 + i if m == 4 else 0 for i, m in enumerate(modes)]
+    cut = tmp_path / "cut.prof"
+    cut.write_bytes(p.read_bytes()[:-2])  # (the last reduction's redop cut short)
+    log = read_legion_log(cut)
+    assert log.table("PhysicalInstanceUsage")["mode"].tolist() == modes[:-1]
+    assert any("last PhysicalInstanceUsage record is truncated" in w.problem
+               for w in log.warnings)
+
+
 def test_old_header_generation_is_read(sample_profile, tmp_path):
     """`FileType: BinaryLegionProf v: 1.0` (no Legion version line; MachineDesc has version)."""
     raw = sample_profile.read_bytes()
