@@ -112,3 +112,12 @@ def test_stats_explains_the_same_idle_time_with_or_without_the_copy(monkeypatch,
     assert main(["stats", "--json", "--no-cache", str(MPI4)]) == 0
     assert capsys.readouterr().out == with_copy
     assert linked == [1]
+
+
+def test_no_copy_where_the_machine_lacks_the_memory_it_would_take(monkeypatch):
+    monkeypatch.setattr(early_analysis, "available_memory", lambda: 1 << 20)
+    model = load_profile([str(MPI4)], stack=False, ranked=True, early=EARLY)
+    assert early_answer(model, EARLY) is None
+    monkeypatch.setattr(early_analysis, "available_memory", lambda: None)  # (not told: try)
+    model = load_profile([str(MPI4)], stack=False, ranked=True, early=EARLY)
+    assert early_answer(model, EARLY) is not None

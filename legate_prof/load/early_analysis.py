@@ -23,6 +23,30 @@ import weakref
 from legate_prof.output_file import copy_ended, streams_to_nowhere, written_in_a_copy
 
 
+# What the copy adds to the process tree's memory, per byte of the inputs read: the idle time
+# explained of the 10 M example (113 MB of logs) took ~300 MB of its own (docs/performance.md)
+COPY_BYTES_PER_INPUT_BYTE = 3
+# and the machine keeps at least as much again free: else the work is done after the build
+ROOM_FACTOR = 2
+
+
+def room_for_a_copy(input_bytes):
+    """Whether the machine's free memory holds what a copy working on ``input_bytes`` of
+    inputs adds (``COPY_BYTES_PER_INPUT_BYTE``), twice over."""
+    avail = available_memory()
+    return avail is None or avail >= ROOM_FACTOR * COPY_BYTES_PER_INPUT_BYTE * input_bytes
+
+
+def available_memory():
+    """The machine's free memory in bytes (``MemAvailable``), or None where not told."""
+    try:
+        with open("/proc/meminfo") as f:
+            return next((int(line.split()[1]) << 10 for line in f
+                         if line.startswith("MemAvailable:")), None)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 class EarlyAnalysis:
     """``function`` ("module:function", of a model) begun in a copy (``begin``, given to
     ``build_model`` as its ``early``), its answer collected once (``answer``)."""

@@ -130,7 +130,7 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
         logs = _one_log_per_rank(logs, errors)
         from legate_prof.assemble.rank_checks import streams_of_their_runs
         streams, other_runs = streams_of_their_runs(logs, streams)
-        begun = _early_analysis(early)
+        begun = _early_analysis(early, logs)
         try:
             model = build_model(logs, warnings=[str(w) for w in warnings] + other_runs,
                                 streams=streams, stack=stack_now, check_files=check_files,
@@ -145,12 +145,15 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles), ranked)
 
 
-def _early_analysis(function):
-    """An ``EarlyAnalysis`` of ``function`` where one is asked for and a fork is safe."""
+def _early_analysis(function, logs):
+    """An ``EarlyAnalysis`` of ``function`` where one is asked for, a fork is safe and the
+    machine has the memory for it (as the logs' size tells)."""
     from legate_prof.output_file import fork_is_safe
     if not function or not fork_is_safe():
         return None
-    from legate_prof.load.early_analysis import EarlyAnalysis
+    from legate_prof.load.early_analysis import EarlyAnalysis, room_for_a_copy
+    if not room_for_a_copy(sum(log.byte_size for log in logs)):
+        return None
     return EarlyAnalysis(function)
 
 

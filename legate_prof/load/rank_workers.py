@@ -440,11 +440,9 @@ def handover_base(room):
     temporary folder."""
     if room and _memory_folder_usable():
         try:
+            from legate_prof.load.early_analysis import available_memory
             st = os.statvfs(MEMORY_FOLDER)
-            with open("/proc/meminfo") as f:
-                avail = next((int(line.split()[1]) << 10 for line in f
-                              if line.startswith("MemAvailable:")), 0)
-            if min(st.f_bavail * st.f_frsize, avail) >= 2 * room:
+            if min(st.f_bavail * st.f_frsize, available_memory() or 0) >= 2 * room:
                 return MEMORY_FOLDER
         except (OSError, ValueError):
             pass
