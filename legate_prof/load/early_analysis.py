@@ -3,10 +3,11 @@ process works it out from the items, lanes, operations and events (``build_model
 ``early``) while this process goes on to the waits, the utilization and the command's own
 work, and hands its answer back through a pipe.
 
-Idle time explained is the case (``stats``, ``insights``): it follows each stretch's item
-to what held it up through the event graph, and needs neither waits nor utilization.  On
-the guide's 10 M example it was 0.6 s of ``stats``' 3.4 s, after the waits and the
-utilization lines (0.6 s) that it now runs beside (docs/performance.md).
+Idle time explained is the case (``stats``): it follows each stretch's item to what held
+it up through the event graph, and needs neither waits nor utilization.  On the guide's
+10 M example it was 0.6 s of ``stats``' 3.4 s, after the waits and the utilization lines
+(0.6 s) that it now runs beside (docs/performance.md).  (``insights`` and ``critical`` walk
+the run's path, which needs the waits: they gain nothing so.)
 
 The copy's model has no waits, utilization or warnings (None): an analysis that reads them
 fails there, and the command then works it out itself, as without the copy.  Only where a
