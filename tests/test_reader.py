@@ -140,6 +140,9 @@ def test_runs_of_usages_are_cut_where_a_reduction_carries_its_redop(tmp_path, ru
     assert u["inst_uid"].tolist() == list(range(len(modes)))
     assert u["mode"].tolist() == modes
     assert u["redop"].tolist() == [100 + i if m == 4 else 0 for i, m in enumerate(modes)]
+    import pickle  # (a copy of the process reads some logs and hands them back pickled)
+    again = pickle.loads(pickle.dumps(log))
+    assert again.table("PhysicalInstanceUsage").tobytes() == u.tobytes()
     cut = tmp_path / "cut.prof"
     cut.write_bytes(p.read_bytes()[:-2])  # (the last reduction's redop cut short)
     log = read_legion_log(cut)

@@ -118,17 +118,21 @@ class RecordLayout:
     def condition_reader(self):
         """(offset of the conditional field's switch in a record, a reader of it there): the
         switch of each record of a short run read one by one (``_read_fixed``)."""
-        if self._switch is None:
+        if self._switch is None:  # (a format, not a reader: a log's layouts are pickled)
             dt, offset = self.dtype.fields[self.condition[0]][:2]
             code = {1: "b", 2: "h", 4: "i", 8: "q"}[dt.itemsize]
-            self._switch = (offset, struct.Struct("<" + (code.upper() if dt.kind == "u"
-                                                         else code)).unpack_from)
-        return self._switch
+            self._switch = (offset, "<" + (code.upper() if dt.kind == "u" else code))
+        offset, fmt = self._switch
+        reader = _READERS.get(fmt)
+        if reader is None:
+            reader = _READERS[fmt] = struct.Struct(fmt).unpack_from
+        return offset, reader
 
     def condition_field_name(self):
         return _cond_field_name(self)
 
 
+_READERS = {}  # struct format -> its reader (``RecordLayout.condition_reader``)
 _FIELD_SIZES = {-1, 1, 2, 4, 8}
 # preambles parsed (text -> layouts; a layout is not changed once parsed): 1,000 ranks' logs
 # share one, which took 3.5 ms a file to parse
