@@ -21,6 +21,38 @@ __all__ = ["main", "bundled_example", "EXIT_USER_ERROR"]
 
 
 def main(argv=None):
+    """The command line: ``argv`` (a list: the caller goes on with the exit status returned),
+    or the program's own arguments (None: the process ends here, ``_end_now``)."""
+    rc = _run(argv)
+    if argv is None:
+        _end_now(rc)
+    return rc
+
+
+def _end_now(rc):
+    """End the process with ``rc`` once the answer is out, without the interpreter's
+    teardown: freeing every object of a loaded profile one by one took 50-90 ms of ``stats``
+    of the 10 M example (the system takes the memory back at once).  The exit handlers run
+    first; only where nothing else runs (no other thread, Qt never started: its own teardown)
+    and the standard streams flushed; else the interpreter's own exit, as before."""
+    import atexit
+    import threading
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if (not isinstance(rc, int) or run_exit_handlers is None or threading.active_count() > 1
+            or "PySide6.QtCore" in sys.modules):
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        run_exit_handlers()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # (what the interpreter's exit says of a stream that fails, it says as before)
+    os._exit(rc)
+
+
+def _run(argv):
     from legate_prof.cli.commands import record
     from legate_prof.cli.parser import build_parser
     _closed_streams_to_nowhere()
