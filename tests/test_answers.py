@@ -367,3 +367,31 @@ def test_a_path_kept_on_one_numbering_of_the_run_is_read_on_the_other(run_copy, 
     assert not np.array_equal(read["item"], kept["path"]["item"])  # (other ids: renumbered)
     lost = {**kept["path"], "start": np.asarray(kept["path"]["start"]) + 1}
     assert answers._renumbered(lost, reopened) is None
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this system")
+@pytest.mark.parametrize("later", ["after", "later"])
+def test_a_run_changed_before_its_timeline_is_kept_is_kept_under_what_was_read(run_copy, later):
+    """The run recorded again into its folder while the last command's copy (or the
+    window's thread) still keeps its timeline: the entry is that of the files as they were
+    read, never the new files' (whose next command would show the old run)."""
+    from legate_prof.load import loader
+    from legate_prof.load.inputs import expand_inputs
+    from legate_prof.output_file import copy_ended
+    from legate_prof.store import cache
+    paths = expand_inputs([str(run_copy)], note=lambda _: None)
+    read = cache.entry_path(paths)
+    loader.load_profile(paths, stack=later == "later", ranked=True, use_cache=later)
+    stream = sorted(run_copy.glob("legate_3.runtime.prof"))[0]
+    stream.write_bytes(stream.read_bytes()[:-100])  # (another run's, for all we know)
+    now = cache.entry_path(paths)
+    assert now != read
+    if later == "after":
+        copy_ended(loader.store_after_answer())
+    else:
+        import threading
+        for t in threading.enumerate():
+            if t.name == "legate_prof cache":
+                t.join(60)
+    assert read.exists() and not now.exists()
+    assert cache.load_cached(paths) is None  # (the files as they are: built again)

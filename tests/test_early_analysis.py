@@ -69,11 +69,16 @@ def test_the_copy_sees_the_items_lanes_and_events_but_no_waits_utilization_or_wa
     assert len(model.waits["item"]) and model.busy_ns  # (the model returned has them all)
 
 
-def test_an_analysis_that_fails_in_the_copy_has_no_answer_and_leaves_no_process():
+def test_an_analysis_that_fails_in_the_copy_has_no_answer_and_leaves_no_process(monkeypatch):
+    copies = []
+    begin = EarlyAnalysis.begin
+    monkeypatch.setattr(EarlyAnalysis, "begin",
+                        lambda self, model: (begin(self, model), copies.append(self.pid)))
     model = load_profile([str(MPI4)], stack=False, ranked=True, early=f"{__name__}:fails")
+    assert len(copies) == 1 and copies[0]
     assert early_answer(model, f"{__name__}:fails") is None
     with pytest.raises(ChildProcessError):
-        os.waitpid(-1, os.WNOHANG)  # (the copy was waited for)
+        os.waitpid(copies[0], os.WNOHANG)  # (the copy was waited for)
 
 
 def test_no_copy_outside_the_main_thread():

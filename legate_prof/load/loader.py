@@ -103,6 +103,7 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     # when it first draws it (``ranked``); a merged model read row by row is stacked at build.
     stack_now = stack and not ranked
     paths, kinds, errors, warnings = plan_inputs(paths)
+    kept_as = _entry_as_read(paths, kinds) if use_cache else None
     legion, n = rank_files_for_workers(paths, kinds, errors, workers)
     if n > 1:
         from legate_prof.load.rank_workers import build_in_parallel, job_bytes
@@ -110,7 +111,7 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
                                   prepare=prepare, batch_bytes=job_bytes(workers))
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
-            return _finish(model, paths, [], [], use_cache, stack, False, ranked)
+            return _finish(model, paths, [], [], use_cache, stack, False, ranked, kept_as)
     logs, streams, texts, bundles = _read_inputs(paths, kinds, progress, errors, warnings)
     if bundles:
         if logs or streams:
@@ -142,7 +143,8 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
         if begun is not None:
             from legate_prof.load.early_analysis import keep
             keep(model, begun)
-    return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles), ranked)
+    return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles), ranked,
+                   kept_as)
 
 
 def _early_analysis(function, logs):
@@ -313,9 +315,27 @@ def same_run_first(inputs, rank_of, zero_time):
     return sorted(range(len(inputs)), key=key)
 
 
-def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=False):
-    """Attach console logs (an OOM report), record sources and errors, cache; stack the
-    rows of a model built unstacked (a cache entry) for a caller that reads them."""
+def _entry_as_read(paths, kinds):
+    """The cache entry of ``paths`` as they are before they are read (``store.cache``'s
+    key: their names, times and contents), or None (bundles, kept as they are; a file that
+    cannot be keyed).  The entry written later (after the answer, or in a thread) is this
+    one: keyed when it is written, files changed meanwhile (the run recorded again into the
+    same folder) had the old run's timeline kept under the new files' key, and the next
+    command showed it."""
+    if any(k == "bundle" for k in kinds.values()):
+        return None
+    from legate_prof.store.cache import entry_path
+    try:
+        return entry_path(paths)
+    except (OSError, ProfileError):
+        return None
+
+
+def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=False,
+            kept_as=None):
+    """Attach console logs (an OOM report), record sources and errors, cache (as
+    ``kept_as``: ``_entry_as_read``); stack the rows of a model built unstacked (a cache
+    entry) for a caller that reads them."""
     from legate_prof.assemble.out_of_memory import attach_oom_report
     if texts:  # (the report's instances join the items, on rows of their own: one model)
         model = model.merged_model().as_stacked()
@@ -331,15 +351,15 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
     if use_cache and (stack or use_cache == "after") and not errors and not from_bundle \
             and not of_a_live_run(model.warnings):  # (a live run's: it will change)
         if use_cache == "later":  # the viewer: show the timeline first, write meanwhile
-            _write_later(model, paths)
+            _write_later(model, paths, kept_as)
         elif use_cache == "after":  # a command: its answer first (``store_after_answer``)
-            _AFTER.append((model, paths))
+            _AFTER.append((model, paths, kept_as))
         else:
-            _store(model, paths)
+            _store(model, paths, entry=kept_as)
     return model
 
 
-_AFTER = []  # (model, its inputs) whose cache entries are written once the answer is out
+_AFTER = []  # (model, its inputs, its entry) whose cache entries are written once the answer is out
 
 
 def store_after_answer(then=None):
@@ -363,8 +383,8 @@ def store_after_answer(then=None):
 
     def store():
         kept = True
-        for model, paths in queued:  # (every entry written: else no answer ahead)
-            kept = _store(model, paths) is not None and kept
+        for model, paths, entry in queued:  # (every entry written: else no answer ahead)
+            kept = _store(model, paths, entry=entry) is not None and kept
         del queued[:]  # (the built timeline: what follows reads the entry)
         if then is not None and kept:  # (never built from the logs a second time)
             then()
@@ -403,7 +423,7 @@ _LATER = []  # (writer thread, its stop event) of the cache entries written "lat
 STOP_WAIT_S = 0.1  # how long a process that ends waits for its writers to give up
 
 
-def _write_later(model, paths):
+def _write_later(model, paths, entry=None):
     """The cache entry written in a thread while the caller goes on (the viewer shows the
     timeline).  A process that ends meanwhile (the window closed) stops it
     (``stop_cache_writers``): the entry is dropped, never left half-written, and the
@@ -411,7 +431,7 @@ def _write_later(model, paths):
     import atexit
     import threading
     stop = threading.Event()
-    writer = threading.Thread(target=_store, args=(model, paths, stop),
+    writer = threading.Thread(target=_store, args=(model, paths, stop, entry),
                               name="legate_prof cache", daemon=False)
     _LATER[:] = [w for w in _LATER if w[0].is_alive()] + [(writer, stop)]
     writer.start()
@@ -433,7 +453,7 @@ def stop_cache_writers(wait_s=STOP_WAIT_S):
     return not any(w.is_alive() for w, _ in _LATER)
 
 
-def _store(model, paths, stop=None):
+def _store(model, paths, stop=None, entry=None):
     """Write the cache entry of a model, or of a source (ranks are written one by one:
     ``store.ranks_bundle``); ``stop`` (an event): written in a thread of its own, that
     gives way to the process's others (the viewer's window) and ends when it is set.
@@ -445,7 +465,7 @@ def _store(model, paths, stop=None):
         lower_this_thread()
     try:
         return store_cached(model, paths, note=_note,
-                            stop=None if stop is None else stop.is_set)
+                            stop=None if stop is None else stop.is_set, entry=entry)
     except WriteStopped:
         pass  # (the process is ending: the entry is written by a later one)
     except (OSError, ProfileError) as e:

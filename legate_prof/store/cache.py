@@ -179,10 +179,11 @@ def folder_problem(directory):
     return None
 
 
-def _trusted_entry(paths, note):
-    """The entry of ``paths`` in a cache folder that can be trusted, or None (no cache; or
-    its folder cannot be trusted: said once, and nothing in it read or written)."""
-    entry = entry_path(paths)
+def _trusted_entry(paths, note, entry=None):
+    """The entry of ``paths`` (``entry``: as worked out before) in a cache folder that can be
+    trusted, or None (no cache; or its folder cannot be trusted: said once, and nothing in
+    it read or written)."""
+    entry = entry_path(paths) if entry is None else Path(entry)
     if entry is None:
         return None
     first = not entry.parent.exists()
@@ -296,12 +297,14 @@ def _write_stamp(entry):
         Path(tmp).write_text(_stat_line(entry))
 
 
-def store_cached(model, paths, note=print, stop=None):
+def store_cached(model, paths, note=print, stop=None, entry=None):
     """Write the entry (through a temporary file), then keep the cache within its bound.
     ``stop`` (a function): asked as the entry is written; when it says so, the write ends
-    with ``bundle_file.WriteStopped`` and no entry, nor any part of one, is left."""
+    with ``bundle_file.WriteStopped`` and no entry, nor any part of one, is left.
+    ``entry``: the entry of ``paths`` as they were when the model was read from them
+    (``entry_path`` then): else the entry of ``paths`` as they are now."""
     from legate_prof.store.bundle import write_bundle
-    entry = _trusted_entry(paths, note)
+    entry = _trusted_entry(paths, note, entry)
     if entry is None:
         return None
     if os.path.lexists(entry) and not _regular(entry):
