@@ -359,7 +359,7 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
     return model
 
 
-_AFTER = []  # (model, its inputs, its entry) whose cache entries are written once the answer is out
+_AFTER = []  # (model, its inputs, its entry): cache entries written once the answer is out
 
 
 def store_after_answer(then=None):

@@ -117,7 +117,7 @@ class RecordLayout:
 
     def condition_reader(self):
         """(offset of the conditional field's switch in a record, a reader of it there): the
-        switch of each record of a short run read one by one (``_read_fixed``)."""
+        switch of each record of a short run read one by one (``_conditional_count``)."""
         if self._switch is None:  # (a format, not a reader: a log's layouts are pickled)
             dt, offset = self.dtype.fields[self.condition[0]][:2]
             code = {1: "b", 2: "h", 4: "i", 8: "q"}[dt.itemsize]
