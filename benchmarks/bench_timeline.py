@@ -37,6 +37,10 @@ STEPS = [  # (module, function or Class.method)
     ("legate_prof.analyze.idle_gaps", "idle_gaps"),
     ("legate_prof.causality.critical_links", "compute_links"),
     ("legate_prof.causality.run_path", "walk_back"),
+    ("legate_prof.causality.inference", "Inference.unknown_rows"),
+    ("legate_prof.analyze.critical_path", "path_pieces"),
+    ("legate_prof.query.source", "ProfileSource.message_latency"),
+    ("legate_prof.analyze.insights", "insights_of_run"),
 ]
 
 
