@@ -300,8 +300,10 @@ def explained(profile, idle=True) -> dict:
     from legate_prof.analyze.idle_ranks import explain_idle
     from legate_prof.query import as_source
     source = as_source(profile)  # (a source: its skew, worked out once for its notices)
-    return {"idle": explain_idle(profile) if idle else None,
-            "messages": source.message_latency().as_json()}
+    # (the messages first: a copy of this process may still be explaining the idle time,
+    # ``load.early_analysis``)
+    messages = source.message_latency().as_json()
+    return {"idle": explain_idle(profile) if idle else None, "messages": messages}
 
 
 def compute_stats(profile, idle=True) -> dict:
