@@ -129,4 +129,3 @@ def _hand_over(r, w, paths, kinds, read_one):
     got = {p: _attempt(read_one, p, kinds[p]) for p in paths}
     with os.fdopen(w, "wb") as pipe:
         pickle.dump(got, pipe, protocol=pickle.HIGHEST_PROTOCOL)
-

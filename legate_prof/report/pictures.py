@@ -75,5 +75,3 @@ class Pictures:
         child, self._child = self._child, None
         if child is not None:
             copy_ended(child, kill=True)
-
-
