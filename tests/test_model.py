@@ -682,6 +682,26 @@ def test_waits_move_into_the_smallest_call_as_a_scan_finds_it():
             assert moved[ev] == want, (trial, w)
 
 
+def test_a_calls_parent_is_the_same_found_a_level_at_a_time_or_by_one_sort(monkeypatch):
+    """Where calls nest a few levels deep their parents are found a pass a level, deeper by
+    one sort: on random call stacks (up to a dozen levels) both give the same waits."""
+    from legate_prof.assemble import nested_calls
+    levels = []
+    search = nested_calls._last_one_level_up
+    monkeypatch.setattr(nested_calls, "_last_one_level_up",
+                        lambda depth, kids: levels.append(int(depth.max())) or search(depth, kids))
+    rng = np.random.default_rng(34)
+    for trial in range(300):
+        kind, start, stop, fevent, waits = _nested_calls_case(rng, int(rng.integers(1, 6)))
+        got = []
+        for shallow in (0, 3, 100):  # (by one sort; a pass a level up to 3; always a pass)
+            monkeypatch.setattr(nested_calls, "SHALLOW", shallow)
+            got.append(nested_calls.nest_calls(kind, start, stop, fevent,
+                                               {k: v.copy() for k, v in waits.items()})[0])
+        assert all(np.array_equal(got[0][k], g[k]) for g in got[1:] for k in got[0]), trial
+    assert max(levels) > 3 and min(levels) == 1
+
+
 def test_waits_into_calls_nested_deep_or_in_a_long_row_are_found_in_a_few_passes():
     """Calls nested 2^17 deep, and 2^17 calls in a row with waits between them: each wait
     finds its call by a descent (log passes), not by a step up the call tree a round (a pass
@@ -946,3 +966,31 @@ def test_busy_time_of_every_lane_at_once_is_each_lanes_own(tmp_path, monkeypatch
     far = model.evolve(items={**model.items, "stop": model.items["stop"] + np.where(
         np.arange(model.n_items) == 0, 2**43, 0)})
     assert util.lanes_busy(far, lanes) == {L: (L, L) for L in lanes} and calls == lanes
+
+
+def test_lane_rows_of_a_model_built_unstacked_are_counted_when_first_read(monkeypatch):
+    """``stats`` of a model built unstacked never counts its lanes' rows; whatever reads
+    them — by name, the lanes whole, a copy, a pickle — gets what a stacked build counts."""
+    import copy
+    import pickle
+
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.assemble import lane_layout
+    counted = []
+    count = lane_layout.rows_needed
+    monkeypatch.setattr(lane_layout, "rows_needed",
+                        lambda *a: counted.append(1) or count(*a))
+    from pathlib import Path
+    run = [str(Path(__file__).parents[1] / "fixtures" / "real" / "inefficient_1rank")]
+    built_stacked = load_profile(run, stack=True)
+    stacked = built_stacked.lanes["rows"]
+    for read in (lambda L: L["rows"], lambda L: dict(L)["rows"], lambda L: {**L}["rows"],
+                 lambda L: pickle.loads(pickle.dumps(L))["rows"], lambda L: L.get("rows"),
+                 lambda L: copy.deepcopy(L)["rows"], lambda L: dict(L.items())["rows"],
+                 lambda L: list(L.values())[list(L).index("rows")]):
+        model = load_profile(run, stack=False)
+        compute_stats(model)
+        assert counted == [] and list(model.lanes) == list(built_stacked.lanes)
+        assert np.array_equal(read(model.lanes), stacked) and counted == [1]
+        assert np.array_equal(model.lanes["rows"], stacked) and counted == [1]  # (once)
+        counted.clear()

@@ -10,6 +10,7 @@ from legate_prof.assemble.record_items import unique_inverse
 from legate_prof.model.intervals import group_start_order, rows_needed, stack_lanes
 from legate_prof.model.kinds import GROUP_INDEX, MEMORY_GROUPS, PROC_GROUP, ProcKind, node_of_id
 from legate_prof.model.lane_names import lane_names
+from legate_prof.model.lazy_table import LazyColumns
 from legate_prof.model.sort_order import lex_order, stable_order, unique_values
 from legate_prof.model.trace_model import EVENT_COLUMNS, ITEM_COLUMNS
 
@@ -119,6 +120,8 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     transfers = _transfers_table(parts, inv)
 
     lanes = lane_table(lane_tab, n_rows, procs, mems)
+    if not stack:  # (counted when first read: a command that draws nothing never does)
+        lanes = LazyColumns(lanes, {"rows": lambda: rows_needed(start_s, stop_s, bounds)})
     for (r, g, ref), cap in (lane_capacity or {}).items():
         hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
         lanes["capacity"][hit] = cap
@@ -127,13 +130,13 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
 
 def _rows(order, start, stop, bounds, stack):
     """(order, start, stop, row of each item, rows of each lane): stacked (``stack``), or
-    each lane's rows counted but left for when it is drawn (``TraceModel.stacked_lane``, which
-    the memory lanes' levels use too: the count must be right)."""
+    each lane's rows left for when it is drawn (``TraceModel.stacked_lane``) and their count
+    for when it is first read (None: ``lay_out``)."""
     if stack:
         perm, rows, n_rows = stack_lanes(start, stop, bounds)
         return order[perm], start[perm], stop[perm], rows, n_rows
     rows = np.zeros(len(order), dtype=np.int16)
-    return order, start, stop, rows, rows_needed(start, stop, bounds)
+    return order, start, stop, rows, None
 
 
 def _transfers_table(parts, inv):

@@ -170,7 +170,8 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True,
         variant_by_name_group={(n, GROUP_KEYS[g]): v for (n, g), v in variant_pairs.items()},
         runtime_end_ns=max(ends) if ends else None, events=event_tables(logs),
         markers=crash_markers(machine.ranks),
-        line_text={site: code for st in streams for _, _, site, code in st.ops if code})
+        line_text={site: code for st in streams for site, code in zip(st.op_site, st.op_code)
+                   if code})
     if early is not None:
         early(TraceModel(**known, waits=None, warnings=None, utilization_steps=None,
                          busy_ns=None))
@@ -335,16 +336,16 @@ def _ops_table(logs, runtime_ops, prov_strings, provs):
         op_kind.append(ops["kind"].astype(np.int32))
         op_prov.append(prov_idx)
         op_parent.append(ops["parent_id"].astype(np.uint64))
-    if runtime_ops:
-        ids = np.array([o[0] for o in runtime_ops], np.uint64)
+    ids, sites = runtime_ops
+    if len(ids):
         op_ids.append(ids)
         op_kind.append(np.full(len(ids), -1, np.int32))
-        op_prov.append(provs.intern_each([o[1] for o in runtime_ops]))
+        op_prov.append(provs.intern_each(sites))
         op_parent.append(np.full(len(ids), NO_OP, np.uint64))
     if not op_ids:
         return {"op_id": np.zeros(0, np.uint64), "kind": np.zeros(0, np.int32),
                 "provenance": np.zeros(0, np.int32), "parent": np.zeros(0, np.uint64)}
-    if len(op_ids) == 1 and not runtime_ops:  # the logs' operations alone: sorted above
+    if len(op_ids) == 1 and not len(ids):  # the logs' operations alone: sorted above
         return {"op_id": op_ids[0], "kind": op_kind[0], "provenance": op_prov[0],
                 "parent": op_parent[0]}
     ids = np.concatenate(op_ids)

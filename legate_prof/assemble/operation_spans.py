@@ -26,13 +26,14 @@ def operation_spans(parts, logs, prov_strings, runtime_ops):
     ranks whose stream's clock reads ahead of their log's: ``stream_leads``, the operations
     moved back by it; the caller moves the rest of those ranks' streams).
 
-    ``runtime_ops`` is [(op id, source line)] of the stream's operations; ``prov_strings`` maps
+    ``runtime_ops`` is (op ids, their source lines) of the streams' operations (and arrays,
+    whose ids no operation part holds); ``prov_strings`` maps
     a Legion provenance id to its text."""
     offsets = np.cumsum([0] + [len(p["start"]) for p in parts])
     op_parts = [k for k, p in enumerate(parts) if int(p["kind"][0]) == ItemKind.RUNTIME_OP]
     if not op_parts:
         return _no_waits(), {}
-    site_of_op = dict(runtime_ops)
+    site_of_op = dict(zip(runtime_ops[0].tolist(), runtime_ops[1]))
     lines = {}  # source line text -> small int
 
     def line_ids(texts):

@@ -58,9 +58,11 @@ def _first_op(rank):
 
 
 def add_stream_items(streams, ranks, items, names, mems):
-    """Operations and arrays from the runtime's event streams, as timeline items."""
+    """Operations and arrays from the runtime's event streams (``StreamColumns``), as timeline
+    items: (the op ids of the streams' operations and arrays and their source lines, the
+    capacity of a lane of arrays, the memories)."""
     from legate_prof.read.runtime_stream import pool_bytes, stream_items
-    runtime_ops, lane_capacity = [], {}
+    op_ids_made, sites, lane_capacity = [], [], {}
     inst_ranks = set()
     for p in items.parts:
         if int(p["kind"][0]) == ItemKind.INSTANCE:
@@ -76,7 +78,8 @@ def add_stream_items(streams, ranks, items, names, mems):
         if n:
             op_ids = np.arange(next_op, next_op + n, dtype=np.uint64)
             next_op += n
-            runtime_ops.extend(zip(op_ids.tolist(), cols["op_site"]))
+            op_ids_made.append(op_ids)
+            sites.extend(cols["op_site"])
             nid = names.intern_each(cols["op_name"])
             # (what the operation did to its arrays: a slice, out=, whole arrays; "" is 0)
             shape = names.intern_each(cols["op_shape"]) if len(cols["op_shape"]) == n \
@@ -90,7 +93,8 @@ def add_stream_items(streams, ranks, items, names, mems):
         if m:
             op_ids = np.arange(next_op, next_op + m, dtype=np.uint64)
             next_op += m
-            runtime_ops.extend(zip(op_ids.tolist(), cols["arr_site"]))
+            op_ids_made.append(op_ids)
+            sites.extend(cols["arr_site"])
             group, ref, mems = _array_lane(rank, rank in inst_ranks, cap, mems, lane_capacity)
             _add_arrays(items, names, cols, op_ids, rank, run_ranks, group, ref)
         info["runtime_end_ns"] = int(cols["end"])
@@ -105,7 +109,8 @@ def add_stream_items(streams, ranks, items, names, mems):
                                      and info.get("span_ns") is None)
         if n:
             info["runtime_last_op"] = [cols["op_name"][-1], cols["op_site"][-1]]
-    return runtime_ops, lane_capacity, mems
+    ids = np.concatenate(op_ids_made) if op_ids_made else np.zeros(0, np.uint64)
+    return (ids, sites), lane_capacity, mems
 
 
 def _array_lane(rank, legion_instances, cap, mems, lane_capacity):

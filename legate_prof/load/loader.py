@@ -192,11 +192,12 @@ def _read_inputs(paths, kinds, progress, errors, warnings):
 
 
 def _read_one(path, kind):
-    """A Legion Prof log or a runtime stream, read."""
+    """A Legion Prof log, or a runtime stream's columns (``StreamColumns``: made where it is
+    read, a copy's hand-over the smaller), read."""
     if kind == "legion":
         return LegionProfReader(path).read()
-    from legate_prof.read.runtime_stream import read_runtime_stream
-    return read_runtime_stream(path)
+    from legate_prof.read.runtime_stream import read_runtime_stream, stream_columns
+    return stream_columns(read_runtime_stream(path))
 
 
 def rank_files_for_workers(paths, kinds, errors, workers=None):

@@ -369,11 +369,14 @@ class LegionProfReader:
         return log
 
     def _read_body(self, raw, pos, layouts, log):
-        """Read the records after the preamble into ``log``'s tables: runs of fixed-size
-        records as views of the bytes, the others decoded one by one; where the file is cut
-        or damaged, what came before is kept with one warning."""
+        """Read the records after the preamble into ``log``'s tables: where runs of
+        fixed-size records lie, the others decoded one by one; where the file is cut or
+        damaged, what came before is kept with one warning."""
         body = _Body()
         n = len(raw)
+        # how each type is read: 0 fixed, maybe in pairs; 1 fixed; 2 decoded (asked once)
+        how = {rid: 2 if not lay.fixed else 0 if _pairable(lay) else 1
+               for rid, lay in layouts.items()}
         try:
             while pos < n:
                 if pos + 4 > n:
@@ -383,9 +386,12 @@ class LegionProfReader:
                 if layout is None:
                     raise _Stop(f"unknown record id {rid} at byte {pos} (not in the preamble); "
                                 "stopped reading")
-                if layout.fixed:
+                way = how[rid]
+                if way == 0:
                     after = _read_pairs(raw, pos, layout, layouts, body)
                     pos = after if after else self._read_fixed(raw, pos, layout, rid, body)
+                elif way == 1:
+                    pos = self._read_fixed(raw, pos, layout, rid, body)
                 else:
                     pos = _read_variable(raw, pos, layout, body)
         except _Stop as stop:
@@ -396,7 +402,7 @@ class LegionProfReader:
             log.warnings.append(ProfileWarning(
                 self.path, f"{body.state['cut']:,} name(s) longer than {MAX_NAME_CHARS:,} "
                 f"characters cut there (the longest: {body.state['longest']:,} bytes)"))
-        log.tables = _assemble(layouts, body.parts)
+        log.tables = _assemble(layouts, body, raw)
         log.seq = body.sequences()
         for problem in check_tables(log.tables, log.seq):
             log.warnings.append(ProfileWarning(self.path, problem))
@@ -413,7 +419,7 @@ class LegionProfReader:
                 ext = layout.condition[2]
                 if pos + ext.itemsize > len(raw):
                     raise _Stop(f"last {layout.name} record is truncated at byte {pos}")
-                body.add(layout.name, "ext", bytes(raw[pos:pos + ext.itemsize]))
+                body.span(layout.name, pos, 1, ext.itemsize, extended=True)
                 return pos + ext.itemsize
         else:
             k = 1  # (most runs are short — a meta-task's waits follow it: counted here)
@@ -424,11 +430,7 @@ class LegionProfReader:
                 nxt += size
             if k == SHORT_RUN:
                 k = _run_length(raw, pos, size, ((0, rid),), avail, k)
-        if k == 1:
-            body.add(layout.name, "bytes", bytes(raw[pos:pos + size]))
-        else:
-            body.add(layout.name, "arr", np.frombuffer(raw, dtype=layout.dtype, count=k,
-                                                        offset=pos))
+        body.span(layout.name, pos, k, size)
         return pos + k * size
 
     @staticmethod
@@ -465,26 +467,31 @@ class _Stop(Exception):
 
 
 class _Body:
-    """The records read so far, by type, in file order: runs of views, single records' bytes,
-    decoded variable records (``_assemble`` makes them tables), and the position of each record
-    of the types whose order matters (``SEQ_TABLES``)."""
+    """The records read so far, by type, in file order: where the fixed-size ones lie (runs
+    of ``k`` records ``stride`` bytes apart; ``_assemble`` copies them out of the file all
+    at once), decoded variable records, and the position of each record of the types whose
+    order matters (``SEQ_TABLES``)."""
 
     def __init__(self):
-        self.parts = {}  # name -> [[tag, data]] in file order; tag: arr | bytes | ext | var
+        self.spans = {}  # name -> [(position, records, stride, has the conditional field)]
+        self.records = {}  # name -> [decoded variable records]
         self.runs = {}  # name -> [(first record index, records)] for SEQ_TABLES
         self.count = 0
         self.state = {"max_dim": 3, "uuid_size": 16}
 
-    def add(self, name, tag, data):
-        k = len(data) if tag == "arr" else 1
+    def span(self, name, pos, k, stride, extended=False):
+        """``k`` fixed-size records of ``name`` from ``pos``, ``stride`` bytes apart."""
         if name in SEQ_TABLES:
             self.runs.setdefault(name, []).append((self.count, k))
-        lst = self.parts.setdefault(name, [])
-        if tag != "arr" and lst and lst[-1][0] == tag:
-            lst[-1][1].append(data)
-        else:
-            lst.append([tag, data if tag == "arr" else [data]])
+        self.spans.setdefault(name, []).append((pos, k, stride, extended))
         self.count += k
+
+    def add(self, name, rec):
+        """One decoded variable record of ``name``."""
+        if name in SEQ_TABLES:
+            self.runs.setdefault(name, []).append((self.count, 1))
+        self.records.setdefault(name, []).append(rec)
+        self.count += 1
 
     def sequences(self):
         """Each kept record's index in the file, per ``SEQ_TABLES`` type: its runs' records
@@ -505,7 +512,7 @@ def _read_variable(raw, pos, layout, body):
     except _Damaged as e:
         raise _Stop(f"{layout.name} record at byte {pos} is damaged ({e}); stopped reading") \
             from None
-    body.add(layout.name, "var", rec)
+    body.add(layout.name, rec)
     return nxt
 
 
@@ -522,9 +529,8 @@ def _read_pairs(raw, pos, first, layouts, body):
     record and its instance's, a copy's and its instances', one after the other): at least
     ``PAIRS_MIN`` such pairs read as one run of each type, the position after them; else 0.
     One run a type, where the records read one by one cost Python's time per record (40 %
-    of the records decoded one at a time in the guide's 10 M example)."""
-    if not _pairable(first):
-        return 0
+    of the records decoded one at a time in the guide's 10 M example).  ``first`` is
+    ``_pairable``."""
     size_a = first.dtype.itemsize
     n = len(raw)
     if pos + size_a + 4 > n:
@@ -541,10 +547,8 @@ def _read_pairs(raw, pos, first, layouts, body):
     k = _run_length(raw, pos, stride, ((0, id_a), (size_a, id_b)), avail)
     if k < PAIRS_MIN:
         return 0
-    for layout, at in ((first, pos), (second, pos + size_a)):  # (whole records' bytes)
-        size = layout.dtype.itemsize
-        records = np.ndarray((k, size), np.uint8, raw, at, (stride, 1)).copy()
-        body.add(layout.name, "arr", records.view(layout.dtype)[:, 0])
+    body.span(first.name, pos, k, stride)
+    body.span(second.name, pos + size_a, k, stride)
     return pos + k * stride
 
 
@@ -642,52 +646,51 @@ def _cond_field_name(layout):
     return None
 
 
-def _assemble(layouts, parts):
-    """One table per record name, rows in file order, without the record id column."""
+def _assemble(layouts, body, raw):
+    """One table per record name, rows in file order, without the record id column: the
+    fixed-size records copied out of the file by where they lie (not a copy of each run as
+    it was read: ~2 us of Python a run, 58 k runs in the guide's 10 M log)."""
     by_name = {lay.name: lay for lay in layouts.values()}
-    tables = {}
-    for name, plist in parts.items():
+    tables = {name: recs for name, recs in body.records.items()}
+    for name, spans in body.spans.items():
         lay = by_name[name]
-        if not lay.fixed:
-            tables[name] = [rec for _, recs in plist for rec in recs]
-            continue
         fields = [f for f in lay.dtype.names if f != "_id"]
         if lay.condition is None:
-            # every piece has the record's own layout: one copy of whole records, seen
-            # without the id (a view of the fields; no copy field by field)
-            pieces = [d.view(np.uint8) if tag == "arr" else np.frombuffer(b"".join(d), np.uint8)
-                      for tag, d in plist]
-            tables[name] = np.concatenate(pieces).view(lay.dtype)[fields]
+            tables[name] = _records_at(raw, lay.dtype, spans)[fields]
             continue
         ext = lay.condition[2]  # records with and without the conditional field: by field
         fields = fields + [ext.names[-1]]
-        target = np.dtype([(f, ext.fields[f][0]) for f in fields])
-        # the pieces of each layout joined, then copied field by field into their rows (a
-        # piece at a time cost ~80 k copies for the 10 M example's instance usages)
-        plain, extended, at = [], [], 0
-        for tag, data in plist:
-            if tag == "arr":
-                piece = data.view(np.uint8)
-            else:
-                piece = np.frombuffer(b"".join(data), np.uint8)
-            rows = len(piece) // (ext if tag == "ext" else lay.dtype).itemsize
-            (extended if tag == "ext" else plain).append((at, rows, piece))
-            at += rows
-        out = np.zeros(at, dtype=target)
-        for pieces, dtype in ((plain, lay.dtype), (extended, ext)):
-            if not pieces:
-                continue
-            joined = np.concatenate([p for _, _, p in pieces]).view(dtype)
-            starts = np.array([a for a, _, _ in pieces], np.int64)
-            counts = np.array([r for _, r, _ in pieces], np.int64)
-            rows = np.repeat(starts - np.cumsum(counts) + counts, counts) + np.arange(
-                len(joined))
+        has = np.repeat(np.array([s[3] for s in spans], bool),
+                        np.array([s[1] for s in spans], np.int64))
+        out = np.zeros(len(has), dtype=np.dtype([(f, ext.fields[f][0]) for f in fields]))
+        for extended, dtype in ((False, lay.dtype), (True, ext)):
+            records = _records_at(raw, dtype, [s for s in spans if s[3] == extended])
             for f in fields:
                 if f in dtype.names:
-                    out[f][rows] = joined[f]
+                    out[f][has == extended] = records[f]
         tables[name] = out
     return tables
 
+
+def _records_at(raw, dtype, spans):
+    """Copies of the ``dtype`` records of ``raw`` in ``spans`` ((position, records,
+    stride, _)), in order: long runs joined as views of the file, short ones (a meta-task
+    and its waits, an instance's usages: runs of a few records) taken at once from a view
+    of a record at every byte."""
+    if not spans:
+        return np.zeros(0, dtype)
+    pos, k, stride = (np.array(c, np.int64) for c in list(zip(*spans))[:3])
+    if len(spans) * LONG_RUNS <= int(k.sum()):
+        return np.concatenate([np.ndarray((n,), dtype, raw, p, (st,))
+                               for p, n, st in zip(pos.tolist(), k.tolist(), stride.tolist())])
+    first = np.cumsum(k) - k
+    starts = np.repeat(pos - first * stride, k) + np.arange(int(k.sum())) * np.repeat(stride, k)
+    every = np.ndarray((len(raw) - dtype.itemsize + 1,), np.dtype(("V", dtype.itemsize)), raw,
+                       0, (1,))  # (a record without fields is copied whole, not field by field)
+    return every[starts].view(dtype)
+
+
+LONG_RUNS = 64  # (records a run, on average, from which a table's runs are joined as views)
 
 
 _TIMES = ("create", "ready", "start", "stop")

@@ -30,11 +30,6 @@ class RuntimeStream:
     last_ns: int = 0
     warnings: list = field(default_factory=list)
 
-    def first_ns(self):
-        """The earliest event's time: the run's start where the header lost it."""
-        times = [o[0] for o in self.ops] + [a["t_new"] for a in self.arrays.values()]
-        return min(times, default=self.last_ns)
-
 
 READ_SIZE = 1 << 20  # bytes read at a time: a stream of any length is read in these
 MAX_EVENT = 64 << 20  # one event (a name, a site, a shape) larger than this is damage
@@ -283,32 +278,74 @@ def _problem_in_full(ev):
     return None
 
 
-def stream_items(stream, zero_ns):
+@dataclass
+class StreamColumns:
+    """A stream as the model's builder reads it: its operations and arrays as columns, times
+    as recorded (ns since the epoch; ``stream_items`` puts them on a log's clock).  Made
+    where the stream is read, so that a copy reading it beside this process hands back
+    columns (its events, a dict an array, cost ~50 ms to unpickle for the guide's 10 M
+    example) and the work of an event is done off this process's path."""
+
+    path: str
+    header: dict
+    ended: bool
+    last_ns: int
+    warnings: list
+    op_time: np.ndarray  # int64, when the program submitted each operation
+    op_name: list
+    op_site: list  # the user's line
+    op_code: list  # that line's code ("" where the runtime did not record it)
+    op_shape: list  # what it did to its arrays (``operation_shape``)
+    arr_new: np.ndarray  # int64
+    arr_del: np.ndarray  # int64: the stream's last time for an array never deleted
+    arr_bytes: np.ndarray  # uint64
+    arr_rows: np.ndarray  # uint64: of the first dimension (1: a scalar's)
+    arr_site: list
+    arr_desc: list  # its type and shape, and where it was allocated (as Legate's report)
+
+    def first_ns(self):
+        """The earliest event's time: the run's start where the header lost it."""
+        times = [int(t.min()) for t in (self.op_time, self.arr_new) if len(t)]
+        return min(times, default=self.last_ns)
+
+
+def stream_columns(stream: RuntimeStream) -> StreamColumns:
+    """The columns of a stream read (``read_runtime_stream``)."""
+    ops, arr = stream.ops, list(stream.arrays.values())
+    return StreamColumns(
+        path=stream.path, header=stream.header, ended=stream.ended, last_ns=stream.last_ns,
+        warnings=stream.warnings,
+        op_time=np.array([o[0] for o in ops], dtype=np.int64),
+        op_name=[o[1] for o in ops], op_site=[o[2] for o in ops], op_code=[o[3] for o in ops],
+        op_shape=list(stream.op_shapes),
+        arr_new=np.array([a["t_new"] for a in arr], dtype=np.int64),
+        arr_del=np.array([a["t_del"] if a["t_del"] is not None else stream.last_ns
+                          for a in arr], dtype=np.int64),
+        arr_bytes=np.array([a["nbytes"] for a in arr], dtype=np.uint64),
+        arr_rows=np.array([a["shape"][0] if a["shape"] else 1 for a in arr], dtype=np.uint64),
+        arr_site=[a["site"] for a in arr],
+        arr_desc=[f"{a['dtype']}{tuple(a['shape'])}"
+                  + (f" allocated at {str(a['site']).rsplit('/', 1)[-1]}" if a["site"] else "")
+                  for a in arr])
+
+
+def stream_items(stream: StreamColumns, zero_ns):
     """Columns for the model builder: operations and arrays of one stream, times aligned."""
-    ops_t = np.array([o[0] for o in stream.ops], dtype=np.int64) - zero_ns
+    ops_t = stream.op_time - zero_ns
     end = stream.last_ns - zero_ns
     op_stop = np.empty_like(ops_t)
     if len(ops_t):
         op_stop[:-1] = ops_t[1:]
         op_stop[-1] = max(end, ops_t[-1] + 1000)
         op_stop = np.maximum(op_stop, ops_t + 1)
-    arr = list(stream.arrays.values())
-    a_new = np.array([a["t_new"] for a in arr], dtype=np.int64) - zero_ns
-    a_del = np.array([(a["t_del"] if a["t_del"] is not None else stream.last_ns) for a in arr],
-                     dtype=np.int64) - zero_ns
+    a_new = stream.arr_new - zero_ns
+    a_del = stream.arr_del - zero_ns
     return {
         "op_start": ops_t, "op_stop": op_stop,
-        "op_name": [o[1] for o in stream.ops], "op_site": [o[2] for o in stream.ops],
-        "op_shape": stream.op_shapes,
+        "op_name": stream.op_name, "op_site": stream.op_site, "op_shape": stream.op_shape,
         "arr_start": a_new, "arr_stop": np.maximum(a_del, a_new + 1),
-        "arr_bytes": np.array([a["nbytes"] for a in arr], dtype=np.uint64),
-        # rows of the first dimension (1: a scalar's): a rank holds a block of them
-        "arr_rows": np.array([a["shape"][0] if a["shape"] else 1 for a in arr], dtype=np.uint64),
-        "arr_site": [a["site"] for a in arr],
-        # the box says where the array was allocated (the user's line), as Legate's report does
-        "arr_desc": [f"{a['dtype']}{tuple(a['shape'])}"
-                     + (f" allocated at {str(a['site']).rsplit('/', 1)[-1]}" if a["site"] else "")
-                     for a in arr],
+        "arr_bytes": stream.arr_bytes, "arr_rows": stream.arr_rows,
+        "arr_site": stream.arr_site, "arr_desc": stream.arr_desc,
         "end": end,
     }
 
