@@ -850,7 +850,7 @@ def test_the_call_tree_is_found_as_a_scan_finds_it():
         we = ws + rng.integers(0, 10, n_waits)
         waits = {"item": np.sort(rng.integers(0, n_callers, n_waits)), "start": ws,
                  "ready": we, "end": we}
-        got, _ = nest_calls(kind, start, stop, fevent, waits)
+        got, _, _ = nest_calls(kind, start, stop, fevent, waits)
         made = {}
         for item, a, r, b in zip(*(got[k].tolist() for k in ("item", "start", "ready",
                                                               "end"))):
@@ -871,7 +871,7 @@ def test_a_million_identical_calls_nest_into_one_chain():
     stop = np.full(n + 1, 20, np.int64)
     start[0], stop[0] = 0, 100
     empty = {k: np.zeros(0, np.int64) for k in ("item", "start", "ready", "end")}
-    waits, orphans = nest_calls(kind, start, stop, np.ones(n + 1, np.uint64), empty)
+    waits, orphans, _ = nest_calls(kind, start, stop, np.ones(n + 1, np.uint64), empty)
     assert orphans == 0 and len(waits["item"]) == n
     assert np.array_equal(np.sort(waits["item"]), np.arange(n))  # task 0, then each call
 

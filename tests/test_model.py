@@ -663,7 +663,7 @@ def test_waits_move_into_the_smallest_call_as_a_scan_finds_it():
     rng = np.random.default_rng(21)
     for trial in range(600):
         kind, start, stop, fevent, waits = _nested_calls_case(rng, int(rng.integers(1, 6)))
-        got, _ = nest_calls(kind, start, stop, fevent, {k: v.copy() for k, v in waits.items()})
+        got, _, _ = nest_calls(kind, start, stop, fevent, {k: v.copy() for k, v in waits.items()})
         moved = {int(ev): int(i) for ev, i in zip(got["event"], got["item"]) if ev}
         calls = np.flatnonzero(kind != kind[0])
         order = calls[np.lexsort((calls, start[calls] - stop[calls], start[calls]))]
@@ -722,7 +722,7 @@ def test_waits_into_calls_nested_deep_or_in_a_long_row_are_found_in_a_few_passes
         kind[0] = int(ItemKind.TASK)
         waits = {"item": np.zeros(m, np.int64), "start": ws, "ready": ws + 3, "end": ws + 3,
                  "event": np.arange(1, m + 1).astype(np.uint64)}
-        got, _ = nest_calls(kind, start, stop, np.ones(n + 1, np.uint64), waits)
+        got, _, _ = nest_calls(kind, start, stop, np.ones(n + 1, np.uint64), waits)
         mine = got["event"] != 0
         order = np.argsort(got["event"][mine])
         want = ws if shape == "deep" else np.zeros(m, np.int64)  # (the innermost: call ws)
@@ -994,3 +994,41 @@ def test_lane_rows_of_a_model_built_unstacked_are_counted_when_first_read(monkey
         assert np.array_equal(read(model.lanes), stacked) and counted == [1]
         assert np.array_equal(model.lanes["rows"], stacked) and counted == [1]  # (once)
         counted.clear()
+
+
+def test_a_call_and_its_wait_on_one_lane_cancel_in_the_busy_count():
+    """An item and a wait of the same interval on one lane change the reference's busy count
+    (+1 at starts and wait ends, -1 at stops and wait starts, every +1 first at a time) by
+    nothing: left out, the busy intervals are the same — on random lanes with empty
+    intervals, equal times, waits outside items and counts below zero."""
+    from legate_prof.assemble.utilization import busy_by_count
+    rng = np.random.default_rng(35)
+    for trial in range(2000):
+        n, m, span = int(rng.integers(0, 12)), int(rng.integers(0, 6)), int(rng.integers(1, 30))
+        s = rng.integers(0, span, n)
+        e = s + rng.integers(0, 8, n)
+        ws = rng.integers(0, span, m)
+        we = ws + rng.integers(0, 8, m)
+        pairs = rng.choice(n, int(rng.integers(0, n + 1)), replace=False) if n else []
+        ps, pe = s[pairs], e[pairs]  # (each item of ``pairs`` with a wait of its interval)
+        got = busy_by_count(s[np.isin(np.arange(n), pairs, invert=True)],
+                            e[np.isin(np.arange(n), pairs, invert=True)], ws, we)
+        want = busy_by_count(s, e, np.r_[ws, ps], np.r_[we, pe])
+        assert all(np.array_equal(a, b) for a, b in zip(got, want)), trial
+
+
+def test_utilization_of_a_build_is_the_count_of_every_call_and_wait():
+    """The build leaves out the calls folded into waits on their own lane (``_cancelled``):
+    busy time and utilization lines are those counted with every call and wait."""
+    from pathlib import Path
+
+    from legate_prof.assemble.utilization import with_utilization
+    for name in ("inefficient_1rank", "mpi2_utility2", "loops3"):
+        built = load_profile([str(Path(__file__).parents[1] / "fixtures" / "real" / name)],
+                             stack=False)
+        counted = with_utilization(built.evolve())
+        assert built.busy_ns == counted.busy_ns and len(built.busy_ns) > 2, name
+        for key, step in built.utilization_steps.items():
+            other = counted.utilization_steps[key]
+            assert np.array_equal(step.t, other.t) and np.array_equal(step.integral,
+                                                                      other.integral), key

@@ -175,8 +175,8 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True,
     if early is not None:
         early(TraceModel(**known, waits=None, warnings=None, utilization_steps=None,
                          busy_ns=None))
-    waits = _waits(logs, model_items, item_of_row, meta_rows, op_waits, warnings)
-    return with_utilization(TraceModel(**known, waits=waits, warnings=warnings))
+    waits, folded = _waits(logs, model_items, item_of_row, meta_rows, op_waits, warnings)
+    return with_utilization(TraceModel(**known, waits=waits, warnings=warnings), folded)
 
 
 def _add_tasks(log, items, names, desc, machine, variant_pairs):
@@ -285,8 +285,8 @@ def _add_channel_and_memory_items(log, rank, items, names, machine):
 def _waits(logs, model_items, item_of_row, meta_rows, op_waits, warnings):
     """Every item's waits: Legion's wait records matched to their tasks (meta waits by reading
     order), the runtime operations' waits, and the nested calls folded in as the reference
-    does — sorted by item, then start.  ``item_of_row``: the model item of each row of the
-    items' parts."""
+    does — sorted by item, then start —, and which of them are calls (``nest_calls``).
+    ``item_of_row``: the model item of each row of the items' parts."""
     meta_items = [{rec: item_of_row[meta_rows[(k, rec)]:meta_rows[(k, rec)] + log.count(rec)]
                    for rec in META_RECORDS if (k, rec) in meta_rows}
                   for k, log in enumerate(logs)]
@@ -298,12 +298,12 @@ def _waits(logs, model_items, item_of_row, meta_rows, op_waits, warnings):
                                     .astype(waits[c].dtype)]) for c in waits}
         o = lex_order((waits["start"], waits["item"]))
         waits = {c: a[o] for c, a in waits.items()}
-    waits, orphans = nest_calls(model_items["kind"], model_items["start"],
-                                model_items["stop"], _caller_events(model_items), waits)
+    waits, orphans, folded = nest_calls(model_items["kind"], model_items["start"],
+                                        model_items["stop"], _caller_events(model_items), waits)
     if orphans:
         warnings.append(f"warning: {orphans} mapper/runtime/application calls name a task "
                         "that is not in the profile; their time is not subtracted from a caller")
-    return waits
+    return waits, folded
 
 
 def _caller_events(items):

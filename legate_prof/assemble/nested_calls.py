@@ -72,20 +72,22 @@ def nest_calls(kind, start, stop, fevent, waits):
     """Waits with calls folded in, as the reference does.
 
     ``kind``, ``start``, ``stop``, ``fevent`` are item columns; ``waits`` is a dict of arrays
-    ``item, start, ready, end``.  Returns the new waits dict (same keys, sorted by item, start)
-    and the number of calls whose caller is not in the profile.
+    ``item, start, ready, end``.  Returns the new waits dict (same keys, sorted by item, start),
+    the number of calls whose caller is not in the profile, and (rows, calls): the rows of
+    the new waits that are calls folded in, and those calls (``utilization.lanes_busy``).
     """
     callers = np.flatnonzero(_of_kinds(kind, CALLER_KINDS) & (fevent != 0))
     calls = np.flatnonzero(_of_kinds(kind, CALL_KINDS))
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if len(calls) == 0:
-        return waits, 0
+        return waits, 0, none
     fo = stable_order(fevent[callers])
     hit = _find(fevent[callers][fo], fevent[calls])
     orphans = int(np.count_nonzero(hit < 0))
     calls = calls[hit >= 0]
     caller_of_call = callers[fo][hit[hit >= 0]]
     if len(calls) == 0:
-        return waits, orphans
+        return waits, orphans, none
 
     # calls ordered by (caller, start, longest first): parents precede their children
     s, e = start[calls], stop[calls]
@@ -108,8 +110,9 @@ def nest_calls(kind, start, stop, fevent, waits):
     w_ev = np.asarray(waits.get("event", np.zeros(len(w_s), np.uint64)), np.uint64)
     ev = np.concatenate([w_ev, np.zeros(len(s), np.uint64)])
     o = lex_order((ws, item))
-    return {"item": item[o], "start": ws[o], "ready": wr[o], "end": we[o],
-            "event": ev[o]}, orphans
+    folded = np.flatnonzero(o >= len(w_s))
+    return ({"item": item[o], "start": ws[o], "ready": wr[o], "end": we[o], "event": ev[o]},
+            orphans, (folded, calls[o[folded] - len(w_s)]))
 
 
 def _call_tree(g, s, e, key):
