@@ -6,10 +6,10 @@
 Runs ``legate_prof COMMAND ARGS`` in this process (one process: ``LEGATE_PROF_WORKERS=1``,
 nothing kept between runs: ``LEGATE_PROF_CACHE_DIR=''``) with a timer around each phase's
 entry point and prints each phase's own time (a phase inside another is taken out of it):
-reading logs and streams, building the model, the event graph and links, the inference past
-unknown events, the path's walk, idle time explained, the path's pieces, statistics,
-insights, bundle writes, tiles; the rest is "other" (imports, printing, what no phase
-covers).  CPU time (``time.process_time``) as well as wall time: a loaded machine inflates
+reading logs and streams, building the model (its lanes, waits and utilization apart), the
+event graph and links, the inference past unknown events, the path's walk, idle time
+explained, the path's pieces, statistics, insights, bundle writes, tiles; the rest is
+"other" (imports, printing, what no phase covers).  CPU time (``time.process_time``) as well as wall time: a loaded machine inflates
 the second.
 """
 
@@ -31,6 +31,9 @@ PHASES = [  # (phase, module, attribute: a function, or Class.method)
     ("read log", "legate_prof.read.legion_log", "LegionProfReader.read"),
     ("read stream", "legate_prof.read.runtime_stream", "read_runtime_stream"),
     ("build model", "legate_prof.assemble.model_builder", "build_model"),
+    ("build: lanes", "legate_prof.assemble.model_builder", "lay_out"),
+    ("build: waits", "legate_prof.assemble.model_builder", "_waits"),
+    ("build: utilization", "legate_prof.assemble.model_builder", "with_utilization"),
     ("read bundle", "legate_prof.store.bundle_file", "read_bundle"),
     ("links", "legate_prof.causality.critical_links", "compute_links"),
     ("inference", "legate_prof.causality.inference", "Inference.unknown_rows"),
