@@ -1032,3 +1032,34 @@ def test_utilization_of_a_build_is_the_count_of_every_call_and_wait():
             other = counted.utilization_steps[key]
             assert np.array_equal(step.t, other.t) and np.array_equal(step.integral,
                                                                       other.integral), key
+
+
+def test_lazy_columns_are_a_dict_in_every_other_way():
+    """Its later column is in its place from the start, made once on first read, replaced
+    for good by what is set or updated, gone when deleted; compared, copied and pickled as
+    the plain dict it stands for."""
+    import copy
+    import pickle
+
+    from legate_prof.model.lazy_table import LazyColumns
+    made = []
+
+    def table():
+        return LazyColumns({"a": 1, "rows": None, "z": 2},
+                           {"rows": lambda: made.append(1) or [3, 4]})
+    t = table()
+    assert list(t) == ["a", "rows", "z"] and len(t) == 3 and "rows" in t and made == []
+    assert t == {"a": 1, "rows": [3, 4], "z": 2} and not t != dict(t) and made == [1]
+    assert t["rows"] == [3, 4] and made == [1]
+    for change in (lambda t: t.__setitem__("rows", 7), lambda t: t.update(rows=7),
+                   lambda t: t.update({"rows": 7})):
+        t = table()
+        change(t)
+        assert t["rows"] == 7 and dict(t) == {"a": 1, "rows": 7, "z": 2}
+    t = table()
+    del t["rows"]
+    assert "rows" not in t and t.get("rows", 0) == 0 and dict(t) == {"a": 1, "z": 2}
+    for same in (lambda t: pickle.loads(pickle.dumps(t)), copy.copy, copy.deepcopy,
+                 lambda t: t.copy(), lambda t: {**t}, lambda t: t | {}):
+        got = same(table())
+        assert type(got) is dict and got == {"a": 1, "rows": [3, 4], "z": 2}

@@ -133,6 +133,15 @@ class LazyColumns(dict):
             self._later.pop(name, None)
             dict.__setitem__(self, name, value)
 
+    def __delitem__(self, name):
+        with self._lock:
+            self._later.pop(name, None)
+            dict.__delitem__(self, name)
+
+    def update(self, *a, **k):
+        for name, value in dict(*a, **k).items():
+            self[name] = value
+
     def __iter__(self):  # (not dict's own: ``dict(t)`` and ``**t`` then read through [])
         return dict.__iter__(self)
 
@@ -147,6 +156,9 @@ class LazyColumns(dict):
 
     def __eq__(self, other):
         return dict.__eq__(self._all_made(), other)
+
+    def __ne__(self, other):
+        return dict.__ne__(self._all_made(), other)
 
     __hash__ = None
 
