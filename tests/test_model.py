@@ -962,7 +962,7 @@ def test_busy_time_of_every_lane_at_once_is_each_lanes_own(tmp_path, monkeypatch
                        for a, b in zip(got[L], want)), (at_once, L)
     monkeypatch.undo()
     calls = []
-    monkeypatch.setattr(util, "_lane_busy", lambda m, L: calls.append(L) or (L, L))
+    monkeypatch.setattr(util, "_lane_busy", lambda m, L, drop=None: calls.append(L) or (L, L))
     far = model.evolve(items={**model.items, "stop": model.items["stop"] + np.where(
         np.arange(model.n_items) == 0, 2**43, 0)})
     assert util.lanes_busy(far, lanes) == {L: (L, L) for L in lanes} and calls == lanes

@@ -82,10 +82,10 @@ def _together(model, lanes, spans, drop=None):
     s, e = it["start"][pos].astype(np.int64), it["stop"][pos].astype(np.int64)
     ws, we = (w["start"][wpos].astype(np.int64), w["end"][wpos].astype(np.int64)) \
         if len(wpos) else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    t_min = min(int(a.min()) for a in (s, e, ws, we) if len(a)) if len(s) else 0
-    t_max = max(int(a.max()) for a in (s, e, ws, we) if len(a)) if len(s) else 0
+    t_min = min((int(a.min()) for a in (s, e, ws, we) if len(a)), default=0)
+    t_max = max((int(a.max()) for a in (s, e, ws, we) if len(a)), default=0)
     if t_max - t_min >= 2**42 or len(lanes) >= 2**19:
-        return {L: _lane_busy(model, L) for L in lanes}
+        return {L: _lane_busy(model, L, drop) for L in lanes}
     key = lane << 42
     counted = n_wait > 0  # (lanes with waits: counted as the reference counts them)
     out = {}
