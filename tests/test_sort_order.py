@@ -30,6 +30,9 @@ def _columns(rng):
         np.uint64), 16)[rng.permutation(N)]
     yield "descending", np.arange(N, 0, -1) * (1 << 30)
     yield "small", rng.integers(0, 1 << 62, SMALL - 1)
+    yield "a few", rng.integers(0, 5, 9).astype(np.int16)
+    yield "one", np.array([7], np.uint8)
+    yield "none", np.zeros(0, np.int64)
     yield "floats", rng.normal(size=N)
     yield "bools", rng.integers(0, 2, N).astype(bool)
 
@@ -83,10 +86,25 @@ def test_two_dimensional_and_empty_keys_as_numpy():
 
 def test_unique_values_is_numpys_unique():
     rng = np.random.default_rng(5)
-    for name, values in _columns(rng):
+    for name, values in [*_columns(rng), ("a table", rng.integers(0, 4, (3, 5)))]:
         want = np.unique(values)
         got = unique_values(values)
         assert got.dtype == want.dtype and np.array_equal(got, want), name
+
+
+def test_unique_values_of_ints_never_imports_numpy_ma():
+    """numpy's ``unique`` imports ``numpy.ma`` on its first call (14-28 ms of a command)."""
+    import subprocess
+    import sys
+    code = ("import sys, numpy as np\n"
+            "from legate_prof.model.sort_order import unique_values\n"
+            "for v in (np.array([3, 1, 3]), np.zeros(0, np.int64), np.array([True, False]),\n"
+            "          np.arange(10000) % 7):\n"
+            "    unique_values(v)\n"
+            "print('numpy.ma' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"
 
 
 @pytest.mark.parametrize("asked", [(True, False, False), (False, True, False), (False, False, True),

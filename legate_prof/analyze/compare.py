@@ -16,6 +16,7 @@ import os
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_TITLE, MEMORY_GROUPS, ItemKind
+from legate_prof.model.sort_order import unique_values
 from legate_prof.analyze.critical_text import INFERRED_WORDS
 from legate_prof.present.units import format_bytes, format_ns
 
@@ -237,7 +238,7 @@ def _ranks(model):
     """How many ranks a run has (its machine description's, else its lanes')."""
     if model.ranks:
         return len(model.ranks)
-    return len(np.unique(np.asarray(model.lanes["rank"]))) if len(model.lanes["rank"]) else 0
+    return len(unique_values(np.asarray(model.lanes["rank"]))) if len(model.lanes["rank"]) else 0
 
 
 def findings_compared(a, b):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import ItemKind, node_of_id
-from legate_prof.model.sort_order import lex_order, stable_order, unique_with
+from legate_prof.model.sort_order import lex_order, stable_order, unique_values, unique_with
 
 
 def operation_spans(parts, logs, prov_strings, runtime_ops):
@@ -123,7 +123,7 @@ def stream_leads(found, submit, rank, task):
     first_created = np.concatenate([task["create"][m].min(axis=1) for _, m in found])
     ahead = submit[ops].astype(np.int64) - first_created.astype(np.int64)
     out = {}
-    for r in np.unique(rank[ops[ahead > 0]]).tolist():
+    for r in unique_values(rank[ops[ahead > 0]]).tolist():
         mine = rank[ops] == r
         out[int(r)] = {"ns": int(ahead[mine].max()), "late": int(np.count_nonzero(ahead[mine] > 0)),
                        "ops": int(np.count_nonzero(mine))}

@@ -161,8 +161,9 @@ class _Keep:
 def _named_items(steps):
     """The items a path's steps name (as steps and as predecessors), once each."""
     import numpy as np
+    from legate_prof.model.sort_order import unique_values
     ids = np.concatenate([steps["item"], steps["predecessor"]])
-    return np.unique(ids[ids >= 0])
+    return unique_values(ids[ids >= 0])
 
 
 def _places(source, ids=None):
@@ -245,8 +246,9 @@ def item_numbering(source):
     import hashlib
     import numpy as np
     from legate_prof.analyze.critical_path import item_table
+    from legate_prof.model.sort_order import unique_values
     n = sum(p.model.n_items for p in source.item_parts())
-    ids = np.unique(np.linspace(0, max(n - 1, 0), NUMBERING_SAMPLES).astype(np.int64))
+    ids = unique_values(np.linspace(0, max(n - 1, 0), NUMBERING_SAMPLES).astype(np.int64))
     tab = item_table(source, ids[:n]) if n else {c: ids[:0] for c in ("lane", "start", "stop")}
     h = hashlib.sha256(str(n).encode())
     for c in ("lane", "start", "stop"):

@@ -157,7 +157,7 @@ def _labels(model):
     table = {}
     # chunk by chunk: no item-sized temporaries
     pairs = unique_values(np.concatenate([np.zeros(0, np.int64)] + [
-        np.unique(_label_key(model, np.arange(lo, min(lo + CHUNK_ROWS, model.n_items)), 0) // 3)
+        unique_values(_label_key(model, np.arange(lo, min(lo + CHUNK_ROWS, model.n_items)), 0) // 3)
         for lo in range(0, model.n_items, CHUNK_ROWS)]))
     for k in pairs.tolist():
         (nid, gid), is_task = divmod(k // 2, n_groups), k % 2
