@@ -663,11 +663,11 @@ def _assemble(layouts, body, raw):
         has = np.repeat(np.array([s[3] for s in spans], bool),
                         np.array([s[1] for s in spans], np.int64))
         out = np.zeros(len(has), dtype=np.dtype([(f, ext.fields[f][0]) for f in fields]))
-        for extended, dtype in ((False, lay.dtype), (True, ext)):
+        for rows, extended, dtype in ((~has, False, lay.dtype), (has, True, ext)):
             records = _records_at(raw, dtype, [s for s in spans if s[3] == extended])
             for f in fields:
                 if f in dtype.names:
-                    out[f][has == extended] = records[f]
+                    out[f][rows] = records[f]
         tables[name] = out
     return tables
 
