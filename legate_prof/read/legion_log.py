@@ -374,19 +374,19 @@ class LegionProfReader:
         damaged, what came before is kept with one warning."""
         body = _Body()
         n = len(raw)
-        # how each type is read: 0 fixed, maybe in pairs; 1 fixed; 2 decoded (asked once)
-        how = {rid: 2 if not lay.fixed else 0 if _pairable(lay) else 1
-               for rid, lay in layouts.items()}
+        # each type's layout and how it is read: 0 fixed, maybe in pairs; 1 fixed; 2 decoded
+        plan = {rid: (lay, 2 if not lay.fixed else 0 if _pairable(lay) else 1)
+                for rid, lay in layouts.items()}
         try:
             while pos < n:
                 if pos + 4 > n:
                     raise _Stop(f"file ends inside a record at byte {pos} (truncated)")
                 rid = _record_id(raw, pos)[0]
-                layout = layouts.get(rid)
-                if layout is None:
+                planned = plan.get(rid)
+                if planned is None:
                     raise _Stop(f"unknown record id {rid} at byte {pos} (not in the preamble); "
                                 "stopped reading")
-                way = how[rid]
+                layout, way = planned
                 if way == 0:
                     after = _read_pairs(raw, pos, layout, layouts, body)
                     pos = after if after else self._read_fixed(raw, pos, layout, rid, body)
@@ -481,17 +481,18 @@ class _Body:
 
     def span(self, name, pos, k, stride, extended=False):
         """``k`` fixed-size records of ``name`` from ``pos``, ``stride`` bytes apart."""
-        if name in SEQ_TABLES:
-            self.runs.setdefault(name, []).append((self.count, k))
+        self._counted(name, k)
         self.spans.setdefault(name, []).append((pos, k, stride, extended))
-        self.count += k
 
     def add(self, name, rec):
         """One decoded variable record of ``name``."""
-        if name in SEQ_TABLES:
-            self.runs.setdefault(name, []).append((self.count, 1))
+        self._counted(name, 1)
         self.records.setdefault(name, []).append(rec)
-        self.count += 1
+
+    def _counted(self, name, k):
+        if name in SEQ_TABLES:
+            self.runs.setdefault(name, []).append((self.count, k))
+        self.count += k
 
     def sequences(self):
         """Each kept record's index in the file, per ``SEQ_TABLES`` type: its runs' records
