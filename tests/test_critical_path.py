@@ -816,3 +816,163 @@ def test_queries_in_runs_are_searched_once_a_run_with_the_same_answer():
         plain = np.searchsorted(keys, query).clip(0, len(keys) - 1)
         assert np.array_equal(nested_calls._find(keys, query),
                               np.where(keys[plain] == query, plain, -1))
+
+
+def _walk_by_the_rules(links, i, limit=10**6):
+    """The run's path walked as ``run_path``'s notes say, a rule at a time and every value
+    read by numpy (the walk as first written, one function a rule): what ``walk_back``'s
+    one loop must give."""
+    from legate_prof.causality.critical_links import VIA_CREATOR, VIA_EVENT, VIA_UNKNOWN
+    from legate_prof.causality.critical_inputs import CALL_KINDS
+    from legate_prof.causality.link_rules import NOT_LOADED_NOTES
+    from legate_prof.causality.run_path import LaneQueues, PathStep, WaitsByEnd
+    part = links.parts[0]
+    assert len(links.parts) == 1  # (one model: its items numbered as the links')
+    it = part.model.items
+    waits = WaitsByEnd(links) if len(links.wait_item) else None
+    queued_kinds = {int(k) for k in LaneQueues.QUEUED_KINDS}
+    callers = {int(k) for k in (*CALL_KINDS, ItemKind.GPU_KERNEL)}
+
+    def step(i, h):
+        start, kind = int(it["start"][i]), int(it["kind"][i])
+        w = waits.last(i, h) if waits is not None else -1
+        if w >= 0:  # resumed from its last wait ended by h
+            r = links.waits
+            we, ws = int(links.wait_end[w]), int(links.wait_start[w])
+            begin = max(we, start)
+            if r.via[w] == VIA_EVENT and r.target[w] >= 0:
+                return PathStep(i, begin, h, "wait", int(r.target[w]), ws, we), int(r.trigger[w])
+            g = links.inferred()[1]
+            if r.via[w] == VIA_UNKNOWN and g.target[w] >= 0:
+                return (PathStep(i, begin, h, "inferred", int(g.target[w]), ws, we),
+                        int(g.trigger[w]))
+            return PathStep(i, begin, h, "unknown", -1, ws, we), 0
+        if kind in callers:  # a call or kernel: the task it ran inside
+            c = int(links.find_entry(np.array([it["creator"][i]], np.uint64))[0])
+            return PathStep(i, start, h, "caller" if c >= 0 else "", c), start
+        via, target = int(links.items.via[i]), int(links.items.target[i])
+        g = links.inferred()[0]
+        if via == VIA_UNKNOWN and g.target[i] >= 0:
+            return PathStep(i, start, h, "inferred", int(g.target[i])), int(g.trigger[i])
+        if via == NO_ROW or target < 0:
+            stops = via == VIA_UNKNOWN or int(links.items.note[i]) in NOT_LOADED_NOTES
+            name = "unknown" if stops else ("" if via == NO_ROW else VIA[via])
+            return PathStep(i, start, h, name, -1), 0
+        nh = (int(links.items.trigger[i]) if via == VIA_EVENT else
+              int(links.creation[i]) if via == VIA_CREATOR else start)
+        return PathStep(i, start, h, VIA[via], target), nh
+
+    def queued_behind(s, nh):
+        """The item on s's lane that stopped last by its start and after what let it go."""
+        i = s.item
+        if s.via not in ("event", "creator", "inferred", "") or int(it["kind"][i]) not in \
+                queued_kinds:
+            return s, nh
+        ready = int(it["ready"][i])
+        held = max(ready, nh) if s.predecessor >= 0 else ready
+        lo, hi = part.model.lane_range(int(it["lane"][i]))
+        on = np.arange(lo, hi)
+        on = on[np.isin(it["kind"][on], list(queued_kinds)) & (on != i)
+                & (it["stop"][on] <= it["start"][i])]
+        if len(on) == 0:
+            return s, nh
+        last = on[np.flatnonzero(it["stop"][on] == it["stop"][on].max())[-1]]
+        if it["stop"][last] <= held:
+            return s, nh
+        return dataclasses.replace(s, via="queued", predecessor=int(last)), int(it["start"][i])
+
+    h = int(it["stop"][i])
+    out, seen = [], set()
+    while i >= 0 and len(out) < limit:
+        s, nh = queued_behind(*step(i, h))
+        s.begin_ns = min(s.begin_ns, s.end_ns)
+        if (i, s.via, s.wait_from_ns) in seen:
+            break
+        seen.add((i, s.via, s.wait_from_ns))
+        out.append(s)
+        if s.predecessor < 0:
+            break
+        i = s.predecessor
+        h = min(max(nh, int(it["start"][i])), int(it["stop"][i]), s.begin_ns)
+    return out
+
+
+@pytest.mark.parametrize("run", ["mpi4", "inefficient_1rank", "mpi3", "mpi2_copies", "loops3"])
+def test_the_walk_in_one_loop_takes_the_steps_the_rules_take(run):
+    """``walk_back`` reads every value as a Python int and writes its rules out in one loop
+    (the walk of 10^5 steps is Python per step): from the item that ended last, and from
+    other items along and off the path, with and without a limit, it takes the steps — item,
+    piece, how it went on, the wait it resumed from — that the rules taken one at a time take
+    (the queued item found by a search of its whole lane); and it leaves Python's cycle
+    collector as it found it."""
+    import gc
+    from legate_prof.causality.run_path import walk_back
+    links = as_source(load_profile([str(REAL / run)], workers=1)).critical_links()
+    starts = [None, *np.linspace(0, links.n_items - 1, 12).astype(int).tolist()]
+    vias = Counter()
+    for item in starts:
+        i = links.last if item is None else item
+        got = walk_back(links, item)
+        want = _walk_by_the_rules(links, i)
+        assert got == want, (run, item)
+        assert all(type(x) is int for s in got for x in (s.item, s.begin_ns, s.end_ns,
+                                                         s.predecessor))
+        vias.update(s.via for s in got)
+        assert walk_back(links, item, limit=3) == want[:3]
+    assert vias["queued"] and vias["creator"] and (vias["event"] or vias["wait"]), vias
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        walk_back(links)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_path_rows_made_when_read_are_the_rows_of_the_list():
+    """``critical``'s text reads forty rows of a path of 10^5 steps: ``PathRows`` makes a row
+    when it is read, and every way of reading it (an index from either end, slices of any
+    step, iteration, its length) gives the rows of the list ``--json`` writes; the text of
+    both is the same."""
+    from legate_prof.analyze.critical_path import PathRows, critical_path_report
+    from legate_prof.analyze.critical_text import format_critical_path
+    src = as_source(load_profile([str(REAL / "mpi4")], workers=1))
+    listed = critical_path_report(src, with_items=False)
+    lazy = critical_path_report(src, with_items=False, rows_as_read=True)
+    rows, path = listed["path"], lazy["path"]
+    assert isinstance(path, PathRows) and isinstance(rows, list) and len(rows) > 50
+    assert len(path) == len(rows) and list(path) == rows and path[:] == rows
+    n = len(rows)
+    for k in (0, 1, n // 2, n - 1, -1, -n):
+        assert path[k] == rows[k]
+    for s in (slice(3, 9), slice(None, 5), slice(-4, None), slice(9, 3), slice(None, None, 7),
+              slice(n - 2, n + 5), slice(None, None, -3)):
+        assert path[s] == rows[s], s
+    with pytest.raises(IndexError):
+        path[n]
+    with pytest.raises(IndexError):
+        path[-n - 1]
+    assert {k: v for k, v in lazy.items() if k != "path"} == \
+        {k: v for k, v in listed.items() if k != "path"}
+    for limit in (0, 5, 40):
+        assert format_critical_path(lazy, limit) == format_critical_path(listed, limit)
+
+
+def test_each_step_takes_the_next_line_on_the_path_where_it_has_none():
+    """A step with no line of its own counts for the next step's that has one (0: none
+    after it either): the columns' answer is the loop's, on random lines with runs of none."""
+    from legate_prof.analyze.critical_path import _lines_forward
+
+    def by_loop(prov):
+        out = prov.copy()
+        for k in range(len(out) - 2, -1, -1):
+            if out[k] == 0:
+                out[k] = out[k + 1]
+        return out
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 3, 17, 400):
+        for _ in range(60):
+            prov = (rng.integers(0, 5, n) * (rng.random(n) < 0.4)).astype(np.int64)
+            got = _lines_forward(prov)
+            assert got.dtype == prov.dtype and np.array_equal(got, by_loop(prov)), prov
+    assert _lines_forward(np.array([0, 0, 3, 0, 2, 0])).tolist() == [3, 3, 3, 2, 2, 0]

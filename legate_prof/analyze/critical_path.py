@@ -25,7 +25,8 @@ that ended last back), "by_kind", "by_group", "by_provenance", "items": [...]}``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -85,6 +86,7 @@ class PathPieces:
     span: tuple  # the path's (first ns, last ns)
     run: tuple = (0, 0)  # the run's (first ns, last ns): what the rows add up to
     shutdown_ns: int | None = None  # when the program's top-level task ended
+    _inferred: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def pieces(self):
         """(ns, category, line, item) of every piece of the run's time: the steps' own
@@ -103,12 +105,20 @@ class PathPieces:
         return int(ns.sum() - ns[cat == "unknown"].sum())
 
     @property
+    def inferred(self):
+        """The steps (in time order) whose predecessor ``inference`` inferred, found once."""
+        if self._inferred is None:
+            self._inferred = np.flatnonzero(np.array([s.via == "inferred" for s in self.steps],
+                                                     bool))
+        return self._inferred
+
+    @property
     def inferred_from_ns(self):
         """Where the path starts to rest on an inferred link: the latest (in time) step
         whose predecessor ``inference`` inferred begins there, and every piece before that
         time was reached through it (None: no inferred link)."""
-        last = [k for k, s in enumerate(self.steps) if s.via == "inferred"]
-        return int(self.begin[last[-1]]) if last else None
+        last = self.inferred
+        return int(self.begin[last[-1]]) if len(last) else None
 
     def resting_on_inference(self):
         """Per row of ``pieces()``: whether it lies before ``inferred_from_ns`` (the path's
@@ -221,11 +231,12 @@ def _categories(kind, name, names):
 
 def _lines_forward(prov):
     """Each step's own line, or the next step's with one (0: none after it either)."""
-    out = prov.copy()
-    for k in range(len(out) - 2, -1, -1):
-        if out[k] == 0:
-            out[k] = out[k + 1]
-    return out
+    prov = np.asarray(prov)
+    n = len(prov)
+    # each step's next step with a line (itself where it has one; n: none), from the end
+    at = np.where(prov != 0, np.arange(n), n)
+    at = np.minimum.accumulate(at[::-1])[::-1]
+    return np.append(prov, 0).astype(prov.dtype)[at]
 
 
 def splits(pieces: PathPieces, provenances):
@@ -278,29 +289,19 @@ _OWN_GROUP = ("gap", "unknown", "startup", "shutdown")  # time no lane group hol
 # shutdown: the program's thread waiting in the runtime's clean-up, not the program running)
 
 
-def critical_path_report(source, with_items=True, with_path=True) -> dict:
+def critical_path_report(source, with_items=True, with_path=True, rows_as_read=False) -> dict:
     """``legate_prof critical --json``; ``with_path=False``: of the path, its first step
-    only (``steps`` says how many: a summary of the splits, 10^5 steps not listed)."""
+    only (``steps`` says how many: a summary of the splits, 10^5 steps not listed);
+    ``rows_as_read``: the path's rows a ``PathRows``, each made when read (a text shows
+    forty of them)."""
     pieces = path_pieces(source)
     by_kind, by_group, by_line = splits(pieces, source.provenances)
-    lanes = source.info().lanes
     listed = np.arange(len(pieces.steps)) if with_path else np.arange(min(len(pieces.steps), 1))
-    tab = item_table(source, pieces.item[listed])  # (a column read per step: 10^5 steps)
-    named = {int(k): k.name.lower() for k in ItemKind}
-    kind_names = np.array([named.get(k, "") for k in range(256)], object)
-    lane_names = np.array([L.long for L in lanes] or [""], object)
-    back = slice(None, None, -1)  # (from the item that ended last)
-    columns = zip(np.asarray(source.names, object)[tab["name"]][back].tolist(),
-                  kind_names[tab["kind"]][back].tolist(), lane_names[tab["lane"]][back].tolist(),
-                  tab["start"][back].tolist(), tab["stop"][back].tolist(),
-                  np.asarray(source.provenances, object)[tab["prov"]][back].tolist(),
-                  [pieces.steps[k].via for k in listed[back].tolist()],
-                  pieces.begin[listed][back].tolist(), pieces.end[listed][back].tolist())
-    path = [{"name": nm, "kind": kd, "lane": ln, "start_ns": a, "stop_ns": b,
-             "provenance": pv or "", "via": via, "on_path_ns": [lo, hi]}
-            for nm, kd, ln, a, b, pv, via, lo, hi in columns]
+    path = PathRows(source, pieces, listed)
+    if not rows_as_read:
+        path = path[:]
     run = pieces.run  # (stats' span_ns)
-    inferred = sum(st.via == "inferred" for st in pieces.steps)
+    inferred = len(pieces.inferred)
     resting = pieces.resting_on_inference()
     out = {"span_ns": int(pieces.span[1] - pieces.span[0]), "path_start_ns": int(pieces.span[0]),
            "run_span_ns": [int(run[0]), int(run[1])], "run_ns": int(run[1] - run[0]),
@@ -316,6 +317,55 @@ def critical_path_report(source, with_items=True, with_path=True) -> dict:
     if with_items:
         out["items"] = linked_items(source)
     return out
+
+
+class PathRows(Sequence):
+    """The path's rows of ``critical --json`` (from the item that ended last back: name,
+    kind, lane, start, stop, provenance, via, the piece on the path), each made when read:
+    the columns of the steps ``listed`` (in time order) looked up at once, a row's values
+    picked out of them (a dict a step for 10^5 steps was most of a text's report)."""
+
+    def __init__(self, source, pieces, listed):
+        named = {int(k): k.name.lower() for k in ItemKind}
+        self._kind_names = [named.get(k, "") for k in range(256)]
+        self._lanes = [L.long for L in source.info().lanes]
+        self._names, self._provs = source.names, source.provenances
+        back = slice(None, None, -1)  # (from the item that ended last)
+        tab = item_table(source, pieces.item[listed])  # (a column read per step: 10^5 steps)
+        self._columns = tuple(np.ascontiguousarray(tab[c][back]) for c in
+                              ("name", "kind", "lane", "start", "stop", "prov"))
+        self._steps = [pieces.steps[k] for k in listed[back].tolist()]
+        self._begin = np.ascontiguousarray(pieces.begin[listed][back])
+        self._end = np.ascontiguousarray(pieces.end[listed][back])
+
+    def __len__(self):
+        return len(self._steps)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            lo, hi, step = k.indices(len(self))
+            if step == 1:
+                return self._rows(lo, max(lo, hi))
+            return [self[i] for i in range(lo, hi, step)]
+        n = len(self)
+        if not -n <= k < n:
+            raise IndexError("path row out of range")
+        return self._rows(k % n, k % n + 1)[0]
+
+    def __iter__(self):
+        for lo in range(0, len(self), 4096):
+            yield from self._rows(lo, min(lo + 4096, len(self)))
+
+    def _rows(self, lo, hi):
+        """The rows ``lo`` to ``hi``: each column's slice as Python values at once."""
+        name, kind, lane, start, stop, prov = (c[lo:hi].tolist() for c in self._columns)
+        names, kinds, lanes, provs = self._names, self._kind_names, self._lanes, self._provs
+        return [{"name": names[nm], "kind": kinds[kd], "lane": lanes[ln] if lanes else "",
+                 "start_ns": a, "stop_ns": b, "provenance": provs[pv] or "", "via": st.via,
+                 "on_path_ns": [p, q]}
+                for nm, kd, ln, a, b, pv, st, p, q in zip(
+                    name, kind, lane, start, stop, prov, self._steps[lo:hi],
+                    self._begin[lo:hi].tolist(), self._end[lo:hi].tolist())]
 
 
 SHUTDOWN_KINDS = (ItemKind.META, ItemKind.MESSAGE, ItemKind.COPY, ItemKind.FILL,

@@ -54,7 +54,7 @@ def path_track(source, steps=None) -> dict:
     out = {"kinds": list(KINDS), "begin": begin, "end": begin + ns, "kind": kind, "row": row,
            "rows": rows, "run": run, "run_ns": run[1] - run[0],
            "explained_ns": int(pieces.explained_ns), "steps": len(pieces.steps),
-           "inferred_links": sum(s.via == "inferred" for s in pieces.steps),
+           "inferred_links": len(pieces.inferred),
            "inferred_from_ns": pieces.inferred_from_ns,
            "resting_ns": int(np.asarray(pieces.rows[0])[resting].sum())}
     out["words"] = explained_words(out)

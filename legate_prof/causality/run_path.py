@@ -27,6 +27,8 @@ on the path was running (a gap).
 from __future__ import annotations
 
 import bisect
+import contextlib
+import gc
 from dataclasses import dataclass
 
 import numpy as np
@@ -68,30 +70,6 @@ class PathStep:
     wait_from_ns: int | None = None  # "wait": the wait the item resumed from, start and end
     wait_to_ns: int | None = None
     # (not frozen: a walk makes one a step, and a frozen dataclass's __init__ costs 3x)
-
-
-class _Items:
-    """One item's columns as the walk reads them, ``(kind, start, stop, creator, ready,
-    lane)`` as Python ints: read once a step, from the arrays of the part holding it (no
-    array work: a walk of 10^5 steps is Python per step)."""
-
-    COLUMNS = ("kind", "start", "stop", "creator", "ready", "lane")
-
-    def __init__(self, links):
-        parts = links.parts or []
-        self.starts = [p.item_off for p in parts]
-        self.columns = [[p.model.items[c] for c in self.COLUMNS] for p in parts]
-
-    def __call__(self, i):
-        starts = self.starts
-        k = bisect.bisect_right(starts, i) - 1 if len(starts) > 1 else 0
-        j = i - starts[k]
-        kind, start, stop, creator, ready, lane = self.columns[k]
-        return (kind.item(j), start.item(j), stop.item(j), creator.item(j), ready.item(j),
-                lane.item(j))
-
-
-KIND, START, STOP, CREATOR, READY, LANE = range(6)  # (``_Items``' tuple)
 
 
 class WaitsByEnd:
@@ -141,87 +119,131 @@ def steps_of_arrays(a):
 
 
 def walk_back(links, item=None, limit=MAX_STEPS):
-    """The path ending with ``item`` (default: the item that ended last), last step first."""
+    """The path ending with ``item`` (default: the item that ended last), last step first.
+
+    One loop with every lookup written out: a walk of 10^5 steps is Python per step, and a
+    step's calls, tuples and objects between its few lookups were most of its time."""
     i = links.last if item is None else int(item)
     if i < 0:
         return []
-    col = _Items(links)
-    walk = _Walk(links)
+    with _collector_paused():
+        return _walk(links, i, limit)
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """Python's cycle collector paused: a walk makes a step object and a tuple or two a step
+    and no cycle, and the collections those set off were a fifth of a walk's time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _walk(links, i, limit):
+    parts = links.parts or []
+    starts = [p.item_off for p in parts]
+    several = len(starts) > 1
+    columns = [[_values(p.model.items[c]) for c in _COLUMNS] for p in parts]
+    waits = WaitsByEnd(links) if len(links.wait_item) else None
+    waiting = waits.waiting if waits is not None else frozenset()
+    rows, wrows = links.items, links.waits
+    via_of, target_of, trigger_of, note_of = (_values(a) for a in (rows.via, rows.target,
+                                                                   rows.trigger, rows.note))
+    creation = links.creation
     queues = LaneQueues(links)
-    v = col(i)
-    h = v[STOP]
+    lanes, lane_table = queues.lanes, queues.lane_table
+    k = bisect.bisect_right(starts, i) - 1 if several else 0  # (the part holding item i,
+    j = i - starts[k]  # and its place there)
+    kind_a, start_a, stop_a, creator_a, ready_a, lane_a = columns[k]
+    kind, start = kind_a[j], start_a[j]
+    h = stop_a[j]
     steps, seen = [], set()
     while i >= 0 and len(steps) < limit:
-        step, nxt, nh = walk.step(i, v, h)
-        step, nxt, nh = queues.behind(step, v, nxt, nh)
-        if step.begin_ns > step.end_ns:  # (two nodes' clocks: a piece never runs backwards)
-            step.begin_ns = step.end_ns
-        key = (i, step.via, step.wait_from_ns)
+        wf = wt = None
+        w = -1
+        if i in waiting:  # (the last of its waits that ended by h: ``WaitsByEnd.last``)
+            lo = bisect.bisect_left(waits.item, i)
+            hi = bisect.bisect_right(waits.item, i, lo)
+            pos = bisect.bisect_right(waits.end, h, lo, hi)
+            if pos > lo:
+                w = waits.row[pos - 1]
+        if w >= 0:
+            wt = links.wait_end.item(w)
+            begin = max(wt, start)
+            wf = links.wait_start.item(w)
+            via, nxt = wrows.via.item(w), wrows.target.item(w)
+            if via == VIA_EVENT and nxt >= 0:
+                name, nh = "wait", wrows.trigger.item(w)
+            else:
+                guess = links.inferred()[1]
+                if via == VIA_UNKNOWN and guess.target[w] >= 0:
+                    name, nxt, nh = "inferred", int(guess.target[w]), int(guess.trigger[w])
+                else:
+                    name, nxt, nh = "unknown", -1, 0
+        elif kind in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
+            begin = start
+            nxt = int(links.find_entry(np.array([creator_a[j]], np.uint64))[0])
+            name, nh = ("caller" if nxt >= 0 else ""), start
+        else:
+            begin = start
+            via, nxt = via_of[i], target_of[i]
+            guess = links.inferred()[0] if via == VIA_UNKNOWN else None
+            if guess is not None and guess.target[i] >= 0:
+                name, nxt, nh = "inferred", int(guess.target[i]), int(guess.trigger[i])
+            elif via == NO_ROW or nxt < 0:  # (the chain stops: at something no profile read
+                stops = via == VIA_UNKNOWN or note_of[i] in NOT_LOADED_NOTES  # holds?)
+                name, nxt, nh = ("unknown" if stops else ("" if via == NO_ROW else VIA[via])), \
+                    -1, 0
+            else:
+                name = VIA[via]
+                nh = (trigger_of[i] if via == VIA_EVENT else
+                      int(creation[i]) if via == VIA_CREATOR else start)
+        if name in _QUEUED_VIA and kind in _QUEUED and parts:
+            # queued: ready before what its link names let it go (``nh``), it waited for its
+            # lane after that, behind the item that stopped last by its start
+            ready = ready_a[j]
+            held_until = max(ready, nh) if nxt >= 0 else ready
+            lane = lane_a[j]
+            found = lanes.get((k, lane))
+            lo, prev, prev_stop = found if found is not None else lane_table(k, lane)
+            p = prev[j - lo]
+            if p >= 0 and prev_stop[j - lo] > held_until:
+                name, nxt, nh = "queued", p + starts[k], start
+        if begin > h:  # (two nodes' clocks: a piece never runs backwards)
+            begin = h
+        key = (i, name, wf)
         if key in seen:  # (a loop in damaged data: stop where it closes)
             break
         seen.add(key)
-        steps.append(step)
+        steps.append(PathStep(i, begin, h, name, nxt, wf, wt))
         if nxt < 0:
             break
-        v = col(nxt)
+        i = nxt
+        if several:
+            k = bisect.bisect_right(starts, i) - 1
+            kind_a, start_a, stop_a, creator_a, ready_a, lane_a = columns[k]
+        j = i - starts[k]
+        kind, start = kind_a[j], start_a[j]
         # within the item, and never past this step (clocks of two nodes differ)
-        i, h = nxt, min(max(nh, v[START]), v[STOP], step.begin_ns)
+        h = min(max(nh, start), stop_a[j], begin)
     return steps
 
 
-class _Walk:
-    """A step of the walk: the links' rows read one value at a time (``.item``: a Python
-    int, no numpy scalar), the waits searched in ``WaitsByEnd``."""
-
-    def __init__(self, links):
-        self.links = links
-        self.waits = WaitsByEnd(links) if len(links.wait_item) else None
-        rows = links.items
-        self.via, self.target = rows.via, rows.target
-        self.trigger, self.note = rows.trigger, rows.note
-
-    def step(self, i, v, h):
-        """(item ``i``'s step, the next item back or -1, its hand-off time); ``v``: its
-        ``_Items`` row, ``h``: when the step after it could go on."""
-        links = self.links
-        start = v[START]
-        w = self.waits.last(i, h) if self.waits is not None else -1
-        if w >= 0:
-            rows = links.waits
-            we = links.wait_end.item(w)
-            begin = max(we, start)
-            ws = links.wait_start.item(w)
-            via, target = rows.via.item(w), rows.target.item(w)
-            if via == VIA_EVENT and target >= 0:
-                return (PathStep(i, begin, h, "wait", target, ws, we), target,
-                        rows.trigger.item(w))
-            guess = links.inferred()[1]
-            if via == VIA_UNKNOWN and guess.target[w] >= 0:
-                t = int(guess.target[w])
-                return PathStep(i, begin, h, "inferred", t, ws, we), t, int(guess.trigger[w])
-            return PathStep(i, begin, h, "unknown", -1, ws, we), -1, 0
-        if v[KIND] in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
-            caller = int(links.find_entry(np.array([v[CREATOR]], np.uint64))[0])
-            return PathStep(i, start, h, "caller" if caller >= 0 else "", caller), caller, start
-        via, target = self.via.item(i), self.target.item(i)
-        if via == VIA_UNKNOWN:
-            guess = links.inferred()[0]
-            if guess.target[i] >= 0:
-                t = int(guess.target[i])
-                return PathStep(i, start, h, "inferred", t), t, int(guess.trigger[i])
-        if via == NO_ROW or target < 0:  # (the chain stops: at something no profile read holds?)
-            stops = via == VIA_UNKNOWN or self.note.item(i) in NOT_LOADED_NOTES
-            name = "unknown" if stops else ("" if via == NO_ROW else VIA[via])
-            return PathStep(i, start, h, name, -1), -1, 0
-        if via == VIA_EVENT:
-            nh = self.trigger.item(i)
-        elif via == VIA_CREATOR:
-            nh = int(links.creation[i])
-        else:
-            nh = start
-        return PathStep(i, start, h, VIA[via], target), target, nh
+_COLUMNS = ("kind", "start", "stop", "creator", "ready", "lane")  # (what a step reads)
 
 
+def _values(column):
+    """A column whose values a step reads one at a time, as Python ints: a memoryview (an
+    index twice as fast as ``ndarray.item``'s), or a list of a column with no buffer."""
+    column = np.asarray(column)
+    try:
+        return memoryview(column)
+    except (TypeError, ValueError):  # (no buffer numpy hands out)
+        return column.tolist()
 _CALLER_KINDS = {int(k) for k in (*CALL_KINDS, ItemKind.GPU_KERNEL)}
 _QUEUED_VIA = frozenset(("event", "creator", "inferred", ""))
 
@@ -238,38 +260,10 @@ class LaneQueues:
         self.starts = [p.item_off for p in self.parts]
         self.lanes = {}
 
-    def behind(self, step, v, nxt, nh):
-        """``step`` turned into a queued one when its item (``v``: its ``_Items`` row) was
-        ready before ``nh`` (what its link names let it go) and waited for its lane after
-        that."""
-        if step.via not in _QUEUED_VIA or v[KIND] not in _QUEUED or not self.parts:
-            return step, nxt, nh
-        i = step.item
-        start = v[START]
-        ready = v[READY]
-        held_until = max(ready, nh) if nxt >= 0 else ready
-        j = self._previous(i, v[LANE], held_until)
-        if j < 0:
-            return step, nxt, nh
-        step.via, step.predecessor = "queued", j  # (the step is the walk's own, just made)
-        return step, j, start
-
-    def _previous(self, i, lane, after):
-        """The item on ``i``'s lane (its part's ``lane``) that stopped last after ``after``
-        and by ``i``'s start (-1: none)."""
-        starts = self.starts
-        k = bisect.bisect_right(starts, i) - 1 if len(starts) > 1 else 0
-        found = self.lanes.get((k, lane))
-        lo, prev, prev_stop = found if found is not None else self._lane(k, lane)
-        off = starts[k]
-        j = i - off - lo
-        p = prev.item(j)
-        return p + off if p >= 0 and prev_stop.item(j) > after else -1
-
-    def _lane(self, k, lane):
+    def lane_table(self, k, lane):
         """For one lane of part ``k``, all its items at once: (the lane's first item; for each
         of its items from there, the queued-kind item of the lane, not itself, that stopped
-        last by its start, or -1; that one's stop)."""
+        last by its start, or -1; that one's stop — memoryviews, read a value at a time)."""
         m = self.parts[k].model
         lo, hi = m.lane_range(lane)
         ids = lo + np.flatnonzero(_queued_mask(m.items["kind"][lo:hi]))
@@ -282,7 +276,7 @@ class LaneQueues:
             pos[(pos >= 0) & (ids[np.maximum(pos, 0)] == np.arange(lo, hi))] -= 1  # (itself:
             has = pos >= 0  # an empty item stops at its own start; the one before it)
             prev[has], prev_stop[has] = ids[pos[has]], stops[pos[has]]
-        self.lanes[(k, lane)] = found = (lo, prev, prev_stop)
+        self.lanes[(k, lane)] = found = (lo, memoryview(prev), memoryview(prev_stop))
         return found
 
 

@@ -53,7 +53,7 @@ def _run(args):
     from legate_prof.cli.answers import source_with_path
     check_window(args)
     profile, source, path = source_with_path(args, ranked=True)
-    report = critical_path_report(source, with_items=args.json)
+    report = critical_path_report(source, with_items=args.json, rows_as_read=not args.json)
     path.keep()
     if args.json:
         write_long_json(report, ("path", "items"), sys.stdout)
