@@ -126,3 +126,28 @@ def test_no_copy_where_the_machine_lacks_the_memory_it_would_take(monkeypatch):
     monkeypatch.setattr(early_analysis, "available_memory", lambda: None)  # (not told: try)
     model = load_profile([str(MPI4)], stack=False, ranked=True, early=EARLY)
     assert early_answer(model, EARLY) is not None
+
+
+@pytest.mark.parametrize("command", ["critical", "insights"])
+def test_critical_and_insights_take_the_messages_latency_a_copy_worked_out(monkeypatch, capsys,
+                                                                             command):
+    """``critical`` and ``insights`` ask for the messages' latency after the links; a copy
+    begun during the build works it out beside them (``LATENCY_EARLY``): this process
+    computes none, and says what it says without the copy, where it computes it."""
+    from legate_prof.cli import main
+    from legate_prof.query import source as module
+    from legate_prof.query.source import LATENCY_EARLY
+    model = load_profile([str(MPI4)], stack=False, ranked=True, early=LATENCY_EARLY)
+    early = early_answer(model, LATENCY_EARLY)
+    assert early is not None and early.messages > 0
+    assert early == module.message_latency(model.item_parts())
+    here = []
+    real = module.message_latency
+    monkeypatch.setattr(module, "message_latency", lambda *a: here.append(1) or real(*a))
+    assert main([command, "--no-cache", str(MPI4)]) == 0
+    with_copy = capsys.readouterr().out
+    assert here == [] and with_copy.strip()
+    monkeypatch.setattr(output_file, "_qt_imported", lambda: True)  # (no fork: no copy)
+    assert main([command, "--no-cache", str(MPI4)]) == 0
+    assert capsys.readouterr().out == with_copy
+    assert here == [1]

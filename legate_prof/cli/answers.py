@@ -113,7 +113,9 @@ def source_with_path(args, ranked=False):
     from legate_prof.cli.common import (input_files, load_with_progress, run_path_in_window,
                                         trimmed)
     from legate_prof.query import as_source
-    whole = load_with_progress(input_files(args), args, stack=False, ranked=ranked)
+    from legate_prof.query.source import LATENCY_EARLY
+    whole = load_with_progress(input_files(args), args, stack=False, ranked=ranked,
+                               early=LATENCY_EARLY)
     profile = trimmed(whole, args)
     source = as_source(profile)
     in_window = run_path_in_window(whole, args)

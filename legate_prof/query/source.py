@@ -25,6 +25,15 @@ from legate_prof.query.summary import average_utilization, items_in, name_times
 from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile, lane_tiles
 
 ITEM_COLUMNS = ("start", "stop", "row", "name")  # (``items_columns``)
+# what a copy of the process begins on a model built in it for ``critical`` and ``insights``
+# (``load.early_analysis``): the messages' latency, which reads no waits, beside the build's
+# waits and the links (0.15 s of the guide's 4-rank run, asked by both after the links)
+LATENCY_EARLY = "legate_prof.query.source:latency_of_model"
+
+
+def latency_of_model(model) -> MessageLatency:
+    """``message_latency`` of one model's items (``LATENCY_EARLY``)."""
+    return message_latency(model.item_parts())
 
 
 class ProfileSource:
@@ -60,12 +69,23 @@ class ProfileSource:
         return describe(self._m)
 
     def message_latency(self) -> MessageLatency:
-        """The messages' clock skew and latency (``causality.message_latency``), computed once."""
+        """The messages' clock skew and latency (``causality.message_latency``), computed once
+        (or by a copy of this process while the model was built: ``LATENCY_EARLY``)."""
         with self._latency_lock:  # (asked by a window's notices and its critical path at once)
             if self._latency is None:
-                self._latency = replace(message_latency(self.item_parts()),
+                got = self._latency_worked_out_early()
+                self._latency = replace(got if got is not None else
+                                        message_latency(self.item_parts()),
                                         one_host=one_host(self.summary_model().ranks))
         return self._latency
+
+    def _latency_worked_out_early(self):
+        parts = self.item_parts()
+        if len(parts) != 1:
+            return None
+        from legate_prof.load.early_analysis import early_answer
+        got = early_answer(parts[0].model, LATENCY_EARLY)
+        return got if isinstance(got, MessageLatency) else None
 
     # -- tiles -----------------------------------------------------------------------------
     def prepare_lanes(self, lanes):
