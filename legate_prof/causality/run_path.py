@@ -162,6 +162,7 @@ def _walk(links, i, limit):
     kind, start = kind_a[j], start_a[j]
     h = stop_a[j]
     steps, seen = [], set()
+    callers = {}  # a call's creator event -> the item it ran inside (-1: none)
     while i >= 0 and len(steps) < limit:
         wf = wt = None
         w = -1
@@ -185,8 +186,11 @@ def _walk(links, i, limit):
                 else:
                     name, nxt, nh = "unknown", -1, 0
         elif kind in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
-            begin = start
-            nxt = int(links.find_entry(np.array([creator_a[j]], np.uint64))[0])
+            begin, creator = start, creator_a[j]
+            nxt = callers.get(creator)
+            if nxt is None:  # (a task's calls name it one after another: looked up once)
+                nxt = callers[creator] = int(links.find_entry(np.array([creator],
+                                                                       np.uint64))[0])
             name, nh = ("caller" if nxt >= 0 else ""), start
         else:
             begin = start
