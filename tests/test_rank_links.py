@@ -112,6 +112,25 @@ def test_calls_are_ordered_as_the_four_key_lexsort_orders_them():
         stop = start + rng.integers(0, ties, n)
         want = np.lexsort((calls, -stop, start, caller))
         assert np.array_equal(_call_order(calls, caller, start, stop), want)
+    # as a run's calls lie (item order: a processor's calls by start), where the sort by
+    # caller alone gives the order, and where one tie or one call out of place spoils it
+    for n, callers in ((3000, 40), (3000, 2500), (50, 3)):
+        calls = np.sort(rng.permutation(4 * n)[:n]).astype(np.int64)
+        caller = np.sort(rng.integers(0, callers, n)).astype(np.uint64)[rng.permutation(n)]
+        start = np.sort(rng.integers(0, n // 2, n)).astype(np.int64)
+        stop = start + 5
+        for spoil in (None, "longer later", "earlier start", "same, earlier id"):
+            s, e, c = start.copy(), stop.copy(), calls.copy()
+            k = int(np.flatnonzero((s[1:] == s[:-1]) & (caller[1:] == caller[:-1]))[0]) + 1 \
+                if spoil else 0
+            if spoil == "longer later":
+                e[k] += 3
+            elif spoil == "earlier start":
+                s[k] -= 1
+            elif spoil == "same, earlier id":
+                c[k - 1], c[k] = c[k], c[k - 1]
+            want = np.lexsort((c, -e, s, caller))
+            assert np.array_equal(_call_order(c, caller, s, e), want), (n, spoil)
 
 
 def test_lookups_of_many_events_find_what_a_binary_search_finds():

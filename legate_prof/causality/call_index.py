@@ -48,14 +48,30 @@ class CallIndex:
         return index
 
     def _prev_greater(self):
-        """Per call, the last call before it in its group that stops later (-1: none)."""
+        """Per call, the last call before it in its group that stops later (-1: none).  Most
+        calls are answered by a look at the call before them (it stops later: that one) or
+        at their group's latest stop so far (no later one: none; a call after calls that
+        do not nest); the descent answers the rest."""
         n = len(self.items)
         if n == 0:
             return np.zeros(0, np.int64)
         sizes = np.diff(np.append(self.group_start, n))
         lo = np.repeat(self.group_start, sizes)
         table = LastGreater(self.stop, int(sizes.max()))
-        return table.find(lo, np.arange(n), bound=table.rank + 1)  # (rank <= its own: <= it)
+        rank = table.rank.astype(np.int64)  # (dense: a stop's place among the stops)
+        # each group's running maximum, all groups at once (a group's ranks lifted above the
+        # groups' before it)
+        lift = np.repeat(np.arange(len(sizes), dtype=np.int64), sizes) * (int(rank.max()) + 1)
+        latest = np.maximum.accumulate(rank + lift) - lift
+        first = np.arange(n) == lo
+        out = np.full(n, -1, np.int64)
+        before = np.flatnonzero(~first)
+        later = before[latest[before - 1] > rank[before]]  # (a call before it stops later)
+        next_to = later[rank[later - 1] > rank[later]]
+        out[next_to] = next_to - 1
+        rest = np.setdiff1d(later, next_to, assume_unique=True)
+        out[rest] = table.find(lo[rest], rest, bound=table.rank[rest] + 1)  # (rank <= its own:
+        return out  # <= it)
 
     def _last_started_by(self, g, lo, hi, t):
         """Per query, the last call of group ``g`` (positions [lo, hi)) started by ``t``
@@ -118,6 +134,19 @@ def _packed_starts(group_start, n, start):
     return group * span + (start.astype(np.int64) - first + 1), first, span
 
 
+def _in_order(o, shared, calls, start, stop):
+    """Whether ``o`` (the calls by caller) already has each caller's calls by (start, longest
+    first, item order): a task's calls lie on its processor in the order they started,
+    mostly, and the sort that would put them so is then not needed."""
+    s, e, i = start[o], stop[o], calls[o]
+    same = shared[1:]
+    later = s[1:] > s[:-1]
+    tie = s[1:] == s[:-1]
+    shorter = e[1:] < e[:-1]
+    after = (e[1:] == e[:-1]) & (i[1:] > i[:-1])
+    return bool(np.all(~same | later | (tie & (shorter | after))))
+
+
 def _call_order(calls, caller, start, stop):
     """``np.lexsort((calls, -stop, start, caller))`` (``calls``: distinct ids), by a sort of
     the callers and a lexsort of only the calls that share one (most entries make one call
@@ -126,7 +155,7 @@ def _call_order(calls, caller, start, stop):
     c = caller[o]
     shared = np.zeros(len(c), bool)
     shared[1:] = c[1:] == c[:-1]  # (a call after another of its caller)
-    if not shared.any():
+    if not shared.any() or _in_order(o, shared, calls, start, stop):
         return o
     if 2 * int(shared.sum()) > len(c):
         return lex_order((calls, -stop, start, caller))
