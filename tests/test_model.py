@@ -994,6 +994,18 @@ def test_lane_rows_of_a_model_built_unstacked_are_counted_when_first_read(monkey
         assert np.array_equal(read(model.lanes), stacked) and counted == [1]
         assert np.array_equal(model.lanes["rows"], stacked) and counted == [1]  # (once)
         counted.clear()
+    # the lane tree (``info``): its lanes named, grouped and ranked without their rows,
+    # which are counted when a lane's are first asked for, once for all lanes
+    from legate_prof.analyze.critical_path import critical_path_report
+    from legate_prof.query import as_source
+    model = load_profile(run, stack=False)
+    source = as_source(model)
+    info = source.info()
+    critical_path_report(source, with_items=False)
+    assert counted == [] and {L.group for L in info.lanes} and info.groups
+    assert [L.rows for L in info.lanes] == stacked.tolist() and counted == [1]
+    assert [L.rows for L in as_source(built_stacked).info().lanes] == stacked.tolist()
+    assert counted == [1]
 
 
 def test_a_call_and_its_wait_on_one_lane_cancel_in_the_busy_count():

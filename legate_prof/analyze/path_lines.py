@@ -61,7 +61,9 @@ def operations_made(source):
             continue
         rank = lane_rank[it["lane"].astype(np.int64) + p.lane_off]
         ours = it["op_id"] >= np.uint64(RUNTIME_OP_BASE)
-        prov = np.where(ours, p.provenances(), 0).astype(np.int64)
+        prov = np.zeros(len(ours), np.int64)  # (the lines of those only: few of all items)
+        at = np.flatnonzero(ours)
+        prov[at] = p.provenances(at)
         ours &= prov != 0
         created = (np.isin(it["kind"], [int(k) for k in _LEGION_MADE]) & ~ours
                    & ~np.isin(p.names(), top) & (it["create"] > 0))

@@ -144,6 +144,8 @@ def _collector_paused():
 
 
 def _walk(links, i, limit):
+    """``walk_back`` from item ``i``: a step a turn of one loop (the module's notes say the
+    rules), each value read as a Python int from a memoryview of its column."""
     parts = links.parts or []
     starts = [p.item_off for p in parts]
     several = len(starts) > 1

@@ -5,16 +5,33 @@ range and what went wrong reading the profile.  Computed once per profile."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, GROUPS, MEMORY_GROUPS, PROCESSOR_GROUPS
 from legate_prof.present.ranks import format_ranks
 from legate_prof.read.runtime_stream import of_a_live_run
 
+class RowCounts:
+    """The lanes' row counts (the rows their items stack into), read from the model's lanes
+    when first asked: counting them is a pass over every item (0.1 s of the guide's 10 M
+    example), which the commands that only name lanes — ``critical``, ``insights`` — never
+    ask for."""
+
+    def __init__(self, lanes):
+        self._lanes = lanes
+        self._counts = None
+
+    def __getitem__(self, lane):
+        if self._counts is None:
+            self._counts = self._lanes["rows"].tolist()
+        return self._counts[lane]
+
+
 @dataclass(frozen=True)
 class LaneInfo:
     """One lane: ``short`` as the reference names it (``c0``, ``g0d``, ``n0s0-n0f1``),
-    ``long`` for tooltips (``Node 0 CPU 1 Processor(0x…)``)."""
+    ``long`` for tooltips (``Node 0 CPU 1 Processor(0x…)``); ``rows``: the rows its items
+    stack into (counted when first asked: ``RowCounts``)."""
 
     lane: int
     rank: int
@@ -22,8 +39,12 @@ class LaneInfo:
     panel: str
     short: str
     long: str
-    rows: int
     capacity: int  # bytes for memories, 0 when unknown or not a memory
+    counts: RowCounts = field(repr=False, compare=False)
+
+    @property
+    def rows(self) -> int:
+        return int(self.counts[self.lane])
 
 
 @dataclass(frozen=True)
@@ -65,11 +86,11 @@ def describe(m) -> ProfileInfo:
     L = m.lanes
     group = [GROUP_KEYS[int(g)] for g in L["group"].tolist()]
     rank = L["rank"].tolist()
+    counts = RowCounts(L)
     lanes = [LaneInfo(lane=i, rank=int(r), group=g, panel=GROUP_TITLE[g], short=short,
-                      long=long, rows=int(rows), capacity=int(cap))
-             for i, (g, r, short, long, rows, cap) in enumerate(zip(
-                 group, rank, L["name"], L["title"], L["rows"].tolist(),
-                 L["capacity"].tolist()))]
+                      long=long, capacity=int(cap), counts=counts)
+             for i, (g, r, short, long, cap) in enumerate(zip(
+                 group, rank, L["name"], L["title"], L["capacity"].tolist()))]
     # groups in display order: rank by rank, groups in GROUPS order, lanes by short name
     groups = []
     by_group = {}
