@@ -820,17 +820,17 @@ def test_queries_in_runs_are_searched_once_a_run_with_the_same_answer():
 
 def _walk_by_the_rules(links, i, limit=10**6):
     """The run's path walked as ``run_path``'s notes say, a rule at a time and every value
-    read by numpy (the walk as first written, one function a rule): what ``walk_back``'s
-    one loop must give."""
+    read by numpy (the walk as first written, one function a rule): what ``walk_back``,
+    reading Python ints from memoryviews, must give."""
     from legate_prof.causality.critical_links import VIA_CREATOR, VIA_EVENT, VIA_UNKNOWN
     from legate_prof.causality.critical_inputs import CALL_KINDS
     from legate_prof.causality.link_rules import NOT_LOADED_NOTES
-    from legate_prof.causality.run_path import LaneQueues, PathStep, WaitsByEnd
+    from legate_prof.causality.run_path import QUEUED_KINDS, PathStep, WaitsByEnd
     part = links.parts[0]
     assert len(links.parts) == 1  # (one model: its items numbered as the links')
     it = part.model.items
     waits = WaitsByEnd(links) if len(links.wait_item) else None
-    queued_kinds = {int(k) for k in LaneQueues.QUEUED_KINDS}
+    queued_kinds = {int(k) for k in QUEUED_KINDS}
     callers = {int(k) for k in (*CALL_KINDS, ItemKind.GPU_KERNEL)}
 
     def step(i, h):
@@ -898,9 +898,10 @@ def _walk_by_the_rules(links, i, limit=10**6):
 
 
 @pytest.mark.parametrize("run", ["mpi4", "inefficient_1rank", "mpi3", "mpi2_copies", "loops3"])
-def test_the_walk_in_one_loop_takes_the_steps_the_rules_take(run):
-    """``walk_back`` reads every value as a Python int and writes its rules out in one loop
-    (the walk of 10^5 steps is Python per step): from the item that ended last, and from
+def test_the_walk_reading_python_ints_takes_the_steps_the_rules_take(run):
+    """``walk_back`` reads every value as a Python int from a memoryview, looks a task's
+    caller up once, and pauses the cycle collector (a walk of 10^5 steps is Python per
+    step): from the item that ended last, and from
     other items along and off the path, with and without a limit, it takes the steps — item,
     piece, how it went on, the wait it resumed from — that the rules taken one at a time take
     (the queued item found by a search of its whole lane); and it leaves Python's cycle

@@ -121,8 +121,8 @@ def steps_of_arrays(a):
 def walk_back(links, item=None, limit=MAX_STEPS):
     """The path ending with ``item`` (default: the item that ended last), last step first.
 
-    One loop with every lookup written out: a walk of 10^5 steps is Python per step, and a
-    step's calls, tuples and objects between its few lookups were most of its time."""
+    A walk of 10^5 steps is Python per step: its values are read as Python ints from
+    memoryviews (``_Walker``), and the cycle collector waits while it runs."""
     i = links.last if item is None else int(item)
     if i < 0:
         return []
@@ -144,81 +144,29 @@ def _collector_paused():
 
 
 def _walk(links, i, limit):
-    """``walk_back`` from item ``i``: a step a turn of one loop (the module's notes say the
-    rules), each value read as a Python int from a memoryview of its column."""
-    parts = links.parts or []
-    starts = [p.item_off for p in parts]
-    several = len(starts) > 1
-    columns = [[_values(p.model.items[c]) for c in _COLUMNS] for p in parts]
-    waits = WaitsByEnd(links) if len(links.wait_item) else None
+    """``walk_back`` from item ``i``: a step a turn (the module's notes say the rules), each
+    value read as a Python int (``_Walker``)."""
+    walker = _Walker(links)
+    waits, starts, several = walker.waits, walker.starts, len(walker.starts) > 1
     waiting = waits.waiting if waits is not None else frozenset()
-    rows, wrows = links.items, links.waits
-    via_of, target_of, trigger_of, note_of = (_values(a) for a in (rows.via, rows.target,
-                                                                   rows.trigger, rows.note))
-    creation = links.creation
-    queues = LaneQueues(links)
-    lanes, lane_table = queues.lanes, queues.lane_table
     k = bisect.bisect_right(starts, i) - 1 if several else 0  # (the part holding item i,
     j = i - starts[k]  # and its place there)
-    kind_a, start_a, stop_a, creator_a, ready_a, lane_a = columns[k]
-    kind, start = kind_a[j], start_a[j]
-    h = stop_a[j]
+    kind_a, start_a, stop_a, creator_a, ready_a, lane_a = walker.columns[k]
+    start, h = start_a[j], stop_a[j]
     steps, seen = [], set()
-    callers = {}  # a call's creator event -> the item it ran inside (-1: none)
     while i >= 0 and len(steps) < limit:
         wf = wt = None
-        w = -1
-        if i in waiting:  # (the last of its waits that ended by h: ``WaitsByEnd.last``)
-            lo = bisect.bisect_left(waits.item, i)
-            hi = bisect.bisect_right(waits.item, i, lo)
-            pos = bisect.bisect_right(waits.end, h, lo, hi)
-            if pos > lo:
-                w = waits.row[pos - 1]
+        w = waits.last(i, h) if i in waiting else -1
+        kind = kind_a[j]
         if w >= 0:
-            wt = links.wait_end.item(w)
-            begin = max(wt, start)
-            wf = links.wait_start.item(w)
-            via, nxt = wrows.via.item(w), wrows.target.item(w)
-            if via == VIA_EVENT and nxt >= 0:
-                name, nh = "wait", wrows.trigger.item(w)
-            else:
-                guess = links.inferred()[1]
-                if via == VIA_UNKNOWN and guess.target[w] >= 0:
-                    name, nxt, nh = "inferred", int(guess.target[w]), int(guess.trigger[w])
-                else:
-                    name, nxt, nh = "unknown", -1, 0
-        elif kind in _CALLER_KINDS:  # a call or kernel: on to the task it ran inside
-            begin, creator = start, creator_a[j]
-            nxt = callers.get(creator)
-            if nxt is None:  # (a task's calls name it one after another: looked up once)
-                nxt = callers[creator] = int(links.find_entry(np.array([creator],
-                                                                       np.uint64))[0])
-            name, nh = ("caller" if nxt >= 0 else ""), start
+            name, nxt, nh, begin, wf, wt = walker.wait_step(w, start)
         else:
             begin = start
-            via, nxt = via_of[i], target_of[i]
-            guess = links.inferred()[0] if via == VIA_UNKNOWN else None
-            if guess is not None and guess.target[i] >= 0:
-                name, nxt, nh = "inferred", int(guess.target[i]), int(guess.trigger[i])
-            elif via == NO_ROW or nxt < 0:  # (the chain stops: at something no profile read
-                stops = via == VIA_UNKNOWN or note_of[i] in NOT_LOADED_NOTES  # holds?)
-                name, nxt, nh = ("unknown" if stops else ("" if via == NO_ROW else VIA[via])), \
-                    -1, 0
-            else:
-                name = VIA[via]
-                nh = (trigger_of[i] if via == VIA_EVENT else
-                      int(creation[i]) if via == VIA_CREATOR else start)
-        if name in _QUEUED_VIA and kind in _QUEUED and parts:
-            # queued: ready before what its link names let it go (``nh``), it waited for its
-            # lane after that, behind the item that stopped last by its start
-            ready = ready_a[j]
-            held_until = max(ready, nh) if nxt >= 0 else ready
-            lane = lane_a[j]
-            found = lanes.get((k, lane))
-            lo, prev, prev_stop = found if found is not None else lane_table(k, lane)
-            p = prev[j - lo]
-            if p >= 0 and prev_stop[j - lo] > held_until:
-                name, nxt, nh = "queued", p + starts[k], start
+            name, nxt, nh = walker.item_step(i, kind, creator_a[j], start)
+        if name in _QUEUED_VIA and kind in _QUEUED:
+            p = walker.queued_behind(k, j, lane_a[j], ready_a[j], nxt, nh)
+            if p >= 0:
+                name, nxt, nh = "queued", p, start
         if begin > h:  # (two nodes' clocks: a piece never runs backwards)
             begin = h
         key = (i, name, wf)
@@ -231,48 +179,87 @@ def _walk(links, i, limit):
         i = nxt
         if several:
             k = bisect.bisect_right(starts, i) - 1
-            kind_a, start_a, stop_a, creator_a, ready_a, lane_a = columns[k]
+            kind_a, start_a, stop_a, creator_a, ready_a, lane_a = walker.columns[k]
         j = i - starts[k]
-        kind, start = kind_a[j], start_a[j]
+        start = start_a[j]
         # within the item, and never past this step (clocks of two nodes differ)
         h = min(max(nh, start), stop_a[j], begin)
     return steps
 
 
-_COLUMNS = ("kind", "start", "stop", "creator", "ready", "lane")  # (what a step reads)
-
-
-def _values(column):
-    """A column whose values a step reads one at a time, as Python ints: a memoryview (an
-    index twice as fast as ``ndarray.item``'s), or a list of a column with no buffer."""
-    column = np.asarray(column)
-    try:
-        return memoryview(column)
-    except (TypeError, ValueError):  # (no buffer numpy hands out)
-        return column.tolist()
-_CALLER_KINDS = {int(k) for k in (*CALL_KINDS, ItemKind.GPU_KERNEL)}
-_QUEUED_VIA = frozenset(("event", "creator", "inferred", ""))
-
-
-class LaneQueues:
-    """The item that ran before another on its lane (processors' top-level items, channels'
-    copies and fills), found per lane visited (its items sorted by stop once)."""
-
-    QUEUED_KINDS = (*ENTRY_KINDS, ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART)
+class _Walker:
+    """A walk's columns and rows, read a value at a time as Python ints (memoryviews: an
+    index ~0.1 us against ``ndarray.item``'s ~0.2, 10^5 steps of a few reads each), and the
+    rules of a step that the module's notes give."""
 
     def __init__(self, links):
         self.links = links
-        self.parts = links.parts or []
-        self.starts = [p.item_off for p in self.parts]
-        self.lanes = {}
+        parts = links.parts or []
+        self.parts = parts
+        self.starts = [p.item_off for p in parts]
+        self.columns = [[_values(p.model.items[c]) for c in _COLUMNS] for p in parts]
+        self.waits = WaitsByEnd(links) if len(links.wait_item) else None
+        rows = links.items
+        self.via, self.target, self.trigger, self.note = (
+            _values(a) for a in (rows.via, rows.target, rows.trigger, rows.note))
+        self.lanes = {}  # (part, lane) -> ``_lane_table``
+        self.callers = {}  # a call's creator event -> the item it ran inside (-1: none)
 
-    def lane_table(self, k, lane):
+    def wait_step(self, w, start):
+        """(name, next item, hand-off, begin, wait start, wait end) of a step resumed from
+        its wait row ``w`` (its item started at ``start``)."""
+        links, rows = self.links, self.links.waits
+        wt, wf = links.wait_end.item(w), links.wait_start.item(w)
+        via, nxt = rows.via.item(w), rows.target.item(w)
+        if via == VIA_EVENT and nxt >= 0:
+            return "wait", nxt, rows.trigger.item(w), max(wt, start), wf, wt
+        guess = links.inferred()[1]
+        if via == VIA_UNKNOWN and guess.target[w] >= 0:
+            return ("inferred", int(guess.target[w]), int(guess.trigger[w]), max(wt, start),
+                    wf, wt)
+        return "unknown", -1, 0, max(wt, start), wf, wt
+
+    def item_step(self, i, kind, creator, start):
+        """(name, next item, hand-off) of item ``i``'s step through its own link (or, a call
+        or kernel, to the task it ran inside)."""
+        links = self.links
+        if kind in _CALLER_KINDS:
+            nxt = self.callers.get(creator)
+            if nxt is None:  # (a task's calls name it one after another: looked up once)
+                nxt = self.callers[creator] = int(links.find_entry(
+                    np.array([creator], np.uint64))[0])
+            return ("caller" if nxt >= 0 else ""), nxt, start
+        via, nxt = self.via[i], self.target[i]
+        if via == VIA_UNKNOWN:
+            guess = links.inferred()[0]
+            if guess.target[i] >= 0:
+                return "inferred", int(guess.target[i]), int(guess.trigger[i])
+        if via == NO_ROW or nxt < 0:  # (the chain stops: at something no profile read holds?)
+            stops = via == VIA_UNKNOWN or self.note[i] in NOT_LOADED_NOTES
+            return ("unknown" if stops else ("" if via == NO_ROW else VIA[via])), -1, 0
+        if via == VIA_EVENT:
+            return VIA[via], nxt, self.trigger[i]
+        return VIA[via], nxt, (int(links.creation[i]) if via == VIA_CREATOR else start)
+
+    def queued_behind(self, k, j, lane, ready, nxt, nh):
+        """The item that item ``j`` of part ``k`` queued behind on its ``lane``, ready before
+        what its link names let it go (``nxt`` at ``nh``) and waiting for its lane after
+        that: the one that stopped last by its start (-1: none)."""
+        if not self.parts:
+            return -1
+        held_until = max(ready, nh) if nxt >= 0 else ready
+        found = self.lanes.get((k, lane))
+        lo, prev, prev_stop = found if found is not None else self._lane_table(k, lane)
+        p = prev[j - lo]
+        return p + self.starts[k] if p >= 0 and prev_stop[j - lo] > held_until else -1
+
+    def _lane_table(self, k, lane):
         """For one lane of part ``k``, all its items at once: (the lane's first item; for each
         of its items from there, the queued-kind item of the lane, not itself, that stopped
-        last by its start, or -1; that one's stop — memoryviews, read a value at a time)."""
+        last by its start, or -1; that one's stop — memoryviews)."""
         m = self.parts[k].model
         lo, hi = m.lane_range(lane)
-        ids = lo + np.flatnonzero(_queued_mask(m.items["kind"][lo:hi]))
+        ids = lo + np.flatnonzero(kinds_mask(m.items["kind"][lo:hi], QUEUED_KINDS))
         prev, prev_stop = np.full(hi - lo, -1, np.int64), np.zeros(hi - lo, np.int64)
         if len(ids):
             stops = m.items["stop"][ids]
@@ -286,8 +273,24 @@ class LaneQueues:
         return found
 
 
-_QUEUED = {int(k) for k in LaneQueues.QUEUED_KINDS}
+_COLUMNS = ("kind", "start", "stop", "creator", "ready", "lane")  # (what a step reads)
 
 
-def _queued_mask(kind):
-    return kinds_mask(kind, LaneQueues.QUEUED_KINDS)
+def _values(column):
+    """A column whose values a step reads one at a time, as Python ints: a memoryview (an
+    index twice as fast as ``ndarray.item``'s), or a list of a column with no buffer."""
+    column = np.asarray(column)
+    try:
+        return memoryview(column)
+    except (TypeError, ValueError):  # (no buffer numpy hands out)
+        return column.tolist()
+
+
+_CALLER_KINDS = {int(k) for k in (*CALL_KINDS, ItemKind.GPU_KERNEL)}
+_QUEUED_VIA = frozenset(("event", "creator", "inferred", ""))
+
+
+# the kinds a step may queue behind on its lane (processors' top-level items, channels' copies
+# and fills)
+QUEUED_KINDS = (*ENTRY_KINDS, ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART)
+_QUEUED = {int(k) for k in QUEUED_KINDS}
