@@ -154,8 +154,9 @@ def shared_idle_gaps(source):
     (``insights``) explain the same idle time — as a copy of this process worked it out
     while the model was built (``load_profile(..., early=EARLY)``), where one did."""
     from legate_prof.analyze.idle_gaps import idle_gaps
+    from legate_prof.load.early_analysis import early_answer_of
     return source.computed_once("idle_gaps",
-                                lambda: _worked_out_early(source) or idle_gaps(source))
+                                lambda: early_answer_of(source, EARLY) or idle_gaps(source))
 
 
 def idle_of_model(model) -> dict:
@@ -163,14 +164,6 @@ def idle_of_model(model) -> dict:
     from legate_prof.analyze.idle_gaps import idle_gaps
     from legate_prof.query import as_source
     return idle_gaps(as_source(model))
-
-
-def _worked_out_early(source):
-    parts = source.item_parts()
-    if len(parts) != 1:
-        return None
-    from legate_prof.load.early_analysis import early_answer
-    return early_answer(parts[0].model, EARLY)
 
 
 def idle_of_ranks(prepared, models, offsets, extent):

@@ -118,6 +118,13 @@ def keep(model, analysis):
     entry[1][analysis.function] = analysis
 
 
+def early_answer_of(profile, function):
+    """``early_answer`` of a profile or source of one model (a copy begins on a model built
+    in this process: never on ranks built apart), else None."""
+    parts = profile.item_parts()
+    return early_answer(parts[0].model, function) if len(parts) == 1 else None
+
+
 def early_answer(model, function):
     """What the copy begun on ``model``'s build worked out of it by ``function``
     ("module:function"), or None (none begun, or it failed)."""

@@ -80,11 +80,8 @@ class ProfileSource:
         return self._latency
 
     def _latency_worked_out_early(self):
-        parts = self.item_parts()
-        if len(parts) != 1:
-            return None
-        from legate_prof.load.early_analysis import early_answer
-        got = early_answer(parts[0].model, LATENCY_EARLY)
+        from legate_prof.load.early_analysis import early_answer_of
+        got = early_answer_of(self, LATENCY_EARLY)
         return got if isinstance(got, MessageLatency) else None
 
     # -- tiles -----------------------------------------------------------------------------
