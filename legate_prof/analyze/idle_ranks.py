@@ -21,8 +21,6 @@ over all ranks at once (``idle_gaps``).
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from legate_prof.analyze.idle_gaps import WAITS, classes, lane_gaps

@@ -31,7 +31,7 @@ class CriticalLinks:
     def __init__(self, items, waits, wait_cols, creation, inputs, lookups, graph_size):
         self.items, self.waits = items, waits
         self.inputs, self.lookups = inputs, lookups
-        self.last = -1  # the item that ended last (``run_path.last_item``)
+        self.last = -1  # the item that ended last (``critical_inputs.last_item``)
         self.parts = inputs.parts  # the profile's item parts
         self.wait_item, self.wait_start = wait_cols["item"], wait_cols["start"]
         self.wait_ready, self.wait_end = wait_cols["ready"], wait_cols["end"]

@@ -34,8 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from legate_prof.model.kinds import ItemKind
-from legate_prof.causality.critical_inputs import (CALL_KINDS, END_KINDS, ENTRY_KINDS, kinds_mask,
-                                               last_item)
+from legate_prof.causality.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
 from legate_prof.causality.critical_links import NO_ROW, VIA, VIA_CREATOR, VIA_EVENT, VIA_UNKNOWN
 from legate_prof.causality.link_rules import NOT_LOADED_NOTES
 from legate_prof.model.sort_order import lex_order, stable_order
