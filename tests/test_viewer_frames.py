@@ -227,6 +227,48 @@ def test_scale_labels_drawn_from_their_layouts_are_the_pixels_drawtext_draws(qtb
         assert any(placed) != rtl and not all(placed)  # (the layouts drawn, and drawText)
 
 
+def test_dotted_scale_lines_drawn_from_their_pictures_are_the_pixels_drawline_draws(qtbot):
+    """A strip's two dotted scale lines are drawn from a picture of each made once
+    (``DottedLines``), pixel for pixel as ``QPainter.drawLine`` draws them with the same pen:
+    painters moved by fractional and whole pixels, lines at fractional and whole heights,
+    of many lengths, from the view's left edge; a line elsewhere, in the top two rows, or
+    on a scaled painter is drawn by drawLine."""
+    import numpy as np
+    from PySide6 import QtCore
+    from legate_prof.viewer.timeline.item import _translation
+    from legate_prof.viewer.timeline.summary_strip import DottedLines
+    pen = QtGui.QPen(QtGui.QColor(170, 170, 170))
+    pen.setStyle(QtCore.Qt.PenStyle.DotLine)
+    rng = np.random.default_rng(3)
+    setups = [(rng.uniform(-600, 600), rng.uniform(-300, 300), 1.0) for _ in range(6)]
+    setups += [(0.0, 0.0, 1.0), (12.0, -7.0, 1.0), (0.37, 0.5, 1.0), (3.3, 1.7, 1.5)]
+    for left, top, zoom in setups:
+        lines = []
+        for k in range(60):
+            y = top + (rng.uniform(0, 470) if k % 3 else rng.integers(0, 470) + 0.5 * (k % 2))
+            start = left if k % 17 else left + 5.25  # (one in 17 not at the left edge)
+            lines.append((QtCore.QPointF(start, y),
+                          QtCore.QPointF(left + rng.integers(1, 640) + rng.uniform(0, 1), y)))
+        pictures = []
+        dotted = DottedLines(pen)
+        for from_pictures in (False, True):
+            img = QtGui.QImage(640, 480, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+            img.fill(QtGui.QColor(250, 250, 250))
+            p = QtGui.QPainter(img)
+            p.scale(zoom, zoom)
+            p.translate(-left, -top)  # (as the view's picture is drawn: moved, no more)
+            for a, b in lines:
+                if from_pictures:
+                    dotted.draw(p, a, b, _translation(p.transform()))
+                else:
+                    p.setPen(pen)
+                    p.drawLine(a, b)
+            p.end()
+            pictures.append(img)
+        assert pictures[0] == pictures[1]
+        assert (len(dotted._made) > 10) == (zoom == 1.0)  # (the pictures used where exact)
+
+
 def test_scale_labels_drawn_again_in_a_font_shown_before_are_whole(qtbot, ranks4):
     """A row's scale marks are kept by its place and the painter's font: back in a font
     drawn before, the labels laid out then are drawn again, with their layouts (their

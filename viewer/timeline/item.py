@@ -22,7 +22,7 @@ from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_
                      name_color)
 from .layout import LaneLayout
 from .rect_batch import RectBatch
-from .summary_strip import ScaleText, draw_strip, strip_picture
+from .summary_strip import DottedLines, ScaleText, draw_strip, strip_picture
 from .tile_cache import GridCache, is_exact
 from .tile_worker import Ask, TileWorker
 
@@ -139,6 +139,7 @@ class TimelineItem(pg.GraphicsObject):
         self._bytes_scales = {}  # (rank, group) -> summary_bytes
         self._scale_styles = {}  # the scale marks' pen and font (``_scale_style``)
         self._scale_made = {}  # a row's scale marks, by its place and size (``_scale_marks``)
+        self._shift = None  # the frame painter's (dx, dy) where it only moves (``_translation``)
         # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
         # shows the previous resolution's data elsewhere and asks for another frame.
         # None = compute everything now (screenshots, tests).
@@ -299,6 +300,7 @@ class TimelineItem(pg.GraphicsObject):
             q = QtGui.QPainter(img)
             q.setFont(font)
             q.translate(-px_left, -top)
+            self._shift = _translation(q.transform())  # (the scale marks' lines: exact)
             try:
                 self._paint_view(q, x0, x1, y0, y1, sx, dx, sy, dy, px_left, width)
             except Exception as e:  # noqa: BLE001 - a bug in painting must not kill the app
@@ -482,11 +484,10 @@ class TimelineItem(pg.GraphicsObject):
         without a capacity is on a bytes scale: 0 / half / peak, the peak labelled."""
         if h < 12:
             return
-        pen, font, fh, text = self._scale_styles["style"]
+        _, font, fh, text, dotted = self._scale_styles["style"]
         lines, labels = self._scale_marks(px_left, width, top, h, in_bytes, fh)
-        p.setPen(pen)
         for a, b in lines:
-            p.drawLine(a, b)
+            dotted.draw(p, a, b, self._shift)
         p.setFont(font)
         p.setPen(SCALE_TEXT)
         drawn = self.last_stats.setdefault("scale_labels", [])
@@ -542,7 +543,7 @@ class TimelineItem(pg.GraphicsObject):
             small.setPointSizeF(6.5)
             self._scale_styles = {"for": key,
                                   "style": (pen, small, QtGui.QFontMetricsF(small).height(),
-                                            ScaleText(p, small))}
+                                            ScaleText(p, small), DottedLines(pen))}
         return self._scale_styles["style"]
 
     def refresh(self):
@@ -908,6 +909,13 @@ def _shown(vals, in_bytes):
         return vals
     den, peak = in_bytes
     return np.asarray(vals) * (den / peak if peak > 0 else 0.0)
+
+
+def _translation(transform):
+    """(dx, dy) of a transform that only moves what is drawn, else None."""
+    if transform.type().value > QtGui.QTransform.TransformationType.TxTranslate.value:
+        return None
+    return transform.dx(), transform.dy()
 
 
 def _with(entry, then):

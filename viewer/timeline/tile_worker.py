@@ -85,7 +85,8 @@ class TileWorker(QtCore.QObject):
             if old is not None and old.spec == item.spec:
                 return
             self._queue[(item.cache, item.key)] = item
-            self._cond.notify()
+            if not self._held:  # (a frame being painted: woken as it ends, ``holding``)
+                self._cond.notify()
 
     def _received(self, cache, key, _result):
         with self._cond:
