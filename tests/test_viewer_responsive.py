@@ -591,21 +591,62 @@ def test_a_tile_asked_again_before_its_result_arrives_is_not_computed_twice(qtbo
 def test_no_tile_is_begun_while_a_frame_is_painted(qtbot):
     """The window's thread and the tiles' shared the interpreter's lock a switch interval at
     a time, and a wheel step's frame took a third longer than its own work: while a frame is
-    painted (``holding``) an ask waits, and begins when the frame is done."""
+    painted (``holding``) an ask waits, and begins when the frame is done.  Nor is the
+    tiles' thread woken by each ask meanwhile (to find the frame still painted): a wheel
+    step's frame asks for every strip in view, and each wake took the lock back from the
+    window's thread."""
     from legate_prof.viewer.timeline.tile_worker import Ask, TileWorker
-    worker, begun = TileWorker(), []
+    worker, begun, woken = TileWorker(), [], []
+    notify = worker._cond.notify
+    worker._cond.notify = lambda *a: (woken.append(worker._held), notify(*a))
     with worker.holding():
         worker.ask(Ask("lane", 1, (), lambda: begun.append(1)))
+        worker.ask(Ask("strip", 2, (), lambda: begun.append(2)))
         with worker.holding():  # (a paint event inside another: holds nest)
             time.sleep(0.2)
         time.sleep(0.2)
-        assert begun == [] and worker.pending() == 1
+        assert begun == [] and worker.pending() == 2
     for _ in range(500):
-        if begun:
+        if len(begun) == 2:
             break
         time.sleep(0.01)
-    assert begun == [1]
+    assert begun == [1, 2]
+    assert woken == [1, 0]  # (as the inner frame ends, and the outer)
+    worker.ask(Ask("lane", 3, (), lambda: begun.append(3)))  # (no frame: woken at once)
+    for _ in range(500):
+        if len(begun) == 3:
+            break
+        time.sleep(0.01)
+    assert begun == [1, 2, 3] and woken == [1, 0, 0]
     _ended(worker)
+
+
+def test_a_qt_object_a_thread_ran_is_let_go_in_the_windows_thread(qtbot):
+    """A thread's end drops what it ran (``threading.Thread.run``): where the window had let
+    go of the Qt object whose method it ran, the object was destroyed in that thread while
+    the window's thread disconnected its signals (the suite's occasional segfault: a
+    timeline's tiles' worker).  What a thread runs is held until the window's thread sees
+    it has ended, and let go there."""
+    import threading
+    from PySide6 import QtCore
+    from legate_prof.viewer.background import start_thread
+    freed_in, go = [], threading.Event()
+
+    class Job(QtCore.QObject):
+        def run(self):
+            go.wait(5)
+
+        def __del__(self):
+            freed_in.append(threading.current_thread() is threading.main_thread())
+
+    job = Job()
+    thread = start_thread(job.run, "legate_prof-test-job")
+    del job  # (the window lets go while the thread runs)
+    go.set()
+    thread.join(5)
+    assert not thread.is_alive() and freed_in == []  # (held: not freed in the thread)
+    start_thread(lambda: None, "legate_prof-test-next").join(5)  # (ended ones let go of)
+    assert freed_in == [True]
 
 
 def _ended(worker):

@@ -49,13 +49,33 @@ def emit(signal, *args):
 
 
 def start_thread(target, name, *args):
-    """A daemon thread running ``target(*args)`` at the lowered priority; returns it."""
+    """A daemon thread running ``target(*args)`` at the lowered priority; returns it.  What
+    it runs is held until it has ended (``hold_until_ended``)."""
     def run():
         lower_this_thread()
         target(*args)
     thread = threading.Thread(target=run, name=name, daemon=True)
+    hold_until_ended(thread, target, args)
     thread.start()
     return thread
+
+
+_HELD = {}  # a thread started by the window -> what it runs, until it has ended
+
+
+def hold_until_ended(thread, *what):
+    """Keep ``what`` a thread about to start runs (its target, a bound method of a Qt
+    object; the arguments) until the window's thread sees it has ended, so that the last
+    reference to a Qt object is never dropped in another thread.  A thread's end drops its
+    target (``threading.Thread.run``), and with it, where the window had let go of the
+    object, the object itself, destroyed there while the window's thread disconnected its
+    signals (the suite's segfault: gdb showed a timeline's ``TileWorker`` freed in its
+    thread as the test's window was destroyed).  Those of threads ended are let go here,
+    in the window's thread only."""
+    if threading.current_thread() is threading.main_thread():
+        for ended in [t for t in _HELD if t.ident is not None and not t.is_alive()]:
+            del _HELD[ended]
+    _HELD[thread] = what
 
 
 class Background(QtCore.QObject):

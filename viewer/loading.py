@@ -13,7 +13,7 @@ import threading
 from PySide6 import QtCore, QtWidgets
 
 from . import plain_text
-from .background import emit, lower_this_thread
+from .background import emit, hold_until_ended, lower_this_thread
 
 
 class LoadingPanel(QtWidgets.QWidget):
@@ -82,6 +82,7 @@ class Loader(QtCore.QObject):
         self.thread = threading.Thread(target=self._run, name="legate_prof-load", daemon=True)
 
     def start(self):
+        hold_until_ended(self.thread, self)
         self.thread.start()
 
     def cancel(self):

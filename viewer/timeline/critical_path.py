@@ -19,7 +19,7 @@ from PySide6 import QtCore
 
 from legate_prof.query import PATH_VIA_WORDS
 
-from ..background import emit, lower_this_thread
+from ..background import emit, hold_until_ended, lower_this_thread
 from .path_track import PathTrack
 
 LINK_LABELS = ("Waited for", "Created by")
@@ -119,6 +119,7 @@ class CriticalPathWorker(QtCore.QObject):
                                        daemon=True)
 
     def start(self):
+        hold_until_ended(self.thread, self)
         self.thread.start()
 
     def _run(self):
