@@ -457,6 +457,31 @@ def test_the_command_asks_numpy_for_no_huge_pages_unless_the_user_chose(monkeypa
         flag(before)
 
 
+_BLAS = """
+import os, sys
+from legate_prof.cli import main
+main({argv})
+from legate_prof.load.rank_workers import _worker_env
+print(os.environ.get("OPENBLAS_NUM_THREADS"), _worker_env().get("OPENBLAS_NUM_THREADS"))
+"""
+
+
+@pytest.mark.parametrize("users, expected", [(None, "1 1"), ("3", "3 3")])
+def test_the_command_and_its_workers_start_one_blas_thread_unless_the_user_chose(
+        users, expected):
+    """numpy's OpenBLAS started a thread per core in every process (the command's, each rank
+    worker's), each spinning ~0.1 s of a core, and no command multiplies matrices: one,
+    set before numpy is imported and inherited by the rank workers; the user's number kept.
+    (``record`` leaves it as the user had it: legate's program does multiply matrices.)"""
+    env = {k: v for k, v in ENV.items() if k != "OPENBLAS_NUM_THREADS"}
+    if users:
+        env["OPENBLAS_NUM_THREADS"] = users
+    got = subprocess.run([sys.executable, "-c", _BLAS.format(argv=["stats", str(SAMPLE)])],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.splitlines()[-1] == expected
+
+
 _ENDS = """
 import atexit, sys
 class Teardown:
