@@ -73,8 +73,8 @@ def hold_until_ended(thread, *what):
     thread as the test's window was destroyed).  Those of threads ended are let go here,
     in the window's thread only."""
     if threading.current_thread() is threading.main_thread():
-        for ended in [t for t in _HELD if t.ident is not None and not t.is_alive()]:
-            del _HELD[ended]
+        for ended in [t for t in list(_HELD) if t.ident is not None and not t.is_alive()]:
+            _HELD.pop(ended, None)  # (list: another thread may start one meanwhile)
     _HELD[thread] = what
 
 
