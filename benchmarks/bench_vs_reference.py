@@ -43,6 +43,8 @@ from legate_prof.viewer.screenshot import app_instance
 app_instance()
 from legate_prof.viewer.app import MainWindow
 files, cache = json.loads(sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+from frame_times import show_until_drawn
 from legate_prof.load.rank_workers import lower_this_thread
 t0, c0 = time.perf_counter(), time.process_time()  # after the interpreter and Qt have started
 loaded = {}
@@ -56,16 +58,9 @@ def early_load():  # as `view` loads: begun before the window is made (cli.view.
 loading = threading.Thread(target=early_load)
 loading.start()
 win = MainWindow(files=files, load=lambda progress: (loading.join(), loaded["model"])[1])
-win.resize(1920, 1080)  # (a full-HD screen)
-win.show()
-win.start_loading()
-while win.timeline is None or win.timeline.source is None or \
-        not win.timeline.item.settled():  # every lane in view drawn from its tiles
-    QtWidgets.QApplication.processEvents()
-    time.sleep(0.002)
+show_until_drawn(win)  # (a full-HD screen; every lane in view drawn from its tiles)
 out = {"first_frame_s": time.perf_counter() - t0, "first_frame_cpu_s": time.process_time() - c0}
 if cache:  # the frames a user then waits for (pans, wheel zoom steps), in that window
-    sys.path.insert(0, sys.argv[2])
     from frame_times import measure_frames
     w = win.timeline
     t_range = w.source.info().time_range

@@ -37,6 +37,8 @@ from legate_prof.viewer.app import MainWindow
 from legate_prof.viewer.timeline import item as item_module, tile_worker
 from legate_prof.load.rank_workers import lower_this_thread
 files = json.loads(sys.argv[1])
+sys.path.insert(0, sys.argv[2])
+from frame_times import show_until_drawn
 marks, cpu = {}, {}
 t0 = time.perf_counter()
 
@@ -93,13 +95,7 @@ loading = threading.Thread(target=early_load)
 loading.start()
 win = MainWindow(files=files, load=lambda progress: (loading.join(), loaded["model"])[1])
 mark("window made")
-win.resize(1920, 1080)
-win.show()
-win.start_loading()
-while win.timeline is None or win.timeline.source is None or \
-        not win.timeline.item.settled():
-    QtWidgets.QApplication.processEvents()
-    time.sleep(0.002)
+show_until_drawn(win)
 mark("settled")
 cpu["window"] = 1000 * (time.thread_time() - c0)
 print(json.dumps({"marks": marks, "cpu_ms": cpu}), flush=True)
@@ -110,8 +106,8 @@ os._exit(0)
 
 def run_once(files, cache):
     env = {**os.environ, "LEGATE_PROF_CACHE_DIR": cache}
-    r = subprocess.run([sys.executable, "-c", CHILD, json.dumps(files)], capture_output=True,
-                       text=True, env=env, timeout=600)
+    r = subprocess.run([sys.executable, "-c", CHILD, json.dumps(files), str(ROOT / "benchmarks")],
+                       capture_output=True, text=True, env=env, timeout=600)
     lines = r.stdout.strip().splitlines()
     if not lines:
         raise SystemExit(f"the child failed: {r.stderr[-3000:]}")

@@ -50,7 +50,7 @@ def _timed(spent, phase, fn):
 
 def _window(run, expand):
     import importlib
-    from PySide6 import QtWidgets
+    from frame_times import show_until_drawn
     from legate_prof.load.loader import load_profile
     from legate_prof.viewer.screenshot import app_instance
     app_instance()
@@ -63,13 +63,7 @@ def _window(run, expand):
         cls = getattr(importlib.import_module(f"legate_prof.viewer.{module}"), cls_name)
         setattr(cls, meth, _timed(spent, phase, getattr(cls, meth)))
     win = MainWindow(files=files, load=lambda progress: model)
-    win.resize(1920, 1080)
-    win.show()
-    win.start_loading()
-    while win.timeline is None or win.timeline.source is None or \
-            not win.timeline.item.settled():
-        QtWidgets.QApplication.processEvents()
-        time.sleep(0.002)
+    show_until_drawn(win)
     if expand:
         win.timeline.expand(["cpu", "gpu_dev", "utility"])
     return win, spent

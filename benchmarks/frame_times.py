@@ -12,6 +12,19 @@ frames, which a loaded machine disturbs less.
 import time
 
 
+def show_until_drawn(win):
+    """A ``MainWindow`` shown on a full-HD screen (1920 x 1080) and its load begun, as `view`
+    opens it; returns once its timeline's lanes in view are all drawn from their tiles."""
+    from PySide6 import QtWidgets
+    win.resize(1920, 1080)
+    win.show()
+    win.start_loading()
+    while win.timeline is None or win.timeline.source is None or \
+            not win.timeline.item.settled():
+        QtWidgets.QApplication.processEvents()
+        time.sleep(0.002)
+
+
 def _settle(w, limit_s=120.0):
     """Frames until the view is drawn whole (every tile in: ``settled``)."""
     from PySide6 import QtWidgets

@@ -269,6 +269,56 @@ def test_dotted_scale_lines_drawn_from_their_pictures_are_the_pixels_drawline_dr
         assert (len(dotted._made) > 10) == (zoom == 1.0)  # (the pictures used where exact)
 
 
+def test_box_labels_worked_out_once_are_the_pixels_and_cuts_qt_makes_each_time(qtbot):
+    """The timeline's box and band labels (``BoxText``): each label's width, its cut form
+    and its drawing as ``horizontalAdvance``, ``elidedText(text, ElideRight, width)`` and
+    ``drawText(box, AlignVCenter | AlignLeft, text)`` make them each time, pixel for pixel:
+    boxes at fractional places and of all widths (labels cut, and cut to nothing), moved,
+    scaled painters, both directions; asked twice (the second from what was kept)."""
+    import numpy as np
+    from PySide6 import QtCore
+    from legate_prof.viewer.timeline.summary_strip import BoxText
+    flags = int(QtCore.Qt.AlignmentFlag.AlignVCenter | QtCore.Qt.AlignmentFlag.AlignLeft)
+    font = QtGui.QFont()
+    font.setPointSizeF(8)
+    rng = np.random.default_rng(11)
+    texts = ["×72 merged", "×72", "legate.core.ops.add (12)", "copy 4.0 MiB", "&amp; <b>",
+             "task_with_a_rather_long_name_that_is_cut", "Ω ünïcode"]
+    boxes = [(x, y, w, h) for x, y, w, h in zip(
+        rng.uniform(0, 500, 150), rng.uniform(0, 400, 150), rng.uniform(2, 260, 150),
+        rng.choice([9.0, 12.5, 20.0, 31.0], 150))]
+    for setup in (lambda p: None, lambda p: p.translate(-0.37, 12.6),
+                  lambda p: p.scale(1.5, 1.25),
+                  lambda p: p.setLayoutDirection(QtCore.Qt.LayoutDirection.RightToLeft)):
+        pictures, cuts = [], []
+        for kept in (False, True):
+            img = QtGui.QImage(800, 480, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+            img.fill(QtGui.QColor(250, 250, 250))
+            p = QtGui.QPainter(img)
+            setup(p)
+            p.setFont(font)
+            p.setPen(QtGui.QColor(20, 20, 20))
+            fm, t = QtGui.QFontMetrics(p.font()), BoxText(p)
+            made = []
+            for k, (x, y, w, h) in enumerate(boxes * 2):  # (the second round: as kept)
+                text = texts[k % len(texts)]
+                box = QtCore.QRectF(x + 2, y, w - 4, h)
+                if kept:
+                    made.append((t.advance(text), t.elided(text, int(w) - 4)))
+                    t.draw(p, box, made[-1][1])
+                else:
+                    made.append((fm.horizontalAdvance(text),
+                                 fm.elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
+                                               int(w) - 4)))
+                    p.drawText(box, flags, made[-1][1])
+            p.end()
+            pictures.append(img)
+            cuts.append(made)
+        assert cuts[0] == cuts[1]
+        assert pictures[0] == pictures[1]
+        assert any(c != texts[k % len(texts)] for k, (_, c) in enumerate(cuts[0]))  # (cut)
+
+
 def test_scale_labels_drawn_again_in_a_font_shown_before_are_whole(qtbot, ranks4):
     """A row's scale marks are kept by its place and the painter's font: back in a font
     drawn before, the labels laid out then are drawn again, with their layouts (their

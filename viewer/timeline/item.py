@@ -22,7 +22,7 @@ from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_
                      name_color)
 from .layout import LaneLayout
 from .rect_batch import RectBatch
-from .summary_strip import DottedLines, ScaleText, draw_strip, strip_picture
+from .summary_strip import BoxText, DottedLines, ScaleText, draw_strip, strip_picture
 from .tile_cache import GridCache, is_exact
 from .tile_worker import Ask, TileWorker
 
@@ -30,6 +30,8 @@ from .tile_worker import Ask, TileWorker
 
 SCALE_TEXT = QtGui.QColor(90, 90, 90)  # the scale marks' labels
 COUNT_CHIP = QtGui.QColor(242, 242, 242, 235)  # behind a merged band's count
+COUNT_TEXT = QtGui.QColor(40, 40, 40)  # a merged band's count
+ITEM_TEXT = QtGui.QColor(20, 20, 20)  # a box's label
 # tiles arriving while others are computed are drawn together this often (each such frame
 # of the whole view is ~10 ms of the window's thread, its interpreter's lock held for most of
 # it: at 16 ms they were a third of a cached first frame's work while its strips came in)
@@ -140,6 +142,7 @@ class TimelineItem(pg.GraphicsObject):
         self._scale_styles = {}  # the scale marks' pen and font (``_scale_style``)
         self._scale_made = {}  # a row's scale marks, by its place and size (``_scale_marks``)
         self._shift = None  # the frame painter's (dx, dy) where it only moves (``_translation``)
+        self._box_texts = None  # (painter state, the labels' ``BoxText``): ``_box_text``
         # Recomputing caches is time-sliced: each frame spends at most ``budget_s`` on it,
         # shows the previous resolution's data elsewhere and asks for another frame.
         # None = compute everything now (screenshots, tests).
@@ -758,33 +761,40 @@ class TimelineItem(pg.GraphicsObject):
     def _paint_labels(self, p, labels):
         if not labels:
             return
-        fm = QtGui.QFontMetrics(p.font())
-        p.setPen(QtGui.QColor(20, 20, 20))
+        t = self._box_text(p)
+        fh = t.metrics.height()
+        p.setPen(ITEM_TEXT)
         counts = self.last_stats.setdefault("band_labels", [])
         for x, y, w, h, item, *busy in labels:
             if item < 0:  # a count, not a time: "×72 merged", or "×72" where that is too wide
                 text = band_label(-item)
-                if fm.horizontalAdvance(text) > w - 4:
+                if t.advance(text) > w - 4:
                     text = band_label(-item, short=True)
-                if fm.horizontalAdvance(text) > w - 4:
+                if t.advance(text) > w - 4:
                     continue  # a count is never cut short ("×2…" would read as 2)
                 # on a light chip, dark: white on a band filled to its middle was half on
                 # light gray, and items drawn over the band (a search's, the path's) ran
                 # through the digits ("×46" read "×4")
-                chip = QtCore.QRectF(x + 1, y + (h - fm.height()) / 2,
-                                     fm.horizontalAdvance(text) + 2, fm.height())
+                chip = QtCore.QRectF(x + 1, y + (h - fh) / 2, t.advance(text) + 2, fh)
                 p.fillRect(chip, COUNT_CHIP)
                 counts.append(text)
                 self.last_stats.setdefault("band_label_chips", []).append(chip)
-                p.setPen(QtGui.QColor(40, 40, 40))
+                p.setPen(COUNT_TEXT)
             else:
                 text = self.source.item_title(item)
-                p.setPen(QtGui.QColor(20, 20, 20))
-            text = fm.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, int(w) - 4)
+                p.setPen(ITEM_TEXT)
+            text = t.elided(text, int(w) - 4)
             if text and text != "…":
-                p.drawText(QtCore.QRectF(x + 2, y, w - 4, h),
-                           int(QtCore.Qt.AlignmentFlag.AlignVCenter
-                               | QtCore.Qt.AlignmentFlag.AlignLeft), text)
+                t.draw(p, QtCore.QRectF(x + 2, y, w - 4, h), text)
+
+    def _box_text(self, p):
+        """The labels' widths, cut forms and layouts (``BoxText``), kept while the frames'
+        font, device and direction stay."""
+        font, dev = p.font(), p.device()
+        key = (font.key(), dev.logicalDpiX(), dev.logicalDpiY(), p.layoutDirection().value)
+        if self._box_texts is None or self._box_texts[0] != key:
+            self._box_texts = (key, BoxText(p))
+        return self._box_texts[1]
 
     def highlighted(self):
         """Item ids shown in full colour, the rest dimmed: the search's matches, else the

@@ -94,7 +94,7 @@ class ScaleText:
     cost, every label of every frame.  Made for one painter state (font,
     device, direction); a text drawText treats otherwise is drawn by drawText."""
 
-    def __init__(self, p, font):
+    def __init__(self, p, font, keep=256):
         p.save()
         p.setFont(font)
         self._font = p.font()  # (the painter's: resolved for its device, as drawText's)
@@ -102,6 +102,7 @@ class ScaleText:
         self._direction = p.layoutDirection()  # (drawText's: the painter's, by default Auto)
         self._plain = self._direction != QtCore.Qt.LayoutDirection.RightToLeft
         self._laid = {}  # text -> (layout, its line, width, height), or None: drawText
+        self._keep = keep  # (layouts kept at most: then made again)
 
     def place(self, box, text):
         """How ``text`` is drawn in ``box``: (its layout, its line, where, the box to clip
@@ -152,10 +153,52 @@ class ScaleText:
             width = max(0.0, line.naturalTextWidth())
             layout.endLayout()
             laid = (layout, line, width, height)
-        if len(self._laid) > 256:
+        if len(self._laid) > self._keep:
             self._laid.clear()
         self._laid[text] = laid
         return laid
+
+
+class BoxText:
+    """The timeline's box and band labels: measured with ``QFontMetrics.horizontalAdvance``,
+    cut with ``elidedText(text, ElideRight, width)`` and drawn as ``drawText(box,
+    AlignVCenter | AlignLeft, text)`` (the same as ``LABEL_FLAGS`` for either direction:
+    Qt puts the text left, or right where the painter draws right to left, both ways), from
+    what was worked out once per text in the painter's font: its width, its cut forms, its
+    layout (``ScaleText``).  A wheel step's frame of one rank's lanes labelled ~150 boxes and
+    bands, shaping each label two to four times.  Made for one painter state (font,
+    device, direction)."""
+
+    KEEP = 4096  # widths, cut forms, layouts kept at most (then worked out again)
+
+    def __init__(self, p):
+        self.metrics = QtGui.QFontMetrics(p.font())
+        self._text = ScaleText(p, p.font(), keep=self.KEEP)
+        self._advance = {}  # text -> its width
+        self._elided = {}  # (text, width) -> the text cut to it
+
+    def advance(self, text):
+        width = self._advance.get(text)
+        if width is None:
+            if len(self._advance) > self.KEEP:
+                self._advance.clear()
+            width = self._advance[text] = self.metrics.horizontalAdvance(text)
+        return width
+
+    def elided(self, text, width):
+        """``text`` cut to ``width`` (an int) pixels, as ``elidedText`` cuts it."""
+        key = (text, width)
+        cut = self._elided.get(key)
+        if cut is None:
+            if len(self._elided) > self.KEEP:
+                self._elided.clear()
+            cut = self._elided[key] = self.metrics.elidedText(
+                text, QtCore.Qt.TextElideMode.ElideRight, width)
+        return cut
+
+    def draw(self, p, box, text):
+        """``text`` in ``box`` as ``drawText(box, AlignVCenter | AlignLeft, text)``."""
+        self._text.draw(p, box, text, self._text.place(box, text))
 
 
 class DottedLines:
