@@ -169,11 +169,12 @@ class BoxText:
     bands, shaping each label two to four times.  Made for one painter state (font,
     device, direction)."""
 
-    KEEP = 4096  # widths, cut forms, layouts kept at most (then worked out again)
+    KEEP = 4096  # widths and cut forms kept at most (then worked out again)
+    LAYOUTS = 1024  # layouts kept at most (~7 KB each; a frame draws up to MAX_LABELS, 400)
 
     def __init__(self, p):
         self.metrics = QtGui.QFontMetrics(p.font())
-        self._text = ScaleText(p, p.font(), keep=self.KEEP)
+        self._text = ScaleText(p, p.font(), keep=self.LAYOUTS)
         self._advance = {}  # text -> its width
         self._elided = {}  # (text, width) -> the text cut to it
 
