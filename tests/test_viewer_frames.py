@@ -182,6 +182,22 @@ def test_a_move_of_the_view_too_small_to_draw_leaves_the_range_it_draws(qtbot, r
         assert int((after != _pixels(timeline(moved.time_range()))).sum()) == 0
 
 
+def _canvas(width=640, height=480):
+    """A picture of a strip's background and a painter on it (the pixel tests' page)."""
+    img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    img.fill(QtGui.QColor(250, 250, 250))
+    return img, QtGui.QPainter(img)
+
+
+def _painter_setups():
+    """Painters as the text tests draw on them: as made, moved by a fraction of a pixel,
+    scaled, left to right and right to left."""
+    from PySide6 import QtCore
+    return (lambda p: None, lambda p: p.translate(-0.37, 12.6), lambda p: p.scale(1.5, 1.25),
+            lambda p: p.setLayoutDirection(QtCore.Qt.LayoutDirection.LeftToRight),
+            lambda p: p.setLayoutDirection(QtCore.Qt.LayoutDirection.RightToLeft))
+
+
 def test_scale_labels_drawn_from_their_layouts_are_the_pixels_drawtext_draws(qtbot):
     """A strip's scale labels are laid out once (``ScaleText``) and drawn as
     ``QPainter.drawText(box, AlignVCenter, text)`` draws them, pixel for pixel: boxes at
@@ -199,15 +215,10 @@ def test_scale_labels_drawn_from_their_layouts_are_the_pixels_drawtext_draws(qtb
     boxes = [QtCore.QRectF(x, y, w, h) for x, y, w, h in zip(
         rng.uniform(0, 400, 120), rng.uniform(0, 300, 120), rng.choice([120, 30, 6], 120),
         rng.choice([fh, fh - 3, fh + 2.5, 4.0], 120))]
-    for setup in (lambda p: None, lambda p: p.translate(-0.37, 12.6),
-                  lambda p: p.scale(1.5, 1.25),
-                  lambda p: p.setLayoutDirection(QtCore.Qt.LayoutDirection.LeftToRight),
-                  lambda p: p.setLayoutDirection(QtCore.Qt.LayoutDirection.RightToLeft)):
+    for setup in _painter_setups():
         pictures, placed = [], []
         for cached in (False, True):
-            img = QtGui.QImage(640, 480, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-            img.fill(QtGui.QColor(250, 250, 250))
-            p = QtGui.QPainter(img)
+            img, p = _canvas()
             setup(p)
             rtl = p.layoutDirection() == QtCore.Qt.LayoutDirection.RightToLeft
             p.setFont(font)
@@ -252,9 +263,7 @@ def test_dotted_scale_lines_drawn_from_their_pictures_are_the_pixels_drawline_dr
         pictures = []
         dotted = DottedLines(pen)
         for from_pictures in (False, True):
-            img = QtGui.QImage(640, 480, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-            img.fill(QtGui.QColor(250, 250, 250))
-            p = QtGui.QPainter(img)
+            img, p = _canvas()
             p.scale(zoom, zoom)
             p.translate(-left, -top)  # (as the view's picture is drawn: moved, no more)
             for a, b in lines:
@@ -274,7 +283,7 @@ def test_box_labels_worked_out_once_are_the_pixels_and_cuts_qt_makes_each_time(q
     and its drawing as ``horizontalAdvance``, ``elidedText(text, ElideRight, width)`` and
     ``drawText(box, AlignVCenter | AlignLeft, text)`` make them each time, pixel for pixel:
     boxes at fractional places and of all widths (labels cut, and cut to nothing), moved,
-    scaled painters, both directions; asked twice (the second from what was kept)."""
+    scaled painters, both directions (``_painter_setups``); asked twice (the second from what was kept)."""
     import numpy as np
     from PySide6 import QtCore
     from legate_prof.viewer.timeline.summary_strip import BoxText
@@ -287,14 +296,10 @@ def test_box_labels_worked_out_once_are_the_pixels_and_cuts_qt_makes_each_time(q
     boxes = [(x, y, w, h) for x, y, w, h in zip(
         rng.uniform(0, 500, 150), rng.uniform(0, 400, 150), rng.uniform(2, 260, 150),
         rng.choice([9.0, 12.5, 20.0, 31.0], 150))]
-    for setup in (lambda p: None, lambda p: p.translate(-0.37, 12.6),
-                  lambda p: p.scale(1.5, 1.25),
-                  lambda p: p.setLayoutDirection(QtCore.Qt.LayoutDirection.RightToLeft)):
+    for setup in _painter_setups():
         pictures, cuts = [], []
         for kept in (False, True):
-            img = QtGui.QImage(800, 480, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-            img.fill(QtGui.QColor(250, 250, 250))
-            p = QtGui.QPainter(img)
+            img, p = _canvas(800)
             setup(p)
             p.setFont(font)
             p.setPen(QtGui.QColor(20, 20, 20))
