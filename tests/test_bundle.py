@@ -228,6 +228,60 @@ def test_bundle_keeps_the_extent_and_coarse_step_indexes(synthetic_8, tmp_path):
         read_bundle(damaged)
 
 
+def test_bundle_keeps_sampled_integrals_that_answer_a_whole_runs_bins(synthetic_8, tmp_path,
+                                                                      monkeypatch):
+    """A bundle with indexes keeps the sampled integral of each big step function (the
+    ranks' own and the all-ranks sums and unions it stores): reopened, a view's bins of a
+    multiple of its cell are read from it, equal to the bit to the search of a bundle without
+    them; a damaged one is refused (its values by the full check, its cells by any)."""
+    from legate_prof.model.intervals import StepIntegral
+    from legate_prof.query.source import ProfileSource
+    monkeypatch.setattr(StepIntegral, "SAMPLED_CELLS", 64)  # (this profile's steps are small)
+    monkeypatch.setattr(StepIntegral, "SAMPLED_MIN", 256)
+    model = load_profile(synthetic_8)
+    out, plain = tmp_path / "run.lpbundle", tmp_path / "plain.lpbundle"
+    write_bundle(model, out)
+    again = read_bundle(out)
+    with monkeypatch.context() as m:
+        m.setattr(StepIntegral, "SAMPLED_MIN", 1 << 60)  # (none kept)
+        write_bundle(model, plain)
+    searched = read_bundle(plain)
+    steps = list(again.utilization_steps.items()) + [
+        ((None, g), s) for g, s in again._ix.all_ranks_steps.items() if s is not None]
+    sampled = [(k, s) for k, s in steps if s._sampled is not None]
+    assert {k[0] is None for k, _ in sampled} == {True, False}, "no step big enough to test"
+    assert all(s._sampled is None for s in searched.utilization_steps.values())
+    src, plain_src = ProfileSource(again), ProfileSource(searched)
+    t0, t1 = model.time_range()
+    for (rank, group), s in sampled:
+        cell = s._sampled[0]
+        for bin_ns in (cell, 4 * cell):
+            a, b = np.floor(t0 / bin_ns) - 1, np.ceil(t1 / bin_ns) + 1
+            assert src.summary_at_hand(group, rank, bin_ns, int(b - a))
+            assert not plain_src.summary_at_hand(group, rank, bin_ns, int(b - a))
+            got = average_utilization(again, group, rank, a * bin_ns, b * bin_ns, int(b - a))
+            want = average_utilization(searched, group, rank, a * bin_ns, b * bin_ns,
+                                       int(b - a))
+            assert np.array_equal(got, want), (rank, group, bin_ns)
+    # one sampled value damaged in place: the full check refuses the bundle
+    values = sampled[0][1]._sampled[2]
+    raw = bytearray(out.read_bytes())
+    at = raw.find(values[len(values) // 2:].tobytes())
+    assert at > 0
+    raw[at:at + 8] = np.float64(-1.0).tobytes()
+    damaged = tmp_path / "damaged.lpbundle"
+    damaged.write_bytes(bytes(raw))
+    with pytest.raises(ProfileError, match="sampled integral"):
+        read_bundle(damaged)
+    read_bundle(damaged, check="structure")  # (a value only the full check reads)
+    # its cells other than the step's times make: refused by any check
+    monkeypatch.setattr(StepIntegral, "SAMPLED_CELLS", 128)
+    for check in (True, "structure"):
+        with pytest.raises(ProfileError, match="sampled integral"):
+            read_bundle(out, check=check)
+    del again, searched, sampled, values, src, plain_src
+
+
 def test_eviction_removes_entries_half_written_by_a_killed_process(tmp_path):
     import time
     from legate_prof.store.cache import STALE_TMP_S, evict

@@ -561,6 +561,53 @@ def test_a_sum_of_steps_kept_with_repeated_times_reads_as_the_distinct_sum():
     assert np.allclose(got, exact.integral_at(q))
 
 
+def _aligned_edges(cell, first, count, rng):
+    """A view's bin edges as the viewer asks them: ``linspace`` over whole bins of a power
+    of two times ``cell``, anchored to absolute time, reaching past the step each side."""
+    bin_ns = cell * 2 ** int(rng.integers(0, 5))
+    a = (np.floor(first * cell / bin_ns) - int(rng.integers(0, 3))) * bin_ns
+    n = int((first + count) * cell / bin_ns - a / bin_ns) + int(rng.integers(1, 4))
+    return np.linspace(a, a + n * bin_ns, n + 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_a_sampled_integral_gives_the_bits_of_the_search(dtype):
+    """A step's sampled integral (a bundle keeps it) answers bins of a multiple of its cell
+    with the very floats the search of the mapped step gives — before its first time (0),
+    inside, after its last (the total) — for a rank's step, a sum of ranks' steps with
+    repeated times, and a busy/idle union; bins of another size are searched as before."""
+    rng = np.random.default_rng(9)
+    steps = []
+    for k in range(3):
+        s = np.sort(rng.integers(0, 10**9, 12_000)).astype(dtype)
+        steps.append(StepIntegral.from_intervals(s, s + rng.integers(1, 10**4, 12_000).astype(
+            dtype), None, denominator=k + 1))
+    for step in (StepIntegral.sum(steps, distinct=False), StepIntegral.sum(steps),
+                 StepIntegral.any_active(steps)):
+        assert len(step.t) >= StepIntegral.SAMPLED_MIN
+        cell, first, values = step.sampled_integral()
+        assert StepIntegral.SAMPLED_CELLS < len(values) <= 2 * StepIntegral.SAMPLED_CELLS + 2
+        assert first * cell <= step.t[0] and (first + len(values) - 1) * cell >= step.t[-1]
+        searched = StepIntegral(step.t, step.integral, step.denominator, mapped=True)
+        sampled = StepIntegral(step.t, step.integral, step.denominator, mapped=True)
+        sampled.adopt_sampled_integral(cell, first, values)
+        for _ in range(20):
+            edges = _aligned_edges(cell, first, len(values), rng)
+            if len(edges) > StepIntegral.MOST_LOOKUPS:
+                continue
+            assert sampled._from_sampled(edges) is not None
+            assert sampled.quick_at(edges[1] - edges[0], len(edges) - 1)
+            assert np.array_equal(sampled.average(edges), searched.average(edges))
+        off = np.linspace(0.5 * cell, 1000.5 * cell, 301)  # (not on the cells: searched)
+        assert sampled._from_sampled(off) is None and not sampled.quick_at(cell / 2, 300)
+        assert np.array_equal(sampled.integral_at(off), searched.integral_at(off))
+        far = np.array([-1e300, 0.0, 1e300])  # (whole multiples no int64 of cells holds)
+        assert sampled._from_sampled(far) is None
+        assert np.array_equal(sampled.integral_at(far), searched.integral_at(far))
+    small = StepIntegral.from_intervals(np.arange(10), np.arange(10) + 3)
+    assert small.sampled_integral() is None and small.quick_at(1.0, 10)
+
+
 def test_the_initial_view_of_a_late_one_nanosecond_run_is_wide_enough_to_draw():
     """However late a damaged log puts a run of a single nanosecond, the initial view spans
     thousands of distinct float64 positions (the viewer's and the tiles' coordinates)."""

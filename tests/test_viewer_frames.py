@@ -441,8 +441,12 @@ def test_the_whole_run_in_view_computes_no_cell_beyond_the_run(qtbot, ranks4, mo
     from legate_prof.load.loader import load_profile
     from legate_prof.viewer.timeline.tile_worker import TileWorker
     from legate_prof.viewer.timeline.widget import TimelineWidget
+    from legate_prof.query import ProfileSource
     asked, ask = [], TileWorker.ask
     monkeypatch.setattr(TileWorker, "ask", lambda self, a: asked.append(a) or ask(self, a))
+    # (every strip asked of the tiles' thread: none at hand, drawn in the frame for the same
+    # cells, ``_summary_strip``)
+    monkeypatch.setattr(ProfileSource, "summary_at_hand", lambda self, *a: False)
     src = load_profile(ranks4, ranked=True)
     w = TimelineWidget(src)
     qtbot.addWidget(w)

@@ -58,9 +58,10 @@ class RecordingSource(ProfileSource):
         self._note("lane_tile")
         return super().lane_tile(*a, **k)
 
-    def summary_tile(self, *a, **k):
-        self._note("summary_tile")
-        return super().summary_tile(*a, **k)
+    def summary_tile(self, group, rank, t0, t1, bins):
+        at_hand = self.summary_at_hand(group, rank, (t1 - t0) / bins, bins)
+        self._note("summary_tile at hand" if at_hand else "summary_tile")
+        return super().summary_tile(group, rank, t0, t1, bins)
 
     def prepare_lanes(self, lanes):
         self._note("prepare_lanes")
@@ -91,7 +92,8 @@ def test_the_windows_thread_computes_no_tile_no_lane_tree_no_stacking(qtbot, ran
     """A profile opened in the window (as `view` and File → Open open one): its lane tree is
     described and laid out by the loader's thread, its lanes stacked and its tiles and
     utilization strips computed by the timeline's tiles thread — the window's thread only
-    draws what arrives — and the picture is whole once they arrived."""
+    draws what arrives, and the strips of rows appearing whose values are at hand
+    (``summary_at_hand``) — and the picture is whole once they arrived."""
     from legate_prof.viewer.app import MainWindow
     src = RecordingSource(load_profile([str(p) for p in ranks4], ranked=True))
     win = MainWindow(files=[str(ranks4[0])], load=lambda progress: src)
@@ -104,8 +106,9 @@ def test_the_windows_thread_computes_no_tile_no_lane_tree_no_stacking(qtbot, ran
     qtbot.waitUntil(lambda: win.timeline.item.settled() and
                     win.timeline.item.last_stats.get("rects", 0) > 0, timeout=LOAD_MS)
     kinds = {what for what, _ in src.asked}
-    assert {"outline", "lane_tile", "summary_tile", "prepare_lanes"} <= kinds
-    on_main = sorted({what for what, main in src.asked if main})
+    assert {"outline", "lane_tile", "prepare_lanes"} <= kinds
+    assert {"summary_tile", "summary_tile at hand"} & kinds
+    on_main = sorted({what for what, main in src.asked if main} - {"summary_tile at hand"})
     assert not on_main, f"asked on the window's thread: {on_main}"
     img = win.timeline.grab().toImage()
     colours = {img.pixel(x, y) for x in range(200, img.width() - 20, 7)
@@ -504,11 +507,14 @@ def test_tiles_arriving_while_others_are_computed_are_drawn_in_one_frame(qtbot, 
 
 class GatedSource(ProfileSource):
     """A profile whose utilization strips wait for ``gate`` (a test decides when they
-    arrive)."""
+    arrive): never at hand, so the window asks them of its tiles' thread."""
 
     def __init__(self, model):
         super().__init__(model)
         self.gate = threading.Event()
+
+    def summary_at_hand(self, *a):
+        return False
 
     def summary_tile(self, *a, **k):
         self.gate.wait(LOAD_MS / 1000)
@@ -559,6 +565,60 @@ def test_a_profile_shown_asks_its_strips_before_the_window_paints(qtbot, ranks4,
     item.tiles = None  # everything made in the frame, as a screenshot makes it
     item.refresh()
     assert win.timeline.grab().toImage() == settled
+
+
+def test_a_first_frame_draws_the_strips_at_hand_itself(qtbot, ranks4, tmp_path, monkeypatch):
+    """A profile whose strips are at hand (``summary_at_hand``: a cache entry's step
+    functions with their sampled integrals) is shown with every strip in view drawn in its
+    first picture, on the window's thread, none asked of the tiles' thread (the window drew
+    two more frames as they came: a cached first frame of 10 M items 40 ms later); that
+    picture is the settled view, as a timeline opened there draws it.  A wheel step then
+    asks the tiles' thread for the strips at the new scale, as before."""
+    from legate_prof.model.intervals import StepIntegral
+    from legate_prof.store.bundle import write_bundle
+    from legate_prof.store.bundle_file import read_bundle
+    from legate_prof.viewer.app import MainWindow
+    from legate_prof.viewer.timeline.tile_worker import TileWorker
+    monkeypatch.setattr(StepIntegral, "SAMPLED_MIN", 64)  # (this profile's steps are small)
+    monkeypatch.setattr(StepIntegral, "COARSE_MIN", 64)
+    write_bundle(load_profile([str(p) for p in ranks4]), tmp_path / "run.lpbundle")
+    model = read_bundle(tmp_path / "run.lpbundle")
+    assert any(s._sampled is not None for s in model.utilization_steps.values())
+    src = ProfileSource(model)
+    src.info()  # (its notices known: the view's height stays)
+    asked, drawn = [], []
+    ask = TileWorker.ask
+    monkeypatch.setattr(TileWorker, "ask", lambda self, item: (asked.append(item.cache),
+                                                               ask(self, item)))
+    win = MainWindow(files=[str(ranks4[0])], load=lambda progress: src)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    from legate_prof.viewer.timeline import item as item_module
+    real = item_module.strip_picture
+    monkeypatch.setattr(item_module, "strip_picture", lambda *a: (
+        drawn.append(threading.current_thread() is threading.main_thread()), real(*a))[1])
+    win._show_source(src, [str(ranks4[0])])  # (as a load's end shows it)
+    item = win.timeline.item
+    rows = [(e.rank, e.group) for e in win.timeline.lane_layout.visible(
+        *win.timeline.vb.viewRange()[1]) if e.kind == "summary"]
+    assert len(rows) > 4 and set(rows) <= set(item._summary_img)
+    assert drawn and all(drawn) and not {"summary", "strip"} & set(asked)
+    assert item.settled()
+    first = win.timeline.grab().toImage()
+    item.stop_background()
+    item.tiles = None  # everything made in the frame, as a screenshot makes it
+    item.refresh()
+    assert win.timeline.grab().toImage() == first
+    item.compute_in_background()
+    del drawn[:], asked[:]
+    t0, t1 = win.timeline.time_range()
+    win.timeline.set_time_range(t0 + (t1 - t0) / 8, t1 - (t1 - t0) / 8, remember=False)
+    win.timeline.grab()
+    qtbot.waitUntil(item.settled, timeout=LOAD_MS)
+    assert "strip" in asked and drawn and not any(drawn)
+    item.stop_background()
 
 
 def test_a_tile_asked_again_before_its_result_arrives_is_not_computed_twice(qtbot):

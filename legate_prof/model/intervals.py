@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import math
 
 import numpy as np
 
@@ -328,9 +329,12 @@ class StepIntegral:
     linear, so ``np.interp`` evaluates it exactly.  16 bytes per breakpoint.
     """
 
-    __slots__ = ("t", "integral", "denominator", "_coarse", "mapped")
+    __slots__ = ("t", "integral", "denominator", "_coarse", "mapped", "_sampled")
     BLOCK = 32  # breakpoints per block of the coarse index
     COARSE_MIN = 64 * BLOCK  # smaller step functions are searched directly
+    MOST_LOOKUPS = 4096  # more times than this at once: a binary search each (``integral_at``)
+    SAMPLED_CELLS = 4096  # a sampled integral has more cells than this, up to twice as many
+    SAMPLED_MIN = 4 * SAMPLED_CELLS  # ... made only for a step with this many breakpoints
 
     def __init__(self, t: np.ndarray, integral: np.ndarray, denominator: float, mapped=False):
         self.t = t
@@ -338,6 +342,7 @@ class StepIntegral:
         self.denominator = float(denominator)
         self._coarse = None
         self.mapped = mapped  # t and integral are views of a mapped bundle (pages may be cold)
+        self._sampled = None  # (cell, first, values): ``sampled_integral``, kept in a bundle
 
     @classmethod
     def from_intervals(cls, start, stop, weight=None, denominator=1.0):
@@ -413,15 +418,79 @@ class StepIntegral:
     def adopt_coarse_index(self, coarse):
         self._coarse = coarse
 
+    def sampled_integral(self):
+        """(cell, first, values): I at every multiple of ``cell`` ns (a power of two, at
+        least 1) from ``first`` cells, at or before the first breakpoint, to at or after the
+        last, ``SAMPLED_CELLS`` to twice as many; each value as ``integral_at`` gives it
+        for a mapped step (the same float).  None for a step of fewer than ``SAMPLED_MIN``
+        breakpoints, cheap to search.  A bundle keeps it: a view's utilization bins of a
+        multiple of ``cell`` (a whole run's, on screens up to ~6,000 px wide) are then read
+        from it, not searched for through the step's cold pages."""
+        t = self.t
+        if len(t) < self.SAMPLED_MIN:
+            return None
+        cell, first, count = self.sampled_cells(t[0], t[-1])
+        times = np.arange(first, first + count, dtype=np.float64) * cell
+        as_mapped = StepIntegral(t, self.integral, self.denominator, mapped=True)
+        as_mapped.adopt_coarse_index(self._coarse)
+        k = self.MOST_LOOKUPS
+        values = np.concatenate([as_mapped.integral_at(times[i:i + k])
+                                 for i in range(0, len(times), k)])
+        return cell, first, values
+
+    @classmethod
+    def sampled_cells(cls, lo, hi):
+        """(cell, first, count) of the sampled integral of a step from ``lo`` to ``hi``."""
+        lo, hi = float(lo), float(hi)
+        span = min(max(hi - lo, 1.0), 1e300)  # (finite: a damaged bundle's times are checked)
+        cell = 2.0 ** max(math.floor(math.log2(span / cls.SAMPLED_CELLS)), 0)
+        first = math.floor(lo / cell)
+        return cell, first, math.ceil(hi / cell) - first + 1
+
+    def quick_at(self, cell, bins):
+        """Whether ``bins`` bins of ``cell`` ns are averaged without searching a large step
+        function's cold pages: it is in memory or small, or its sampled integral holds
+        their edges."""
+        if not self.mapped or len(self.t) < self.SAMPLED_MIN:
+            return True
+        return self._sampled is not None and bins < self.MOST_LOOKUPS and \
+            cell >= self._sampled[0] and float(cell / self._sampled[0]).is_integer()
+
+    def adopt_sampled_integral(self, cell, first, values):
+        self._sampled = (float(cell), int(first), values)
+
+    def _from_sampled(self, times):
+        """``integral_at(times)`` read from the sampled integral where every time is a
+        multiple of its cell (else None): before its first sample the integral is 0, after
+        its last the total."""
+        cell, first, values = self._sampled
+        if not isinstance(times, np.ndarray) or times.ndim != 1 or times.dtype != np.float64:
+            return None
+        q = times / cell
+        if not np.array_equal(q, np.floor(q)) or not np.all(np.abs(q) < 2.0 ** 62):  # (a NaN
+            return None  # too; a time an int64 of cells cannot hold)
+        k = q.astype(np.int64) - first
+        out = values[np.clip(k, 0, len(values) - 1)]
+        out[k < 0] = 0.0
+        out[k >= len(values)] = self.integral[-1]
+        return out
+
     def integral_at(self, times):
         """Exact I(times).  Large step functions of a mapped bundle are searched through a
         coarse index (every 32nd breakpoint) and then one 32-wide block per query: a lookup
         touches a few pages instead of one per binary-search step, which matters because
-        those pages are often cold.  In memory, a binary search each is cheaper."""
+        those pages are often cold; or read from the sampled integral the bundle keeps
+        (``sampled_integral``), the same floats.  In memory, a binary search each is
+        cheaper."""
         t, integral = self.t, self.integral
         n = len(t)
         B = self.BLOCK
-        if not self.mapped or n < self.COARSE_MIN or np.size(times) > 4096:  # in memory, small
+        if self._sampled is not None and self.mapped and 0 < np.size(times) <= \
+                self.MOST_LOOKUPS and n >= self.COARSE_MIN:
+            out = self._from_sampled(times)
+            if out is not None:
+                return out
+        if not self.mapped or n < self.COARSE_MIN or np.size(times) > self.MOST_LOOKUPS:
             # or many queries: a binary search each is best
             return np.interp(times, t, integral, left=0.0, right=integral[-1])
         if self._coarse is None:

@@ -21,7 +21,7 @@ from legate_prof.query.details import detail_fields, item_facts, item_title
 from legate_prof.query.lane_tree import ProfileInfo, describe
 from legate_prof.causality.message_latency import MessageLatency, message_latency, one_host
 from legate_prof.query.search import search_items
-from legate_prof.query.summary import average_utilization, items_in, name_times
+from legate_prof.query.summary import average_at_hand, average_utilization, items_in, name_times
 from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile, lane_tiles
 
 ITEM_COLUMNS = ("start", "stop", "row", "name")  # (``items_columns``)
@@ -110,6 +110,27 @@ class ProfileSource:
         is the all-ranks summary."""
         u = average_utilization(self._m, group, rank, t0, t1, int(bins))
         return np.clip(u, 0.0, 1.0)
+
+    def summary_at_hand(self, group, rank, cell_ns, bins) -> bool:
+        """Whether ``summary_tile`` of ``bins`` bins of ``cell_ns`` (and ``summary_bytes``)
+        reads no large step function's cold pages and builds none: a window draws such a
+        row's strip as the row appears (a first frame every row at once, not each again as
+        it comes from its tiles' thread)."""
+        if not average_at_hand(self._m, group, rank, cell_ns, bins):
+            return False
+        info = self.outline()
+        lanes = self._memory_lanes().get((group, rank), [])
+        if not lanes or all(info.lanes[L].capacity > 0 for L in lanes):
+            return True
+        steps = self._m.utilization_steps  # a peak over the whole step function, below
+        if rank is not None:
+            step = steps.get((rank, group))
+        else:
+            step = self._m.stored_all_ranks_step(group)
+            if step is None and sum(g == group for (_, g) in steps) > 1:
+                return False
+            step = step or next((s for (_, g), s in steps.items() if g == group), None)
+        return step is None or not step.mapped or len(step.t) < step.SAMPLED_MIN
 
     def summary_bytes(self, group, rank):
         """For a memory group with a memory of unknown capacity: ``(bytes, peak)``, where

@@ -39,6 +39,21 @@ def average_utilization(model, group, rank, t0, t1, bins):
     return np.divide(acc, den, out=np.zeros(bins), where=den > 0)
 
 
+def average_at_hand(model, group, rank, cell_ns, bins):
+    """Whether ``average_utilization`` of ``bins`` bins of ``cell_ns`` reads no large step
+    function's cold pages and builds none (``StepIntegral.quick_at``)."""
+    if rank is not None:
+        step = model.utilization_steps.get((rank, group))
+        return step is None or step.quick_at(cell_ns, bins)
+    step = model.stored_all_ranks_step(group)
+    if step is not None:
+        return step.quick_at(cell_ns, bins)
+    steps = [s for (r, g), s in model.utilization_steps.items() if g == group]
+    if len(steps) > 1 and (len(steps) > SUM_RANKS_PER_FRAME or group in ANY_ACTIVE_GROUPS):
+        return False  # (one step function of all ranks to build first)
+    return all(s.quick_at(cell_ns, bins) for s in steps)
+
+
 LEGEND_KINDS = (ItemKind.TASK, ItemKind.GPU_KERNEL)  # what a legend names
 
 

@@ -91,6 +91,7 @@ def _step(s, what, values=True):
     if coarse is not None and (not isinstance(coarse, np.ndarray) or coarse.ndim != 1
                                or len(coarse) != -(-len(t) // StepIntegral.BLOCK)):
         _fail(f"{what} coarse index")
+    sampled = _sampled(s, t, coarse, what)
     if values:
         if not np.all(np.isfinite(t)) or not np.all(np.isfinite(integral)):
             _fail(f"{what} has infinite values")
@@ -102,10 +103,29 @@ def _step(s, what, values=True):
             _fail(f"{what} has infinite levels")
         if coarse is not None and not np.array_equal(coarse, t[::StepIntegral.BLOCK]):
             _fail(f"{what} coarse index")
+        if sampled is not None and not np.array_equal(
+                sampled, StepIntegral(t, integral, 1.0).sampled_integral()[2]):
+            _fail(f"{what} sampled integral")
     if not isinstance(den, (int, float)) or isinstance(den, bool) or not (
             math.isfinite(den) and den > 0):
         _fail(f"{what} denominator")
     return s
+
+
+def _sampled(s, t, coarse, what):
+    """A step's sampled integral (``StepIntegral.sampled_integral``), or None: only with its
+    coarse index, of the cells its breakpoints make."""
+    sampled = s.get("sampled")
+    if sampled is None and "sampled_cell" not in s and "sampled_first" not in s:
+        return None
+    cell, first = s.get("sampled_cell"), s.get("sampled_first")
+    if not isinstance(sampled, np.ndarray) or sampled.ndim != 1 or sampled.dtype != np.float64 \
+            or coarse is None or len(t) < StepIntegral.SAMPLED_MIN \
+            or not isinstance(cell, float) or isinstance(first, bool) or not isinstance(first, int) \
+            or not (np.isfinite(t[0]) and np.isfinite(t[-1])) \
+            or (cell, first, len(sampled)) != StepIntegral.sampled_cells(t[0], t[-1]):
+        _fail(f"{what} sampled integral")
+    return sampled
 
 
 def check_bundle(d, values=True):

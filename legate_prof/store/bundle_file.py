@@ -137,6 +137,10 @@ def _step_doc(step, indexes):
     doc = {"t": step.t, "integral": step.integral, "denominator": step.denominator}
     if indexes and len(step.t) >= StepIntegral.COARSE_MIN:
         doc["coarse"] = step.coarse_index()
+        step.adopt_coarse_index(doc["coarse"])
+        sampled = step.sampled_integral()
+        if sampled is not None:
+            doc["sampled_cell"], doc["sampled_first"], doc["sampled"] = sampled
     return doc
 
 
@@ -144,6 +148,8 @@ def _step_of(doc):
     step = StepIntegral(doc["t"], doc["integral"], doc["denominator"], mapped=True)
     if doc.get("coarse") is not None:
         step.adopt_coarse_index(doc["coarse"])
+    if doc.get("sampled") is not None:
+        step.adopt_sampled_integral(doc["sampled_cell"], doc["sampled_first"], doc["sampled"])
     return step
 
 
@@ -162,17 +168,26 @@ class _SumOnWrite:
             self.made = {"t": st.t, "integral": st.integral}
             if "coarse" in keys:
                 self.made["coarse"] = st.coarse_index()
+                st.adopt_coarse_index(self.made["coarse"])
+            if "sampled" in keys:
+                self.made["sampled"] = st.sampled_integral()[2]
         return self.made.pop(key)
 
     def doc(self, indexes):
         keys = ("t", "integral", "coarse") if indexes and self.n >= StepIntegral.COARSE_MIN \
             else ("t", "integral")
-        t_dtype = np.result_type(*[s.t.dtype for s in self.steps if len(s.t) >= 2] or
-                                 [np.float64])
+        summed = [s for s in self.steps if len(s.t) >= 2]
+        t_dtype = np.result_type(*[s.t.dtype for s in summed] or [np.float64])
         lengths = {"t": self.n, "integral": self.n, "coarse": -(-self.n // StepIntegral.BLOCK)}
-        dtypes = {"t": t_dtype, "integral": np.float64, "coarse": t_dtype}
-        doc = {k: Deferred(dtypes[k], [(lengths[k], lambda k=k: self._take(k, keys))])
-               for k in keys}
+        dtypes = {"t": t_dtype, "integral": np.float64, "coarse": t_dtype, "sampled": np.float64}
+        doc = {}
+        if "coarse" in keys and self.n >= StepIntegral.SAMPLED_MIN:  # (its cells known before)
+            keys += ("sampled",)
+            cell, doc["sampled_first"], lengths["sampled"] = StepIntegral.sampled_cells(
+                min(s.t[0] for s in summed), max(s.t[-1] for s in summed))
+            doc["sampled_cell"] = cell
+        doc.update({k: Deferred(dtypes[k], [(lengths[k], lambda k=k: self._take(k, keys))])
+                    for k in keys})
         doc["denominator"] = sum(s.denominator for s in self.steps)
         return doc
 

@@ -23,7 +23,7 @@ from ..colors import (ALPHA_READY, ALPHA_WAITING, GRAY, blend_with_white, group_
 from .layout import LaneLayout
 from .rect_batch import RectBatch
 from .summary_strip import BoxText, DottedLines, ScaleText, draw_strip, strip_picture
-from .tile_cache import GridCache, is_exact
+from .tile_cache import GridCache, cells_for, is_exact
 from .tile_worker import Ask, TileWorker
 
 
@@ -37,6 +37,9 @@ ITEM_TEXT = QtGui.QColor(20, 20, 20)  # a box's label
 # it: at 16 ms they were a third of a cached first frame's work while its strips came in)
 ARRIVALS_MS = 50
 REST_MS = 100  # a view unchanged this long is at rest: drawn from its own tiles (``_at_rest``)
+# A frame draws the strips of rows appearing whose values are at hand for up to this long
+# (``_summary_strip``); the rest come from the tiles' thread.
+STRIPS_IN_FRAME_S = 0.05
 
 
 class ViewRow:
@@ -156,6 +159,7 @@ class TimelineItem(pg.GraphicsObject):
         #                             the same range, ranks collapsed say, is not settled)
         self._generation = 0
         self._deadline = 0.0
+        self._strips_until = 0.0  # rows' strips drawn in the frame until (``_summary_strip``)
         self._computed = 0
         self._pending = False
         self._repaint_due = False  # a frame for tiles that arrived is on its way
@@ -319,10 +323,10 @@ class TimelineItem(pg.GraphicsObject):
         self._exact = self.tiles is None or self._rest_view == view
         self._inexact = False
         self._deadline = time.perf_counter() + (self.budget_s or 0.0)
+        self._strips_until = time.perf_counter() + STRIPS_IN_FRAME_S
         self.last_stats = {}
         self._hl = self.highlighted()
-        self._computed = 0
-        self._pending = False
+        self._computed, self._pending = 0, False
         p.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
         font = QtGui.QFont(p.font())
         font.setPointSizeF(8)
@@ -430,10 +434,10 @@ class TimelineItem(pg.GraphicsObject):
         if strip is None:
             p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
             return
-        bin_ns, a, vals, in_bytes, own = strip
+        bin_ns, a, vals, in_bytes, own, now = strip
         scale = width / (x1 - x0)
         picture = self._strip_picture(e, (bin_ns, a, len(vals), round(h, 3)), vals, in_bytes,
-                                      scale, h, crisp=own or not self._exact)
+                                      scale, h, crisp=own or not self._exact, now=now)
         p.save()
         p.setClipRect(QtCore.QRectF(px_left, top, width, h + 1))
         if picture is None:  # (the first of this row: until it is drawn)
@@ -443,11 +447,12 @@ class TimelineItem(pg.GraphicsObject):
         self._paint_scale(p, px_left, width, top, h, in_bytes)
         p.restore()
 
-    def _strip_picture(self, e, key, vals, in_bytes, scale, h, crisp=True):
+    def _strip_picture(self, e, key, vals, in_bytes, scale, h, crisp=True, now=False):
         """The picture of the row's strip to draw: the one kept if it is of these bins at
         this scale; else a crisp one is drawn now (no tiles' thread) or asked of the tiles'
         thread, the one kept shown meanwhile (None if there is none).  ``crisp`` False: the
-        kept one, whatever it is (the view's own bins, asked, come with their picture)."""
+        kept one, whatever it is (the view's own bins, asked, come with their picture).
+        ``now``: drawn in this thread whatever (values computed here: ``_summary_strip``)."""
         where = (e.rank, e.group)
         kept = self._summary_img.get(where)
         if kept is not None and kept.key == key and abs(kept.scale / scale - 1) <= 1e-9 or \
@@ -455,7 +460,7 @@ class TimelineItem(pg.GraphicsObject):
             return kept
         def make():
             return strip_picture(e.group, key, _shown(vals, in_bytes), scale, h)
-        if self.tiles is not None:
+        if self.tiles is not None and not now:
             self._asked.add(("strip", where))
             self._pending = True
             self.renders_asked += 1
@@ -560,9 +565,13 @@ class TimelineItem(pg.GraphicsObject):
 
     def _summary_strip(self, e, x0, x1, width, h):
         """(bin width in ns, first bin index, values, bytes scale, whether they are the
-        view's own: ``tile_cache.is_exact``) covering [x0, x1] and around it; bins are a
-        power of two between 1.5 and 3 pixels (see tile_cache).  The tiles' thread draws the
-        strip's picture for this view as soon as it has the values."""
+        view's own: ``tile_cache.is_exact``, whether computed now) covering [x0, x1] and
+        around it; bins are a power of two between 1.5 and 3 pixels (see tile_cache).  The
+        tiles' thread draws the strip's picture for this view as soon as it has the values;
+        a row never drawn whose values are at hand (``summary_at_hand``) is drawn in this
+        frame (for up to ``STRIPS_IN_FRAME_S``): a first frame then shows every row at once,
+        where the window otherwise drew two more frames as the strips came
+        (docs/performance.md)."""
         bin_ns = 2.0 ** np.floor(np.log2(max(3.0 * (x1 - x0) / width, 1e-9)))
         scale = width / (x1 - x0)
 
@@ -570,13 +579,22 @@ class TimelineItem(pg.GraphicsObject):
             vals, in_bytes = c.data
             return strip_picture(e.group, (c.cell_ns, c.first, len(vals), round(h, 3)),
                                  _shown(vals, in_bytes), scale, h)
+        where = (e.rank, e.group)
+        now = self.tiles is not None and where not in self._summary_img and \
+            self._summary_cache.peek(where) is None and \
+            time.perf_counter() < self._strips_until and self._at_hand(e, bin_ns, x0, x1)
         c = self._summary_cache.get(
-            (e.rank, e.group), bin_ns, x0, x1,
+            where, bin_ns, x0, x1,
             lambda a, b, n: self._summary_values(e, a, b, n),
-            self._may_compute, self._generation, self._ask("summary", then=picture),
-            exact=self._exact)
+            self._may_compute, self._generation,
+            None if now else self._ask("summary", then=picture), exact=self._exact)
         own = not self._from_another_view(c, bin_ns, x0, x1)
-        return None if c is None else (c.cell_ns, c.first, *c.data, own)
+        return None if c is None else (c.cell_ns, c.first, *c.data, own, now)
+
+    def _at_hand(self, e, bin_ns, x0, x1):
+        """Whether the row's strip of [x0, x1] is computed at once (``summary_at_hand``)."""
+        first, end = cells_for(bin_ns, x0, x1, self.t_range)
+        return self.source.summary_at_hand(e.group, e.rank, bin_ns, end - first)
 
     def _lane_rows(self, lane, x0, x1, width):
         """The lane's tile for this view, in view pixels: computed on cells of 0.5-1 view
