@@ -129,7 +129,8 @@ class ProfileSource:
             step = self._m.stored_all_ranks_step(group)
             if step is None and sum(g == group for (_, g) in steps) > 1:
                 return False
-            step = step or next((s for (_, g), s in steps.items() if g == group), None)
+            if step is None:
+                step = next((s for (_, g), s in steps.items() if g == group), None)
         return step is None or not step.mapped or len(step.t) < step.SAMPLED_MIN
 
     def summary_bytes(self, group, rank):
