@@ -107,7 +107,8 @@ os._exit(0)
 def run_once(files, cache):
     env = {**os.environ, "LEGATE_PROF_CACHE_DIR": cache}
     r = subprocess.run([sys.executable, "-c", CHILD, json.dumps(files), str(ROOT / "benchmarks")],
-                       capture_output=True, text=True, env=env, timeout=600)
+                       capture_output=True, text=True, env=env, timeout=600,
+                       cwd=ROOT)  # (the child imports this tree, whatever the caller's folder)
     lines = r.stdout.strip().splitlines()
     if not lines:
         raise SystemExit(f"the child failed: {r.stderr[-3000:]}")
@@ -120,7 +121,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--cache", help="the cache folder (default: a new temporary one)")
     a = ap.parse_args(argv)
-    files = sorted(str(p) for p in Path(a.run).glob("legate_*.prof*")
+    files = sorted(str(p) for p in Path(a.run).resolve().glob("legate_*.prof*")
                    if ".runtime." not in p.name)
     with tempfile.TemporaryDirectory(prefix="lp_split_") as tmp:
         cache = a.cache or tmp
