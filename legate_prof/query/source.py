@@ -118,9 +118,7 @@ class ProfileSource:
         it comes from its tiles' thread)."""
         if not average_at_hand(self._m, group, rank, cell_ns, bins):
             return False
-        info = self.outline()
-        lanes = self._memory_lanes().get((group, rank), [])
-        if not lanes or all(info.lanes[L].capacity > 0 for L in lanes):
+        if not self._on_bytes_scale(group, rank):
             return True
         steps = self._m.utilization_steps  # a peak over the whole step function, below
         if rank is not None:
@@ -139,11 +137,13 @@ class ProfileSource:
         so its row is drawn on a bytes scale (a share of a capacity nobody knows would look
         full).  None where the row is a share: processors, channels, memories whose
         capacity is known.  ``rank=None``: all ranks."""
-        info = self.outline()
+        return self.memory_use(group, rank) if self._on_bytes_scale(group, rank) else None
+
+    def _on_bytes_scale(self, group, rank):
+        """Whether the row is a memory group's with a memory of unknown capacity."""
         lanes = self._memory_lanes().get((group, rank), [])
-        if not lanes or all(info.lanes[L].capacity > 0 for L in lanes):
-            return None
-        return self.memory_use(group, rank)
+        info = self.outline()
+        return bool(lanes) and not all(info.lanes[L].capacity > 0 for L in lanes)
 
     def memory_use(self, group, rank):
         """For a memory group: (the bytes its utilization is a share of — its capacity, or
