@@ -21,6 +21,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 CHILD = r"""
 import json, sys, time
@@ -84,7 +87,8 @@ def run_once(files, cached, cache_dir):
     args = files if cached else ["--no-cache", *files]
     import time
     r = subprocess.run([sys.executable, "-c", CHILD, repr(time.time()), *args],
-                       capture_output=True, text=True, env=env, timeout=300)
+                       capture_output=True, text=True, env=env, timeout=300,
+                       cwd=ROOT)  # (the child imports this tree, whatever the caller's folder)
     lines = r.stdout.strip().splitlines()
     if not lines:
         raise SystemExit(f"the viewer failed: {r.stderr[-2000:]}")
@@ -99,7 +103,7 @@ def fill_cache(files, cache_dir):
     subprocess.run([sys.executable, "-c", "import sys\n"
                     "from legate_prof.load.loader import load_profile\n"
                     "load_profile(sys.argv[1:], use_cache=True, ranked=True)", *files],
-                   check=True, capture_output=True, env=env, timeout=600)
+                   check=True, capture_output=True, env=env, timeout=600, cwd=ROOT)
 
 
 def main(argv=None):
@@ -110,6 +114,7 @@ def main(argv=None):
     ap.add_argument("--cold", action="store_true",
                     help="drop the page cache before each run (root only)")
     a = ap.parse_args(argv)
+    a.files = [os.path.abspath(f) for f in a.files]  # (the children run in this tree's folder)
     with tempfile.TemporaryDirectory(prefix="lp_cache_") as cache_dir:
         if a.cache:
             fill_cache(a.files, cache_dir)

@@ -91,7 +91,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-view", action="store_true")
     a = ap.parse_args(argv)
-    ref = REFERENCE if REFERENCE.exists() else None
+    ref = REFERENCE.resolve() if REFERENCE.exists() else None
+    os.chdir(ROOT)  # (every child, `-m` or `-c`, imports this tree, whatever the caller's folder)
     print("size | ours stats: wall, peak | reference: wall, peak | ratio time, memory | "
           "view first frame: raw logs (each run), cached (best, median of 3) | frames of "
           "the window, cached, as opened | expanded: pans (median), wheel zoom steps "
