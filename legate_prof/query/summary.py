@@ -23,12 +23,8 @@ def average_utilization(model, group, rank, t0, t1, bins):
     as the reference's "all" line: their all-ranks step is the ranks' lines' union.
     """
     edges = np.linspace(t0, t1, bins + 1)
-    if rank is not None:
-        step = model.utilization_steps.get((rank, group))
-        return step.average(edges) if step is not None else np.zeros(bins)
-    step = model.stored_all_ranks_step(group)
-    steps = [s for (r, g), s in model.utilization_steps.items() if g == group]
-    if step is None and (len(steps) > SUM_RANKS_PER_FRAME or group in ANY_ACTIVE_GROUPS):
+    step, steps, build = _steps_read(model, group, rank)
+    if build:
         step = model.all_ranks_step(group)
     if step is not None:
         return step.average(edges)
@@ -39,17 +35,25 @@ def average_utilization(model, group, rank, t0, t1, bins):
     return np.divide(acc, den, out=np.zeros(bins), where=den > 0)
 
 
+def _steps_read(model, group, rank):
+    """What ``average_utilization`` reads: (the one step function, or None; else the ranks'
+    own, added up at the bin edges; whether one step function of all ranks is built first
+    instead)."""
+    if rank is not None:
+        return model.utilization_steps.get((rank, group)), [], False
+    step = model.stored_all_ranks_step(group)
+    steps = [s for (r, g), s in model.utilization_steps.items() if g == group]
+    build = step is None and (len(steps) > SUM_RANKS_PER_FRAME or group in ANY_ACTIVE_GROUPS)
+    return step, steps, build
+
+
 def average_at_hand(model, group, rank, cell_ns, bins):
     """Whether ``average_utilization`` of ``bins`` bins of ``cell_ns`` reads no large step
     function's cold pages and builds none (``StepIntegral.quick_at``)."""
-    if rank is not None:
-        step = model.utilization_steps.get((rank, group))
-        return step is None or step.quick_at(cell_ns, bins)
-    step = model.stored_all_ranks_step(group)
+    step, steps, build = _steps_read(model, group, rank)
     if step is not None:
         return step.quick_at(cell_ns, bins)
-    steps = [s for (r, g), s in model.utilization_steps.items() if g == group]
-    if len(steps) > 1 and (len(steps) > SUM_RANKS_PER_FRAME or group in ANY_ACTIVE_GROUPS):
+    if build and len(steps) > 1:
         return False  # (one step function of all ranks to build first)
     return all(s.quick_at(cell_ns, bins) for s in steps)
 
