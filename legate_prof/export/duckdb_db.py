@@ -193,8 +193,8 @@ def _run(con, sql):
         finally:
             done.release()
 
-    threading.Thread(target=ask, name="legate_prof sql", daemon=True).start()
-    try:
+    try:  # (the start too: it waits for the thread to run, which may be asking already)
+        threading.Thread(target=ask, name="legate_prof sql", daemon=True).start()
         done.acquire()  # (a wait that Ctrl-C ends)
     except KeyboardInterrupt:
         con.interrupt()
