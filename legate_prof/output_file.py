@@ -157,6 +157,25 @@ def _umask():
 _DESCRIPTOR = re.compile(r"^/(?:dev/(?:stdout|stderr|fd/\d+)|proc/(?:self|thread-self|\d+)/fd/\d+)$")
 
 
+def standard_output_named(path):
+    """``path``, or for ``-`` the name of this process's standard output (``/dev/stdout``)
+    where the system has one: ``-o -`` wrote a file named "-"."""
+    if os.fspath(path) == "-" and os.name == "posix" and os.path.exists("/dev/stdout"):
+        return "/dev/stdout"
+    return path
+
+
+def is_standard_output(path):
+    """True where ``path`` is the file this process's standard output goes to (``-o
+    /dev/stdout``, a pipe, or the file the shell sent stdout to as well): a line printed
+    there ("wrote ...") would land inside the output."""
+    try:
+        here, out = os.stat(path), os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return False
+    return (here.st_dev, here.st_ino) == (out.st_dev, out.st_ino)
+
+
 def _descriptor(path):
     return os.name == "posix" and bool(_DESCRIPTOR.match(os.path.abspath(path)))
 

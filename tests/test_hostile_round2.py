@@ -118,6 +118,25 @@ def test_dash_o_dev_stdout_writes_into_the_pipe(received):
     assert r.stdout.startswith("[") and '"ph":"X"' in r.stdout.replace(" ", "")
 
 
+@pytest.mark.parametrize("output", ["/dev/stdout", "-"])
+def test_an_export_to_standard_output_is_the_trace_alone(received, output):
+    """The export's "wrote ..." line went to stdout too: piped, it followed the trace (a JSON
+    reader stopped at "Extra data"); sent to a file, it overwrote the trace's first bytes (two
+    descriptors of one file, each from its start).  It goes to stderr there; ``-o -`` (a file
+    named "-" before) is standard output."""
+    import json
+    run, _ = received
+    r = cli("export", "legate_0.prof", "--format", "chrome", "-o", output, cwd=run)
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads(r.stdout)) > 10 and "wrote /dev/stdout" in r.stderr
+    with open(run / "trace.json", "w") as shell_file:  # (`... -o /dev/stdout > trace.json`)
+        r = cli("export", "legate_0.prof", "--format", "chrome", "-o", output, cwd=run,
+                stdout=shell_file)
+    assert r.returncode == 0, r.stderr
+    assert len(json.loads((run / "trace.json").read_text())) > 10
+    assert not (run / "-").exists()
+
+
 # -- 5. a machine description beyond Realm's 16-bit node ids -----------------------------------
 def swept_log(tmp_path, record, field, value, name="legate_0.prof", which=0):
     """The sample log with ``record``'s ``field`` (its ``which``-th occurrence) at ``value``."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from legate_prof.cli.arguments import add_files, add_ranks, add_window
 from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, input_files, load_with_progress,
                                     note, say, status, trimmed)
-from legate_prof.output_file import check_output
+from legate_prof.output_file import check_output, is_standard_output, standard_output_named
 
 
 def register(sub):
@@ -14,8 +14,9 @@ def register(sub):
     ex.add_argument("--format", required=True, choices=["perfetto", "chrome", "parquet", "duckdb"],
                     help="perfetto (.pftrace, ui.perfetto.dev), chrome (trace JSON), parquet (a "
                          "folder of tables), duckdb (one database file); docs/export.md")
-    ex.add_argument("-o", "--output", required=True,
-                    help="output file (a directory of .parquet files for parquet)")
+    ex.add_argument("-o", "--output", required=True, type=standard_output_named,
+                    help="output file (a directory of .parquet files for parquet; - or "
+                         "/dev/stdout: standard output, for perfetto and chrome)")
     add_ranks(ex)
     add_window(ex)
     ex.set_defaults(func=run)
@@ -34,5 +35,7 @@ def run(args):
     except MissingExtra as e:
         note(f"legate_prof: error: {e}")
         return EXIT_USER_ERROR
-    say(f"wrote {args.output} ({args.format}, {model.n_items} items)")
+    # (said on stderr where stdout is the output: the line would land inside it)
+    (note if is_standard_output(args.output) else say)(
+        f"wrote {args.output} ({args.format}, {model.n_items} items)")
     return status(model)
