@@ -80,6 +80,7 @@ class TimelineWidget(pg.PlotWidget):
             a = pi.getAxis(ax)
             a.setPen(pg.mkPen(90, 90, 90))
             a.setTextPen(pg.mkPen(30, 30, 30))
+            a.enableAutoSIPrefix(False)
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen(0, 0, 0, 120))
         # the cursor's time, hung from the top of the view (anchored below it: in sight)
         self.cursor_label = pg.TextItem(color=(0, 0, 0), anchor=(0, 0), fill=(255, 255, 255, 200))
