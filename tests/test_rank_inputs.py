@@ -83,6 +83,31 @@ def test_which_files_hold_the_ranks_asked_for(tmp_path):
     assert [Path(p).name for p in kept] == ["legate_0.prof.gz", "console.log"] and notes == []
 
 
+def test_files_named_for_each_others_ranks_are_read_for_the_rank_they_hold(tmp_path):
+    """Two logs named for each other's ranks: ``--ranks 0`` left both out ("hold none of the
+    ranks asked for (0); the files are of ranks 0,1", a user's review); a name found wrong
+    makes the files passed over say their ranks, and a lone file named for another rank
+    says its own where nothing else holds the rank asked for."""
+    from legate_prof.load.rank_files import files_of_ranks
+    run = RUNS["mpi3"]
+    shutil.copy(run.files[0], tmp_path / "legate_1.prof.gz")  # rank 0's
+    shutil.copy(run.files[1], tmp_path / "legate_0.prof.gz")  # rank 1's
+    shutil.copy(run.files[2], tmp_path / "legate_2.prof.gz")
+    paths = [str(tmp_path / f"legate_{r}.prof.gz") for r in range(3)]
+    kept, notes = files_of_ranks(paths, (0,))
+    assert kept == [paths[1]] and notes == [
+        f"warning: {paths[0]}: named for rank 0 but holds rank 1; left out of --ranks",
+        f"warning: {paths[1]}: named for rank 1 but holds rank 0; read for --ranks"]
+    kept, notes = files_of_ranks(paths[1:2], (0,))
+    assert kept == [paths[1]] and len(notes) == 1
+    kept, notes = files_of_ranks(paths, (2,))  # (names right for what is asked: trusted)
+    assert kept == [paths[2]] and notes == []
+    rc, out, err = _cli("stats", "--json", "--ranks", "0", str(tmp_path))
+    assert rc == 0 and len(err) == 2
+    rc0, alone, _ = _cli("stats", "--json", run.files[0])
+    assert rc0 == 0 and json.loads(out)["items"] == json.loads(alone)["items"]
+
+
 @pytest.mark.parametrize("name,nodes", [("mpi4", "1-2"), ("mpi3", "0,2")])
 def test_ranks_reads_only_their_files_and_agrees_with_the_references_nodes(name, nodes,
                                                                             tmp_path, capsys):

@@ -64,33 +64,57 @@ def files_of_ranks(paths, wanted):
     """(the inputs holding any of the ranks ``wanted``, notes): a file named for another rank
     is not opened; the others say which ranks they hold from their heads.  A file that does
     not say (no machine description) is left out with a note; so is one whose name and
-    content disagree and whose content is not wanted.  Unreadable files and what is not a
-    rank's (legate's console log) stay: their reader says what they are."""
-    from legate_prof.load.inputs import sniff
+    content disagree and whose content is not wanted.  Where a name was wrong, or no file
+    holds a rank asked for, names are not trusted: the files passed over say their ranks too
+    (a pair of files named for each other's ranks was two files left out, and the rank asked
+    for "held by none").  Unreadable files and what is not a rank's (legate's console log)
+    stay: their reader says what they are."""
     wanted = set(wanted)
-    kept, notes = [], []
+    kept, notes, passed, misnamed = [], [], [], False
     for p in paths:
         hint = name_rank(p)
         if hint is not None and hint not in wanted:
+            passed.append(p)
             continue
-        try:
-            kind = sniff(p)
-            if kind not in ("legion", "runtime", "bundle"):  # legate's console log (--log)
-                kept.append(p)
-                continue
-            held = head_ranks(p, kind).ranks
-        except ProfileError:
-            kept.append(p)  # reported when read
+        said = _said_ranks(p)
+        if said is None:
+            kept.append(p)  # (reported when read, or legate's console log for --log)
             continue
-        if not held:
+        if not said:
             notes.append(f"warning: {p}: says no rank (no machine description); left out of "
                          "--ranks")
-        elif wanted & set(held):
+        elif wanted & set(said):
             kept.append(p)
         elif hint is not None:
-            notes.append(f"warning: {p}: named for rank {hint} but holds rank "
-                         f"{', '.join(map(str, held))}; left out of --ranks")
+            misnamed = True
+            notes.append(_misnamed(p, hint, said, "left out of --ranks"))
+    if passed and (misnamed or not any(_said_ranks(p) for p in kept)):
+        for p in passed:
+            said = _said_ranks(p)
+            if said and wanted & set(said):  # (unreadable ones stay out, unread as before)
+                kept.append(p)
+                notes.append(_misnamed(p, name_rank(p), said, "read for --ranks"))
+        order = {p: k for k, p in enumerate(paths)}
+        kept.sort(key=order.get)
     return kept, notes
+
+
+def _said_ranks(path):
+    """The ranks ``path`` says it holds (empty: it says none), or None where it is not a
+    rank's file or cannot be read."""
+    from legate_prof.load.inputs import sniff
+    try:
+        kind = sniff(path)
+        if kind not in ("legion", "runtime", "bundle"):  # legate's console log (--log)
+            return None
+        return head_ranks(path, kind).ranks
+    except ProfileError:
+        return None
+
+
+def _misnamed(path, hint, held, then):
+    return (f"warning: {path}: named for rank {hint} but holds rank "
+            f"{', '.join(map(str, held))}; {then}")
 
 
 @dataclass
