@@ -136,8 +136,15 @@ def test_a_window_is_explained_by_the_runs_path_as_the_run_is(capsys, tmp_path):
     assert main(["report", "-q", str(run), *window, "--no-pictures", "-o",
                  str(tmp_path / "rep")]) == 0
     meta = (tmp_path / "rep" / "meta.js").read_text()
-    split = json.loads(meta[meta.index("(") + 1: meta.rindex(")")])["critical_split"]
+    meta = json.loads(meta[meta.index("(") + 1: meta.rindex(")")])
+    split = meta["critical_split"]
     assert split["explained_ns"] == split["run_ns"] == 425_000_000
+    # the report says what `critical` and `insights` say of the window (it said "the run's
+    # end", "The run's 425.000 ms", a review found: a shared report read as a 425 ms run)
+    assert meta["window"] == [1_180_000_000, 1_605_000_000]
+    assert split["header"] == [ln for ln in out.split("\n\n")[0].splitlines() if ln][:3], out
+    assert meta["findings"]["explained_words"] == said.split("\n")[0]
+    assert all("the run's" not in x.get("cost_words", "") for x in meta["findings"]["findings"])
 
 
 def test_the_path_stops_at_an_event_of_a_rank_not_given(capsys):

@@ -175,6 +175,18 @@ def test_opens_from_file_offline_without_errors(browser, report_dir, tmp_path):
     assert bytes((235, 238, 245)) in colors  # the rank header
 
 
+def test_a_windows_report_says_so_in_its_title(browser, tmp_path):
+    """A report of ``--start/--stop`` reads as a run of the window's length: its title names
+    the window (its path and findings say "the window's", ``test_critical_cli``)."""
+    out = tmp_path / "rep"
+    assert main(["report", "-q", EXAMPLE, "--start", "1.5s", "--no-pictures", "-o",
+                 str(out)]) == 0
+    _open(browser, out)
+    assert browser.errors == []
+    title = browser.evaluate("document.getElementById('title').textContent")
+    assert title.endswith(" items in the window 1.500 s – the end (--start/--stop)"), title
+
+
 def test_wheel_zoom_drag_pan_and_keys(browser, report_dir):
     _open(browser, report_dir)
     t0, t1 = browser.evaluate("[view.t0, view.t1]")

@@ -9,14 +9,17 @@ from legate_prof.analyze.insights import insights_of_run
 from legate_prof.analyze.insights_text import cost_words, explained_words, idle_words
 
 
-def costed_findings(profile) -> dict:
+def costed_findings(profile, windowed=False) -> dict:
     """``insights_of_run(profile)`` (``{"findings", "run_ns", "explained_ns"}``, the dearest
-    first), each finding with ``cost_words`` and ``idle_words``, and ``explained_words``."""
+    first), each finding with ``cost_words`` and ``idle_words``, and ``explained_words``;
+    ``windowed``: the profile is a window of the run (--start/--stop), and the words say so
+    ("this window's"), as ``insights`` says them."""
     found = insights_of_run(profile)
+    whole = "this window's" if windowed else "the run's"
     for x in found["findings"]:
         if x["pattern"] not in ("out_of_memory", "crash"):
-            x["cost_words"] = cost_words(x, run_ns=found["run_ns"])
+            x["cost_words"] = cost_words(x, whole, run_ns=found["run_ns"])
         x["idle_words"] = idle_words(x["evidence"]) or ""
     if found["findings"]:
-        found["explained_words"] = explained_words(found)
+        found["explained_words"] = explained_words(found, windowed)
     return found

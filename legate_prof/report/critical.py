@@ -74,18 +74,21 @@ def write_critical(q, out, shown, progress=None):
             "completions": list(COMPLETIONS)}
 
 
-def critical_summary(src, top=TOP_LINES):
+def critical_summary(src, top=TOP_LINES, window=False):
     """The report meta's ``critical_split``: the run's time split by kind, lane group and
     source line along its critical path (the shares add up to the run), as ``legate_prof
     critical`` prints it (its own function, called: the rules
-    of what counts where are its); the first ``top`` lines, the rest as a count and a sum."""
+    of what counts where are its); the first ``top`` lines, the rest as a count and a sum.
+    ``window``: the profile is a window of the run (--start/--stop): ``critical``'s words
+    for one."""
     try:
         rep = critical_path_report(src, with_items=False, with_path=False)
     except Exception as e:  # noqa: BLE001 - the report is written without it, saying why
         return {"available": False, "why": f"{type(e).__name__}: {e}"}
     lines = [[k, int(v)] for k, v in rep["by_provenance"].items() if v]
     note = skew_note(src.message_latency())
-    words = [x for x in header(rep) if x] + ([note] if note else [])
+    words = ((["(The run's critical path, cut to the window.)"] if window else [])
+             + [x for x in header(rep, window) if x] + ([note] if note else []))
     return {"available": True, "span_ns": rep["span_ns"], "steps": rep["steps"],
             "run_ns": rep["run_ns"], "explained_ns": rep["explained_ns"],
             "header": words,  # (``critical``'s own lines: where the path lies in the run)

@@ -136,14 +136,16 @@ def earlier_report(folder):
 
 
 def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
-                 pictures_aside=False, run_path=None):
+                 pictures_aside=False, run_path=None, window=None):
     """Write the report folder at ``out_dir`` (built aside, then renamed into place) of a
     profile (a ``RankSet``: every part read from the ranks, none merged).  ``pictures``: the
     function that renders a group's picture (``legate_prof.viewer.screenshot``'s), or None
     for none, ``pictures_note`` saying why; ``pictures_aside``: Qt has not started in this
     process, so the pictures may be drawn in a forked copy of it meanwhile
     (``report.pictures``); ``run_path``: the run's critical path as walked before (a window's:
-    the run's cut to it), taken instead of walking the profile's own."""
+    the run's cut to it), taken instead of walking the profile's own; ``window``: the
+    (start, stop) in ns (either None) that --start/--stop cut the profile to, said in the
+    report's title, and its words about the path and the findings say "the window"."""
     out_dir = Path(os.path.abspath(out_dir))  # (not resolved: a link there is judged, not followed)
     try:
         out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -159,9 +161,10 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
         drawn = Pictures(model, q.source, tmp, pictures, pictures_aside) if pictures else None
         try:
             meta = q.info()
+            meta["window"] = list(window) if window else None
             tiles, tile_bytes, shown = _write_tiles(q, tmp, progress)
             meta["critical"] = write_critical(q, tmp, shown)
-            meta["critical_split"] = critical_summary(q.source)
+            meta["critical_split"] = critical_summary(q.source, window=bool(window))
             meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
                         tiles={str(k): v for k, v in tiles.items()})
             meta["pictures"] = []  # (drawn meanwhile: filled in below, in this place)
@@ -169,7 +172,8 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
             # the query source, not the model: its critical path (written above) is not
             # computed again
             meta["stats"] = json.loads(json.dumps(compute_stats(q.source), default=str))
-            meta["findings"] = json.loads(json.dumps(_findings(q.source), default=str))
+            meta["findings"] = json.loads(json.dumps(_findings(q.source, bool(window)),
+                                                     default=str))
             if drawn:
                 meta["pictures"] = drawn.finished()
         except BaseException:
@@ -185,7 +189,8 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
             "tiles": sum(len(v) for v in tiles.values()), "tile_bytes": tile_bytes}
 
 
-def _findings(source):
+def _findings(source, windowed=False):
     """``insights``' findings with their costs and idle time in words, and the sentence of
-    how much of the run they explain (``analyze.costed_findings``: the viewer's dock too)."""
-    return costed_findings(source)
+    how much of the run (or window) they explain (``analyze.costed_findings``: the viewer's
+    dock too)."""
+    return costed_findings(source, windowed)

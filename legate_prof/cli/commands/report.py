@@ -70,7 +70,9 @@ def run(args):
             render = functools.partial(render, title_files=args.files)
     else:
         render, why, aside = None, "pictures skipped (--no-pictures)", False
+    window = (getattr(args, "start", None), getattr(args, "stop", None))  # (record: none)
     done = write_report(model, out, pictures=render, pictures_note=why, pictures_aside=aside,
-                        run_path=in_window)
+                        run_path=in_window,
+                        window=window if window != (None, None) else None)
     say(f"wrote {done['path']}")
     return status(model)

@@ -888,7 +888,9 @@ function buildPictures() {
 window.addEventListener("DOMContentLoaded", function () {
   if (!META) { document.body.textContent = "meta.js did not load: keep the report folder together."; return; }
   document.getElementById("title").textContent = "legate_prof report — " + META.files.map(function (f) { return f.split("/").pop(); }).join(", ") +
-    " — " + META.ranks_read + " rank(s), " + META.n_items.toLocaleString() + " items";
+    " — " + META.ranks_read + " rank(s), " + META.n_items.toLocaleString() + " items" +
+    (META.window ? " in the window " + (META.window[0] === null ? "the start" : formatNs(META.window[0])) +
+     " – " + (META.window[1] === null ? "the end" : formatNs(META.window[1])) + " (--start/--stop)" : "");
   view.init();
   setupInteraction();
   setupCritical();
