@@ -69,3 +69,19 @@ def test_per_rank_bundles_without_event_records_through_the_commands(run_without
                  ["export", "--format", "parquet", "-o", tmp_path / "t"]):
         r = cli(*args, bundles)
         assert r.returncode == 0 and "Traceback" not in r.stderr, (args, r.stderr[-1500:])
+
+
+def test_a_log_cut_before_its_events_is_said_so_and_its_time_before_is_unknown(tmp_path):
+    """A log cut short (300 kB of rank 0's) holds none of its event records: ``critical``
+    said "Legion writes them from format 1011 on" of a 1011 log, and, the walk by creators
+    ending at a shutdown meta-task, booked the 4 s before it as the runtime starting up (a
+    user's review).  Now the cut is named and that time is unknown; a log without the
+    records but whole is said to be so, and its top-level task still starts the run."""
+    data = gzip.decompress((MPI2 / "legate_0.prof.gz").read_bytes())
+    (tmp_path / "legate_0.prof").write_bytes(data[:300_000])
+    r = cli("critical", tmp_path / "legate_0.prof")
+    assert r.returncode == 0 and "truncated" in r.stderr, r.stderr
+    assert ("No critical path: the profile holds no event graph records, though its format "
+            "(1011) has them; a log ends early (see its warning): they were cut off with it; "
+            "what is shown follows creators only.") in r.stdout, r.stdout
+    assert " startup" not in r.stdout and " unknown" in r.stdout, r.stdout

@@ -198,22 +198,25 @@ def _pieces(source, steps):
                       "own": tab["prov"], "ahead": ahead, "rank": rank,
                       "item": item, "unknown_ns": unknown}, operations_made(source), shutdown)
     start = int(begin[0]) - unknown
-    rows = _with_time_before(rows, run[0], start, first, ahead[0])
+    # (nothing held the first step up: known with the event graph; without it, of the
+    # top-level task alone — a log cut before its events, walked back by creators, ended at a
+    # shutdown meta-task, and the 4 s before it read as the runtime starting)
+    startup = first.via == "" and (category[0] == "launch" or source.has_event_graph())
+    rows = _with_time_before(rows, run[0], start, first.item, startup, ahead[0])
     return PathPieces(steps, item, begin, end, gap, category, group, rows, unknown,
                       (start, int(end[-1])), run, shutdown)
 
 
-def _with_time_before(rows, run_start, path_start, first, line):
+def _with_time_before(rows, run_start, path_start, first_item, startup, line):
     """``rows`` and the run's time before the path: the runtime starting up where the chain
-    ends at an item nothing held up (the top-level task's start), else unknown."""
+    ends at an item nothing held up (``startup``: the top-level task's start), else unknown."""
     before = path_start - run_start
     if before <= 0:
         return rows
-    startup = first.via == ""
     cat = "startup" if startup else "unknown"
     extra = (np.array([before], np.int64), np.array([cat], object),
              np.array([PROGRAM_START if startup else line], np.int64),
-             np.array([first.item], np.int64), np.array([run_start], np.int64))
+             np.array([first_item], np.int64), np.array([run_start], np.int64))
     return tuple(np.concatenate([a, b]) for a, b in zip(rows, extra))
 
 

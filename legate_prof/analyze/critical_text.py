@@ -152,6 +152,21 @@ def _short_site(prov):
     return f"{path.rsplit('/', 1)[-1]}:{line}" if path and line.isdigit() else prov
 
 
+def no_event_graph_words(ranks):
+    """Why a profile holds no event graph, from its ranks' records (``model.ranks``): Legion
+    writes one from format 1011 on, so in a log of that format it was cut off (the file ends
+    early) — a truncated log was said to be of an older Legion."""
+    formats = [int(r["format_version"]) for r in ranks
+               if str(r.get("format_version") or "").isdigit()]
+    if not formats or max(formats) < 1011:
+        return ("the profile holds no event graph records (Legion writes them from format "
+                "1011 on)")
+    cut = any("span_ns" in r and r["span_ns"] is None for r in ranks)
+    return (f"the profile holds no event graph records, though its format ({max(formats)}) "
+            "has them" + ("; a log ends early (see its warning): they were cut off with it"
+                          if cut else ""))
+
+
 def skew_note(latency):
     """Where two nodes' clocks disagree by a slow message's time or more (``latency``: a
     ``causality.message_latency.MessageLatency``): the clock-skew notice, and that the path's

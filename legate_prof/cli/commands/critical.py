@@ -49,7 +49,8 @@ def run(args):
 
 def _run(args):
     from legate_prof.analyze.critical_path import critical_path_report
-    from legate_prof.analyze.critical_text import format_critical_path, skew_note
+    from legate_prof.analyze.critical_text import (format_critical_path, no_event_graph_words,
+                                                   skew_note)
     from legate_prof.cli.answers import source_with_path
     check_window(args)
     profile, source, path = source_with_path(args, ranked=True)
@@ -64,8 +65,8 @@ def _run(args):
             "(legate_N.prof), whose event graph the runtime's stream does not have.")
         return status(profile)
     if not source.has_event_graph():  # (kept with the run's path: no links to compute)
-        print("No critical path: the profile holds no event graph records (Legion writes "
-              "them from format 1011 on); what is shown follows creators only.")
+        print(f"No critical path: {no_event_graph_words(profile.summary_model().ranks)}; what is shown follows "
+              "creators only.")
     window = args.start is not None or args.stop is not None
     if window:
         say("(The run's critical path, cut to the window.)")
