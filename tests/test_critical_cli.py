@@ -10,6 +10,7 @@ import numpy as np
 
 from fixtures.make_critical_goldens import REAL, rank_files
 from legate_prof.cli import main
+from legate_prof.present.units import format_ns_ascii
 
 MPI2 = str(REAL / "mpi2")
 
@@ -333,3 +334,19 @@ def test_each_step_says_where_it_is_on_the_timeline(capsys):
             k += 1
     for row, step in zip(rows[:3], steps):
         assert row[16:28].strip() == format_ns_ascii(step["on_path_ns"][0]), (row, step)
+
+
+def test_time_before_a_path_that_stops_at_a_rank_not_given_is_unknown_in_words(capsys):
+    """``--ranks 2-3``: the path stops at what rank 0 did, and the time before it is unknown.
+    The sentence listed that unknown time among what the shares "explain", and said the
+    inferred links' few milliseconds were "everything before" their time (a user's review):
+    the unknown time now stands apart, the links carry the path's part before it, and the
+    explained and the unknown time add up to the run's."""
+    doc = critical_json(capsys, REAL / "mpi4", "--ranks", "2-3")
+    unknown = doc["by_kind"]["unknown"]
+    assert unknown > 0 and doc["explained_ns"] + unknown == doc["run_ns"]
+    rc, out, _ = critical(capsys, REAL / "mpi4", "--ranks", "2-3")
+    line = out.splitlines()[1]
+    assert line.startswith("The shares below explain ") and " unknown," not in line, line
+    assert ", the path before " in line and "everything before" not in line, line
+    assert line.endswith(f"; the other {format_ns_ascii(unknown)} is unknown."), line

@@ -113,19 +113,24 @@ def explained_line(report, whole="run"):
     parts = [f"{format_ns_ascii(k[c])} {w}" for c, w in
              (("startup", "the runtime starting before the program (counted in '(program "
                           "start)' below)"),
-              ("shutdown", "the runtime shutting down after it"), ("unknown", "unknown"))
-             if k.get(c)]
+              ("shutdown", "the runtime shutting down after it")) if k.get(c)]
+    unknown = k.get("unknown", 0)
     inf = report.get("inferred") or {}
     inferred = inf.get("links", 0)
+    # (where time before the path is unknown, not everything before the inferred links'
+    # last rests on them: the path's part does — a --ranks run whose path stops at a rank
+    # not given read "32.731 ms of it, everything before 168.765 s")
     guess = (f"; {format_ns_ascii(inf.get('resting_ns', 0))} "
-             f"({_pct(inf.get('resting_ns', 0), run).strip()}) of it, everything before "
+             f"({_pct(inf.get('resting_ns', 0), run).strip()}) of it, "
+             f"{'the path before' if unknown else 'everything before'} "
              f"{format_ns_ascii(inf['from_ns'])}, is reached through "
              f"{plural(inferred, 'link')} inferred past events Legion does not record "
              f"(marked 'inferred': {INFERRED_WORDS})"
              if inferred and inf.get("from_ns") is not None else "")
     return (f"The shares below explain {format_ns_ascii(explained)} of the {whole}'s "
             f"{format_ns_ascii(run)} ({_pct(explained, run).strip()})"
-            + (f", {', '.join(parts)}" if parts else "") + guess + ".")
+            + (f", {', '.join(parts)}" if parts else "") + guess
+            + (f"; the other {format_ns_ascii(unknown)} is unknown" if unknown else "") + ".")
 
 
 def shutdown_line(tail):
