@@ -269,3 +269,43 @@ def test_compare_counts_the_runtime_streams_items_once_as_stats_does():
     assert groups["ops"]["items"][0] == sum(op["count"] for op in ops) > 0
     assert groups["ops"]["lanes"][0] == len(m.ranks) == 4  # (busy over every rank's lane)
     assert "each once" in format_compare(c)
+
+
+def test_a_run_compared_with_itself_pairs_every_line_for_sure():
+    """``compare RUN RUN``: lines without recorded code pair by file name and line number,
+    said uncertain ("~", "check that it is the same line") — of the very same files (a
+    user's review).  The same files pair them for sure; other files at the same place stay
+    uncertain."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    run = str(real / "mpi2")
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", run, run],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "~" not in p.stdout.split("Lines,")[1].split("lane group")[0], p.stdout
+    assert "check that it is the same line" not in p.stdout
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", run, run, "--json"],
+                       capture_output=True, text=True, timeout=300)
+    got = {r["paired_by"] for r in json.loads(p.stdout)["lines"]}
+    assert "same files" in got and "line" not in got, got
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", run,
+                        str(real / "mpi2b"), "--json"], capture_output=True, text=True,
+                       timeout=300)
+    assert "same files" not in {r["paired_by"] for r in json.loads(p.stdout)["lines"]}
+
+
+def test_compare_says_when_no_line_of_one_run_pairs_with_the_other():
+    """Two programs (the bundled example against mpi2's): no line pairs, yet every finding
+    read "fixed" and the run "faster"; a run without its runtime streams names no line.
+    Both said first among the notes."""
+    from legate_prof.analyze.compare import compare
+    from legate_prof.load.loader import load_profile
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    example = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"
+    a = load_profile([example], stack=False)
+    c = compare(a, load_profile([real / "mpi2"], stack=False))
+    assert c["notes"][0].startswith("no line of A pairs with a line of B: two different "
+                                    "programs?"), c["notes"]
+    c = compare(a, load_profile([real / "legate26.06_cpu2_myprof_0.prof"], stack=False))
+    assert c["notes"][0] == ("run B names no source line (its .runtime.prof files not "
+                             "given?): no line is compared"), c["notes"]
+    assert not any(n.startswith(("no line", "run ")) for n in compare(a, a)["notes"])

@@ -126,7 +126,7 @@ def wall_by_line(model):
     return by_line, pieces.explained_ns, int(pieces.run[1] - pieces.run[0]), resting
 
 
-def _line_rows(a, b, wall=None):
+def _line_rows(a, b, wall=None, same_files=False):
     la, lb = per_line(a), per_line(b)
     wa, wb = wall or ({}, {})
     for lines, w in ((la, wa), (lb, wb)):  # (lines the path charges that made no task)
@@ -138,6 +138,8 @@ def _line_rows(a, b, wall=None):
                            "code": "", **{f: 0 for f in FIELDS}}
     rows = []
     for pa, pb, how in pair_lines(la, lb):
+        if same_files and how == "line":  # (one program's files: its lines are its lines)
+            how = "same files"
         ra, rb = la.get(pa, {}), lb.get(pb, {})
         sites = [f"{r['file']}:{r['line']}" for r in (ra, rb) if r]
         row = {"line": sites[0] if len(set(sites)) == 1 else " ~ ".join(sites),
@@ -160,14 +162,23 @@ def _line_rows(a, b, wall=None):
 
 
 def _notes(rows):
-    """What a reader must know about the pairing: lines in one run only, lines at the same
-    place whose operations changed, pairs made without the code."""
+    """What a reader must know about the pairing: no line paired at all (two programs), lines
+    in one run only, lines at the same place whose operations changed, pairs made without
+    the code."""
     def ops(r):
         return ", ".join(r["operations"]) or "no task"
+    lines = [r for r in rows if r["paired_by"] != "run"]
+    in_a, in_b = any(r["a"] for r in lines), any(r["b"] for r in lines)
+    none = [] if any(r["paired_by"] for r in lines) or not (in_a or in_b) else [
+        f"run {'B' if in_a else 'A'} names no source line (its .runtime.prof files not "
+        "given?): no line is compared"] if not (in_a and in_b) else [
+        "no line of A pairs with a line of B: two different programs? No line is compared, "
+        "and a finding \"fixed\" or \"new\" is one program's and not the other's"]
     a_only = {r["a"]: r for r in rows if r["paired_by"] is None and r["a"]}
     b_only = {r["b"]: r for r in rows if r["paired_by"] is None and r["b"]}
-    notes = [f"{site}: launched {ops(a_only[site])} in A and {ops(b_only[site])} in B: an "
-             "edited line, not compared" for site in sorted(a_only.keys() & b_only.keys())]
+    notes = none + [f"{site}: launched {ops(a_only[site])} in A and {ops(b_only[site])} in "
+                    "B: an edited line, not compared"
+                    for site in sorted(a_only.keys() & b_only.keys())]
     notes += [f"{site}: in A only" for site in a_only if site not in b_only]
     notes += [f"{site}: in B only" for site in b_only if site not in a_only]
     notes += [f"{r['line']}: paired by file name and line number (the line's code was not "
@@ -209,15 +220,17 @@ def per_group(model):
     return out
 
 
-def compare(a, b):
+def compare(a, b, same_files=False):
     """{"lines": [...], "groups": [...], "span_ns": [A, B], "explained_ns": [A, B],
     "notes": [...]}: each line with its runs' figures [A, B] — its wall-clock share of the
     run (``wall_ns``) first, by how much it changed — its operations and how it was paired;
-    each lane group with its busy time and the share of its lanes' time that is."""
+    each lane group with its busy time and the share of its lanes' time that is.
+    ``same_files``: A and B are the same files, so lines at the same place are the same line
+    even where their code was not recorded."""
     from legate_prof.query import as_source
     sa, sb = as_source(a), as_source(b)  # (one critical path each: the lines and findings)
     (wa, ea, ra, ia), (wb, eb, rb, ib) = wall_by_line(sa), wall_by_line(sb)
-    lines = _line_rows(a, b, (wa, wb))
+    lines = _line_rows(a, b, (wa, wb), same_files)
     ga, gb = per_group(a), per_group(b)
     spans = [int(m.items["stop"].max() - m.items["start"].min()) if m.n_items else 0
              for m in (a, b)]  # first item to last, as `stats` counts a run's span

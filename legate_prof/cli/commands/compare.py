@@ -33,13 +33,28 @@ def _run_files(arg):
     return expand_inputs([arg], note=note)
 
 
+def _same_files(a_files, b_files):
+    """Whether runs A and B are the same files (a run compared with itself)."""
+    def files(paths):
+        found = set()
+        for p in paths:
+            try:
+                st = os.stat(p)
+            except OSError:
+                return None
+            found.add((st.st_dev, st.st_ino))
+        return found
+    a = files(a_files)
+    return a is not None and a == files(b_files)
+
+
 def run(args):
     from legate_prof.analyze.compare import compare, format_compare
     a_files, b_files = _run_files(args.a), _run_files(args.b)
     if args.output:
         check_output(args.output, a_files + b_files, PICTURE_FORMATS, "picture")
     a, b = load_with_progress(a_files, args, stack=False), load_with_progress(b_files, args, stack=False)
-    c = compare(a, b)
+    c = compare(a, b, same_files=_same_files(a_files, b_files))
     if args.output:  # first: a reader of the table that stops early (| head) stops nothing
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         from legate_prof.viewer.screenshot import render_comparison
