@@ -204,6 +204,22 @@ def test_sql_on_a_real_profile(tmp_path, capsys):
     assert len(totals) > 3 and totals == sorted(totals, reverse=True)
 
 
+def test_sql_of_several_statements_says_whose_result_it_shows(capsys):
+    """``sql "SELECT 1; SELECT 2"`` printed the last statement's rows alone, without a word
+    (a user's review): DuckDB runs them all (``SET`` or a view, then a query, is useful) and
+    the note says the result is the last one's; one statement says nothing."""
+    pytest.importorskip("duckdb")
+    assert main(["sql", "SELECT 1 AS a; SELECT 2 AS b", str(EXAMPLE), "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out) == [{"b": 2}]
+    assert out.err.strip().splitlines()[-1] == (
+        "legate_prof: the query holds 2 statements; the result below is the last one's (run "
+        "each alone for its own)")
+    assert main(["sql", "SELECT ';' AS a", str(EXAMPLE), "--json"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out) == [{"a": ";"}] and "statements" not in out.err
+
+
 def test_sql_on_a_legate_run(legate_run, capsys):
     pytest.importorskip("duckdb")
     run = legate_run("transfers.py")

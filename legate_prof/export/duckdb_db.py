@@ -171,6 +171,16 @@ def _query_files(files, sql, scratch):
 STOP_WAIT_S = 3.0  # how long Ctrl-C waits for DuckDB to stop a query
 
 
+def statement_count(sql):
+    """How many statements ``sql`` holds (DuckDB runs them all and answers the last's rows);
+    0 where DuckDB cannot split it (its error is said when the query runs)."""
+    import duckdb
+    try:
+        return len(duckdb.connect().extract_statements(sql))
+    except duckdb.Error:
+        return 0
+
+
 def _run(con, sql):
     """(column names, rows) of ``sql``, asked in a thread of its own while this one listens
     for Ctrl-C.  DuckDB stops a query only once each of its running tasks has finished, and

@@ -68,6 +68,11 @@ def run(args):
             raise KeyboardInterrupt from None
         note(f"legate_prof: error: query: {str(e).splitlines()[0]}")
         return EXIT_USER_ERROR
+    from legate_prof.export.duckdb_db import statement_count
+    n = statement_count(args.query)
+    if n > 1:  # (DuckDB answers with the last one's rows: said, not left to be guessed)
+        note(f"legate_prof: the query holds {n} statements; the result below is the last "
+             "one's (run each alone for its own)")
     fmt = "csv" if args.csv else "json" if args.json else "table"
     text = format_result(cols, rows, fmt)  # (a table or CSV on a terminal: a stranger's text)
     if fmt != "json":  # (JSON escapes control characters itself)
