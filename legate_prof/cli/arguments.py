@@ -7,6 +7,7 @@ import math
 import os
 
 from legate_prof.present.picture_size import MAX_SIDE, MIN_SIDE
+from legate_prof.present.limits import MAX_LANES_EXPANDED
 
 
 def time_arg(s):
@@ -91,11 +92,13 @@ def add_files(parser, nargs="+", what=FILES_HELP):
 
 
 def add_expand(parser):
-    parser.add_argument("--expand", nargs="*", action="extend", default=[], metavar="KIND",
+    parser.add_argument("--expand", nargs="+", action="extend", default=[], metavar="KIND",
                         type=expand_arg,
                         help="lane groups to expand, by key or title (cpu, utility, io, gpu_dev "
                              "or 'gpu dev', system, channel or chan, ...; all: every one); io "
-                             "includes 'io (extern)'")
+                             "includes 'io (extern)'.  Named groups are expanded and the others "
+                             "not; without --expand every group is, where the profile has at "
+                             f"most {MAX_LANES_EXPANDED} lanes (else none)")
 
 
 def ranks_arg(s):
