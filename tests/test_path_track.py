@@ -121,6 +121,26 @@ def test_zoomed_in_the_steps_are_drawn_one_by_one_an_inferred_link_dashed(qtbot,
                                "2.473 s, rests on 2 inferred links")
 
 
+def test_what_rests_on_inferred_links_begins_after_the_unknown_time_before_the_path():
+    """mpi4's ranks 2-3: the path stops at what rank 0 (not given) did, and the run's first
+    3 s are unknown; its one inferred link carries 3.8 ms.  The track hatched the whole run
+    before the link and its words said "everything before 3.545 s" (a user's review): the
+    hatching and the words begin after the unknown time."""
+    from legate_prof.viewer.timeline.path_track import PathTrack
+    src = as_source(load_profile([str(REAL / "mpi4")], ranked=True, ranks=(2, 3)))
+    track = path_track(src)
+    at, since, run = track["inferred_from_ns"], track["resting_from_ns"], track["run"]
+    unknown = np.asarray(track["kind"]) == track["kinds"].index("unknown")
+    assert at is not None and run[0] < since < at
+    assert since == int(np.asarray(track["end"])[unknown].max())
+    assert track["resting_ns"] <= at - since
+    assert ", the path before 3.545 s, rests on 1 inferred link" in track["words"], track
+    drawn = PathTrack(track)
+    assert not drawn.resting_at(run[0]) and not drawn.resting_at(since - 1)
+    assert drawn.resting_at(since) and not drawn.resting_at(at)
+    assert "everything before" in path_track(_source("mpi3"))["words"]  # (nothing unknown)
+
+
 def test_a_capped_drawing_says_so_in_the_header():
     """Without a summary track (no ``path_track``) the view draws at most the last
     ``MAX_STEPS_DRAWN`` of its steps: the header says how many were left out (as the HTML

@@ -51,11 +51,17 @@ def path_track(source, steps=None) -> dict:
         row[held] = np.array([index[rg] for rg in pair], np.int32)[inv]
     run = (int(pieces.run[0]), int(pieces.run[1]))
     resting = pieces.resting_on_inference()
+    at = pieces.inferred_from_ns
+    # (what rests on the links starts after the unknown time before them: a path that stops
+    # at a rank not given leaves the run's first seconds unknown, not inferred)
+    unknown = (cat == "unknown") & (begin + ns <= (at if at is not None else run[0]))
     out = {"kinds": list(KINDS), "begin": begin, "end": begin + ns, "kind": kind, "row": row,
            "rows": rows, "run": run, "run_ns": run[1] - run[0],
            "explained_ns": int(pieces.explained_ns), "steps": len(pieces.steps),
            "inferred_links": len(pieces.inferred),
-           "inferred_from_ns": pieces.inferred_from_ns,
+           "inferred_from_ns": at,
+           "resting_from_ns": max(run[0], int((begin + ns)[unknown].max()) if unknown.any()
+                                  else run[0]),
            "resting_ns": int(np.asarray(pieces.rows[0])[resting].sum())}
     out["words"] = explained_words(out)
     return out
@@ -67,7 +73,8 @@ def _group_order(group):
 
 def explained_words(track) -> str:
     """'explains 247.282 s of the run's 247.282 s (100.0 %); 200.893 s of it (81.2 %),
-    everything before 203.210 s, rests on 280 inferred links'."""
+    everything before 203.210 s, rests on 280 inferred links' ("the path before", where
+    unknown time comes first)."""
     run, explained = track["run_ns"], track["explained_ns"]
     share = f" ({100.0 * explained / run:.1f} %)" if run else ""
     out = f"explains {format_ns(explained)} of the run's {format_ns(run)}{share}"
@@ -75,6 +82,8 @@ def explained_words(track) -> str:
     if at is not None and links:
         rest = track["resting_ns"]
         part = f" ({100.0 * rest / run:.1f} %)" if run else ""
-        out += (f"; {format_ns(rest)} of it{part}, everything before {format_ns(at)}, rests "
+        before = ("everything before" if track.get("resting_from_ns", track["run"][0])
+                  <= track["run"][0] else "the path before")
+        out += (f"; {format_ns(rest)} of it{part}, {before} {format_ns(at)}, rests "
                 f"on {links:,} inferred link{'' if links == 1 else 's'}")
     return out

@@ -41,6 +41,8 @@ class PathTrack:
         self.run = tuple(track["run"])
         self.words = track.get("words", "")
         self.inferred_from_ns = track.get("inferred_from_ns")
+        # (where it starts: after the unknown time the path begins with, if any)
+        self.resting_from_ns = track.get("resting_from_ns", self.run[0])
         self.info = {k: track[k] for k in ("run_ns", "explained_ns", "resting_ns",
                                            "inferred_links", "steps") if k in track}
         begin = np.asarray(track["begin"], np.int64)
@@ -97,7 +99,7 @@ class PathTrack:
             return ("the run's critical path at each moment, coloured by kind (legate_prof "
                     "critical's split); a row per rank and lane group it visits"
                     + (f"; hatched before {format_ns(self.inferred_from_ns)}: that part of the "
-                       "run is reached only through a link inferred past an event no profile "
+                       "path is reached only through a link inferred past an event no profile "
                        "records" if self.inferred_from_ns is not None else ""))
         lines = [f"critical path · {label.strip()} at {format_ns(int(t))}"]
         piece = self.piece_at(t, key)
@@ -111,14 +113,17 @@ class PathTrack:
                          f"this pixel ({format_ns(int(ns_px))})" if kind >= 0 else
                          "the path is elsewhere at this moment")
         if self.resting_at(t):
+            before = ("everything" if self.resting_from_ns <= self.run[0]
+                      else f"the path from {format_ns(self.resting_from_ns)}")
             lines.append("inferred: this part of the run is reached only through a link "
-                         "inferred past an event no profile records (everything before "
+                         f"inferred past an event no profile records ({before} before "
                          f"{format_ns(self.inferred_from_ns)}; dashed in the lanes)")
         return "\n".join(lines)
 
     def resting_at(self, t):
         """Whether the path's cause at ``t`` is reached only through an inferred link."""
-        return self.inferred_from_ns is not None and self.run[0] <= t < self.inferred_from_ns
+        return (self.inferred_from_ns is not None
+                and self.resting_from_ns <= t < self.inferred_from_ns)
 
 
 def _grouped(begin, end, kind, row, by_row=False):
@@ -203,7 +208,7 @@ class TrackPainter:
         at = self.track.inferred_from_ns
         if at is None:
             return
-        a = max(sx * self.track.run[0] + dx, left)
+        a = max(sx * self.track.resting_from_ns + dx, left)
         b = min(sx * at + dx, right)
         if b > a:
             p.setPen(QtCore.Qt.PenStyle.NoPen)
