@@ -152,6 +152,28 @@ def test_costs_found_in_a_window_say_they_are_the_windows():
     assert "of this window's wall-clock time" in format_insights([finding], windowed=True)
 
 
+def test_a_window_of_a_loop_too_short_to_name_it_says_what_it_did_not_judge():
+    """A window of the guide's tiny-task loop (940-980 ms: 39 short tasks, at most 19 from
+    one line, where a loop is named from 32) found no tiny tasks and left the window's time
+    to other findings without a word (a user's review): the text says what it saw and did
+    not judge; the whole run, which names the loop, says nothing of it."""
+    run = str(ROOT / "fixtures" / "real" / "inefficient_1rank")
+    window = ["--start", "940ms", "--stop", "980ms"]
+
+    def insights(*args):
+        p = subprocess.run([sys.executable, "-m", "legate_prof", "insights", "-q", *args],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+    text = insights(run, *window)
+    assert ("Not judged in this window (a wider one may judge it):\n  tiny_tasks: 39 tasks "
+            "from 3 line(s) ran shorter than their launch, at most 19 from one line: a loop "
+            "is named from 32 tasks of one line") in text, text
+    assert json.loads(insights(run, *window, "--json"))["unjudged"][0].startswith("tiny_tasks")
+    whole = json.loads(insights(run, "--json"))
+    assert "unjudged" not in whole and "tiny_tasks" in [x["pattern"] for x in whole["findings"]]
+
+
 def test_a_finding_off_the_critical_path_says_so_and_its_idle_time_says_what_it_sums():
     """On the real 2-rank run, a line's arrays whose work ran beside the critical path cost
     none of the run's wall-clock time, and the text says why rather than "costs 0 ns"; the

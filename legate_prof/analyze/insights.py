@@ -74,6 +74,7 @@ class _Facts:
         self.source = as_source(profile)
         self.profile = profile
         self._path = self._idle = self._launches = None
+        self.unjudged = []  # what a detector saw but could not judge here, in words
         self.parts = profile.item_parts()
         self.m = profile.summary_model()  # names, provenances, lanes, steps, busy, markers
         last = self.parts[-1]
@@ -259,6 +260,12 @@ def tiny_tasks(f):
         med = float(np.median(f.run[sel])) if n else 0.0
         if p and n >= 2 and med < max(_launch_latency(f, p, sel)[0], 1.0):
             lines.append((p, sel, n, med))
+    most, total = max((x[2] for x in lines), default=0), sum(x[2] for x in lines)
+    if most < TINY_TASK_MIN_COUNT <= total:  # (a short window of a long loop: said, not judged)
+        f.unjudged.append(
+            f"tiny_tasks: {total:,} tasks from {len(lines)} line(s) ran shorter than their "
+            f"launch, at most {most:,} from one line: a loop is named from "
+            f"{TINY_TASK_MIN_COUNT} tasks of one line")
     out = []
     for loop in _loops(f, lines):
         sel = np.logical_or.reduce([x[1] for x in loop])
@@ -864,7 +871,8 @@ def find_insights(profile):
 def insights_of_run(profile):
     """{"findings": ``find_insights``, "run_ns": the run's span, "explained_ns": how much
     of it the critical path's shares give a cause (the findings' ``wall_ns`` are parts of
-    it, never more in all)}."""
+    it, never more in all), and "unjudged" where a detector saw what it could not judge
+    (too few of them here: a window of a long loop)}."""
     f = _Facts(profile)
     found = [x for d in DETECTORS for x in d(f)]
     _wall_clock(found, f.path)
@@ -873,8 +881,11 @@ def insights_of_run(profile):
     found.sort(key=lambda x: (x["pattern"] not in ("out_of_memory", "crash"), -x["wall_ns"],
                               -x["processor_ns"]))
     run = f.path.run
-    return {"findings": found, "run_ns": int(run[1] - run[0]),
-            "explained_ns": f.path.explained_ns}
+    out = {"findings": found, "run_ns": int(run[1] - run[0]),
+           "explained_ns": f.path.explained_ns}
+    if f.unjudged:
+        out["unjudged"] = list(f.unjudged)
+    return out
 
 
 def _wall_clock(found, path):

@@ -41,14 +41,19 @@ def _run(args):
     path.keep()
     if idle is None and source.computed("idle_gaps") is not None:
         keep_idle(args, shared_idle_gaps(source))
+    windowed = args.start is not None or args.stop is not None
+    if not windowed:  # (a whole run's lines of few short tasks are no loop cut by a window)
+        found.pop("unjudged", None)
     if args.json:
         json.dump(found, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        windowed = args.start is not None or args.stop is not None
         text = format_insights(found["findings"], windowed=windowed,
                                empty=not holds_items(model), run_ns=found["run_ns"])
         if found["findings"]:
             text = explained_words(found, windowed) + "\n\n" + text
+        if found.get("unjudged"):
+            text += ("\n\nNot judged in this window (a wider one may judge it):\n"
+                     + "\n".join(f"  {u}" for u in found["unjudged"]))
         say(text)
     return status(model)
