@@ -7,6 +7,7 @@ import json
 import re
 
 import numpy as np
+import pytest
 
 from fixtures.make_critical_goldens import REAL, rank_files
 from legate_prof.cli import main
@@ -350,3 +351,34 @@ def test_time_before_a_path_that_stops_at_a_rank_not_given_is_unknown_in_words(c
     assert line.startswith("The shares below explain ") and " unknown," not in line, line
     assert ", the path before " in line and "everything before" not in line, line
     assert line.endswith(f"; the other {format_ns_ascii(unknown)} is unknown."), line
+
+
+@pytest.mark.parametrize("start_s, stop_s", [(2.0, 3.0), (3.2, 4.0), (3.5, 3.7), (1.0, 3.4)])
+def test_a_windows_lines_are_the_runs_lines_there(start_s, stop_s):
+    """Cut to a window, the path's time counts for the lines the whole run's path counts it
+    for there.  The window lost the operations made before it and after it: mpi2's 2-3 s,
+    the program before its first operation (the run's "(program start)"), read 97 % "(no
+    line)" (a user's review), and a gap before a line's work past the window's end lost
+    that line."""
+    from collections import Counter
+    from argparse import Namespace
+    from legate_prof.analyze.critical_path import path_pieces
+    from legate_prof.analyze.critical_path import given_window
+    from legate_prof.cli.common import run_beyond_window, trimmed
+    from legate_prof.load.loader import load_profile
+    from legate_prof.query import as_source
+    a, b = int(start_s * 1e9), int(stop_s * 1e9)
+    whole = load_profile([MPI2], ranked=True, stack=False)
+    run = as_source(whole)
+    ns, _, line, _, begin = (np.asarray(x) for x in path_pieces(run).rows)
+    lo, hi = np.maximum(begin, a), np.minimum(begin + ns, b)
+    want = Counter()
+    for k, d in zip(line[hi > lo].tolist(), (hi - lo)[hi > lo].tolist()):
+        want[run.provenances[k] if k > 0 else k] += d
+    args = Namespace(start=a, stop=b)
+    window = as_source(trimmed(whole, args))
+    given_window(window, run_beyond_window(whole, args))
+    got = Counter()
+    for k, d in zip(*(np.asarray(x).tolist() for x in path_pieces(window).rows[2::-2])):
+        got[window.provenances[k] if k > 0 else k] += d
+    assert got == want

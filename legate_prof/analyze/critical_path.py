@@ -191,12 +191,16 @@ def _pieces(source, steps):
         unknown = max(int(begin[0]) - int(since), 0)
     rank = np.array([L.rank for L in lanes] or [0], np.int64)[tab["lane"]]
     ahead = _lines_forward(tab["prov"])
+    after = source.computed("line_after") if hasattr(source, "computed") else None
+    if after:  # (a window's last steps: the line of the run's next step, past its end)
+        ahead[ahead == 0] = after
     shutdown = program_end(source)
     if shutdown is not None and not run[0] < shutdown < run[1]:
         shutdown = None
     rows = line_rows({"begin": begin, "end": end, "gap": gap, "category": category,
                       "own": tab["prov"], "ahead": ahead, "rank": rank,
-                      "item": item, "unknown_ns": unknown}, operations_made(source), shutdown)
+                      "item": item, "unknown_ns": unknown}, run_operations_made(source),
+                     shutdown)
     start = int(begin[0]) - unknown
     # (nothing held the first step up: known with the event graph; without it, of the
     # top-level task alone — a log cut before its events, walked back by creators, ended at a
@@ -205,6 +209,49 @@ def _pieces(source, steps):
     rows = _with_time_before(rows, run[0], start, first.item, startup, ahead[0])
     return PathPieces(steps, item, begin, end, gap, category, group, rows, unknown,
                       (start, int(end[-1])), run, shutdown)
+
+
+def beyond_window(run, ids, start=None, stop=None):
+    """What a window of the run needs of the run beyond it, for ``given_window``: the run's
+    path cut to the window (``path_in_window``; ``ids``: ``assemble.restrict.window_ids``),
+    when the program made each operation, and the line the path leads to past its end."""
+    return {"path": path_in_window(run.run_critical_path(), ids, start, stop),
+            "made": run_operations_made(run),
+            "after": line_after(run, stop) if stop is not None else ""}
+
+
+def given_window(source, beyond):
+    """Give a window's ``source`` what ``beyond_window`` took of its run: the window's lines
+    are then the run's lines there (nothing where ``beyond`` is None: no window)."""
+    if beyond is None:
+        return
+    source.use_run_critical_path(beyond["path"])
+    source.computed_once("operations_made", lambda: beyond["made"])
+    if beyond["after"] in source.provenances:
+        source.computed_once("line_after", lambda: source.provenances.index(beyond["after"]))
+
+
+def line_after(source, stop):
+    """The source line of the first step of ``source``'s run path that has one and begins at
+    or after ``stop``, by its title (0: none): what a window's last steps lead to, beyond it
+    (``path_lines``: a gap or a launch counts for the line of the next step with one)."""
+    steps = source.run_critical_path()
+    later = [s.item for s in steps if s.begin_ns >= stop]  # (the path: last step first)
+    if not later:
+        return ""
+    prov = np.asarray(item_table(source, np.array(later[::-1], np.int64))["prov"])
+    lined = np.flatnonzero(prov != 0)
+    return source.provenances[int(prov[lined[0]])] if len(lined) else ""
+
+
+def run_operations_made(source):
+    """``path_lines.operations_made`` of the run: a window's source is given the whole run's
+    (``computed_once("operations_made")``) — cut to the window, the operations made before
+    it and the first one, made after it, were gone, and a window of the program's start read
+    "(no line)" where the whole run reads "(program start)"."""
+    if hasattr(source, "computed_once"):
+        return source.computed_once("operations_made", lambda: operations_made(source))
+    return operations_made(source)
 
 
 def _with_time_before(rows, run_start, path_start, first_item, startup, line):

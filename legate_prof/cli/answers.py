@@ -110,7 +110,8 @@ def source_with_path(args, ranked=False):
     """(the inputs' profile cut to ``--start/--stop``, its source, the path's keeper:
     ``shared_path``) — the source holding the run's critical path cut to the window, or the
     one an earlier command kept: where ``critical`` and ``insights`` start."""
-    from legate_prof.cli.common import (input_files, load_with_progress, run_path_in_window,
+    from legate_prof.analyze.critical_path import given_window
+    from legate_prof.cli.common import (input_files, load_with_progress, run_beyond_window,
                                         trimmed)
     from legate_prof.query import as_source
     from legate_prof.query.source import LATENCY_EARLY
@@ -118,9 +119,7 @@ def source_with_path(args, ranked=False):
                                early=LATENCY_EARLY)
     profile = trimmed(whole, args)
     source = as_source(profile)
-    in_window = run_path_in_window(whole, args)
-    if in_window is not None:
-        source.use_run_critical_path(in_window)
+    given_window(source, run_beyond_window(whole, args))
     return profile, source, shared_path(args, source)
 
 

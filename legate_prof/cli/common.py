@@ -102,18 +102,18 @@ def window_order_words(start, stop) -> str:
             f"({format_ns_ascii(stop)})")
 
 
-def run_path_in_window(whole, args):
-    """The run's critical path cut to ``--start/--stop`` (``analyze.critical_path.
-    path_in_window``), its items numbered as in ``trimmed(whole, args)``, for that profile's
-    source to take (``use_run_critical_path``); None without a window."""
+def run_beyond_window(whole, args):
+    """What the window ``--start/--stop`` cuts ``whole`` to needs of the run beyond it
+    (``analyze.critical_path.beyond_window``: its path cut to the window, its items numbered
+    as in ``trimmed(whole, args)``; when the program made each operation), for that
+    profile's source to take (``given_window``); None without a window."""
     start, stop = getattr(args, "start", None), getattr(args, "stop", None)
     if start is None and stop is None:
         return None
-    from legate_prof.analyze.critical_path import path_in_window
+    from legate_prof.analyze.critical_path import beyond_window
     from legate_prof.assemble.restrict import window_ids
     from legate_prof.query import as_source
-    steps = as_source(whole).run_critical_path()
-    return path_in_window(steps, window_ids(whole, start, stop), start, stop)
+    return beyond_window(as_source(whole), window_ids(whole, start, stop), start, stop)
 
 
 def trimmed(profile, args):

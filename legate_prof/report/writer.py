@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 
 from legate_prof.analyze.costed_findings import costed_findings
+from legate_prof.analyze.critical_path import given_window
 from legate_prof.analyze.stats import compute_stats
 from legate_prof.model.sort_order import unique_values
 from legate_prof.output_file import atomic_folder
@@ -142,8 +143,9 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
     function that renders a group's picture (``legate_prof.viewer.screenshot``'s), or None
     for none, ``pictures_note`` saying why; ``pictures_aside``: Qt has not started in this
     process, so the pictures may be drawn in a forked copy of it meanwhile
-    (``report.pictures``); ``run_path``: the run's critical path as walked before (a window's:
-    the run's cut to it), taken instead of walking the profile's own; ``window``: the
+    (``report.pictures``); ``run_path``: for a window, what it needs of the run beyond it
+    (``analyze.critical_path.beyond_window``: the run's path cut to it, taken instead of
+    walking the window's own, and its lines as the run's); ``window``: the
     (start, stop) in ns (either None) that --start/--stop cut the profile to, said in the
     report's title, and its words about the path and the findings say "the window"."""
     out_dir = Path(os.path.abspath(out_dir))  # (not resolved: a link there is judged, not followed)
@@ -156,8 +158,7 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
         (tmp / "tiles").mkdir()
         (tmp / "pictures").mkdir()
         q = ReportQueries(model)
-        if run_path is not None:
-            q.source.use_run_critical_path(run_path)
+        given_window(q.source, run_path)
         drawn = Pictures(model, q.source, tmp, pictures, pictures_aside) if pictures else None
         try:
             meta = q.info()

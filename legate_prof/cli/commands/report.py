@@ -7,7 +7,7 @@ from pathlib import Path
 
 from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
 from legate_prof.cli.common import (check_window, input_files, load_with_progress,
-                                    run_path_in_window, say, status, trimmed)
+                                    run_beyond_window, say, status, trimmed)
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import refuse_leaving_link
 
@@ -61,7 +61,7 @@ def run(args):
     # ranks read one by one, never merged
     whole = load_with_progress(files, args, ranked=True)
     model = trimmed(whole, args)
-    in_window = run_path_in_window(whole, args)
+    in_window = run_beyond_window(whole, args)
     del whole
     if getattr(args, "pictures", True):
         render, why, aside = picture_renderer()
