@@ -1015,3 +1015,19 @@ def test_memory_without_a_capacity_is_drawn_in_bytes_with_its_peak(legate_run, t
     assert q.info()["bytes_rows"][key] == int(round(peak))
     top = max(q.summary_tile(g.group, g.rank, t0, t1, 4000)) / 255  # shares of the peak
     assert top == pytest.approx(max(u) * den / peak, abs=1 / 255)
+
+
+def test_a_file_of_another_run_is_said_left_out_not_unreadable():
+    """Two runs opened at once: the window's banner said "could not read
+    example_legate_0.prof" of a file it read and left out as another run's (a user's
+    review); a file that could not be read is still said so."""
+    from types import SimpleNamespace
+    from legate_prof.viewer.notices import problem_lines
+    info = SimpleNamespace(errors=[
+        "/r/legate_0.prof: rank 0 again (also in /s/legate_0.prof, which is shown): a file of "
+        "another run? Left out; open one run at a time", "/r/legate_1.prof: is empty"],
+        warnings=[])
+    assert problem_lines(info) == [
+        "⚠ legate_0.prof: rank 0 again (also in /s/legate_0.prof, which is shown): a file of "
+        "another run? Left out; open one run at a time",
+        "⚠ could not read legate_1.prof: is empty"]

@@ -18,17 +18,22 @@ BANNER_STYLE = ("QFrame#notices { background: #e8f1ff; border-bottom: 1px solid 
 MAX_PROBLEM_LINES = 4  # the banner's problems shown at most; the rest in its tooltip
 
 
+LEFT_OUT = "Left out"  # what the loader says of a file it read and did not show (loader.py)
+
+
 def notice_lines(info):
     """The notices as shown: ``Note: <sentence>`` each."""
     return [f"Note: {n}" for n in getattr(info, "notices", ())]
 
 
 def problem_lines(info):
-    """Inputs not read, then warnings, as one line each (file names without their folder)."""
+    """Inputs not read (or read and left out: another run's), then warnings, as one line
+    each (file names without their folder)."""
     out = []
     for e in info.errors:
         path, sep, why = str(e).partition(": ")
-        out.append(f"⚠ could not read {os.path.basename(path)}: {why}" if sep else f"⚠ {e}")
+        verb = "" if LEFT_OUT in why else "could not read "  # (it was read: "Left out")
+        out.append(f"⚠ {verb}{os.path.basename(path)}: {why}" if sep else f"⚠ {e}")
     out += [str(w).removeprefix("warning: ") for w in info.warnings]
     return out
 

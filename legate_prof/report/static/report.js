@@ -799,7 +799,8 @@ function table(rows, limit, section) {
 // at the top, so a timeline with data missing never looks complete.
 function buildProblems() {
   var s = META.stats || {}, el = document.getElementById("problems");
-  var items = (s.errors || []).map(function (e) { return ["error", "could not read " + e]; })
+  // (a file read and left out, another run's, says so itself: "Left out")
+  var items = (s.errors || []).map(function (e) { return ["error", (/Left out/.test(e) ? "" : "could not read ") + e]; })
     .concat((s.warnings || []).map(function (w) { return ["warning", String(w).replace(/^warning: /, "")]; }));
   if (!items.length) return;
   items.forEach(function (it) {
