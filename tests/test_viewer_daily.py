@@ -534,6 +534,24 @@ def test_rank_filter_kind_toggles_collapse_all_and_compact(qtbot, ranks4):
     assert tl.compact and (rows_after[1] - rows_after[0]) > (rows_before[1] - rows_before[0])
 
 
+def test_a_rank_filter_starts_the_lanes_at_the_top(qtbot, ranks4):
+    """Filtered from part-way down the lanes, the view kept its place in the old tree: it
+    opened at "Rank 1 (continued)", the path's track and the summaries above it out of sight
+    (a user's review).  Other ranks shown start at the top; a kind toggled keeps the place."""
+    win = _window(qtbot, ranks4, findings=False)
+    tl = win.timeline
+    tl.expand(all_groups=True)
+    tl.scroll_to(tl.lane_layout.height / 2)
+    assert tl.vb.viewRange()[1][0] > 1
+    win.lanes.ranks.setText("1")
+    win.lanes.ranks.returnPressed.emit()
+    assert tl.lane_layout.hidden_ranks == {0, 2, 3}
+    assert tl.vb.viewRange()[1][0] == 0.0
+    tl.scroll_to(3.0)
+    win.lanes.kind_actions["utility"].setChecked(False)
+    assert tl.vb.viewRange()[1][0] > 0
+
+
 def test_parse_ranks_is_the_one_rank_syntax():
     """The window's rank box reads ranks with the command line's parser (``--ranks``): the
     same lists, the same errors; an empty box is every rank, and only the profile's ranks

@@ -283,13 +283,19 @@ class TimelineWidget(pg.PlotWidget):
         self._relayout()
 
     def set_filter(self, hidden_ranks=None, hidden_groups=None):
-        """The rank filter and the kind toggles: what is left out of the lane tree."""
+        """The rank filter and the kind toggles: what is left out of the lane tree.  Other
+        ranks shown start at the top of the tree (the view kept its place in the old one:
+        part-way down the ranks now shown, the path's track and the summaries above it)."""
+        ranks = (hidden_ranks is not None
+                 and set(hidden_ranks) != self.lane_layout.hidden_ranks)
         if hidden_ranks is not None:
             self.lane_layout.hidden_ranks = set(hidden_ranks)
         if hidden_groups is not None:
             self.lane_layout.hidden_groups = set(hidden_groups)
         self.lane_layout.rebuild()
         self._relayout()
+        if ranks:
+            self.scroll_to(0.0)
 
     def set_compact(self, compact):
         """Compact mode: rows a few pixels tall, so many ranks fit on a screen."""
