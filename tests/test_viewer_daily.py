@@ -226,6 +226,16 @@ def test_the_hover_tooltip_goes_when_the_lanes_move_under_a_still_mouse(qtbot, r
     QtCore.QCoreApplication.processEvents()
     assert tl._hover is None
     qtbot.waitUntil(lambda: not QtWidgets.QToolTip.isVisible())  # (Qt hides it in 0.3 s)
+    # lanes pushed down with the view at the top of the tree (P there, a group opened): the
+    # view's range stays, and the tooltip stayed over another lane (a GUI walk)
+    tl.show_item(i)
+    tl.grab()
+    qtbot.waitUntil(tl.item.settled, timeout=LOAD_MS)
+    qtbot.waitUntil(hovered, timeout=LOAD_MS)
+    before = tl.vb.viewRange()[1]
+    tl.expand(["utility"], expanded=False)
+    assert tl.vb.viewRange()[1] == before and tl._hover is None
+    qtbot.waitUntil(lambda: not QtWidgets.QToolTip.isVisible())
 
 
 def test_a_search_match_keeps_the_shade_of_its_waits(qtbot, sample_profile):

@@ -321,6 +321,7 @@ class TimelineWidget(pg.PlotWidget):
         self.scroll_to(y0 + pages * max(y1 - y0 - 1.0, 1.0))
 
     def _relayout(self):
+        self._drop_tooltip()  # (lanes moved under a mouse at rest: P at the top of the view)
         self.item.set_layout(self.lane_layout)
         self.lane_axis.set_layout(self.lane_layout)
         self._apply_limits()
