@@ -97,6 +97,22 @@ def test_a_second_open_replaces_everything_and_its_findings_work(qtbot, sample_p
     assert win.timeline.item.matches is not None
 
 
+def test_a_searchs_count_says_what_its_matches_are(qtbot):
+    """"BinaryOp" found 116 matches in the example where `stats` counts 58 BinaryOp tasks
+    (a GUI walk): each task's application call has its name too.  The status bar says what
+    the matches are, and the task count is stats'."""
+    from legate_prof.analyze.stats import compute_stats
+    win = _window(qtbot, [EXAMPLE], findings=False)
+    win.search.setText("BinaryOp")
+    win.run_search()
+    qtbot.waitUntil(lambda: not win.busy())
+    said = win.statusBar().currentMessage()
+    tasks = next(t["count"] for t in compute_stats(load_profile([EXAMPLE]), idle=False)["tasks"]
+                 if t["name"] == "BinaryOp")
+    assert said == (f"{2 * tasks:,} matches for 'BinaryOp' ({tasks:,} tasks, {tasks:,} "
+                    "application calls)"), said
+
+
 def test_open_shows_the_progress_panel_and_loads_off_the_windows_thread(qtbot, sample_profile):
     """File → Open runs the same worker load as the command line: the progress panel shows
     each step while the window's thread goes on."""

@@ -27,7 +27,7 @@ from .panels.legend import LegendWidget
 from .loading import Loader, LoadingPanel
 from .notices import notice_lines, problem_lines
 from .timeline.scrollbar import ScrolledTimeline
-from .panels.search import ITEM_ROLE, SearchResults, group_by_rank, opened_lines
+from .panels.search import ITEM_ROLE, SearchResults, group_by_rank, kinds_in_words, opened_lines
 from .time_text import format_range
 from .timeline.widget import TimelineWidget, prepare_view
 from .view_keys import ViewKeys
@@ -617,7 +617,7 @@ class MainWindow(QtWidgets.QMainWindow):
         def search():
             hits = src.search(text, limit=src.outline().n_items + 1)
             groups = group_by_rank(src, hits)
-            return hits, groups, opened_lines(src, groups)
+            return hits, groups, opened_lines(src, groups), kinds_in_words(src, hits)
         self.statusBar().showMessage(f"searching for '{text}'…")
         self._searches.run(search, (src, text))
 
@@ -628,13 +628,17 @@ class MainWindow(QtWidgets.QMainWindow):
         if isinstance(result, Exception):
             self.statusBar().showMessage(f"search failed: {result}")
             return
-        hits, groups, lines = result
+        hits, groups, lines, kinds = result
         self.timeline.set_matches(hits)
         counts = self.results.show_groups(src, groups, lines)
         per = ", ".join(f"rank {r}: {n:,}" for r, n in list(counts.items())[:8])
         more = f", … ({len(counts)} ranks)" if len(counts) > 8 else ""
+        # (what they are: a task's name is its application call's too, twice stats' count)
+        said = "; ".join(x for x in (kinds if "," in kinds else "",
+                                     f"{per}{more}" if len(src.outline().ranks) > 1 else "")
+                         if x)
         self.statusBar().showMessage(f"{len(hits):,} matches for '{text}'"
-                                     + (f" ({per}{more})" if len(src.outline().ranks) > 1 else ""))
+                                     + (f" ({said})" if said else ""))
 
     def busy(self):
         """Whether a search, a finding's items or a jump to an item is still being worked out

@@ -65,6 +65,26 @@ KIND_WORDS = {int(ItemKind.APP_CALL): "application call", int(ItemKind.RUNTIME_C
               int(ItemKind.GPU_KERNEL): "GPU kernel"}
 
 
+def kinds_in_words(source, hits):
+    """What the hits are, most first ("58 tasks, 58 application calls"): a task's name is
+    often its application call's too, and a count of both read as twice ``stats``'s."""
+    if len(hits) == 0:
+        return ""
+    counts = np.bincount(np.asarray(source.items_columns(hits, ["kind"])["kind"], np.int64))
+    kinds = sorted(np.flatnonzero(counts).tolist(), key=lambda k: -counts[k])
+    return ", ".join(f"{counts[k]:,} {_kind_word(k, counts[k])}" for k in kinds)
+
+
+_KIND_PLURAL = {"copy": "copies", "partitioning": "partitionings"}
+
+
+def _kind_word(kind, n):
+    word = {int(ItemKind.TASK): "task", int(ItemKind.COPY): "copy", int(ItemKind.FILL): "fill",
+            int(ItemKind.DEP_PART): "partitioning", int(ItemKind.PROF_TASK): "profiling task",
+            **KIND_WORDS}.get(int(kind), "item")
+    return word if n == 1 else _KIND_PLURAL.get(word, word + "s")
+
+
 def opened_lines(source, groups):
     """{rank: ``result_lines``} of the ranks a results list opens at once (all of them
     where there are at most ``OPEN_RANKS``)."""
