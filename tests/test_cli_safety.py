@@ -136,6 +136,7 @@ def test_missing_output_directory_is_one_line(sample, tmp_path):
     (["--start", "2ms", "--stop", "1ms"], ["must come before"]),
     (["--expand", "bogus"], ["no lane group", "cpu"]),
     (["--expand"], ["--expand: expected at least one"]),  # (it expanded what no --expand does)
+    (["--start", "-1s"], ["--start: expected one argument", "0 or more", "reads as an option"]),
 ])
 def test_bad_screenshot_options_are_one_line(sample, tmp_path, args, words):
     p, before = sample

@@ -45,6 +45,10 @@ def did_you_mean(parser, message):
     command's option, else ''."""
     import difflib
     import re
+    m = re.match(r"argument (--start|--stop): expected one argument", message)
+    if m:  # (`--start -1s`: argparse takes a word starting with '-' for an option)
+        return (f"; give it a time of the run, 0 or more (e.g. {m.group(1)} 1.5s; a value "
+                "starting with '-' reads as an option)")
     m = re.match(r"argument (cmd|COMMAND): invalid choice: '([^']*)'", message)
     if m and parser.commands:
         words, typed = list(parser.commands), [m.group(2)]
