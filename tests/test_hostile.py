@@ -257,6 +257,8 @@ STOP_AT_RENAME = """
 import os, signal, sys
 from legate_prof.cli import main
 sig = getattr(signal, sys.argv[1])
+if sig != signal.SIGKILL:  # (a suite run under nohup: SIGHUP ignored, and inherited)
+    signal.signal(sig, signal.SIG_DFL)
 os.replace = lambda *a: os.kill(os.getpid(), sig)  # stopped with the output fully written
 main(sys.argv[2:])
 """
