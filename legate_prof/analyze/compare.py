@@ -161,19 +161,27 @@ def _line_rows(a, b, wall=None, same_files=False):
     return rows
 
 
+def _none_paired(lines):
+    """[the note] where lines exist and none paired: a run without source lines, or two
+    programs (every finding then reads "fixed" or "new", the run "faster"); else []."""
+    in_a, in_b = any(r["a"] for r in lines), any(r["b"] for r in lines)
+    if any(r["paired_by"] for r in lines) or not (in_a or in_b):
+        return []
+    if not (in_a and in_b):
+        return [f"run {'B' if in_a else 'A'} names no source line (its .runtime.prof files "
+                "not given?): no line is compared"]
+    return ["no line of A pairs with a line of B: two different programs? No line is "
+            "compared, and a finding \"fixed\" or \"new\" is one program's and not the "
+            "other's"]
+
+
 def _notes(rows):
     """What a reader must know about the pairing: no line paired at all (two programs), lines
     in one run only, lines at the same place whose operations changed, pairs made without
     the code."""
     def ops(r):
         return ", ".join(r["operations"]) or "no task"
-    lines = [r for r in rows if r["paired_by"] != "run"]
-    in_a, in_b = any(r["a"] for r in lines), any(r["b"] for r in lines)
-    none = [] if any(r["paired_by"] for r in lines) or not (in_a or in_b) else [
-        f"run {'B' if in_a else 'A'} names no source line (its .runtime.prof files not "
-        "given?): no line is compared"] if not (in_a and in_b) else [
-        "no line of A pairs with a line of B: two different programs? No line is compared, "
-        "and a finding \"fixed\" or \"new\" is one program's and not the other's"]
+    none = _none_paired([r for r in rows if r["paired_by"] != "run"])
     a_only = {r["a"]: r for r in rows if r["paired_by"] is None and r["a"]}
     b_only = {r["b"]: r for r in rows if r["paired_by"] is None and r["b"]}
     notes = none + [f"{site}: launched {ops(a_only[site])} in A and {ops(b_only[site])} in "

@@ -14,9 +14,7 @@ def costed_findings(profile, windowed=False) -> dict:
     first), each finding with ``cost_words`` and ``idle_words``, and ``explained_words``;
     ``windowed``: the profile is a window of the run (--start/--stop), and the words say so
     ("this window's"), as ``insights`` says them."""
-    found = insights_of_run(profile)
-    if not windowed:  # (said of a window only: ``insights``)
-        found.pop("unjudged", None)
+    found = insights_of_run(profile, windowed)
     whole = "this window's" if windowed else "the run's"
     for x in found["findings"]:
         if x["pattern"] not in ("out_of_memory", "crash"):

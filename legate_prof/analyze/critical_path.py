@@ -233,7 +233,7 @@ def given_window(source, beyond):
 
 def line_after(source, stop):
     """The source line of the first step of ``source``'s run path that has one and begins at
-    or after ``stop``, by its title (0: none): what a window's last steps lead to, beyond it
+    or after ``stop``, by its title ("": none): what a window's last steps lead to, beyond it
     (``path_lines``: a gap or a launch counts for the line of the next step with one)."""
     steps = source.run_critical_path()
     later = [s.item for s in steps if s.begin_ns >= stop]  # (the path: last step first)

@@ -73,6 +73,9 @@ def format_critical_path(report, limit=40, window=False) -> str:
     return "\n".join(lines)
 
 
+WINDOW_LINE = "(The run's critical path, cut to the window.)"  # (a window's first line)
+
+
 def header(report, window=False):
     """Where the path lies in the run (``window``: in the window ``--start/--stop`` cut the
     profile to), and where it stops when that is an unknown event."""

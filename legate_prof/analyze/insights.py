@@ -868,11 +868,12 @@ def find_insights(profile):
     return insights_of_run(profile)["findings"]
 
 
-def insights_of_run(profile):
+def insights_of_run(profile, windowed=False):
     """{"findings": ``find_insights``, "run_ns": the run's span, "explained_ns": how much
     of it the critical path's shares give a cause (the findings' ``wall_ns`` are parts of
-    it, never more in all), and "unjudged" where a detector saw what it could not judge
-    (too few of them here: a window of a long loop)}."""
+    it, never more in all)}; of a window (``windowed``: --start/--stop), "unjudged" too,
+    where a detector saw what it could not judge there (too few: a window of a long loop;
+    a whole run's lines of few short tasks are no loop)."""
     f = _Facts(profile)
     found = [x for d in DETECTORS for x in d(f)]
     _wall_clock(found, f.path)
@@ -883,7 +884,7 @@ def insights_of_run(profile):
     run = f.path.run
     out = {"findings": found, "run_ns": int(run[1] - run[0]),
            "explained_ns": f.path.explained_ns}
-    if f.unjudged:
+    if windowed and f.unjudged:
         out["unjudged"] = list(f.unjudged)
     return out
 

@@ -70,7 +70,7 @@ def files_of_ranks(paths, wanted):
     for "held by none").  Unreadable files and what is not a rank's (legate's console log)
     stay: their reader says what they are."""
     wanted = set(wanted)
-    kept, notes, passed, misnamed = [], [], [], False
+    kept, notes, passed, misnamed, held = [], [], [], False, False
     for p in paths:
         hint = name_rank(p)
         if hint is not None and hint not in wanted:
@@ -85,10 +85,11 @@ def files_of_ranks(paths, wanted):
                          "--ranks")
         elif wanted & set(said):
             kept.append(p)
+            held = True
         elif hint is not None:
             misnamed = True
             notes.append(_misnamed(p, hint, said, "left out of --ranks"))
-    if passed and (misnamed or not any(_said_ranks(p) for p in kept)):
+    if passed and (misnamed or not held):
         for p in passed:
             said = _said_ranks(p)
             if said and wanted & set(said):  # (unreadable ones stay out, unread as before)

@@ -16,7 +16,7 @@ import json
 import numpy as np
 
 from legate_prof.analyze.critical_path import critical_path_report
-from legate_prof.analyze.critical_text import header, skew_note
+from legate_prof.analyze.critical_text import WINDOW_LINE, header, skew_note
 from legate_prof.model.event_tables import EVENT_KIND_NAMES
 from legate_prof.model.kinds import GROUP_TITLE, ItemKind
 from legate_prof.causality.critical_links import VIA, note_text
@@ -87,7 +87,7 @@ def critical_summary(src, top=TOP_LINES, window=False):
         return {"available": False, "why": f"{type(e).__name__}: {e}"}
     lines = [[k, int(v)] for k, v in rep["by_provenance"].items() if v]
     note = skew_note(src.message_latency())
-    words = ((["(The run's critical path, cut to the window.)"] if window else [])
+    words = (([WINDOW_LINE] if window else [])
              + [x for x in header(rep, window) if x] + ([note] if note else []))
     return {"available": True, "span_ns": rep["span_ns"], "steps": rep["steps"],
             "run_ns": rep["run_ns"], "explained_ns": rep["explained_ns"],

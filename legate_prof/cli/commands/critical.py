@@ -49,8 +49,8 @@ def run(args):
 
 def _run(args):
     from legate_prof.analyze.critical_path import critical_path_report
-    from legate_prof.analyze.critical_text import (format_critical_path, no_event_graph_words,
-                                                   skew_note)
+    from legate_prof.analyze.critical_text import (WINDOW_LINE, format_critical_path,
+                                                   no_event_graph_words, skew_note)
     from legate_prof.cli.answers import source_with_path
     check_window(args)
     profile, source, path = source_with_path(args, ranked=True)
@@ -65,11 +65,11 @@ def _run(args):
             "(legate_N.prof), whose event graph the runtime's stream does not have.")
         return status(profile)
     if not source.has_event_graph():  # (kept with the run's path: no links to compute)
-        print(f"No critical path: {no_event_graph_words(profile.summary_model().ranks)}; what is shown follows "
-              "creators only.")
+        why = no_event_graph_words(profile.summary_model().ranks)
+        print(f"No critical path: {why}; what is shown follows creators only.")
     window = args.start is not None or args.stop is not None
     if window:
-        say("(The run's critical path, cut to the window.)")
+        say(WINDOW_LINE)
     say(format_critical_path(report, limit=max(args.limit, 0), window=window))
     note_ = skew_note(source.message_latency())  # (the clocks: what a gap between nodes holds)
     if note_:

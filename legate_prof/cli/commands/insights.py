@@ -37,13 +37,11 @@ def _run(args):
     idle = kept_idle(args)
     if idle is not None:  # (the same idle time as `stats` explained it on this run)
         source.computed_once("idle_gaps", lambda: idle)
-    found = insights_of_run(source)
+    windowed = args.start is not None or args.stop is not None
+    found = insights_of_run(source, windowed)
     path.keep()
     if idle is None and source.computed("idle_gaps") is not None:
         keep_idle(args, shared_idle_gaps(source))
-    windowed = args.start is not None or args.stop is not None
-    if not windowed:  # (a whole run's lines of few short tasks are no loop cut by a window)
-        found.pop("unjudged", None)
     if args.json:
         json.dump(found, sys.stdout, indent=1)
         sys.stdout.write("\n")
