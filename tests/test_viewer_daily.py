@@ -1075,3 +1075,15 @@ def test_a_file_of_another_run_is_said_left_out_not_unreadable():
         "⚠ legate_0.prof: rank 0 again (also in /s/legate_0.prof, which is shown): a file of "
         "another run? Left out; open one run at a time",
         "⚠ could not read legate_1.prof: is empty"]
+
+
+def test_the_findings_get_the_larger_share_of_the_side_when_they_come(qtbot):
+    """The Findings dock came last under Details and Search results, ~110 px of a 900 px
+    window: three findings cut mid-line (a GUI walk).  What a profile opens with gets half
+    the side's height; the details (empty until a click) and the results (until a search)
+    share the rest, the details the larger part."""
+    win = _window(qtbot, [EXAMPLE], size=(1400, 900))
+    QtCore.QCoreApplication.processEvents()
+    h = {d.objectName(): d.height() for d in win.findChildren(QtWidgets.QDockWidget)}
+    assert h["findings"] >= 0.4 * win.height() and h["findings"] > h["details"], h
+    assert h["details"] > h["search_results"] > 0, h

@@ -150,6 +150,21 @@ class FindingsPanel(QtWidgets.QListWidget):
         timeline.set_matches(items if len(items) else None)
 
 
+# The right side's heights when the findings come: what a profile opens with (the findings)
+# gets half; the details (empty until a click) and the search results (until a search) less.
+SIDE_SHARES = {"details": 0.35, "search_results": 0.15, "findings": 0.5}
+
+
+def _share_the_side(window, findings_dock):
+    """The docks of the right side at ``SIDE_SHARES`` of the window's height (the findings
+    came last and got ~110 px of 900: three findings cut mid-line, a GUI walk)."""
+    docks = [window.findChild(QtWidgets.QDockWidget, name) for name in SIDE_SHARES]
+    if any(d is None for d in docks) or window.height() <= 0:
+        return
+    window.resizeDocks(docks, [int(share * window.height()) for share in SIDE_SHARES.values()],
+                       QtCore.Qt.Orientation.Vertical)
+
+
 def add_findings_dock(window, findings=(), note=None):
     """One dock beside the search results (made once; later profiles replace its list)."""
     panel = getattr(window, "findings", None)
@@ -160,5 +175,6 @@ def add_findings_dock(window, findings=(), note=None):
         dock.setWidget(panel)
         window.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, dock)
         window.findings = panel
+        _share_the_side(window, dock)
     panel.set_findings(findings, note)
     return panel
