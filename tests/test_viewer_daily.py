@@ -1087,3 +1087,19 @@ def test_the_findings_get_the_larger_share_of_the_side_when_they_come(qtbot):
     h = {d.objectName(): d.height() for d in win.findChildren(QtWidgets.QDockWidget)}
     assert h["findings"] >= 0.4 * win.height() and h["findings"] > h["details"], h
     assert h["details"] > h["search_results"] > 0, h
+
+
+def test_expand_ranks_on_open_ranks_says_what_else_opens(qtbot, ranks4):
+    """"Expand ranks" on ranks already open changed nothing and said nothing (a GUI walk:
+    the groups stayed closed): the status bar says every rank is open, and where the groups
+    open; a change says nothing more."""
+    win = _window(qtbot, ranks4, findings=False)
+    win.statusBar().clearMessage()
+    win.lanes.collapse_ranks(False)
+    assert win.statusBar().currentMessage() == (
+        "every rank is open already; View → Expand all groups opens their groups")
+    win.statusBar().clearMessage()
+    win.lanes.collapse_ranks(True)
+    assert win.timeline.lane_layout.collapsed_ranks and win.statusBar().currentMessage() == ""
+    win.lanes.collapse_ranks(True)
+    assert win.statusBar().currentMessage() == "every rank is collapsed already"

@@ -46,15 +46,15 @@ class LaneControls(QtCore.QObject):
         toolbar.addWidget(self.ranks)
         toolbar.addWidget(self.kinds_button)
         toolbar.addAction(self.compact)
-        toolbar.addAction("Collapse ranks", lambda: self._call("collapse_ranks", True))
-        toolbar.addAction("Expand ranks", lambda: self._call("collapse_ranks", False))
+        toolbar.addAction("Collapse ranks", lambda: self.collapse_ranks(True))
+        toolbar.addAction("Expand ranks", lambda: self.collapse_ranks(False))
 
     def add_menu(self, menu):
         menu.addAction("Expand all groups", lambda: self._call("expand", all_groups=True))
         menu.addAction("Collapse all groups",
                        lambda: self._call("expand", all_groups=True, expanded=False))
-        menu.addAction("Collapse all ranks", lambda: self._call("collapse_ranks", True))
-        menu.addAction("Expand all ranks", lambda: self._call("collapse_ranks", False))
+        menu.addAction("Collapse all ranks", lambda: self.collapse_ranks(True))
+        menu.addAction("Expand all ranks", lambda: self.collapse_ranks(False))
         menu.addAction("Collapse/expand the rank at the top (C)",
                        lambda: self._call("toggle_rank_in_view"))
         self.expand_kind = menu.addMenu("Expand a kind on every rank")
@@ -71,6 +71,21 @@ class LaneControls(QtCore.QObject):
     def _call(self, name, *a, **k):
         if self.timeline is not None:
             getattr(self.timeline, name)(*a, **k)
+
+    def collapse_ranks(self, collapsed):
+        """Collapse or open every rank; where each already is so, the status bar says so and
+        what else opens (a rank open shows its groups as they are: "Expand ranks" on open
+        ranks of closed groups did nothing, without a word — a GUI walk)."""
+        tl = self.timeline
+        if tl is None:
+            return
+        before = set(tl.lane_layout.collapsed_ranks)
+        tl.collapse_ranks(collapsed)
+        if set(tl.lane_layout.collapsed_ranks) == before:
+            self.window.statusBar().showMessage(
+                "every rank is collapsed already" if collapsed else
+                "every rank is open already; View → Expand all groups opens their groups",
+                5000)
 
     def _focus_ranks(self):
         self.ranks.setFocus()
