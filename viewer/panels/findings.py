@@ -155,7 +155,7 @@ class FindingsPanel(QtWidgets.QListWidget):
 SIDE_SHARES = {"details": 0.35, "search_results": 0.15, "findings": 0.5}
 
 
-def _share_the_side(window, findings_dock):
+def _share_the_side(window):
     """The docks of the right side at ``SIDE_SHARES`` of the window's height (the findings
     came last and got ~110 px of 900: three findings cut mid-line, a GUI walk)."""
     docks = [window.findChild(QtWidgets.QDockWidget, name) for name in SIDE_SHARES]
@@ -175,6 +175,6 @@ def add_findings_dock(window, findings=(), note=None):
         dock.setWidget(panel)
         window.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, dock)
         window.findings = panel
-        _share_the_side(window, dock)
+        _share_the_side(window)
     panel.set_findings(findings, note)
     return panel
