@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -351,3 +352,43 @@ def test_all_ranks_summaries_are_summed_as_they_are_written(synthetic_8, tmp_pat
         summed = model.all_ranks_step(g)
         assert np.array_equal(np.unique(stored.t), summed.t)
         assert np.allclose(stored.integral_at(summed.t), summed.integral)
+
+
+def test_a_cached_open_writes_nothing_unless_its_last_use_is_old_or_its_values_unchecked(
+        tmp_path, monkeypatch):
+    """A cached open records its use (the entry's mtime, for eviction; then its stamp, which
+    holds the ctime that changes) only when the last recorded use is older than
+    ``USED_RESOLUTION_S``; an entry whose values had to be checked in full gets its stamp
+    whatever its age, so the next open checks only its structure."""
+    from fixtures.synthetic import generate
+    from legate_prof.store import bundle_check, cache
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    paths = generate(tmp_path / "p", ranks=1, items=2000, seed=3)
+    load_profile(paths, use_cache=True)
+    entry = entry_path(paths)
+    stamp = entry.with_suffix(".checked")
+
+    def seen():
+        return os.stat(entry).st_mtime_ns, os.stat(stamp).st_ino, os.stat(stamp).st_mtime_ns
+    before = seen()
+    load_profile(paths, use_cache=True)
+    assert seen() == before  # used just now: nothing written
+    old = time.time() - cache.USED_RESOLUTION_S - 60
+    os.utime(entry, (old, old))
+    assert not cache._stamp_matches(entry)  # (utime changed the ctime the stamp holds)
+    checked = []
+    real = bundle_check._check_item_values
+    monkeypatch.setattr(bundle_check, "_check_item_values",
+                        lambda *a: (checked.append(1), real(*a)))
+    load_profile(paths, use_cache=True)
+    assert checked and os.stat(entry).st_mtime > old + 60  # checked in full, use recorded
+    assert cache._stamp_matches(entry)
+    # a stamp gone (another version's, a crash): checked in full, stamped, the use kept
+    stamp.unlink()
+    mtime = os.stat(entry).st_mtime_ns
+    checked.clear()
+    load_profile(paths, use_cache=True)
+    assert checked and cache._stamp_matches(entry) and os.stat(entry).st_mtime_ns == mtime
+    checked.clear()
+    load_profile(paths, use_cache=True)
+    assert not checked

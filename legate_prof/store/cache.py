@@ -47,6 +47,10 @@ ENTRY_SUFFIX = ".lpbundle"
 STAMP_SUFFIX = ".checked"
 STALE_TMP_S = 3600  # an entry being written for this long was left by a killed process
 DEFAULT_MAX_MB = 2048
+# an entry's last use is recorded (its mtime, and so its stamp, rewritten) when older than
+# this: every cached open rewrote the stamp through a temporary, seven file operations in the
+# cache folder before the first frame; eviction needs no finer order than this
+USED_RESOLUTION_S = 600
 
 
 def cache_dir():
@@ -248,15 +252,19 @@ def load_cached(paths, note=print):
         note(f"legate_prof: note: {entry} is not a regular file; removed it, rebuilding")
         _drop(entry)
         return None
+    stamped = _stamp_matches(entry)
     try:
-        model = read_bundle(entry, check="structure" if _stamp_matches(entry) else True)
+        model = read_bundle(entry, check="structure" if stamped else True)
     except ProfileError as e:
         note(f"legate_prof: note: cached timeline was unreadable ({e.problem}); rebuilding")
         _drop(entry)
         return None
     with contextlib.suppress(OSError):
-        os.utime(entry)  # recently used: evicted last
-        _write_stamp(entry)  # its values are checked: with the ctime utime just gave it
+        used = time.time() - os.stat(entry).st_mtime > USED_RESOLUTION_S
+        if used:
+            os.utime(entry)  # recently used: evicted last
+        if used or not stamped:
+            _write_stamp(entry)  # its values are checked: with the ctime utime just gave it
     return model
 
 
