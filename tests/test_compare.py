@@ -309,3 +309,26 @@ def test_compare_says_when_no_line_of_one_run_pairs_with_the_other():
     assert c["notes"][0] == ("run B names no source line (its .runtime.prof files not "
                              "given?): no line is compared"), c["notes"]
     assert not any(n.startswith(("no line", "run ")) for n in compare(a, a)["notes"])
+
+
+def test_two_programs_compared_get_their_figures_and_no_verdict():
+    """The bundled example against mpi2's (no line pairs): the text said "46.0x faster" and
+    every finding "fixed", "less" or "worse", its doubt printed last; now it says first that
+    these look like two programs, shows both runs' figures, and draws no verdict."""
+    from legate_prof.analyze.compare import compare, format_compare
+    from legate_prof.load.loader import load_profile
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    example = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"
+    a, b = load_profile([example], stack=False), load_profile([real / "mpi2"], stack=False)
+    c = compare(a, b)
+    assert c["same_program"] is False and c["findings"]
+    text = format_compare(c).splitlines()
+    assert text[2].startswith("two different programs? No line of A pairs"), text[:4]
+    assert not any(w in line for line in text for w in ("faster", "slower")), text[:5]
+    found = text[text.index(next(t for t in text if t.startswith("Findings"))) + 1:]
+    found = found[:found.index("")]
+    assert found and all(line.split()[-1] in ("only", "ns", "found") for line in found), found
+    assert not any(w in line.split() for line in found for w in ("fixed", "new", "worse", "less"))
+    same = compare(b, b)
+    assert same["same_program"] is True
+    assert "two different programs?" not in format_compare(same)

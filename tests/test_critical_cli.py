@@ -382,3 +382,54 @@ def test_a_windows_lines_are_the_runs_lines_there(start_s, stop_s):
     for k, d in zip(*(np.asarray(x).tolist() for x in path_pieces(window).rows[2::-2])):
         got[window.provenances[k] if k > 0 else k] += d
     assert got == want
+
+
+@pytest.mark.parametrize("start_s, stop_s", [(4.7, 4.9), (4.75, 5.0), (4.5, 4.95), (2.0, 3.0),
+                                             (3.5, 3.7), (1.0, 3.4), (2.5, 4.8),
+                                             (3.53, 3.9), (4.46, 4.6)])
+def test_a_windows_kinds_and_lines_are_the_runs_pieces_clipped_to_it(start_s, stop_s):
+    """A window's time by kind and by line is the whole run's path pieces clipped to it
+    (a numbers audit): a window after the program's end read the shutdown as the program's
+    own thread launching a line's tasks (the guide's 4-rank run, 170-180 s: 100 % "launch"
+    for ineff4.py:23, whose tasks had ended), and the time before a window's first step,
+    a gap in the run's path, read "unknown"."""
+    from collections import Counter
+    from argparse import Namespace
+    from legate_prof.analyze.critical_path import given_window, path_pieces
+    from legate_prof.cli.common import run_beyond_window, trimmed
+    from legate_prof.load.loader import load_profile
+    from legate_prof.query import as_source
+    a, b = int(start_s * 1e9), int(stop_s * 1e9)
+    whole = load_profile([MPI2], ranked=True, stack=False)
+    run = as_source(whole)
+    ns, cat, line, _, begin = (np.asarray(x) for x in path_pieces(run).rows)
+    b = min(b, run.summary_model().extent()[1])
+    lo, hi = np.maximum(begin, a), np.minimum(begin + ns, b)
+    keep = hi > lo
+    want = Counter()
+    for c, k, d in zip(cat[keep].tolist(), line[keep].tolist(), (hi - lo)[keep].tolist()):
+        want[c, run.provenances[k] if k > 0 else k] += d
+    args = Namespace(start=a, stop=b)
+    window = as_source(trimmed(whole, args))
+    given_window(window, run_beyond_window(whole, args))
+    got = Counter()
+    wns, wcat, wline, _, _ = (np.asarray(x).tolist() for x in path_pieces(window).rows)
+    for d, c, k in zip(wns, wcat, wline):
+        got[c, window.provenances[k] if k > 0 else k] += d
+    assert got == want
+
+
+def test_a_window_after_the_program_ended_says_when_it_ended(capsys):
+    """mpi2's program ended at 4.689 s: `critical` of a window after that is all shutdown
+    and says when the program ended, before the window (it said the window's start), and
+    what the runtime did in the window."""
+    doc = critical_json(capsys, MPI2, "--start", "4.7s", "--stop", "4.99s")
+    assert doc["by_kind"]["shutdown"] == doc["run_ns"] == 290_000_000, doc["by_kind"]
+    tail = doc["shutdown"]
+    assert tail["start_ns"] == 4_700_000_000 and tail["ns"] == 290_000_000
+    assert tail["ended_ns"] == 4_688_561_302 < tail["start_ns"], tail
+    whole = critical_json(capsys, MPI2)["shutdown"]
+    assert whole["ended_ns"] == whole["start_ns"] == tail["ended_ns"]
+    _, out, _ = critical(capsys, MPI2, "--start", "4.7s", "--stop", "4.99s")
+    assert ("Shutdown: the program's top-level task ended at 4.689 s, before the window; in "
+            "it, the runtime spent 290.000 ms cleaning up: ") in out, out

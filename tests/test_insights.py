@@ -506,3 +506,66 @@ def test_a_finding_gives_its_lines_figure_beside_its_own_share():
     assert differ
     for f in differ:
         assert f"its lines hold {format_ns(f['lines_ns'])} of the path in all" in text
+
+
+def _window_of(run, start_ns, stop_ns):
+    """A window of ``run``'s folder as `insights --start/--stop` makes it (the run's path,
+    lines, program end and message latency given to it)."""
+    from argparse import Namespace
+    from legate_prof.analyze.critical_path import given_window
+    from legate_prof.cli.common import run_beyond_window, trimmed
+    from legate_prof.query import as_source
+    whole = load_profile([run], ranked=True, stack=False)
+    args = Namespace(start=start_ns, stop=stop_ns)
+    window = as_source(trimmed(whole, args))
+    given_window(window, run_beyond_window(whole, args))
+    return whole, window
+
+
+def test_a_windows_message_verdict_is_the_runs():
+    """Whether the ranks' clocks or the messages make the latency is the run's to say: a
+    window of a few messages read its queueing as clocks apart (the guide's 4-rank run,
+    160-180 s: "clocks 19.3 ms apart", 12.4 ms over the run) and dropped the cost the run
+    gives.  Here the run's latency is made to say "clocks": the window follows it."""
+    import dataclasses
+    from legate_prof.analyze.insights import insights_of_run
+    from legate_prof.causality.message_latency import SkewPair
+    from legate_prof.query import as_source
+    whole, window = _window_of(REAL / "mpi2", 3_500_000_000, 4_400_000_000)
+
+    def verdict():
+        m = [x for x in insights_of_run(window, windowed=True)["findings"]
+             if x["pattern"] == "message_latency"]
+        return m and ("clocks" if "clocks_apart_ns" in m[0]["evidence"] else "slow")
+    assert verdict() == "slow"
+    lat = as_source(whole).message_latency()
+    apart = dataclasses.replace(lat, pairs=(SkewPair(0, 1, 10, 10.0 * lat.longest_ns, 0.0),))
+    window._memo["run_message_latency"] = lambda: apart
+    assert verdict() == "clocks"
+
+
+def test_a_loops_launch_latency_is_the_median_over_all_its_lines_launches():
+    """A loop of three lines (the guide's Example 1): the figure is the median over every
+    launch of the loop, as docs/insights.md says — it was the mean of the lines' medians by
+    their tasks (82.5 ms where the launches' median is 94.5 ms on the 4-rank run, an
+    audit found)."""
+    import numpy as np
+    from legate_prof.model.kinds import ItemKind
+    profile = load_profile(run_files("inefficient_1rank"))
+    loop = [f for f in find_insights(profile) if f["pattern"] == "tiny_tasks"]
+    assert len(loop) == 1 and len(loop[0]["provenance"]) == 3, loop
+    ev = loop[0]["evidence"]
+    assert ev["launch_measured_from"] == "operation"
+    m = profile.merged_model()
+    it = m.items
+    prov = np.array(m.provenances, object)[m.op_provenance(it["op_id"])]
+    latency, to_ready = [], []
+    for site in loop[0]["provenance"]:
+        for i in np.flatnonzero((it["kind"] == ItemKind.RUNTIME_OP) & (prov == site)).tolist():
+            waits = m.waits_of(i)
+            if waits and waits[0][2] < it["stop"][i]:  # (matched: its first task started)
+                latency.append(waits[0][2] - waits[0][0])
+                to_ready.append(waits[0][1] - waits[0][0])
+    assert len(latency) == ev["operations"], (len(latency), ev["operations"])
+    assert ev["launch_latency_ns"] == int(np.median(latency))
+    assert ev["launch_to_ready_ns"] == int(np.median(to_ready))

@@ -250,8 +250,11 @@ def compare(a, b, same_files=False):
         row["busy_share"] = [round(busy / (lanes * span), 4) if lanes and span else 0.0
                              for busy, lanes, span in zip(row["busy_ns"], row["lanes"], spans)]
         groups.append(row)
+    unpaired = _none_paired([r for r in lines if r["paired_by"] != "run"])
     return {"lines": lines, "groups": groups, "span_ns": spans, "explained_ns": [ea, eb],
             "run_ns": [ra, rb], "inferred_ns": [ia, ib], "notes": _notes(lines),
+            # (False: both name lines and none pairs, two programs: no verdict is drawn)
+            "same_program": not (unpaired and unpaired[0].startswith("no line of A")),
             "findings": findings_compared(sa, sb), "ranks": [_ranks(a), _ranks(b)]}
 
 
@@ -289,10 +292,14 @@ def _change(x, y, fmt=str):
 def format_compare(c, names=("A", "B")):
     ra, rb = c.get("run_ns", c["span_ns"])
     a_ns, b_ns = c["span_ns"]
-    faster = (f" ({a_ns / b_ns:.1f}x faster)" if b_ns and a_ns > b_ns else
+    one = c.get("same_program", True)  # (two programs: their figures, no verdict)
+    faster = ("" if not one else f" ({a_ns / b_ns:.1f}x faster)" if b_ns and a_ns > b_ns else
               f" ({b_ns / a_ns:.1f}x slower)" if a_ns and b_ns > a_ns else "")
-    out = [f"A = {names[0]}", f"B = {names[1]}",
-           f"run length: {_change(*c['span_ns'], fmt=format_ns)}{faster}"]
+    out = [f"A = {names[0]}", f"B = {names[1]}"]
+    if not one:
+        out.append("two different programs? No line of A pairs with a line of B: the runs' "
+                   "figures are shown side by side, not judged against each other")
+    out.append(f"run length: {_change(*c['span_ns'], fmt=format_ns)}{faster}")
     ranks = c.get("ranks", [0, 0])
     if ranks[0] != ranks[1] and all(ranks):  # (a user compared 1 rank against 4: say so)
         out.append(f"ranks: {ranks[0]} -> {ranks[1]}: the runs ran on different numbers of "
@@ -337,7 +344,8 @@ def format_compare(c, names=("A", "B")):
                     "(A -> B):"]
         for r in c["findings"]:
             wa, wb = r["wall_ns"]
-            said = ("fixed" if wb is None else "new" if wa is None else
+            said = (("A only" if wb is None else "B only" if wa is None else "") if not one
+                    else "fixed" if wb is None else "new" if wa is None else
                     "worse" if wb > wa else "less" if wb < wa else "")
             shown = " -> ".join("not found" if w is None else format_ns(w) for w in (wa, wb))
             out.append(f"  {r['pattern']:<20}{shown:>34}  {said}".rstrip())

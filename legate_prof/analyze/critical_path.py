@@ -85,7 +85,9 @@ class PathPieces:
     unknown_ns: int  # waiting for an unknown event before the first step
     span: tuple  # the path's (first ns, last ns)
     run: tuple = (0, 0)  # the run's (first ns, last ns): what the rows add up to
-    shutdown_ns: int | None = None  # when the program's top-level task ended
+    shutdown_ns: int | None = None  # when the program's top-level task ended (a window's
+    # start, where it ended before it: all of a window after the program's end is shutdown)
+    program_end_ns: int | None = None  # when it ended (with ``shutdown_ns``)
     _inferred: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def pieces(self):
@@ -194,9 +196,9 @@ def _pieces(source, steps):
     after = source.computed("line_after") if hasattr(source, "computed") else None
     if after:  # (a window's last steps: the line of the run's next step, past its end)
         ahead[ahead == 0] = after
-    shutdown = program_end(source)
-    if shutdown is not None and not run[0] < shutdown < run[1]:
-        shutdown = None
+    ended = run_program_end(source)
+    # (a window after the program's end: all of it the shutdown's)
+    shutdown = max(ended, run[0]) if ended is not None and ended < run[1] else None
     rows = line_rows({"begin": begin, "end": end, "gap": gap, "category": category,
                       "own": tab["prov"], "ahead": ahead, "rank": rank,
                       "item": item, "unknown_ns": unknown}, run_operations_made(source),
@@ -206,17 +208,25 @@ def _pieces(source, steps):
     # top-level task alone — a log cut before its events, walked back by creators, ended at a
     # shutdown meta-task, and the 4 s before it read as the runtime starting)
     startup = first.via == "" and (category[0] == "launch" or source.has_event_graph())
-    rows = _with_time_before(rows, run[0], start, first.item, startup, ahead[0])
+    rows = _with_time_before(rows, run[0], start, first.item, startup, ahead[0],
+                             hasattr(source, "computed")
+                             and bool(source.computed("path_goes_on_before")))
     return PathPieces(steps, item, begin, end, gap, category, group, rows, unknown,
-                      (start, int(end[-1])), run, shutdown)
+                      (start, int(end[-1])), run, shutdown,
+                      program_end_ns=ended if shutdown is not None else None)
 
 
 def beyond_window(run, ids, start=None, stop=None):
     """What a window of the run needs of the run beyond it, for ``given_window``: the run's
     path cut to the window (``path_in_window``; ``ids``: ``assemble.restrict.window_ids``),
     when the program made each operation, and the line the path leads to past its end."""
-    return {"path": path_in_window(run.run_critical_path(), ids, start, stop),
-            "made": run_operations_made(run),
+    steps = run.run_critical_path()
+    return {"path": path_in_window(steps, ids, start, stop),
+            # (the run's path goes on before the window: the time before its first step there
+            # is the gap the run's path has, not an unknown cause)
+            "goes_on_before": bool(steps) and start is not None and steps[-1].begin_ns < start,
+            "made": run_operations_made(run), "end": run_program_end(run),
+            "latency": run.message_latency,  # (asked only where a window's finding needs it)
             "after": line_after(run, stop) if stop is not None else ""}
 
 
@@ -227,6 +237,9 @@ def given_window(source, beyond):
         return
     source.use_run_critical_path(beyond["path"])
     source.computed_once("operations_made", lambda: beyond["made"])
+    source.computed_once("program_end", lambda: beyond["end"])
+    source.computed_once("path_goes_on_before", lambda: beyond["goes_on_before"])
+    source.computed_once("run_message_latency", lambda: beyond["latency"])
     if beyond["after"] in source.provenances:
         source.computed_once("line_after", lambda: source.provenances.index(beyond["after"]))
 
@@ -254,13 +267,24 @@ def run_operations_made(source):
     return operations_made(source)
 
 
-def _with_time_before(rows, run_start, path_start, first_item, startup, line):
+def run_program_end(source):
+    """``path_lines.program_end`` of the run: a window's source is given the whole run's
+    (``computed_once("program_end")``) — a window after the program's end has no top-level
+    task, and read its shutdown as the program's own thread launching a line's tasks."""
+    if hasattr(source, "computed_once"):
+        return source.computed_once("program_end", lambda: program_end(source))
+    return program_end(source)
+
+
+def _with_time_before(rows, run_start, path_start, first_item, startup, line, gap=False):
     """``rows`` and the run's time before the path: the runtime starting up where the chain
-    ends at an item nothing held up (``startup``: the top-level task's start), else unknown."""
+    ends at an item nothing held up (``startup``: the top-level task's start), a gap where
+    the run's path goes on before a window (``gap``), else unknown."""
     before = path_start - run_start
     if before <= 0:
         return rows
-    cat = "startup" if startup else "unknown"
+    cat = "gap" if gap else "startup" if startup else "unknown"
+    startup = startup and not gap
     extra = (np.array([before], np.int64), np.array([cat], object),
              np.array([PROGRAM_START if startup else line], np.int64),
              np.array([first_item], np.int64), np.array([run_start], np.int64))
@@ -359,7 +383,8 @@ def critical_path_report(source, with_items=True, with_path=True, rows_as_read=F
            "by_group": by_group, "by_provenance": by_line,
            "inferred": {"links": int(inferred), "from_ns": pieces.inferred_from_ns,
                         "resting_ns": int(pieces.rows[0][resting].sum())},
-           "shutdown": (shutdown_tail(source, pieces.shutdown_ns, run[1], by_kind["shutdown"])
+           "shutdown": (shutdown_tail(source, pieces.shutdown_ns, run[1], by_kind["shutdown"],
+                                      pieces.program_end_ns)
                         if pieces.shutdown_ns is not None else None),
            "stops_at": stops_at(source, pieces.steps[0]) if pieces.steps else None}
     if not with_path:
@@ -423,11 +448,12 @@ SHUTDOWN_KINDS = (ItemKind.META, ItemKind.MESSAGE, ItemKind.COPY, ItemKind.FILL,
 SHUTDOWN_NAMES = 5  # the kinds of work named
 
 
-def shutdown_tail(source, start, end, on_path_ns):
-    """What the runtime did after the program's top-level task ended (``start``) until the
-    run's end: its meta-tasks, messages, copies … by name (how many, processor time within
-    the tail, the busiest first), and per source line how many of them, and of the
-    instances deleted then, were that line's (the clean-up of what the line made)."""
+def shutdown_tail(source, start, end, on_path_ns, ended=None):
+    """What the runtime did after the program's top-level task ended (``start``; a window's
+    start where it ended before, at ``ended``) until the run's end: its meta-tasks, messages,
+    copies … by name (how many, processor time within the tail, the busiest first), and per
+    source line how many of them, and of the instances deleted then, were that line's (the
+    clean-up of what the line made)."""
     names = np.asarray(source.names, object)
     count, busy, lines = {}, {}, {}
     kinds = [int(k) for k in SHUTDOWN_KINDS]
@@ -451,6 +477,7 @@ def shutdown_tail(source, start, end, on_path_ns):
                 lines[int(k)] = lines.get(int(k), 0) + int(c)
     top = sorted(busy, key=lambda k: -busy[k])
     return {"start_ns": int(start), "ns": int(end - start), "on_path_ns": int(on_path_ns),
+            "ended_ns": int(start if ended is None else ended),
             "work": [{"name": str(names[k]), "count": count[k], "busy_ns": int(busy[k])}
                      for k in top[:SHUTDOWN_NAMES]],
             "items": int(sum(count.values())), "busy_ns": int(sum(busy.values())),

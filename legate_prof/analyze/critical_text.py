@@ -137,18 +137,22 @@ def explained_line(report, whole="run"):
 
 
 def shutdown_line(tail):
-    """What the runtime did after the program's top-level task ended."""
+    """What the runtime did after the program's top-level task ended (in a window after
+    that: what it did in the window)."""
+    ended = tail.get("ended_ns", tail["start_ns"])
+    when = (f"after the program's top-level task ended ({format_ns_ascii(ended)})"
+            if ended >= tail["start_ns"] else
+            f"the program's top-level task ended at {format_ns_ascii(ended)}, before the "
+            "window; in it")
     if not tail["items"]:
-        return (f"Shutdown: after the program's top-level task ended "
-                f"({format_ns_ascii(tail['start_ns'])}), {format_ns_ascii(tail['ns'])} to the "
-                "run's end: nothing else ran.")
+        return (f"Shutdown: {when}, {format_ns_ascii(tail['ns'])} to the "
+                f"{'run' if ended >= tail['start_ns'] else 'window'}'s end: nothing else ran.")
     work = ", ".join(f"{w['count']:,} {w['name']}" for w in tail["work"][:3])
     lines = [_short_site(x) for x in tail.get("lines", {})]
     of = (f" What it released was made by {', '.join(lines[:3])}"
           f"{' …' if len(lines) > 3 else ''} ({sum(tail['lines'].values()):,} of its items "
           "and of the instances it deleted name those lines)." if lines else "")
-    return (f"Shutdown: after the program's top-level task ended "
-            f"({format_ns_ascii(tail['start_ns'])}), the runtime spent "
+    return (f"Shutdown: {when}, the runtime spent "
             f"{format_ns_ascii(tail['ns'])} cleaning up: {plural_n(tail['items'], 'item')} "
             f"ran ({work}{', …' if len(tail['work']) > 3 else ''}), "
             f"{format_ns_ascii(tail['busy_ns'])} of processor time in all.{of}")

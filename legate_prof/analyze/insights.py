@@ -20,6 +20,7 @@ from legate_prof.assemble.rank_merge import release_pages
 from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.sort_order import stable_order, unique_values, unique_with
+from legate_prof.analyze.path_lines import SHUTDOWN
 from legate_prof.present.units import format_bytes, format_ns
 from legate_prof.causality.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
 from legate_prof.causality.event_graph import find_sorted
@@ -75,6 +76,7 @@ class _Facts:
         self.profile = profile
         self._path = self._idle = self._launches = None
         self.unjudged = []  # what a detector saw but could not judge here, in words
+        self.whole = "run"  # what the findings' shares are of: "window" for --start/--stop
         self.parts = profile.item_parts()
         self.m = profile.summary_model()  # names, provenances, lanes, steps, busy, markers
         last = self.parts[-1]
@@ -191,7 +193,14 @@ LOOP_BUSY_SHARE = 0.5  # a loop whose processors ran its tasks more of its span 
 
 def _launch_latency(f, p, sel):
     """(launch -> start, launch -> ready, ready -> start, where from) of the tasks ``sel`` of
-    line ``p``, each the median: from the program's launch of each operation (the runtime
+    line ``p``, each the median of ``_launch_times``."""
+    *gaps, measured = _launch_times(f, p, sel)
+    return (*(float(np.median(g)) if len(g) else 0.0 for g in gaps), measured)
+
+
+def _launch_times(f, p, sel):
+    """(launch -> start, launch -> ready, ready -> start: one each a launch, where from) of
+    the tasks ``sel`` of line ``p``: from the program's launch of each operation (the runtime
     stream's, on every rank) to its first task's ready and start, as the operation's box
     shows them (``assemble.operation_spans``: waiting, then ready); without the stream, from
     each task's creation (when Legion launched it) to its ready and start, as its details
@@ -199,18 +208,14 @@ def _launch_latency(f, p, sel):
     ops = f.launches.get(p)
     if ops is not None:
         launch, ready, start = ops
-        return (float(np.median(start - launch)), float(np.median(ready - launch)),
-                float(np.median(start - ready)), "operation")
+        return start - launch, ready - launch, start - ready, "operation"
     ids = np.flatnonzero(sel)
     create = f.of_items(ids, "create").astype(np.int64)
     ready = f.of_items(ids, "ready").astype(np.int64)
     start = f.start[ids]
     known = (create > 0) & (create <= ready) & (ready <= start)
-    if not known.any():
-        return 0.0, 0.0, 0.0, "task"
     c, r, s = create[known], ready[known], start[known]
-    return (float(np.median(s - c)), float(np.median(r - c)), float(np.median(s - r)),
-            "task")
+    return s - c, r - c, s - r, "task"
 
 
 def operation_launches(f):
@@ -278,11 +283,12 @@ def tiny_tasks(f):
 def _tiny_tasks_finding(f, loop, sel):
     n = int(np.count_nonzero(sel))
     med = float(np.median(f.run[sel]))
-    lat = [_launch_latency(f, x[0], x[1]) for x in loop]
-    weights = [x[2] for x in loop]  # (each line's median, by its tasks)
-    latency, mapping, queued = (float(np.average([x[k] for x in lat], weights=weights))
-                                for k in range(3))
-    measured = {x[3] for x in lat}
+    lat = [_launch_times(f, x[0], x[1]) for x in loop]
+    # (the median over the loop's launches, every line's together: a mean of the lines'
+    # medians by their tasks read 82.5 ms where the launches' median is 94.5 ms)
+    latency, mapping, queued = (float(np.median(g)) if len(g) else 0.0 for g in (
+        np.concatenate([x[k] for x in lat]) for k in range(3)))
+    measured = {x[3] for x in lat if len(x[0])} or {lat[0][3]}
     provs = [f.line(x[0]) for x in loop]
     shape = loop_shape(f, [x[0] for x in loop])
     runtime = f.kind == ItemKind.META
@@ -768,11 +774,15 @@ def message_latency(f):
     evidence = {"messages": lat.messages, "slow_messages": lat.slow,
                 "percent_slow": round(lat.percent_slow, 2), "longest_ns": lat.longest_ns,
                 "skewed_messages": lat.skewed}
-    apart = lat.clocks_apart_ns
+    # (the clocks' verdict is the run's: a window's few messages read its queueing as the
+    # clocks — the guide's 4-rank run, 160-180 s: "clocks 19.3 ms apart", 12.4 ms in all)
+    of_run = f.source.computed("run_message_latency")
+    judged = of_run() if of_run is not None else lat
+    apart = judged.clocks_apart_ns
     one_host = lat.one_host  # (no network between them: the ranks wait for each other's cores)
     if one_host:
         evidence["one_host"] = one_host
-    if apart >= max(lat.threshold_ns, lat.longest_ns / 2):  # (the clocks make most of it)
+    if apart >= max(judged.threshold_ns, judged.longest_ns / 2):  # (the clocks make most of it)
         evidence["clocks_apart_ns"] = int(apart)
         return [_finding(
             "message_latency",
@@ -819,6 +829,9 @@ def _messages_on_path(f):
 # findings whose lines' idle stretches say nothing of them (the shutdown's lines are what it
 # released: the work that waited after idle stretches ran long before)
 NO_IDLE_EVIDENCE = ("shutdown",)
+# findings whose lines made what they spent time on, later: the shutdown's lines made the
+# arrays it released; their own row of the path is time before the shutdown
+LINES_ARE_CAUSES = ("shutdown",)
 SHUTDOWN_SHARE = 0.05  # of the run: a shutdown shorter than this is not worth naming
 SHUTDOWN_ITEMS_PER_RANK = 2000  # fewer: the runtime's own teardown (a few hundred a rank)
 
@@ -836,14 +849,14 @@ def shutdown(f):
     on_path = int(ns[cat == "shutdown"].sum())
     if on_path < SHUTDOWN_SHARE * run:
         return []
-    tail = shutdown_tail(f.source, path.shutdown_ns, path.run[1], on_path)
+    tail = shutdown_tail(f.source, path.shutdown_ns, path.run[1], on_path, path.program_end_ns)
     if tail["items"] < SHUTDOWN_ITEMS_PER_RANK * max(len(f.m.ranks), 1):
         return []
     work = ", ".join(f"{w['count']:,} {w['name']}" for w in tail["work"][:3])
     return [_finding(
         "shutdown",
         f"the runtime cleaned up for {format_ns(tail['ns'])} after the program ended "
-        f"({100.0 * tail['ns'] / run:.1f} % of the run): {work}",
+        f"({100.0 * tail['ns'] / run:.1f} % of the {f.whole}): {work}",
         list(tail["lines"])[:5], (path.shutdown_ns, path.run[1]),
         {"items": tail["items"], "busy_ns": tail["busy_ns"],
          "work": {w["name"]: w["count"] for w in tail["work"]},
@@ -875,6 +888,8 @@ def insights_of_run(profile, windowed=False):
     where a detector saw what it could not judge there (too few: a window of a long loop;
     a whole run's lines of few short tasks are no loop)."""
     f = _Facts(profile)
+    if windowed:
+        f.whole = "window"
     found = [x for d in DETECTORS for x in d(f)]
     _wall_clock(found, f.path)
     _lines_on_path(found, f)
@@ -928,6 +943,8 @@ def _lines_on_path(found, f):
     ns, _, line, _ = f.path.pieces()
     for x in found:
         mine = [ids[p] for p in x["provenance"] if p in ids]
+        if x["pattern"] in LINES_ARE_CAUSES:  # (their time is the "(shutdown)" row's)
+            mine = [SHUTDOWN]
         x["lines_ns"] = int(ns[np.isin(line, mine)].sum()) if mine else 0
 
 
