@@ -1175,3 +1175,57 @@ def test_the_pictures_are_titled_as_screenshot_titles_them(tmp_path, monkeypatch
     run = Path(__file__).parents[1] / "fixtures" / "real" / "mpi2"
     assert main(["report", str(run), "-o", str(tmp_path / "rep"), "-q"]) == 0
     assert titles and all(t == [str(run)] for t in titles)
+
+
+def test_the_mapper_calls_table_names_each_mapper(browser, mpi2_report):
+    """The "by mapper" cells said "5×, running 928.507 µs; 3×, …" without the mappers' names
+    (a user's review): each part now starts with its mapper, as `stats --json` names it."""
+    _open(browser, mpi2_report)
+    cells = browser.evaluate(
+        "Array.from(document.querySelectorAll('#stats td')).map(t => t.textContent)")
+    mapped = [c for c in cells if "×, running " in c and "LoggingWrapper(" in c]
+    assert mapped, [c for c in cells if "×, running " in c][:5]
+    assert all(re.search(r"LoggingWrapper\([^)]*\): \d+×", c) for c in mapped), mapped[:3]
+
+
+def test_a_report_without_findings_says_so_in_its_findings_section(browser, tmp_path):
+    """A run none of the guide's patterns shows in: the report hid its Findings section, and
+    the header's link to it did nothing (a user's review); it says what `insights` says."""
+    out = tmp_path / "rep"
+    run = str(Path(__file__).resolve().parents[1] / "fixtures" / "real"
+              / "legate26.06_cpu2_myprof_0.prof")
+    assert main(["report", run, "-o", str(out), "--no-pictures"]) == 0
+    _open(browser, out)
+    shown = browser.evaluate("!document.getElementById('findings-section').hidden")
+    said = browser.evaluate("document.getElementById('findings-none').textContent")
+    assert shown and said == ("No finding: none of the guide's inefficiency patterns shows "
+                              "in this profile."), said
+    assert browser.errors == []
+
+
+def test_where_the_report_holds_no_finer_detail_the_page_says_so(browser, monkeypatch, tmp_path):
+    """The tiles' budget stopped the guide's 4-rank run at 104 ms a pixel: zoomed in, its
+    tiny tasks stayed gray bands that said "double-click to zoom in", and nothing said the
+    report had no more (a user's review).  The meta names the deepest tiles that still merge
+    items, and zoomed past them the page says that `legate_prof view` shows every item."""
+    import legate_prof.report.writer as rw
+    run = _run_files("mpi2")
+    out = tmp_path / "rep"
+    monkeypatch.setattr(rw, "BYTES_PER_ITEM", 1 << 20)  # (the whole 24 MiB: every level)
+    assert main(["report", *run, "-o", str(out), "--no-pictures"]) == 0
+    assert _meta(out)["max_level"] >= 11  # (2 ms a view: level 11; finer tiles than that)
+    monkeypatch.setattr(rw, "SIZE_BUDGET", 1)  # (the first level only)
+    small = tmp_path / "small"
+    assert main(["report", *run, "-o", str(small), "--no-pictures"]) == 0
+    meta = _meta(small)
+    assert meta["max_level"] == 0 and meta["unrefined"] == [0], meta["tiles"]
+    for folder, ends in ((out, ""), (small, "no finer detail in this report here")):
+        _open(browser, folder)
+        note = browser.evaluate("document.getElementById('detail-note').textContent")
+        assert note == "", note  # (as opened: the whole run, the tiles' own scale)
+        mid = (meta["t0"] + meta["t1"]) // 2
+        browser.evaluate(f"view.setRange({mid}, {mid + 2_000_000})")
+        browser.wait_frames()
+        note = browser.evaluate("document.getElementById('detail-note').textContent")
+        assert note.startswith(ends) and (not ends or "`legate_prof view`" in note), note
+        assert browser.errors == []

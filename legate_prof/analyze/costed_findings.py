@@ -5,8 +5,9 @@ report's Findings section and the viewer's findings dock alike."""
 
 from __future__ import annotations
 
-from legate_prof.analyze.insights import insights_of_run
-from legate_prof.analyze.insights_text import cost_words, explained_words, idle_words
+from legate_prof.analyze.insights import holds_items, insights_of_run
+from legate_prof.analyze.insights_text import (cost_words, explained_words, format_insights,
+                                                idle_words)
 
 
 def costed_findings(profile, windowed=False) -> dict:
@@ -22,4 +23,6 @@ def costed_findings(profile, windowed=False) -> dict:
         x["idle_words"] = idle_words(x["evidence"]) or ""
     if found["findings"]:
         found["explained_words"] = explained_words(found, windowed)
+    else:  # (what `insights` says: a report's Findings section says it too, not nothing)
+        found["none_words"] = format_insights([], windowed, empty=not holds_items(profile))
     return found

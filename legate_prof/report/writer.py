@@ -42,7 +42,9 @@ def _js(call, *args):
 def _write_tiles(q, out, progress=None):
     """Write tiles level by level; a tile gets children only where it merged items into
     gray bands (elsewhere its boxes are exact at any zoom).  Returns ({level: [tile index]},
-    bytes, the item ids drawn as boxes)."""
+    bytes, the item ids drawn as boxes, the tiles of the last level written that still merge
+    items: the budget or ``MAX_LEVEL`` left them without children, so the page says its
+    detail ends there)."""
     span = q.t1 - q.t0
     groups = q.group_lanes()
     lanes = [L for _, _, ls in groups for L in ls]
@@ -88,9 +90,10 @@ def _write_tiles(q, out, progress=None):
             break
         frontier = children
         level += 1
+    unrefined = sorted({c // 2 for c in children}) if frontier else []
     ids = unique_values(np.concatenate([np.asarray(b, np.int64) for b in shown] or
                                    [np.zeros(0, np.int64)]))
-    return written, total, ids
+    return written, total, ids, unrefined
 
 
 def _manifest(folder):
@@ -163,11 +166,13 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
         try:
             meta = q.info()
             meta["window"] = list(window) if window else None
-            tiles, tile_bytes, shown = _write_tiles(q, tmp, progress)
+            tiles, tile_bytes, shown, unrefined = _write_tiles(q, tmp, progress)
             meta["critical"] = write_critical(q, tmp, shown)
             meta["critical_split"] = critical_summary(q.source, window=bool(window))
             meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
-                        tiles={str(k): v for k, v in tiles.items()})
+                        tiles={str(k): v for k, v in tiles.items()},
+                        # (tiles of max_level that merge items: no finer detail written)
+                        unrefined=unrefined)
             meta["pictures"] = []  # (drawn meanwhile: filled in below, in this place)
             meta["pictures_note"] = "" if pictures else pictures_note
             # the query source, not the model: its critical path (written above) is not

@@ -9,6 +9,7 @@ var META = null;
 var TILES = {};      // "level_i" -> tile data
 var PENDING = {};    // "level_i" -> true while its script loads
 var TILESET = {};    // "level_i" of every tile written (others are never requested)
+var UNREFINED = {};  // index of each tile of the deepest level that still merges items
 var ZEROS = [];
 var ROW_H = 1.0, SUMMARY_H = 3.0, HEADER_H = 1.2, AXIS_PX = 22;
 var BOX = 5;  // numbers per box in a tile row: start-t0, duration, name, provenance, item id
@@ -22,6 +23,7 @@ function LP_meta(m) {
   LABEL_MIN_PX = m.label_min_px; MAX_LABELS = m.max_labels;
   if (m.alpha_band !== undefined) BAND_ALPHA = m.alpha_band;
   Object.keys(m.tiles).forEach(function (L) { m.tiles[L].forEach(function (i) { TILESET[L + "_" + i] = true; }); });
+  (m.unrefined || []).forEach(function (i) { UNREFINED[i] = true; });
   for (var k = 0; k < m.util_bins; k++) ZEROS.push(0);
 }
 function LP_tile(level, i, data) {
@@ -184,6 +186,16 @@ var view = {
     var L = Math.ceil(Math.log2(span / (META.tile_px * nsPx)) - 1e-9);
     return Math.max(0, Math.min(META.max_level, L));
   },
+  // whether the view asks finer detail than the report wrote where it merges items (the
+  // writer's budget stopped: the guide's 4-rank run holds 104 ms a pixel at most)
+  beyondDetail: function (tiles) {
+    var nsPx = (this.t1 - this.t0) / this.W, span = META.t1 - META.t0;
+    if (Math.ceil(Math.log2(span / (META.tile_px * nsPx)) - 1e-9) <= META.max_level) return false;
+    return tiles.some(function (t) { return t.level === META.max_level && UNREFINED[t.i]; });
+  },
+  finestNsPx: function () {
+    return (META.t1 - META.t0) / Math.pow(2, META.max_level) / META.tile_px;
+  },
   // tiles to draw for the view: the wanted level where loaded, else the nearest coarser one
   tiles: function () {
     var L = this.level(), n = Math.pow(2, L), span = META.t1 - META.t0, ts = span / n;
@@ -247,6 +259,10 @@ var view = {
     this.drawAxis();
     this.drawLaneLabels();
     document.getElementById("range").textContent = formatNs(this.t0) + " – " + formatNs(this.t1);
+    this.detailEnds = this.beyondDetail(tiles);
+    document.getElementById("detail-note").textContent = this.detailEnds ?
+      "no finer detail in this report here (" + formatNs(this.finestNsPx()) + " a pixel): " +
+      "`legate_prof view` shows every item" : "";
     var dt = performance.now() - t_start;
     window.LP_frames.push(dt);
     performance.measure("lp-frame", {start: t_start, end: t_start + dt});
@@ -511,7 +527,7 @@ function describe(h) {
     if (peak !== null) return where + formatBytes(h.util * peak) + " in use (peak " + formatBytes(peak) + ")";
     return where + Math.round(h.util * 100) + "% utilization";
   }
-  if (h.kind === "band") return h.count + " merged items (too small to see)\n" + busyWords(h.busy, h.start, h.stop) + "\n" + formatRange(h.start, h.stop) + "\ndouble-click to zoom in";
+  if (h.kind === "band") return h.count + " merged items (too small to see)\n" + busyWords(h.busy, h.start, h.stop) + "\n" + formatRange(h.start, h.stop) + (view.detailEnds ? "\nno finer detail in this report here: `legate_prof view` shows each item" : "\ndouble-click to zoom in");
   var name = META.names[h.name], prov = META.provenances[h.prov];
   var lines = [prov && prov !== name && META.title_prov[h.name] ? name + "[" + prov.split("/").pop() + "]" : name,
     "Rank " + h.entry.rank + " · " + h.entry.label + (h.entry.tooltip ? " — " + h.entry.tooltip : ""),
@@ -642,7 +658,7 @@ function cellText(key, v, depth) {
   if (typeof v === "number") return v.toLocaleString("en-US");
   if (Array.isArray(v)) return v.slice(0, 5).map(function (x) { return cellText(key, x, depth + 1); }).join("; ") + (v.length > 5 ? "; … " + (v.length - 5) + " more" : "");
   if (typeof v === "object") {
-    var label = v.variant !== undefined ? v.variant : v.name;
+    var label = v.variant !== undefined ? v.variant : v.mapper !== undefined ? v.mapper : v.name;
     if (depth > 0 && v.count !== undefined) {  // a part: what it is, how many, how long or big
       var size = v.running_ns !== undefined ? ", running " + formatNs(v.running_ns)
         : v.capacity_bytes !== undefined ? (v.capacity_bytes > 0 ? ", " + formatBytes(v.capacity_bytes) : ", capacity unknown") : "";
@@ -845,9 +861,15 @@ function findingWindow(f) {
 function buildFindings() {
   var list = META.findings, said = list && list.explained_words;
   if (list && !Array.isArray(list)) list = list.findings || [];
-  if (!list || !list.length) return;  // insights not available: the panel stays hidden
+  var none = META.findings && META.findings.none_words;
+  if (!list || (!list.length && !none)) return;  // insights not available: the panel stays hidden
   document.getElementById("findings-section").hidden = false;
   var ol = document.getElementById("findings");
+  if (!list.length) {  // (as `insights` says it: "No finding: …")
+    var q = document.createElement("p"); q.id = "findings-none"; q.textContent = none;
+    ol.parentNode.insertBefore(q, ol);
+    return;
+  }
   if (said) {  // (insights' own first line: how much of the run the costs are shares of)
     var p = document.createElement("p"); p.id = "findings-explained"; p.textContent = said;
     ol.parentNode.insertBefore(p, ol);
