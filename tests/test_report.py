@@ -1229,3 +1229,15 @@ def test_where_the_report_holds_no_finer_detail_the_page_says_so(browser, monkey
         note = browser.evaluate("document.getElementById('detail-note').textContent")
         assert note.startswith(ends) and (not ends or "`legate_prof view`" in note), note
         assert browser.errors == []
+
+
+def test_a_window_that_misses_the_run_says_so_on_the_page(browser, tmp_path):
+    """`--start 10s --stop 11s` of a 5 s run: the warning went to the terminal only, and the
+    page showed an empty timeline (a user's review); its banner says it now."""
+    out = tmp_path / "rep"
+    assert main(["report", *_run_files("mpi2"), "--start", "10s", "--stop", "11s", "-o",
+                 str(out), "--no-pictures"]) == 0
+    _open(browser, out)
+    banner = browser.evaluate("document.getElementById('notices').textContent")
+    assert "the window (--start/--stop) misses the run: it holds no item" in banner, banner
+    assert browser.errors == []

@@ -166,6 +166,9 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
         try:
             meta = q.info()
             meta["window"] = list(window) if window else None
+            if window and q.source.info().n_items == 0:  # (on the page, not the terminal only)
+                meta["notices"] = ["Note: the window (--start/--stop) misses the run: it "
+                                   "holds no item"] + list(meta.get("notices", []))
             tiles, tile_bytes, shown, unrefined = _write_tiles(q, tmp, progress)
             meta["critical"] = write_critical(q, tmp, shown)
             meta["critical_split"] = critical_summary(q.source, window=bool(window))
