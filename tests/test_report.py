@@ -1241,3 +1241,30 @@ def test_a_window_that_misses_the_run_says_so_on_the_page(browser, tmp_path):
     banner = browser.evaluate("document.getElementById('notices').textContent")
     assert "the window (--start/--stop) misses the run: it holds no item" in banner, banner
     assert browser.errors == []
+
+
+def test_a_searchs_count_is_what_it_highlights_by_kind(browser, mpi2_report):
+    """Searching BinaryOp said "9 items" on mpi2, where 18 boxes were highlighted (the
+    tasks, their application calls, every rank's operations): it summed stats' tasks and
+    operations (a user's review).  The count is every item whose name or line matches, by
+    kind, as the desktop's search says it."""
+    import numpy as np
+    from legate_prof.query import kinds_counted
+    source = _source("mpi2")
+    names = [i for i, n in enumerate(source.names) if "binaryop" in n.lower()]
+    ids = np.arange(source.info().n_items, dtype=np.int64)
+    cols = source.items_columns(ids, ["name", "kind"])
+    hit = np.isin(cols["name"], names)
+    provs = np.asarray(source.items_provenance(ids))
+    hit |= np.isin(provs, [i for i, p in enumerate(source.provenances)
+                           if p and "binaryop" in p.lower()])
+    kinds = np.bincount(cols["kind"][hit])
+    want = kinds_counted({k: int(kinds[k]) for k in np.flatnonzero(kinds).tolist()})
+    _open(browser, mpi2_report)
+    browser.evaluate("var s = document.getElementById('search'); s.value = 'BinaryOp';"
+                     "s.dispatchEvent(new Event('input'))")
+    browser.wait_frames()
+    count = browser.evaluate("document.getElementById('search-count').textContent")
+    assert count.endswith(f" · {int(hit.sum()):,} items ({want})"), (count, want)
+    assert int(hit.sum()) > 9
+    assert browser.errors == []

@@ -339,19 +339,27 @@ def format_compare(c, names=("A", "B")):
     if any(r["group"] in STREAM_GROUPS for r in c["groups"]):
         out.append("  (" + ", ".join(GROUP_TITLE[g] for g in STREAM_GROUPS) + " items: the "
                    "runtime event stream's, each once: every rank's stream repeats them)")
-    if c.get("findings"):
-        out += ["", "Findings (`legate_prof insights`), wall clock on each run's critical path "
-                    "(A -> B):"]
-        for r in c["findings"]:
-            wa, wb = r["wall_ns"]
-            said = (("A only" if wb is None else "B only" if wa is None else "") if not one
-                    else "fixed" if wb is None else "new" if wa is None else
-                    "worse" if wb > wa else "less" if wb < wa else "")
-            shown = " -> ".join("not found" if w is None else format_ns(w) for w in (wa, wb))
-            out.append(f"  {r['pattern']:<20}{shown:>34}  {said}".rstrip())
+    out += _findings_lines(c.get("findings"), one)
     if c.get("notes"):
         out += ["", "Pairing of lines (~: an uncertain pair):"] + [f"  {n}" for n in c["notes"]]
     return "\n".join(out)
+
+
+def _findings_lines(findings, one):
+    """The findings' wall clock in A and B, and what the change did to each (``one``: the
+    same program; else only where each was found)."""
+    if not findings:
+        return []
+    out = ["", "Findings (`legate_prof insights`), wall clock on each run's critical path "
+               "(A -> B):"]
+    for r in findings:
+        wa, wb = r["wall_ns"]
+        said = (("A only" if wb is None else "B only" if wa is None else "") if not one
+                else "fixed" if wb is None else "new" if wa is None else
+                "worse" if wb > wa else "less" if wb < wa else "")
+        shown = " -> ".join("not found" if w is None else format_ns(w) for w in (wa, wb))
+        out.append(f"  {r['pattern']:<20}{shown:>34}  {said}".rstrip())
+    return out
 
 
 def _cut(text, width):

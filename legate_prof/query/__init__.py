@@ -12,6 +12,7 @@ from legate_prof.assemble.rank_set import RankSet
 from legate_prof.model.kinds import GROUP_COLOR, GROUP_KEYS, ItemKind
 from legate_prof.present.limits import MIN_PX
 from legate_prof.query.details import Field
+from legate_prof.query.kind_words import KIND_WORDS, kind_word, kinds_counted
 from legate_prof.query.lane_tree import GroupInfo, LaneInfo, ProfileInfo
 from legate_prof.query.ranked_source import RankedSource
 from legate_prof.causality.run_path import PATH_VIA_WORDS
@@ -44,4 +45,4 @@ def open_profile(paths, progress=None, ranked=False, use_cache=False) -> Profile
 __all__ = ["ProfileSource", "RankedSource", "as_source", "open_profile", "ProfileInfo",
            "GroupInfo", "LaneInfo", "LaneTile", "TileRow", "Hit", "Field", "MIN_PX", "RUNNING",
            "READY", "WAITING", "STATE_NAMES", "GROUP_ORDER", "GROUP_COLORS", "ItemKind",
-           "PATH_VIA_WORDS"]
+           "PATH_VIA_WORDS", "KIND_WORDS", "kind_word", "kinds_counted"]

@@ -8,11 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.model.kinds import GROUP_COLOR, GROUP_TITLE, ItemKind
-from legate_prof.model.sort_order import unique_values
+from legate_prof.model.sort_order import unique_values, unique_with
 from legate_prof.present.colors import ALPHA_BAND, ALPHA_READY, ALPHA_WAITING, name_hex
 from legate_prof.present.limits import (LABEL_MIN_PX, MAX_LABELS, MAX_LANE_H,
                                         MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED)
-from legate_prof.query import GROUP_ORDER, READY, WAITING, as_source
+from legate_prof.query import GROUP_ORDER, READY, WAITING, as_source, kind_word
 
 BAND = 4  # numbers per merged band in a tile row's "g": x0, x1, items, thousandths busy
 # from this many lanes on, every item's provenance is looked up once (``_provenance``)
@@ -66,7 +66,26 @@ class ReportQueries:
             "title_prov": self._title_with_provenance(),
             "alpha_ready": ALPHA_READY, "alpha_waiting": ALPHA_WAITING, "alpha_band": ALPHA_BAND,
             "max_lane_h": MAX_LANE_H, "label_min_px": LABEL_MIN_PX, "max_labels": MAX_LABELS,
+            "name_lines": self.name_lines(),
+            "kind_words": {str(k): [kind_word(k, 1), kind_word(k, 2)] for k in ItemKind},
         }
+
+    def name_lines(self):
+        """[name id, provenance id, kind, items] of each (name, line, kind) the items have:
+        what a search on the page counts, by kind, as it highlights (by name or by line) —
+        it summed ``stats``' tasks and operations, each operation once for the run: "9
+        items" where 18 were highlighted (a user's review)."""
+        n = int(self.source.info().n_items)
+        if n == 0:
+            return []
+        ids = np.arange(n, dtype=np.int64)
+        cols = self.source.items_columns(ids, ["name", "kind"])
+        prov = self._provenance(ids).astype(np.int64)
+        names, provs = len(self.source.names) + 1, len(self.source.provenances) + 1
+        key = (cols["name"] * provs + prov) * 256 + cols["kind"]
+        keys, counts = unique_with(key, counts=True)
+        return [[int(k // 256 // provs), int(k // 256 % provs), int(k % 256), int(c)]
+                for k, c in zip(keys.tolist(), counts.tolist()) if k // 256 // provs < names]
 
     def _title_with_provenance(self):
         """Per name id, 1 when its items' titles carry the launching line (tasks, kernels,

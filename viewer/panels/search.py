@@ -8,7 +8,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from legate_prof.present.units import format_ns
-from legate_prof.query import ItemKind
+from legate_prof.query import KIND_WORDS, kinds_counted
 
 PER_RANK = 200  # results listed under one rank (all of them are highlighted)
 OPEN_RANKS = 8  # with up to this many ranks matching, all are opened at once
@@ -57,32 +57,13 @@ def result_lines(source, ids):
     return out
 
 
-# what a result is where it is not a task (a task's name is often its application call's)
-KIND_WORDS = {int(ItemKind.APP_CALL): "application call", int(ItemKind.RUNTIME_CALL):
-              "runtime call", int(ItemKind.MAPPER_CALL): "mapper call",
-              int(ItemKind.META): "meta-task", int(ItemKind.MESSAGE): "message",
-              int(ItemKind.RUNTIME_OP): "operation", int(ItemKind.INSTANCE): "instance",
-              int(ItemKind.GPU_KERNEL): "GPU kernel"}
-
-
 def kinds_in_words(source, hits):
     """What the hits are, most first ("58 tasks, 58 application calls"): a task's name is
     often its application call's too, and a count of both read as twice ``stats``'s."""
     if len(hits) == 0:
         return ""
     counts = np.bincount(np.asarray(source.items_columns(hits, ["kind"])["kind"], np.int64))
-    kinds = sorted(np.flatnonzero(counts).tolist(), key=lambda k: -counts[k])
-    return ", ".join(f"{counts[k]:,} {_kind_word(k, counts[k])}" for k in kinds)
-
-
-_KIND_PLURAL = {"copy": "copies", "partitioning": "partitionings"}
-
-
-def _kind_word(kind, n):
-    word = {int(ItemKind.TASK): "task", int(ItemKind.COPY): "copy", int(ItemKind.FILL): "fill",
-            int(ItemKind.DEP_PART): "partitioning", int(ItemKind.PROF_TASK): "profiling task",
-            **KIND_WORDS}.get(int(kind), "item")
-    return word if n == 1 else _KIND_PLURAL.get(word, word + "s")
+    return kinds_counted({k: int(counts[k]) for k in np.flatnonzero(counts).tolist()})
 
 
 def opened_lines(source, groups):

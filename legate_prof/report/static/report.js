@@ -546,11 +546,16 @@ function runSearch(text) {
   META.names.forEach(function (n, i) { if (n.toLowerCase().indexOf(q) >= 0) { names[i] = true; nn++; } });
   META.provenances.forEach(function (p, i) { if (p && p.toLowerCase().indexOf(q) >= 0) { provs[i] = true; np++; } });
   view.match = {names: names, provs: provs, text: q};
-  var count = 0;
-  (META.stats.tasks || []).concat(META.stats.operations || [], META.stats.gpu_kernels || [], META.stats.meta_tasks || []).forEach(function (r) {
-    if (r.name.toLowerCase().indexOf(q) >= 0 || (r.provenances || []).some(function (p) { return p.toLowerCase().indexOf(q) >= 0; })) count += r.count;
+  // what is highlighted, by kind ("18 tasks, 18 application calls"), as the desktop counts it
+  var byKind = {}, count = 0;
+  (META.name_lines || []).forEach(function (r) {
+    if (names[r[0]] || provs[r[1]]) { byKind[r[2]] = (byKind[r[2]] || 0) + r[3]; count += r[3]; }
   });
-  out.textContent = nn + " name(s), " + np + " provenance(s) match" + (count ? " · " + count + " items" : "");
+  var words = Object.keys(byKind).sort(function (a, b) { return byKind[b] - byKind[a] || a - b; }).map(function (k) {
+    var w = (META.kind_words || {})[k] || ["item", "items"];
+    return byKind[k].toLocaleString("en-US") + " " + w[byKind[k] === 1 ? 0 : 1];
+  });
+  out.textContent = nn + " name(s), " + np + " provenance(s) match" + (count ? " · " + count.toLocaleString("en-US") + (count === 1 ? " item" : " items") + " (" + words.join(", ") + ")" : "");
   view.requestDraw();
 }
 
