@@ -917,3 +917,21 @@ def test_the_provenance_table_of_ranks_reads_their_shared_operations_once(per_ra
                          minlength=len(summary_of(ranked).provenances))
     got = np.concatenate([np.asarray(r["ops"]) for r in rows])
     assert int(np.sum(got)) == len(ops["op_id"]) == int(counts.sum())
+
+
+def test_items_kinds_keep_arrays_apart_from_instances(capsys):
+    """mpi2's `kind = 'instance'` counted 35 where `stats` counts 21 instances: the runtime
+    stream's 14 arrays were "instance" too (a user's review); they are "array" now, and
+    `provenance_totals` (time spent per line, the costliest first) leaves out what instances
+    and arrays hold, whose lifetimes topped it."""
+    pytest.importorskip("duckdb")
+    run = str(Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi2")
+    s = stats_json([run], capsys)
+    assert main(["sql", "SELECT kind, count(*) AS n FROM items WHERE kind IN "
+                 "('instance', 'array') GROUP BY kind ORDER BY kind", run, "--json"]) == 0
+    got = {r["kind"]: r["n"] for r in json.loads(capsys.readouterr().out)}
+    assert got["instance"] == s["instances"]["count"] == 21, (got, s["instances"])
+    assert got["array"] == 14
+    assert main(["sql", "SELECT DISTINCT kind FROM provenance_totals", run, "--json"]) == 0
+    kinds = {r["kind"] for r in json.loads(capsys.readouterr().out)}
+    assert kinds and not kinds & {"instance", "array"}, kinds

@@ -17,11 +17,13 @@ from legate_prof.export.tables import CHUNK_ROWS, ITEM_TABLES, TABLES
 from legate_prof.output_file import atomic_output, end_now, scratch_folder
 
 VIEWS = {
-    # time spent per provenance line (tasks, copies, ... launched from it)
+    # time spent per provenance line (tasks, copies, ... launched from it; not the lifetimes
+    # of its instances and arrays, which topped it: held, not spent)
     "provenance_totals": """
         SELECT provenance, kind, count(*) AS items, sum(duration_ns) AS total_ns,
                sum(duration_ns - waiting_ns) AS running_ns
-        FROM items WHERE provenance <> '' GROUP BY provenance, kind
+        FROM items WHERE provenance <> '' AND kind NOT IN ('instance', 'array')
+        GROUP BY provenance, kind
         ORDER BY total_ns DESC, provenance, kind""",
     "copy_bandwidth": """
         SELECT *, size_bytes / nullif(duration_ns, 0) AS gb_per_s FROM copies""",
