@@ -93,13 +93,14 @@ def check_output(path, inputs=(), extensions=None, what="output", folder=False):
     the output is a folder (``atomic_folder`` decides whether an existing one may go).
     """
     p = Path(os.fspath(path))
-    refuse_leaving_link(p, what)
-    for i, folder_given in _inputs_and_their_files(inputs):
-        if i and (os.path.exists(p) and _same_file(p, i)
+    for i, folder_given in _inputs_and_their_files(inputs):  # (first: a link to an input is
+        if i and (os.path.exists(p) and _same_file(p, i)      # refused for that, said so)
                   or os.path.realpath(p) == os.path.realpath(i)):
             held = f" (a profile file of the run's folder {folder_given})" if folder_given else ""
-            raise ProfileError(p, f"is one of the inputs{held}; the {what} must go to another "
-                                  "path (inputs are never overwritten)")
+            link = " through a symbolic link" if p.is_symlink() else ""
+            raise ProfileError(p, f"is one of the inputs{link}{held}; the {what} must go to "
+                                  "another path (inputs are never overwritten)")
+    refuse_leaving_link(p, what)
     if p.name.endswith(PROFILE_SUFFIXES) and any(
             i and os.path.isdir(i) and _same_file(p.parent if str(p.parent) else Path("."), i)
             for i in inputs):

@@ -102,6 +102,13 @@ def test_output_onto_an_input_through_another_name_is_refused(sample, tmp_path):
     os.link(p, link)  # the same file under an image name
     one_line_error(cli("screenshot", p, "-o", link), "is one of the inputs")
     assert digest(p) == before
+    # a symbolic link to it, out of its folder: refused as an input, and said so (it said
+    # only "a link out of its folder", a rule a link to another file elsewhere also meets)
+    (tmp_path / "elsewhere").mkdir()
+    sym = tmp_path / "elsewhere" / "shot.png"
+    sym.symlink_to(p)
+    one_line_error(cli("screenshot", p, "-o", sym), "is one of the inputs through a symbolic link")
+    assert digest(p) == before
 
 
 def test_unknown_output_extension_is_refused_before_anything_is_written(sample, tmp_path):

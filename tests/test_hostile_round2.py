@@ -137,6 +137,20 @@ def test_an_export_to_standard_output_is_the_trace_alone(received, output):
     assert not (run / "-").exists()
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "duckdb"])
+def test_a_folder_or_database_export_to_standard_output_says_it_cannot_go_there(received, fmt):
+    """`--format parquet -o -` said "/dev/stdout: exists and is not a folder" (duckdb: "is
+    not a regular file"), about a name the user never typed (a user's review): it says that
+    this format goes to a path, and which go to standard output."""
+    run, _ = received
+    r = cli("export", "legate_0.prof", "--format", fmt, "-o", "-", cwd=run)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        f"legate_prof: error: /dev/stdout: is standard output, and a {fmt} export is "
+        + ("a folder of files" if fmt == "parquet" else "a database file")
+        + ": give -o a path (perfetto and chrome go to standard output)"], r.stderr
+
+
 # -- 5. a machine description beyond Realm's 16-bit node ids -----------------------------------
 def swept_log(tmp_path, record, field, value, name="legate_0.prof", which=0):
     """The sample log with ``record``'s ``field`` (its ``which``-th occurrence) at ``value``."""

@@ -24,7 +24,13 @@ def register(sub):
 
 def run(args):
     """Write the merged profile as Perfetto / Chrome trace / Parquet / DuckDB."""
+    from legate_prof.errors import ProfileError
     from legate_prof.export import MissingExtra, export
+    if args.format in ("parquet", "duckdb") and is_standard_output(args.output):
+        raise ProfileError(args.output, f"is standard output, and a {args.format} export is "
+                           + ("a folder of files" if args.format == "parquet" else
+                              "a database file") + ": give -o a path (perfetto and chrome go "
+                           "to standard output)")
     check_output(args.output, input_files(args), None, "export", folder=args.format == "parquet")
     check_window(args)
     try:
