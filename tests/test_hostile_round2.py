@@ -386,6 +386,7 @@ def test_ctrl_c_in_sql_ends_it_with_130_and_no_traceback(tmp_path):
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=120)
     assert p.returncode == 130 and "Traceback" not in err, (p.returncode, err[-2000:])
+    assert err.strip().splitlines()[-1] == "legate_prof: interrupted", err[-2000:]
     assert not _scratch(tmp_path)
 
 

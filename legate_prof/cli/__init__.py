@@ -52,6 +52,14 @@ def _end_now(rc):
     os._exit(rc)
 
 
+def _interrupted():
+    """Ctrl-C: one line, so a user knows the command stopped short (an output file it was
+    writing is removed, never left half-written: ``output_file``); exit 130, as a shell's."""
+    with contextlib.suppress(OSError, ValueError):
+        note("legate_prof: interrupted")
+    return 130
+
+
 def _run(argv):
     from legate_prof.cli.commands import record
     from legate_prof.cli.parser import build_parser
@@ -85,11 +93,11 @@ def _run(argv):
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
-        return 130
+        return _interrupted()
     except RuntimeError as e:  # Ctrl-C inside a DuckDB query, as its Python module words it
         if str(e) != "Query interrupted":
             raise
-        return 130
+        return _interrupted()
     except OSError as e:
         if not disk_full(e):
             raise
