@@ -1231,6 +1231,19 @@ def test_where_the_report_holds_no_finer_detail_the_page_says_so(browser, monkey
         assert browser.errors == []
 
 
+def test_a_windows_critical_tables_give_shares_of_the_window(browser, tmp_path):
+    """A window's report headed its critical path's shares "% of run" though they are of
+    the window, as the text above them says (a user's review)."""
+    out = tmp_path / "rep"
+    assert main(["report", *_run_files("mpi2"), "--start", "4s", "--stop", "4.5s", "-o",
+                 str(out), "--no-pictures"]) == 0
+    _open(browser, out)
+    heads = browser.evaluate("Array.from(document.querySelectorAll('.crit-split th'))"
+                             ".map(t => t.textContent)")
+    assert "% of window" in heads and "% of run" not in heads, heads
+    assert browser.errors == []
+
+
 def test_a_window_that_misses_the_run_says_so_on_the_page(browser, tmp_path):
     """`--start 10s --stop 11s` of a 5 s run: the warning went to the terminal only, and the
     page showed an empty timeline (a user's review); its banner says it now."""

@@ -740,7 +740,7 @@ function buildIdle(el) {
   }), "idle-groups"));
   if (!idle.by_provenance.length) return;
   para(el, "By the source line whose work ended the idle time: the " + idle.by_provenance.length +
-       " line(s) with the most, as stats lists them.");
+       " line(s) with the most, as `stats --json` lists them (its text shows the first five).");
   el.appendChild(cellTable(idleHeads([["source line"]]), idle.by_provenance.map(function (r) {
     return [{text: r.provenance}].concat(idleCells(r));
   }), "idle-lines"));
@@ -757,7 +757,7 @@ var KIND_WORDS = {  // analyze/critical_path.py
   unknown: "waiting for an event no loaded profile records (where the chain stops), and the run before it",
   gap: "no item on the path was running: a message in flight, a task waiting for its processor, clocks of two ranks"};
 function splitTable(head, rows, span, tips) {
-  return cellTable([[head], ["time"], ["% of run"]], rows.map(function (r) {
+  return cellTable([[head], ["time"], [META.window ? "% of window" : "% of run"]], rows.map(function (r) {
     var c = timeCell(r[1]);
     return [{text: r[0], title: tips ? tips[r[0]] : undefined}, c, {text: pctText(r[1], span), num: true}];
   }), "crit-split");
