@@ -1281,3 +1281,28 @@ def test_a_searchs_count_is_what_it_highlights_by_kind(browser, mpi2_report):
     assert count.endswith(f" · {int(hit.sum()):,} items ({want})"), (count, want)
     assert int(hit.sum()) > 9
     assert browser.errors == []
+
+
+def test_a_boxs_details_split_its_time_into_waiting_and_running(browser, ineff_report):
+    """A task that waited most of its time showed only its duration in the details, where
+    its tooltip splits it (a user's review): the details say how long it waited and ran,
+    as the desktop's details (the API's) say it."""
+    src = _source("inefficient_1rank")
+    t0, t1 = src.info().time_range
+    cand = [s.item for s in src.run_critical_path()
+            if src.item_extent(s.item)[1] - src.item_extent(s.item)[0] > (t1 - t0) / 2000
+            and any(f.label == "Waiting" for f in src.item_details(s.item))]
+    assert cand, "no task on the path waited"
+    i = cand[0]
+    want = {f.label: f.text for f in src.item_details(i)}
+    _open_at(browser, ineff_report)
+    a, b = src.item_extent(i)
+    browser.evaluate(f"view.setRange({a - (b - a)}, {b + (b - a)})")
+    browser.evaluate(f"revealLane({src.item_lane(i)[0]})")
+    browser.wait_frames()
+    _click_item(browser, i)
+    _wait(browser, "document.querySelector('#details table')")
+    rows = _details(browser)
+    assert rows["Waiting"][0] == want["Waiting"] and rows["Running"][0] == want["Running"], (
+        rows, want)
+    assert browser.errors == []
