@@ -395,3 +395,40 @@ def test_a_run_changed_before_its_timeline_is_kept_is_kept_under_what_was_read(r
                 t.join(60)
     assert read.exists() and not now.exists()
     assert cache.load_cached(paths) is None  # (the files as they are: built again)
+
+
+@pytest.fixture
+def full_cache(tmp_path, monkeypatch):
+    """The cache on a tmpfs with no room left (needs root and a kernel that lets this
+    process mount one): a full home directory, common on shared clusters."""
+    import subprocess
+    mnt = tmp_path / "cache"
+    mnt.mkdir()
+    if not shutil.which("mount") or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root: the full cache is not tested here")
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({p.stderr.strip()[:80]})")
+    try:
+        (mnt / "cache").mkdir(mode=0o700)  # (the cache's own folder: the mount's is open to all)
+        with open(mnt / "filler", "wb") as f:  # (no room left for anything)
+            with pytest.raises(OSError):
+                f.write(b"\0" * (1 << 20))
+                f.flush()
+        monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(mnt / "cache"))
+        yield mnt / "cache"
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+@pytest.mark.parametrize("argv", [("stats",), ("critical",), ("insights",)])
+def test_a_full_cache_keeps_nothing_and_the_answer_is_shown(capsys, full_cache, run_copy,
+                                                             argv):
+    """A result that cannot be kept (the cache full) ended the command before it printed
+    anything, exit 2, naming a cache file (a stranger's-folder review): the answer is shown,
+    exit 0, as without the cache."""
+    code, out, err = ask(capsys, *argv, run_copy)
+    plain = ask(capsys, *argv, "--no-cache", run_copy)
+    assert (code, out) == plain[:2] and code == 0 and out, err
+    assert "could not write" not in err and ".result" not in err, err

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
+from legate_prof.errors import ProfileError
+
 RESULT_SUFFIX = ".result"
 RESULTS_FORMAT = 1
 MAX_RESULT_BYTES = 256 << 20  # a result larger than this is not kept
@@ -124,8 +126,9 @@ class RunResults:
             with atomic_output(p, 0o600) as tmp:
                 Path(tmp).write_bytes(data)
             _drop_oldest(p.parent)
-        except (OSError, TypeError, ValueError):
-            return
+        except (OSError, TypeError, ValueError, ProfileError):
+            return  # (a full or read-only cache: `atomic_output` says so as a ProfileError;
+            # the answer is shown all the same, not kept)
 
 
 def _drop_oldest(directory):
