@@ -929,3 +929,23 @@ def test_ctrl_c_while_duckdb_reads_a_table_from_python_ends_with_130(tmp_path, m
     monkeypatch.setattr(duckdb_db, "query", lambda model, sql: (_ for _ in ()).throw(
         duckdb.ParserException("Parser Error: syntax error at or near \"SELEC\"")))
     assert main(["sql", "SELEC 1", str(SAMPLE)]) == 2
+
+
+def test_a_log_whose_name_is_not_utf8_is_read_kept_and_converted(tmp_path):
+    """`legate_\\xff0.prof` (a tarball from another locale) crashed every command that keys
+    the cache or writes a bundle: the name was encoded as UTF-8 (a stranger's-folder
+    review).  It is kept as its bytes; what its bundle says of it reads back the same."""
+    run = tmp_path / "run"
+    run.mkdir()
+    name = os.fsdecode(b"legate_\xff0.prof")
+    (run / name).write_bytes(SAMPLE.read_bytes())
+    env = {**ENV, "LEGATE_PROF_CACHE_DIR": str(tmp_path / "cache")}
+    for argv in (["stats", run], ["stats", run], ["critical", run],
+                 ["convert", run, "-o", tmp_path / "all.lpbundle"], ["convert", "--per-rank", run],
+                 ["stats", tmp_path / "all.lpbundle"]):
+        p = cli(*argv, env=env)
+        assert p.returncode == 0 and "Traceback" not in p.stderr, (argv, p.stderr[-1500:])
+    from legate_prof.store.bundle_file import bundle_sources, read_bundle
+    assert bundle_sources(run / os.fsdecode(b"legate_\xff0.lpbundle")) == {
+        name: SAMPLE.stat().st_size}
+    assert [os.path.basename(s) for s in read_bundle(tmp_path / "all.lpbundle").sources] == [name]

@@ -233,7 +233,8 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True,
         "events": model.events if events is None else events,
     }
     cols = _Columns()
-    header = msgpack.packb(_pack(doc, cols), use_bin_type=True)
+    # (a file name that is not UTF-8 — a tarball from another locale — kept as its bytes)
+    header = msgpack.packb(_pack(doc, cols), use_bin_type=True, unicode_errors="surrogateescape")
     start = -(-(len(BUNDLE_MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
     path = Path(path)
     check_stop(stop)
@@ -289,6 +290,7 @@ def unpack_header(data):
     (``read.msgpack_budget``): a header of empty maps cost 140 times its size."""
     budget = header_budget(len(data))
     return msgpack.unpackb(data, raw=False, strict_map_key=False, **budget.hooks(),
+                           unicode_errors="surrogateescape",
                            **budget.lengths())
 
 

@@ -149,7 +149,8 @@ def _file_digest(path):
         seen = (path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
         digest = _DIGESTS.get(seen)
         if digest is None:
-            h = hashlib.sha256("\0".join(map(str, seen)).encode() + b"\0")
+            h = hashlib.sha256("\0".join(map(str, seen)).encode("utf-8", "surrogateescape")
+                               + b"\0")  # (a name not UTF-8: its bytes)
             _sample(f, st.st_size, h)
             digest = h.digest()
             if time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > SETTLED_NS:

@@ -97,6 +97,7 @@ class RunResults:
                 if st.st_size > MAX_RESULT_BYTES:
                     raise ValueError("too large")
                 doc = msgpack.unpackb(f.read(), object_hook=_decode, raw=False,
+                                      unicode_errors="surrogateescape",
                                       strict_map_key=False)
             if not isinstance(doc, dict) or doc.get("format") != RESULTS_FORMAT \
                     or doc.get("name") != name:
@@ -119,7 +120,8 @@ class RunResults:
             return
         try:
             data = msgpack.packb({"format": RESULTS_FORMAT, "name": name, "value": value},
-                                 default=_encode, use_bin_type=True)
+                                 default=_encode, use_bin_type=True,
+                                 unicode_errors="surrogateescape")
             if len(data) > MAX_RESULT_BYTES:
                 return
             p.parent.mkdir(parents=True, exist_ok=True)
