@@ -949,3 +949,31 @@ def test_a_log_whose_name_is_not_utf8_is_read_kept_and_converted(tmp_path):
     assert bundle_sources(run / os.fsdecode(b"legate_\xff0.lpbundle")) == {
         name: SAMPLE.stat().st_size}
     assert [os.path.basename(s) for s in read_bundle(tmp_path / "all.lpbundle").sources] == [name]
+
+
+def _without_root_override():
+    """The command prefix that runs as root does without its power over file modes (a
+    folder of mode 000 is then unlistable, as for a user); [] where this is not root."""
+    import shutil
+    if os.geteuid() != 0:
+        return []
+    if not shutil.which("setpriv"):
+        pytest.skip("root reads any folder, and setpriv is missing to drop that")
+    caps = "-dac_override,-dac_read_search,-fowner"
+    return ["setpriv", f"--inh-caps={caps}", f"--bounding-set={caps}"]
+
+
+def test_a_folder_that_cannot_be_listed_is_one_line(tmp_path):
+    """A received folder of mode 000 gave a PermissionError traceback (a stranger's-folder
+    review): one line naming it, exit 2."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "legate_0.prof").write_bytes(SAMPLE.read_bytes())
+    run.chmod(0)
+    try:
+        p = subprocess.run([*_without_root_override(), sys.executable, "-P", "-m",
+                            "legate_prof", "stats", str(run)], capture_output=True, text=True,
+                           timeout=180, env=ENV, cwd=ROOT)
+    finally:
+        run.chmod(0o755)
+    one_line_error(p, str(run), "cannot list the folder (Permission denied)")

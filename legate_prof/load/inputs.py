@@ -132,7 +132,10 @@ def expand_inputs(paths, logs_only=False, note=None):
         if not os.path.isdir(p):
             out.append(p)
             continue
-        names = sorted(os.listdir(p), key=_natural)
+        try:
+            names = sorted(os.listdir(p), key=_natural)
+        except OSError as e:  # (a folder that cannot be listed: mode 000 or 111)
+            raise ProfileError(p, f"cannot list the folder ({e.strerror or e})") from None
         logs = [os.path.join(p, n) for n in names if n.endswith((".prof", ".prof.gz"))]
         bundles = [] if logs_only else [os.path.join(p, n) for n in names
                                         if n.endswith(".lpbundle")]
