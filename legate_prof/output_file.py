@@ -192,7 +192,28 @@ def _written_straight(path):
         return False
     if stat.S_ISBLK(mode):
         raise ProfileError(path, "is a block device; outputs go to files")
+    if stat.S_ISFIFO(mode) and not _has_reader(path):  # (one planted at a default name hung)
+        raise ProfileError(path, "is a named pipe that nothing reads; outputs go to files "
+                                 "(or start its reader first)")
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+_READ_PIPES = []  # (descriptors of pipes found read: held open until the process ends)
+
+
+def _has_reader(fifo):
+    """Whether a named pipe has a reader now: written to, it would block until one came (a
+    received folder's FIFO named as a default output hung ``view`` and ``convert``).  The
+    descriptor that asked stays open: closed, the reader would read the end of its input
+    before the output came."""
+    try:
+        fd = os.open(fifo, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as e:
+        if e.errno == errno.ENXIO:  # (no reader)
+            return False
+        raise _cannot_write(fifo, e) from None
+    _READ_PIPES.append(fd)
+    return True
 
 
 def _cannot_write(path, e):

@@ -977,3 +977,66 @@ def test_a_folder_that_cannot_be_listed_is_one_line(tmp_path):
     finally:
         run.chmod(0o755)
     one_line_error(p, str(run), "cannot list the folder (Permission denied)")
+
+
+def test_a_named_pipe_at_a_default_output_name_is_one_line_not_a_hang(received):
+    """A received folder holding FIFOs named legate_prof_view.png and legate_0.lpbundle hung
+    `view` (its picture, without a display) and `convert --per-rank` for ever (a
+    stranger's-folder review): a pipe nothing reads is refused, one line, exit 2."""
+    run, _ = received
+    os.mkfifo(run / "legate_prof_view.png")
+    os.mkfifo(run / "legate_0.lpbundle")
+    one_line_error(cli("view", cwd=run, timeout=120), "legate_prof_view.png",
+                   "is a named pipe that nothing reads")
+    one_line_error(cli("convert", "--per-rank", run, timeout=120), "legate_0.lpbundle",
+                   "is a named pipe that nothing reads")
+
+
+def test_a_named_pipe_with_a_reader_is_written_into(received, tmp_path):
+    """`-o FIFO` with its reader there first (`cat FIFO > trace.json`) streams the export
+    into it, as before; the check for a reader does not end the reader's input early."""
+    import json
+    import shutil
+    if not shutil.which("cat"):
+        pytest.skip("no cat")
+    run, _ = received
+    fifo = tmp_path / "trace.fifo"
+    os.mkfifo(fifo)
+    # (a descriptor that reads nothing holds the pipe open for reading: `cat` is there when
+    # the export looks, whenever it started)
+    present = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        with open(tmp_path / "trace.json", "wb") as out:
+            cat = subprocess.Popen(["cat", str(fifo)], stdout=out)
+            p = cli("export", "legate_0.prof", "--format", "chrome", "-o", fifo, cwd=run)
+            cat.wait(timeout=60)
+    finally:
+        os.close(present)
+    assert p.returncode == 0, p.stderr
+    assert len(json.loads((tmp_path / "trace.json").read_bytes())) > 10
+
+
+def test_a_named_pipe_named_as_a_bundle_beside_the_logs_blocks_nothing(tmp_path):
+    """A FIFO `legate_0.lpbundle` newer than the logs beside it hung every command on the
+    folder (its header was read to see what it was converted from): the folder's logs are
+    read, with a note saying why."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "legate_0.prof").write_bytes(SAMPLE.read_bytes())
+    os.mkfifo(run / "legate_0.lpbundle")
+    p = cli("stats", run, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "legate_0.lpbundle is not a regular file; reading the logs" in p.stderr, p.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/pagemap"), reason="no /proc/self/pagemap")
+def test_a_log_that_is_a_link_to_an_endless_file_of_size_0_is_one_line(tmp_path):
+    """`legate_1.prof -> /proc/self/pagemap` (size 0, yet it reads on for ever) hung every
+    command with the cache on: a small input was hashed to its end, not to its size."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "legate_0.prof").write_bytes(SAMPLE.read_bytes())
+    (run / "legate_1.prof").symlink_to("/proc/self/pagemap")
+    env = {**ENV, "LEGATE_PROF_CACHE_DIR": str(tmp_path / "cache")}
+    p = cli("stats", run, env=env, timeout=120)
+    one_line_error(p, "legate_1.prof", "is empty")

@@ -185,6 +185,11 @@ def _not_converted_from(bundles, logs):
     from legate_prof.store.bundle_file import bundle_sources
     sizes = {}
     for b in bundles:
+        try:
+            if not stat.S_ISREG(os.stat(b).st_mode):  # (a FIFO, a device, a folder so named)
+                return f"{os.path.basename(b)} is not a regular file"
+        except OSError:
+            return f"{os.path.basename(b)} cannot be read"
         said = bundle_sources(b)
         if said is None:
             return None

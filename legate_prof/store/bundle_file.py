@@ -15,6 +15,7 @@ import contextlib
 import math
 import mmap
 import os
+import stat
 import struct
 from collections.abc import Mapping
 from pathlib import Path
@@ -298,7 +299,13 @@ def bundle_sources(path):
     """{file name: size} of the inputs a bundle was converted from, read from its header
     only; None where the bundle does not say (written before it did) or cannot be read."""
     try:
-        with open(path, "rb") as f:
+        # (without blocking, and regular files only: a FIFO named so beside the logs hung
+        # every command on the folder)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        with os.fdopen(fd, "rb") as f:
             head = f.read(len(BUNDLE_MAGIC) + 8)
             if len(head) < len(BUNDLE_MAGIC) + 8 or not head.startswith(BUNDLE_MAGIC):
                 return None

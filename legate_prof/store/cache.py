@@ -101,9 +101,11 @@ def _sample(f, size, h):
     block always changes its CRC, any other all but once in 2**32), read into one buffer.
     Blocks of 4 KiB: a log written again (another run, the same size and mtime) differs in
     every block; an edit in place changes the ctime, the first guard."""
-    if size <= WHOLE_BYTES:
-        while block := f.read(1 << 20):
+    if size <= WHOLE_BYTES:  # (its size, no more: /proc/self/pagemap says 0, and never ends)
+        left = size
+        while left > 0 and (block := f.read(min(1 << 20, left))):
             h.update(block)
+            left -= len(block)
         return
     step = (size - SAMPLE_BYTES) // (SAMPLES + 1)
     block = bytearray(SAMPLE_BYTES)
