@@ -47,7 +47,10 @@ def leaving_link(path):
     the folder it is in — a file elsewhere, or nowhere yet (dangling) —, else None.  A link to
     a device or pipe (``/dev/stdout``) is not one: those are written where they are."""
     p = Path(os.fspath(path))
-    if not p.is_symlink() or _descriptor(p):
+    try:
+        if not p.is_symlink() or _descriptor(p):
+            return None
+    except OSError:  # (a name too long for the file system: said where it is written)
         return None
     with contextlib.suppress(OSError):
         if not stat.S_ISREG(os.stat(p).st_mode) and not stat.S_ISDIR(os.stat(p).st_mode):
@@ -59,6 +62,23 @@ def leaving_link(path):
     except ValueError:  # (another drive)
         inside = False
     return None if inside else target
+
+
+def refuse_long_name(path):
+    """One line (``ProfileError``) where ``path``'s name is longer than its file system
+    allows (a received log of a 252-character name made a 256-character bundle name: a
+    traceback)."""
+    p = Path(os.fspath(path))
+    if _descriptor(p):
+        return
+    try:
+        most = os.pathconf(p.parent if str(p.parent) else ".", "PC_NAME_MAX")
+    except (OSError, ValueError):
+        most = 255
+    size = len(os.fsencode(p.name))
+    if size > most:
+        raise ProfileError(p, f"its name is {size} bytes, longer than the file system allows "
+                              f"({most}); choose a shorter one")
 
 
 def refuse_leaving_link(path, what="output"):
@@ -93,6 +113,7 @@ def check_output(path, inputs=(), extensions=None, what="output", folder=False):
     the output is a folder (``atomic_folder`` decides whether an existing one may go).
     """
     p = Path(os.fspath(path))
+    refuse_long_name(p)
     for i, folder_given in _inputs_and_their_files(inputs):  # (first: a link to an input is
         if i and (os.path.exists(p) and _same_file(p, i)      # refused for that, said so)
                   or os.path.realpath(p) == os.path.realpath(i)):
@@ -268,7 +289,7 @@ def _new_temporary(target, kind, make):
     reg = _registry()
     for _ in range(100):
         token = secrets.token_hex(4)
-        tmp = parent / f".{target.name}.lp-{_host()}-{os.getpid()}-{token}.{kind}"
+        tmp = parent / f".{_short(target.name)}.lp-{_host()}-{os.getpid()}-{token}.{kind}"
         entry = reg / f"{_host()}-{os.getpid()}-{token}" if reg is not None else None
         if entry is not None:
             with contextlib.suppress(OSError):
@@ -282,6 +303,16 @@ def _new_temporary(target, kind, make):
             _forget(entry)
             raise
     raise FileExistsError(errno.EEXIST, "no free temporary name", str(target))
+
+
+def _short(name, most=120):
+    """``name`` as a temporary's name holds it: a long one cut, with a hash of the whole (a
+    240-character name is legal; its temporary, 66 characters longer, was not)."""
+    raw = os.fsencode(name)
+    if len(raw) <= most:
+        return name
+    import hashlib
+    return os.fsdecode(raw[:most - 13]) + "~" + hashlib.sha1(raw).hexdigest()[:12]
 
 
 def _forget(entry):
@@ -497,6 +528,7 @@ def atomic_output(path, mode=0o666, stream=True):
     target if the block succeeds.  A device or pipe is yielded as it is (see above), or
     refused when not ``stream`` (a database file, which is written in place)."""
     path = Path(os.fspath(path))
+    refuse_long_name(path)
     refuse_leaving_link(path, "output")
     target = Path(os.path.realpath(path)) if path.is_symlink() and not _descriptor(path) \
         else path

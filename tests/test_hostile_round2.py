@@ -1040,3 +1040,23 @@ def test_a_log_that_is_a_link_to_an_endless_file_of_size_0_is_one_line(tmp_path)
     env = {**ENV, "LEGATE_PROF_CACHE_DIR": str(tmp_path / "cache")}
     p = cli("stats", run, env=env, timeout=120)
     one_line_error(p, "legate_1.prof", "is empty")
+
+
+def test_long_names_are_one_line_or_written(tmp_path):
+    """A received log of a legal 252-character name made `convert --per-rank` write a
+    256-character bundle name, and `-o` of 300 characters failed in a link check: tracebacks;
+    a legal 240-character `-o` was refused, its temporary's name too long (a
+    stranger's-folder review)."""
+    run = tmp_path / "run"
+    run.mkdir()
+    log = run / ("c" * 245 + "_0.prof")
+    log.write_bytes(SAMPLE.read_bytes())
+    one_line_error(cli("convert", "--per-rank", run), "_0.lpbundle",
+                   "its name is 256 bytes, longer than the file system allows (255)")
+    one_line_error(cli("screenshot", log, "-o", tmp_path / ("a" * 296 + ".png")),
+                   "its name is 300 bytes, longer than the file system allows (255)")
+    out = tmp_path / ("b" * 236 + ".png")
+    p = cli("screenshot", log, "-o", out, "--width", "400", "--height", "300")
+    assert p.returncode == 0, p.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG" and sorted(os.listdir(tmp_path)) == sorted(
+        [out.name, "run"])
