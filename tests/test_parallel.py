@@ -883,3 +883,28 @@ def test_a_ranks_bundle_in_the_handover_is_written_without_sweeping_the_folder(
     write_bundle(model, tmp_path / "out.lpbundle", indexes=False)
     assert len(swept) == 1
     assert (tmp_path / "0.lpbundle").read_bytes() == (tmp_path / "out.lpbundle").read_bytes()
+
+
+def test_a_rank_given_twice_is_left_out_whichever_way_the_ranks_are_built(tmp_path):
+    """Copies of a rank 0 cut short before its first item (no lanes to collide) were merged
+    by the rank workers as that many ranks, exit 0, and left out in one process, exit 2 (a
+    stranger's-folder review): the workers' build gives way to the one that says so."""
+    from legate_prof.load.rank_workers import build_in_parallel
+    sample = Path(__file__).resolve().parents[1] / "fixtures" / "real" / \
+        "legate26.06_cpu2_myprof_0.prof"
+    paths = []
+    for k in range(4):  # (cut at different places: not copies of one file, read once)
+        p = tmp_path / f"legate_{k}.prof"
+        p.write_bytes(sample.read_bytes()[:40_000 + 1000 * k])  # (its machine, no item yet)
+        paths.append(str(p))
+    assert build_in_parallel(paths, stack=False, workers=2, ranked=True,
+                             batch_bytes=40_000) is None
+    assert build_in_parallel(paths, stack=False, workers=2, batch_bytes=40_000) is None
+    outs = []
+    for workers in ("1", "2"):
+        p = subprocess.run([sys.executable, "-m", "legate_prof", "stats", *paths],
+                           capture_output=True, text=True, timeout=300,
+                           env={**os.environ, "LEGATE_PROF_WORKERS": workers,
+                                "LEGATE_PROF_CACHE_DIR": ""})
+        outs.append((p.returncode, p.stdout.splitlines()[:1], p.stderr.count("rank 0 again")))
+    assert outs[0] == outs[1] and outs[0][0] == 2 and outs[0][2] == 3, outs

@@ -315,13 +315,15 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False,
         if not _run_workers(paths, jobs, outs, "stack" if stack else "flat", workers, progress,
                             handover, prepare if ranked else ""):
             return None
+        models = [read_bundle(o, check=False) for o in outs]
+        if not _ranks_apart(models):
+            return None  # (a rank given twice: one process leaves the copies out, and says so)
         if ranked:  # the ranks stay mapped (their files go when the hand-over closes)
             from legate_prof.assemble.rank_set import RankSet
-            models = [read_bundle(o, check=False) for o in outs]
             if prepare:
                 _keep_prepared(models, outs)
             return RankSet(models)
-        return merge_opened(len(outs), lambda i: read_bundle(outs[i], check=False))
+        return merge_opened(len(outs), lambda i: models[i])
     except (CannotMerge, OSError, ValueError, ProfileError):
         return None  # (a bundle that went missing or is cut: the caller builds in one process)
     finally:
@@ -329,6 +331,13 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False,
 
 
 _PREPARED = {}  # id of a model's "start" column -> (a weak reference to it, prepared arrays)
+
+
+def _ranks_apart(models):
+    """Whether no rank is in two of the jobs' models: 2,000 cut-short copies of rank 0 (no
+    lanes to collide) were merged as 2,000 ranks here, and left out in one process."""
+    ranks = [r.get("rank") for m in models for r in m.ranks]
+    return len(ranks) == len(set(ranks))
 
 
 def _keep_prepared(models, outs):
