@@ -392,3 +392,16 @@ def test_a_cached_open_writes_nothing_unless_its_last_use_is_old_or_its_values_u
     checked.clear()
     load_profile(paths, use_cache=True)
     assert not checked
+
+
+def test_a_relative_xdg_cache_home_is_ignored(monkeypatch, tmp_path):
+    """XDG_CACHE_HOME=relative/path put the cache in the folder the command ran in (a
+    received run's, a stranger's-folder review): the XDG spec says a relative one is
+    ignored; the home's .cache is used."""
+    from legate_prof.store.cache import cache_dir
+    monkeypatch.delenv("LEGATE_PROF_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")
+    assert cache_dir() == tmp_path / ".cache" / "legate_prof"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cache_dir() == tmp_path / "xdg" / "legate_prof"

@@ -63,7 +63,10 @@ def cache_dir():
     elif os.name == "nt":
         base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
     else:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        xdg = os.environ.get("XDG_CACHE_HOME", "")
+        # (a relative one is ignored, as the XDG spec says: it put the cache in the folder
+        # the command ran in, a received run's)
+        base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"
     return base / "legate_prof"
 
 
