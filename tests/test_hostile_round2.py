@@ -5,6 +5,7 @@ file.  Each test holds one finding of docs/robustness.md's table and failed befo
 """
 
 import hashlib
+import shutil
 import os
 import subprocess
 import sys
@@ -1060,3 +1061,26 @@ def test_long_names_are_one_line_or_written(tmp_path):
     assert p.returncode == 0, p.stderr
     assert out.read_bytes()[:4] == b"\x89PNG" and sorted(os.listdir(tmp_path)) == sorted(
         [out.name, "run"])
+
+
+def test_view_without_a_display_in_a_read_only_folder_renders_elsewhere_and_says_where(tmp_path):
+    """`view` without a display renders its picture into the folder it runs in: in a
+    read-only run folder it failed, "is not writable", and showed nothing (a stranger's-folder
+    review); the picture goes to a folder of its own in the temporary folder, and the note
+    says where."""
+    import re
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "legate_0.prof").write_bytes(SAMPLE.read_bytes())
+    run.chmod(0o555)
+    try:
+        p = subprocess.run([*_without_root_override(), sys.executable, "-P", "-m",
+                            "legate_prof", "view"], capture_output=True, text=True,
+                           timeout=300, env=ENV, cwd=run)
+    finally:
+        run.chmod(0o755)
+    assert p.returncode == 0, p.stderr
+    out = re.search(r"rendering the view to (\S+legate_prof_view\.png) instead", p.stderr)
+    assert out and Path(out.group(1)).read_bytes()[:4] == b"\x89PNG", p.stderr
+    assert os.listdir(run) == ["legate_0.prof"]
+    shutil.rmtree(Path(out.group(1)).parent)

@@ -162,6 +162,10 @@ def run(args):
         held.release()  # (a picture instead: Ctrl-C as in any command)
     if not display or problem:
         out = os.path.abspath("legate_prof_view.png")
+        if not os.access(os.path.dirname(out), os.W_OK | os.X_OK):  # (a read-only run folder:
+            import tempfile                                          # a folder of its own)
+            out = os.path.join(tempfile.mkdtemp(prefix="legate_prof_view_"),
+                               "legate_prof_view.png")
         check_output(out, files, PICTURE_FORMATS, "picture")
         args.files, args.log, args.output = files, None, out
         args.width, args.height, args.expand = 1600, 1000, []
