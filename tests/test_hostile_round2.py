@@ -1084,3 +1084,15 @@ def test_view_without_a_display_in_a_read_only_folder_renders_elsewhere_and_says
     assert out and Path(out.group(1)).read_bytes()[:4] == b"\x89PNG", p.stderr
     assert os.listdir(run) == ["legate_0.prof"]
     shutil.rmtree(Path(out.group(1)).parent)
+
+
+def test_a_log_named_as_a_bundle_among_bundles_is_the_one_named(tmp_path):
+    """A folder of a sound bundle and a Legion Prof log named legate_1.lpbundle blamed the
+    sound one ("legate_0.lpbundle: bundles open with other bundles only"): the log is named."""
+    run = tmp_path / "run"
+    run.mkdir()
+    assert cli("convert", SAMPLE, "-o", run / "legate_0.lpbundle").returncode == 0
+    (run / "legate_1.lpbundle").write_bytes(SAMPLE.read_bytes())
+    p = cli("stats", run)
+    line = one_line_error(p, "legate_1.lpbundle", "is a Legion Prof log named as a bundle")
+    assert "legate_0.lpbundle" not in line and "timeline items" in p.stdout

@@ -114,9 +114,13 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
             return _finish(model, paths, [], [], use_cache, stack, False, ranked, kept_as)
     logs, streams, texts, bundles = _read_inputs(paths, kinds, progress, errors, warnings)
     if bundles:
-        if logs or streams:
-            errors.append(ProfileError(bundles[0], "bundles open with other bundles only "
-                                                   "(convert the .prof files too)"))
+        if logs or streams:  # (named: the log among the bundles, not a sound bundle)
+            odd = getattr((logs or streams)[0], "path", None) or str((logs or streams)[0])
+            named = odd.endswith(".lpbundle")
+            errors.append(ProfileError(odd, ("is a Legion Prof log named as a bundle; " if named
+                                             else "is a log given with bundles; ")
+                                       + "bundles open with other bundles only (convert the "
+                                       ".prof files too), so it is left out"))
         model = _merge_bundles(bundles, errors, ranked)
     elif not logs and not streams:
         if not errors:
