@@ -1306,3 +1306,13 @@ def test_a_boxs_details_split_its_time_into_waiting_and_running(browser, ineff_r
     assert rows["Waiting"][0] == want["Waiting"] and rows["Running"][0] == want["Running"], (
         rows, want)
     assert browser.errors == []
+
+
+def test_a_searchs_counts_made_a_chunk_at_a_time_are_the_whole_runs(monkeypatch):
+    """The (name, line, kind) counts are made a chunk of items at a time (10 M items'
+    columns at once cost hundreds of MB): chunks of 100 items give what one chunk gives."""
+    import legate_prof.report.query as rq
+    whole = rq.ReportQueries(_source("mpi2")).name_lines()
+    monkeypatch.setattr(rq, "NAME_LINES_CHUNK", 100)
+    assert rq.ReportQueries(_source("mpi2")).name_lines() == whole
+    assert sum(r[3] for r in whole) == _source("mpi2").info().n_items

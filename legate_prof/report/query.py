@@ -17,6 +17,7 @@ from legate_prof.query import GROUP_ORDER, READY, WAITING, as_source, kind_word
 BAND = 4  # numbers per merged band in a tile row's "g": x0, x1, items, thousandths busy
 # from this many lanes on, every item's provenance is looked up once (``_provenance``)
 MANY_LANES = 256
+NAME_LINES_CHUNK = 1 << 21  # items a search's counts are made of at a time
 
 
 
@@ -76,16 +77,21 @@ class ReportQueries:
         it summed ``stats``' tasks and operations, each operation once for the run: "9
         items" where 18 were highlighted (a user's review)."""
         n = int(self.source.info().n_items)
-        if n == 0:
+        provs = len(self.source.provenances) + 1
+        keys, counts = [], []
+        for lo in range(0, n, NAME_LINES_CHUNK):  # (a chunk at a time: 10 M items' columns)
+            ids = np.arange(lo, min(lo + NAME_LINES_CHUNK, n), dtype=np.int64)
+            cols = self.source.items_columns(ids, ["name", "kind"])
+            prov = self._provenance(ids).astype(np.int64)
+            k, c = unique_with((cols["name"] * provs + prov) * 256 + cols["kind"], counts=True)
+            keys.append(k)
+            counts.append(c)
+        if not keys:
             return []
-        ids = np.arange(n, dtype=np.int64)
-        cols = self.source.items_columns(ids, ["name", "kind"])
-        prov = self._provenance(ids).astype(np.int64)
-        names, provs = len(self.source.names) + 1, len(self.source.provenances) + 1
-        key = (cols["name"] * provs + prov) * 256 + cols["kind"]
-        keys, counts = unique_with(key, counts=True)
+        keys, at = unique_with(np.concatenate(keys), inverse=True)
+        counts = np.bincount(at, weights=np.concatenate(counts)).astype(np.int64)
         return [[int(k // 256 // provs), int(k // 256 % provs), int(k % 256), int(c)]
-                for k, c in zip(keys.tolist(), counts.tolist()) if k // 256 // provs < names]
+                for k, c in zip(keys.tolist(), counts.tolist())]
 
     def _title_with_provenance(self):
         """Per name id, 1 when its items' titles carry the launching line (tasks, kernels,
