@@ -114,13 +114,8 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
             return _finish(model, paths, [], [], use_cache, stack, False, ranked, kept_as)
     logs, streams, texts, bundles = _read_inputs(paths, kinds, progress, errors, warnings)
     if bundles:
-        if logs or streams:  # (named: the log among the bundles, not a sound bundle)
-            odd = getattr((logs or streams)[0], "path", None) or str((logs or streams)[0])
-            named = odd.endswith(".lpbundle")
-            errors.append(ProfileError(odd, ("is a Legion Prof log named as a bundle; " if named
-                                             else "is a log given with bundles; ")
-                                       + "bundles open with other bundles only (convert the "
-                                       ".prof files too), so it is left out"))
+        if logs or streams:
+            errors.append(_given_with_bundles((logs or streams)[0]))
         model = _merge_bundles(bundles, errors, ranked)
     elif not logs and not streams:
         if not errors:
@@ -266,6 +261,16 @@ def _merge_bundles(paths, errors, ranked=False):
         errors.append(ProfileError(read[1], "holds ranks that another bundle holds too "
                                             f"({read[0]}); opened {read[0]} alone"))
         return read_bundle(read[0])
+
+
+def _given_with_bundles(log):
+    """The error of a log among bundles, naming it (not a sound bundle beside it: a log
+    named ``legate_1.lpbundle`` blamed ``legate_0.lpbundle``)."""
+    odd = getattr(log, "path", None) or str(log)
+    return ProfileError(odd, ("is a Legion Prof log named as a bundle; "
+                              if odd.endswith(".lpbundle") else "is a log given with bundles; ")
+                        + "bundles open with other bundles only (convert the .prof files "
+                          "too), so it is left out")
 
 
 def _one_log_per_rank(logs, errors):
