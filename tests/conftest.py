@@ -1,6 +1,7 @@
 """Shared fixtures: real legate runs (once per session) and synthetic multi-rank profiles."""
 
 import atexit
+import contextlib
 import json
 import os
 import shutil
@@ -126,3 +127,21 @@ def guide_examples(legate_run, tmp_path_factory):
         assert r.returncode == 0, r.output[-2000:]
         runs[name] = (prog, r.profiles)
     return runs
+
+
+@contextlib.contextmanager
+def small_tmpfs(mnt, size):
+    """A tmpfs of ``size`` ("96k") mounted at the folder ``mnt`` (made here) while the block
+    runs; the test is skipped where this process cannot mount one (not root, no mount)."""
+    import subprocess
+    mnt.mkdir()
+    if not shutil.which("mount") or os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root: a full file system is not tested here")
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here ({p.stderr.strip()[:80]})")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)

@@ -401,16 +401,8 @@ def test_a_run_changed_before_its_timeline_is_kept_is_kept_under_what_was_read(r
 def full_cache(tmp_path, monkeypatch):
     """The cache on a tmpfs with no room left (needs root and a kernel that lets this
     process mount one): a full home directory, common on shared clusters."""
-    import subprocess
-    mnt = tmp_path / "cache"
-    mnt.mkdir()
-    if not shutil.which("mount") or os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root: the full cache is not tested here")
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here ({p.stderr.strip()[:80]})")
-    try:
+    from conftest import small_tmpfs
+    with small_tmpfs(tmp_path / "cache", "64k") as mnt:
         (mnt / "cache").mkdir(mode=0o700)  # (the cache's own folder: the mount's is open to all)
         with open(mnt / "filler", "wb") as f:  # (no room left for anything)
             with pytest.raises(OSError):
@@ -418,8 +410,6 @@ def full_cache(tmp_path, monkeypatch):
                 f.flush()
         monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(mnt / "cache"))
         yield mnt / "cache"
-    finally:
-        subprocess.run(["umount", str(mnt)], check=False)
 
 
 @pytest.mark.parametrize("argv", [("stats",), ("critical",), ("insights",)])

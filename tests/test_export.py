@@ -515,20 +515,9 @@ def test_utilization_steps_are_the_references_lines(profile, tmp_path):
 @pytest.fixture
 def small_disk(tmp_path):
     """A 96 KiB tmpfs (needs root and a kernel that lets this process mount one)."""
-    import shutil
-    import subprocess
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    if not shutil.which("mount") or os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root: the full-disk case is not tested here")
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=96k", "tmpfs", str(mnt)],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here ({p.stderr.strip()[:80]})")
-    try:
+    from conftest import small_tmpfs
+    with small_tmpfs(tmp_path / "disk", "96k") as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", str(mnt)], check=False)
 
 
 @pytest.mark.parametrize("fmt", ["chrome", "perfetto", "parquet", "duckdb"])

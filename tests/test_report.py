@@ -444,6 +444,16 @@ def _open_at(browser, out):
     browser.evaluate("document.getElementById('timeline').focus()")
 
 
+def _zoom_and_click(browser, src, i):
+    """The view at item ``i`` of ``src`` (three times its length, its lane open), and a click
+    on its box."""
+    a, b = src.item_extent(i)
+    browser.evaluate(f"view.setRange({a - (b - a)}, {b + (b - a)})")
+    browser.evaluate(f"revealLane({src.item_lane(i)[0]})")
+    browser.wait_frames()
+    _click_item(browser, i)
+
+
 def _click_item(browser, item):
     """Click the box of ``item`` where the page draws it (found by its own hit test)."""
     xy = browser.evaluate(f"""(function () {{
@@ -486,11 +496,7 @@ def test_a_boxs_details_say_what_it_waited_for_and_the_link_jumps_to_it(browser,
              and src.item_extent(s.item)[1] - src.item_extent(s.item)[0] > (t1 - t0) / 2000)
     j = src.critical_predecessor(i).predecessor
     _open_at(browser, ineff_report)
-    a, b = src.item_extent(i)
-    browser.evaluate(f"view.setRange({a - (b - a)}, {b + (b - a)})")
-    browser.evaluate(f"revealLane({src.item_lane(i)[0]})")
-    browser.wait_frames()
-    _click_item(browser, i)
+    _zoom_and_click(browser, src, i)
     _wait(browser, "document.querySelector('#details a')")
     rows = _details(browser)
     want = {f.label: f.text for f in src.item_details(i)}
@@ -1296,11 +1302,7 @@ def test_a_boxs_details_split_its_time_into_waiting_and_running(browser, ineff_r
     i = cand[0]
     want = {f.label: f.text for f in src.item_details(i)}
     _open_at(browser, ineff_report)
-    a, b = src.item_extent(i)
-    browser.evaluate(f"view.setRange({a - (b - a)}, {b + (b - a)})")
-    browser.evaluate(f"revealLane({src.item_lane(i)[0]})")
-    browser.wait_frames()
-    _click_item(browser, i)
+    _zoom_and_click(browser, src, i)
     _wait(browser, "document.querySelector('#details table')")
     rows = _details(browser)
     assert rows["Waiting"][0] == want["Waiting"] and rows["Running"][0] == want["Running"], (
