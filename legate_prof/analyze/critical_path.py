@@ -262,18 +262,22 @@ def run_operations_made(source):
     (``computed_once("operations_made")``) — cut to the window, the operations made before
     it and the first one, made after it, were gone, and a window of the program's start read
     "(no line)" where the whole run reads "(program start)"."""
-    if hasattr(source, "computed_once"):
-        return source.computed_once("operations_made", lambda: operations_made(source))
-    return operations_made(source)
+    return _of_the_run(source, "operations_made", operations_made)
 
 
 def run_program_end(source):
     """``path_lines.program_end`` of the run: a window's source is given the whole run's
     (``computed_once("program_end")``) — a window after the program's end has no top-level
     task, and read its shutdown as the program's own thread launching a line's tasks."""
+    return _of_the_run(source, "program_end", program_end)
+
+
+def _of_the_run(source, key, compute):
+    """``compute(source)`` once per source under ``key``, where ``given_window`` may have
+    given a window's source the run's answer instead."""
     if hasattr(source, "computed_once"):
-        return source.computed_once("program_end", lambda: program_end(source))
-    return program_end(source)
+        return source.computed_once(key, lambda: compute(source))
+    return compute(source)
 
 
 def _with_time_before(rows, run_start, path_start, first_item, startup, line, gap=False):
