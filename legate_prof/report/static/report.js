@@ -151,7 +151,14 @@ var view = {
     this.labels.width = Math.floor(l.width) * this.dpr; this.labels.height = this.H * this.dpr;
     this.LW = Math.floor(l.width);
   },
-  reset: function () { this.setRange(META.t0, META.t1); this.scrollY = 0; },
+  // the whole run; a window's report, the window asked for (the run's range is padded:
+  // 3.975 s for a --start of 4 s, a user's review found)
+  reset: function () {
+    var w = META.window || [null, null];
+    var a = w[0] === null ? META.t0 : Math.max(w[0], META.t0), b = w[1] === null ? META.t1 : Math.min(w[1], META.t1);
+    if (!(b > a)) { a = META.t0; b = META.t1; }
+    this.setRange(a, b); this.scrollY = 0;
+  },
   setRange: function (a, b) {
     var span = META.t1 - META.t0, pad = span * 0.05;
     var w = Math.max(b - a, 50);
