@@ -4,6 +4,7 @@ opened from file:// with the network emulated offline (skipped, saying why, with
 from __future__ import annotations
 
 import json
+import os
 import re
 import struct
 import subprocess
@@ -1224,7 +1225,7 @@ def test_where_the_report_holds_no_finer_detail_the_page_says_so(browser, monkey
     small = tmp_path / "small"
     assert main(["report", *run, "-o", str(small), "--no-pictures"]) == 0
     meta = _meta(small)
-    assert meta["max_level"] == 0 and meta["unrefined"] == [0], meta["tiles"]
+    assert meta["max_level"] == 0 and meta["unrefined"] == ["0_0"], meta["tiles"]
     for folder, ends in ((out, ""), (small, "no finer detail in this report here")):
         _open(browser, folder)
         note = browser.evaluate("document.getElementById('detail-note').textContent")
@@ -1321,3 +1322,42 @@ def test_a_searchs_counts_made_a_chunk_at_a_time_are_the_whole_runs(monkeypatch)
     monkeypatch.setattr(rq, "NAME_LINES_CHUNK", 100)
     assert rq.ReportQueries(_source("mpi2")).name_lines() == whole
     assert sum(r[3] for r in whole) == _source("mpi2").info().n_items
+
+
+def test_past_the_budgets_levels_the_tiles_go_down_where_the_findings_are(browser, monkeypatch,
+                                                                         tmp_path):
+    """What the budget leaves after its last whole level goes down at the first findings'
+    windows, from the deepest level up, so a finding's items show as boxes somewhere (the
+    guide's 4-rank run held 104 ms a pixel everywhere); elsewhere the page says where detail
+    is kept."""
+    import legate_prof.report.writer as rw
+    run = _run_files("mpi2")
+    monkeypatch.setattr(rw, "SIZE_BUDGET", 1)
+    first = tmp_path / "first"
+    assert main(["report", *run, "-o", str(first), "--no-pictures"]) == 0
+    level0 = (first / "tiles" / "L0_0.js").stat().st_size
+    monkeypatch.setattr(rw, "SIZE_BUDGET", int(2.5 * level0))  # (level 0, then 1.5x more)
+    out = tmp_path / "rep"
+    assert main(["report", *run, "-o", str(out), "--no-pictures"]) == 0
+    meta = _meta(out)
+    spots = meta["detail_spots"]
+    assert spots and meta["max_level"] > 1, (spots, meta["tiles"])
+    # (no whole level past the first: a tile where each finding is)
+    assert all(len(v) <= len(spots) for k, v in meta["tiles"].items() if k != "0"), meta["tiles"]
+    span = meta["t1"] - meta["t0"]
+    for level, tiles in meta["tiles"].items():
+        level = int(level)
+        at = {int((s["time"] - meta["t0"]) * 2 ** level // span) for s in spots}
+        assert set(tiles) <= at | {0}, (level, tiles, at)  # (only down where the spots are)
+    sizes = {f: (out / "tiles" / f).stat().st_size for f in os.listdir(out / "tiles")}
+    # (within the budget but for the last tile of each spot, written before its size is known)
+    below = max(v for f, v in sizes.items() if not f.startswith("L0_"))
+    assert sum(sizes.values()) <= int(2.5 * level0) + len(spots) * below, sizes
+    _open(browser, out)
+    far = meta["t0"] + span // 50  # (away from the spots: detail ends, and where it is said)
+    browser.evaluate(f"view.setRange({far}, {far + 1_000_000})")
+    browser.wait_frames()
+    note = browser.evaluate("document.getElementById('detail-note').textContent")
+    assert note.startswith("no finer detail in this report here") and (
+        f"this report keeps it at " in note and f"({spots[0]['finding']})" in note), note
+    assert browser.errors == []

@@ -30,6 +30,8 @@ TILE_PX = 1024
 UTIL_BINS = 512
 MAX_LEVEL = 14
 SIZE_BUDGET = 24 * 1024 * 1024  # tiles; the whole folder must stay under 30 MB
+DETAIL_SPOTS = 2  # findings whose windows the tiles go down into, past the budget's levels
+DETAIL_STEP = 2  # levels between the tiles written there, from the deepest up
 BYTES_PER_ITEM = 40  # small profiles get small reports: budget = items x this, 1..24 MB
 STATIC = Path(__file__).with_name("static")
 MARKER = ".legate_prof_report"  # what we wrote: only a folder holding just that is replaced
@@ -39,61 +41,99 @@ def _js(call, *args):
     return f"{call}({','.join(json.dumps(a, separators=(',', ':')) for a in args)});\n"
 
 
-def _write_tiles(q, out, progress=None):
+def _write_tiles(q, out, progress=None, spots=()):
     """Write tiles level by level; a tile gets children only where it merged items into
-    gray bands (elsewhere its boxes are exact at any zoom).  Returns ({level: [tile index]},
-    bytes, the item ids drawn as boxes, the tiles of the last level written that still merge
-    items: the budget or ``MAX_LEVEL`` left them without children, so the page says its
-    detail ends there)."""
-    span = q.t1 - q.t0
-    groups = q.group_lanes()
-    lanes = [L for _, _, ls in groups for L in ls]
-    summaries = [(r, g) for r, g, _ in groups] + [(None, g["group"]) for g in q.all_ranks()]
-    written = {}
-    shown = []
-    total = 0
+    gray bands (elsewhere its boxes are exact at any zoom).  Where the budget stops the levels,
+    what is left of it goes down at ``spots`` (times: the findings'), a tile every other level
+    from the deepest up (``_down_at``).  Returns ({level: [tile index]}, bytes, the item ids drawn as boxes, the
+    tiles ("level_i") that merge items and lack a child: the page says its detail ends there)."""
+    tiler = _Tiler(q, out)
     budget = min(SIZE_BUDGET, max(1 << 20, BYTES_PER_ITEM * q.source.info().n_items))
     frontier = [0]
     level = 0
+    lacking = set()
     while frontier and level <= MAX_LEVEL:
-        n = 2 ** level
-        level_bytes = 0
-        children = []
+        level_bytes, children = 0, []
         for i in frontier:
-            # (whole ns, exact: a float bound near 2^63 - 1 rounded past what an int64 holds)
-            a = int(q.t0) + int(span) * i // n
-            b = int(q.t0) + int(span) * (i + 1) // n
-            tile = {"lanes": {}, "util": {}}
-            halves = set()
-            for L, rows in zip(lanes, q.lane_tiles(lanes, a, b, TILE_PX)):
-                if rows:
-                    tile["lanes"][str(L)] = rows
-                    shown += [r["b"][4::5] for r in rows]
-                    for r in rows:
-                        g = r["g"]
-                        for j in range(0, len(g), BAND):  # the halves this band touches
-                            halves.add(0 if g[j] < TILE_PX // 2 else 1)
-                            halves.add(0 if g[j + 1] < TILE_PX // 2 else 1)
-            for r, g in summaries:
-                vals = q.summary_tile(g, r, a, b, UTIL_BINS)
-                if any(vals):
-                    tile["util"][f"{'all' if r is None else r}:{g}"] = vals
-            text = _js("LP_tile", level, i, tile)
-            (out / "tiles" / f"L{level}_{i}.js").write_text(text)
-            level_bytes += len(text)
-            children += [2 * i + h for h in sorted(halves)]
-        written[level] = list(frontier)
-        total += level_bytes
+            size, halves = tiler.write(level, i)
+            level_bytes += size
+            children += [2 * i + h for h in halves]
         if progress:
-            progress(level, total)
-        if total + 2 * level_bytes > budget:  # the next level is at most about twice
+            progress(level, tiler.total)
+        if tiler.total + 2 * level_bytes > budget or level == MAX_LEVEL:  # (the next level
+            lacking = {(level, c // 2) for c in children}               # is about twice)
             break
         frontier = children
         level += 1
-    unrefined = sorted({c // 2 for c in children}) if frontier else []
-    ids = unique_values(np.concatenate([np.asarray(b, np.int64) for b in shown] or
-                                   [np.zeros(0, np.int64)]))
-    return written, total, ids, unrefined
+    share = (budget - tiler.total) // max(len(spots), 1)
+    for t in spots:  # (depth first at each: a finding's items drawn as boxes somewhere)
+        _down_at(tiler, lacking, t, tiler.total + share)
+    ids = unique_values(np.concatenate([np.asarray(b, np.int64) for b in tiler.shown] or
+                                       [np.zeros(0, np.int64)]))
+    return tiler.written, tiler.total, ids, sorted(f"{lv}_{i}" for lv, i in lacking)
+
+
+def _down_at(tiler, lacking, t, until):
+    """The tiles at time ``t`` below the deepest written one there that merges items: the
+    deepest level's first, then every other level up, while ``until`` bytes in all allow (a
+    dense run's tiles stay ~4 MB for levels: the guide's 4-rank run's tiny tasks show as boxes
+    ten levels below its budget's last whole level; the levels between stretch what is above)."""
+    span = tiler.q.t1 - tiler.q.t0
+    if not span or not tiler.q.t0 <= t < tiler.q.t1:
+        return
+    top = next((lv for lv, i in sorted(lacking, reverse=True)
+                if int((t - tiler.q.t0) * 2 ** lv // span) == i), None)
+    if top is None:
+        return  # (no band there: its boxes are exact at any zoom)
+    for level in range(MAX_LEVEL, top, -DETAIL_STEP):
+        if tiler.total >= until:
+            return
+        i = int((t - tiler.q.t0) * 2 ** level // span)
+        if i in tiler.written.get(level, ()):
+            continue
+        _, halves = tiler.write(level, i)
+        if halves:  # (it merges items still: no finer detail here)
+            lacking.add((level, i))
+
+
+class _Tiler:
+    """Writes tiles (``write``): what each holds, their bytes in all, the items drawn."""
+
+    def __init__(self, q, out):
+        self.q, self.out = q, out
+        groups = q.group_lanes()
+        self.lanes = [L for _, _, ls in groups for L in ls]
+        self.summaries = [(r, g) for r, g, _ in groups] + [(None, g["group"])
+                                                            for g in q.all_ranks()]
+        self.written, self.shown, self.total = {}, [], 0
+
+    def write(self, level, i):
+        """Write tile ``i`` of ``level``: (its bytes, the halves of it where it merged items)."""
+        q, n = self.q, 2 ** level
+        span = q.t1 - q.t0
+        # (whole ns, exact: a float bound near 2^63 - 1 rounded past what an int64 holds)
+        a = int(q.t0) + int(span) * i // n
+        b = int(q.t0) + int(span) * (i + 1) // n
+        tile = {"lanes": {}, "util": {}}
+        halves = set()
+        for L, rows in zip(self.lanes, q.lane_tiles(self.lanes, a, b, TILE_PX)):
+            if rows:
+                tile["lanes"][str(L)] = rows
+                self.shown += [r["b"][4::5] for r in rows]
+                for r in rows:
+                    g = r["g"]
+                    for j in range(0, len(g), BAND):  # the halves this band touches
+                        halves.add(0 if g[j] < TILE_PX // 2 else 1)
+                        halves.add(0 if g[j + 1] < TILE_PX // 2 else 1)
+        for r, g in self.summaries:
+            vals = q.summary_tile(g, r, a, b, UTIL_BINS)
+            if any(vals):
+                tile["util"][f"{'all' if r is None else r}:{g}"] = vals
+        text = _js("LP_tile", level, i, tile)
+        (self.out / "tiles" / f"L{level}_{i}.js").write_text(text)
+        self.written.setdefault(level, []).append(i)
+        self.total += len(text)
+        return len(text), sorted(halves)
 
 
 def _manifest(folder):
@@ -169,20 +209,24 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
             if window and q.source.info().n_items == 0:  # (on the page, not the terminal only)
                 meta["notices"] = ["Note: the window (--start/--stop) misses the run: it "
                                    "holds no item"] + list(meta.get("notices", []))
-            tiles, tile_bytes, shown, unrefined = _write_tiles(q, tmp, progress)
+            # (the findings first: the tiles go deeper where they are)
+            meta["findings"] = json.loads(json.dumps(_findings(q.source, bool(window)),
+                                                     default=str))
+            spots = _spots(meta["findings"])
+            tiles, tile_bytes, shown, unrefined = _write_tiles(q, tmp, progress,
+                                                               [t for t, _ in spots])
+            meta["detail_spots"] = [{"time": t, "finding": why} for t, why in spots]
             meta["critical"] = write_critical(q, tmp, shown)
             meta["critical_split"] = critical_summary(q.source, window=bool(window))
             meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
-                        tiles={str(k): v for k, v in tiles.items()},
-                        # (tiles of max_level that merge items: no finer detail written)
+                        tiles={str(k): sorted(v) for k, v in tiles.items()},
+                        # (tiles that merge items without a child: no finer detail there)
                         unrefined=unrefined)
             meta["pictures"] = []  # (drawn meanwhile: filled in below, in this place)
             meta["pictures_note"] = "" if pictures else pictures_note
             # the query source, not the model: its critical path (written above) is not
             # computed again
             meta["stats"] = json.loads(json.dumps(compute_stats(q.source), default=str))
-            meta["findings"] = json.loads(json.dumps(_findings(q.source, bool(window)),
-                                                     default=str))
             if drawn:
                 meta["pictures"] = drawn.finished()
         except BaseException:
@@ -196,6 +240,17 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
         (tmp / MARKER).write_text(_manifest(tmp))
     return {"path": str(out_dir / "index.html"), "levels": max(tiles) + 1,
             "tiles": sum(len(v) for v in tiles.values()), "tile_bytes": tile_bytes}
+
+
+def _spots(found, most=DETAIL_SPOTS):
+    """[(time, pattern)] where the tiles go down past the budget: the middle of each of the
+    first findings' windows (the guide's 4-rank run: its loop's tiny tasks as boxes)."""
+    out = []
+    for x in found.get("findings", []):
+        w = x.get("window_ns")
+        if w and len(out) < most and w[1] >= w[0]:
+            out.append(((int(w[0]) + int(w[1])) // 2, x["pattern"]))
+    return out
 
 
 def _findings(source, windowed=False):

@@ -142,11 +142,8 @@ function showDetails(r) {
   var prov = META.provenances[r.prov];
   rows.push(["Title", titleOf(r)], ["Lane", "Rank " + L.rank + " · " + L.panel + " · " + L.name + (L.long ? " — " + L.long : "")],
     ["Start", formatUs(r.start)], ["Stop", formatUs(r.stop)], ["Duration", formatUs(r.stop - r.start)]);
-  if (r.waits && r.waits.length) {  // (as its tooltip splits it: the time it was not running)
-    var waited = 0;
-    r.waits.forEach(function (w) { waited += w[2] - w[1]; });
-    rows.push(["Waiting", formatUs(waited)], ["Running", formatUs(r.stop - r.start - waited)]);
-  }
+  if (r.waited !== undefined && r.waited !== null)  // (as its tooltip splits it)
+    rows.push(["Waiting", formatUs(r.waited)], ["Running", formatUs(r.stop - r.start - r.waited)]);
   if (prov) rows.push(["Provenance", prov]);
   var t = document.createElement("table");
   rows.forEach(function (x) { t.appendChild(detailRow(x[0], x[1])); });
@@ -385,7 +382,7 @@ function setupCritical() {
     if (down && Math.abs(ev.clientX - down[0]) + Math.abs(ev.clientY - down[1]) > 4) return;  // a drag
     var h = view.hit(ev.offsetX, ev.offsetY);
     if (!h || h.kind !== "item") return;
-    select({id: h.id, lane: h.entry.lane, row: h.row, start: h.start, stop: h.start + h.dur, name: h.name, prov: h.prov, waits: h.waits});
+    select({id: h.id, lane: h.entry.lane, row: h.row, start: h.start, stop: h.start + h.dur, name: h.name, prov: h.prov, waited: h.waited});
   });
   tl.addEventListener("keydown", function (ev) {
     var undo = (ev.ctrlKey || ev.metaKey) && !ev.shiftKey && !ev.altKey && (ev.key === "z" || ev.key === "Z");

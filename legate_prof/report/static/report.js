@@ -9,7 +9,7 @@ var META = null;
 var TILES = {};      // "level_i" -> tile data
 var PENDING = {};    // "level_i" -> true while its script loads
 var TILESET = {};    // "level_i" of every tile written (others are never requested)
-var UNREFINED = {};  // index of each tile of the deepest level that still merges items
+var UNREFINED = {};  // "level_i" of each tile that merges items and has no child there
 var ZEROS = [];
 var ROW_H = 1.0, SUMMARY_H = 3.0, HEADER_H = 1.2, AXIS_PX = 22;
 var BOX = 5;  // numbers per box in a tile row: start-t0, duration, name, provenance, item id
@@ -23,7 +23,7 @@ function LP_meta(m) {
   LABEL_MIN_PX = m.label_min_px; MAX_LABELS = m.max_labels;
   if (m.alpha_band !== undefined) BAND_ALPHA = m.alpha_band;
   Object.keys(m.tiles).forEach(function (L) { m.tiles[L].forEach(function (i) { TILESET[L + "_" + i] = true; }); });
-  (m.unrefined || []).forEach(function (i) { UNREFINED[i] = true; });
+  (m.unrefined || []).forEach(function (k) { UNREFINED[k] = true; });
   for (var k = 0; k < m.util_bins; k++) ZEROS.push(0);
 }
 function LP_tile(level, i, data) {
@@ -194,14 +194,16 @@ var view = {
     return Math.max(0, Math.min(META.max_level, L));
   },
   // whether the view asks finer detail than the report wrote where it merges items (the
-  // writer's budget stopped: the guide's 4-rank run holds 104 ms a pixel at most)
+  // writer's budget stopped its levels: the guide's 4-rank run holds 104 ms a pixel but
+  // where its findings are); ``finestNsPx``: the detail that tile holds
   beyondDetail: function (tiles) {
-    var nsPx = (this.t1 - this.t0) / this.W, span = META.t1 - META.t0;
-    if (Math.ceil(Math.log2(span / (META.tile_px * nsPx)) - 1e-9) <= META.max_level) return false;
-    return tiles.some(function (t) { return t.level === META.max_level && UNREFINED[t.i]; });
-  },
-  finestNsPx: function () {
-    return (META.t1 - META.t0) / Math.pow(2, META.max_level) / META.tile_px;
+    var nsPx = (this.t1 - this.t0) / this.W, span = META.t1 - META.t0, self = this;
+    var wanted = Math.ceil(Math.log2(span / (META.tile_px * nsPx)) - 1e-9);
+    return tiles.some(function (t) {
+      if (t.level >= wanted || !UNREFINED[t.level + "_" + t.i]) return false;
+      self.finestNsPx = t.ns_px;
+      return true;
+    });
   },
   // tiles to draw for the view: the wanted level where loaded, else the nearest coarser one
   tiles: function () {
@@ -267,9 +269,10 @@ var view = {
     this.drawLaneLabels();
     document.getElementById("range").textContent = formatNs(this.t0) + " – " + formatNs(this.t1);
     this.detailEnds = this.beyondDetail(tiles);
+    var spots = (META.detail_spots || []).map(function (d) { return formatNs(d.time) + " (" + d.finding + ")"; });
     document.getElementById("detail-note").textContent = this.detailEnds ?
-      "no finer detail in this report here (" + formatNs(this.finestNsPx()) + " a pixel): " +
-      "`legate_prof view` shows every item" : "";
+      "no finer detail in this report here (" + formatNs(this.finestNsPx) + " a pixel): " +
+      "`legate_prof view` shows every item" + (spots.length ? "; this report keeps it at " + spots.join(", ") : "") : "";
     var dt = performance.now() - t_start;
     window.LP_frames.push(dt);
     performance.measure("lp-frame", {start: t_start, end: t_start + dt});
@@ -474,7 +477,7 @@ var view = {
         var b = rows[r].b, minNs = 3 * tl.ns_px;
         for (var j = 0; j < b.length; j += BOX) {
           var s = tl.t0 + b[j], d = Math.max(b[j + 1], b[j + 1] < minNs ? minNs : nsPx);
-          if (t >= s - nsPx && t <= s + d + nsPx) best = {kind: "item", entry: e, row: row, id: b[j + 4], start: s, dur: b[j + 1], name: b[j + 2], prov: b[j + 3], waits: waitsOf(rows[r], j / BOX, tl.t0)};
+          if (t >= s - nsPx && t <= s + d + nsPx) best = {kind: "item", entry: e, row: row, id: b[j + 4], start: s, dur: b[j + 1], name: b[j + 2], prov: b[j + 3], waited: waitedOf(rows[r], j / BOX)};
         }
         if (best) return best;
         var g = rows[r].g;
@@ -488,10 +491,12 @@ var view = {
   }
 };
 
-function waitsOf(row, box, t0) {
-  var out = [];
-  for (var j = 0; j < row.w.length; j += 4) if (row.w[j] === box) out.push([row.w[j + 1], t0 + row.w[j + 2], t0 + row.w[j + 3]]);
-  return out;
+// a box's time not running (its waiting and ready pieces, all of them, in or out of the
+// tile), or null: it has none
+function waitedOf(row, box) {
+  var t = row.t || [];
+  for (var j = 0; j < t.length; j += 2) if (t[j] === box) return t[j + 1];
+  return null;
 }
 function itemTitle(b, j) {  // trace_model.item_title: name[prog.py:16]
   return composedTitle(b[j * BOX + 2], b[j * BOX + 3]);
@@ -540,9 +545,7 @@ function describe(h) {
     "Rank " + h.entry.rank + " · " + h.entry.label + (h.entry.tooltip ? " — " + h.entry.tooltip : ""),
     "Start     " + formatNs(h.start), "Stop      " + formatNs(h.start + h.dur), "Duration  " + formatNs(h.dur)];
   if (prov) lines.push("Provenance " + prov);
-  var waited = 0;  // ready and waiting pieces: the time the task was not running
-  h.waits.forEach(function (w) { waited += w[2] - w[1]; });
-  if (h.waits.length) { lines.push("Waiting   " + formatNs(waited)); lines.push("Running   " + formatNs(h.dur - waited)); }
+  if (h.waited !== null) { lines.push("Waiting   " + formatNs(h.waited)); lines.push("Running   " + formatNs(h.dur - h.waited)); }
   return lines.join("\n");
 }
 
