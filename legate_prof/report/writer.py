@@ -209,19 +209,7 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
             if window and q.source.info().n_items == 0:  # (on the page, not the terminal only)
                 meta["notices"] = ["Note: the window (--start/--stop) misses the run: it "
                                    "holds no item"] + list(meta.get("notices", []))
-            # (the findings first: the tiles go deeper where they are)
-            meta["findings"] = json.loads(json.dumps(_findings(q.source, bool(window)),
-                                                     default=str))
-            spots = _spots(meta["findings"])
-            tiles, tile_bytes, shown, unrefined = _write_tiles(q, tmp, progress,
-                                                               [t for t, _ in spots])
-            meta["detail_spots"] = [{"time": t, "finding": why} for t, why in spots]
-            meta["critical"] = write_critical(q, tmp, shown)
-            meta["critical_split"] = critical_summary(q.source, window=bool(window))
-            meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
-                        tiles={str(k): sorted(v) for k, v in tiles.items()},
-                        # (tiles that merge items without a child: no finer detail there)
-                        unrefined=unrefined)
+            tiles, tile_bytes = _findings_and_tiles(q, tmp, meta, bool(window), progress)
             meta["pictures"] = []  # (drawn meanwhile: filled in below, in this place)
             meta["pictures_note"] = "" if pictures else pictures_note
             # the query source, not the model: its critical path (written above) is not
@@ -240,6 +228,22 @@ def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
         (tmp / MARKER).write_text(_manifest(tmp))
     return {"path": str(out_dir / "index.html"), "levels": max(tiles) + 1,
             "tiles": sum(len(v) for v in tiles.values()), "tile_bytes": tile_bytes}
+
+
+def _findings_and_tiles(q, out, meta, windowed, progress):
+    """The findings, then the tiles (deeper where the findings are), the critical path's
+    files (of the items the tiles draw) and split, into ``meta``; (tiles, their bytes)."""
+    meta["findings"] = json.loads(json.dumps(_findings(q.source, windowed), default=str))
+    spots = _spots(meta["findings"])
+    tiles, tile_bytes, shown, unrefined = _write_tiles(q, out, progress, [t for t, _ in spots])
+    meta["detail_spots"] = [{"time": t, "finding": why} for t, why in spots]
+    meta["critical"] = write_critical(q, out, shown)
+    meta["critical_split"] = critical_summary(q.source, window=windowed)
+    meta.update(tile_px=TILE_PX, util_bins=UTIL_BINS, max_level=max(tiles),
+                tiles={str(k): sorted(v) for k, v in tiles.items()},
+                # (tiles that merge items without a child: no finer detail there)
+                unrefined=unrefined)
+    return tiles, tile_bytes
 
 
 def _spots(found, most=DETAIL_SPOTS):
