@@ -32,6 +32,9 @@ MAX_LEVEL = 14
 SIZE_BUDGET = 24 * 1024 * 1024  # tiles; the whole folder must stay under 30 MB
 DETAIL_SPOTS = 2  # findings whose windows the tiles go down into, past the budget's levels
 DETAIL_STEP = 2  # levels between the tiles written there, from the deepest up
+# of the budget, what whole levels may take where there are spots: every level a tile of a
+# dense run costs ~0.12 s to make (the guide's 4-rank run's report: 27 tiles, 8.1-8.7 s)
+WHOLE_LEVELS_SHARE = 0.5
 BYTES_PER_ITEM = 40  # small profiles get small reports: budget = items x this, 1..24 MB
 STATIC = Path(__file__).with_name("static")
 MARKER = ".legate_prof_report"  # what we wrote: only a folder holding just that is replaced
@@ -49,6 +52,7 @@ def _write_tiles(q, out, progress=None, spots=()):
     tiles ("level_i") that merge items and lack a child: the page says its detail ends there)."""
     tiler = _Tiler(q, out)
     budget = min(SIZE_BUDGET, max(1 << 20, BYTES_PER_ITEM * q.source.info().n_items))
+    whole = budget * (WHOLE_LEVELS_SHARE if spots else 1)  # (the rest for the spots)
     frontier = [0]
     level = 0
     lacking = set()
@@ -60,7 +64,7 @@ def _write_tiles(q, out, progress=None, spots=()):
             children += [2 * i + h for h in halves]
         if progress:
             progress(level, tiler.total)
-        if tiler.total + 2 * level_bytes > budget or level == MAX_LEVEL:  # (the next level
+        if tiler.total + 2 * level_bytes > whole or level == MAX_LEVEL:  # (the next level
             lacking = {(level, c // 2) for c in children}               # is about twice)
             break
         frontier = children
