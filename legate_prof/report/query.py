@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import GROUP_COLOR, GROUP_TITLE, ItemKind
 from legate_prof.model.sort_order import unique_values, unique_with
 from legate_prof.present.colors import ALPHA_BAND, ALPHA_READY, ALPHA_WAITING, name_hex
@@ -197,20 +198,21 @@ class ReportQueries:
     def _waited(self, items):
         """Each of ``items``' time waiting (its waits' ends less their starts, summed: the
         details' "Waiting"), from a running sum of each part's waits made once."""
+        parts = self.source.item_parts()
         if self._wait_sums is None:
-            self._wait_sums = []
-            for part in self.source.item_parts():
-                w = part.model.waits
-                span = np.asarray(w["end"], np.int64) - np.asarray(w["start"], np.int64)
-                self._wait_sums.append((part.item_off, part.model.n_items,
-                                        np.asarray(w["item"], np.int64),
-                                        np.concatenate([[0], np.cumsum(span)])))
+            self._wait_sums = {}
         out = np.zeros(len(items), np.int64)
-        for off, n, item, total in self._wait_sums:
-            mine = np.flatnonzero((items >= off) & (items < off + n))
-            local = items[mine] - off
+        offsets = np.array([p.item_off for p in parts] + [parts[-1].item_off
+                                                         + parts[-1].model.n_items], np.int64)
+        for k, sel, local in by_part(offsets, np.asarray(items, np.int64)):
+            if k not in self._wait_sums:  # (a part's waits by item, summed as they run)
+                w = parts[k].model.waits
+                span = np.asarray(w["end"], np.int64) - np.asarray(w["start"], np.int64)
+                self._wait_sums[k] = (np.asarray(w["item"], np.int64),
+                                      np.concatenate([[0], np.cumsum(span)]))
+            item, total = self._wait_sums[k]
             lo, hi = np.searchsorted(item, local), np.searchsorted(item, local, side="right")
-            out[mine] = total[hi] - total[lo]
+            out[sel] = total[hi] - total[lo]
         return out
 
     def _provenance(self, items):
