@@ -4,6 +4,7 @@ amplifies, a long name repeated per item, times at 2^63 - 1, a cache folder some
 file.  Each test holds one finding of docs/robustness.md's table and failed before its fix.
 """
 
+import gzip
 import hashlib
 import shutil
 import os
@@ -1096,3 +1097,47 @@ def test_a_log_named_as_a_bundle_among_bundles_is_the_one_named(tmp_path):
     p = cli("stats", run)
     line = one_line_error(p, "legate_1.lpbundle", "is a Legion Prof log named as a bundle")
     assert "legate_0.lpbundle" not in line and "timeline items" in p.stdout
+
+
+CUT_WHILE_READ = '''
+import os
+from legate_prof.read import legion_log
+real = legion_log.LegionProfReader.parse_header
+cut = set()
+
+
+def parse_header(self, raw):  # the log cut to half its size (whole pages: a map's next page
+    if self.path not in cut:  # is then beyond the file) once read begins, as legate run again
+        cut.add(self.path)  # into the folder truncates it
+        os.truncate(self.path, os.path.getsize(self.path) // 2 // 4096 * 4096)
+    return real(self, raw)
+
+
+legion_log.LegionProfReader.parse_header = parse_header
+'''
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_log_cut_short_while_it_is_read_is_read_up_to_the_cut(tmp_path, workers):
+    """A plain log was mapped: cut short under the map (legate run again into the folder
+    being viewed), its next page read killed the process with SIGBUS, exit 135, no line (a
+    stranger's-folder review).  One process reads a copy; a rank worker still maps, and when
+    one dies of it, its parent reads the ranks again itself."""
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi2"
+    for log in sorted(run.glob("legate_[0-9].prof.gz")):  # (plain: a gzip is inflated whole)
+        (tmp_path / log.stem).write_bytes(gzip.decompress(log.read_bytes()))
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(CUT_WHILE_READ)
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "stats", "--no-cache",
+                        str(tmp_path / "legate_0.prof"), str(tmp_path / "legate_1.prof")],
+                       capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "LEGATE_PROF_WORKERS": workers,
+                            "PYTHONPATH": os.pathsep.join([str(hook), os.environ.get(
+                                "PYTHONPATH", "")])})
+    assert p.returncode == 0, (p.returncode, p.stderr[-2000:])  # (the tree before: -7, SIGBUS)
+    assert "Traceback" not in p.stderr and "timeline items" in p.stdout
+    if workers == "1":  # (read whole before the cut: nothing lost)
+        assert "truncated" not in p.stderr and p.stdout.startswith("2 rank(s), 1514 timeline")
+    else:  # (read again by the parent after the cut: up to it)
+        assert "legate_0.prof: last BacktraceDesc record is truncated" in p.stderr

@@ -186,7 +186,9 @@ def _worker(jobs, mode, prepare=""):
     job done ("ok N" or "fail N"), what ``prepare`` names made of each job's model."""
     if hasattr(os, "nice"):
         os.nice(WORKER_NICENESS)
-    for i, paths, out in jobs:
+    from legate_prof.read.legion_log import LegionProfReader
+    LegionProfReader.mapped = True  # (a log cut short under the map kills this worker alone:
+    for i, paths, out in jobs:  # its parent then reads the ranks itself, from copies)
         ok = _build_rank(paths, out, mode, prepare)
         _give_back_freed_memory()
         print(("ok" if ok else "fail"), i, flush=True)
