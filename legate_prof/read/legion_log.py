@@ -239,6 +239,9 @@ class LegionLog:
         return p if p is not None and len(p) == self.count(name) else None
 
 
+COPY_AT_MOST = 1 << 30  # bytes of a plain log read into memory, not mapped (see LegionProfReader)
+
+
 def _read_whole(f, size):
     """The file's first ``size`` bytes, or fewer where it was cut short while read (a log
     cut short is read up to the cut, with a warning, as any truncated log)."""
@@ -261,7 +264,9 @@ class LegionProfReader:
     ``mapped`` (the class's default: False) maps a plain log instead of copying it: 0.1 s
     less a 126 MB rank, but a file cut short under the map (legate run again into the folder)
     kills the process with SIGBUS, which Python cannot catch.  Only the rank workers map:
-    their parent sees a worker die and reads the ranks again itself, from copies."""
+    their parent sees a worker die and reads the ranks again itself, from copies.  A log
+    over ``COPY_AT_MOST`` is mapped all the same: the page cache holds it once, where a copy
+    would hold it twice (and a sparse 50 GB file is not copied to be found empty)."""
 
     mapped = False
 
@@ -279,9 +284,12 @@ class LegionProfReader:
                     return self._gunzip(f)
                 if size == 0:
                     raise ProfileError(self.path, "empty file, not a Legion Prof log")
-                if self.mapped:
-                    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), None
-                return _read_whole(f, size), None
+                if not self.mapped and size <= COPY_AT_MOST:
+                    try:
+                        return _read_whole(f, size), None
+                    except MemoryError:
+                        pass  # (a limited address space: the map may still fit)
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), None
         except OSError as e:
             raise ProfileError(self.path, e.strerror or str(e)) from None
 
