@@ -1141,3 +1141,82 @@ def test_a_log_cut_short_while_it_is_read_is_read_up_to_the_cut(tmp_path, worker
         assert "truncated" not in p.stderr and p.stdout.startswith("2 rank(s), 1514 timeline")
     else:  # (read again by the parent after the cut: up to it)
         assert "legate_0.prof: last BacktraceDesc record is truncated" in p.stderr
+
+
+@pytest.mark.parametrize("gz_first", [False, True], ids=["folder", "gzip_given_first"])
+def test_a_gzip_of_a_log_beside_it_is_a_copy_read_once(tmp_path, gz_first):
+    """A folder's legate_0.prof.gz, a gzip of the legate_0.prof beside it, was "rank 0 again
+    (also in legate_0.prof ...): a file of another run?", exit 2; a plain copy was "a copy
+    of ...; read once".  A gzip of the same log is the same log: one warning, exit 0."""
+    run = tmp_path / "c"
+    run.mkdir()
+    for log in sorted(MPI2.glob("legate_[0-9].prof.gz")):
+        (run / log.stem).write_bytes(gzip.decompress(log.read_bytes()))
+    shutil.copy(MPI2 / "legate_0.prof.gz", run / "legate_0.prof.gz")
+    args = [run / "legate_0.prof.gz", run / "legate_0.prof", run / "legate_1.prof"] \
+        if gz_first else [run]
+    p = cli("stats", "--no-cache", *args)
+    assert p.returncode == 0, p.stderr
+    assert "error" not in p.stderr and "Traceback" not in p.stderr, p.stderr
+    dropped, kept = ("legate_0.prof", "legate_0.prof.gz") if gz_first else \
+        ("legate_0.prof.gz", "legate_0.prof")
+    line, = [ln for ln in p.stderr.splitlines() if "read once" in ln]
+    assert f"{run / dropped}: the same log as {run / kept}" in line, line
+    assert p.stdout.startswith("2 rank(s), 1514 timeline items"), p.stdout[:200]
+
+
+def test_a_gzip_of_another_log_of_the_rank_is_still_another_run(tmp_path):
+    """The same rank's log gzipped but not the same (cut short): still "rank 0 again"."""
+    run = tmp_path / "c"
+    run.mkdir()
+    plain = gzip.decompress((MPI2 / "legate_0.prof.gz").read_bytes())
+    (run / "legate_0.prof").write_bytes(plain)
+    (run / "legate_1.prof").write_bytes(gzip.decompress((MPI2 / "legate_1.prof.gz").read_bytes()))
+    (run / "legate_0.prof.gz").write_bytes(gzip.compress(plain[:len(plain) * 3 // 4]))
+    p = cli("stats", "--no-cache", run)
+    assert "read once" not in p.stderr and "rank 0 again" in p.stderr, p.stderr
+
+
+def _per_rank_bundles(folder, cut_rank1=True):
+    """mpi2's logs and their per-rank bundles in ``folder``, legate_1.lpbundle cut short
+    (its time kept: a copy cut short, not a rerun)."""
+    shutil.copytree(MPI2, folder, ignore=shutil.ignore_patterns("golden", "command.txt"))
+    assert cli("convert", "--per-rank", folder).returncode == 0
+    bundle = folder / "legate_1.lpbundle"
+    st = bundle.stat()
+    if cut_rank1:
+        os.truncate(bundle, 100_000)
+        os.utime(bundle, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return bundle
+
+
+def test_a_damaged_bundle_beside_its_rank_s_logs_reads_the_logs(tmp_path):
+    """Per-rank bundles, legate_1.lpbundle cut short, its logs intact beside it: "damaged
+    bundle ...; convert again", exit 2, and rank 1 simply missing.  The rank is read from the
+    logs it was converted from, with one line naming the damaged bundle."""
+    whole = tmp_path / "whole"
+    _per_rank_bundles(whole, cut_rank1=False)
+    expected = cli("stats", whole)
+    assert expected.returncode == 0 and expected.stderr == "", expected.stderr
+    run = tmp_path / "run"
+    bundle = _per_rank_bundles(run)
+    p = cli("stats", run)
+    assert p.returncode == 0 and "error" not in p.stderr, p.stderr
+    line, = p.stderr.splitlines()
+    assert line.startswith(f"warning: {bundle}: damaged bundle") and \
+        "read from legate_1.prof.gz, legate_1.runtime.prof beside it instead" in line, line
+    assert p.stdout == expected.stdout
+
+
+def test_a_damaged_bundle_without_its_logs_is_an_error_and_its_rank_said_missing(tmp_path):
+    """The damaged bundle's logs are not there: its error stays, and the run's "ranks have
+    no readable file" names rank 1 (before: rank 1 missing without a word)."""
+    run = tmp_path / "run"
+    bundle = _per_rank_bundles(run)
+    for log in run.glob("*.prof*"):
+        log.unlink()
+    p = cli("stats", run)
+    one_line_error(p, str(bundle), "damaged bundle")
+    assert "1 of the run's 2 ranks has no readable file" in p.stderr and \
+        "rank 1)" in p.stderr, p.stderr
+    assert p.stdout.startswith("1 rank(s)"), p.stdout[:200]

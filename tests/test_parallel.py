@@ -153,6 +153,12 @@ def test_a_damaged_bundle_among_per_rank_bundles_is_one_error(synthetic_8, tmp_p
     data = bytearray(bad.read_bytes())
     data[100:140] = b"\0" * 40
     bad.write_bytes(bytes(data))
+    # its log beside it (a header that names none: the bundle's name's) is read instead
+    m = load_profile([tmp_path])
+    assert m.errors == [] and m.n_ranks == 3
+    assert any(w.startswith(f"warning: {bad}: damaged bundle") and "read from legate_1.prof "
+               "beside it instead" in w for w in m.warnings), m.warnings
+    os.unlink(tmp_path / "legate_1.prof")  # (no log beside it: the bundle's error stays)
     m = load_profile([tmp_path])
     assert len(m.errors) == 1 and "legate_1.lpbundle" in m.errors[0]
     assert m.n_ranks == 2

@@ -8,6 +8,7 @@ import hashlib
 import os
 import re
 import stat
+import zlib
 
 from legate_prof.errors import ProfileError
 from legate_prof.read.legion_log import MAGIC
@@ -90,8 +91,9 @@ def _fingerprint(path, st):
 
 
 def _distinct(paths):
-    """The inputs without repeats (the same file twice, or two copies of it), and warnings."""
-    seen, out, warnings = {}, [], []
+    """The inputs without repeats (the same file twice, two copies of it, or a log and a
+    gzip of it), and warnings."""
+    seen, out, warnings, logs = {}, [], [], _SameLog()
     for p in paths:
         try:
             st = _check_regular(p)
@@ -104,9 +106,95 @@ def _distinct(paths):
             warnings.append(f"warning: {p}: {'the same file as' if same else 'a copy of'} "
                             f"{seen[key]}; read once")
             continue
+        first = logs.first_of(p, st)
+        if first is not None:
+            warnings.append(f"warning: {p}: the same log as {first} (one of them gzipped); "
+                            "read once")
+            continue
         seen[key] = p
         out.append(p)
     return out, warnings
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_HEAD = 1 << 16  # the bytes of a log whose hash stands for its start, gzipped or not
+_HEAD_INPUT = 1 << 20  # the most gzipped bytes inflated to find a gzip's first _HEAD
+
+
+class _SameLog:
+    """Which inputs hold the same log, one of them gzipped (legate_0.prof.gz of the
+    legate_0.prof beside it was "rank 0 again ... of another run?", an error).  Only a gzip
+    and a log of the size its trailer says (mod 2^32) are compared: their first 64 KiB (the
+    gzip's inflated that far, no further), then the CRC-32 (the gzip's trailer holds it, a
+    plain log's is computed: 0.05 s a 126 MB log, and only then); inputs with no gzip
+    among them cost nothing more."""
+
+    def __init__(self):
+        self.kept = {}  # log size mod 2^32 -> [{path, gz, crc, head}]
+
+    def first_of(self, path, st):
+        """The input seen before holding the same log as ``path`` (then not kept), or None."""
+        try:
+            new = _log_size(path, st)
+            for old in self.kept.get(new["size"], ()):
+                if (new["gz"] or old["gz"]) and _head(new) == _head(old) \
+                        and _crc(new) is not None and _crc(new) == _crc(old):
+                    return old["path"]
+        except (OSError, zlib.error):
+            return None
+        self.kept.setdefault(new["size"], []).append(new)
+        return None
+
+
+def _log_size(path, st):
+    """What ``_SameLog`` knows of an input at first: the size of the log it holds (a
+    gzip's trailer says it: its CRC-32 is read with it)."""
+    with open(path, "rb") as f:
+        gz = st.st_size >= 18 and f.read(2) == _GZIP_MAGIC
+        if not gz:
+            return {"path": path, "gz": False, "size": st.st_size & 0xFFFFFFFF}
+        f.seek(-8, os.SEEK_END)
+        tail = f.read(8)
+    return {"path": path, "gz": True, "size": int.from_bytes(tail[4:], "little"),
+            "crc": int.from_bytes(tail[:4], "little")}
+
+
+def _head(log):
+    """A hash of the log's first 64 KiB (a gzip's inflated that far only), kept."""
+    if "head" not in log:
+        with open(log["path"], "rb") as f:
+            if not log["gz"]:
+                out = f.read(_HEAD)
+            else:
+                inflate, out, taken = zlib.decompressobj(16 + zlib.MAX_WBITS), b"", 0
+                while len(out) < _HEAD and taken < _HEAD_INPUT and not inflate.eof:
+                    chunk = f.read(_HEAD)
+                    if not chunk:
+                        break
+                    taken += len(chunk)
+                    out += inflate.decompress(chunk, _HEAD - len(out))
+        log["head"] = hashlib.sha256(out).digest()
+    return log["head"]
+
+
+def _crc(log):
+    """The log's CRC-32 (a gzip's trailer's; a plain log's computed once), None if
+    unreadable."""
+    if "crc" not in log:
+        log["crc"] = _plain_crc(log["path"])
+    return log["crc"]
+
+
+def _plain_crc(path):
+    """A plain log's CRC-32, as a gzip of it holds in its trailer; None if unreadable."""
+    crc = 0
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 22):
+                crc = zlib.crc32(chunk, crc)
+    except OSError:
+        return None
+    return crc
 
 
 def plan_inputs(paths):

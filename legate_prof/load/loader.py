@@ -116,7 +116,8 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     if bundles:
         if logs or streams:
             errors.append(_given_with_bundles((logs or streams)[0]))
-        model = _merge_bundles(bundles, errors, ranked)
+        model = _merge_bundles(bundles, errors, ranked, warnings)
+        model = model.evolve(warnings=[str(w) for w in warnings] + list(model.warnings))
     elif not logs and not streams:
         if not errors:
             if texts:
@@ -212,25 +213,17 @@ def rank_files_for_workers(paths, kinds, errors, workers=None):
     return legion, worker_count(legion, sum(os.path.getsize(p) for p in legion), workers)
 
 
-def _merge_bundles(paths, errors, ranked=False):
+def _merge_bundles(paths, errors, ranked, warnings):
     """Per-rank bundles (``convert`` run on each rank's file) as one profile: merged, or
     (``ranked``) a ``RankSet`` of them, each mapped.  A bundle holding a rank an earlier one
-    holds (another run's, or the same rank converted twice) is left out with an error."""
+    holds (another run's, or the same rank converted twice) is left out with an error; a
+    damaged one has its rank read from its logs where they lie beside it (``warnings``
+    says so), else it is left out and the ranks missing are said."""
+    from legate_prof.assemble.rank_checks import cross_file_problems
     from legate_prof.assemble.rank_merge import CannotMerge, merge_opened
     from legate_prof.store.bundle_file import read_bundle, room_for_open_files
     ranked = ranked and room_for_open_files(len(paths))
-    found = []  # (path, ranks it holds, its clock's start, the model where kept open)
-    for p in paths:  # each checked once here, then opened one at a time to merge
-        try:
-            m = read_bundle(p)
-        except ProfileError as e:
-            errors.append(e)
-            continue
-        held_here = set(unique_values(np.asarray(m.lanes["rank"])).tolist()) | {
-            int(r["rank"]) for r in m.ranks}
-        zt = min((int(r["zero_time"]) for r in m.ranks if r.get("zero_time")), default=None)
-        found.append((p, held_here, zt, m if ranked else None))
-        del m  # (a mapped bundle keeps its file open: only a RankSet keeps them all)
+    found = _open_bundles(paths, errors, ranked, warnings)
     order = same_run_first(found, lambda f: min(f[1], default=None), lambda f: f[2])
     keep, held = set(), {}
     for k in order:
@@ -243,24 +236,74 @@ def _merge_bundles(paths, errors, ranked=False):
             continue
         held.update((r, p) for r in held_here)
         keep.add(k)
-    read = [f[0] for k, f in enumerate(found) if k in keep]
-    opened = ([f[3] for k, f in enumerate(found) if k in keep] if ranked
-              else [read_bundle(read[0], check=False)] if read else [])
+    kept = [f for k, f in enumerate(found) if k in keep]
     del found
-    if not read:
+
+    def opened(i):  # (mapped where kept open, or built from logs; else mapped again)
+        return kept[i][3] if kept[i][3] is not None else read_bundle(kept[i][0], check=False)
+    if not kept:
         raise errors[0]
-    if len(read) == 1:
-        return opened[0]
+    if len(kept) == 1:
+        m = opened(0)  # (the others damaged or left out: which ranks are missing is said)
+        lines = [w for w in cross_file_problems(m.ranks) if w not in m.warnings] \
+            if len(paths) > 1 else []
+        return m.evolve(warnings=list(m.warnings) + lines) if lines else m
     try:
         if ranked:
             from legate_prof.assemble.rank_set import RankSet
-            return RankSet(opened)
-        del opened
-        return merge_opened(len(read), lambda i: read_bundle(read[i], check=False))
+            return RankSet([opened(i) for i in range(len(kept))])
+        return merge_opened(len(kept), opened)
     except CannotMerge:
-        errors.append(ProfileError(read[1], "holds ranks that another bundle holds too "
-                                            f"({read[0]}); opened {read[0]} alone"))
-        return read_bundle(read[0])
+        first = kept[0][0]
+        errors.append(ProfileError(kept[1][0], "holds ranks that another bundle holds too "
+                                               f"({first}); opened {first} alone"))
+        return opened(0)
+
+
+def _open_bundles(paths, errors, ranked, warnings):
+    """[(path, ranks it holds, its clock's start, the model where kept open or built)] of
+    the bundles that open: each checked once here (then opened one at a time to merge, unless
+    ``ranked``); a damaged one's rank built from its logs beside it where they lie there."""
+    from legate_prof.store.bundle_file import read_bundle
+    found = []
+    for p in paths:
+        try:
+            m, built = read_bundle(p), False
+        except ProfileError as e:
+            m, built = _logs_instead(p, e, errors, warnings), True
+            if m is None:
+                continue
+        held_here = set(unique_values(np.asarray(m.lanes["rank"])).tolist()) | {
+            int(r["rank"]) for r in m.ranks}
+        zt = min((int(r["zero_time"]) for r in m.ranks if r.get("zero_time")), default=None)
+        found.append((p, held_here, zt, m if ranked or built else None))
+        del m  # (a mapped bundle keeps its file open: only a RankSet keeps them all)
+    return found
+
+
+def _logs_instead(bundle, damage, errors, warnings):
+    """The model of a damaged bundle's rank built from the logs it was converted from, where
+    they lie beside it as they were (one line says so; a rank cut short by a bundle cut short
+    was simply missing), or None (the bundle's error kept)."""
+    from legate_prof.load.inputs import sniff
+    from legate_prof.load.rank_files import logs_of_bundle
+    try:  # (logs only: a bundle named as a log, damaged too, named itself again and again)
+        logs = logs_of_bundle(bundle)
+        kinds = [sniff(q) for q in logs]
+        m = _load(logs, None, False, True, 1, False, False) if "legion" in kinds and set(
+            kinds) <= {"legion", "runtime"} else None
+    except ProfileError:
+        m = None
+    if m is None:
+        errors.append(damage)
+        return None
+    for e in m.errors:  # (a stream beside it unreadable: said, the log kept)
+        path = next((q for q in logs if e.startswith(q + ": ")), None)
+        errors.append(ProfileError(path, e[len(path) + 2:]) if path else ProfileError(bundle, e))
+    names = ", ".join(os.path.basename(q) for q in logs[:3]) + (" …" if len(logs) > 3 else "")
+    warnings.append(f"warning: {bundle}: {damage.problem.removesuffix('; convert again')}; "
+                    f"read from {names} beside it instead (convert again to reopen fast)")
+    return m.evolve(errors=[])
 
 
 def _given_with_bundles(log):

@@ -32,6 +32,28 @@ def run_stem(path):
     return os.path.join(os.path.dirname(p), _STEM.sub("", os.path.basename(p)))
 
 
+def logs_of_bundle(bundle):
+    """The logs a bundle was converted from where they still lie beside it as they were (the
+    names and sizes its header says; a header that does not say: its name's,
+    ``legate_3.lpbundle``'s ``legate_3.prof`` or ``.prof.gz`` and ``legate_3.runtime.prof``),
+    or []: what a damaged bundle's rank is read from instead."""
+    from legate_prof.store.bundle_file import bundle_sources
+    folder, said = os.path.dirname(os.fspath(bundle)), bundle_sources(bundle)
+    if said is None:
+        stem = run_stem(bundle)
+        log = next((p for p in (stem + ".prof", stem + ".prof.gz") if os.path.isfile(p)), None)
+        stream = stem + ".runtime.prof"
+        return [log] + ([stream] if os.path.isfile(stream) else []) if log else []
+    out = []
+    for name, size in said.items():  # (a stranger's header: names in this folder only)
+        path = os.path.join(folder, name)
+        if name != os.path.basename(name) or not name.endswith((".prof", ".prof.gz")) \
+                or not os.path.isfile(path) or os.path.getsize(path) != size:
+            return []
+        out.append(path)
+    return out if any(not p.endswith(".runtime.prof") for p in out) else []
+
+
 @dataclass(frozen=True)
 class FileRanks:
     """What a file says of itself: the ranks it holds (empty: it does not say) and the number
