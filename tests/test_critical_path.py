@@ -340,13 +340,51 @@ def test_guide_programs_paths_and_insights_costs_hold_within_the_run():
             ns, cat, line, _ = pieces.pieces()
             loop = np.isin(line, [k for k, p in enumerate(src.provenances)
                                   if re.search(r"inefficient\.py:2[1-4]$", p)])
-            mapping = ns[loop & np.isin(cat, ["runtime", "launch", "gap"])].sum()
-            assert mapping > 5 * ns[loop & (cat == "compute")].sum()
+            mapping = ns[loop & np.isin(cat, ["runtime", "launch", "blocked", "gap"])].sum()
+            assert mapping > 5 * ns[loop & np.isin(cat, ["compute", "waiting"])].sum()
     ineff, eff = reports["inefficient_1rank"]["by_kind"], reports["efficient_1rank"]["by_kind"]
-    assert ineff["runtime"] + ineff["launch"] == max(
-        ineff["runtime"] + ineff["launch"], *[v for k, v in ineff.items()
-                                             if k not in ("runtime", "launch")])
-    assert eff["compute"] == max(eff.values()) > eff["runtime"] + eff["launch"]
+    program = ("runtime", "launch", "blocked")
+    assert sum(ineff[k] for k in program) == max(
+        sum(ineff[k] for k in program), *[v for k, v in ineff.items() if k not in program])
+    assert eff["compute"] == max(eff.values()) > sum(eff[k] for k in program)
+
+
+@pytest.mark.parametrize("run", ["mpi2", "mpi4", "loops3", "inefficient_1rank"])
+def test_time_not_running_on_the_path_is_the_items_waits_within_their_pieces(run):
+    """A task's piece of the path while it waited is "waiting", the program's thread's
+    "blocked" (mpi2 read 33 ms of "compute", 32 ms of them one task waiting): equal to the
+    overlap of each step's piece with its item's wait records (start to end: blocked, then
+    ready), summed here record by record; the rest stays "compute" / "launch"; no kind
+    exceeds the run and together they are the run."""
+    from legate_prof.analyze.critical_path import critical_path_report, path_pieces
+    files = [str(p) for p in sorted((REAL / run).glob("legate_*"))
+             if p.name.endswith((".prof", ".prof.gz"))]
+    profile = load_profile(files)
+    src = as_source(profile)
+    pieces = path_pieces(src)
+    report = critical_path_report(src, with_items=False)
+    k = report["by_kind"]
+    w = profile.waits
+    waits = {}
+    for i, a, b in zip(w["item"].tolist(), w["start"].tolist(), w["end"].tolist()):
+        waits.setdefault(i, []).append((a, b))
+    end_of_program = pieces.shutdown_ns
+    whole, inside = Counter(), Counter()
+    for item, b, e, c in zip(pieces.item.tolist(), pieces.begin.tolist(), pieces.end.tolist(),
+                             pieces.category):
+        if c not in ("compute", "launch"):
+            continue
+        e = min(e, end_of_program) if end_of_program is not None else e
+        if e <= b:
+            continue
+        whole[c] += e - b
+        inside[c] += sum(max(0, min(y, e) - max(x, b)) for x, y in waits.get(item, ()))
+    assert (k["waiting"], k["blocked"]) == (inside["compute"], inside["launch"])
+    assert k["compute"] + k["waiting"] == whole["compute"]
+    assert k["launch"] + k["blocked"] == whole["launch"]
+    assert sum(k.values()) == report["run_ns"] and max(k.values()) <= report["run_ns"]
+    if run == "mpi2":
+        assert k["waiting"] > 0.9 * whole["compute"] and k["blocked"] > 0
 
 
 # -- the event data in the model and in bundles ------------------------------------------------

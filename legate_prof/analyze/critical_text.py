@@ -44,6 +44,13 @@ INFERRED_WORDS = ("each linked by the items' timing where Legion recorded no eve
                   "on them is an estimate")
 
 
+# the kinds of time on the path an item spent not running (``critical_path.NOT_RUNNING``)
+NOT_RUNNING_WORDS = {
+    "waiting": "a task on the path not running: blocked in a wait, or ready for its processor",
+    "blocked": "the program's own thread waiting: for a value, for the other ranks, or for "
+               "the runtime to take more work"}
+
+
 def format_critical_path(report, limit=40, window=False) -> str:
     """The text form: where the path lies, the splits, then the path from the item that ended
     last back (``limit`` rows of it; 0: all)."""
@@ -67,6 +74,9 @@ def format_critical_path(report, limit=40, window=False) -> str:
             rest = sum(v for _, v in rows[SPLIT_ROWS:])
             lines.append(f"  {_pct(rest, span)} {format_ns_ascii(rest):>12}  "
                          f"({plural(len(rows) - SPLIT_ROWS, 'more row')}: --json has all)")
+        if title == "By kind":
+            lines += [f"  ({k}: {NOT_RUNNING_WORDS[k]})" for k, _ in rows
+                      if k in NOT_RUNNING_WORDS]
         lines.append("")
     if report["path"]:
         lines += listing(report["path"], limit)

@@ -474,7 +474,8 @@ def advanced_indexing(f):
         int(f.run[sel].sum()),
         "Use a boolean mask instead of nonzero(...) + advanced indexing: np.putmask(z, cond, "
         "v) or np.where(cond, a, b) (guide, Example 1).",
-        holds=_on_lines(f, provs, ("compute", "runtime", "copy", "dependent_partitioning")))]
+        holds=_on_lines(f, provs, ("compute", "waiting", "runtime", "copy",
+                                    "dependent_partitioning")))]
 
 
 def _mask(n, where):
@@ -578,7 +579,7 @@ def _temporaries_finding(f, p, arrays, nbytes, tasks, instances, made_by):
     return _finding(
         "temporaries", title, [f.line(p)],
         f.window(tasks if tasks.any() else _mask(len(f.kind), instances)), evidence,
-        int(f.run[tasks].sum()), remedy, holds=_on_lines(f, [p], ("compute",)))
+        int(f.run[tasks].sum()), remedy, holds=_on_lines(f, [p], ("compute", "waiting")))
 
 
 def copy_baseline(f):

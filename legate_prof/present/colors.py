@@ -31,7 +31,8 @@ def name_hex(name: str) -> str:
 # the critical path's kinds (``legate_prof critical``'s split), as its summary track draws
 # them in the viewer, the pictures and the report: what held the path at each moment
 PATH_KIND_RGB = {
-    "compute": (45, 110, 200), "launch": (30, 150, 80), "runtime": (215, 50, 80),
+    "compute": (45, 110, 200), "waiting": (160, 190, 230), "launch": (30, 150, 80),
+    "blocked": (160, 215, 175), "runtime": (215, 50, 80),
     "copy": (240, 140, 20), "fill": (235, 200, 40), "dependent_partitioning": (140, 80, 200),
     "startup": (165, 165, 165), "shutdown": (110, 95, 80), "gap": (215, 215, 215),
     "unknown": (25, 25, 25)}

@@ -759,7 +759,9 @@ function buildIdle(el) {
 // ---- the critical path, split as `legate_prof critical` splits it -------------------------
 var KIND_WORDS = {  // analyze/critical_path.py
   compute: "tasks, kernels, application calls",
+  waiting: "tasks on the path not running: blocked in a wait, or ready for their processor",
   launch: "the program's own thread (the top-level task) running between the operations it launches",
+  blocked: "the program's own thread waiting: for a value, for the other ranks, or for the runtime to take more work",
   runtime: "mapping and runtime meta-work: meta-tasks, messages, mapper and runtime calls",
   copy: "copies", fill: "fills", dependent_partitioning: "dependent partitioning",
   startup: "the runtime starting on every rank, before the path starts at the program's top-level task",
