@@ -1,6 +1,7 @@
 """`legate_prof compare` of the guide's inefficient and efficient runs (recorded for real)."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -332,3 +333,43 @@ def test_two_programs_compared_get_their_figures_and_no_verdict():
     same = compare(b, b)
     assert same["same_program"] is True
     assert "two different programs?" not in format_compare(same)
+
+
+def test_the_guides_two_programs_pair_on_the_code_read_beside_their_runs():
+    """Runs recorded without their lines' code (these fixtures' streams) paired only by file
+    name and line number, so the guide's own comparison, inefficient.py against
+    efficient.py, read "two different programs?" and judged nothing (a review).  The code is
+    now read from each program's file beside its run: the guide's pairs (the sum written
+    into its output 11 -> 10, the loop's lines 21-23 -> 17-19) pair as edited lines, and the
+    runs are judged."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", "--json",
+                        str(real / "inefficient_1rank"), str(real / "efficient_1rank")],
+                       capture_output=True, text=True, timeout=300)
+    c = json.loads(p.stdout)
+    assert c["same_program"] is True
+    pairs = {r["a"].rsplit("/", 1)[-1]: (r["b"].rsplit("/", 1)[-1], r["paired_by"])
+             for r in c["lines"] if r["a"] and r["b"] and ".py:" in r["a"]}
+    for a, b in (("inefficient.py:11", "efficient.py:10"), ("inefficient.py:21", "efficient.py:17"),
+                 ("inefficient.py:22", "efficient.py:18"), ("inefficient.py:23", "efficient.py:19")):
+        assert pairs.get(a) == (b, "edited"), pairs
+    codes = {r["a"].rsplit("/", 1)[-1]: r["code"] for r in c["lines"] if r["a"]}
+    assert codes["inefficient.py:11"][0].split() == ["z", "=", "x", "+", "y"]
+
+
+def test_a_programs_file_is_read_only_where_it_is_a_small_regular_file(tmp_path):
+    """A stranger's profile names any path as its program: a device, a pipe, a folder, a
+    huge or binary file is not read (nor blocks); a file of that name beside the run is."""
+    from legate_prof.load.source_code import MAX_SOURCE_BYTES, code_of_lines
+    fifo = tmp_path / "fifo.py"
+    os.mkfifo(fifo)
+    (tmp_path / "big.py").write_bytes(b"x = 1\n" * (MAX_SOURCE_BYTES // 6 + 10))
+    (tmp_path / "bin.py").write_bytes(b"x = 1\n\0\0\n")
+    (tmp_path / "dir.py").mkdir()
+    beside = tmp_path / "run"
+    beside.mkdir()
+    (beside / "prog.py").write_text("import numpy as np\n  y = np.ones(3)  \n")
+    provs = [f"{fifo}:1", "/dev/zero:1", f"{tmp_path / 'big.py'}:1", f"{tmp_path / 'bin.py'}:1",
+             f"{tmp_path / 'dir.py'}:1", "/nowhere/prog.py:2", "/nowhere/prog.py:9",
+             "no line", "/nowhere/prog.py:0"]
+    assert code_of_lines(provs, [str(beside)]) == {"/nowhere/prog.py:2": "y = np.ones(3)"}

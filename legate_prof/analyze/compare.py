@@ -32,9 +32,11 @@ def _site(prov):
     return (os.path.basename(path), int(line)) if line.isdigit() else (prov, 0)
 
 
-def per_line(model):
+def per_line(model, code=None):
     """{provenance: {file, line, code, operations, tasks, task_ns, copies, copy_bytes,
-    fills, fill_bytes}} of the lines that launched tasks or moved or filled data."""
+    fills, fill_bytes}} of the lines that launched tasks or moved or filled data; a line's
+    code is the run's, else ``code``'s (read from the program's file: ``load.source_code``)."""
+    code = code or {}
     it = model.items
     prov = model.op_provenance(it["op_id"])
     dur = it["stop"] - it["start"]
@@ -57,7 +59,8 @@ def per_line(model):
             text = model.provenances[k]
             file, line = _site(text)
             row = out.setdefault(text, {"file": file, "line": line, "operations": set(),
-                                        "code": model.line_text.get(text, ""),
+                                        "code": model.line_text.get(text)
+                                        or code.get(text, ""),
                                         **{f: 0 for f in FIELDS}})
             row[n_key] += int(count[k])
             row[v_key] += int(total[k])
@@ -126,8 +129,8 @@ def wall_by_line(model):
     return by_line, pieces.explained_ns, int(pieces.run[1] - pieces.run[0]), resting
 
 
-def _line_rows(a, b, wall=None, same_files=False):
-    la, lb = per_line(a), per_line(b)
+def _line_rows(a, b, wall=None, same_files=False, code=(None, None)):
+    la, lb = per_line(a, code[0]), per_line(b, code[1])
     wa, wb = wall or ({}, {})
     for lines, w in ((la, wa), (lb, wb)):  # (lines the path charges that made no task)
         for text in w:
@@ -228,17 +231,18 @@ def per_group(model):
     return out
 
 
-def compare(a, b, same_files=False):
+def compare(a, b, same_files=False, code=(None, None)):
     """{"lines": [...], "groups": [...], "span_ns": [A, B], "explained_ns": [A, B],
     "notes": [...]}: each line with its runs' figures [A, B] — its wall-clock share of the
     run (``wall_ns``) first, by how much it changed — its operations and how it was paired;
     each lane group with its busy time and the share of its lanes' time that is.
     ``same_files``: A and B are the same files, so lines at the same place are the same line
-    even where their code was not recorded."""
+    even where their code was not recorded; ``code``: each run's lines' code where the run
+    did not record it ({provenance: code}, ``load.source_code``), so they pair on it."""
     from legate_prof.query import as_source
     sa, sb = as_source(a), as_source(b)  # (one critical path each: the lines and findings)
     (wa, ea, ra, ia), (wb, eb, rb, ib) = wall_by_line(sa), wall_by_line(sb)
-    lines = _line_rows(a, b, (wa, wb), same_files)
+    lines = _line_rows(a, b, (wa, wb), same_files, code)
     ga, gb = per_group(a), per_group(b)
     spans = [int(m.items["stop"].max() - m.items["start"].min()) if m.n_items else 0
              for m in (a, b)]  # first item to last, as `stats` counts a run's span

@@ -48,13 +48,22 @@ def _same_files(a_files, b_files):
     return a is not None and a == files(b_files)
 
 
+def _code(model, files):
+    """The code of the run's lines it did not record, from the program's file (where the
+    run says it was, or beside the run's files)."""
+    from legate_prof.load.source_code import code_of_lines
+    missing = [p for p in model.provenances if p and p not in model.line_text]
+    return code_of_lines(missing, sorted({os.path.dirname(os.path.abspath(f)) for f in files}))
+
+
 def run(args):
     from legate_prof.analyze.compare import compare, format_compare
     a_files, b_files = _run_files(args.a), _run_files(args.b)
     if args.output:
         check_output(args.output, a_files + b_files, PICTURE_FORMATS, "picture")
     a, b = load_with_progress(a_files, args, stack=False), load_with_progress(b_files, args, stack=False)
-    c = compare(a, b, same_files=_same_files(a_files, b_files))
+    c = compare(a, b, same_files=_same_files(a_files, b_files),
+                code=(_code(a, a_files), _code(b, b_files)))
     if args.output:  # first: a reader of the table that stops early (| head) stops nothing
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
         from legate_prof.viewer.screenshot import render_comparison

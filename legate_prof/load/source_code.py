@@ -1,0 +1,65 @@
+"""The code of a program's source lines, read from its file where the run did not record it.
+
+The runtime's stream (``legate_N.runtime.prof``) records each line's code as the program ran;
+runs recorded without it, or by another recorder, name lines only by file and number, and
+``compare`` then cannot pair a renamed copy of a script, or the guide's inefficient and
+efficient programs, line for line.  The program's file is looked for where the run says it
+was, then beside the run's files (a run folder shipped with its script).  A stranger's
+profile names any path: only a regular file of at most ``MAX_SOURCE_BYTES`` is read, never
+a device, a pipe or a folder, and never written.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+MAX_SOURCE_BYTES = 4 << 20  # a program's source file read for its lines' code, at most
+
+
+def code_of_lines(provenances, folders=()):
+    """{provenance: its line's code, stripped} of the ``provenances`` ("path/prog.py:12")
+    whose file can be read: at the path named, else of that name in one of ``folders``."""
+    files, out = {}, {}
+    for prov in provenances:
+        path, _, number = str(prov).rpartition(":")
+        if not path or not number.isdigit() or int(number) < 1:
+            continue
+        if path not in files:
+            files[path] = _lines_of(path, folders)
+        lines = files[path]
+        if lines is not None and int(number) <= len(lines):
+            code = lines[int(number) - 1].strip()
+            if code:
+                out[prov] = code
+    return out
+
+
+def _lines_of(path, folders):
+    """The lines of the program named ``path``, or None where no readable copy is found."""
+    name = os.path.basename(path)
+    for candidate in [path] + [os.path.join(f, name) for f in folders]:
+        lines = _read_small_text(candidate)
+        if lines is not None:
+            return lines
+    return None
+
+
+def _read_small_text(path):
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+    except (OSError, ValueError):
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(MAX_SOURCE_BYTES + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_SOURCE_BYTES or b"\0" in data:
+        return None  # (not a program's text)
+    return data.decode("utf-8", "replace").splitlines()
