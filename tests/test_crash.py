@@ -302,6 +302,30 @@ def test_a_request_the_free_bytes_cover_says_why_it_failed_still():
     assert _fits_yet_failed({"requested_bytes": 10}) is None
 
 
+def test_the_out_of_memory_remedy_gives_the_guides_two_fixes_for_this_run(capsys):
+    """The remedy named neither of the guide's fixes as code nor the bigger pool (a review):
+    it now prefetches the array held twice by its name (its line's code: ``b = ...``), and
+    gives the pool this run needed, per rank: (held + asked) x 1.25, in MiB, rounded up; the
+    text lists the stores that held the pool one a line, not as one run-on string."""
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.cli import main
+    found = [f for f in find_insights(_oom2()) if f["pattern"] == "out_of_memory"]
+    need = -(-int((16777208 + 4194304) * 1.25) // 2**20)
+    assert need == 25
+    for f in found:
+        r = f["remedy"]
+        assert "b.stencil_hint(low_offsets=(1,), high_offsets=(1,))" in r
+        assert "np.multiply(b, 1, out=b)" in r
+        assert f"--sysmem {need} or more (MiB; it had 20.0, held 16.0 and asked 4.0)" in r
+        assert "per rank, and this run has 2 ranks" in r
+    main(["insights", str(OOM2), "--log", str(OOM2 / "console.log")])
+    out = capsys.readouterr().out
+    held = [line for line in out.splitlines() if line.startswith("     store ")]
+    assert len(held) == 8 and "     store 4, allocated at" in out and "oom.py:7: 2 instances, " \
+        "8,388,600 bytes" in out
+    assert "held by store" not in out
+
+
 def test_two_stores_of_one_line_stay_two_and_add_up_to_what_was_reserved(tmp_path):
     """A line that allocated two stores (here the report's line 13 store renamed to line 7's,
     as a line like ``c, e = b + 2, b + 3`` makes them): two entries, not one key for both."""

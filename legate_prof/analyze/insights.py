@@ -760,10 +760,59 @@ def out_of_memory(f):
             evidence["free"] = free
         out.append(_finding(
             "out_of_memory", mk.get("title", "out of memory") + _held_twice(rep), prov,
-            _up_to(f, mk["time"]), evidence, 0,
-            "Keep fewer instances of one store alive: prefetch the whole array before using "
-            "slices, give stencil_hint for halo access, update in place (guide, Example 2)."))
+            _up_to(f, mk["time"]), evidence, 0, _oom_remedy(f, rep)))
     return out
+
+
+# the memory kinds an out-of-memory report names, and legate's flag that sizes each, per rank
+POOL_FLAGS = {"SYSTEM_MEM": "--sysmem", "FBMEM": "--fbmem", "Z_COPY_MEM": "--zcmem",
+              "ZCMEM": "--zcmem", "SOCKET_MEM": "--numamem"}
+POOL_HEADROOM = 1.25  # (held + asked, and room for instances' alignment: the guide's run
+# failed with 8 bytes more free than it asked)
+
+
+def _oom_remedy(f, rep):
+    """What to change, from the report: the store held twice prefetched once, whole (the
+    guide's ``stencil_hint`` or a whole-array touch in place, naming the array where its
+    line's code says it), in-place updates; or a bigger pool, per rank — the guide's first
+    fix, with the size this run needed (a review: the remedy named neither)."""
+    twice = [h for h in rep.get("holders") or [] if len(h.get("instances") or []) > 1]
+    site = str(twice[0].get("allocated_at", "")) if twice else ""
+    name = _assigned_name(f.m.line_text.get(site, "")) or "arr"
+    at = f" made at {site.rsplit('/', 1)[-1]}" if site else ""
+    words = []
+    if twice:
+        words.append(f"Prefetch the array{at} once, whole, before its slices are used: "
+                     f"{name}.stencil_hint(low_offsets=(1,), high_offsets=(1,)) right after "
+                     f"making it (the halo its slices reach), or touch it whole in place first, "
+                     f"np.multiply({name}, 1, out={name}); write results into arrays you "
+                     "have (np.add(x, 3, out=x) rather than y = x + 3) (guide, Example 2, B).")
+    else:
+        words.append("Keep fewer instances of one store alive: prefetch the whole array "
+                     "before using slices, give stencil_hint for halo access, update in place "
+                     "(guide, Example 2).")
+    flag = POOL_FLAGS.get(str(rep.get("memory_kind", "")))
+    try:
+        need = (int(rep["reserved_bytes"]) + int(rep["requested_bytes"])) * POOL_HEADROOM
+        pool = int(rep["pool_bytes"])
+    except (KeyError, TypeError, ValueError):
+        need = pool = None
+    if flag and need:
+        ranks = len(f.m.ranks)
+        words.append(f"Or give each rank a bigger pool: {flag} {max(-(-int(need) // 2**20), 1)} "
+                     f"or more (MiB; it had {pool / 2**20:.1f}, held "
+                     f"{int(rep['reserved_bytes']) / 2**20:.1f} and asked "
+                     f"{int(rep['requested_bytes']) / 2**20:.1f}): the flag is per rank"
+                     + (f", and this run has {ranks} ranks: that much memory {ranks} times "
+                        "over where they share a machine" if ranks > 1 else "")
+                     + " (guide, Example 2, A).")
+    return " ".join(words)
+
+
+def _assigned_name(code):
+    """The name a line of code assigns (``b = np.zeros(...)``: "b"), or ""."""
+    head = code.split("=", 1)[0].strip() if "=" in code and "==" not in code.split("=", 2)[0]         else ""
+    return head if head.isidentifier() else ""
 
 
 def _up_to(f, t):

@@ -55,9 +55,12 @@ def format_insights(findings, windowed=False, empty=False, run_ns=None):
         idle = idle_words(x["evidence"])
         if idle:
             lines.append("   " + idle)
+        held = {k2: v for k2, v in x["evidence"].items() if k2.startswith("held by store ")}
         ev = ", ".join(f"{k2}={v}" for k2, v in x["evidence"].items()
-                       if not isinstance(v, dict))
+                       if not isinstance(v, dict) and k2 not in held)
         lines.append(f"   evidence: {ev}")
+        for k2, v in held.items():  # (an out-of-memory report's holders: one a line)
+            lines.append(f"     {k2.removeprefix('held by ')}: {v}")
         lines.append(f"   remedy: {x['remedy']}")
     return "\n".join(lines)
 
