@@ -1391,3 +1391,19 @@ def test_a_tile_holds_the_waiting_pieces_in_its_range_and_each_boxs_whole_wait(t
                         assert want.get("Waiting") == format_ns_us(ns), (item, ns, want)
                         checked += 1
     assert checked > 10
+
+
+def test_the_labels_of_two_ranks_out_of_memory_are_both_shown(browser, tmp_path):
+    """Both ranks of the guide's Example 2 ran out within a few ms: the report drew rank 1's
+    label over rank 0's, of which a "(" showed (a review).  They stack, as in the desktop
+    view: two boxes, one below the other, neither over the other."""
+    oom2 = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "oom2"
+    out = tmp_path / "rep"
+    assert main(["report", "-q", str(oom2), "--log", str(oom2 / "console.log"),
+                 "--no-pictures", "-o", str(out)]) == 0
+    _open(browser, out)
+    assert browser.errors == []
+    boxes = browser.evaluate("window.LP_marker_boxes")
+    assert len(boxes) == 2, boxes
+    (x0, y0, w0), (x1, y1, w1) = boxes
+    assert abs(y1 - y0) >= 18 and x0 < x1 + w1 and x1 < x0 + w0  # (they would overlap)
