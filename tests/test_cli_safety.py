@@ -522,3 +522,15 @@ def test_the_command_line_ends_once_its_answer_is_out_with_its_exit_handlers_run
                            capture_output=True, text=True, env=ENV, timeout=120)
     assert given.returncode == 0 and "main returned" in given.stdout
     assert given.stdout.endswith("exit handler\ntorn down\n")
+
+
+def test_a_log_without_an_out_of_memory_report_says_so(tmp_path):
+    """A text given as --log that holds no out-of-memory report (the repository's README, a
+    run that did not fail) was read as nothing and said nothing (a review): one warning
+    names it; a log with a report says nothing of the kind."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    r = cli("stats", real / "mpi2", "--log", real / "README.md")
+    assert r.returncode == 0
+    assert f"warning: {real / 'README.md'}: no out-of-memory report in it" in r.stderr
+    r = cli("stats", real / "oom2", "--log", real / "oom2" / "console.log")
+    assert "no out-of-memory report" not in r.stderr

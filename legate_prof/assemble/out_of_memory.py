@@ -81,6 +81,9 @@ def attach_oom_report(model, path):
             f"{path}: read as legate's console output (it does not look like one): no "
             "out-of-memory report in it"]), []
     reports = parse_oom_reports(text)
+    if not reports:  # (a README given as --log read as nothing, and said nothing: a review)
+        model = model.evolve(warnings=list(model.warnings) + [
+            f"{path}: no out-of-memory report in it (read as legate's console output)"])
     for rep in reports:
         marker = oom_marker(rep, model)
         # (a rank the report names is no longer an unexplained crash)
