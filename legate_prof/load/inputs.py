@@ -246,7 +246,8 @@ def expand_inputs(paths, logs_only=False, note=None):
 def streams_left_beside(paths):
     """Notes for the Legion Prof logs given alone whose array-runtime stream lies beside them
     (``X_0.prof`` and ``X_0.runtime.prof``, as ``record`` writes them) but was not given:
-    without it the operations, arrays and source lines of that rank are missing."""
+    without it the operations and arrays of that rank are missing, and its lines are those
+    Legion's log names (its tasks', not the program's every operation)."""
     given = {os.path.abspath(p) for p in paths}
     out, said = [], set()
     for p in paths:
@@ -261,8 +262,9 @@ def streams_left_beside(paths):
         stream = os.path.join(os.path.dirname(os.path.abspath(p)), stem + ".runtime.prof")
         if stream not in given and os.path.isfile(stream):
             out.append(f"legate_prof: note: {p}: the array runtime's stream beside it "
-                       f"({stem}.runtime.prof) was not given: its operations, arrays and source "
-                       "lines are left out (give the run's folder, or both files)")
+                       f"({stem}.runtime.prof) was not given: its operations and arrays are "
+                       "left out, and the source lines are Legion's alone (give the run's "
+                       "folder, or both files)")
     return out
 
 
