@@ -600,3 +600,18 @@ def test_a_conversion_finding_costs_the_conversion_not_the_lines_first_task():
     assert x["evidence"]["other_task_time_ns"] == int(dur[others].sum()) > 100e6
     assert x["cost_ns"] <= x["processor_ns"] < 2e6 < 700e6 < x["lines_ns"]
     assert x["window_ns"] == [int(it["start"][convert].min()), int(it["stop"][convert].max())]
+
+
+def test_a_loop_of_unknown_shape_says_why():
+    """The 1-rank run's loop read "a loop" with the generic remedy where the 4-rank run's
+    named its slices, and nothing said why (a review): its streams, written by an older
+    legate_prof, do not say what each operation did to its arrays; without them given at
+    all, the remedy says to give them."""
+    from legate_prof.analyze.insights import UNKNOWN_SHAPE_WHY
+    run = REAL / "inefficient_1rank"
+    with_stream = [str(p) for p in sorted(run.glob("legate_0*"))
+                   if p.name.endswith((".prof", ".prof.gz"))]
+    for files, why in ((with_stream, UNKNOWN_SHAPE_WHY[True]),
+                       ([str(run / "legate_0.prof.gz")], UNKNOWN_SHAPE_WHY[False])):
+        tiny = [x for x in find_insights(load_profile(files)) if x["pattern"] == "tiny_tasks"]
+        assert len(tiny) == 1 and tiny[0]["remedy"].endswith(why), tiny

@@ -303,6 +303,8 @@ def _tiny_tasks_finding(f, loop, sel):
         evidence.update(operations=shape["operations"], loop_shape=shape["shape"],
                         operations_by_shape=shape["by_shape"])
     words, remedy = LOOP_ADVICE[shape["shape"]]
+    if shape["shape"] == "unknown":  # (why it cannot tell: a review read a 1-rank run's
+        remedy += UNKNOWN_SHAPE_WHY[bool(shape["operations"])]  # loop as vaguer than 4 ranks')
     return _finding(
         "tiny_tasks",
         f"{n:,} tiny tasks from {len(provs)} line(s) of {words.format(**shape)}: median "
@@ -339,9 +341,17 @@ LOOP_ADVICE = {
         "a loop",
         "Launch fewer, larger operations: a loop over slices of an array becomes one "
         "whole-array operation (guide, Example 1); a loop whose steps are whole-array "
-        "operations needs larger arrays per task or fewer operations per step (the runtime's "
-        "stream, legate_N.runtime.prof, tells which)."),
+        "operations needs larger arrays per task or fewer operations per step."),
 }
+
+
+# why a loop's shape is unknown: (no operations of the runtime's stream at its lines, some)
+UNKNOWN_SHAPE_WHY = {
+    False: " (This run's runtime streams were not given: give the run's folder, or its "
+           "legate_N.runtime.prof files, to tell which.)",
+    True: " (This run's runtime streams do not say what each operation did to its arrays: "
+          "they were written by an older legate_prof; record the program again to tell "
+          "which.)"}
 
 
 def loop_shape(f, provs):
