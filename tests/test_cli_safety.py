@@ -534,3 +534,12 @@ def test_a_log_without_an_out_of_memory_report_says_so(tmp_path):
     assert f"warning: {real / 'README.md'}: no out-of-memory report in it" in r.stderr
     r = cli("stats", real / "oom2", "--log", real / "oom2" / "console.log")
     assert "no out-of-memory report" not in r.stderr
+
+
+def test_sql_with_the_query_after_the_folder_says_the_query_comes_first():
+    """``sql run/ "show tables"`` read the query as a file: "show tables: No such file or
+    directory" (a review).  One line says the order, exit 2; the right order still runs."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi2"
+    r = cli("sql", real, "show tables")
+    one_line_error(r, "the query comes first: legate_prof sql 'show tables' ")
+    assert cli("sql", "show tables", real).returncode == 0

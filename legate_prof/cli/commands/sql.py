@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from legate_prof.cli.arguments import FILES_HELP, add_files
@@ -44,10 +45,21 @@ def tables_help():
     return "\n".join(out)
 
 
+def _swapped(args):
+    """The query given after the files (``sql run/ "SELECT ..."``): it read the query as a
+    file ("show tables: No such file or directory", a review)."""
+    return (os.path.exists(args.query) and len(args.files) == 1
+            and not os.path.exists(args.files[0]))
+
+
 def run(args):
     """Run one SQL query (DuckDB) over the export tables and print the result."""
     from legate_prof.export import MissingExtra
     from legate_prof.export.sql import format_result
+    if _swapped(args):
+        note(f"legate_prof: error: the query comes first: legate_prof sql "
+             f"{terminal_safe(repr(args.files[0]))} {terminal_safe(args.query)}")
+        return EXIT_USER_ERROR
     try:
         from legate_prof.export.duckdb_db import query, query_parquet
         from legate_prof.export.parquet import table_files
