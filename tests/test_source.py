@@ -269,3 +269,25 @@ def test_an_item_of_the_runtime_stream_names_no_operation_of_ours():
     labels = {f.label: f.text for f in src.item_details(task)}
     assert int(labels["Operation"]) < 1 << 62
 
+
+
+def test_an_instance_is_labelled_with_the_line_its_array_was_allocated_at():
+    """The picture labelled the guide's Example 2 instances "oom.py:10" (the line of the
+    operation that made them) where the report and ``insights`` say "oom.py:4" / "oom.py:7"
+    (where the arrays were allocated; a review): a label names the line the instance's name
+    gives, the same in every view."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.model.kinds import ItemKind
+    from legate_prof.query.details import item_title
+    oom2 = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "oom2"
+    model = load_profile([str(oom2), str(oom2 / "console.log")])
+    inst = np.flatnonzero(model.items["kind"] == int(ItemKind.INSTANCE))
+    seen = set()
+    for i in inst.tolist():
+        name = model.names[int(model.items["name"][i])]
+        site = name.split("allocated at ", 1)[1].split()[0] if "allocated at " in name \
+            else name.split("Instance of ", 1)[1].split()[0]
+        title = item_title(model, i)
+        assert title.startswith("Instance ") and title.endswith(" · " + site), (name, title)
+        seen.add(site)
+    assert {"oom.py:4", "oom.py:7"} <= seen

@@ -4,6 +4,8 @@ outputs."""
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +28,19 @@ class Field:
     link: tuple | None = None
 
 
+_ALLOCATED_AT = re.compile(r"(?:allocated at |^Instance of )(\S+?)[,)]?(?:\s|$)")
+
+
+def _allocated_at(name):
+    """The line an instance's array was allocated at, as its name says it ("Array
+    float64(8,) allocated at prog.py:6 (rows ...)", an out-of-memory report's "Instance of
+    oom.py:7 covering ..."), or "": its label names that line, as the report and
+    ``insights`` do, not the line of the operation that made the instance (a review read
+    "oom.py:10" in a picture, "oom.py:7" in the report, for one instance)."""
+    m = _ALLOCATED_AT.search(name)
+    return m.group(1) if m else ""
+
+
 def item_title(model, i) -> str:
     """The label of one item: a task with its launching line ("Random[prog.py:16]"), an
     instance with its size and allocation site ("Instance 6.00 MiB · prog.py:16") so a memory
@@ -37,7 +52,7 @@ def item_title(model, i) -> str:
     if kind == ItemKind.INSTANCE:
         t = model.transfer_of(i)
         size = format_bytes(t[0], 2) if t is not None else "?"
-        site = prov.rsplit("/", 1)[-1] if prov else ""
+        site = (_allocated_at(name) or prov).rsplit("/", 1)[-1]
         return f"Instance {size}" + (f" · {site}" if site else "")
     if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.RUNTIME_OP) and prov \
             and prov != name:
