@@ -615,3 +615,21 @@ def test_a_loop_of_unknown_shape_says_why():
                        ([str(run / "legate_0.prof.gz")], UNKNOWN_SHAPE_WHY[False])):
         tiny = [x for x in find_insights(load_profile(files)) if x["pattern"] == "tiny_tasks"]
         assert len(tiny) == 1 and tiny[0]["remedy"].endswith(why), tiny
+
+
+def test_the_operations_table_calls_its_tasks_time_what_it_is(capsys):
+    """``stats`` printed "running" above the tasks' own running time and, in the operations
+    table below, above the operations' tasks' total: the same word, two numbers for one work
+    (a review).  The operations' column reads "tasks ran", and its figure is the tasks'
+    total where they did not overlap (Convert: 878.769 us in both)."""
+    from legate_prof.cli import main
+    main(["stats", str(REAL / "inefficient_1rank")])
+    out = capsys.readouterr().out
+    tasks, ops = out.split("\nTasks\n", 1)[1].split("\nOperations (", 1)
+    assert tasks.splitlines()[0].split() == ["name", "count", "total", "running", "mean",
+                                             "min", "max"]
+    assert ops.splitlines()[1].split() == ["name", "count", "total", "tasks", "ran", "mean",
+                                           "min", "max"]
+    convert_task = next(r for r in tasks.splitlines() if r.split()[:1] == ["Convert"])
+    convert_op = next(r for r in ops.splitlines() if r.split()[:1] == ["Convert"])
+    assert convert_task.split()[2:4] == convert_op.split()[4:6] == ["878.769", "us"]

@@ -380,7 +380,8 @@ def format_stats(s: dict) -> str:
     arrays = s.get("arrays")
     ops_title = ("Operations (runtime event stream; each once: every rank's stream repeats "
                  f"them, counted in rank {arrays['rank']}'s): total from submission to "
-                 "completion, running while its tasks ran" if arrays else "Operations")
+                 "completion, tasks ran while any of its tasks ran (the tasks' total "
+                 "above, where they did not overlap)" if arrays else "Operations")
     for section, title in (("tasks", "Tasks"), ("operations", ops_title),
                            ("gpu_kernels", "GPU kernels"),
                            ("meta_tasks", "Runtime meta-tasks (top 15)")):
@@ -394,7 +395,10 @@ def format_stats(s: dict) -> str:
         # (as wide as the longest name, up to 64: "Distributed Collectable Downgrade Request"
         # and "... Response" were both cut to 39 characters, with nothing saying so)
         w = min(max([39] + [len(r["name"]) for r in rows]), NAME_WIDTH) + 1
-        lines.append(f"  {'name':<{w}}{'count':>8}{'total':>13}{'running':>13}{'mean':>12}"
+        # (an operation's "running" is its tasks' time: a review read the tasks' total as
+        # the operation's "running" in the table below the tasks' own)
+        ran = "tasks ran" if section == "operations" else "running"
+        lines.append(f"  {'name':<{w}}{'count':>8}{'total':>13}{ran:>13}{'mean':>12}"
                      f"{'min':>12}{'max':>12}")
         for r in rows:
             name = r["name"] if len(r["name"]) < w else r["name"][:w - 4] + "..."
