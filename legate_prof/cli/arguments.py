@@ -7,7 +7,7 @@ import math
 import os
 
 from legate_prof.present.picture_size import MAX_SIDE, MIN_SIDE
-from legate_prof.present.limits import MAX_LANES_EXPANDED
+from legate_prof.present.limits import MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED
 
 
 def time_arg(s):
@@ -98,7 +98,9 @@ def add_expand(parser):
                              "or 'gpu dev', system, channel or chan, ...; all: every one); io "
                              "includes 'io (extern)'.  Named groups are expanded and the others "
                              "not; without --expand every group is, where the profile has at "
-                             f"most {MAX_LANES_EXPANDED} lanes (else none)")
+                             f"most {MAX_LANES_EXPANDED} lanes (else none), but one whose lanes "
+                             f"stack more than {MAX_ROWS_EXPANDED} rows (a memory of many "
+                             "live instances, busy utility lanes)")
 
 
 def ranks_arg(s):
