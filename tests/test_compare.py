@@ -373,3 +373,32 @@ def test_a_programs_file_is_read_only_where_it_is_a_small_regular_file(tmp_path)
              f"{tmp_path / 'dir.py'}:1", "/nowhere/prog.py:2", "/nowhere/prog.py:9",
              "no line", "/nowhere/prog.py:0"]
     assert code_of_lines(provs, [str(beside)]) == {"/nowhere/prog.py:2": "y = np.ones(3)"}
+
+
+RENDER = """
+import os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from legate_prof.load.loader import load_profile
+if sys.argv[2] == "app first":
+    from legate_prof.viewer.screenshot import app_instance
+    app_instance()
+from legate_prof.viewer.screenshot import render_comparison
+ex = sys.argv[3]
+render_comparison([load_profile([ex]), load_profile([ex])], sys.argv[1], ("A", "B"))
+"""
+
+
+def test_the_comparison_picture_is_drawn_in_the_applications_font(tmp_path):
+    """`compare -o` drew its bands' titles and its legend in a bold serif font where a
+    screenshot uses the application's (a review): its painter began before the application
+    was made.  Drawn first thing in a process, it is now the picture drawn once the
+    application exists, pixel for pixel."""
+    from PySide6 import QtGui
+    example = Path(__file__).resolve().parents[1] / "legate_prof" / "data" / "example_legate_0.prof"
+    shots = []
+    for how in ("first thing", "app first"):
+        out = tmp_path / f"{how.replace(' ', '_')}.png"
+        subprocess.run([sys.executable, "-c", RENDER, str(out), how, str(example)], check=True,
+                       capture_output=True, timeout=300)
+        shots.append(QtGui.QImage(str(out)))
+    assert not shots[0].isNull() and shots[0] == shots[1]

@@ -387,7 +387,8 @@ def render_comparison(models, out, names, width=1600, height=1200, expand=None):
     """Two (or more) runs stacked on one time scale, each under a band naming it."""
     from .panels.legend import paint_legend
     from legate_prof.present.limits import MAX_LANES_EXPANDED
-    sources = [as_source(m) for m in models]
+    app_instance()  # (before the first painter: its font is the application's, as in a
+    sources = [as_source(m) for m in models]  # screenshot; it was a bold serif one)
     t1 = max(src.info().time_range[1] for src in sources)
     band = 24
     # the runs laid out alike: every group expanded only where every run's lanes fit (a
