@@ -1407,3 +1407,25 @@ def test_the_labels_of_two_ranks_out_of_memory_are_both_shown(browser, tmp_path)
     assert len(boxes) == 2, boxes
     (x0, y0, w0), (x1, y1, w1) = boxes
     assert abs(y1 - y0) >= 18 and x0 < x1 + w1 and x1 < x0 + w0  # (they would overlap)
+
+
+def test_the_markers_table_reads_as_words(browser, tmp_path):
+    """The report's markers table gave the time in bare nanoseconds (1,581,984,677) and the
+    report as one dump of ids and sizes (a review): a row is when, the rank, what happened
+    and the report's fields as ``stats`` words them."""
+    oom2 = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "oom2"
+    out = tmp_path / "rep"
+    assert main(["report", "-q", str(oom2), "--log", str(oom2 / "console.log"),
+                 "--no-pictures", "-o", str(out)]) == 0
+    _open(browser, out)
+    rows = browser.evaluate("""(function () {
+      var h = Array.prototype.filter.call(document.querySelectorAll('#stats h3'),
+                                          function (e) { return e.textContent === 'markers'; })[0];
+      var t = h.nextElementSibling;
+      return Array.prototype.map.call(t.querySelectorAll('tr'), function (r) {
+        return Array.prototype.map.call(r.children, function (c) { return c.textContent; }); });
+    })()""")
+    head, first = rows[0], rows[1]
+    assert head[:4] == ["when", "rank", "what", "details"], head
+    assert first[0].replace("\xa0", " ") == "1.582 s" and first[1] == "0" and first[2].startswith("Out of memory on rank 0")
+    assert "requested: 4,194,304 bytes" in first[3] and "1e00000000000000" not in first[3]

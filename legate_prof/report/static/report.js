@@ -867,6 +867,7 @@ function buildStats() {
   Object.keys(s).forEach(function (k) {
     var v = s[k];
     if (k === "idle") { if (v && v.groups) buildIdle(el); return; }
+    if (k === "markers") v = markerRows(v);  // (read as `stats` prints them, not raw)
     if (Array.isArray(v) && v.length && typeof v[0] === "object") {
       var h = document.createElement("h3"); h.textContent = k.replace(/_/g, " "); el.appendChild(h);
       el.appendChild(table(v, 200));
@@ -874,6 +875,15 @@ function buildStats() {
       h = document.createElement("h3"); h.textContent = k.replace(/_/g, " "); el.appendChild(h);
       el.appendChild(table([v], 1, k));
     }
+  });
+}
+function markerRows(markers) {
+  // a marker as words: when, which rank, what, and its report's fields (a review read the
+  // time in bare nanoseconds and the report as one dump of ids and sizes)
+  return (markers || []).map(function (m) {
+    var fields = m.fields || {};
+    return {when: formatNs(m.time), rank: m.rank === undefined ? "" : m.rank, what: m.title || m.kind || "",
+            details: Object.keys(fields).map(function (f) { return f + ": " + fields[f]; }).join("; ")};
   });
 }
 function findingWindow(f) {
