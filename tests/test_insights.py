@@ -421,7 +421,8 @@ def test_costs_say_where_a_findings_path_time_went_and_what_rests_on_inference()
         elif x["wall_ns"] == 0 and x["lines_ns"]:
             assert f"its lines hold {format_ns(x['lines_ns'])}" in words
         if x["inferred_ns"]:
-            assert "reached through links inferred" in words
+            assert f"{format_ns(x['inferred_ns'])} of it through inferred links, an " \
+                "estimate" in words
 
 
 def test_messages_between_ranks_of_one_machine_are_not_called_a_slow_network():

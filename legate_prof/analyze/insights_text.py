@@ -104,8 +104,10 @@ def cost_words(x, whole="the run's", run_ns=None):
     shared = (f"; its work holds {format_ns(held)} of the path, the rest counted under the "
               f"finding{'s' * (len(under) > 1)}{named}" if held > x["wall_ns"] else "")
     inferred = x.get("inferred_ns", 0)
-    guess = (f"; {format_ns(inferred)} of it reached through links inferred past events "
-             "Legion does not record" if inferred else "")
+    # (the first line says what an inferred link is: each finding said it again in full, a
+    # review found the words heavy)
+    guess = (f"; {format_ns(inferred)} of it through inferred links, an estimate"
+             if inferred else "")
     part = f", {100.0 * x['wall_ns'] / run_ns:.1f} %" if run_ns else ""
     # (the figure `critical` gives its lines, by source line, where it differs: a user read
     # 417 ms here and 721 ms there for one line, with nothing linking the two)
