@@ -349,7 +349,9 @@ def _machine_and_groups(s) -> list:
     lines = ["Machine"]
     for m in s["machine"]:
         procs = ", ".join(f"{v} {k}" for k, v in sorted(m["processors"].items()))
-        mems = ", ".join(f"{v['count']} {k} ({format_capacity(v['capacity_bytes'])})"
+        # ("2 system (20.0 MiB)" read as each or in all: a review)
+        mems = ", ".join(f"{v['count']} {k} ({format_capacity(v['capacity_bytes'])}"
+                         f"{' in all' if v['count'] > 1 and v['capacity_bytes'] else ''})"
                          for k, v in sorted(m["memories"].items()))
         lines.append(f"  rank {m['rank']}: processors: {procs or '-'}; memories: {mems or '-'}")
     lines.append("")
