@@ -402,3 +402,19 @@ def test_the_comparison_picture_is_drawn_in_the_applications_font(tmp_path):
                        capture_output=True, timeout=300)
         shots.append(QtGui.QImage(str(out)))
     assert not shots[0].isNull() and shots[0] == shots[1]
+
+
+def test_a_finding_off_the_path_in_both_runs_says_so():
+    """mpi2 against mpi2_utility2 printed "temporaries  0 ns -> 0 ns" and no word (a
+    review): a finding found in both runs and off the critical path in both says so; one
+    whose time did not change says "the same"."""
+    from legate_prof.analyze.compare import _findings_lines
+    rows = [{"pattern": "temporaries", "wall_ns": [0, 0]},
+            {"pattern": "tiny_tasks", "wall_ns": [5, 5]},
+            {"pattern": "copy_baseline", "wall_ns": [5, 3]}]
+    said = [line.split("  ")[-1] for line in _findings_lines(rows, True)[2:]]
+    assert said == ["in both, off the critical path", "the same", "less"]
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", str(real / "mpi2"),
+                        str(real / "mpi2_utility2")], capture_output=True, text=True, timeout=300)
+    assert "temporaries" in p.stdout and "0 ns -> 0 ns  in both, off the critical path" in p.stdout

@@ -360,7 +360,9 @@ def _findings_lines(findings, one):
         wa, wb = r["wall_ns"]
         said = (("A only" if wb is None else "B only" if wa is None else "") if not one
                 else "fixed" if wb is None else "new" if wa is None else
-                "worse" if wb > wa else "less" if wb < wa else "")
+                "worse" if wb > wa else "less" if wb < wa else
+                # (found in both, off the path in both: "0 ns -> 0 ns" said nothing)
+                "in both, off the critical path" if wa == 0 else "the same")
         shown = " -> ".join("not found" if w is None else format_ns(w) for w in (wa, wb))
         out.append(f"  {r['pattern']:<20}{shown:>34}  {said}".rstrip())
     return out
