@@ -14,7 +14,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from PySide6 import QtCore  # noqa: E402
+from PySide6 import QtCore, QtGui  # noqa: E402
 
 from legate_prof.analyze.costed_findings import costed_findings  # noqa: E402
 from legate_prof.analyze.path_track import path_track  # noqa: E402
@@ -52,6 +52,11 @@ def test_the_findings_dock_shows_and_sorts_by_each_findings_cost(qtbot):
     panel = add_findings_dock(win, dict(costs, findings=list(reversed(found))))
     head = panel.item(0)
     assert head.text() == costs["explained_words"] and not head.flags()  # (not a finding)
+    # its text dark enough to read, not the disabled palette's light gray (a review)
+    shot = panel.viewport().grab(panel.visualItemRect(head)).toImage()
+    darkest = min(QtGui.QColor(shot.pixel(x, y)).lightness()
+                  for x in range(0, shot.width(), 2) for y in range(shot.height()))
+    assert darkest < 110, darkest
     walls = [f["wall_ns"] for f in panel.findings]
     assert walls == sorted(walls, reverse=True)  # (the dearest first, however given)
     for k, f in enumerate(panel.findings):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof.present.units import format_ns
 from legate_prof.query import ItemKind
@@ -20,6 +20,7 @@ from legate_prof.query import ItemKind
 from ..plain_text import tooltip
 
 SHOWN_LINES = 3  # source lines in a finding's title (all of them in its tooltip)
+HEAD_TEXT = QtGui.QColor(60, 60, 60)  # the first row: how much of the run the costs are of
 
 
 def finding_items(source, finding):
@@ -97,6 +98,8 @@ class FindingsPanel(QtWidgets.QListWidget):
         if self.explained and self.findings:
             head = QtWidgets.QListWidgetItem(self.explained)
             head.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
+            # (not the disabled palette's light gray, hard to read on white: a review)
+            head.setForeground(QtGui.QBrush(HEAD_TEXT))
             head.setToolTip(tooltip(self.explained))
             self.addItem(head)
         for f in self.findings:
