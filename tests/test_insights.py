@@ -600,6 +600,7 @@ def test_a_conversion_finding_costs_the_conversion_not_the_lines_first_task():
     assert x["evidence"]["task_time_ns"] == x["processor_ns"] == int(dur[convert].sum())
     assert x["evidence"]["other_task_time_ns"] == int(dur[others].sum()) > 100e6
     assert x["cost_ns"] <= x["processor_ns"] < 2e6 < 700e6 < x["lines_ns"]
+    assert "idle_before_ns" not in x["evidence"]  # (its lines' idle, not the conversion's)
     assert x["window_ns"] == [int(it["start"][convert].min()), int(it["stop"][convert].max())]
 
 

@@ -1032,8 +1032,8 @@ def _idle_evidence(found, f):
         return
     by_line = {r["provenance"]: r for r in f.idle["by_provenance"]}
     for x in found:
-        if x["pattern"] in NO_IDLE_EVIDENCE:
-            continue
+        if x["pattern"] in NO_IDLE_EVIDENCE or "other_task_time_ns" in x["evidence"]:
+            continue  # (a finding of some of its lines' tasks: the idle is the lines')
         rows = [by_line[p] for p in x["provenance"] if p in by_line]
         if not rows:
             continue
