@@ -373,6 +373,9 @@ def test_a_programs_file_is_read_only_where_it_is_a_small_regular_file(tmp_path)
              f"{tmp_path / 'dir.py'}:1", "/nowhere/prog.py:2", "/nowhere/prog.py:9",
              "no line", "/nowhere/prog.py:0"]
     assert code_of_lines(provs, [str(beside)]) == {"/nowhere/prog.py:2": "y = np.ones(3)"}
+    (beside / "long.py").write_text("x = [" + "1, " * 100_000 + "]\n")
+    long = code_of_lines(["/nowhere/long.py:1"], [str(beside)])["/nowhere/long.py:1"]
+    assert len(long) == 400 and long.endswith("…")
 
 
 RENDER = """

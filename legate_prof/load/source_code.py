@@ -15,6 +15,7 @@ import os
 import stat
 
 MAX_SOURCE_BYTES = 4 << 20  # a program's source file read for its lines' code, at most
+MAX_CODE_CHARS = 400  # of one line's code kept (a stranger's file may hold one huge line)
 
 
 def code_of_lines(provenances, folders=()):
@@ -31,7 +32,8 @@ def code_of_lines(provenances, folders=()):
         if lines is not None and int(number) <= len(lines):
             code = lines[int(number) - 1].strip()
             if code:
-                out[prov] = code
+                out[prov] = code if len(code) <= MAX_CODE_CHARS else \
+                    code[:MAX_CODE_CHARS - 1] + "…"
     return out
 
 
