@@ -1015,3 +1015,18 @@ def test_each_step_takes_the_next_line_on_the_path_where_it_has_none():
             got = _lines_forward(prov)
             assert got.dtype == prov.dtype and np.array_equal(got, by_loop(prov)), prov
     assert _lines_forward(np.array([0, 0, 3, 0, 2, 0])).tolist() == [3, 3, 3, 2, 2, 0]
+
+
+def test_waits_that_overlap_in_a_strangers_file_are_counted_once():
+    """Legion writes an item's waits one after the other; a damaged file's may overlap or run
+    backwards: the time "waiting" on the path counts each moment once, and a piece's parts
+    still add up to the piece."""
+    from legate_prof.analyze.critical_path import _disjoint_waits
+    item = np.array([3, 3, 3, 5, 4], np.int64)
+    start = np.array([10, 15, 40, 0, 7], np.int64)
+    end = np.array([30, 20, 50, 5, 3], np.int64)  # (item 4's ends before it starts)
+    i, s, e = _disjoint_waits(item, start, end)
+    assert i.tolist() == [3, 3, 3, 4, 5]
+    assert list(zip(s.tolist(), e.tolist())) == [(10, 30), (30, 30), (40, 50), (7, 7), (0, 5)]
+    ok = _disjoint_waits(np.array([1, 1, 2]), np.array([0, 5, 0]), np.array([5, 9, 1]))
+    assert [a.tolist() for a in ok] == [[1, 1, 2], [0, 5, 0], [5, 9, 1]]

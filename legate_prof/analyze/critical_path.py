@@ -279,9 +279,10 @@ def _waits_within(source, items, lo, hi):
         # (sorted by item, then start: a task's waits never overlap, so their ends are in
         # order too; a row's waits are those from the first ending after its start to the
         # last starting before its end)
+        wi, ws, we = _disjoint_waits(wi, np.asarray(w["start"], np.int64),
+                                     np.asarray(w["end"], np.int64))
         first_w = np.searchsorted(wi, local, "left")
         end_w = np.searchsorted(wi, local, "right")
-        ws, we = np.asarray(w["start"], np.int64), np.asarray(w["end"], np.int64)
         a = _search_within(we, first_w, end_w, lo[at], "right")
         b = _search_within(ws, first_w, end_w, hi[at], "left")
         count = np.maximum(b - a, 0)
@@ -298,6 +299,22 @@ def _waits_within(source, items, lo, hi):
     o = np.lexsort((w0, row))
     row, w0, w1 = row[o], w0[o], np.maximum(w1[o], w0[o])
     return row, w0, w1
+
+
+def _disjoint_waits(item, start, end):
+    """The waits by item, then start, none overlapping another of its item, as Legion writes
+    them (every real run here); a damaged or a stranger's file's are sorted and merged (a
+    loop: only there), so that no piece of the path counts one moment of waiting twice."""
+    end = np.maximum(end, start)
+    if len(item) > 1 and not np.all((item[1:] > item[:-1]) | (
+            (item[1:] == item[:-1]) & (start[1:] >= end[:-1]))):
+        o = np.lexsort((start, item))
+        item, start, end = item[o], start[o].copy(), end[o].copy()
+        for k in range(1, len(item)):  # (the latest end so far, within an item)
+            if item[k] == item[k - 1] and start[k] < end[k - 1]:
+                start[k] = end[k - 1]
+                end[k] = max(end[k], start[k])
+    return item, start, end
 
 
 def _search_within(values, first, end, keys, side):
