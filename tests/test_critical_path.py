@@ -349,12 +349,14 @@ def test_guide_programs_paths_and_insights_costs_hold_within_the_run():
     assert eff["compute"] == max(eff.values()) > sum(eff[k] for k in program)
 
 
-@pytest.mark.parametrize("run", ["mpi2", "mpi4", "loops3", "inefficient_1rank"])
+@pytest.mark.parametrize("run", ["mpi2", "mpi4", "loops3", "inefficient_1rank", "oom2"])
 def test_time_not_running_on_the_path_is_the_items_waits_within_their_pieces(run):
     """A task's piece of the path while it waited is "waiting", the program's thread's
-    "blocked" (mpi2 read 33 ms of "compute", 32 ms of them one task waiting): equal to the
-    overlap of each step's piece with its item's wait records (start to end: blocked, then
-    ready), summed here record by record; the rest stays "compute" / "launch"; no kind
+    "blocked" (the guide's 4-rank run: 5.3 s of the 26.6 s its thread held the path): equal
+    to the overlap of each step's piece with its item's wait records (start to end: blocked,
+    then ready), summed here record by record, leaving out the calls folded into them (a
+    wait row of no event that is a call of the item's lane, start to stop: a task running its
+    body as an application call is not waiting); the rest stays "compute" / "launch"; no kind
     exceeds the run and together they are the run."""
     from legate_prof.analyze.critical_path import critical_path_report, path_pieces
     files = [str(p) for p in sorted((REAL / run).glob("legate_*"))
@@ -364,9 +366,16 @@ def test_time_not_running_on_the_path_is_the_items_waits_within_their_pieces(run
     pieces = path_pieces(src)
     report = critical_path_report(src, with_items=False)
     k = report["by_kind"]
-    w = profile.waits
+    w, it = profile.waits, profile.items
+    calls = {(int(it["lane"][c]), int(it["start"][c]), int(it["stop"][c]))
+             for c in np.flatnonzero(np.isin(it["kind"], [int(ItemKind.MAPPER_CALL),
+                                                          int(ItemKind.RUNTIME_CALL),
+                                                          int(ItemKind.APP_CALL)]))}
     waits = {}
-    for i, a, b in zip(w["item"].tolist(), w["start"].tolist(), w["end"].tolist()):
+    for i, a, r, b, ev in zip(w["item"].tolist(), w["start"].tolist(), w["ready"].tolist(),
+                              w["end"].tolist(), w["event"].tolist()):
+        if ev == 0 and r == b and (int(it["lane"][i]), a, b) in calls:
+            continue  # (a call it made: not waiting)
         waits.setdefault(i, []).append((a, b))
     end_of_program = pieces.shutdown_ns
     whole, inside = Counter(), Counter()
@@ -384,7 +393,7 @@ def test_time_not_running_on_the_path_is_the_items_waits_within_their_pieces(run
     assert k["launch"] + k["blocked"] == whole["launch"]
     assert sum(k.values()) == report["run_ns"] and max(k.values()) <= report["run_ns"]
     if run == "mpi2":
-        assert k["waiting"] > 0.9 * whole["compute"] and k["blocked"] > 0
+        assert k["blocked"] == 15102211 and k["waiting"] == 0
 
 
 # -- the event data in the model and in bundles ------------------------------------------------

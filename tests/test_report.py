@@ -1388,7 +1388,9 @@ def test_a_tile_holds_the_waiting_pieces_in_its_range_and_each_boxs_whole_wait(t
                     if checked < 200:
                         item = int(b[box, 4])
                         want = {f.label: f.text for f in src.item_details(item)}
-                        assert want.get("Waiting") == format_ns_us(ns), (item, ns, want)
+                        # (no "Waiting" where its pieces are the calls it made: 0)
+                        assert want.get("Waiting", format_ns_us(0)) == format_ns_us(ns), \
+                            (item, ns, want)
                         checked += 1
     assert checked > 10
 

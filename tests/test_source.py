@@ -291,3 +291,36 @@ def test_an_instance_is_labelled_with_the_line_its_array_was_allocated_at():
         assert title.startswith("Instance ") and title.endswith(" · " + site), (name, title)
         seen.add(site)
     assert {"oom.py:4", "oom.py:7"} <= seen
+
+
+def test_a_tasks_body_run_as_a_call_is_running_not_waiting():
+    """mpi2's BinaryOp read "Running 686.624 us, Waiting 74,989.789 us" while its body, an
+    application call on its lane over exactly that time, read "Running 74,950.616 us" (a
+    review): Legion's calls are folded into the caller's waits, as the reference does for
+    its "running".  The details keep the calls apart: running is the duration less the real
+    waits, and "of it in its calls" is the calls' time, each such call an item of its lane
+    spanning the folded row exactly."""
+    from legate_prof.model.kinds import ItemKind
+    from legate_prof.present.units import format_ns_us
+    model = load_profile(sorted(str(p) for p in (ROOT / "fixtures" / "real" / "mpi2").glob(
+        "legate_*")))
+    src = ProfileSource(model)
+    it = model.items
+    calls = {(int(it["lane"][c]), int(it["start"][c]), int(it["stop"][c]))
+             for c in np.flatnonzero(np.isin(it["kind"], [int(ItemKind.APP_CALL),
+                                                          int(ItemKind.RUNTIME_CALL),
+                                                          int(ItemKind.MAPPER_CALL)]))}
+    names = np.asarray(model.names, object)[it["name"]]
+    checked = 0
+    for i in np.flatnonzero((names == "BinaryOp") & (it["kind"] == int(ItemKind.TASK))):
+        i = int(i)
+        waits = model.waits_of(i)
+        in_calls = sum(c - a for a, _, c in waits if (int(it["lane"][i]), a, c) in calls)
+        real = sum(c - a for a, _, c in waits) - in_calls
+        got = {f.label: f.text for f in src.item_details(i)}
+        duration = int(it["stop"][i] - it["start"][i])
+        assert got["Running"] == format_ns_us(duration - real)
+        assert got.get("of it in its calls") == (format_ns_us(in_calls) if in_calls else None)
+        assert got.get("Waiting") == (format_ns_us(real) if real else None)
+        checked += in_calls > 0
+    assert checked >= 3

@@ -867,10 +867,12 @@ def test_operation_is_a_link_and_what_an_operation_made_names_its_initiator(qtbo
     assert inst in win.timeline.item.matches.tolist() and task in win.timeline.item.matches
 
 
-def test_what_an_item_waited_for_is_in_sight_in_its_details(qtbot, sample_profile):
+def test_what_an_item_waited_for_is_in_sight_in_its_details(qtbot):
     """At 1500×900 "Waited for" was below the fold of the details, after the item's times and
-    its waits (one row each); it comes right after where the item is."""
-    win = _window(qtbot, [sample_profile], findings=False, size=(1500, 900))
+    its waits (one row each); it comes right after where the item is.  (mpi2: the sample's
+    items that wait on an event wait only in the calls they make, which are not listed.)"""
+    run = sorted((ROOT / "fixtures" / "real" / "mpi2").glob("legate_*"))
+    win = _window(qtbot, run, findings=False, size=(1500, 900))
     src = win.source
     qtbot.waitUntil(lambda: src.critical_path_ready, timeout=LOAD_MS)
     qtbot.waitUntil(lambda: win.details.critical_note is None, timeout=LOAD_MS)
@@ -878,7 +880,7 @@ def test_what_an_item_waited_for_is_in_sight_in_its_details(qtbot, sample_profil
              and src.critical_predecessor(j).via == "event"
              and src.critical_predecessor(j).predecessor is not None),
             key=lambda j: len(src.item_facts(j).get("waits", ())))
-    assert len(src.item_facts(i)["waits"]) >= 2
+    assert len(src.item_facts(i)["waits"]) >= 1  # (its waits, the calls it made left out)
     win.go_to_item(i)
     qtbot.waitUntil(lambda: not win.busy())
     table = win.details.table

@@ -224,8 +224,9 @@ def waiting_apart(rows, source):
     """``rows`` (``line_rows``) with each task's and the program's thread's piece cut where
     its item was not running, those parts ``NOT_RUNNING``'s (their line and item kept).  Where
     the walk does not follow a wait (an event no record names, a collective of the ranks'
-    top-level tasks), the piece spans it: mpi2's 33 ms of "compute" were 32 ms of one task
-    waiting, the guide's 4-rank run's 26.6 s of "launch" 22.4 s of the program blocked."""
+    top-level tasks), the piece spans it: the guide's 4-rank run's 26.6 s of "launch" were
+    5.3 s of the program's thread blocked.  The calls an item made (``_real_waits``) are not
+    waiting."""
     ns, cat, line, item, lo = rows
     cut = np.flatnonzero(np.isin(cat, list(NOT_RUNNING)) & (ns > 0))
     row, w0, w1 = _waits_within(source, item[cut], lo[cut], lo[cut] + ns[cut])
@@ -271,16 +272,13 @@ def _waits_within(source, items, lo, hi):
     offsets = np.array([p.item_off for p in parts] + [parts[-1].item_off
                                                       + parts[-1].model.n_items], np.int64)
     for k, sel, local in by_part(offsets, np.asarray(items, np.int64)):
-        w = parts[k].model.waits
-        wi = np.asarray(w["item"], np.int64)
+        wi, ws, we = _real_waits(parts[k].model, local)
         if len(wi) == 0:
             continue
         at = np.flatnonzero(sel)
         # (sorted by item, then start: a task's waits never overlap, so their ends are in
         # order too; a row's waits are those from the first ending after its start to the
         # last starting before its end)
-        wi, ws, we = _disjoint_waits(wi, np.asarray(w["start"], np.int64),
-                                     np.asarray(w["end"], np.int64))
         first_w = np.searchsorted(wi, local, "left")
         end_w = np.searchsorted(wi, local, "right")
         a = _search_within(we, first_w, end_w, lo[at], "right")
@@ -299,6 +297,21 @@ def _waits_within(source, items, lo, hi):
     o = np.lexsort((w0, row))
     row, w0, w1 = row[o], w0[o], np.maximum(w1[o], w0[o])
     return row, w0, w1
+
+
+def _real_waits(model, items):
+    """(item, start, end) of the waits of ``items`` (a model's ids) but the calls folded into
+    them (``TraceModel.folded_calls``: a task running its body, the program's thread inside
+    a runtime call, is not waiting), sorted and disjoint (``_disjoint_waits``)."""
+    w = model.waits
+    wi = np.asarray(w["item"], np.int64)
+    u = unique_values(np.asarray(items, np.int64))
+    first, end = np.searchsorted(wi, u, "left"), np.searchsorted(wi, u, "right")
+    n = end - first
+    rows = np.repeat(first, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
+    rows = rows[~model.folded_calls(rows)]
+    return _disjoint_waits(wi[rows], np.asarray(w["start"], np.int64)[rows],
+                           np.asarray(w["end"], np.int64)[rows])
 
 
 def _disjoint_waits(item, start, end):

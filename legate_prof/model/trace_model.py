@@ -16,7 +16,7 @@ import numpy as np
 
 from legate_prof.model.intervals import StepIntegral, stack_lanes
 from legate_prof.model.item_parts import ItemPart
-from legate_prof.model.kinds import ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE
+from legate_prof.model.kinds import ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE, ItemKind
 from legate_prof.model.lazy_table import LazyTable, sorted_lookup
 from legate_prof.model.event_tables import empty_event_tables
 from legate_prof.model.sort_order import lex_order, stable_order, unique_values
@@ -64,7 +64,8 @@ class _Indexes:
     """Lazily built lookup structures of one model (never part of its meaning)."""
 
     __slots__ = ("sub_offset", "sub_bounds", "dur_perm", "lane_dur_perm", "lane_scans",
-                 "all_ranks_steps", "extent", "lane_rows", "lane_busy", "group_lanes")
+                 "all_ranks_steps", "extent", "lane_rows", "lane_busy", "group_lanes",
+                 "call_starts")
 
     def __init__(self):
         self.sub_offset = self.sub_bounds = self.dur_perm = None
@@ -75,6 +76,14 @@ class _Indexes:
         self.lane_rows = {}  # lane -> StackedLane, in a model built unstacked
         self.lane_busy = {}  # lane -> running sums of its items' durations (busy_prefix)
         self.group_lanes = None  # (rank, group index) -> its lanes (``lanes_of``)
+        self.call_starts = None  # (the calls by start, their starts): ``folded_calls``
+
+
+# the kinds of item a task calls into (``assemble.nested_calls.CALL_KINDS``), and how many
+# calls starting at one nanosecond ``folded_calls`` compares a wait with at most (a damaged
+# file's thousands at one time cannot make it quadratic: a wait past them reads as a wait)
+CALL_KINDS = (int(ItemKind.MAPPER_CALL), int(ItemKind.RUNTIME_CALL), int(ItemKind.APP_CALL))
+CALLS_AT_ONE_START = 64
 
 
 @dataclass(frozen=True)
@@ -416,6 +425,43 @@ class TraceModel:
         hi = np.searchsorted(w["item"], i, side="right")
         return list(zip(w["start"][lo:hi].tolist(), w["ready"][lo:hi].tolist(),
                         w["end"][lo:hi].tolist()))
+
+    def folded_calls(self, rows):
+        """Which of the wait rows ``rows`` are a call its item made, folded into its waits as
+        the reference does (``assemble.nested_calls``): the item's time inside a mapper,
+        runtime or application call — a task's body run as an application call among them —
+        is not waiting (a review read a task's own body as 99 % "Waiting").  Such a row has
+        no event, is ready as it ends and spans a call on its item's lane exactly."""
+        rows = np.asarray(rows, np.int64)
+        w, it = self.waits, self.items
+        out = np.zeros(len(rows), bool)
+        if len(rows) == 0 or "event" not in w:
+            return out
+        cand = np.flatnonzero((np.asarray(w["event"])[rows] == 0)
+                              & (np.asarray(w["ready"])[rows] == np.asarray(w["end"])[rows]))
+        if len(cand) == 0:
+            return out
+        order, starts = self._call_starts()
+        r = rows[cand]
+        a, e = np.asarray(w["start"])[r], np.asarray(w["end"])[r]
+        lane = np.asarray(it["lane"])[np.asarray(w["item"])[r]]
+        lo = np.searchsorted(starts, a, "left")
+        width = np.searchsorted(starts, a, "right") - lo
+        found = np.zeros(len(cand), bool)
+        for k in range(min(int(width.max(initial=0)), CALLS_AT_ONE_START)):
+            idx = order[np.minimum(lo + k, len(order) - 1)]
+            found |= (k < width) & (np.asarray(it["stop"])[idx] == e) & \
+                (np.asarray(it["lane"])[idx] == lane)
+        out[cand] = found
+        return out
+
+    def _call_starts(self):
+        ix = self._ix
+        if ix.call_starts is None:
+            calls = np.flatnonzero(np.isin(self.items["kind"], CALL_KINDS))
+            order = calls[stable_order(np.asarray(self.items["start"])[calls])]
+            ix.call_starts = (order, np.asarray(self.items["start"])[order])
+        return ix.call_starts
 
     def transfer_of(self, i):
         t = self.transfers

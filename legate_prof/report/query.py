@@ -196,8 +196,9 @@ class ReportQueries:
         return out
 
     def _waited(self, items):
-        """Each of ``items``' time waiting (its waits' ends less their starts, summed: the
-        details' "Waiting"), from a running sum of each part's waits made once."""
+        """Each of ``items``' time waiting (its waits' ends less their starts, summed, the
+        calls it made left out: the details' "Waiting"), from a running sum of each part's
+        waits made once."""
         parts = self.source.item_parts()
         if self._wait_sums is None:
             self._wait_sums = {}
@@ -205,9 +206,11 @@ class ReportQueries:
         offsets = np.array([p.item_off for p in parts] + [parts[-1].item_off
                                                          + parts[-1].model.n_items], np.int64)
         for k, sel, local in by_part(offsets, np.asarray(items, np.int64)):
-            if k not in self._wait_sums:  # (a part's waits by item, summed as they run)
-                w = parts[k].model.waits
+            if k not in self._wait_sums:  # (a part's waits by item, summed as they run;
+                m = parts[k].model  # the calls it made are not waiting: ``folded_calls``)
+                w = m.waits
                 span = np.asarray(w["end"], np.int64) - np.asarray(w["start"], np.int64)
+                span[m.folded_calls(np.arange(len(span)))] = 0
                 self._wait_sums[k] = (np.asarray(w["item"], np.int64),
                                       np.concatenate([[0], np.cumsum(span)]))
             item, total = self._wait_sums[k]
