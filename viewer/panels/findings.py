@@ -58,15 +58,21 @@ def by_cost(findings):
 
 
 def cost_label(f, run_ns):
-    """'197.930 s · 80.0 % of the run', 'none of the run' (its work is off the path, or
-    counted under another finding), '' for a failure or where costs are not known."""
+    """'197.930 s · 80.0 % of the run', 'no time on the critical path' (its work is off the
+    path), '… (its work holds 75.073 s of the path, the rest counted above)' where an earlier
+    finding counts most of its pieces (a review read "0.1 %" above "the path waits on
+    messages for 75 s"), '' for a failure or where costs are not known."""
     if f.get("pattern") in FAILURES or "wall_ns" not in f:
         return ""
-    wall = int(f["wall_ns"] or 0)
+    wall, held = int(f["wall_ns"] or 0), int(f.get("path_ns") or 0)
+    above = (f"its work holds {format_ns(held)} of the path, counted above"
+             if held > wall else "")
     if not wall:
-        return "none of the run"
+        return f"no time of its own on the path ({above})" if above else \
+            "no time on the critical path"
     share = f" · {100.0 * wall / run_ns:.1f} % of the run" if run_ns else ""
-    return f"{format_ns(wall)}{share}"
+    return f"{format_ns(wall)}{share}" + (
+        f" ({above.replace('counted above', 'the rest counted above')})" if above else "")
 
 
 class FindingsPanel(QtWidgets.QListWidget):
