@@ -482,3 +482,19 @@ def test_a_pictures_header_says_how_much_of_the_runs_path_its_window_shows():
     assert path_words(path, 4_400_000_000, 4_700_000_000) == \
         f"run's critical path: {n} steps, {inside} in view"
     assert path_words(path, 300_000_000, 1_500_000_000).endswith(", 0 in view")
+
+
+def test_the_toolbar_holds_the_paths_toggle_with_its_state(qtbot):
+    """The path was reachable by P and the View menu alone (a review): the toolbar holds a
+    button for it, checked while the path is shown, and a click on it shows and hides it as
+    P does."""
+    src = as_source(load_profile(_files("inefficient_1rank"), ranked=True))
+    win = _window(qtbot, src)
+    _ready(qtbot, win)
+    button = win._toolbar.widgetForAction(win.path_action)
+    assert button is not None and button.isVisible() and button.isCheckable()
+    assert button.text() == "Critical path (P)" and not button.isChecked()
+    qtbot.mouseClick(button, QtCore.Qt.MouseButton.LeftButton)
+    assert win.path_action.isChecked() and win.timeline.item.path_shown
+    _key(qtbot, win, QtCore.Qt.Key.Key_P)  # (the key and the button are one toggle)
+    assert not button.isChecked() and not win.timeline.item.path_shown

@@ -163,7 +163,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self._docks.append(dock)
 
     def _build_toolbar(self):
-        tb = self.addToolBar("Search")
+        tb = self._toolbar = self.addToolBar("Search")
         tb.setObjectName("toolbar")
         tb.setMovable(False)
         self.search = QtWidgets.QLineEdit()
@@ -195,6 +195,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.path_action = v.addAction("Show the run's critical path (P)")
         self.path_action.setCheckable(True)
         self.path_action.toggled.connect(self._show_path)
+        # (on the toolbar too, its state in sight: only P and the menu showed it, a review)
+        self.path_action.setIconText("Critical path (P)")
+        self._toolbar.addSeparator()
+        self._toolbar.addAction(self.path_action)
         v.addAction("Walk back: what the selected item waited for ([)",
                     lambda: self.timeline.walk(forward=False))
         v.addAction("Walk forward: the first item it held up (])",
