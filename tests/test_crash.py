@@ -432,3 +432,17 @@ def test_a_log_cut_short_beside_a_stream_that_ended_is_no_crash(tmp_path, monkey
     render_screenshot(profile, tmp_path / "cut.png", width=1200, height=700)
     assert "rank 0: its log is cut short here" in said
     assert not any(isinstance(t, str) and t.startswith("OOM") for t in said)
+
+
+def test_the_no_timeline_warning_says_why_once_the_console_output_does():
+    """With legate's console output given, the warning that a rank's log holds no timeline
+    still asked "did the run crash or get killed?" (a review): for a rank the output says ran
+    out of memory, it says so; without the output, the question stays."""
+    with_log, without = _oom2().warnings, _oom2(log=False).warnings
+    for r in (0, 1):
+        said = [w for w in with_log if f"legate_{r}.prof.gz: no timeline records" in w]
+        assert said == [f"warning: {OOM2 / f'legate_{r}.prof.gz'}: no timeline records: rank {r} "
+                        f"ran out of memory ({OOM2 / 'console.log'} says so), so Legion never "
+                        "wrote them (it writes them at shutdown)"], with_log
+        asked = [w for w in without if f"legate_{r}.prof.gz: no timeline records" in w]
+        assert len(asked) == 1 and asked[0].endswith("did the run crash or get killed?)")

@@ -84,6 +84,7 @@ def attach_oom_report(model, path):
     if not reports:  # (a README given as --log read as nothing, and said nothing: a review)
         model = model.evolve(warnings=list(model.warnings) + [
             f"{path}: no out-of-memory report in it (read as legate's console output)"])
+    model = _answered_why_no_timeline(model, reports, path)
     for rep in reports:
         marker = oom_marker(rep, model)
         # (a rank the report names is no longer an unexplained crash)
@@ -92,6 +93,25 @@ def attach_oom_report(model, path):
         model = model.evolve(markers=kept + [marker])
         model = show_live_instances(model, rep, marker["time"])
     return model, reports
+
+
+def _answered_why_no_timeline(model, reports, path):
+    """The warning that a rank's log holds no timeline asked "did the run crash or get
+    killed?" even beside the console output saying it ran out of memory (a review): for a
+    rank that did, it says so instead."""
+    out_ranks = {int(r.get("rank", 0)) for r in reports}
+    files = {str(r.get("file")): int(r.get("rank", -1)) for r in model.ranks if r.get("file")}
+    asked = "no timeline records (Legion writes them at shutdown; did the run crash or get " \
+            "killed?)"
+    kept = []
+    for w in model.warnings:
+        text = str(w)
+        head, _, tail = text.rpartition(": " + asked)
+        rank = files.get(head.removeprefix("warning: "), -1) if not tail and head else -1
+        kept.append(f"{head}: no timeline records: rank {rank} ran out of memory ({path} "
+                    "says so), so Legion never wrote them (it writes them at shutdown)"
+                    if rank in out_ranks else w)
+    return model.evolve(warnings=kept) if kept != list(model.warnings) else model
 
 
 def _short(site):
