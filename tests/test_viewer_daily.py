@@ -1105,3 +1105,24 @@ def test_expand_ranks_on_open_ranks_says_what_else_opens(qtbot, ranks4):
     assert win.timeline.lane_layout.collapsed_ranks and win.statusBar().currentMessage() == ""
     win.lanes.collapse_ranks(True)
     assert win.statusBar().currentMessage() == "every rank is collapsed already"
+
+
+def test_a_groups_row_says_what_the_group_shows(qtbot):
+    """The summary rows' tooltips said their name again ("All ranks · dp: dp", "ops: ops", a
+    review): each says what its group shows, in the viewer and in the report alike."""
+    from legate_prof.present.group_words import GROUP_WORDS
+    from legate_prof.query import as_source
+    from legate_prof.report.query import ReportQueries
+    from legate_prof.viewer.timeline.layout import LaneLayout
+    run = sorted((ROOT / "fixtures" / "real" / "mpi2").glob("legate_*"))
+    model = load_profile([str(p) for p in run])
+    layout = LaneLayout.default(model)
+    tips = {e.group: e.tooltip for e in layout.entries if e.kind == "summary"}
+    assert {"ops", "utility", "channel"} <= set(tips), tips
+    for group, tip in tips.items():
+        assert tip.endswith(": " + GROUP_WORDS[group]), tip
+    report = ReportQueries(model).info()
+    groups = [g for r in report["tree"] for g in r["groups"]]
+    assert groups
+    for g in groups:
+        assert g["tooltip"].endswith(GROUP_WORDS[g["group"]]), g

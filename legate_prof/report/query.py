@@ -11,6 +11,7 @@ from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import GROUP_COLOR, GROUP_TITLE, ItemKind
 from legate_prof.model.sort_order import unique_values, unique_with
 from legate_prof.present.colors import ALPHA_BAND, ALPHA_READY, ALPHA_WAITING, name_hex
+from legate_prof.present.group_words import group_words
 from legate_prof.present.limits import (LABEL_MIN_PX, MAX_LABELS, MAX_LANE_H,
                                         MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED)
 from legate_prof.query import GROUP_ORDER, READY, WAITING, as_source, kind_word
@@ -57,7 +58,8 @@ class ReportQueries:
             for g in of_rank.get(r, []):
                 max_rows = max(info.lanes[L].rows for L in g.lanes)
                 groups.append({
-                    "group": g.group, "title": g.panel, "tooltip": g.title,
+                    "group": g.group, "title": g.panel,
+                    "tooltip": f"{g.panel}: {group_words(g.group, g.title)}",
                     "expanded": expand_all and max_rows <= MAX_ROWS_EXPANDED,
                     "lanes": [{"lane": int(L), "name": info.lanes[L].short,
                                "long": info.lanes[L].long, "rows": max(info.lanes[L].rows, 1)}

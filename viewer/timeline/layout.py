@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
+from legate_prof.present.group_words import group_words
 from legate_prof.present.limits import MAX_LANE_H, MAX_LANES_EXPANDED, MAX_ROWS_EXPANDED
 from legate_prof.query import GROUP_ORDER, as_source
 
@@ -174,7 +175,7 @@ class LaneLayout:
         for g in (first_processors(shown, busiest_processors(info.groups)) if closed
                   else shown):
             out.append(Entry("summary", g.panel, y, SUMMARY_H, rank=None, group=g.group,
-                             tooltip=f"All ranks · {g.panel}: {g.title}"))
+                             tooltip=f"All ranks · {g.panel}: {group_words(g.group, g.title)}"))
             y += SUMMARY_H
         return y
 
@@ -185,7 +186,8 @@ class LaneLayout:
         exp = (r, g.group) in self.expanded and not summary_only
         label = f"{g.panel} ({len(g.lanes)})" if len(g.lanes) > 1 else g.panel
         out.append(Entry("summary", label, y, SUMMARY_H, rank=r, group=g.group,
-                         expanded=exp, tooltip=f"Rank {r} · {g.panel}: {g.title}"))
+                         expanded=exp,
+                         tooltip=f"Rank {r} · {g.panel}: {group_words(g.group, g.title)}"))
         y += SUMMARY_H
         if exp:
             for L in g.lanes:
