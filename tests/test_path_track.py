@@ -164,3 +164,24 @@ def test_a_walk_through_an_inferred_link_says_inferred():
     k = int(np.flatnonzero(path.inferred)[0])
     _j, at, said = step_on_path(src, path, int(path.item[k]), at=k)
     assert "inferred" in said and at > k, said
+
+
+def test_the_tracks_tooltip_names_the_item_and_says_what_a_gap_is():
+    """Hovering the path track gave the kind, lane and time only: a 228 ms "gap", a quarter
+    of the guide's 1-rank run, said nothing of what it was, and a piece named no item (a
+    review).  A piece held by an item names it; a gap says what a gap is."""
+    from legate_prof.present.colors import PATH_KIND_MEANING
+    from legate_prof.viewer.timeline.path_track import ALL_ROW, PathTrack
+    src = _source("inefficient_1rank")
+    track = PathTrack(path_track(src))
+    gaps = np.flatnonzero(np.asarray(track.kinds, object)[track.kind] == "gap")
+    held = np.flatnonzero(track.item >= 0)
+    assert len(gaps) and len(held)
+    g = int(gaps[np.argmax(track.end[gaps] - track.begin[gaps])])
+    t = (int(track.begin[g]) + int(track.end[g])) // 2
+    text = track.hover_text(ALL_ROW, "the whole run", t, 1, item_title=src.item_title)
+    assert f"(gap: {PATH_KIND_MEANING['gap']})" in text and "held by" not in text
+    h = int(held[np.argmax(track.end[held] - track.begin[held])])
+    t = (int(track.begin[h]) + int(track.end[h])) // 2
+    text = track.hover_text(ALL_ROW, "the whole run", t, 1, item_title=src.item_title)
+    assert f"held by {src.item_title(int(track.item[h]))}" in text, text

@@ -147,6 +147,9 @@ def test_the_tooltips_say_where_the_path_rests_on_an_inferred_link(qtbot):
     kind, (rank, group) = piece[2], piece[3]
     assert escape(f"{kind} on rank {rank}'s {tl.lane_layout.group_title(group)} lanes, "
                   f"{format_range(*piece[:2])}") in before, before
+    # and which item held it there (the tooltip named none: a review clicked to find out)
+    held = track.item_at(at - 4_300_000)
+    assert held >= 0 and escape(f"held by {src.item_title(held)}") in before, before
     legend = entries["legend"]
     assert "hatched before 2.473 s" in _hover(qtbot, tl, at, legend.y + legend.height / 2)
     # an item whose link was inferred, and one whose links are known

@@ -56,6 +56,9 @@ def path_track(source, steps=None) -> dict:
     # at a rank not given leaves the run's first seconds unknown, not inferred)
     unknown = (cat == "unknown") & (begin + ns <= (at if at is not None else run[0]))
     out = {"kinds": list(KINDS), "begin": begin, "end": begin + ns, "kind": kind, "row": row,
+           # (the item holding each piece, -1: none — a gap, the start-up, the shutdown,
+           # the unknown hold none; its tooltip names it)
+           "item": np.where(held, item, -1),
            "rows": rows, "run": run, "run_ns": run[1] - run[0],
            "explained_ns": int(pieces.explained_ns), "steps": len(pieces.steps),
            "inferred_links": len(pieces.inferred),

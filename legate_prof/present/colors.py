@@ -37,3 +37,12 @@ PATH_KIND_RGB = {
     "startup": (165, 165, 165), "shutdown": (110, 95, 80), "gap": (215, 215, 215),
     "unknown": (25, 25, 25)}
 PATH_KIND_WORDS = {"dependent_partitioning": "dependent partitioning"}  # (else its name)
+# what the kinds that hold no work of their own mean, in a tooltip ("gap" alone said nothing
+# of a quarter of a run, a review); the report's own words are its KIND_WORDS
+PATH_KIND_MEANING = {
+    "gap": "no item on the path was running: a message in flight, a task waiting for its "
+           "processor, or the clocks of two ranks apart",
+    "unknown": "waiting for an event no loaded profile records",
+    "waiting": "a task on the path not running: blocked in a wait, or ready for its processor",
+    "blocked": "the program's own thread waiting: for a value, for the other ranks, or for "
+               "the runtime to take more work"}

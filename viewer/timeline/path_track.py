@@ -17,7 +17,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui
 from pyqtgraph.Qt import internals
 
-from legate_prof.present.colors import PATH_KIND_RGB, PATH_KIND_WORDS
+from legate_prof.present.colors import PATH_KIND_MEANING, PATH_KIND_RGB, PATH_KIND_WORDS
 from legate_prof.present.units import format_ns
 
 from ..time_text import format_range
@@ -51,6 +51,9 @@ class PathTrack:
         row = np.asarray(track["row"], np.int64)
         keep = end > begin  # (a piece of no time colours nothing)
         self.begin, self.end, self.kind, self.row = begin[keep], end[keep], kind[keep], row[keep]
+        item = track.get("item")
+        self.item = np.asarray(item, np.int64)[keep] if item is not None else \
+            np.full(int(keep.sum()), -1, np.int64)
         self.present = sorted(set(kind[keep].tolist()))  # kinds the track shows
         self._parts = {ALL_ROW: _grouped(begin[keep], end[keep], kind[keep],
                                          np.zeros(keep.sum(), np.int64))}
@@ -90,7 +93,12 @@ class PathTrack:
         return (int(self.begin[k]), int(self.end[k]), self.kinds[int(self.kind[k])],
                 self.rows[row] if row >= 0 else None)
 
-    def hover_text(self, key, label, t, ns_px, group_title=str):
+    def item_at(self, t):
+        """The item holding the path at ``t`` (-1: none, or between pieces)."""
+        k = int(np.searchsorted(self.begin, t, side="right")) - 1
+        return int(self.item[k]) if 0 <= k and t < self.end[k] else -1
+
+    def hover_text(self, key, label, t, ns_px, group_title=str, item_title=None):
         """What a track row's tooltip says at time ``t`` (a pixel is ``ns_px`` wide): which
         kind of work held the path there, on which rank and lane group, and whether that part
         of the run is reached only through an inferred link (plain text: ``label``, the
@@ -107,6 +115,11 @@ class PathTrack:
             a, b, kind, where = piece
             on = "" if where is None else f" on rank {where[0]}'s {group_title(where[1])} lanes"
             lines.append(f"{PATH_KIND_WORDS.get(kind, kind)}{on}, {format_range(a, b)}")
+            i = self.item_at(t)
+            if i >= 0 and item_title is not None:  # (it named no item: a review clicked to
+                lines.append(f"held by {item_title(i)}")  # find out what ran)
+            if kind in PATH_KIND_MEANING:
+                lines.append(f"({kind}: {PATH_KIND_MEANING[kind]})")
         else:
             kind = int(self.columns(key, np.array([t - ns_px / 2, t + ns_px / 2]))[0])
             lines.append(f"mostly {PATH_KIND_WORDS.get(self.kinds[kind], self.kinds[kind])} in "

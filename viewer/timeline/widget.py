@@ -498,7 +498,8 @@ class TimelineWidget(pg.PlotWidget):
                 path.track is not None:
             what = ("path", entry.track_row, int(x // max(ns_px, 1e-9)))
             text = lambda: tooltip(path.track.hover_text(  # noqa: E731
-                entry.track_row, entry.label, x, ns_px, self.lane_layout.group_title))
+                entry.track_row, entry.label, x, ns_px, self.lane_layout.group_title,
+                src.item_title))
         elif entry is not None and entry.kind == "summary":
             what = ("summary", entry.rank, entry.group, int(x // max(ns_px, 1e-9)))
             text = lambda: summary_text(src, entry, x, ns_px)  # noqa: E731
