@@ -635,3 +635,23 @@ def test_the_operations_table_calls_its_tasks_time_what_it_is(capsys):
     convert_task = next(r for r in tasks.splitlines() if r.split()[:1] == ["Convert"])
     convert_op = next(r for r in ops.splitlines() if r.split()[:1] == ["Convert"])
     assert convert_task.split()[2:4] == convert_op.split()[4:6] == ["878.769", "us"]
+
+
+def test_findings_of_some_ranks_say_the_path_goes_on_in_the_others():
+    """mpi3 without its rank 1: the path stops at an event of that rank, the findings cover
+    the part of the run the path explains, and the first line said
+    nothing of why (a review read the guide's tiny tasks drop from 75 % to 0.1 % of the run
+    with two of its four ranks).  It now names the ranks not read; the whole run says
+    nothing of the kind."""
+    from legate_prof.analyze.insights import insights_of_run
+    from legate_prof.analyze.insights_text import explained_words
+    mpi3 = REAL / "mpi3"
+    every = sorted(str(p) for p in mpi3.glob("legate_*") if p.name.endswith((".prof", ".gz")))
+    some = [p for p in every if "legate_1" not in os.path.basename(p)]
+    part = insights_of_run(load_profile(some))
+    assert part["ranks_not_given"] == [1], part.get("ranks_not_given")
+    assert explained_words(part).endswith(
+        "The rest is unknown: the path goes on in a rank whose profile was not read (rank 1: "
+        "give every rank's files for the whole run's findings).")
+    whole = insights_of_run(load_profile(every))
+    assert "ranks_not_given" not in whole and "not read" not in explained_words(whole)

@@ -5,6 +5,7 @@ evidence and the remedy), and the cost and idle sentences the report shows as th
 from __future__ import annotations
 
 from legate_prof.analyze.critical_text import INFERRED_WORDS
+from legate_prof.present.ranks import format_ranks
 from legate_prof.present.units import format_ns
 
 
@@ -22,9 +23,14 @@ def explained_words(found, windowed=False):
     inferred = sum(x.get("inferred_ns", 0) for x in found["findings"])
     guess = (f", {format_ns(inferred)} of that through links inferred past events Legion "
              f"does not record ({INFERRED_WORDS})" if inferred else "")
+    missing = found.get("ranks_not_given")
+    left = (" The rest is unknown: the path goes on in a rank whose profile was not read "
+            f"(rank{'s' * (len(missing) > 1)} {format_ranks(missing)}: give every rank's files "
+            "for the whole run's findings)." if missing else "")
     return (f"The {whole}'s {format_ns(run)}: {format_ns(explained)} ({share}) explained by "
             f"its critical path (`legate_prof critical`); the findings below hold "
-            f"{format_ns(costed)} of it ({100.0 * costed / run if run else 0:.1f} %){guess}.")
+            f"{format_ns(costed)} of it ({100.0 * costed / run if run else 0:.1f} %){guess}."
+            + left)
 
 
 def format_insights(findings, windowed=False, empty=False, run_ns=None):
