@@ -1126,3 +1126,24 @@ def test_a_groups_row_says_what_the_group_shows(qtbot):
     assert groups
     for g in groups:
         assert g["tooltip"].endswith(GROUP_WORDS[g["group"]]), g
+
+
+def test_another_items_details_start_at_its_title(qtbot, sample_profile):
+    """The details kept the last item's scroll and its selected row: the next item's Title
+    and Name were off the top and a stray row stayed blue (a review).  Another item's
+    details start at the top, nothing selected; the same item shown again keeps its place."""
+    win = _window(qtbot, [sample_profile], findings=False, size=(1500, 600))
+    src = win.source
+    table = win.details.table
+    busiest = max(range(src.info().n_items), key=lambda j: len(src.item_facts(j).get("waits", ())))
+    win.go_to_item(busiest)
+    qtbot.waitUntil(lambda: not win.busy())
+    bar = table.verticalScrollBar()
+    assert bar.maximum() > 0  # (more rows than the panel shows)
+    bar.setValue(bar.maximum())
+    table.selectRow(table.rowCount() - 1)
+    win.details.refresh()
+    assert bar.value() == bar.maximum()  # (the same item: its place kept)
+    win.go_to_item(0 if busiest else 1)
+    qtbot.waitUntil(lambda: not win.busy())
+    assert bar.value() == 0 and not table.selectedItems()

@@ -63,9 +63,13 @@ class DetailPanel(QtWidgets.QWidget):
         self.show_hit(*self._shown)
 
     def show_hit(self, source, hit):
+        same = _same_hit(self._shown[1], hit)  # (a refresh of one item keeps its place)
         self._shown = (source, hit)
         fields = detail_fields(as_source(source), hit, self.critical_note) if hit else []
         self.table.setRowCount(len(fields))
+        if not same:  # another item: from its title, no row of the last one selected (the
+            self.table.clearSelection()  # old scroll and a stray row stayed: a review)
+            self.table.scrollToTop()
         self._links = {}
         for i, f in enumerate(fields):
             key = QtWidgets.QTableWidgetItem(str(f.label))
@@ -140,3 +144,11 @@ def _zoom_range(source, hit):
     a, b = source.item_extent(hit[1])
     d = max(b - a, 1000)
     return a - d, b + d
+
+
+def _same_hit(a, b):
+    """Whether two hits name the same thing (a hit may hold arrays: compared as values)."""
+    try:
+        return a is not None and bool(a == b)
+    except (TypeError, ValueError):
+        return False
