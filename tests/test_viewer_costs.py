@@ -57,6 +57,13 @@ def test_the_findings_dock_shows_and_sorts_by_each_findings_cost(qtbot):
     darkest = min(QtGui.QColor(shot.pixel(x, y)).lightness()
                   for x in range(0, shot.width(), 2) for y in range(shot.height()))
     assert darkest < 110, darkest
+    # the findings apart: two rows one after the other on grounds of their own
+    grounds = []
+    for k in (1, 2):
+        r = panel.visualItemRect(panel.item(k))
+        img = panel.viewport().grab(r).toImage()
+        grounds.append(QtGui.QColor(img.pixel(img.width() - 2, img.height() // 2)).rgb())
+    assert grounds[0] != grounds[1], grounds
     walls = [f["wall_ns"] for f in panel.findings]
     assert walls == sorted(walls, reverse=True)  # (the dearest first, however given)
     for k, f in enumerate(panel.findings):

@@ -85,6 +85,10 @@ class FindingsPanel(QtWidgets.QListWidget):
         self.explained = ""  # how much of the run the costs are shares of (first row)
         self.setWordWrap(True)
         self.setResizeMode(QtWidgets.QListView.ResizeMode.Adjust)
+        # (the findings ran together as one block of wrapped text, a review: rows of
+        # alternating ground, a little apart)
+        self.setAlternatingRowColors(True)
+        self.setSpacing(2)
         self.itemClicked.connect(self._show)
         self.itemActivated.connect(self._show)
         self.set_findings(findings)
