@@ -269,3 +269,26 @@ def test_the_slow_messages_finding_highlights_the_messages_the_path_waited_on():
     assert len(items) and set(items.tolist()) <= on_path
     assert {src.item_facts(int(i))["kind"] for i in items} == {"message"}
     assert len(items) == sum(src.item_facts(i)["kind"] == "message" for i in on_path)
+
+
+def test_an_out_of_memory_label_tells_the_report_when_hovered(qtbot):
+    """The red label of a rank that ran out of memory answered nothing (a review): hovering
+    it gives what legate's report said, a field a line."""
+    oom2 = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "oom2"
+    model = load_profile([str(oom2), str(oom2 / "console.log")])
+    src = as_source(model)
+    win = _window(qtbot, src)
+    tl = win.timeline
+    mk = next(m for m in src.outline().markers if m.get("kind") == "oom")
+    t = int(mk["time"])
+    tl.set_time_range(t - 50_000_000, t + 5_000_000)
+    qtbot.waitUntil(tl.item.settled, timeout=WAIT_MS)
+    tl.grab()  # (the labels placed where this frame draws them)
+    boxes = tl.item._marker_boxes
+    assert boxes
+    box, first = boxes[0]
+    sx, dx, sy, dy = tl.item._marker_map
+    centre = box.center()
+    said = _hover(qtbot, tl, (centre.x() - dx) / sx, (centre.y() - dy) / sy)
+    assert escape(first["title"]) in said and "requested: 4,194,304 bytes" in said, said
+    assert "store 4, allocated at" in said or "held by store 4" in said, said

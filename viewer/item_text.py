@@ -130,3 +130,12 @@ def _critical_first(fields):
 def details_rows(source, hit):
     """(label, value) rows for the pinned detail panel: the API's fields, µs to the ns."""
     return [(f.label, f.text) for f in detail_fields(source, hit)]
+
+
+def marker_words(marker):
+    """A failure marker's tooltip: its title, then what legate's report said, a field a line
+    (the stores that held the pool among them), as ``stats`` prints them."""
+    lines = [str(marker.get("title", "")) or str(marker.get("kind", ""))]
+    for k, v in (marker.get("fields") or {}).items():
+        lines.append(f"{k}: {v}")
+    return "\n".join(lines)

@@ -853,6 +853,8 @@ class TimelineItem(pg.GraphicsObject):
         red = QtGui.QColor(210, 20, 20)
         markers = self.source.outline().markers
         placed = []
+        self._marker_boxes = []  # (its label's box in the picture's pixels, the marker)
+        self._marker_map = (sx, dx, sy, dy)
         for m in markers:
             x = sx * float(m["time"]) + dx
             if not (px_left - 1 <= x <= px_left + width + 1):
@@ -882,9 +884,20 @@ class TimelineItem(pg.GraphicsObject):
             while any(box.intersects(b) for b in placed):
                 box.translate(0, box.height() + 2)
             placed.append(QtCore.QRectF(box))
+            self._marker_boxes.append((QtCore.QRectF(box), m))
             p.fillRect(box, red)
             p.setPen(QtGui.QColor(255, 255, 255))
             p.drawText(box, int(QtCore.Qt.AlignmentFlag.AlignCenter), text)
+
+    def marker_at(self, t, y):
+        """The marker whose label is under view point (``t``, ``y``), or None (its label was
+        a red box nothing answered on: a review found no way to its report)."""
+        boxes = getattr(self, "_marker_boxes", ())
+        if not boxes:
+            return None
+        sx, dx, sy, dy = self._marker_map
+        at = QtCore.QPointF(sx * t + dx, sy * y + dy)
+        return next((m for box, m in boxes if box.contains(at)), None)
 
     # ---- hit testing -------------------------------------------------------------------
     def hit(self, t, y, ns_per_px=None):

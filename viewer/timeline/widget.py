@@ -15,7 +15,7 @@ from legate_prof.query import as_source
 from .axes import LaneAxis, TimeAxis
 from .critical_path import path_notes, step_back, step_forward, step_on_path
 from .path_overlay import PathOverlay
-from ..item_text import details_rows, summary_text, tooltip_html
+from ..item_text import details_rows, marker_words, summary_text, tooltip_html
 from ..plain_text import tooltip
 from .layout import LaneLayout
 from .sticky_header import StickyHeader
@@ -490,7 +490,11 @@ class TimelineWidget(pg.PlotWidget):
         src, x = self.source, p.x()
         path = self.item.path.path if self.item.path is not None and self.item.path_shown \
             else None
-        if hit is not None:
+        marker = self.item.marker_at(x, p.y())
+        if marker is not None:  # (a failure's label: what the report said)
+            what = ("marker", marker.get("time"), marker.get("rank"))
+            text = lambda: tooltip(marker_words(marker))  # noqa: E731
+        elif hit is not None:
             notes = (lambda: path_notes(path, hit[1])) if path is not None and \
                 hit[0] == "item" else list
             what, text = ("hit", hit), lambda: tooltip_html(src, hit, notes())
