@@ -1,5 +1,7 @@
 """Trace model: multi-rank merge, stacking, utilization and the per-view draw list."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,8 @@ from legate_prof.query.level_of_detail import draw_rows
 from legate_prof.query.details import item_facts
 from legate_prof.query.level_of_detail import items_in
 from legate_prof.query.search import search_items
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
 
 def test_synthetic_ranks_merge_with_gpu_and_memory_lanes(synthetic_8):
@@ -343,7 +347,36 @@ def test_search_matches_names_and_provenance(synthetic_8):
     by_line = search_items(model, "synthetic_prog.py:42")
     assert len(by_line) > 0
     provs = model.op_provenance(model.items["op_id"][by_line])
-    assert {model.provenances[p] for p in provs.tolist()} <= {"synthetic_prog.py:42"}
+    own = np.array([model.provenances[p] == "synthetic_prog.py:42" for p in provs.tolist()])
+    assert own.any()
+    # the rest are calls made inside the line's items (found by the task they ran in)
+    it = model.items
+    callers = set(it["fevent"][by_line[own]].tolist())
+    assert set(it["kind"][by_line[~own]].tolist()) <= {int(ItemKind.MAPPER_CALL),
+                                                       int(ItemKind.RUNTIME_CALL),
+                                                       int(ItemKind.APP_CALL)}
+    assert set(it["creator"][by_line[~own]].tolist()) <= callers
+
+
+def test_a_search_for_a_line_finds_the_task_bodies_run_as_application_calls():
+    """A GUI walk: searching the guide's line lit its tasks' boxes but not the bodies drawn
+    inside them (application calls, which have no operation of their own).  Each call found
+    lies within a task of that line on the same lane; every call made inside such a task is
+    found."""
+    model = load_profile([str(REAL / "inefficient_1rank")], use_cache=False)
+    it = model.items
+    hits = search_items(model, "inefficient.py:11")
+    kind = it["kind"][hits]
+    tasks = hits[kind == int(ItemKind.TASK)]
+    calls = hits[kind == int(ItemKind.APP_CALL)]
+    assert len(tasks) and len(calls)
+    for c in calls.tolist():
+        inside = tasks[(it["lane"][tasks] == it["lane"][c]) & (it["start"][tasks] <= it["start"][c])
+                       & (it["stop"][tasks] >= it["stop"][c])]
+        assert len(inside) == 1, c
+    every_app_call = np.flatnonzero(it["kind"] == int(ItemKind.APP_CALL))
+    made_inside = every_app_call[np.isin(it["creator"][every_app_call], it["fevent"][tasks])]
+    assert set(made_inside.tolist()) == set(calls.tolist())
 
 
 def test_memory_utilization_is_live_bytes_over_capacity(synthetic_8):

@@ -4,14 +4,42 @@ from __future__ import annotations
 
 import numpy as np
 
+from legate_prof.model.kinds import ItemKind
+from legate_prof.model.sort_order import search_sorted, stable_order
+
+CALL_KINDS = (ItemKind.MAPPER_CALL, ItemKind.RUNTIME_CALL, ItemKind.APP_CALL)
+
 
 def search_items(model, text, limit=100_000):
-    """Items whose name or provenance contains ``text`` (case-insensitive)."""
+    """Items whose name or provenance contains ``text`` (case-insensitive).  A call has no
+    operation of its own: it is found by the line of the task it ran inside (a search for
+    a line lit the task's box but not the task's body, run as an application call)."""
     q = text.lower()
     name_hit = np.array([q in n.lower() for n in model.names], dtype=bool)
     prov_hit = np.array([bool(p) and q in p.lower() for p in model.provenances], dtype=bool)
-    sel = name_hit[model.items["name"]]
+    it = model.items
+    sel = name_hit[it["name"]]
     if prov_hit.any():
-        sel |= prov_hit[model.op_provenance(model.items["op_id"])]
+        by_line = prov_hit[model.op_provenance(it["op_id"])]
+        sel |= by_line | _calls_inside(it, by_line)
     return np.flatnonzero(sel)[:limit]
 
+
+def _calls_inside(it, hit):
+    """Which items are calls made inside an item of ``hit``: Legion records a call with the
+    ``fevent`` of the task it runs inside (its ``creator`` here, ``assemble.nested_calls``)."""
+    out = np.zeros(len(hit), bool)
+    if "creator" not in it or "fevent" not in it:
+        return out
+    kind = np.asarray(it["kind"])
+    calls = np.flatnonzero(np.isin(kind, [int(k) for k in CALL_KINDS]))
+    found = np.flatnonzero(hit)
+    if len(calls) == 0 or len(found) == 0:
+        return out
+    fevent = np.asarray(it["fevent"])[found]
+    order = stable_order(fevent)
+    keys = fevent[order]
+    creator = np.asarray(it["creator"])[calls]
+    pos = np.clip(search_sorted(keys, creator), 0, len(keys) - 1)
+    out[calls[(keys[pos] == creator) & (creator != 0)]] = True
+    return out
