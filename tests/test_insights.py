@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 import os
 import subprocess
 import sys
@@ -655,3 +656,35 @@ def test_findings_of_some_ranks_say_the_path_goes_on_in_the_others():
         "give every rank's files for the whole run's findings).")
     whole = insights_of_run(load_profile(every))
     assert "ranks_not_given" not in whole and "not read" not in explained_words(whole)
+
+
+@pytest.mark.parametrize("run", ["mpi2", "mpi3", "mpi4", "mpi2b"])
+def test_slow_messages_point_at_the_paths_longest_wait_on_one_message(run):
+    """A GUI walk: clicking the slow messages' finding left the view on the whole run (its
+    window was every message's, first to last).  Its window is now where the critical path
+    waited longest on one message: no longer than the finding's share of the path, and
+    ending where a message's piece of the path (``critical --json``) ends, at least as long
+    as the longest wait there on one message's step (the time since the step before ended);
+    the text says what the window is."""
+    def cli(*args):
+        r = subprocess.run([sys.executable, "-m", "legate_prof", *args, *run_files(run)],
+                           capture_output=True, text=True, cwd=ROOT)
+        return r.stdout
+    crit = json.loads(cli("critical", "--json", "--limit", "0"))
+    found = [f for f in json.loads(cli("insights", "--json"))["findings"]
+             if f["pattern"] == "message_latency"]
+    assert found
+    a, b = found[0]["window_ns"]
+    assert found[0]["window_is"] == "the critical path's longest wait on one message"
+    assert 0 < b - a <= found[0]["wall_ns"] < crit["run_ns"]
+    steps = sorted(crit["path"], key=lambda s: (s["on_path_ns"][0], s["on_path_ns"][1]))
+    waits, before = [], crit["path_start_ns"]
+    for s in steps:
+        if s["kind"] == "message":
+            waits.append((s["on_path_ns"][1] - before, s["on_path_ns"][1]))
+        before = max(before, s["on_path_ns"][1])
+    assert b in {end for _, end in waits}
+    assert b - a >= max(w for w, _ in waits)
+    text = cli("insights")
+    assert f"when {format_ns(a)} – {format_ns(b)} (the critical path's longest wait on one " \
+           "message)" in text

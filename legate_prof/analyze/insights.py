@@ -861,7 +861,7 @@ def message_latency(f):
         evidence["one_host"] = one_host
     if apart >= max(judged.threshold_ns, judged.longest_ns / 2):  # (the clocks make most of it)
         evidence["clocks_apart_ns"] = int(apart)
-        return [_finding(
+        return [_waited_on_most(f, _finding(
             "message_latency",
             f"the {'ranks' if one_host else 'nodes'}' clocks disagree by about "
             f"{format_ns(int(apart))} ({lat.skewed:,} of {lat.messages:,} messages arrived "
@@ -874,10 +874,10 @@ def message_latency(f):
             "Compare each rank's timeline on its own clock: on one machine the ranks' clocks "
             "start apart, and times across ranks are off by that here." if one_host else
             "Compare each node's timeline on its own clock, or record again with the nodes' "
-            "clocks synchronized (NTP or PTP on every node): times across nodes are off here.")]
+            "clocks synchronized (NTP or PTP on every node): times across nodes are off here."))]
     where = (f"between the {len(f.m.ranks)} ranks, all on one machine "
              f"({one_host})" if one_host else "")
-    return [_finding(
+    return [_waited_on_most(f, _finding(
         "message_latency",
         f"slow messages{' ' + where if where else ''}: {lat.slow:,} of {lat.messages:,} took "
         f"{format_ns(lat.threshold_ns)} or more (the slowest {format_ns(lat.longest_ns)}); "
@@ -890,10 +890,26 @@ def message_latency(f):
          "send fewer messages." if one_host else
          "Check the network between the nodes (congestion, a slow interconnect or transport); "
          "fewer, larger operations across nodes send fewer messages."),
-        holds=_messages_on_path(f))]
+        holds=_messages_on_path(f)))]
 
 
 MESSAGE_WALL_SHARE = 0.01  # of the run: a message finding below this is not worth naming
+
+
+def _waited_on_most(f, finding):
+    """``finding`` with its window at the critical path's longest wait on one message (its
+    time in flight and its handling), ``window_is`` saying so: the messages' own window is
+    the whole run, where a click on the finding left the view (a GUI walk)."""
+    ns, cat, line, item = f.path.pieces()
+    held = np.flatnonzero(_messages_on_path(f)(ns, cat, line, item) & (ns > 0))
+    if len(held) == 0:
+        return finding
+    begin = np.asarray(f.path.rows[4], np.int64)[held]
+    which, at = np.unique(np.asarray(item)[held], return_inverse=True)
+    worst = at == int(np.argmax(np.bincount(at, weights=ns[held], minlength=len(which))))
+    finding["window_ns"] = [int(begin[worst].min()), int((begin[worst] + ns[held][worst]).max())]
+    finding["window_is"] = "the critical path's longest wait on one message"
+    return finding
 
 
 def _messages_on_path(f):

@@ -55,7 +55,8 @@ def format_insights(findings, windowed=False, empty=False, run_ns=None):
             more = len(x["provenance"]) - 5
             lines.append(f"   at {shown}" + (f" (+{more} more)" if more > 0 else ""))
         a, b = x["window_ns"]
-        lines.append(f"   when {format_ns(a)} – {format_ns(b)}")
+        lines.append(f"   when {format_ns(a)} – {format_ns(b)}"
+                     + (f" ({x['window_is']})" if x.get("window_is") else ""))
         if x["pattern"] not in ("out_of_memory", "crash"):
             lines.append("   " + cost_words(x, whole, run_ns))
         idle = idle_words(x["evidence"])
