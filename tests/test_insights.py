@@ -688,3 +688,39 @@ def test_slow_messages_point_at_the_paths_longest_wait_on_one_message(run):
     text = cli("insights")
     assert f"when {format_ns(a)} – {format_ns(b)} (the critical path's longest wait on one " \
            "message)" in text
+
+
+@pytest.mark.parametrize("run", ["inefficient_1rank", "efficient_1rank"])
+def test_the_first_runs_start_up_is_a_finding_of_its_own(run):
+    """The guide's programs at a test's size spend most of the run in the first ``Random``
+    task on each processor (288 ms, where the later ones take under 1 ms): a review read the
+    line's share of the path as the line's own cost, no finding saying what it was.  The
+    warm-up finding names it; its share of the path is the time the critical path spends in
+    those first tasks (from ``critical --json`` and ``sql``: each lane's earliest Random),
+    never more than the run."""
+    def cli(*args):
+        r = subprocess.run([sys.executable, "-m", "legate_prof", *args, *run_files(run)],
+                           capture_output=True, text=True, cwd=ROOT)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+    found = [f for f in json.loads(cli("insights", "--json"))["findings"]
+             if f["pattern"] == "warm_up"]
+    assert len(found) == 1 and "the first Random task on each of 2 processors" in \
+        found[0]["title"]
+    firsts = cli("sql", "SELECT min(start_ns) FROM items WHERE kind = 'task' AND "
+                 "name = 'Random' GROUP BY lane")
+    starts = {int(x) for x in firsts.split() if x.isdigit()}
+    assert len(starts) == 2
+    crit = json.loads(cli("critical", "--json", "--limit", "0"))
+    on_path = sum(s["on_path_ns"][1] - s["on_path_ns"][0] for s in crit["path"]
+                  if s["name"] == "Random" and s["start_ns"] in starts)
+    assert found[0]["wall_ns"] == on_path > 0.3 * crit["run_ns"]
+    assert found[0]["wall_ns"] <= crit["run_ns"]
+    assert found[0]["evidence"]["first_median_ns"] >= 20 * found[0]["evidence"]["later_median_ns"]
+
+
+@pytest.mark.parametrize("run", ["mpi2", "mpi4", "loops3", "oom2", "mpi2_copies"])
+def test_no_start_up_finding_where_no_first_task_stands_out(run):
+    """Runs whose tasks' first runs are like their later ones have no warm-up finding."""
+    assert not [x for x in find_insights(load_profile(run_files(run)))
+                if x["pattern"] == "warm_up"]

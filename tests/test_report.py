@@ -1199,8 +1199,7 @@ def test_a_report_without_findings_says_so_in_its_findings_section(browser, tmp_
     """A run none of the guide's patterns shows in: the report hid its Findings section, and
     the header's link to it did nothing (a user's review); it says what `insights` says."""
     out = tmp_path / "rep"
-    run = str(Path(__file__).resolve().parents[1] / "fixtures" / "real"
-              / "legate26.06_cpu2_myprof_0.prof")
+    run = str(Path(__file__).resolve().parents[1] / "fixtures" / "real" / "efficient_0.prof")
     assert main(["report", run, "-o", str(out), "--no-pictures"]) == 0
     _open(browser, out)
     shown = browser.evaluate("!document.getElementById('findings-section').hidden")

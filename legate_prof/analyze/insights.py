@@ -929,6 +929,76 @@ SHUTDOWN_SHARE = 0.05  # of the run: a shutdown shorter than this is not worth n
 SHUTDOWN_ITEMS_PER_RANK = 2000  # fewer: the runtime's own teardown (a few hundred a rank)
 
 
+WARM_UP_RATIO = 20  # a first task this many times its later ones' median is start-up
+WARM_UP_SHARE = 0.05  # of the run, on the critical path: less is not worth naming
+
+
+def warm_up(f):
+    """A task's first run on each processor far slower than its later runs there: one-time
+    start-up (what the task uses loaded and initialized on first use), paid once per run
+    whatever the problem's size.  The guide's Example 1 at a test's size: the first
+    ``Random`` tasks 288 ms, the later ones 0.2 ms, 64 % of the run (a review read the
+    line's 782 ms of the path as the line's, with no finding saying what it was)."""
+    ids = np.flatnonzero(f.app)
+    if len(ids) < 2:
+        return []
+    lane, name = f.of_items(ids, "lane"), f.name[ids]
+    order = np.lexsort((f.start[ids], lane, name))
+    key_change = np.r_[True, (name[order][1:] != name[order][:-1])
+                       | (lane[order][1:] != lane[order][:-1])]
+    first = np.zeros(len(ids), bool)
+    first[order[key_change]] = True
+    out = []
+    for n in np.unique(name).tolist():
+        of = name == n
+        a, b = ids[of & first], ids[of & ~first]
+        if len(b) == 0:
+            continue
+        slow, usual = float(np.median(f.run[a])), float(np.median(f.run[b]))
+        if slow < WARM_UP_RATIO * max(usual, 1.0):
+            continue
+        mine = np.zeros(len(f.kind), bool)
+        mine[a] = True
+        ns, cat, line, item = f.path.pieces()
+        held = mine[np.asarray(item, np.int64)] & np.isin(cat, ["compute", "waiting"])
+        if ns[held].sum() < WARM_UP_SHARE * max(f.run_span, 1):
+            continue
+        out.append(_warm_up_finding(f, n, a, b, slow, usual))
+    return out
+
+
+def _count(n, word):
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _warm_up_finding(f, n, first, later, slow, usual):
+    name = f.m.names[n]
+    provs = sorted({int(p) for p in f.prov[first].tolist() if p})
+    mine = np.zeros(len(f.kind), bool)
+    mine[first] = True
+
+    def holds(ns, cat, line, item):
+        return mine[np.asarray(item, np.int64)] & np.isin(cat, ["compute", "waiting"])
+    return _finding(
+        "warm_up",
+        f"the first {name} task"
+        + (f" on each of {len(first):,} processors took {format_ns(int(slow))} (median)"
+           if len(first) > 1 else f" took {format_ns(int(slow))}")
+        + f", the {_count(len(later), 'later one')} {format_ns(int(usual))} (median): "
+        f"{slow / max(usual, 1.0):,.0f}x — one-time start-up, paid once per run, unless that "
+        "first run had as much more work",
+        [f.line(p) for p in provs][:10], f.window(mine),
+        {"first_tasks": int(len(first)), "first_median_ns": int(slow),
+         "later_tasks": int(len(later)), "later_median_ns": int(usual),
+         "task_time_ns": int(f.run[first].sum())},
+        int(f.run[first].sum() - usual * len(first)),
+        f"Not a slow line: {name}'s later tasks show its steady cost. A task's first run on a "
+        "processor loads and initializes what it uses; that does not grow with the problem, "
+        "so a short run is mostly start-up. Profile a run long enough for it to be a small "
+        f"share, or run {name}'s operation once on a small array before the part you measure.",
+        holds=holds)
+
+
 def shutdown(f):
     """The runtime cleaning up after the program's top-level task ended, for a good share
     of the run: named by what ran, tied to the lines whose arrays and operations it
@@ -964,7 +1034,8 @@ def shutdown(f):
 
 
 DETECTORS = (out_of_memory, tiny_tasks, runtime_overhead, advanced_indexing, temporaries,
-             copy_baseline, partition_overhead, memory_pressure, message_latency, shutdown)
+             copy_baseline, partition_overhead, memory_pressure, message_latency, shutdown,
+             warm_up)
 
 
 def find_insights(profile):
