@@ -1147,3 +1147,21 @@ def test_another_items_details_start_at_its_title(qtbot, sample_profile):
     win.go_to_item(0 if busiest else 1)
     qtbot.waitUntil(lambda: not win.busy())
     assert bar.value() == 0 and not table.selectedItems()
+
+
+def test_a_lines_search_lists_its_tasks_first_then_their_bodies():
+    """A GUI walk: the guide's line 11 listed two "Profiler Response" items above its task.
+    Results are listed tasks first, then application calls (the tasks' bodies, found by the
+    task they ran in), then the rest, each kind in the order found."""
+    from legate_prof.query import ItemKind, as_source
+    from legate_prof.viewer.panels.search import result_lines
+    src = as_source(load_profile([str(ROOT / "fixtures" / "real" / "inefficient_1rank")]))
+    hits = src.search("inefficient.py:11")
+    kinds = src.items_columns(hits, ["kind"])["kind"].tolist()
+    listed = [i for _, i in result_lines(src, hits)]
+    rank = {int(ItemKind.TASK): 0, int(ItemKind.GPU_KERNEL): 0, int(ItemKind.APP_CALL): 1}
+    by_kind = dict(zip(hits.tolist(), kinds))
+    assert sorted(listed) == sorted(hits.tolist())
+    assert [rank.get(by_kind[i], 2) for i in listed] == sorted(rank.get(k, 2) for k in kinds)
+    assert by_kind[listed[0]] == int(ItemKind.TASK)
+    assert int(ItemKind.APP_CALL) in kinds and int(ItemKind.PROF_TASK) in kinds

@@ -8,11 +8,14 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from legate_prof.present.units import format_ns
-from legate_prof.query import KIND_WORDS, kinds_counted
+from legate_prof.query import KIND_WORDS, ItemKind, kinds_counted
 
 PER_RANK = 200  # results listed under one rank (all of them are highlighted)
 OPEN_RANKS = 8  # with up to this many ranks matching, all are opened at once
 ITEM_ROLE = QtCore.Qt.ItemDataRole.UserRole
+LISTED_FIRST = np.full(256, 2, np.int64)  # by kind: the order results are listed in
+LISTED_FIRST[[int(ItemKind.TASK), int(ItemKind.GPU_KERNEL)]] = 0
+LISTED_FIRST[int(ItemKind.APP_CALL)] = 1
 RANK_ROLE = QtCore.Qt.ItemDataRole.UserRole + 1
 
 
@@ -42,11 +45,15 @@ def group_by_rank(source, hits):
 
 
 def result_lines(source, ids):
-    """[(the line listing a result, its id)] of the first ``PER_RANK`` of ``ids`` (each an
-    item's title, 65 µs: a search's thread makes those of the ranks opened at once)."""
+    """[(the line listing a result, its id)] of the first ``PER_RANK`` of ``ids``, tasks
+    (and GPU kernels) first, then the application calls, then the rest (a line's search
+    listed two "Profiler Response" items above its task: a GUI walk); each an item's
+    title, 65 µs: a search's thread makes those of the ranks opened at once."""
     lanes = source.outline().lanes
-    listed = np.asarray(ids[:PER_RANK])
-    kinds = source.items_columns(listed, ["kind"])["kind"].tolist() if len(listed) else []
+    listed = np.asarray(ids)
+    kinds = source.items_columns(listed, ["kind"])["kind"] if len(listed) else np.zeros(0, int)
+    first = np.argsort(LISTED_FIRST[np.asarray(kinds, np.int64)], kind="stable")[:PER_RANK]
+    listed, kinds = listed[first], np.asarray(kinds)[first].tolist()
     out = []
     for i, L, k in zip(listed.tolist(), lanes_of_items(source, listed).tolist(), kinds):
         lane = lanes[L]  # (its lane, not its row: no lane is stacked to list a result)
