@@ -519,6 +519,31 @@ def test_skew_shows_in_stats_notices_and_the_screenshot_header():
     assert any("Clock skew" in t and c == NOTICE_COLOR for t, c in lines)
 
 
+def test_slow_messages_of_clocks_far_apart_are_said_to_measure_the_clocks():
+    """A review: ``stats`` of a run whose ranks' clocks read 100 s apart (mpi2 with rank 1's
+    clock shifted) said a slow message "waited for its rank's threads to get a core" where
+    ``insights`` said the latencies measure the clocks.  Stats, its JSON and the viewer's
+    notices now say what insights says; the same run unshifted keeps its verdict."""
+    def stats(run, *args):
+        files = [str(f) for f in rank_files(REAL / run)]
+        p = subprocess.run([sys.executable, "-m", "legate_prof", "stats", *args, *files],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+    skewed = json.loads(stats("mpi2_skewed", "--json"))["messages"]
+    assert skewed["congested"] and skewed["latencies_are_clocks"]
+    text = stats("mpi2_skewed")
+    assert "!! slow messages measure the clocks" in text and "99.999 s apart" in text
+    assert "get a core" not in text
+    notices = as_source(load_profile([str(f) for f in rank_files(REAL / "mpi2_skewed")])
+                        ).info().notices
+    assert any(n.startswith("Slow messages measure the clocks") for n in notices)
+    assert not any("get a core" in n for n in notices)
+    plain = json.loads(stats("mpi2", "--json"))["messages"]
+    assert plain["congested"] and not plain["latencies_are_clocks"]
+    assert "get a core" in stats("mpi2")
+
+
 # -- idle time explained ------------------------------------------------------------------
 
 def test_idle_time_is_split_completely_and_names_the_lines_that_waited():

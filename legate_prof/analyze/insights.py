@@ -859,7 +859,7 @@ def message_latency(f):
     one_host = lat.one_host  # (no network between them: the ranks wait for each other's cores)
     if one_host:
         evidence["one_host"] = one_host
-    if apart >= max(judged.threshold_ns, judged.longest_ns / 2):  # (the clocks make most of it)
+    if judged.clocks_make_latencies:  # (the clocks make most of it)
         evidence["clocks_apart_ns"] = int(apart)
         return [_waited_on_most(f, _finding(
             "message_latency",

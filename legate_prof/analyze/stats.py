@@ -472,7 +472,13 @@ def _message_lines(m):
         if len(pairs) > SKEW_PAIR_LINES:
             out.append(f"   ... and {len(pairs) - SKEW_PAIR_LINES:,} more pairs of ranks, their "
                        "clocks closer (stats --json lists each)")
-    if m["congested"] and host:
+    if m["congested"] and m.get("latencies_are_clocks"):
+        apart = max(abs(p["mean_ns"]) for p in m["skew_pairs"])
+        out.append(f"!! slow messages measure the clocks: {m['percent_slow']:.2f} % of messages "
+                   f"took {m['threshold_ns'] / 1e6:g} ms or more while two ranks' clocks read "
+                   f"{format_ns_ascii(int(apart))} apart: times across ranks are off by that, "
+                   "not the messages slow")
+    elif m["congested"] and host:
         out.append(f"!! slow messages: {m['percent_slow']:.2f} % of messages took "
                    f"{m['threshold_ns'] / 1e6:g} ms or more, every rank on one machine ({host}): "
                    "no network is slow; a message waited for its rank's threads to get a core")

@@ -64,6 +64,14 @@ class MessageLatency:
         no skewed message)."""
         return max((abs(p.mean_ns) for p in self.pairs), default=0.0)
 
+    @property
+    def clocks_make_latencies(self):
+        """Whether the nodes' clocks, not the messages, make the latencies: two clocks read
+        further apart than a slow message takes, and by half the slowest latency or more.
+        Then "slow messages" are the clocks' offset (a run with a clock 100 s off read as
+        "a message waited for its rank's threads to get a core")."""
+        return self.clocks_apart_ns >= max(self.threshold_ns, self.longest_ns / 2)
+
     def worst_pairs(self, most):
         """The ``most`` pairs whose clocks read furthest apart (``worst_first``): what a
         sentence names of the run's pairs — at 1,000 ranks there were 52,405, and the notice
@@ -78,7 +86,8 @@ class MessageLatency:
                                 "spread_ns": round(p.spread_ns, 3)} for p in self.pairs],
                 "slow": self.slow, "threshold_ns": self.threshold_ns,
                 "percent_slow": round(self.percent_slow, 3), "longest_ns": self.longest_ns,
-                "congested": self.congested, "one_host": self.one_host or None}
+                "congested": self.congested, "one_host": self.one_host or None,
+                "latencies_are_clocks": bool(self.skewed and self.clocks_make_latencies)}
 
     def notices(self):
         """Plain sentences for a banner: what a user comparing boxes across ranks must know
@@ -99,7 +108,13 @@ class MessageLatency:
                        + (f" Every rank ran on one machine ({self.one_host}): their clocks "
                           "started apart, not the machines'." if self.one_host else "")
                        + " Boxes on different ranks may be shifted against each other.")
-        if self.congested and self.one_host:
+        if self.congested and self.skewed and self.clocks_make_latencies:
+            out.append(f"Slow messages measure the clocks: {self.slow:,} of {self.messages:,} "
+                       f"messages took {self.threshold_ns / 1e6:g} ms or more, the slowest "
+                       f"{format_ns(self.longest_ns)}, while two ranks' clocks read "
+                       f"{format_ns(self.clocks_apart_ns)} apart: times across ranks are off "
+                       "by that, not the messages slow.")
+        elif self.congested and self.one_host:
             out.append(f"Slow messages: {self.slow:,} of {self.messages:,} messages "
                        f"({self.percent_slow:.2f} %) took {self.threshold_ns / 1e6:g} ms or "
                        f"more to arrive; the slowest {format_ns(self.longest_ns)}. Every rank "
