@@ -421,3 +421,35 @@ def test_a_finding_off_the_path_in_both_runs_says_so():
     p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", str(real / "mpi2"),
                         str(real / "mpi2_utility2")], capture_output=True, text=True, timeout=300)
     assert "temporaries" in p.stdout and "0 ns -> 0 ns  in both, off the critical path" in p.stdout
+
+
+def test_a_run_that_cannot_tell_a_finding_is_not_said_to_have_fixed_it():
+    """A review: B given without its runtime stream read "temporaries ... not found  fixed"
+    (B has the finding with its stream), and a run whose ranks' clocks read 100 s apart read
+    "message_latency 326.266 ms -> 0 ns  less" where insights says its cost is unknown.
+    Neither draws a verdict now: "not judged" and "unknown", saying why."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+
+    def compare(*runs):
+        out = []
+        for extra in ([], ["--json"]):
+            p = subprocess.run([sys.executable, "-m", "legate_prof", "compare",
+                                *map(str, runs), *extra], capture_output=True, text=True,
+                               timeout=300)
+            assert p.returncode == 0, p.stderr
+            out.append(p.stdout)
+        rows = {ln.split()[0]: ln for ln in out[0].split("Findings (")[1].splitlines()[1:]
+                if ln.startswith("  ") and not ln.startswith("   ")}
+        return rows, {r["pattern"]: r for r in json.loads(out[1])["findings"]}
+    rows, found = compare(real / "inefficient_1rank", real / "efficient_1rank" / "legate_0.prof.gz")
+    assert found["temporaries"]["not_judged"] == [False, True]
+    assert rows["temporaries"].endswith("-> not judged  B's runtime stream not given: it "
+                                        "cannot tell"), rows["temporaries"]
+    assert rows["tiny_tasks"].endswith("-> not found  fixed")  # (judged from Legion's log)
+    rows, found = compare(real / "efficient_1rank" / "legate_0.prof.gz", real / "efficient_1rank")
+    assert "temporaries" in found and found["temporaries"]["not_judged"] == [True, False]
+    assert "new" not in rows["temporaries"]
+    rows, found = compare(real / "mpi2", real / "mpi2_skewed")
+    assert found["message_latency"]["unknown"] == [False, True]
+    assert rows["message_latency"].endswith("-> unknown  its cost unknown where the ranks' "
+                                            "clocks read apart"), rows["message_latency"]

@@ -269,20 +269,35 @@ def _ranks(model):
     return len(unique_values(np.asarray(model.lanes["rank"]))) if len(model.lanes["rank"]) else 0
 
 
+# patterns counted from the runtime's stream (a guess from Legion's records without it): a
+# run without its stream cannot say they are gone (a review read "temporaries ... fixed"
+# where run B was given without its stream, and had the finding with it)
+FROM_THE_STREAM = ("temporaries",)
+
+
 def findings_compared(a, b):
     """Each of ``insights``' patterns found in either run: its wall-clock time on each run's
     critical path ([A, B]; None: not found there) and its first title in each — what the
     change fixed (found in A only), what it brought (in B only), what is left.  Largest in
-    A first."""
+    A first.  ``unknown``: a run where its cost cannot be measured (the ranks' clocks apart:
+    ``message_latency``); ``not_judged``: a run that cannot tell it, not given its runtime
+    stream where the other was (``FROM_THE_STREAM``)."""
     from legate_prof.analyze.insights import insights_of_run
-    found = [insights_of_run(x)["findings"] for x in (a, b)]
+    runs = [insights_of_run(x) for x in (a, b)]
     out = {}
-    for k, fs in enumerate(found):
-        for f in fs:
+    for k, run in enumerate(runs):
+        for f in run["findings"]:
             row = out.setdefault(f["pattern"], {"pattern": f["pattern"], "wall_ns": [None, None],
-                                                "title": [None, None]})
+                                                "title": [None, None], "unknown": [False, False],
+                                                "not_judged": [False, False]})
             row["wall_ns"][k] = (row["wall_ns"][k] or 0) + int(f["wall_ns"])
             row["title"][k] = row["title"][k] or f["title"]
+            row["unknown"][k] |= "clocks_apart_ns" in f["evidence"]
+    streams = [run.get("streams", True) for run in runs]
+    for row in out.values():
+        for k in (0, 1):
+            row["not_judged"][k] = (row["wall_ns"][k] is None and not streams[k]
+                                    and streams[1 - k] and row["pattern"] in FROM_THE_STREAM)
     return sorted(out.values(), key=lambda r: (-(r["wall_ns"][0] or -1), -(r["wall_ns"][1] or 0),
                                                r["pattern"]))
 
@@ -357,15 +372,33 @@ def _findings_lines(findings, one):
     out = ["", "Findings (`legate_prof insights`), wall clock on each run's critical path "
                "(A -> B):"]
     for r in findings:
-        wa, wb = r["wall_ns"]
+        out.append(_finding_line(r, one))
+    return out
+
+
+def _finding_line(r, one):
+    """A finding's line of the comparison: its wall clock in A and B and what changed; a
+    run that cannot tell (``not_judged``) or whose cost is unknown (``unknown``) is said to
+    be so, and no verdict is drawn from it."""
+    wa, wb = r["wall_ns"]
+    unknown, not_judged = r.get("unknown", [False] * 2), r.get("not_judged", [False] * 2)
+
+    def shown(k, w):
+        return ("not judged" if not_judged[k] else "not found" if w is None else
+                "unknown" if unknown[k] else format_ns(w))
+    told = [name for k, name in enumerate(("A", "B")) if not_judged[k]]
+    if told:
+        said = f"{told[0]}'s runtime stream not given: it cannot tell"
+    elif any(unknown):
+        said = "its cost unknown where the ranks' clocks read apart"
+    else:
         said = (("A only" if wb is None else "B only" if wa is None else "") if not one
                 else "fixed" if wb is None else "new" if wa is None else
                 "worse" if wb > wa else "less" if wb < wa else
                 # (found in both, off the path in both: "0 ns -> 0 ns" said nothing)
                 "in both, off the critical path" if wa == 0 else "the same")
-        shown = " -> ".join("not found" if w is None else format_ns(w) for w in (wa, wb))
-        out.append(f"  {r['pattern']:<20}{shown:>34}  {said}".rstrip())
-    return out
+    both = f"{shown(0, wa)} -> {shown(1, wb)}"
+    return f"  {r['pattern']:<20}{both:>34}  {said}".rstrip()
 
 
 def _cut(text, width):

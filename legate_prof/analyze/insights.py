@@ -1073,7 +1073,9 @@ def insights_of_run(profile, windowed=False):
                               -x["processor_ns"]))
     run = f.path.run
     out = {"findings": found, "run_ns": int(run[1] - run[0]),
-           "explained_ns": f.path.explained_ns}
+           "explained_ns": f.path.explained_ns,
+           # (the runtime's streams read: what some patterns count from)
+           "streams": bool(np.any(f.kind == ItemKind.RUNTIME_OP))}
     stop = _path_leaves_the_ranks(f)
     if stop:  # (the findings of some ranks: the rest of the path is on ranks not read)
         out["ranks_not_given"] = stop
