@@ -1430,3 +1430,16 @@ def test_the_markers_table_reads_as_words(browser, tmp_path):
     assert head[:4] == ["when", "rank", "what", "details"], head
     assert first[0].replace("\xa0", " ") == "1.582 s" and first[1] == "0" and first[2].startswith("Out of memory on rank 0")
     assert "requested: 4,194,304 bytes" in first[3] and "1e00000000000000" not in first[3]
+
+
+def test_the_operations_table_heads_its_tasks_time_as_stats_does(browser, ineff_report):
+    """A review: the report's operations table headed the time any of an operation's tasks
+    ran "running" (read as the operation's own), where ``stats`` says "tasks ran"."""
+    _open(browser, ineff_report)
+    heads = browser.evaluate(
+        "Array.from(document.querySelectorAll('#stats h3')).filter(function (h) {"
+        " return h.textContent === 'operations'; }).map(function (h) {"
+        " return Array.from(h.nextElementSibling.querySelectorAll('th')).map("
+        " function (t) { return t.textContent; }); })")
+    assert heads and "tasks ran" in heads[0] and "running" not in heads[0], heads
+    assert browser.errors == []

@@ -814,6 +814,9 @@ function buildCriticalSplit() {
 
 function headerText(key, section) {  // total_ns -> "total" (the cells say the unit)
   if (section === "instances" && key === "total_ns") return "lifetimes summed";
+  // (an operation's time while any of its tasks ran: `stats`'s "tasks ran"; "running" read
+  // as the operation's own, a review)
+  if (section === "operations" && key === "running_ns") return "tasks ran";
   return key.replace(/_(ns|bytes)$/, "").replace(/^by_/, "by ").replace(/_/g, " ");
 }
 function table(rows, limit, section) {
@@ -870,7 +873,7 @@ function buildStats() {
     if (k === "markers") v = markerRows(v);  // (read as `stats` prints them, not raw)
     if (Array.isArray(v) && v.length && typeof v[0] === "object") {
       var h = document.createElement("h3"); h.textContent = k.replace(/_/g, " "); el.appendChild(h);
-      el.appendChild(table(v, 200));
+      el.appendChild(table(v, 200, k));
     } else if (v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length) {
       h = document.createElement("h3"); h.textContent = k.replace(/_/g, " "); el.appendChild(h);
       el.appendChild(table([v], 1, k));
