@@ -745,3 +745,15 @@ def test_what_idle_work_waited_for_is_said_in_parts_that_add_up():
         parts = f["evidence"].get("idle_waiting_for") or {}
         if f["evidence"].get("idle_before_ns"):
             assert sum(parts.values()) == f["evidence"]["idle_before_ns"]
+
+
+def test_a_memory_full_to_the_threshold_as_read_is_under_pressure():
+    """The guide's out-of-memory run peaked at 16,777,208 of 20,971,520 bytes ("16.0 of 20.0
+    MiB", 79.99996 %) and had no memory-pressure finding (a review): the share is judged as
+    read, to 0.1 %."""
+    found = [x for x in find_insights(load_profile(run_files("oom2")))
+             if x["pattern"] == "memory_pressure"]
+    assert sorted(x["evidence"]["rank"] for x in found) == [0, 1]
+    for x in found:
+        e = x["evidence"]
+        assert 0.7999 < e["peak_bytes"] / e["capacity_bytes"] < 0.8
