@@ -498,3 +498,52 @@ def test_the_toolbar_holds_the_paths_toggle_with_its_state(qtbot):
     assert win.path_action.isChecked() and win.timeline.item.path_shown
     _key(qtbot, win, QtCore.Qt.Key.Key_P)  # (the key and the button are one toggle)
     assert not button.isChecked() and not win.timeline.item.path_shown
+
+
+def test_a_step_clicked_on_the_paths_track_is_scrolled_to_and_named(qtbot):
+    """A GUI walk: a click on the path's track selected an item on a lane far below the
+    view (its details changed) and nothing else showed it.  Its lane is now scrolled into
+    sight, the time range kept, and the status bar says which step it is, as a walk does."""
+    from legate_prof.analyze.path_track import path_track
+    from legate_prof.viewer.app import MainWindow
+    src = as_source(load_profile(_files("mpi4"), ranked=True))
+    win = MainWindow(src, ["x.prof"], path_track=path_track)  # (as `view` makes it)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    _ready(qtbot, win)
+    tl = win.timeline
+    tl.set_time_range(*src.info().time_range)
+    _key(qtbot, win, QtCore.Qt.Key.Key_P)
+    qtbot.waitUntil(lambda: bool(tl.lane_layout.path_entries()), timeout=WAIT_MS)
+    path = tl.critical_path
+    lanes = src.outline().lanes
+    rows = {k: e for k, e in tl.lane_layout.path_entries() if k not in ("legend", "all")}
+    # the longest step on a row of rank 1 (its lanes far below the track)
+    best = None
+    for key, e in rows.items():
+        rank, group = path.track.rows[key]
+        for k in range(len(path)):
+            L = lanes[int(path.lane[k])]
+            if L.rank == rank == 1 and L.group == group and \
+                    (best is None or path.end[k] - path.begin[k] > best[0]):
+                best = (path.end[k] - path.begin[k], k, e)
+    assert best is not None
+    _, k, entry = best
+    t = (path.begin[k] + path.end[k]) / 2
+    before = tl.time_range()
+    y0, y1 = tl.vb.viewRange()[1]
+    scene = tl.vb.mapViewToScene(QtCore.QPointF(t, entry.y + entry.height / 2))
+    qtbot.mouseClick(tl.viewport(), QtCore.Qt.MouseButton.LeftButton,
+                     pos=tl.mapFromScene(scene))
+    item = int(path.item[k])
+    assert tl.item.selected == item
+    lane, _ = src.item_lane(item)
+    e = next(x for x in tl.lane_layout.entries if x.kind == "lane" and x.lane == lane)
+    v0, v1 = tl.vb.viewRange()[1]
+    assert v0 <= e.y and e.y + e.height <= v1 and (v0, v1) != (y0, y1)
+    assert tl.time_range() == before
+    said = win.statusBar().currentMessage()
+    assert said.startswith(f"step {len(path) - k:,} of {len(path):,} of the critical path: "
+                           f"{src.item_title(item)}"), said

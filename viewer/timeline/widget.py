@@ -580,16 +580,28 @@ class TimelineWidget(pg.PlotWidget):
             return
         p = self.vb.mapSceneToView(ev.scenePos())
         hit, entry = self.item.hit(p.x(), p.y(), self._ns_per_px())
+        step = None
         if hit is None and entry is not None and entry.kind == "path":
-            k = self._path_step_at(entry.track_row, p.x(), self._ns_per_px() / 2)
-            if k is not None:  # (the track's piece: the item of the path's step there)
-                self._path_step = k
-                hit = ("item", int(self.critical_path.item[k]))
+            step = self._path_step_at(entry.track_row, p.x(), self._ns_per_px() / 2)
+            if step is not None:  # (the track's piece: the item of the path's step there)
+                self._path_step = step
+                hit = ("item", int(self.critical_path.item[step]))
         self.select(hit[1] if hit is not None and hit[0] == "item" else None)
         if ev.double() and hit is not None and hit[0] == "band":
             a, b = hit[1][0], hit[1][1]
             self.set_time_range(a, b)
         self.itemClicked.emit(hit)
+        if step is not None:
+            self._show_step(step)
+
+    def _show_step(self, k):
+        """A step picked on the path's track: its item's lane scrolled into sight (the time
+        range kept) and which step it is said, as a walk says it (a GUI walk: the details
+        changed to an item far below the view, nothing else did)."""
+        j, n = int(self.critical_path.item[k]), len(self.critical_path)
+        self.reveal_item(j)
+        self.walked.emit(j, f"step {n - k:,} of {n:,} of the critical path: "
+                            f"{self.source.item_title(j)} ([ and ] walk on from it)")
 
     def _path_step_at(self, track_row, t, half=0.0):
         """The step of the drawn path that held it around time ``t`` (within ``half`` ns
