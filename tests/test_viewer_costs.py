@@ -292,3 +292,37 @@ def test_an_out_of_memory_label_tells_the_report_when_hovered(qtbot):
     said = _hover(qtbot, tl, (centre.x() - dx) / sx, (centre.y() - dy) / sy)
     assert escape(first["title"]) in said and "requested: 4,194,304 bytes" in said, said
     assert "store 4, allocated at" in said or "held by store 4" in said, said
+
+
+def test_a_finding_clicked_brings_its_work_into_sight_and_says_what_is_lit(qtbot):
+    """A GUI walk: the slow messages' finding highlighted slivers on lanes out of sight, said
+    nothing of them, and the details kept the last item.  A finding clicked zooms to its
+    window (the path's longest wait on one message), scrolls the first of its items there
+    into sight, clears the details and says what it highlighted."""
+    from legate_prof.viewer.panels.findings import add_findings_dock, finding_items
+    src = as_source(load_profile(_files("mpi4"), ranked=True))
+    costs = costed_findings(src)
+    win = _window(qtbot, src)
+    panel = add_findings_dock(win, costs)
+    row = next(k for k, f in enumerate(panel.findings) if f["pattern"] == "message_latency")
+    f = panel.findings[row]
+    win.timeline.show_item(int(finding_items(src, f)[0]))  # (an item's details shown)
+    win.details.show_hit(src, ("item", int(finding_items(src, f)[0])))
+    win.timeline.scroll_to(win.timeline.lane_layout.height)  # (the lanes at the bottom)
+    panel.itemClicked.emit(panel.item(row + 1))
+    qtbot.waitUntil(lambda: not win.busy())
+    qtbot.waitUntil(lambda: "of the finding highlighted" in win.statusBar().currentMessage())
+    items = finding_items(src, f)
+    said = win.statusBar().currentMessage()
+    assert said == f"{len(items):,} messages of the finding highlighted (Esc clears)", said
+    a, b = win.timeline.time_range()
+    t0, t1 = f["window_ns"]
+    assert a <= t0 and t1 <= b and (b - a) < 0.5 * costs["run_ns"]
+    assert win.details.table.rowCount() == 0 and win.timeline.item.selected is None
+    cols = src.items_columns(items, ["start", "stop"])
+    inside = items[(cols["stop"] >= t0) & (cols["start"] <= t1)]
+    v0, v1 = win.timeline.vb.viewRange()[1]
+    lanes = {src.item_lane(int(i))[0] for i in inside}
+    shown = [e for e in win.timeline.lane_layout.entries if e.kind == "lane" and e.lane in lanes
+             and v0 <= e.y and e.y + e.height <= v1]
+    assert shown

@@ -15,7 +15,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof.present.units import format_ns
-from legate_prof.query import ItemKind
+from legate_prof.query import ItemKind, kinds_counted
 
 from ..plain_text import tooltip
 
@@ -36,6 +36,20 @@ def finding_items(source, finding):
     hits = [source.search(p, limit=source.outline().n_items + 1) for p in finding["provenance"]]
     hits = [h for h in hits if len(h)]
     return np.unique(np.concatenate(hits)) if hits else np.zeros(0, np.int64)
+
+
+def shown_items(source, finding):
+    """(``finding_items``, the first of them in the finding's window or None, what they are
+    in words): what a click on the finding shows, worked out in a thread."""
+    items = finding_items(source, finding)
+    if not len(items):
+        return items, None, ""
+    cols = source.items_columns(items, ["start", "stop", "kind"])
+    a, b = finding["window_ns"]
+    inside = np.flatnonzero((cols["stop"] >= a) & (cols["start"] <= b))
+    first = int(items[inside[np.argmin(cols["start"][inside])]]) if len(inside) else None
+    kinds = np.bincount(np.asarray(cols["kind"], np.int64))
+    return items, first, kinds_counted({k: int(kinds[k]) for k in np.flatnonzero(kinds).tolist()})
 
 
 def finding_title(f):
@@ -146,21 +160,32 @@ class FindingsPanel(QtWidgets.QListWidget):
         timeline.set_time_range(max(t0 - pad, 0), t1 + pad)
         work = getattr(self.window_, "finding_work", None)
         if work is None:  # (a window without threads for it)
-            self._highlight((source, row), finding_items(source, f))
+            self._highlight((source, row), shown_items(source, f))
             return
         if not self._connected:
             work.done.connect(self._highlight)
             self._connected = True
-        work.run(lambda: finding_items(source, f), (source, row))
+        work.run(lambda: shown_items(source, f), (source, row))
 
-    def _highlight(self, token, items):
-        """A finding's items, found in a thread: highlighted, if its profile is still shown."""
-        source, _row = token
+    def _highlight(self, token, found):
+        """A finding's items, found in a thread: highlighted, if its profile is still shown;
+        the first of them in its window brought into sight (the time range kept), the last
+        item's details cleared, what is highlighted said in the status bar (a GUI walk: the
+        slow messages' slivers were highlighted off the lanes in view, nothing said so)."""
+        source, row = token
         timeline = self.window_.timeline
         if timeline is None or source is not self.window_.source or \
-                isinstance(items, Exception):
+                isinstance(found, Exception):
             return
+        items, first, words = found
         timeline.set_matches(items if len(items) else None)
+        timeline.select(None)
+        self.window_.details.show_hit(source, None)
+        if first is not None:
+            timeline.reveal_item(first)
+        self.window_.statusBar().showMessage(
+            f"{words} of the finding highlighted (Esc clears)" if len(items) else
+            f"the finding [{self.findings[row]['pattern']}] has no item to highlight")
 
 
 # The right side's heights when the findings come: what a profile opens with (the findings)

@@ -595,13 +595,15 @@ class TimelineWidget(pg.PlotWidget):
             self._show_step(step)
 
     def _show_step(self, k):
-        """A step picked on the path's track: its item's lane scrolled into sight (the time
-        range kept) and which step it is said, as a walk says it (a GUI walk: the details
-        changed to an item far below the view, nothing else did)."""
+        """A step picked on the path's track: which step it is and where its item is said, as
+        a walk says it (a GUI walk: the details changed to an item on a lane far below the
+        view, nothing said where).  The track stays in sight; Zoom to in the details goes."""
         j, n = int(self.critical_path.item[k]), len(self.critical_path)
-        self.reveal_item(j)
+        lane = self.source.outline().lanes[self.source.item_lane(j)[0]]
         self.walked.emit(j, f"step {n - k:,} of {n:,} of the critical path: "
-                            f"{self.source.item_title(j)} ([ and ] walk on from it)")
+                            f"{self.source.item_title(j)}, on rank {lane.rank}'s lane "
+                            f"{lane.short} (Zoom to in its details goes there; [ and ] walk "
+                            "on from it)")
 
     def _path_step_at(self, track_row, t, half=0.0):
         """The step of the drawn path that held it around time ``t`` (within ``half`` ns
