@@ -164,3 +164,28 @@ def test_a_ranks_arrays_lane_holds_its_piece_never_the_whole_array():
         assert sizes[k] == {(r, 120_000 * 8) for r in range(3)}, k
     names = {m.names[int(m.items["name"][i])] for i in arr.tolist()}
     assert any("(rows 120000..239999 on rank 1)" in n for n in names)
+
+
+def test_stats_says_what_a_tasks_running_leaves_out_and_where_its_body_is():
+    """A review read "BinaryOp ... 171.744 ms total, 5.944 ms running" as tasks blocked: legate
+    runs a task's body as an application call of its name, which running leaves out as the
+    reference counts it.  A line under the tasks says so, with the calls' time (the JSON's
+    application calls, added up)."""
+    mpi4 = ROOT / "fixtures" / "real" / "mpi4"
+    doc = json.loads(subprocess.run([sys.executable, "-m", "legate_prof", "stats", "--json",
+                                     "--no-idle", str(mpi4)], capture_output=True,
+                                    text=True).stdout)
+    text = subprocess.run([sys.executable, "-m", "legate_prof", "stats", "--no-idle", str(mpi4)],
+                          capture_output=True, text=True).stdout
+    from legate_prof.present.units import format_ns_ascii
+    calls = doc["application_calls"]
+    total = sum(c["total_ns"] for c in calls)
+    binary = next(c for c in calls if c["name"] == "BinaryOp")
+    task = next(t for t in doc["tasks"] if t["name"] == "BinaryOp")
+    assert task["running_ns"] + binary["total_ns"] <= task["total_ns"]  # (inside the tasks)
+    tasks_part = text.split("\nTasks\n")[1].split("\n\n")[0]
+    assert tasks_part.splitlines()[-1] == (
+        "  running: waits and the calls a task made left out, as the reference counts it; "
+        "legate runs a task's body as an application call of its name "
+        f"({format_ns_ascii(total)} of application calls: BinaryOp "
+        f"{format_ns_ascii(binary['total_ns'])}, Reduce 576.710 us)")
