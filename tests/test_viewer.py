@@ -926,3 +926,26 @@ def test_a_memory_row_says_its_bytes_as_the_statistics_do():
         text = summary_value(src, "system", rank, t1 - (t1 - t0) // 20, t1 - (t1 - t0) // 25)
         assert f"of {format_bytes(g['capacity_bytes'])}: " in text, text
         assert text.endswith(f"(peak {format_bytes(g['peak_bytes'])})"), text
+
+
+def test_the_legends_task_heading_comes_only_with_a_name_after_it(qtbot):
+    """A narrow screenshot's legend ended in "tasks (most time in view):" with nothing after
+    it (a review): the heading is drawn only where a name fits after it."""
+    from legate_prof.viewer.panels.legend import paint_name_legend
+
+    def painted(right):
+        img = QtGui.QImage(800, 20, QtGui.QImage.Format.Format_RGB32)
+        img.fill(QtGui.QColor(255, 255, 255))
+        p = QtGui.QPainter(img)
+        try:
+            n = paint_name_legend(p, 0, 0, right, ["Random", "BinaryOp"])
+        finally:
+            p.end()
+        dark = sum(QtGui.QColor(img.pixel(x, y)).lightness() < 128
+                   for x in range(0, 800, 2) for y in range(20))
+        return n, dark
+    fm = QtGui.QFontMetrics(QtGui.QFont())
+    head = fm.horizontalAdvance("tasks (most time in view):")
+    assert painted(head + 20) == (0, 0)  # (the heading fits; no name does after it)
+    n, dark = painted(800)
+    assert n == 2 and dark > 0

@@ -51,11 +51,14 @@ def paint_legend_entry(p, x, y, swatch, text, h=14.0, color=None) -> float:
 def paint_name_legend(p: QtGui.QPainter, x: float, y: float, right: float, names,
                       h: float = 14.0) -> int:
     """After the states: "tasks:" and the colours of ``names`` (most time in view first)
-    while they fit before ``right``; returns how many were named."""
+    while they fit before ``right`` (the heading only with one at least); returns how many
+    were named."""
     fm = QtGui.QFontMetrics(p.font())
     head = "tasks (most time in view):"
-    if not names or x + fm.horizontalAdvance(head) + 4 > right:
-        return 0
+    first = fm.elidedText(names[0], QtCore.Qt.TextElideMode.ElideRight, 160) if names else ""
+    if not names or x + fm.horizontalAdvance(head) + 10 + h + fm.horizontalAdvance(first) \
+            + 14 > right:
+        return 0  # (the heading with no name after it: a narrow screenshot, a review)
     p.setPen(QtGui.QColor(30, 30, 30))
     p.drawText(QtCore.QRectF(x, y, fm.horizontalAdvance(head) + 4, h),
                int(QtCore.Qt.AlignmentFlag.AlignVCenter), head)
