@@ -453,3 +453,30 @@ def test_a_run_that_cannot_tell_a_finding_is_not_said_to_have_fixed_it():
     assert found["message_latency"]["unknown"] == [False, True]
     assert rows["message_latency"].endswith("-> unknown  its cost unknown where the ranks' "
                                             "clocks read apart"), rows["message_latency"]
+
+
+def test_compares_peak_memory_is_the_runs_not_its_largest_ranks():
+    """A review: `compare mpi2 mpi4` read the arrays' peak as 30.5 -> 5.7 MiB (one rank's),
+    where the runs held 61.0 -> 22.9 MiB at once.  The peak is the most in use at once over
+    all ranks: here, from `sql` over the arrays table (each rank's piece, its lifetime)."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+
+    def held_at_once(run):
+        p = subprocess.run([sys.executable, "-m", "legate_prof", "sql", "--json",
+                            "SELECT size_bytes, start_ns, stop_ns FROM arrays", str(run)],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        rows = json.loads(p.stdout)
+        events = sorted([(r["start_ns"], r["size_bytes"]) for r in rows]
+                        + [(r["stop_ns"], -r["size_bytes"]) for r in rows],
+                        key=lambda e: (e[0], e[1]))  # (a piece freed as another is made)
+        level = peak = 0
+        for _, d in events:
+            level += d
+            peak = max(peak, level)
+        return peak
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", "--json",
+                        str(real / "mpi2"), str(real / "mpi4")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    arrays = next(g for g in json.loads(p.stdout)["groups"] if g["group"] == "arrays")
+    assert arrays["peak_bytes"] == [held_at_once(real / "mpi2"), held_at_once(real / "mpi4")]
