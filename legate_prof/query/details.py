@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
+from legate_prof.assemble.stream_items import RUNTIME_OP_BASE, stream_arrays
 from legate_prof.model.kinds import ItemKind
 from legate_prof.model.lane_names import memory_name
 from legate_prof.present.units import format_bytes, format_ns_us
@@ -43,8 +43,8 @@ def _allocated_at(name):
 
 def item_title(model, i) -> str:
     """The label of one item: a task with its launching line ("Random[prog.py:16]"), an
-    instance with its size and allocation site ("Instance 6.00 MiB · prog.py:16") so a memory
-    lane reads without clicking, anything else by its name."""
+    instance with its size and allocation site ("Instance 6.00 MiB · prog.py:16", a program's
+    array "Array ...") so a memory lane reads without clicking, anything else by its name."""
     i = int(i)
     kind = ItemKind(int(model.items["kind"][i]))
     name = model.names[int(model.items["name"][i])]
@@ -53,7 +53,10 @@ def item_title(model, i) -> str:
         t = model.transfer_of(i)
         size = format_bytes(t[0], 2) if t is not None else "?"
         site = (_allocated_at(name) or prov).rsplit("/", 1)[-1]
-        return f"Instance {size}" + (f" · {site}" if site else "")
+        # (the runtime stream's arrays are the program's, not Legion's instances: a lane of
+        # each read "Instance ..." alike, one above the other, a review)
+        what = "Array" if stream_arrays(kind, model.items["op_id"][i]) else "Instance"
+        return f"{what} {size}" + (f" · {site}" if site else "")
     if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.RUNTIME_OP) and prov \
             and prov != name:
         return f"{name}[{prov.rsplit('/', 1)[-1]}]"  # prog.py:16; details keep the path
