@@ -307,3 +307,20 @@ def test_a_variable_records_numbers_are_read_as_numpy_reads_them():
     with pytest.raises(ValueError):
         _scalar("float", 3)
     assert isinstance(_scalar("uint", 4), struct.Struct)
+
+
+def test_a_log_cut_short_before_its_timeline_is_said_to_be_cut_not_crashed(tmp_path):
+    """A review: a rank's log cut at 150 kB (inside a record, before Legion's timeline, which
+    it writes at shutdown) read "no timeline records (... did the run crash or get killed?)"
+    though the reader saw the file end inside a record.  It says the file stops early, cut
+    short or damaged; a whole log without a timeline still asks about a crash."""
+    import gzip
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi2"
+    cut = tmp_path / "legate_0.prof"
+    cut.write_bytes(gzip.decompress((real / "legate_0.prof.gz").read_bytes())[:150_000])
+    rc, _out, said = _cli("stats", cut)
+    assert rc == 0
+    assert "record is truncated at byte" in said
+    assert "no timeline records, and the file stops early, cut short or damaged (a copy not " \
+           "finished, a disk that filled?)" in said, said
+    assert "crash" not in said and "killed" not in said, said

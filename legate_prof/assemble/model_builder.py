@@ -48,13 +48,20 @@ class _Descriptors:
                 self.provenance[r["provenance"]] = r["prov"]
 
 
-def no_timeline_words(path):
+def no_timeline_words(path, cut=False):
     """Why a Legion log holds no timeline: Legion writes it at shutdown, which a run still
-    going (its log still open for writing) has not reached, and a crashed one never will."""
+    going (its log still open for writing) has not reached, and a crashed one never will;
+    a file that stops early (``cut``: inside a record, or damaged) was cut short or damaged
+    after it was written, most likely (a review read "did the run crash?" of a copy cut at
+    150 kB)."""
     from legate_prof.read.runtime_stream import being_written
     if being_written(path):
         return ("no timeline records yet: the run is still being written (Legion writes "
                 "its timeline at shutdown)")
+    if cut:
+        return ("no timeline records, and the file stops early, cut short or damaged (a copy "
+                "not finished, a disk that filled?): Legion writes its timeline last, at "
+                "shutdown")
     return ("no timeline records (Legion writes them at shutdown; did the run crash or get "
             "killed?)")
 
@@ -71,7 +78,8 @@ class _Machine:
         proc_rows, mem_rows = [], []
         for log in logs:
             if not any(log.count(r) for r in self.TIMELINE_RECORDS):
-                warnings.append(f"warning: {log.path}: {no_timeline_words(log.path)}")
+                warnings.append(f"warning: {log.path}: "
+                                f"{no_timeline_words(log.path, getattr(log, 'cut', False))}")
             self.ranks.append(_rank_entry(log))
             for r in log.table("ProcDesc"):
                 proc_rows.append((r["proc_id"], r["kind"]))
