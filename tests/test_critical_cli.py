@@ -435,3 +435,22 @@ def test_a_window_after_the_program_ended_says_when_it_ended(capsys):
     _, out, _ = critical(capsys, MPI2, "--start", "4.7s", "--stop", "4.99s")
     assert ("Shutdown: the program's top-level task ended at 4.689 s, before the window; in "
             "it, the runtime spent 290.000 ms cleaning up: ") in out, out
+
+
+def test_a_window_before_an_inferred_link_says_it_rests_on_it(capsys):
+    """A review: the whole run of loops3 says everything before 7.533 s rests on an inferred
+    link; its window 5-6 s, the same steps cut to it, said no link was inferred.  The window
+    rests on the run's link beyond it: all of its explained time, and the text says so; a
+    window after the link rests on none."""
+    files = [str(f) for f in rank_files(REAL / "loops3")]
+    run = critical_json(capsys, *files)["inferred"]
+    assert run["links"] == 1 and run["from_ns"] is not None
+    window = critical_json(capsys, *files, "--start", "5s", "--stop", "6s")
+    inf = window["inferred"]
+    assert inf["links"] == 1 and inf["from_ns"] == run["from_ns"] > 6_000_000_000
+    assert 0 < inf["resting_ns"] == window["explained_ns"] <= window["run_ns"]
+    text = critical(capsys, *files, "--start", "5s", "--stop", "6s")[1]
+    assert f"everything before {format_ns_ascii(run['from_ns'])}, is reached through 1 link " \
+           "inferred" in text, text
+    after = critical_json(capsys, *files, "--start", f"{run['from_ns'] + 1}ns")
+    assert after["inferred"]["links"] == 0 and after["inferred"]["resting_ns"] == 0

@@ -92,6 +92,9 @@ class PathPieces:
     shutdown_ns: int | None = None  # when the program's top-level task ended (a window's
     # start, where it ended before it: all of a window after the program's end is shutdown)
     program_end_ns: int | None = None  # when it ended (with ``shutdown_ns``)
+    # a window's: where the run's path (not only its piece in the window) rests on inferred
+    # links, and how many of the run's inferred links lie at or after the window's start
+    run_inferred: tuple | None = None
     _inferred: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def pieces(self):
@@ -123,8 +126,17 @@ class PathPieces:
         """Where the path starts to rest on an inferred link: the latest (in time) step
         whose predecessor ``inference`` inferred begins there, and every piece before that
         time was reached through it (None: no inferred link)."""
+        if self.run_inferred is not None:  # (a window: the run's, its link maybe beyond)
+            return self.run_inferred[0]
         last = self.inferred
         return int(self.begin[last[-1]]) if len(last) else None
+
+    @property
+    def inferred_links(self):
+        """How many inferred links the path rests on: its own; a window's, the run's at or
+        after its start (a link past the window's end holds up all of it: a review read
+        "0 inferred links" of a window whose every step rests on one)."""
+        return self.run_inferred[1] if self.run_inferred is not None else len(self.inferred)
 
     def resting_on_inference(self):
         """Per row of ``pieces()``: whether it lies before ``inferred_from_ns`` (the path's
@@ -217,7 +229,9 @@ def _pieces(source, steps):
                              and bool(source.computed("path_goes_on_before")))
     return PathPieces(steps, item, begin, end, gap, category, group, rows, unknown,
                       (start, int(end[-1])), run, shutdown,
-                      program_end_ns=ended if shutdown is not None else None)
+                      program_end_ns=ended if shutdown is not None else None,
+                      run_inferred=(source.computed("run_inferred")
+                                    if hasattr(source, "computed") else None))
 
 
 def waiting_apart(rows, source):
@@ -355,9 +369,19 @@ def beyond_window(run, ids, start=None, stop=None):
             # (the run's path goes on before the window: the time before its first step there
             # is the gap the run's path has, not an unknown cause)
             "goes_on_before": bool(steps) and start is not None and steps[-1].begin_ns < start,
+            "inferred": _inferred_of_run(steps, start),
             "made": run_operations_made(run), "end": run_program_end(run),
             "latency": run.message_latency,  # (asked only where a window's finding needs it)
             "after": line_after(run, stop) if stop is not None else ""}
+
+
+def _inferred_of_run(steps, start):
+    """(where the run's path starts to rest on inferred links, how many of them lie at or
+    after ``start``) for a window's ``PathPieces.run_inferred``; None: the run has none."""
+    begins = [int(s.begin_ns) for s in steps if s.via == "inferred"]
+    if not begins:
+        return None
+    return max(begins), sum(b >= (start if start is not None else -(1 << 62)) for b in begins)
 
 
 def given_window(source, beyond):
@@ -369,6 +393,7 @@ def given_window(source, beyond):
     source.computed_once("operations_made", lambda: beyond["made"])
     source.computed_once("program_end", lambda: beyond["end"])
     source.computed_once("path_goes_on_before", lambda: beyond["goes_on_before"])
+    source.computed_once("run_inferred", lambda: beyond["inferred"])
     source.computed_once("run_message_latency", lambda: beyond["latency"])
     if beyond["after"] in source.provenances:
         source.computed_once("line_after", lambda: source.provenances.index(beyond["after"]))
@@ -509,7 +534,7 @@ def critical_path_report(source, with_items=True, with_path=True, rows_as_read=F
     if not rows_as_read:
         path = path[:]
     run = pieces.run  # (stats' span_ns)
-    inferred = len(pieces.inferred)
+    inferred = pieces.inferred_links
     resting = pieces.resting_on_inference()
     out = {"span_ns": int(pieces.span[1] - pieces.span[0]), "path_start_ns": int(pieces.span[0]),
            "run_span_ns": [int(run[0]), int(run[1])], "run_ns": int(run[1] - run[0]),
