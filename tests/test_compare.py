@@ -480,3 +480,22 @@ def test_compares_peak_memory_is_the_runs_not_its_largest_ranks():
     assert p.returncode == 0, p.stderr
     arrays = next(g for g in json.loads(p.stdout)["groups"] if g["group"] == "arrays")
     assert arrays["peak_bytes"] == [held_at_once(real / "mpi2"), held_at_once(real / "mpi4")]
+
+
+def test_a_run_whose_clocks_read_apart_gets_no_faster_or_slower_verdict():
+    """A review: mpi2 against itself with a rank's clock shifted by 100 s read "run length:
+    4.567 s -> 103.977 s (22.8x slower)".  Where a run's ranks' clocks, not its messages, make
+    the latencies, its length measures them too: the header says so, no verdict; runs whose
+    clocks agree keep theirs."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+
+    def header(a, b):
+        p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", str(real / a),
+                            str(real / b)], capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        return next(ln for ln in p.stdout.splitlines() if ln.startswith("run length: "))
+    said = header("mpi2", "mpi2_skewed")
+    assert said.endswith("(no verdict: B's ranks' clocks read 99.999 s apart, so its length "
+                         "measures them too)"), said
+    assert "slower" not in said
+    assert header("mpi2", "mpi4").endswith("x faster)")
