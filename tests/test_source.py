@@ -328,3 +328,31 @@ def test_a_tasks_body_run_as_a_call_is_running_not_waiting():
         assert got.get("Waiting") == (format_ns_us(real) if real else None)
         checked += in_calls > 0
     assert checked >= 3
+
+
+@pytest.mark.parametrize("ranked", [False, True])
+def test_a_calls_details_name_the_task_it_ran_inside_and_its_line(ranked):
+    """A GUI walk: legate runs a task's body as an application call of its name, drawn in
+    full colour over the task's pale box; a click on it found no line, operation or path.
+    Its details say which task it ran inside (a link) and give the task's line: the task is
+    on the call's lane, around it in time, and its fevent is the call's creator."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.model.kinds import ItemKind
+    from legate_prof.query import as_source
+    from legate_prof.query.details import detail_fields
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi4"
+    src = as_source(load_profile([str(run)], ranked=ranked))
+    merged = src.merged_model()
+    it = merged.items
+    calls = np.flatnonzero(it["kind"] == int(ItemKind.APP_CALL))
+    assert len(calls)
+    for c in calls.tolist():
+        rows = {f.label: f for f in detail_fields(src, c, critical=False)}
+        inside = rows["Ran inside"]
+        j = inside.link[1]
+        assert inside.link == ("item", j) and inside.text == src.item_title(j)
+        assert src.item_lane(j)[0] == src.item_lane(c)[0]
+        a, b = src.item_extent(j)
+        assert a <= it["start"][c] and it["stop"][c] <= b
+        assert src.item_facts(j)["kind"] == "task"
+        assert rows["Provenance"].text == src.item_facts(j)["provenance"]

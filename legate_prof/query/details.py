@@ -97,6 +97,8 @@ def item_facts(model, i, memory_title=None) -> dict:
         if ready >= create > 0 or (ready >= create and kind != ItemKind.INSTANCE):
             d["deferred_ns"] = ready - create
             d["delayed_ns"] = start - ready
+    if kind in CALLS:
+        _ran_inside(model, i, lane, d)
     variant = model.variant_by_name_group.get(
         (int(it["name"][i]), model.lane_group(lane)))
     if variant:
@@ -119,6 +121,30 @@ def item_facts(model, i, memory_title=None) -> dict:
             if stop > start:
                 d["bandwidth_GBps"] = size / (stop - start)
     return d
+
+
+CALLS = (ItemKind.APP_CALL, ItemKind.RUNTIME_CALL, ItemKind.MAPPER_CALL)
+
+
+def _ran_inside(model, i, lane, d):
+    """A call's task (``inside``: its index in ``model``, ``inside_title``) and, where the
+    call has no line of its own, the task's (``provenance``): Legion records a call with
+    the ``fevent`` of the task it runs inside, on the task's lane.  Legate runs a task's body
+    as an application call of its name, drawn in full colour over the task's pale box: a
+    click on it found no line, operation or path (a GUI walk)."""
+    it = model.items
+    if "creator" not in it or "fevent" not in it or not int(it["creator"][i]):
+        return
+    lo, hi = model.lane_range(lane)
+    at = np.flatnonzero(np.asarray(it["fevent"][lo:hi]) == it["creator"][i])
+    at = [lo + int(k) for k in at if ItemKind(int(it["kind"][lo + int(k)])) not in CALLS]
+    if not at:
+        return
+    j = at[0]
+    d["inside"], d["inside_title"] = j, item_title(model, j)
+    prov = model.provenances[int(model.op_provenance([it["op_id"][j]])[0])]
+    if prov and "provenance" not in d:
+        d["provenance"] = prov
 
 
 def _waits_and_calls(model, i, duration, d):
@@ -160,6 +186,8 @@ def detail_fields(source, i, critical=True) -> list:
     if "variant" in d:
         out.append(Field("Variant", str(d["variant"]), d["variant"]))
     out.append(Field("Kind", d["kind"], d["kind"]))
+    if "inside" in d:
+        out.append(Field("Ran inside", d["inside_title"], d["inside"], ("item", d["inside"])))
     if "op_id" in d:
         out.append(Field("Operation", str(d["op_id"]), d["op_id"], ("op", d["op_id"])))
         if d["kind"] in INITIATED:

@@ -139,8 +139,11 @@ class RankedSource(ProfileSource):
 
     def item_facts(self, i) -> dict:
         # memories are named from all ranks' (a rank knows its own only)
-        _, m, j = self._part(i)
-        return item_facts(m, j, memory_title=lambda mem: memory_title_of(self.summary_model(), mem))
+        k, m, j = self._part(i)
+        d = item_facts(m, j, memory_title=lambda mem: memory_title_of(self.summary_model(), mem))
+        if "inside" in d:  # (the rank's numbering: the profile's)
+            d["inside"] += int(self._set.item_off[k])
+        return d
 
     def item_transfer(self, i):
         _, m, j = self._part(i)
