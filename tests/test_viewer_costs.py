@@ -326,3 +326,27 @@ def test_a_finding_clicked_brings_its_work_into_sight_and_says_what_is_lit(qtbot
     shown = [e for e in win.timeline.lane_layout.entries if e.kind == "lane" and e.lane in lanes
              and v0 <= e.y and e.y + e.height <= v1]
     assert shown
+
+
+def test_a_finding_chosen_with_the_keys_is_shown_as_a_click_shows_it(qtbot):
+    """A GUI walk: with the findings list focused, Down and PgDn selected another finding
+    while the view kept the last one's window."""
+    from legate_prof.viewer.panels.findings import add_findings_dock
+    src = as_source(load_profile(_files("mpi3"), ranked=True))
+    costs = costed_findings(src)
+    win = _window(qtbot, src)
+    panel = add_findings_dock(win, costs)
+    assert len(panel.findings) >= 2
+    panel.setFocus()
+    qtbot.waitUntil(panel.hasFocus)
+    panel.setCurrentRow(1)  # (the first finding: row 0 is the sentence above them)
+    qtbot.waitUntil(lambda: not win.busy())
+    for k in (1, 0):
+        if k:
+            qtbot.keyClick(panel, QtCore.Qt.Key.Key_Down)
+        else:
+            qtbot.keyClick(panel, QtCore.Qt.Key.Key_Up)
+        qtbot.waitUntil(lambda: not win.busy())
+        a, b = win.timeline.time_range()
+        t0, t1 = panel.findings[k]["window_ns"]
+        assert a <= t0 and t1 <= b and (b - a) <= 1.2 * (t1 - t0) + 2e6, (k, a, b, t0, t1)

@@ -105,6 +105,7 @@ class FindingsPanel(QtWidgets.QListWidget):
         self.setSpacing(2)
         self.itemClicked.connect(self._show)
         self.itemActivated.connect(self._show)
+        self.currentItemChanged.connect(self._keyed)
         self.set_findings(findings)
 
     def set_findings(self, findings, note=None):
@@ -148,6 +149,15 @@ class FindingsPanel(QtWidgets.QListWidget):
         row = self.finding_row(item)
         if row is not None:
             self.show_finding(row)
+
+    def _keyed(self, item, _previous):
+        """A finding chosen with the keys (arrows, Home, PgDn in the list) is shown as a click
+        shows it (a GUI walk: the list selected another finding, the view kept the last);
+        a mouse press is left to its click, a list filled or cleared to no one."""
+        if item is None or not self.hasFocus() or \
+                QtWidgets.QApplication.mouseButtons() != QtCore.Qt.MouseButton.NoButton:
+            return
+        self._show(item)
 
     def show_finding(self, row):
         timeline = self.window_.timeline
