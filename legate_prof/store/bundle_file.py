@@ -25,7 +25,6 @@ import numpy as np
 
 from legate_prof.store.bundle_check import BundleDamage, check_bundle
 from legate_prof.errors import ProfileError
-from legate_prof.output_file import atomic_output
 from legate_prof.model.intervals import StepIntegral
 from legate_prof.model.kinds import ANY_ACTIVE_GROUPS
 from legate_prof.read.msgpack_budget import OverBudget, header_budget
@@ -239,6 +238,7 @@ def write_tables(model, path, items, waits, transfers, ops, index, indexes=True,
     start = -(-(len(BUNDLE_MAGIC) + 8 + len(header)) // ALIGN) * ALIGN
     path = Path(path)
     check_stop(stop)
+    from legate_prof.output_file import atomic_output  # (writing alone: a read needs none)
     with (contextlib.nullcontext(str(path)) if handover else atomic_output(path, mode)) \
             as tmp, open(tmp, "wb") as f:
         f.write(BUNDLE_MAGIC + struct.pack("<Q", len(header)) + header)
