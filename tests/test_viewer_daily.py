@@ -1165,3 +1165,27 @@ def test_a_lines_search_lists_its_tasks_first_then_their_bodies():
     assert [rank.get(by_kind[i], 2) for i in listed] == sorted(rank.get(k, 2) for k in kinds)
     assert by_kind[listed[0]] == int(ItemKind.TASK)
     assert int(ItemKind.APP_CALL) in kinds and int(ItemKind.PROF_TASK) in kinds
+
+
+def test_an_item_brought_into_sight_is_below_the_ranks_sticky_header(qtbot, ranks4):
+    """A GUI walk: following a link scrolled the item's lane to the top of the view, under
+    the rank's sticky header, which hid the lane's label and its 100 % mark.  The lane now
+    starts below the header."""
+    win = _window(qtbot, ranks4, findings=False)
+    tl = win.timeline
+    src = win.source
+    lanes = src.outline().lanes
+    # an item on a lane of rank 1, below its rank's header, above the others' lanes
+    lane = max(k for k, L in enumerate(lanes) if L.rank == 1 and L.group in ("utility", "cpu"))
+    lo, hi = src.lane_item_range(lane)
+    i = (lo + hi) // 2
+    tl.reveal_item(i)
+    e = next(x for x in tl.lane_layout.entries if x.kind == "lane" and x.lane == lane)
+    (y0, y1) = tl.vb.viewRange()[1]
+    tl.scroll_to(e.y - 0.01 * (y1 - y0))  # (its top just in sight: under the header)
+    tl.reveal_item(i)
+    qtbot.waitUntil(lambda: tl.sticky.isVisibleTo(tl))
+    tl.sticky.follow()
+    scene_top = tl.vb.mapViewToScene(QtCore.QPointF(0, e.y))
+    lane_top_px = tl.mapFromScene(scene_top).y()
+    assert tl.sticky.geometry().bottom() < lane_top_px, (tl.sticky.geometry(), lane_top_px)

@@ -380,8 +380,11 @@ class TimelineWidget(pg.PlotWidget):
         e = self.reveal_lane(lane)
         if e is not None:
             (y0, y1) = self.vb.viewRange()[1]
-            if not (y0 <= e.y and e.y + e.height <= y1):
-                self.scroll_to(e.y - 3)
+            # (below the rank's sticky header, which covered the lane's label and its 100 %
+            # mark: a GUI walk)
+            head = (self.sticky.fontMetrics().height() + 7) * (y1 - y0) / max(self.vb.height(), 1)
+            if not (y0 + head <= e.y and e.y + e.height <= y1):
+                self.scroll_to(e.y - head)
 
     def follow_item(self, index):
         """The view follows a walk to ``index``: it stays where the item is in it, pans to
