@@ -292,6 +292,17 @@ def test_an_out_of_memory_label_tells_the_report_when_hovered(qtbot):
     said = _hover(qtbot, tl, (centre.x() - dx) / sx, (centre.y() - dy) / sy)
     assert escape(first["title"]) in said and "requested: 4,194,304 bytes" in said, said
     assert "store 4, allocated at" in said or "held by store 4" in said, said
+    # a click pins the report in the details (a GUI walk: the click did nothing, and the
+    # tooltip goes when the mouse does); Zoom to goes to the failure
+    pos = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF((centre.x() - dx) / sx,
+                                                              (centre.y() - dy) / sy)))
+    qtbot.mouseClick(tl.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=pos)
+    t = win.details.table
+    rows = {t.item(r, 0).text(): t.item(r, 1).text() for r in range(t.rowCount())}
+    assert rows["Marker"] == first["title"]
+    assert rows["requested"] == "4,194,304 bytes" or "4,194,304" in rows.get("requested", "")
+    assert set(first["fields"]) <= set(rows)
+    assert win.details.zoom_btn.isEnabled()
 
 
 def test_a_finding_clicked_brings_its_work_into_sight_and_says_what_is_lit(qtbot):

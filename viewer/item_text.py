@@ -25,6 +25,9 @@ def tooltip_html(source, hit, notes=()):
     escaped)."""
     source = as_source(source)
     kind, payload = hit
+    if kind == "marker":  # (a failure's label: what legate's report said, pinned)
+        return [_Group("Marker", str(payload.get("title", "")) or str(payload.get("kind", "")))] \
+            + [_Group(str(k), str(v)) for k, v in (payload.get("fields") or {}).items()]
     if kind == "band":
         a, b, n, lane, _row, busy = band_payload(payload)
         return _tooltip(("b", f"{n:,} merged items"), ("", busy_words(busy, a, b)),
@@ -100,6 +103,9 @@ def detail_fields(source, hit, critical_note=None):
     computed; until then a row saying so (``critical_note``), so a click never waits."""
     source = as_source(source)
     kind, payload = hit
+    if kind == "marker":  # (a failure's label: what legate's report said, pinned)
+        return [_Group("Marker", str(payload.get("title", "")) or str(payload.get("kind", "")))] \
+            + [_Group(str(k), str(v)) for k, v in (payload.get("fields") or {}).items()]
     if kind == "band":
         a, b, n, lane, row, busy = band_payload(payload)
         long = source.outline().lanes[lane].long

@@ -141,6 +141,11 @@ def _link_hint(kind):
 def _zoom_range(source, hit):
     if hit[0] == "band":
         return hit[1][0], hit[1][1]
+    if hit[0] == "marker":  # (the run's last 5 % before the failure, and a little after)
+        t = int(hit[1].get("time", 0))
+        a, b = source.info().time_range
+        d = max((b - a) // 20, 1000)
+        return t - d, t + d // 4
     a, b = source.item_extent(hit[1])
     d = max(b - a, 1000)
     return a - d, b + d

@@ -52,7 +52,8 @@ TOOLTIP_MS = 60_000  # a hover tooltip stays this long while the mouse is still
 class TimelineWidget(pg.PlotWidget):
     """The timeline view: axes, lane labels, the painted item, cursor, history, keys."""
 
-    itemClicked = QtCore.Signal(object)  # ('item', idx) | ('band', (...)) | None
+    # ('item', idx) | ('band', (...)) | ('marker', {its title and fields}) | None
+    itemClicked = QtCore.Signal(object)
     viewChanged = QtCore.Signal(float, float)
     layoutChanged = QtCore.Signal()  # groups expanded or collapsed
     escapePressed = QtCore.Signal()  # clear highlights (the window clears its search too)
@@ -589,6 +590,9 @@ class TimelineWidget(pg.PlotWidget):
             if step is not None:  # (the track's piece: the item of the path's step there)
                 self._path_step = step
                 hit = ("item", int(self.critical_path.item[step]))
+        if hit is None and step is None:  # (a failure's label: its report pinned in the
+            marker = self.item.marker_at(p.x(), p.y())  # details, where its tooltip goes)
+            hit = ("marker", marker) if marker is not None else None
         self.select(hit[1] if hit is not None and hit[0] == "item" else None)
         if ev.double() and hit is not None and hit[0] == "band":
             a, b = hit[1][0], hit[1][1]
