@@ -499,3 +499,28 @@ def test_a_run_whose_clocks_read_apart_gets_no_faster_or_slower_verdict():
                          "measures them too)"), said
     assert "slower" not in said
     assert header("mpi2", "mpi4").endswith("x faster)")
+
+
+def test_a_line_that_assigns_the_same_name_pairs_across_an_edit():
+    """A review: the guide's ``x = np.random.random(N).astype(np.float32)`` (line 4) and
+    ``x = rng.random(N, dtype=np.float32)`` (line 5 of the efficient program) stood apart,
+    "782 ms -> 0 ns" read as the line saved where it went 782 -> 710 ms.  Lines at the same
+    place that assign the same name and launched some of the same operations pair, marked
+    uncertain, and the notes say how."""
+    from legate_prof.analyze.compare import assigned_name
+    assert [assigned_name(c) for c in ("x = np.ones(3)", "  z += 1.0", "x == y", "a[1] = 2",
+                                       "np.add(x, y, out=z)", "t //= 2", "")] == \
+        ["x", "z", "", "", "", "t", ""]
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", "--json",
+                        str(real / "inefficient_1rank"), str(real / "efficient_1rank")],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    c = json.loads(p.stdout)
+    rows = {(r["a"] or "").rsplit("/", 1)[-1]: r for r in c["lines"]}
+    x, y = rows["inefficient.py:4"], rows["inefficient.py:5"]
+    assert x["b"].endswith("efficient.py:5") and x["paired_by"] == "assigned"
+    assert y["b"].endswith("efficient.py:6") and y["paired_by"] == "assigned"
+    assert any(n.startswith("inefficient.py:4 ~ efficient.py:5: the code changed") and
+               "assigns x and launched some of the same operations" in n for n in c["notes"])
+    assert rows["inefficient.py:11"]["paired_by"] == "edited"  # (the same operations: as was)

@@ -4,14 +4,17 @@ A line of run A is paired with a line of run B by what it is, not only where it 
 runs' lines are aligned in file order on their code (which the array runtime records with each
 operation), so a renamed script, or one with lines added or removed, still pairs line for line;
 lines whose code was not recorded (a program launching Legate tasks itself) pair by
-``file:line`` — the file's name, not its folder — when they launched the same operations.  A
-line that is in one run only, or whose operations changed, is said, never compared with another.
+``file:line`` — the file's name, not its folder — when they launched the same operations.
+Between two aligned lines, an edited line pairs with the one at its place that launched the
+same operations, or else that assigns the same name and launched some of them (uncertain
+pairs, marked and said).  A line that is in one run only is said, never compared with another.
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import re
 
 import numpy as np
 
@@ -111,7 +114,32 @@ def _pair_unaligned(rows_a, rows_b, la, lb):
         else:
             left_b.remove(match)
             pairs.append((pa, match, how))
+    pairs = [_same_name(pair, left_b, la, lb) if pair[1] is None else pair for pair in pairs]
     return pairs + [(None, pb, None) for pb in left_b]
+
+
+_ASSIGNED = re.compile(r"\s*([A-Za-z_]\w*)\s*(?:[-+*/%@&|^]|//|\*\*|<<|>>)?=(?!=)")
+
+
+def assigned_name(code):
+    """The name a line of code assigns ("x" of "x = np.random.random(N)"), or ""."""
+    m = _ASSIGNED.match(code or "")
+    return m.group(1) if m else ""
+
+
+def _same_name(pair, left_b, la, lb):
+    """A line left alone paired with one of B's left at its place that assigns the same name
+    and launched some of the same operations ("assigned": uncertain, said): the guide's
+    ``x = np.random.random(N).astype(np.float32)`` and ``x = rng.random(N, dtype=...)`` (a
+    conversion removed) stood apart, "782 ms -> 0 ns" read as the whole line saved."""
+    pa = pair[0]
+    name = assigned_name(la[pa]["code"])
+    match = next((pb for pb in left_b if name and assigned_name(lb[pb]["code"]) == name
+                  and la[pa]["operations"] & lb[pb]["operations"]), None)
+    if match is None:
+        return pair
+    left_b.remove(match)
+    return pa, match, "assigned"
 
 
 def wall_by_line(model):
@@ -198,6 +226,10 @@ def _notes(rows):
     notes += [f"{r['line']}: the code changed ({r['code'][0]!r} -> {r['code'][1]!r}); paired "
               "as the line at its place that launched the same operations" for r in rows
               if r["paired_by"] == "edited"]
+    notes += [f"{r['line']}: the code changed ({r['code'][0]!r} -> {r['code'][1]!r}); paired "
+              f"as the line at its place that assigns {assigned_name(r['code'][0])} and "
+              "launched some of the same operations" for r in rows
+              if r["paired_by"] == "assigned"]
     return notes
 
 
@@ -355,7 +387,7 @@ def format_compare(c, names=("A", "B")):
             f"  {'tasks':>14}  {'task time':>24}  {'copies':>12}  {'bytes':>20}  {'fills':>12}"]
     for r in c["lines"]:  # (two spaces between columns: a wide value never runs into the next)
         ops = _cut(", ".join(r["operations"]) or "-", 17)
-        mark = "~" if r["paired_by"] in ("edited", "line") else ""
+        mark = "~" if r["paired_by"] in ("edited", "line", "assigned") else ""
         wall = _change(*r.get("wall_ns", [0, 0]), fmt=format_ns)
         out.append(f"{(r['a'] or '-')[:19]:<20}{((r['b'] or '-') + mark)[:19]:<20}"
                    f"{wall:>26}    {ops:<17}  {_change(*r['tasks']):>14}"
