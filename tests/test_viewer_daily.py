@@ -1189,3 +1189,29 @@ def test_an_item_brought_into_sight_is_below_the_ranks_sticky_header(qtbot, rank
     scene_top = tl.vb.mapViewToScene(QtCore.QPointF(0, e.y))
     lane_top_px = tl.mapFromScene(scene_top).y()
     assert tl.sticky.geometry().bottom() < lane_top_px, (tl.sticky.geometry(), lane_top_px)
+
+
+def test_lanes_of_one_group_are_ruled_apart(qtbot):
+    """A GUI walk: u0's rows and u1's ran together with nothing between them, so which lane
+    a row is in was a guess.  A rule of its own colour runs along the top of each lane that
+    follows another lane of its group (none above a group's first lane)."""
+    from legate_prof.viewer.timeline.item import LANE_RULE
+    run = ROOT / "fixtures" / "real" / "inefficient_1rank"
+    win = _window(qtbot, [run], findings=False)
+    qtbot.waitUntil(lambda: win.timeline is not None and win.timeline.item is not None)
+    tl = win.timeline
+    tl.expand(["utility", "cpu"])
+    qtbot.waitUntil(tl.item.settled, timeout=60_000)
+    img = tl.grab().toImage()
+    lanes = [e for e in tl.lane_layout.entries if e.kind == "lane" and e.group == "utility"]
+    assert len(lanes) == 2
+    x0 = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(tl.time_range()[0], 0))).x()
+
+    def row_colours(e):
+        y = tl.mapFromScene(tl.vb.mapViewToScene(QtCore.QPointF(0, e.y))).y()
+        return {QtGui.QColor(img.pixel(x, round(y))).rgb()
+                for x in range(round(x0) + 2, img.width() - 2, 3)}
+    # (the second lane's top: mostly the rule, boxes crossing it aside)
+    second = row_colours(lanes[1])
+    assert LANE_RULE.rgb() in second
+    assert LANE_RULE.rgb() not in row_colours(lanes[0])

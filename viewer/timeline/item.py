@@ -40,6 +40,7 @@ REST_MS = 100  # a view unchanged this long is at rest: drawn from its own tiles
 # A frame draws the strips of rows appearing whose values are at hand for up to this long
 # (``_summary_strip``); the rest come from the tiles' thread.
 STRIPS_IN_FRAME_S = 0.05
+LANE_RULE = QtGui.QColor(222, 226, 234)  # between two lanes of one group
 
 
 class ViewRow:
@@ -342,10 +343,16 @@ class TimelineItem(pg.GraphicsObject):
                 self.source.prepare_lanes([e.lane for e in visible if e.kind == "lane"])
         except Exception as exc:  # noqa: BLE001
             self._report(exc, "stacking the lanes shown")
+        above = None  # the row drawn above this one
         for e in visible:
             top = sy * e.y + dy
             h = sy * e.height
             try:
+                if e.kind == "lane" and above is not None and above.kind == "lane" and \
+                        (above.rank, above.group) == (e.rank, e.group):
+                    # (a rule between two lanes of a group: their rows ran together and
+                    # which lane a row is in was a guess, a GUI walk)
+                    p.fillRect(QtCore.QRectF(px_left, top, width, 1), LANE_RULE)
                 if e.kind == "header":
                     p.fillRect(QtCore.QRectF(px_left, top, width, h),
                                QtGui.QColor(235, 238, 245))
@@ -358,6 +365,7 @@ class TimelineItem(pg.GraphicsObject):
                                                   batches, labels)
             except Exception as exc:  # noqa: BLE001 - one bad row must not blank the rest
                 self._report(exc, f"row {e.label!r}")
+            above = e
         for step in (lambda: self._flush(p, batches),  # (labels over the path's boxes)
                      lambda: self._paint_path(p, x0, x1, sx, dx, sy, dy),
                      lambda: self._paint_labels(p, labels),
