@@ -345,24 +345,9 @@ class TimelineItem(pg.GraphicsObject):
             self._report(exc, "stacking the lanes shown")
         above = None  # the row drawn above this one
         for e in visible:
-            top = sy * e.y + dy
-            h = sy * e.height
             try:
-                if e.kind == "lane" and above is not None and above.kind == "lane" and \
-                        (above.rank, above.group) == (e.rank, e.group):
-                    # (a rule between two lanes of a group: their rows ran together and
-                    # which lane a row is in was a guess, a GUI walk)
-                    p.fillRect(QtCore.QRectF(px_left, top, width, 1), LANE_RULE)
-                if e.kind == "header":
-                    p.fillRect(QtCore.QRectF(px_left, top, width, h),
-                               QtGui.QColor(235, 238, 245))
-                elif e.kind == "summary":
-                    self._paint_summary(p, e, x0, x1, px_left, width, top, h)
-                elif e.kind == "path":
-                    continue  # (the path's track: drawn with the path, over the lanes)
-                else:
-                    n_rects += self._collect_lane(e, x0, x1, px_left, width, top, sy,
-                                                  batches, labels)
+                n_rects += self._paint_row(p, e, above, x0, x1, px_left, width, sy, dy,
+                                           batches, labels)
             except Exception as exc:  # noqa: BLE001 - one bad row must not blank the rest
                 self._report(exc, f"row {e.label!r}")
             above = e
@@ -385,6 +370,24 @@ class TimelineItem(pg.GraphicsObject):
             self.tiles.keep_only(self._asked)
         elif self._pending:  # some rows still show the previous resolution: another frame
             QtCore.QTimer.singleShot(0, self._continue)
+
+    def _paint_row(self, p, e, above, x0, x1, px_left, width, sy, dy, batches, labels):
+        """One row of the lane tree (``above``: the row above it): a header's band, a
+        group's strip, or a lane's boxes collected into ``batches``; how many boxes."""
+        top = sy * e.y + dy
+        h = sy * e.height
+        if e.kind == "lane" and above is not None and above.kind == "lane" and \
+                (above.rank, above.group) == (e.rank, e.group):
+            # (a rule between two lanes of a group: their rows ran together and which lane
+            # a row is in was a guess, a GUI walk)
+            p.fillRect(QtCore.QRectF(px_left, top, width, 1), LANE_RULE)
+        if e.kind == "header":
+            p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(235, 238, 245))
+        elif e.kind == "summary":
+            self._paint_summary(p, e, x0, x1, px_left, width, top, h)
+        elif e.kind != "path":  # (the path's track: drawn with the path, over the lanes)
+            return self._collect_lane(e, x0, x1, px_left, width, top, sy, batches, labels)
+        return 0
 
     def _paint_error_note(self, p, px_left, top):
         """The first painting error, said on the picture (the rest is drawn)."""
