@@ -757,3 +757,14 @@ def test_a_memory_full_to_the_threshold_as_read_is_under_pressure():
     for x in found:
         e = x["evidence"]
         assert 0.7999 < e["peak_bytes"] / e["capacity_bytes"] < 0.8
+
+
+def test_a_lines_arrays_are_not_all_called_intermediates():
+    """A review: ``d = x[2:] - x[:-2] * 0.5`` (mpi4's line 7) read "2 full-size arrays made by
+    one line: intermediates of an expression", where one of them is ``d`` itself, alive to
+    the run's end (`sql` over its arrays): the title says the result is among them."""
+    found = [x for x in find_insights(load_profile(run_files("mpi4")))
+             if x["pattern"] == "temporaries" and x["provenance"][0].endswith(":7")]
+    assert found and found[0]["evidence"]["arrays"] == 2
+    assert found[0]["title"].endswith("an expression's result with its intermediates")
+    assert "intermediates of an expression" not in found[0]["title"]

@@ -569,8 +569,10 @@ def _temporaries_finding(f, p, arrays, nbytes, tasks, instances, made_by):
     instances by the kind of operation that made them, None where the stream counted."""
     evidence = {"arrays": int(arrays), "bytes": nbytes, "task_time_ns": int(f.run[tasks].sum())}
     if made_by is None:
+        # (the line's result is among them: "intermediates" alone read `d = x[2:] -
+        # x[:-2]*0.5`'s two arrays as two temporaries, where d lives on; a review)
         title = (f"{arrays} full-size arrays made by one line ({nbytes / 2**20:.1f} MiB): "
-                 "intermediates of an expression")
+                 "an expression's result with its intermediates")
     else:
         evidence.update(guess=True, instances_by_operation=made_by)
         title = (f"{arrays} kinds of operation ({', '.join(sorted(made_by))}) made full-size "
