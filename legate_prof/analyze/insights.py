@@ -20,6 +20,7 @@ from legate_prof.assemble.rank_merge import release_pages
 from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.sort_order import stable_order, unique_values, unique_with
+from legate_prof.analyze.critical_text import plural
 from legate_prof.analyze.path_lines import SHUTDOWN
 from legate_prof.present.units import format_bytes, format_ns
 from legate_prof.causality.critical_inputs import CALL_KINDS, ENTRY_KINDS, kinds_mask
@@ -946,33 +947,39 @@ def warm_up(f):
     ids = np.flatnonzero(f.app)
     if len(ids) < 2:
         return []
-    lane, name = f.of_items(ids, "lane"), f.name[ids]
+    lane, name = f.of_items(ids, "lane"), f.name[ids].astype(np.int64)
     order = np.lexsort((f.start[ids], lane, name))
-    key_change = np.r_[True, (name[order][1:] != name[order][:-1])
-                       | (lane[order][1:] != lane[order][:-1])]
-    first = np.zeros(len(ids), bool)
-    first[order[key_change]] = True
+    first = np.zeros(len(ids), bool)  # (each name's earliest task on each lane)
+    first[order[np.r_[True, (name[order][1:] != name[order][:-1])
+                      | (lane[order][1:] != lane[order][:-1])]]] = True
+    slow, usual = _medians(name, first, f.run[ids]), _medians(name, ~first, f.run[ids])
     out = []
-    for n in np.unique(name).tolist():
-        of = name == n
-        a, b = ids[of & first], ids[of & ~first]
-        if len(b) == 0:
+    for n in sorted(set(slow) & set(usual)):  # (names run more than once on a lane)
+        if slow[n] < WARM_UP_RATIO * max(usual[n], 1.0):
             continue
-        slow, usual = float(np.median(f.run[a])), float(np.median(f.run[b]))
-        if slow < WARM_UP_RATIO * max(usual, 1.0):
-            continue
+        a, b = ids[(name == n) & first], ids[(name == n) & ~first]
         mine = np.zeros(len(f.kind), bool)
         mine[a] = True
         ns, cat, line, item = f.path.pieces()
         held = mine[np.asarray(item, np.int64)] & np.isin(cat, ["compute", "waiting"])
         if ns[held].sum() < WARM_UP_SHARE * max(f.run_span, 1):
             continue
-        out.append(_warm_up_finding(f, n, a, b, slow, usual))
+        out.append(_warm_up_finding(f, n, a, b, slow[n], usual[n]))
     return out
 
 
-def _count(n, word):
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def _medians(key, sel, values):
+    """{key: the median of ``values`` where ``sel``} over whole columns (as ``np.median``:
+    the two middle values' mean for an even count)."""
+    key, v = key[sel], np.asarray(values, np.float64)[sel]
+    if len(key) == 0:
+        return {}
+    o = np.lexsort((v, key))
+    k, v = key[o], v[o]
+    head = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    count = np.diff(np.r_[head, len(k)])
+    mid = (v[head + (count - 1) // 2] + v[head + count // 2]) / 2
+    return dict(zip(k[head].tolist(), mid.tolist()))
 
 
 def _warm_up_finding(f, n, first, later, slow, usual):
@@ -988,7 +995,7 @@ def _warm_up_finding(f, n, first, later, slow, usual):
         f"the first {name} task"
         + (f" on each of {len(first):,} processors took {format_ns(int(slow))} (median)"
            if len(first) > 1 else f" took {format_ns(int(slow))}")
-        + f", the {_count(len(later), 'later one')} {format_ns(int(usual))} (median): "
+        + f", the {plural(len(later), 'later one')} {format_ns(int(usual))} (median): "
         f"{slow / max(usual, 1.0):,.0f}x — one-time start-up, paid once per run, unless that "
         "first run had as much more work",
         [f.line(p) for p in provs][:10], f.window(mine),
