@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from legate_prof.assemble.nested_calls import CALL_KINDS
 from legate_prof.assemble.stream_items import RUNTIME_OP_BASE, stream_arrays
 from legate_prof.model.kinds import ItemKind
 from legate_prof.model.lane_names import memory_name
@@ -97,7 +98,7 @@ def item_facts(model, i, memory_title=None) -> dict:
         if ready >= create > 0 or (ready >= create and kind != ItemKind.INSTANCE):
             d["deferred_ns"] = ready - create
             d["delayed_ns"] = start - ready
-    if kind in CALLS:
+    if kind in CALL_KINDS:
         _ran_inside(model, i, lane, d)
     variant = model.variant_by_name_group.get(
         (int(it["name"][i]), model.lane_group(lane)))
@@ -123,9 +124,6 @@ def item_facts(model, i, memory_title=None) -> dict:
     return d
 
 
-CALLS = (ItemKind.APP_CALL, ItemKind.RUNTIME_CALL, ItemKind.MAPPER_CALL)
-
-
 def _ran_inside(model, i, lane, d):
     """A call's task (``inside``: its index in ``model``, ``inside_title``) and, where the
     call has no line of its own, the task's (``provenance``): Legion records a call with
@@ -137,7 +135,7 @@ def _ran_inside(model, i, lane, d):
         return
     lo, hi = model.lane_range(lane)
     at = np.flatnonzero(np.asarray(it["fevent"][lo:hi]) == it["creator"][i])
-    at = [lo + int(k) for k in at if ItemKind(int(it["kind"][lo + int(k)])) not in CALLS]
+    at = [lo + int(k) for k in at if ItemKind(int(it["kind"][lo + int(k)])) not in CALL_KINDS]
     if not at:
         return
     j = at[0]
