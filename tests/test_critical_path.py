@@ -494,6 +494,9 @@ def test_slow_messages_blame_the_network_only_between_machines():
     assert one_host([{"hostname": "a"}, {"hostname": "a"}]) == "a"
     assert one_host([{"hostname": "a"}, {"hostname": "b"}]) == ""
     assert one_host([{"hostname": "a"}]) == "" and one_host([{}, {}]) == ""
+    # (no message arrived before it was sent: no clock is seen apart, whatever the rest says)
+    quiet = MessageLatency(0, 0, 0.0, (), 0, 0, 0, 0.0)
+    assert not quiet.clocks_make_latencies and not quiet.as_json()["latencies_are_clocks"]
 
 
 def test_skew_shows_in_stats_notices_and_the_screenshot_header():

@@ -238,14 +238,15 @@ def _notes(rows):
 STREAM_GROUPS = ("ops", "arrays")
 
 
-def per_group(model):
+def per_group(model, source):
     """group -> {items, busy_ns, lanes, peak_bytes} over all ranks (``busy_ns`` summed over
     the group's lanes: its share of the run is busy / (lanes × run); ``peak_bytes`` the most
     in use at once over all ranks, not the largest rank's: a review read mpi2 -> mpi4's
     arrays as 30.5 -> 5.7 MiB, where the runs held 61.0 -> 22.9 MiB); the items of the
     stream's groups in the rank that counts the program only (``run_counts.counting_rank``:
     4 ranks made `compare` say 8,872 arrays where `stats` says 2,218).  Their busy time is
-    each rank's (an operation is busy while its tasks run on that rank)."""
+    each rank's (an operation is busy while its tasks run on that rank).  ``source``: the
+    model's, as ``compare`` holds it (its steps of all ranks made once)."""
     from legate_prof.analyze.run_counts import counting_rank, stream_counts
     it = model.items
     out = {}
@@ -258,8 +259,6 @@ def per_group(model):
         row["lanes"] += int(len(lanes))
         if group not in STREAM_GROUPS or counting is None or rank == counting:
             row["items"] += int(items[lanes].sum())
-    from legate_prof.query import as_source
-    source = as_source(model)
     for group in set(out) & set(MEMORY_GROUPS):  # (the run's: all ranks' use at once)
         use = source.memory_use(group, None)
         out[group]["peak_bytes"] = int(use[1]) if use else 0
@@ -278,7 +277,7 @@ def compare(a, b, same_files=False, code=(None, None)):
     sa, sb = as_source(a), as_source(b)  # (one critical path each: the lines and findings)
     (wa, ea, ra, ia), (wb, eb, rb, ib) = wall_by_line(sa), wall_by_line(sb)
     lines = _line_rows(a, b, (wa, wb), same_files, code)
-    ga, gb = per_group(a), per_group(b)
+    ga, gb = per_group(a, sa), per_group(b, sb)
     spans = [int(m.items["stop"].max() - m.items["start"].min()) if m.n_items else 0
              for m in (a, b)]  # first item to last, as `stats` counts a run's span
     groups = []
@@ -304,7 +303,7 @@ def _clocks_apart(source):
     the clocks too (a review read "4.567 s -> 103.977 s (22.8x slower)" of mpi2 and itself
     with a rank's clock shifted by 100 s)."""
     lat = source.message_latency()
-    return int(lat.clocks_apart_ns) if lat.skewed and lat.clocks_make_latencies else 0
+    return int(lat.clocks_apart_ns) if lat.clocks_make_latencies else 0
 
 
 def _ranks(model):

@@ -69,8 +69,10 @@ class MessageLatency:
         """Whether the nodes' clocks, not the messages, make the latencies: two clocks read
         further apart than a slow message takes, and by half the slowest latency or more.
         Then "slow messages" are the clocks' offset (a run with a clock 100 s off read as
-        "a message waited for its rank's threads to get a core")."""
-        return self.clocks_apart_ns >= max(self.threshold_ns, self.longest_ns / 2)
+        "a message waited for its rank's threads to get a core").  Never without a skewed
+        message: no clock is then seen apart."""
+        return bool(self.skewed) and self.clocks_apart_ns >= max(self.threshold_ns,
+                                                                 self.longest_ns / 2)
 
     def worst_pairs(self, most):
         """The ``most`` pairs whose clocks read furthest apart (``worst_first``): what a
@@ -87,7 +89,7 @@ class MessageLatency:
                 "slow": self.slow, "threshold_ns": self.threshold_ns,
                 "percent_slow": round(self.percent_slow, 3), "longest_ns": self.longest_ns,
                 "congested": self.congested, "one_host": self.one_host or None,
-                "latencies_are_clocks": bool(self.skewed and self.clocks_make_latencies)}
+                "latencies_are_clocks": self.clocks_make_latencies}
 
     def notices(self):
         """Plain sentences for a banner: what a user comparing boxes across ranks must know
@@ -108,7 +110,7 @@ class MessageLatency:
                        + (f" Every rank ran on one machine ({self.one_host}): their clocks "
                           "started apart, not the machines'." if self.one_host else "")
                        + " Boxes on different ranks may be shifted against each other.")
-        if self.congested and self.skewed and self.clocks_make_latencies:
+        if self.congested and self.clocks_make_latencies:
             out.append(f"Slow messages measure the clocks: {self.slow:,} of {self.messages:,} "
                        f"messages took {self.threshold_ns / 1e6:g} ms or more, the slowest "
                        f"{format_ns(self.longest_ns)}, while two ranks' clocks read "
