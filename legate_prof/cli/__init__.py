@@ -68,6 +68,9 @@ def _run(argv):
     if argv[:1] != ["record"]:  # (legate's program keeps the user's setting)
         _one_blas_thread()
     _no_huge_pages()
+    if argv[:1] not in (["record"], ["view"]):  # (a window lives on after its load)
+        from legate_prof.load.rank_workers import reuse_freed_memory
+        reuse_freed_memory()
     if argv[:1] == ["record"]:  # everything after it belongs to legate, options included
         try:
             return record.run(argparse.Namespace(legate_args=argv[1:]))

@@ -501,6 +501,26 @@ WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20),  # (glibc's upper limi
                  "MALLOC_TRIM_THRESHOLD_": str(1 << 30), "MALLOC_TOP_PAD_": str(64 << 20)}
 
 
+# mallopt's numbers for the settings above (glibc's malloc.h)
+_MALLOPT = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_TOP_PAD_": -2, "MALLOC_MMAP_THRESHOLD_": -3}
+
+
+def reuse_freed_memory():
+    """This process's allocator set as a worker's (``WORKER_MALLOC``), where the user set
+    none: a command's own analysis makes and frees column-sized arrays too (``stats`` of 10
+    ranks x 1 M items: 0.9 -> 0.45 s of the kernel's time in the parent).  Not for a
+    process that lives on after its work (the window): what it freed would stay its own."""
+    if any(k.startswith("MALLOC_") for k in os.environ):
+        return
+    try:
+        import ctypes
+        libc = ctypes.CDLL("libc.so.6")
+        for name, value in WORKER_MALLOC.items():
+            libc.mallopt(_MALLOPT[name], int(value))
+    except (OSError, AttributeError):
+        pass  # (another C library: its own way)
+
+
 def _worker_env():
     """The parent's environment, with this package importable however it was found (and
     the allocator's settings above, where the user set none)."""
