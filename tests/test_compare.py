@@ -335,6 +335,22 @@ def test_two_programs_compared_get_their_figures_and_no_verdict():
     assert "two different programs?" not in format_compare(same)
 
 
+def test_two_programs_sharing_one_operation_are_not_paired_as_an_edit():
+    """A review: efficient.py against mpi4's prog_small.py paired ``np.add(x, y, out=z)``
+    with the other program's only BinaryOp line as "edited" (136.951 µs -> 938.032 ms) and
+    called them one program.  Uncertain pairs alone, under half of the shorter program's
+    lines, say two programs."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", "--json",
+                        str(real / "efficient_1rank"), str(real / "mpi4")],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    c = json.loads(p.stdout)
+    assert c["same_program"] is False
+    assert not [r for r in c["lines"] if r["a"] and r["b"] and r["paired_by"] != "run"]
+    assert c["notes"][0].startswith("no line of A pairs with a line of B")
+
+
 def test_the_guides_two_programs_pair_on_the_code_read_beside_their_runs():
     """Runs recorded without their lines' code (these fixtures' streams) paired only by file
     name and line number, so the guide's own comparison, inefficient.py against
