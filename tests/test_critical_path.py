@@ -1067,3 +1067,27 @@ def test_waits_that_overlap_in_a_strangers_file_are_counted_once():
     assert list(zip(s.tolist(), e.tolist())) == [(10, 30), (30, 30), (40, 50), (7, 7), (0, 5)]
     ok = _disjoint_waits(np.array([1, 1, 2]), np.array([0, 5, 0]), np.array([5, 9, 1]))
     assert [a.tolist() for a in ok] == [[1, 1, 2], [0, 5, 0], [5, 9, 1]]
+
+
+def test_a_window_the_runs_path_misses_says_where_the_path_lies():
+    """A review: ``critical`` of mpi4's rank 1 from 2 to 3 s said "none (no item to walk
+    back from)" and ``insights`` "the profile holds no Legion timeline", of a window of 280
+    items: the run's path (rank 1's) lies after it, and before that rests on rank 2, not
+    given.  Both say so now."""
+    def cli(*args):
+        p = subprocess.run([sys.executable, "-m", "legate_prof", *args, "--no-cache",
+                            str(REAL / "mpi4"), "--ranks", "1", "--start", "2s", "--stop",
+                            "3s"], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        return p.stdout
+    text = cli("critical")
+    assert ("Critical path: none in the window: the run's path (of the ranks read) lies "
+            "from 3.546 s to 4.406 s") in text, text[:400]
+    assert "The path stops at what rank 2 did" in text and "no item to walk" not in text
+    doc = json.loads(cli("critical", "--json"))
+    assert doc["run_path_where"]["run_path_ns"] == [3545545665, 4406159977]
+    said = cli("insights")
+    assert said.startswith("The window's 1.000 s: the run's critical path does not pass "
+                           "through it (it lies from 3.546 s to 4.406 s; before it, on rank "
+                           "2, not given)"), said[:300]
+    assert "no Legion timeline" not in said

@@ -593,6 +593,21 @@ def test_a_path_written_in_part_says_the_whole_paths_length(browser, tmp_path, m
     assert f"(its last {format_ns(drawn)})" in said, said
 
 
+def test_a_window_the_path_misses_says_why_it_draws_no_path(browser, tmp_path):
+    """mpi4's rank 1 from 2 to 3 s: "critical path: 0 steps over 0 ns" (a review); the
+    status says what ``critical`` says: where the run's path lies."""
+    out = tmp_path / "rep"
+    assert main(["report", str(REAL / "mpi4"), "--ranks", "1", "--start", "2s", "--stop",
+                 "3s", "-o", str(out), "--no-pictures"]) == 0
+    _open_at(browser, out)
+    browser.key("p", "KeyP")
+    _wait(browser, "CRIT.path")
+    said = browser.evaluate("document.getElementById('crit-status').textContent")
+    assert said.startswith("critical path: none in the window: the run's path (of the ranks "
+                           "read) lies from 3.546 s to 4.406 s"), said
+    assert browser.errors == []
+
+
 def test_a_path_too_dense_to_link_draws_its_steps_boxes_only(browser, ineff_report):
     """Zoomed out on 20,000 steps, the links between them zigzagged between lanes and covered
     every lane with the path's colour (a user's review): where there are more steps in view

@@ -372,7 +372,20 @@ def beyond_window(run, ids, start=None, stop=None):
             "inferred": _inferred_of_run(steps, start),
             "made": run_operations_made(run), "end": run_program_end(run),
             "latency": run.message_latency,  # (asked only where a window's finding needs it)
-            "after": line_after(run, stop) if stop is not None else ""}
+            "after": line_after(run, stop) if stop is not None else "",
+            "where": lambda: _run_path_where(run, steps)}  # (asked where the path misses it)
+
+
+def _run_path_where(run, steps):
+    """Where the run's path lies ({"run_path_ns": [its first piece's start, its last
+    one's end], "stops_at": where it stops, ``stops_at``}; None: the run has none), for a
+    window the path misses: a review read "no item to walk back from" and "the profile holds
+    no Legion timeline" of a window of mpi4's rank 1 (``--ranks 1``), whose path there lies
+    after the window, and before it, on a rank not given."""
+    if not steps:
+        return None
+    span = path_pieces(run).span  # (as the run's own report says it)
+    return {"run_path_ns": [int(span[0]), int(span[1])], "stops_at": stops_at(run, steps[-1])}
 
 
 def _inferred_of_run(steps, start):
@@ -395,6 +408,7 @@ def given_window(source, beyond):
     source.computed_once("path_goes_on_before", lambda: beyond["goes_on_before"])
     source.computed_once("run_inferred", lambda: beyond["inferred"])
     source.computed_once("run_message_latency", lambda: beyond["latency"])
+    source.computed_once("run_path_where", lambda: beyond["where"])
     if beyond["after"] in source.provenances:
         source.computed_once("line_after", lambda: source.provenances.index(beyond["after"]))
 
@@ -546,6 +560,9 @@ def critical_path_report(source, with_items=True, with_path=True, rows_as_read=F
                                       pieces.program_end_ns)
                         if pieces.shutdown_ns is not None else None),
            "stops_at": stops_at(source, pieces.steps[0]) if pieces.steps else None}
+    where = source.computed("run_path_where")  # (a window: where the run's path lies)
+    if not pieces.steps and where is not None and where() is not None:
+        out["run_path_where"] = where()
     if not with_path:
         out["steps"] = len(pieces.steps)
     if with_items:

@@ -92,7 +92,7 @@ def header(report, window=False):
     whole = "window" if window else "run"
     path, span = report["path"], report["span_ns"]
     if not path:
-        return ["Critical path: none (no item to walk back from)", ""]
+        return missed_lines(report.get("run_path_where")) + [""]
     start = report.get("path_start_ns", 0)
     end = start + span
     first = path[-1]
@@ -115,6 +115,19 @@ def header(report, window=False):
     if stop:
         out.append(stops_line(stop, window))
     return out + [""]
+
+
+def missed_lines(where):
+    """Why a window (or a run) has no critical path: the run's path lies outside the window
+    (``where``: ``critical_path._run_path_where``; and where it stops), or there is none."""
+    if not where:
+        return ["Critical path: none (no item to walk back from)"]
+    a, b = where["run_path_ns"]
+    out = [f"Critical path: none in the window: the run's path (of the ranks read) lies from "
+           f"{format_ns_ascii(a)} to {format_ns_ascii(b)}"]
+    if where.get("stops_at"):
+        out.append(stops_line(where["stops_at"]))
+    return out
 
 
 def explained_line(report, whole="run"):

@@ -1090,6 +1090,9 @@ def insights_of_run(profile, windowed=False):
     stop = _path_leaves_the_ranks(f)
     if stop:  # (the findings of some ranks: the rest of the path is on ranks not read)
         out["ranks_not_given"] = stop
+    where = f.source.computed("run_path_where")  # (a window the run's path misses)
+    if not f.path.steps and where is not None and where() is not None:
+        out["run_path_where"] = where()
     if windowed and f.unjudged:
         out["unjudged"] = list(f.unjudged)
     return out

@@ -14,6 +14,15 @@ def explained_words(found, windowed=False):
     much of that rests on inferred links."""
     whole = "window" if windowed else "run"
     run, explained = found["run_ns"], found["explained_ns"]
+    where = found.get("run_path_where")
+    if not explained and where:
+        a, b = where["run_path_ns"]
+        stop = where.get("stops_at") or {}
+        before = (f"; before it, on rank {stop['rank']}, not given" if stop
+                  and not stop["given"] else "")
+        return (f"The {whole}'s {format_ns(run)}: the run's critical path does not pass "
+                f"through it (it lies from {format_ns(a)} to {format_ns(b)}{before}); the "
+                "findings below cost no share of it.")
     if not explained:
         return (f"The {whole}'s {format_ns(run)}: no critical path (the profile holds no "
                 "Legion timeline to walk: a run that crashed, or runtime streams alone); "

@@ -266,6 +266,8 @@ function walk(forward) {
 }
 function pathSummary() {
   var p = CRIT.path, m = critMeta(), n = p.item.length;
+  var said = ((META.critical_split || {}).header || []).filter(function (h) { return h.indexOf("Critical path: none") === 0; })[0];
+  if (!m.steps && said) return said.charAt(0).toLowerCase() + said.slice(1);  // (why there is none: `critical`'s words)
   var stops = n && m.path_via[p.via[n - 1]] === "unknown" ? "; it stops at an event no loaded profile records (unknown)" : "";
   // the span of the steps drawn; of the whole path where only its last steps are written (the
   // split's span: the whole path's, as `legate_prof critical` says it)
