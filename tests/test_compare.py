@@ -540,3 +540,20 @@ def test_a_line_that_assigns_the_same_name_pairs_across_an_edit():
     assert any(n.startswith("inefficient.py:4 ~ efficient.py:5: the code changed") and
                "assigns x and launched some of the same operations" in n for n in c["notes"])
     assert rows["inefficient.py:11"]["paired_by"] == "edited"  # (the same operations: as was)
+
+
+def test_a_run_without_a_critical_path_gets_no_verdict_and_says_why():
+    """A review: oom2 (crashed: no Legion timeline) against efficient.py read "1.8x slower",
+    its 419 ms all "(no line)" beside "0.0 % of A explained".  No verdict now, and the wall
+    clock line says that A has no critical path."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare",
+                        str(real / "oom2"), str(real / "efficient_1rank")],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    head = p.stdout.splitlines()[:6]
+    length = next(x for x in head if x.startswith("run length:"))
+    assert "slower" not in length and "(no verdict: A has no critical path" in length, head
+    wall = next(x for x in head if x.startswith("wall clock:"))
+    assert "A has no critical path, its 419.304 ms all under '(no line)'" in wall, wall
+    assert "100.0 % of B explained" in wall

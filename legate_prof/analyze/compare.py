@@ -377,7 +377,13 @@ def format_compare(c, names=("A", "B")):
     one = c.get("same_program", True)  # (two programs: their figures, no verdict)
     apart = c.get("clocks_apart_ns", [0, 0])
     skewed = [f"{n}'s ranks' clocks read {format_ns(x)} apart" for n, x in zip("AB", apart) if x]
+    # (a run without a path: a crash's stream alone, its length not the program's — a review
+    # read oom2 against efficient.py "1.8x slower", its 419 ms all "(no line)")
+    pathless = [n for n, x, r in zip("AB", c.get("explained_ns", [1, 1]), (ra, rb))
+                if not x and r]
     faster = ("" if not one else
+              f" (no verdict: {' and '.join(pathless)} {'has' if len(pathless) == 1 else 'have'}"
+              " no critical path: no Legion timeline, a run that crashed?)" if pathless else
               f" (no verdict: {' and '.join(skewed)}, so its length measures them too)"
               if skewed else f" ({a_ns / b_ns:.1f}x faster)" if b_ns and a_ns > b_ns else
               f" ({b_ns / a_ns:.1f}x slower)" if a_ns and b_ns > a_ns else "")
@@ -391,10 +397,12 @@ def format_compare(c, names=("A", "B")):
         out.append(f"ranks: {ranks[0]} -> {ranks[1]}: the runs ran on different numbers of "
                    "ranks; their lines and groups compare whole runs, not rank for rank")
     if "explained_ns" in c:
+        said = [f"{_explained(x, r)} of {n} explained" if x or not r else
+                f"{n} has no critical path, its {format_ns(r)} all under '(no line)'"
+                for n, x, r in zip("AB", c["explained_ns"], (ra, rb))]
         out.append("wall clock: each line's share of its run's critical path, with the runtime "
                    "work it led to, the start-up and the shutdown (they add up to the run: "
-                   f"{_explained(c['explained_ns'][0], ra)} of A, "
-                   f"{_explained(c['explained_ns'][1], rb)} of B explained)")
+                   f"{', '.join(said)})")
         inf = c.get("inferred_ns", [0, 0])
         if any(inf):
             out.append(f"  of which reached only through links inferred past events Legion "
