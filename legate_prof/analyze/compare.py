@@ -371,22 +371,29 @@ def _change(x, y, fmt=str):
     return f"{fmt(x)} -> {fmt(y)}"
 
 
-def format_compare(c, names=("A", "B")):
+def _verdict(c, one):
+    """" (1.2x faster)", or why there is none (two programs: nothing; clocks apart; a run
+    without a critical path), after the run lengths."""
     ra, rb = c.get("run_ns", c["span_ns"])
     a_ns, b_ns = c["span_ns"]
-    one = c.get("same_program", True)  # (two programs: their figures, no verdict)
     apart = c.get("clocks_apart_ns", [0, 0])
     skewed = [f"{n}'s ranks' clocks read {format_ns(x)} apart" for n, x in zip("AB", apart) if x]
     # (a run without a path: a crash's stream alone, its length not the program's — a review
     # read oom2 against efficient.py "1.8x slower", its 419 ms all "(no line)")
     pathless = [n for n, x, r in zip("AB", c.get("explained_ns", [1, 1]), (ra, rb))
                 if not x and r]
-    faster = ("" if not one else
-              f" (no verdict: {' and '.join(pathless)} {'has' if len(pathless) == 1 else 'have'}"
-              " no critical path: no Legion timeline, a run that crashed?)" if pathless else
-              f" (no verdict: {' and '.join(skewed)}, so its length measures them too)"
-              if skewed else f" ({a_ns / b_ns:.1f}x faster)" if b_ns and a_ns > b_ns else
-              f" ({b_ns / a_ns:.1f}x slower)" if a_ns and b_ns > a_ns else "")
+    return ("" if not one else
+            f" (no verdict: {' and '.join(pathless)} {'has' if len(pathless) == 1 else 'have'}"
+            " no critical path: no Legion timeline, a run that crashed?)" if pathless else
+            f" (no verdict: {' and '.join(skewed)}, so its length measures them too)"
+            if skewed else f" ({a_ns / b_ns:.1f}x faster)" if b_ns and a_ns > b_ns else
+            f" ({b_ns / a_ns:.1f}x slower)" if a_ns and b_ns > a_ns else "")
+
+
+def format_compare(c, names=("A", "B")):
+    ra, rb = c.get("run_ns", c["span_ns"])
+    one = c.get("same_program", True)  # (two programs: their figures, no verdict)
+    faster = _verdict(c, one)
     out = [f"A = {names[0]}", f"B = {names[1]}"]
     if not one:
         out.append("two different programs? No line of A pairs with a line of B: the runs' "
