@@ -392,6 +392,15 @@ def test_a_programs_file_is_read_only_where_it_is_a_small_regular_file(tmp_path)
     (beside / "long.py").write_text("x = [" + "1, " * 100_000 + "]\n")
     long = code_of_lines(["/nowhere/long.py:1"], [str(beside)])["/nowhere/long.py:1"]
     assert len(long) == 400 and long.endswith("…")
+    # (a review: a forged log naming the user's own file had its line printed; only the
+    # run's own files are read: not the path named, nor a link beside the run)
+    secret = tmp_path / "secret.py"
+    secret.write_text("password = 'correct horse'\n")
+    assert code_of_lines([f"{secret}:1"], [str(beside)]) == {}
+    (beside / "linked.py").symlink_to(secret)
+    assert code_of_lines(["/nowhere/linked.py:1"], [str(beside)]) == {}
+    assert code_of_lines([f"{secret}:1"], [str(tmp_path)]) == {
+        f"{secret}:1": "password = 'correct horse'"}  # (beside the run: the run's own)
 
 
 RENDER = """

@@ -3,10 +3,12 @@
 The runtime's stream (``legate_N.runtime.prof``) records each line's code as the program ran;
 runs recorded without it, or by another recorder, name lines only by file and number, and
 ``compare`` then cannot pair a renamed copy of a script, or the guide's inefficient and
-efficient programs, line for line.  The program's file is looked for where the run says it
-was, then beside the run's files (a run folder shipped with its script).  A stranger's
-profile names any path: only a regular file of at most ``MAX_SOURCE_BYTES`` is read, never
-a device, a pipe or a folder, and never written.
+efficient programs, line for line.  The program's file is looked for beside the run's files
+(a run folder shipped with its script; legate writes its logs where the program ran), never
+where the run says it was: a stranger's log names any path, and ``compare`` printed a line of
+the user's own file that a forged log named (a review: "password = ..."; docs/threat_model.md:
+no file read but the inputs named).  Only a regular file of at most ``MAX_SOURCE_BYTES``,
+not a link (a stranger's folder may link to the user's files), is read; never written.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ MAX_CODE_CHARS = 400  # of one line's code kept (a stranger's file may hold one 
 
 def code_of_lines(provenances, folders=()):
     """{provenance: its line's code, stripped} of the ``provenances`` ("path/prog.py:12")
-    whose file can be read: at the path named, else of that name in one of ``folders``."""
+    whose file can be read: of that name in one of ``folders`` (the run's)."""
     files, out = {}, {}
     for prov in provenances:
         path, _, number = str(prov).rpartition(":")
@@ -40,7 +42,7 @@ def code_of_lines(provenances, folders=()):
 def _lines_of(path, folders):
     """The lines of the program named ``path``, or None where no readable copy is found."""
     name = os.path.basename(path)
-    for candidate in [path] + [os.path.join(f, name) for f in folders]:
+    for candidate in [os.path.join(f, name) for f in folders if name]:
         lines = _read_small_text(candidate)
         if lines is not None:
             return lines
@@ -49,7 +51,8 @@ def _lines_of(path, folders):
 
 def _read_small_text(path):
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_NOFOLLOW", 0))  # (a link: not the run's own file)
     except (OSError, ValueError):
         return None
     try:
