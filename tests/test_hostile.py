@@ -253,6 +253,33 @@ def test_a_report_of_an_earlier_version_is_recognised_by_its_layout(tmp_path):
     assert earlier_report(tmp_path) is False  # no marker: not ours at all
 
 
+def test_a_strangers_report_folder_huge_or_deep_gets_one_line(tmp_path):
+    """A review: ``report`` into a received folder's ``legate_prof/`` whose marker is a
+    100 GB sparse file read whole (MemoryError), or that is 3,000 folders deep
+    (``Path.rglob``: RecursionError), ended in a traceback.  One line now, nothing changed."""
+    from legate_prof.report.writer import MARKER, earlier_report
+    huge = tmp_path / "huge"
+    huge.mkdir()
+    with open(huge / MARKER, "wb") as f:
+        f.truncate(100 << 30)
+    one_line_error(cli("report", "--no-pictures", SAMPLE, "-o", huge),
+                   "is not a legate_prof report")
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    (deep / MARKER).write_text("written by legate_prof report\n")
+    d = str(deep)
+    os.chdir(d)  # (paths of 3,000 parts are too long for the kernel: go down relatively)
+    try:
+        for _ in range(3000):
+            os.mkdir("a")
+            os.chdir("a")
+    finally:
+        os.chdir(tmp_path)
+    assert earlier_report(deep).startswith("a, a/a, a/a/a and ")  # (as deep as paths go)
+    one_line_error(cli("report", "--no-pictures", SAMPLE, "-o", deep), "nothing was changed",
+                   "a")
+
+
 STOP_AT_RENAME = """
 import os, signal, sys
 from legate_prof.cli import main

@@ -144,10 +144,37 @@ def _manifest(folder):
     """The marker's text: every file and folder written, with the size of each file."""
     lines = ["written by legate_prof report; it replaces this folder only while it holds "
              "just these:"]
-    for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder).as_posix()
-        lines.append(f"dir {rel}" if p.is_dir() else f"{p.stat().st_size} {rel}")
+    for rel, entry in _entries(folder):
+        lines.append(f"dir {rel}" if entry.is_dir(follow_symlinks=False)
+                     else f"{entry.stat(follow_symlinks=False).st_size} {rel}")
     return "\n".join(lines) + "\n"
+
+
+def _entries(folder):
+    """(path relative to ``folder``, ``os.DirEntry``) of everything under it, sorted by
+    path, links not followed: a loop, not recursion (``Path.rglob`` ended in a
+    RecursionError on a stranger's folder 3,000 deep, a review found)."""
+    out, todo = [], [("", os.fspath(folder))]
+    while todo:
+        rel, path = todo.pop()
+        try:
+            with os.scandir(path) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for e in entries:
+            r = f"{rel}{e.name}"
+            out.append((r, e))
+            if e.is_dir(follow_symlinks=False):
+                todo.append((r + "/", e.path))
+    out.sort(key=lambda x: x[0].split("/"))  # (as ``sorted(rglob)``: a path's parts)
+    return out
+
+
+# A report's marker lists its files: a report of 10^5 tiles is a few MB.  A bigger one is no
+# marker of ours (a review: a stranger's 100 GB sparse file there, read whole, was a
+# MemoryError).
+MAX_MARKER_BYTES = 64 << 20
 
 
 def earlier_report(folder):
@@ -155,26 +182,29 @@ def earlier_report(folder):
     user added or changed there: a string naming the first few)."""
     marker = folder / MARKER
     try:
-        if not stat.S_ISREG(os.lstat(marker).st_mode):  # (a FIFO there would block)
+        st = os.lstat(marker)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_MARKER_BYTES:  # (a FIFO blocks)
             return False
-        text = marker.read_text(encoding="utf-8", errors="replace")
+        with open(marker, "rb") as f:
+            text = f.read(MAX_MARKER_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return False
     listed = dict(reversed(ln.split(" ", 1)) for ln in text.splitlines()[1:] if " " in ln)
     old = not listed
     static = {f.name for f in STATIC.iterdir()}
     foreign = []
-    for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder).as_posix()
+    for rel, e in _entries(folder):
         if rel == MARKER:
             continue
+        link = e.is_symlink()
         if old:
             ok = (rel in static or rel in ("meta.js", "tiles", "pictures")
-                  or rel.startswith(("tiles/L", "pictures/group_"))) and not p.is_symlink()
+                  or rel.startswith(("tiles/L", "pictures/group_"))) and not link
         else:
             want = listed.get(rel)
-            ok = not p.is_symlink() and (want == "dir" if p.is_dir() else
-                                         p.is_file() and want == str(p.lstat().st_size))
+            ok = not link and (want == "dir" if e.is_dir(follow_symlinks=False) else
+                               e.is_file(follow_symlinks=False)
+                               and want == str(e.stat(follow_symlinks=False).st_size))
         if not ok:
             foreign.append(rel)
     if foreign:
