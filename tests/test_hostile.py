@@ -275,9 +275,51 @@ def test_a_strangers_report_folder_huge_or_deep_gets_one_line(tmp_path):
             os.chdir("a")
     finally:
         os.chdir(tmp_path)
-    assert earlier_report(deep).startswith("a, a/a, a/a/a and ")  # (as deep as paths go)
-    one_line_error(cli("report", "--no-pictures", SAMPLE, "-o", deep), "nothing was changed",
-                   "a")
+    try:
+        assert earlier_report(deep).startswith("a, a/a, a/a/a and ")  # (as deep as paths go)
+        one_line_error(cli("report", "--no-pictures", SAMPLE, "-o", deep),
+                       "nothing was changed", "a")
+    finally:  # (pytest's own removal of old temporaries recurses: it would fail on this)
+        _remove_deep(deep, 3000)
+
+
+def _remove_deep(top, depth):
+    """Remove ``top``/a/a/... (``depth`` deep) from the bottom up, going down relatively."""
+    here = os.getcwd()
+    os.chdir(top)
+    try:
+        for _ in range(depth):
+            os.chdir("a")
+        for _ in range(depth):
+            os.chdir("..")
+            os.rmdir("a")
+    finally:
+        os.chdir(here)
+
+
+@pytest.mark.parametrize("command", ["stats", "compare"])
+def test_a_folder_named_as_a_rank_inside_a_run_is_not_read_as_the_rank(tmp_path, command):
+    """A review: ``stats`` and ``compare`` expanded a run folder twice, so a link
+    ``legate_1.prof`` -> another run's folder anywhere on disk was read as the run's rank 1
+    (mpi4's four ranks shown); an empty folder so named printed nothing at all.  Every
+    command reads a folder once: that entry is one line, the run's own rank is shown."""
+    import shutil
+    real = ROOT / "fixtures" / "real"
+    run = tmp_path / "run"
+    run.mkdir()
+    for f in ("legate_0.prof.gz", "legate_0.runtime.prof"):
+        shutil.copy(real / "mpi2" / f, run / f)
+    (run / "legate_1.prof").symlink_to(real / "mpi4")
+    args = [run, real / "mpi2"] if command == "compare" else [run, "--json"]
+    r = cli(command, *args)
+    assert r.returncode == 2
+    errors = [ln for ln in r.stderr.splitlines() if "error:" in ln]
+    assert len(errors) == 1 and "legate_1.prof: is a directory" in errors[0], r.stderr
+    if command == "stats":
+        import json
+        assert json.loads(r.stdout)["ranks"] == 1
+    else:
+        assert r.stdout.startswith(f"A = {run}")
 
 
 STOP_AT_RENAME = """

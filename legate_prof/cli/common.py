@@ -76,13 +76,6 @@ def input_files(args):
     return files
 
 
-def expanded_inputs(args):
-    """``input_files`` with each folder replaced by the profiles in it (with a note when its
-    bundles are older than its logs)."""
-    from legate_prof.load.inputs import expand_inputs
-    return expand_inputs([os.fspath(f) for f in input_files(args)], note=note)
-
-
 def status(profile):
     """The exit status of a command that read ``profile``: 2 if an input could not be read."""
     return EXIT_USER_ERROR if profile.errors else 0

@@ -6,7 +6,7 @@ import json
 import sys
 
 from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
-from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, expanded_inputs,
+from legate_prof.cli.common import (EXIT_USER_ERROR, check_window, input_files,
                                     load_with_progress, say, trimmed)
 
 
@@ -41,7 +41,7 @@ def _run(args):
     idle = None if args.no_idle else kept_idle(args)
     explain = not args.no_idle and idle is None
     whole = args.start is None and args.stop is None  # (else the model explained is a cut)
-    model = trimmed(load_with_progress(expanded_inputs(args), args, stack=False, ranked=True,
+    model = trimmed(load_with_progress(input_files(args), args, stack=False, ranked=True,
                                        prepare=PREPARE if explain else None,
                                        early=EARLY if explain and whole else None), args)
     s = compute_stats(model, idle=explain)
