@@ -106,6 +106,19 @@ def _inputs_and_their_files(inputs):
                         yield e.path, i
 
 
+def refuse_profile_name_in_run(path, inputs, what):
+    """An output named as a profile (``legate_9.prof``) in a run folder being read: read as
+    part of the run the next time (a report's folder so named made every later command of
+    the run fail, a review found)."""
+    p = Path(os.fspath(path))
+    if p.name.endswith(PROFILE_SUFFIXES) and any(
+            i and os.path.isdir(i) and _same_file(p.parent if str(p.parent) else Path("."), i)
+            for i in inputs):
+        raise ProfileError(p, f"is in the run's folder being read: a file named so there is "
+                              f"read as part of the run the next time; put the {what} in another "
+                              "folder")
+
+
 def check_output(path, inputs=(), extensions=None, what="output", folder=False):
     """Validate an output path before anything is read; returns it as a Path.
 
@@ -122,12 +135,7 @@ def check_output(path, inputs=(), extensions=None, what="output", folder=False):
             raise ProfileError(p, f"is one of the inputs{link}{held}; the {what} must go to "
                                   "another path (inputs are never overwritten)")
     refuse_leaving_link(p, what)
-    if p.name.endswith(PROFILE_SUFFIXES) and any(
-            i and os.path.isdir(i) and _same_file(p.parent if str(p.parent) else Path("."), i)
-            for i in inputs):
-        raise ProfileError(p, f"is in the run's folder being read: a file named so there is "
-                              f"read as part of the run the next time; put the {what} in another "
-                              "folder")
+    refuse_profile_name_in_run(p, inputs, what)
     if p.is_dir() and not folder:
         raise ProfileError(p, f"is a directory; give a file name for the {what}")
     if p.exists() and folder and not p.is_dir():

@@ -322,6 +322,19 @@ def test_a_folder_named_as_a_rank_inside_a_run_is_not_read_as_the_rank(tmp_path,
         assert r.stdout.startswith(f"A = {run}")
 
 
+def test_a_report_named_as_a_profile_in_the_run_folder_is_refused(tmp_path):
+    """A review: ``report RUN -o RUN/legate_9.prof`` was written, and every later command
+    of the run then failed on that folder; the exports refused it.  So does the report."""
+    import shutil
+    run = tmp_path / "run"
+    shutil.copytree(ROOT / "fixtures" / "real" / "mpi2", run,
+                    ignore=shutil.ignore_patterns("golden"))
+    one_line_error(cli("report", "--no-pictures", run, "-o", run / "legate_9.prof"),
+                   "is in the run's folder being read")
+    assert not (run / "legate_9.prof").exists()
+    assert cli("stats", run).returncode == 0
+
+
 STOP_AT_RENAME = """
 import os, signal, sys
 from legate_prof.cli import main

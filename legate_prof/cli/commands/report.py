@@ -9,7 +9,7 @@ from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_windo
 from legate_prof.cli.common import (check_window, input_files, load_with_progress,
                                     run_beyond_window, say, status, trimmed)
 from legate_prof.errors import ProfileError
-from legate_prof.output_file import refuse_leaving_link
+from legate_prof.output_file import refuse_leaving_link, refuse_profile_name_in_run
 
 
 def register(sub):
@@ -43,6 +43,7 @@ def run(args):
     files = input_files(args)
     out = os.path.abspath(args.output)
     refuse_leaving_link(out, "report")  # (`-o legate_prof`, the default, in a received folder)
+    refuse_profile_name_in_run(out, files, "report")
     for f in files:
         if os.path.realpath(f).startswith(os.path.realpath(out) + os.sep):
             raise ProfileError(out, "holds an input; write the report to another folder")
