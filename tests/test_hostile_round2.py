@@ -1177,6 +1177,29 @@ def test_a_gzip_of_another_log_of_the_rank_is_still_another_run(tmp_path):
     assert "read once" not in p.stderr and "rank 0 again" in p.stderr, p.stderr
 
 
+def test_a_forged_gzip_beside_a_huge_file_of_zeros_reads_neither_whole(tmp_path, monkeypatch):
+    """A review: a gzip of zeros whose trailer says the size of a 100 GB sparse file beside
+    it (their first 64 KiB alike) had that file read whole for its CRC-32: 141 s to refuse
+    both.  A CRC is worked out only of a Legion Prof log's start; a file of zeros is no
+    text either."""
+    import struct
+    from legate_prof.cli import main
+    from legate_prof.load import inputs
+    run = tmp_path / "c"
+    run.mkdir()
+    forged = bytearray(gzip.compress(b"\0" * (1 << 17)))
+    forged[-4:] = struct.pack("<I", 0)
+    (run / "legate_0.prof.gz").write_bytes(bytes(forged))
+    with open(run / "legate_0.prof", "wb") as f:
+        f.truncate(1 << 32)  # (a multiple of 2^32: the trailer's size mod 2^32, 0)
+    shutil.copy(MPI2 / "legate_1.prof.gz", run / "legate_1.prof.gz")
+    read = []
+    monkeypatch.setattr(inputs, "_plain_crc", lambda path: read.append(path))
+    assert main(["stats", "--no-cache", str(run)]) == 2
+    assert read == []
+    assert inputs.sniff(run / "legate_0.prof") == "unknown"
+
+
 def _per_rank_bundles(folder, cut_rank1=True):
     """mpi2's logs and their per-rank bundles in ``folder``, legate_1.lpbundle cut short
     (its time kept: a copy cut short, not a rerun)."""
