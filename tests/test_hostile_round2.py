@@ -1200,6 +1200,24 @@ def test_a_forged_gzip_beside_a_huge_file_of_zeros_reads_neither_whole(tmp_path,
     assert inputs.sniff(run / "legate_0.prof") == "unknown"
 
 
+def test_a_copy_cut_short_beside_the_whole_log_is_the_one_left_out(tmp_path):
+    """A review: a plain copy of legate_0.prof.gz cut at 300 kB was shown, and the whole
+    gzip called "rank 0 again ... a file of another run?".  Of one run's logs of a rank (their
+    clocks started alike), the one holding most is shown and the other said cut short."""
+    run = tmp_path / "c"
+    run.mkdir()
+    for f in ("legate_0.prof.gz", "legate_1.prof.gz"):
+        shutil.copy(MPI2 / f, run / f)
+    (run / "legate_0.prof").write_bytes(
+        gzip.decompress((MPI2 / "legate_0.prof.gz").read_bytes())[:300_000])
+    p = cli("stats", "--no-cache", run)
+    assert p.stdout.startswith("2 rank(s), 1514 timeline items"), p.stdout[:200]
+    errors = [ln for ln in p.stderr.splitlines() if "error:" in ln]
+    assert len(errors) == 1 and errors[0].endswith(
+        f"{run / 'legate_0.prof'}: rank 0 again, of the same run (its clock started as "
+        "legate_0.prof.gz's, which is shown and holds more): a copy cut short? Left out"), errors
+
+
 def _per_rank_bundles(folder, cut_rank1=True):
     """mpi2's logs and their per-rank bundles in ``folder``, legate_1.lpbundle cut short
     (its time kept: a copy cut short, not a rerun)."""

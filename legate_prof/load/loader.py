@@ -329,23 +329,48 @@ def _one_log_per_rank(logs, errors):
     def zero_time(log):
         zt = log.table("ZeroTime")
         return int(zt["zero_time"][0]) if len(zt) else None
-    order = same_run_first(logs, rank_of, zero_time)
+    order = _longest_copy_first(same_run_first(logs, rank_of, zero_time), logs, rank_of,
+                                zero_time)
     seen, keep = {}, set()
     for k in order:
         rank = rank_of(logs[k])
         if rank in seen:
-            other = seen[rank]  # (named by its folder too where it lies in another)
+            first = seen[rank]
+            other = first.path  # (named by its folder too where it lies in another)
             if os.path.dirname(other) == os.path.dirname(logs[k].path):
                 other = os.path.basename(other)
-            errors.append(ProfileError(
-                logs[k].path, f"rank {rank} again (also in {other}, "
-                              "which is shown): a file of another run? Left out; open one run "
-                              "at a time, or compare runs with `legate_prof compare`"))
+            errors.append(ProfileError(logs[k].path, (
+                f"rank {rank} again, of the same run (its clock started as {other}'s, which "
+                "is shown and holds more): a copy cut short? Left out"
+                if zero_time(first) == zero_time(logs[k]) is not None else
+                f"rank {rank} again (also in {other}, which is shown): a file of another "
+                "run? Left out; open one run at a time, or compare runs with `legate_prof "
+                "compare`")))
             continue
         if rank is not None:
-            seen[rank] = logs[k].path
+            seen[rank] = logs[k]
         keep.add(k)
     return [log for k, log in enumerate(logs) if k in keep]
+
+
+def _longest_copy_first(order, logs, rank_of, zero_time):
+    """``order``, where a rank's logs are of one run (their clocks started alike), the one
+    holding the most records first: a copy cut short beside the whole log was shown, the
+    whole one called "another run" (a review)."""
+    def size(k):
+        return sum(len(t) for t in logs[k].tables.values())
+    first = {}
+    for k in order:
+        first.setdefault(rank_of(logs[k]), k)
+    best = {}
+    for k in order:
+        r = rank_of(logs[k])
+        b = best.get(r, first[r])
+        if r is not None and zero_time(logs[k]) == zero_time(logs[first[r]]) and size(k) > size(b):
+            b = k
+        best[r] = b
+    return [best[rank_of(logs[k])] if k == first[rank_of(logs[k])] else
+            first[rank_of(logs[k])] if k == best[rank_of(logs[k])] else k for k in order]
 
 
 def same_run_first(inputs, rank_of, zero_time):
