@@ -1261,3 +1261,15 @@ def test_a_damaged_bundle_without_its_logs_is_an_error_and_its_rank_said_missing
     assert "1 of the run's 2 ranks has no readable file" in p.stderr and \
         "rank 1)" in p.stderr, p.stderr
     assert p.stdout.startswith("1 rank(s)"), p.stdout[:200]
+
+
+def test_dump_reads_each_log_once(tmp_path):
+    """A review: ``dump RUN RUN/legate_1.prof.gz`` dumped rank 1 twice (8,752 lines for 5,880);
+    every other command reads a file given twice once, and says so."""
+    def lines(*args):
+        p = cli("dump", *args)
+        assert p.returncode == 0, p.stderr
+        return p.stdout.count("\n"), p.stderr
+    whole, _ = lines(MPI2)
+    again, said = lines(MPI2, MPI2 / "legate_1.prof.gz", MPI2 / "legate_1.prof.gz")
+    assert again == whole and "read once" in said, said

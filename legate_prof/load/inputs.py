@@ -90,7 +90,7 @@ def _fingerprint(path, st):
     return h.hexdigest()
 
 
-def _distinct(paths):
+def distinct_inputs(paths):
     """The inputs without repeats (the same file twice, two copies of it, or a log and a
     gzip of it), and warnings."""
     seen, out, warnings, logs = {}, [], [], _SameLog()
@@ -203,7 +203,7 @@ def _plain_crc(path):
 def plan_inputs(paths):
     """(the inputs without repeats, the kind of each readable one — see ``sniff`` —, errors of
     the unreadable ones, warnings about repeats)."""
-    paths, warnings = _distinct(paths)
+    paths, warnings = distinct_inputs(paths)
     kinds, errors = {}, []
     for path in paths:
         try:

@@ -18,10 +18,14 @@ def register(sub):
 
 
 def run(args):
-    from legate_prof.load.inputs import expand_inputs, sniff
+    from legate_prof.load.inputs import distinct_inputs, expand_inputs, sniff
     from legate_prof.read.dump import dump
     rc = 0
-    paths = expand_inputs(args.files, logs_only=True)  # a folder: its logs
+    # a folder: its logs; each log once, as every command reads it (a review: a folder and a
+    # file in it dumped that file twice)
+    paths, repeats = distinct_inputs(expand_inputs(args.files, logs_only=True))
+    for w in repeats:
+        note(w)
     kinds = {}
     for p in paths:
         try:
