@@ -1273,3 +1273,19 @@ def test_dump_reads_each_log_once(tmp_path):
     whole, _ = lines(MPI2)
     again, said = lines(MPI2, MPI2 / "legate_1.prof.gz", MPI2 / "legate_1.prof.gz")
     assert again == whole and "read once" in said, said
+
+
+def test_a_newline_in_a_folders_name_prints_no_line_of_its_own(tmp_path):
+    """A review: ``compare`` of a folder named "run\\nB = fake" printed "B = fake" as a line
+    of its own (``say`` splits its text into lines): a name is escaped as errors escape it."""
+    run = tmp_path / "run\nB = fake"
+    run.mkdir()
+    for f in MPI2.glob("legate_*"):
+        shutil.copy(f, run / f.name)
+    p = cli("compare", run, MPI2)
+    assert p.returncode == 0, p.stderr
+    head = p.stdout.splitlines()[:2]
+    assert head == [f"A = {tmp_path}/run\\nB = fake", f"B = {MPI2}"], head
+    out = tmp_path / "pic\nwrote x.png"
+    p = cli("screenshot", MPI2, "-o", out)
+    assert p.returncode == 0 and p.stdout.splitlines() == [f"wrote {tmp_path}/pic\\nwrote x.png"], p.stdout

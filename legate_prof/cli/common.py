@@ -27,6 +27,12 @@ def say(text):
         print(terminal_safe(line))
 
 
+def shown(path):
+    """A path for ``say``'s text: a newline in a folder's name escaped like the rest (``say``
+    splits its text into lines; a name with one printed a line of its own, "B = fake")."""
+    return terminal_safe(os.fspath(path))
+
+
 def bundled_example():
     return str(Path(__file__).resolve().parent.parent / "data" / "example_legate_0.prof")
 

@@ -7,7 +7,8 @@ import os
 import sys
 
 from legate_prof.cli.arguments import add_cache, add_expand, expanded
-from legate_prof.cli.common import EXIT_USER_ERROR, PICTURE_FORMATS, load_with_progress, note, say
+from legate_prof.cli.common import (EXIT_USER_ERROR, PICTURE_FORMATS, load_with_progress, note,
+                                    say, shown)
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import check_output
 
@@ -77,5 +78,5 @@ def run(args):
         json.dump(c, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        say(format_compare(c, (args.a, args.b)))
+        say(format_compare(c, (shown(args.a), shown(args.b))))
     return EXIT_USER_ERROR if a.errors or b.errors else 0

@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 
 from legate_prof.cli.arguments import add_files
-from legate_prof.cli.common import EXIT_USER_ERROR, input_files, load_with_progress, note, say
+from legate_prof.cli.common import (EXIT_USER_ERROR, input_files, load_with_progress, note, say,
+                                    shown)
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import check_output
 
@@ -88,7 +89,7 @@ def run(args):
     for files, out in jobs:
         model = load_with_progress(files, args, check_files=not args.per_rank)
         write_bundle(model, out)
-        say(f"wrote {out} ({model.n_items} items){by}")
+        say(f"wrote {shown(out)} ({model.n_items} items){by}")
         rc = rc or (EXIT_USER_ERROR if model.errors else 0)
     if args.per_rank and not jobs:
         note("legate_prof: note: no rank's files for this process"

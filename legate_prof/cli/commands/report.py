@@ -7,7 +7,7 @@ from pathlib import Path
 
 from legate_prof.cli.arguments import add_cache, add_files, add_ranks, add_window
 from legate_prof.cli.common import (check_window, input_files, load_with_progress,
-                                    run_beyond_window, say, status, trimmed)
+                                    run_beyond_window, say, shown, status, trimmed)
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import refuse_leaving_link, refuse_profile_name_in_run
 
@@ -75,5 +75,5 @@ def run(args):
     done = write_report(model, out, pictures=render, pictures_note=why, pictures_aside=aside,
                         run_path=in_window,
                         window=window if window != (None, None) else None)
-    say(f"wrote {done['path']}")
+    say(f"wrote {shown(done['path'])}")
     return status(model)

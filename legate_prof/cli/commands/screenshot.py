@@ -7,7 +7,7 @@ import os
 from legate_prof.cli.arguments import (add_cache, add_files, add_expand, add_ranks, expanded,
                                        size_arg, time_arg)
 from legate_prof.cli.common import (PICTURE_FORMATS, input_files, load_with_progress, note, say,
-                                    status, window_order_words)
+                                    shown, status, window_order_words)
 from legate_prof.errors import ProfileError
 from legate_prof.output_file import check_output
 from legate_prof.present.picture_size import MAX_SIDE, MIN_SIDE, check_size
@@ -60,7 +60,7 @@ def run(args, model=None):
                             expand=expanded(args.expand), title_files=args.files,
                             critical_path=getattr(args, "critical_path", False) or None,
                             path_track=path_track)
-    say(f"wrote {out}")
+    say(f"wrote {shown(out)}")
     return status(model)
 
 
