@@ -422,3 +422,24 @@ def test_a_full_cache_keeps_nothing_and_the_answer_is_shown(capsys, full_cache, 
     plain = ask(capsys, *argv, "--no-cache", run_copy)
     assert (code, out) == plain[:2] and code == 0 and out, err
     assert "could not write" not in err and ".result" not in err, err
+
+
+def test_a_stream_put_beside_a_log_later_is_said_not_replayed_stale(capsys, monkeypatch,
+                                                                   run_copy):
+    """A review: a kept answer of logs given alone replayed its stderr after their runtime
+    streams were copied in beside them, without the note ``--no-cache`` gives ("the array
+    runtime's stream beside it ... was not given").  What lies beside the inputs is part of
+    the question."""
+    streams = sorted(run_copy.glob("legate_*.runtime.prof"))
+    aside = run_copy.parent / "aside"
+    aside.mkdir()
+    for s in streams:
+        s.rename(aside / s.name)
+    logs = sorted(p for p in run_copy.glob("legate_*.prof*") if "runtime" not in p.name)
+    first = ask(capsys, "stats", *logs)
+    assert first[0] == 0 and "was not given" not in first[2]
+    for s in streams:
+        (aside / s.name).rename(s)
+    again = ask(capsys, "stats", *logs)
+    assert "legate_0.runtime.prof) was not given" in again[2], again[2]
+    assert again[2] == ask(capsys, "stats", "--no-cache", *logs)[2]
