@@ -335,6 +335,29 @@ def test_a_report_named_as_a_profile_in_the_run_folder_is_refused(tmp_path):
     assert cli("stats", run).returncode == 0
 
 
+def test_a_log_with_a_huge_sparse_tail_keeps_its_records_under_a_memory_limit(tmp_path):
+    """A review: under ``prlimit --as`` a log with a 100 GB sparse tail could not be mapped
+    ("Cannot allocate memory") and its rank was lost; a 3 GB tail kept its 2,872 records.
+    As much of its start as fits is mapped, and the warning says so."""
+    import gzip
+    import resource
+    run = tmp_path / "run"
+    run.mkdir()
+    real = ROOT / "fixtures" / "real" / "mpi2"
+    (run / "legate_0.prof.gz").write_bytes((real / "legate_0.prof.gz").read_bytes())
+    with open(run / "legate_1.prof", "wb") as f:
+        f.write(gzip.decompress((real / "legate_1.prof.gz").read_bytes()))
+        f.truncate(100 << 30)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+    r = cli("stats", "--no-cache", run, preexec_fn=limit)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("2 rank(s), 1514 timeline items"), r.stdout[:200]
+    assert "could be mapped (this process's memory limit)" in r.stderr
+    assert "kept 2872 records" in r.stderr and "error" not in r.stderr, r.stderr
+
+
 STOP_AT_RENAME = """
 import os, signal, sys
 from legate_prof.cli import main

@@ -9,6 +9,7 @@ dtype; only descriptor records that carry strings, points or uuids are decoded o
 from __future__ import annotations
 
 import gzip
+import errno
 import mmap
 import os
 import re
@@ -258,6 +259,28 @@ def _read_whole(f, size):
     return buf
 
 
+def _map_what_fits(f, size):
+    """(a map of the file, None) — or, where the process's address space cannot hold it all
+    (``prlimit --as``; a log with a sparse 100 GB tail: a review lost the rank to "Cannot
+    allocate memory"), a map of as much of its start as fits, and a warning saying so."""
+    length = size
+    while True:
+        try:
+            return (mmap.mmap(f.fileno(), 0 if length == size else length,
+                              access=mmap.ACCESS_READ),
+                    None if length == size else
+                    f"only its first {length:,} of {size:,} bytes could be mapped (this "
+                    "process's memory limit): the records after them are left out")
+        except OSError as e:
+            if e.errno != errno.ENOMEM or length <= MAP_AT_LEAST:
+                raise
+            length = max(length // 2 // mmap.ALLOCATIONGRANULARITY * mmap.ALLOCATIONGRANULARITY,
+                         MAP_AT_LEAST)
+
+
+MAP_AT_LEAST = 1 << 20  # a log's start mapped under a memory limit, at the least
+
+
 class LegionProfReader:
     """Reads one Legion Prof binary log; tolerant of version drift and truncation.
 
@@ -289,7 +312,7 @@ class LegionProfReader:
                         return _read_whole(f, size), None
                     except MemoryError:
                         pass  # (a limited address space: the map may still fit)
-                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), None
+                return _map_what_fits(f, size)
         except OSError as e:
             raise ProfileError(self.path, e.strerror or str(e)) from None
 
