@@ -923,4 +923,6 @@ def test_items_kinds_keep_arrays_apart_from_instances(capsys):
     assert got["array"] == 14
     assert main(["sql", "SELECT DISTINCT kind FROM provenance_totals", run, "--json"]) == 0
     kinds = {r["kind"] for r in json.loads(capsys.readouterr().out)}
-    assert kinds and not kinds & {"instance", "array"}, kinds
+    # (nor operations' lifetimes, from submission to completion: loops3's topped the view
+    # with 38 s of an 8.3 s run, every rank's stream repeating them — a review)
+    assert kinds and not kinds & {"instance", "array", "runtime_op"}, kinds
