@@ -270,6 +270,9 @@ def test_compare_counts_the_runtime_streams_items_once_as_stats_does():
     assert groups["ops"]["items"][0] == sum(op["count"] for op in ops) > 0
     assert groups["ops"]["lanes"][0] == len(m.ranks) == 4  # (busy over every rank's lane)
     assert "each once" in format_compare(c)
+    # (a review read "ops 19 -> 3" beside 4 ranks' busy time summed as a mismatch: said)
+    assert "their busy time each rank's, while an operation's tasks ran there" in \
+        format_compare(c)
 
 
 def test_a_run_compared_with_itself_pairs_every_line_for_sure():

@@ -439,7 +439,8 @@ def format_compare(c, names=("A", "B")):
                    f"{busy:>44}{peak:>24}")
     if any(r["group"] in STREAM_GROUPS for r in c["groups"]):
         out.append("  (" + ", ".join(GROUP_TITLE[g] for g in STREAM_GROUPS) + " items: the "
-                   "runtime event stream's, each once: every rank's stream repeats them)")
+                   "runtime event stream's, each once: every rank's stream repeats them; "
+                   "their busy time each rank's, while an operation's tasks ran there)")
     out += _findings_lines(c.get("findings"), one)
     if c.get("notes"):
         out += ["", "Pairing of lines (~: an uncertain pair):"] + [f"  {n}" for n in c["notes"]]
