@@ -608,6 +608,18 @@ def test_a_window_the_path_misses_says_why_it_draws_no_path(browser, tmp_path):
     assert browser.errors == []
 
 
+def test_the_range_label_keeps_the_digits_a_deep_zoom_needs(browser, ineff_report):
+    """A review zoomed far in and read "965.389 ms – 965.389 ms": the label under the
+    timeline gives as many digits as the span needs, and the span, as the desktop's does."""
+    _open_at(browser, ineff_report)
+    browser.evaluate("view.setRange(965389000, 965389500)")
+    browser.wait_frames()
+    label = browser.evaluate("document.getElementById('range').textContent")
+    from legate_prof.viewer.time_text import format_range
+    assert label == format_range(965389000, 965389500), label
+    assert label.startswith("965.3890000 ms – 965.3895000 ms"), label
+
+
 def test_a_path_too_dense_to_link_draws_its_steps_boxes_only(browser, ineff_report):
     """Zoomed out on 20,000 steps, the links between them zigzagged between lanes and covered
     every lane with the path's colour (a user's review): where there are more steps in view

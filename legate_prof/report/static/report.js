@@ -267,7 +267,7 @@ var view = {
     this.drawMarkers(nsPx);
     this.drawAxis();
     this.drawLaneLabels();
-    document.getElementById("range").textContent = formatNs(this.t0) + " – " + formatNs(this.t1);
+    document.getElementById("range").textContent = formatRange(this.t0, this.t1);
     this.detailEnds = this.beyondDetail(tiles);
     var spots = (META.detail_spots || []).map(function (d) { return formatNs(d.time) + " (" + d.finding + ")"; });
     document.getElementById("detail-note").textContent = this.detailEnds ?
