@@ -1091,3 +1091,12 @@ def test_a_window_the_runs_path_misses_says_where_the_path_lies():
                            "through it (it lies from 3.546 s to 4.406 s; before it, on rank "
                            "2, not given)"), said[:300]
     assert "no Legion timeline" not in said
+
+
+def test_critical_says_microseconds_as_insights_and_the_report_do():
+    """A review: the report's critical path section read "35.943 us" beside its findings'
+    "µs"; ``critical`` wrote "us" where ``insights`` and ``compare`` write "µs"."""
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "critical", "--no-cache",
+                        str(REAL / "inefficient_1rank")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert " µs" in p.stdout and not re.search(r"\d us\b", p.stdout), p.stdout[:500]

@@ -7,7 +7,7 @@ import re
 
 from legate_prof.analyze.path_lines import PROGRAM_START_TITLE, TOP_LEVEL_NAMES
 from legate_prof.model.kinds import GROUP_TITLE
-from legate_prof.present.units import format_ns_ascii
+from legate_prof.present.units import format_ns
 
 SPLIT_ROWS = 15  # rows of each split shown
 LANE_WIDTH = 60  # the lane column grows to the longest lane shown, up to this
@@ -66,13 +66,13 @@ def format_critical_path(report, limit=40, window=False) -> str:
         startup = report["by_kind"].get("startup", 0)
         for k, v in rows[:SPLIT_ROWS]:
             # (its share is more than the start-up's: what ran before the first line says)
-            why = (f"  (the runtime starting {format_ns_ascii(startup)}, then the program "
-                   f"until its first operation {format_ns_ascii(v - startup)})"
+            why = (f"  (the runtime starting {format_ns(startup)}, then the program "
+                   f"until its first operation {format_ns(v - startup)})"
                    if k == PROGRAM_START_TITLE and 0 < startup < v else "")
-            lines.append(f"  {_pct(v, span)} {format_ns_ascii(v):>12}  {k}{why}")
+            lines.append(f"  {_pct(v, span)} {format_ns(v):>12}  {k}{why}")
         if len(rows) > SPLIT_ROWS:
             rest = sum(v for _, v in rows[SPLIT_ROWS:])
-            lines.append(f"  {_pct(rest, span)} {format_ns_ascii(rest):>12}  "
+            lines.append(f"  {_pct(rest, span)} {format_ns(rest):>12}  "
                          f"({plural(len(rows) - SPLIT_ROWS, 'more row')}: --json has all)")
         if title == "By kind":
             lines += [f"  ({k}: {NOT_RUNNING_WORDS[k]})" for k, _ in rows
@@ -96,17 +96,17 @@ def header(report, window=False):
     start = report.get("path_start_ns", 0)
     end = start + span
     first = path[-1]
-    since = (f"the top-level task's start ({format_ns_ascii(start)})"
+    since = (f"the top-level task's start ({format_ns(start)})"
              if first["name"] in TOP_LEVEL_NAMES and first["via"] != "unknown"
              and first["start_ns"] == start
-             else f"{first['name']} at {format_ns_ascii(start)}")
+             else f"{first['name']} at {format_ns(start)}")
     run0, run1 = report.get("run_span_ns", [start, end])
     if window and start <= run0:  # (the items were cut to the window: its start, not theirs)
-        since = f"the window's start ({format_ns_ascii(start)})"
-    until = (f"the {whole}'s end ({format_ns_ascii(end)})" if end >= run1
-             else format_ns_ascii(end))
+        since = f"the window's start ({format_ns(start)})"
+    until = (f"the {whole}'s end ({format_ns(end)})" if end >= run1
+             else format_ns(end))
     out = [f"Critical path: {plural(report.get('steps', len(path)), 'item')} over "
-           f"{format_ns_ascii(span)}, from "
+           f"{format_ns(span)}, from "
            f"{since} to {until} (walked back from the item that ended last)"]
     out.append(explained_line(report, whole))
     if report.get("shutdown"):
@@ -124,7 +124,7 @@ def missed_lines(where):
         return ["Critical path: none (no item to walk back from)"]
     a, b = where["run_path_ns"]
     out = [f"Critical path: none in the window: the run's path (of the ranks read) lies from "
-           f"{format_ns_ascii(a)} to {format_ns_ascii(b)}"]
+           f"{format_ns(a)} to {format_ns(b)}"]
     if where.get("stops_at"):
         out.append(stops_line(where["stops_at"]))
     return out
@@ -136,7 +136,7 @@ def explained_line(report, whole="run"):
     run = report.get("run_ns") or report["span_ns"]
     explained = report.get("explained_ns", report["span_ns"])
     k = report.get("by_kind", {})
-    parts = [f"{format_ns_ascii(k[c])} {w}" for c, w in
+    parts = [f"{format_ns(k[c])} {w}" for c, w in
              (("startup", "the runtime starting before the program (counted in '(program "
                           "start)' below)"),
               ("shutdown", "the runtime shutting down after it")) if k.get(c)]
@@ -146,29 +146,29 @@ def explained_line(report, whole="run"):
     # (where time before the path is unknown, not everything before the inferred links'
     # last rests on them: the path's part does — a --ranks run whose path stops at a rank
     # not given read "32.731 ms of it, everything before 168.765 s")
-    guess = (f"; {format_ns_ascii(inf.get('resting_ns', 0))} "
+    guess = (f"; {format_ns(inf.get('resting_ns', 0))} "
              f"({_pct(inf.get('resting_ns', 0), run).strip()}) of it, "
              f"{'the path before' if unknown else 'everything before'} "
-             f"{format_ns_ascii(inf['from_ns'])}, is reached through "
+             f"{format_ns(inf['from_ns'])}, is reached through "
              f"{plural(inferred, 'link')} inferred past events Legion does not record "
              f"(marked 'inferred': {INFERRED_WORDS})"
              if inferred and inf.get("from_ns") is not None else "")
-    return (f"The shares below explain {format_ns_ascii(explained)} of the {whole}'s "
-            f"{format_ns_ascii(run)} ({_pct(explained, run).strip()})"
+    return (f"The shares below explain {format_ns(explained)} of the {whole}'s "
+            f"{format_ns(run)} ({_pct(explained, run).strip()})"
             + (f", {', '.join(parts)}" if parts else "") + guess
-            + (f"; the other {format_ns_ascii(unknown)} is unknown" if unknown else "") + ".")
+            + (f"; the other {format_ns(unknown)} is unknown" if unknown else "") + ".")
 
 
 def shutdown_line(tail):
     """What the runtime did after the program's top-level task ended (in a window after
     that: what it did in the window)."""
     ended = tail.get("ended_ns", tail["start_ns"])
-    when = (f"after the program's top-level task ended ({format_ns_ascii(ended)})"
+    when = (f"after the program's top-level task ended ({format_ns(ended)})"
             if ended >= tail["start_ns"] else
-            f"the program's top-level task ended at {format_ns_ascii(ended)}, before the "
+            f"the program's top-level task ended at {format_ns(ended)}, before the "
             "window; in it")
     if not tail["items"]:
-        return (f"Shutdown: {when}, {format_ns_ascii(tail['ns'])} to the "
+        return (f"Shutdown: {when}, {format_ns(tail['ns'])} to the "
                 f"{'run' if ended >= tail['start_ns'] else 'window'}'s end: nothing else ran.")
     work = ", ".join(f"{w['count']:,} {w['name']}" for w in tail["work"][:3])
     lines = [_short_site(x) for x in tail.get("lines", {})]
@@ -176,9 +176,9 @@ def shutdown_line(tail):
           f"{' …' if len(lines) > 3 else ''} ({sum(tail['lines'].values()):,} of its items "
           "and of the instances it deleted name those lines)." if lines else "")
     return (f"Shutdown: {when}, the runtime spent "
-            f"{format_ns_ascii(tail['ns'])} cleaning up: {plural_n(tail['items'], 'item')} "
+            f"{format_ns(tail['ns'])} cleaning up: {plural_n(tail['items'], 'item')} "
             f"ran ({work}{', …' if len(tail['work']) > 3 else ''}), "
-            f"{format_ns_ascii(tail['busy_ns'])} of processor time in all.{of}")
+            f"{format_ns(tail['busy_ns'])} of processor time in all.{of}")
 
 
 def _short_site(prov):
@@ -255,8 +255,8 @@ def listing(path, limit):
             continue
         label = x["name"] + (f" [{x['provenance'].rsplit('/', 1)[-1]}]" if x["provenance"]
                              else "")
-        out.append(f"  {format_ns_ascii(_length(x)):>12}  "
-                   f"{format_ns_ascii(x['on_path_ns'][0]):>12}  "
+        out.append(f"  {format_ns(_length(x)):>12}  "
+                   f"{format_ns(x['on_path_ns'][0]):>12}  "
                    f"{cut_middle(label, ITEM_WIDTH - 1):<{ITEM_WIDTH}}"
                    f"{cut_middle(_lane(x), lane_w - 1):<{lane_w}}{x['via']}")
     if k < len(path):
