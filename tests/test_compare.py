@@ -569,3 +569,14 @@ def test_a_run_without_a_critical_path_gets_no_verdict_and_says_why():
     wall = next(x for x in head if x.startswith("wall clock:"))
     assert "A has no critical path, its 419.304 ms all under '(no line)'" in wall, wall
     assert "100.0 % of B explained" in wall
+
+
+def test_each_runs_band_in_the_picture_names_its_own_time_range():
+    """A review: the band over efficient.py's run (0.82 s) beside mpi4's read "0 - 4.430 s",
+    the shared axis's end."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.query import as_source
+    from legate_prof.viewer.screenshot import run_band_text
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    info = as_source(load_profile([real / "efficient_1rank"], stack=False)).info()
+    assert run_band_text("A", info) == "A   —   1 rank(s), 1,113 items, 0 – 813.615 ms"
