@@ -580,3 +580,14 @@ def test_each_runs_band_in_the_picture_names_its_own_time_range():
     real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
     info = as_source(load_profile([real / "efficient_1rank"], stack=False)).info()
     assert run_band_text("A", info) == "A   —   1 rank(s), 1,113 items, 0 – 813.615 ms"
+
+
+def test_lines_that_changed_alike_come_by_their_wall_clock():
+    """A review: a run compared with itself listed "530.117 µs" before "9.121 ms" under
+    "the largest change in wall clock first": changes alike (none), the bigger line first."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", "--json",
+                        str(real / "efficient_1rank"), str(real / "efficient_1rank")],
+                       capture_output=True, text=True, timeout=300)
+    walls = [r["wall_ns"][0] for r in json.loads(p.stdout)["lines"]]
+    assert walls == sorted(walls, reverse=True), walls

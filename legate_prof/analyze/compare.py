@@ -207,7 +207,9 @@ def _line_rows(a, b, wall=None, same_files=False, code=(None, None)):
                          "code": ["", ""], "paired_by": "run",
                          **{f: [0, 0] for f in FIELDS},
                          "wall_ns": [int(wa.get(name, 0)), int(wb.get(name, 0))]})
-    rows.sort(key=lambda r: (-abs(r["wall_ns"][0] - r["wall_ns"][1]), -max(r["task_ns"])))
+    # (a change alike, the bigger line first: a run against itself was in task time's order)
+    rows.sort(key=lambda r: (-abs(r["wall_ns"][0] - r["wall_ns"][1]), -max(r["wall_ns"]),
+                             -max(r["task_ns"])))
     return rows
 
 
