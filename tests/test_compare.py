@@ -591,3 +591,15 @@ def test_lines_that_changed_alike_come_by_their_wall_clock():
                        capture_output=True, text=True, timeout=300)
     walls = [r["wall_ns"][0] for r in json.loads(p.stdout)["lines"]]
     assert walls == sorted(walls, reverse=True), walls
+
+
+def test_findings_of_runs_without_a_critical_path_are_unknown_not_off_it():
+    """A review: oom2 against itself read "crash 0 ns -> 0 ns in both, off the critical
+    path": a crash's stream alone has no path, so what its findings cost is unknown."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", str(real / "oom2"),
+                        str(real / "oom2")], capture_output=True, text=True, timeout=300)
+    found = p.stdout[p.stdout.index("Findings"):].splitlines()[1:3]
+    assert found and all("unknown -> unknown  its cost unknown: A and B have no critical path"
+                         in line for line in found), found
+    assert "off the critical path" not in p.stdout

@@ -768,3 +768,18 @@ def test_a_lines_arrays_are_not_all_called_intermediates():
     assert found and found[0]["evidence"]["arrays"] == 2
     assert found[0]["title"].endswith("an expression's result with its intermediates")
     assert "intermediates of an expression" not in found[0]["title"]
+
+
+def test_findings_of_a_run_without_a_critical_path_say_their_cost_is_unknown():
+    """A review: oom2 (no Legion timeline) read "Minor: ... ran beside the critical path" and
+    "none of its work is on the critical path"; the report "costs 0 ns" of its failures.
+    Without a path a finding's cost is unknown, and said so."""
+    import subprocess
+    import sys
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "oom2"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "insights", "--no-cache",
+                        str(real), "--log", str(real / "console.log")],
+                       capture_output=True, text=True)
+    assert "Minor:" not in p.stdout and "on the critical path" not in p.stdout, p.stdout
+    assert "costs an unknown share of the run's wall-clock time: there is no critical path" \
+        in p.stdout

@@ -620,6 +620,21 @@ def test_the_range_label_keeps_the_digits_a_deep_zoom_needs(browser, ineff_repor
     assert label.startswith("965.3890000 ms – 965.3895000 ms"), label
 
 
+def test_a_crashed_runs_findings_say_no_cost_they_cannot_have(browser, tmp_path):
+    """A review: the report of oom2 (no Legion timeline) said "costs 0 ns" of its
+    out-of-memory findings, where ``insights`` gives a failure no cost line, and "none of its
+    work is on the critical path" of the others, where there is no path."""
+    out = tmp_path / "rep"
+    oom = REAL / "oom2"
+    assert main(["report", str(oom), "--log", str(oom / "console.log"), "-o", str(out),
+                 "--no-pictures"]) == 0
+    _open(browser, out)
+    text = browser.evaluate("document.getElementById('findings').textContent")
+    assert "Out of memory" in text and "costs 0 ns" not in text, text[:400]
+    assert "no critical path to measure it on" in text and "on the critical path" not in text
+    assert browser.errors == []
+
+
 def test_a_path_too_dense_to_link_draws_its_steps_boxes_only(browser, ineff_report):
     """Zoomed out on 20,000 steps, the links between them zigzagged between lanes and covered
     every lane with the path's colour (a user's review): where there are more steps in view

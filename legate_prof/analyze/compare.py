@@ -354,10 +354,12 @@ def findings_compared(a, b):
         for f in run["findings"]:
             row = out.setdefault(f["pattern"], {"pattern": f["pattern"], "wall_ns": [None, None],
                                                 "title": [None, None], "unknown": [False, False],
-                                                "not_judged": [False, False]})
+                                                "not_judged": [False, False],
+                                                "no_path": [False, False]})
             row["wall_ns"][k] = (row["wall_ns"][k] or 0) + int(f["wall_ns"])
             row["title"][k] = row["title"][k] or f["title"]
             row["unknown"][k] |= "clocks_apart_ns" in f["evidence"]
+            row["no_path"][k] |= bool(f.get("no_path"))  # (the run has no critical path)
     streams = [run.get("streams", True) for run in runs]
     for row in out.values():
         for k in (0, 1):
@@ -467,13 +469,17 @@ def _finding_line(r, one):
     be so, and no verdict is drawn from it."""
     wa, wb = r["wall_ns"]
     unknown, not_judged = r.get("unknown", [False] * 2), r.get("not_judged", [False] * 2)
+    no_path = r.get("no_path", [False] * 2)
 
     def shown(k, w):
         return ("not judged" if not_judged[k] else "not found" if w is None else
-                "unknown" if unknown[k] else format_ns(w))
+                "unknown" if unknown[k] or no_path[k] else format_ns(w))
     told = [name for k, name in enumerate(("A", "B")) if not_judged[k]]
     if told:
         said = f"{told[0]}'s runtime stream not given: it cannot tell"
+    elif any(no_path):  # (a crash's stream alone: "in both, off the critical path" said)
+        said = (f"its cost unknown: {' and '.join(n for n, x in zip('AB', no_path) if x)} "
+                f"{'has' if sum(no_path) == 1 else 'have'} no critical path")
     elif any(unknown):
         said = "its cost unknown where the ranks' clocks read apart"
     else:

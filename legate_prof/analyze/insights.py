@@ -1093,6 +1093,9 @@ def insights_of_run(profile, windowed=False):
     where = f.source.computed("run_path_where")  # (a window the run's path misses)
     if not f.path.steps and where is not None and where() is not None:
         out["run_path_where"] = where()
+    elif not f.path.explained_ns:  # (no path at all: a crash's stream alone — no finding's
+        for x in found:            # work is "beside the critical path", a review found)
+            x["no_path"] = True
     if windowed and f.unjudged:
         out["unjudged"] = list(f.unjudged)
     return out

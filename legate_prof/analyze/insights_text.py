@@ -90,7 +90,7 @@ def _costs_none(x):
     """A finding with no wall-clock time of its own, known to have none (not a failure's, not
     one whose cost the clocks hide)."""
     return (x["wall_ns"] == 0 and x["pattern"] not in ("out_of_memory", "crash")
-            and "clocks_apart_ns" not in x["evidence"])
+            and "clocks_apart_ns" not in x["evidence"] and not x.get("no_path"))
 
 
 def cost_words(x, whole="the run's", run_ns=None):
@@ -101,6 +101,9 @@ def cost_words(x, whole="the run's", run_ns=None):
     if "clocks_apart_ns" in x["evidence"]:
         return (f"costs an unknown share of {whole} wall-clock time: the ranks' clocks "
                 f"disagree, so waits across ranks cannot be measured; {cpu}")
+    if x.get("no_path"):
+        return (f"costs an unknown share of {whole} wall-clock time: there is no critical "
+                f"path to measure it on; {cpu}")
     held = x.get("path_ns", x["wall_ns"])
     under = x.get("counted_under") or []
     named = (" " + " and ".join(under[:2]) + (f" and {len(under) - 2} more" if len(under) > 2

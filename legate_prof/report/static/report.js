@@ -919,7 +919,7 @@ function buildFindings() {
     if (typeof f === "object") {
       var more = [];
       if (f.cost_words) more.push(f.cost_words);  // (insights' own words: wall-clock, processor time)
-      else if (f.cost_ns !== undefined) more.push("costs " + formatNs(f.cost_ns));
+      else if (f.cost_ns !== undefined && f.pattern !== "out_of_memory" && f.pattern !== "crash") more.push("costs " + formatNs(f.cost_ns));  // (a failure has no cost line, as in `insights`)
       if (f.idle_words) more.push(f.idle_words);
       if (f.provenance && f.provenance.length) more.push("at " + f.provenance.slice(0, 6).join(", "));
       if (f.remedy) more.push("remedy: " + f.remedy);
