@@ -446,3 +446,24 @@ def test_the_no_timeline_warning_says_why_once_the_console_output_does():
                         "wrote them (it writes them at shutdown)"], with_log
         asked = [w for w in without if f"legate_{r}.prof.gz: no timeline records" in w]
         assert len(asked) == 1 and asked[0].endswith("did the run crash or get killed?)")
+
+
+def test_a_crashed_runs_arrays_in_its_system_memory_are_said_to_be_arrays():
+    """A review read oom2's ``stats`` without ``--log`` — "system ... peak 16.0 MiB of
+    20.0 MiB" — as Legion's instances, where the items are the program's arrays, drawn in
+    the memory they filled for want of any instance (and in their own lane with --log)."""
+    import json
+    import subprocess
+    import sys
+    oom = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "oom2"
+
+    def stats(*args):
+        return subprocess.run([sys.executable, "-m", "legate_prof", "stats", "--no-cache",
+                               *args, str(oom)], capture_output=True, text=True).stdout
+    text = stats()
+    assert "peak 16.0 MiB of 20.0 MiB (the program's 4 arrays: Legion's log holds no " \
+           "instance)" in text, text
+    groups = json.loads(stats("--json"))["groups"]
+    assert [g.get("arrays") for g in groups if g["kind"] == "system"] == [4, 4]
+    logged = json.loads(stats("--json", "--log", str(oom / "console.log")))["groups"]
+    assert not any(g.get("arrays") for g in logged)

@@ -194,6 +194,32 @@ TRANSFERS = (("copies", ItemKind.COPY), ("fills", ItemKind.FILL),
              ("instances", ItemKind.INSTANCE))
 
 
+def _groups_of(model, ranks):
+    """Each rank's lane groups: lanes, items, busy time; a memory's capacity and peak."""
+    groups = []
+    busy = model.busy_ns
+    lanes = model.lanes
+    items_per_lane = np.bincount(model.items["lane"], minlength=model.n_lanes)
+    # (a crashed run's arrays drawn in the system memory they filled, where Legion recorded
+    # no instance: ``stream_items._array_lane``; said, as the lane's items are no instances)
+    arrays_per_lane = np.bincount(
+        model.items["lane"][stream_arrays(model.items["kind"], model.items["op_id"])],
+        minlength=model.n_lanes)
+    for r in ranks:
+        for key, title in model.groups_present(r):
+            ls = model.lanes_of(key, r)
+            g = {"rank": r, "kind": key, "title": title, "lanes": int(len(ls)),
+                 "items": int(items_per_lane[ls].sum()), "busy_ns": int(busy.get((r, key), 0))}
+            if key in MEMORY_GROUPS:
+                g["capacity_bytes"] = int(lanes["capacity"][ls].sum())
+                step = model.utilization_steps.get((r, key))
+                g["peak_bytes"] = int(round(step.peak_level())) if step else 0
+                if key != "arrays" and arrays_per_lane[ls].sum():
+                    g["arrays"] = int(arrays_per_lane[ls].sum())
+            groups.append(g)
+    return groups
+
+
 def stats_parts(model) -> dict:
     """What the statistics need of one model (one rank, or several), as parts that add up:
     a rank's worker computes this and ``finish_stats`` combines any number of them."""
@@ -213,20 +239,7 @@ def stats_parts(model) -> dict:
             e["count"] += 1
             e["capacity_bytes"] += int(c)
         machine.append({"rank": r, "processors": procs, "memories": mems})
-    groups = []
-    busy = model.busy_ns
-    lanes = model.lanes
-    items_per_lane = np.bincount(model.items["lane"], minlength=model.n_lanes)
-    for r in ranks:
-        for key, title in model.groups_present(r):
-            ls = model.lanes_of(key, r)
-            g = {"rank": r, "kind": key, "title": title, "lanes": int(len(ls)),
-                 "items": int(items_per_lane[ls].sum()), "busy_ns": int(busy.get((r, key), 0))}
-            if key in MEMORY_GROUPS:
-                g["capacity_bytes"] = int(lanes["capacity"][ls].sum())
-                step = model.utilization_steps.get((r, key))
-                g["peak_bytes"] = int(round(step.peak_level())) if step else 0
-            groups.append(g)
+    groups = _groups_of(model, ranks)
     waited = waited_ns(model)
     it = model.items
     stream = stream_counts(model)
@@ -362,6 +375,9 @@ def _machine_and_groups(s) -> list:
             extra = (f"  peak {format_bytes(g['peak_bytes'])} of {format_bytes(g['capacity_bytes'])}"
                      if g["capacity_bytes"] else
                      f"  peak {format_bytes(g['peak_bytes'])} (capacity unknown)")
+            if g.get("arrays"):
+                extra += (f" (the program's {g['arrays']} arrays: Legion's log holds no "
+                          "instance)")
         lines.append(f"{g['rank']:>4}  {g['title']:<14}{g['lanes']:>6}{g['items']:>10}"
                      f"{format_ns_ascii(g['busy_ns']):>14}{extra}")
     if s["groups"]:
