@@ -82,7 +82,16 @@ def refuse_long_name(path):
 
 
 def refuse_leaving_link(path, what="output"):
-    """One line (``ProfileError``) where ``path`` is a link out of its folder."""
+    """One line (``ProfileError``) where ``path`` is a link out of its folder, or a loop of
+    links (it was replaced by the output, a review found)."""
+    try:
+        if os.path.islink(path):
+            os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise ProfileError(path, f"is a loop of symbolic links; the {what} is never "
+                                     "written in its place: remove the links or choose "
+                                     "another path") from None
     target = leaving_link(path)
     if target is not None:
         raise ProfileError(path, f"is a symbolic link out of its folder (to {target}); the "

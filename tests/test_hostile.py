@@ -358,6 +358,20 @@ def test_a_log_with_a_huge_sparse_tail_keeps_its_records_under_a_memory_limit(tm
     assert "kept 2872 records" in r.stderr and "error" not in r.stderr, r.stderr
 
 
+@pytest.mark.parametrize("command", ["export", "screenshot", "report"])
+def test_an_output_that_is_a_loop_of_links_is_refused_and_left(tmp_path, command):
+    """A review: ``export -o loopA`` (loopA -> loopB -> loopA) replaced the link with the
+    export, exit 0.  A loop of links is refused as a link out of the folder is."""
+    (tmp_path / "loopA").symlink_to("loopB")
+    (tmp_path / "loopB").symlink_to("loopA")
+    out = tmp_path / "loopA"
+    args = {"export": ["export", "--format", "chrome", SAMPLE, "-o", out],
+            "screenshot": ["screenshot", SAMPLE, "-o", out],
+            "report": ["report", "--no-pictures", SAMPLE, "-o", out]}[command]
+    one_line_error(cli(*args), "is a loop of symbolic links")
+    assert out.is_symlink() and os.readlink(out) == "loopB"
+
+
 STOP_AT_RENAME = """
 import os, signal, sys
 from legate_prof.cli import main
