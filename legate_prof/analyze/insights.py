@@ -1108,8 +1108,8 @@ def _wall_clock(found, path):
     pieces = path.pieces()
     dur = pieces[0]
     resting = path.resting_on_inference()  # (reached only through an inferred link)
-    masks = [x.pop("_holds")(*pieces) if x.get("_holds") else np.zeros(len(dur), bool)
-             for x in found]
+    holds = [x.pop("_holds", None) for x in found]  # (None too: never in the JSON)
+    masks = [h(*pieces) if h else np.zeros(len(dur), bool) for h in holds]
     taken = np.zeros(len(dur), bool)
     owner = np.full(len(dur), -1, np.int64)  # (the finding each piece counts for)
     for k in sorted(range(len(found)), key=lambda k: -int(dur[masks[k]].sum())):
