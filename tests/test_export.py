@@ -926,3 +926,20 @@ def test_items_kinds_keep_arrays_apart_from_instances(capsys):
     # (nor operations' lifetimes, from submission to completion: loops3's topped the view
     # with 38 s of an 8.3 s run, every rank's stream repeating them — a review)
     assert kinds and not kinds & {"instance", "array", "runtime_op"}, kinds
+
+
+def test_chrome_names_the_runtimes_arrays_as_the_items_table_does(tmp_path, capsys):
+    """A review: the Chrome export put mpi2's 14 arrays under ``"cat": "instance"``, where the
+    items table says ``kind = 'array'`` and ``stats`` counts 21 instances."""
+    run = str(Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi2")
+    out = tmp_path / "t.json"
+    assert main(["export", "--format", "chrome", run, "-o", str(out)]) == 0
+    cats = [e.get("cat") for e in json.loads(out.read_text()) if e.get("ph") == "X"]
+    assert cats.count("array") == 14 and cats.count("instance") == 21, \
+        (cats.count("array"), cats.count("instance"))
+    out = tmp_path / "t.pftrace"  # (and the Perfetto trace's categories)
+    assert main(["export", "--format", "perfetto", run, "-o", str(out)]) == 0
+    trace = perfetto_classes().FromString(out.read_bytes())
+    cats = collections.Counter(tuple(p.track_event.categories) for p in trace.packet
+                               if p.HasField("track_event") and p.track_event.type == 1)
+    assert cats[("array",)] == 14 and cats[("instance",)] == 21, cats

@@ -19,6 +19,7 @@ import json
 
 import numpy as np
 
+from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
 from legate_prof.export.critical import path_flows
 from legate_prof.export.threads import row_offsets, thread_name
@@ -220,7 +221,12 @@ def write(model, out, chunk_rows=CHUNK_ROWS):
             op = it["op_id"][item]
             has_op = (op != NO_OP) & (op != 0)
             t0, dur = t0.astype(np.int64), (t1 - t0).astype(np.int64)
-            cols = (name, cats[it["kind"][item]], t0 // 1000, t0 % 1000, dur // 1000, dur % 1000,
+            cat = cats[it["kind"][item]]
+            arrays = stream_arrays(it["kind"][item], op)  # ("array", as the items table: a
+            if arrays.any():                               # review read them "instance")
+                cat = cat.copy()
+                cat[arrays] = '"array"'
+            cols = (name, cat, t0 // 1000, t0 % 1000, dur // 1000, dur % 1000,
                     lanes["rank"][lane], tid, states[state], prov_args[model.op_provenance(op)],
                     op)
             for template, sel in ((LINE_OP, has_op), (LINE, ~has_op)):

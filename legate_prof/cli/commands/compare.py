@@ -20,7 +20,8 @@ def register(sub):
                     "or one file")
     cm.add_argument("b", help="run B")
     cm.add_argument("--json", action="store_true",
-                    help="machine-readable: lines (with how they were paired), groups, notes")
+                    help="machine-readable: lines (with how they were paired), groups, "
+                         "findings, notes (docs/stats_json.md, compare --json)")
     cm.add_argument("-o", "--output", help="PNG of both timelines on one time scale")
     add_expand(cm)
     add_cache(cm)
