@@ -1425,13 +1425,18 @@ def test_a_tile_holds_the_waiting_pieces_in_its_range_and_each_boxs_whole_wait(t
                 w = np.asarray(r["w"], np.int64).reshape(-1, 4)
                 assert ((w[:, 3] > 0) & (w[:, 2] < width)).all(), (name, w[:3])
                 b = np.asarray(r["b"], np.int64).reshape(-1, 5)
-                for box, ns in np.asarray(r["t"], np.int64).reshape(-1, 2).tolist():
+                for box, ns, calls in np.asarray(r["t"], np.int64).reshape(-1, 3).tolist():
                     if checked < 200:
                         item = int(b[box, 4])
                         want = {f.label: f.text for f in src.item_details(item)}
-                        # (no "Waiting" where its pieces are the calls it made: 0)
+                        # (no "Waiting" where its pieces are the calls it made: 0; its
+                        # calls apart, its running the rest, as the details say them)
                         assert want.get("Waiting", format_ns_us(0)) == format_ns_us(ns), \
                             (item, ns, want)
+                        assert want.get("In its calls", format_ns_us(0)) == \
+                            format_ns_us(calls), (item, calls, want)
+                        dur = int(b[box, 1])
+                        assert want["Running"] == format_ns_us(dur - ns - calls), (item, want)
                         checked += 1
     assert checked > 10
 

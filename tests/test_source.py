@@ -301,9 +301,10 @@ def test_a_tasks_body_run_as_a_call_is_running_not_waiting():
     """mpi2's BinaryOp read "Running 686.624 us, Waiting 74,989.789 us" while its body, an
     application call on its lane over exactly that time, read "Running 74,950.616 us" (a
     review): Legion's calls are folded into the caller's waits, as the reference does for
-    its "running".  The details keep the calls apart: running is the duration less the real
-    waits, and "of it in its calls" is the calls' time, each such call an item of its lane
-    spanning the folded row exactly."""
+    its "running".  The details keep the calls apart: "In its calls" is the calls' time, each
+    such call an item of its lane spanning the folded row exactly, and running is the rest
+    of what did not wait — as ``stats``' "running", calls left out (a GUI walk read the two
+    apart)."""
     from legate_prof.model.kinds import ItemKind
     from legate_prof.present.units import format_ns_us
     model = load_profile(sorted(str(p) for p in (ROOT / "fixtures" / "real" / "mpi2").glob(
@@ -323,11 +324,18 @@ def test_a_tasks_body_run_as_a_call_is_running_not_waiting():
         real = sum(c - a for a, _, c in waits) - in_calls
         got = {f.label: f.text for f in src.item_details(i)}
         duration = int(it["stop"][i] - it["start"][i])
-        assert got["Running"] == format_ns_us(duration - real)
-        assert got.get("of it in its calls") == (format_ns_us(in_calls) if in_calls else None)
+        assert got["Running"] == format_ns_us(duration - real - in_calls)
+        assert got.get("In its calls") == (format_ns_us(in_calls) if in_calls else None)
         assert got.get("Waiting") == (format_ns_us(real) if real else None)
         checked += in_calls > 0
     assert checked >= 3
+    # the details' running of a name's items add up to stats' "running" of it
+    from legate_prof.analyze.stats import compute_stats
+    rows = {r["name"]: r for r in compute_stats(model, idle=False)["tasks"]}
+    for name in ("BinaryOp", "Toplevel Task"):
+        ids = np.flatnonzero((names == name) & (it["kind"] == int(ItemKind.TASK)))
+        assert sum(src.item_facts(int(i)).get("running_ns", int(it["stop"][i] - it["start"][i]))
+                   for i in ids) == rows[name]["running_ns"], name
 
 
 @pytest.mark.parametrize("ranked", [False, True])

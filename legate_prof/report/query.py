@@ -172,9 +172,10 @@ class ReportQueries:
         # "Waiting"), then only the pieces in the tile: a task of 31,000 waits spanning the
         # run put all of them in every tile (3.7 of a 13 ms tile's 4 MB, the 4-rank run)
         waited = _waited_by_box(row_of, waits)
-        if len(waited):  # (exactly, as the item's details say it: its waits, not the pixels)
-            first_box = np.concatenate([[0], np.cumsum(n_box)[:-1]])
-            waited[:, 2] = self._waited(items[first_box[waited[:, 0]] + waited[:, 1]])
+        waited = np.concatenate([waited, np.zeros((len(waited), 1), np.int64)], axis=1)
+        if len(waited):  # (exactly, as the item's details say it: its waits, not the pixels;
+            first_box = np.concatenate([[0], np.cumsum(n_box)[:-1]])  # and its calls)
+            waited[:, 2:] = self._waited(items[first_box[waited[:, 0]] + waited[:, 1]])
         inside = (waits[:, 3] > 0) & (waits[:, 2] < int(t1) - int(t0))
         waits, row_of = waits[inside], row_of[inside]
         n_wait = np.bincount(row_of, minlength=len(rows))
@@ -198,13 +199,14 @@ class ReportQueries:
         return out
 
     def _waited(self, items):
-        """Each of ``items``' time waiting (its waits' ends less their starts, summed, the
-        calls it made left out: the details' "Waiting"), from a running sum of each part's
-        waits made once."""
+        """Each of ``items``' time waiting and time in the calls it made (its waits' ends less
+        their starts, summed, apart: the details' "Waiting" and "In its calls"; its running,
+        the rest, is ``stats``' "running"), from running sums of each part's waits made
+        once."""
         parts = self.source.item_parts()
         if self._wait_sums is None:
             self._wait_sums = {}
-        out = np.zeros(len(items), np.int64)
+        out = np.zeros((len(items), 2), np.int64)
         offsets = np.array([p.item_off for p in parts] + [parts[-1].item_off
                                                          + parts[-1].model.n_items], np.int64)
         for k, sel, local in by_part(offsets, np.asarray(items, np.int64)):
@@ -212,12 +214,14 @@ class ReportQueries:
                 m = parts[k].model  # the calls it made are not waiting: ``folded_calls``)
                 w = m.waits
                 span = np.asarray(w["end"], np.int64) - np.asarray(w["start"], np.int64)
-                span[m.folded_calls(np.arange(len(span)))] = 0
+                call = m.folded_calls(np.arange(len(span)))
                 self._wait_sums[k] = (np.asarray(w["item"], np.int64),
-                                      np.concatenate([[0], np.cumsum(span)]))
-            item, total = self._wait_sums[k]
+                                      np.concatenate([[0], np.cumsum(np.where(call, 0, span))]),
+                                      np.concatenate([[0], np.cumsum(np.where(call, span, 0))]))
+            item, waited, in_calls = self._wait_sums[k]
             lo, hi = np.searchsorted(item, local), np.searchsorted(item, local, side="right")
-            out[sel] = total[hi] - total[lo]
+            out[sel, 0] = waited[hi] - waited[lo]
+            out[sel, 1] = in_calls[hi] - in_calls[lo]
         return out
 
     def _provenance(self, items):

@@ -142,8 +142,7 @@ function showDetails(r) {
   var prov = META.provenances[r.prov];
   rows.push(["Title", titleOf(r)], ["Lane", "Rank " + L.rank + " · " + L.panel + " · " + L.name + (L.long ? " — " + L.long : "")],
     ["Start", formatUs(r.start)], ["Stop", formatUs(r.stop)], ["Duration", formatUs(r.stop - r.start)]);
-  if (r.waited !== undefined && r.waited !== null)  // (as its tooltip splits it)
-    rows.push(["Waiting", formatUs(r.waited)], ["Running", formatUs(r.stop - r.start - r.waited)]);
+  timeSplit(r.waited, r.calls, r.stop - r.start).forEach(function (x) { rows.push([x[0], formatUs(x[1])]); });  // (as its tooltip splits it)
   if (prov) rows.push(["Provenance", prov]);
   var t = document.createElement("table");
   rows.forEach(function (x) { t.appendChild(detailRow(x[0], x[1])); });
@@ -384,7 +383,7 @@ function setupCritical() {
     if (down && Math.abs(ev.clientX - down[0]) + Math.abs(ev.clientY - down[1]) > 4) return;  // a drag
     var h = view.hit(ev.offsetX, ev.offsetY);
     if (!h || h.kind !== "item") return;
-    select({id: h.id, lane: h.entry.lane, row: h.row, start: h.start, stop: h.start + h.dur, name: h.name, prov: h.prov, waited: h.waited});
+    select({id: h.id, lane: h.entry.lane, row: h.row, start: h.start, stop: h.start + h.dur, name: h.name, prov: h.prov, waited: h.waited, calls: h.calls});
   });
   tl.addEventListener("keydown", function (ev) {
     var undo = (ev.ctrlKey || ev.metaKey) && !ev.shiftKey && !ev.altKey && (ev.key === "z" || ev.key === "Z");

@@ -484,7 +484,7 @@ var view = {
         var b = rows[r].b, minNs = 3 * tl.ns_px;
         for (var j = 0; j < b.length; j += BOX) {
           var s = tl.t0 + b[j], d = Math.max(b[j + 1], b[j + 1] < minNs ? minNs : nsPx);
-          if (t >= s - nsPx && t <= s + d + nsPx) best = {kind: "item", entry: e, row: row, id: b[j + 4], start: s, dur: b[j + 1], name: b[j + 2], prov: b[j + 3], waited: waitedOf(rows[r], j / BOX)};
+          if (t >= s - nsPx && t <= s + d + nsPx) best = {kind: "item", entry: e, row: row, id: b[j + 4], start: s, dur: b[j + 1], name: b[j + 2], prov: b[j + 3], waited: waitedOf(rows[r], j / BOX, 0), calls: waitedOf(rows[r], j / BOX, 1)};
         }
         if (best) return best;
         var g = rows[r].g;
@@ -498,12 +498,21 @@ var view = {
   }
 };
 
-// a box's time not running (its waiting and ready pieces, all of them, in or out of the
-// tile), or null: it has none
-function waitedOf(row, box) {
+// a box's time waiting (k 0: its waiting and ready pieces, all of them, in or out of the
+// tile) or in the calls it made (k 1), or null: it has none (``report/query._waited``: box,
+// waiting, in calls)
+function waitedOf(row, box, k) {
   var t = row.t || [];
-  for (var j = 0; j < t.length; j += 2) if (t[j] === box) return t[j + 1];
+  for (var j = 0; j < t.length; j += 3) if (t[j] === box) return t[j + 1 + k];
   return null;
+}
+// a box's time split as the desktop's details split it, and stats' "running": [label, ns]
+function timeSplit(waited, calls, dur) {
+  if (waited === null || waited === undefined) return [];
+  var out = [["Waiting", waited]];
+  if (calls) out.push(["In its calls", calls]);
+  out.push(["Running", dur - waited - (calls || 0)]);
+  return out;
 }
 function itemTitle(b, j) {  // trace_model.item_title: name[prog.py:16]
   return composedTitle(b[j * BOX + 2], b[j * BOX + 3]);
@@ -552,7 +561,7 @@ function describe(h) {
     "Rank " + h.entry.rank + " · " + h.entry.label + (h.entry.tooltip ? " — " + h.entry.tooltip : ""),
     "Start     " + formatNs(h.start), "Stop      " + formatNs(h.start + h.dur), "Duration  " + formatNs(h.dur)];
   if (prov) lines.push("Provenance " + prov);
-  if (h.waited !== null) { lines.push("Waiting   " + formatNs(h.waited)); lines.push("Running   " + formatNs(h.dur - h.waited)); }
+  timeSplit(h.waited, h.calls, h.dur).forEach(function (x) { lines.push((x[0] + "         ").slice(0, Math.max(10, x[0].length + 1)) + formatNs(x[1])); });
   return lines.join("\n");
 }
 
