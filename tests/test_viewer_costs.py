@@ -361,3 +361,71 @@ def test_a_finding_chosen_with_the_keys_is_shown_as_a_click_shows_it(qtbot):
         a, b = win.timeline.time_range()
         t0, t1 = panel.findings[k]["window_ns"]
         assert a <= t0 and t1 <= b and (b - a) <= 1.2 * (t1 - t0) + 2e6, (k, a, b, t0, t1)
+
+
+def test_a_finding_clicked_brings_its_tasks_into_sight_not_its_lines_other_work(qtbot):
+    """A GUI walk: the warm-up finding scrolled to its line's mapping on a utility lane, its
+    Random tasks on the cpu lanes out of sight; the out-of-memory finding of rank 1 brought
+    an operation into sight.  The first shown is of the finding's tasks, else of what holds
+    memory, on the finding's rank where it names one."""
+    from legate_prof.query import ItemKind
+    from legate_prof.viewer.panels.findings import shown_items
+    src = as_source(load_profile(_files("inefficient_1rank"), ranked=True))
+    costs = costed_findings(src)
+    warm = next(f for f in costs["findings"] if f["pattern"] == "warm_up")
+    _, first, _ = shown_items(src, warm)
+    assert src.items_columns([first], ["kind"])["kind"][0] == int(ItemKind.TASK)
+    oom = REAL / "oom2"
+    crash = as_source(load_profile([*_files("oom2"), str(oom / "console.log")], ranked=True))
+    for f in costed_findings(crash)["findings"]:
+        if f["pattern"] != "out_of_memory":
+            continue
+        _, first, _ = shown_items(crash, f)
+        lane = crash.outline().lanes[crash.item_lane(first)[0]]
+        assert lane.rank == int(f["evidence"]["rank"]) and lane.group in ("system", "arrays"), \
+            (f["title"], lane)
+
+
+def test_escape_clears_what_the_selection_showed(qtbot):
+    """A GUI walk: after Esc the details kept the item while ``]`` said "select an item
+    first", and the finding clicked stayed selected under "highlights cleared"."""
+    from legate_prof.viewer.panels.findings import add_findings_dock
+    src = as_source(load_profile(_files("inefficient_1rank"), ranked=True))
+    win = _window(qtbot, src)
+    panel = add_findings_dock(win, costed_findings(src))
+    panel.setCurrentRow(1)
+    win.timeline.select(0)
+    win.details.show_hit(src, ("item", 0))
+    assert win.details.table.rowCount() > 0
+    win.timeline.clear_highlights()
+    assert win.details.table.rowCount() == 0 and not panel.selectedItems()
+    assert win.timeline.item.selected is None
+
+
+def test_the_mouses_time_line_goes_when_the_pointer_leaves(qtbot):
+    """A GUI walk: the hover line and its time label stayed where the pointer left the plot,
+    and in the exported picture."""
+    src = as_source(load_profile(_files("mpi2"), ranked=True))
+    win = _window(qtbot, src)
+    tl = win.timeline
+    inside = tl.vb.sceneBoundingRect().center()
+    tl._mouse_moved(inside)
+    assert tl.cursor.isVisible() and tl.cursor_label.isVisible()
+    tl._mouse_moved(QtCore.QPointF(-5, -5))
+    assert not tl.cursor.isVisible() and not tl.cursor_label.isVisible()
+    tl._mouse_moved(inside)
+    QtCore.QCoreApplication.sendEvent(tl, QtCore.QEvent(QtCore.QEvent.Type.Leave))
+    assert not tl.cursor.isVisible()
+
+
+def test_a_log_opened_without_its_stream_says_so_in_the_window(qtbot):
+    """A GUI walk: File → Open of efficient_1rank's log alone dropped its operations and
+    arrays, and said why on the terminal only; the window's banner says it too."""
+    log = str(REAL / "efficient_1rank" / "legate_0.prof.gz")
+    from legate_prof.viewer.app import MainWindow
+    win = MainWindow(as_source(load_profile([log], ranked=True)), [log])
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    qtbot.waitUntil(lambda: any("legate_0.runtime.prof) was not given" in p for p in
+                                win._timeline_frame().banner.problem_lines()), timeout=WAIT_MS)

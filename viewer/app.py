@@ -14,7 +14,7 @@ import os
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof import __version__
-from legate_prof.query import as_source, open_profile
+from legate_prof.query import as_source, inputs_notes, open_profile
 
 from . import plain_text
 from .background import Background, favour_the_window
@@ -97,6 +97,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.loading = None
         self.load_error = None
         self.findings = None
+        self._beside = None  # (the files, what lies beside them left out: ``inputs_notes``)
         self.model = model
         self._find = findings
         self._path_track = path_track  # the command line's ``path_track``: the path's track
@@ -314,7 +315,9 @@ class MainWindow(QtWidgets.QMainWindow):
         lines = notice_lines(info)
         if self._showing_example(self._files):
             lines.insert(0, f"This is the bundled example profile: {self._example[1]}.")
-        self._timeline_frame().set_notices(lines, problem_lines(info))
+        if self._beside is None or self._beside[0] != self._files:  # (once per files)
+            self._beside = (self._files, inputs_notes(self._files or ()))
+        self._timeline_frame().set_notices(lines, problem_lines(info) + self._beside[1])
 
     def _after_first_frame(self, src):
         """The notices (the messages' latency over every item) and the critical path are
@@ -655,8 +658,15 @@ class MainWindow(QtWidgets.QMainWindow):
         self.run_search()
 
     def _escape(self):
-        """Escape: highlights go; the search box keeps its text but lists nothing."""
+        """Escape: highlights and the selection go, and with them what showed them (the
+        details of the item no longer selected, the finding chosen: a GUI walk found the
+        details kept while ``[`` said "select an item first"); the search box keeps its text
+        (Enter searches it again) but lists nothing."""
         self.results.clear_results()
+        self.details.clear()
+        if self.findings is not None:
+            self.findings.clearSelection()
+            self.findings.setCurrentItem(None)
         self.statusBar().showMessage("highlights cleared", 3000)
 
     def _highlight(self, ids):

@@ -1056,6 +1056,14 @@ def find_insights(profile):
     return insights_of_run(profile)["findings"]
 
 
+def _clocks_apart(f):
+    """How far apart the run's ranks' clocks read where that makes its messages' latencies
+    (``MessageLatency.clocks_make_latencies``; the run's, for a window), else 0."""
+    of_run = f.source.computed("run_message_latency")
+    lat = of_run() if of_run is not None else f.source.message_latency()
+    return int(lat.clocks_apart_ns) if lat.clocks_make_latencies else 0
+
+
 def _path_leaves_the_ranks(f):
     """The run's ranks not read where the path stops at an event of one of them (``--ranks``
     or files left out): the findings then cover only the part of the run the path explains
@@ -1090,6 +1098,9 @@ def insights_of_run(profile, windowed=False):
     stop = _path_leaves_the_ranks(f)
     if stop:  # (the findings of some ranks: the rest of the path is on ranks not read)
         out["ranks_not_given"] = stop
+    apart = _clocks_apart(f)
+    if apart:  # (the run's length holds the clocks' offset: a GUI walk read mpi2_skewed's
+        out["clocks_apart_ns"] = apart  # 104 s as a run the path explains)
     where = f.source.computed("run_path_where")  # (a window the run's path misses)
     if not f.path.steps and where is not None and where() is not None:
         out["run_path_where"] = where()

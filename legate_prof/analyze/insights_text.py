@@ -36,10 +36,14 @@ def explained_words(found, windowed=False):
     left = (" The rest is unknown: the path goes on in a rank whose profile was not read "
             f"(rank{'s' * (len(missing) > 1)} {format_ranks(missing)}: give every rank's files "
             "for the whole run's findings)." if missing else "")
+    apart = found.get("clocks_apart_ns")
+    clocks = (f" Its ranks' clocks read {format_ns(apart)} apart: the {whole}'s length and "
+              "the path's gaps between ranks hold that offset, not the program's time."
+              if apart else "")
     return (f"The {whole}'s {format_ns(run)}: {format_ns(explained)} ({share}) explained by "
             f"its critical path (`legate_prof critical`); the findings below hold "
             f"{format_ns(costed)} of it ({100.0 * costed / run if run else 0:.1f} %){guess}."
-            + left)
+            + left + clocks)
 
 
 def format_insights(findings, windowed=False, empty=False, run_ns=None):

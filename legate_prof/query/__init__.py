@@ -42,7 +42,20 @@ def open_profile(paths, progress=None, ranked=False, use_cache=False) -> Profile
                                   use_cache=use_cache))
 
 
-__all__ = ["ProfileSource", "RankedSource", "as_source", "open_profile", "ProfileInfo",
+def inputs_notes(paths) -> list:
+    """What the inputs leave out that lies beside them (a log's runtime stream not given:
+    its operations and arrays missing), one sentence each, worked out afresh: a window opened
+    from File → Open said it on the terminal only (a GUI walk)."""
+    from legate_prof.load.inputs import expand_inputs, streams_left_beside
+    try:
+        paths = expand_inputs([str(p) for p in paths])
+    except Exception:  # noqa: BLE001 - what cannot be listed is said where it is read
+        return []
+    return [n.removeprefix("legate_prof: note: ") for n in streams_left_beside(paths)]
+
+
+__all__ = ["ProfileSource", "RankedSource", "as_source", "open_profile", "inputs_notes",
+           "ProfileInfo",
            "GroupInfo", "LaneInfo", "LaneTile", "TileRow", "Hit", "Field", "MIN_PX", "RUNNING",
            "READY", "WAITING", "STATE_NAMES", "GROUP_ORDER", "GROUP_COLORS", "ItemKind",
            "PATH_VIA_WORDS", "KIND_WORDS", "kind_word", "kinds_counted"]

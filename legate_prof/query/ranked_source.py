@@ -108,7 +108,8 @@ class RankedSource(ProfileSource):
             for c in columns:
                 out[c][sel] = (m.rows_of(local) if c == "row" else
                                self._set.name_maps[k][m.items["name"][local]] if c == "name"
-                               else m.items[c][local])
+                               else m.items["lane"][local] + int(self._set.lane_off[k])
+                               if c == "lane" else m.items[c][local])
         return out
 
     def items_provenance(self, ids) -> np.ndarray:

@@ -201,13 +201,14 @@ class ProfileSource:
     def items_columns(self, ids, columns=ITEM_COLUMNS) -> dict:
         """start, stop, row, name id of many items at once (arrays), or those of them
         ``columns`` names (a row may stack the items' lanes: asked only where it is needed;
-        "kind", an ``ItemKind`` value, where asked)."""
+        "kind", an ``ItemKind`` value, and "lane", where asked)."""
         ids = np.asarray(ids, dtype=np.int64)
         it = self._m.items
         get = {"start": lambda: it["start"][ids], "stop": lambda: it["stop"][ids],
                "row": lambda: self._m.rows_of(ids),
                "name": lambda: it["name"][ids].astype(np.int64),
-               "kind": lambda: it["kind"][ids].astype(np.int64)}
+               "kind": lambda: it["kind"][ids].astype(np.int64),
+               "lane": lambda: it["lane"][ids].astype(np.int64)}
         return {c: get[c]() for c in columns}
 
     def items_provenance(self, ids) -> np.ndarray:

@@ -38,16 +38,35 @@ def finding_items(source, finding):
     return np.unique(np.concatenate(hits)) if hits else np.zeros(0, np.int64)
 
 
+# which of a finding's items a click brings into sight first: its tasks (a GUI walk: the
+# warm-up finding scrolled to the mapping of its line on a utility lane, its Random tasks out
+# of sight), then what holds memory (an out-of-memory finding's instances, not its operations)
+FIRST_SHOWN = (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.INSTANCE, ItemKind.COPY,
+               ItemKind.FILL)
+
+
 def shown_items(source, finding):
-    """(``finding_items``, the first of them in the finding's window or None, what they are
-    in words): what a click on the finding shows, worked out in a thread."""
+    """(``finding_items``, the one of them a click brings into sight — the earliest in the
+    finding's window of its tasks, else of what holds memory, else of any, on the finding's
+    rank where it names one — or None, what they are in words): what a click on the
+    finding shows, worked out in a thread."""
     items = finding_items(source, finding)
     if not len(items):
         return items, None, ""
-    cols = source.items_columns(items, ["start", "stop", "kind"])
+    cols = source.items_columns(items, ["start", "stop", "kind", "lane"])
     a, b = finding["window_ns"]
-    inside = np.flatnonzero((cols["stop"] >= a) & (cols["start"] <= b))
-    first = int(items[inside[np.argmin(cols["start"][inside])]]) if len(inside) else None
+    inside = (cols["stop"] >= a) & (cols["start"] <= b)
+    rank = finding.get("evidence", {}).get("rank")
+    if rank is not None:
+        ranks = np.array([L.rank for L in source.outline().lanes], np.int64)[cols["lane"]]
+        if (inside & (ranks == int(rank))).any():
+            inside &= ranks == int(rank)
+    order = np.full(len(items), len(FIRST_SHOWN), np.int64)
+    for k, kind in enumerate(FIRST_SHOWN):
+        order[cols["kind"] == int(kind)] = k
+    inside = np.flatnonzero(inside)
+    best = inside[order[inside] == order[inside].min()] if len(inside) else inside
+    first = int(items[best[np.argmin(cols["start"][best])]]) if len(best) else None
     kinds = np.bincount(np.asarray(cols["kind"], np.int64))
     return items, first, kinds_counted({k: int(kinds[k]) for k in np.flatnonzero(kinds).tolist()})
 

@@ -483,6 +483,7 @@ class TimelineWidget(pg.PlotWidget):
         if not self.vb.sceneBoundingRect().contains(pos):
             self._hover = self._tooltip = None  # (the lane labels say their own)
             self._tips.cancel()
+            self.hide_cursor()
             return
         p = self.vb.mapSceneToView(pos)
         self.cursor.setPos(p.x())
@@ -550,6 +551,16 @@ class TimelineWidget(pg.PlotWidget):
     def _show_tooltip(self, at):
         QtWidgets.QToolTip.showText(at, self._tooltip, self.viewport(), QtCore.QRect(),
                                     TOOLTIP_MS)
+
+    def hide_cursor(self):
+        """The mouse's time line and label gone: the pointer left the plot (a GUI walk found
+        both left where it last was, and in the exported picture)."""
+        self.cursor.hide()
+        self.cursor_label.hide()
+
+    def leaveEvent(self, ev):  # noqa: N802 - Qt's name
+        self.hide_cursor()
+        super().leaveEvent(ev)
 
     def _follow_cursor(self, *args):
         """The cursor's time label: at the top of the view, with the digits the zoom shows;
