@@ -542,6 +542,7 @@ def test_rank_filter_kind_toggles_collapse_all_and_compact(qtbot, ranks4):
     ranks_box.returnPressed.emit()
     assert "names none of this profile's ranks (0-3)" in win.statusBar().currentMessage()
     assert tl.lane_layout.hidden_ranks == {0, 3}  # kept as it was
+    assert set(parse_ranks(ranks_box.text())) == {1, 2}  # (the box says so: "7-9" stayed)
     win.lanes.kind_actions["cpu"].setChecked(False)
     assert not [e for e in tl.lane_layout.entries if e.group == "cpu"]
     win.lanes.kind_actions["cpu"].setChecked(True)

@@ -131,7 +131,8 @@ class LaneControls(QtCore.QObject):
         try:
             shown = shown_ranks(self.ranks.text(), known)
         except ValueError as e:
-            self.window.statusBar().showMessage(f"ranks: {e}")
+            self.window.statusBar().showMessage(f"ranks: {e}; the ranks shown are kept")
+            self._say_shown()  # (a GUI walk: "5" stayed in the box, rank 1 alone shown)
             return
         hidden = set() if shown is None else set(known) - set(shown)
         if self.timeline is not None and hidden != self.timeline.lane_layout.hidden_ranks:
@@ -139,6 +140,18 @@ class LaneControls(QtCore.QObject):
             self.window.statusBar().showMessage(
                 "all ranks shown" if not hidden else
                 f"ranks shown: {format_ranks(shown)} of {format_ranks(known)}")
+
+    def _say_shown(self):
+        """The box back to the ranks the timeline shows."""
+        hidden = self.timeline.lane_layout.hidden_ranks if self.timeline is not None else ()
+        self.ranks.blockSignals(True)
+        self.ranks.setText(_shown_text(self.source.outline().ranks, hidden))
+        self.ranks.blockSignals(False)
+
+
+def _shown_text(known, hidden):
+    """The box's text for the ranks shown ("": all of them)."""
+    return "" if not hidden else format_ranks(sorted(set(known) - set(hidden)))
 
 
 def shown_ranks(text, known):
