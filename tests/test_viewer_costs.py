@@ -429,3 +429,36 @@ def test_a_log_opened_without_its_stream_says_so_in_the_window(qtbot):
     qtbot.waitExposed(win)
     qtbot.waitUntil(lambda: any("legate_0.runtime.prof) was not given" in p for p in
                                 win._timeline_frame().banner.problem_lines()), timeout=WAIT_MS)
+
+
+def test_the_paths_legend_keeps_every_colour_in_a_narrow_window(qtbot):
+    """A GUI walk at 1,000 px: the "path by kind" legend stopped at "startup", "shutdown"
+    and "gap" dropped while the gap was among the longest bars.  Texts are cut to fit,
+    never a colour's swatch left out."""
+    from PySide6 import QtGui
+    from legate_prof.viewer.timeline.path_track import TrackPainter
+    src, win, tl = _path_drawn(qtbot, "inefficient_1rank")
+    painter = TrackPainter(win.critical_path.track)
+    texts, swatches = [], []
+
+    class Recording(QtGui.QPainter):
+        def drawText(self, *a):  # noqa: N802 - Qt's name
+            texts.append(a[-1])
+            super().drawText(*a)
+
+        def fillRect(self, *a):  # noqa: N802 - Qt's name
+            swatches.append(a[0])
+            super().fillRect(*a)
+    for width in (1400, 420):
+        texts.clear()
+        swatches.clear()
+        img = QtGui.QImage(width, 20, QtGui.QImage.Format.Format_ARGB32)
+        p = Recording(img)
+        painter._paint_legend(p, 0, width, 0, 16)
+        p.end()
+        assert texts[0] == "path by kind:" and len(swatches) == len(texts) - 1
+        assert len(swatches) == len(painter.track.present) + (
+            painter.track.inferred_from_ns is not None), (width, texts)
+        if width == 1400:
+            full = list(texts)
+    assert any(t.endswith("…") for t in texts) and texts != full, texts

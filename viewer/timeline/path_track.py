@@ -254,9 +254,15 @@ class TrackPainter:
         p.drawText(QtCore.QRectF(x, top, 120, h), int(QtCore.Qt.AlignmentFlag.AlignVCenter),
                    "path by kind:")
         x += fm.horizontalAdvance("path by kind:") + 8
+        # where all do not fit, each text is cut to an equal share, never a swatch dropped
+        # (a GUI walk at 1000 px: "shutdown" and "gap" went, the gap among the longest bars)
+        room = (right - x) / max(len(entries), 1) - sw - 14
+        fits = sum(sw + 14 + fm.horizontalAdvance(t) for _, t in entries) <= right - x
         for swatch, text in entries:
+            if not fits:
+                text = fm.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, max(room, 0))
             need = sw + 4 + fm.horizontalAdvance(text) + 10
-            if x + need > right:
+            if x + sw > right:
                 break
             box = QtCore.QRectF(x, top + (h - sw) / 2, sw, sw)
             p.fillRect(box, swatch)
