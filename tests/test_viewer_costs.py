@@ -462,3 +462,19 @@ def test_the_paths_legend_keeps_every_colour_in_a_narrow_window(qtbot):
         if width == 1400:
             full = list(texts)
     assert any(t.endswith("…") for t in texts) and texts != full, texts
+
+
+def test_compact_rows_leave_the_paths_track_as_tall_as_it_was(qtbot):
+    """A GUI walk: in compact mode the path's track rows went a few pixels tall, "critical
+    path" written over "the whole run" and the cpu, io and chan rows left unnamed.  The
+    track keeps its height in pixels, so each row keeps its name."""
+    src, win, tl = _path_drawn(qtbot, "inefficient_1rank")
+    qtbot.waitUntil(lambda: tl.lane_layout.path_track is not None, timeout=WAIT_MS)
+
+    def pixels():
+        return [(key, round(e.height * tl.row_px, 3)) for key, e in tl.lane_layout.path_entries()]
+    before = pixels()
+    tl.set_compact(True)
+    assert tl.compact and pixels() == before and len(before) >= 5
+    tl.set_compact(False)
+    assert pixels() == before

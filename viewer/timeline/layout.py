@@ -80,6 +80,9 @@ class LaneLayout:
         self.hidden_groups = set()
         self.collapsed_ranks = set()
         self.path_track = None  # the track's rows: [(key, label, tooltip)], or None
+        # the track's rows' height in row units: taller where the rows are made a few pixels
+        # tall (compact: a GUI walk read its labels over each other, some rows unnamed)
+        self.path_scale = 1.0
         self.entries = []
         self.rebuild()
     @classmethod
@@ -147,7 +150,8 @@ class LaneLayout:
     def _path_block(self, out):
         y = 0.0
         for key, label, tip in self.path_track:
-            h = PATH_LEGEND_H if key == "legend" else PATH_ALL_H if key == "all" else PATH_ROW_H
+            h = self.path_scale * (PATH_LEGEND_H if key == "legend" else PATH_ALL_H
+                                   if key == "all" else PATH_ROW_H)
             out.append(Entry("path", label, y, h, tooltip=tip, track_row=key))
             y += h
         return y

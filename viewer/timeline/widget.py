@@ -115,6 +115,7 @@ class TimelineWidget(pg.PlotWidget):
             self.removeItem(self.item)
         self.source = as_source(model)
         self.lane_layout = layout or LaneLayout.default(self.source)
+        self.lane_layout.path_scale = ROW_PX / self.row_px
         self._path_step = None  # the drawn path's step last walked to (an item holds several)
         self._hover = self._tooltip = None
         self._tips.cancel()
@@ -301,6 +302,12 @@ class TimelineWidget(pg.PlotWidget):
     def set_compact(self, compact):
         """Compact mode: rows a few pixels tall, so many ranks fit on a screen."""
         self.row_px = COMPACT_ROW_PX if compact else ROW_PX
+        if self.lane_layout is None:
+            return
+        self.lane_layout.path_scale = ROW_PX / self.row_px  # (the path's track as tall)
+        if self.lane_layout.path_track:
+            self.lane_layout.rebuild()
+            self._relayout()
         self._fit_y()
         self._rescale_labels()
         self.sticky.follow()
