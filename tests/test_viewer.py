@@ -361,6 +361,27 @@ def test_export_png_is_the_screenshot_of_the_view_with_the_users_umask(window, t
     assert os.stat(out).st_mode & 0o777 == 0o644
 
 
+def test_export_png_keeps_what_the_view_highlights(window, tmp_path):
+    """A GUI walk: a finding's items highlighted in the view were drawn dimmed in the
+    exported picture, which the README calls the screenshot of the view."""
+    import numpy as np
+    tl = window.timeline
+    tl.set_time_range(*window.source.info().time_range)
+    name = window.source.names[int(window.source.items_columns([0], ["name"])["name"][0])]
+    hits = window.source.search(name, limit=1000)
+    assert len(hits)
+    plain = QtGui.QImage(window.export_png(str(tmp_path / "plain.png")))
+    tl.set_matches(hits)
+    lit = QtGui.QImage(window.export_png(str(tmp_path / "lit.png")))
+    tl.set_matches(None)
+
+    def pixels(img):
+        ptr = img.convertToFormat(QtGui.QImage.Format.Format_RGB32).constBits()
+        return np.frombuffer(ptr, np.uint8).copy()
+    assert (plain.width(), plain.height()) == (lit.width(), lit.height())
+    assert (pixels(plain) != pixels(lit)).mean() > 0.01  # (the rest dimmed)
+
+
 def test_eight_rank_gpu_profile_screenshot_has_all_lanes(synthetic_8, tmp_path):
     from legate_prof.viewer.colors import group_color
     model = load_profile(synthetic_8)

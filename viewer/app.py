@@ -737,7 +737,10 @@ class MainWindow(QtWidgets.QMainWindow):
             render_screenshot(self.source, path, start=a, stop=b,
                               width=max(self.timeline.width(), 800), height=700,
                               title_files=self._files, state=self.timeline.lane_layout.state(),
-                              critical_path=self.critical_path if shown else None)
+                              critical_path=self.critical_path if shown else None,
+                              # (what the view highlights too: a GUI walk's export lost a
+                              # finding's items, drawn dimmed)
+                              matches=self.timeline.item.matches)
         except (ProfileError, OSError) as e:
             plain_text.message(self, "legate_prof: could not export", str(e), modal=False)
             return None

@@ -70,9 +70,10 @@ def fitted_height(source, height, expand=None, state=None, header_h=STAMP_H + LE
 
 
 def make_timeline(model, width, height, start=None, stop=None, expand=None, extent=None,
-                  state=None, path=None):
+                  state=None, path=None, matches=None):
     """A TimelineWidget sized and ranged as asked, ready to grab (``path``: a ``RunPath``
-    drawn over it, its track laid out before the rows are sized)."""
+    drawn over it, its track laid out before the rows are sized; ``matches``: items
+    highlighted, as a window's search or finding highlights them)."""
     app_instance()
     source = as_source(model)
     layout = lane_layout(source, expand, state, path)
@@ -80,6 +81,8 @@ def make_timeline(model, width, height, start=None, stop=None, expand=None, exte
     if path is not None:
         w.set_critical_path(path)
         w.show_critical_path(True)
+    if matches is not None:
+        w.set_matches(matches)
     # fit the whole lane tree: rows down to 4 px (the caller grows the picture first)
     avail = height - CHROME_PX
     w.row_px = max(4.0, min(18.0, avail / max(layout.height, 1)))
@@ -130,7 +133,8 @@ def geometry(w, y_offset=0):
 
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
                       title_files=None, return_geometry=False, fit=True, state=None,
-                      critical_path=None, path_track=None, fit_at_most=MAX_SIDE, save=None):
+                      critical_path=None, path_track=None, fit_at_most=MAX_SIDE, save=None,
+                      matches=None):
     """Render and save; returns the output path (and the picture's geometry if asked).
 
     With ``fit`` the picture grows taller (up to ``fit_at_most``) so every group as laid
@@ -139,7 +143,8 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     ``critical_path``: True draws the run's critical path over the lanes (computed here), or
     the ``RunPath`` a window already has; ``path_track(source)``: its summary track (the
     command line's ``analyze.path_track.path_track``).  ``save(job)`` runs ``job()``, the
-    encoding and writing (default: now; the report's thread: while the next is drawn)."""
+    encoding and writing (default: now; the report's thread: while the next is drawn).
+    ``matches``: items highlighted (a window's export: what its view highlights)."""
     check_size(out, width, height)
     source = as_source(model)
     info = source.info()
@@ -158,7 +163,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
         height = fitted_height(source, height, expand, state, top_h, path, fit_at_most)
         check_size(out, width, height)
     w = make_timeline(source, width, height - top_h, start, stop, expand, state=state,
-                      path=path)
+                      path=path, matches=matches)
     QtWidgets.QApplication.processEvents()
     grown = w.time_range() != (a, b)  # (a window beyond the run, narrowed by the view's limits)
     a, b = w.time_range()
