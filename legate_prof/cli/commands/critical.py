@@ -70,8 +70,10 @@ def _run(args):
     window = args.start is not None or args.stop is not None
     if window:
         say(WINDOW_LINE)
-    say(format_critical_path(report, limit=max(args.limit, 0), window=window))
-    note_ = skew_note(source.message_latency())  # (the clocks: what a gap between nodes holds)
+    # (the clocks: what a gap between nodes holds — said before the shares it changes: a
+    # review read "96.1% 99.914 s gap" with the note forty rows below)
+    note_ = skew_note(source.message_latency())
     if note_:
-        say("\n" + note_)
+        say(note_ + "\n")
+    say(format_critical_path(report, limit=max(args.limit, 0), window=window))
     return status(profile)
