@@ -338,17 +338,22 @@ def test_two_programs_compared_get_their_figures_and_no_verdict():
     assert "two different programs?" not in format_compare(same)
 
 
+def _compare_json(a, b):
+    """``compare --json`` of two committed real runs (fixtures/real/A, B), as a user runs it."""
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", "--json",
+                        str(real / a), str(real / b)],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
 def test_two_programs_sharing_one_operation_are_not_paired_as_an_edit():
     """A review: efficient.py against mpi4's prog_small.py paired ``np.add(x, y, out=z)``
     with the other program's only BinaryOp line as "edited" (136.951 µs -> 938.032 ms) and
     called them one program.  Uncertain pairs alone, under half of the shorter program's
     lines, say two programs."""
-    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
-    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", "--json",
-                        str(real / "efficient_1rank"), str(real / "mpi4")],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    c = json.loads(p.stdout)
+    c = _compare_json("efficient_1rank", "mpi4")
     assert c["same_program"] is False
     assert not [r for r in c["lines"] if r["a"] and r["b"] and r["paired_by"] != "run"]
     assert c["notes"][0].startswith("no line of A pairs with a line of B")
@@ -539,12 +544,7 @@ def test_a_line_that_assigns_the_same_name_pairs_across_an_edit():
     assert [assigned_name(c) for c in ("x = np.ones(3)", "  z += 1.0", "x == y", "a[1] = 2",
                                        "np.add(x, y, out=z)", "t //= 2", "")] == \
         ["x", "z", "", "", "", "t", ""]
-    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
-    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", "--json",
-                        str(real / "inefficient_1rank"), str(real / "efficient_1rank")],
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
-    c = json.loads(p.stdout)
+    c = _compare_json("inefficient_1rank", "efficient_1rank")
     rows = {(r["a"] or "").rsplit("/", 1)[-1]: r for r in c["lines"]}
     x, y = rows["inefficient.py:4"], rows["inefficient.py:5"]
     assert x["b"].endswith("efficient.py:5") and x["paired_by"] == "assigned"
