@@ -856,10 +856,7 @@ def message_latency(f):
     evidence = {"messages": lat.messages, "slow_messages": lat.slow,
                 "percent_slow": round(lat.percent_slow, 2), "longest_ns": lat.longest_ns,
                 "skewed_messages": lat.skewed}
-    # (the clocks' verdict is the run's: a window's few messages read its queueing as the
-    # clocks — the guide's 4-rank run, 160-180 s: "clocks 19.3 ms apart", 12.4 ms in all)
-    of_run = f.source.computed("run_message_latency")
-    judged = of_run() if of_run is not None else lat
+    judged = _run_latency(f)
     apart = judged.clocks_apart_ns
     one_host = lat.one_host  # (no network between them: the ranks wait for each other's cores)
     if one_host:
@@ -1056,12 +1053,12 @@ def find_insights(profile):
     return insights_of_run(profile)["findings"]
 
 
-def _clocks_apart(f):
-    """How far apart the run's ranks' clocks read where that makes its messages' latencies
-    (``MessageLatency.clocks_make_latencies``; the run's, for a window), else 0."""
+def _run_latency(f):
+    """The run's messages' latency (a window's source is given its run's: the clocks'
+    verdict is the run's — a window's few messages read its queueing as the clocks, the
+    guide's 4-rank run, 160-180 s: "clocks 19.3 ms apart", 12.4 ms in all)."""
     of_run = f.source.computed("run_message_latency")
-    lat = of_run() if of_run is not None else f.source.message_latency()
-    return int(lat.clocks_apart_ns) if lat.clocks_make_latencies else 0
+    return of_run() if of_run is not None else f.source.message_latency()
 
 
 def _path_leaves_the_ranks(f):
@@ -1098,7 +1095,7 @@ def insights_of_run(profile, windowed=False):
     stop = _path_leaves_the_ranks(f)
     if stop:  # (the findings of some ranks: the rest of the path is on ranks not read)
         out["ranks_not_given"] = stop
-    apart = _clocks_apart(f)
+    apart = _run_latency(f).clocks_offset_ns
     if apart:  # (the run's length holds the clocks' offset: a GUI walk read mpi2_skewed's
         out["clocks_apart_ns"] = apart  # 104 s as a run the path explains)
     where = f.source.computed("run_path_where")  # (a window the run's path misses)

@@ -74,6 +74,13 @@ class MessageLatency:
         return bool(self.skewed) and self.clocks_apart_ns >= max(self.threshold_ns,
                                                                  self.longest_ns / 2)
 
+    @property
+    def clocks_offset_ns(self):
+        """How far apart the clocks read where they make the latencies
+        (``clocks_make_latencies``), else 0: what a run's length holds that the program did
+        not spend (``compare``'s verdict, ``insights``' first line)."""
+        return int(self.clocks_apart_ns) if self.clocks_make_latencies else 0
+
     def worst_pairs(self, most):
         """The ``most`` pairs whose clocks read furthest apart (``worst_first``): what a
         sentence names of the run's pairs — at 1,000 ranks there were 52,405, and the notice
