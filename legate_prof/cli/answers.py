@@ -73,7 +73,9 @@ def answered(args, command, run):
     asked = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_ASKED}
     # (what the answer says of files beside the inputs, not among them: a runtime stream
     # copied in beside a log later left the kept answer without its note, a review found)
-    asked["left_beside"] = _streams_left_beside(args)
+    from legate_prof.cli.common import input_files
+    from legate_prof.query import inputs_notes
+    asked["left_beside"] = inputs_notes(input_files(args))
     kept = results.get("answer-" + command, asked)
     if kept is not None:
         sys.stderr.write(kept["err"])
@@ -92,18 +94,6 @@ def answered(args, command, run):
     results.put("answer-" + command, {"out": out.kept.getvalue(), "err": err.kept.getvalue(),
                                       "status": int(code or 0)}, asked)
     return code
-
-
-def _streams_left_beside(args):
-    """``load.inputs.streams_left_beside`` of the inputs ``args`` names ([] where they cannot
-    be listed: the command says why)."""
-    from legate_prof.cli.common import input_files
-    from legate_prof.load.inputs import expand_inputs, streams_left_beside
-    try:
-        return streams_left_beside(expand_inputs([os.fspath(f) for f in input_files(args)],
-                                                 note=lambda _: None))
-    except Exception:  # noqa: BLE001 - an input that cannot be listed is read as it is
-        return []
 
 
 def kept_idle(args):

@@ -359,18 +359,17 @@ def _longest_copy_first(order, logs, rank_of, zero_time):
     whole one called "another run" (a review)."""
     def size(k):
         return sum(len(t) for t in logs[k].tables.values())
-    first = {}
+    by_rank = {}
     for k in order:
-        first.setdefault(rank_of(logs[k]), k)
-    best = {}
-    for k in order:
-        r = rank_of(logs[k])
-        b = best.get(r, first[r])
-        if r is not None and zero_time(logs[k]) == zero_time(logs[first[r]]) and size(k) > size(b):
-            b = k
-        best[r] = b
-    return [best[rank_of(logs[k])] if k == first[rank_of(logs[k])] else
-            first[rank_of(logs[k])] if k == best[rank_of(logs[k])] else k for k in order]
+        by_rank.setdefault(rank_of(logs[k]), []).append(k)
+    out = []
+    for rank, ks in by_rank.items():
+        if rank is not None and len(ks) > 1:
+            same = [k for k in ks if zero_time(logs[k]) == zero_time(logs[ks[0]])]
+            best = max(same, key=size)  # (alike: the first, as ``order`` has it)
+            ks = [best] + [k for k in ks if k != best]
+        out += ks
+    return out
 
 
 def same_run_first(inputs, rank_of, zero_time):

@@ -45,7 +45,8 @@ def open_profile(paths, progress=None, ranked=False, use_cache=False) -> Profile
 def inputs_notes(paths) -> list:
     """What the inputs leave out that lies beside them (a log's runtime stream not given:
     its operations and arrays missing), one sentence each, worked out afresh: a window opened
-    from File → Open said it on the terminal only (a GUI walk)."""
+    from File → Open said it on the terminal only (a GUI walk), and a kept answer missed it
+    for a stream copied in later (part of its question: ``cli.answers``)."""
     from legate_prof.load.inputs import expand_inputs, streams_left_beside
     try:
         paths = expand_inputs([str(p) for p in paths])
