@@ -19,9 +19,9 @@ import json
 
 import numpy as np
 
-from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
 from legate_prof.export.critical import path_flows
+from legate_prof.export.tables import CATEGORY_NAMES, item_categories
 from legate_prof.export.threads import row_offsets, thread_name
 from legate_prof.model.sort_order import lex_order, unique_values
 from legate_prof.output_file import atomic_output
@@ -204,7 +204,7 @@ def write(model, out, chunk_rows=CHUNK_ROWS):
     labels = _labels(model)
     keys = np.array(sorted(labels), np.int64)
     label_arr = np.array([labels[k] for k in keys.tolist()], dtype=object)
-    cats = np.array([json.dumps(k.name.lower()) for k in ItemKind], dtype=object)
+    cats = np.array([json.dumps(k) for k in CATEGORY_NAMES], dtype=object)
     states = np.array([json.dumps(s) for s in STATE], dtype=object)
     prov_args = np.array([""] + [',"provenance":' + json.dumps(p) for p in model.provenances[1:]],
                          dtype=object)
@@ -221,12 +221,7 @@ def write(model, out, chunk_rows=CHUNK_ROWS):
             op = it["op_id"][item]
             has_op = (op != NO_OP) & (op != 0)
             t0, dur = t0.astype(np.int64), (t1 - t0).astype(np.int64)
-            cat = cats[it["kind"][item]]
-            arrays = stream_arrays(it["kind"][item], op)  # ("array", as the items table: a
-            if arrays.any():                               # review read them "instance")
-                cat = cat.copy()
-                cat[arrays] = '"array"'
-            cols = (name, cat, t0 // 1000, t0 % 1000, dur // 1000, dur % 1000,
+            cols = (name, cats[item_categories(it["kind"][item], op)], t0 // 1000, t0 % 1000, dur // 1000, dur % 1000,
                     lanes["rank"][lane], tid, states[state], prov_args[model.op_provenance(op)],
                     op)
             for template, sel in ((LINE_OP, has_op), (LINE, ~has_op)):

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.kinds import GROUP_KEYS, GROUP_TITLE, MEMORY_GROUPS, ItemKind
 from legate_prof.export import protowire as pw
 from legate_prof.export.critical import path_flows
+from legate_prof.export.tables import CATEGORY_NAMES, item_categories
 from legate_prof.export.threads import row_offsets, thread_name
 from legate_prof.model.sort_order import stable_order
 from legate_prof.output_file import atomic_output
@@ -112,22 +112,12 @@ def _flow_field(field, flows, lo, hi):
     return pw.repeated_fixed64_field(field, hi - lo, items[a:b] - lo, ids[a:b])
 
 
-def _categories(kind, op):
-    """Each item's category: its kind, or "array" (the entry after the kinds) for the
-    runtime stream's arrays."""
-    code = np.asarray(kind).astype(np.int64)
-    code[stream_arrays(kind, op)] = len(ItemKind)
-    return code
-
-
 def _slices(model, offset, out, chunk_rows, flow_of_item, critical):
     it = model.items
     names = pw.table([pw.field_bytes(TE_NAME, n or "(unnamed)") for n in model.names])
     provs = pw.table([b""] + [_annotation("provenance", pw.field_bytes(DA_STRING, p))
                               for p in model.provenances[1:]])
-    # (the runtime stream's arrays "array", as the items table and the Chrome export say)
-    kinds = pw.table([pw.field_bytes(TE_CATEGORIES, k.name.lower()) for k in ItemKind]
-                     + [pw.field_bytes(TE_CATEGORIES, "array")])
+    kinds = pw.table([pw.field_bytes(TE_CATEGORIES, k) for k in CATEGORY_NAMES])
     op_name = pw.field_bytes(DA_NAME, "op_id")
     wait_name = pw.field_bytes(DA_NAME, "waiting_ns")
     w = model.waits
@@ -147,7 +137,7 @@ def _slices(model, offset, out, chunk_rows, flow_of_item, critical):
             pw.varint_field(TE_TYPE, np.full(n, SLICE_BEGIN)),
             pw.varint_field(TE_TRACK, track),
             pw.pick(names, it["name"][lo:hi]),
-            pw.pick(kinds, _categories(it["kind"][lo:hi], op)),
+            pw.pick(kinds, item_categories(it["kind"][lo:hi], op)),
             pw.message_field(TE_ANNOT, [pw.const(n, op_name), pw.varint_field(DA_UINT, op)],
                              present=has_op),
             pw.pick(provs, model.op_provenance(op)),
