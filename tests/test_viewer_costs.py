@@ -478,3 +478,17 @@ def test_compact_rows_leave_the_paths_track_as_tall_as_it_was(qtbot):
     assert tl.compact and pixels() == before and len(before) >= 5
     tl.set_compact(False)
     assert pixels() == before
+
+
+def test_the_findings_of_a_run_without_a_path_say_their_cost_is_unknown_in_the_dock(qtbot):
+    """oom2 (no Legion timeline): the dock read "no time on the critical path" of its memory
+    pressure, where there is no path to be off."""
+    from legate_prof.viewer.panels.findings import add_findings_dock
+    oom = REAL / "oom2"
+    src = as_source(load_profile([*_files("oom2"), str(oom / "console.log")], ranked=True))
+    win = _window(qtbot, src)
+    panel = add_findings_dock(win, costed_findings(src))
+    texts = [panel.item(k).text() for k in range(panel.count())]
+    pressure = [t for t in texts if "[memory_pressure]" in t]
+    assert pressure and all(t.startswith("cost unknown: no critical path — ") for t in pressure)
+    assert not any("no time on the critical path" in t for t in texts), texts

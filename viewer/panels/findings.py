@@ -94,9 +94,12 @@ def cost_label(f, run_ns):
     """'197.930 s · 80.0 % of the run', 'no time on the critical path' (its work is off the
     path), '… (its work holds 75.073 s of the path, the rest counted above)' where an earlier
     finding counts most of its pieces (a review read "0.1 %" above "the path waits on
-    messages for 75 s"), '' for a failure or where costs are not known."""
+    messages for 75 s"), 'cost unknown: no critical path' where the run has none (oom2's read
+    "no time on the critical path"), '' for a failure or where costs are not known."""
     if f.get("pattern") in FAILURES or "wall_ns" not in f:
         return ""
+    if f.get("no_path"):
+        return "cost unknown: no critical path"
     wall, held = int(f["wall_ns"] or 0), int(f.get("path_ns") or 0)
     above = (f"its work holds {format_ns(held)} of the path, counted above"
              if held > wall else "")
