@@ -25,9 +25,6 @@ def tooltip_html(source, hit, notes=()):
     escaped)."""
     source = as_source(source)
     kind, payload = hit
-    if kind == "marker":  # (a failure's label: what legate's report said, pinned)
-        return [_Group("Marker", str(payload.get("title", "")) or str(payload.get("kind", "")))] \
-            + [_Group(str(k), str(v)) for k, v in (payload.get("fields") or {}).items()]
     if kind == "band":
         a, b, n, lane, _row, busy = band_payload(payload)
         return _tooltip(("b", f"{n:,} merged items"), ("", busy_words(busy, a, b)),
