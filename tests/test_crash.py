@@ -171,6 +171,18 @@ def test_record_without_a_program_says_no_profiles_were_written(tmp_path):
     assert "--logdir" in h.stdout  # legate's options follow
 
 
+def test_record_help_into_a_pipe_closed_early_says_nothing_more(tmp_path):
+    """`legate_prof record --help | head`: the reader closing the pipe ends the help, exit 0,
+    no traceback (a review's `BrokenPipeError` from record's own usage)."""
+    p = subprocess.Popen([sys.executable, "-m", "legate_prof", "record", "--help"],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL)
+    p.stdout.close()  # as `head` does once it has its lines
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=300) == 0, err
+    assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
 def test_memory_lane_at_the_failure_shows_legates_live_instances(crashed):
     """Both instances of b (the slice made for line 10, the full range for line 13), and no
     8 MiB box for d = c + 3, which Legate never allocated."""

@@ -76,6 +76,9 @@ def _run(argv):
             return record.run(argparse.Namespace(legate_args=argv[1:]))
         except KeyboardInterrupt:  # (outside legate's run: before it, or in the report)
             return 130
+        except BrokenPipeError:  # (`record --help | head`: a review's traceback)
+            _stdout_to_nowhere()
+            return 0
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
