@@ -81,7 +81,7 @@ def run(args):
         return EXIT_USER_ERROR
     # legate names the files legate_*.prof whatever --profile-name said
     sys.stdout.writelines(line.replace("/legate_*.prof", f"/{name}_*.prof") for line in held)
-    note(f"legate_prof: {len(written)} profile file(s) in {where}")
+    note(f"legate_prof: {_written_words(written)} in {where}")
     if no_report:
         return 0
     try:  # the guide: legate_prof/index.html beside the logs
@@ -117,6 +117,20 @@ def _legate_option(words, option):
 def _written(logdir, name, before):
     """The profiles legate wrote (new, or changed since ``before``: {path: mtime})."""
     return [f for f in _profiles_in(logdir, name) if before.get(f) != os.path.getmtime(f)]
+
+
+def _written_words(written):
+    """'1 rank's log and its runtime stream', '4 ranks' logs': a rank's runtime stream
+    (``NAME_N.runtime.prof``) is not a rank of its own (a review read "2 profile file(s)"
+    after a one-rank run)."""
+    streams = sum(f.endswith(".runtime.prof") for f in written)
+    logs = len(written) - streams
+    words = f"{logs:,} rank's log" if logs == 1 else f"{logs:,} ranks' logs"
+    if streams:
+        words += (" and its runtime stream" if logs == streams == 1 else
+                  " and their runtime streams" if logs == streams else
+                  f" and {streams:,} runtime stream{'s' * (streams != 1)}")
+    return words
 
 
 def _partial_words(written, logdir):
