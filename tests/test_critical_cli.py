@@ -11,7 +11,7 @@ import pytest
 
 from fixtures.make_critical_goldens import REAL, rank_files
 from legate_prof.cli import main
-from legate_prof.present.units import format_ns_ascii
+from legate_prof.present.units import format_ns
 
 MPI2 = str(REAL / "mpi2")
 
@@ -322,7 +322,7 @@ def test_each_step_says_where_it_is_on_the_timeline(capsys):
     """The listing gave each step's time on the path but not where it lies: a step could not
     be found in the viewer (a user's review).  Each row says where its piece of the path
     begins, as the JSON's ``on_path_ns``."""
-    from legate_prof.present.units import format_ns_ascii
+    from legate_prof.present.units import format_ns
     doc = critical_json(capsys, MPI2)
     _, out, _ = critical(capsys, MPI2, "--limit", 5)
     lines = out.splitlines()
@@ -336,7 +336,7 @@ def test_each_step_says_where_it_is_on_the_timeline(capsys):
         while k < len(path) and path[k]["on_path_ns"][1] == path[k]["on_path_ns"][0]:
             k += 1
     for row, step in zip(rows[:3], steps):
-        assert row[16:28].strip() == format_ns_ascii(step["on_path_ns"][0]), (row, step)
+        assert row[16:28].strip() == format_ns(step["on_path_ns"][0]), (row, step)
 
 
 def test_time_before_a_path_that_stops_at_a_rank_not_given_is_unknown_in_words(capsys):
@@ -352,7 +352,7 @@ def test_time_before_a_path_that_stops_at_a_rank_not_given_is_unknown_in_words(c
     line = out.splitlines()[1]
     assert line.startswith("The shares below explain ") and " unknown," not in line, line
     assert ", the path before " in line and "everything before" not in line, line
-    assert line.endswith(f"; the other {format_ns_ascii(unknown)} is unknown."), line
+    assert line.endswith(f"; the other {format_ns(unknown)} is unknown."), line
 
 
 @pytest.mark.parametrize("start_s, stop_s", [(2.0, 3.0), (3.2, 4.0), (3.5, 3.7), (1.0, 3.4)])
@@ -450,7 +450,7 @@ def test_a_window_before_an_inferred_link_says_it_rests_on_it(capsys):
     assert inf["links"] == 1 and inf["from_ns"] == run["from_ns"] > 6_000_000_000
     assert 0 < inf["resting_ns"] == window["explained_ns"] <= window["run_ns"]
     text = critical(capsys, *files, "--start", "5s", "--stop", "6s")[1]
-    assert f"everything before {format_ns_ascii(run['from_ns'])}, is reached through 1 link " \
+    assert f"everything before {format_ns(run['from_ns'])}, is reached through 1 link " \
            "inferred" in text, text
     after = critical_json(capsys, *files, "--start", f"{run['from_ns'] + 1}ns")
     assert after["inferred"]["links"] == 0 and after["inferred"]["resting_ns"] == 0

@@ -758,7 +758,7 @@ def test_clock_skew_names_the_pairs_furthest_apart_and_counts_the_rest():
     assert "37 more pairs of ranks (`legate_prof stats --json` lists each)" in notice
     lines = _message_lines(ml.as_json())
     named = [ln for ln in lines if ln.startswith("   rank ")]
-    assert len(named) == 10 and "rank 1039 reads 40.000 us behind rank 39" in named[0]
+    assert len(named) == 10 and "rank 1039 reads 40.000 µs behind rank 39" in named[0]
     assert lines[-1] == ("   ... and 30 more pairs of ranks, their clocks closer (stats --json "
                          "lists each)")
     assert len(ml.as_json()["skew_pairs"]) == n

@@ -177,7 +177,7 @@ def test_stats_says_what_a_tasks_running_leaves_out_and_where_its_body_is():
                                     text=True).stdout)
     text = subprocess.run([sys.executable, "-m", "legate_prof", "stats", "--no-idle", str(mpi4)],
                           capture_output=True, text=True).stdout
-    from legate_prof.present.units import format_ns_ascii
+    from legate_prof.present.units import format_ns
     calls = doc["application_calls"]
     total = sum(c["total_ns"] for c in calls)
     binary = next(c for c in calls if c["name"] == "BinaryOp")
@@ -187,5 +187,5 @@ def test_stats_says_what_a_tasks_running_leaves_out_and_where_its_body_is():
     assert tasks_part.splitlines()[-1] == (
         "  running: waits and the calls a task made left out, as the reference counts it; "
         "legate runs a task's body as an application call of its name "
-        f"({format_ns_ascii(total)} of application calls: BinaryOp "
-        f"{format_ns_ascii(binary['total_ns'])}, Reduce 576.710 us)")
+        f"({format_ns(total)} of application calls: BinaryOp "
+        f"{format_ns(binary['total_ns'])}, Reduce 576.710 µs)")

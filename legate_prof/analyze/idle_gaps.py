@@ -194,7 +194,7 @@ def _by_line(provenances, prov, cls, idle, top=20):
 
 def format_idle(idle) -> list:
     """Text lines for ``stats``."""
-    from legate_prof.present.units import format_ns_ascii
+    from legate_prof.present.units import format_ns
     rows = [g for g in idle["groups"] if g["idle_ns"]]
     if not rows:
         return []
@@ -203,13 +203,13 @@ def format_idle(idle) -> list:
              f"  {'rank':>4}  {'group':<12}{'idle':>12}" + "".join(f"{w:>12}" for w in WAITS)]
     for g in rows:
         title = GROUP_TITLE.get(g["kind"], g["kind"])
-        lines.append(f"  {g['rank']:>4}  {title:<12}{format_ns_ascii(g['idle_ns']):>12}"
-                     + "".join(f"{format_ns_ascii(g['by_wait'][w]):>12}" for w in WAITS))
+        lines.append(f"  {g['rank']:>4}  {title:<12}{format_ns(g['idle_ns']):>12}"
+                     + "".join(f"{format_ns(g['by_wait'][w]):>12}" for w in WAITS))
     lines_ = idle["by_provenance"][:5]
     if lines_:
         lines.append("  by the line that waited:")
         for r in lines_:
             top = max(WAITS, key=lambda w: r["by_wait"][w])
-            lines.append(f"    {format_ns_ascii(r['idle_ns']):>12}  {r['provenance']}  "
+            lines.append(f"    {format_ns(r['idle_ns']):>12}  {r['provenance']}  "
                          f"(mostly {top})")
     return lines

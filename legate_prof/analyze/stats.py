@@ -11,8 +11,7 @@ import re
 import numpy as np
 
 from legate_prof.model.sort_order import stable_order, unique_with
-from legate_prof.present.units import (format_bytes, format_capacity, format_ns,
-                                       format_ns_ascii)
+from legate_prof.present.units import format_bytes, format_capacity, format_ns
 from legate_prof.analyze.run_counts import (counting_rank, rank_of_items, run_arrays,
                                             stream_counts, transfer_sizes)
 from legate_prof.assemble.stream_items import stream_arrays
@@ -379,7 +378,7 @@ def _machine_and_groups(s) -> list:
                 extra += (f" (the program's {g['arrays']} arrays: Legion's log holds no "
                           "instance)")
         lines.append(f"{g['rank']:>4}  {g['title']:<14}{g['lanes']:>6}{g['items']:>10}"
-                     f"{format_ns_ascii(g['busy_ns']):>14}{extra}")
+                     f"{format_ns(g['busy_ns']):>14}{extra}")
     if s["groups"]:
         lines.append("  busy: processors, summed over their lanes (waits left out); memories, "
                      "while any instance lived; channels, while anything was under way; ops, "
@@ -391,7 +390,7 @@ def format_stats(s: dict) -> str:
     lines = []
     a, b = s.get("span_ns", s["time_range_ns"])
     lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, "
-                 f"span {format_ns_ascii(b - a)} ({format_ns_ascii(a)} to {format_ns_ascii(b)})"
+                 f"span {format_ns(b - a)} ({format_ns(a)} to {format_ns(b)})"
                  + (f", {s['legion_version']}" if s["legion_version"] else ""))
     lines.append("")
     lines += _machine_and_groups(s)
@@ -409,7 +408,7 @@ def format_stats(s: dict) -> str:
         v = s[key]
         if v["count"]:
             lines.append(f"{key}: {v['count']} moving {format_bytes(v['bytes'])}, busy "
-                         f"{format_ns_ascii(v['total_ns'])} in all")
+                         f"{format_ns(v['total_ns'])} in all")
     v = s["instances"]
     if v["count"]:  # lifetimes overlap: their sum is no time anyone spent
         lines.append(f"instances: {v['count']} created, {format_bytes(v['bytes'])} in all "
@@ -442,9 +441,9 @@ def _table_lines(s, section):
                  f"{'min':>12}{'max':>12}")
     for r in rows:
         name = r["name"] if len(r["name"]) < w else r["name"][:w - 4] + "..."
-        lines.append(f"  {name:<{w}}{r['count']:>8}{format_ns_ascii(r['total_ns']):>13}"
-                     f"{format_ns_ascii(r['running_ns']):>13}{format_ns_ascii(r['mean_ns']):>12}"
-                     f"{format_ns_ascii(r['min_ns']):>12}{format_ns_ascii(r['max_ns']):>12}")
+        lines.append(f"  {name:<{w}}{r['count']:>8}{format_ns(r['total_ns']):>13}"
+                     f"{format_ns(r['running_ns']):>13}{format_ns(r['mean_ns']):>12}"
+                     f"{format_ns(r['min_ns']):>12}{format_ns(r['max_ns']):>12}")
         if r["provenances"]:
             shown = ", ".join(r["provenances"][:4])
             more = len(r["provenances"]) - 4
@@ -461,10 +460,10 @@ def _bodies_line(calls):
     if not calls:
         return []
     top = sorted(calls, key=lambda c: (-c["total_ns"], c["name"]))
-    named = ", ".join(f"{c['name']} {format_ns_ascii(c['total_ns'])}" for c in top[:3])
+    named = ", ".join(f"{c['name']} {format_ns(c['total_ns'])}" for c in top[:3])
     return [f"  running: waits and the calls a task made left out, as the reference counts "
             f"it; legate runs a task's body as an application call of its name "
-            f"({format_ns_ascii(sum(c['total_ns'] for c in calls))} of application calls: "
+            f"({format_ns(sum(c['total_ns'] for c in calls))} of application calls: "
             f"{named}{', ...' if len(top) > 3 else ''})"]
 
 
@@ -490,19 +489,19 @@ def _message_lines(m):
         return []
     out = ["", f"Messages: {m['messages']}; {m['slow']} took "
                f"{m['threshold_ns'] / 1e6:g} ms or more ({m['percent_slow']:.2f} %), the slowest "
-               f"{format_ns_ascii(m['longest_ns'])}"]
+               f"{format_ns(m['longest_ns'])}"]
     host = m.get("one_host")
     if m["skewed"]:
         out.append(f"!! clock skew: {m['skewed']} messages arrived before they were sent, by "
-                   f"{format_ns_ascii(int(m['mean_skew_ns']))} on average; boxes on different "
+                   f"{format_ns(int(m['mean_skew_ns']))} on average; boxes on different "
                    "ranks may be shifted against each other"
                    + (f" (every rank ran on one machine, {host}: their clocks started apart)"
                       if host else ""))
         from legate_prof.causality.message_latency import worst_first
         pairs = worst_first(m["skew_pairs"])
         for p in pairs[:SKEW_PAIR_LINES]:
-            out.append(f"   rank {p['receiver']} reads {format_ns_ascii(int(p['mean_ns']))} "
-                       f"behind rank {p['sender']} (spread {format_ns_ascii(int(p['spread_ns']))}"
+            out.append(f"   rank {p['receiver']} reads {format_ns(int(p['mean_ns']))} "
+                       f"behind rank {p['sender']} (spread {format_ns(int(p['spread_ns']))}"
                        f", {p['messages']} messages)")
         if len(pairs) > SKEW_PAIR_LINES:
             out.append(f"   ... and {len(pairs) - SKEW_PAIR_LINES:,} more pairs of ranks, their "
@@ -511,7 +510,7 @@ def _message_lines(m):
         apart = max(abs(p["mean_ns"]) for p in m["skew_pairs"])
         out.append(f"!! slow messages measure the clocks: {m['percent_slow']:.2f} % of messages "
                    f"took {m['threshold_ns'] / 1e6:g} ms or more while two ranks' clocks read "
-                   f"{format_ns_ascii(int(apart))} apart: times across ranks are off by that, "
+                   f"{format_ns(int(apart))} apart: times across ranks are off by that, "
                    "not the messages slow")
     elif m["congested"] and host:
         out.append(f"!! slow messages: {m['percent_slow']:.2f} % of messages took "

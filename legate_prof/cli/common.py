@@ -96,9 +96,9 @@ def check_window(args):
 
 def window_order_words(start, stop) -> str:
     """What is wrong with a window that ends before it starts, in the units a user reads."""
-    from legate_prof.present.units import format_ns_ascii
-    return (f"--start ({format_ns_ascii(start)}) must come before --stop "
-            f"({format_ns_ascii(stop)})")
+    from legate_prof.present.units import format_ns
+    return (f"--start ({format_ns(start)}) must come before --stop "
+            f"({format_ns(stop)})")
 
 
 def run_beyond_window(whole, args):

@@ -7,18 +7,13 @@ figure reads the same wherever it is shown.
 from __future__ import annotations
 
 
-def format_ns(ns, micro="µs"):
+def format_ns(ns):
     """ns -> '1.250 ms': the largest unit the value reaches, three decimals."""
     ns = float(ns)
-    for unit, div in (("s", 1e9), ("ms", 1e6), (micro, 1e3)):
+    for unit, div in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
         if abs(ns) >= div:
             return f"{ns / div:.3f} {unit}"
     return f"{ns:.0f} ns" if round(ns) != 0 else "0 ns"  # (not "-0 ns")
-
-
-def format_ns_ascii(ns):
-    """``format_ns`` in plain ASCII ('us'), for terminal tables."""
-    return format_ns(ns, micro="us")
 
 
 def format_ns_us(ns):
