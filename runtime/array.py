@@ -116,6 +116,29 @@ def legate_type(dtype):
         raise TypeError(f"dtype {dtype} is not supported by legate_prof.runtime") from None
 
 
+def expanded_index(key, ndim):
+    """``key`` as a tuple with its ``...`` replaced by the full slices it stands for, so each
+    entry after it indexes the trailing axes (NumPy's rule: one ``...`` at most; ``None`` and
+    the ``...`` itself take no axis)."""
+    key = key if isinstance(key, tuple) else (key,)
+    at = [k for k, entry in enumerate(key) if entry is Ellipsis]
+    if len(at) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if not at:
+        return key
+    taken = sum(1 for entry in key if entry is not None and entry is not Ellipsis)
+    return key[:at[0]] + (slice(None),) * max(ndim - taken, 0) + key[at[0] + 1:]
+
+
+def checked_index(index, axis, size):
+    """``index`` (negative from the end) as a position in an axis of ``size``; NumPy's
+    IndexError outside it: Python's iteration stops on it, and Legate's own error for an
+    out-of-range projection is a ValueError and a page of text."""
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+    return int(index) + (size if index < 0 else 0)
+
+
 class ndarray:
     """A view of a Legate store (or a slice of one) with NumPy semantics."""
 
@@ -300,26 +323,31 @@ class ndarray:
 
     # ---- indexing -----------------------------------------------------------------------
     def _slice_view(self, key):
-        if not isinstance(key, tuple):
-            key = (key,)
-        store = self.store
-        dim = 0
-        for k in key:
-            if k is Ellipsis:
-                continue
+        """A view for an index of integers and unit-step slices (``...`` expanded), else None
+        (the caller falls back); an integer outside its axis raises NumPy's IndexError."""
+        store, dim = self.store, 0
+        keys = expanded_index(key, self.ndim)
+        for axis, k in enumerate(keys):
+            if isinstance(k, (bool, np.bool_)) or not isinstance(k, (slice, int, np.integer)):
+                return None
+            if axis >= self.ndim:
+                raise IndexError(f"too many indices for array: array is {self.ndim}-dimensional,"
+                                 f" but {sum(entry is not None for entry in keys)} were indexed")
             if isinstance(k, slice):
                 start, stop, step = k.indices(store.shape[dim])
                 if step != 1:
                     return None
                 store = store.slice(dim, slice(start, stop))
                 dim += 1
-            elif isinstance(k, (int, np.integer)):
-                n = store.shape[dim]
-                i = int(k) + (n if k < 0 else 0)
-                store = store.project(dim, i)
             else:
-                return None
-        return ndarray(store, self.dtype, base=self._base or self)
+                store = store.project(dim, checked_index(k, axis, store.shape[dim]))
+        return ndarray(store, self.dtype, base=self._base if self._base is not None else self)
+
+    def __iter__(self):
+        """Over axis 0, as NumPy: each element of a 1-d array, each row (a view) otherwise."""
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
 
     def __getitem__(self, key):
         if isinstance(key, ndarray) and key.dtype == np.bool_:

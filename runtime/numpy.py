@@ -43,6 +43,7 @@ def _result_dtype(a, b, op):
 
 def _binary(op, a, b, out=None):
     code = T.BINARY.index(op)
+    _refuse_unsafe_cast(op, out, a, b)
     dt = _result_dtype(a, b, op)
     if isinstance(a, ndarray) and isinstance(b, ndarray):
         if a.shape != b.shape:
@@ -62,6 +63,21 @@ def _binary(op, a, b, out=None):
     return res
 
 
+def _stand_in(x):
+    """An empty NumPy array of ``x``'s dtype; a scalar as it is (Python's stay weak)."""
+    if not isinstance(x, ndarray) and _np.ndim(x) == 0:
+        return x
+    return _np.empty(0, x.dtype if isinstance(x, ndarray) else _np.asarray(x).dtype)
+
+
+def _refuse_unsafe_cast(op, out, *operands):
+    """NumPy's casting error where the result cannot go into ``out`` (an in-place operand) by
+    'same_kind' (``int_array += 1.5``): the task would truncate silently.  NumPy decides, on
+    empty stand-ins of the operands, and raises its own exception."""
+    if out is not None:
+        getattr(_np, op)(*map(_stand_in, operands), out=_np.empty(0, out.dtype))
+
+
 def _result(res, out):
     """``launch``'s keyword for an operation's result: the array it made, or ``out=``."""
     return {"made": res} if out is None else {"into": out}
@@ -75,9 +91,25 @@ def _scalar_array(value, dt):
     return store
 
 
+REFLECTED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+             "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+def _is_scalar(x):
+    """A Python or NumPy scalar (or 0-d array): an operand the task takes as a value."""
+    return not isinstance(x, ndarray) and _np.ndim(x) == 0
+
+
 def _compare(op, a, b):
+    """One ``Compare`` task; a scalar first operand compares reflected (``1 < a`` is
+    ``a > 1``), and a NumPy array or a list operand becomes an array first."""
+    if not isinstance(a, ndarray) and not isinstance(b, ndarray):
+        return getattr(_np, op)(a, b)
+    if _is_scalar(a):
+        return _compare(REFLECTED[op], b, a)
     code = T.COMPARE.index(op)
-    if isinstance(a, ndarray) and isinstance(b, ndarray):
+    a, b = _as_array(a), (b if _is_scalar(b) else _as_array(b))
+    if isinstance(b, ndarray):
         if a.shape != b.shape:
             return _fallback_call(op, a, b)
         res = ndarray.empty(a.shape, _np.bool_)
@@ -91,6 +123,7 @@ def _compare(op, a, b):
 
 
 def _unary(op, a, out=None):
+    _refuse_unsafe_cast(op, out, a)
     dt = a.dtype if op not in ("sqrt", "exp", "log", "sin", "cos") or a.dtype.kind == "f" \
         else _np.dtype(_np.float64)
     res = out if out is not None else ndarray.empty(a.shape, dt)

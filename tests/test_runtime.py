@@ -205,3 +205,152 @@ def test_a_stream_whose_clock_reads_ahead_of_its_log_is_moved_back_and_said(tmp_
     said = [w for w in after.warnings if "runtime stream reads" in str(w)]
     assert len(said) == 1 and "rank 0's" in said[0] and f"{lead / 1e6:.3f} ms" in said[0]
     assert not any("runtime stream reads" in str(w) for w in before.warnings)
+
+
+# Indexing and operators checked against NumPy in one run: each check's outcome (its values,
+# shape and dtype, or the exception's type and words) is NumPy's for the same code, so the
+# tests below fail on a check by name ("group:what") rather than the run on its first error.
+AS_NUMPY = r'''import json, os, warnings
+import numpy
+from legate_prof.runtime import numpy as np
+warnings.simplefilter("error")  # a NumPy fallback would be a failure here
+checks = {}
+
+def outcome(fn):
+    try:
+        got = fn()
+    except Exception as e:
+        return ("raised", type(e).__name__, str(e)[:300])
+    if isinstance(got, list):
+        got = [numpy.asarray(g) for g in got]
+        return ("list", [(g.shape, str(g.dtype), g.tolist()) for g in got])
+    got = numpy.asarray(got)
+    return ("value", got.shape, str(got.dtype), got.tolist())
+
+def check(name, ours, theirs):
+    """ours() and theirs() (the same code on NumPy) come out the same."""
+    got, want = outcome(ours), outcome(theirs)
+    checks[name] = True if got == want else f"{got!r} != {want!r}"
+
+xa, xm = numpy.arange(12.0), numpy.arange(12.0).reshape(3, 4)
+x3 = numpy.arange(24.0).reshape(2, 3, 4)
+a, m, m3 = np.array(xa), np.array(xm), np.array(x3)
+
+def assign(arr, key, value):
+    arr[key] = value
+    return arr
+
+check("view:slice_of_slice", lambda: a[2:10][1:3], lambda: xa[2:10][1:3])
+check("view:row_then_element", lambda: m[1][2], lambda: xm[1][2])
+check("view:rows_then_row", lambda: m[1:3][0], lambda: xm[1:3][0])
+check("view:row_then_slice", lambda: m[2][1:3], lambda: xm[2][1:3])
+def through_views(arr):
+    arr[2:10][1:3] = 9.0
+    arr[...][1:2][0] = -9.0
+    return arr
+
+check("view:assign_through", lambda: through_views(np.array(xa)), lambda: through_views(xa.copy()))
+
+check("ellipsis:last_axis", lambda: m[..., 1], lambda: xm[..., 1])
+check("ellipsis:first_axis", lambda: m[1, ...], lambda: xm[1, ...])
+check("ellipsis:all", lambda: m[...], lambda: xm[...])
+check("ellipsis:3d_last", lambda: m3[..., 2], lambda: x3[..., 2])
+check("ellipsis:3d_middle", lambda: m3[1, ..., 2], lambda: x3[1, ..., 2])
+check("ellipsis:3d_slice", lambda: m3[..., 1:3], lambda: x3[..., 1:3])
+check("ellipsis:element", lambda: m[..., 2, 3], lambda: xm[..., 2, 3])
+check("ellipsis:assign", lambda: assign(np.array(xm), (Ellipsis, 1), -1.0),
+      lambda: assign(xm.copy(), (Ellipsis, 1), -1.0))
+check("ellipsis:two", lambda: m[..., ...], lambda: xm[..., ...])
+
+i4, xi4 = np.arange(4), numpy.arange(4)
+check("bounds:past_end", lambda: i4[10], lambda: xi4[10])
+check("bounds:before_start", lambda: i4[-7], lambda: xi4[-7])
+check("bounds:last", lambda: i4[3], lambda: xi4[3])
+check("bounds:first_from_end", lambda: i4[-4], lambda: xi4[-4])
+check("bounds:second_axis", lambda: m[1, 10], lambda: xm[1, 10])
+check("bounds:assign", lambda: assign(np.arange(4), 4, 1), lambda: assign(numpy.arange(4), 4, 1))
+check("bounds:too_many", lambda: i4[1, 2], lambda: xi4[1, 2])
+check("bounds:list", lambda: list(np.arange(4)), lambda: list(numpy.arange(4)))
+check("bounds:for_rows", lambda: [row for row in m], lambda: [row for row in xm])
+check("bounds:in", lambda: (3 in i4, 7 in i4), lambda: (3 in xi4, 7 in xi4))
+
+def iadd(arr, value):
+    arr += value
+    return arr
+
+def idiv(arr, value):
+    arr /= value
+    return arr
+
+def tried(fn, arr):
+    """What is left of ``arr`` after ``fn(arr)``, raising or not."""
+    try:
+        fn(arr)
+    except Exception:
+        pass
+    return arr
+
+xb = numpy.array([0.0, 5.0, 2.0, 7.0])
+check("ufunc:less_scalar_first", lambda: np.less(1, i4), lambda: numpy.less(1, xi4))
+check("ufunc:greater_equal_scalar_first", lambda: np.greater_equal(2, i4),
+      lambda: numpy.greater_equal(2, xi4))
+check("ufunc:equal_scalar_first", lambda: np.equal(2, i4), lambda: numpy.equal(2, xi4))
+check("ufunc:less_scalars", lambda: np.less(1, 2), lambda: numpy.less(1, 2))
+check("ufunc:eq_numpy_array", lambda: np.array(xa[:4]) == xb, lambda: xa[:4] == xb)
+check("ufunc:ne_numpy_array", lambda: np.array(xa[:4]) != xb, lambda: xa[:4] != xb)
+check("ufunc:less_numpy_first", lambda: np.less(xb, np.array(xa[:4])),
+      lambda: numpy.less(xb, xa[:4]))
+check("ufunc:eq_list", lambda: i4 == [0, 5, 2, 7], lambda: xi4 == [0, 5, 2, 7])
+check("ufunc:iadd_float_into_int", lambda: iadd(np.arange(4), 1.5),
+      lambda: iadd(numpy.arange(4), 1.5))
+check("ufunc:int_left_as_it_was", lambda: tried(lambda x: iadd(x, 1.5), np.arange(4)),
+      lambda: tried(lambda x: iadd(x, 1.5), numpy.arange(4)))
+check("ufunc:idiv_int", lambda: idiv(np.arange(4), 2), lambda: idiv(numpy.arange(4), 2))
+check("ufunc:iadd_float_array_into_int", lambda: iadd(np.arange(4), np.arange(4) / 2),
+      lambda: iadd(numpy.arange(4), numpy.arange(4) / 2))
+check("ufunc:add_out_int", lambda: np.add(i4, 1.5, out=np.arange(4)),
+      lambda: numpy.add(xi4, 1.5, out=numpy.arange(4)))
+check("ufunc:sqrt_out_int", lambda: np.sqrt(i4, out=np.arange(4)),
+      lambda: numpy.sqrt(xi4, out=numpy.arange(4)))
+check("ufunc:iadd_int_into_float32", lambda: iadd(np.zeros(4, np.float32), i4),
+      lambda: iadd(numpy.zeros(4, numpy.float32), xi4))
+check("ufunc:iadd_int_scalar", lambda: iadd(np.arange(4), 2), lambda: iadd(numpy.arange(4), 2))
+with open(os.environ["FIXTURE_MANIFEST"], "w") as fh:
+    json.dump({"checks": checks, "tasks": {}, "provenances": {}}, fh)
+'''
+
+
+@pytest.fixture(scope="module")
+def as_numpy_checks(legate_run, tmp_path_factory):
+    """The checks of one run of AS_NUMPY: name -> True, or what differed from NumPy."""
+    prog = tmp_path_factory.mktemp("as_numpy") / "as_numpy.py"
+    prog.write_text(AS_NUMPY)
+    run = legate_run(str(prog))
+    assert run.returncode == 0, run.output[-3000:]
+    return run.manifest["checks"]
+
+
+def _failed(checks, group):
+    mine = {k: v for k, v in checks.items() if k.startswith(group + ":")}
+    assert mine, group
+    return {k: v for k, v in mine.items() if v is not True}
+
+
+def test_indexing_a_view_indexes_it_as_numpy(as_numpy_checks):
+    """A view of a view (``a[2:10][1:3]``, ``m[1][2]``) once raised asking the base's truth."""
+    assert _failed(as_numpy_checks, "view") == {}
+
+
+def test_an_ellipsis_stands_for_the_axes_it_skips(as_numpy_checks):
+    """``m[..., 1]`` once ignored the ``...`` and gave row 1, not column 1."""
+    assert _failed(as_numpy_checks, "ellipsis") == {}
+
+
+def test_an_index_out_of_range_raises_index_error_and_arrays_iterate(as_numpy_checks):
+    """``a[10]`` once gave Legate's ValueError and a page of text, so ``list(a)`` crashed."""
+    assert _failed(as_numpy_checks, "bounds") == {}
+
+
+def test_comparisons_and_outputs_follow_numpys_operands_and_casting(as_numpy_checks):
+    """``np.less(1, a)``, ``a == numpy_array`` once raised; ``int_array += 1.5`` truncated."""
+    assert _failed(as_numpy_checks, "ufunc") == {}
