@@ -11,8 +11,8 @@ refused, dangling or not (``leaving_link``).  A device, pipe or socket is writte
 since a rename would put a file in its place (``-o /dev/null``, ``-o /dev/stdout``).
 
 Temporaries are named ``.TARGET.lp-HOST-PID-TOKEN.tmp`` and recorded, while they exist, in a
-directory of this user's (``$TMPDIR/legate_prof_writing_UID``).  A process stopped by a signal
-(SIGKILL, SIGTERM, SIGHUP) leaves them; the next command of this user on this host removes
+directory of this user's (``$TMPDIR/legate_prof_writing_UID``).  A process stopped by SIGKILL
+leaves them (SIGTERM and SIGHUP end a command as Ctrl-C does: ``cli``); the next command of this user on this host removes
 those whose process no longer runs (``sweep_stale_outputs``), and nothing else: not another
 host's, not a live process's, not a file that only looks like one of ours.  A full disk (or a
 quota, or a file size limit) is one line, and nothing written is left.
@@ -282,12 +282,23 @@ def _host():
     return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
 
 
+def temporary_directory():
+    """The temporary folder (``tempfile.gettempdir``) — or, where no candidate takes a file
+    (a full disk under /tmp: Python raised FileNotFoundError, a traceback before a command
+    began), the one named first: what is written there then fails as on a full disk, and
+    says so in one line."""
+    try:
+        return tempfile.gettempdir()
+    except OSError:
+        return os.environ.get("TMPDIR") or "/tmp"
+
+
 def _registry():
     """This user's directory of temporaries being written (None where it cannot be trusted:
     someone else's, a link, or open to others)."""
     if os.name != "posix":
         return None
-    d = Path(tempfile.gettempdir()) / f"legate_prof_writing_{os.getuid()}"
+    d = Path(temporary_directory()) / f"legate_prof_writing_{os.getuid()}"
     with contextlib.suppress(FileExistsError, OSError):
         d.mkdir(mode=0o700)
     try:
@@ -625,7 +636,7 @@ def scratch_folder(name):
     tables of a profile held per rank, DuckDB's spill), named and recorded as the outputs'
     temporaries are (``.NAME.lp-HOST-PID-TOKEN.tmp``, mode 0700): removed when the block
     ends, and by the next command when a signal (SIGKILL) stopped this one first."""
-    parent = Path(tempfile.gettempdir())
+    parent = Path(temporary_directory())
     try:
         tmp, entry = _new_temporary(parent / name, "tmp", lambda p: os.mkdir(p, 0o700))
     except OSError as e:

@@ -16,9 +16,14 @@ from legate_prof.cli import main
 
 
 def ask(capsys, *argv):
+    """(exit status, stdout, stderr) of the command ``argv``; stderr without the cache
+    folder's first-use note, said by whichever command first used the folder
+    (``test_the_first_command_to_keep_a_timeline_says_where``)."""
+    from legate_prof.store.cache import FIRST_USE_NOTE
     code = main([*map(str, argv)])
     out = capsys.readouterr()
-    return code, out.out, out.err
+    return code, out.out, "".join(line for line in out.err.splitlines(keepends=True)
+                                  if not line.startswith(FIRST_USE_NOTE))
 
 
 @pytest.fixture

@@ -194,7 +194,7 @@ def test_honest_gzipped_logs_read_whole_and_damaged_ones_keep_what_inflates(tmp_
 # -- outputs: the user's folders, temporaries, a full disk -------------------------------------
 def cli(*args, env=None, timeout=180, preexec_fn=None):
     import subprocess
-    e = dict(os.environ, QT_QPA_PLATFORM="offscreen", LEGATE_PROF_CACHE_DIR="", **(env or {}))
+    e = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LEGATE_PROF_CACHE_DIR": "", **(env or {})}
     return subprocess.run([sys.executable, "-m", "legate_prof", *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=e, cwd=ROOT,
                           preexec_fn=preexec_fn)
@@ -495,6 +495,58 @@ def test_an_output_to_dev_full_is_one_line():
 
 
 # -- the cache ---------------------------------------------------------------------------------
+def test_a_run_given_with_repeats_is_found_in_the_cache_again(tmp_path, monkeypatch):
+    """A folder holding a log and a gzip of it (or a file given twice): the entry was kept
+    under the inputs without their repeats and looked up under them all, so every command
+    built the run again and kept one more entry (a review)."""
+    import gzip
+    import shutil
+    from legate_prof.load.inputs import expand_inputs
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store.cache import load_cached
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    run = tmp_path / "dup"
+    run.mkdir()
+    shutil.copy(SAMPLE, run / "legate_0.prof")
+    (run / "legate_0.prof.gz").write_bytes(gzip.compress(SAMPLE.read_bytes()))
+    for given in ([run], [run / "legate_0.prof", run / "legate_0.prof"]):
+        load_profile(given, use_cache=True)
+        paths = expand_inputs([str(p) for p in given])
+        assert len(paths) == 2 and load_cached(paths, note=lambda *_: None) is not None, given
+    assert len(list((tmp_path / "cache").glob("*.lpbundle"))) == 2
+
+
+def test_a_cache_that_cannot_be_written_still_serves_its_timeline(tmp_path):
+    """A full cache disk (writes past a file size limit fail as there): an entry reopened
+    after a while rewrites its stamp, and that failed write ended `stats` with "could not
+    write", exit 2, nothing shown (a review, on a full tmpfs): the answer is shown from the
+    entry, exit 0."""
+    import resource
+    import shutil
+    from legate_prof.load.loader import load_profile
+    from legate_prof.store.cache import entry_path
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(SAMPLE, run / "legate_0.prof")
+    env = {"LEGATE_PROF_CACHE_DIR": str(tmp_path / "cache")}
+    os.environ.update(env)
+    try:
+        load_profile([run], use_cache=True)  # (the entry written here, at once)
+        entry = entry_path([str(run / "legate_0.prof")])
+    finally:
+        del os.environ["LEGATE_PROF_CACHE_DIR"]
+    assert entry.exists()
+    old = entry.stat().st_mtime - 7200  # (used two hours ago: reopening it stamps it again)
+    os.utime(entry, (old, old))
+    plain = cli("stats", run)
+
+    def no_room():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
+    r = cli("stats", run, env=env, preexec_fn=no_room)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr[-2000:]
+    assert r.stdout == plain.stdout and "could not write" not in r.stderr, r.stderr
+
+
 def test_a_log_changed_in_place_keeping_size_inode_ends_and_mtime_is_not_served_stale(
         tmp_path, monkeypatch):
     """The issue's reproduction: the old key hashed only the first and last 64 KiB, so an edit

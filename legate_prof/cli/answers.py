@@ -91,9 +91,17 @@ def answered(args, command, run):
     from legate_prof.read.runtime_stream import of_a_live_run
     if of_a_live_run([err.kept.getvalue()]):
         return code  # (a run still going: asked again, the same files may say it crashed)
-    results.put("answer-" + command, {"out": out.kept.getvalue(), "err": err.kept.getvalue(),
+    results.put("answer-" + command, {"out": out.kept.getvalue(), "err": _said_again(err),
                                       "status": int(code or 0)}, asked)
     return code
+
+
+def _said_again(err):
+    """What an answer shown again says on stderr: what it said, but the cache folder's
+    first use (said once, by the command that made it)."""
+    from legate_prof.store.cache import FIRST_USE_NOTE
+    return "".join(line for line in err.kept.getvalue().splitlines(keepends=True)
+                   if not line.startswith(FIRST_USE_NOTE))
 
 
 def kept_idle(args):

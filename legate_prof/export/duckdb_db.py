@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 
 from legate_prof.errors import ProfileError
 from legate_prof.export import require
@@ -14,7 +13,8 @@ from legate_prof.export.arrow import batches, schema
 from legate_prof.export.parquet import table_files, write_tables
 from legate_prof.export.ranks import by_rank, whole_tables
 from legate_prof.export.tables import CHUNK_ROWS, ITEM_TABLES, TABLES
-from legate_prof.output_file import atomic_output, end_now, scratch_folder
+from legate_prof.output_file import (atomic_output, end_now, scratch_folder,
+                                     temporary_directory)
 
 VIEWS = {
     # time spent per provenance line (tasks, copies, ... launched from it; not the lifetimes
@@ -128,7 +128,7 @@ def query(profile, sql, chunk_rows=CHUNK_ROWS):
                 os.mkdir(folder)
                 write_tables(profile, folder, chunk_rows)
             except OSError as e:  # a full disk, say: one line (the folder goes, files and all)
-                raise ProfileError(tempfile.gettempdir(), "could not write the ranks' tables "
+                raise ProfileError(temporary_directory(), "could not write the ranks' tables "
                                    f"for the query ({e.strerror or str(e).splitlines()[0]}); "
                                    "TMPDIR chooses where they go") from None
             return _query_files(table_files(folder), sql, scratch)

@@ -103,8 +103,9 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     # The one decision on stacking: a drawing of few lanes of a big profile stacks a lane
     # when it first draws it (``ranked``); a merged model read row by row is stacked at build.
     stack_now = stack and not ranked
+    given = paths  # (kept under the key looked up: a log given twice was never found again)
     paths, kinds, errors, warnings = plan_inputs(paths)
-    kept_as = _entry_as_read(paths, kinds) if use_cache else None
+    kept_as = _entry_as_read(given, kinds) if use_cache else None
     legion, n = rank_files_for_workers(paths, kinds, errors, workers)
     if n > 1:
         from legate_prof.load.rank_workers import build_in_parallel, job_bytes

@@ -382,8 +382,7 @@ class Handover:
 
     def __init__(self, kind, room=0):
         assert kind in self.KINDS
-        for base in handover_bases():
-            sweep_orphans(base)
+        sweep_handovers()
         base = handover_base(room)
         self.dir = tempfile.mkdtemp(prefix=f"{self.PREFIX}{kind}_{_host()}_{os.getpid()}_",
                                     dir=base)
@@ -436,8 +435,9 @@ def bundle_room(paths):
 
 def handover_bases():
     """The folders hand-over directories are made in (``handover_base``)."""
-    return [MEMORY_FOLDER, tempfile.gettempdir()] if _memory_folder_usable() else [
-        tempfile.gettempdir()]
+    from legate_prof.output_file import temporary_directory
+    return [MEMORY_FOLDER, temporary_directory()] if _memory_folder_usable() else [
+        temporary_directory()]
 
 
 def _memory_folder_usable():
@@ -449,6 +449,7 @@ def handover_base(room):
     """The memory folder for a hand-over of ``room`` bytes where it and the machine's free
     memory have twice that (and ``TMPDIR`` names no folder of the user's choice), else the
     temporary folder."""
+    from legate_prof.output_file import temporary_directory
     if room and _memory_folder_usable():
         try:
             from legate_prof.load.early_analysis import available_memory
@@ -457,7 +458,7 @@ def handover_base(room):
                 return MEMORY_FOLDER
         except (OSError, ValueError):
             pass
-    return tempfile.gettempdir()
+    return temporary_directory()
 
 
 def _host():
@@ -465,6 +466,14 @@ def _host():
     import re
     import socket
     return re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname())[:40] or "host"
+
+
+def sweep_handovers():
+    """``sweep_orphans`` of every folder hand-overs are made in: a command's first step, for
+    what one stopped by SIGKILL left (the ranks' bundles in memory, until a later parallel
+    build swept them)."""
+    for base in handover_bases():
+        sweep_orphans(base)
 
 
 def sweep_orphans(base):

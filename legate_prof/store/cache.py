@@ -172,6 +172,7 @@ ENTRY_NAME = re.compile(r"[0-9a-f]{32}\.lpbundle")
 STAMP_NAME = re.compile(r"[0-9a-f]{32}\.checked")
 OLD_TEMPORARY_NAME = re.compile(r"\.[0-9a-f]{32}\.lpbundle\..+\.tmp")  # (writers before .lp-)
 _SAID = set()  # cache folders already said to be untrusted, in this process
+_MADE = set()  # cache folders this process made, not yet said to be kept in (``_trusted_entry``)
 
 
 def folder_problem(directory):
@@ -183,6 +184,7 @@ def folder_problem(directory):
     try:
         if not d.exists():
             d.mkdir(parents=True, mode=0o700)
+            _MADE.add(str(d))
         st = os.stat(d)  # (a link to a folder of the user's own elsewhere: theirs to make)
     except OSError as e:
         return f"cannot be made or read ({e.strerror or e})"
@@ -202,8 +204,9 @@ def _trusted_entry(paths, note, entry=None):
     entry = entry_path(paths) if entry is None else Path(entry)
     if entry is None:
         return None
-    first = not entry.parent.exists()
-    problem = folder_problem(entry.parent)
+    problem = folder_problem(entry.parent)  # (made here, or by the kept answers before:
+    first = str(entry.parent) in _MADE      # said once all the same — a review saw no word)
+    _MADE.discard(str(entry.parent))
     if problem:
         if str(entry.parent) not in _SAID:
             _SAID.add(str(entry.parent))
@@ -211,9 +214,13 @@ def _trusted_entry(paths, note, entry=None):
                  "(LEGATE_PROF_CACHE_DIR chooses another, '' turns the cache off)")
         return None
     if first:
-        note(f"legate_prof: note: keeping built timelines in {entry.parent} to reopen fast "
+        note(f"{FIRST_USE_NOTE}{entry.parent} to reopen fast "
              "(LEGATE_PROF_CACHE_DIR moves it, '' or --no-cache turns it off)")
     return entry
+
+
+# the cache folder's first use, said once: no part of an answer kept (``cli.answers``)
+FIRST_USE_NOTE = "legate_prof: note: keeping built timelines in "
 
 
 STAMP_TEXT = re.compile(rb"\d+ \d+ \d+ \d+ \d+")  # (``_stat_line``)
@@ -265,7 +272,9 @@ def load_cached(paths, note=print):
         note(f"legate_prof: note: cached timeline was unreadable ({e.problem}); rebuilding")
         _drop(entry)
         return None
-    with contextlib.suppress(OSError):
+    # (a full or read-only cache: ``atomic_output`` says so as a ProfileError; the entry
+    # read is served all the same — a review's full tmpfs ended `stats` with exit 2)
+    with contextlib.suppress(OSError, ProfileError):
         used = time.time() - os.stat(entry).st_mtime > USED_RESOLUTION_S
         if used:
             os.utime(entry)  # recently used: evicted last
