@@ -392,6 +392,46 @@ def test_ctrl_c_in_sql_ends_it_with_130_and_no_traceback(tmp_path):
     assert not _scratch(tmp_path)
 
 
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_command_terminated_stops_its_workers_and_leaves_no_hand_over(tmp_path, signame):
+    """SIGTERM (`timeout`, a batch scheduler) or SIGHUP (a terminal closed) in the middle of
+    a parallel build ended the process at once: the ranks' bundles stayed in the hand-over
+    folder (in memory, /dev/shm) until a later parallel build (a review). Now it ends as
+    Ctrl-C does, workers stopped, folder removed, exit 128 + the signal's number; and a
+    folder a SIGKILL left is swept by the next command, whatever it is."""
+    import signal
+    import time
+    from fixtures.synthetic import generate
+    run = tmp_path / "run"
+    generate(run, ranks=4, items=1_000_000, seed=3)
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = dict(ENV, TMPDIR=str(tmp), LEGATE_PROF_WORKERS="2")
+
+    def handovers():
+        return [p for p in tmp.iterdir() if p.name.startswith("legate_prof_handover_")]
+    p = subprocess.Popen([sys.executable, "-m", "legate_prof", "stats", "--no-cache", str(run)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         cwd=ROOT)
+    _wait_for(handovers, p, "the hand-over folder")
+    p.send_signal(getattr(signal, signame))
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 128 + getattr(signal, signame), (p.returncode, err[-2000:])
+    assert "Traceback" not in err and not handovers(), (err[-2000:], handovers())
+    # SIGKILL: what it leaves goes at the next command (one that builds nothing here)
+    p = subprocess.Popen([sys.executable, "-m", "legate_prof", "stats", "--no-cache", str(run)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                         cwd=ROOT)
+    _wait_for(handovers, p, "the hand-over folder")
+    p.kill()
+    p.communicate(timeout=120)
+    time.sleep(0.2)  # (its workers see their parent gone)
+    assert handovers()
+    r = subprocess.run([sys.executable, "-m", "legate_prof", "stats", str(SAMPLE)], env=env,
+                       cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and not handovers(), (r.stderr[-2000:], handovers())
+
+
 STUCK_QUERY = """
 import sys, time
 from legate_prof.export.duckdb_db import _connect, _run

@@ -23,10 +23,35 @@ __all__ = ["main", "bundled_example", "EXIT_USER_ERROR"]
 def main(argv=None):
     """The command line: ``argv`` (a list: the caller goes on with the exit status returned),
     or the program's own arguments (None: the process ends here, ``_end_now``)."""
+    if argv is None and sys.argv[1:2] not in (["record"], ["view"]):  # (their own ends)
+        _stop_as_interrupted_on_terminate()
     rc = _run(argv)
     if argv is None:
         _end_now(rc)
     return rc
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: the command ends as after Ctrl-C, with the signal's own status."""
+
+    def __init__(self, signum):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop_as_interrupted_on_terminate():
+    """SIGTERM or SIGHUP (``timeout``, a batch scheduler, a terminal closed) ends the command
+    as Ctrl-C does: what it was writing removed, its rank workers stopped and their
+    hand-over folder removed — by default the process just ended, and the ranks' bundles
+    stayed in memory (/dev/shm) until a later build swept them (a review).  Exit 128 + the
+    signal's number, as the shell says of it.  A signal the caller set aside stays so."""
+    import signal
+
+    def stop(signum, frame):
+        raise _Terminated(signum)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is signal.SIG_DFL:
+            signal.signal(sig, stop)
 
 
 def _end_now(rc):
@@ -86,6 +111,8 @@ def _run(argv):
         return EXIT_USER_ERROR
     try:
         sweep_stale_outputs()  # what an earlier command stopped by a signal was writing
+        from legate_prof.load.rank_workers import sweep_handovers
+        sweep_handovers()  # (and the ranks' bundles it was handed, in memory: /dev/shm)
         rc = args.func(args)
         sys.stdout.flush()  # (a full disk under stdout shows here, where it can be said)
         if getattr(args, "cache", None) == "after":  # (the answer is out: the run kept)
@@ -98,8 +125,8 @@ def _run(argv):
         return EXIT_USER_ERROR
     except BrokenPipeError:
         return 0
-    except KeyboardInterrupt:
-        return _interrupted()
+    except KeyboardInterrupt as e:
+        return 128 + e.signum if isinstance(e, _Terminated) else _interrupted()
     except RuntimeError as e:  # Ctrl-C inside a DuckDB query, as its Python module words it
         if str(e) != "Query interrupted":
             raise
