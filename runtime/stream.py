@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 import shlex
 import time
 
@@ -87,7 +88,9 @@ def maybe_start():
         "start_ns": time.time_ns(),
         "config": {k: opts.get(k) for k in ("cpus", "gpus", "omps", "sysmem", "fbmem", "zcmem",
                                               "numamem")},
-        "program": os.path.abspath(os.environ.get("LEGATE_PROF_PROGRAM", "")) or None,
+        # (the script legate runs; nothing set the variable read before: every stream
+        # named the folder it was run from, a review found)
+        "program": os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else None,
     }
     try:
         stream = EventStream(path, header)

@@ -152,6 +152,18 @@ def test_operations_are_drawn_running_only_while_their_tasks_run(guide_examples)
         assert row["running_ns"] <= task_time[row["name"]] < row["total_ns"]
 
 
+def test_a_stream_names_the_program_it_profiled(guide_examples):
+    """The stream's header named the folder the program was run from (an environment
+    variable nothing set): it names the script."""
+    import io
+    import msgpack
+    for prog, profiles in guide_examples.values():
+        [stream] = [p for p in profiles if str(p).endswith(".runtime.prof")]
+        data = Path(stream).read_bytes()
+        header = next(iter(msgpack.Unpacker(io.BytesIO(data[8:]), raw=False)))
+        assert header["program"] == str(prog), header
+
+
 def _rewritten_stream(src, dst, later_ns):
     """A copy of a runtime stream with every event stamped ``later_ns`` later."""
     import msgpack
