@@ -456,6 +456,24 @@ def test_a_finding_off_the_path_in_both_runs_says_so():
     assert "temporaries" in p.stdout and "0 ns -> 0 ns  in both, off the critical path" in p.stdout
 
 
+def test_start_up_is_no_finding_a_change_of_the_code_fixes_or_worsens():
+    """The guide's two programs: "warm_up 324.580 ms -> 349.169 ms worse", and a run where
+    it was not found read "fixed" (a review) — start-up is paid once a run whatever the
+    code; its line says so in either case, and the other findings keep their verdicts."""
+    from legate_prof.analyze.compare import _findings_lines
+    rows = [{"pattern": "warm_up", "wall_ns": [5, 9]},
+            {"pattern": "warm_up", "wall_ns": [5, None]},
+            {"pattern": "tiny_tasks", "wall_ns": [5, None]}]
+    said = [line.split("  ")[-1] for line in _findings_lines(rows, True)[2:]]
+    assert said == ["start-up, paid once a run: no change of the code's"] * 2 + ["fixed"]
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare",
+                        str(real / "inefficient_1rank"), str(real / "efficient_1rank")],
+                       capture_output=True, text=True, timeout=300)
+    [line] = [ln for ln in p.stdout.splitlines() if ln.strip().startswith("warm_up")]
+    assert line.endswith("start-up, paid once a run: no change of the code's"), line
+
+
 def test_a_run_that_cannot_tell_a_finding_is_not_said_to_have_fixed_it():
     """A review: B given without its runtime stream read "temporaries ... not found  fixed"
     (B has the finding with its stream), and a run whose ranks' clocks read 100 s apart read

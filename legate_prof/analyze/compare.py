@@ -462,6 +462,11 @@ def _findings_lines(findings, one):
     return out
 
 
+# findings no change of the code fixes or brings: what they cost moves with the machine and
+# with what ran first, not with the program (insights: "Not a slow line")
+ONCE_A_RUN = ("warm_up",)
+
+
 def _finding_line(r, one):
     """A finding's line of the comparison: its wall clock in A and B and what changed; a
     run that cannot tell (``not_judged``) or whose cost is unknown (``unknown``) is said to
@@ -481,6 +486,8 @@ def _finding_line(r, one):
                 f"{'has' if sum(no_path) == 1 else 'have'} no critical path")
     elif any(unknown):
         said = "its cost unknown where the ranks' clocks read apart"
+    elif r["pattern"] in ONCE_A_RUN and one:  # (a review read "warm_up ... fixed")
+        said = "start-up, paid once a run: no change of the code's"
     else:
         said = (("A only" if wb is None else "B only" if wa is None else "") if not one
                 else "fixed" if wb is None else "new" if wa is None else
