@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -36,24 +37,51 @@ def real_driver_present() -> bool:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    """Where the stand-in is built: ``$XDG_CACHE_HOME/legate_prof/cuda-stub``, else under
+    ``~/.cache``.  A relative XDG_CACHE_HOME is ignored, as the XDG spec says and
+    ``store/cache.py`` does: it built the stand-in in the folder the command ran in."""
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "legate_prof" / "cuda-stub"
 
 
+# what a failed build means, for the one line that says so
+NEEDED = ("no NVIDIA driver here, and legate's library needs libcuda.so.1 even with --gpus 0: "
+          "its stand-in could not be built")
+
+
 def build_stub() -> Path:
-    """Compile the stand-in once (keyed by the source's hash); returns its directory."""
+    """Compile the stand-in once (keyed by the source's hash); returns its directory.
+    RuntimeError, in words that say what to do, where it cannot be built (no compiler, a
+    compiler that fails, a cache folder that cannot be written)."""
     src = SOURCE.read_bytes()
     tag = hashlib.sha256(src).hexdigest()[:12]
     out = cache_dir() / tag
     lib = out / "libcuda.so.1"
     if lib.exists():
         return out
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        raise RuntimeError("no C compiler (cc) found to build the CUDA driver stand-in")
-    out.mkdir(parents=True, exist_ok=True)
+    cc = shlex.split(os.environ.get("CC", "")) or [shutil.which("cc") or shutil.which("gcc")]
+    if not cc[0]:
+        raise RuntimeError(f"{NEEDED}: no C compiler (cc) found; install one (gcc or clang), "
+                           "or set CC to one")
     tmp = out / f"libcuda.so.1.{os.getpid()}"
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", str(tmp), str(SOURCE)], check=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise RuntimeError(f"{NEEDED}: {e.filename}: {e.strerror or e} (XDG_CACHE_HOME names "
+                           "the folder it goes under: one this user can write)") from None
+    try:
+        done = subprocess.run([*cc, "-shared", "-fPIC", "-O2", "-o", str(tmp), str(SOURCE)],
+                              capture_output=True, text=True, errors="replace")
+    except OSError as e:
+        raise RuntimeError(f"{NEEDED}: {cc[0]}: {e.strerror or e}; set CC to a C compiler, "
+                           "or install one (gcc or clang)") from None
+    if done.returncode != 0 or not tmp.exists():
+        tmp.unlink(missing_ok=True)
+        said = [ln.strip() for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
+        said = [ln for ln in said if "error" in ln.lower()][:1] or said[-1:]  # (its first)
+        raise RuntimeError(f"{NEEDED}: {' '.join(cc)} failed (exit status {done.returncode}"
+                           f"{': ' + said[0] if said else ''}); set CC to a working C compiler")
     os.replace(tmp, lib)
     link = out / "libcuda.so"
     if not link.exists():
@@ -64,14 +92,16 @@ def build_stub() -> Path:
     return out
 
 
-def legate_env(env=None) -> dict:
-    """Environment for running ``legate``: adds the stand-in only when no driver exists."""
+def legate_env(env=None, stand_in=True) -> dict:
+    """Environment for running ``legate``: adds the stand-in only when no driver exists
+    (and ``stand_in``: ``legate --help`` needs none).  RuntimeError where it cannot be
+    built (``build_stub``)."""
     env = dict(os.environ if env is None else env)
     # the launcher runs the program with the first python3 on PATH: make it ours
     bindir = os.path.dirname(sys.executable)
     if not env.get("PATH", "").startswith(bindir + os.pathsep):
         env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
-    if not real_driver_present():
+    if stand_in and not real_driver_present():
         stub = build_stub()
         env["LD_LIBRARY_PATH"] = os.pathsep.join(
             p for p in [str(stub), env.get("LD_LIBRARY_PATH", "")] if p)
@@ -93,7 +123,11 @@ def main(argv=None):
     if real_driver_present():
         print("")
         return 0
-    print(build_stub())
+    try:
+        print(build_stub())
+    except RuntimeError as e:
+        print(f"legate_prof: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,8 +1,11 @@
 """A run that dies of out-of-memory can still be seen: the runtime's event stream + Legate's report."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -155,22 +158,6 @@ def test_record_reports_a_failed_run_in_one_line_without_claiming_profiles(tmp_p
     assert len(errors) == 1 and "exited with status 3" in errors[0]
 
 
-def test_record_without_a_program_says_no_profiles_were_written(tmp_path):
-    """`legate_prof record` with no program: legate runs nothing and still claims "Profiles
-    have been generated"; record says in one line that none were, with its usage, exit 2.
-    `record --help` shows record's own usage before legate's options."""
-    p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--cpus", "1",
-                        "--gpus", "0"], cwd=tmp_path, capture_output=True, text=True,
-                       timeout=600, stdin=subprocess.DEVNULL)
-    assert p.returncode == 2, p.stdout[-2000:] + p.stderr[-2000:]
-    assert "Profiles have been generated" not in p.stdout + p.stderr
-    errors = [l for l in p.stderr.splitlines() if l.startswith("legate_prof: error:")]
-    assert len(errors) == 1 and "no profiles" in errors[0] and "prog.py" in errors[0]
-    h = _record(["--help"], tmp_path)
-    assert h.returncode == 0 and h.stdout.startswith("usage: legate_prof record")
-    assert "--logdir" in h.stdout  # legate's options follow
-
-
 def test_record_help_into_a_pipe_closed_early_says_nothing_more(tmp_path):
     """`legate_prof record --help | head`: the reader closing the pipe ends the help, exit 0,
     no traceback (a review's `BrokenPipeError` from record's own usage)."""
@@ -181,6 +168,182 @@ def test_record_help_into_a_pipe_closed_early_says_nothing_more(tmp_path):
     err = p.stderr.read().decode()
     assert p.wait(timeout=300) == 0, err
     assert "Traceback" not in err and "BrokenPipe" not in err, err
+
+
+def test_record_without_a_program_says_so_and_starts_no_legate(tmp_path):
+    """`legate_prof record --cpus 1` with no program: legate would start its interactive
+    Python prompt (stdin a terminal: record looked hung, its prompt unseen in the pipe);
+    record says in one line that there is no program, with its usage, exit 2, legate not
+    started.  `record --help` shows record's own usage before legate's options."""
+    import pty
+    main_end, terminal = pty.openpty()  # (stdin a terminal, as a user's)
+    try:
+        p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--cpus", "1",
+                            "--gpus", "0"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=60, stdin=terminal)
+    finally:
+        os.close(terminal)
+        os.close(main_end)
+    assert p.returncode == 2, p.stdout[-2000:] + p.stderr[-2000:]
+    assert "Profiles have been generated" not in p.stdout + p.stderr and not p.stdout
+    assert p.stderr.startswith("legate_prof: error: no program to run") \
+        and len(p.stderr.splitlines()) == 1 and "prog.py" in p.stderr, p.stderr
+    h = _record(["--help"], tmp_path)
+    assert h.returncode == 0 and h.stdout.startswith("usage: legate_prof record")
+    assert "--logdir" in h.stdout  # legate's options follow
+
+
+def test_record_runs_a_module_or_an_executable_as_legate_would(tmp_path):
+    """What legate runs besides a *.py is no "missing program": `-m module` and a program
+    not ending in .py (legate's exec mode) are run (neither writes profiles here)."""
+    (tmp_path / "mymod.py").write_text("print('module ran')\n")
+    tool = tmp_path / "tool"
+    tool.write_text("#!/bin/sh\necho tool ran \"$@\"\n")
+    tool.chmod(0o755)
+    for args, said in ((["-m", "mymod"], "module ran"), ([str(tool), "--cpus"], "tool ran --cpus")):
+        p = _record(["--cpus", "1", "--gpus", "0", *args], tmp_path)
+        assert said in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
+        assert "no program" not in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+def _without_a_driver():
+    from legate_prof.cuda_stub import real_driver_present
+    if real_driver_present():
+        pytest.skip("a real NVIDIA driver is present: no CUDA stand-in is built")
+
+
+@pytest.mark.parametrize("trouble", ["no compiler", "a compiler that fails",
+                                     "a cache folder that is a file"])
+def test_record_says_in_one_line_why_the_cuda_stand_in_could_not_be_built(tmp_path, trouble):
+    """No driver, and the stand-in legate needs (even with --gpus 0) cannot be built: one
+    line saying what to do, exit 2, legate not started (a review's three tracebacks)."""
+    _without_a_driver()
+    (tmp_path / "empty").mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "CC"}
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")  # (none built there yet)
+    if trouble == "no compiler":
+        env["PATH"], hint = str(tmp_path / "empty"), "install one"
+    elif trouble == "a compiler that fails":
+        env["CC"], hint = "/bin/false", "set CC to a working C compiler"
+    else:
+        (tmp_path / "cache").write_text("a file\n")
+        hint = "XDG_CACHE_HOME"
+    prog = tmp_path / "p.py"
+    prog.write_text("print('ran')\n")
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--no-report", "--cpus",
+                        "1", str(prog)], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("legate_prof: error:")]
+    assert len(errors) == 1 and "stand-in could not be built" in errors[0], p.stderr
+    assert hint in errors[0] and "ran" not in p.stdout, errors
+
+
+def test_record_builds_the_stand_in_in_the_home_cache_where_xdg_cache_home_is_relative(
+        tmp_path):
+    """XDG_CACHE_HOME=rel is ignored, as the XDG spec says (and the timeline cache does): the
+    stand-in was built into the user's folder, ./rel/legate_prof/cuda-stub."""
+    _without_a_driver()
+    (tmp_path / "home").mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "p.py").write_text("print('ran')\n")
+    env = dict(os.environ, XDG_CACHE_HOME="rel", HOME=str(tmp_path / "home"))
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--no-report", "--cpus",
+                        "1", "p.py"], cwd=work, env=env, capture_output=True, text=True,
+                       timeout=300, stdin=subprocess.DEVNULL)
+    assert "ran" in p.stdout, p.stdout[-2000:] + p.stderr[-2000:]
+    assert sorted(os.listdir(work)) == ["p.py"]
+    assert list((tmp_path / "home" / ".cache" / "legate_prof" / "cuda-stub").glob("*/libcuda.so.1"))
+
+
+def test_record_interrupted_outside_legates_run_says_so(tmp_path, monkeypatch, capsys):
+    """Ctrl-C before legate starts (or while the report is written) is the one line every
+    command says, exit 130 (it was 130 and nothing said)."""
+    import legate_prof.cuda_stub
+    from legate_prof.cli import main
+
+    def interrupted():
+        raise KeyboardInterrupt
+    monkeypatch.setattr(legate_prof.cuda_stub, "real_driver_present", interrupted)
+    monkeypatch.chdir(tmp_path)
+    assert main(["record", "--cpus", "1", "p.py"]) == 130
+    assert capsys.readouterr().err == "legate_prof: interrupted\n"
+
+
+def test_record_holds_back_legates_closing_message_however_it_is_wrapped(
+        tmp_path, monkeypatch, capsys):
+    """Legate's driver prints "Profiles have been generated under DIR, run legate_prof view
+    DIR/legate_*.prof to view them" with rich, which wraps at 80 columns where it is not
+    told otherwise (legate 26.06 tells it soft_wrap, today): record held back only its first
+    line, so "view them" leaked before the rest and legate_*.prof was not renamed.  A
+    stand-in launcher prints it wrapped: it comes out as one line, last, renamed."""
+    import legate_prof.cuda_stub
+    from legate_prof.cli import main
+    logs = tmp_path / ("logs_of_a_run_with_a_rather_long_name_" * 2) / "deeper"
+    launcher = tmp_path / "legate"
+    launcher.write_text(f"#!{sys.executable}\n"
+                        "import sys\nfrom pathlib import Path\nfrom rich.console import Console\n"
+                        "a = sys.argv\nlogdir = a[a.index('--logdir') + 1]\n"
+                        "name = a[a.index('--profile-name') + 1]\n"
+                        "Path(logdir, name + '_0.prof').write_text('')\nprint('the program ran')\n"
+                        "Console(width=80, soft_wrap=False).print(f'Profiles have been generated"
+                        " under {logdir}, run legate_prof view {logdir}/legate_*.prof to view "
+                        "them')\n")
+    launcher.chmod(0o755)
+    monkeypatch.setattr(legate_prof.cuda_stub, "legate_executable", lambda: str(launcher))
+    monkeypatch.setattr(legate_prof.cuda_stub, "real_driver_present", lambda: True)
+    monkeypatch.chdir(tmp_path)
+    assert main(["record", "--no-report", "--profile-name", "mine", "--logdir", str(logs),
+                 "prog.py"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["the program ran", f"Profiles have been generated under {logs}, run "
+                   f"legate_prof view {logs}/mine_*.prof to view them"], out
+
+
+def test_record_stopped_kills_the_program_legate_ran_with_legate(tmp_path):
+    """Ctrl-C, and a program that ignores INT and TERM: record's last resort kills legate's
+    launcher and the program with it (legate's driver starts it in a session of its own and
+    passes on only INT, TERM, QUIT and HUP: the launcher killed alone left it running)."""
+    prog = tmp_path / "stubborn.py"
+    prog.write_text("import os, signal, time\n"
+                    "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                    "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                    "print('pid', os.getpid(), flush=True)\ntime.sleep(120)\n")
+    quick = ("import sys\nfrom legate_prof.cli.commands import record\n"
+             "record.STOP_GRACE_S, record.KILL_GRACE_S = 0.5, 2.0\n"
+             "from legate_prof.cli import main\nsys.exit(main(sys.argv[1:]))\n")
+    p = subprocess.Popen([sys.executable, "-c", quick, "record", "--no-report", "--cpus", "1",
+                          "--gpus", "0", str(prog)], cwd=tmp_path, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    pid = None
+    try:
+        for line in p.stdout:
+            if line.startswith("pid "):
+                pid = int(line.split()[1])
+                break
+        assert pid, p.stderr.read()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=120)
+        for _ in range(100):  # (gone, or a zombie no one reaped yet)
+            if _state(pid) in ("gone", "Z"):
+                break
+            time.sleep(0.05)
+        assert _state(pid) in ("gone", "Z"), f"the program was left running: {err}"
+        assert p.returncode == 130, err
+        assert "was killed, with the program it ran" in err, err
+    finally:
+        p.kill()
+        if pid and _state(pid) not in ("gone", "Z"):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _state(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return "gone"
 
 
 def test_memory_lane_at_the_failure_shows_legates_live_instances(crashed):

@@ -107,7 +107,9 @@ def test_record_finds_profiles_where_legates_own_options_put_them(tmp_path):
     prog.write_text("from legate_prof.runtime import numpy as np\n"
                     "a = np.ones((1000,))\n"
                     "print(float((a * 2.0).sum()))\n")
-    logs = tmp_path / "logs"  # (not there yet: record makes it, legate would abort)
+    # (not there yet: record makes it, legate would abort; long: legate's closing message
+    # is past 80 columns, where a console that wraps would wrap it)
+    logs = tmp_path / "logs of a run" / ("with_a_rather_long_folder_name_" * 2)
     p = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--cpus", "1", "--gpus",
                         "0", "--profile-name", "mine", "--logdir", str(logs), str(prog)],
                        cwd=tmp_path, capture_output=True, text=True, timeout=600)
@@ -117,8 +119,13 @@ def test_record_finds_profiles_where_legates_own_options_put_them(tmp_path):
     assert f"legate_prof: 1 rank's log and its runtime stream in {logs}{os.sep}mine_*.prof" \
         in p.stderr, p.stderr  # (the stream is not a second rank: a review read "2 files")
     # legate's own closing line names the files as they are (it says legate_*.prof)
-    said = [ln for ln in p.stdout.splitlines() if ln.startswith("Profiles have been generated")]
-    assert said and all("mine_*.prof" in ln and "legate_*.prof" not in ln for ln in said)
+    # (one line, after the program's, however long: a review saw a wrapped "view them" leak)
+    out = p.stdout.splitlines()
+    said = [i for i, ln in enumerate(out) if "Profiles have been generated" in ln]
+    assert len(said) == 1 and said[0] > out.index("2000.0"), out
+    assert out[said[0]] == (f"Profiles have been generated under {logs}, run legate_prof "
+                            f"view {logs}/mine_*.prof to view them") and len(out[said[0]]) > 80
+    assert p.stdout.count("view them") == 1 and p.stdout.count("legate_prof view") == 1
     assert (logs / "legate_prof" / "index.html").exists()
     h = subprocess.run([sys.executable, "-m", "legate_prof", "record", "--help"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=600)

@@ -100,7 +100,7 @@ def _run(argv):
         try:
             return record.run(argparse.Namespace(legate_args=argv[1:]))
         except KeyboardInterrupt:  # (outside legate's run: before it, or in the report)
-            return 130
+            return _interrupted()
         except BrokenPipeError:  # (`record --help | head`: a review's traceback)
             _stdout_to_nowhere()
             return 0

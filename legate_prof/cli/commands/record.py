@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -35,10 +36,11 @@ def run(args):
 
     Without a driver legate's auto-configuration fails looking for GPUs, so ``--gpus 0`` is
     added unless the user chose.  Legate claims "Profiles have been generated" even when the
-    program failed; that line is held back and a failed run is summed up in one line.  The
-    profiles are found where legate's own ``--logdir`` and ``--profile-name`` put them, and
-    said; after a good run ``legate_prof/index.html`` is written beside them
-    (``--no-report``: not).
+    program failed; that message is held back and a failed run is summed up in one line.  No
+    program (legate would start its interactive prompt, which looked hung) is one line, legate
+    not started.  The profiles are found where legate's own ``--logdir`` and
+    ``--profile-name`` put them, and said; after a good run ``legate_prof/index.html`` is
+    written beside them (``--no-report``: not).
     """
     extra = list(args.legate_args)
     asks_help = extra[:1] in (["-h"], ["--help"])
@@ -50,6 +52,10 @@ def run(args):
     if no_report:
         extra.remove("--no-report")
         prog_at -= 1
+    if not asks_help and _starts_a_prompt(extra):
+        note("legate_prof: error: no program to run (legate would start its interactive "
+             f"Python prompt); {RECORD_USAGE.splitlines()[0]}")
+        return EXIT_USER_ERROR
     extra, prog_at = _without_gpus_where_none(extra, prog_at, quiet=asks_help)
     logdir = _legate_option(extra[:prog_at], "--logdir") or "."
     if not asks_help and not os.path.isdir(logdir):
@@ -61,14 +67,21 @@ def run(args):
     name = _legate_option(extra[:prog_at], "--profile-name") or "legate"
     before = {p: os.path.getmtime(p) for p in _profiles_in(logdir, name)}
     try:
-        rc, held = _run_legate(extra, " ".join(extra[prog_at:prog_at + 1]) or "no program")
+        rc, held = _run_legate(extra, " ".join(extra[prog_at:prog_at + 1]) or "the program",
+                               stand_in=not asks_help)
     except _Stopped as stop:
         note(f"legate_prof: stopped (Ctrl-C); legate {stop.how}; "
              + _partial_words(_written(logdir, name, before), logdir))
         return 130
     if asks_help or rc is None:
         return EXIT_USER_ERROR if rc is None else rc
-    written = _written(logdir, name, before)
+    return _after_run(rc, held, logdir, name, _written(logdir, name, before), no_report)
+
+
+def _after_run(rc, held, logdir, name, written, no_report):
+    """What a finished run comes to: a failed run or no profiles in one line; else legate's
+    closing message (held back: it says "Profiles have been generated" even then), where
+    the profiles are, and the report beside them."""
     if rc != 0:
         what = (f"partial profiles: {' '.join(written)}" if written
                 else "no profiles were written")
@@ -79,8 +92,10 @@ def run(args):
         note(f"legate_prof: error: legate wrote no profiles ({where}); "
              f"{RECORD_USAGE.splitlines()[0]}")
         return EXIT_USER_ERROR
-    # legate names the files legate_*.prof whatever --profile-name said
-    sys.stdout.writelines(line.replace("/legate_*.prof", f"/{name}_*.prof") for line in held)
+    if held:  # one line, however a narrow console wrapped it (the wraps keep their spaces);
+        # legate names the files legate_*.prof whatever --profile-name said
+        message = "".join(line.rstrip("\n") for line in held)
+        sys.stdout.write(message.replace("/legate_*.prof", f"/{name}_*.prof") + "\n")
     note(f"legate_prof: {_written_words(written)} in {where}")
     if no_report:
         return 0
@@ -90,6 +105,24 @@ def run(args):
     except ProfileError as e:
         note(f"legate_prof: error: report: {e}")
         return EXIT_USER_ERROR
+
+
+def _starts_a_prompt(words):
+    """True where legate, given ``words``, would start its interactive Python prompt: no
+    program, no ``-m``/``--module``, not ``--run-mode exec`` nor ``--dry-run``.  Read by
+    legate's own parser (which words are its options' values, which the program: a script
+    not ending in .py runs too), so nothing legate would run is refused; where the words
+    cannot be read so, legate decides (and says what is wrong itself)."""
+    import io
+    try:
+        from legate.driver.args import parser
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            seen = parser.parse_args(words)
+    except (Exception, SystemExit):  # (legate's launcher elsewhere; words it will name)
+        return False
+    return (not getattr(seen, "command", None) and getattr(seen, "module", None) is None
+            and getattr(seen, "run_mode", None) in (None, "python")
+            and not getattr(seen, "dry_run", False))
 
 
 def _without_gpus_where_none(extra, prog_at, quiet=False):
@@ -142,6 +175,7 @@ def _partial_words(written, logdir):
 # that hangs makes `legate --profile` silent for ever (LEGATE_PROF_RECORD_QUIET_S sets it)
 QUIET_NOTE_S = 60.0
 STOP_GRACE_S = 10.0  # after Ctrl-C: how long legate is given to end (it got the Ctrl-C too)
+KILL_GRACE_S = 5.0  # then after SIGTERM, and after SIGKILL
 
 
 class _Stopped(Exception):
@@ -165,21 +199,24 @@ def _quiet_s():
         return QUIET_NOTE_S
 
 
-def _run_legate(extra, program="the program"):
-    """(legate's exit status, the "Profiles have been generated" lines held back); its
-    other output goes through as it comes, and a silence is said (``QUIET_NOTE_S``).  Status
-    None: legate could not be started.  Ctrl-C: legate is let end (``_Stopped``)."""
+def _run_legate(extra, program="the program", stand_in=True):
+    """(legate's exit status, its closing "Profiles have been generated" message held
+    back); its other output goes through as it comes, and a silence is said
+    (``QUIET_NOTE_S``).  Status None: legate could not be started (said in one line: no
+    launcher, or a CUDA stand-in ``stand_in`` asked for that could not be built).  Ctrl-C:
+    legate is let end (``_Stopped``)."""
     import queue
     import threading
     import time
     from legate_prof.cuda_stub import legate_env, legate_executable
     try:
         cmd = [legate_executable(), "--profile"] + extra
+        env = legate_env(stand_in=stand_in)
     except RuntimeError as e:
         note(f"legate_prof: error: {e}")
         return None, []
     held, lines = [], queue.Queue()
-    p = subprocess.Popen(cmd, env=legate_env(), stdout=subprocess.PIPE,
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, errors="replace")
     threading.Thread(target=_pump, args=(p.stdout, lines), daemon=True).start()
     started = last = time.monotonic()
@@ -201,34 +238,91 @@ def _run_legate(extra, program="the program"):
             if line is None:
                 break
             last, wait = time.monotonic(), quiet
-            if line.startswith("Profiles have been generated"):
-                held.append(line)
-            else:
-                sys.stdout.write(line)
-                sys.stdout.flush()
+            _pass_on(line, held)
         return p.wait(), held
     except KeyboardInterrupt:
         raise _Stopped(_let_end(p)) from None
 
 
+CLOSING = "Profiles have been generated"  # legate's closing message begins so ...
+CLOSING_END = "to view them"  # ... and ends so
+
+
+def _pass_on(line, held):
+    """A line of legate's to stdout as it comes, except its closing message, into ``held``:
+    from its first line to the one that ends it (legate's rich console may wrap it: a
+    review saw its "view them" leak, printed before the rest)."""
+    if line.startswith(CLOSING) or (
+            held and not "".join(held).replace("\n", "").rstrip().endswith(CLOSING_END)):
+        held.append(line)
+        return
+    sys.stdout.write(line)
+    sys.stdout.flush()
+
+
 def _let_end(p):
     """After Ctrl-C: wait for legate (a terminal's Ctrl-C reached it too; a signal to us
-    alone is passed on), then stop it; how it ended, in words."""
+    alone is passed on), then stop it; how it ended, in words.  The last resort kills the
+    program legate runs too: legate's driver starts it in a session of its own and passes
+    on only INT, TERM, QUIT and HUP, so a SIGKILL to the launcher alone left it running."""
     import signal
     try:
         p.wait(timeout=1.0)
     except subprocess.TimeoutExpired:
         p.send_signal(signal.SIGINT)
-    for stop, grace in ((None, STOP_GRACE_S), (p.terminate, 5.0), (p.kill, 5.0)):
-        if stop is not None:
-            stop()
+    try:
+        return f"ended (status {p.wait(timeout=STOP_GRACE_S)})"
+    except subprocess.TimeoutExpired:
+        late = f"did not end in {STOP_GRACE_S:g} s and was"
+    p.terminate()
+    try:
+        p.wait(timeout=KILL_GRACE_S)
+        return f"{late} terminated"
+    except subprocess.TimeoutExpired:
+        programs = _children(p.pid)  # (read while they are still legate's)
+    killed = _kill_with_their_groups(programs)
+    p.kill()
+    try:
+        p.wait(timeout=KILL_GRACE_S)
+    except subprocess.TimeoutExpired:
+        return "could not be stopped"
+    if killed:
+        return f"{late} killed, with the program it ran (pid {', '.join(map(str, killed))})"
+    return f"{late} killed (the program it ran, in a session of its own, may still run)"
+
+
+def _children(pid):
+    """The processes ``pid`` started, read from /proc (none where there is no /proc)."""
+    found = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                with open(os.path.join(entry.path, "stat"), "rb") as f:
+                    after_name = f.read().rsplit(b")", 1)[1].split()  # (state, ppid, ...)
+            except (OSError, IndexError):
+                continue  # (ended meanwhile)
+            if len(after_name) > 1 and after_name[1] == str(pid).encode():
+                found.append(int(entry.name))
+    return found
+
+
+def _kill_with_their_groups(pids):
+    """SIGKILL to each of ``pids`` and, where it leads a process group of its own (legate's
+    program: what it started in turn is there too), to that group; those reached."""
+    import signal
+    reached = []
+    for pid in pids:
         try:
-            rc = p.wait(timeout=grace)
-            return f"ended (status {rc})" if stop is None else \
-                f"did not end in {STOP_GRACE_S:.0f} s and was {'terminated' if stop == p.terminate else 'killed'}"
-        except subprocess.TimeoutExpired:
+            if os.getpgid(pid) == pid != os.getpgid(0):
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:  # (ended meanwhile)
             continue
-    return "could not be stopped"
+        reached.append(pid)
+    return reached
 
 
 def _profiles_in(d, name="legate"):
