@@ -933,6 +933,7 @@ SHUTDOWN_ITEMS_PER_RANK = 2000  # fewer: the runtime's own teardown (a few hundr
 
 WARM_UP_RATIO = 20  # a first task this many times its later ones' median is start-up
 WARM_UP_SHARE = 0.05  # of the run, on the critical path: less is not worth naming
+NAMED_SHARE = 0.01  # of the run: the runtime's start-up work of a kind named in the title
 
 
 def warm_up(f):
@@ -940,29 +941,98 @@ def warm_up(f):
     start-up (what the task uses loaded and initialized on first use), paid once per run
     whatever the problem's size.  The guide's Example 1 at a test's size: the first
     ``Random`` tasks 288 ms, the later ones 0.2 ms, 64 % of the run (a review read the
-    line's 782 ms of the path as the line's, with no finding saying what it was)."""
+    line's 782 ms of the path as the line's, with no finding saying what it was).  The
+    runtime's own first work likewise (``_runtime_warm_up``)."""
     ids = np.flatnonzero(f.app)
-    if len(ids) < 2:
-        return []
-    lane, name = f.of_items(ids, "lane"), f.name[ids].astype(np.int64)
-    order = np.lexsort((f.start[ids], lane, name))
-    first = np.zeros(len(ids), bool)  # (each name's earliest task on each lane)
-    first[order[np.r_[True, (name[order][1:] != name[order][:-1])
-                      | (lane[order][1:] != lane[order][:-1])]]] = True
-    slow, usual = _medians(name, first, f.run[ids]), _medians(name, ~first, f.run[ids])
     out = []
-    for n in sorted(set(slow) & set(usual)):  # (names run more than once on a lane)
-        if slow[n] < WARM_UP_RATIO * max(usual[n], 1.0):
-            continue
-        a, b = ids[(name == n) & first], ids[(name == n) & ~first]
+    for n, (a, b, slow, usual) in _slow_first_runs(f, ids, f.run[ids]).items():
         mine = np.zeros(len(f.kind), bool)
         mine[a] = True
-        ns, cat, line, item = f.path.pieces()
-        held = mine[np.asarray(item, np.int64)] & np.isin(cat, ["compute", "waiting"])
-        if ns[held].sum() < WARM_UP_SHARE * max(f.run_span, 1):
-            continue
-        out.append(_warm_up_finding(f, n, a, b, slow[n], usual[n]))
-    return out
+        if _held_on_path(f, mine, ("compute", "waiting")) >= WARM_UP_SHARE * max(f.run_span, 1):
+            out.append(_warm_up_finding(f, n, a, b, slow, usual))
+    return out + _runtime_warm_up(f)
+
+
+def _slow_first_runs(f, ids, values):
+    """{name: (its first items on each lane, its later ones, their medians of ``values``)}
+    of the items ``ids`` whose names' first runs on a lane take ``WARM_UP_RATIO`` times their
+    later ones (names run more than once on a lane)."""
+    if len(ids) < 2:
+        return {}
+    lane, name = f.of_items(ids, "lane"), f.name[ids].astype(np.int64)
+    order = np.lexsort((f.start[ids], lane, name))
+    first = np.zeros(len(ids), bool)  # (each name's earliest item on each lane)
+    first[order[np.r_[True, (name[order][1:] != name[order][:-1])
+                      | (lane[order][1:] != lane[order][:-1])]]] = True
+    slow, usual = _medians(name, first, values), _medians(name, ~first, values)
+    return {n: (ids[(name == n) & first], ids[(name == n) & ~first], slow[n], usual[n])
+            for n in sorted(set(slow) & set(usual))
+            if slow[n] >= WARM_UP_RATIO * max(usual[n], 1.0)}
+
+
+def _held_on_path(f, mine, categories):
+    """The critical path's time in the items ``mine`` (a mask), pieces of ``categories``."""
+    return int(f.path.pieces()[0][_of_items(mine, categories)(*f.path.pieces())].sum())
+
+
+def _of_items(mine, categories):
+    """``holds`` for the pieces of the critical path in the items ``mine`` (a mask), of
+    ``categories``."""
+    def holds(ns, cat, line, item):
+        return mine[np.asarray(item, np.int64)] & np.isin(cat, list(categories))
+    return holds
+
+
+def _runtime_warm_up(f):
+    """The runtime's work before the program's first task began, each item far slower than
+    its kind's median (``WARM_UP_RATIO``): the first operation's dependence analysis, its
+    mapping making the first instances in a memory — the guide's Example 1, a mapping of
+    239 ms (its kind's median 0.3 ms) counted as the runtime's overhead, whose remedy (fewer
+    launches) cannot help it (a review)."""
+    meta = f.kind == ItemKind.META
+    if not np.any(f.app) or not np.any(meta):
+        return []
+    took = (f.stop - f.start).astype(np.float64)  # (not its running: mapping is in its calls)
+    ids = np.flatnonzero(meta)
+    usual = _medians(f.name[ids].astype(np.int64), np.ones(len(ids), bool), took[ids])
+    early = ids[f.start[ids] < f.start[f.app].min()]
+    mine, names = np.zeros(len(f.kind), bool), {}
+    for n in np.unique(f.name[early]).tolist():
+        of_name = ids[f.name[ids] == n]
+        a = early[(f.name[early] == n) & (took[early] >= WARM_UP_RATIO * max(usual[n], 1.0))]
+        if len(a) and len(of_name) - len(a) >= 2:  # (a kind seen again: its usual cost known)
+            mine[a] = True
+            names[n] = (a, of_name[~np.isin(of_name, a)], usual[n])
+    if not names or _held_on_path(f, mine, ("runtime",)) < WARM_UP_SHARE * max(f.run_span, 1):
+        return []
+    return [_runtime_warm_up_finding(f, mine, names, took)]
+
+
+def _runtime_warm_up_finding(f, mine, names, took):
+    order = sorted(names, key=lambda n: -took[names[n][0]].sum())
+    first = {n: int(np.median(took[names[n][0]])) for n in order}
+    said = [f"{f.m.names[n]} {format_ns(first[n])}, {plural(len(names[n][1]), 'later one')} "
+            f"{format_ns(int(names[n][2]))}" for n in order
+            if n == order[0] or took[names[n][0]].sum() >= NAMED_SHARE * f.run_span]
+    provs = sorted({int(p) for p in f.prov[mine].tolist() if p})
+    return _finding(
+        "warm_up",
+        "the runtime's first work took far longer than its later work of the same kind "
+        f"(median): {'; '.join(said[:3])}{'; …' if len(said) < len(order) else ''} — one-time "
+        "start-up, paid once per run",
+        [f.line(p) for p in provs][:10], f.window(mine),
+        {"first_items": int(np.count_nonzero(mine)),
+         "work": {f.m.names[n]: {"first": len(names[n][0]), "later": len(names[n][1]),
+                                 "first_median_ns": first[n],
+                                 "later_median_ns": int(names[n][2])} for n in order},
+         "time_ns": int(took[mine].sum())},
+        int(sum(took[names[n][0]].sum() - names[n][2] * len(names[n][0]) for n in order)),
+        "Not a slow line: the runtime's later work of the same kind shows its steady cost. "
+        "A run's first operations set the runtime up (its first dependence analysis, the "
+        "first instances made in each memory); that does not grow with the problem, so a "
+        "short run is mostly start-up, and fewer launches would not shorten it. Profile a "
+        "run long enough for it to be a small share.",
+        holds=_of_items(mine, ("runtime",)))
 
 
 def _medians(key, sel, values):
@@ -984,17 +1054,14 @@ def _warm_up_finding(f, n, first, later, slow, usual):
     provs = sorted({int(p) for p in f.prov[first].tolist() if p})
     mine = np.zeros(len(f.kind), bool)
     mine[first] = True
-
-    def holds(ns, cat, line, item):
-        return mine[np.asarray(item, np.int64)] & np.isin(cat, ["compute", "waiting"])
     return _finding(
         "warm_up",
         f"the first {name} task"
         + (f" on each of {len(first):,} processors took {format_ns(int(slow))} (median)"
            if len(first) > 1 else f" took {format_ns(int(slow))}")
         + f", the {plural(len(later), 'later one')} {format_ns(int(usual))} (median): "
-        f"{slow / max(usual, 1.0):,.0f}x — one-time start-up, paid once per run, unless that "
-        "first run had as much more work",
+        f"{slow / max(usual, 1.0):,.0f}x — one-time start-up, paid once per run (unless "
+        "that first task was given that much more work than the later ones)",
         [f.line(p) for p in provs][:10], f.window(mine),
         {"first_tasks": int(len(first)), "first_median_ns": int(slow),
          "later_tasks": int(len(later)), "later_median_ns": int(usual),
@@ -1004,7 +1071,7 @@ def _warm_up_finding(f, n, first, later, slow, usual):
         "processor loads and initializes what it uses; that does not grow with the problem, "
         "so a short run is mostly start-up. Profile a run long enough for it to be a small "
         f"share, or run {name}'s operation once on a small array before the part you measure.",
-        holds=holds)
+        holds=_of_items(mine, ("compute", "waiting")))
 
 
 def shutdown(f):
@@ -1109,6 +1176,12 @@ def insights_of_run(profile, windowed=False):
     return out
 
 
+# findings whose pieces of the path count for them before any other's: start-up is the
+# one cause of its pieces, where the runtime's overhead holds any runtime work (a review read
+# the first mapping's 239 ms under "launch fewer operations")
+CLAIMS_FIRST = ("warm_up",)
+
+
 def _wall_clock(found, path):
     """Each finding's share of the critical path: the pieces it holds (with the gap before
     each), a piece going to the finding holding most of the path among those that hold it,
@@ -1120,7 +1193,8 @@ def _wall_clock(found, path):
     masks = [h(*pieces) if h else np.zeros(len(dur), bool) for h in holds]
     taken = np.zeros(len(dur), bool)
     owner = np.full(len(dur), -1, np.int64)  # (the finding each piece counts for)
-    for k in sorted(range(len(found)), key=lambda k: -int(dur[masks[k]].sum())):
+    for k in sorted(range(len(found)), key=lambda k: (found[k]["pattern"] not in CLAIMS_FIRST,
+                                                      -int(dur[masks[k]].sum()))):
         mine = masks[k] & ~taken
         found[k]["wall_ns"] = int(dur[mine].sum())
         found[k]["path_ns"] = int(dur[masks[k]].sum())  # (shared ones included)
