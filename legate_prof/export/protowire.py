@@ -50,7 +50,8 @@ def field_bytes(field, value) -> bytes:
     if isinstance(value, (bytes, bytearray)):
         return tag(field, LEN) + varint_bytes(len(value)) + bytes(value)
     if isinstance(value, str):
-        return field_bytes(field, value.encode())
+        # (a name not UTF-8 stays so in a bundle, its bytes kept: "?" here)
+        return field_bytes(field, value.encode("utf-8", "replace"))
     if isinstance(value, float):
         return tag(field, FIXED64) + np.float64(value).tobytes()
     return tag(field, VARINT) + varint_bytes(value)

@@ -173,7 +173,10 @@ CRITICAL_TABLES = ("critical_path", "run_critical_path")
 
 
 def _strings(table):
-    return np.asarray(list(table), dtype=object)
+    """A table of names as an export's column: a name that is not UTF-8 (a damaged bundle
+    keeps its bytes) with "?" for them — Arrow and DuckDB refused it, a traceback (the fuzz)."""
+    return np.asarray([t.encode("utf-8", "replace").decode() if isinstance(t, str) else t
+                       for t in table], dtype=object)
 
 
 def _waiting_per_item(model, lo, hi):
