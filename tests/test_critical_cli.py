@@ -454,3 +454,15 @@ def test_a_window_before_an_inferred_link_says_it_rests_on_it(capsys):
            "inferred" in text, text
     after = critical_json(capsys, *files, "--start", f"{run['from_ns'] + 1}ns")
     assert after["inferred"]["links"] == 0 and after["inferred"]["resting_ns"] == 0
+
+
+def test_the_kinds_of_the_programs_thread_are_said_under_by_kind(capsys):
+    """loops3: 36 % "launch", read by a review as Python running, is 1.5 s of waits inside
+    runtime calls (counted in the call, as the reference does): the legend under "By kind"
+    says what launch holds, as it says what blocked is."""
+    rc, text, _ = critical(capsys, str(REAL / "loops3"))
+    assert rc == 0
+    by_kind = text.split("By kind", 1)[1].split("\n\n", 1)[0]
+    [launch] = [ln.strip() for ln in by_kind.splitlines() if ln.strip().startswith("(launch:")]
+    assert "a runtime call it made, with the waits inside that call" in launch
+    assert any(ln.strip().startswith("(blocked:") for ln in by_kind.splitlines())

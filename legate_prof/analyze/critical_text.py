@@ -7,6 +7,7 @@ import re
 
 from legate_prof.analyze.path_lines import PROGRAM_START_TITLE, TOP_LEVEL_NAMES
 from legate_prof.model.kinds import GROUP_TITLE
+from legate_prof.present.colors import PATH_KIND_MEANING
 from legate_prof.present.units import format_ns
 
 SPLIT_ROWS = 15  # rows of each split shown
@@ -44,11 +45,13 @@ INFERRED_WORDS = ("each linked by the items' timing where Legion recorded no eve
                   "on them is an estimate")
 
 
-# the kinds of time on the path an item spent not running (``critical_path.NOT_RUNNING``)
-NOT_RUNNING_WORDS = {
-    "waiting": "a task on the path not running: blocked in a wait, or ready for its processor",
-    "blocked": "the program's own thread waiting: for a value, for the other ranks, or for "
-               "the runtime to take more work"}
+# the kinds of the path's time said under "By kind": the program's thread's, and an item's
+# not running (``critical_path.NOT_RUNNING``; a review read loops3's 36 % "launch" as Python
+# running, 1.5 s of it waits inside runtime calls)
+KIND_LEGEND = {
+    "launch": "the program's own thread running: Python, or a runtime call it made, with the "
+              "waits inside that call (counted in the call, as the reference counts them)",
+    "waiting": PATH_KIND_MEANING["waiting"], "blocked": PATH_KIND_MEANING["blocked"]}
 
 
 def format_critical_path(report, limit=40, window=False) -> str:
@@ -75,8 +78,7 @@ def format_critical_path(report, limit=40, window=False) -> str:
             lines.append(f"  {_pct(rest, span)} {format_ns(rest):>12}  "
                          f"({plural(len(rows) - SPLIT_ROWS, 'more row')}: --json has all)")
         if title == "By kind":
-            lines += [f"  ({k}: {NOT_RUNNING_WORDS[k]})" for k, _ in rows
-                      if k in NOT_RUNNING_WORDS]
+            lines += [f"  ({k}: {KIND_LEGEND[k]})" for k, _ in rows if k in KIND_LEGEND]
         lines.append("")
     if report["path"]:
         lines += listing(report["path"], limit)
