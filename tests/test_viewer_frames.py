@@ -464,3 +464,61 @@ def test_the_whole_run_in_view_computes_no_cell_beyond_the_run(qtbot, ranks4, mo
     assert len(cells) > 5 and {a.cache for a in asked} >= {"summary", "lane"}
     for cell, first, end in cells:
         assert math.floor(t0 / cell) - 1 == first and end == math.ceil(t1 / cell) + 1
+
+
+def _on_screen(w):
+    """What the window shows (its backing store, as the frames painted it), not a fresh
+    render of it (``grab`` paints the whole widget again, whatever was left undrawn)."""
+    import numpy as np
+    image = w.screen().grabWindow(w.winId()).toImage().convertToFormat(
+        QtGui.QImage.Format.Format_ARGB32)
+    return np.frombuffer(image.constBits(), np.uint32).reshape(image.height(), -1).copy()
+
+
+def test_zoomed_out_step_by_step_from_the_deepest_zoom_each_view_at_rest_is_drawn_whole(
+        qtbot):
+    """Keys zoom in to the deepest view of a real run (50 ns, 1.27 s into it), then out step
+    by step: each view at rest is on screen as a timeline opened there draws it.  The item's
+    bounds were the whole run's time: at a few hundred ns a view that is over 2**31 pixels,
+    past the ints Qt maps an ``update()`` to, and no update repainted anything: the view at
+    rest kept the narrower view's pictures (the middle drawn, both sides blank) for good."""
+    from pathlib import Path
+    from PySide6 import QtCore
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.timeline.widget import TimelineWidget
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi2_copies"
+    src = load_profile([str(run)], ranked=True)
+
+    def timeline(view):
+        w = TimelineWidget(src)
+        qtbot.addWidget(w)
+        w.resize(1200, 700)
+        w.set_time_range(*view, remember=False)
+        w.show()
+        qtbot.waitExposed(w)
+        w.cursor.hide()  # (the time under the mouse: not this test's)
+        w.cursor_label.hide()
+        return w
+    moved = timeline((1274819868.0, 1274819968.0))
+    moved.item.compute_in_background()
+    qtbot.waitUntil(moved.item.settled, timeout=60_000)
+    for _ in range(10):
+        qtbot.keyClick(moved, QtCore.Qt.Key.Key_Plus)
+        qtbot.wait(20)
+    a, b = moved.time_range()
+    assert b - a == 50.0  # (the deepest zoom)
+    for step in range(4):
+        qtbot.keyClick(moved, QtCore.Qt.Key.Key_Minus)
+        try:  # (the view at rest, its own tiles in; one never repainted is compared anyway)
+            qtbot.waitUntil(moved.item.settled, timeout=30_000)
+        except qtbot.TimeoutError:
+            pass
+        a, b = moved.time_range()
+        assert b - a == 100.0 * 2 ** step
+        shown = _on_screen(moved)
+        fresh = timeline((a, b))
+        expected = _pixels(fresh)
+        assert shown.shape == expected.shape
+        differ = (shown != expected).any(axis=0)  # (pixel columns)
+        assert not differ.any(), (f"{b - a:g} ns: {int(differ.sum())} of {differ.size} "
+                                  f"pixel columns differ, settled {moved.item.settled()}")

@@ -252,8 +252,19 @@ class TimelineItem(pg.GraphicsObject):
         self.update()
 
     def boundingRect(self):
-        t0, t1 = self.t_range
+        """The view's time range (all a frame draws: ``_picture``), the run's where the item
+        is in no view.  Not the run's: zoomed in to a few hundred ns of a run of seconds,
+        that is over 2**31 pixels wide, past the ints Qt maps an ``update()`` to, and every
+        ``update()`` repainted nothing (a view zoomed out from 50 ns kept the narrower
+        view's pictures, its sides blank, until the next move)."""
+        vb = self.getViewBox()
+        t0, t1 = self.t_range if vb is None else vb.viewRange()[0]
         return QtCore.QRectF(t0, 0, t1 - t0, max(self.layout.height, 1))
+
+    def viewRangeChanged(self):
+        """The bounds follow the view (``boundingRect``): Qt is told before it reads them."""
+        self.prepareGeometryChange()
+        super().viewRangeChanged()
 
     # ---- painting -----------------------------------------------------------------------
     def paint(self, p, *args):
