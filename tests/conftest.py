@@ -14,7 +14,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
-os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# offscreen, on a desktop's screen (1920×1200): the window opens at its default size, as the
+# tests' windows assume (offscreen's own 800×800 screen would cap it: ``app.first_size``)
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen:configfile="
+                      + str(ROOT / "tests" / "data" / "offscreen_screen.json"))
 # pictures drawn a minute apart stay the same picture (their header's clock): pixel comparisons
 # must not depend on when the minute turns (test_screenshot_date_is_reproducible says it works)
 os.environ["SOURCE_DATE_EPOCH"] = "1764000000"

@@ -35,6 +35,21 @@ from .view_keys import ViewKeys
 MIN_TIMELINE_PX = 480  # the timeline keeps this width however wide the docks are
 DOCK_SHARE = 0.3  # docks take at most this share of the window when it is laid out again
 ROOMY_PX = 1000  # a window this wide gives its docks back the share they had (squeezed)
+DEFAULT_SIZE = (1500, 900)  # the window's first size, where the screen has room for it
+FRAME_PX = (16, 48)  # what a window manager's frame and title bar may add to it
+
+
+def first_size(screen):
+    """The window's first size: ``DEFAULT_SIZE`` where it fits the screen's available
+    geometry (taskbars aside, in logical pixels: ``QT_SCALE_FACTOR=2`` halves them), else as
+    much of it as fits with its frame (a review: 1500×900 on a 1280×720 screen, and 3000×1800
+    physical pixels on a 1600×1000 one at scale 2, its controls off the screen)."""
+    w, h = DEFAULT_SIZE
+    if screen is None:
+        return w, h
+    room = screen.availableGeometry()
+    return (max(min(w, room.width() - FRAME_PX[0]), 1),
+            max(min(h, room.height() - FRAME_PX[1]), 1))
 
 
 class FirstFrame(QtCore.QObject):
@@ -107,6 +122,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._kept = None  # the shown profile while another one loads: (widget, source, files)
         self._critical = []  # CriticalPathWorkers, kept alive while their threads run
         self._frame = None  # the timeline and its frame, made once (``_timeline_frame``)
+        self._widths = ((), ())  # the docks' widths while another profile loads
         # the first profile's view as the command line asked (--start/--stop), then none
         self._view_range = view_range if view_range and any(
             t is not None for t in view_range) else None
@@ -120,7 +136,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.keys = ViewKeys(self)
         self.legend = LegendWidget()
         self.statusBar().addPermanentWidget(self.legend)
-        self.resize(1500, 900)
+        self.resize(*first_size(self.screen()))
         if model is not None:
             self._show_source(as_source(model), files)
         else:
@@ -206,8 +222,24 @@ class MainWindow(QtWidgets.QMainWindow):
                     lambda: self.timeline.walk(forward=True))
         v.addSeparator()
         self.lanes.add_menu(v)
+        v.addSeparator()
+        for dock in self._docks:  # (and the findings' when it comes: ``addDockWidget``)
+            self._list_dock(dock)
         h = self.menuBar().addMenu("&Help")
         h.addAction("Keys", self._help)
+
+    def addDockWidget(self, area, dock, *args):
+        """Qt's, and the dock's toggle listed in the View menu (once it is made)."""
+        super().addDockWidget(area, dock, *args)
+        if getattr(self, "_view_menu", None) is not None:
+            self._list_dock(dock)
+
+    def _list_dock(self, dock):
+        """A dock's show/hide toggle in the View menu (a review: a dock closed came back
+        only by right-clicking another dock's title)."""
+        toggle = dock.toggleViewAction()
+        if toggle not in self._view_menu.actions():
+            self._view_menu.addAction(toggle)
 
     def _help(self):
         plain_text.message(self, "Keys", (
@@ -239,8 +271,9 @@ class MainWindow(QtWidgets.QMainWindow):
     def _set_ready(self, ready):
         """Search, the view menu and the lane controls act on a timeline: off while loading."""
         self.search.setEnabled(ready)
+        docks = [d.toggleViewAction() for d in self.findChildren(QtWidgets.QDockWidget)]
         for a in self._view_menu.actions():
-            a.setEnabled(ready)
+            a.setEnabled(ready or a in docks)  # (the docks' toggles: there while loading)
         self.lanes.setEnabled(ready)
 
     # ---- the profile shown ------------------------------------------------------------------
@@ -364,6 +397,8 @@ class MainWindow(QtWidgets.QMainWindow):
         else:
             timeline.set_critical_path(result)
         if timeline is self.timeline:
+            if timeline.item.path_shown and self._no_path_to_draw():
+                timeline.show_critical_path(False)  # (asked before it came: none to draw)
             self._critical_said()
 
     def _critical_said(self):
@@ -398,17 +433,30 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.timeline is not None and self.timeline.item.path_shown != on:
             self.timeline.show_critical_path(on)
 
+    def _no_path_to_draw(self):
+        """Whether the shown profile's critical path is known not to be drawable: computed
+        empty (no Realm events recorded) or failed."""
+        path = self.critical_path
+        return self.critical_error is not None or (path is not None and not len(path))
+
     def _path_toggled(self, on):
-        """P or the View menu: the menu's check follows, the status says what is drawn."""
+        """P or the View menu: the menu's check follows, the status says what is drawn.  A
+        path that cannot be drawn is not turned on (a review: on oom2, the toggle stayed
+        pressed, every item was dimmed and the legend named the path's colours)."""
+        if on and self._no_path_to_draw():
+            self.timeline.show_critical_path(False)  # (this again, off: it says why)
+            return
         if self.path_action.isChecked() != on:
             self.path_action.setChecked(on)
         self.legend.set_critical(on)
-        if not on:
+        if not on and self.critical_error is not None:
+            self.statusBar().showMessage(f"critical path unavailable: {self.critical_error}")
+        elif not on and self._no_path_to_draw():
+            self.statusBar().showMessage(_path_summary(self.critical_path))  # (none: why)
+        elif not on:
             self.statusBar().showMessage("critical path hidden", 3000)
         elif self.critical_path is not None:
             self._say_path()
-        elif self.critical_error is not None:
-            self.statusBar().showMessage(f"critical path unavailable: {self.critical_error}")
         else:
             self.statusBar().showMessage("the critical path is being computed; it is drawn "
                                          "when ready")
@@ -462,6 +510,21 @@ class MainWindow(QtWidgets.QMainWindow):
         elif roomy:
             self._dock_share = min(docks[0].width() / self.width(), DOCK_SHARE)
 
+    def _dock_widths(self):
+        """The docks beside the centre and their widths, as they are now."""
+        docks = [d for d in self.findChildren(QtWidgets.QDockWidget)
+                 if d.isVisible() and not d.isFloating()]
+        return docks, [d.width() for d in docks]
+
+    def _put_docks_back(self):
+        """The docks at the widths they had before the centre was swapped (``_widths``):
+        a central widget taken out, the docks filled the window and kept ~65 % of it when
+        the loading panel came, and after a failed open too (a review)."""
+        docks, widths = self._widths
+        self.layout().activate()
+        if docks:
+            self.resizeDocks(list(docks), list(widths), QtCore.Qt.Orientation.Horizontal)
+
     def resizeEvent(self, ev):
         super().resizeEvent(ev)
         QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
@@ -478,6 +541,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _show_loading(self, files):
         """The progress panel in the centre; the profile shown so far is kept aside."""
         if self.loading is None:
+            widths = self._dock_widths()  # (the centre taken, the docks filled the window)
             if self.timeline is not None:
                 old = self.findings.given if self.findings is not None else None
                 self._kept = (self.takeCentralWidget(), self.source, self._files, old)
@@ -488,6 +552,8 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.findings.set_findings((), note="opening another profile…")
             self.loading = LoadingPanel(files)
             self.setCentralWidget(self.loading)
+            self._widths = widths
+            self._put_docks_back()
         else:
             self.loading.start(files)
         self._set_title(files)
@@ -559,6 +625,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.findings.set_findings(findings)
         self.loading = None
         self.setCentralWidget(widget)  # the loading panel goes
+        widget.show()  # (a central widget taken out is hidden)
+        self._put_docks_back()  # as they were before the open, the timeline as wide
         self.source, self._files = src, files
         self.timeline = widget.timeline
         self.path_action.setChecked(self.timeline.item.path_shown)
@@ -636,7 +704,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.statusBar().showMessage(f"search failed: {result}")
             return
         hits, groups, lines, kinds = result
-        self.timeline.set_matches(hits)
+        self.timeline.set_matches(matched(hits))  # (none: nothing dimmed)
         counts = self.results.show_groups(src, groups, lines)
         per = ", ".join(f"rank {r}: {n:,}" for r, n in list(counts.items())[:8])
         more = f", … ({len(counts)} ranks)" if len(counts) > 8 else ""
@@ -671,7 +739,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _highlight(self, ids):
         if self.timeline is not None:
-            self.timeline.set_matches(ids)
+            self.timeline.set_matches(matched(ids))
 
     def _highlight_operation(self, op_id):
         """The Operation row's link: its items highlighted, found in a thread."""
@@ -682,7 +750,7 @@ class MainWindow(QtWidgets.QMainWindow):
         src, op_id = token
         if src is not self.source or self.timeline is None or isinstance(items, Exception):
             return
-        self.timeline.set_matches(items)
+        self.timeline.set_matches(matched(items))
         self.statusBar().showMessage(f"{len(items):,} item{'' if len(items) == 1 else 's'} "
                                      f"of operation {op_id} highlighted (Esc clears)")
 
@@ -746,6 +814,13 @@ class MainWindow(QtWidgets.QMainWindow):
             return None
         self.statusBar().showMessage(f"wrote {path}", 5000)
         return path
+
+
+def matched(ids):
+    """Items to highlight, or None where there are none: an empty highlight dims every item
+    (a review: a search with no match said "0 matches" and dimmed the whole timeline)."""
+    return ids if ids is not None and len(ids) else None
+
 
 def shown_name(path):
     """A file's or folder's name as a title shows it ("run/" is "run", not "")."""

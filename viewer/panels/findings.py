@@ -173,9 +173,9 @@ class FindingsPanel(QtWidgets.QListWidget):
             self.show_finding(row)
 
     def _keyed(self, item, _previous):
-        """A finding chosen with the keys (arrows, Home, PgDn in the list) is shown as a click
-        shows it (a GUI walk: the list selected another finding, the view kept the last);
-        a mouse press is left to its click, a list filled or cleared to no one."""
+        """A finding chosen with the keys (↑ ↓ in the list) is shown as a click shows it (a
+        GUI walk: the list selected another finding, the view kept the last); a mouse press
+        is left to its click, a list filled or cleared to no one."""
         if item is None or not self.hasFocus() or \
                 QtWidgets.QApplication.mouseButtons() != QtCore.Qt.MouseButton.NoButton:
             return
