@@ -207,7 +207,7 @@ def test_while_the_path_is_drawn_the_walk_keys_follow_it_step_by_step(qtbot):
     _key(qtbot, win, QtCore.Qt.Key.Key_P)
     win.go_to_item(last)
     qtbot.waitUntil(lambda: not win.busy())  # (worked out in a thread)
-    k, presses, folded = 0, 0, 0
+    k, presses, folded, same = 0, 0, 0, 0
     while k < n - 1:
         _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
         presses += 1
@@ -223,6 +223,9 @@ def test_while_the_path_is_drawn_the_walk_keys_follow_it_step_by_step(qtbot):
         assert (f"passing {run:,} step{'' if run == 1 else 's'} of no time" in msg) == \
             bool(run), msg
         assert ("it holds no time on the path" in msg) == bool(none[nxt]), msg
+        if not run and int(path.item[nxt]) == int(path.item[k]):  # (a wait between its pieces)
+            same += 1
+            assert "(the same item, before the wait it went on from)" in msg, msg
         folded += run
         k = nxt
         if presses == 12:  # ``]`` comes back the same way, then on again
@@ -233,7 +236,7 @@ def test_while_the_path_is_drawn_the_walk_keys_follow_it_step_by_step(qtbot):
             assert tl.item.selected == int(path.item[back])
             assert win.statusBar().currentMessage().startswith(f"→ step {n - back} of {n} ")
             k = back
-    assert folded and presses < n - 1  # (a run of steps of no time took one press)
+    assert folded and same and presses < n - 1  # (a run of steps of no time took one press)
     _key(qtbot, win, QtCore.Qt.Key.Key_BracketLeft)
     assert tl.item.selected == int(path.item[-1])
     assert f"step 1 of {n} of the critical path, its first" in win.statusBar().currentMessage()
