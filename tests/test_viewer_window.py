@@ -260,3 +260,29 @@ def test_home_and_end_in_the_results_list_move_the_view_and_arrows_walk_it(
     first = win.results.currentItem()
     qtbot.keyClick(win.results, QtCore.Qt.Key.Key_Down)  # the list's own
     assert win.results.currentItem() is not first and len(scrolled) == 2
+
+
+# ---- the ranks filter and what is asked to be brought into sight -----------------------------
+
+def test_a_rank_shown_again_to_bring_an_item_into_sight_is_said_in_the_ranks_box(qtbot):
+    """oom2 with Ranks "0": a search result on rank 1 brought rank 1's lanes back, the header
+    read "All ranks (2)", the box still "0" (a GUI walk). The box says the ranks shown, the
+    status bar why; a finding naming a rank's memory and no item brings that memory into
+    sight, whatever the filter."""
+    from legate_prof.viewer.panels.findings import _reveal_named_memory
+    win = open_window(qtbot, [ROOT / "fixtures" / "real" / "oom2"], findings=False)
+    controls = win.lanes
+    controls.ranks.setText("0")
+    controls.apply_ranks()
+    tl, lanes = win.timeline, win.source.outline().lanes
+    assert tl.lane_layout.hidden_ranks == {1}
+    on_rank_1 = [k for k, L in enumerate(lanes) if L.rank == 1 and L.group == "ops"][0]
+    tl.reveal_lane(on_rank_1)
+    assert tl.lane_layout.hidden_ranks == set() and controls.ranks.text() == ""
+    assert "rank 1 shown again" in win.statusBar().currentMessage()
+    controls.ranks.setText("0")
+    controls.apply_ranks()
+    memory = [k for k, L in enumerate(lanes) if L.rank == 1 and L.group == "system"][0]
+    assert tl.lane_layout.find_lane(memory) is None
+    _reveal_named_memory(win.source, tl, {"evidence": {"rank": 1, "memory": "system"}})
+    assert tl.lane_layout.find_lane(memory) is not None and controls.ranks.text() == ""

@@ -215,9 +215,24 @@ class FindingsPanel(QtWidgets.QListWidget):
         self.window_.details.show_hit(source, None)
         if first is not None:
             timeline.reveal_item(first)
+        else:
+            _reveal_named_memory(source, timeline, self.findings[row])
         self.window_.statusBar().showMessage(
             f"{words} of the finding highlighted (Esc clears)" if len(items) else
             f"the finding [{self.findings[row]['pattern']}] has no item to highlight")
+
+
+def _reveal_named_memory(source, timeline, finding):
+    """The memory a finding names (``evidence``: "rank", "memory") brought into sight where
+    none of its items is (a memory under pressure with no line of the program: a GUI walk
+    saw the view zoom and rank 1's memory stay hidden by the ranks filter)."""
+    ev = finding.get("evidence", {})
+    if ev.get("rank") is None or not ev.get("memory"):
+        return
+    lanes = [k for k, L in enumerate(source.outline().lanes)
+             if L.rank == int(ev["rank"]) and L.group == ev["memory"]]
+    if lanes:
+        timeline.show_lane(lanes[0])
 
 
 # The right side's heights when the findings come: what a profile opens with (the findings)

@@ -93,6 +93,8 @@ class LaneControls(QtCore.QObject):
 
     def set_source(self, source, timeline):
         """A new profile: its kinds in the menus, every rank shown, compact for many."""
+        if timeline is not self.timeline and timeline is not None:
+            timeline.layoutChanged.connect(self._follow_reveals)
         self.source, self.timeline = source, timeline
         self.ranks.blockSignals(True)
         self.ranks.clear()
@@ -140,6 +142,26 @@ class LaneControls(QtCore.QObject):
             self.window.statusBar().showMessage(
                 "all ranks shown" if not hidden else
                 f"ranks shown: {format_ranks(shown)} of {format_ranks(known)}")
+
+    def _follow_reveals(self):
+        """A rank the filter hid, shown again to bring an item into sight (a search result,
+        a finding, a link): the box says the ranks shown (a GUI walk: it still said "0" with
+        rank 1 on screen), and the status bar why."""
+        tl = self.timeline
+        if tl is None or self.source is None:
+            return
+        known = self.source.outline().ranks
+        try:
+            said = shown_ranks(self.ranks.text(), known)
+        except ValueError:
+            return  # (a mistyped list: said when applied)
+        hidden = set() if said is None else set(known) - set(said)
+        if tl.lane_layout.hidden_ranks < hidden:  # (fewer hidden than the box says)
+            back = sorted(hidden - tl.lane_layout.hidden_ranks)
+            self._say_shown()
+            self.window.statusBar().showMessage(
+                f"rank {format_ranks(back)} shown again: what was asked for is there "
+                "(the Ranks box hides it again)", 8000)
 
     def _say_shown(self):
         """The box back to the ranks the timeline shows."""
