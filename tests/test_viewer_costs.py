@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 import pytest
+from tests_viewer_helpers import shown_window
 
 pytest.importorskip("pytestqt")
 
@@ -32,14 +33,7 @@ def _files(run):
     return sorted(str(p) for p in (REAL / run).glob("legate_*.prof*"))
 
 
-def _window(qtbot, src, **kw):
-    from legate_prof.viewer.app import MainWindow
-    win = MainWindow(src, ["x.prof"], **kw)
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    qtbot.waitExposed(win)
-    return win
+_window = shown_window  # (tests_viewer_helpers)
 
 
 def test_the_findings_dock_shows_and_sorts_by_each_findings_cost(qtbot):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests_viewer_helpers import shown_window
 
 pytest.importorskip("pytestqt")
 
@@ -34,14 +35,7 @@ def _files(run):
     return sorted(str(p) for p in (REAL / run).glob("legate_*.prof*"))
 
 
-def _window(qtbot, source, files=("x.prof",)):
-    from legate_prof.viewer.app import MainWindow
-    win = MainWindow(source, list(files))
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    qtbot.waitExposed(win)
-    return win
+_window = shown_window  # (tests_viewer_helpers)
 
 
 def _ready(qtbot, win):

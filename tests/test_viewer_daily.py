@@ -16,38 +16,15 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof.load.loader import load_profile
-from tests_viewer_helpers import item_point
+from tests_viewer_helpers import LOAD_MS, item_point, opened_window, wait_loaded
 
 pytest.importorskip("pytestqt")
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "legate_prof" / "data" / "example_legate_0.prof"
-LOAD_MS = 120_000
 
 
-def _window(qtbot, files, opener=None, findings=True, size=(1400, 900)):
-    """The window as ``legate_prof view FILES`` opens it: a load in a worker, the findings
-    after it."""
-    from legate_prof.analyze.insights import find_insights
-    from legate_prof.viewer.app import MainWindow, default_open
-    opener = opener or default_open
-    files = [str(f) for f in files]
-    win = MainWindow(files=files, load=lambda progress: opener(files, progress),
-                     findings=find_insights if findings else None, opener=opener)
-    qtbot.addWidget(win)
-    win.resize(*size)
-    win.show()
-    qtbot.waitExposed(win)
-    win.start_loading()
-    _wait_loaded(qtbot, win, findings)
-    return win
-
-
-def _wait_loaded(qtbot, win, findings=True):
-    qtbot.waitUntil(lambda: win.timeline is not None, timeout=LOAD_MS)
-    if findings:
-        qtbot.waitUntil(lambda: win.findings is not None and win.statusBar().currentMessage()
-                        .endswith(("findings", "finding")), timeout=LOAD_MS)
+_window, _wait_loaded = opened_window, wait_loaded  # (tests_viewer_helpers)
 
 
 def _reopen(qtbot, win, files, findings=True):

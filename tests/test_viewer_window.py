@@ -9,31 +9,16 @@ from pathlib import Path
 
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
+from tests_viewer_helpers import LOAD_MS, opened_window, shown_window
 
 pytest.importorskip("pytestqt")
 
 ROOT = Path(__file__).resolve().parents[1]
-LOAD_MS = 120_000
 
 
-def open_window(qtbot, files, findings=True, size=(1500, 900)):
-    """The window as ``legate_prof view FILES`` opens it: a load in a worker, the findings
-    after it."""
-    from legate_prof.analyze.insights import find_insights
-    from legate_prof.viewer.app import MainWindow, default_open
-    files = [str(f) for f in files]
-    win = MainWindow(files=files, load=lambda progress: default_open(files, progress),
-                     findings=find_insights if findings else None, opener=default_open)
-    qtbot.addWidget(win)
-    win.resize(*size)
-    win.show()
-    qtbot.waitExposed(win)
-    win.start_loading()
-    qtbot.waitUntil(lambda: win.timeline is not None, timeout=LOAD_MS)
-    if findings:
-        qtbot.waitUntil(lambda: win.findings is not None and win.statusBar().currentMessage()
-                        .endswith(("findings", "finding")), timeout=LOAD_MS)
-    return win
+def open_window(qtbot, files, findings=True):
+    """The window as ``legate_prof view FILES`` opens it, 1500 x 900 (its first size)."""
+    return opened_window(qtbot, files, findings=findings, size=(1500, 900))
 
 
 def _settle():
@@ -114,14 +99,7 @@ def test_the_window_opens_within_its_screen(sample_profile, tmp_path, screen, sc
 
 # ---- 3. P where the run has no critical path ---------------------------------------------------
 
-def _shown(qtbot, source, files=("x.prof",)):
-    from legate_prof.viewer.app import MainWindow
-    win = MainWindow(source, list(files))
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    qtbot.waitExposed(win)
-    return win
+_shown = shown_window  # (tests_viewer_helpers)
 
 
 def _nothing_dimmed_nor_drawn(win):

@@ -1,4 +1,5 @@
-"""Reading pixels of rendered timelines back by time and lane; where an item is drawn."""
+"""Reading pixels of rendered timelines back by time and lane; where an item is drawn; a
+window showing a loaded profile."""
 
 from PySide6 import QtGui
 
@@ -38,3 +39,43 @@ def item_point(tl, i):
     s0, s1 = src.item_extent(i)
     scene = tl.vb.mapViewToScene(QtCore.QPointF((s0 + s1) / 2, e.y + (row + 0.5) * e.row_h))
     return tl.mapFromScene(scene)
+
+
+def shown_window(qtbot, source, files=("x.prof",), **kw):
+    """The window showing ``source`` (a profile loaded already), 1400 x 900, on screen."""
+    from legate_prof.viewer.app import MainWindow
+    win = MainWindow(source, list(files), **kw)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+LOAD_MS = 120_000
+
+
+def opened_window(qtbot, files, opener=None, findings=True, size=(1400, 900)):
+    """The window as ``legate_prof view FILES`` opens it: a load in a worker, the findings
+    after it."""
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.viewer.app import MainWindow, default_open
+    opener = opener or default_open
+    files = [str(f) for f in files]
+    win = MainWindow(files=files, load=lambda progress: opener(files, progress),
+                     findings=find_insights if findings else None, opener=opener)
+    qtbot.addWidget(win)
+    win.resize(*size)
+    win.show()
+    qtbot.waitExposed(win)
+    win.start_loading()
+    wait_loaded(qtbot, win, findings)
+    return win
+
+
+def wait_loaded(qtbot, win, findings=True):
+    """Until the window shows its profile (and ``findings``: has said its findings)."""
+    qtbot.waitUntil(lambda: win.timeline is not None, timeout=LOAD_MS)
+    if findings:
+        qtbot.waitUntil(lambda: win.findings is not None and win.statusBar().currentMessage()
+                        .endswith(("findings", "finding")), timeout=LOAD_MS)
