@@ -21,11 +21,6 @@ def plural(n, word):
     return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
 
 
-def plural_n(n, word):
-    """'1 item', '53,723 items'."""
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
-
-
 def cut_middle(text, width):
     """``text`` in at most ``width`` characters, its middle left out ("…") where longer."""
     if len(text) <= width:
@@ -178,7 +173,7 @@ def shutdown_line(tail):
           f"{' …' if len(lines) > 3 else ''} ({sum(tail['lines'].values()):,} of its items "
           "and of the instances it deleted name those lines)." if lines else "")
     return (f"Shutdown: {when}, the runtime spent "
-            f"{format_ns(tail['ns'])} cleaning up: {plural_n(tail['items'], 'item')} "
+            f"{format_ns(tail['ns'])} cleaning up: {plural(tail['items'], 'item')} "
             f"ran ({work}{', …' if len(tail['work']) > 3 else ''}), "
             f"{format_ns(tail['busy_ns'])} of processor time in all.{of}")
 
