@@ -840,3 +840,21 @@ def test_a_run_whose_clocks_read_apart_says_its_length_holds_the_offset():
     plain = subprocess.run([sys.executable, "-m", "legate_prof", "insights", "--no-cache",
                             str(real / "mpi2")], capture_output=True, text=True).stdout
     assert "clocks read" not in plain.splitlines()[0]
+
+
+def test_memory_pressure_names_the_same_lines_with_or_without_legates_report():
+    """oom2: the memory under pressure named oom.py:4, 7, 13 and 16 (the stores' lines, from
+    the runtime's stream) without `--log`, 10 and 13 with it (the operations that made
+    Legate's live instances, as its report names them): one finding, two stories (a review).
+    With the report it names the stores' lines too, the operations in `made_by`."""
+    def pressure(files):
+        return [(f["provenance"], f["evidence"].get("made_by"))
+                for f in find_insights(load_profile(files)) if f["pattern"] == "memory_pressure"]
+    alone = pressure(run_files("oom2"))
+    reported = pressure(run_files("oom2") + [str(REAL / "oom2" / "console.log")])
+    assert alone and [lines for lines, _ in reported] == [lines for lines, _ in alone]
+    assert [Path(p).name for p in alone[0][0]] == ["oom.py:4", "oom.py:7", "oom.py:13",
+                                                  "oom.py:16"]
+    assert all([Path(p).name for p in made] == ["oom.py:10", "oom.py:13"]
+               for _, made in reported)
+

@@ -704,9 +704,16 @@ def _pressure(f, group, rows, top):
     """The finding of memories ``rows`` of kind ``group`` under pressure (``top``: the one
     named: the highest)."""
     inst = np.concatenate([r[3] for r in rows])
-    provs = sorted({int(p) for p in f.prov[inst].tolist() if p})
+    lines = [f.line(p) for p in sorted({int(p) for p in f.prov[inst].tolist() if p})]
     rank, peak, cap, _ = top
     evidence = {"peak_bytes": int(peak), "capacity_bytes": cap, "rank": rank, "memory": group}
+    reported = [i for i in getattr(f.m, "oom_instances", None) or ()
+                if i["rank"] in {r[0] for r in rows} and i.get("store_allocated_at")]
+    if reported:  # (Legate's report of what the pool held: its instances' items are named by
+        # the operations that made them; the stores' lines are what the stream names without
+        # the report — oom2 read 10 and 13 with --log, 4, 7, 13 and 16 without, a review)
+        lines = _by_line({i["store_allocated_at"] for i in reported})
+        evidence["made_by"] = _by_line({i["created_at"] for i in reported if i["created_at"]})
     if len(rows) == 1:
         title = (f"rank {rank} {group} memory peaked at {peak / cap:.0%} of its "
                  f"{cap / 2**20:.0f} MiB")
@@ -716,8 +723,16 @@ def _pressure(f, group, rows, top):
                  f"{len(rows):,} ranks (the highest: rank {rank}, {peak / cap:.0%} of its "
                  f"{cap / 2**20:.0f} MiB)")
         evidence["ranks"] = len(rows)
-    return _finding("memory_pressure", title, [f.line(p) for p in provs][:10],
+    return _finding("memory_pressure", title, lines[:10],
                     f.window(_mask(len(f.kind), inst)), evidence, 0, _PRESSURE_REMEDY)
+
+
+def _by_line(sites):
+    """Source lines ("prog.py:13") in their file's order."""
+    def key(site):
+        path, _, line = site.rpartition(":")
+        return (path, int(line)) if line.isdigit() else (site, 0)
+    return sorted(sites, key=key)
 
 
 def _held_twice(rep):
