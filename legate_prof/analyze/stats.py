@@ -98,7 +98,9 @@ def _combine(a, b):
 def _timing_row(p):
     n = p["count"]
     return {"count": n, "total_ns": p["total"], "running_ns": p["running"],
-            "mean_ns": p["total"] // n if n else 0,
+            # (to the nearest ns, as the reference prints its average: floored, 47 rows of a
+            # review's 2-rank run read 1 ns under it)
+            "mean_ns": (2 * p["total"] + n) // (2 * n) if n else 0,
             "stddev_ns": float(round(np.sqrt(p["m2"] / max(n - 1, 1)), 3)),  # (n-1), as the reference
             "min_ns": p["min"], "max_ns": p["max"]}
 
@@ -487,21 +489,29 @@ def _message_lines(m):
     """The messages' skew and latency in words (``causality.message_latency``)."""
     if not m or not m["messages"]:
         return []
-    out = ["", f"Messages: {m['messages']}; {m['slow']} took "
-               f"{m['threshold_ns'] / 1e6:g} ms or more ({m['percent_slow']:.2f} %), the slowest "
-               f"{format_ns(m['longest_ns'])}"]
+    measured = m.get("measured", m["messages"])
+    if not measured:  # (a rank read alone: "0 took 1 ms or more, the slowest 0 ns" said what
+        # no one measured, where the reference says nothing; a review)
+        out = ["", f"Messages: {m['messages']}; their latency unknown: the ranks that sent "
+                   "them were not read"]
+    else:
+        out = ["", f"Messages: {m['messages']}"
+                   + (f" ({measured} of them of a known sender, measured)"
+                      if measured < m["messages"] else "")
+                   + f"; {m['slow']} took {m['threshold_ns'] / 1e6:g} ms or more "
+                   f"({m['percent_slow']:.2f} %), the slowest {format_ns(m['longest_ns'])}"]
     host = m.get("one_host")
     if m["skewed"]:
         out.append(f"!! clock skew: {m['skewed']} messages arrived before they were sent, by "
-                   f"{format_ns(int(m['mean_skew_ns']))} on average; boxes on different "
+                   f"{format_ns(m['mean_skew_ns'])} on average; boxes on different "
                    "ranks may be shifted against each other"
                    + (f" (every rank ran on one machine, {host}: their clocks started apart)"
                       if host else ""))
         from legate_prof.causality.message_latency import worst_first
         pairs = worst_first(m["skew_pairs"])
         for p in pairs[:SKEW_PAIR_LINES]:
-            out.append(f"   rank {p['receiver']} reads {format_ns(int(p['mean_ns']))} "
-                       f"behind rank {p['sender']} (spread {format_ns(int(p['spread_ns']))}"
+            out.append(f"   rank {p['receiver']} reads {format_ns(p['mean_ns'])} "
+                       f"behind rank {p['sender']} (spread {format_ns(p['spread_ns'])}"
                        f", {p['messages']} messages)")
         if len(pairs) > SKEW_PAIR_LINES:
             out.append(f"   ... and {len(pairs) - SKEW_PAIR_LINES:,} more pairs of ranks, their "

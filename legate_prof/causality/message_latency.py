@@ -53,6 +53,9 @@ class MessageLatency:
     percent_slow: float  # of all messages
     # the one machine every rank ran on ("": several, or not said): no network between them
     one_host: str = ""
+    # messages whose sender's rank was read, their latency measured (-1: all of them); a
+    # rank read alone (--ranks) receives messages whose senders are not
+    measured: int = -1
 
     @property
     def congested(self):
@@ -96,7 +99,8 @@ class MessageLatency:
                 "slow": self.slow, "threshold_ns": self.threshold_ns,
                 "percent_slow": round(self.percent_slow, 3), "longest_ns": self.longest_ns,
                 "congested": self.congested, "one_host": self.one_host or None,
-                "latencies_are_clocks": self.clocks_make_latencies}
+                "latencies_are_clocks": self.clocks_make_latencies,
+                "measured": self.messages if self.measured < 0 else self.measured}
 
     def notices(self):
         """Plain sentences for a banner: what a user comparing boxes across ranks must know
@@ -195,7 +199,8 @@ def latency_of(spawn, create, node, sender, threshold_ns=SLOW_MESSAGE_NS) -> Mes
         mean_skew_ns=float(skew[skewed].mean()) if skewed.any() else 0.0, pairs=tuple(pairs),
         slow=slow, threshold_ns=int(threshold_ns),
         longest_ns=int(latency.max()) if len(latency) else 0,
-        percent_slow=100.0 * slow / total if total else 0.0)
+        percent_slow=100.0 * slow / total if total else 0.0,
+        measured=int(np.count_nonzero(sender >= 0)))
 
 
 _PAIR = 1 << 20  # (a pair's key: sender * _PAIR + receiver)
