@@ -552,6 +552,18 @@ def test_a_run_whose_clocks_read_apart_gets_no_faster_or_slower_verdict():
     assert header("mpi2", "mpi4").endswith("x faster)")
 
 
+def test_clocks_apart_by_less_than_the_runs_differ_keep_the_verdict():
+    """A 3-rank run whose clocks read 58.7 ms apart against a run 66x shorter: "no verdict"
+    (a review) — an offset that small cannot make a 364 s difference. The verdict stays,
+    the offset said beside it; an offset as large as the difference still takes it."""
+    from legate_prof.analyze.compare import _verdict
+    c = {"span_ns": [370_224_000_000, 5_580_000_000], "clocks_apart_ns": [58_696_000, 0]}
+    assert _verdict(c, True) == (" (66.3x faster; A's ranks' clocks read 58.696 ms apart: "
+                                 "less than the runs differ)")
+    c = {"span_ns": [5_000_000_000, 4_900_000_000], "clocks_apart_ns": [0, 200_000_000]}
+    assert _verdict(c, True).startswith(" (no verdict: B's ranks' clocks read 200.000 ms")
+
+
 def test_a_line_that_assigns_the_same_name_pairs_across_an_edit():
     """A review: the guide's ``x = np.random.random(N).astype(np.float32)`` (line 4) and
     ``x = rng.random(N, dtype=np.float32)`` (line 5 of the efficient program) stood apart,
@@ -621,3 +633,24 @@ def test_findings_of_runs_without_a_critical_path_are_unknown_not_off_it():
     assert found and all("unknown -> unknown  its cost unknown: A and B have no critical path"
                          in line for line in found), found
     assert "off the critical path" not in p.stdout
+
+
+def test_a_finding_is_compared_by_all_its_work_holds_on_the_path():
+    """A 2-rank run of the guide's inefficient program waited 70 s on messages, most of it
+    counted under tiny_tasks, and compare read "message_latency 109.798 ms -> 803.956 ms
+    worse" against the efficient one (a review): a finding's line compares what its work
+    holds on each path (``path_ns``), not its share counted once; ``wall_ns`` stays in the
+    JSON."""
+    from legate_prof.analyze.compare import _findings_lines
+    rows = [{"pattern": "message_latency", "wall_ns": [109_798_000, 803_956_000],
+             "path_ns": [70_193_000_000, 803_956_000]},
+            {"pattern": "advanced_indexing", "wall_ns": [0, None], "path_ns": [733_000_000, None]}]
+    said = _findings_lines(rows, True)[2:]
+    assert said[0].split()[1:5] == ["70.193", "s", "->", "803.956"] and said[0].endswith("less")
+    assert said[1].endswith("733.000 ms -> not found  fixed"), said[1]
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", "--json",
+                        str(real / "inefficient_1rank"), str(real / "efficient_1rank")],
+                       capture_output=True, text=True, timeout=300)
+    for f in json.loads(p.stdout)["findings"]:
+        assert all(w is None or w <= h for w, h in zip(f["wall_ns"], f["path_ns"])), f
