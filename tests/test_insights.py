@@ -858,3 +858,26 @@ def test_memory_pressure_names_the_same_lines_with_or_without_legates_report():
     assert all([Path(p).name for p in made] == ["oom.py:10", "oom.py:13"]
                for _, made in reported)
 
+
+def test_the_channel_baseline_holds_its_small_copies_on_the_path_not_every_copy(monkeypatch):
+    """A review's 3-rank run: copy_baseline, at the loop's lines, held the path's big copies
+    of the gather at line 15 too (advanced_indexing said "the rest counted under
+    copy_baseline"). It holds the pieces of its small copies alone. mpi2's copies made small
+    here by a lower threshold: its big ones on the path stay out."""
+    from legate_prof.analyze import insights as ins
+    from legate_prof.model.kinds import ItemKind
+    profile = load_profile(run_files("mpi2"))
+    f = ins._Facts(profile)
+    ids = np.flatnonzero(f.kind == ItemKind.COPY)
+    size = f.of_items(ids, "size").astype(np.int64)
+    monkeypatch.setattr(ins, "COPY_BASELINE_MIN", 1)
+    monkeypatch.setattr(ins, "SMALL_COPY_BYTES", int(np.median(size)) + 1)
+    [found] = ins.copy_baseline(f)
+    ns, cat, line, item = f.path.pieces()
+    held = found["_holds"](ns, cat, line, item)
+    sizes = np.zeros(len(f.kind), np.int64)
+    sizes[ids] = size
+    big_on_path = (cat == "copy") & (sizes[np.asarray(item, np.int64)] >= ins.SMALL_COPY_BYTES)
+    assert big_on_path.any() and not (held & big_on_path).any()
+    assert held.any() and (sizes[np.asarray(item, np.int64)[held]] < ins.SMALL_COPY_BYTES).all()
+

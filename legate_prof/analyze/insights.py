@@ -623,6 +623,8 @@ def copy_baseline(f):
     if med >= SMALL_COPY_BYTES:
         return []
     busy = int(f.run[sel].sum())
+    mine = np.zeros(len(f.kind), bool)  # (its small copies: a gather's big copies on other
+    mine[np.flatnonzero(sel)[size < SMALL_COPY_BYTES]] = True  # lines were its, a review)
     small = f.prov[sel][(size < SMALL_COPY_BYTES) & (f.prov[sel] != 0)].astype(np.int64)
     counts = np.bincount(small) if len(small) else np.zeros(0, np.int64)
     provs = [int(p) for p in stable_order(-counts) if counts[p]]  # (most first)
@@ -635,7 +637,7 @@ def copy_baseline(f):
         busy,
         "Avoid scatter/gather and per-slice access that move many small pieces; prefetch "
         "whole arrays once (guide: a thin persistent channel baseline).",
-        holds=_of_category("copy"))]
+        holds=_of_items(mine, ("copy",)))]
 
 
 def partition_overhead(f):
