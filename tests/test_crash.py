@@ -315,7 +315,9 @@ def test_record_stopped_kills_the_program_legate_ran_with_legate(tmp_path):
              "from legate_prof.cli import main\nsys.exit(main(sys.argv[1:]))\n")
     p = subprocess.Popen([sys.executable, "-c", quick, "record", "--no-report", "--cpus", "1",
                           "--gpus", "0", str(prog)], cwd=tmp_path, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # (a suite started in the background ignores SIGINT: so would it)
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     pid = None
     try:
         for line in p.stdout:
