@@ -167,8 +167,8 @@ def step_on_path(source, path, i, at=None, forward=False):
                 f"{'' if passed == 1 else 's'} of no time"
                 + (f" ({guessed:,} of the links on the way inferred: an event no profile "
                    "records)" if guessed else ""))
-    elif j == int(i):  # (a task's pieces either side of a wait: "X waited for it" read as
-        # waiting on itself, a GUI walk)
+    elif j == int(i) and path.via[min(at, nxt)] == "wait":  # (a task's pieces either side
+        # of a wait: "X waited for it" read as waiting on itself, a GUI walk)
         said = (f"→ {where} (the same item, after one of its waits)" if forward else
                 f"← {where} (the same item, before the wait it went on from)")
     else:
