@@ -37,12 +37,11 @@ def real_driver_present() -> bool:
 
 
 def cache_dir() -> Path:
-    """Where the stand-in is built: ``$XDG_CACHE_HOME/legate_prof/cuda-stub``, else under
-    ``~/.cache``.  A relative XDG_CACHE_HOME is ignored, as the XDG spec says and
-    ``store/cache.py`` does: it built the stand-in in the folder the command ran in."""
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    base = xdg if os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "legate_prof" / "cuda-stub"
+    """Where the stand-in is built: ``cuda-stub`` in this tool's cache folder (a relative
+    XDG_CACHE_HOME ignored, as the XDG spec says: it built the stand-in in the folder the
+    command ran in)."""
+    from legate_prof.store.cache import user_cache_home
+    return user_cache_home() / "cuda-stub"
 
 
 # what a failed build means, for the one line that says so

@@ -58,6 +58,11 @@ def cache_dir():
     env = os.environ.get("LEGATE_PROF_CACHE_DIR")
     if env is not None:
         return Path(env) if env else None
+    return user_cache_home()
+
+
+def user_cache_home():
+    """This tool's folder in the platform's cache folder (``cuda_stub`` builds there too)."""
     if sys.platform == "darwin":
         base = Path.home() / "Library" / "Caches"
     elif os.name == "nt":
