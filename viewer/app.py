@@ -704,7 +704,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.statusBar().showMessage(f"search failed: {result}")
             return
         hits, groups, lines, kinds = result
-        self.timeline.set_matches(matched(hits))  # (none: nothing dimmed)
+        self.timeline.set_matches(hits)
         counts = self.results.show_groups(src, groups, lines)
         per = ", ".join(f"rank {r}: {n:,}" for r, n in list(counts.items())[:8])
         more = f", … ({len(counts)} ranks)" if len(counts) > 8 else ""
@@ -739,7 +739,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _highlight(self, ids):
         if self.timeline is not None:
-            self.timeline.set_matches(matched(ids))
+            self.timeline.set_matches(ids)
 
     def _highlight_operation(self, op_id):
         """The Operation row's link: its items highlighted, found in a thread."""
@@ -750,7 +750,7 @@ class MainWindow(QtWidgets.QMainWindow):
         src, op_id = token
         if src is not self.source or self.timeline is None or isinstance(items, Exception):
             return
-        self.timeline.set_matches(matched(items))
+        self.timeline.set_matches(items)
         self.statusBar().showMessage(f"{len(items):,} item{'' if len(items) == 1 else 's'} "
                                      f"of operation {op_id} highlighted (Esc clears)")
 
@@ -814,12 +814,6 @@ class MainWindow(QtWidgets.QMainWindow):
             return None
         self.statusBar().showMessage(f"wrote {path}", 5000)
         return path
-
-
-def matched(ids):
-    """Items to highlight, or None where there are none: an empty highlight dims every item
-    (a review: a search with no match said "0 matches" and dimmed the whole timeline)."""
-    return ids if ids is not None and len(ids) else None
 
 
 def shown_name(path):

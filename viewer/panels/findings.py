@@ -210,7 +210,7 @@ class FindingsPanel(QtWidgets.QListWidget):
                 isinstance(found, Exception):
             return
         items, first, words = found
-        timeline.set_matches(items if len(items) else None)
+        timeline.set_matches(items)
         timeline.select(None)
         self.window_.details.show_hit(source, None)
         if first is not None:

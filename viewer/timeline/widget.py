@@ -339,7 +339,10 @@ class TimelineWidget(pg.PlotWidget):
 
     # ---- search -------------------------------------------------------------------------
     def set_matches(self, matches):
-        """Highlight these item ids (None: none); a search's come sorted, others are."""
+        """Highlight these item ids (None, or none: nothing — an empty highlight dimmed every
+        item, a search with no match, a GUI walk); a search's come sorted, others are."""
+        if matches is not None and not len(matches):
+            matches = None
         if matches is not None:
             matches = np.asarray(matches)
             if len(matches) > 1 and not bool(np.all(matches[1:] >= matches[:-1])):
