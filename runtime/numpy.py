@@ -65,7 +65,7 @@ def _binary(op, a, b, out=None):
 
 def _stand_in(x):
     """An empty NumPy array of ``x``'s dtype; a scalar as it is (Python's stay weak)."""
-    if not isinstance(x, ndarray) and _np.ndim(x) == 0:
+    if _is_scalar(x):
         return x
     return _np.empty(0, x.dtype if isinstance(x, ndarray) else _np.asarray(x).dtype)
 

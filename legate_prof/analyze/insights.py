@@ -989,7 +989,8 @@ def _slow_first_runs(f, ids, values):
 
 def _held_on_path(f, mine, categories):
     """The critical path's time in the items ``mine`` (a mask), pieces of ``categories``."""
-    return int(f.path.pieces()[0][_of_items(mine, categories)(*f.path.pieces())].sum())
+    pieces = f.path.pieces()
+    return int(pieces[0][_of_items(mine, categories)(*pieces)].sum())
 
 
 def _of_items(mine, categories):
