@@ -495,8 +495,7 @@ class MainWindow(QtWidgets.QMainWindow):
         central = self.centralWidget()
         if central is None or self.width() <= 0:
             return
-        docks = [d for d in self.findChildren(QtWidgets.QDockWidget)
-                 if d.isVisible() and not d.isFloating()]
+        docks = self._side_docks()
         if not docks:
             return
         roomy = self.width() >= ROOMY_PX
@@ -510,10 +509,14 @@ class MainWindow(QtWidgets.QMainWindow):
         elif roomy:
             self._dock_share = min(docks[0].width() / self.width(), DOCK_SHARE)
 
+    def _side_docks(self):
+        """The docks shown beside the centre (not floating)."""
+        return [d for d in self.findChildren(QtWidgets.QDockWidget)
+                if d.isVisible() and not d.isFloating()]
+
     def _dock_widths(self):
         """The docks beside the centre and their widths, as they are now."""
-        docks = [d for d in self.findChildren(QtWidgets.QDockWidget)
-                 if d.isVisible() and not d.isFloating()]
+        docks = self._side_docks()
         return docks, [d.width() for d in docks]
 
     def _put_docks_back(self):
