@@ -23,8 +23,6 @@ __all__ = ["main", "bundled_example", "EXIT_USER_ERROR"]
 def main(argv=None):
     """The command line: ``argv`` (a list: the caller goes on with the exit status returned),
     or the program's own arguments (None: the process ends here, ``_end_now``)."""
-    if argv is None and sys.argv[1:2] not in (["record"], ["view"]):  # (their own ends)
-        _stop_as_interrupted_on_terminate()
     rc = _run(argv)
     if argv is None:
         _end_now(rc)
@@ -89,13 +87,17 @@ def _run(argv):
     from legate_prof.cli.commands import record
     from legate_prof.cli.parser import build_parser
     _closed_streams_to_nowhere()
-    argv = sys.argv[1:] if argv is None else list(argv)
+    own_process = argv is None  # (the signals are the process's: not a caller's, as a test's)
+    argv = sys.argv[1:] if own_process else list(argv)
     if argv[:1] != ["record"]:  # (legate's program keeps the user's setting)
         _one_blas_thread()
     _no_huge_pages()
-    if argv[:1] not in (["record"], ["view"]):  # (a window lives on after its load)
+    # (a window lives on after its load; `view` and `record` end on signals as they end)
+    if argv[:1] not in (["record"], ["view"]):
         from legate_prof.load.rank_workers import reuse_freed_memory
         reuse_freed_memory()
+        if own_process:
+            _stop_as_interrupted_on_terminate()
     if argv[:1] == ["record"]:  # everything after it belongs to legate, options included
         try:
             return record.run(argparse.Namespace(legate_args=argv[1:]))
