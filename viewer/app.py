@@ -122,6 +122,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._kept = None  # the shown profile while another one loads: (widget, source, files)
         self._critical = []  # CriticalPathWorkers, kept alive while their threads run
         self._frame = None  # the timeline and its frame, made once (``_timeline_frame``)
+        self._fitted = None  # (a status line, as shown: cut to fit) (``_say_fitted``)
         self._widths = ((), ())  # the docks' widths while another profile loads
         # the first profile's view as the command line asked (--start/--stop), then none
         self._view_range = view_range if view_range and any(
@@ -531,6 +532,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def resizeEvent(self, ev):
         super().resizeEvent(ev)
         QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
+        QtCore.QTimer.singleShot(0, self._refit_message)  # (once the legend has moved)
 
     def closeEvent(self, ev):
         for loader in self._loaders:  # no findings to compute for a closed window
@@ -696,7 +698,7 @@ class MainWindow(QtWidgets.QMainWindow):
             hits = src.search(text, limit=src.outline().n_items + 1)
             groups = group_by_rank(src, hits)
             return hits, groups, opened_lines(src, groups), kinds_in_words(src, hits)
-        self.statusBar().showMessage(f"searching for '{text}'…")
+        self._say_fitted(f"searching for '{text}'…")
         self._searches.run(search, (src, text))
 
     def _searched(self, token, result):
@@ -715,8 +717,47 @@ class MainWindow(QtWidgets.QMainWindow):
         said = "; ".join(x for x in (kinds if "," in kinds else "",
                                      f"{per}{more}" if len(src.outline().ranks) > 1 else "")
                          if x)
-        self.statusBar().showMessage(f"{len(hits):,} matches for '{text}'"
-                                     + (f" ({said})" if said else ""))
+        self._say_fitted(f"{len(hits):,} matches for '{text}'" + (f" ({said})" if said else ""))
+
+    def _say_fitted(self, text):
+        """A status line cut with "…" where it would run under the legend (the status bar
+        draws its message only up to its permanent widgets: a long search's summary was cut
+        off there by the legend, a GUI walk), the whole of it in the status bar's tooltip
+        while it is shown; cut again to the room a resized window leaves
+        (``_refit_message``)."""
+        bar = self.statusBar()
+        shown = bar.fontMetrics().elidedText(text, QtCore.Qt.TextElideMode.ElideRight,
+                                             self._message_room())
+        self._fitted = (text, shown)
+        bar.showMessage(shown)
+        if shown == text:
+            return
+        bar.setToolTip(plain_text.tooltip(text))
+
+        def forget(now):  # (another message: the tooltip would speak of this one)
+            if now != shown:
+                bar.setToolTip("")
+                bar.messageChanged.disconnect(forget)
+        bar.messageChanged.connect(forget)
+
+    def _message_room(self):
+        """The width the status bar draws its message in: from 6 px to 2 px before the
+        legend, its first permanent widget (as ``QStatusBar`` lays its message out)."""
+        bar = self.statusBar()
+        right = bar.width() - 12
+        if self.legend.isVisible():
+            right = min(right, self.legend.x() - 2)
+        return max(right - 6, 0)
+
+    def _refit_message(self):
+        """The window's width changed: a status line ``_say_fitted`` still shows is cut
+        again to the room there is now (the whole of it where it fits)."""
+        if self._fitted is None or self.statusBar().currentMessage() != self._fitted[1]:
+            return
+        text, shown = self._fitted
+        if self.statusBar().fontMetrics().elidedText(
+                text, QtCore.Qt.TextElideMode.ElideRight, self._message_room()) != shown:
+            self._say_fitted(text)
 
     def busy(self):
         """Whether a search, a finding's items or a jump to an item is still being worked out
@@ -793,20 +834,24 @@ class MainWindow(QtWidgets.QMainWindow):
     def export_png(self, path=None):
         """The command line's screenshot of the view shown (legend, title, time range,
         lanes as laid out here), written as every output is (a temporary file renamed, the
-        user's umask)."""
+        user's umask); at the window's device pixel ratio, as a screenshot of the window
+        would be (a HiDPI screen's export was written at half its pixels: a GUI walk)."""
         if path is None:
             path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export PNG", "timeline.png",
                                                             "PNG (*.png)")
         if not path or self.timeline is None:
             return None
         from legate_prof.errors import ProfileError
+        from legate_prof.present.picture_size import MAX_SIDE
 
         from .screenshot import render_screenshot
         a, b = self.timeline.time_range()
+        width = max(self.timeline.width(), 800)
+        ratio = max(1.0, min(self.devicePixelRatioF(), MAX_SIDE / width))
         try:
             shown = self.timeline.item.path_shown and self.critical_path is not None
-            render_screenshot(self.source, path, start=a, stop=b,
-                              width=max(self.timeline.width(), 800), height=700,
+            render_screenshot(self.source, path, start=a, stop=b, width=width, height=700,
+                              pixel_ratio=ratio, fit_at_most=int(MAX_SIDE / ratio),
                               title_files=self._files, state=self.timeline.lane_layout.state(),
                               critical_path=self.critical_path if shown else None,
                               # (what the view highlights too: a GUI walk's export lost a

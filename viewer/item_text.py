@@ -57,15 +57,22 @@ def busy_words(busy, a, b):
 def summary_value(source, group, rank, t0, t1):
     """A summary row's value over [t0, t1]: '62 % utilization'; for a memory, '60% of 20.0
     MiB: 12.0 MiB in use (peak 16.0 MiB)', or where its capacity is unknown, '48.0 MiB in
-    use (peak 61.0 MiB)'."""
+    use (peak 61.0 MiB)'; a memory used past its capacity says how far its peak went, and
+    where its share is at 100 % (cut there), 'at or over its capacity of 1.3 GiB (peak 2.4
+    GiB: 178% of its capacity)'."""
     u = float(source.summary_tile(group, rank, t0, t1, 1)[0])
     scale = source.summary_bytes(group, rank)
     if scale is not None:
         return f"{format_bytes(u * scale[0])} in use (peak {format_bytes(scale[1])})"
     use = source.memory_use(group, rank)  # (a memory of known capacity: its bytes too)
     if use is not None and use[0] > 0:
+        peak = f"peak {format_bytes(use[1])}"
+        if use[1] > use[0] * (1 + 1e-6):  # (used past its capacity: the share is cut at 100 %)
+            peak += f": {use[1] / use[0] * 100:,.0f}% of its capacity"
+            if u >= 1.0:
+                return f"at or over its capacity of {format_bytes(use[0])} ({peak})"
         return (f"{u * 100:.0f}% of {format_bytes(use[0])}: {format_bytes(u * use[0])} in use "
-                f"(peak {format_bytes(use[1])})")
+                f"({peak})")
     return f"{u * 100:.0f}% utilization"
 
 

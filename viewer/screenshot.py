@@ -134,7 +134,7 @@ def geometry(w, y_offset=0):
 def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000, expand=None,
                       title_files=None, return_geometry=False, fit=True, state=None,
                       critical_path=None, path_track=None, fit_at_most=MAX_SIDE, save=None,
-                      matches=None):
+                      matches=None, pixel_ratio=1.0):
     """Render and save; returns the output path (and the picture's geometry if asked).
 
     With ``fit`` the picture grows taller (up to ``fit_at_most``) so every group as laid
@@ -144,8 +144,11 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     the ``RunPath`` a window already has; ``path_track(source)``: its summary track (the
     command line's ``analyze.path_track.path_track``).  ``save(job)`` runs ``job()``, the
     encoding and writing (default: now; the report's thread: while the next is drawn).
-    ``matches``: items highlighted (a window's export: what its view highlights)."""
-    check_size(out, width, height)
+    ``matches``: items highlighted (a window's export: what its view highlights).
+    ``pixel_ratio``: the picture's pixels per unit of ``width`` and ``height`` (a window's
+    Export PNG on a HiDPI screen: its device pixel ratio, as a screenshot of the window);
+    it grows to ``fit_at_most`` of those units."""
+    check_size(out, *_device_size(width, height, pixel_ratio))
     source = as_source(model)
     info = source.info()
     app_instance()
@@ -161,7 +164,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     top_h = header.height + (MISSING_H if info.timeline_missing else 0)
     if fit:
         height = fitted_height(source, height, expand, state, top_h, path, fit_at_most)
-        check_size(out, width, height)
+        check_size(out, *_device_size(width, height, pixel_ratio))
     w = make_timeline(source, width, height - top_h, start, stop, expand, state=state,
                       path=path, matches=matches)
     QtWidgets.QApplication.processEvents()
@@ -178,8 +181,8 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
                                rows=len({pc.rect.y() for pc in header.stamp}))
     if geo is not None and path is not None:
         geo["path_drawn"] = dict(w.item.path.last)
-    img = _picture(out, width, height, header, _names_in_view(source, a, b), pix, top_h,
-                   info.timeline_missing, ranks_cut_off(w), header.height)
+    img = _picture(out, (width, height, pixel_ratio), header, _names_in_view(source, a, b), pix,
+                   top_h, info.timeline_missing, ranks_cut_off(w), header.height)
     out = str(out)
     (save or _now)(lambda: _save_png(img, out))
     w.close()
@@ -299,14 +302,23 @@ def _paint_missing(p, width, top, why):
                f"Timeline missing: {why}")
 
 
-def _picture(out, width, height, header, names, pix, top, missing, cut, missing_top=None):
-    """The picture: the header (``names``: the legend's tasks), the timeline's pixmap
-    ``pix`` below it at ``top``, what says the timeline is ``missing`` (in its band from
-    ``missing_top``), and the band that says which ranks it holds where it is ``cut`` off
-    (``ranks_cut_off``)."""
-    img = QtGui.QImage(width, height, QtGui.QImage.Format.Format_RGB32)
+def _device_size(width, height, ratio):
+    """A picture's size in pixels: ``width`` x ``height`` at ``ratio`` pixels each."""
+    return round(width * ratio), round(height * ratio)
+
+
+def _picture(out, size, header, names, pix, top, missing, cut, missing_top=None):
+    """The picture of ``size`` (width, height, device pixel ratio: drawn in its units, its
+    pixels that ratio more): the header (``names``: the legend's tasks), the timeline's
+    pixmap ``pix`` below it at ``top``, what says the timeline is ``missing`` (in its band
+    from ``missing_top``), and the band that says which ranks it holds where it is ``cut``
+    off (``ranks_cut_off``)."""
+    width, height, ratio = size
+    img = QtGui.QImage(*_device_size(width, height, ratio), QtGui.QImage.Format.Format_RGB32)
     if img.isNull():
-        raise ProfileError(str(out), f"not enough memory for a {width}x{height} image")
+        raise ProfileError(str(out), "not enough memory for a {}x{} image".format(
+            *_device_size(width, height, ratio)))
+    img.setDevicePixelRatio(ratio)
     img.fill(QtGui.QColor(255, 255, 255))
     p = QtGui.QPainter(img)
     try:

@@ -7,6 +7,7 @@ caught, reported once and the rest still drawn.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -29,6 +30,10 @@ from .tile_worker import Ask, TileWorker
 
 
 SCALE_TEXT = QtGui.QColor(90, 90, 90)  # the scale marks' labels
+OVER_TEXT = QtGui.QColor(170, 0, 0)  # the top label of a memory row used past its capacity
+# behind a scale label the row's line runs through (near full, a "100%" crossed out by its
+# line was hard to read: a GUI walk); a label the line keeps clear of is drawn as it was
+LABEL_BACK = QtGui.QColor(250, 250, 250, 225)
 COUNT_CHIP = QtGui.QColor(242, 242, 242, 235)  # behind a merged band's count
 COUNT_TEXT = QtGui.QColor(40, 40, 40)  # a merged band's count
 ITEM_TEXT = QtGui.QColor(20, 20, 20)  # a box's label
@@ -143,6 +148,7 @@ class TimelineItem(pg.GraphicsObject):
         self._match_cache = GridCache(self.t_range)  # lane -> its highlighted items per row
         self._match_for = None  # the highlighted ids the match cache holds
         self._bytes_scales = {}  # (rank, group) -> summary_bytes
+        self._over = {}  # (rank, group) -> its use's peak over its capacity (``over_capacity``)
         self._scale_styles = {}  # the scale marks' pen and font (``_scale_style``)
         self._scale_made = {}  # a row's scale marks, by its place and size (``_scale_marks``)
         self._shift = None  # the frame painter's (dx, dy) where it only moves (``_translation``)
@@ -466,7 +472,9 @@ class TimelineItem(pg.GraphicsObject):
             p.fillRect(QtCore.QRectF(px_left, top, width, h), QtGui.QColor(250, 250, 250))
         else:
             draw_strip(p, picture, scale, x0, px_left, top)
-        self._paint_scale(p, px_left, width, top, h, in_bytes)
+        line = _line_at(vals, in_bytes, a, bin_ns, x0 - px_left / scale, scale)
+        self._paint_scale(p, px_left, width, top, h, in_bytes, self.over_of(e, vals, in_bytes),
+                          line)
         p.restore()
 
     def _strip_picture(self, e, key, vals, in_bytes, scale, h, crisp=True, now=False):
@@ -481,7 +489,8 @@ class TimelineItem(pg.GraphicsObject):
                 not crisp and self.tiles is not None:
             return kept
         def make():
-            return strip_picture(e.group, key, _shown(vals, in_bytes), scale, h)
+            return strip_picture(e.group, key, _shown(vals, in_bytes), scale, h,
+                                 self.over_of(e, vals, in_bytes) is not None)
         if self.tiles is not None and not now:
             self._asked.add(("strip", where))
             self._pending = True
@@ -504,38 +513,70 @@ class TimelineItem(pg.GraphicsObject):
             self._bytes_scales[key] = self.source.summary_bytes(group, rank)
         return self._bytes_scales[key]
 
+    def over_capacity(self, rank, group):
+        """How far past its capacity a memory row's use went at its peak (peak / capacity,
+        over 1), or None: within it, its capacity unknown (a bytes scale), not a memory.
+        Asked once per row, of a row whose strip reaches 100 % (``over_of``)."""
+        key = (rank, group)
+        if key not in self._over:
+            use = self.source.memory_use(group, rank)
+            self._over[key] = use[1] / use[0] if use is not None and use[0] > 0 and \
+                use[1] > use[0] * (1 + 1e-6) else None
+        return self._over[key]
+
+    def over_of(self, e, vals, in_bytes):
+        """The row's ``over_capacity`` where its strip's ``vals`` reach 100 % (a share over
+        it is cut there by the summary), else None: a row that stays below is drawn as
+        ever."""
+        if in_bytes is not None or not len(vals) or float(np.max(vals)) < 1.0:
+            return None
+        return self.over_capacity(e.rank, e.group)
+
     def _summary_values(self, e, a, b, n):
         """A utilization strip: its values, and its bytes scale (``bytes_scale``)."""
         return self.source.summary_tile(e.group, e.rank, a, b, n), self.bytes_scale(e.rank,
                                                                                     e.group)
 
-    def _paint_scale(self, p, px_left, width, top, h, in_bytes=None):
+    def _paint_scale(self, p, px_left, width, top, h, in_bytes=None, over=None, line=None):
         """0 / 50 / 100 % marks on a utilization row, so "~74 %" can be read off; a memory
-        without a capacity is on a bytes scale: 0 / half / peak, the peak labelled."""
+        without a capacity is on a bytes scale: 0 / half / peak, the peak labelled.  ``over``:
+        a memory row used past its capacity (``over_capacity``), its top label says its
+        peak, in red.  ``line(xa, xb)``: the least and most share the row's line takes
+        between those view pixels (``_line_at``); a label above 0 it runs through gets a
+        background (a label it keeps clear of is drawn as it was)."""
         if h < 12:
             return
         _, font, fh, text, dotted = self._scale_styles["style"]
-        lines, labels = self._scale_marks(px_left, width, top, h, in_bytes, fh)
+        lines, labels = self._scale_marks(px_left, width, top, h, in_bytes, fh, over)
         for a, b in lines:
             dotted.draw(p, a, b, self._shift)
         p.setFont(font)
         p.setPen(SCALE_TEXT)
         drawn = self.last_stats.setdefault("scale_labels", [])
-        for box, label, placed in labels:
+        for box, label, placed, back, ink, u in labels:
+            if u > 0 and line is not None and _runs_through(line, back, ink, top, h):
+                p.fillRect(back, LABEL_BACK)
+                self.last_stats.setdefault("scale_backs", []).append((back, label))
+            if over is not None and u == 1.0:
+                p.setPen(OVER_TEXT)
             text.draw(p, box, label, placed)
+            if over is not None and u == 1.0:
+                p.setPen(SCALE_TEXT)
             drawn.append((box, label))
 
-    def _scale_marks(self, px_left, width, top, h, in_bytes, fh):
+    def _scale_marks(self, px_left, width, top, h, in_bytes, fh, over=None):
         """A row's marks: its two dotted lines and its labels' (box, text, how it is drawn:
-        ``ScaleText.place``).  Made once for a row's place and size: a pan or a wheel step
-        draws every row's marks again.  (A ``QStaticText`` laid out once draws 3x faster but
-        puts some glyphs a pixel apart; ``ScaleText`` lays a label out as drawText does.)"""
-        key = (px_left, width, top, h, in_bytes, self._scale_styles.get("for"))
+        ``ScaleText.place``, the rectangle its text covers, the rows its digits' ink spans,
+        its share).  Made once for a row's place and size: a pan or a wheel step draws every
+        row's marks again.  (A ``QStaticText`` laid out once draws 3x faster but puts some
+        glyphs a pixel apart; ``ScaleText`` lays a label out as drawText does.)"""
+        key = (px_left, width, top, h, in_bytes, over, self._scale_styles.get("for"))
         made = self._scale_made.get(key)
         if made is not None:
             return made
         if in_bytes is None:
-            marks = ((1.0, "100%"), (0.5, "50%"), (0.0, "0"))
+            peak = "100%" if over is None else f"100% (peak {over * 100:,.0f}%)"
+            marks = ((1.0, peak), (0.5, "50%"), (0.0, "0"))
         else:
             peak = in_bytes[1]
             marks = ((1.0, f"peak {format_bytes(peak)}"), (0.5, format_bytes(peak / 2)),
@@ -547,13 +588,18 @@ class TimelineItem(pg.GraphicsObject):
             lines.append((QtCore.QPointF(px_left, y), QtCore.QPointF(right, y)))
         labels = []
         last = None
-        text = self._scale_styles["style"][3]
+        text, metrics = self._scale_styles["style"][3], QtGui.QFontMetricsF(
+            self._scale_styles["style"][1])
         for u, label in marks:  # (top first, each inside its row; a mark too close to the
             y = top + h - 2 - u * (h - 5)  # one above is left out: compact rows keep 100 %, 0)
             box = QtCore.QRectF(px_left + 2, min(max(y - fh / 2, top), top + h - fh), 120, fh)
             if last is not None and box.top() < last.bottom():
                 continue
-            labels.append((box, label, text.place(box, label)))
+            back = QtCore.QRectF(box.x() - 1, box.y(), min(metrics.horizontalAdvance(label),
+                                                           box.width()) + 2, box.height())
+            base = box.y() + (box.height() - metrics.height()) / 2 + metrics.ascent()
+            ink = (base - metrics.capHeight(), base)  # (from the digits' top to the baseline)
+            labels.append((box, label, text.place(box, label), back, ink, u))
             last = box
         if len(self._scale_made) > 512:
             self._scale_made.clear()
@@ -600,7 +646,8 @@ class TimelineItem(pg.GraphicsObject):
         def picture(c):
             vals, in_bytes = c.data
             return strip_picture(e.group, (c.cell_ns, c.first, len(vals), round(h, 3)),
-                                 _shown(vals, in_bytes), scale, h)
+                                 _shown(vals, in_bytes), scale, h,
+                                 self.over_of(e, vals, in_bytes) is not None)
         where = (e.rank, e.group)
         now = self.tiles is not None and where not in self._summary_img and \
             self._summary_cache.peek(where) is None and \
@@ -972,6 +1019,35 @@ def _shown(vals, in_bytes):
         return vals
     den, peak = in_bytes
     return np.asarray(vals) * (den / peak if peak > 0 else 0.0)
+
+
+def _line_at(vals, in_bytes, first, bin_ns, t_at_0, scale):
+    """``between(xa, xb)``: the least and the most share a strip's line takes between view
+    pixels xa and xb (the bins' centres there and the one beyond each side: the line runs
+    to them), as drawn (on a bytes scale too, cut at 1); None where no bin lies there.
+    ``t_at_0``: the time at view pixel 0; ``scale``: view pixels per ns."""
+    k = 1.0 if in_bytes is None else (in_bytes[0] / in_bytes[1] if in_bytes[1] > 0 else 0.0)
+
+    def between(xa, xb):
+        lo = max(math.floor((t_at_0 + xa / scale) / bin_ns - first - 0.5), 0)
+        hi = min(math.ceil((t_at_0 + xb / scale) / bin_ns - first - 0.5) + 1, len(vals))
+        if lo >= hi:
+            return None
+        seg = vals[lo:hi]
+        return min(float(np.min(seg)) * k, 1.0), min(float(np.max(seg)) * k, 1.0)
+    return between
+
+
+def _runs_through(line, back, ink, top, h):
+    """Whether the row's line (``_line_at``) crosses the text of a label covering ``back``:
+    passes within ``ink`` (the rows from its digits' top to its baseline; a line in the room
+    below, as an idle line under "0", leaves it readable)."""
+    span = line(back.left(), back.right())
+    if span is None:
+        return False
+    lo, hi = span
+    y_hi, y_lo = top + h - 2 - hi * (h - 5), top + h - 2 - lo * (h - 5)  # (y grows down)
+    return y_hi <= ink[1] and y_lo >= ink[0]
 
 
 def _translation(transform):

@@ -19,6 +19,11 @@ from PySide6 import QtCore, QtGui
 from ..colors import blend_with_white, group_color
 from .rect_batch import RectBatch
 
+# A memory used past its capacity: its bins at (or, cut there by the summary, over) 100 %
+# marked in this red across the strip's headroom above the 100 % line (``render_strip``)
+OVER_COLOR = QtGui.QColor(205, 20, 20)
+OVER_PX = 4  # the mark's height: the 3 px headroom and the 100 % line's own row
+
 
 @dataclass(frozen=True)
 class StripPicture:
@@ -31,16 +36,20 @@ class StripPicture:
     image: QtGui.QImage
 
 
-def strip_picture(group, key, vals, scale, h):
-    """The strip of ``vals`` (bins of ``key[0]`` ns from bin ``key[1]``) drawn at ``scale``."""
+def strip_picture(group, key, vals, scale, h, over=False):
+    """The strip of ``vals`` (bins of ``key[0]`` ns from bin ``key[1]``) drawn at ``scale``
+    (``over``: a memory whose use went past its capacity, ``render_strip``)."""
     bin_ns, first = key[0], key[1]
     return StripPicture(key, scale, first * bin_ns,
-                        render_strip(group, vals, bin_ns * scale, h))
+                        render_strip(group, vals, bin_ns * scale, h, over))
 
 
-def render_strip(group, vals, bw, h):
+def render_strip(group, vals, bw, h, over=False):
     """The area under the line, then the line through the bins' centres (``bw`` pixels
-    each), and the strip's bottom rule, on the strip's background."""
+    each), and the strip's bottom rule, on the strip's background.  ``over``: the row is a
+    memory whose use went past its capacity; its bins at 100 % (the summary cuts a share
+    there) are marked in ``OVER_COLOR`` above the line (a row within its capacity is drawn
+    as it always was)."""
     bins = len(vals)
     img = QtGui.QImage(max(int(np.ceil(bins * bw)) + 1, 1), max(int(np.ceil(h)) + 1, 1),
                        QtGui.QImage.Format.Format_ARGB32_Premultiplied)
@@ -64,11 +73,28 @@ def render_strip(group, vals, bw, h):
         p.setBrush(QtCore.Qt.BrushStyle.NoBrush)
         # numpy-backed polyline (pyqtgraph's arrayToQPolygonF): no Python object per point
         p.drawPolyline(pg.functions.arrayToQPolygonF(xs, ys))
+        if over:
+            _mark_over(p, vals, bw)
         p.setPen(QtGui.QPen(QtGui.QColor(210, 210, 210)))
         p.drawLine(QtCore.QPointF(0, h), QtCore.QPointF(img.width(), h))
     finally:
         p.end()
     return img
+
+
+def _mark_over(p, vals, bw):
+    """The runs of bins at 100 % (over capacity: cut there) as red bars ``OVER_PX`` high at
+    the strip's top: over the headroom and the line at 100 %, where a line within capacity
+    never reaches."""
+    full = np.concatenate([[0], (np.asarray(vals) >= 1.0).astype(np.int8), [0]])
+    edges = np.flatnonzero(np.diff(full))
+    starts, ends = edges[0::2], edges[1::2]
+    if not len(starts):
+        return
+    p.setPen(QtCore.Qt.PenStyle.NoPen)
+    p.setBrush(OVER_COLOR)
+    RectBatch().draw(p, starts * bw, np.zeros(len(starts)), (ends - starts) * bw,
+                     np.full(len(starts), float(OVER_PX)))
 
 
 def draw_strip(p, picture, scale, x0, px_left, top):
