@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import time
 import warnings
 
 import numpy as np
@@ -193,7 +194,12 @@ class ndarray:
         return self.shape[0]
 
     def __array__(self, dtype=None, copy=None):
+        # (the program stops here until every operation writing the array has run: Legion
+        # records only part of such a wait, so the stream records all of it)
+        t0 = time.time_ns() if events.has_sink() else None
         a = np.array(np.asarray(self.store.get_physical_store().get_inline_allocation()))
+        if t0 is not None:
+            events.value_wait(t0, time.time_ns(), operand(self, "in")[0], user_site())
         return a.astype(dtype) if dtype is not None else a
 
     def to_numpy(self):

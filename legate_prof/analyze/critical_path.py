@@ -32,6 +32,8 @@ import numpy as np
 
 from legate_prof.analyze.path_lines import (PROGRAM_START, TOP_LEVEL_NAMES, line_rows,
                                             line_title, operations_made, program_end)
+from legate_prof.analyze.program_waits import (item_ranks, merged, program_waits,
+                                               waits_of_rows)
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
 from legate_prof.model.sort_order import stable_order, unique_values, unique_with
@@ -240,10 +242,12 @@ def waiting_apart(rows, source):
     the walk does not follow a wait (an event no record names, a collective of the ranks'
     top-level tasks), the piece spans it: the guide's 4-rank run's 26.6 s of "launch" were
     5.3 s of the program's thread blocked.  The calls an item made (``_real_waits``) are not
-    waiting."""
+    waiting; the program waiting for a value is, recorded by Legion or not
+    (``program_waits``)."""
     ns, cat, line, item, lo = rows
     cut = np.flatnonzero(np.isin(cat, list(NOT_RUNNING)) & (ns > 0))
     row, w0, w1 = _waits_within(source, item[cut], lo[cut], lo[cut] + ns[cut])
+    row, w0, w1 = _with_program_waits(source, (row, w0, w1), cut, cat, item, lo, ns)
     if not len(row):
         return rows
     r = cut[row]  # (each wait's row: waits of a row in time order, never overlapping)
@@ -265,6 +269,22 @@ def waiting_apart(rows, source):
            np.concatenate([lo[keep], lo_new]))
     good = out[0] > 0
     return tuple(a[good] for a in out)
+
+
+def _with_program_waits(source, waits, cut, cat, item, lo, ns):
+    """``waits`` (row, start, end of Legion's waits of the rows ``cut``) with the program's
+    own waits for values (``program_waits``) in its pieces ("launch"), merged."""
+    program = _of_the_run(source, "program_waits", program_waits)
+    launch = np.flatnonzero(cat[cut] == "launch")
+    if not program or not len(launch):
+        return waits
+    rows = cut[launch]
+    row, w0, w1 = waits_of_rows(program, item_ranks(source, item[rows]), lo[rows],
+                                lo[rows] + ns[rows])
+    if not len(row):
+        return waits
+    return merged(np.concatenate([waits[0], launch[row]]), np.concatenate([waits[1], w0]),
+                  np.concatenate([waits[2], w1]))
 
 
 def _not_running(cat):

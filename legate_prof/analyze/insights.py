@@ -1126,9 +1126,58 @@ def shutdown(f):
         holds=_of_category("shutdown"))]
 
 
+BLOCKING_SHARE = 0.02  # of the run, on the critical path: a line's waits for values below it
+# (what a boolean mask's selection waits for: the count that sizes its result)
+MASK_COUNT = "CountNonzero"
+
+
+def blocking(f):
+    """The program stopped to wait for a value (``.item()``, ``float(a)``, ``if a:``, a
+    boolean mask's selection counting its mask): nothing more is launched until every
+    operation the value depends on has run.  Found with the runtime's stream, which records
+    each such wait whole (``analyze.program_waits``); its share of the critical path is the
+    program's thread blocked within those waits, by the line that waited."""
+    from legate_prof.analyze.program_waits import blocked_for_values, waits_by_line
+    by_line = waits_by_line(f.source)
+    if not by_line:
+        return []
+    path = f.path
+    mine = blocked_for_values(f.source, path.rows)
+    ns, _, line, _ = path.pieces()
+    out = []
+    for p, x in sorted(by_line.items()):
+        held = mine & (line == p)
+        if int(ns[held].sum()) < BLOCKING_SHARE * max(f.run_span, 1):
+            continue
+        what = sorted(x["for"].items(), key=lambda kv: (-kv[1], kv[0]))
+        named = ", ".join(f"{w or 'a value'}" + ("'s result" if w else "") for w, _ in what[:3])
+        out.append(_finding(
+            "blocking",
+            f"the program stopped {plural(x['waits'], 'time')} to wait for a value, "
+            f"{format_ns(x['waited_ns'])} in all (longest {format_ns(x['longest_ns'])}): "
+            f"{named}", [f.line(p)], x["window"],
+            {"waits": x["waits"], "waited_ns": x["waited_ns"], "longest_ns": x["longest_ns"],
+             "waited_for": {w or "unknown": n for w, n in what}}, 0,
+            _blocking_remedy(what[0][0]), holds=lambda *a, held=held: held))
+    return out
+
+
+def _blocking_remedy(waited_for):
+    if waited_for == MASK_COUNT:
+        return ("A boolean mask's selection (a[mask], a[mask] += v) sizes its result by "
+                "counting the mask, so the program stops until the mask is computed and "
+                "counted, and launches nothing meanwhile. Update under the mask without "
+                "selecting: np.putmask(z, mask, z + 2.0), or for a two-way update "
+                "z += np.where(mask, 2.0, -2.0).")
+    return ("A value read into Python (.item(), float(a), int(a), if a > t:, print(a)) stops "
+            "the program until every operation it depends on has run, and nothing more is "
+            "launched meanwhile. Read values after the loop, or every k iterations (a "
+            "convergence test); keep decisions in arrays (np.where) instead of Python's if.")
+
+
 DETECTORS = (out_of_memory, tiny_tasks, runtime_overhead, advanced_indexing, temporaries,
              copy_baseline, partition_overhead, memory_pressure, message_latency, shutdown,
-             warm_up)
+             warm_up, blocking)
 
 
 def find_insights(profile):

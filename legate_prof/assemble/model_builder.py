@@ -16,7 +16,8 @@ from legate_prof.assemble.event_records import event_tables, instance_criticals,
 from legate_prof.assemble.record_items import (ItemParts, StringTable, add_copies, add_fills, dedup,
                            event_columns, first_by_key, IdGroups, log_last_time, log_span, pairs,
                            processor_nodes, record_columns, unique_inverse)
-from legate_prof.assemble.stream_items import add_stream_items, crash_markers, move_streams_back
+from legate_prof.assemble.stream_items import (add_stream_items, crash_markers,
+                                               move_streams_back, with_program_waits)
 from legate_prof.assemble.utilization import with_utilization
 from legate_prof.assemble.wait_matching import META_RECORDS, match_waits
 
@@ -167,6 +168,7 @@ def build_model(logs, warnings=None, streams=(), stack=True, check_files=True,
                                                         machine.mems)
     op_waits, leads = operation_spans(items.parts, logs, desc.provenance, runtime_ops)
     warnings.extend(move_streams_back(items.parts, machine.ranks, leads))
+    op_waits = with_program_waits(items.parts, op_waits)
     model_items, lanes, transfers, item_of_row = lay_out(
         items, machine.procs, mems, machine.ranks, names, warnings, lane_capacity, stack=stack)
     ends = [r["runtime_end_ns"] for r in machine.ranks if r.get("runtime_end_ns")]

@@ -51,6 +51,27 @@ def _array_names(cols, lo, held, rank, ranks):
     return out
 
 
+def _add_waits(items, names, cols, first_op, rank):
+    """A rank's waits for values as items on its operations' lane: their op ids."""
+    op_ids = np.arange(first_op, first_op + len(cols["wait_start"]), dtype=np.uint64)
+    items.add(start=cols["wait_start"], stop=cols["wait_stop"], group=GROUP_INDEX["ops"],
+              ref=np.uint64(rank), rank=rank, name=names.intern_each(wait_names(cols)),
+              kind=ItemKind.PROGRAM_WAIT, op_id=op_ids,
+              detail=names.intern_each(cols["wait_for"]))
+    return op_ids
+
+
+def wait_names(cols):
+    """A wait's box: what the program waited for (the operation that last made or wrote the
+    array whose values it read), and that operation's line where it is not the wait's."""
+    out = []
+    for op, op_site, site in zip(cols["wait_for"], cols["wait_for_site"], cols["wait_site"]):
+        line = op_site.rsplit("/", 1)[-1]
+        out.append(f"Waiting for {op}'s result" + (f" ({line})" if op_site != site else "")
+                   if op else "Waiting for a value")
+    return out
+
+
 def _first_op(rank):
     """The first op id of a rank's stream: ids depend on the rank alone, so a rank's bundle
     and a build of all ranks give its items the same ids."""
@@ -97,6 +118,9 @@ def add_stream_items(streams, ranks, items, names, mems):
             sites.extend(cols["arr_site"])
             group, ref, mems = _array_lane(rank, rank in inst_ranks, cap, mems, lane_capacity)
             _add_arrays(items, names, cols, op_ids, rank, run_ranks, group, ref)
+        if len(cols["wait_start"]):  # (numbered after the arrays: the ids of a stream
+            op_ids_made.append(_add_waits(items, names, cols, next_op, rank))  # without
+            sites.extend(cols["wait_site"])  # waits are as before)
         info["runtime_end_ns"] = int(cols["end"])
         # (its stream cut short; or Legion, which writes at shutdown, wrote no timeline: an
         # abort under MPI can still end the stream)
@@ -145,14 +169,15 @@ def _add_arrays(items, names, cols, op_ids, rank, run_ranks, group, ref):
 
 
 def move_streams_back(parts, ranks, leads):
-    """Move each rank's arrays (and the end its stream saw) back by its stream's lead on its
-    Legion log's clock (``operation_spans.stream_leads``; the operations are moved there) and
-    say so: [the warnings]."""
+    """Move each rank's arrays and waits (and the end its stream saw) back by its stream's
+    lead on its Legion log's clock (``operation_spans.stream_leads``; the operations are
+    moved there) and say so: [the warnings]."""
     out = []
     for r, lead in sorted(leads.items()):
         ns = np.int64(lead["ns"])
         for p in parts:
-            if not len(p["start"]) or not stream_arrays(p["kind"][:1], p["op_id"][:1])[0]:
+            if not len(p["start"]) or not (stream_arrays(p["kind"][:1], p["op_id"][:1])[0]
+                                           or p["kind"][0] == ItemKind.PROGRAM_WAIT):
                 continue
             if (int(p["op_id"][0]) - RUNTIME_OP_BASE) >> RANK_SHIFT != r:
                 continue
@@ -166,6 +191,23 @@ def move_streams_back(parts, ranks, leads):
                    "operations stamped as submitted after Legion created their tasks): its "
                    f"operations and arrays are drawn {lead['ns'] / 1e6:.3f} ms earlier")
     return out
+
+
+def with_program_waits(parts, op_waits):
+    """The operations' waits (``operation_spans``: rows among all parts' rows, start, ready,
+    end) and a wait of each of the program's waits for values over its whole span: drawn in
+    the waiting shade, and none of it running."""
+    offsets = np.cumsum([0] + [len(p["start"]) for p in parts])
+    mine = [k for k, p in enumerate(parts) if len(p["start"]) and p["kind"][0]
+            == ItemKind.PROGRAM_WAIT]
+    if not mine:
+        return op_waits
+    stop = np.concatenate([np.asarray(parts[k]["stop"], np.int64) for k in mine])
+    add = {"row": np.concatenate([offsets[k] + np.arange(len(parts[k]["start"]))
+                                  for k in mine]),
+           "start": np.concatenate([np.asarray(parts[k]["start"], np.int64) for k in mine]),
+           "ready": stop, "end": stop}
+    return {c: np.concatenate([np.asarray(op_waits[c], np.int64), add[c]]) for c in add}
 
 
 def crash_markers(ranks):

@@ -19,12 +19,13 @@ from legate_prof.output_file import (atomic_output, end_now, scratch_folder,
 VIEWS = {
     # time spent per provenance line (tasks, copies, ... launched from it; not the lifetimes
     # of its instances, arrays and operations, which topped it: held, not spent — loops3's
-    # 11 operations, every rank's stream repeating them, read 38 s of an 8.3 s run)
+    # 11 operations, every rank's stream repeating them, read 38 s of an 8.3 s run; nor the
+    # program's waits for values, the waiting line's, not time its work spent)
     "provenance_totals": """
         SELECT provenance, kind, count(*) AS items, sum(duration_ns) AS total_ns,
                sum(duration_ns - waiting_ns) AS running_ns
         FROM items WHERE provenance <> ''
-                   AND kind NOT IN ('instance', 'array', 'runtime_op')
+                   AND kind NOT IN ('instance', 'array', 'runtime_op', 'program_wait')
         GROUP BY provenance, kind
         ORDER BY total_ns DESC, provenance, kind""",
     "copy_bandwidth": """

@@ -49,6 +49,7 @@ class ItemKind(IntEnum):
     DEP_PART = 10
     INSTANCE = 11
     RUNTIME_OP = 12  # operation launch from our runtime's event stream
+    PROGRAM_WAIT = 13  # the program waiting for an array's values (our runtime's stream)
 
 
 # Lane groups: (key, display name, short lane prefix, summary colour).

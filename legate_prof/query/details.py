@@ -42,6 +42,10 @@ def _allocated_at(name):
     return m.group(1) if m else ""
 
 
+_TITLED_WITH_LINE = (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.RUNTIME_OP,
+                     ItemKind.PROGRAM_WAIT)
+
+
 def item_title(model, i) -> str:
     """The label of one item: a task with its launching line ("Random[prog.py:16]"), an
     instance with its size and allocation site ("Instance 6.00 MiB · prog.py:16", a program's
@@ -58,8 +62,7 @@ def item_title(model, i) -> str:
         # each read "Instance ..." alike, one above the other, a review)
         what = "Array" if stream_arrays(kind, model.items["op_id"][i]) else "Instance"
         return f"{what} {size}" + (f" · {site}" if site else "")
-    if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.RUNTIME_OP) and prov \
-            and prov != name:
+    if kind in _TITLED_WITH_LINE and prov and prov != name:
         return f"{name}[{prov.rsplit('/', 1)[-1]}]"  # prog.py:16; details keep the path
     return name
 
@@ -92,6 +95,8 @@ def item_facts(model, i, memory_title=None) -> dict:
     prov = model.provenances[int(model.op_provenance([op])[0])]
     if prov:
         d["provenance"] = prov
+    if kind == ItemKind.PROGRAM_WAIT and int(it["detail"][i]):  # (the operation that last
+        d["waited_for"] = model.names[int(it["detail"][i])]  # made or wrote the array read)
     if kind in (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.META, ItemKind.MESSAGE,
                 ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART):
         d["create_ns"], d["ready_ns"] = create, ready
@@ -185,6 +190,7 @@ def detail_fields(source, i, critical=True) -> list:
     if "variant" in d:
         out.append(Field("Variant", str(d["variant"]), d["variant"]))
     out.append(Field("Kind", d["kind"], d["kind"]))
+    out.extend(_waited_for(d))
     if "inside" in d:
         out.append(Field("Ran inside", d["inside_title"], d["inside"], ("item", d["inside"])))
     if "op_id" in d:
@@ -232,6 +238,15 @@ def detail_fields(source, i, critical=True) -> list:
     if critical:
         out.extend(critical_fields(source, int(i)))
     return out
+
+
+def _waited_for(d):
+    """The field of what a program's wait for a value waited for ([] for other items)."""
+    if "waited_for" not in d:
+        return []
+    return [Field("Waited for", f"{d['waited_for']}'s result (the program read an array's "
+                  "values; it waited until the operation that last wrote it had run)",
+                  d["waited_for"])]
 
 
 INITIATED = ("copy", "fill", "instance", "dep_part")  # made for an operation's task

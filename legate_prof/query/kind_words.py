@@ -11,8 +11,10 @@ KIND_WORDS = {int(ItemKind.APP_CALL): "application call", int(ItemKind.RUNTIME_C
               "runtime call", int(ItemKind.MAPPER_CALL): "mapper call",
               int(ItemKind.META): "meta-task", int(ItemKind.MESSAGE): "message",
               int(ItemKind.RUNTIME_OP): "operation", int(ItemKind.INSTANCE): "instance",
-              int(ItemKind.GPU_KERNEL): "GPU kernel"}
-_PLURAL = {"copy": "copies", "partitioning": "partitionings"}
+              int(ItemKind.GPU_KERNEL): "GPU kernel",
+              int(ItemKind.PROGRAM_WAIT): "wait for a value"}
+_PLURAL = {"copy": "copies", "partitioning": "partitionings",
+           "wait for a value": "waits for values"}
 
 
 def kind_word(kind, n):

@@ -26,6 +26,9 @@ class RuntimeStream:
     # per op, what it did to its arrays (``operation_shape``): "" where the runtime did not say
     op_shapes: list = field(default_factory=list)
     arrays: dict = field(default_factory=dict)  # id -> dict(t_new, t_del, shape, dtype, ...)
+    # the program's waits for an array's values: (start, end, site, the operation that last
+    # made or wrote the array: its index in ``ops``, -1 unknown)
+    waits: list = field(default_factory=list)
     ended: bool = False
     last_ns: int = 0
     warnings: list = field(default_factory=list)
@@ -75,15 +78,10 @@ def _read_events(path, it):
         raise ProfileError(path, "runtime event stream has no header (cut short?)") from None
     if not isinstance(header, dict) or not isinstance(header.get("config", {}), dict):
         raise ProfileError(path, "runtime event stream header is damaged")
-    s = RuntimeStream(str(path), header)
-    for key, lo, hi, default in (("rank", 0, 1 << 16, 0), ("ranks", 1, 1 << 16, 1),
-                                 ("start_ns", 0, MAX_NS, 0)):
-        v = header.get(key, default)
-        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v < hi:
-            s.warnings.append(ProfileWarning(path, f"header field {key!r} is damaged ({v!r})"))
-            header[key] = default
+    s = RuntimeStream(str(path), header, warnings=_header_checked(path, header))
     shared = {}  # one str object per distinct name or site
     ops, op_shapes, arrays, last = s.ops, s.op_shapes, s.arrays, s.last_ns
+    made_by = {}  # array id -> the last operation that made or wrote it (its index in ops)
     try:
         for n, ev in enumerate(it):
             problem = _event_problem(ev)
@@ -100,6 +98,11 @@ def _read_events(path, it):
                             shared.setdefault(code[:MAX_CODE_CHARS], code[:MAX_CODE_CHARS])))
                 shape = operation_shape(ev[5] if len(ev) > 5 else None, arrays)
                 op_shapes.append(shared.setdefault(shape, shape))
+                _note_made(ev[5] if len(ev) > 5 else None, len(ops) - 1, made_by)
+            elif kind == "wait":  # (ended when written: its end is the stream's latest)
+                last = max(last, ev[2])
+                s.waits.append((t, max(ev[2], t), shared.setdefault(ev[4], ev[4]),
+                                made_by.get(ev[3], -1)))
             elif kind == "new":
                 arrays[ev[2]] = {"t_new": t, "t_del": None, "shape": ev[3],
                                  "dtype": shared.setdefault(ev[4], ev[4]), "nbytes": ev[5],
@@ -124,6 +127,18 @@ def _read_events(path, it):
         s.warnings.append(ProfileWarning(path, unfinished_words(path, s.last_ns - start
                                                                 if s.last_ns else None)))
     return s
+
+
+def _header_checked(path, header):
+    """The warnings of the header's damaged fields, each set to its default."""
+    out = []
+    for key, lo, hi, default in (("rank", 0, 1 << 16, 0), ("ranks", 1, 1 << 16, 1),
+                                 ("start_ns", 0, MAX_NS, 0)):
+        v = header.get(key, default)
+        if not isinstance(v, int) or isinstance(v, bool) or not lo <= v < hi:
+            out.append(ProfileWarning(path, f"header field {key!r} is damaged ({v!r})"))
+            header[key] = default
+    return out
 
 
 LIVE_S = 120  # (no /proc) a file without its end written this recently is a live run's
@@ -216,6 +231,16 @@ def operation_shape(operands, arrays):
     return OUT + given if given is not None else WHOLE
 
 
+def _note_made(operands, op, made_by):
+    """Record operation ``op`` as the last to make or write its "new" and "out" operands."""
+    if not isinstance(operands, list):
+        return
+    for x in operands[:MAX_ITEMS]:
+        if isinstance(x, list) and len(x) >= 3 and x[2] in ("new", "out") \
+                and isinstance(x[0], (int, str)):
+            made_by[x[0]] = op
+
+
 def _elements(shape):
     n = 1
     for s in shape:
@@ -228,6 +253,7 @@ _EVENT_FIELDS = {
     "op": (str, str),
     "new": ((int, str), list, str, int, str, str),
     "del": ((int, str),),
+    "wait": (int, (int, str), str),
     "end": (),
 }
 
@@ -242,6 +268,10 @@ def _event_problem(ev):
                     return None
             elif kind == "del":
                 if type(ev[2]) is int or type(ev[2]) is str:
+                    return None
+            elif kind == "wait":
+                if len(ev) >= 5 and type(ev[2]) is int and 0 <= ev[2] < MAX_NS \
+                        and type(ev[4]) is str and (type(ev[3]) is int or type(ev[3]) is str):
                     return None
             elif kind == "new" and len(ev) >= 8 and (type(ev[2]) is int or type(ev[2]) is str) \
                     and type(ev[3]) is list and type(ev[4]) is str and type(ev[5]) is int \
@@ -269,6 +299,8 @@ def _problem_in_full(ev):
     for v, typ in zip(ev[2:], want):
         if not isinstance(v, typ) or isinstance(v, bool):
             return f"'{kind}' field of type {type(v).__name__}"
+    if kind == "wait" and not 0 <= ev[2] < MAX_NS:
+        return "bad time"
     if kind == "new":
         if not 0 <= ev[5] < MAX_NS:
             return "bad size"
@@ -302,10 +334,16 @@ class StreamColumns:
     arr_rows: np.ndarray  # uint64: of the first dimension (1: a scalar's)
     arr_site: list
     arr_desc: list  # its type and shape, and where it was allocated (as Legate's report)
+    # the program's waits for an array's values: when (int64), the user's line, and the
+    # operation waited for (its index among the operations, -1: unknown)
+    wait_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    wait_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    wait_site: list = field(default_factory=list)
+    wait_op: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
     def first_ns(self):
         """The earliest event's time: the run's start where the header lost it."""
-        times = [int(t.min()) for t in (self.op_time, self.arr_new) if len(t)]
+        times = [int(t.min()) for t in (self.op_time, self.arr_new, self.wait_start) if len(t)]
         return min(times, default=self.last_ns)
 
 
@@ -326,7 +364,11 @@ def stream_columns(stream: RuntimeStream) -> StreamColumns:
         arr_site=[a["site"] for a in arr],
         arr_desc=[f"{a['dtype']}{tuple(a['shape'])}"
                   + (f" allocated at {str(a['site']).rsplit('/', 1)[-1]}" if a["site"] else "")
-                  for a in arr])
+                  for a in arr],
+        wait_start=np.array([w[0] for w in stream.waits], dtype=np.int64),
+        wait_end=np.array([w[1] for w in stream.waits], dtype=np.int64),
+        wait_site=[w[2] for w in stream.waits],
+        wait_op=np.array([w[3] for w in stream.waits], dtype=np.int64))
 
 
 def stream_items(stream: StreamColumns, zero_ns):
@@ -340,12 +382,22 @@ def stream_items(stream: StreamColumns, zero_ns):
         op_stop = np.maximum(op_stop, ops_t + 1)
     a_new = stream.arr_new - zero_ns
     a_del = stream.arr_del - zero_ns
+    w_op = stream.wait_op
+    known = (w_op >= 0) & (w_op < len(stream.op_name))
     return {
         "op_start": ops_t, "op_stop": op_stop,
         "op_name": stream.op_name, "op_site": stream.op_site, "op_shape": stream.op_shape,
         "arr_start": a_new, "arr_stop": np.maximum(a_del, a_new + 1),
         "arr_bytes": stream.arr_bytes, "arr_rows": stream.arr_rows,
         "arr_site": stream.arr_site, "arr_desc": stream.arr_desc,
+        "wait_start": stream.wait_start - zero_ns,
+        "wait_stop": np.maximum(stream.wait_end, stream.wait_start + 1) - zero_ns,
+        "wait_site": stream.wait_site,
+        # (what the program waited for: the operation that last made or wrote the array)
+        "wait_for": [stream.op_name[o] if k else "" for o, k in zip(w_op.tolist(),
+                                                                   known.tolist())],
+        "wait_for_site": [stream.op_site[o] if k else "" for o, k in zip(w_op.tolist(),
+                                                                        known.tolist())],
         "end": end,
     }
 

@@ -112,7 +112,8 @@ class ReportQueries:
     def _title_with_provenance(self):
         """Per name id, 1 when its items' titles carry the launching line (tasks, kernels,
         runtime operations: trace_model.item_title)."""
-        kinds = [int(ItemKind.TASK), int(ItemKind.GPU_KERNEL), int(ItemKind.RUNTIME_OP)]
+        kinds = [int(ItemKind.TASK), int(ItemKind.GPU_KERNEL), int(ItemKind.RUNTIME_OP),
+                 int(ItemKind.PROGRAM_WAIT)]
         flag = np.zeros(len(self.source.names), np.int64)
         for part in self.source.item_parts():
             sel = np.flatnonzero(np.isin(part.model.items["kind"], kinds))

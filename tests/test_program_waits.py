@@ -1,0 +1,172 @@
+"""The program waiting for a value: recorded whole by the runtime's stream, drawn on the ops
+lane, counted "blocked" on the critical path and named by `insights` with its line.
+
+``fixtures/real/value_wait_1rank``: the guide's efficient example at N = 400 k, one rank;
+``z[gt1] += 2.0`` (line 18) waited 475 ms for the count of its mask, and Legion's wait record
+of the top-level task held none of it on the path: the path read it as the program's thread
+running ("launch")."""
+
+import gzip
+import json
+from pathlib import Path
+
+import msgpack
+import numpy as np
+import pytest
+
+from legate_prof.analyze.critical_path import critical_path_report, item_table, path_pieces
+from legate_prof.analyze.insights import insights_of_run
+from legate_prof.analyze.program_waits import merged
+from legate_prof.load.loader import load_profile
+from legate_prof.model.kinds import ItemKind
+from legate_prof.query import as_source
+from legate_prof.read.runtime_stream import STREAM_MAGIC, read_runtime_stream, stream_columns
+
+RUN = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "value_wait_1rank"
+LOG, STREAM = RUN / "legate_0.prof.gz", RUN / "legate_0.runtime.prof"
+LINE = "/tmp/blk1/efficient.py:18"
+
+
+def _reference_records(kind):
+    """The reference's dump of the run: its records of ``kind``."""
+    out = []
+    with gzip.open(RUN / "golden" / "value_wait_1rank.dump.jsonl.gz", "rt") as f:
+        for line in f:
+            if line.strip() and kind in (d := json.loads(line)):
+                out.append(d[kind])
+    return out
+
+
+def _stream_waits():
+    """The stream's waits, read with msgpack alone: (start, end) on the log's clock."""
+    (zero,) = [r["zero_time"] for r in _reference_records("ZeroTime")]
+    with open(STREAM, "rb") as f:
+        assert f.read(len(STREAM_MAGIC)) == STREAM_MAGIC
+        events = list(msgpack.Unpacker(f, raw=False))[1:]
+    return [(e[1] - zero, e[2] - zero) for e in events if e[0] == "wait"]
+
+
+def _measure(lo, hi, intervals):
+    """How much of [lo, hi) the union of ``intervals`` covers (a loop: the check)."""
+    total, at = 0, lo
+    for s, e in sorted(intervals):
+        s, e = max(s, at), min(e, hi)
+        if e > s:
+            total, at = total + e - s, e
+    return total
+
+
+def test_the_runtime_records_each_wait_for_a_value_with_its_line_and_what_it_waited_for(
+        guide_examples):
+    """A real run of the guide's efficient example: ``z[gt1] += 2.0`` and ``z[~gt1] -= 2.0``
+    count their masks (CountNonzero) and wait for the count; the stream records each wait
+    whole, and the program submitted nothing while it waited."""
+    prog, profiles = guide_examples["efficient.py"]
+    (path,) = [p for p in profiles if str(p).endswith(".runtime.prof")]
+    stream = read_runtime_stream(path)
+    assert not stream.warnings
+    lines = [(site.rsplit(":", 1)[1], stream.ops[op][1]) for _, _, site, op in stream.waits]
+    assert lines == [("18", "CountNonzero"), ("19", "CountNonzero")]
+    for start, end, _, op in stream.waits:
+        assert stream.ops[op][0] <= start < end
+        assert not [t for t, *_ in stream.ops if start < t < end]
+    cols = stream_columns(stream)
+    assert np.all(cols.wait_end > cols.wait_start) and cols.wait_site[0] == f"{prog}:18"
+
+
+def test_a_wait_is_drawn_on_the_ops_lane_named_for_what_it_waited_for():
+    m = load_profile([str(LOG), str(STREAM)])
+    it = m.items
+    waits = np.flatnonzero(it["kind"] == ItemKind.PROGRAM_WAIT)
+    waits = waits[np.argsort(it["start"][waits])]
+    assert [m.names[n] for n in it["name"][waits]] == ["Waiting for CountNonzero's result"] * 2
+    assert {m.lane_group(int(lane)) for lane in it["lane"][waits]} == {"ops"}
+    provs = [m.provenances[p] for p in m.op_provenance(it["op_id"][waits])]
+    assert [p.rsplit(":", 1)[1] for p in provs] == ["18", "19"]
+    spans = sorted(zip(it["start"][waits].tolist(), it["stop"][waits].tolist()))
+    assert spans == sorted(_stream_waits())
+    # (Legion's numbers stay the reference's: a stream's waits are none of its items')
+    assert not any(w for w in m.warnings if "runtime stream reads" in str(w))
+
+
+def test_the_program_blocked_in_a_recorded_wait_is_blocked_on_the_path_not_launching():
+    """Checked against the path's top-level pieces covered by the reference's waits of the
+    top-level task and the stream's (read apart, with msgpack): the two agree to the ns; the
+    program's thread's time (launch + blocked) is what it was without the stream."""
+    source = as_source(load_profile([str(LOG), str(STREAM)]))
+    pieces = path_pieces(source)
+    top = item_table(source, pieces.item)["name"] == source.names.index("Toplevel Task")
+    legion = [(w["wait_start"], w["wait_end"]) for w in _reference_records("TaskWaitInfo")
+              if w["op_id"] == 1]
+    waits = legion + _stream_waits()
+    expected = sum(_measure(b, e, waits) for b, e in zip(pieces.begin[top], pieces.end[top]))
+    with_stream = critical_path_report(source, with_items=False, with_path=False)
+    assert with_stream["by_kind"]["blocked"] == expected > 0.3 * with_stream["run_ns"]
+    alone = critical_path_report(as_source(load_profile([str(LOG)])), with_items=False,
+                                 with_path=False)
+    assert alone["by_kind"]["blocked"] < expected / 10
+    assert (with_stream["by_kind"]["launch"] + with_stream["by_kind"]["blocked"]
+            == alone["by_kind"]["launch"] + alone["by_kind"]["blocked"])
+    assert sum(with_stream["by_kind"].values()) == with_stream["run_ns"]
+
+
+def test_insights_names_the_line_that_waited_what_for_and_how_not_to():
+    out = insights_of_run(load_profile([str(LOG), str(STREAM)]))
+    (found,) = [f for f in out["findings"] if f["pattern"] == "blocking"]
+    assert found["provenance"] == [LINE]
+    ev = found["evidence"]
+    assert ev["waited_for"] == {"CountNonzero": 1} and ev["waits"] == 1
+    (wait,) = [e - s for s, e in _stream_waits()[:1]]
+    assert ev["waited_ns"] == ev["longest_ns"] == wait
+    # its cost: the program's thread blocked on the path at that line, within the run's and
+    # the line's time there
+    source = as_source(load_profile([str(LOG), str(STREAM)]))
+    rep = critical_path_report(source, with_items=False, with_path=False)
+    assert 0.3 * out["run_ns"] < found["wall_ns"] <= found["lines_ns"] \
+        == rep["by_provenance"][LINE]
+    assert found["wall_ns"] <= rep["by_kind"]["blocked"]
+    assert "np.putmask" in found["remedy"] and "np.where" in found["remedy"]
+    assert found["processor_ns"] == 0
+    # without the stream nothing says what the program waited for: no finding
+    alone = insights_of_run(load_profile([str(LOG)]))
+    assert not [f for f in alone["findings"] if f["pattern"] == "blocking"]
+
+
+def _stream_with(tmp_path, events):
+    path = tmp_path / "legate_0.runtime.prof"
+    pack = msgpack.Packer(use_bin_type=True).pack
+    path.write_bytes(STREAM_MAGIC + pack({"format": 1, "rank": 0, "ranks": 1, "start_ns": 10})
+                     + b"".join(pack(e) for e in events))
+    return path
+
+
+def test_a_damaged_wait_keeps_what_came_before_it(tmp_path):
+    ok = [["op", 100, "Reduce", "p.py:3", "", [[1, 4, "new"]]], ["wait", 110, 150, 1, "p.py:4"]]
+    for bad, why in ((["wait", 160, -5, 1, "p.py:5"], "bad time"),
+                     (["wait", 160, 170, 1, 7], "field of type int"),
+                     (["wait", 160], "'wait' event with 2 fields")):
+        s = read_runtime_stream(_stream_with(tmp_path, ok + [bad, ["end", 200]]))
+        assert s.waits == [(110, 150, "p.py:4", 0)], bad
+        assert any(why in str(w) and "kept the 2 before it" in str(w) for w in s.warnings), \
+            (bad, [str(w) for w in s.warnings])
+    # a wait for an array no operation made: what it waited for is unknown
+    s = read_runtime_stream(_stream_with(tmp_path, [["wait", 110, 150, 9, "p.py:4"],
+                                                    ["end", 200]]))
+    assert s.waits == [(110, 150, "p.py:4", -1)] and not s.warnings
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_merged_intervals_are_each_rows_union(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 40))
+    row = rng.integers(0, 4, n)
+    start = rng.integers(0, 100, n) + 1_000_000_000 * row
+    end = start + rng.integers(0, 30, n)
+    r, s, e = merged(row, start, end)
+    for k in range(4):
+        mine = [(a, b) for a, b, x in zip(start, end, row) if x == k]
+        got = list(zip(s[r == k].tolist(), e[r == k].tolist()))
+        assert all(b1 < a2 for (_, b1), (a2, _) in zip(got, got[1:]))  # (apart, in order)
+        for t in range(1_000_000_000 * k, 1_000_000_000 * k + 131):
+            inside = any(a <= t < b for a, b in mine)
+            assert inside == any(a <= t < b for a, b in got)
