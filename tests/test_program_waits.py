@@ -170,3 +170,17 @@ def test_merged_intervals_are_each_rows_union(seed):
         for t in range(1_000_000_000 * k, 1_000_000_000 * k + 131):
             inside = any(a <= t < b for a, b in mine)
             assert inside == any(a <= t < b for a, b in got)
+
+
+def test_a_click_on_the_finding_brings_the_wait_into_sight():
+    """The Findings dock highlights the line's items and shows one first: for a finding of
+    the program waiting, the wait (its line's tasks ran before it began)."""
+    from legate_prof.viewer.panels.findings import shown_items
+    profile = load_profile([str(LOG), str(STREAM)])
+    source = as_source(profile)
+    (found,) = [f for f in insights_of_run(profile)["findings"] if f["pattern"] == "blocking"]
+    items, first, words = shown_items(source, found)
+    assert first is not None and first in items
+    assert source.item_facts(first)["kind"] == "program_wait"
+    assert source.item_facts(first)["waited_for"] == "CountNonzero"
+    assert "1 wait for a value" in words

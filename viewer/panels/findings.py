@@ -43,6 +43,8 @@ def finding_items(source, finding):
 # of sight), then what holds memory (an out-of-memory finding's instances, not its operations)
 FIRST_SHOWN = (ItemKind.TASK, ItemKind.GPU_KERNEL, ItemKind.INSTANCE, ItemKind.COPY,
                ItemKind.FILL)
+# a finding of the program waiting: the wait itself first (its line's tasks ran before it)
+FIRST_SHOWN_OF = {"blocking": (ItemKind.PROGRAM_WAIT, *FIRST_SHOWN)}
 
 
 def shown_items(source, finding):
@@ -61,8 +63,9 @@ def shown_items(source, finding):
         ranks = np.array([L.rank for L in source.outline().lanes], np.int64)[cols["lane"]]
         if (inside & (ranks == int(rank))).any():
             inside &= ranks == int(rank)
-    order = np.full(len(items), len(FIRST_SHOWN), np.int64)
-    for k, kind in enumerate(FIRST_SHOWN):
+    first_kinds = FIRST_SHOWN_OF.get(finding.get("pattern"), FIRST_SHOWN)
+    order = np.full(len(items), len(first_kinds), np.int64)
+    for k, kind in enumerate(first_kinds):
         order[cols["kind"] == int(kind)] = k
     inside = np.flatnonzero(inside)
     best = inside[order[inside] == order[inside].min()] if len(inside) else inside
