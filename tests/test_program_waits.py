@@ -184,3 +184,19 @@ def test_a_click_on_the_finding_brings_the_wait_into_sight():
     assert source.item_facts(first)["kind"] == "program_wait"
     assert source.item_facts(first)["waited_for"] == "CountNonzero"
     assert "1 wait for a value" in words
+
+
+def test_the_guides_loop_says_how_often_it_stopped_for_its_masks_counts(guide_examples):
+    """The guide's inefficient loop (N = 200 k, chunks of 4,096) selects by a mask twice an
+    iteration (lines 22 and 23), each selection waiting for its mask's count: the loop's
+    finding says how many times and how long (the stream read with msgpack alone)."""
+    from legate_prof.analyze.insights import find_insights
+    prog, profiles = guide_examples["inefficient.py"]
+    (loop,) = [f for f in find_insights(load_profile(profiles)) if f["pattern"] == "tiny_tasks"]
+    (stream,) = [p for p in profiles if str(p).endswith(".runtime.prof")]
+    with open(stream, "rb") as f:
+        f.read(len(STREAM_MAGIC))
+        waits = [e for e in list(msgpack.Unpacker(f, raw=False))[1:] if e[0] == "wait"
+                 and e[4].rsplit(":", 1)[1] in ("21", "22", "23")]
+    assert loop["evidence"]["waits_for_values"] == len(waits) == 2 * -(-200_000 // 4096)
+    assert loop["evidence"]["waited_ns"] == sum(e[2] - e[1] for e in waits)

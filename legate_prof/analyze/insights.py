@@ -303,6 +303,7 @@ def _tiny_tasks_finding(f, loop, sel):
     if shape["operations"]:
         evidence.update(operations=shape["operations"], loop_shape=shape["shape"],
                         operations_by_shape=shape["by_shape"])
+    evidence.update(_loop_waits(f, [x[0] for x in loop]))
     words, remedy = LOOP_ADVICE[shape["shape"]]
     if shape["shape"] == "unknown":  # (why it cannot tell: a review read a 1-rank run's
         remedy += UNKNOWN_SHAPE_WHY[bool(shape["operations"])]  # loop as vaguer than 4 ranks')
@@ -313,6 +314,18 @@ def _tiny_tasks_finding(f, loop, sel):
         f"{'an operation' if 'operation' in measured else 'a task'}'s launch to its start",
         provs, f.window(sel), evidence, int(f.run[sel].sum() + f.run[runtime].sum()),
         remedy.format(**shape), holds=_on_lines(f, [x[0] for x in loop]))
+
+
+def _loop_waits(f, lines):
+    """{"waits_for_values", "waited_ns"} of the program's recorded waits at a loop's lines
+    (``program_waits.waits_by_line``; {} where none: no stream, or it waited for nothing):
+    the guide's inefficient loop stops at each chunk's masks for their counts."""
+    from legate_prof.analyze.program_waits import waits_by_line
+    mine = [x for p, x in waits_by_line(f.source).items() if p in set(lines)]
+    if not mine:
+        return {}
+    return {"waits_for_values": sum(x["waits"] for x in mine),
+            "waited_ns": sum(x["waited_ns"] for x in mine)}
 
 
 # a loop's shape -> (its words in the title, the remedy that fits it)
