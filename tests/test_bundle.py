@@ -424,3 +424,17 @@ def test_a_relative_xdg_cache_home_is_ignored(monkeypatch, tmp_path):
     assert cache_dir() == tmp_path / ".cache" / "legate_prof"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert cache_dir() == tmp_path / "xdg" / "legate_prof"
+
+
+def test_a_bundle_naming_a_rank_past_a_node_id_is_refused(tmp_path):
+    """A fuzzed bundle (seed 75) gave one lane the rank 4,194,304: the statistics of its 188
+    items sized per-rank arrays by it (35 MiB). A rank is a node id, 16 bits of a Realm
+    id: a bundle with a rank past that is damaged, one line, as the CLI says it."""
+    import gzip
+    src = Path(__file__).parent / "fuzz_regressions" / "rank_past_a_node_id.lpbundle.gz"
+    path = tmp_path / "legate_0.lpbundle"
+    path.write_bytes(gzip.decompress(src.read_bytes()))
+    r = subprocess.run([sys.executable, "-m", "legate_prof", "stats", str(path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "damaged bundle (lane rank out of range)" in r.stderr, r.stderr

@@ -128,12 +128,29 @@ def _sampled(s, t, coarse, what):
     return sampled
 
 
+RANKS_LIMIT = 1 << 16  # a rank is a node id, 16 bits of a Realm id (``kinds.node_of_id``)
+
+
+def _check_rank_numbers(d, lanes):
+    """Every rank number a rank's table holds is a node id: analyses size arrays by the
+    largest (a fuzzed bundle's lane of rank 4,194,304 made ``stats`` of 188 items take
+    35 MiB)."""
+    for what, table in (("lane", lanes), ("processor", d.get("procs")),
+                        ("memory", d.get("mems"))):
+        if isinstance(table, dict) and "rank" in table:
+            _in_range(np.asarray(table["rank"]), 0, RANKS_LIMIT, f"{what} rank")
+    for r in d.get("ranks") or ():
+        if isinstance(r, dict) and _int(r.get("rank")) and not 0 <= r["rank"] < RANKS_LIMIT:
+            _fail("rank number out of range")
+
+
 def check_bundle(d, values=True):
     """Raise BundleDamage unless ``d`` (the unpacked document) makes a sound model
     (``values=False``: without the per-item value checks; see above)."""
     if not isinstance(d, dict):
         _fail("header is not a map")
     items, n, lanes = _check_tables(d)
+    _check_rank_numbers(d, lanes)
     stacked = d.get("stacked", True)
     if values:
         _check_item_values(d, items, lanes, n, len(d["names"]), len(d["provenances"]))
