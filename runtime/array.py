@@ -197,9 +197,12 @@ class ndarray:
         # (the program stops here until every operation writing the array has run: Legion
         # records only part of such a wait, so the stream records all of it)
         t0 = time.time_ns() if events.has_sink() else None
-        a = np.array(np.asarray(self.store.get_physical_store().get_inline_allocation()))
-        if t0 is not None:
-            events.value_wait(t0, time.time_ns(), operand(self, "in")[0], user_site())
+        try:
+            mapped = np.asarray(self.store.get_physical_store().get_inline_allocation())
+        finally:  # (a wait an exception ended, a signal's handler raising, waited all the same)
+            if t0 is not None:
+                events.value_wait(t0, time.time_ns(), operand(self, "in")[0], user_site())
+        a = np.array(mapped)  # (its copy into NumPy: the program's own work, not waiting)
         return a.astype(dtype) if dtype is not None else a
 
     def to_numpy(self):
@@ -252,6 +255,26 @@ class ndarray:
 
     def min(self, axis=None):
         return self._reduce("min", axis)
+
+    def any(self, axis=None):
+        """Whether any element is true (along ``axis``: an array of them), as NumPy's (a
+        review: ``if (x > 0.5).any():`` raised AttributeError)."""
+        return self._truth()._reduce_truth("max", axis)
+
+    def all(self, axis=None):
+        """Whether every element is true (along ``axis``: an array of them)."""
+        return self._truth()._reduce_truth("min", axis)
+
+    def _truth(self):
+        return self if self.dtype == np.bool_ else self != 0
+
+    def _reduce_truth(self, op, axis):
+        if self.size == 0:  # (NumPy's: any of nothing is False, all of nothing True)
+            return np.bool_(op == "min") if axis is None else \
+                ndarray.from_numpy(getattr(np.asarray(self.to_numpy()), "any" if op == "max"
+                                           else "all")(axis=axis))
+        out = self._reduce(op, axis)
+        return np.bool_(out) if axis is None else out
 
     def mean(self, axis=None):
         total = self._reduce("sum", axis, np.float64 if self.dtype.kind in "biu" else None)

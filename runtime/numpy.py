@@ -308,6 +308,14 @@ def matmul(a, b):
 dot = matmul
 
 
+def any(a, axis=None):
+    return _as_array(a).any(axis=axis)
+
+
+def all(a, axis=None):
+    return _as_array(a).all(axis=axis)
+
+
 def allclose(a, b, rtol=1e-05, atol=1e-08):
     return _np.allclose(_np.asarray(a), _np.asarray(b), rtol=rtol, atol=atol)
 

@@ -327,6 +327,19 @@ check("ufunc:sqrt_out_int", lambda: np.sqrt(i4, out=np.arange(4)),
 check("ufunc:iadd_int_into_float32", lambda: iadd(np.zeros(4, np.float32), i4),
       lambda: iadd(numpy.zeros(4, numpy.float32), xi4))
 check("ufunc:iadd_int_scalar", lambda: iadd(np.arange(4), 2), lambda: iadd(numpy.arange(4), 2))
+xt = numpy.array([0.0, 0.0, 3.0, 0.0])
+check("truth:any_method", lambda: (a > 5).any(), lambda: (xa > 5).any())
+check("truth:any_none", lambda: (a > 50).any(), lambda: (xa > 50).any())
+check("truth:all_method", lambda: (a >= 0).all(), lambda: (xa >= 0).all())
+check("truth:all_not", lambda: (a > 0).all(), lambda: (xa > 0).all())
+check("truth:any_floats", lambda: np.array(xt).any(), lambda: xt.any())
+check("truth:all_floats", lambda: np.array(xt).all(), lambda: xt.all())
+check("truth:np_any", lambda: np.any(a > 10), lambda: numpy.any(xa > 10))
+check("truth:np_all_list", lambda: np.all([1, 2, 0]), lambda: numpy.all([1, 2, 0]))
+check("truth:any_axis", lambda: (m > 5).any(axis=0), lambda: (xm > 5).any(axis=0))
+check("truth:all_axis", lambda: (m > 2).all(axis=1), lambda: (xm > 2).all(axis=1))
+check("truth:if_any", lambda: "yes" if (a > 5).any() else "no",
+      lambda: "yes" if (xa > 5).any() else "no")
 with open(os.environ["FIXTURE_MANIFEST"], "w") as fh:
     json.dump({"checks": checks, "tasks": {}, "provenances": {}}, fh)
 '''
@@ -361,6 +374,11 @@ def test_an_ellipsis_stands_for_the_axes_it_skips(as_numpy_checks):
 def test_an_index_out_of_range_raises_index_error_and_arrays_iterate(as_numpy_checks):
     """``a[10]`` once gave Legate's ValueError and a page of text, so ``list(a)`` crashed."""
     assert _failed(as_numpy_checks, "bounds") == {}
+
+
+def test_any_and_all_answer_as_numpys(as_numpy_checks):
+    """``if (x > 0.5).any():`` once raised AttributeError; ``np.any`` fell back to NumPy."""
+    assert _failed(as_numpy_checks, "truth") == {}
 
 
 def test_comparisons_and_outputs_follow_numpys_operands_and_casting(as_numpy_checks):
