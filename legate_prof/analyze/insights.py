@@ -307,6 +307,9 @@ def _tiny_tasks_finding(f, loop, sel):
     words, remedy = LOOP_ADVICE[shape["shape"]]
     if shape["shape"] == "unknown":  # (why it cannot tell: a review read a 1-rank run's
         remedy += UNKNOWN_SHAPE_WHY[bool(shape["operations"])]  # loop as vaguer than 4 ranks')
+    if evidence.get("waits_for_values"):
+        remedy += LOOP_WAITS.format(n=evidence["waits_for_values"],
+                                    ns=format_ns(evidence["waited_ns"]))
     return _finding(
         "tiny_tasks",
         f"{n:,} tiny tasks from {len(provs)} line(s) of {words.format(**shape)}: median "
@@ -328,6 +331,9 @@ def _loop_waits(f, lines):
             "waited_ns": sum(x["waited_ns"] for x in mine)}
 
 
+LOOP_WAITS = (" The loop also stops {n:,} times to wait for a value ({ns} in all; `blocking` "
+              "says what each line waited for): each stop drains the runtime's pipeline, so "
+              "read values after the loop or every k iterations.")
 # a loop's shape -> (its words in the title, the remedy that fits it)
 LOOP_ADVICE = {
     "slices": (
@@ -1139,53 +1145,78 @@ def shutdown(f):
         holds=_of_category("shutdown"))]
 
 
-BLOCKING_SHARE = 0.02  # of the run, on the critical path: a line's waits for values below it
-# (what a boolean mask's selection waits for: the count that sizes its result)
-MASK_COUNT = "CountNonzero"
+BLOCKING_SHARE = 0.02  # of the run, on the critical path: a line's waits holding less
+BLOCKING_WAITED = 0.10  # of the run: or the program waiting there this long (however little
+#                         of the path the waits hold: a finding of no cost, said so)
+# the operations that select by a mask, each sizing its result by the mask's count
+MASK_SELECTIONS = ("BoolMaskSelect", "BoolMaskAssign")
 
 
 def blocking(f):
     """The program stopped to wait for a value (``.item()``, ``float(a)``, ``if a:``, a
     boolean mask's selection counting its mask): nothing more is launched until every
     operation the value depends on has run.  Found with the runtime's stream, which records
-    each such wait whole (``analyze.program_waits``); its share of the critical path is the
-    program's thread blocked within those waits, by the line that waited."""
-    from legate_prof.analyze.program_waits import blocked_for_values, waits_by_line
+    each such wait whole (``analyze.program_waits``), counted once a run.  Its share of the
+    critical path: a wait at a time, the smaller of the runtime's latency it exposed and
+    the program's launching after it, which a program not waiting would have overlapped
+    (``program_waits.held_by_waits``)."""
+    from legate_prof.analyze.program_waits import held_by_waits, waits_by_line
     by_line = waits_by_line(f.source)
     if not by_line:
         return []
-    path = f.path
-    mine = blocked_for_values(f.source, path.rows)
-    ns, _, line, _ = path.pieces()
+    held, counted = held_by_waits(f.source, f.path.rows)
+    ns = f.path.pieces()[0]
+    run = max(f.run_span, 1)
     out = []
     for p, x in sorted(by_line.items()):
-        held = mine & (line == p)
-        if int(ns[held].sum()) < BLOCKING_SHARE * max(f.run_span, 1):
+        mine = held.get(p, np.zeros(len(ns), bool))
+        if ns[mine].sum() < BLOCKING_SHARE * run and x["waited_ns"] < BLOCKING_WAITED * run:
             continue
         what = sorted(x["for"].items(), key=lambda kv: (-kv[1], kv[0]))
         named = ", ".join(f"{w or 'a value'}" + ("'s result" if w else "") for w, _ in what[:3])
+        times = "once" if x["waits"] == 1 else f"{x['waits']:,} times"
+        ranks = f" on each of {x['ranks']} ranks" if x["ranks"] > 1 else ""
         out.append(_finding(
             "blocking",
-            f"the program stopped {plural(x['waits'], 'time')} to wait for a value, "
-            f"{format_ns(x['waited_ns'])} in all (longest {format_ns(x['longest_ns'])}): "
-            f"{named}", [f.line(p)], x["window"],
-            {"waits": x["waits"], "waited_ns": x["waited_ns"], "longest_ns": x["longest_ns"],
-             "waited_for": {w or "unknown": n for w, n in what}}, 0,
-            _blocking_remedy(what[0][0]), holds=lambda *a, held=held: held))
+            f"the program stopped {times}{ranks} to wait for a value, "
+            f"{format_ns(x['waited_ns'])} in all ({100.0 * x['waited_ns'] / run:.1f} % of the "
+            f"{f.whole}; longest {format_ns(x['longest_ns'])}): {named}", [f.line(p)],
+            x["window"], {"waits": x["waits"], "waited_ns": x["waited_ns"],
+                          "longest_ns": x["longest_ns"], "ranks": x["ranks"],
+                          "waited_for": {w or "unknown": n for w, n in what},
+                          "latency_on_path_ns": counted.get(p, (0, 0))[0],
+                          "launch_after_ns": counted.get(p, (0, 0))[1]}, 0,
+            _mostly_latency(counted.get(p, (0, 0))) + _blocking_remedy(f, p),
+            holds=lambda *a, mine=mine: mine))
     return out
 
 
-def _blocking_remedy(waited_for):
-    if waited_for == MASK_COUNT:
+def _mostly_latency(counted):
+    """Why a long wait costs the run little, where the program launched less after it than
+    the runtime's latency it exposed: that much is all not waiting would overlap."""
+    latency, after = counted
+    if after >= latency or latency <= 0:
+        return ""
+    return (f"Its cost is the program's launching after its waits ({format_ns(after)} on the "
+            f"critical path), less than the runtime's latency they exposed "
+            f"({format_ns(latency)}): a program that did not wait would overlap only that. ")
+
+
+def _blocking_remedy(f, p):
+    """The remedy of line ``p``'s waits: a mask's selection (the line selects by a mask:
+    its stream's operations say so), or a value read."""
+    ops = (f.kind == ItemKind.RUNTIME_OP) & (f.prov == p)
+    if np.isin(f.name[ops], [k for k, n in enumerate(f.m.names) if n in MASK_SELECTIONS]).any():
         return ("A boolean mask's selection (a[mask], a[mask] += v) sizes its result by "
                 "counting the mask, so the program stops until the mask is computed and "
                 "counted, and launches nothing meanwhile. Update under the mask without "
                 "selecting: np.putmask(z, mask, z + 2.0), or for a two-way update "
                 "z += np.where(mask, 2.0, -2.0).")
-    return ("A value read into Python (.item(), float(a), int(a), if a > t:, print(a)) stops "
-            "the program until every operation it depends on has run, and nothing more is "
-            "launched meanwhile. Read values after the loop, or every k iterations (a "
-            "convergence test); keep decisions in arrays (np.where) instead of Python's if.")
+    return ("A value read into Python (.item(), float(a), int(a), if a > t:, print(a), "
+            "np.count_nonzero) stops the program until every operation it depends on has "
+            "run, and nothing more is launched meanwhile. Read values after the loop, or "
+            "every k iterations (a convergence test); keep decisions in arrays (np.where) "
+            "instead of Python's if.")
 
 
 DETECTORS = (out_of_memory, tiny_tasks, runtime_overhead, advanced_indexing, temporaries,

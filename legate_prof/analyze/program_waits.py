@@ -1,10 +1,10 @@
 """The program stopped for a value: its waits for an array's values, as the runtime's stream
 records them (``ItemKind.PROGRAM_WAIT``), where Legion records only part of such a wait.
 
-The guide's efficient example (N = 400 k, one rank): ``z[gt1] += 2.0`` sizes its selection
-by counting the mask, and the program waited 545 ms for the count; Legion's wait record of
-the top-level task ends after 374 ms of it, and the rest read as the program's thread
-running ("launch").  With the stream, the whole wait is the program blocked ("blocked" on
+The guide's efficient example (N = 400 k, one rank, ``fixtures/real/value_wait_1rank``):
+``z[gt1] += 2.0`` sizes its selection by counting the mask, and the program waited 475 ms
+for the count; Legion's wait record of the top-level task holds 280 ms of it, the path none,
+and 200 ms of the path read as the program's thread running ("launch").  With the stream, the whole wait is the program blocked ("blocked" on
 the critical path, ``critical_path.waiting_apart``), counted for the line that waited.
 """
 
@@ -94,12 +94,12 @@ def merged(row, start, end):
     return row[at], start[at], np.maximum.reduceat(e, at) - lift[at]
 
 
-def waits_by_line(source):
-    """{provenance id: {"waits", "waited_ns", "longest_ns", "window": [first start, last
-    end], "for": {operation waited for: waits}}} of the program's recorded waits, by the
-    line that waited (a wait's ``detail`` names the operation that last made or wrote the
-    array it read, "" unknown)."""
-    out = {}
+def wait_items(source):
+    """{rank: (start, stop, line, what)} of the program's recorded waits, each rank's in
+    time order (a program's thread waits for one value at a time): ``line`` the provenance
+    id of the line that waited, ``what`` the name id of the operation that last made or wrote
+    the array it read (0: unknown)."""
+    cols = {}
     for p in source.item_parts():
         m = p.model
         for lane in m.lanes_of("ops").tolist():
@@ -107,34 +107,105 @@ def waits_by_line(source):
             sel = lo + np.flatnonzero(np.asarray(m.items["kind"][lo:hi]) == ItemKind.PROGRAM_WAIT)
             if not len(sel):
                 continue
-            start = np.asarray(m.items["start"][sel], np.int64)
-            stop = np.asarray(m.items["stop"][sel], np.int64)
             what = np.asarray(m.items["detail"][sel], np.int64)
-            if p.name_map is not None:
-                what = p.name_map[what]
-            for line, s, e, w in zip(p.provenances(sel).tolist(), start.tolist(),
-                                     stop.tolist(), what.tolist()):
-                x = out.setdefault(line, {"waits": 0, "waited_ns": 0, "longest_ns": 0,
-                                          "window": [s, e], "for": {}})
-                x["waits"] += 1
-                x["waited_ns"] += e - s
-                x["longest_ns"] = max(x["longest_ns"], e - s)
-                x["window"] = [min(x["window"][0], s), max(x["window"][1], e)]
+            cols.setdefault(int(m.lanes["rank"][lane]), []).append((
+                np.asarray(m.items["start"][sel], np.int64),
+                np.asarray(m.items["stop"][sel], np.int64),
+                np.asarray(p.provenances(sel), np.int64),
+                what if p.name_map is None else np.asarray(p.name_map[what], np.int64)))
+    out = {}
+    for r, parts in cols.items():
+        start, stop, line, what = (np.concatenate(c) for c in zip(*parts))
+        o = np.argsort(start, kind="stable")
+        out[r] = (start[o], stop[o], line[o], what[o])
+    return out
+
+
+def waits_by_line(source):
+    """{provenance id: {"waits", "waited_ns", "longest_ns", "ranks", "window": [first
+    start, last end], "for": {operation waited for: waits}}} of the program's recorded
+    waits, by the line that waited, counted once a run: every rank runs the program and
+    its stream repeats the waits, so a line's count and time are its rank's that waited the
+    most (``ranks``: how many ranks waited there; the operations' names "" unknown)."""
+    out = {}
+    for start, stop, line, what in wait_items(source).values():
+        for p in np.unique(line).tolist():
+            mine = line == p
+            took = stop[mine] - start[mine]
+            x = out.setdefault(p, {"waits": 0, "waited_ns": 0, "longest_ns": 0, "ranks": 0,
+                                   "window": [int(start[mine][0]), int(stop[mine].max())],
+                                   "for": {}})
+            x["waits"] = max(x["waits"], int(mine.sum()))
+            x["waited_ns"] = max(x["waited_ns"], int(took.sum()))
+            x["longest_ns"] = max(x["longest_ns"], int(took.max()))
+            x["ranks"] += 1
+            x["window"] = [min(x["window"][0], int(start[mine][0])),
+                           max(x["window"][1], int(stop[mine].max()))]
+            names, n = np.unique(what[mine], return_counts=True)
+            for w, k in zip(names.tolist(), n.tolist()):
                 name = source.names[w] if w else ""
-                x["for"][name] = x["for"].get(name, 0) + 1
+                x["for"][name] = max(x["for"].get(name, 0), k)
     return out
 
 
-def blocked_for_values(source, rows):
-    """Which of the path's pieces ``rows`` (``PathPieces.rows``: ns, category, line, item,
-    begin) are the program blocked within a wait its stream recorded (on the item's rank)."""
+# what the program's waiting exposes: the runtime's latency, not work that had to be done
+LATENCY = ("runtime", "gap", "blocked", "waiting")
+
+
+def held_by_waits(source, rows):
+    """({provenance id: mask of the path's pieces ``rows`` (``PathPieces.rows``: ns,
+    category, line, item, begin)}, {provenance id: (the latency, the launching after), of
+    the rank that counted most}): what each line's
+    waits cost the run, a wait at a time.  A wait the path went through (the program's thread
+    on the path as it ended: the path back to its start is what it waited for) exposed the
+    runtime's latency within it (``LATENCY`` pieces, any rank); a program that had not
+    waited would have launched on meanwhile, so at most the program's own launching on the
+    path after it, until its next wait, is saved: the wait holds the smaller of the two
+    (the guide's efficient example waited 475 ms for its mask's count, mostly for the
+    runtime's start-up; its launching after was 35 ms, and the fix saved about that)."""
     ns, cat, _, item, begin = rows
-    out = np.zeros(len(ns), bool)
-    waits = program_waits(source)
-    at = np.flatnonzero(cat == "blocked")
-    if not waits or not len(at):
-        return out
-    row, w0, w1 = waits_of_rows(waits, item_ranks(source, item[at]), begin[at],
-                                begin[at] + ns[at])
-    out[at[row[w1 > w0]]] = True
-    return out
+    waits = wait_items(source)
+    out, counted = {}, {}
+    if not waits or not len(ns):
+        return out, counted
+    rank = item_ranks(source, item)
+    for r, (start, stop, line, _) in waits.items():
+        hold, lat_w, after_w = _held_on_rank(ns, cat, begin, rank == r, start, stop)
+        for p in np.unique(line).tolist():
+            held = np.zeros(len(ns), bool)
+            held[hold >= 0] = line[hold[hold >= 0]] == p
+            out[p] = out[p] | held if p in out else held
+            was = counted.get(p, (0, 0))
+            counted[p] = (max(was[0], int(lat_w[line == p].sum())),
+                          max(was[1], int(after_w[line == p].sum())))
+    return out, counted
+
+
+def _held_on_rank(ns, cat, begin, on_rank, start, stop):
+    """(each piece's wait it counts for, -1 none; each wait's latency and launching after,
+    0 for a wait the path did not go through) of one rank's waits (``held_by_waits``)."""
+    n = len(start)
+    end = begin + ns
+    program = np.flatnonzero(np.isin(cat, ("launch", "blocked")) & on_rank)
+    program = program[np.argsort(begin[program], kind="stable")]
+    k = np.searchsorted(begin[program], stop, "right") - 1  # (the program's piece at the end)
+    resumed = (k >= 0) & (end[program[np.maximum(k, 0)]] >= stop) if len(program) else \
+        np.zeros(n, bool)
+    within = np.searchsorted(start, begin, "right") - 1  # (the wait each piece began in)
+    lat = np.isin(cat, LATENCY) & (within >= 0)
+    lat[lat] &= begin[lat] < stop[within[lat]]
+    since = np.searchsorted(stop, begin, "right") - 1  # (the last wait ended by its begin)
+    nxt = np.append(start, np.iinfo(np.int64).max)[since + 1]
+    after = (cat == "launch") & on_rank & (since >= 0) & (begin < nxt)
+    lat_w = np.bincount(within[lat], weights=ns[lat], minlength=n)
+    after_w = np.bincount(since[after], weights=ns[after], minlength=n)
+    by_latency = resumed & (lat_w <= after_w)
+    by_launch = resumed & (after_w < lat_w)
+    hold = np.full(len(ns), -1, np.int64)
+    pick = lat.copy()
+    pick[lat] = by_latency[within[lat]]
+    hold[pick] = within[pick]
+    pick = after.copy()
+    pick[after] = by_launch[since[after]]
+    hold[pick] = since[pick]
+    return hold, np.where(resumed, lat_w, 0), np.where(resumed, after_w, 0)
