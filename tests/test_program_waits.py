@@ -270,3 +270,27 @@ def test_the_guides_loop_says_how_often_it_stopped_for_its_masks_counts(guide_ex
                  and e[4].rsplit(":", 1)[1] in ("21", "22", "23")]
     assert loop["evidence"]["waits_for_values"] == len(waits) == 2 * -(-200_000 // 4096)
     assert loop["evidence"]["waited_ns"] == sum(e[2] - e[1] for e in waits)
+
+
+def test_a_second_stream_of_a_rank_is_left_out_not_merged(tmp_path):
+    """Two runs' folders given, the second run's stream fitting the first run's time (it began
+    within a second of its end): its waits read under the first run's lines (a review). A
+    rank has one stream: the one beside its log is kept, the other left out, said so."""
+    import shutil
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    shutil.copy(LOG, a / LOG.name)
+    shutil.copy(STREAM, a / STREAM.name)
+    with open(STREAM, "rb") as f:  # (a second run's: half a second later, not a copy)
+        f.read(len(STREAM_MAGIC))
+        header, *events = list(msgpack.Unpacker(f, raw=False))
+    later = 500_000_000
+    header["start_ns"] += later
+    events = [[e[0], e[1] + later, *([e[2] + later] if e[0] == "wait" else e[2:3]), *e[3:]]
+              for e in events]
+    pack = msgpack.Packer(use_bin_type=True).pack
+    (b / STREAM.name).write_bytes(STREAM_MAGIC + pack(header) + b"".join(map(pack, events)))
+    m = load_profile([str(b / STREAM.name), str(a / LOG.name), str(a / STREAM.name)])
+    assert int(np.count_nonzero(m.items["kind"] == ItemKind.PROGRAM_WAIT)) == 2
+    said = [str(w) for w in m.warnings if "second runtime stream" in str(w)]
+    assert len(said) == 1 and str(b / STREAM.name) in said[0] and str(a / STREAM.name) in said[0]

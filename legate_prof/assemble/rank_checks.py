@@ -148,7 +148,10 @@ def streams_of_their_runs(logs, streams):
     """(the runtime streams that belong to the run of their rank's log, a warning line for each
     other one).  A stream starts after its rank's Legion clock started (``ZeroTime``) and
     before its log's last record; one of another run would be drawn seconds or days away,
-    so it is left out."""
+    so it is left out.  A rank has one stream: of two that fit (two runs' folders given,
+    the second run started within a second of the first one's end: a review read its waits
+    under the first run's lines), the one beside the log, else the one that began nearest
+    its clock's start, is kept (``_one_a_rank``)."""
     from legate_prof.assemble.record_items import log_span
     logs_by_rank = {}
     for log in logs:
@@ -170,4 +173,33 @@ def streams_of_their_runs(logs, streams):
                            f"{when} that run); left out")
                 continue
         kept.append(st)
+    return _one_a_rank(kept, logs_by_rank, out)
+
+
+def _one_a_rank(streams, logs_by_rank, out):
+    """(``streams``, one a rank: beside its rank's log, else nearest its clock's start;
+    ``out`` and a warning for each other one)."""
+    import os
+
+    def fit(st):
+        log = logs_by_rank.get(int(st.header.get("rank", 0)))
+        if log is None:
+            return (0, 0)
+        zt = log.table("ZeroTime")
+        start = int(st.header.get("start_ns") or st.first_ns())
+        return (os.path.dirname(os.path.abspath(st.path))
+                != os.path.dirname(os.path.abspath(log.path)),
+                abs(start - int(zt["zero_time"][0])) if len(zt) else 0)
+    best = {}
+    for st in streams:
+        r = int(st.header.get("rank", 0))
+        if r not in best or fit(st) < fit(best[r]):
+            best[r] = st
+    kept = [st for st in streams if best[int(st.header.get("rank", 0))] is st]
+    for st in streams:
+        if st not in kept:
+            keep = best[int(st.header.get("rank", 0))]
+            out.append(f"warning: {st.path}: a second runtime stream of rank "
+                       f"{int(st.header.get('rank', 0))} (kept {keep.path}, of its log's "
+                       "run); left out")
     return kept, out
