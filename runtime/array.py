@@ -197,11 +197,14 @@ class ndarray:
         # (the program stops here until every operation writing the array has run: Legion
         # records only part of such a wait, so the stream records all of it)
         t0 = time.time_ns() if events.has_sink() else None
+        if t0 is not None:  # (its start too: a program killed while it waits says so)
+            waited = (operand(self, "in")[0], user_site())
+            events.value_waiting(t0, *waited)
         try:
             mapped = np.asarray(self.store.get_physical_store().get_inline_allocation())
         finally:  # (a wait an exception ended, a signal's handler raising, waited all the same)
             if t0 is not None:
-                events.value_wait(t0, time.time_ns(), operand(self, "in")[0], user_site())
+                events.value_wait(t0, time.time_ns(), *waited)
         a = np.array(mapped)  # (its copy into NumPy: the program's own work, not waiting)
         return a.astype(dtype) if dtype is not None else a
 

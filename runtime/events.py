@@ -20,6 +20,12 @@ def operation(name, site, code="", operands=()):
         _sink.operation(name, site, code, operands)
 
 
+def value_waiting(start_ns, array_id, site):
+    """The program began to wait for the values of an array (``value_wait`` when it ends)."""
+    if _sink is not None:
+        _sink.value_waiting(start_ns, array_id, site)
+
+
 def value_wait(start_ns, end_ns, array_id, site):
     """The program waited from ``start_ns`` to ``end_ns`` for the values of an array."""
     if _sink is not None:

@@ -5,8 +5,8 @@ stream is appended and flushed as events happen: operation launches, array creat
 release.  Format (read by ``legate_prof.runtime_stream``): the 8 magic bytes, then msgpack
 objects -- a header map, then one array per event, ``[kind, t_ns, ...]`` with ``t_ns`` from
 CLOCK_REALTIME (an operation's: ``["op", t, name, site, code, operands]``, each operand
-``[array id, elements, role]``: ``array.operand``; a wait for an array's values, ``["wait",
-start, end, array id, site]``) (Legion's ZeroTime record is on the same clock).  Only written under
+``[array id, elements, role]``: ``array.operand``; a wait for an array's values, ``["waiting",
+start, array id, site]`` as it begins and ``["wait", start, end, array id, site]`` as it ends) (Legion's ZeroTime record is on the same clock).  Only written under
 ``--profile``.
 """
 
@@ -52,6 +52,9 @@ class EventStream:
 
     def operation(self, name, site, code="", operands=()):
         self._emit(["op", time.time_ns(), name, site, code, list(operands)])
+
+    def value_waiting(self, start_ns, array_id, site):
+        self._emit(["waiting", start_ns, array_id, site])
 
     def value_wait(self, start_ns, end_ns, array_id, site):
         self._emit(["wait", start_ns, end_ns, array_id, site])

@@ -294,3 +294,33 @@ def test_a_second_stream_of_a_rank_is_left_out_not_merged(tmp_path):
     assert int(np.count_nonzero(m.items["kind"] == ItemKind.PROGRAM_WAIT)) == 2
     said = [str(w) for w in m.warnings if "second runtime stream" in str(w)]
     assert len(said) == 1 and str(b / STREAM.name) in said[0] and str(a / STREAM.name) in said[0]
+
+
+KILLED_IN_A_WAIT = """import signal
+from legate_prof.runtime import numpy as np
+x = np.random.default_rng(1).random(300_000)
+y = x * 2.0
+for i in range(3):
+    y = y + 1.0
+signal.setitimer(signal.ITIMER_REAL, 0.1)  # (SIGALRM's default: the process dies, waiting)
+k = float(y.sum())
+print(k)
+"""
+
+
+def test_a_program_killed_while_it_waits_says_what_it_waited_for(legate_run, tmp_path):
+    """The stream records a wait as it begins too: a program killed in it (a review's: no
+    sign it was waiting) gets a crash marker naming the line and what it waited for, and
+    the wait runs to where the stream stops."""
+    prog = tmp_path / "killed_in_a_wait.py"
+    prog.write_text(KILLED_IN_A_WAIT)
+    r = legate_run(str(prog))
+    assert r.returncode != 0
+    (stream,) = [p for p in r.profiles if str(p).endswith(".runtime.prof")]
+    s = read_runtime_stream(stream)
+    assert not s.ended and s.waiting is not None and s.waiting[1] == f"{prog}:8"
+    assert s.waits[-1][1] == s.last_ns and s.ops[s.waits[-1][3]][1] == "Reduce"
+    m = load_profile([str(p) for p in r.profiles])
+    (crash,) = [mk for mk in m.markers if mk["kind"] == "crash"]
+    assert f"while the program waited for Reduce's result at {prog}:8" in crash["title"]
+    assert crash["fields"]["waiting for"] == f"Reduce's result at {prog}:8"

@@ -133,6 +133,8 @@ def add_stream_items(streams, ranks, items, names, mems):
                                      and info.get("span_ns") is None)
         if n:
             info["runtime_last_op"] = [cols["op_name"][-1], cols["op_site"][-1]]
+        if st.died_waiting is not None:  # (the wait it stopped in: [line, what for])
+            info["runtime_waiting"] = list(st.died_waiting)
     ids = np.concatenate(op_ids_made) if op_ids_made else np.zeros(0, np.uint64)
     return (ids, sites), lane_capacity, mems
 
@@ -231,11 +233,15 @@ def crash_markers(ranks):
                 "fields": {"rank": str(rank), "log": "cut short",
                            "last operation": last or "none recorded"}})
             continue
+        site, what = info.get("runtime_waiting") or ("", "")
+        waiting = f"{what}'s result" if what else "a value"
         out.append({
             "time": int(info.get("runtime_end_ns") or 0), "rank": rank, "kind": "crash",
             "title": f"Rank {rank} stopped before the run's end"
+                     + (f", while the program waited for {waiting} at {site}" if site else "")
                      + (f", after launching {last}" if last else "")
                      + ": crashed or killed (out of memory? give legate's console output "
                        "with --log)",
-            "fields": {"rank": str(rank), "last operation": last or "none recorded"}})
+            "fields": {"rank": str(rank), "last operation": last or "none recorded",
+                       **({"waiting for": f"{waiting} at {site}"} if site else {})}})
     return out

@@ -29,6 +29,9 @@ class RuntimeStream:
     # the program's waits for an array's values: (start, end, site, the operation that last
     # made or wrote the array: its index in ``ops``, -1 unknown)
     waits: list = field(default_factory=list)
+    # (start, site, operation) of a wait begun and not ended: where the stream stops in one,
+    # the program died waiting (the wait is in ``waits`` too, to the stream's last time)
+    waiting: tuple | None = None
     ended: bool = False
     last_ns: int = 0
     warnings: list = field(default_factory=list)
@@ -99,10 +102,8 @@ def _read_events(path, it):
                 shape = operation_shape(ev[5] if len(ev) > 5 else None, arrays)
                 op_shapes.append(shared.setdefault(shape, shape))
                 _note_made(ev[5] if len(ev) > 5 else None, len(ops) - 1, made_by)
-            elif kind == "wait":  # (ended when written: its end is the stream's latest)
-                last = max(last, ev[2])
-                s.waits.append((t, max(ev[2], t), shared.setdefault(ev[4], ev[4]),
-                                made_by.get(ev[3], -1)))
+            elif kind in ("wait", "waiting"):
+                last = max(last, _on_wait(s, ev, shared, made_by))
             elif kind == "new":
                 arrays[ev[2]] = {"t_new": t, "t_del": None, "shape": ev[3],
                                  "dtype": shared.setdefault(ev[4], ev[4]), "nbytes": ev[5],
@@ -122,6 +123,8 @@ def _read_events(path, it):
         s.warnings.append(ProfileWarning(path, f"damaged event ({e}); kept what came before"))
     finally:
         s.last_ns = last
+    if not s.ended and s.waiting is not None:  # (it stopped while the program waited)
+        s.waits.append((s.waiting[0], max(s.last_ns, s.waiting[0]), *s.waiting[1:]))
     if not s.ended:
         start = header.get("start_ns", 0)
         s.warnings.append(ProfileWarning(path, unfinished_words(path, s.last_ns - start
@@ -231,6 +234,19 @@ def operation_shape(operands, arrays):
     return OUT + given if given is not None else WHOLE
 
 
+def _on_wait(s, ev, shared, made_by):
+    """A wait's start (``waiting``: the program began to wait, kept until its end comes) or
+    the whole wait (``wait``, written as it ended): its latest time."""
+    site = ev[3] if ev[0] == "waiting" else ev[4]
+    site = shared.setdefault(site, site)
+    if ev[0] == "waiting":
+        s.waiting = (ev[1], site, made_by.get(ev[2], -1))
+        return ev[1]
+    s.waiting = None
+    s.waits.append((ev[1], max(ev[2], ev[1]), site, made_by.get(ev[3], -1)))
+    return ev[2]
+
+
 def _note_made(operands, op, made_by):
     """Record operation ``op`` as the last to make or write its "new" and "out" operands."""
     if not isinstance(operands, list):
@@ -254,6 +270,7 @@ _EVENT_FIELDS = {
     "new": ((int, str), list, str, int, str, str),
     "del": ((int, str),),
     "wait": (int, (int, str), str),
+    "waiting": ((int, str), str),
     "end": (),
 }
 
@@ -272,6 +289,10 @@ def _event_problem(ev):
             elif kind == "wait":
                 if len(ev) >= 5 and type(ev[2]) is int and 0 <= ev[2] < MAX_NS \
                         and type(ev[4]) is str and (type(ev[3]) is int or type(ev[3]) is str):
+                    return None
+            elif kind == "waiting":
+                if len(ev) >= 4 and type(ev[3]) is str and (type(ev[2]) is int
+                                                            or type(ev[2]) is str):
                     return None
             elif kind == "new" and len(ev) >= 8 and (type(ev[2]) is int or type(ev[2]) is str) \
                     and type(ev[3]) is list and type(ev[4]) is str and type(ev[5]) is int \
@@ -340,6 +361,9 @@ class StreamColumns:
     wait_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     wait_site: list = field(default_factory=list)
     wait_op: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # (the line, the operation's name) of the wait the stream stopped in: the program died
+    # waiting (None: it did not)
+    died_waiting: tuple | None = None
 
     def first_ns(self):
         """The earliest event's time: the run's start where the header lost it."""
@@ -368,7 +392,10 @@ def stream_columns(stream: RuntimeStream) -> StreamColumns:
         wait_start=np.array([w[0] for w in stream.waits], dtype=np.int64),
         wait_end=np.array([w[1] for w in stream.waits], dtype=np.int64),
         wait_site=[w[2] for w in stream.waits],
-        wait_op=np.array([w[3] for w in stream.waits], dtype=np.int64))
+        wait_op=np.array([w[3] for w in stream.waits], dtype=np.int64),
+        died_waiting=None if stream.ended or stream.waiting is None else (
+            stream.waiting[1], stream.ops[stream.waiting[2]][1]
+            if 0 <= stream.waiting[2] < len(stream.ops) else ""))
 
 
 def stream_items(stream: StreamColumns, zero_ns):
