@@ -160,7 +160,7 @@ def test_insights_names_the_line_that_waited_what_for_and_how_not_to():
     assert 0 < found["path_ns"] == expected[LINE] == ev["launch_after_ns"] \
         < ev["latency_on_path_ns"] <= out["run_ns"]
     assert found["wall_ns"] <= found["path_ns"]
-    assert "less than the runtime's latency" in found["remedy"]
+    assert "would overlap with the runtime's latency" in found["remedy"]
     assert "np.putmask" in found["remedy"] and "np.where" in found["remedy"]
     assert found["processor_ns"] == 0
     # without the stream nothing says what the program waited for: no finding

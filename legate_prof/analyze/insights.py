@@ -1197,9 +1197,11 @@ def _mostly_latency(counted):
     latency, after = counted
     if after >= latency or latency <= 0:
         return ""
-    return (f"Its cost is the program's launching after its waits ({format_ns(after)} on the "
-            f"critical path), less than the runtime's latency they exposed "
-            f"({format_ns(latency)}): a program that did not wait would overlap only that. ")
+    return (f"Its cost is counted as the program's launching after its waits "
+            f"({format_ns(after)} on the critical path), which a program that did not wait "
+            f"would overlap with the runtime's latency they exposed ({format_ns(latency)}): "
+            "at least that; with more operations in flight the runtime overlaps its own work "
+            "too, which a profile of the changed program shows. ")
 
 
 def _blocking_remedy(f, p):
