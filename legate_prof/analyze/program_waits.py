@@ -19,21 +19,9 @@ from legate_prof.model.kinds import ItemKind
 def program_waits(source):
     """{rank: (start, end)} of the program's recorded waits, each rank's in time order with
     overlapping ones merged (a window's source: those within it)."""
-    starts, ends = {}, {}
-    for p in source.item_parts():
-        m = p.model
-        kind, start, stop = m.items["kind"], m.items["start"], m.items["stop"]
-        for lane in m.lanes_of("ops").tolist():
-            lo, hi = m.lane_range(lane)
-            sel = lo + np.flatnonzero(np.asarray(kind[lo:hi]) == ItemKind.PROGRAM_WAIT)
-            if len(sel):
-                r = int(m.lanes["rank"][lane])
-                starts.setdefault(r, []).append(np.asarray(start[sel], np.int64))
-                ends.setdefault(r, []).append(np.asarray(stop[sel], np.int64))
     out = {}
-    for r in starts:
-        row = np.zeros(sum(len(s) for s in starts[r]), np.int64)
-        _, s, e = merged(row, np.concatenate(starts[r]), np.concatenate(ends[r]))
+    for r, (start, stop, _, _) in wait_items(source).items():
+        _, s, e = merged(np.zeros(len(start), np.int64), start, stop)
         out[r] = (s, e)
     return out
 
@@ -102,17 +90,19 @@ def wait_items(source):
     cols = {}
     for p in source.item_parts():
         m = p.model
-        for lane in m.lanes_of("ops").tolist():
-            lo, hi = m.lane_range(lane)
-            sel = lo + np.flatnonzero(np.asarray(m.items["kind"][lo:hi]) == ItemKind.PROGRAM_WAIT)
-            if not len(sel):
-                continue
-            what = np.asarray(m.items["detail"][sel], np.int64)
-            cols.setdefault(int(m.lanes["rank"][lane]), []).append((
-                np.asarray(m.items["start"][sel], np.int64),
-                np.asarray(m.items["stop"][sel], np.int64),
-                np.asarray(p.provenances(sel), np.int64),
-                what if p.name_map is None else np.asarray(p.name_map[what], np.int64)))
+        if not len(m.lanes_of("ops")):  # (no runtime stream: nothing to look for; the kind
+            continue  # column is read, not a lane's range: that index costs a build 0.5 s)
+        sel = np.flatnonzero(np.asarray(m.items["kind"]) == ItemKind.PROGRAM_WAIT)
+        if not len(sel):
+            continue
+        what = np.asarray(m.items["detail"][sel], np.int64)
+        what = what if p.name_map is None else np.asarray(p.name_map[what], np.int64)
+        rank = np.asarray(m.lanes["rank"], np.int64)[np.asarray(m.items["lane"][sel])]
+        start, stop = (np.asarray(m.items[c][sel], np.int64) for c in ("start", "stop"))
+        line = np.asarray(p.provenances(sel), np.int64)
+        for r in np.unique(rank).tolist():
+            mine = rank == r
+            cols.setdefault(r, []).append((start[mine], stop[mine], line[mine], what[mine]))
     out = {}
     for r, parts in cols.items():
         start, stop, line, what = (np.concatenate(c) for c in zip(*parts))
