@@ -149,6 +149,7 @@ class TimelineItem(pg.GraphicsObject):
         self._match_for = None  # the highlighted ids the match cache holds
         self._bytes_scales = {}  # (rank, group) -> summary_bytes
         self._over = {}  # (rank, group) -> its use's peak over its capacity (``over_capacity``)
+        self._vals_top = {}  # a strip's values -> (them, their largest): ``over_of``
         self._scale_styles = {}  # the scale marks' pen and font (``_scale_style``)
         self._scale_made = {}  # a row's scale marks, by its place and size (``_scale_marks``)
         self._shift = None  # the frame painter's (dx, dy) where it only moves (``_translation``)
@@ -528,9 +529,15 @@ class TimelineItem(pg.GraphicsObject):
         """The row's ``over_capacity`` where its strip's ``vals`` reach 100 % (a share over
         it is cut there by the summary), else None: a row that stays below is drawn as
         ever."""
-        if in_bytes is not None or not len(vals) or float(np.max(vals)) < 1.0:
+        if in_bytes is not None or not len(vals):
             return None
-        return self.over_capacity(e.rank, e.group)
+        key = (e.rank, e.group, id(vals), len(vals))  # (a strip's values: one array a frame
+        top = self._vals_top.get(key)  # after another, its largest found once)
+        if top is None or top[0] is not vals:
+            if len(self._vals_top) > 4096:
+                self._vals_top.clear()
+            top = self._vals_top[key] = (vals, float(np.max(vals)))
+        return None if top[1] < 1.0 else self.over_capacity(e.rank, e.group)
 
     def _summary_values(self, e, a, b, n):
         """A utilization strip: its values, and its bytes scale (``bytes_scale``)."""
@@ -541,8 +548,8 @@ class TimelineItem(pg.GraphicsObject):
         """0 / 50 / 100 % marks on a utilization row, so "~74 %" can be read off; a memory
         without a capacity is on a bytes scale: 0 / half / peak, the peak labelled.  ``over``:
         a memory row used past its capacity (``over_capacity``), its top label says its
-        peak, in red.  ``line(xa, xb)``: the least and most share the row's line takes
-        between those view pixels (``_line_at``); a label above 0 it runs through gets a
+        peak, in red.  ``line``: the row's line (``_line_at``); a label above 0 it runs
+        through (``_crossed``) gets a
         background (a label it keeps clear of is drawn as it was)."""
         if h < 12:
             return
@@ -553,8 +560,9 @@ class TimelineItem(pg.GraphicsObject):
         p.setFont(font)
         p.setPen(SCALE_TEXT)
         drawn = self.last_stats.setdefault("scale_labels", [])
-        for box, label, placed, back, ink, u in labels:
-            if u > 0 and line is not None and _runs_through(line, back, ink, top, h):
+        crossed = _crossed(line, labels, top, h) if line is not None else ()
+        for n, (box, label, placed, back, ink, u) in enumerate(labels):
+            if n in crossed:
                 p.fillRect(back, LABEL_BACK)
                 self.last_stats.setdefault("scale_backs", []).append((back, label))
             if over is not None and u == 1.0:
@@ -1022,32 +1030,34 @@ def _shown(vals, in_bytes):
 
 
 def _line_at(vals, in_bytes, first, bin_ns, t_at_0, scale):
-    """``between(xa, xb)``: the least and the most share a strip's line takes between view
-    pixels xa and xb (the bins' centres there and the one beyond each side: the line runs
-    to them), as drawn (on a bytes scale too, cut at 1); None where no bin lies there.
-    ``t_at_0``: the time at view pixel 0; ``scale``: view pixels per ns."""
+    """What ``_crossed`` needs of a strip's line: its values as drawn (on a bytes scale, cut
+    at 1, by ``k``), the first bin's index and the bins' ns, the time at view pixel 0
+    (``t_at_0``) and the view pixels per ns (``scale``)."""
     k = 1.0 if in_bytes is None else (in_bytes[0] / in_bytes[1] if in_bytes[1] > 0 else 0.0)
+    return vals, k, first, bin_ns, t_at_0, scale
 
-    def between(xa, xb):
-        lo = max(math.floor((t_at_0 + xa / scale) / bin_ns - first - 0.5), 0)
-        hi = min(math.ceil((t_at_0 + xb / scale) / bin_ns - first - 0.5) + 1, len(vals))
+
+def _crossed(line, labels, top, h):
+    """Which of ``labels`` (their places in it) above 0 the row's line runs through: within
+    the rows from the label's digits' top to its baseline (``ink``), between its text's left
+    and right (the bins' centres there and the one beyond each side: the line runs to them).
+    A line in the room below, as an idle line under "0", leaves a label readable.  Plain
+    Python over the few bins under a label: a wheel step asks it of every row."""
+    vals, k, first, bin_ns, t0, scale = line
+    out = set()
+    for n, (_, _, _, back, ink, u) in enumerate(labels):
+        if u <= 0:
+            continue
+        lo = max(math.floor((t0 + back.left() / scale) / bin_ns - first - 0.5), 0)
+        hi = min(math.ceil((t0 + back.right() / scale) / bin_ns - first - 0.5) + 1, len(vals))
         if lo >= hi:
-            return None
-        seg = vals[lo:hi]
-        return min(float(np.min(seg)) * k, 1.0), min(float(np.max(seg)) * k, 1.0)
-    return between
-
-
-def _runs_through(line, back, ink, top, h):
-    """Whether the row's line (``_line_at``) crosses the text of a label covering ``back``:
-    passes within ``ink`` (the rows from its digits' top to its baseline; a line in the room
-    below, as an idle line under "0", leaves it readable)."""
-    span = line(back.left(), back.right())
-    if span is None:
-        return False
-    lo, hi = span
-    y_hi, y_lo = top + h - 2 - hi * (h - 5), top + h - 2 - lo * (h - 5)  # (y grows down)
-    return y_hi <= ink[1] and y_lo >= ink[0]
+            continue
+        seg = vals[lo:hi].tolist()
+        y_hi = top + h - 2 - min(max(seg) * k, 1.0) * (h - 5)  # (y grows down)
+        y_lo = top + h - 2 - min(min(seg) * k, 1.0) * (h - 5)
+        if y_hi <= ink[1] and y_lo >= ink[0]:
+            out.add(n)
+    return out
 
 
 def _translation(transform):
