@@ -19,6 +19,7 @@ from legate_prof.analyze.insights import insights_of_run
 from legate_prof.analyze.program_waits import merged
 from legate_prof.load.loader import load_profile
 from legate_prof.model.kinds import ItemKind
+from legate_prof.present.units import format_ns
 from legate_prof.query import as_source
 from legate_prof.read.runtime_stream import STREAM_MAGIC, read_runtime_stream, stream_columns
 
@@ -111,34 +112,41 @@ def test_the_program_blocked_in_a_recorded_wait_is_blocked_on_the_path_not_launc
 
 
 def _stream_waits_of(stream, zero):
-    """(start, end, line) of a stream's waits on its log's clock, read with msgpack alone."""
+    """(start, end, line) of a stream's waits on its log's clock, and when it submitted its
+    last operation: read with msgpack alone."""
     with open(stream, "rb") as f:
         assert f.read(len(STREAM_MAGIC)) == STREAM_MAGIC
         events = list(msgpack.Unpacker(f, raw=False))[1:]
-    return [(e[1] - zero, e[2] - zero, e[4]) for e in events if e[0] == "wait"]
+    return ([(e[1] - zero, e[2] - zero, e[4]) for e in events if e[0] == "wait"],
+            max(e[1] for e in events if e[0] == "op") - zero)
 
 
 def _expected_held(source, waits):
     """{line: the path's time a line's waits cost}, worked out a piece at a time: a wait the
     program resumed from on the path holds the smaller of the runtime's latency within it
-    and the program's launching on its rank after it, until its next wait."""
+    (pieces clipped to it) and the program's launching on its rank after it, until its next
+    wait (pieces that launched an operation: a line, before the last submission)."""
     pieces = path_pieces(source)
     ns, cat, line, item, begin = (np.asarray(a).tolist() for a in pieces.rows)
+    end = [b + n for b, n in zip(begin, ns)]
     lanes = [L.rank for L in source.info().lanes]
     rank = [lanes[lane] for lane in item_table(source, np.asarray(item))["lane"].tolist()]
+    latency = ("runtime", "gap", "blocked", "waiting")
     held = {}
-    for r, mine in waits.items():
+    for r, (mine, last_submit) in waits.items():
         program = [k for k in range(len(ns)) if rank[k] == r and cat[k] in ("launch", "blocked")]
         for j, (s, e, site) in enumerate(mine):
             nxt = mine[j + 1][0] if j + 1 < len(mine) else float("inf")
-            if not any(begin[k] <= e <= begin[k] + ns[k] for k in program):
+            if not any(begin[k] <= e <= end[k] for k in program):
                 continue
-            latency = [k for k in range(len(ns)) if cat[k] in ("runtime", "gap", "blocked",
-                                                               "waiting") and s <= begin[k] < e]
+            lat = [k for k in range(len(ns)) if cat[k] in latency and begin[k] < e and end[k] > s]
+            exposed = sum(min(end[k], e) - max(begin[k], s) for k in lat)
             after = [k for k in range(len(ns)) if cat[k] == "launch" and rank[k] == r
-                     and e <= begin[k] < nxt]
-            pick = latency if sum(ns[k] for k in latency) <= sum(ns[k] for k in after) \
-                else after
+                     and line[k] != 0 and begin[k] < last_submit and e <= begin[k] < nxt]
+            if exposed <= sum(ns[k] for k in after):  # (a piece in two waits: the later's)
+                pick = [k for k in lat if not (j + 1 < len(mine) and end[k] > mine[j + 1][0])]
+            else:
+                pick = after
             held.setdefault(site, set()).update(pick)
     return {site: sum(ns[k] for k in ks) for site, ks in held.items()}
 
@@ -157,10 +165,10 @@ def test_insights_names_the_line_that_waited_what_for_and_how_not_to():
     assert ev["waited_ns"] == ev["longest_ns"] == wait > 0.8 * out["run_ns"]
     (zero,) = [r["zero_time"] for r in _reference_records("ZeroTime")]
     expected = _expected_held(as_source(profile), {0: _stream_waits_of(STREAM, zero)})
-    assert 0 < found["path_ns"] == expected[LINE] == ev["launch_after_ns"] \
-        < ev["latency_on_path_ns"] <= out["run_ns"]
+    assert 0 < found["path_ns"] == expected[LINE] < ev["latency_on_path_ns"] == wait
     assert found["wall_ns"] <= found["path_ns"]
-    assert "would overlap with the runtime's latency" in found["remedy"]
+    assert f"{format_ns(found['path_ns'])} is counted as their cost" in found["remedy"]
+    assert "its start-up among it" in found["remedy"] and "start-up too" in found["title"]
     assert "np.putmask" in found["remedy"] and "np.where" in found["remedy"]
     assert found["processor_ns"] == 0
     # without the stream nothing says what the program waited for: no finding
@@ -189,14 +197,14 @@ def test_a_loop_reading_a_value_each_step_is_counted_once_a_run_on_two_ranks():
     for r in (0, 1):  # (the reference's dump lists each file's records in turn)
         zeros[r] = zero[r]
         waits[r] = _stream_waits_of(LOOP / f"legate_{r}.runtime.prof", zeros[r])
-        assert len(waits[r]) == 40
-    assert ev["waited_ns"] == max(sum(e - s for s, e, _ in w) for w in waits.values())
+        assert len(waits[r][0]) == 40
+    assert ev["waited_ns"] == max(sum(e - s for s, e, _ in w) for w, _ in waits.values())
     expected = _expected_held(as_source(profile), waits)
     (site,) = expected
     assert found["provenance"] == [site] and found["path_ns"] == expected[site] > 0
     assert found["path_ns"] <= out["run_ns"]
-    # a value read, not a mask's selection: the remedy that fits
-    assert "every k iterations" in found["remedy"] and "np.putmask" not in found["remedy"]
+    # its own reduction waited (a Python number here), not a mask's selection
+    assert "returns a Python number" in found["remedy"] and "np.putmask" not in found["remedy"]
     (loop,) = [f for f in out["findings"] if f["pattern"] == "tiny_tasks"]
     assert loop["evidence"]["waits_for_values"] == 40
     assert "stops 40 times to wait for a value" in loop["remedy"]
@@ -324,3 +332,33 @@ def test_a_program_killed_while_it_waits_says_what_it_waited_for(legate_run, tmp
     (crash,) = [mk for mk in m.markers if mk["kind"] == "crash"]
     assert f"while the program waited for Reduce's result at {prog}:8" in crash["title"]
     assert crash["fields"]["waiting for"] == f"Reduce's result at {prog}:8"
+
+
+def test_a_final_read_is_no_finding(tmp_path, monkeypatch):
+    """``print(z)`` as the program's last line: nothing follows the wait for the program to
+    launch meanwhile, so it costs the run nothing and "read values after the loop" would be
+    wrong advice (a review: the program's exit after it was counted as its cost). The
+    fixture's stream with such a wait added at its end, a tenth of the run and more."""
+    import shutil
+    with open(STREAM, "rb") as f:
+        f.read(len(STREAM_MAGIC))
+        header, *events = list(msgpack.Unpacker(f, raw=False))
+    profile = load_profile([str(LOG), str(STREAM)])
+    top = profile.names.index("Toplevel Task")
+    (zero,) = [r["zero_time"] for r in _reference_records("ZeroTime")]
+    stop = zero + int(profile.items["stop"][profile.items["name"] == top].max())
+    last_op = max(e[1] for e in events if e[0] == "op")
+    site = LINE.rsplit(":", 1)[0] + ":21"
+    events = [e for e in events if e[0] != "end"] + [
+        ["waiting", last_op + 200_000, 3, site], ["wait", last_op + 200_000, stop - 500_000, 3,
+                                                   site], ["end", stop - 100_000]]
+    pack = msgpack.Packer(use_bin_type=True).pack
+    shutil.copy(LOG, tmp_path / LOG.name)
+    (tmp_path / STREAM.name).write_bytes(STREAM_MAGIC + pack(header)
+                                         + b"".join(map(pack, events)))
+    import legate_prof.analyze.insights as insights
+    monkeypatch.setattr(insights, "BLOCKING_WAITED", 0.05)  # (the wait: 7 % of the run)
+    out = insights_of_run(load_profile([str(tmp_path)]))
+    assert (stop - 500_000 - last_op - 200_000) > 0.05 * out["run_ns"]
+    lines = [f["provenance"] for f in out["findings"] if f["pattern"] == "blocking"]
+    assert [site] not in lines and [LINE] in lines

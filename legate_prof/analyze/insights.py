@@ -1150,6 +1150,7 @@ BLOCKING_WAITED = 0.10  # of the run: or the program waiting there this long (ho
 #                         of the path the waits hold: a finding of no cost, said so)
 # the operations that select by a mask, each sizing its result by the mask's count
 MASK_SELECTIONS = ("BoolMaskSelect", "BoolMaskAssign")
+REDUCTIONS = ("Reduce", "Sum")  # (the runtime's full reductions: they wait where they are)
 
 
 def blocking(f):
@@ -1157,9 +1158,10 @@ def blocking(f):
     boolean mask's selection counting its mask): nothing more is launched until every
     operation the value depends on has run.  Found with the runtime's stream, which records
     each such wait whole (``analyze.program_waits``), counted once a run.  Its share of the
-    critical path: a wait at a time, the smaller of the runtime's latency it exposed and
-    the program's launching after it, which a program not waiting would have overlapped
-    (``program_waits.held_by_waits``)."""
+    critical path, a lower bound: a wait at a time, the smaller of the runtime's latency it
+    exposed and the program's launching after it, which a program not waiting would have
+    overlapped (``program_waits.held_by_waits``).  A line whose waits are the program's last
+    (a final print: nothing follows to overlap) is no finding."""
     from legate_prof.analyze.program_waits import held_by_waits, waits_by_line
     by_line = waits_by_line(f.source)
     if not by_line:
@@ -1167,53 +1169,68 @@ def blocking(f):
     held, counted = held_by_waits(f.source, f.path.rows)
     ns = f.path.pieces()[0]
     run = max(f.run_span, 1)
+    first_task = int(f.stop[f.app].min(initial=np.iinfo(np.int64).max))
     out = []
     for p, x in sorted(by_line.items()):
         mine = held.get(p, np.zeros(len(ns), bool))
-        if ns[mine].sum() < BLOCKING_SHARE * run and x["waited_ns"] < BLOCKING_WAITED * run:
+        latency, cost, final = counted.get(p, (0, 0, False))
+        if final or (cost < BLOCKING_SHARE * run and x["waited_ns"] < BLOCKING_WAITED * run):
             continue
         what = sorted(x["for"].items(), key=lambda kv: (-kv[1], kv[0]))
-        named = ", ".join(f"{w or 'a value'}" + ("'s result" if w else "") for w, _ in what[:3])
-        times = "once" if x["waits"] == 1 else f"{x['waits']:,} times"
-        ranks = f" on each of {x['ranks']} ranks" if x["ranks"] > 1 else ""
         out.append(_finding(
-            "blocking",
-            f"the program stopped {times}{ranks} to wait for a value, "
-            f"{format_ns(x['waited_ns'])} in all ({100.0 * x['waited_ns'] / run:.1f} % of the "
-            f"{f.whole}; longest {format_ns(x['longest_ns'])}): {named}", [f.line(p)],
-            x["window"], {"waits": x["waits"], "waited_ns": x["waited_ns"],
-                          "longest_ns": x["longest_ns"], "ranks": x["ranks"],
-                          "waited_for": {w or "unknown": n for w, n in what},
-                          "latency_on_path_ns": counted.get(p, (0, 0))[0],
-                          "launch_after_ns": counted.get(p, (0, 0))[1]}, 0,
-            _mostly_latency(counted.get(p, (0, 0))) + _blocking_remedy(f, p),
-            holds=lambda *a, mine=mine: mine))
+            "blocking", _blocking_title(f, x, what, run, x["window"][0] < first_task),
+            [f.line(p)], x["window"],
+            {"waits": x["waits"], "waited_ns": x["waited_ns"], "longest_ns": x["longest_ns"],
+             "ranks": x["ranks"], "waited_for": {w or "unknown": n for w, n in what},
+             "latency_on_path_ns": latency}, 0,
+            _mostly_latency(latency, cost, x["window"][0] < first_task)
+            + _blocking_remedy(f, p, what[0][0]), holds=lambda *a, mine=mine: mine))
     return out
 
 
-def _mostly_latency(counted):
-    """Why a long wait costs the run little, where the program launched less after it than
-    the runtime's latency it exposed: that much is all not waiting would overlap."""
-    latency, after = counted
-    if after >= latency or latency <= 0:
+def _blocking_title(f, x, what, run, in_start_up):
+    named = ", ".join(f"{w or 'a value'}" + ("'s result" if w else "") for w, _ in what[:3])
+    times = "once" if x["waits"] == 1 else f"{x['waits']:,} times"
+    ranks = f" on each of {x['ranks']} ranks" if x["ranks"] > 1 else ""
+    start = (f"; the first began before the program's first task had run: it waited for the "
+             "runtime's start-up too" if in_start_up else "")
+    return (f"the program stopped {times}{ranks} to wait for a value, "
+            f"{format_ns(x['waited_ns'])} in all ({100.0 * x['waited_ns'] / run:.1f} % of the "
+            f"{f.whole}; longest {format_ns(x['longest_ns'])}{start}): {named}")
+
+
+def _mostly_latency(latency, cost, in_start_up):
+    """Why a long wait costs the run little: the runtime's latency it exposed could only be
+    overlapped with the program's launching after it, that much and no more is counted."""
+    if cost >= latency or latency <= 0:
         return ""
-    return (f"Its cost is counted as the program's launching after its waits "
-            f"({format_ns(after)} on the critical path), which a program that did not wait "
-            f"would overlap with the runtime's latency they exposed ({format_ns(latency)}): "
-            "at least that; with more operations in flight the runtime overlaps its own work "
-            "too, which a profile of the changed program shows. ")
+    return (f"Of the runtime's latency these waits exposed on the critical path "
+            f"({format_ns(latency)}{', its start-up among it' if in_start_up else ''}), "
+            f"{format_ns(cost)} is counted as their cost: what the program launched after "
+            "each before it waited again, which it could have launched meanwhile (a lower "
+            "bound: with more operations in flight the runtime overlaps its own work too; a "
+            "profile of the changed program shows it). ")
 
 
-def _blocking_remedy(f, p):
+def _blocking_remedy(f, p, waited_for):
     """The remedy of line ``p``'s waits: a mask's selection (the line selects by a mask:
-    its stream's operations say so), or a value read."""
+    its stream's operations say so), a full reduction (the line's own reduction waited: in
+    this array runtime it returns a Python number), or a value read."""
     ops = (f.kind == ItemKind.RUNTIME_OP) & (f.prov == p)
-    if np.isin(f.name[ops], [k for k, n in enumerate(f.m.names) if n in MASK_SELECTIONS]).any():
+    names = f.m.names
+    if np.isin(f.name[ops], [k for k, n in enumerate(names) if n in MASK_SELECTIONS]).any():
         return ("A boolean mask's selection (a[mask], a[mask] += v) sizes its result by "
                 "counting the mask, so the program stops until the mask is computed and "
                 "counted, and launches nothing meanwhile. Update under the mask without "
                 "selecting: np.putmask(z, mask, z + 2.0), or for a two-way update "
                 "z += np.where(mask, 2.0, -2.0).")
+    if waited_for in REDUCTIONS and np.isin(
+            f.name[ops], [k for k, n in enumerate(names) if n == waited_for]).any():
+        return ("Here a full reduction (x.sum(), x.max(), np.any(x)) returns a Python number: "
+                "legate_prof.runtime has no deferred scalar, so the program waits at the "
+                "reduction itself, and nothing more is launched meanwhile. Reduce and read "
+                "every k iterations rather than each one (a convergence test every 10 steps), "
+                "or keep per-step results in an array and reduce it once after the loop.")
     return ("A value read into Python (.item(), float(a), int(a), if a > t:, print(a), "
             "np.count_nonzero) stops the program until every operation it depends on has "
             "run, and nothing more is launched meanwhile. Read values after the loop, or "

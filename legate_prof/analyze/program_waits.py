@@ -144,36 +144,59 @@ LATENCY = ("runtime", "gap", "blocked", "waiting")
 
 def held_by_waits(source, rows):
     """({provenance id: mask of the path's pieces ``rows`` (``PathPieces.rows``: ns,
-    category, line, item, begin)}, {provenance id: (the latency, the launching after), of
-    the rank that counted most}): what each line's
-    waits cost the run, a wait at a time.  A wait the path went through (the program's thread
-    on the path as it ended: the path back to its start is what it waited for) exposed the
-    runtime's latency within it (``LATENCY`` pieces, any rank); a program that had not
-    waited would have launched on meanwhile, so at most the program's own launching on the
-    path after it, until its next wait, is saved: the wait holds the smaller of the two
-    (the guide's efficient example waited 475 ms for its mask's count, mostly for the
-    runtime's start-up; its launching after was 35 ms, and the fix saved about that)."""
-    ns, cat, _, item, begin = rows
+    category, line, item, begin)}, {provenance id: (the latency its waits exposed, what
+    they hold, whether they are the program's last: a final read)}, of the rank that counted
+    most): what each line's waits cost the run, a wait at a time — a lower bound.  A wait
+    the path went through (the program's thread on the path as it ended: the path back to
+    its start is what it waited for) exposed the runtime's latency within it (``LATENCY``
+    pieces, any rank, clipped to the wait); a program that had not waited would have
+    launched on meanwhile, so at most the program's own launching on the path after it, until
+    its next wait, is saved (launching that led to an operation: not the program's exit):
+    the wait holds the smaller of the two (the guide's efficient example at N = 400 k waited
+    475 ms for its mask's count, mostly for the runtime's start-up, and launched 0.8 ms
+    before its next wait)."""
+    ns, cat, line_of, item, begin = rows
     waits = wait_items(source)
     out, counted = {}, {}
     if not waits or not len(ns):
         return out, counted
     rank = item_ranks(source, item)
+    submits = last_submits(source)
     for r, (start, stop, line, _) in waits.items():
-        hold, lat_w, after_w = _held_on_rank(ns, cat, begin, rank == r, start, stop)
+        launched = (cat == "launch") & (rank == r) & (line_of != 0) & (
+            begin < submits.get(r, np.iinfo(np.int64).max))
+        hold, lat_w, final = _held_on_rank(ns, cat, begin, rank == r, launched, start, stop)
         for p in np.unique(line).tolist():
             held = np.zeros(len(ns), bool)
             held[hold >= 0] = line[hold[hold >= 0]] == p
             out[p] = out[p] | held if p in out else held
-            was = counted.get(p, (0, 0))
-            counted[p] = (max(was[0], int(lat_w[line == p].sum())),
-                          max(was[1], int(after_w[line == p].sum())))
+            was = counted.get(p, (0, 0, True))
+            mine = line == p
+            counted[p] = (max(was[0], int(lat_w[mine].sum())),
+                          max(was[1], int(ns[held].sum())), was[2] and bool(final[mine].all()))
     return out, counted
 
 
-def _held_on_rank(ns, cat, begin, on_rank, start, stop):
-    """(each piece's wait it counts for, -1 none; each wait's latency and launching after,
-    0 for a wait the path did not go through) of one rank's waits (``held_by_waits``)."""
+def last_submits(source):
+    """{rank: when the program submitted its last operation} (the runtime stream's): the
+    program's thread after it launches nothing, it ends (a final print's wait hides none)."""
+    out = {}
+    for p in source.item_parts():
+        m = p.model
+        if not len(m.lanes_of("ops")):
+            continue
+        sel = np.flatnonzero(np.asarray(m.items["kind"]) == ItemKind.RUNTIME_OP)
+        rank = np.asarray(m.lanes["rank"], np.int64)[np.asarray(m.items["lane"][sel])]
+        start = np.asarray(m.items["start"][sel], np.int64)
+        for r in np.unique(rank).tolist():
+            out[r] = max(out.get(r, np.iinfo(np.int64).min), int(start[rank == r].max()))
+    return out
+
+
+def _held_on_rank(ns, cat, begin, on_rank, launched, start, stop):
+    """(each piece's wait it counts for, -1 none; each wait's latency, 0 for a wait the path
+    did not go through; whether nothing was launched after it) of one rank's waits
+    (``held_by_waits``); ``launched``: the program's pieces that launched an operation."""
     n = len(start)
     end = begin + ns
     program = np.flatnonzero(np.isin(cat, ("launch", "blocked")) & on_rank)
@@ -181,21 +204,35 @@ def _held_on_rank(ns, cat, begin, on_rank, start, stop):
     k = np.searchsorted(begin[program], stop, "right") - 1  # (the program's piece at the end)
     resumed = (k >= 0) & (end[program[np.maximum(k, 0)]] >= stop) if len(program) else \
         np.zeros(n, bool)
-    within = np.searchsorted(start, begin, "right") - 1  # (the wait each piece began in)
-    lat = np.isin(cat, LATENCY) & (within >= 0)
+    lat = np.isin(cat, LATENCY)
+    lat_w = _covered(begin[lat], ns[lat], stop) - _covered(begin[lat], ns[lat], start)
+    within = np.searchsorted(start, end, "left") - 1  # (the last wait begun before its end)
+    lat &= within >= 0
     lat[lat] &= begin[lat] < stop[within[lat]]
     since = np.searchsorted(stop, begin, "right") - 1  # (the last wait ended by its begin)
     nxt = np.append(start, np.iinfo(np.int64).max)[since + 1]
-    after = (cat == "launch") & on_rank & (since >= 0) & (begin < nxt)
-    lat_w = np.bincount(within[lat], weights=ns[lat], minlength=n)
+    after = launched & (since >= 0) & (begin < nxt)
     after_w = np.bincount(since[after], weights=ns[after], minlength=n)
     by_latency = resumed & (lat_w <= after_w)
-    by_launch = resumed & (after_w < lat_w)
     hold = np.full(len(ns), -1, np.int64)
     pick = lat.copy()
     pick[lat] = by_latency[within[lat]]
     hold[pick] = within[pick]
     pick = after.copy()
-    pick[after] = by_launch[since[after]]
+    pick[after] = (resumed & ~by_latency)[since[after]]
     hold[pick] = since[pick]
-    return hold, np.where(resumed, lat_w, 0), np.where(resumed, after_w, 0)
+    last_launch = begin[launched].max(initial=np.iinfo(np.int64).min)
+    return hold, np.where(resumed, lat_w, 0), stop >= last_launch
+
+
+def _covered(begin, ns, at):
+    """How much of the pieces (``begin``, ``ns``: disjoint) lies before each time ``at``."""
+    o = np.argsort(begin, kind="stable")
+    begin, ns = begin[o], ns[o]
+    before = np.concatenate([[0], np.cumsum(ns)])
+    k = np.searchsorted(begin, at, "right")  # (pieces begun by then; the last maybe in part)
+    if not len(begin):
+        return np.zeros(len(at), np.int64)
+    last = np.maximum(k - 1, 0)
+    part = np.where(k > 0, np.minimum(at - begin[last], ns[last]), 0)
+    return before[last] + np.maximum(part, 0)

@@ -126,9 +126,11 @@ def _sample(f, size, h):
     h.update(b"crc32 " + crcs.tobytes())
 
 
-# What an entry holds that its format's older bundles may lack (and still read, slower): an
-# entry made before is made again once, not served without it.
-ENTRY_EXTRAS = "sampled integrals"
+# What an entry holds that its format's older bundles may lack (and still read, slower or
+# without it): an entry made before is made again once, not served without it.  "program
+# waits": the runtime stream's waits for values as items, each with its wait (an entry made
+# before drew them running, a review found)
+ENTRY_EXTRAS = "sampled integrals, program waits"
 
 
 def cache_key(paths):
