@@ -67,6 +67,8 @@ for i in range(lo, hi):
     fmt, how, data = fuzz_input(mode, seed, i, seeds)
     (outcome, detail), peak = peak_rss(one, fmt, data, outputs_every and i % outputs_every == 0)
     print(json.dumps([i, fmt, how, outcome, detail, peak, len(data)]), flush=True)
+import shutil
+shutil.rmtree(d, ignore_errors=True)  # (a batch's outputs: a few MB each, left by thousands)
 """
 
 
