@@ -208,6 +208,8 @@ def test_a_loop_reading_a_value_each_step_is_counted_once_a_run_on_two_ranks():
     (loop,) = [f for f in out["findings"] if f["pattern"] == "tiny_tasks"]
     assert loop["evidence"]["waits_for_values"] == 40
     assert "stops 40 times to wait for a value" in loop["remedy"]
+    # (``x *= 1.0001`` writes into x: not "each making a new array", a review read)
+    assert "40 making a new array, 40 writing into one" in loop["title"]
 
 
 def _stream_with(tmp_path, events):

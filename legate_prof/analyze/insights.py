@@ -343,8 +343,7 @@ LOOP_ADVICE = {
         "instead of one per slice (guide, Example 1: avoid per-slice 'tiny task' loops on big "
         "arrays)."),
     "time_loop": (
-        "a time loop of whole-array operations ({operations:,} operations, each making a new "
-        "array)",
+        "a time loop of whole-array operations ({operations:,} operations, {made})",
         "Each step is whole-array operations already (each step needs the one before: there "
         "is nothing to vectorize); its tasks are shorter than their launch, so give each more "
         "to do: larger arrays per rank (fewer ranks or processors for arrays this size), "
@@ -415,7 +414,12 @@ def loop_shape(f, provs):
         if prefix and w.startswith(prefix):
             arrays[w[len(prefix):]] = arrays.get(w[len(prefix):], 0) + c
     top = sorted(arrays, key=lambda a: (-arrays[a], a))[:3 if shape == "slices" else 1]
-    return {"shape": shape, "operations": sum(most.values()),
+    new, into = count(None, "time_loop"), count(None, "out")
+    # (what its operations did: a review read "each making a new array" of a loop whose half
+    # wrote into its array, ``x *= 1.0001``)
+    made = "each making a new array" if not into else (
+        f"{new:,} making a new array, {into:,} writing into one (out=, +=)")
+    return {"shape": shape, "operations": sum(most.values()), "made": made,
             "by_shape": {k: count(None, k) for k in kinds if count(None, k)},
             "sliced": count(None, "slices"), "array": ", ".join(top)}
 
