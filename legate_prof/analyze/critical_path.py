@@ -32,8 +32,8 @@ import numpy as np
 
 from legate_prof.analyze.path_lines import (PROGRAM_START, TOP_LEVEL_NAMES, line_rows,
                                             line_title, operations_made, program_end)
-from legate_prof.analyze.program_waits import (item_ranks, merged, program_waits,
-                                               waits_of_rows)
+from legate_prof.analyze.program_waits import (clipped, item_ranks, joined, merged,
+                                               program_waits, waits_of_rows)
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import GROUP_KEYS, ItemKind
 from legate_prof.model.sort_order import stable_order, unique_values, unique_with
@@ -298,10 +298,9 @@ def _waits_within(source, items, lo, hi):
     """(row, start, end) of each wait of ``items[row]`` (profile ids) overlapping [lo, hi)
     of that row, clipped to it, by row and then time: the waits of the rows' items, part by
     part (``item_parts``), searched by item and time at once."""
-    rows, starts, ends = [], [], []
+    found = []
     if len(items) == 0:
-        z = np.zeros(0, np.int64)
-        return z, z, z
+        return joined(found)
     parts = source.item_parts()
     offsets = np.array([p.item_off for p in parts] + [parts[-1].item_off
                                                       + parts[-1].model.n_items], np.int64)
@@ -315,22 +314,11 @@ def _waits_within(source, items, lo, hi):
         # last starting before its end)
         first_w = np.searchsorted(wi, local, "left")
         end_w = np.searchsorted(wi, local, "right")
-        a = _search_within(we, first_w, end_w, lo[at], "right")
-        b = _search_within(ws, first_w, end_w, hi[at], "left")
-        count = np.maximum(b - a, 0)
-        j = np.repeat(a, count) + (np.arange(int(count.sum()))
-                                   - np.repeat(np.cumsum(count) - count, count))
-        r = np.repeat(at, count)
-        rows.append(r)
-        starts.append(np.maximum(ws[j], lo[r]))
-        ends.append(np.minimum(we[j], hi[r]))
-    if not rows:
-        z = np.zeros(0, np.int64)
-        return z, z, z
-    row, w0, w1 = (np.concatenate(x) for x in (rows, starts, ends))
+        found.append(clipped(at, _search_within(we, first_w, end_w, lo[at], "right"),
+                             _search_within(ws, first_w, end_w, hi[at], "left"), ws, we, lo, hi))
+    row, w0, w1 = joined(found)
     o = np.lexsort((w0, row))
-    row, w0, w1 = row[o], w0[o], np.maximum(w1[o], w0[o])
-    return row, w0, w1
+    return row[o], w0[o], np.maximum(w1[o], w0[o])
 
 
 def _real_waits(model, items):

@@ -27,38 +27,48 @@ def program_waits(source):
 
 
 def item_ranks(source, items):
-    """The rank of each of the items ``items`` (profile ids)."""
+    """The rank of each of the items ``items`` (profile ids; -1 for a path's row of no item:
+    the time before it, or one a damaged stream's run left unknown)."""
     items = np.asarray(items, np.int64)
     parts = source.item_parts()
     offsets = np.array([p.item_off for p in parts] + [parts[-1].item_off
                                                       + parts[-1].model.n_items], np.int64)
-    out = np.zeros(len(items), np.int64)
-    for k, sel, local in by_part(offsets, items):
+    out = np.full(len(items), -1, np.int64)
+    ok = np.flatnonzero((items >= 0) & (items < offsets[-1]))
+    for k, sel, local in by_part(offsets, items[ok]):
         m = parts[k].model
-        out[sel] = m.lanes["rank"][m.items["lane"][local]]
+        out[ok[sel]] = m.lanes["rank"][m.items["lane"][local]]
     return out
+
+
+def clipped(rows, first, end, start, stop, lo, hi):
+    """(row, start, end) of each interval ``k`` in ``[first[i], end[i])`` of each of
+    ``rows[i]`` (``start[k]``, ``stop[k]``), clipped to its row's ``[lo, hi)``: every row's
+    ranges at once."""
+    n = np.maximum(end - first, 0)
+    j = np.repeat(first, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
+    row = np.repeat(rows, n)
+    return row, np.maximum(start[j], lo[row]), np.minimum(stop[j], hi[row])
+
+
+def joined(found):
+    """The (row, start, end) triples ``found`` as one (empty: none)."""
+    if not found:
+        z = np.zeros(0, np.int64)
+        return z, z, z
+    return tuple(np.concatenate(x) for x in zip(*found))
 
 
 def waits_of_rows(waits, rank, lo, hi):
     """(row, start, end) of the waits of ``waits`` (``program_waits``) overlapping each row
     ``[lo, hi)`` of a program's piece on rank ``rank[row]``, clipped to it, by row."""
-    rows, w0, w1 = [], [], []
+    found = []
     for r, (s, e) in waits.items():
         at = np.flatnonzero(rank == r)
-        if not len(at):
-            continue
-        a = np.searchsorted(e, lo[at], "right")  # (merged: ends in order too)
-        b = np.searchsorted(s, hi[at], "left")
-        n = np.maximum(b - a, 0)
-        j = np.repeat(a, n) + (np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n))
-        row = np.repeat(at, n)
-        rows.append(row)
-        w0.append(np.maximum(s[j], lo[row]))
-        w1.append(np.minimum(e[j], hi[row]))
-    if not rows:
-        z = np.zeros(0, np.int64)
-        return z, z, z
-    return tuple(np.concatenate(x) for x in (rows, w0, w1))
+        if len(at):  # (merged: their ends in order too)
+            found.append(clipped(at, np.searchsorted(e, lo[at], "right"),
+                                 np.searchsorted(s, hi[at], "left"), s, e, lo, hi))
+    return joined(found)
 
 
 def merged(row, start, end):
