@@ -92,22 +92,29 @@ def merged(row, start, end):
     return row[at], start[at], np.maximum.reduceat(e, at) - lift[at]
 
 
+def _stream_items(source, kind):
+    """(part, its items of ``kind``, their ranks) of each part holding some, read where a
+    runtime stream's lane is (none: nothing to look for; the kind column is read, not a
+    lane's range: that index costs a fresh build 0.5 s at 10 M items)."""
+    for p in source.item_parts():
+        m = p.model
+        if not len(m.lanes_of("ops")):
+            continue
+        sel = np.flatnonzero(np.asarray(m.items["kind"]) == kind)
+        if len(sel):
+            yield p, sel, np.asarray(m.lanes["rank"], np.int64)[np.asarray(m.items["lane"][sel])]
+
+
 def wait_items(source):
     """{rank: (start, stop, line, what)} of the program's recorded waits, each rank's in
     time order (a program's thread waits for one value at a time): ``line`` the provenance
     id of the line that waited, ``what`` the name id of the operation that last made or wrote
     the array it read (0: unknown)."""
     cols = {}
-    for p in source.item_parts():
+    for p, sel, rank in _stream_items(source, ItemKind.PROGRAM_WAIT):
         m = p.model
-        if not len(m.lanes_of("ops")):  # (no runtime stream: nothing to look for; the kind
-            continue  # column is read, not a lane's range: that index costs a build 0.5 s)
-        sel = np.flatnonzero(np.asarray(m.items["kind"]) == ItemKind.PROGRAM_WAIT)
-        if not len(sel):
-            continue
         what = np.asarray(m.items["detail"][sel], np.int64)
         what = what if p.name_map is None else np.asarray(p.name_map[what], np.int64)
-        rank = np.asarray(m.lanes["rank"], np.int64)[np.asarray(m.items["lane"][sel])]
         start, stop = (np.asarray(m.items[c][sel], np.int64) for c in ("start", "stop"))
         line = np.asarray(p.provenances(sel), np.int64)
         for r in np.unique(rank).tolist():
@@ -191,13 +198,8 @@ def last_submits(source):
     """{rank: when the program submitted its last operation} (the runtime stream's): the
     program's thread after it launches nothing, it ends (a final print's wait hides none)."""
     out = {}
-    for p in source.item_parts():
-        m = p.model
-        if not len(m.lanes_of("ops")):
-            continue
-        sel = np.flatnonzero(np.asarray(m.items["kind"]) == ItemKind.RUNTIME_OP)
-        rank = np.asarray(m.lanes["rank"], np.int64)[np.asarray(m.items["lane"][sel])]
-        start = np.asarray(m.items["start"][sel], np.int64)
+    for p, sel, rank in _stream_items(source, ItemKind.RUNTIME_OP):
+        start = np.asarray(p.model.items["start"][sel], np.int64)
         for r in np.unique(rank).tolist():
             out[r] = max(out.get(r, np.iinfo(np.int64).min), int(start[rank == r].max()))
     return out
