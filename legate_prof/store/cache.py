@@ -8,7 +8,7 @@ and a hash of sampled blocks across it (the CRC-32 of its first and last 4 KiB a
 blocks between: files up to a few MiB hashed whole), so a file replaced or changed in place
 never gets old data (any write changes the ctime, which no one but root can set back; an edit
 that kept even that would still have to miss every sampled block); the bundle format version
-is in the key and every
+and the source of the code that makes an entry (``code_digest``) are in the key, and every
 entry is validated when read (damage -> rebuilt, with a note):
 fully — every value of every column — unless its stamp (``KEY.checked``: size, mtime, ctime,
 inode, written when we wrote or fully checked it) still matches, in which case only what does
@@ -129,16 +129,79 @@ def _sample(f, size, h):
 # What an entry holds that its format's older bundles may lack (and still read, slower or
 # without it): an entry made before is made again once, not served without it.  "program
 # waits": the runtime stream's waits for values as items, each with its wait (an entry made
-# before drew them running, a review found)
+# before drew them running, a review found).  (The code that makes an entry is in the key
+# too, ``code_digest``: a change to it needs no word here.)
 ENTRY_EXTRAS = "sampled integrals, program waits"
+
+# The code that decides what an entry holds: every module of these packages (the readers,
+# the runtime stream's among them; the builder; the model; the bundle's writer and this
+# cache; the loader that says which inputs and warnings go in) and these modules besides
+# (what the others import from elsewhere: errors, the words of warnings), relative to the
+# ``legate_prof`` package folder.
+CODE_PACKAGES = ("read", "assemble", "model", "store", "load")
+CODE_MODULES = ("__init__.py", "errors.py", "present/units.py", "present/ranks.py",
+                "present/terminal.py")
+# The package folder whose sources ``code_digest`` hashes: None, this one's (tests point it
+# at a changed copy of the sources)
+CODE_ROOT = None
+_CODE_DIGESTS = {}  # root -> its digest: worked out once a process
+
+
+def code_digest(root=None):
+    """A hash of the source of the code that makes an entry (``CODE_PACKAGES``,
+    ``CODE_MODULES`` under ``root``, else ``CODE_ROOT``, else this package's folder), so
+    an entry made by other code (a developer's edit, a checkout of git main between
+    releases) is never found: made again, the old one evicted in its turn.  Its contents,
+    not its files' sizes and mtimes: a checkout or a copy rewrites unchanged files' mtimes
+    (every entry made again, needlessly), while an edit that kept the size and mtime would
+    be missed.  ~0.5 MB in ~55 files, about 1 ms once a process (docs/performance.md).
+    ``b""`` where there is no source to hash (a package installed as .pyc alone, or in a
+    zip): the version in the key decides alone, as it did before."""
+    root = root if root is not None else CODE_ROOT
+    digest = _CODE_DIGESTS.get(root)
+    if digest is None:
+        where = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) if root is None \
+            else os.fspath(root)
+        digest = _CODE_DIGESTS[root] = _hash_sources(where)
+    return digest
+
+
+def _hash_sources(root):
+    """``code_digest``'s work: each file's name, length and bytes, in the order of names."""
+    names = list(CODE_MODULES)
+    h = hashlib.sha256()
+    try:
+        for package in CODE_PACKAGES:
+            with os.scandir(os.path.join(root, package)) as found:
+                here = [f"{package}/{e.name}" for e in found
+                        if e.name.endswith(".py") and e.is_file()]
+            if not here:
+                return b""  # (sources left out: .pyc alone)
+            names += here
+        for name in sorted(names):
+            try:  # (os.open, one read of its size: open()'s buffered file took 0.5 ms more)
+                fd = os.open(os.path.join(root, name), os.O_RDONLY | getattr(os, "O_BINARY", 0))
+            except FileNotFoundError:
+                h.update(f"{name}\0missing\0".encode("utf-8", "surrogateescape"))
+                continue
+            try:
+                data = os.read(fd, os.fstat(fd).st_size + 1)
+            finally:
+                os.close(fd)
+            h.update(f"{name}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+            h.update(data)
+    except OSError:
+        return b""
+    return h.digest()
 
 
 def cache_key(paths):
-    """Changes whenever any input could have changed (or the bundle format did)."""
+    """Changes whenever any input could have changed (or the bundle format did, or the code
+    that makes an entry: ``code_digest``)."""
     from legate_prof import __version__
     from legate_prof.store.bundle_file import FORMAT_VERSION
     h = hashlib.sha256(f"bundle v{FORMAT_VERSION} with {ENTRY_EXTRAS}, "
-                       f"legate_prof {__version__}".encode())
+                       f"legate_prof {__version__}, code ".encode() + code_digest())
     for p in sorted(os.path.abspath(p) for p in paths):
         h.update(_file_digest(p))
     return h.hexdigest()[:32]

@@ -1,0 +1,107 @@
+"""A cache entry's key holds the code that makes an entry (``cache.code_digest``): an entry
+made by other code (a developer's edit to the builder, a checkout of git main between
+releases) is not served; the same code, its files copied or checked out again (new mtimes),
+finds its entry.  Real entries of a real run, in the test's own cache folder (conftest's
+``own_cache``); the code's sources are copies in ``tmp_path`` the key is pointed at
+(``cache.CODE_ROOT``)."""
+
+import os
+import shutil
+from pathlib import Path
+
+import legate_prof
+from legate_prof.load.loader import load_profile
+from legate_prof.store import cache
+
+SOURCES = Path(legate_prof.__file__).resolve().parent
+MPI2 = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi2"
+EDITED = "assemble/model_builder.py"
+
+
+def copy_sources(to):
+    """The sources the digest reads, copied with new mtimes (as a checkout writes them)."""
+    names = list(cache.CODE_MODULES) + [f"{p}/{f.name}" for p in cache.CODE_PACKAGES
+                                        for f in (SOURCES / p).glob("*.py")]
+    for name in names:
+        (to / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SOURCES / name, to / name)
+    return to
+
+
+def edit_one_byte(tree):
+    """One byte of the builder changed, its size and mtime kept: only its contents tell."""
+    f = tree / EDITED
+    st = f.stat()
+    data = bytearray(f.read_bytes())
+    at = data.index(b"#")  # (the byte after the first "#")
+    data[at + 1:at + 2] = b"!" if data[at + 1:at + 2] != b"!" else b"?"
+    f.write_bytes(bytes(data))
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert f.stat().st_size == st.st_size and f.stat().st_mtime_ns == st.st_mtime_ns
+
+
+def run_paths():
+    return sorted(str(p) for p in MPI2.glob("legate_*"))
+
+
+def quiet(_):
+    pass
+
+
+def test_an_entry_made_by_other_code_is_not_served_and_goes_in_its_turn(tmp_path, monkeypatch):
+    paths = run_paths()
+    before = copy_sources(tmp_path / "before")
+    after = copy_sources(tmp_path / "after")
+    edit_one_byte(after)
+    model = load_profile(paths)
+
+    monkeypatch.setattr(cache, "CODE_ROOT", before)
+    old = cache.store_cached(model, paths, note=quiet)
+    assert old is not None and old.exists()
+    assert cache.load_cached(paths, note=quiet) is not None  # the same code: found
+
+    monkeypatch.setattr(cache, "CODE_ROOT", after)
+    assert cache.entry_path(paths) != old
+    assert cache.load_cached(paths, note=quiet) is None  # other code: not served, rebuilt
+    assert old.exists()  # (left for the eviction: least recently used, it goes first)
+
+    monkeypatch.setenv("LEGATE_PROF_CACHE_MAX_MB", "0")  # no room but for the entry written
+    new = cache.store_cached(model, paths, note=quiet)
+    assert new.exists() and new != old
+    assert not old.exists() and not old.with_suffix(cache.STAMP_SUFFIX).exists()
+    reopened = cache.load_cached(paths, note=quiet)
+    assert reopened is not None and len(reopened.items["start"]) == len(model.items["start"])
+
+    monkeypatch.setattr(cache, "CODE_ROOT", before)  # the old code again: its entry is gone
+    assert cache.load_cached(paths, note=quiet) is None
+
+
+def test_this_code_finds_its_own_entry(tmp_path):
+    """The key of the package as installed (``CODE_ROOT`` None): an entry written is found."""
+    paths = run_paths()
+    assert cache.CODE_ROOT is None and cache.code_digest() != b""
+    entry = cache.store_cached(load_profile(paths), paths, note=quiet)
+    assert entry == cache.entry_path(paths)
+    assert cache.load_cached(paths, note=quiet) is not None
+
+
+def test_the_digest_is_of_contents_not_of_times(tmp_path):
+    one = copy_sources(tmp_path / "one")
+    two = copy_sources(tmp_path / "two")  # the same sources, other mtimes and inodes
+    os.utime(two / EDITED, ns=(0, 0))
+    assert cache.code_digest(one) == cache.code_digest(two) != b""
+    three = copy_sources(tmp_path / "three")  # (a root's digest is kept once worked out:
+    edit_one_byte(three)                      # edited before it is asked)
+    assert cache.code_digest(three) != cache.code_digest(one)
+    missing = copy_sources(tmp_path / "missing")  # a module added or removed changes it too
+    (missing / "load" / "inputs.py").unlink()
+    assert cache.code_digest(missing) not in (cache.code_digest(one), b"")
+
+
+def test_a_package_without_its_sources_keys_by_its_version(tmp_path):
+    """Installed as .pyc alone (no .py to hash): no digest, the version decides as before."""
+    tree = copy_sources(tmp_path / "compiled")
+    for f in (tree / "model").glob("*.py"):
+        f.with_suffix(".pyc").write_bytes(b"")
+        f.unlink()
+    assert cache.code_digest(tree) == b""
