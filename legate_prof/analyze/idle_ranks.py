@@ -128,9 +128,11 @@ def _sum_rows(key, cls, idle):
 
 # -- the parent ------------------------------------------------------------------------------
 
-def explain_idle(profile) -> dict:
+def explain_idle(profile, whole=True) -> dict:
     """``idle_gaps.idle_gaps`` of ``profile``, from what its ranks' workers prepared where
-    they did (``load_profile(..., prepare=PREPARE)``: a ``RankSet``) and that tells."""
+    they did (``load_profile(..., prepare=PREPARE)``: a ``RankSet``) and that tells;
+    ``whole=False``: the ranks hold too little for ``idle_gaps`` (``stats.PREPARE``), None
+    where what the workers prepared does not tell."""
     from legate_prof.assemble.rank_set import RankSet
     from legate_prof.load.rank_workers import prepared_of
     from legate_prof.query import as_source
@@ -138,13 +140,13 @@ def explain_idle(profile) -> dict:
         models = profile.rank_models()  # (each with its own operations)
         prepared = [prepared_of(m) for m in models]
         parts = profile.item_parts()
-        if len(parts) > 1 and all(p is not None for p in prepared):
+        if (len(parts) > 1 or not whole) and all(p is not None for p in prepared):
             offsets = [p.item_off for p in parts] + [parts[-1].item_off
                                                      + parts[-1].model.n_items]
             got = idle_of_ranks(prepared, models, offsets, profile.summary_model().extent())
             if got is not None:
                 return got
-    return shared_idle_gaps(as_source(profile))
+    return shared_idle_gaps(as_source(profile)) if whole else None
 
 
 def shared_idle_gaps(source):

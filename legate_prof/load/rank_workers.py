@@ -146,9 +146,8 @@ def _build_rank(paths, out, mode, prepare=""):
                             stack=mode == "stack", check_files=False)
         del logs[:]  # (their tables and mapped bytes: ~a fifth of a worker's peak, at ``prepare``)
         from legate_prof.store.bundle import write_bundle
-        write_bundle(model, out, indexes=False, handover=True)
-        if prepare:
-            _prepare(model, prepare, prepared_path(out))
+        handed = _prepare(model, prepare, prepared_path(out)) if prepare else model
+        write_bundle(handed, out, indexes=False, handover=True)
         return True
     except ProfileError:
         return False
@@ -156,15 +155,22 @@ def _build_rank(paths, out, mode, prepare=""):
 
 def _prepare(model, function, out):
     """``function(model)``'s arrays written to ``out``; nothing where it fails (the analysis
-    then reads the model itself, and says what is wrong as it always does)."""
+    then reads the model itself, and says what is wrong as it always does).  The model to
+    hand over: ``model``, or the one ``function`` returned beside its arrays (``(arrays,
+    model)``: a copy holding only what the analysis reads of it in the parent, which then
+    maps less — only with the arrays that say so, never where they failed)."""
     import importlib
     from legate_prof.load.array_file import write_arrays
     module, name = function.split(":")
     try:
-        write_arrays(out, getattr(importlib.import_module(module), name)(model))
+        got = getattr(importlib.import_module(module), name)(model)
+        arrays, handed = got if isinstance(got, tuple) else (got, model)
+        write_arrays(out, arrays)
+        return handed
     except Exception:  # noqa: BLE001 - an analysis's shortcut, never the build's failure
         if os.path.exists(out):
             os.unlink(out)
+        return model
 
 
 def _give_back_freed_memory():

@@ -30,21 +30,19 @@ def run(args):
 
 
 def _run(args):
-    from legate_prof.analyze.idle_ranks import EARLY, PREPARE
-    from legate_prof.analyze.stats import compute_stats, format_stats
+    from legate_prof.analyze.stats import WholeRanksNeeded, compute_stats, format_stats
     check_window(args)
-    # ranks (per-rank bundles, or big logs built by workers) are read rank by rank, without a
-    # model of all ranks; operations are looked up over all ranks (``RankSet``); the workers
-    # explain their ranks' idle time, a copy of this process that of a run built here
-    # (begun while the run's waits are still worked out: ``load.early_analysis``)
     from legate_prof.cli.answers import keep_idle, kept_idle
     idle = None if args.no_idle else kept_idle(args)
     explain = not args.no_idle and idle is None
-    whole = args.start is None and args.stop is None  # (else the model explained is a cut)
-    model = trimmed(load_with_progress(input_files(args), args, stack=False, ranked=True,
-                                       prepare=PREPARE if explain else None,
-                                       early=EARLY if explain and whole else None), args)
-    s = compute_stats(model, idle=explain)
+    try:
+        s = compute_stats(_loaded(args, explain, shortcut=True), idle=explain)
+    except WholeRanksNeeded:  # (the workers' shortcut falls short: the ranks whole, again,
+        import contextlib   # without saying the same notes and warnings twice)
+        import io
+        with contextlib.redirect_stderr(io.StringIO()):
+            profile = _loaded(args, explain, shortcut=False)
+        s = compute_stats(profile, idle=explain)
     if idle is not None:
         s["idle"] = idle  # (in its place: as worked out before on the same run)
     elif not args.no_idle:
@@ -55,3 +53,23 @@ def _run(args):
     else:
         say(format_stats(s))
     return EXIT_USER_ERROR if s["errors"] else 0
+
+
+def _loaded(args, explain, shortcut):
+    """The profile as ``stats`` reads it.  Ranks (per-rank bundles, or big logs built by
+    workers) are read rank by rank, without a model of all ranks; operations are looked up
+    over all ranks (``RankSet``).  The workers make their ranks' statistics and, with
+    ``explain``, explain their idle time (``stats.PREPARE``: with ``shortcut``, handing over
+    only what is left to read; else ``idle_ranks.PREPARE``); a copy of this process explains
+    that of a run built here (begun while the run's waits are still worked out:
+    ``load.early_analysis``)."""
+    from legate_prof.analyze import idle_ranks, stats
+    whole = args.start is None and args.stop is None  # (else the model explained is a cut)
+    if shortcut and whole and not getattr(args, "log", None):
+        prepare = stats.PREPARE if explain else stats.PREPARE_NO_IDLE
+    else:
+        prepare = idle_ranks.PREPARE if explain else None
+    return trimmed(load_with_progress(input_files(args), args, stack=False, ranked=True,
+                                      prepare=prepare,
+                                      early=idle_ranks.EARLY if explain and whole else None),
+                   args)
