@@ -7,7 +7,9 @@ lines whose code was not recorded (a program launching Legate tasks itself) pair
 ``file:line`` — the file's name, not its folder — when they launched the same operations.
 Between two aligned lines, an edited line pairs with the one at its place that launched the
 same operations, or else that assigns the same name and launched some of them (uncertain
-pairs, marked and said).  A line that is in one run only is said, never compared with another.
+pairs, marked and said).  A line that launched nothing but waited for a value (a final
+``print(x)``) pairs so too, on its code and what it waited for, and shows its waiting.  A
+line that is in one run only is said, never compared with another.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ APP_KINDS = (int(ItemKind.TASK), int(ItemKind.GPU_KERNEL))
 COPY_KINDS = (int(ItemKind.COPY),)
 FILL_KINDS = (int(ItemKind.FILL),)
 FIELDS = ("tasks", "task_ns", "copies", "copy_bytes", "fills", "fill_bytes")
+WAIT_FIELDS = ("waits", "waited_ns")  # the program's waits for values at a line
 
 
 def _site(prov):
@@ -118,8 +121,9 @@ def _pair_unaligned(rows_a, rows_b, la, lb):
     for pa in rows_a:
         ra = la[pa]
 
-        def same_ops(pb):
-            return lb[pb]["operations"] == ra["operations"]
+        def same_ops(pb):  # (lines that launched nothing: what they waited for)
+            return (lb[pb]["operations"] == ra["operations"]
+                    and lb[pb].get("waited_for", set()) == ra.get("waited_for", set()))
         if ra["code"]:
             match = next((pb for pb in left_b if lb[pb]["code"] and same_ops(pb)), None)
             how = "edited"
@@ -176,16 +180,13 @@ def wall_by_line(model):
     return by_line, pieces.explained_ns, int(pieces.run[1] - pieces.run[0]), resting
 
 
-def _line_rows(a, b, wall=None, same_files=False, code=(None, None)):
+def _line_rows(a, b, wall=None, same_files=False, code=(None, None), waits=None):
     la, lb = per_line(a, code[0]), per_line(b, code[1])
     wa, wb = wall or ({}, {})
-    for lines, w in ((la, wa), (lb, wb)):  # (lines the path charges that made no task)
-        for text in w:
-            if text.startswith("(") or text in lines:
-                continue
-            file, line = _site(text)
-            lines[text] = {"file": file, "line": line, "operations": set(),
-                           "code": "", **{f: 0 for f in FIELDS}}
+    waits = waits or ({}, {})
+    for lines, model, w, held, text in ((la, a, wa, waits[0], code[0]),
+                                        (lb, b, wb, waits[1], code[1])):
+        _lines_without_tasks(lines, model, w, held, text)
     rows = []
     for pa, pb, how in pair_lines(la, lb):
         if same_files and how == "line":  # (one program's files: its lines are its lines)
@@ -200,17 +201,45 @@ def _line_rows(a, b, wall=None, same_files=False, code=(None, None)):
         for f in FIELDS:
             row[f] = [ra.get(f, 0), rb.get(f, 0)]
         row["wall_ns"] = [int(wa.get(pa, 0)), int(wb.get(pb, 0))]
+        for f in WAIT_FIELDS:  # (the program's waits for values there, counted once a run)
+            row[f] = [int(waits[0].get(pa, {}).get(f, 0)), int(waits[1].get(pb, {}).get(f, 0))]
         rows.append(row)
     for name in ("(program start)", "(shutdown)", "(no line)"):  # (the run's own rows)
         if wa.get(name) or wb.get(name):
             rows.append({"line": name, "a": name, "b": name, "operations": [],
                          "code": ["", ""], "paired_by": "run",
-                         **{f: [0, 0] for f in FIELDS},
+                         **{f: [0, 0] for f in FIELDS + WAIT_FIELDS},
                          "wall_ns": [int(wa.get(name, 0)), int(wb.get(name, 0))]})
     # (a change alike, the bigger line first: a run against itself was in task time's order)
     rows.sort(key=lambda r: (-abs(r["wall_ns"][0] - r["wall_ns"][1]), -max(r["wall_ns"]),
                              -max(r["task_ns"])))
     return rows
+
+
+def _lines_without_tasks(lines, model, wall, waits, code):
+    """Add to ``lines`` (``per_line``) the lines that launched nothing yet waited for a value
+    (``waits``: ``waits_by_text``; a final ``print(x)``), with their code (the run's, else
+    ``code``) and what they waited for, so they pair as a line that launched tasks does (a
+    self-compare read such a line "~", by its number alone, or left it out: off the path);
+    and the lines the path charges that made no task and waited for nothing (no code: they
+    pair by file name and line number)."""
+    code = code or {}
+    for text in list(waits) + list(wall):
+        if text.startswith("(") or text in lines:
+            continue
+        file, line = _site(text)
+        said = (model.line_text.get(text) or code.get(text, "")) if text in waits else ""
+        lines[text] = {"file": file, "line": line, "operations": set(), "code": said,
+                       **{f: 0 for f in FIELDS}}
+    for text, x in waits.items():  # (what a line that launched nothing waited for pairs it)
+        lines[text]["waited_for"] = set(x["for"]) if not lines[text]["operations"] else set()
+
+
+def waits_by_text(source):
+    """{provenance: {"waits", "waited_ns", "for"}} of the program's waits for values
+    (``program_waits.waits_by_line``: counted once a run), by the line's text."""
+    from legate_prof.analyze.program_waits import waits_by_line
+    return {source.provenances[p]: x for p, x in waits_by_line(source).items()}
 
 
 def _none_paired(lines):
@@ -297,7 +326,7 @@ def compare(a, b, same_files=False, code=(None, None)):
     from legate_prof.query import as_source
     sa, sb = as_source(a), as_source(b)  # (one critical path each: the lines and findings)
     (wa, ea, ra, ia), (wb, eb, rb, ib) = wall_by_line(sa), wall_by_line(sb)
-    lines = _line_rows(a, b, (wa, wb), same_files, code)
+    lines = _line_rows(a, b, (wa, wb), same_files, code, (waits_by_text(sa), waits_by_text(sb)))
     ga, gb = per_group(a, sa), per_group(b, sb)
     spans = [int(m.items["stop"].max() - m.items["start"].min()) if m.n_items else 0
              for m in (a, b)]  # first item to last, as `stats` counts a run's span
@@ -427,19 +456,7 @@ def format_compare(c, names=("A", "B")):
             out.append(f"  of which reached only through links inferred past events Legion "
                        f"does not record: {_explained(inf[0], ra)} of A, "
                        f"{_explained(inf[1], rb)} of B ({INFERRED_WORDS})")
-    out += ["", "Lines, the largest change in wall clock first (A -> B):",
-            f"{'line in A':<20}{'line in B':<20}{'wall clock':>26}    {'operations':<17}"
-            f"  {'tasks':>14}  {'task time':>24}  {'copies':>12}  {'bytes':>20}  {'fills':>12}"]
-    for r in c["lines"]:  # (two spaces between columns: a wide value never runs into the next)
-        ops = _cut(", ".join(r["operations"]) or "-", 17)
-        mark = "~" if r["paired_by"] in ("edited", "line", "assigned") else ""
-        wall = _change(*r.get("wall_ns", [0, 0]), fmt=format_ns)
-        out.append(f"{(r['a'] or '-')[:19]:<20}{((r['b'] or '-') + mark)[:19]:<20}"
-                   f"{wall:>26}    {ops:<17}  {_change(*r['tasks']):>14}"
-                   f"  {_change(*r['task_ns'], fmt=format_ns):>24}"
-                   f"  {_change(*r['copies']):>12}"
-                   f"  {_change(*r['copy_bytes'], fmt=format_bytes):>20}"
-                   f"  {_change(*r['fills']):>12}")
+    out += _lines_table(c["lines"])
     out += ["", f"{'lane group':<22}{'items':>18}{'busy (of its lanes: A, B)':>44}"
             f"{'peak memory':>24}"]
     for r in c["groups"]:
@@ -457,6 +474,32 @@ def format_compare(c, names=("A", "B")):
     if c.get("notes"):
         out += ["", "Pairing of lines (~: an uncertain pair):"] + [f"  {n}" for n in c["notes"]]
     return "\n".join(out)
+
+
+def _lines_table(lines):
+    """The table of lines (A -> B); a column of the program's waits for values at each line
+    where either run waited (a line that launched nothing, a final ``print(x)``, shows its
+    waiting there: "-" where neither waited)."""
+    waited = any(any(r.get("waits", [0, 0])) for r in lines)
+    out = ["", "Lines, the largest change in wall clock first (A -> B):",
+           f"{'line in A':<20}{'line in B':<20}{'wall clock':>26}"
+           + (f"  {'waited for values':>24}" if waited else "")
+           + f"    {'operations':<17}  {'tasks':>14}  {'task time':>24}  {'copies':>12}"
+           f"  {'bytes':>20}  {'fills':>12}"]
+    for r in lines:  # (two spaces between columns: a wide value never runs into the next)
+        ops = _cut(", ".join(r["operations"]) or "-", 17)
+        mark = "~" if r["paired_by"] in ("edited", "line", "assigned") else ""
+        wall = _change(*r.get("wall_ns", [0, 0]), fmt=format_ns)
+        waits = r.get("waited_ns", [0, 0])
+        wait = (_change(*waits, fmt=format_ns) if any(r.get("waits", [0, 0])) else "-")
+        out.append(f"{(r['a'] or '-')[:19]:<20}{((r['b'] or '-') + mark)[:19]:<20}"
+                   f"{wall:>26}" + (f"  {wait:>24}" if waited else "")
+                   + f"    {ops:<17}  {_change(*r['tasks']):>14}"
+                   f"  {_change(*r['task_ns'], fmt=format_ns):>24}"
+                   f"  {_change(*r['copies']):>12}"
+                   f"  {_change(*r['copy_bytes'], fmt=format_bytes):>20}"
+                   f"  {_change(*r['fills']):>12}")
+    return out
 
 
 def _findings_lines(findings, one):

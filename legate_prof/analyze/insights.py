@@ -1165,31 +1165,50 @@ def blocking(f):
     critical path, a lower bound: a wait at a time, the smaller of the runtime's latency it
     exposed and the program's launching after it, which a program not waiting would have
     overlapped (``program_waits.held_by_waits``).  A line whose waits are the program's last
-    (a final print: nothing follows to overlap) is no finding."""
-    from legate_prof.analyze.program_waits import held_by_waits, waits_by_line
+    (begun after its last submission in the run: a final print, nothing follows to overlap)
+    is no finding.  In a window, every figure is the window's: its waits cut to it, its
+    path's pieces; a wait still going on at its end saves what lies beyond, said so."""
+    from legate_prof.analyze.program_waits import (blocked_in_waits, held_by_waits,
+                                                   waits_by_line, waits_going_on)
     by_line = waits_by_line(f.source)
     if not by_line:
         return []
     held, counted = held_by_waits(f.source, f.path.rows)
+    blocked = blocked_in_waits(f.source, f.path.rows)
+    late = waits_going_on(f.source, f.path.run[1]) if f.whole == "window" else {}
     ns = f.path.pieces()[0]
     run = max(f.run_span, 1)
-    first_task = int(f.stop[f.app].min(initial=np.iinfo(np.int64).max))
+    first_task = _first_task_end(f)
     out = []
     for p, x in sorted(by_line.items()):
         mine = held.get(p, np.zeros(len(ns), bool))
-        latency, cost, final = counted.get(p, (0, 0, False))
+        latency, _, final = counted.get(p, (0, 0, False))
+        cost = int(ns[mine].sum())  # (what it holds: every rank's waits, as its path_ns)
         if final or (cost < BLOCKING_SHARE * run and x["waited_ns"] < BLOCKING_WAITED * run):
             continue
         what = sorted(x["for"].items(), key=lambda kv: (-kv[1], kv[0]))
+        start_up = x["window"][0] < first_task
+        evidence = {"waits": x["waits"], "waited_ns": x["waited_ns"],
+                    "longest_ns": x["longest_ns"], "ranks": x["ranks"],
+                    "waited_for": {w or "unknown": n for w, n in what},
+                    "latency_on_path_ns": latency, "blocked_on_path_ns": blocked.get(p, 0)}
+        if late.get(p):
+            evidence["going_on_at_end"] = late[p]
         out.append(_finding(
-            "blocking", _blocking_title(f, x, what, run, x["window"][0] < first_task),
-            [f.line(p)], x["window"],
-            {"waits": x["waits"], "waited_ns": x["waited_ns"], "longest_ns": x["longest_ns"],
-             "ranks": x["ranks"], "waited_for": {w or "unknown": n for w, n in what},
-             "latency_on_path_ns": latency}, 0,
-            _mostly_latency(latency, cost, x["window"][0] < first_task)
+            "blocking", _blocking_title(f, x, what, run, start_up), [f.line(p)], x["window"],
+            evidence, 0, _mostly_latency(latency, cost, start_up, late.get(p, 0))
             + _blocking_remedy(f, p, what[0][0]), holds=lambda *a, mine=mine: mine))
     return out
+
+
+def _first_task_end(f):
+    """When the program's first task ended: the run's (``path_lines.Made``), for a window
+    too — a window's own first task is any later one, and every wait in a window of a loop
+    read as the runtime's start-up."""
+    from legate_prof.analyze.program_waits import run_made
+    first = run_made(f.source).first_task_end
+    return int(first) if first is not None else int(
+        f.stop[f.app].min(initial=np.iinfo(np.int64).max))
 
 
 def _blocking_title(f, x, what, run, in_start_up):
@@ -1203,17 +1222,22 @@ def _blocking_title(f, x, what, run, in_start_up):
             f"{f.whole}; longest {format_ns(x['longest_ns'])}{start}): {named}")
 
 
-def _mostly_latency(latency, cost, in_start_up):
+def _mostly_latency(latency, cost, in_start_up, late=0):
     """Why a long wait costs the run little: the runtime's latency it exposed could only be
-    overlapped with the program's launching after it, that much and no more is counted."""
+    overlapped with the program's launching after it, that much and no more is counted; in
+    a window, ``late`` waits still went on at its end: what they save lies beyond it."""
     if cost >= latency or latency <= 0:
         return ""
+    them = "it" if late == 1 else "them"
+    beyond = (f" {late:,} of these waits still went on at the window's end: what the "
+              f"program launched after {them} lies beyond the window and counts nothing here "
+              f"(a window reaching past {them} counts it)." if late else "")
     return (f"Of the runtime's latency these waits exposed on the critical path "
             f"({format_ns(latency)}{', its start-up among it' if in_start_up else ''}), "
             f"{format_ns(cost)} is counted as their cost: what the program launched after "
             "each before it waited again, which it could have launched meanwhile (a lower "
             "bound: with more operations in flight the runtime overlaps its own work too; a "
-            "profile of the changed program shows it). ")
+            f"profile of the changed program shows it).{beyond} ")
 
 
 def _blocking_remedy(f, p, waited_for):

@@ -60,8 +60,11 @@ def format_insights(findings, windowed=False, empty=False, run_ns=None):
     for k, x in enumerate(findings, 1):
         if not minor and k > 1 and _costs_none(x):  # (listed last: by wall-clock time)
             minor = True
+            waits = any(_blocked_uncounted(y) for y in findings[k - 1:])
             lines.append(f"Minor: the findings below cost none of {whole} wall-clock time "
-                         "(their work ran beside the critical path, or is counted above).")
+                         "(their work ran beside the critical path, or is counted above"
+                         + (", or, a wait for a value the path holds, nothing launched "
+                            "after it could have overlapped it" if waits else "") + ").")
         lines.append(f"{k}. [{x['pattern']}] {x['title']}")
         if x["provenance"]:
             shown = ", ".join(x["provenance"][:5])
@@ -116,6 +119,8 @@ def cost_words(x, whole="the run's", run_ns=None):
         return (f"costs none of {whole} wall-clock time beyond the finding{'s' * (len(under) > 1)}"
                 f"{named}: its work holds {format_ns(held)} of the critical path, all of it "
                 f"counted there (each piece of the path counts for one finding); {cpu}")
+    if _blocked_uncounted(x):  # (the path holds the program in its waits)
+        return _blocked_words(x, whole, x["evidence"]["blocked_on_path_ns"], cpu)
     if x["wall_ns"] == 0 and x.get("lines_ns"):
         return (f"costs none of {whole} wall-clock time of its own: its work is not on the "
                 f"critical path, though its lines hold {format_ns(x['lines_ns'])} of it "
@@ -141,6 +146,26 @@ def cost_words(x, whole="the run's", run_ns=None):
               and x["pattern"] not in LINES_NOT_ITS_OWN else "")
     return (f"costs {format_ns(x['wall_ns'])} of {whole} wall-clock time{part} (its share of "
             f"the critical path{shared}{guess}{theirs}); {cpu}")
+
+
+def _blocked_uncounted(x):
+    """Whether ``x`` is waits for values the path holds the program blocked in, none of it
+    counted (not beside the path, and not counted under another finding)."""
+    return (x["pattern"] == "blocking" and x["wall_ns"] == 0
+            and not x.get("path_ns", x["wall_ns"])
+            and bool(x["evidence"].get("blocked_on_path_ns", 0)))
+
+
+def _blocked_words(x, whole, blocked, cpu):
+    """What the program's waits that the critical path holds, blocked, cost where none of it
+    is counted: not "its work is not on the critical path" (a window's path, `critical
+    --start/--stop`, held the program blocked there) but why its lower bound is none."""
+    lines = (f"; its lines hold {format_ns(x['lines_ns'])} of it in all, their other work "
+             "included (`legate_prof critical`, by source line)" if x.get("lines_ns") else "")
+    return (f"costs none of {whole} wall-clock time that can be counted: the critical path "
+            f"holds the program blocked in these waits for {format_ns(blocked)} (`legate_prof "
+            "critical`: blocked), but nothing the program launched after them on the path "
+            f"could have overlapped it (the remedy says why){lines}; {cpu}")
 
 
 def idle_words(evidence):

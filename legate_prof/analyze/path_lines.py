@@ -23,6 +23,8 @@ the program made it.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from legate_prof.assemble.stream_items import RUNTIME_OP_BASE
@@ -48,13 +50,26 @@ def line_title(line, provenances):
     return provenances[line] if line else NO_LINE_TITLE
 
 
+class Made(NamedTuple):
+    """``operations_made``: what the program made, and when it launched its last operation
+    and its first task ended — a window's source is given the run's (``given_window``): cut
+    to the window, a wait before the program's last submission beyond it read as its final
+    read, and a wait in a window of the loop as the runtime's start-up (``insights``'
+    ``blocking``)."""
+
+    times: dict  # {rank: (times, lines)} of what it made, sorted by time
+    streamed: set  # the ranks whose runtime stream says what each operation was made for
+    submitted: dict  # {rank: when the program submitted its last operation (the stream's)}
+    first_task_end: int | None = None  # when the program's first task ended (None: none)
+
+
 def operations_made(source):
-    """{rank: (times, lines)}: when the program made each operation or array (the runtime's
-    stream; sorted by time), or (without the stream) ([when Legion created its first item],
-    [no line])."""
+    """``Made``: {rank: (times, lines)}: when the program made each operation or array (the
+    runtime's stream; sorted by time), or (without the stream) ([when Legion created its
+    first item], [no line]); and when it submitted its last operation, its first task ended."""
     lane_rank = np.array([L.rank for L in source.info().lanes] or [0], np.int64)
     top = np.flatnonzero(np.isin(np.asarray(source.names, object), TOP_LEVEL_NAMES))
-    made, legion = {}, {}
+    made, legion, submitted, first = {}, {}, {}, []
     for p in source.item_parts():
         it = p.model.items
         if len(it["start"]) == 0:
@@ -65,20 +80,26 @@ def operations_made(source):
         at = np.flatnonzero(ours)
         prov[at] = p.provenances(at)
         ours &= prov != 0
+        not_top = ~np.isin(p.names(), top)
         created = (np.isin(it["kind"], [int(k) for k in _LEGION_MADE]) & ~ours
-                   & ~np.isin(p.names(), top) & (it["create"] > 0))
+                   & not_top & (it["create"] > 0))
+        tasks = np.isin(it["kind"], [int(ItemKind.TASK), int(ItemKind.GPU_KERNEL)]) & not_top
+        first += [int(it["stop"][tasks].min())] if tasks.any() else []
         for r, sel in _by_rank(rank, ours):
             t, ln = made.get(r, ((), ()))
             made[r] = (np.concatenate([t, it["start"][sel]]), np.concatenate([ln, prov[sel]]))
         for r, sel in _by_rank(rank, created):
-            first = int(it["create"][sel].min())
-            legion[r] = min(first, legion.get(r, first))
+            t = int(it["create"][sel].min())
+            legion[r] = min(t, legion.get(r, t))
+        for r, sel in _by_rank(rank, np.asarray(it["kind"]) == int(ItemKind.RUNTIME_OP)):
+            t = int(it["start"][sel].max())
+            submitted[r] = max(t, submitted.get(r, t))
     out = {r: (np.array([t], np.int64), np.array([NO_LINE], np.int64))
            for r, t in legion.items()}
     for r, (t, ln) in made.items():
         o = stable_order(t)
         out[r] = (np.asarray(t, np.int64)[o], np.asarray(ln, np.int64)[o])
-    return out, set(made)
+    return Made(out, set(made), submitted, min(first) if first else None)
 
 
 def _by_rank(rank, mask):
@@ -168,7 +189,7 @@ def _by_operation(a, b, c, line, rank, item, made):
     """Rows (from, to, category, line, item) of [a, b]: a launch on a rank the stream
     describes cut where the program made an operation, each part for the line of the latest
     one made by its start; the rest whole."""
-    ops, streamed = made
+    ops, streamed = made[0], made[1]
     mine = (c == "launch") & np.isin(rank, sorted(streamed)) & (b > a)
     rows = [(a, np.where(mine, a, b), c, line, item)]
     for r in sorted(streamed):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from legate_prof.analyze.path_lines import operations_made
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import ItemKind
 
@@ -162,8 +163,8 @@ LATENCY = ("runtime", "gap", "blocked", "waiting")
 def held_by_waits(source, rows):
     """({provenance id: mask of the path's pieces ``rows`` (``PathPieces.rows``: ns,
     category, line, item, begin)}, {provenance id: (the latency its waits exposed, what
-    they hold, whether they are the program's last: a final read)}, of the rank that counted
-    most): what each line's waits cost the run, a wait at a time — a lower bound.  A wait
+    they hold, whether they are the program's last: a final read, begun after its rank's
+    last submission in the run)}, of the rank that counted most): what each line's waits cost the run, a wait at a time — a lower bound.  A wait
     the path went through (the program's thread on the path as it ended: the path back to
     its start is what it waited for) exposed the runtime's latency within it (``LATENCY``
     pieces, any rank, clipped to the wait); a program that had not waited would have
@@ -180,9 +181,10 @@ def held_by_waits(source, rows):
     rank = item_ranks(source, item)
     submits = last_submits(source)
     for r, (start, stop, line, _) in waits.items():
-        launched = (cat == "launch") & (rank == r) & (line_of != 0) & (
-            begin < submits.get(r, np.iinfo(np.int64).max))
-        hold, lat_w, final = _held_on_rank(ns, cat, begin, rank == r, launched, start, stop)
+        submit = submits.get(r, np.iinfo(np.int64).max)
+        launched = (cat == "launch") & (rank == r) & (line_of != 0) & (begin < submit)
+        hold, lat_w = _held_on_rank(ns, cat, begin, rank == r, launched, start, stop)
+        final = start >= submit
         for p in np.unique(line).tolist():
             held = np.zeros(len(ns), bool)
             held[hold >= 0] = line[hold[hold >= 0]] == p
@@ -194,21 +196,59 @@ def held_by_waits(source, rows):
     return out, counted
 
 
-def last_submits(source):
-    """{rank: when the program submitted its last operation} (the runtime stream's): the
-    program's thread after it launches nothing, it ends (a final print's wait hides none)."""
+def blocked_in_waits(source, rows):
+    """{provenance id: the path's time the program was blocked within the line's own waits}:
+    the "blocked" pieces of ``rows`` (``PathPieces.rows``) clipped to the waits of their
+    rank — what ``critical`` counts as the program blocked there, summed over the ranks (the
+    path's pieces never overlap), so a finding can say it where it counts less."""
+    ns, cat, _, item, begin = rows
     out = {}
-    for p, sel, rank in _stream_items(source, ItemKind.RUNTIME_OP):
-        start = np.asarray(p.model.items["start"][sel], np.int64)
-        for r in np.unique(rank).tolist():
-            out[r] = max(out.get(r, np.iinfo(np.int64).min), int(start[rank == r].max()))
+    blocked = np.flatnonzero(cat == "blocked")
+    waits = wait_items(source) if len(blocked) else {}
+    if not waits:
+        return out
+    rank = item_ranks(source, item[blocked])
+    lo, hi = begin[blocked], begin[blocked] + ns[blocked]
+    for r, (start, stop, line, _) in waits.items():
+        at = np.flatnonzero(rank == r)
+        for p in np.unique(line).tolist():
+            s, e = start[line == p], stop[line == p]  # (one thread's: apart, in order)
+            _, a, b = clipped(at, np.searchsorted(e, lo[at], "right"),
+                              np.searchsorted(s, hi[at], "left"), s, e, lo, hi)
+            out[p] = out.get(p, 0) + int(np.maximum(b - a, 0).sum())
     return out
+
+
+def waits_going_on(source, at):
+    """{provenance id: how many of the line's waits still went on at ``at`` (a window's end:
+    the program resumed beyond it), counted once a run (the rank with most)}."""
+    out = {}
+    for _, stop, line, _ in wait_items(source).values():
+        late = line[stop >= at]
+        for p, n in zip(*np.unique(late, return_counts=True)):
+            out[int(p)] = max(out.get(int(p), 0), int(n))
+    return out
+
+
+def last_submits(source):
+    """{rank: when the program submitted its last operation} (the runtime stream's, of the
+    run: a window's source is given the run's, ``path_lines.Made``): the program's thread
+    after it launches nothing, it ends (a final print's wait hides none)."""
+    return run_made(source).submitted
+
+
+def run_made(source):
+    """``path_lines.operations_made`` of the run, worked out once a source, under the key
+    ``critical_path.run_operations_made`` keeps it (a window's source: the run's, given it)."""
+    if hasattr(source, "computed_once"):
+        return source.computed_once("operations_made", lambda: operations_made(source))
+    return operations_made(source)
 
 
 def _held_on_rank(ns, cat, begin, on_rank, launched, start, stop):
     """(each piece's wait it counts for, -1 none; each wait's latency, 0 for a wait the path
-    did not go through; whether nothing was launched after it) of one rank's waits
-    (``held_by_waits``); ``launched``: the program's pieces that launched an operation."""
+    did not go through) of one rank's waits (``held_by_waits``); ``launched``: the program's
+    pieces that launched an operation."""
     n = len(start)
     end = begin + ns
     program = np.flatnonzero(np.isin(cat, ("launch", "blocked")) & on_rank)
@@ -233,8 +273,7 @@ def _held_on_rank(ns, cat, begin, on_rank, launched, start, stop):
     pick = after.copy()
     pick[after] = (resumed & ~by_latency)[since[after]]
     hold[pick] = since[pick]
-    last_launch = begin[launched].max(initial=np.iinfo(np.int64).min)
-    return hold, np.where(resumed, lat_w, 0), stop >= last_launch
+    return hold, np.where(resumed, lat_w, 0)
 
 
 def _covered(begin, ns, at):

@@ -1,0 +1,215 @@
+"""The program's waits for values (``PROGRAM_WAIT``) in a window and in ``compare``.
+
+* ``insights --start/--stop``: the window's critical path is the run's cut to it; a line's
+  `blocking` finding is judged on that path — where it holds the program blocked in the
+  line's waits, the finding says so (it read "not on the critical path", or was left out
+  as a "final read" of the window, or said "start-up" of every window of the loop), and
+  none of its figures counts a wait's time outside the window.
+* ``compare``: a line that launched nothing and only waited (a final ``print(z)``) pairs as
+  any line does, and shows its waiting.
+
+Every figure is checked against the runtime streams read with msgpack alone and the path's
+pieces walked one at a time."""
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from argparse import Namespace
+from pathlib import Path
+
+import msgpack
+import numpy as np
+import pytest
+
+from legate_prof.analyze.critical_path import (critical_path_report, given_window,
+                                               item_table, path_pieces)
+from legate_prof.analyze.insights import insights_of_run
+from legate_prof.analyze.insights_text import cost_words, format_insights
+from legate_prof.cli.common import run_beyond_window, trimmed
+from legate_prof.load.loader import load_profile
+from legate_prof.model.kinds import ItemKind
+from legate_prof.present.units import format_ns
+from legate_prof.query import as_source
+from legate_prof.read.runtime_stream import STREAM_MAGIC
+
+REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+LOOP = REAL / "read_loop_2ranks"
+LOOP_LINE = "/tmp/rl/read_loop.py:8"
+VALUE = REAL / "value_wait_1rank"
+
+
+def _zeros(run, name):
+    """Each rank's zero time, from the reference's dump (its files' records in rank order)."""
+    with gzip.open(run / "golden" / f"{name}.dump.jsonl.gz", "rt") as f:
+        return [json.loads(x)["ZeroTime"]["zero_time"] for x in f if "ZeroTime" in x]
+
+
+def _events(stream):
+    with open(stream, "rb") as f:
+        assert f.read(len(STREAM_MAGIC)) == STREAM_MAGIC
+        return list(msgpack.Unpacker(f, raw=False))
+
+
+def _loop_streams():
+    """{rank: ([(start, end, line)] of its waits, its last operation's submission)} on the
+    log's clock, read with msgpack alone."""
+    out = {}
+    for r, zero in enumerate(_zeros(LOOP, "read_loop_2ranks")):
+        events = _events(LOOP / f"legate_{r}.runtime.prof")[1:]
+        out[r] = ([(e[1] - zero, e[2] - zero, e[4]) for e in events if e[0] == "wait"],
+                  max(e[1] for e in events if e[0] == "op") - zero)
+    return out
+
+
+def _window(start, stop):
+    """The loop's run cut to [start, stop] as `insights --start/--stop` cuts it."""
+    whole = load_profile([str(LOOP)], ranked=True, stack=False)
+    args = Namespace(start=start, stop=stop)
+    window = as_source(trimmed(whole, args))
+    given_window(window, run_beyond_window(whole, args))
+    return whole, window
+
+
+def _blocked_in(window, waits):
+    """The window's path's "blocked" pieces within the waits of their own rank, a piece at a
+    time (``waits``: {rank: [(start, end)]}, clipped to the window)."""
+    ns, cat, _, item, begin = (np.asarray(a).tolist() for a in path_pieces(window).rows)
+    lanes = [L.rank for L in window.info().lanes]
+    rank = [lanes[x] for x in item_table(window, np.asarray(item))["lane"].tolist()]
+    total = 0
+    for k in range(len(ns)):
+        if cat[k] == "blocked":
+            for s, e in waits.get(rank[k], []):
+                total += max(0, min(e, begin[k] + ns[k]) - max(s, begin[k]))
+    return total
+
+
+# windows inside the loop holding waits of line 8, whose path holds the program blocked in
+# them (1.70-1.74 s: one wait a rank, all of the window; the program resumed past its end)
+@pytest.mark.parametrize("ms", [(1700, 1740), (2000, 2300), (2150, 2400), (3180, 3210)])
+def test_a_windows_blocking_finding_is_judged_on_the_windows_path(ms):
+    start, stop = ms[0] * 1_000_000, ms[1] * 1_000_000
+    _, window = _window(start, stop)
+    streams = _loop_streams()
+    waits = {r: [(max(s, start), min(e, stop)) for s, e, site in w
+                 if site == LOOP_LINE and e > start and s < stop]
+             for r, (w, _) in streams.items()}
+    # none of them began after its rank's last submission: no final read
+    assert all(s < submit for r, (w, submit) in streams.items() for s, e, _ in w
+               if e > start and s < stop)
+    blocked = _blocked_in(window, waits)
+    report = critical_path_report(window, with_items=False, with_path=False)
+    assert 0 < blocked <= report["by_kind"]["blocked"]  # (what `critical` shows there)
+    out = insights_of_run(window, windowed=True)
+    (found,) = [f for f in out["findings"] if f["pattern"] == "blocking"]
+    ev = found["evidence"]
+    assert ev["blocked_on_path_ns"] == blocked
+    # the window's, never more: its waits cut to it, its path's pieces
+    assert ev["waits"] == max(len(w) for w in waits.values())
+    assert ev["waited_ns"] == max(sum(e - s for s, e in w) for w in waits.values())
+    assert ev["longest_ns"] == max(e - s for w in waits.values() for s, e in w)
+    assert ev["latency_on_path_ns"] <= ev["waited_ns"] <= stop - start
+    assert found["path_ns"] <= out["run_ns"] == stop - start
+    assert start <= found["window_ns"][0] <= found["window_ns"][1] <= stop
+    late = max(sum(e >= stop for _, e in w) for w in waits.values())
+    assert ev.get("going_on_at_end", 0) == late
+    words = cost_words(found, "this window's", out["run_ns"])
+    assert "not on the critical path" not in words and "none of its work" not in words
+    if found["wall_ns"] == 0 and found["path_ns"] == 0:
+        assert f"blocked in these waits for {format_ns(blocked)}" in words
+    if "is counted as their cost" in found["remedy"]:
+        assert f"{format_ns(found['path_ns'])} is counted as their cost" in found["remedy"]
+    if late and found["path_ns"] < ev["latency_on_path_ns"]:
+        assert "still went on at the window's end" in found["remedy"]
+    # the run's first task ended before the window: no wait in it waited for the start-up
+    m = load_profile([str(LOOP)])
+    top = [k for k, n in enumerate(m.names) if n in ("Toplevel Task", "External Thread")]
+    tasks = (m.items["kind"] == int(ItemKind.TASK)) & ~np.isin(m.items["name"], top)
+    assert int(m.items["stop"][tasks].min()) < start
+    assert "start-up" not in found["title"] and "start-up" not in found["remedy"]
+    assert "not on the critical path" not in format_insights(out["findings"], windowed=True)
+
+
+def test_a_windows_final_read_is_the_runs():
+    """A wait is the program's final read where it began after its rank's last submission in
+    the run, not in the window: 3.30-3.33 s holds line 8's last wait (after the last Reduce:
+    no finding); 1.70-1.74 s ends before the next submission (a finding, above)."""
+    streams = _loop_streams()
+    start, stop = 3_300_000_000, 3_330_000_000
+    inside = [(s, submit) for w, submit in streams.values() for s, e, _ in w
+              if e > start and s < stop]
+    assert inside and all(s >= submit for s, submit in inside)
+    _, window = _window(start, stop)
+    assert not [f for f in insights_of_run(window, windowed=True)["findings"]
+                if f["pattern"] == "blocking"]
+
+
+def _with_a_final_print(folder):
+    """The value-wait run (efficient.py at N = 400 k) with a line 20, ``print(z)``, that
+    launched nothing and waited for z: its program file and stream given the line and the
+    wait, after the last submission and before the top-level task ended (as the runtime
+    writes it); the wait's length."""
+    folder.mkdir()
+    shutil.copy(VALUE / "legate_0.prof.gz", folder)
+    (folder / "efficient.py").write_text((VALUE / "efficient.py").read_text() + "print(z)\n")
+    header, *events = _events(VALUE / "legate_0.runtime.prof")
+    (zero,) = _zeros(VALUE, "value_wait_1rank")
+    m = load_profile([str(VALUE / "legate_0.prof.gz")])
+    top = m.items["name"] == m.names.index("Toplevel Task")
+    stop = zero + int(m.items["stop"][top].max())
+    last_op = max(e[1] for e in events if e[0] == "op")
+    site = events[[e[0] for e in events].index("wait")][4].rsplit(":", 1)[0] + ":20"
+    wait = ["wait", last_op + 200_000, stop - 500_000, 3, site]
+    events = [e for e in events if e[0] != "end"] + [wait, ["end", stop - 100_000]]
+    pack = msgpack.Packer(use_bin_type=True).pack
+    (folder / "legate_0.runtime.prof").write_bytes(STREAM_MAGIC + pack(header)
+                                                   + b"".join(map(pack, events)))
+    return wait[2] - wait[1]
+
+
+def _compare(a, b, *more):
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", str(a), str(b),
+                        *more], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout) if more else p.stdout
+
+
+def test_compare_pairs_a_line_that_only_waited_and_shows_its_waiting(tmp_path):
+    """Two copies of one run whose last line, ``print(z)``, only waited: every line pairs
+    for sure (by its code), nothing changed, and the line shows what it waited; against
+    the run without it, the line is B's only."""
+    took = _with_a_final_print(tmp_path / "a")
+    assert _with_a_final_print(tmp_path / "b") == took
+    c = _compare(tmp_path / "a", tmp_path / "b", "--json")
+    assert {r["paired_by"] for r in c["lines"]} <= {"code", "run"} and not c["notes"]
+    (row,) = [r for r in c["lines"] if r["line"] == "efficient.py:20"]
+    assert row["a"] == row["b"] == "efficient.py:20" and row["code"] == ["print(z)"] * 2
+    assert row["tasks"] == [0, 0] and row["waits"] == [1, 1] and row["waited_ns"] == [took] * 2
+    (zero,) = _zeros(VALUE, "value_wait_1rank")
+    for e in _events(VALUE / "legate_0.runtime.prof")[1:]:  # (the lines that also launched)
+        if e[0] == "wait":
+            (r,) = [r for r in c["lines"] if r["line"] == "efficient.py:" + e[4].rsplit(":")[1]]
+            assert r["waited_ns"] == [e[2] - e[1]] * 2 and r["waits"] == [1, 1]
+    assert all(r["wall_ns"][0] == r["wall_ns"][1] for r in c["lines"])
+    text = _compare(tmp_path / "a", tmp_path / "b")
+    table = text.split("Lines,")[1].split("lane group")[0]
+    assert "waited for values" in table and "~" not in table and "Pairing" not in text
+    (line,) = [x for x in table.splitlines() if x.startswith("efficient.py:20")]
+    assert format_ns(took) in line and "->" not in line
+    alone = _compare(VALUE, tmp_path / "b", "--json")
+    (row,) = [r for r in alone["lines"] if r["b"] == "efficient.py:20"]
+    assert row["a"] is None and row["waited_ns"] == [0, took]
+    assert "efficient.py:20: in B only" in alone["notes"]
+
+
+def test_a_loop_compared_with_a_copy_of_itself_pairs_its_waits(tmp_path):
+    """read_loop_2ranks (2 ranks, 40 waits a rank at line 8) and a copy: every line pairs,
+    and line 8's waiting is counted once a run (the rank that waited longest)."""
+    shutil.copytree(LOOP, tmp_path / "copy")
+    c = _compare(LOOP, tmp_path / "copy", "--json")
+    assert {r["paired_by"] for r in c["lines"]} <= {"code", "run"} and not c["notes"]
+    (row,) = [r for r in c["lines"] if r["line"] == "read_loop.py:8"]
+    waited = max(sum(e - s for s, e, _ in w) for w, _ in _loop_streams().values())
+    assert row["waits"] == [40, 40] and row["waited_ns"] == [waited] * 2
