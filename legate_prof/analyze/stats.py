@@ -414,14 +414,16 @@ def rank_stats_no_idle(model):
 
 def for_the_parent(model):
     """``model`` with only what the parent reads of a rank once its worker made its part:
-    ``PARENT_COLUMNS``, the spawn marks (messages), the small tables."""
+    ``PARENT_COLUMNS``, the spawn marks (messages), the operations' lines, the small
+    tables."""
     from legate_prof.model.event_tables import empty_event_tables
     events = empty_event_tables()
     events["marks"] = model.events["marks"]
     return model.evolve(items={c: model.items[c] for c in PARENT_COLUMNS},
                         waits={c: v[:0] for c, v in model.waits.items()},
                         transfers={c: v[:0] for c, v in model.transfers.items()},
-                        utilization_steps={}, events=events)
+                        utilization_steps={}, events=events,
+                        ops={c: model.ops[c] for c in ("op_id", "provenance")})
 
 
 def handed_over_thin(models):
