@@ -356,15 +356,20 @@ def explained(profile, idle=True) -> dict:
     from legate_prof.analyze.idle_ranks import explain_idle
     from legate_prof.query import as_source
     source = as_source(profile)  # (a source: its skew, worked out once for its notices)
-    # (the messages first: a copy of this process may still be explaining the idle time,
-    # ``load.early_analysis``)
-    messages = source.message_latency().as_json()
     if not idle:
-        return {"idle": None, "messages": messages}
+        return {"idle": None, "messages": source.message_latency().as_json()}
     thin = handed_over_thin([p.model for p in profile.item_parts()])
-    got = explain_idle(profile, whole=not thin)
-    if got is None:
-        raise WholeRanksNeeded
+    if not thin:  # (the messages first: a copy of this process may still be explaining the
+        messages = source.message_latency().as_json()  # idle time, ``load.early_analysis``)
+        got = explain_idle(profile)
+    else:  # (the ranks' workers' parts: the two on two threads, numpy's sorts and searches
+        from concurrent.futures import ThreadPoolExecutor  # letting each other run)
+        with ThreadPoolExecutor(1, thread_name_prefix="legate_prof messages") as pool:
+            later = pool.submit(lambda: source.message_latency().as_json())
+            got = explain_idle(profile, whole=False)
+            messages = later.result()
+        if got is None:
+            raise WholeRanksNeeded
     return {"idle": got, "messages": messages}
 
 
