@@ -115,3 +115,47 @@ def test_stats_loads_the_ranks_whole_where_the_parts_fall_short(monkeypatch, cap
     assert S.handed_over_thin(_handed_over(files).rank_models())
     with pytest.raises(S.WholeRanksNeeded):
         S.compute_stats(_handed_over(files))
+
+
+def test_stats_keeping_the_timeline_hands_over_the_ranks_whole(tmp_path, monkeypatch, capsys):
+    """`stats` keeps the run's timeline in the cache once its answer is out (the next command
+    reopens it): its workers then hand over their ranks whole, and the entry is the run's
+    whole timeline (a review: the ranks handed over in part were kept, and the next command
+    found the entry damaged and built the run again); with `--no-cache` only what is left
+    to read is handed over, and nothing is kept."""
+    from legate_prof.cli import main
+    from legate_prof.load import loader
+    from legate_prof.store.cache import load_cached
+    files = [str(f) for f in rank_files(REAL / "mpi4")]
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
+    handed = []
+    real = S.compute_stats
+
+    def spy(profile, idle=True):
+        handed.append(S.handed_over_thin([p.model for p in profile.item_parts()]))
+        return real(profile, idle)
+    monkeypatch.setattr(S, "compute_stats", spy)
+    assert main(["stats", "--json", "--no-cache", *files]) == 0
+    assert handed == [True]
+    assert not list((tmp_path / "cache").glob("*.lpbundle"))
+    assert main(["stats", "--json", *files]) == 0
+    assert handed == [True, False]
+    loader.wait_for_writers()
+    notes = []
+    kept = load_cached(files, note=notes.append)
+    assert kept is not None and not notes
+    whole = load_profile(files, workers=1, stack=False)
+    assert kept.n_items == whole.n_items
+    assert all(sorted(p.model.items) == sorted(whole.items) for p in kept.item_parts())
+    capsys.readouterr()
+
+
+def test_ranks_handed_over_in_part_are_never_kept_in_the_cache(tmp_path, monkeypatch):
+    from legate_prof.load import loader
+    files = [str(f) for f in rank_files(REAL / "mpi4")]
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
+    ranks = load_profile(files, ranked=True, prepare=S.PREPARE, workers=2, stack=False,
+                         use_cache="after")
+    assert S.handed_over_thin(ranks.rank_models())
+    assert not loader._AFTER

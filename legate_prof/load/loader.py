@@ -428,7 +428,8 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
     model = model.evolve(sources=paths, errors=[str(e) for e in errors])
     from legate_prof.read.runtime_stream import of_a_live_run
     if use_cache and (stack or use_cache == "after") and not errors and not from_bundle \
-            and not of_a_live_run(model.warnings):  # (a live run's: it will change)
+            and not of_a_live_run(model.warnings) and _whole(model):  # (a live run's: it
+        # will change; ranks a worker handed over in part, ``prepare``'s: not the timeline)
         if use_cache == "later":  # the viewer: show the timeline first, write meanwhile
             _write_later(model, paths, kept_as)
         elif use_cache == "after":  # a command: its answer first (``store_after_answer``)
@@ -436,6 +437,12 @@ def _finish(model, paths, errors, texts, use_cache, stack, from_bundle, ranked=F
         else:
             _store(model, paths, entry=kept_as)
     return model
+
+
+def _whole(model):
+    """Whether every item column of ``model`` (a model or a ``RankSet``) is there."""
+    from legate_prof.model.trace_model import ITEM_COLUMNS
+    return all(set(ITEM_COLUMNS) <= set(p.model.items) for p in model.item_parts())
 
 
 _AFTER = []  # (model, its inputs, its entry): cache entries written once the answer is out

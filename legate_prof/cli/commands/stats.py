@@ -60,12 +60,15 @@ def _loaded(args, explain, shortcut):
     workers) are read rank by rank, without a model of all ranks; operations are looked up
     over all ranks (``RankSet``).  The workers make their ranks' statistics and, with
     ``explain``, explain their idle time (``stats.PREPARE``: with ``shortcut``, handing over
-    only what is left to read; else ``idle_ranks.PREPARE``); a copy of this process explains
-    that of a run built here (begun while the run's waits are still worked out:
-    ``load.early_analysis``)."""
+    only what is left to read, where nothing is kept for the next command; else
+    ``idle_ranks.PREPARE``, the ranks whole: the timeline kept in the cache once the answer is
+    out is theirs); a copy of this process explains that of a run built here (begun while
+    the run's waits are still worked out: ``load.early_analysis``)."""
     from legate_prof.analyze import idle_ranks, stats
+    from legate_prof.store.cache import cache_dir
     whole = args.start is None and args.stop is None  # (else the model explained is a cut)
-    if shortcut and whole and not getattr(args, "log", None):
+    kept = bool(getattr(args, "cache", False)) and cache_dir() is not None
+    if shortcut and whole and not kept and not getattr(args, "log", None):
         prepare = stats.PREPARE if explain else stats.PREPARE_NO_IDLE
     else:
         prepare = idle_ranks.PREPARE if explain else None
