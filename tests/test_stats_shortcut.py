@@ -159,3 +159,25 @@ def test_ranks_handed_over_in_part_are_never_kept_in_the_cache(tmp_path, monkeyp
                          use_cache="after")
     assert S.handed_over_thin(ranks.rank_models())
     assert not loader._AFTER
+
+
+@pytest.mark.parametrize("cut", [31913])
+def test_a_rank_cut_before_its_processors_reads_as_in_one_process(tmp_path, monkeypatch,
+                                                                   capsys, cut):
+    """A rank's log cut short before its processors: built alone (a worker) it had none
+    ("processors: -"); read with the other ranks' logs, which name them, it has them. The
+    workers now leave such a run to one process: the same answer either way (a review's
+    damaged inputs, four of 190)."""
+    import gzip
+    from legate_prof.cli import main
+    run = REAL / "mpi2_copies"
+    (tmp_path / "legate_0.prof").write_bytes(gzip.open(run / "legate_0.prof.gz").read())
+    (tmp_path / "legate_1.prof").write_bytes(gzip.open(run / "legate_1.prof.gz").read()[:cut])
+    files = [str(tmp_path / "legate_0.prof"), str(tmp_path / "legate_1.prof")]
+    said = {}
+    for workers in ("1", "2"):
+        monkeypatch.setenv("LEGATE_PROF_WORKERS", workers)
+        assert main(["stats", "--no-cache", *files]) in (0, 2)
+        said[workers] = capsys.readouterr()
+    assert said["1"] == said["2"]
+    assert "rank 1: processors: 1 cpu" in said["2"].out

@@ -132,7 +132,8 @@ def _build_rank(paths, out, mode, prepare=""):
     analysis: named arrays, written beside it (``prepared_path``; the caller names the
     analysis, so this layer imports none).  False for a file that cannot be read or has no
     machine description (the caller then builds all files together, which reports it as it
-    always does)."""
+    always does), or where a rank has no processor of its own (its log cut short: the logs
+    of the other ranks describe them, read together)."""
     from legate_prof.assemble.model_builder import build_model
     from legate_prof.errors import ProfileError
     from legate_prof.read.legion_log import LegionProfReader
@@ -144,6 +145,8 @@ def _build_rank(paths, out, mode, prepare=""):
                 return False  # numbered after the others: only a build of all files can
         model = build_model(logs, warnings=[str(w) for log in logs for w in log.warnings],
                             stack=mode == "stack", check_files=False)
+        if not {r["rank"] for r in model.ranks} <= set(model.procs["rank"].tolist()):
+            return False  # (a log cut before its processors: another rank's log names them)
         del logs[:]  # (their tables and mapped bytes: ~a fifth of a worker's peak, at ``prepare``)
         from legate_prof.store.bundle import write_bundle
         handed = _prepare(model, prepare, prepared_path(out)) if prepare else model
