@@ -43,7 +43,7 @@ def _run(args):
     if idle is None and source.computed("idle_gaps") is not None:
         keep_idle(args, shared_idle_gaps(source))
     if args.json:
-        json.dump(found, sys.stdout, indent=1)
+        sys.stdout.write(json.dumps(found, indent=1))
         sys.stdout.write("\n")
     else:
         text = format_insights(found["findings"], windowed=windowed,
