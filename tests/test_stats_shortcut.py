@@ -1,5 +1,5 @@
 """`stats` of ranks built by workers: each worker makes its rank's part of the statistics
-(``stats.PREPARE``) and hands over only what is left to read of its rank (``PARENT_COLUMNS``,
+(``stats_ranks.PREPARE``) and hands over only what is left to read of its rank (``PARENT_COLUMNS``,
 the spawn marks, the small tables): the statistics are those of one load of every rank, on
 real multi-rank runs and on a generated run of jobs of several ranks."""
 
@@ -11,6 +11,7 @@ import pytest
 
 from fixtures.make_critical_goldens import REAL, rank_files
 from legate_prof.analyze import stats as S
+from legate_prof.analyze import stats_ranks as R
 from legate_prof.assemble.rank_set import RankSet
 from legate_prof.load.loader import load_profile
 from legate_prof.load.rank_workers import prepared_of
@@ -35,12 +36,12 @@ def _no_fallback(monkeypatch):
     monkeypatch.setattr(idle_gaps, "idle_gaps", no)
 
 
-def _handed_over(files, prepare=S.PREPARE, **kw):
+def _handed_over(files, prepare=R.PREPARE, **kw):
     ranks = load_profile(files, ranked=True, prepare=prepare, workers=2, stack=False, **kw)
     assert isinstance(ranks, RankSet) and len(ranks.rank_models()) >= 2
     for m in ranks.rank_models():
-        assert S.PART in prepared_of(m)
-        assert sorted(m.items) == sorted(S.PARENT_COLUMNS)  # (the rest stayed in the worker)
+        assert R.PART in prepared_of(m)
+        assert sorted(m.items) == sorted(R.PARENT_COLUMNS)  # (the rest stayed in the worker)
         assert all(len(v) == 0 for v in m.waits.values()) and not m.utilization_steps
     return ranks
 
@@ -52,8 +53,8 @@ def test_stats_from_the_workers_parts_are_one_loads(run, monkeypatch):
     whole = _json(S.compute_stats(load_profile(files, workers=1, stack=False)))
     with monkeypatch.context() as m:
         _no_fallback(m)
-        assert _json(S.compute_stats(ranks)) == whole
-    no_idle = _json(S.compute_stats(_handed_over(files, S.PREPARE_NO_IDLE), idle=False))
+        assert _json(R.compute_stats(ranks)) == whole
+    no_idle = _json(R.compute_stats(_handed_over(files, R.PREPARE_NO_IDLE), idle=False))
     assert no_idle == {**whole, "idle": None}
 
 
@@ -66,7 +67,7 @@ def test_a_ranks_part_names_by_id_the_operations_another_rank_describes():
     ranks = _handed_over(files)
     said = set()
     for m in ranks.rank_models():
-        part = msgpack.unpackb(np.asarray(prepared_of(m)[S.PART]).tobytes(),
+        part = msgpack.unpackb(np.asarray(prepared_of(m)[R.PART]).tobytes(),
                                strict_map_key=False)
         own = set(np.asarray(m.ops["op_id"]).tolist())
         for table in part["tables"].values():
@@ -77,7 +78,7 @@ def test_a_ranks_part_names_by_id_the_operations_another_rank_describes():
     assert said  # (the case is the run's: hundreds of tasks of each rank)
     whole = load_profile(files, workers=1, stack=False)
     lines = {whole.provenances[q] for q in whole.op_provenance(sorted(said)).tolist() if q}
-    got = S.compute_stats(ranks)
+    got = R.compute_stats(ranks)
     shown = {p for key, _, _ in S.TABLES for row in got[key] for p in row["provenances"]}
     assert lines and lines <= shown
 
@@ -88,11 +89,11 @@ def test_jobs_of_several_ranks_give_one_loads_stats(tmp_path, monkeypatch):
     files = [str(f) for f in generate(tmp_path / "run", ranks=7, items=14000, seed=5)]
     monkeypatch.setattr(rank_workers, "worker_count", lambda paths, size, workers=None: 2)
     monkeypatch.setattr(rank_workers, "BATCH_BYTES", 2 * os.path.getsize(files[0]))
-    ranks = load_profile(files, ranked=True, prepare=S.PREPARE, stack=False)
+    ranks = load_profile(files, ranked=True, prepare=R.PREPARE, stack=False)
     assert 2 <= len(ranks.rank_models()) < len(files)
-    assert all(sorted(m.items) == sorted(S.PARENT_COLUMNS) for m in ranks.rank_models())
+    assert all(sorted(m.items) == sorted(R.PARENT_COLUMNS) for m in ranks.rank_models())
     whole = _json(S.compute_stats(load_profile(files, workers=1, stack=False)))
-    assert _json(S.compute_stats(ranks)) == whole and whole["idle"]["groups"]
+    assert _json(R.compute_stats(ranks)) == whole and whole["idle"]["groups"]
 
 
 def test_stats_loads_the_ranks_whole_where_the_parts_fall_short(monkeypatch, capsys):
@@ -112,9 +113,9 @@ def test_stats_loads_the_ranks_whole_where_the_parts_fall_short(monkeypatch, cap
     out = capsys.readouterr()
     assert called and json.loads(out.out) == whole
     assert out.err == first.err and out.err.count("legate_0.prof") == 1
-    assert S.handed_over_thin(_handed_over(files).rank_models())
-    with pytest.raises(S.WholeRanksNeeded):
-        S.compute_stats(_handed_over(files))
+    assert R.handed_over_thin(_handed_over(files).rank_models())
+    with pytest.raises(R.WholeRanksNeeded):
+        R.compute_stats(_handed_over(files))
 
 
 def test_stats_keeping_the_timeline_hands_over_the_ranks_whole(tmp_path, monkeypatch, capsys):
@@ -130,12 +131,12 @@ def test_stats_keeping_the_timeline_hands_over_the_ranks_whole(tmp_path, monkeyp
     monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
     handed = []
-    real = S.compute_stats
+    real = R.compute_stats
 
     def spy(profile, idle=True):
-        handed.append(S.handed_over_thin([p.model for p in profile.item_parts()]))
+        handed.append(R.handed_over_thin([p.model for p in profile.item_parts()]))
         return real(profile, idle)
-    monkeypatch.setattr(S, "compute_stats", spy)
+    monkeypatch.setattr(R, "compute_stats", spy)
     assert main(["stats", "--json", "--no-cache", *files]) == 0
     assert handed == [True]
     assert not list((tmp_path / "cache").glob("*.lpbundle"))
@@ -155,9 +156,9 @@ def test_ranks_handed_over_in_part_are_never_kept_in_the_cache(tmp_path, monkeyp
     from legate_prof.load import loader
     files = [str(f) for f in rank_files(REAL / "mpi4")]
     monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", str(tmp_path / "cache"))
-    ranks = load_profile(files, ranked=True, prepare=S.PREPARE, workers=2, stack=False,
+    ranks = load_profile(files, ranked=True, prepare=R.PREPARE, workers=2, stack=False,
                          use_cache="after")
-    assert S.handed_over_thin(ranks.rank_models())
+    assert R.handed_over_thin(ranks.rank_models())
     assert not loader._AFTER
 
 

@@ -132,7 +132,7 @@ def name_parts(model, sel, by=None, waited=None, rank=None, elsewhere=False):
     (``_part``), the provenances seen (the user's lines that launched it) and, with ``by``,
     the same per variant / mapper.  ``elsewhere``: ``model`` is a rank's alone, and the
     operations it does not describe are said by id (``"elsewhere"``), for the run's
-    operations to name their lines (``with_lines_of``)."""
+    operations to name their lines (``stats_ranks.with_lines_of``)."""
     it = model.items
     if rank is not None:
         sel = sel[rank_of_items(model, sel) == rank]
@@ -185,21 +185,6 @@ def _ops_elsewhere(model, inv, op):
         return np.zeros(0, np.int64), np.zeros(0, np.uint64)
     pairs = np.unique(np.stack([inv[away].astype(np.uint64), op[away]], axis=1), axis=0)
     return pairs[:, 0].astype(np.int64), pairs[:, 1]
-
-
-def with_lines_of(part, model):
-    """A rank's ``name_parts`` with the lines of the operations it said by id (``elsewhere``)
-    named from ``model``'s (all ranks' operations)."""
-    out = {}
-    for name, p in part.items():
-        p = dict(p)
-        ids = p.pop("elsewhere", None)
-        if ids:
-            prov = model.op_provenance(np.asarray(ids, np.uint64)).tolist()
-            p["provenances"] = sorted(set(p["provenances"])
-                                      | {model.provenances[q] for q in prov if q})
-        out[name] = p
-    return out
 
 
 def per_name_rows(parts, by=None):
@@ -356,109 +341,19 @@ def explained(profile, idle=True) -> dict:
     from legate_prof.analyze.idle_ranks import explain_idle
     from legate_prof.query import as_source
     source = as_source(profile)  # (a source: its skew, worked out once for its notices)
-    if not idle:
-        return {"idle": None, "messages": source.message_latency().as_json()}
-    thin = handed_over_thin([p.model for p in profile.item_parts()])
-    if not thin:  # (the messages first: a copy of this process may still be explaining the
-        messages = source.message_latency().as_json()  # idle time, ``load.early_analysis``)
-        got = explain_idle(profile)
-    else:  # (the ranks' workers' parts: the two on two threads, numpy's sorts and searches
-        from concurrent.futures import ThreadPoolExecutor  # letting each other run)
-        with ThreadPoolExecutor(1, thread_name_prefix="legate_prof messages") as pool:
-            later = pool.submit(lambda: source.message_latency().as_json())
-            got = explain_idle(profile, whole=False)
-            messages = later.result()
-        if got is None:
-            raise WholeRanksNeeded
-    return {"idle": got, "messages": messages}
+    # (the messages first: a copy of this process may still be explaining the idle time,
+    # ``load.early_analysis``)
+    messages = source.message_latency().as_json()
+    return {"idle": explain_idle(profile) if idle else None, "messages": messages}
 
 
 def compute_stats(profile, idle=True) -> dict:
     """The statistics of a profile (a model, a ``RankSet`` or a source): the ranks' parts added
-    up, no merged copy; ``idle=False`` leaves out idle time explained.  Where the ranks'
-    workers made their parts (``PREPARE``), theirs; ``WholeRanksNeeded`` where they handed
-    over too little for what is left."""
-    models = [p.model for p in profile.item_parts()]
-    made = _parts_made(models, getattr(profile, "rank_models", lambda: models)())
-    parts = made if made is not None else _each_part(stats_parts, models)
+    up, no merged copy; ``idle=False`` leaves out idle time explained.  (Ranks handed over
+    for ``stats_ranks.PREPARE``: ``stats_ranks.compute_stats``.)"""
+    parts = _each_part(stats_parts, [p.model for p in profile.item_parts()])
     return {**finish_stats(parts, profile.sources, profile.errors,
                            [str(w) for w in profile.warnings]), **explained(profile, idle)}
-
-
-# What a rank's worker makes of its rank for ``stats`` (``load_profile(..., prepare=...)``):
-# its part of the statistics and, but for ``--no-idle``, its idle time explained as far as it
-# can (``idle_ranks.rank_idle``); and it hands over, in place of its model, a copy holding
-# what is left to read of it here (``for_the_parent``): a hand-over of 10 ranks x 1 M items
-# was 1.5 GiB of memory, most of it columns no step here reads.
-PREPARE = "legate_prof.analyze.stats:rank_stats"
-PREPARE_NO_IDLE = "legate_prof.analyze.stats:rank_stats_no_idle"
-PART = "stats_part"  # (the part, msgpack's bytes, among the prepared arrays)
-# the item columns read here of a rank handed over: the messages' (``message_latency``) and
-# the idle time's join over ranks (``rank_links.model_columns``)
-PARENT_COLUMNS = ("start", "stop", "create", "ready", "lane", "kind", "fevent", "creator")
-
-
-class WholeRanksNeeded(Exception):
-    """The ranks were handed over for the statistics' shortcut (``PREPARE``), and what is left
-    needs them whole: load them again without it."""
-
-
-def rank_stats(model, idle=True):
-    """A rank's worker's part (see ``PREPARE``): named arrays, and the model to hand over."""
-    import msgpack
-    from legate_prof.analyze.idle_ranks import rank_idle
-    out = rank_idle(model) if idle else {}
-    part = msgpack.packb(stats_parts(model, elsewhere=True), use_bin_type=True)
-    out[PART] = np.frombuffer(part, np.uint8)
-    return out, for_the_parent(model)
-
-
-def rank_stats_no_idle(model):
-    return rank_stats(model, idle=False)
-
-
-def for_the_parent(model):
-    """``model`` with only what the parent reads of a rank once its worker made its part:
-    ``PARENT_COLUMNS``, the spawn marks (messages), the operations' lines, the small
-    tables."""
-    from legate_prof.model.event_tables import empty_event_tables
-    events = empty_event_tables()
-    events["marks"] = model.events["marks"]
-    return model.evolve(items={c: model.items[c] for c in PARENT_COLUMNS},
-                        waits={c: v[:0] for c, v in model.waits.items()},
-                        transfers={c: v[:0] for c, v in model.transfers.items()},
-                        utilization_steps={}, events=events,
-                        ops={c: model.ops[c] for c in ("op_id", "provenance")})
-
-
-def handed_over_thin(models):
-    """Whether any of ``models`` is a rank its worker handed over for ``PREPARE`` alone."""
-    from legate_prof.load.rank_workers import prepared_of
-    return any(PART in (prepared_of(m) or ()) for m in models)
-
-
-def _parts_made(models, own):
-    """The workers' parts of ``models`` (the profile's, with all ranks' operations; ``own``:
-    the same ranks with their own) with their operations' lines named; None where a rank
-    has none (it was handed over whole); ``WholeRanksNeeded`` where another lacks it, or two
-    ranks describe one operation (which rank's line counts is then the run's to say)."""
-    import msgpack
-    from legate_prof.load.rank_workers import prepared_of
-    made = [prepared_of(m) for m in models]
-    if not models or any(p is None or PART not in p for p in made):
-        if handed_over_thin(models):
-            raise WholeRanksNeeded
-        return None
-    ids = np.sort(np.concatenate([np.asarray(m.ops["op_id"], np.uint64) for m in own]))
-    if np.any(ids[1:] == ids[:-1]):
-        raise WholeRanksNeeded
-    parts = []
-    for m, p in zip(models, made):
-        part = msgpack.unpackb(np.asarray(p[PART]).tobytes(), raw=False,
-                               strict_map_key=False)
-        part["tables"] = {k: with_lines_of(t, m) for k, t in part["tables"].items()}
-        parts.append(part)
-    return parts
 
 
 def _each_part(function, models):
