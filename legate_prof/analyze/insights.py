@@ -1226,12 +1226,12 @@ def _mostly_latency(latency, cost, in_start_up, late=0):
     """Why a long wait costs the run little: the runtime's latency it exposed could only be
     overlapped with the program's launching after it, that much and no more is counted; in
     a window, ``late`` waits still went on at its end: what they save lies beyond it."""
-    if cost >= latency or latency <= 0:
-        return ""
     them = "it" if late == 1 else "them"
     beyond = (f" {late:,} of these waits still went on at the window's end: what the "
               f"program launched after {them} lies beyond the window and counts nothing here "
               f"(a window reaching past {them} counts it)." if late else "")
+    if cost >= latency or latency <= 0:  # (the window's end still said: a review)
+        return beyond.lstrip() + (" " if beyond else "")
     return (f"Of the runtime's latency these waits exposed on the critical path "
             f"({format_ns(latency)}{', its start-up among it' if in_start_up else ''}), "
             f"{format_ns(cost)} is counted as their cost: what the program launched after "
