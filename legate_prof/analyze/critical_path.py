@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from legate_prof.analyze.path_lines import (PROGRAM_START, TOP_LEVEL_NAMES, line_rows,
-                                            line_title, operations_made, program_end)
+                                            line_title, program_end, run_operations_made)
 from legate_prof.analyze.program_waits import (clipped, item_ranks, joined, merged,
                                                program_waits, waits_of_rows)
 from legate_prof.model.item_parts import by_part
@@ -432,14 +432,6 @@ def line_after(source, stop):
     prov = np.asarray(item_table(source, np.array(later[::-1], np.int64))["prov"])
     lined = np.flatnonzero(prov != 0)
     return source.provenances[int(prov[lined[0]])] if len(lined) else ""
-
-
-def run_operations_made(source):
-    """``path_lines.operations_made`` of the run: a window's source is given the whole run's
-    (``computed_once("operations_made")``) — cut to the window, the operations made before
-    it and the first one, made after it, were gone, and a window of the program's start read
-    "(no line)" where the whole run reads "(program start)"."""
-    return _of_the_run(source, "operations_made", operations_made)
 
 
 def run_program_end(source):

@@ -1205,8 +1205,8 @@ def _first_task_end(f):
     """When the program's first task ended: the run's (``path_lines.Made``), for a window
     too — a window's own first task is any later one, and every wait in a window of a loop
     read as the runtime's start-up."""
-    from legate_prof.analyze.program_waits import run_made
-    first = run_made(f.source).first_task_end
+    from legate_prof.analyze.path_lines import run_operations_made
+    first = run_operations_made(f.source).first_task_end
     return int(first) if first is not None else int(
         f.stop[f.app].min(initial=np.iinfo(np.int64).max))
 

@@ -102,6 +102,17 @@ def operations_made(source):
     return Made(out, set(made), submitted, min(first) if first else None)
 
 
+def run_operations_made(source):
+    """``operations_made`` of the run, once a source: a window's source is given the whole
+    run's (``critical_path.given_window``: ``computed_once("operations_made")``) — cut to
+    the window, the operations made before it and the first one, made after it, were gone,
+    and a window of the program's start read "(no line)" where the whole run reads "(program
+    start)"."""
+    if hasattr(source, "computed_once"):
+        return source.computed_once("operations_made", lambda: operations_made(source))
+    return operations_made(source)
+
+
 def _by_rank(rank, mask):
     """(rank, the positions where ``mask`` holds on it, in order) for each rank there, in
     rank order: one sort, not a pass over every item a rank (1,000 ranks of a merged model:

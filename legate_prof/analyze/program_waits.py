@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.analyze.path_lines import operations_made
+from legate_prof.analyze.path_lines import run_operations_made
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import ItemKind
 
@@ -234,15 +234,7 @@ def last_submits(source):
     """{rank: when the program submitted its last operation} (the runtime stream's, of the
     run: a window's source is given the run's, ``path_lines.Made``): the program's thread
     after it launches nothing, it ends (a final print's wait hides none)."""
-    return run_made(source).submitted
-
-
-def run_made(source):
-    """``path_lines.operations_made`` of the run, worked out once a source, under the key
-    ``critical_path.run_operations_made`` keeps it (a window's source: the run's, given it)."""
-    if hasattr(source, "computed_once"):
-        return source.computed_once("operations_made", lambda: operations_made(source))
-    return operations_made(source)
+    return run_operations_made(source).submitted
 
 
 def _held_on_rank(ns, cat, begin, on_rank, launched, start, stop):
