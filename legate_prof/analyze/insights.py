@@ -1182,7 +1182,7 @@ def blocking(f):
     out = []
     for p, x in sorted(by_line.items()):
         mine = held.get(p, np.zeros(len(ns), bool))
-        latency, _, final = counted.get(p, (0, 0, False))
+        latency, final = counted.get(p, (0, False))
         cost = int(ns[mine].sum())  # (what it holds: every rank's waits, as its path_ns)
         if final or (cost < BLOCKING_SHARE * run and x["waited_ns"] < BLOCKING_WAITED * run):
             continue

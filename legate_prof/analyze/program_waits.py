@@ -162,9 +162,10 @@ LATENCY = ("runtime", "gap", "blocked", "waiting")
 
 def held_by_waits(source, rows):
     """({provenance id: mask of the path's pieces ``rows`` (``PathPieces.rows``: ns,
-    category, line, item, begin)}, {provenance id: (the latency its waits exposed, what
-    they hold, whether they are the program's last: a final read, begun after its rank's
-    last submission in the run)}, of the rank that counted most): what each line's waits cost the run, a wait at a time — a lower bound.  A wait
+    category, line, item, begin)}, {provenance id: (the latency its waits exposed, of the
+    rank that exposed most; whether they are the program's last: a final read, begun after
+    its rank's last submission in the run)}): what each line's waits cost the run (what
+    the mask holds), a wait at a time — a lower bound.  A wait
     the path went through (the program's thread on the path as it ended: the path back to
     its start is what it waited for) exposed the runtime's latency within it (``LATENCY``
     pieces, any rank, clipped to the wait); a program that had not waited would have
@@ -189,10 +190,9 @@ def held_by_waits(source, rows):
             held = np.zeros(len(ns), bool)
             held[hold >= 0] = line[hold[hold >= 0]] == p
             out[p] = out[p] | held if p in out else held
-            was = counted.get(p, (0, 0, True))
+            was = counted.get(p, (0, True))
             mine = line == p
-            counted[p] = (max(was[0], int(lat_w[mine].sum())),
-                          max(was[1], int(ns[held].sum())), was[2] and bool(final[mine].all()))
+            counted[p] = (max(was[0], int(lat_w[mine].sum())), was[1] and bool(final[mine].all()))
     return out, counted
 
 
