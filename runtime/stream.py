@@ -6,7 +6,9 @@ release.  Format (read by ``legate_prof.runtime_stream``): the 8 magic bytes, th
 objects -- a header map, then one array per event, ``[kind, t_ns, ...]`` with ``t_ns`` from
 CLOCK_REALTIME (an operation's: ``["op", t, name, site, code, operands]``, each operand
 ``[array id, elements, role]``: ``array.operand``; a wait for an array's values, ``["waiting",
-start, array id, site]`` as it begins and ``["wait", start, end, array id, site]`` as it ends) (Legion's ZeroTime record is on the same clock).  Only written under
+start, array id, site]`` as it begins and ``["wait", start, end, array id, site]`` as it ends;
+the header's ``records_waits``: this stream records them, so none recorded means the program
+waited for none) (Legion's ZeroTime record is on the same clock).  Only written under
 ``--profile``.
 """
 
@@ -98,6 +100,9 @@ def maybe_start():
         # (the script legate runs; nothing set the variable read before: every stream
         # named the folder it was run from, a review found)
         "program": os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else None,
+        # (a stream written before waits were recorded has none and says nothing: `compare`
+        # then cannot call a wait of the other run's "fixed" or "new")
+        "records_waits": True,
     }
     try:
         stream = EventStream(path, header)

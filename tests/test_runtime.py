@@ -162,6 +162,8 @@ def test_a_stream_names_the_program_it_profiled(guide_examples):
         data = Path(stream).read_bytes()
         header = next(iter(msgpack.Unpacker(io.BytesIO(data[8:]), raw=False)))
         assert header["program"] == str(prog), header
+        # (and that it records the program's waits: none recorded then means none happened)
+        assert header["records_waits"] is True, header
 
 
 def _rewritten_stream(src, dst, later_ns):

@@ -225,3 +225,56 @@ def test_a_loop_compared_with_a_copy_of_itself_pairs_its_waits(tmp_path):
     (row,) = [r for r in c["lines"] if r["line"] == "read_loop.py:8"]
     waited = max(sum(e - s for s, e, _ in w) for w, _ in _loop_streams().values())
     assert row["waits"] == [40, 40] and row["waited_ns"] == [waited] * 2
+
+
+def _recording_waits(src, dst):
+    """A copy of run ``src`` whose streams' headers say they record the program's waits (as
+    the runtime's have since they did): none recorded then means the program waited for none."""
+    shutil.copytree(src, dst)
+    for path in dst.glob("*.runtime.prof"):
+        data = path.read_bytes()
+        un = msgpack.Unpacker(raw=False)
+        un.feed(data[len(STREAM_MAGIC):])
+        header = next(un)
+        header["records_waits"] = True
+        path.write_bytes(STREAM_MAGIC + msgpack.packb(header)
+                         + data[len(STREAM_MAGIC) + un.tell():])
+
+
+def test_a_run_whose_streams_predate_waits_cannot_say_a_wait_is_gone(tmp_path):
+    """The guide's efficient example with its waits recorded (value_wait_1rank) against an
+    older recording of it (efficient_1rank, whose stream was written before waits were
+    recorded: it holds none): `compare` read "blocking ... not found  fixed" and the waited
+    lines "475.488 ms -> 0 ns". Now B cannot tell: "not judged", its waits "?", said why;
+    with B's header saying it records waits, its none are none: "fixed"."""
+    old = REAL / "efficient_1rank"
+    c = _compare(VALUE, old, "--json")
+    assert c["waits_recorded"] == [True, False]
+    (row,) = [r for r in c["findings"] if r["pattern"] == "blocking"]
+    assert row["not_judged"] == [False, True] and row["path_ns"][1] is None
+    assert row["not_judged_why"][1] == "records no waits for values"
+    text = _compare(VALUE, old)
+    (said,) = [x for x in text.splitlines() if x.strip().startswith("blocking")]
+    assert said.endswith("-> not judged  B's runtime streams record no waits for values "
+                         "(written before legate_prof recorded them): it cannot tell"), said
+    waited = [x for x in text.split("Lines,")[1].split("lane group")[0].splitlines()
+              if x.startswith("efficient.py:18")]
+    assert waited and " -> ?" in waited[0] and "-> 0 ns" not in waited[0], waited
+    assert "(?: run B's runtime streams record no waits for values" in text
+    # (the other way round: A cannot tell, B's waits are "new" to nobody)
+    back = _compare(old, VALUE, "--json")
+    (row,) = [r for r in back["findings"] if r["pattern"] == "blocking"]
+    assert row["not_judged"] == [True, False]
+    # a stream that says it records waits and holds none: the program waited for none
+    _recording_waits(old, tmp_path / "new")
+    c = _compare(VALUE, tmp_path / "new", "--json")
+    assert c["waits_recorded"] == [True, True]
+    (row,) = [r for r in c["findings"] if r["pattern"] == "blocking"]
+    assert row["not_judged"] == [False, False] and row["path_ns"][1] is None
+    (said,) = [x for x in _compare(VALUE, tmp_path / "new").splitlines()
+               if x.strip().startswith("blocking")]
+    assert said.endswith("fixed"), said
+    # without B's stream at all: "not given", as for the stream's other patterns
+    c = _compare(VALUE, old / "legate_0.prof.gz", "--json")
+    (row,) = [r for r in c["findings"] if r["pattern"] == "blocking"]
+    assert row["not_judged"] == [False, True] and row["not_judged_why"][1] == "not given"

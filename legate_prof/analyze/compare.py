@@ -344,7 +344,15 @@ def compare(a, b, same_files=False, code=(None, None)):
             # (False: both name lines and none pairs, two programs: no verdict is drawn)
             "same_program": not (unpaired and unpaired[0].startswith("no line of A")),
             "findings": findings_compared(sa, sb), "ranks": [_ranks(a), _ranks(b)],
+            "waits_recorded": [_waits_recorded(sa), _waits_recorded(sb)],
             "clocks_apart_ns": [_clocks_apart(sa), _clocks_apart(sb)]}
+
+
+def _waits_recorded(source):
+    """Whether the run's streams record the program's waits for values (``waits_recorded``):
+    where one run's do and the other's do not, the other's waits are unknown, not none."""
+    from legate_prof.analyze.program_waits import waits_recorded
+    return waits_recorded(source.summary_model().ranks)
 
 
 def _clocks_apart(source):
@@ -364,8 +372,10 @@ def _ranks(model):
 
 # patterns counted from the runtime's stream (a guess from Legion's records without it): a
 # run without its stream cannot say they are gone (a review read "temporaries ... fixed"
-# where run B was given without its stream, and had the finding with it)
-FROM_THE_STREAM = ("temporaries",)
+# where run B was given without its stream, and had the finding with it); each with what
+# ``insights_of_run`` says of a run that can tell it: "blocking" needs streams that record
+# the program's waits (one written before they were recorded holds none)
+FROM_THE_STREAM = {"temporaries": "streams", "blocking": "waits_recorded"}
 
 
 def findings_compared(a, b):
@@ -391,11 +401,15 @@ def findings_compared(a, b):
             row["title"][k] = row["title"][k] or f["title"]
             row["unknown"][k] |= "clocks_apart_ns" in f["evidence"]
             row["no_path"][k] |= bool(f.get("no_path"))  # (the run has no critical path)
-    streams = [run.get("streams", True) for run in runs]
     for row in out.values():
+        tells = [run.get(FROM_THE_STREAM.get(row["pattern"], ""), True) for run in runs]
         for k in (0, 1):
-            row["not_judged"][k] = (row["wall_ns"][k] is None and not streams[k]
-                                    and streams[1 - k] and row["pattern"] in FROM_THE_STREAM)
+            row["not_judged"][k] = (row["wall_ns"][k] is None and not tells[k]
+                                    and tells[1 - k])
+            if row["not_judged"][k]:  # (why: no stream, or one of before waits were recorded)
+                row.setdefault("not_judged_why", [None, None])[k] = (
+                    "records no waits for values" if runs[k].get("streams", True)
+                    else "not given")
     return sorted(out.values(), key=lambda r: (-(r["path_ns"][0] or -1), -(r["path_ns"][1] or 0),
                                                r["pattern"]))
 
@@ -456,7 +470,7 @@ def format_compare(c, names=("A", "B")):
             out.append(f"  of which reached only through links inferred past events Legion "
                        f"does not record: {_explained(inf[0], ra)} of A, "
                        f"{_explained(inf[1], rb)} of B ({INFERRED_WORDS})")
-    out += _lines_table(c["lines"])
+    out += _lines_table(c["lines"], c.get("waits_recorded", [True, True]))
     out += ["", f"{'lane group':<22}{'items':>18}{'busy (of its lanes: A, B)':>44}"
             f"{'peak memory':>24}"]
     for r in c["groups"]:
@@ -476,11 +490,13 @@ def format_compare(c, names=("A", "B")):
     return "\n".join(out)
 
 
-def _lines_table(lines):
+def _lines_table(lines, recorded=(True, True)):
     """The table of lines (A -> B); a column of the program's waits for values at each line
     where either run waited (a line that launched nothing, a final ``print(x)``, shows its
-    waiting there: "-" where neither waited)."""
+    waiting there: "-" where neither waited; "?" for a run whose streams do not record them,
+    ``recorded``, where the other's do)."""
     waited = any(any(r.get("waits", [0, 0])) for r in lines)
+    unknown = [not recorded[k] and recorded[1 - k] for k in (0, 1)]
     out = ["", "Lines, the largest change in wall clock first (A -> B):",
            f"{'line in A':<20}{'line in B':<20}{'wall clock':>26}"
            + (f"  {'waited for values':>24}" if waited else "")
@@ -492,6 +508,8 @@ def _lines_table(lines):
         wall = _change(*r.get("wall_ns", [0, 0]), fmt=format_ns)
         waits = r.get("waited_ns", [0, 0])
         wait = (_change(*waits, fmt=format_ns) if any(r.get("waits", [0, 0])) else "-")
+        if any(unknown) and wait != "-":
+            wait = " -> ".join("?" if unknown[k] else format_ns(waits[k]) for k in (0, 1))
         out.append(f"{(r['a'] or '-')[:19]:<20}{((r['b'] or '-') + mark)[:19]:<20}"
                    f"{wall:>26}" + (f"  {wait:>24}" if waited else "")
                    + f"    {ops:<17}  {_change(*r['tasks']):>14}"
@@ -499,6 +517,9 @@ def _lines_table(lines):
                    f"  {_change(*r['copies']):>12}"
                    f"  {_change(*r['copy_bytes'], fmt=format_bytes):>20}"
                    f"  {_change(*r['fills']):>12}")
+    if waited and any(unknown):
+        out.append(f"  (?: run {'A' if unknown[0] else 'B'}'s runtime streams record no waits "
+                   "for values: written before legate_prof recorded them, or not given)")
     return out
 
 
@@ -535,7 +556,11 @@ def _finding_line(r, one):
                 "unknown" if unknown[k] or no_path[k] else format_ns(w))
     told = [name for k, name in enumerate(("A", "B")) if not_judged[k]]
     if told:
-        said = f"{told[0]}'s runtime stream not given: it cannot tell"
+        why = r.get("not_judged_why", [None, None])[0 if told[0] == "A" else 1]
+        said = (f"{told[0]}'s runtime stream {why or 'not given'}: it cannot tell"
+                if why != "records no waits for values" else
+                f"{told[0]}'s runtime streams record no waits for values (written before "
+                "legate_prof recorded them): it cannot tell")
     elif any(no_path):  # (a crash's stream alone: "in both, off the critical path" said)
         said = (f"its cost unknown: {' and '.join(n for n, x in zip('AB', no_path) if x)} "
                 f"{'has' if sum(no_path) == 1 else 'have'} no critical path")

@@ -17,6 +17,13 @@ from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import ItemKind
 
 
+def waits_recorded(ranks):
+    """Whether every rank's runtime stream records the program's waits for values (one
+    written before they were recorded holds none: its run cannot say a wait is gone)."""
+    read = [r for r in ranks if r.get("runtime_end_ns") is not None]
+    return bool(read) and all(r.get("records_waits") for r in read)
+
+
 def program_waits(source):
     """{rank: (start, end)} of the program's recorded waits, each rank's in time order with
     overlapping ones merged (a window's source: those within it)."""

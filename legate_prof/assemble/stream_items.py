@@ -78,6 +78,12 @@ def _first_op(rank):
     return RUNTIME_OP_BASE + ((int(rank) & 0xFFFF) << RANK_SHIFT)
 
 
+def records_waits(stream, cols):
+    """Whether ``stream`` records the program's waits for values: its header says so, or it
+    holds some (one written before they were recorded holds none and says nothing)."""
+    return bool(stream.header.get("records_waits")) or bool(len(cols["wait_start"]))
+
+
 def add_stream_items(streams, ranks, items, names, mems):
     """Operations and arrays from the runtime's event streams (``StreamColumns``), as timeline
     items: (the op ids of the streams' operations and arrays and their source lines, the
@@ -122,6 +128,7 @@ def add_stream_items(streams, ranks, items, names, mems):
             op_ids_made.append(_add_waits(items, names, cols, next_op, rank))  # without
             sites.extend(cols["wait_site"])  # waits are as before)
         info["runtime_end_ns"] = int(cols["end"])
+        info["records_waits"] = records_waits(st, cols)
         # (its stream cut short; or Legion, which writes at shutdown, wrote no timeline: an
         # abort under MPI can still end the stream)
         span = info.get("span_ns") or (0, 0)
