@@ -105,3 +105,21 @@ def test_a_package_without_its_sources_keys_by_its_version(tmp_path):
         f.with_suffix(".pyc").write_bytes(b"")
         f.unlink()
     assert cache.code_digest(tree) == b""
+
+
+def test_kept_results_key_by_every_module_the_same_way(tmp_path):
+    """``results.code_stamp`` hashes the whole package, subfolders too (a command's module in
+    ``cli/commands`` works answers out), with the cache's ``source_digest``: one way of
+    hashing sources, not two."""
+    from legate_prof.store import results
+    root = Path(cache.__file__).resolve().parents[1]
+    assert results.code_stamp() == cache.source_digest(str(root), ("",)).hex()[:16]
+    tree = tmp_path / "pkg"
+    shutil.copytree(root, tree, ignore=shutil.ignore_patterns("__pycache__", "data", "static"))
+    whole = cache.source_digest(str(tree), ("",))
+    deep = tree / "cli" / "commands" / "stats.py"
+    deep.write_bytes(deep.read_bytes() + b"\n")
+    assert cache.source_digest(str(tree), ("",)) not in (whole, b"")
+    # (what the cache's key hashes leaves the commands out: an entry is the timeline's)
+    assert cache.source_digest(str(tree), cache.CODE_PACKAGES, cache.CODE_MODULES) == \
+        cache.source_digest(str(root), cache.CODE_PACKAGES, cache.CODE_MODULES)

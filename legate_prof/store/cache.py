@@ -167,14 +167,23 @@ def code_digest(root=None):
 
 
 def _hash_sources(root):
-    """``code_digest``'s work: each file's name, length and bytes, in the order of names."""
-    names = list(CODE_MODULES)
+    """``code_digest``'s work (``source_digest`` of ``CODE_PACKAGES`` and ``CODE_MODULES``)."""
+    return source_digest(root, CODE_PACKAGES, CODE_MODULES)
+
+
+def source_digest(root, packages, modules=()):
+    """A sha256 of the ``.py`` sources under each of ``packages`` (folders under ``root``,
+    and their subfolders; "" is ``root``'s whole tree) and of ``modules`` (files under
+    ``root``): each file's name, length and bytes, in the order of names (what the cache's
+    key and the kept results' key hash, ``results.code_stamp``).  ``b""`` where a package
+    holds no source (an install of .pyc alone) or none can be read."""
+    names = list(modules)
     h = hashlib.sha256()
     try:
-        for package in CODE_PACKAGES:
-            with os.scandir(os.path.join(root, package)) as found:
-                here = [f"{package}/{e.name}" for e in found
-                        if e.name.endswith(".py") and e.is_file()]
+        for package in packages:
+            here = [os.path.relpath(os.path.join(d, f), root).replace(os.sep, "/")
+                    for d, _, files in os.walk(os.path.join(root, package))
+                    for f in files if f.endswith(".py")]  # (sorted below)
             if not here:
                 return b""  # (sources left out: .pyc alone)
             names += here

@@ -34,15 +34,12 @@ _CODE = None
 
 
 def code_stamp():
-    """A hash of legate_prof's own sources: a result worked out by other code is not read."""
+    """A hash of legate_prof's own sources (every module: what works a result out reaches
+    across the layers): a result worked out by other code is not read."""
     global _CODE
     if _CODE is None:
-        root = Path(__file__).resolve().parent.parent
-        h = hashlib.sha256()
-        for p in sorted(root.rglob("*.py")):
-            with contextlib.suppress(OSError):
-                h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes())
-        _CODE = h.hexdigest()[:16]
+        from legate_prof.store.cache import source_digest
+        _CODE = source_digest(str(Path(__file__).resolve().parent.parent), ("",)).hex()[:16]
     return _CODE
 
 
