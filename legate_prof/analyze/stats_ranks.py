@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from legate_prof.analyze.stats import compute_stats as compute_whole
-from legate_prof.analyze.stats import finish_stats, stats_parts
+from legate_prof.analyze.stats import explained, finish_stats, stats_parts
 
 PREPARE = "legate_prof.analyze.stats_ranks:rank_stats"
 PREPARE_NO_IDLE = "legate_prof.analyze.stats_ranks:rank_stats_no_idle"
@@ -42,22 +42,12 @@ def compute_stats(profile, idle=True) -> dict:
 
 
 def _explained(profile, idle):
-    """``stats.explained`` of ranks handed over for ``PREPARE``: the idle time from what the
-    workers prepared alone, and the messages' latency on a thread beside it (numpy's sorts
-    and searches let each other run: the parent's share at 10 x 1 M 1.5 -> 1.1 s)."""
-    from concurrent.futures import ThreadPoolExecutor
-    from legate_prof.analyze.idle_ranks import explain_idle
-    from legate_prof.query import as_source
-    source = as_source(profile)
-    if not idle:
-        return {"idle": None, "messages": source.message_latency().as_json()}
-    with ThreadPoolExecutor(1, thread_name_prefix="legate_prof messages") as pool:
-        later = pool.submit(lambda: source.message_latency().as_json())
-        got = explain_idle(profile, whole=False)
-        messages = later.result()
-    if got is None:
+    """``stats.explained`` of ranks handed over for ``PREPARE``; ``WholeRanksNeeded`` where
+    what the workers prepared cannot tell the idle time."""
+    got = explained(profile, idle, whole=False)
+    if idle and got["idle"] is None:
         raise WholeRanksNeeded
-    return {"idle": got, "messages": messages}
+    return got
 
 
 def rank_stats(model, idle=True):
