@@ -1070,7 +1070,9 @@ def test_pictures_are_encoded_off_the_drawing_thread_and_a_failed_one_fails_the_
         return real_save(img, out)
     monkeypatch.setattr(shot, "_save_png", fail_third)
     capsys.readouterr()
-    assert main(["report", *_run_files("mpi2"), "-o", str(tmp_path / "again")]) == 2
+    # (--no-cache: drawn again, not the folder kept of the same question written again)
+    assert main(["report", *_run_files("mpi2"), "--no-cache", "-o",
+                 str(tmp_path / "again")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "No space left on device" in err[0] and ".png" in err[0]
     assert not (tmp_path / "again").exists()
@@ -1265,8 +1267,8 @@ def test_where_the_report_holds_no_finer_detail_the_page_says_so(browser, monkey
     assert main(["report", *run, "-o", str(out), "--no-pictures"]) == 0
     assert _meta(out)["max_level"] >= 11  # (2 ms a view: level 11; finer tiles than that)
     monkeypatch.setattr(rw, "SIZE_BUDGET", 1)  # (the first level only)
-    small = tmp_path / "small"
-    assert main(["report", *run, "-o", str(small), "--no-pictures"]) == 0
+    small = tmp_path / "small"  # (--no-cache: not the folder kept of the same question)
+    assert main(["report", *run, "-o", str(small), "--no-pictures", "--no-cache"]) == 0
     meta = _meta(small)
     assert meta["max_level"] == 0 and meta["unrefined"] == ["0_0"], meta["tiles"]
     for folder, ends in ((out, ""), (small, "no finer detail in this report here")):
@@ -1380,8 +1382,8 @@ def test_past_the_budgets_levels_the_tiles_go_down_where_the_findings_are(browse
     assert main(["report", *run, "-o", str(first), "--no-pictures"]) == 0
     level0 = (first / "tiles" / "L0_0.js").stat().st_size
     monkeypatch.setattr(rw, "SIZE_BUDGET", int(2.5 * level0))  # (level 0, then 1.5x more)
-    out = tmp_path / "rep"
-    assert main(["report", *run, "-o", str(out), "--no-pictures"]) == 0
+    out = tmp_path / "rep"  # (--no-cache: not the folder kept of the same question)
+    assert main(["report", *run, "-o", str(out), "--no-pictures", "--no-cache"]) == 0
     meta = _meta(out)
     spots = meta["detail_spots"]
     assert spots and meta["max_level"] > 1, (spots, meta["tiles"])

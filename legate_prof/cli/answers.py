@@ -8,7 +8,8 @@ does not walk it again; and the run's idle time explained (``stats`` after ``ins
 the other way round).  Only runs read whole and ended are kept: ``--ranks``, ``--start`` and
 ``--stop``, and a run still being written, answer from the logs every time.  Once a command
 has ended, the copy that keeps the run's timeline answers ahead the questions a user asks
-next (``answer_ahead``).
+next (``answer_ahead``).  ``report`` keeps the folder it wrote, and asked again of the same
+run writes it again (``folder_answered``), wherever ``-o`` puts it.
 """
 
 from __future__ import annotations
@@ -93,6 +94,44 @@ def answered(args, command, run):
         return code  # (a run still going: asked again, the same files may say it crashed)
     results.put("answer-" + command, {"out": out.kept.getvalue(), "err": _said_again(err),
                                       "status": int(code or 0)}, asked)
+    return code
+
+
+def folder_answered(args, command, made_by, run, read_back, write_again):
+    """``run(args)`` of a command whose answer is a folder it writes (``report``), or the
+    folder it wrote for the same question of the same run written again (``write_again(
+    kept)``), with what it said on stderr and its exit status: the guide's N = 10 M example's
+    report asked again took 8 s, its tiles and pictures drawn again.  Where the answer is
+    written (``-o``) is not part of the question; ``made_by``, what besides this package's
+    sources made it (the page's scripts, the viewer's drawing).  ``run`` returns (exit
+    status, whether its folder is the question's whole answer: not where something it needs
+    was missing, Qt for the pictures); ``read_back()`` the folder written, as ``write_again``
+    takes it, or None where it is too large to keep."""
+    results = results_for(args, command)
+    if results is None:
+        return run(args)[0]
+    from legate_prof.cli.common import input_files
+    from legate_prof.query import inputs_notes
+    asked = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_ASKED + ("output",)}
+    asked["left_beside"] = inputs_notes(input_files(args))
+    asked["made_by"] = made_by
+    kept = results.get("folder-" + command, asked)
+    if kept is not None and write_again(kept["folder"]):
+        sys.stderr.write(kept["err"])
+        return kept["status"]
+    err = _Tee(sys.stderr)
+    sys.stderr = err
+    try:
+        code, whole = run(args)
+    finally:
+        sys.stderr = err.real
+    from legate_prof.read.runtime_stream import of_a_live_run
+    folder = read_back() if whole and not of_a_live_run([err.kept.getvalue()]) else None
+    if folder is not None:
+        said = "".join(line for line in _said_again(err).splitlines(keepends=True)
+                       if not line.rstrip().endswith("written there before"))  # (said by
+        results.put("folder-" + command, {"folder": folder, "err": said,  # what replaces it)
+                                          "status": int(code or 0)}, asked)
     return code
 
 

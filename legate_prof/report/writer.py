@@ -213,6 +213,59 @@ def earlier_report(folder):
     return True
 
 
+MAX_KEPT_BYTES = 64 << 20  # a report folder larger than this is not kept to write again
+
+
+def report_folder(out_dir):
+    """The report folder at ``out_dir`` as ``write_again`` takes it ({"files": {path: bytes},
+    "dirs": [path]}, paths relative to it), or None: larger than ``MAX_KEPT_BYTES``, or not
+    ours alone (``earlier_report``)."""
+    out_dir = Path(os.path.abspath(out_dir))
+    if earlier_report(out_dir) is not True:
+        return None
+    files, dirs, total = {}, [], 0
+    for rel, e in _entries(out_dir):
+        if e.is_dir(follow_symlinks=False):
+            dirs.append(rel)
+            continue
+        if not e.is_file(follow_symlinks=False):
+            return None
+        total += e.stat(follow_symlinks=False).st_size
+        if total > MAX_KEPT_BYTES:
+            return None
+        with open(e.path, "rb") as f:
+            files[rel] = f.read(MAX_KEPT_BYTES + 1)
+    return {"files": files, "dirs": dirs}
+
+
+def write_again(folder, out_dir):
+    """Write a report folder kept (``report_folder``) at ``out_dir`` as ``write_report``
+    writes one (built aside, then renamed into place).  False where what was kept is not a
+    report folder (a path leaving it, a file missing): nothing written."""
+    try:
+        files, dirs = folder["files"], folder["dirs"]
+        names = list(files) + list(dirs)
+        if MARKER not in files or not all(_inside(n) for n in names) or not all(
+                isinstance(b, bytes) for b in files.values()):
+            return False
+    except (TypeError, KeyError, AttributeError):
+        return False
+    out_dir = Path(os.path.abspath(out_dir))
+    with atomic_folder(out_dir, earlier_report, "legate_prof report") as tmp:
+        for rel in sorted(dirs, key=lambda r: r.count("/")):
+            (tmp / rel).mkdir(parents=True, exist_ok=True)
+        for rel, data in files.items():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_bytes(data)
+    return True
+
+
+def _inside(rel):
+    """Whether ``rel`` (a kept folder's path) names a place inside the folder."""
+    parts = rel.split("/") if isinstance(rel, str) else [""]
+    return all(p not in ("", ".", "..") and "\\" not in p and "\0" not in p for p in parts)
+
+
 def write_report(model, out_dir, pictures=None, progress=None, pictures_note="",
                  pictures_aside=False, run_path=None, window=None):
     """Write the report folder at ``out_dir`` (built aside, then renamed into place) of a

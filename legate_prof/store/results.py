@@ -30,6 +30,9 @@ RESULT_SUFFIX = ".result"
 RESULTS_FORMAT = 1
 MAX_RESULT_BYTES = 256 << 20  # a result larger than this is not kept
 MAX_RESULTS = 400  # result files kept in the cache folder (the least recently used go)
+# and their bytes in all (a report's folder is kept whole: up to 30 MB; the answers and paths
+# of 10 M items are a few MB)
+MAX_RESULTS_TOTAL = 512 << 20
 _CODE = None
 
 
@@ -131,8 +134,9 @@ class RunResults:
 
 
 def _drop_oldest(directory):
-    """Keep at most ``MAX_RESULTS`` result files, the least recently used going first: only
-    files ``put`` makes (named by a key, regular, this user's), never another file there."""
+    """Keep at most ``MAX_RESULTS`` result files, and ``MAX_RESULTS_TOTAL`` bytes of them,
+    the least recently used going first: only files ``put`` makes (named by a key, regular,
+    this user's), never another file there."""
     import re
     import stat
     own = re.compile(r"[0-9a-f]{32}\.[a-z-]+" + re.escape(RESULT_SUFFIX) + "$")
@@ -141,7 +145,11 @@ def _drop_oldest(directory):
         with contextlib.suppress(OSError):
             st = os.lstat(p)
             if own.match(p.name) and stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid():
-                found.append((st.st_mtime, p))
-    for _, p in sorted(found)[:max(len(found) - MAX_RESULTS, 0)]:
+                found.append((st.st_mtime, st.st_size, p))
+    total = sum(size for _, size, _ in found)
+    for k, (_, size, p) in enumerate(sorted(found)):
+        if len(found) - k <= MAX_RESULTS and total <= MAX_RESULTS_TOTAL:
+            break
         with contextlib.suppress(OSError):
             p.unlink()
+            total -= size

@@ -51,7 +51,6 @@ def run(args):
         raise ProfileError(out, "exists and is not a folder; choose another -o")
     if not os.path.isdir(os.path.dirname(out)):  # (as every output: a typo makes no folders)
         raise ProfileError(out, f"directory {os.path.dirname(out)!r} does not exist")
-    from legate_prof.report import write_report
     from legate_prof.report.writer import earlier_report
     if os.path.isdir(out) and os.listdir(out):  # (before anything is read: one line, at once)
         ours = earlier_report(Path(out))
@@ -59,6 +58,18 @@ def run(args):
             raise ProfileError(out, "exists and is not a legate_prof report; choose another -o"
                                if ours is False else f"holds what a legate_prof report does not "
                                f"({ours}); nothing was changed: choose another -o, or move them")
+    from legate_prof.cli.answers import folder_answered
+    from legate_prof.report.writer import report_folder, write_again
+    code = folder_answered(args, "report", _made_by(), lambda a: _write(a, files, out),
+                           lambda: report_folder(out), lambda kept: write_again(kept, out))
+    say(f"wrote {shown(os.path.join(out, 'index.html'))}")
+    return code
+
+
+def _write(args, files, out):
+    """Read the run and write its report folder: (exit status, whether the folder is the
+    question's whole answer — not where Qt could not draw its pictures)."""
+    from legate_prof.report import write_report
     # ranks read one by one, never merged
     whole = load_with_progress(files, args, ranked=True)
     model = trimmed(whole, args)
@@ -72,8 +83,26 @@ def run(args):
     else:
         render, why, aside = None, "pictures skipped (--no-pictures)", False
     window = (getattr(args, "start", None), getattr(args, "stop", None))  # (record: none)
-    done = write_report(model, out, pictures=render, pictures_note=why, pictures_aside=aside,
-                        run_path=in_window,
-                        window=window if window != (None, None) else None)
-    say(f"wrote {shown(done['path'])}")
-    return status(model)
+    write_report(model, out, pictures=render, pictures_note=why, pictures_aside=aside,
+                 run_path=in_window, window=window if window != (None, None) else None)
+    return status(model), render is not None or not getattr(args, "pictures", True)
+
+
+def _made_by():
+    """What besides this package's sources makes a report (``answers.folder_answered``):
+    the page's scripts and styles, and the viewer's sources, which draw its pictures."""
+    import hashlib
+    import importlib.util
+    from legate_prof.report.writer import STATIC
+    from legate_prof.store.cache import source_digest
+    h = hashlib.sha256()
+    for f in sorted(STATIC.iterdir()):
+        if f.is_file():
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    try:
+        spec = importlib.util.find_spec("legate_prof.viewer")
+        for root in (spec.submodule_search_locations or []) if spec else []:
+            h.update(source_digest(root, ("",)))
+    except (ImportError, ValueError):
+        h.update(b"no viewer")
+    return h.hexdigest()[:16]

@@ -1,0 +1,140 @@
+"""`report` asked again of the same run writes the folder it wrote, without reading the logs
+(``cli.answers.folder_answered``): the guide's N = 10 M example's report asked again drew its
+tiles and pictures again (8 s). Never for another question, a changed input or other code;
+never a folder kept from a report Qt could not draw pictures for; a kept folder that is not
+one (a path leaving it) is not written, and the report is made again."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fixtures.make_critical_goldens import REAL
+from legate_prof.cli import main
+
+
+def ask(capsys, *argv):
+    """(exit status, stdout, stderr) of ``argv``; stderr without the cache folder's first-use
+    note and the note of a report replaced (said only where there was one)."""
+    from legate_prof.store.cache import FIRST_USE_NOTE
+    code = main([*map(str, argv)])
+    out = capsys.readouterr()
+    return code, out.out, "".join(line for line in out.err.splitlines(keepends=True)
+                                  if not line.startswith(FIRST_USE_NOTE)
+                                  and "written there before" not in line)
+
+
+def folder(path):
+    """{path inside: bytes} of every file under ``path``, and its folders."""
+    path = Path(path)
+    return ({str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()},
+            sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_dir()))
+
+
+@pytest.fixture
+def run_copy(tmp_path):
+    """mpi4's logs and streams, copied: a test may change them."""
+    d = tmp_path / "run"
+    shutil.copytree(REAL / "mpi4", d, ignore=shutil.ignore_patterns("golden", "*.py", "*.txt"))
+    return d
+
+
+def _unreadable(monkeypatch):
+    """Reading any profile fails from now on: only a kept folder can answer."""
+    import legate_prof.load.loader as loader
+
+    def refuse(*a, **k):
+        raise AssertionError("the logs were read again")
+    monkeypatch.setattr(loader, "_load", refuse)
+
+
+def test_asked_again_the_same_folder_without_the_logs(capsys, monkeypatch, run_copy, tmp_path):
+    """Pictures and all: the same files, byte for byte, the same words and exit status, at
+    the same place (replacing it) or another (``-o`` is not part of the question)."""
+    first = ask(capsys, "report", run_copy, "-o", tmp_path / "a")
+    assert first[0] == 0 and first[1] == f"wrote {tmp_path / 'a' / 'index.html'}\n"
+    made = folder(tmp_path / "a")
+    assert any(p.startswith("pictures/group_") for p in made[0]), sorted(made[0])[:5]
+    _unreadable(monkeypatch)
+    assert ask(capsys, "report", run_copy, "-o", tmp_path / "a") == first
+    assert folder(tmp_path / "a") == made
+    again = ask(capsys, "report", run_copy, "-o", tmp_path / "b")
+    assert again == (first[0], first[1].replace(str(tmp_path / "a"), str(tmp_path / "b")),
+                     first[2])
+    assert folder(tmp_path / "b") == made
+    # (a folder of the user's there is still refused, before anything is written)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("mine")
+    code, _, err = ask(capsys, "report", run_copy, "-o", tmp_path / "mine")
+    assert code == 2 and "is not a legate_prof report" in err
+    assert os.listdir(tmp_path / "mine") == ["notes.txt"]
+
+
+def test_another_question_a_changed_input_or_other_code_are_worked_out_again(
+        capsys, monkeypatch, run_copy, tmp_path):
+    import legate_prof.store.results as results
+    ask(capsys, "report", run_copy, "--no-pictures", "-o", tmp_path / "a")
+    _unreadable(monkeypatch)
+    assert ask(capsys, "report", run_copy, "--no-pictures", "-o", tmp_path / "b")[0] == 0
+    for argv in ([], ["--no-pictures", "--stop", "1s"], ["--no-pictures", "--ranks", "0-1"]):
+        with pytest.raises(AssertionError, match="read again"):  # (pictures: another question)
+            ask(capsys, "report", run_copy, *argv, "-o", tmp_path / "c")
+    monkeypatch.setattr(results, "_CODE", "another version")
+    with pytest.raises(AssertionError, match="read again"):
+        ask(capsys, "report", run_copy, "--no-pictures", "-o", tmp_path / "c")
+    monkeypatch.setattr(results, "_CODE", None)  # (this code's stamp again)
+    assert ask(capsys, "report", run_copy, "--no-pictures", "-o", tmp_path / "c")[0] == 0
+    with (run_copy / "legate_0.runtime.prof").open("ab") as f:
+        f.write(b"\x00")  # (a changed input: another run's question)
+    with pytest.raises(AssertionError, match="read again"):
+        ask(capsys, "report", run_copy, "--no-pictures", "-o", tmp_path / "d")
+
+
+def test_a_report_without_its_pictures_for_want_of_qt_is_not_kept(capsys, monkeypatch,
+                                                                 run_copy, tmp_path):
+    from legate_prof.cli.commands import report
+    monkeypatch.setattr(report, "picture_renderer",
+                        lambda: (None, "pictures skipped: no Qt here", False))
+    assert ask(capsys, "report", run_copy, "-o", tmp_path / "a")[0] == 0
+    monkeypatch.undo()
+    _unreadable(monkeypatch)
+    with pytest.raises(AssertionError, match="read again"):
+        ask(capsys, "report", run_copy, "-o", tmp_path / "a")
+
+
+def test_a_kept_folder_that_is_not_one_is_not_written(tmp_path):
+    """A path leaving the folder, a file missing its marker, bytes that are not: nothing is
+    written (the report is then made from the logs)."""
+    from legate_prof.report.writer import MARKER, write_again
+    good = {"files": {MARKER: b"x", "index.html": b"<html>", "tiles/L0_0.js": b""},
+            "dirs": ["tiles", "pictures"]}
+    for bad in ({**good, "files": {**good["files"], "../out.txt": b"x"}},
+                {**good, "files": {**good["files"], "/tmp/out.txt": b"x"}},
+                {**good, "dirs": ["tiles/../../up"]},
+                {**good, "files": {"index.html": b"<html>"}},
+                {**good, "files": {**good["files"], "index.html": "text"}},
+                {"files": None}, None):
+        assert write_again(bad, tmp_path / "r") is False, bad
+        assert not (tmp_path / "r").exists() and not (tmp_path / "out.txt").exists()
+    assert write_again(good, tmp_path / "r") is True
+    assert folder(tmp_path / "r") == (good["files"], ["pictures", "tiles"])
+
+
+def test_kept_results_are_bounded_in_bytes(tmp_path, monkeypatch):
+    """A report folder is kept whole (up to 64 MB): the results' folder keeps at most
+    ``MAX_RESULTS_TOTAL`` bytes of them, the least recently used going first."""
+    import legate_prof.store.results as results
+    monkeypatch.setattr(results, "MAX_RESULTS_TOTAL", 3 << 20)
+    (tmp_path / "x").write_bytes(b"a run")
+    (tmp_path / "cache").mkdir(mode=0o700)
+    kept = results.RunResults([str(tmp_path / "x")], directory=tmp_path / "cache")
+    for k in range(5):
+        kept.put("folder-report", {"bytes": b"x" * (1 << 20)}, {"k": k})
+        p = kept.path("folder-report", {"k": k})
+        os.utime(p, (1000 + k, 1000 + k))
+    kept.put("answer-stats", {"out": "small"}, {})
+    assert [k for k in range(5) if kept.path("folder-report", {"k": k}).exists()] == [3, 4]
+    assert kept.get("answer-stats", {}) == {"out": "small"}
