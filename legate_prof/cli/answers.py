@@ -116,7 +116,8 @@ def folder_answered(args, command, made_by, run, read_back, write_again):
     asked["left_beside"] = inputs_notes(input_files(args))
     asked["made_by"] = made_by
     kept = results.get("folder-" + command, asked)
-    if kept is not None and write_again(kept["folder"]):
+    if isinstance(kept, dict) and isinstance(kept.get("err"), str) \
+            and isinstance(kept.get("status"), int) and write_again(kept.get("folder")):
         sys.stderr.write(kept["err"])
         return kept["status"]
     err = _Tee(sys.stderr)
