@@ -7,13 +7,12 @@ one (a path leaving it) is not written, and the report is made again."""
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from fixtures.make_critical_goldens import REAL
 from legate_prof.cli import main
+from test_answers import _unreadable, run_copy  # noqa: F401 - (mpi4 copied; logs unreadable)
 
 
 def ask(capsys, *argv):
@@ -32,23 +31,6 @@ def folder(path):
     path = Path(path)
     return ({str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file()},
             sorted(str(p.relative_to(path)) for p in path.rglob("*") if p.is_dir()))
-
-
-@pytest.fixture
-def run_copy(tmp_path):
-    """mpi4's logs and streams, copied: a test may change them."""
-    d = tmp_path / "run"
-    shutil.copytree(REAL / "mpi4", d, ignore=shutil.ignore_patterns("golden", "*.py", "*.txt"))
-    return d
-
-
-def _unreadable(monkeypatch):
-    """Reading any profile fails from now on: only a kept folder can answer."""
-    import legate_prof.load.loader as loader
-
-    def refuse(*a, **k):
-        raise AssertionError("the logs were read again")
-    monkeypatch.setattr(loader, "_load", refuse)
 
 
 def test_asked_again_the_same_folder_without_the_logs(capsys, monkeypatch, run_copy, tmp_path):
