@@ -87,22 +87,44 @@ def test_a_report_without_its_pictures_for_want_of_qt_is_not_kept(capsys, monkey
         ask(capsys, "report", run_copy, "-o", tmp_path / "a")
 
 
-def test_a_kept_folder_that_is_not_one_is_not_written(tmp_path):
-    """A path leaving the folder, a file missing its marker, bytes that are not: nothing is
-    written (the report is then made from the logs)."""
-    from legate_prof.report.writer import MARKER, write_again
-    good = {"files": {MARKER: b"x", "index.html": b"<html>", "tiles/L0_0.js": b""},
-            "dirs": ["tiles", "pictures"]}
-    for bad in ({**good, "files": {**good["files"], "../out.txt": b"x"}},
-                {**good, "files": {**good["files"], "/tmp/out.txt": b"x"}},
+def test_a_kept_folder_that_is_not_one_is_not_written(capsys, run_copy, tmp_path):
+    """A path leaving the folder, paths that collide (a file where a folder goes), folders
+    not a list, a marker that does not list the files, bytes that are not: nothing is
+    written (the report is then made from the logs); a review found the collision failing
+    every later ask, exit 2."""
+    from legate_prof.report.writer import MARKER, report_folder, write_again
+    assert ask(capsys, "report", run_copy, "--no-pictures", "--no-cache", "-o",
+               tmp_path / "made")[0] == 0
+    good = report_folder(tmp_path / "made")
+    assert good is not None and MARKER in good["files"] and "tiles" in good["dirs"]
+    files = good["files"]
+    for bad in ({**good, "files": {**files, "../out.txt": b"x"}},
+                {**good, "files": {**files, "/tmp/out.txt": b"x"}},
                 {**good, "dirs": ["tiles/../../up"]},
-                {**good, "files": {"index.html": b"<html>"}},
-                {**good, "files": {**good["files"], "index.html": "text"}},
+                {**good, "files": {**files, "index.html/x": b"junk"}},
+                {**good, "dirs": "tiles"},
+                {**good, "files": {**files, "extra.txt": b"not in the marker"}},
+                {**good, "files": {k: v for k, v in files.items() if k != MARKER}},
+                {**good, "files": {**files, "index.html": "text"}},
                 {"files": None}, None):
-        assert write_again(bad, tmp_path / "r") is False, bad
+        assert write_again(bad, tmp_path / "r") is False, sorted(bad or ())
         assert not (tmp_path / "r").exists() and not (tmp_path / "out.txt").exists()
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".r")]  # (no temporary)
     assert write_again(good, tmp_path / "r") is True
-    assert folder(tmp_path / "r") == (good["files"], ["pictures", "tiles"])
+    assert folder(tmp_path / "r") == folder(tmp_path / "made")
+
+
+def test_this_processs_own_notes_are_not_said_again(capsys, monkeypatch, run_copy, tmp_path):
+    """A report that replaced an earlier one says so; asked again elsewhere, nothing is
+    replaced and nothing says it was (the process's notes are not the answer's)."""
+    argv = ("report", run_copy, "--no-pictures")
+    assert ask(capsys, *argv, "--no-cache", "-o", tmp_path / "a")[0] == 0
+    code = main([*map(str, argv), "-o", str(tmp_path / "a")])  # (worked out, replacing)
+    assert code == 0 and "replaced the legate_prof report" in capsys.readouterr().err
+    _unreadable(monkeypatch)
+    code = main([*map(str, argv), "-o", str(tmp_path / "b")])
+    err = capsys.readouterr().err
+    assert code == 0 and "legate_prof: note:" not in err, err
 
 
 def test_kept_results_are_bounded_in_bytes(tmp_path, monkeypatch):

@@ -278,3 +278,18 @@ def test_a_run_whose_streams_predate_waits_cannot_say_a_wait_is_gone(tmp_path):
     c = _compare(VALUE, old / "legate_0.prof.gz", "--json")
     (row,) = [r for r in c["findings"] if r["pattern"] == "blocking"]
     assert row["not_judged"] == [False, True] and row["not_judged_why"][1] == "not given"
+
+
+def test_a_run_says_it_records_waits_by_its_streams_or_what_it_holds():
+    """A rank built before streams said so (a bundle converted then: no ``records_waits``)
+    records waits where it holds one (a review: such a bundle of value_wait_1rank compared
+    with its own logs read "475.488 ms -> ?"); a rank given without its stream cannot say."""
+    from legate_prof.analyze.program_waits import waits_recorded
+    for run, holds in ((VALUE, True), (REAL / "efficient_1rank", False)):
+        model = load_profile([str(p) for p in sorted(run.glob("legate_*"))])
+        assert waits_recorded(as_source(model)) is holds
+        for r in model.ranks:
+            r.pop("records_waits", None)
+        assert waits_recorded(as_source(model)) is holds, run
+    files = [str(p) for p in sorted(LOOP.glob("legate_*")) if p.name != "legate_1.runtime.prof"]
+    assert not waits_recorded(as_source(load_profile(files)))

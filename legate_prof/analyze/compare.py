@@ -352,7 +352,7 @@ def _waits_recorded(source):
     """Whether the run's streams record the program's waits for values (``waits_recorded``):
     where one run's do and the other's do not, the other's waits are unknown, not none."""
     from legate_prof.analyze.program_waits import waits_recorded
-    return waits_recorded(source.summary_model().ranks)
+    return waits_recorded(source)
 
 
 def _clocks_apart(source):
@@ -509,7 +509,8 @@ def _lines_table(lines, recorded=(True, True)):
         waits = r.get("waited_ns", [0, 0])
         wait = (_change(*waits, fmt=format_ns) if any(r.get("waits", [0, 0])) else "-")
         if any(unknown) and wait != "-":
-            wait = " -> ".join("?" if unknown[k] else format_ns(waits[k]) for k in (0, 1))
+            wait = " -> ".join("?" if unknown[k] and not waits[k] else format_ns(waits[k])
+                               for k in (0, 1))
         out.append(f"{(r['a'] or '-')[:19]:<20}{((r['b'] or '-') + mark)[:19]:<20}"
                    f"{wall:>26}" + (f"  {wait:>24}" if waited else "")
                    + f"    {ops:<17}  {_change(*r['tasks']):>14}"

@@ -1318,7 +1318,7 @@ def insights_of_run(profile, windowed=False):
            # (the runtime's streams read: what some patterns count from)
            "streams": bool(np.any(f.kind == ItemKind.RUNTIME_OP))}
     from legate_prof.analyze.program_waits import waits_recorded
-    out["waits_recorded"] = out["streams"] and waits_recorded(f.m.ranks)
+    out["waits_recorded"] = out["streams"] and waits_recorded(f.source)
     stop = _path_leaves_the_ranks(f)
     if stop:  # (the findings of some ranks: the rest of the path is on ranks not read)
         out["ranks_not_given"] = stop

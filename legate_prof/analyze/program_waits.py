@@ -17,11 +17,19 @@ from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import ItemKind
 
 
-def waits_recorded(ranks):
-    """Whether every rank's runtime stream records the program's waits for values (one
-    written before they were recorded holds none: its run cannot say a wait is gone)."""
+def waits_recorded(source):
+    """Whether every rank's runtime stream records the program's waits for values: one
+    written before they were recorded holds none, and a rank given without its stream
+    cannot say (its run cannot say a wait is gone).  A rank built before streams said so
+    (a bundle converted then: no ``records_waits``) records them where it holds one."""
+    ranks = source.summary_model().ranks
     read = [r for r in ranks if r.get("runtime_end_ns") is not None]
-    return bool(read) and all(r.get("records_waits") for r in read)
+    if not read or len(read) < len(ranks):
+        return False
+    if all("records_waits" in r for r in read):
+        return all(bool(r["records_waits"]) for r in read)
+    held = wait_items(source)
+    return all(bool(r.get("records_waits", int(r.get("rank", -1)) in held)) for r in read)
 
 
 def program_waits(source):

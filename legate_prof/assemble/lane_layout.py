@@ -77,12 +77,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     lane table, the copies' / fills' / instances' side table, the model item of each row of
     the concatenated item parts)."""
     parts = items.parts
-    cols = {}
-    for c in ("start", "stop", "create", "ready", "name", "kind", "op_id", "detail",
-              *EVENT_COLUMNS):
-        cols[c] = (np.concatenate([p[c] for p in parts]) if parts
-                   else np.zeros(0, ITEM_COLUMNS.get(c, np.uint64)))
-        _let_go(parts, c)
+    cols = _concatenated(parts)
     # Make sure every processor has a lane (idle processors count in utilization).
     lane_keys = [(int(r), int(GROUP_INDEX[PROC_GROUP.get(_pk(k), "proc_other")]), int(p), 0)
                  for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
@@ -131,6 +126,17 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
         hit = (lanes["rank"] == r) & (lanes["group"] == g) & (lanes["ref"] == np.uint64(ref))
         lanes["capacity"][hit] = cap
     return model_items, lanes, transfers, inv
+
+
+def _concatenated(parts):
+    """The parts' item columns, concatenated, each part's let go once taken (``_let_go``)."""
+    cols = {}
+    for c in ("start", "stop", "create", "ready", "name", "kind", "op_id", "detail",
+              *EVENT_COLUMNS):
+        cols[c] = (np.concatenate([p[c] for p in parts]) if parts
+                   else np.zeros(0, ITEM_COLUMNS.get(c, np.uint64)))
+        _let_go(parts, c)
+    return cols
 
 
 def _let_go(parts, column):

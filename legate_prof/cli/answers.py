@@ -129,9 +129,11 @@ def folder_answered(args, command, made_by, run, read_back, write_again):
     from legate_prof.read.runtime_stream import of_a_live_run
     folder = read_back() if whole and not of_a_live_run([err.kept.getvalue()]) else None
     if folder is not None:
+        # (this process's own notes — a folder replaced, a stopped command's leftovers
+        # removed, the cache's — are not the answer's: said again, they would be untrue)
         said = "".join(line for line in _said_again(err).splitlines(keepends=True)
-                       if not line.rstrip().endswith("written there before"))  # (said by
-        results.put("folder-" + command, {"folder": folder, "err": said,  # what replaces it)
+                       if not line.startswith("legate_prof: note: "))
+        results.put("folder-" + command, {"folder": folder, "err": said,
                                           "status": int(code or 0)}, asked)
     return code
 

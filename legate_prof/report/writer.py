@@ -238,25 +238,39 @@ def report_folder(out_dir):
     return {"files": files, "dirs": dirs}
 
 
+class _NotKept(Exception):
+    """What was kept of a report folder is not one: nothing is put in place."""
+
+
 def write_again(folder, out_dir):
     """Write a report folder kept (``report_folder``) at ``out_dir`` as ``write_report``
     writes one (built aside, then renamed into place).  False where what was kept is not a
-    report folder (a path leaving it, a file missing): nothing written."""
+    report folder (a path leaving it, paths that collide, its marker not listing its files):
+    nothing written, the report is then made from the run."""
     try:
         files, dirs = folder["files"], folder["dirs"]
-        names = list(files) + list(dirs)
-        if MARKER not in files or not all(_inside(n) for n in names) or not all(
-                isinstance(b, bytes) for b in files.values()):
+        if not (isinstance(files, dict) and isinstance(dirs, list) and MARKER in files
+                and all(isinstance(d, str) and _inside(d) for d in dirs)
+                and all(isinstance(f, str) and _inside(f) and isinstance(b, bytes)
+                        for f, b in files.items())):
             return False
     except (TypeError, KeyError, AttributeError):
         return False
     out_dir = Path(os.path.abspath(out_dir))
-    with atomic_folder(out_dir, earlier_report, "legate_prof report") as tmp:
-        for rel in sorted(dirs, key=lambda r: r.count("/")):
-            (tmp / rel).mkdir(parents=True, exist_ok=True)
-        for rel, data in files.items():
-            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-            (tmp / rel).write_bytes(data)
+    try:
+        with atomic_folder(out_dir, earlier_report, "legate_prof report") as tmp:
+            try:
+                for rel in sorted(dirs, key=lambda r: r.count("/")):
+                    (tmp / rel).mkdir(parents=True, exist_ok=True)
+                for rel, data in files.items():
+                    (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (tmp / rel).write_bytes(data)
+            except OSError as e:  # (two paths that collide: a file where a folder goes)
+                raise _NotKept from e
+            if earlier_report(tmp) is not True:
+                raise _NotKept
+    except _NotKept:
+        return False
     return True
 
 
