@@ -129,21 +129,28 @@ def folder_answered(args, command, made_by, run, read_back, write_again):
     from legate_prof.read.runtime_stream import of_a_live_run
     folder = read_back() if whole and not of_a_live_run([err.kept.getvalue()]) else None
     if folder is not None:
-        # (this process's own notes — a folder replaced, a stopped command's leftovers
-        # removed, the cache's — are not the answer's: said again, they would be untrue)
-        said = "".join(line for line in _said_again(err).splitlines(keepends=True)
-                       if not line.startswith("legate_prof: note: "))
-        results.put("folder-" + command, {"folder": folder, "err": said,
+        results.put("folder-" + command, {"folder": folder, "err": _said_again(err),
                                           "status": int(code or 0)}, asked)
     return code
 
 
+# what a command says of this process's own work, not of the run: a folder replaced, a
+# stopped command's leftovers removed, the cache's notes — said again with a kept answer,
+# untrue (a review: "removed ..., left by a legate_prof that was stopped" at every ask)
+OWN_NOTES = ("written there before", "left by a legate_prof that was stopped",
+             "cached timeline was unreadable", "could not cache the built timeline",
+             "not using the cache folder", "; removed it, rebuilding")
+
+
 def _said_again(err):
     """What an answer shown again says on stderr: what it said, but the cache folder's
-    first use (said once, by the command that made it)."""
+    first use (said once, by the command that made it) and this process's own notes
+    (``OWN_NOTES``)."""
     from legate_prof.store.cache import FIRST_USE_NOTE
     return "".join(line for line in err.kept.getvalue().splitlines(keepends=True)
-                   if not line.startswith(FIRST_USE_NOTE))
+                   if not line.startswith(FIRST_USE_NOTE)
+                   and not (line.startswith("legate_prof: note: ")
+                            and any(n in line for n in OWN_NOTES)))
 
 
 def kept_idle(args):
