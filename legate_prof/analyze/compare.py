@@ -561,7 +561,7 @@ def _finding_line(r, one):
         said = (f"{told[0]}'s runtime stream {why or 'not given'}: it cannot tell"
                 if why != "records no waits for values" else
                 f"{told[0]}'s runtime streams record no waits for values (written before "
-                "legate_prof recorded them): it cannot tell")
+                "legate_prof recorded them, or a rank's not given): it cannot tell")
     elif any(no_path):  # (a crash's stream alone: "in both, off the critical path" said)
         said = (f"its cost unknown: {' and '.join(n for n, x in zip('AB', no_path) if x)} "
                 f"{'has' if sum(no_path) == 1 else 'have'} no critical path")
