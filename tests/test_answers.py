@@ -448,3 +448,60 @@ def test_a_stream_put_beside_a_log_later_is_said_not_replayed_stale(capsys, monk
     again = ask(capsys, "stats", *logs)
     assert "legate_0.runtime.prof) was not given" in again[2], again[2]
     assert again[2] == ask(capsys, "stats", "--no-cache", *logs)[2]
+
+
+_IMPORTS = """
+import sys
+from legate_prof.cli import main
+code = main(sys.argv[1:])
+sys.stdout.flush()
+print("numpy imported:", "numpy" in sys.modules, "query imported:",
+      "legate_prof.query" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("argv", [("stats",), ("insights", "--json"), ("critical",),
+                                  ("report", "--no-pictures")])
+def test_an_answer_asked_again_imports_no_numpy(run_copy, tmp_path, argv):
+    """A command asked again of the same run reads what it kept and nothing that works an
+    answer out: numpy's import was half of its 0.2 s (the guide's 10 M example: `stats`
+    asked again 0.20-0.24 s, then 0.06-0.08 s; `report` 0.28-0.33 s, then 0.14-0.15 s).
+    The answer is the same, and numpy is imported where it is worked out."""
+    import subprocess
+    import sys
+    env = dict(os.environ, LEGATE_PROF_CACHE_DIR=str(tmp_path / "cache"))
+    out = ["-o", str(tmp_path / "report")] if argv[0] == "report" else []
+
+    def asked():
+        p = subprocess.run([sys.executable, "-c", _IMPORTS, *argv, str(run_copy), *out],
+                           capture_output=True, text=True, env=env, timeout=300)
+        assert p.returncode == 0, p.stderr
+        *answer, imports = p.stdout.splitlines()
+        return answer, imports
+    first, imported = asked()
+    assert imported == "numpy imported: True query imported: True"
+    again, imported = asked()
+    assert imported == "numpy imported: False query imported: False"
+    assert again == first
+
+
+def test_the_command_asks_numpy_for_no_huge_pages_before_it_is_imported_not_its_workers():
+    """Said in the environment numpy reads as it is imported (``cli._no_huge_pages``): numpy
+    imported after the command began asks for none; the rank workers it starts keep numpy's
+    default, as before; a setting of the user's is theirs."""
+    import subprocess
+    import sys
+    script = ("import os, sys\nfrom legate_prof.cli import main\n"
+              "assert main(['stats', '--no-cache', sys.argv[1]]) == 0\n"
+              "import numpy\nfrom legate_prof.load.rank_workers import _worker_env\n"
+              "print(numpy._core.multiarray._set_madvise_hugepage(True),"
+              " _worker_env().get('NUMPY_MADVISE_HUGEPAGE'))\n")
+    sample = REAL / "mpi4"
+    for users, expected in ((None, "False None"), ("1", "True 1")):
+        env = {k: v for k, v in os.environ.items() if k != "NUMPY_MADVISE_HUGEPAGE"}
+        if users:
+            env["NUMPY_MADVISE_HUGEPAGE"] = users
+        p = subprocess.run([sys.executable, "-c", script, str(sample)], capture_output=True,
+                           text=True, env=env, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.splitlines()[-1] == expected

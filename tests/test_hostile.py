@@ -241,7 +241,7 @@ def test_report_never_replaces_a_report_folder_holding_the_users_files(tmp_path,
 
 
 def test_a_report_of_an_earlier_version_is_recognised_by_its_layout(tmp_path):
-    from legate_prof.report.writer import MARKER, earlier_report
+    from legate_prof.report.folder import MARKER, earlier_report
     d = tmp_path / "R"
     (d / "tiles").mkdir(parents=True)
     (d / MARKER).write_text("written by legate_prof report\n")
@@ -257,7 +257,7 @@ def test_a_strangers_report_folder_huge_or_deep_gets_one_line(tmp_path):
     """A review: ``report`` into a received folder's ``legate_prof/`` whose marker is a
     100 GB sparse file read whole (MemoryError), or that is 3,000 folders deep
     (``Path.rglob``: RecursionError), ended in a traceback.  One line now, nothing changed."""
-    from legate_prof.report.writer import MARKER, earlier_report
+    from legate_prof.report.folder import MARKER, earlier_report
     huge = tmp_path / "huge"
     huge.mkdir()
     with open(huge / MARKER, "wb") as f:

@@ -92,7 +92,7 @@ def test_a_kept_folder_that_is_not_one_is_not_written(capsys, run_copy, tmp_path
     not a list, a marker that does not list the files, bytes that are not: nothing is
     written (the report is then made from the logs); a review found the collision failing
     every later ask, exit 2."""
-    from legate_prof.report.writer import MARKER, report_folder, write_again
+    from legate_prof.report.folder import MARKER, report_folder, write_again
     assert ask(capsys, "report", run_copy, "--no-pictures", "--no-cache", "-o",
                tmp_path / "made")[0] == 0
     good = report_folder(tmp_path / "made")

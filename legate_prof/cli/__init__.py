@@ -91,7 +91,7 @@ def _run(argv):
     argv = sys.argv[1:] if own_process else list(argv)
     if argv[:1] != ["record"]:  # (legate's program keeps the user's setting)
         _one_blas_thread()
-    _no_huge_pages()
+    _no_huge_pages(before_numpy=argv[:1] != ["record"])
     # (a window lives on after its load; `view` and `record` end on signals as they end)
     if argv[:1] not in (["record"], ["view"]):
         from legate_prof.load.rank_workers import reuse_freed_memory
@@ -117,7 +117,9 @@ def _run(argv):
         sweep_handovers()  # (and the ranks' bundles it was handed, in memory: /dev/shm)
         rc = args.func(args)
         sys.stdout.flush()  # (a full disk under stdout shows here, where it can be said)
-        if getattr(args, "cache", None) == "after":  # (the answer is out: the run kept)
+        if getattr(args, "cache", None) == "after" and \
+                "legate_prof.load.loader" in sys.modules:  # (the answer is out: the run
+            # kept; nothing loaded, an answer kept before: nothing to keep, numpy not imported)
             from legate_prof.cli.answers import answer_ahead
             from legate_prof.load.loader import store_after_answer
             store_after_answer(then=lambda: answer_ahead(args, parser.parse_args))
@@ -162,14 +164,21 @@ def _one_blas_thread():
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-def _no_huge_pages():
+def _no_huge_pages(before_numpy=True):
     """numpy asks the kernel for huge pages for each array of 4 MiB or more (madvise); where
     the kernel then compacts memory to find one (``transparent_hugepage/defrag`` "madvise",
     as on this project's machines) an array's first touch waited there, ~40 us a fault: a
     third of ``stats`` of the 10 M example went to the kernel (docs/performance.md).  This
     process asks for none (the rank workers reuse their memory instead: ``WORKER_MALLOC``);
-    ``NUMPY_MADVISE_HUGEPAGE`` set by the user is kept."""
+    ``NUMPY_MADVISE_HUGEPAGE`` set by the user is kept.  ``before_numpy``: said in the
+    environment numpy reads as it is imported, not by importing it now (an answer asked
+    again imports none: ``rank_workers.no_huge_pages``); ``record``'s legate inherits its
+    environment, so there numpy is told in this process alone."""
     if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
+        return
+    if before_numpy and "numpy" not in sys.modules:
+        from legate_prof.load.rank_workers import no_huge_pages
+        no_huge_pages()
         return
     import numpy
     for name in ("_core", "core"):  # (numpy 2; numpy 1)

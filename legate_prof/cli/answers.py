@@ -75,7 +75,7 @@ def answered(args, command, run):
     # (what the answer says of files beside the inputs, not among them: a runtime stream
     # copied in beside a log later left the kept answer without its note, a review found)
     from legate_prof.cli.common import input_files
-    from legate_prof.query import inputs_notes
+    from legate_prof.load.inputs import inputs_notes
     asked["left_beside"] = inputs_notes(input_files(args))
     kept = results.get("answer-" + command, asked)
     if kept is not None:
@@ -111,7 +111,7 @@ def folder_answered(args, command, made_by, run, read_back, write_again):
     if results is None:
         return run(args)[0]
     from legate_prof.cli.common import input_files
-    from legate_prof.query import inputs_notes
+    from legate_prof.load.inputs import inputs_notes
     asked = {k: v for k, v in sorted(vars(args).items()) if k not in _NOT_ASKED + ("output",)}
     asked["left_beside"] = inputs_notes(input_files(args))
     asked["made_by"] = made_by

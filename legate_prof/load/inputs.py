@@ -11,7 +11,7 @@ import stat
 import zlib
 
 from legate_prof.errors import ProfileError
-from legate_prof.read.legion_log import MAGIC
+from legate_prof.file_signatures import BUNDLE, GZIP, LEGION_LOG, RUNTIME_STREAM
 
 
 def _check_regular(path):
@@ -38,13 +38,11 @@ def sniff(path) -> str:
             head = f.read(64)
     except OSError as e:
         raise ProfileError(path, e.strerror or str(e)) from None
-    if head.startswith(MAGIC) or head[:2] == b"\x1f\x8b":
+    if head.startswith((LEGION_LOG, GZIP)):
         return "legion"
-    from legate_prof.store.bundle_file import BUNDLE_MAGIC
-    if head.startswith(BUNDLE_MAGIC):
+    if head.startswith(BUNDLE):
         return "bundle"
-    from legate_prof.read.runtime_stream import STREAM_MAGIC
-    if head.startswith(STREAM_MAGIC):
+    if head.startswith(RUNTIME_STREAM):
         return "runtime"
     if _other_words(head) or b"\0" in head:
         return "unknown"  # (a Parquet file's first bytes, a file of zeros: read as text)
@@ -116,7 +114,6 @@ def distinct_inputs(paths):
     return out, warnings
 
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 1 << 16  # the bytes of a log whose hash stands for its start, gzipped or not
 _HEAD_INPUT = 1 << 20  # the most gzipped bytes inflated to find a gzip's first _HEAD
 
@@ -150,7 +147,7 @@ def _log_size(path, st):
     """What ``_SameLog`` knows of an input at first: the size of the log it holds (a
     gzip's trailer says it: its CRC-32 is read with it)."""
     with open(path, "rb") as f:
-        gz = st.st_size >= 18 and f.read(2) == _GZIP_MAGIC
+        gz = st.st_size >= 18 and f.read(2) == GZIP
         if not gz:
             return {"path": path, "gz": False, "size": st.st_size & 0xFFFFFFFF}
         f.seek(-8, os.SEEK_END)
@@ -176,7 +173,7 @@ def _head(log):
         log["head"] = hashlib.sha256(out).digest()
         # (a Legion Prof log's start, or its CRC is never worked out: a review's forged gzip
         # beside a 100 GB sparse file of zeros, their heads alike, read it all: 141 s)
-        log["log"] = out.startswith(MAGIC)
+        log["log"] = out.startswith(LEGION_LOG)
     return log["head"]
 
 
@@ -269,6 +266,19 @@ def streams_left_beside(paths):
                        "left out, and the source lines are Legion's alone (give the run's "
                        "folder, or both files)")
     return out
+
+
+def inputs_notes(paths) -> list:
+    """What the inputs leave out that lies beside them (a log's runtime stream not given:
+    its operations and arrays missing), one sentence each, worked out afresh: a window opened
+    from File → Open said it on the terminal only (a GUI walk), and a kept answer missed it
+    for a stream copied in later (part of its question: ``cli.answers``; here, below
+    the door, so that an answer asked again imports no query)."""
+    try:
+        paths = expand_inputs([str(p) for p in paths])
+    except Exception:  # noqa: BLE001 - what cannot be listed is said where it is read
+        return []
+    return [n.removeprefix("legate_prof: note: ") for n in streams_left_beside(paths)]
 
 
 def _not_converted_from(bundles, logs):

@@ -523,6 +523,17 @@ WORKER_MALLOC = {"MALLOC_MMAP_THRESHOLD_": str(32 << 20),  # (glibc's upper limi
 _MALLOPT = {"MALLOC_TRIM_THRESHOLD_": -1, "MALLOC_TOP_PAD_": -2, "MALLOC_MMAP_THRESHOLD_": -3}
 
 
+_NO_HUGE_PAGES = []  # (True once ``no_huge_pages`` set it: the workers' environment drops it)
+
+
+def no_huge_pages():
+    """numpy in this process asks the kernel for no huge pages (``cli._no_huge_pages``),
+    said where numpy reads it as it is imported: its environment.  Not the workers': they
+    keep numpy's default, as before (``_worker_env``)."""
+    os.environ["NUMPY_MADVISE_HUGEPAGE"] = "0"
+    _NO_HUGE_PAGES.append(True)
+
+
 def reuse_freed_memory():
     """This process's allocator set as a worker's (``WORKER_MALLOC``), where the user set
     none: a command's own analysis makes and frees column-sized arrays too (``stats`` of 10
@@ -543,6 +554,8 @@ def _worker_env():
     """The parent's environment, with this package importable however it was found (and
     the allocator's settings above, where the user set none)."""
     env = dict(os.environ)
+    if _NO_HUGE_PAGES:  # (this process's own setting, not the user's)
+        env.pop("NUMPY_MADVISE_HUGEPAGE", None)
     if not any(k.startswith("MALLOC_") for k in env):
         env.update(WORKER_MALLOC)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

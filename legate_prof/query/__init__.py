@@ -16,6 +16,7 @@ from legate_prof.query.kind_words import KIND_WORDS, kind_word, kinds_counted
 from legate_prof.query.lane_tree import GroupInfo, LaneInfo, ProfileInfo
 from legate_prof.query.ranked_source import RankedSource
 from legate_prof.causality.run_path import PATH_VIA_WORDS
+from legate_prof.load.inputs import inputs_notes
 from legate_prof.query.source import ProfileSource
 from legate_prof.query.tiles import READY, RUNNING, STATE_NAMES, WAITING, Hit, LaneTile, TileRow
 
@@ -40,19 +41,6 @@ def open_profile(paths, progress=None, ranked=False, use_cache=False) -> Profile
     from legate_prof.load.loader import load_profile
     return as_source(load_profile([str(p) for p in paths], progress=progress, ranked=ranked,
                                   use_cache=use_cache))
-
-
-def inputs_notes(paths) -> list:
-    """What the inputs leave out that lies beside them (a log's runtime stream not given:
-    its operations and arrays missing), one sentence each, worked out afresh: a window opened
-    from File → Open said it on the terminal only (a GUI walk), and a kept answer missed it
-    for a stream copied in later (part of its question: ``cli.answers``)."""
-    from legate_prof.load.inputs import expand_inputs, streams_left_beside
-    try:
-        paths = expand_inputs([str(p) for p in paths])
-    except Exception:  # noqa: BLE001 - what cannot be listed is said where it is read
-        return []
-    return [n.removeprefix("legate_prof: note: ") for n in streams_left_beside(paths)]
 
 
 __all__ = ["ProfileSource", "RankedSource", "as_source", "open_profile", "inputs_notes",

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from legate_prof.errors import ProfileError, ProfileWarning
+from legate_prof.file_signatures import LEGION_LOG as MAGIC
 
-MAGIC = b"FileType: BinaryLegionProf v: "
 GZIP_CHUNK = 1 << 16
 # Legion's logs inflate 3.6x to 7.9x (docs/robustness.md); the first N bytes of a gzipped input
 # may inflate to MAX_GZIP_RATIO times N (or MIN_GZIP_LIMIT, for the start of any file), no more.

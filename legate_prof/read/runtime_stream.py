@@ -13,9 +13,8 @@ import msgpack
 import numpy as np
 
 from legate_prof.errors import ProfileError, ProfileWarning
+from legate_prof.file_signatures import RUNTIME_STREAM as STREAM_MAGIC
 from legate_prof.read.msgpack_budget import ObjectBudget
-
-STREAM_MAGIC = b"LPRTSTR1"
 
 
 @dataclass

@@ -25,15 +25,12 @@ import numpy as np
 
 from legate_prof.store.bundle_check import BundleDamage, check_bundle
 from legate_prof.errors import ProfileError
+from legate_prof.file_signatures import BUNDLE as BUNDLE_MAGIC
+from legate_prof.file_signatures import BUNDLE_VERSION as FORMAT_VERSION
 from legate_prof.model.intervals import StepIntegral
 from legate_prof.model.kinds import ANY_ACTIVE_GROUPS
 from legate_prof.read.msgpack_budget import OverBudget, header_budget
 
-BUNDLE_MAGIC = b"LPBUNDLE"
-FORMAT_VERSION = 6  # 6: the runtime's arrays as each rank's piece (their ``src``: the whole
-# array's bytes), its operations' shapes in items.detail; 5: the event graph (items' events,
-# waits' events, model.events); 4: lanes named by model.lane_names; 3: calls folded into
-# waits, items.detail
 ALIGN = 64
 
 

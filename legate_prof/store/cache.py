@@ -218,8 +218,8 @@ def cache_key(paths):
     """Changes whenever any input could have changed (or the bundle format did, or the code
     that makes an entry: ``code_digest``)."""
     from legate_prof import __version__
-    from legate_prof.store.bundle_file import FORMAT_VERSION
-    h = hashlib.sha256(f"bundle v{FORMAT_VERSION} with {ENTRY_EXTRAS}, "
+    from legate_prof.file_signatures import BUNDLE_VERSION
+    h = hashlib.sha256(f"bundle v{BUNDLE_VERSION} with {ENTRY_EXTRAS}, "
                        f"legate_prof {__version__}, code ".encode() + code_digest())
     for p in sorted(os.path.abspath(p) for p in paths):
         h.update(_file_digest(p))
@@ -333,8 +333,8 @@ def _own(path, pattern, first_bytes):
 
 
 def _bundle_bytes(head):
-    from legate_prof.store.bundle_file import BUNDLE_MAGIC
-    return head.startswith(BUNDLE_MAGIC)
+    from legate_prof.file_signatures import BUNDLE
+    return head.startswith(BUNDLE)
 
 
 def _stamp_bytes(head):

@@ -51,7 +51,7 @@ def run(args):
         raise ProfileError(out, "exists and is not a folder; choose another -o")
     if not os.path.isdir(os.path.dirname(out)):  # (as every output: a typo makes no folders)
         raise ProfileError(out, f"directory {os.path.dirname(out)!r} does not exist")
-    from legate_prof.report.writer import earlier_report
+    from legate_prof.report.folder import earlier_report
     if os.path.isdir(out) and os.listdir(out):  # (before anything is read: one line, at once)
         ours = earlier_report(Path(out))
         if ours is not True:
@@ -59,7 +59,7 @@ def run(args):
                                if ours is False else f"holds what a legate_prof report does not "
                                f"({ours}); nothing was changed: choose another -o, or move them")
     from legate_prof.cli.answers import folder_answered
-    from legate_prof.report.writer import report_folder, write_again
+    from legate_prof.report.folder import report_folder, write_again
     code = folder_answered(args, "report", _made_by(), lambda a: _write(a, files, out),
                            lambda: report_folder(out), lambda kept: write_again(kept, out))
     say(f"wrote {shown(os.path.join(out, 'index.html'))}")
@@ -93,7 +93,7 @@ def _made_by():
     the page's scripts and styles, and the viewer's sources, which draw its pictures."""
     import hashlib
     import importlib.util
-    from legate_prof.report.writer import STATIC
+    from legate_prof.report.folder import STATIC
     from legate_prof.store.cache import source_digest
     h = hashlib.sha256()
     for f in sorted(STATIC.iterdir()):
