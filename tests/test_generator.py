@@ -118,7 +118,7 @@ def test_generated_ranks_have_the_traits_of_real_multi_rank_runs(tmp_path):
 def test_reference_accepts_generated_files_in_every_mode(tmp_path, ranks, scenario):
     paths = generate(tmp_path / "p", ranks=ranks, items=4000 * ranks, seed=1,
                      scenario=scenario)
-    for mode, extra in (("statistics", []), ("dump", []),
+    for mode, extra in (("statistics", []), ("dump", []), ("critical", []),
                         ("trace", ["-o", str(tmp_path / "t.json")]),
                         ("legacy", ["-o", str(tmp_path / "legacy")])):
         p = subprocess.run([str(BINARY), mode, *extra, *paths], capture_output=True,
