@@ -1042,6 +1042,29 @@ def test_pictures_share_the_reports_work_and_look_as_drawn_alone(monkeypatch, tm
         assert a.size() == b.size() and a == b, p["file"]
 
 
+def test_each_picture_is_let_go_once_drawn(monkeypatch, tmp_path):
+    """A report draws its pictures with no event loop to run ``deleteLater``: each picture's
+    timeline is deleted once drawn and its item's picture, tiles and strips let go, where
+    every one stayed until the report's end (100 generated ranks: the report's tree 1.3 GiB
+    -> 0.5 GiB, its pictures the same bytes)."""
+    pytest.importorskip("PySide6")
+    from shiboken6 import Shiboken
+    import legate_prof.viewer.screenshot as screenshot
+    from legate_prof.load.loader import load_profile
+    from legate_prof.report import write_report
+    made, real = [], screenshot.make_timeline
+    monkeypatch.setattr(screenshot, "make_timeline",
+                        lambda *a, **k: made.append(real(*a, **k)) or made[-1])
+    write_report(load_profile(_run_files("mpi2"), ranked=True), tmp_path / "rep",
+                 pictures=screenshot.render_screenshot)
+    assert len(made) == len(_meta(tmp_path / "rep")["pictures"]) >= 4
+    for w in made:
+        assert not Shiboken.isValid(w)
+        item = w.__dict__["item"]  # (the wrapper's own attribute: Qt's object is gone)
+        assert item._cache_img is None and not item._flat_rows and not item._summary_img
+        assert not len(item._lane_cache) and not len(item._summary_cache)
+
+
 def test_pictures_are_encoded_off_the_drawing_thread_and_a_failed_one_fails_the_report(
         monkeypatch, tmp_path, capsys):
     """Each picture is encoded and written in a thread while the next is drawn (Qt lets go

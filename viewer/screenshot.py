@@ -104,6 +104,17 @@ def make_timeline(model, width, height, start=None, stop=None, expand=None, exte
     return w
 
 
+def ended(w):
+    """A picture's timeline ``w`` deleted now, its item's pictures and tiles released: a
+    report draws its pictures with no event loop to run ``deleteLater``, and each kept its
+    window's backing store, its picture and its tiles until the end (100 ranks: 11 pictures,
+    1,600 x 4,096, the report's tree 1.3 GiB)."""
+    w.item.let_go()
+    w.close()
+    w.deleteLater()
+    QtCore.QCoreApplication.sendPostedEvents(w, QtCore.QEvent.Type.DeferredDelete)
+
+
 def geometry(w, y_offset=0):
     """Where things are in the grabbed picture: time->x mapping, each lane's pixel rows, and
     where the timeline begins below the header (``top``)."""
@@ -185,8 +196,7 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
                    top_h, info.timeline_missing, ranks_cut_off(w), header.height)
     out = str(out)
     (save or _now)(lambda: _save_png(img, out))
-    w.close()
-    w.deleteLater()
+    ended(w)
     return (out, geo) if return_geometry else out
 
 
@@ -446,8 +456,7 @@ def render_comparison(models, out, names, width=1600, height=1200, expand=None):
                        int(QtCore.Qt.AlignmentFlag.AlignLeft),
                        run_band_text(name, info))
             p.drawPixmap(0, y + band, pix)
-            w.close()
-            w.deleteLater()
+            ended(w)
             y += band + each
         p.fillRect(QtCore.QRectF(0, height - LEGEND_H, width, LEGEND_H),
                    QtGui.QColor(246, 247, 250))

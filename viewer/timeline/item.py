@@ -195,6 +195,16 @@ class TimelineItem(pg.GraphicsObject):
         if self.tiles is not None:
             self.tiles.stop()
 
+    def let_go(self):
+        """Its pictures and tiles released now (the timeline is going): Python objects
+        that Qt's outlive, or a cycle the collector has not yet reached, kept them (a
+        report's eleven pictures held ~30 MB each: ``screenshot.ended``)."""
+        self.stop_background()
+        self._cache_key = self._cache_img = None
+        for cache in (self._summary_cache, self._lane_cache, self._match_cache):
+            cache.clear()
+        self._flat_rows, self._summary_img = {}, {}
+
     def settled(self):
         """True when the last frame drew the view as it is now, everything at its resolution,
         and nothing is being computed for it (a picture of the window now is final)."""

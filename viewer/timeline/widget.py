@@ -111,7 +111,7 @@ class TimelineWidget(pg.PlotWidget):
         shown: a new painted item, lane tree, view range and history; the plot, axes and view
         box stay (making them is most of a frame of the window's thread)."""
         if self.item is not None:
-            self.item.stop_background()
+            self.item.let_go()
             self.removeItem(self.item)
         self.source = as_source(model)
         self.lane_layout = layout or LaneLayout.default(self.source)
