@@ -1042,6 +1042,26 @@ def test_pictures_share_the_reports_work_and_look_as_drawn_alone(monkeypatch, tm
         assert a.size() == b.size() and a == b, p["file"]
 
 
+def test_a_tiles_lanes_made_a_few_at_a_time_are_those_made_at_once(monkeypatch, tmp_path):
+    """A tile's rows are made for ``LANES_AT_ONCE`` lanes at a time and its text from them as
+    they come (1,000 ranks' 19,000 lanes held every row as Python lists first): the same
+    tiles, byte for byte, as all lanes at once; the items they show the same."""
+    import legate_prof.report.writer as writer
+    from legate_prof.load.loader import load_profile
+    run = load_profile(_run_files("mpi4"), ranked=True)
+    folders = {}
+    for at_once in (10**6, 3):
+        monkeypatch.setattr(writer, "LANES_AT_ONCE", at_once)
+        out = tmp_path / f"rep{at_once}"
+        writer.write_report(run, out)
+        folders[at_once] = {str(p.relative_to(out)): p.read_bytes()
+                            for p in sorted(out.rglob("*")) if p.is_file()}
+    tile = folders[3]["tiles/L0_0.js"].decode()
+    assert len(json.loads(tile[tile.index(",{") + 1: tile.rindex(")")])["lanes"]) > 3 * 4
+    assert sum(k.startswith("tiles/") for k in folders[3]) > 2 and "critical.js" in folders[3]
+    assert folders[3] == folders[10**6]
+
+
 def test_each_picture_is_let_go_once_drawn(monkeypatch, tmp_path):
     """A report draws its pictures with no event loop to run ``deleteLater``: each picture's
     timeline is deleted once drawn and its item's picture, tiles and strips let go, where

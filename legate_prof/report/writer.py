@@ -27,6 +27,9 @@ from legate_prof.report.pictures import Pictures
 from legate_prof.report.query import BAND, ReportQueries
 
 TILE_PX = 1024
+# lanes whose rows are made at once (a tile's text is made from them as they come): a tile of
+# 1,000 ranks' 19,000 lanes held all its rows as Python lists before its text, ~0.3 GB
+LANES_AT_ONCE = 512
 UTIL_BINS = 512
 MAX_LEVEL = 14
 SIZE_BUDGET = 24 * 1024 * 1024  # tiles; the whole folder must stay under 30 MB
@@ -39,7 +42,11 @@ BYTES_PER_ITEM = 40  # small profiles get small reports: budget = items x this, 
 
 
 def _js(call, *args):
-    return f"{call}({','.join(json.dumps(a, separators=(',', ':')) for a in args)});\n"
+    return f"{call}({','.join(_json(a) for a in args)});\n"
+
+
+def _json(value):
+    return json.dumps(value, separators=(",", ":"))
 
 
 def _write_tiles(q, out, progress=None, spots=()):
@@ -116,22 +123,26 @@ class _Tiler:
         # (whole ns, exact: a float bound near 2^63 - 1 rounded past what an int64 holds)
         a = int(q.t0) + int(span) * i // n
         b = int(q.t0) + int(span) * (i + 1) // n
-        tile = {"lanes": {}, "util": {}}
         halves = set()
-        for L, rows in zip(self.lanes, q.lane_tiles(self.lanes, a, b, TILE_PX)):
-            if rows:
-                tile["lanes"][str(L)] = rows
-                self.shown += [r["b"][4::5] for r in rows]
-                for r in rows:
-                    g = r["g"]
-                    for j in range(0, len(g), BAND):  # the halves this band touches
-                        halves.add(0 if g[j] < TILE_PX // 2 else 1)
-                        halves.add(0 if g[j + 1] < TILE_PX // 2 else 1)
+        lanes = []  # each lane's part of the tile's text, as _js writes the tile
+        for at in range(0, len(self.lanes), LANES_AT_ONCE):
+            some = self.lanes[at:at + LANES_AT_ONCE]
+            for L, rows in zip(some, q.lane_tiles(some, a, b, TILE_PX)):
+                if rows:
+                    lanes.append(f"{_json(str(L))}:{_json(rows)}")
+                    self.shown += [np.asarray(r["b"][4::5], np.int64) for r in rows]
+                    for r in rows:
+                        g = r["g"]
+                        for j in range(0, len(g), BAND):  # the halves this band touches
+                            halves.add(0 if g[j] < TILE_PX // 2 else 1)
+                            halves.add(0 if g[j + 1] < TILE_PX // 2 else 1)
+        util = {}
         for r, g in self.summaries:
             vals = q.summary_tile(g, r, a, b, UTIL_BINS)
             if any(vals):
-                tile["util"][f"{'all' if r is None else r}:{g}"] = vals
-        text = _js("LP_tile", level, i, tile)
+                util[f"{'all' if r is None else r}:{g}"] = vals
+        text = (f"LP_tile({level},{i},{{\"lanes\":{{{','.join(lanes)}}},"
+                f"\"util\":{_json(util)}}});\n")
         (self.out / "tiles" / f"L{level}_{i}.js").write_text(text)
         self.written.setdefault(level, []).append(i)
         self.total += len(text)
