@@ -123,3 +123,44 @@ def test_kept_results_key_by_every_module_the_same_way(tmp_path):
     # (what the cache's key hashes leaves the commands out: an entry is the timeline's)
     assert cache.source_digest(str(tree), cache.CODE_PACKAGES, cache.CODE_MODULES) == \
         cache.source_digest(str(root), cache.CODE_PACKAGES, cache.CODE_MODULES)
+
+
+# What the code that makes an entry imports from the rest of the package and that makes no
+# part of an entry: where a command's outputs go.
+NOT_OF_AN_ENTRY = {"output_file.py"}
+
+
+def _package_imports(source):
+    """The package's modules (paths under it) that ``source`` imports."""
+    import ast
+    out = set()
+    for node in ast.walk(ast.parse(source.read_text())):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[0] != "legate_prof" or len(parts) < 2:
+                continue
+            for k in range(len(parts) - 1, 0, -1):  # (the longest that names a module)
+                f = SOURCES.joinpath(*parts[1:k + 1])
+                if f.with_suffix(".py").is_file():
+                    out.add(f.with_suffix(".py").relative_to(SOURCES).as_posix())
+                    break
+    return out
+
+
+def test_every_module_the_entry_makers_import_is_in_the_digest():
+    """A module of the package that ``read/``, ``assemble/``, ``model/``, ``store/`` or
+    ``load/`` import is hashed with them (``cache.CODE_MODULES``): the files' signatures,
+    moved out of the readers into ``file_signatures``, were left out at first, and an entry
+    read with other signatures would have been served (a review)."""
+    imported = set()
+    for package in cache.CODE_PACKAGES:
+        for f in (SOURCES / package).glob("*.py"):
+            imported |= _package_imports(f)
+    outside = {m for m in imported if m.split("/")[0] not in cache.CODE_PACKAGES}
+    assert "file_signatures.py" in outside and "errors.py" in outside
+    assert outside - NOT_OF_AN_ENTRY <= set(cache.CODE_MODULES), outside - set(cache.CODE_MODULES)

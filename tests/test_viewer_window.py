@@ -264,3 +264,25 @@ def test_a_rank_shown_again_to_bring_an_item_into_sight_is_said_in_the_ranks_box
     assert tl.lane_layout.find_lane(memory) is None
     _reveal_named_memory(win.source, tl, {"evidence": {"rank": 1, "memory": "system"}})
     assert tl.lane_layout.find_lane(memory) is not None and controls.ranks.text() == ""
+
+
+def test_a_tile_that_arrives_after_the_timeline_is_replaced_is_not_kept(qtbot, sample_profile):
+    """A tile the tiles' thread sent just before the window replaced its profile arrives at
+    the item let go (``TimelineItem.let_go``): it is not kept and asks for no frame (it
+    filled the caches just emptied, a review found)."""
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.timeline.tile_cache import CachedGrid
+    from legate_prof.viewer.timeline.widget import TimelineWidget
+    model = load_profile([sample_profile])
+    w = TimelineWidget(model)
+    qtbot.addWidget(w)
+    old = w.item
+    old.compute_in_background()
+    w.set_source(model)
+    assert w.item is not old and old._cache_img is None
+    late = CachedGrid(cell_ns=1.0, first=0, end=4, data=object(), generation=0)
+    old._tile_done("lane", 0, late)
+    old._arrivals()
+    assert not len(old._lane_cache) and not old._repaint_due
+    w.item._tile_done("lane", 0, late)  # (the new item keeps what it is sent)
+    assert len(w.item._lane_cache) == 1

@@ -23,7 +23,12 @@ __all__ = ["main", "bundled_example", "EXIT_USER_ERROR"]
 def main(argv=None):
     """The command line: ``argv`` (a list: the caller goes on with the exit status returned),
     or the program's own arguments (None: the process ends here, ``_end_now``)."""
-    rc = _run(argv)
+    try:
+        rc = _run(argv)
+    finally:
+        if argv is not None:  # (a caller's process: its environment as it was)
+            from legate_prof.load.rank_workers import huge_pages_as_before
+            huge_pages_as_before()
     if argv is None:
         _end_now(rc)
     return rc
@@ -172,8 +177,10 @@ def _no_huge_pages(before_numpy=True):
     process asks for none (the rank workers reuse their memory instead: ``WORKER_MALLOC``);
     ``NUMPY_MADVISE_HUGEPAGE`` set by the user is kept.  ``before_numpy``: said in the
     environment numpy reads as it is imported, not by importing it now (an answer asked
-    again imports none: ``rank_workers.no_huge_pages``); ``record``'s legate inherits its
-    environment, so there numpy is told in this process alone."""
+    again imports none: ``rank_workers.no_huge_pages``; taken back once a command run in a
+    caller's process ends, whose later commands would take it for the user's);
+    ``record``'s legate inherits its environment, so there numpy is told in this process
+    alone."""
     if "NUMPY_MADVISE_HUGEPAGE" in os.environ:
         return
     if before_numpy and "numpy" not in sys.modules:

@@ -534,6 +534,15 @@ def no_huge_pages():
     _NO_HUGE_PAGES.append(True)
 
 
+def huge_pages_as_before():
+    """The environment as before ``no_huge_pages`` (a command run in a caller's process
+    ends: a later ``record`` there would hand the setting to legate, a later command take
+    it for the user's)."""
+    if _NO_HUGE_PAGES:
+        os.environ.pop("NUMPY_MADVISE_HUGEPAGE", None)
+        _NO_HUGE_PAGES.clear()
+
+
 def reuse_freed_memory():
     """This process's allocator set as a worker's (``WORKER_MALLOC``), where the user set
     none: a command's own analysis makes and frees column-sized arrays too (``stats`` of 10

@@ -139,8 +139,8 @@ ENTRY_EXTRAS = "sampled integrals, program waits"
 # (what the others import from elsewhere: errors, the words of warnings), relative to the
 # ``legate_prof`` package folder.
 CODE_PACKAGES = ("read", "assemble", "model", "store", "load")
-CODE_MODULES = ("__init__.py", "errors.py", "present/units.py", "present/ranks.py",
-                "present/terminal.py")
+CODE_MODULES = ("__init__.py", "errors.py", "file_signatures.py", "present/units.py",
+                "present/ranks.py", "present/terminal.py")
 # The package folder whose sources ``code_digest`` hashes: None, this one's (tests point it
 # at a changed copy of the sources)
 CODE_ROOT = None

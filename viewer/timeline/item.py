@@ -138,6 +138,7 @@ class TimelineItem(pg.GraphicsObject):
         self.last_stats = {}
         self._cache_key = None
         self._cache_img = None
+        self._gone = False  # (``let_go``: the timeline is going)
         self._summary_cache = GridCache(self.t_range)  # (rank, group) -> utilization bins
         self._summary_img = {}  # (rank, group) -> StripPicture of its strip, as last drawn
         self.renders_asked = 0  # strip pictures asked of the tiles' thread (counted, for tests)
@@ -200,6 +201,7 @@ class TimelineItem(pg.GraphicsObject):
         that Qt's outlive, or a cycle the collector has not yet reached, kept them (a
         report's eleven pictures held ~30 MB each: ``screenshot.ended``)."""
         self.stop_background()
+        self._gone = True  # (a tile the thread sent before it stopped is not kept)
         self._cache_key = self._cache_img = None
         for cache in (self._summary_cache, self._lane_cache, self._match_cache):
             cache.clear()
@@ -218,6 +220,8 @@ class TimelineItem(pg.GraphicsObject):
         """A tile or strip computed in the background arrives: kept, and the view repainted
         (a utilization strip's values come with its picture at the scale they were asked
         for: ``_summary_strip``)."""
+        if self._gone:
+            return  # (the timeline is going: ``let_go``)
         if isinstance(result, Exception):
             self._report(result, f"computing {'a lane' if cache == 'lane' else 'a summary'}")
             return
@@ -242,7 +246,8 @@ class TimelineItem(pg.GraphicsObject):
         """Tiles arrived since the last frame: one frame draws them all (each one's own
         frame was most of a first frame's work on the window's thread)."""
         self._repaint_due = False
-        self.update()
+        if not self._gone:
+            self.update()
 
     def _keep_picture(self, where, picture):
         if len(self._summary_img) > 256:
