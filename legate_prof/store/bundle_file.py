@@ -285,11 +285,42 @@ def _source_sizes(sources):
 
 def unpack_header(data):
     """A bundle's msgpack header, decoded within the budget its size allows
-    (``read.msgpack_budget``): a header of empty maps cost 140 times its size."""
+    (``read.msgpack_budget``): a header of empty maps cost 140 times its size.  Words that
+    are not UTF-8 (a damaged header) come back as the logs' reader decodes them, U+FFFD for
+    each byte that is not text, but paths as the file system names them (``PATH_FIELDS``)."""
+    try:
+        return _unpacked(data, "strict")
+    except UnicodeDecodeError:
+        return _texts_mended(_unpacked(data, "surrogateescape"))
+
+
+def _unpacked(data, unicode_errors):
     budget = header_budget(len(data))
     return msgpack.unpackb(data, raw=False, strict_map_key=False, **budget.hooks(),
-                           unicode_errors="surrogateescape",
-                           **budget.lengths())
+                           unicode_errors=unicode_errors, **budget.lengths())
+
+
+# A header's fields whose words are file paths: a name the file system allows, kept as Python
+# keeps one (bytes that are not UTF-8 as lone surrogates), to be found on disk again.
+PATH_FIELDS = ("sources", "source_sizes")
+
+
+def _texts_mended(doc):
+    """``doc`` with each word's lone surrogates (its bytes that were not UTF-8) shown as
+    U+FFFD, but in ``PATH_FIELDS``: a surrogate stops Qt's text, a colour's hash and every
+    file written as UTF-8 (a fuzzed bundle's task name stopped ``report`` and
+    ``screenshot`` with a traceback)."""
+    def mended(x):
+        if isinstance(x, str):
+            return x.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        if isinstance(x, list):
+            return [mended(v) for v in x]
+        if isinstance(x, dict):
+            return {mended(k): mended(v) for k, v in x.items()}
+        return x
+    if not isinstance(doc, dict):
+        return mended(doc)
+    return {k: (v if k in PATH_FIELDS else mended(v)) for k, v in doc.items()}
 
 
 def bundle_sources(path):
