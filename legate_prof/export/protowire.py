@@ -50,7 +50,7 @@ def field_bytes(field, value) -> bytes:
     if isinstance(value, (bytes, bytearray)):
         return tag(field, LEN) + varint_bytes(len(value)) + bytes(value)
     if isinstance(value, str):
-        # (a name not UTF-8 stays so in a bundle, its bytes kept: "?" here)
+        # (a path not UTF-8, kept as the file system names it: "?" for its bytes here)
         return field_bytes(field, value.encode("utf-8", "replace"))
     if isinstance(value, float):
         return tag(field, FIXED64) + np.float64(value).tobytes()

@@ -173,8 +173,10 @@ CRITICAL_TABLES = ("critical_path", "run_critical_path")
 
 
 def _strings(table):
-    """A table of names as an export's column: a name that is not UTF-8 (a damaged bundle
-    keeps its bytes) with "?" for them — Arrow and DuckDB refused it, a traceback (the fuzz)."""
+    """A table of words as an export's column, with "?" for bytes that are not UTF-8 —
+    Arrow and DuckDB refused them, a traceback (the fuzz).  Only a path can hold such bytes
+    now (a rank's ``file``: as the file system names it); a bundle's names come read as
+    text (``store.bundle_file.unpack_header``)."""
     return np.asarray([t.encode("utf-8", "replace").decode() if isinstance(t, str) else t
                        for t in table], dtype=object)
 
