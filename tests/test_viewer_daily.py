@@ -918,6 +918,11 @@ def test_a_label_wider_than_the_lane_axis_is_cut_not_left_out(qtbot, sample_prof
     drawn = _drawn_lane_labels(axis)
     cut = [t for t in drawn if t.startswith("▾ Rank 0 of a run")]
     assert len(cut) == 1 and cut[0].endswith("…"), drawn
+    # fitted again for a wider axis (the labels fitted once are kept for a width and font)
+    axis.setWidth(axis.width() + 400)
+    qtbot.waitUntil(lambda: axis.width() > 500)
+    axis.set_layout(ly)
+    assert f"▾ {header.label}" in _drawn_lane_labels(axis)
 
 
 def test_a_rank_filter_is_said_above_the_all_ranks_summary(qtbot, ranks4):

@@ -212,6 +212,7 @@ class TimeAxis(pg.AxisItem):
 
 
 MIN_LABEL_GAP_PX = 11.0  # about one line of the axis font
+FITTED_KEPT = 65536  # labels fitted to the axis kept at once (``LaneAxis._fitter``)
 
 
 class LaneAxis(pg.AxisItem):
@@ -223,6 +224,7 @@ class LaneAxis(pg.AxisItem):
     def __init__(self, *a, **kw):
         super().__init__(*a, **kw)
         self.layout = None
+        self._fits = None  # ((the width and font fitted to), {text: as fitted}): ``_fitter``
         self.setStyle(tickLength=0, autoExpandTextSpace=False, hideOverlappingLabels=False)
         self.setWidth(170)
 
@@ -256,16 +258,29 @@ class LaneAxis(pg.AxisItem):
                     continue
                 ticks.append((y, f"      {e.label}", True))
             last_y = y
-        self.setTicks([[(y, self._fitted(text)) for y, text, _ in ticks], []])
+        fitted = self._fitter()
+        self.setTicks([[(y, fitted(text)) for y, text, _ in ticks], []])
 
-    def _fitted(self, text):
-        """``text`` cut with an ellipsis to the axis's width: pyqtgraph leaves out a label
-        wider than its axis ("All 2 ranks (1 shown below)" was not drawn at all)."""
+    def _fitter(self):
+        """A label's text cut with an ellipsis to the axis's width (pyqtgraph leaves out a
+        label wider than its axis: "All 2 ranks (1 shown below)" was not drawn at all); each
+        text fitted once for the axis's width and font (a layout fits every label again, and
+        1,000 ranks' 12,000 labels, most of them the same few group names, measured four
+        times took 0.3 s of the window's first frame)."""
         room = self.width() - self.style["tickTextOffset"][0] - 4
-        metrics = QtGui.QFontMetricsF(self.style["tickFont"] or QtGui.QFont())
-        if metrics.horizontalAdvance(text) <= room:
-            return text
-        return metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, room)
+        font = self.style["tickFont"] or QtGui.QFont()
+        fits = self._fits
+        if fits is None or fits[0] != (room, font.key()) or len(fits[1]) > FITTED_KEPT:
+            fits = self._fits = ((room, font.key()), {})
+        known, metrics = fits[1], QtGui.QFontMetricsF(font)
+
+        def fitted(text):
+            got = known.get(text)
+            if got is None:
+                got = known[text] = text if metrics.horizontalAdvance(text) <= room else \
+                    metrics.elidedText(text, QtCore.Qt.TextElideMode.ElideRight, room)
+            return got
+        return fitted
 
     def rescale(self, px_per_unit):
         """Re-thin the lane labels for a new vertical scale."""
