@@ -352,3 +352,17 @@ def assert_utilization_is_the_references(profile, golden, skip=()):
 def test_utilization_lines_are_the_references(profile):
     assert assert_utilization_is_the_references(
         load_profile(list(profile.files)), profile.golden("util.json.gz")) > 100
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_rank_whose_cpu_ran_nothing_counts_in_the_all_ranks_line(workers):
+    """Rank 1's only CPU ran nothing (``mpi2_idle_cpu``): its cpu group is hidden, yet the
+    reference counts it in "all (CPU)", 0.5 while rank 0's CPU runs (we read 1.0: a fresh
+    recording's review), built in one process and as the viewer opens it (ranks built by
+    workers, held apart)."""
+    run = next(p for p in RUNS if p.name == "mpi2_idle_cpu")
+    profile = load_profile(list(run.files), ranked=workers > 1, workers=workers)
+    summary = profile.summary_model()
+    assert "cpu" not in dict(summary.groups_present(1))
+    assert summary.all_ranks_step("cpu").denominator == 2
+    assert assert_utilization_is_the_references(profile, run.golden("util.json.gz")) > 100

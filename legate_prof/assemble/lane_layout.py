@@ -79,12 +79,7 @@ def lay_out(items, procs, mems, ranks, names, warnings, lane_capacity=None, stac
     parts = items.parts
     cols = _concatenated(parts)
     # Make sure every processor has a lane (idle processors count in utilization).
-    lane_keys = [(int(r), int(GROUP_INDEX[PROC_GROUP.get(_pk(k), "proc_other")]), int(p), 0)
-                 for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
-                                    procs["rank"].tolist())]
-    lane_keys += [(int(r), GROUP_INDEX["gpu_dev"], int(p), 0)
-                  for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
-                                     procs["rank"].tolist()) if k == ProcKind.GPU]
+    lane_keys = [(r, int(GROUP_INDEX[g]), p, 0) for r, g, p in processor_lanes(procs)]
     extra = np.array(lane_keys, dtype=LANE_KEY)
     lane_tab, lane = _lane_keys(parts, extra)
     # Hide groups of a rank that have no items at all (as the reference viewer does).
@@ -186,6 +181,18 @@ def _transfers_table(parts, inv):
         transfers = {k: np.zeros(0, np.uint64) for k in ("size", "src", "dst", "inst")}
         transfers["item"] = np.zeros(0, np.int64)
     return transfers
+
+
+def processor_lanes(procs):
+    """(rank, group, processor id) of each processor's lane: its kind's group
+    (``proc_other`` for a kind not known), and a GPU's device lane besides its host's."""
+    out = []
+    for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
+                       procs["rank"].tolist()):
+        out.append((int(r), PROC_GROUP.get(_pk(k), "proc_other"), int(p)))
+        if k == ProcKind.GPU:
+            out.append((int(r), "gpu_dev", int(p)))
+    return out
 
 
 def _pk(k):

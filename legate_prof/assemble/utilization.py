@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from legate_prof.assemble.lane_layout import processor_lanes
 from legate_prof.model.intervals import (StepIntegral, ranges_end_to_end, sorted_steps,
                                          union_sorted)
 from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, node_of_id
@@ -245,7 +246,21 @@ def with_utilization(model, folded=None):
                     if len(own) != len(lanes):
                         us, ue = _any_busy(busy_of, own)
                     busy[(rank, key)] = int((ue - us).sum())
+    _idle_groups(model, steps)
     return model.evolve(utilization_steps=in_lane_order(steps), busy_ns=busy)
+
+
+def _idle_groups(model, steps):
+    """A step function of no use for each rank's processors of a group none of which ran
+    anything (the group is hidden, as the reference shows no line of it): they count in the
+    all-ranks line of their kind, as the reference counts every processor the logs describe
+    ("all (CPU)" of two ranks whose second CPU ran nothing: 0.5 where one CPU ran, not 1)."""
+    count = {}
+    for rank, group, _ in processor_lanes(model.procs):
+        count[(rank, group)] = count.get((rank, group), 0) + 1
+    for key, n in count.items():
+        if key not in steps:
+            steps[key] = StepIntegral(np.zeros(1), np.zeros(1), n)
 
 
 def in_lane_order(steps):
