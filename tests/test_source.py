@@ -364,3 +364,34 @@ def test_a_calls_details_name_the_task_it_ran_inside_and_its_line(ranked):
         assert a <= it["start"][c] and it["stop"][c] <= b
         assert src.item_facts(j)["kind"] == "task"
         assert rows["Provenance"].text == src.item_facts(j)["provenance"]
+
+
+def test_the_items_of_lines_are_those_launched_from_them_whole():
+    """A finding's items (``items_of_lines``): those launched from its lines, found in one
+    pass, each line whole: a line whose text lies inside another's ("loop.py:1" inside
+    "loop.py:16") names its own items only, where a search for its text names both (a
+    finding of 50 lines was a search a line: 6 s at 1,000 ranks).  The same from the ranks
+    held apart as merged."""
+    from legate_prof.query import as_source
+    run = ROOT / "fixtures" / "real" / "loops3"
+    merged = load_profile([str(run)])
+    lines = [p for p in merged.provenances if p]
+    by_line = {p: as_source(merged).items_of_lines([p]) for p in lines}
+    src = as_source(merged)
+    for p, got in by_line.items():
+        assert len(got) and np.all(np.diff(got) > 0)
+        assert set(got.tolist()) <= set(src.search(p, limit=10**9).tolist())
+    both = src.items_of_lines(lines[:2])
+    assert sorted(both.tolist()) == sorted(set(by_line[lines[0]].tolist())
+                                           | set(by_line[lines[1]].tolist()))
+    # a line renamed to a part of another's text: its own items still, not the other's
+    a, b = lines[0], lines[1]
+    inside = a[:-1]
+    assert inside not in lines
+    renamed = merged.evolve(provenances=[inside if p == b else p for p in merged.provenances])
+    src2 = as_source(renamed)
+    assert src2.items_of_lines([inside]).tolist() == by_line[b].tolist()
+    assert set(by_line[a].tolist()) <= set(src2.search(inside, limit=10**9).tolist())
+    # ranks held apart (each its own ids): as many items a line
+    ranked = as_source(load_profile([str(run)], ranked=True, workers=2))
+    assert [len(ranked.items_of_lines([p])) for p in lines] == [len(by_line[p]) for p in lines]

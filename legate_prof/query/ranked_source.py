@@ -13,7 +13,7 @@ from legate_prof.model.item_parts import by_part
 from legate_prof.model.stacking import stack_in_threads
 from legate_prof.query.details import item_facts, item_title, memory_title_of
 from legate_prof.query.lane_tree import ProfileInfo
-from legate_prof.query.search import search_items
+from legate_prof.query.search import items_of_lines, search_items
 from legate_prof.query.summary import items_in, name_times
 from legate_prof.query.source import ITEM_COLUMNS, ProfileSource
 from legate_prof.query.tiles import LaneTile, lane_tiles
@@ -168,6 +168,11 @@ class RankedSource(ProfileSource):
             n += len(hit)
             if n >= limit:
                 break
+        return np.concatenate(found) if found else np.zeros(0, np.int64)
+
+    def items_of_lines(self, lines) -> np.ndarray:
+        found = [np.asarray(items_of_lines(m, lines), np.int64) + off
+                 for m, off in zip(self._set.parts, self._set.item_off[:-1].tolist())]
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
 

@@ -25,6 +25,21 @@ def search_items(model, text, limit=100_000):
     return np.flatnonzero(sel)[:limit]
 
 
+def items_of_lines(model, lines):
+    """Items launched from one of ``lines`` (provenance strings, as the run recorded them)
+    and the application calls made inside them: what a finding of those lines names.  One
+    pass over the items for all the lines (a search for each line's text took a pass each:
+    a finding of 50 lines, 6 s at 1,000 ranks), and each line whole (its text inside
+    another's, "a.py:1" in "a.py:12", is not that line)."""
+    wanted = set(lines)
+    prov_hit = np.array([bool(p) and p in wanted for p in model.provenances], dtype=bool)
+    if not prov_hit.any():
+        return np.zeros(0, np.int64)
+    it = model.items
+    by_line = prov_hit[model.op_provenance(it["op_id"])]
+    return np.flatnonzero(by_line | _calls_inside(it, by_line))
+
+
 def _calls_inside(it, hit):
     """Which items are application calls made inside an item of ``hit``: Legion records a
     call with the ``fevent`` of the task it runs inside (its ``creator`` here,

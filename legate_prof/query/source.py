@@ -20,7 +20,7 @@ from legate_prof.query.critical import CriticalLink, CriticalPaths
 from legate_prof.query.details import detail_fields, item_facts, item_title
 from legate_prof.query.lane_tree import ProfileInfo, describe
 from legate_prof.causality.message_latency import MessageLatency, message_latency, one_host
-from legate_prof.query.search import search_items
+from legate_prof.query.search import items_of_lines, search_items
 from legate_prof.query.summary import average_at_hand, average_utilization, items_in, name_times
 from legate_prof.query.tiles import Hit, LaneTile, hit_in_tile, lane_tile, lane_tiles
 
@@ -270,6 +270,11 @@ class ProfileSource:
         if not text:
             return np.zeros(0, np.int64)
         return np.asarray(search_items(self._m, text, limit=limit), dtype=np.int64)
+
+    def items_of_lines(self, lines) -> np.ndarray:
+        """Item ids launched from one of ``lines`` (provenance strings, whole), and the
+        application calls made inside them, sorted (``search.items_of_lines``)."""
+        return np.asarray(items_of_lines(self._m, lines), dtype=np.int64)
 
     def search_lanes(self, text) -> list:
         """Lane ids whose short or long name contains ``text`` (e.g. "I/O" finds the

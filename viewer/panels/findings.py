@@ -33,9 +33,7 @@ def finding_items(source, finding):
             return on_path
         kinds = source.items_columns(on_path, ["kind"])["kind"]
         return on_path[kinds == int(ItemKind.MESSAGE)]
-    hits = [source.search(p, limit=source.outline().n_items + 1) for p in finding["provenance"]]
-    hits = [h for h in hits if len(h)]
-    return np.unique(np.concatenate(hits)) if hits else np.zeros(0, np.int64)
+    return source.items_of_lines(finding.get("provenance", []))
 
 
 # which of a finding's items a click brings into sight first: its tasks (a GUI walk: the
