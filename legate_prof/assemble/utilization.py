@@ -254,10 +254,14 @@ def _idle_groups(model, steps):
     """A step function of no use for each rank's processors of a group none of which ran
     anything (the group is hidden, as the reference shows no line of it): they count in the
     all-ranks line of their kind, as the reference counts every processor the logs describe
-    ("all (CPU)" of two ranks whose second CPU ran nothing: 0.5 where one CPU ran, not 1)."""
+    ("all (CPU)" of two ranks whose second CPU ran nothing: 0.5 where one CPU ran, not 1).
+    Only the ranks whose logs this model read: a rank's log describes other ranks'
+    processors too, and ranks built apart would count them twice."""
+    own = {int(r["rank"]) for r in model.ranks}
     count = {}
     for rank, group, _ in processor_lanes(model.procs):
-        count[(rank, group)] = count.get((rank, group), 0) + 1
+        if rank in own:
+            count[(rank, group)] = count.get((rank, group), 0) + 1
     for key, n in count.items():
         if key not in steps:
             steps[key] = StepIntegral(np.zeros(1), np.zeros(1), n)
