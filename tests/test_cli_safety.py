@@ -403,6 +403,7 @@ MPI2 = str(ROOT / "fixtures" / "real" / "mpi2")
     (["critical", MPI2, "--critical-path"], "`critical` has no option --critical-path"),
     (["dump", MPI2, "--json"], "`dump` has no option --json"),
     (["critical", MPI2, "--limt", "3"], "did you mean --limit?"),
+    (["compare", MPI2], "compare needs two runs: legate_prof compare RUN_A RUN_B"),
 ])
 def test_an_option_the_command_lacks_is_named_not_suggested_back(capsys, args, words):
     """The suggestion was the option typed ("--start ...; did you mean --start?"): now an
@@ -430,6 +431,15 @@ def test_a_text_file_alone_is_told_for_what_it_is(tmp_path):
     line = one_line_error(cli("stats", hosts), "not a Legion Prof log but a text file")
     assert "--log" not in line
     one_line_error(cli("stats", console), "--log FILE")
+
+
+@pytest.mark.parametrize("size", [4, 20, 29])
+def test_a_log_cut_inside_its_first_line_is_said_cut_not_text(tmp_path, size):
+    """The first 20 bytes of a real log ("FileType: BinaryLegi") were called "not a Legion
+    Prof log but a text file" (a review): the start of a log is a log cut short."""
+    cut = tmp_path / "legate_0.prof"
+    cut.write_bytes(SAMPLE.read_bytes()[:size])
+    one_line_error(cli("stats", cut), "Legion Prof log cut short", f"({size} bytes)")
 
 
 @pytest.mark.parametrize("closed", ["1", "2", "1 2"])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from legate_prof.analyze.insights import find_insights
 from legate_prof.load.loader import load_profile
-from legate_prof.present.units import format_ns
+from legate_prof.present.units import format_bytes, format_ns
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -183,7 +183,7 @@ def test_a_finding_off_the_critical_path_says_so_and_its_idle_time_says_what_it_
     idle time before a finding's work is summed over processors (it can exceed the run), and
     the text says so, with what that work mostly waited for."""
     from legate_prof.analyze.insights_text import format_insights
-    from legate_prof.present.units import format_ns
+    from legate_prof.present.units import format_bytes, format_ns
     run = ROOT / "fixtures" / "real" / "mpi2"
     profile = load_profile(sorted(str(p) for p in run.glob("legate_*.prof*")), ranked=True)
     found = find_insights(profile)
@@ -444,6 +444,10 @@ def test_a_converted_array_is_told_to_be_made_in_its_type():
     found = [x for x in find_insights(load_profile(run_files("inefficient_1rank")))
              if x["pattern"] == "temporaries" and x["provenance"][0].endswith(":4")]
     assert found and found[0]["remedy"].startswith("Make the array in the type you need")
+    # its size in a unit that shows it: 2 x 16,384 x 4 + 8 bytes was "(0.2 MiB)"; 5,000
+    # elements, "(0.0 MiB)" (a review)
+    assert f"({format_bytes(found[0]['evidence']['bytes'])})" in found[0]["title"]
+    assert "KiB)" in found[0]["title"]
 
 
 def test_memory_pressure_on_many_ranks_is_one_finding_for_each_memory_kind(tmp_path):
@@ -501,7 +505,7 @@ def test_a_finding_gives_its_lines_figure_beside_its_own_share():
     user's review): a finding whose own share differs from its lines' row of `critical`'s
     split says both (its lines' figure the `lines_ns` of its JSON)."""
     from legate_prof.analyze.insights_text import LINES_NOT_ITS_OWN, format_insights
-    from legate_prof.present.units import format_ns
+    from legate_prof.present.units import format_bytes, format_ns
     run = ROOT / "fixtures" / "real" / "loops3"
     found = find_insights(load_profile(sorted(str(p) for p in run.glob("legate_*.prof*")),
                                        ranked=True))

@@ -595,12 +595,12 @@ def _temporaries_finding(f, p, arrays, nbytes, tasks, instances, made_by):
     if made_by is None:
         # (the line's result is among them: "intermediates" alone read `d = x[2:] -
         # x[:-2]*0.5`'s two arrays as two temporaries, where d lives on; a review)
-        title = (f"{arrays} full-size arrays made by one line ({nbytes / 2**20:.1f} MiB): "
+        title = (f"{arrays} full-size arrays made by one line ({format_bytes(nbytes)}): "
                  "an expression's result with its intermediates")
     else:
         evidence.update(guess=True, instances_by_operation=made_by)
         title = (f"{arrays} kinds of operation ({', '.join(sorted(made_by))}) made full-size "
-                 f"instances at one line ({nbytes / 2**20:.1f} MiB): intermediates of an "
+                 f"instances at one line ({format_bytes(nbytes)}): intermediates of an "
                  "expression? (a guess from Legion's instances: without the runtime's stream, "
                  "legate_N.runtime.prof, the arrays cannot be counted)")
     ran = {f.m.names[k] for k in unique_values(f.name[tasks]).tolist()} if tasks.any() else set()

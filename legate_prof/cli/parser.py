@@ -49,6 +49,8 @@ def did_you_mean(parser, message):
     if m:  # (`--start -1s`: argparse takes a word starting with '-' for an option)
         return (f"; give it a time of the run, 0 or more (e.g. {m.group(1)} 1.5s; a value "
                 "starting with '-' reads as an option)")
+    if message == "the following arguments are required: B":  # (compare given one run)
+        return "; compare needs two runs: legate_prof compare RUN_A RUN_B"
     m = re.match(r"argument (cmd|COMMAND): invalid choice: '([^']*)'", message)
     if m and parser.commands:
         words, typed = list(parser.commands), [m.group(2)]

@@ -38,11 +38,11 @@ def sniff(path) -> str:
             head = f.read(64)
     except OSError as e:
         raise ProfileError(path, e.strerror or str(e)) from None
-    if head.startswith((LEGION_LOG, GZIP)):
-        return "legion"
-    if head.startswith(BUNDLE):
+    if head.startswith((LEGION_LOG, GZIP)) or _cut_in(head, LEGION_LOG):
+        return "legion"  # (a log cut inside its first line is read as one: "cut short")
+    if head.startswith(BUNDLE) or _cut_in(head, BUNDLE):
         return "bundle"
-    if head.startswith(RUNTIME_STREAM):
+    if head.startswith(RUNTIME_STREAM) or _cut_in(head, RUNTIME_STREAM):
         return "runtime"
     if _other_words(head) or b"\0" in head:
         return "unknown"  # (a Parquet file's first bytes, a file of zeros: read as text)
@@ -51,6 +51,12 @@ def sniff(path) -> str:
         return "text"
     except UnicodeDecodeError:
         return "unknown"
+
+
+def _cut_in(head, magic):
+    """Whether the whole file is the start of ``magic`` (at least 4 bytes of it): a file of
+    that kind cut short, not a text file (the first 20 bytes of a log were called text)."""
+    return 4 <= len(head) < len(magic) and magic.startswith(head)
 
 
 # files of other formats a user may give back to a command (our exports among them): where

@@ -365,6 +365,9 @@ class LegionProfReader:
     # -- header and preamble ---------------------------------------------------------------
     def parse_header(self, raw):
         if raw[: len(MAGIC)] != MAGIC:
+            if len(raw) < len(MAGIC) and MAGIC.startswith(bytes(raw)):
+                raise ProfileError(self.path, f"a Legion Prof log cut short inside its first "
+                                              f"line ({len(raw)} bytes): nothing to read")
             raise ProfileError(self.path, "not a Legion Prof binary log (no 'FileType: "
                                           "BinaryLegionProf' header)")
         nl = raw.find(b"\n")

@@ -16,9 +16,9 @@ from legate_prof.output_file import check_output
 def register(sub):
     cm = sub.add_parser("compare", help="what changed between two runs, by source line and "
                         "lane group (and one picture of both on one time scale)")
-    cm.add_argument("a", help="run A: a run's folder (its .prof logs or .lpbundle bundles), "
-                    "or one file")
-    cm.add_argument("b", help="run B")
+    cm.add_argument("a", metavar="A", help="run A: a run's folder (its .prof logs or "
+                    ".lpbundle bundles), or one file")
+    cm.add_argument("b", metavar="B", help="run B, compared with A")
     cm.add_argument("--json", action="store_true",
                     help="machine-readable: lines (with how they were paired), groups, "
                          "findings, notes (docs/stats_json.md, compare --json)")
