@@ -212,6 +212,22 @@ def test_a_finding_off_the_critical_path_says_so_and_its_idle_time_says_what_it_
         assert format_ns(waits[top]) in line
 
 
+def test_findings_counted_above_are_not_called_minor():
+    """read_loop_2ranks: its loop's waits for values (38.5 % of the run) hold 84.8 ms of the
+    critical path, counted under tiny_tasks; they were listed under "Minor: ... cost none of
+    the run's wall-clock time" (a review, on the guide's run: 70 % of it waited, "minor").
+    Findings whose share of the path is counted above come under words that say so."""
+    from legate_prof.analyze.insights_text import format_insights
+    run = ROOT / "fixtures" / "real" / "read_loop_2ranks"
+    found = find_insights(load_profile(sorted(str(p) for p in run.glob("legate_*"))))
+    counted = [f for f in found if f["wall_ns"] == 0 and f.get("path_ns", 0)]
+    assert any(f["pattern"] == "blocking" for f in counted)
+    text = format_insights(found)
+    assert "Minor:" not in text
+    head = next(ln for ln in text.splitlines() if ln.startswith("No time of their own: "))
+    assert "counted under a finding above" in head
+
+
 REAL = ROOT / "fixtures" / "real"
 
 

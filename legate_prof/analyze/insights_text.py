@@ -60,11 +60,7 @@ def format_insights(findings, windowed=False, empty=False, run_ns=None):
     for k, x in enumerate(findings, 1):
         if not minor and k > 1 and _costs_none(x):  # (listed last: by wall-clock time)
             minor = True
-            waits = any(_blocked_uncounted(y) for y in findings[k - 1:])
-            lines.append(f"Minor: the findings below cost none of {whole} wall-clock time "
-                         "(their work ran beside the critical path, or is counted above"
-                         + (", or, a wait for a value the path holds, nothing launched "
-                            "after it could have overlapped it" if waits else "") + ").")
+            lines.append(_below_words(findings[k - 1:], whole))
         lines.append(f"{k}. [{x['pattern']}] {x['title']}")
         if x["provenance"]:
             shown = ", ".join(x["provenance"][:5])
@@ -86,6 +82,22 @@ def format_insights(findings, windowed=False, empty=False, run_ns=None):
             lines.append(f"     {k2.removeprefix('held by ')}: {v}")
         lines.append(f"   remedy: {x['remedy']}")
     return "\n".join(lines)
+
+
+def _below_words(below, whole):
+    """The line above the findings that cost no wall-clock time of their own: "Minor" where
+    none holds any of the critical path; else that their share of it is counted above (a
+    review: waits for values of 70 % of the run listed under "Minor", their path counted
+    under the finding tiny_tasks)."""
+    waits = (", or, a wait for a value the path holds, nothing launched after it could have "
+             "overlapped it" if any(_blocked_uncounted(y) for y in below) else "")
+    if any(y.get("path_ns", 0) for y in below):
+        return (f"No time of their own: the findings below add none of {whole} wall-clock "
+                "time to those above (their share of the critical path is counted under a "
+                f"finding above, or their work ran beside it{waits}); what they say can still "
+                "be part of the fix.")
+    return (f"Minor: the findings below cost none of {whole} wall-clock time (their work "
+            f"ran beside the critical path{waits}).")
 
 
 # findings whose lines are not where their work was launched (the shutdown's: the lines whose
