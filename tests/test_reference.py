@@ -23,7 +23,7 @@ from legate_prof.read.dump import records_of
 from legate_prof.model.kinds import ItemKind, index_of_proc
 from legate_prof.read.legion_log import LegionProfReader
 from legate_prof.load.loader import load_profile
-from legate_prof.analyze.stats import compute_stats
+from legate_prof.analyze.stats import compute_stats, format_stats
 
 PROFILES = real_profiles()
 RUNS = [p for p in PROFILES if p.is_run]
@@ -366,3 +366,7 @@ def test_a_rank_whose_cpu_ran_nothing_counts_in_the_all_ranks_line(workers):
     assert "cpu" not in dict(summary.groups_present(1))
     assert summary.all_ranks_step("cpu").denominator == 2
     assert assert_utilization_is_the_references(profile, run.golden("util.json.gz")) > 100
+    # and `stats` says so (the group hidden, its table had no row of it: a review)
+    machine = compute_stats(profile)["machine"]
+    assert [m["processors_idle"] for m in machine] == [{}, {"cpu": 1}]
+    assert "rank 1: processors: 1 cpu (it ran nothing)," in format_stats(compute_stats(profile))

@@ -15,8 +15,8 @@ from legate_prof.present.units import format_bytes, format_capacity, format_ns
 from legate_prof.analyze.run_counts import (counting_rank, rank_of_items, run_arrays,
                                             stream_counts, transfer_sizes)
 from legate_prof.assemble.stream_items import stream_arrays
-from legate_prof.model.kinds import (MEMORY_GROUPS, ItemKind, mem_kind_name,
-                    proc_kind_name)
+from legate_prof.model.kinds import (GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, ItemKind,
+                                     mem_kind_name, proc_kind_name)
 
 # 4: operations and arrays once per run (one rank's stream), instances Legion's alone;
 # 3: idle (explained) and messages; 2: running_ns excludes nested calls
@@ -244,18 +244,31 @@ def _groups_of(model, ranks):
     return groups
 
 
+def _processors_that_ran(model):
+    """The ids of the processors with an item on a lane of theirs (a processor that ran
+    nothing has an empty lane, or none where its whole group on its rank ran nothing)."""
+    lanes = model.lanes
+    n = np.bincount(model.items["lane"], minlength=model.n_lanes)
+    proc = np.isin(lanes["group"], [GROUP_KEYS.index(g) for g in PROCESSOR_GROUPS])
+    return set(np.asarray(lanes["ref"])[proc & (n[:model.n_lanes] > 0)].tolist())
+
+
 def stats_parts(model, elsewhere=False) -> dict:
     """What the statistics need of one model (one rank, or several), as parts that add up:
     a rank's worker computes this and ``finish_stats`` combines any number of them
     (``elsewhere``: the model is a rank's alone, see ``name_parts``)."""
     ranks = sorted(r["rank"] for r in model.ranks)
     machine = []
+    ran = _processors_that_ran(model)
     for r in ranks:
-        pk = model.procs["kind"][model.procs["rank"] == r]
+        own = model.procs["rank"] == r
+        pk = model.procs["kind"][own]
         mk = model.mems["rank"] == r
-        procs = {}
-        for k in pk.tolist():
+        procs, idle = {}, {}
+        for k, p in zip(pk.tolist(), model.procs["proc_id"][own].tolist()):
             procs[proc_kind_name(k)] = procs.get(proc_kind_name(k), 0) + 1
+            if p not in ran:
+                idle[proc_kind_name(k)] = idle.get(proc_kind_name(k), 0) + 1
         mems = {}
         kinds, caps = model.mems["kind"][mk], model.mems["capacity"][mk]
         o = stable_order(kinds)  # (by kind: the same whichever way ranks merged)
@@ -263,7 +276,8 @@ def stats_parts(model, elsewhere=False) -> dict:
             e = mems.setdefault(mem_kind_name(k), {"count": 0, "capacity_bytes": 0})
             e["count"] += 1
             e["capacity_bytes"] += int(c)
-        machine.append({"rank": r, "processors": procs, "memories": mems})
+        machine.append({"rank": r, "processors": procs, "processors_idle": idle,
+                        "memories": mems})
     groups = _groups_of(model, ranks)
     waited = waited_ns(model)
     it = model.items
@@ -392,11 +406,18 @@ def _transfer_summary(model, kind):
     return {"count": int(len(sel)), "bytes": int(np.sum(size)), "total_ns": int(dur.sum())}
 
 
+def _ran_nothing(idle, of):
+    return "it ran nothing" if of == 1 else "none ran anything" if idle == of else \
+        f"{idle} ran nothing"
+
+
 def _machine_and_groups(s) -> list:
     """The machine (processors and memories of each rank) and the lane groups' table."""
     lines = ["Machine"]
     for m in s["machine"]:
-        procs = ", ".join(f"{v} {k}" for k, v in sorted(m["processors"].items()))
+        idle = m.get("processors_idle", {})
+        procs = ", ".join(f"{v} {k}" + (f" ({_ran_nothing(idle[k], v)})" if idle.get(k) else "")
+                          for k, v in sorted(m["processors"].items()))
         # ("2 system (20.0 MiB)" read as each or in all: a review)
         mems = ", ".join(f"{v['count']} {k} ({format_capacity(v['capacity_bytes'])}"
                          f"{' in all' if v['count'] > 1 and v['capacity_bytes'] else ''})"
