@@ -442,6 +442,18 @@ def test_a_log_cut_inside_its_first_line_is_said_cut_not_text(tmp_path, size):
     one_line_error(cli("stats", cut), "Legion Prof log cut short", f"({size} bytes)")
 
 
+def test_a_log_cut_before_its_timeline_says_no_span(tmp_path):
+    """A log cut before Legion wrote its timeline read "span 0 ns (0 ns to 0 ns)", and each
+    processor "ran nothing" (a review): no item was read, and the first line says so."""
+    cut = tmp_path / "legate_0.prof"
+    cut.write_bytes(SAMPLE.read_bytes()[:SAMPLE.stat().st_size * 3 // 10])
+    p = cli("stats", cut)
+    assert p.returncode == 0 and "no timeline records" in p.stderr, p.stderr
+    first = p.stdout.splitlines()[0]
+    assert "0 timeline items, no span: no timeline item was read" in first, first
+    assert "span 0 ns" not in p.stdout and "ran nothing" not in p.stdout
+
+
 @pytest.mark.parametrize("closed", ["1", "2", "1 2"])
 def test_a_command_with_its_output_closed_ends_without_a_traceback(closed):
     """``legate_prof stats RUN >&-``: Python has no object for a stream closed before it

@@ -259,7 +259,7 @@ def stats_parts(model, elsewhere=False) -> dict:
     (``elsewhere``: the model is a rank's alone, see ``name_parts``)."""
     ranks = sorted(r["rank"] for r in model.ranks)
     machine = []
-    ran = _processors_that_ran(model)
+    ran = _processors_that_ran(model) if model.n_items else None  # (none read: unknown)
     for r in ranks:
         own = model.procs["rank"] == r
         pk = model.procs["kind"][own]
@@ -267,7 +267,7 @@ def stats_parts(model, elsewhere=False) -> dict:
         procs, idle = {}, {}
         for k, p in zip(pk.tolist(), model.procs["proc_id"][own].tolist()):
             procs[proc_kind_name(k)] = procs.get(proc_kind_name(k), 0) + 1
-            if p not in ran:
+            if ran is not None and p not in ran:
                 idle[proc_kind_name(k)] = idle.get(proc_kind_name(k), 0) + 1
         mems = {}
         kinds, caps = model.mems["kind"][mk], model.mems["capacity"][mk]
@@ -446,8 +446,10 @@ def _machine_and_groups(s) -> list:
 def format_stats(s: dict) -> str:
     lines = []
     a, b = s.get("span_ns", s["time_range_ns"])
-    lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, "
-                 f"span {format_ns(b - a)} ({format_ns(a)} to {format_ns(b)})"
+    # (a log cut before its timeline read "span 0 ns (0 ns to 0 ns)", as if it ran so: a review)
+    span = (f"span {format_ns(b - a)} ({format_ns(a)} to {format_ns(b)})" if s["items"]
+            else "no span: no timeline item was read (the warnings say why)")
+    lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, {span}"
                  + (f", {s['legion_version']}" if s["legion_version"] else ""))
     lines.append("")
     lines += _machine_and_groups(s)
