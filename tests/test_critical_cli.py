@@ -94,7 +94,7 @@ def test_steps_of_no_time_fold_into_one_line_and_do_not_use_up_the_limit(capsys)
     doc = critical_json(capsys, REAL / "mpi2_copies")
     zeros = sum(1 for p in doc["path"] if p["on_path_ns"][0] == p["on_path_ns"][1])
     _, out, _ = critical(capsys, REAL / "mpi2_copies", "--limit", 10)
-    rows = out.split(" on path ", 1)[1].splitlines()[1:]
+    rows = out.split(" on path ", 1)[1].split("\nLargest steps", 1)[0].splitlines()[1:]
     steps = [r for r in rows if re.match(r"\s+\d", r)]
     folded = [r for r in rows if "steps of 0 ns" in r or "step of 0 ns" in r]
     assert len(steps) == 10 and not any(r.split()[:2] == ["0", "ns"] for r in steps), rows
@@ -466,3 +466,19 @@ def test_the_kinds_of_the_programs_thread_are_said_under_by_kind(capsys):
     [launch] = [ln.strip() for ln in by_kind.splitlines() if ln.strip().startswith("(launch:")]
     assert "a runtime call it made, with the waits inside that call" in launch
     assert any(ln.strip().startswith("(blocked:") for ln in by_kind.splitlines())
+
+
+def test_the_largest_steps_follow_a_listing_that_does_not_show_them_all(capsys):
+    """The guide's run: its listing (the last 40 of 134,490 steps, microseconds each) did
+    not say where the run went (a review).  After it, the steps that hold the most of the
+    path, largest first, as the JSON's path has them; none where the listing shows all."""
+    doc = critical_json(capsys, REAL / "mpi4")
+    _, out, _ = critical(capsys, REAL / "mpi4")
+    head = next(ln for ln in out.splitlines() if ln.startswith("Largest steps: 10 of "))
+    rows = out.split(head, 1)[1].splitlines()[2:]
+    held = sorted((p["on_path_ns"][1] - p["on_path_ns"][0] for p in doc["path"]),
+                  reverse=True)[:10]
+    assert [" ".join(r.split()[:2]) for r in rows] == [format_ns(h) for h in held]
+    assert f"hold {format_ns(sum(held))} (" in head
+    _, every, _ = critical(capsys, REAL / "mpi4", "--limit", 0)
+    assert "Largest steps" not in every

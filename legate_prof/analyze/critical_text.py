@@ -77,7 +77,41 @@ def format_critical_path(report, limit=40, window=False) -> str:
         lines.append("")
     if report["path"]:
         lines += listing(report["path"], limit)
+        lines += largest(report["path"], span, limit)
     return "\n".join(lines)
+
+
+LARGEST_ROWS = 10  # the path's steps that hold the most of it, after the listing
+
+
+def largest(path, span, limit):
+    """The steps that hold the most of the path, largest first, where the listing above
+    does not show every step (a review of the guide's run: its last 40 steps, microseconds
+    each, did not say where 182 s went)."""
+    if not limit or len(path) <= limit:
+        return []
+    held = sorted((p for p in path if _length(p) > 0), key=lambda p: -_length(p))
+    if not held:
+        return []
+    top = held[:LARGEST_ROWS]
+    lane_w = min(max([len(_lane(p)) for p in top] + [4]) + 2, LANE_WIDTH)
+    most = sum(_length(p) for p in top)
+    out = ["", f"Largest steps: {len(top)} of {len(path):,} hold {format_ns(most)} "
+               f"({_pct(most, span).strip()} of the run; where the path's time is spread "
+               "over many steps, the source lines above say where it went; --json has all)",
+           f"  {'holds':>12}  {'share':>6}  {'from':>12}  {'item':<{ITEM_WIDTH}}"
+           f"{'lane':<{lane_w}}via"]
+    for x in top:
+        out.append(f"  {format_ns(_length(x)):>12}  {_pct(_length(x), span):>6}  "
+                   f"{format_ns(x['on_path_ns'][0]):>12}  "
+                   f"{cut_middle(_label(x), ITEM_WIDTH - 1):<{ITEM_WIDTH}}"
+                   f"{cut_middle(_lane(x), lane_w - 1):<{lane_w}}{x['via']}")
+    return out
+
+
+def _label(x):
+    """A step's item as the listings name it: its name and its line's file and number."""
+    return x["name"] + (f" [{x['provenance'].rsplit('/', 1)[-1]}]" if x["provenance"] else "")
 
 
 WINDOW_LINE = "(The run's critical path, cut to the window.)"  # (a window's first line)
@@ -250,11 +284,9 @@ def listing(path, limit):
         if kind == "zeros":
             out.append(zeros_line(*x))
             continue
-        label = x["name"] + (f" [{x['provenance'].rsplit('/', 1)[-1]}]" if x["provenance"]
-                             else "")
         out.append(f"  {format_ns(_length(x)):>12}  "
                    f"{format_ns(x['on_path_ns'][0]):>12}  "
-                   f"{cut_middle(label, ITEM_WIDTH - 1):<{ITEM_WIDTH}}"
+                   f"{cut_middle(_label(x), ITEM_WIDTH - 1):<{ITEM_WIDTH}}"
                    f"{cut_middle(_lane(x), lane_w - 1):<{lane_w}}{x['via']}")
     if k < len(path):
         out.append(f"  ... {plural(len(path) - k, 'more step')} (--limit 0 shows all, --json "
