@@ -657,3 +657,26 @@ def test_a_finding_is_compared_by_all_its_work_holds_on_the_path():
                        capture_output=True, text=True, timeout=300)
     for f in json.loads(p.stdout)["findings"]:
         assert all(w is None or w <= h for w, h in zip(f["wall_ns"], f["path_ns"])), f
+
+
+def test_a_difference_mostly_in_the_programs_start_is_said_so():
+    """mpi2 against mpi2_utility2 read "2.6x faster", 2.2 s of its 2.8 s the program's start
+    (the runtime starting, the machine's more than the code's: a review): a line says so
+    and what the runs take without it; none where the start is not most of the change."""
+    from legate_prof.analyze.compare import compare, format_compare
+    from legate_prof.load.loader import load_profile
+    from legate_prof.present.units import format_ns
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    c = compare(load_profile([str(real / "mpi2")]), load_profile([str(real / "mpi2_utility2")]))
+    start = next(r["wall_ns"] for r in c["lines"] if r["line"] == "(program start)")
+    (ra, rb), text = c["run_ns"], format_compare(c)
+    assert 2 * (start[0] - start[1]) > ra - rb > 0
+    said = next(ln for ln in text.splitlines() if ln.startswith("  most of it, "))
+    assert (f"{format_ns(start[0] - start[1])} of {format_ns(ra - rb)}, is the program's "
+            "start") in said
+    assert said.endswith(f"without it: {format_ns(ra - start[0])} -> "
+                         f"{format_ns(rb - start[1])} ({(ra - start[0]) / (rb - start[1]):.1f}x "
+                         "faster)")
+    other = format_compare(compare(load_profile([str(real / "inefficient_1rank")]),
+                                   load_profile([str(real / "efficient_1rank")])))
+    assert "is the program's start" not in other
