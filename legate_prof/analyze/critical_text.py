@@ -36,8 +36,12 @@ def _pct(part, whole):
 # what an inferred link is, where a text first names one (a user's review: the words
 # "inferred past events Legion does not record" alone, for 81 % of a path, said not how far
 # to trust it; and docs/ is not in a pip install)
-INFERRED_WORDS = ("each linked by the items' timing where Legion recorded no event: what rests "
-                  "on them is an estimate")
+# The rule's agreement is measured where Legion records the link (hidden, then inferred:
+# docs/critical_path.md, "How often the rule is right"); a review still read 98 % of a path
+# through inferred links as a number it could not weigh.
+INFERRED_WORDS = ("each linked by the items' timing where Legion recorded no event; the same "
+                  "rule, tried on the links Legion does record, names Legion's own for 91-97 % "
+                  "of them: what rests on them is an estimate")
 
 
 # the kinds of the path's time said under "By kind": the program's thread's, and an item's
