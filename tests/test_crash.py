@@ -158,6 +158,26 @@ def test_record_reports_a_failed_run_in_one_line_without_claiming_profiles(tmp_p
     assert len(errors) == 1 and "exited with status 3" in errors[0]
 
 
+def test_record_of_an_out_of_memory_run_keeps_its_output_and_reports_it(tmp_path):
+    """The guide's Example 2 recorded: legate exits 250; its out-of-memory report (which
+    names what held the memory) was on the terminal only, and no report was written (a
+    review: the guide says a run leaves legate_prof/).  Now legate's output is kept beside
+    the partial profiles and their report reads it: its findings name the line that failed
+    and the array held twice."""
+    prog = tmp_path / "oom.py"
+    prog.write_text((EXAMPLES / "oom.py").read_text())
+    p = _record(["--cpus", "1", "--gpus", "0", "--sysmem", "40", str(prog)], tmp_path)
+    assert p.returncode != 0 and "Traceback (most recent call last)" not in p.stderr
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("legate_prof: error:")]
+    assert len(errors) == 1 and "partial profiles:" in errors[0], p.stderr[-2000:]
+    assert "legate's output kept as ./legate_console.log" in errors[0]
+    assert errors[0].endswith("their report with it: ./legate_prof/index.html")
+    kept = (tmp_path / "legate_console.log").read_text()
+    assert "Failed to allocate" in kept and p.stdout in kept  # (what legate printed, as printed)
+    meta = (tmp_path / "legate_prof" / "meta.js").read_text()
+    assert "out_of_memory" in meta and "oom.py:16" in meta
+
+
 def test_record_help_into_a_pipe_closed_early_says_nothing_more(tmp_path):
     """`legate_prof record --help | head`: the reader closing the pipe ends the help, exit 0,
     no traceback (a review's `BrokenPipeError` from record's own usage)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import subprocess
 import sys
@@ -67,24 +68,28 @@ def run(args):
     name = _legate_option(extra[:prog_at], "--profile-name") or "legate"
     before = {p: os.path.getmtime(p) for p in _profiles_in(logdir, name)}
     try:
-        rc, held = _run_legate(extra, " ".join(extra[prog_at:prog_at + 1]) or "the program",
-                               stand_in=not asks_help)
+        rc, held, said = _run_legate(extra, " ".join(extra[prog_at:prog_at + 1])
+                                     or "the program", stand_in=not asks_help)
     except _Stopped as stop:
         note(f"legate_prof: stopped (Ctrl-C); legate {stop.how}; "
              + _partial_words(_written(logdir, name, before), logdir))
         return 130
     if asks_help or rc is None:
         return EXIT_USER_ERROR if rc is None else rc
-    return _after_run(rc, held, logdir, name, _written(logdir, name, before), no_report)
+    return _after_run(rc, held, logdir, name, _written(logdir, name, before), no_report, said)
 
 
-def _after_run(rc, held, logdir, name, written, no_report):
-    """What a finished run comes to: a failed run or no profiles in one line; else legate's
-    closing message (held back: it says "Profiles have been generated" even then), where
-    the profiles are, and the report beside them."""
+def _after_run(rc, held, logdir, name, written, no_report, said=()):
+    """What a finished run comes to: a failed run or no profiles in one line (a failed run's
+    partial profiles with legate's output ``said`` in a report beside them: an out-of-memory
+    report names what held the memory); else legate's closing message (held back: it says
+    "Profiles have been generated" even then), where the profiles are, and the report
+    beside them."""
     if rc != 0:
         what = (f"partial profiles: {' '.join(written)}" if written
                 else "no profiles were written")
+        if written and said and not no_report:
+            what += _failed_run_report(written, said, logdir, name)
         note(f"legate_prof: error: legate exited with status {rc}; {what}")
         return rc if 0 < rc < 128 else EXIT_USER_ERROR
     where = os.path.join(os.path.abspath(logdir), f"{name}_*.prof")
@@ -105,6 +110,26 @@ def _after_run(rc, held, logdir, name, written, no_report):
     except ProfileError as e:
         note(f"legate_prof: error: report: {e}")
         return EXIT_USER_ERROR
+
+
+def _failed_run_report(written, said, logdir, name):
+    """A failed run's console output kept beside its partial profiles (``NAME_console.log``,
+    for ``--log``), and their report with it: "; ...: FOLDER/index.html", or why there is
+    none (the guide: a run leaves legate_prof/; an out-of-memory run left nothing, and its
+    out-of-memory report, which names what held the memory, only on the terminal: a
+    review)."""
+    from legate_prof.output_file import atomic_output
+    log, out = os.path.join(logdir, f"{name}_console.log"), os.path.join(logdir, "legate_prof")
+    try:
+        with atomic_output(log) as tmp, open(tmp, "w", encoding="utf-8", errors="replace") as f:
+            f.writelines(said)
+        with contextlib.redirect_stdout(io.StringIO()):  # (its "wrote ...": said below)
+            report.run(argparse.Namespace(files=written, log=log, cache=False, pictures=True,
+                                          output=out))
+    except (ProfileError, OSError) as e:
+        return f"; no report of them ({e})"
+    return (f"; legate's output kept as {log} (give it with --log: an out-of-memory report there "
+            f"names what held the memory); their report with it: {os.path.join(out, 'index.html')}")
 
 
 def _starts_a_prompt(words):
@@ -214,8 +239,8 @@ def _run_legate(extra, program="the program", stand_in=True):
         env = legate_env(stand_in=stand_in)
     except RuntimeError as e:
         note(f"legate_prof: error: {e}")
-        return None, []
-    held, lines = [], queue.Queue()
+        return None, [], []
+    held, lines, said = [], queue.Queue(), _Said()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, text=True, errors="replace")
     threading.Thread(target=_pump, args=(p.stdout, lines), daemon=True).start()
@@ -239,9 +264,28 @@ def _run_legate(extra, program="the program", stand_in=True):
                 break
             last, wait = time.monotonic(), quiet
             _pass_on(line, held)
-        return p.wait(), held
+            said.add(line)
+        return p.wait(), held, said.lines
     except KeyboardInterrupt:
         raise _Stopped(_let_end(p)) from None
+
+
+class _Said:
+    """The last ``SAID_KEPT`` characters of what legate printed, by line (its out-of-memory
+    report comes last; a program printing for hours keeps no more)."""
+
+    def __init__(self):
+        import collections
+        self.lines, self.size = collections.deque(), 0
+
+    def add(self, line):
+        self.lines.append(line)
+        self.size += len(line)
+        while self.size > SAID_KEPT and len(self.lines) > 1:
+            self.size -= len(self.lines.popleft())
+
+
+SAID_KEPT = 16 << 20
 
 
 CLOSING = "Profiles have been generated"  # legate's closing message begins so ...
