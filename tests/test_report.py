@@ -98,6 +98,8 @@ def test_folder_is_self_contained(report_dir):
         assert "://" not in ref and (report_dir / ref).is_file(), ref
     js = (report_dir / "report.js").read_text()
     assert "fetch(" not in js and "XMLHttpRequest" not in js
+    # without JavaScript, words (the page was blank: a review)
+    assert re.search(r"<noscript>.*JavaScript.*legate_prof stats.*</noscript>", html, re.S)
 
 
 def test_tiles_listed_in_meta_exist_and_cover_the_lanes(report_dir):
