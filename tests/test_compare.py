@@ -680,3 +680,27 @@ def test_a_difference_mostly_in_the_programs_start_is_said_so():
     other = format_compare(compare(load_profile([str(real / "inefficient_1rank")]),
                                    load_profile([str(real / "efficient_1rank")])))
     assert "is the program's start" not in other
+
+
+def test_lines_slower_in_b_are_named_after_the_table():
+    """The guide's fix made one line slower (743 ms -> 1.666 s) and nothing said so among
+    the table's rows (a review): after it, the lines in both runs whose wall clock grew by
+    1 % of A's run or more, the most first; none where none did."""
+    from legate_prof.present.units import format_ns
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    eff, ineff = (str(real / n) for n in ("efficient_1rank", "inefficient_1rank"))
+
+    def cli(*args):
+        p = subprocess.run([sys.executable, "-m", "legate_prof", "compare", *args],
+                           capture_output=True, text=True, timeout=300)
+        return p.stdout
+    c = json.loads(cli("--json", eff, ineff))
+    grew = sorted(((r["wall_ns"][1] - r["wall_ns"][0], r["b"]) for r in c["lines"]
+                   if r["a"] and r["b"] and not r["a"].startswith("(")
+                   and r["wall_ns"][1] - r["wall_ns"][0] >= 0.01 * c["run_ns"][0]),
+                  reverse=True)
+    assert len(grew) >= 2
+    said = next(ln for ln in cli(eff, ineff).splitlines()
+                if ln.startswith("  slower in B (by 1 % of A's run or more): "))
+    assert said.endswith(", ".join(f"{b} +{format_ns(d)}" for d, b in grew)), said
+    assert "slower in B" not in cli(ineff, eff)
