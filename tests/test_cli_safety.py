@@ -365,6 +365,20 @@ def test_view_without_a_display_of_a_missing_file_is_one_line(tmp_path):
     assert "No such file" in r.stderr and not (tmp_path / "legate_prof_view.png").exists()
 
 
+def test_view_without_a_display_says_it_replaces_an_earlier_picture(tmp_path):
+    """`view` without a display wrote legate_prof_view.png over the last one without a word
+    (a review): the second time, its note says it replaces it."""
+    said = []
+    env = {k: v for k, v in ENV.items() if k != "LEGATE_PROF_HIDDEN_WINDOW"}  # (a picture)
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-m", "legate_prof", "view", str(SAMPLE)],
+                           capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        said.append(next(ln for ln in r.stderr.splitlines() if "rendering the view to" in ln))
+    assert "replacing" not in said[0]
+    assert said[1].endswith("legate_prof_view.png instead (replacing the one there)"), said[1]
+
+
 def test_every_argument_of_every_command_says_what_it_is():
     """`legate_prof CMD --help` explains each argument; the files say what they may be;
     `sql --help` lists the tables and their columns."""

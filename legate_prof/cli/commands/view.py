@@ -174,8 +174,10 @@ def run(args):
         model = early.wait() if early is not None else load_with_progress(files, args,
                                                                           ranked=True)
         why = problem or _no_display_words()
-        note(f"legate_prof: {'error: ' if problem else ''}{why}; rendering the view to {out} "
-             "instead")
+        # (an earlier view's picture replaced without a word: a review)
+        again = " (replacing the one there)" if os.path.exists(out) else ""
+        note(f"legate_prof: {'error: ' if problem else ''}{why}; rendering the view to "
+             f"{out} instead{again}")
         rc = screenshot.run(args, model=model)
         return EXIT_USER_ERROR if problem else rc
     from legate_prof.analyze.costed_findings import costed_findings
