@@ -24,6 +24,7 @@ from legate_prof.model.kinds import ItemKind, index_of_proc
 from legate_prof.read.legion_log import LegionProfReader
 from legate_prof.load.loader import load_profile
 from legate_prof.analyze.stats import compute_stats, format_stats
+from legate_prof.present.units import format_ns
 
 PROFILES = real_profiles()
 RUNS = [p for p in PROFILES if p.is_run]
@@ -369,4 +370,8 @@ def test_a_rank_whose_cpu_ran_nothing_counts_in_the_all_ranks_line(workers):
     # and `stats` says so (the group hidden, its table had no row of it: a review)
     machine = compute_stats(profile)["machine"]
     assert [m["processors_idle"] for m in machine] == [{}, {"cpu": 1}]
-    assert "rank 1: processors: 1 cpu (it ran nothing)," in format_stats(compute_stats(profile))
+    text = format_stats(compute_stats(profile))
+    assert "rank 1: processors: 1 cpu (it ran nothing)," in text
+    # its first line gives the timeline's range too, which pictures and the report show
+    t0, t1 = compute_stats(profile)["time_range_ns"]
+    assert f"; the timeline shows {format_ns(t0)} to {format_ns(t1)})" in text.splitlines()[0]
