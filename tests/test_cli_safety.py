@@ -468,6 +468,17 @@ def test_a_log_cut_before_its_timeline_says_no_span(tmp_path):
     assert "span 0 ns" not in p.stdout and "ran nothing" not in p.stdout
 
 
+def test_a_crashed_runs_processors_are_not_said_to_have_run_nothing():
+    """oom2: Legion wrote no timeline (the run ran out of memory), its items the runtime
+    stream's alone; every processor was said to have "run nothing" (a review of the report):
+    a rank none of whose processors ran anything is not judged."""
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.load.loader import load_profile
+    run = ROOT / "fixtures" / "real" / "oom2"
+    s = compute_stats(load_profile([str(run)]))
+    assert s["items"] > 0 and [m["processors_idle"] for m in s["machine"]] == [{}, {}]
+
+
 @pytest.mark.parametrize("closed", ["1", "2", "1 2"])
 def test_a_command_with_its_output_closed_ends_without_a_traceback(closed):
     """``legate_prof stats RUN >&-``: Python has no object for a stream closed before it

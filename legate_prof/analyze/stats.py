@@ -269,6 +269,8 @@ def stats_parts(model, elsewhere=False) -> dict:
             procs[proc_kind_name(k)] = procs.get(proc_kind_name(k), 0) + 1
             if ran is not None and p not in ran:
                 idle[proc_kind_name(k)] = idle.get(proc_kind_name(k), 0) + 1
+        if sum(idle.values()) == sum(procs.values()):  # (none ran anything: its log holds no
+            idle = {}  # timeline, a crashed run's, not a rank of idle processors: a review)
         mems = {}
         kinds, caps = model.mems["kind"][mk], model.mems["capacity"][mk]
         o = stable_order(kinds)  # (by kind: the same whichever way ranks merged)

@@ -61,8 +61,9 @@ def write_critical(q, out, shown, progress=None):
         steps = src.run_critical_path()
     except Exception as e:  # noqa: BLE001 - the report is written without it, saying why
         return {"available": False, "why": f"{type(e).__name__}: {e}"}
-    if not links.has_data:
-        return {"available": False, "why": "the profile holds no event records"}
+    if not links.has_data:  # (a crashed run's: why its timeline is missing, as `critical`
+        return {"available": False,  # says it; not "no event records" of 28 items: a review)
+                "why": src.info().timeline_missing or "the profile holds no event records"}
     path = _path(src, steps[:MAX_PATH_STEPS])
     (out / "path.js").write_text(_js("LP_path", path))
     ids = _record_ids(src, links, path["item"], shown, link_budget(src.info().n_items))
