@@ -1510,6 +1510,26 @@ def test_the_labels_of_two_ranks_out_of_memory_are_both_shown(browser, tmp_path)
     assert abs(y1 - y0) >= 18 and x0 < x1 + w1 and x1 < x0 + w0  # (they would overlap)
 
 
+def test_an_out_of_memory_label_wider_than_a_narrow_view_keeps_its_start(tmp_path):
+    """At 900 px the label "Out of memory on rank 0: 4,194,304 bytes ..." ran off the view's
+    left edge, its start lost (a review): a label wider than the view is cut at its end, and
+    every label lies within the view."""
+    if why_no_browser():
+        pytest.skip("browser tests need a headless Chromium")
+    oom2 = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "oom2"
+    out = tmp_path / "rep"
+    assert main(["report", "-q", str(oom2), "--log", str(oom2 / "console.log"),
+                 "--no-pictures", "-o", str(out)]) == 0
+    with Browser(width=600, height=700) as narrow:
+        narrow.open(out / "index.html")
+        narrow.wait_frames()
+        assert narrow.errors == []
+        boxes = narrow.evaluate("window.LP_marker_boxes")
+        width = narrow.evaluate("view.W")
+    assert boxes and width < 400
+    assert all(x >= 0 and x + w <= width + 0.5 for x, _, w in boxes), (boxes, width)
+
+
 def test_the_markers_table_reads_as_words(browser, tmp_path):
     """The report's markers table gave the time in bare nanoseconds (1,581,984,677) and the
     report as one dump of ids and sizes (a review): a row is when, the rank, what happened

@@ -411,12 +411,15 @@ var view = {
       ctx.strokeStyle = "rgb(210,20,20)"; ctx.lineWidth = 2; ctx.setLineDash([6, 4]);
       ctx.beginPath(); ctx.moveTo(x, AXIS_PX); ctx.lineTo(x, view.H); ctx.stroke(); ctx.setLineDash([]);
       ctx.fillStyle = "rgb(210,20,20)"; ctx.font = "11px sans-serif";
-      var tw = ctx.measureText(m.title).width + 8, bx = Math.min(Math.max(x - tw, 0), view.W - tw);
-      var by = AXIS_PX + 2;
+      // (wider than the view, it is cut at its end: at 900 px an out-of-memory label ran off
+      // the left edge, its start, the key fact, lost — a review)
+      var text = m.title, tw = ctx.measureText(text).width + 8;
+      if (tw > view.W) { text = elide(ctx, m.title, view.W - 8); tw = ctx.measureText(text).width + 8; }
+      var bx = Math.min(Math.max(x - tw, 0), view.W - tw), by = AXIS_PX + 2;
       while (placed.some(function (b) { return bx < b[0] + b[2] && b[0] < bx + tw && by < b[1] + 18 && b[1] < by + 18; }))
         by += 18;
       placed.push([bx, by, tw]);
-      ctx.fillRect(bx, by, tw, 16); ctx.fillStyle = "#fff"; ctx.fillText(m.title, bx + 4, by + 8);
+      ctx.fillRect(bx, by, tw, 16); ctx.fillStyle = "#fff"; ctx.fillText(text, bx + 4, by + 8);
     });
     window.LP_marker_boxes = placed;  // (where the labels went: the tests read it)
   },
