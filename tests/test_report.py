@@ -953,7 +953,7 @@ def test_findings_say_their_cost_in_the_words_of_insights(browser, mpi2_report):
     found = run["findings"]
     _open(browser, mpi2_report)
     items = browser.evaluate(
-        "Array.from(document.querySelectorAll('#findings > li')).map(li => li.textContent)")
+        "Array.from(document.querySelectorAll('#findings-section ol > li')).map(li => li.textContent)")
     assert len(items) == len(found) >= 2
     for text, x in zip(items, found):
         assert x["title"] in text and cost_words(x, run_ns=run["run_ns"]) in text
@@ -1528,6 +1528,34 @@ def test_an_out_of_memory_label_wider_than_a_narrow_view_keeps_its_start(tmp_pat
         width = narrow.evaluate("view.W")
     assert boxes and width < 400
     assert all(x >= 0 and x + w <= width + 0.5 for x, _, w in boxes), (boxes, width)
+
+
+def test_findings_are_headed_and_an_out_of_memory_finding_names_what_held_the_pool(
+        browser, tmp_path):
+    """The page's findings ran on as one list, those of no time of their own like peers of
+    the dearest, and an out-of-memory finding named none of the stores holding the pool (the
+    guide's Example 2 story; `insights` says both: a review of the report)."""
+    from legate_prof.analyze.insights_text import evidence_lines
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    rl, oom = tmp_path / "rl", tmp_path / "oom"
+    assert main(["report", "-q", str(real / "read_loop_2ranks"), "--no-pictures",
+                 "-o", str(rl)]) == 0
+    below = _meta(rl)["findings"]["below"]
+    _open(browser, rl)
+    assert browser.evaluate("document.querySelector('#findings-section p.findings-below')"
+                            ".textContent") == below["words"]
+    assert browser.evaluate("document.querySelectorAll('#findings-section ol')[1].start") == \
+        below["at"] + 1
+    assert main(["report", "-q", str(real / "oom2"), "--log", str(real / "oom2" / "console.log"),
+                 "--no-pictures", "-o", str(oom)]) == 0
+    first = _meta(oom)["findings"]["findings"][0]
+    assert first["pattern"] == "out_of_memory"
+    _open(browser, oom)
+    shown = browser.evaluate("document.querySelector('#findings li details').open && "
+                             "document.querySelector('#findings li pre.evidence').textContent")
+    assert shown == "\n".join(evidence_lines(first["evidence"]))
+    assert "store 4, allocated at " in shown and "not in one piece" in shown
+    assert browser.errors == []
 
 
 def test_the_markers_table_reads_as_words(browser, tmp_path):

@@ -6,8 +6,8 @@ report's Findings section and the viewer's findings dock alike."""
 from __future__ import annotations
 
 from legate_prof.analyze.insights import holds_items, insights_of_run
-from legate_prof.analyze.insights_text import (cost_words, explained_words, format_insights,
-                                                idle_words)
+from legate_prof.analyze.insights_text import (below_heading, cost_words, evidence_lines,
+                                                explained_words, format_insights, idle_words)
 
 
 def costed_findings(profile, windowed=False) -> dict:
@@ -21,8 +21,10 @@ def costed_findings(profile, windowed=False) -> dict:
         if x["pattern"] not in ("out_of_memory", "crash"):
             x["cost_words"] = cost_words(x, whole, run_ns=found["run_ns"])
         x["idle_words"] = idle_words(x["evidence"]) or ""
+        x["evidence_words"] = evidence_lines(x["evidence"])
     if found["findings"]:
         found["explained_words"] = explained_words(found, windowed)
+        found["below"] = below_heading(found["findings"], whole)
     else:  # (what `insights` says: a report's Findings section says it too, not nothing)
         found["none_words"] = format_insights([], windowed, empty=not holds_items(profile))
     return found

@@ -56,11 +56,11 @@ def format_insights(findings, windowed=False, empty=False, run_ns=None):
         return f"No finding: {where} holds nothing to judge (no item of the run is in it)."
     if not findings:
         return "No finding: none of the guide's inefficiency patterns shows in this profile."
-    lines, minor = [], False
+    lines = []
+    below = below_heading(findings, whole)
     for k, x in enumerate(findings, 1):
-        if not minor and k > 1 and _costs_none(x):  # (listed last: by wall-clock time)
-            minor = True
-            lines.append(_below_words(findings[k - 1:], whole))
+        if below and k - 1 == below["at"]:  # (listed last: by wall-clock time)
+            lines.append(below["words"])
         lines.append(f"{k}. [{x['pattern']}] {x['title']}")
         if x["provenance"]:
             shown = ", ".join(x["provenance"][:5])
@@ -74,14 +74,29 @@ def format_insights(findings, windowed=False, empty=False, run_ns=None):
         idle = idle_words(x["evidence"])
         if idle:
             lines.append("   " + idle)
-        held = {k2: v for k2, v in x["evidence"].items() if k2.startswith("held by store ")}
-        ev = ", ".join(f"{k2}={v}" for k2, v in x["evidence"].items()
-                       if not isinstance(v, dict) and k2 not in held)
-        lines.append(f"   evidence: {ev}")
-        for k2, v in held.items():  # (an out-of-memory report's holders: one a line)
-            lines.append(f"     {k2.removeprefix('held by ')}: {v}")
+        ev = evidence_lines(x["evidence"])
+        lines.append(f"   {ev[0]}")
+        lines += [f"     {line}" for line in ev[1:]]
         lines.append(f"   remedy: {x['remedy']}")
     return "\n".join(lines)
+
+
+def evidence_lines(evidence):
+    """A finding's evidence as `insights` prints it: "evidence: k=v, ...", then an
+    out-of-memory report's holders one a line ("store 2 (…): …"); the report shows them too
+    (it showed no holder: the guide's Example 2 story, a review)."""
+    held = {k: v for k, v in evidence.items() if k.startswith("held by store ")}
+    ev = ", ".join(f"{k}={v}" for k, v in evidence.items()
+                   if not isinstance(v, dict) and k not in held)
+    return [f"evidence: {ev}"] + [f"{k.removeprefix('held by ')}: {v}" for k, v in held.items()]
+
+
+def below_heading(findings, whole="the run's"):
+    """Where the findings that cost no wall-clock time of their own begin (after the first)
+    and the words heading them, as ``{"at": index, "words": ...}``, or None (the text and the
+    report's list alike)."""
+    at = next((k for k, x in enumerate(findings) if k > 0 and _costs_none(x)), None)
+    return None if at is None else {"at": at, "words": _below_words(findings[at:], whole)}
 
 
 def _below_words(below, whole):

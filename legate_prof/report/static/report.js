@@ -909,6 +909,7 @@ function findingWindow(f) {
 }
 function buildFindings() {
   var list = META.findings, said = list && list.explained_words;
+  var below = list && list.below;  // (where those of no time of their own begin, and the words)
   if (list && !Array.isArray(list)) list = list.findings || [];
   var none = META.findings && META.findings.none_words;
   if (!list || (!list.length && !none)) return;  // insights not available: the panel stays hidden
@@ -923,7 +924,13 @@ function buildFindings() {
     var p = document.createElement("p"); p.id = "findings-explained"; p.textContent = said;
     ol.parentNode.insertBefore(p, ol);
   }
-  list.forEach(function (f) {
+  list.forEach(function (f, k) {
+    if (below && k === below.at) {  // (as `insights` heads them: the list was one run on, the
+      var h = document.createElement("p"); h.className = "findings-below";  // costless
+      h.textContent = below.words;  // looking like peers of the dearest: a review)
+      ol.parentNode.appendChild(h);
+      ol = document.createElement("ol"); ol.start = k + 1; h.parentNode.appendChild(ol);
+    }
     var li = document.createElement("li");
     var b = document.createElement("b");
     b.textContent = typeof f === "string" ? f : (f.title || f.message || f.summary || JSON.stringify(f));
@@ -936,6 +943,14 @@ function buildFindings() {
       if (f.provenance && f.provenance.length) more.push("at " + f.provenance.slice(0, 6).join(", "));
       if (f.remedy) more.push("remedy: " + f.remedy);
       li.appendChild(document.createTextNode(" " + more.join(" · ") + " "));
+      if (f.evidence_words && f.evidence_words.length) {  // (an out-of-memory report's
+        var d = document.createElement("details"), sm = document.createElement("summary");
+        sm.textContent = "evidence"; d.appendChild(sm);  // holders: the guide's story)
+        var pre = document.createElement("pre"); pre.className = "evidence";
+        pre.textContent = f.evidence_words.join("\n"); d.appendChild(pre);
+        if (f.pattern === "out_of_memory") d.open = true;
+        li.appendChild(d);
+      }
     }
     var w = typeof f === "object" ? findingWindow(f) : null;
     if (w) {
