@@ -1536,12 +1536,15 @@ def test_findings_are_headed_and_an_out_of_memory_finding_names_what_held_the_po
     the dearest, and an out-of-memory finding named none of the stores holding the pool (the
     guide's Example 2 story; `insights` says both: a review of the report)."""
     from legate_prof.analyze.insights_text import evidence_lines
+    from legate_prof.present.units import format_ns
     real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
     rl, oom = tmp_path / "rl", tmp_path / "oom"
     assert main(["report", "-q", str(real / "read_loop_2ranks"), "--no-pictures",
                  "-o", str(rl)]) == 0
     below = _meta(rl)["findings"]["below"]
     _open(browser, rl)
+    title = browser.evaluate("document.getElementById('title').textContent")  # (its length
+    assert title.endswith(f", the run {format_ns(_meta(rl)['findings']['run_ns'])}")  # too)
     assert browser.evaluate("document.querySelector('#findings-section p.findings-below')"
                             ".textContent") == below["words"]
     assert browser.evaluate("document.querySelectorAll('#findings-section ol')[1].start") == \
