@@ -126,7 +126,7 @@ function linkRowsOf(ids) {
 function setStatus(text) {
   CRIT.status = text;
   var el = document.getElementById("crit-status");
-  if (el) el.textContent = text;
+  if (el) { el.textContent = text; el.title = text; }  // (whole on hover where it is cut)
 }
 function select(r) {
   CRIT.sel = r;
