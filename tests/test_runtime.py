@@ -149,7 +149,11 @@ def test_operations_are_drawn_running_only_while_their_tasks_run(guide_examples)
     stats = compute_stats(m)
     task_time = {r["name"]: r["total_ns"] for r in stats["tasks"]}
     for row in stats["operations"]:
-        assert row["running_ns"] <= task_time[row["name"]] < row["total_ns"]
+        # (running: while any of its tasks ran, its waiting apart; its tasks' time summed can
+        # pass its total where two ran at once, as on a loaded machine: 1,138,769 ns of tasks
+        # in an operation of 1,127,798, a fresh clone's suite)
+        assert row["running_ns"] <= task_time[row["name"]]
+        assert row["running_ns"] < row["total_ns"]
 
 
 def test_a_stream_names_the_program_it_profiled(guide_examples):
