@@ -448,12 +448,12 @@ def _machine_and_groups(s) -> list:
 def format_stats(s: dict) -> str:
     lines = []
     a, b = s.get("span_ns", s["time_range_ns"])
-    # (a log cut before its timeline read "span 0 ns (0 ns to 0 ns)", as if it ran so: a review)
-    t0, t1 = s["time_range_ns"]
     # (the pictures' and the report's header give the timeline's range, 0 - 1.511 s, beside
     # this span of 1.215 s: said here, a review read two lengths of one run)
+    t0, t1 = s["time_range_ns"]
     shown = (f"; the timeline shows {format_ns(t0)} to {format_ns(t1)}"
              if (t0, t1) != (a, b) else "")
+    # (a log cut before its timeline read "span 0 ns (0 ns to 0 ns)", as if it ran so: a review)
     span = (f"span {format_ns(b - a)} ({format_ns(a)} to {format_ns(b)}{shown})" if s["items"]
             else "no span: no timeline item was read (the warnings say why)")
     lines.append(f"{s['ranks']} rank(s), {s['items']} timeline items, {span}"

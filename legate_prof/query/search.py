@@ -17,11 +17,9 @@ def search_items(model, text, limit=100_000):
     q = text.lower()
     name_hit = np.array([q in n.lower() for n in model.names], dtype=bool)
     prov_hit = np.array([bool(p) and q in p.lower() for p in model.provenances], dtype=bool)
-    it = model.items
-    sel = name_hit[it["name"]]
+    sel = name_hit[model.items["name"]]
     if prov_hit.any():
-        by_line = prov_hit[model.op_provenance(it["op_id"])]
-        sel |= by_line | _calls_inside(it, by_line)
+        sel |= _launched_from(model, prov_hit)
     return np.flatnonzero(sel)[:limit]
 
 
@@ -35,9 +33,15 @@ def items_of_lines(model, lines):
     prov_hit = np.array([bool(p) and p in wanted for p in model.provenances], dtype=bool)
     if not prov_hit.any():
         return np.zeros(0, np.int64)
+    return np.flatnonzero(_launched_from(model, prov_hit))
+
+
+def _launched_from(model, prov_hit):
+    """Which items an operation of a provenance in ``prov_hit`` launched, and the
+    application calls made inside them."""
     it = model.items
     by_line = prov_hit[model.op_provenance(it["op_id"])]
-    return np.flatnonzero(by_line | _calls_inside(it, by_line))
+    return by_line | _calls_inside(it, by_line)
 
 
 def _calls_inside(it, hit):
