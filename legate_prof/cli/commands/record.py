@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import io
 import os
@@ -275,7 +276,6 @@ class _Said:
     report comes last; a program printing for hours keeps no more)."""
 
     def __init__(self):
-        import collections
         self.lines, self.size = collections.deque(), 0
 
     def add(self, line):
