@@ -228,6 +228,17 @@ def test_findings_counted_above_are_not_called_minor():
     assert "counted under a finding above" in head
 
 
+def test_stats_idle_lines_say_what_they_measure_beside_critical():
+    """stats, critical and insights ranked the loop's lines three ways, nothing saying why (a
+    review): stats' lines that waited say their time is idle processor time, not the run's
+    wall clock, and where each line's share of that is."""
+    run = ROOT / "fixtures" / "real" / "read_loop_2ranks"
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "stats", "--no-cache", str(run)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert ("  by the line that waited (idle processor time, not the run's wall clock: "
+            "`critical` gives each line's share of that):") in p.stdout.splitlines()
+
+
 REAL = ROOT / "fixtures" / "real"
 
 

@@ -207,7 +207,11 @@ def format_idle(idle) -> list:
                      + "".join(f"{format_ns(g['by_wait'][w]):>12}" for w in WAITS))
     lines_ = idle["by_provenance"][:5]
     if lines_:
-        lines.append("  by the line that waited:")
+        # (processors' idle time, summed over lanes: not wall-clock time; `critical` gives
+        # each line's share of the run, `insights` a finding's cost: three measures of one
+        # run that a review saw rank its lines three ways, nothing saying why)
+        lines.append("  by the line that waited (idle processor time, not the run's wall "
+                     "clock: `critical` gives each line's share of that):")
         for r in lines_:
             top = max(WAITS, key=lambda w: r["by_wait"][w])
             lines.append(f"    {format_ns(r['idle_ns']):>12}  {r['provenance']}  "
