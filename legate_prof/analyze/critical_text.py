@@ -98,7 +98,7 @@ def largest(path, span, limit):
     if not held:
         return []
     top = held[:LARGEST_ROWS]
-    lane_w = min(max([len(_lane(p)) for p in top] + [4]) + 2, LANE_WIDTH)
+    lane_w = _lane_width(top)
     most = sum(_length(p) for p in top)
     out = ["", f"Largest steps: {len(top)} of {len(path):,} hold {format_ns(most)} "
                f"({_pct(most, span).strip()} of the run; where the path's time is spread "
@@ -111,6 +111,11 @@ def largest(path, span, limit):
                    f"{cut_middle(_label(x), ITEM_WIDTH - 1):<{ITEM_WIDTH}}"
                    f"{cut_middle(_lane(x), lane_w - 1):<{lane_w}}{x['via']}")
     return out
+
+
+def _lane_width(steps):
+    """The lane column's width for ``steps``: their longest lane, within ``LANE_WIDTH``."""
+    return min(max([len(_lane(p)) for p in steps] + [4]) + 2, LANE_WIDTH)
 
 
 def _label(x):
@@ -280,8 +285,7 @@ def listing(path, limit):
         if z > k + 1:
             rows.append(("zeros", (path[k], path[k + 1:z])))
         k = z
-    lane_w = min(max([len(_lane(p)) for kind, p in rows if kind == "step"] + [4]) + 2,
-                 LANE_WIDTH)
+    lane_w = _lane_width([p for kind, p in rows if kind == "step"])
     # (where each step is on the timeline: to find it in the viewer, `view --start`)
     out = [f"  {'on path':>12}  {'from':>12}  {'item':<{ITEM_WIDTH}}{'lane':<{lane_w}}via"]
     for kind, x in rows:
