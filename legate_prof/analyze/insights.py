@@ -873,10 +873,12 @@ def _assigned_name(code):
 def _up_to(f, t):
     """The window that shows memory filling up to the failure at ``t``: from the run's first
     item, and a twentieth of that past it (a click on the finding zoomed to 2 us, the rise
-    out of sight)."""
+    out of sight) — no further than the timeline goes (it ended 17 ms past the timeline of
+    the guide's out-of-memory run: a "when" after the run's end)."""
     first = int(f.start.min()) if len(f.start) else int(t)
     first = min(first, int(t))
-    return [first, int(t) + max((int(t) - first) // 20, 1)]
+    shown_end = int(f.m.time_range()[1])
+    return [first, min(int(t) + max((int(t) - first) // 20, 1), max(shown_end, int(t) + 1))]
 
 
 def message_latency(f):
