@@ -1594,3 +1594,23 @@ def test_the_operations_table_heads_its_tasks_time_as_stats_does(browser, ineff_
         " function (t) { return t.textContent; }); })")
     assert heads and "tasks ran" in heads[0] and "running" not in heads[0], heads
     assert browser.errors == []
+
+
+def test_a_run_of_many_ranks_is_titled_by_its_first_and_last_file(browser, tmp_path):
+    """A report of 1,000 ranks listed the 1,000 file names in its title: the page's whole
+    first screen (a walk at 1,000 ranks).  A numbered run is titled by its first and last
+    file and a count (``present.file_list``), in the title and above the statistics."""
+    from fixtures.synthetic import Shape, generate
+    run = tmp_path / "run12"
+    generate(str(run), ranks=12, items=2_400, seed=3, shape=Shape(cpus=1, gpus=0))
+    out = tmp_path / "rep"
+    assert main(["report", "-q", str(run), "--no-pictures", "-o", str(out)]) == 0
+    assert _meta(out)["files_label"] == "legate_0.prof … legate_11.prof (12 files)"
+    _open(browser, out)
+    assert browser.errors == []
+    title = browser.evaluate("document.getElementById('title').textContent")
+    assert title.startswith("legate_prof report — legate_0.prof … legate_11.prof (12 files) — "
+                            "12 rank(s), "), title
+    stats = browser.evaluate("document.querySelector('#stats p').textContent")
+    assert stats.startswith("legate_0.prof … legate_11.prof (12 files) — 12 rank(s)"), stats
+    assert "legate_5.prof" not in title + stats

@@ -975,3 +975,19 @@ def test_the_legends_task_heading_comes_only_with_a_name_after_it(qtbot):
     assert painted(head + 20) == (0, 0)  # (the heading fits; no name does after it)
     n, dark = painted(800)
     assert n == 2 and dark > 0
+
+
+def test_files_in_words_names_a_few_and_counts_the_rest():
+    """One wording of a run's files for the report, the window and the pictures' stamp: a
+    numbered run past ``most`` as its first and last by number (a shell's glob gives
+    legate_0, legate_1, legate_10, ...), other names as the first few and a count."""
+    from legate_prof.present.file_list import files_in_words
+    ranks = [f"/runs/a/legate_{k}.prof" for k in sorted(range(1000), key=str)]
+    assert files_in_words(ranks) == "legate_0.prof … legate_999.prof (1,000 files)"
+    assert files_in_words(ranks[:3]) == "legate_0.prof, legate_1.prof, legate_10.prof"
+    assert files_in_words(["run/", "b.prof"]) == "run, b.prof"
+    mixed = [f"x{k}.prof" for k in range(5)] + ["other.prof.gz"]
+    assert files_in_words(mixed) == "x0.prof, x1.prof, x2.prof, x3.prof (+2 more)"
+    gz = [f"legate_{k}.prof.gz" for k in range(6)]
+    assert files_in_words(gz, most=6) == ", ".join(gz)
+    assert files_in_words(gz, most=5) == "legate_0.prof.gz … legate_5.prof.gz (6 files)"

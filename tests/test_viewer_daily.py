@@ -821,6 +821,15 @@ def test_a_folder_given_with_a_trailing_slash_names_the_window(qtbot, sample_pro
     assert win.windowTitle().endswith("— my_run")  # (was "legate_prof 0.1.0 — ")
 
 
+def test_a_window_of_eight_rank_files_names_the_first_and_last_and_counts_them(qtbot,
+                                                                               synthetic_8):
+    """The window named the first four of eight files given, the other four unsaid; its
+    loading page the first four and "…" (``present.file_list``: the report's words)."""
+    win = _window(qtbot, [str(f) for f in synthetic_8], findings=False)
+    assert win.windowTitle().endswith("— legate_0.prof … legate_7.prof (8 files)"), \
+        win.windowTitle()
+
+
 def test_operation_is_a_link_and_what_an_operation_made_names_its_initiator(qtbot,
                                                                            sample_profile):
     """The Operation row is a link (it highlights the operation's task and all it made); an

@@ -14,6 +14,7 @@ import os
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof import __version__
+from legate_prof.present.file_list import files_in_words
 from legate_prof.query import as_source, inputs_notes, open_profile
 
 from . import plain_text
@@ -265,7 +266,7 @@ class MainWindow(QtWidgets.QMainWindow):
         return self._example is not None and list(files) == self._example[0]
 
     def _set_title(self, files):
-        names = ", ".join(shown_name(f) for f in list(files)[:4])
+        names = files_in_words(files)
         example = " (the bundled example)" if self._showing_example(files) else ""
         self.setWindowTitle(f"legate_prof {__version__} — {names}{example}")
 
@@ -862,11 +863,6 @@ class MainWindow(QtWidgets.QMainWindow):
             return None
         self.statusBar().showMessage(f"wrote {path}", 5000)
         return path
-
-
-def shown_name(path):
-    """A file's or folder's name as a title shows it ("run/" is "run", not "")."""
-    return os.path.basename(os.path.normpath(str(path))) or str(path)
 
 
 def _path_summary(path, short=False):

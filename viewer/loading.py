@@ -7,10 +7,11 @@ number; what an earlier load sends after a later one started is dropped.
 
 from __future__ import annotations
 
-import os
 import threading
 
 from PySide6 import QtCore, QtWidgets
+
+from legate_prof.present.file_list import files_in_words
 
 from . import plain_text
 from .background import emit, hold_until_ended, lower_this_thread
@@ -36,9 +37,8 @@ class LoadingPanel(QtWidgets.QWidget):
 
     def start(self, files):
         """A new load: its files in the title, the bar busy until the first step is known."""
-        names = [os.path.basename(os.path.normpath(str(f))) or str(f) for f in files]
-        self.title.setText(f"Opening {', '.join(names[:4])}{' …' if len(names) > 4 else ''}"
-                           if names else "Opening the profile")
+        self.title.setText(f"Opening {files_in_words(files)}" if len(files)
+                           else "Opening the profile")
         self.step.setText("starting…")
         self.bar.setRange(0, 0)
 

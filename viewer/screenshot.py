@@ -15,6 +15,7 @@ from legate_prof import __version__  # noqa: E402
 from legate_prof.errors import ProfileError  # noqa: E402
 from legate_prof.query import as_source  # noqa: E402
 
+from legate_prof.present.file_list import files_in_words  # noqa: E402
 from legate_prof.present.picture_size import MAX_SIDE, check_size  # noqa: E402
 
 from .timeline.critical_path import RunPath  # noqa: E402
@@ -213,7 +214,7 @@ def _stamp_texts(info, files, time_range, path, in_view=None, drawn=None):
     a line saying how it is drawn (``drawn``: ``PathOverlay.last``) and how much of the run
     it explains."""
     a, b = time_range
-    shown = ", ".join(files[:6]) + (f" (+{len(files) - 6} more)" if len(files) > 6 else "")
+    shown = files_in_words(files, most=6)
     title = (f"{shown}   —   {info.ranks_read} rank(s), {info.n_items:,} items"
              + (f" ({in_view:,} in view)" if in_view is not None else ""))
     view = ((f"view {format_range(a, b)}" if info.n_items else "no timeline items to show")

@@ -10,6 +10,7 @@ import numpy as np
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.kinds import GROUP_COLOR, GROUP_TITLE, ItemKind
 from legate_prof.model.sort_order import unique_values, unique_with
+from legate_prof.present.file_list import files_in_words
 from legate_prof.present.colors import ALPHA_BAND, ALPHA_READY, ALPHA_WAITING, name_hex
 from legate_prof.present.group_words import group_words
 from legate_prof.present.limits import (LABEL_MIN_PX, MAX_LABELS, MAX_LANE_H,
@@ -71,6 +72,7 @@ class ReportQueries:
             "n_items": int(info.n_items), "n_ranks": len(info.ranks),
             "ranks_read": int(info.ranks_read),
             "files": [str(s) for s in info.sources], "legion_version": info.legion_version,
+            "files_label": files_in_words(info.sources),  # (1,000 ranks: not 1,000 names)
             "notices": [f"Note: {n}" for n in info.notices],  # the screenshot header's words
             "names": list(src.names), "colors": [name_hex(n) for n in src.names],
             "provenances": list(src.provenances),

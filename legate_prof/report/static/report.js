@@ -874,10 +874,16 @@ function buildNotices() {
   });
   el.hidden = !(META.notices || []).length;
 }
+// The run's files as the title says them (present/file_list.py: a numbered run of 1,000
+// ranks as its first and last; its 1,000 names filled the page's first screen); a folder
+// written before the label was kept gives the names, as then.
+function filesLabel(files) {
+  return META.files_label || files.map(function (f) { return f.split("/").pop(); }).join(", ");
+}
 function buildStats() {
   var el = document.getElementById("stats"), s = META.stats;
   var p = document.createElement("p");
-  p.textContent = (s.files || []).join(", ") + " — " + s.ranks + " rank(s), " + (s.items || 0).toLocaleString("en-US") + " items" + (s.legion_version ? " — " + s.legion_version : "");
+  p.textContent = filesLabel(s.files || []) + " — " + s.ranks + " rank(s), " + (s.items || 0).toLocaleString("en-US") + " items" + (s.legion_version ? " — " + s.legion_version : "");
   el.appendChild(p);
   Object.keys(s).forEach(function (k) {
     var v = s[k];
@@ -974,7 +980,7 @@ function buildPictures() {
 
 window.addEventListener("DOMContentLoaded", function () {
   if (!META) { document.body.textContent = "meta.js did not load: keep the report folder together."; return; }
-  document.getElementById("title").textContent = "legate_prof report — " + META.files.map(function (f) { return f.split("/").pop(); }).join(", ") +
+  document.getElementById("title").textContent = "legate_prof report — " + filesLabel(META.files) +
     " — " + META.ranks_read + " rank(s), " + META.n_items.toLocaleString() + " items" +
     // (the run's length as insights and critical give it: the view's range, 0 - 236.7 s, was
     // the only length near the top of a 235.258 s run: a review)
