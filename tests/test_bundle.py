@@ -336,7 +336,8 @@ def test_view_closed_while_its_cache_entry_is_written_ends_and_leaves_no_part_of
         "insights.find_insights = lambda m: (time.sleep(5), find(m))[1]\n"
         "def poll():\n"
         "    for w in QtWidgets.QApplication.topLevelWidgets():\n"
-        "        if isinstance(w, MainWindow) and w.isVisible() and w.timeline is not None:\n"
+        "        if isinstance(w, MainWindow) and w.isVisible() and w.timeline is not None \\\n"
+        "                and not w.showing_ranks_so_far:\n"
         "            w.close()\n"
         "t = QtCore.QTimer(); t.timeout.connect(poll); t.start(10)\n"
         "sys.exit(cli.main(['view', '--quiet', sys.argv[1]]))\n")

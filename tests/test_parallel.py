@@ -52,6 +52,41 @@ def test_ranks_built_in_parallel_give_the_model_of_one_build(synthetic_8, stack)
     assert parallel.stacked is stack
 
 
+def test_the_ranks_built_so_far_are_handed_over_once_while_the_rest_builds(synthetic_8,
+                                                                           monkeypatch):
+    """A window shows the ranks built so far while the rest builds (``partial``): once, after
+    the first round of jobs, where another round is left; each rank it holds is the full
+    profile's rank, item for item (the same mapped bundle), and the full profile comes after."""
+    from legate_prof.load import rank_workers
+    monkeypatch.setattr(rank_workers, "PARTIAL_MIN_S", 0.0)  # (small ranks build fast)
+    given = []
+
+    def partial(ranks, files):
+        given.append(ranks)
+        assert files == 8
+    full = load_profile(synthetic_8, workers=2, stack=False, ranked=True, partial=partial)
+    assert len(given) == 1
+    so_far = given[0]
+    ranks = [r["rank"] for r in so_far.summary_model().ranks]
+    assert 2 <= len(ranks) <= 6 and set(ranks) < {r["rank"] for r in full.summary_model().ranks}
+    assert so_far.sources == full.sources and so_far.errors == [] == so_far.warnings
+    whole = {m.ranks[0]["rank"]: m for m in full.rank_models()}
+    for m in so_far.rank_models():
+        assert m.items["start"] is whole[m.ranks[0]["rank"]].items["start"]  # (one mapping)
+    # no preview where the rest is quick (the default: a round under PARTIAL_MIN_S), none
+    # for a command's workers preparing an analysis, none without workers
+    monkeypatch.setattr(rank_workers, "PARTIAL_MIN_S", 60.0)
+    load_profile(synthetic_8, workers=2, stack=False, ranked=True, partial=partial)
+    monkeypatch.setattr(rank_workers, "PARTIAL_MIN_S", 0.0)
+    load_profile(synthetic_8, workers=1, stack=False, ranked=True, partial=partial)
+    from legate_prof.analyze.idle_ranks import PREPARE
+    load_profile(synthetic_8, workers=2, stack=False, ranked=True, prepare=PREPARE,
+                 partial=partial)
+    assert len(given) == 1
+    assert rank_workers.partial_due(1.0, 2, 10, 2) and not rank_workers.partial_due(1.0, 1, 10, 2)
+    assert not rank_workers.partial_due(1.0, 2, 3, 2)  # (one job left: it is under way)
+
+
 def test_merged_ops_are_sorted_when_first_asked_not_before_the_first_frame(synthetic_8):
     """The merged ranks' ops (sorted by op id: half a second at 10 M items) are made when
     something first reads them — not by the lane tree, tiles and summaries of a first
@@ -627,7 +662,7 @@ def test_report_of_per_rank_bundles_is_the_report_of_their_logs(synthetic_8, tmp
     def meta(out):
         text = (out / "meta.js").read_text()
         m = json.loads(text[text.index("(") + 1: text.rindex(")")])
-        m.pop("files"), m["stats"].pop("files")
+        m.pop("files"), m.pop("files_label"), m["stats"].pop("files")
         return m
     a, b = meta(tmp_path / "ranks"), meta(tmp_path / "logs")
     assert a["findings"] and a["stats"]["items"] > 0 and a["tree"]

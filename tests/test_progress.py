@@ -146,7 +146,8 @@ def test_window_shows_progress_before_the_timeline(qtbot, sample_profile):
     assert win.timeline is None and win.loading.isVisible()
     go.release()
 
-    qtbot.waitUntil(lambda: win.timeline is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: win.timeline is not None and not win.showing_ranks_so_far,
+                    timeout=60_000)
     assert win.loading is None and win.centralWidget() is not None
     assert win.search.isEnabled()
     assert win.source.info().lanes  # the timeline has the profile's lanes
@@ -209,7 +210,7 @@ def _view_until_shown(profile, with_findings=False):
     def poll():
         for w in QtWidgets.QApplication.topLevelWidgets():
             if (isinstance(w, MainWindow) and w.isVisible() and w.timeline is not None
-                    and (w.findings is not None or not with_findings)):
+                    and not w.showing_ranks_so_far and (w.findings is not None or not with_findings)):
                 seen["lanes"] = len(w.source.info().lanes)
                 w.close()
     timer = QtCore.QTimer()

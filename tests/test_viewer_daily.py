@@ -1207,3 +1207,50 @@ def test_lanes_of_one_group_are_ruled_apart(qtbot):
     second = row_colours(lanes[1])
     assert LANE_RULE.rgb() in second
     assert LANE_RULE.rgb() not in row_colours(lanes[0])
+
+
+def test_the_ranks_built_so_far_are_shown_while_the_rest_builds_then_the_whole(
+        qtbot, synthetic_8, monkeypatch):
+    """10 ranks of 1 M items from their logs took ~4 s to the first frame on 2 cores, the
+    progress bar alone meanwhile (issue 34).  The ranks built so far are shown once the
+    first round is in (``rank_workers.partial_due``), a line above saying which: no
+    critical path or findings for them, no export; then the whole replaces them, at the
+    range the user zoomed to meanwhile and with the lanes as they left them, its critical
+    path and findings computed once, for the whole."""
+    from legate_prof.load import rank_workers
+    from legate_prof.viewer.app import MainWindow, default_open
+    monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
+    monkeypatch.setattr(rank_workers, "PARTIAL_MIN_S", 0.0)  # (small ranks build fast)
+    files = [str(f) for f in synthetic_8]
+    found = []
+    win = MainWindow(files=files, load=lambda progress: default_open(files, progress),
+                     findings=lambda src: found.append(src) or [], opener=default_open)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    shown, show = [], win._show_source
+
+    def showing(src, files, layout=None, partial=False):
+        show(src, files, layout, partial)
+        banner = win._timeline_frame().banner.label.text()
+        if partial:  # (the user zooms in and expands a group while the rest builds)
+            win.timeline.set_time_range(*(t / 2 for t in src.outline().time_range))
+            g = next(g for g in src.outline().groups
+                     if (g.rank, g.group) not in win.timeline.lane_layout.expanded)
+            win.timeline.toggle_group(g.rank, g.group)
+        shown.append((src, partial, banner, win.timeline.time_range(),
+                      set(win.timeline.lane_layout.expanded), win.export_png("/nonexistent")))
+    win._show_source = showing
+    win.start_loading()
+    qtbot.waitUntil(lambda: len(shown) == 2 and bool(found), timeout=LOAD_MS)
+    (part, p1, said, zoomed, expanded, exported), (whole, p2, banner, kept, kept_lanes, _) = shown
+    assert p1 and not p2 and not win.showing_ranks_so_far
+    from legate_prof.present.ranks import format_ranks
+    ranks = list(part.outline().ranks)  # (the biggest jobs first: any two or more ranks)
+    assert 2 <= len(ranks) < 8 and list(whole.outline().ranks) == list(range(8))
+    assert said.startswith(f"Showing ranks {format_ranks(ranks)} of 8 while the others are "
+                           "built"), said
+    assert "Showing" not in banner and exported is None
+    assert kept == pytest.approx(zoomed) and expanded <= kept_lanes
+    assert found == [win.source] and win.source is whole  # (the whole's, once)

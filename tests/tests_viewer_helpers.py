@@ -75,7 +75,8 @@ def opened_window(qtbot, files, opener=None, findings=True, size=(1400, 900)):
 
 def wait_loaded(qtbot, win, findings=True):
     """Until the window shows its profile (and ``findings``: has said its findings)."""
-    qtbot.waitUntil(lambda: win.timeline is not None, timeout=LOAD_MS)
+    qtbot.waitUntil(lambda: win.timeline is not None and not win.showing_ranks_so_far,
+                    timeout=LOAD_MS)
     if findings:
         qtbot.waitUntil(lambda: win.findings is not None and win.statusBar().currentMessage()
                         .endswith(("findings", "finding")), timeout=LOAD_MS)

@@ -90,8 +90,10 @@ class FirstFrame(QtCore.QObject):
 
 
 def default_open(paths, progress):
-    """File → Open without the command line's opener: ranks unmerged, no cache."""
-    return open_profile(paths, progress=progress, ranked=True)
+    """File → Open without the command line's opener: ranks unmerged, no cache; the ranks
+    built so far shown while the rest builds (``LoadProgress.partial``)."""
+    return open_profile(paths, progress=progress, ranked=True,
+                        partial=getattr(progress, "partial", None))
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -123,6 +125,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self._kept = None  # the shown profile while another one loads: (widget, source, files)
         self._critical = []  # CriticalPathWorkers, kept alive while their threads run
         self._frame = None  # the timeline and its frame, made once (``_timeline_frame``)
+        # the ranks built so far, shown while the rest builds: (their prepared view, its
+        # lanes' state as first laid out, the rank files of the whole), until the whole
+        # replaces them (``_partial_loaded``)
+        self._so_far = None
         self._fitted = None  # (a status line, as shown: cut to fit) (``_say_fitted``)
         self._widths = ((), ())  # the docks' widths while another profile loads
         # the first profile's view as the command line asked (--start/--stop), then none
@@ -296,10 +302,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self._frame = ScrolledTimeline(timeline)
         return self._frame
 
-    def _show_source(self, src, files, layout=None):
+    def _show_source(self, src, files, layout=None, partial=False):
         """Show ``src``'s timeline in the centre (its lanes laid out as ``layout``, made by
         the loader's thread), replacing everything of the profile before: the timeline and
-        its view history, search, details, highlights."""
+        its view history, search, details, highlights.  ``partial``: the ranks built so far
+        (``_partial_loaded``): no critical path, findings or exports yet."""
         self.source = src
         self._files = list(files)
         frame = self._timeline_frame()
@@ -310,20 +317,23 @@ class MainWindow(QtWidgets.QMainWindow):
             self.timeline.set_time_range(t0 if a is None else a, t1 if b is None else b,
                                          remember=False)
             self.timeline.history = [self.timeline.time_range()]
-            self._view_range = None
+            if not partial:  # (the whole is shown the same way)
+                self._view_range = None
         self.timeline.item.compute_in_background()  # no frame waits for a tile
-        self.timeline.show_critical_path(self.path_action.isChecked())
+        self.timeline.show_critical_path(self.path_action.isChecked() and not partial)
         self._set_notices(src, src.outline())  # (its notices once worked out: ``_noticed``)
         if self.centralWidget() is not frame:
             self.setCentralWidget(frame)  # (the loading panel goes)
         self._kept = None
+        replacing = self._so_far is not None  # (the ranks so far: a search typed stays)
         self.loading = None
-        self.search.clear()
+        if not replacing:
+            self.search.clear()
         self.results.clear_results()
         self.details.clear()
-        self.lanes.set_source(src, self.timeline)
+        self.lanes.set_source(src, self.timeline, self._so_far[2] if partial else None)
         self._set_title(files)
-        self._set_ready(True)
+        self._set_ready(not partial)
         self.details.critical_note = "being computed (shown here when ready)"
         self.statusBar().clearMessage()
         for w in src.outline().warnings[:3]:
@@ -331,8 +341,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if self._showing_example(files):
             self.statusBar().showMessage(f"the bundled example: {self._example[1]}")
         QtCore.QTimer.singleShot(0, self.keep_timeline_wide)
-        FirstFrame(self.timeline.viewport(), lambda: self._after_first_frame(src),
-                   self.timeline.item.settled)
+        if not partial:
+            FirstFrame(self.timeline.viewport(), lambda: self._after_first_frame(src),
+                       self.timeline.item.settled)
         if self.isVisible():  # its tiles asked now, while the rest of the window is drawn
             self._lay_out_now()
             self.timeline.paint_ahead()
@@ -346,8 +357,11 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _set_notices(self, src, info):
         """The banner: what went wrong reading ``src``'s files, and its notices as far as
-        ``info`` has them (the status bar is overwritten; the banner stays)."""
+        ``info`` has them (the status bar is overwritten; the banner stays); of the ranks
+        built so far, which they are."""
         lines = notice_lines(info)
+        if self._so_far is not None and src is self._so_far[0].source:
+            lines.insert(0, so_far_words(info, self._so_far[2]))
         if self._showing_example(self._files):
             lines.insert(0, f"This is the bundled example profile: {self._example[1]}.")
         if self._beside is None or self._beside[0] != self._files:  # (once per files)
@@ -572,7 +586,9 @@ class MainWindow(QtWidgets.QMainWindow):
         for old in self._loaders:
             old.cancel()
         loader = Loader(self._loads, load or self._load, self._find, prepare=prepare_view)
+        self._so_far = None
         loader.progressed.connect(self._progressed)
+        loader.partial_loaded.connect(self._partial_loaded)
         loader.loaded.connect(self._loaded)
         loader.failed.connect(self._failed)
         loader.found.connect(self._found_by)
@@ -586,14 +602,34 @@ class MainWindow(QtWidgets.QMainWindow):
         return number == self._loads
 
     def _progressed(self, number, done, total, what):
-        if self._current(number) and self.loading is not None:
+        if not self._current(number):
+            return
+        if self.loading is not None:
             self.loading.set_progress(done, total, what)
+        elif self._so_far is not None:  # (the ranks so far shown: the rest's progress below)
+            self.statusBar().showMessage(f"building the other ranks: {what}")
+
+    def _partial_loaded(self, number, got):
+        """The ranks built so far, while the rest builds (10 ranks of 1 M items on 2 cores:
+        2 shown after ~1 s, the 10 after ~4 s): shown as the whole will be, a line above
+        saying which; no findings, critical path or exports until the whole replaces them
+        (``_loaded``), keeping the view and lanes as left meanwhile."""
+        if not self._current(number) or self.loading is None or self._kept is not None:
+            return  # (a File → Open: the profile shown before stays until the whole is in)
+        ready, files = got
+        self._so_far = (ready, ready.layout.state(), files)
+        self._show_source(ready.source, self._files, ready.layout, partial=True)
+        self.statusBar().showMessage("building the other ranks…")
 
     def _loaded(self, number, ready):
         if not self._current(number):
             return
         self.model = ready.model
-        self._show_source(ready.source, self._files, ready.layout)
+        layout = ready.layout
+        if self._so_far is not None:
+            layout = self._as_left(ready)
+        self._show_source(ready.source, self._files, layout)
+        self._so_far = None
         self._loader.source = self.source  # the findings share its critical path
         FirstFrame(self.timeline.viewport(), self._loader.shown.set,
                    self.timeline.item.settled)
@@ -601,6 +637,25 @@ class MainWindow(QtWidgets.QMainWindow):
             if self.findings is not None:  # the previous profile's findings go at once
                 self.findings.set_findings((), note="looking for the guide's patterns…")
             self.statusBar().showMessage("looking for the guide's patterns (findings)…")
+
+    @property
+    def showing_ranks_so_far(self):
+        """Whether the timeline shows the ranks built so far, the rest still building (the
+        whole profile not yet in: ``_partial_loaded``)."""
+        return self._so_far is not None
+
+    def _as_left(self, ready):
+        """The whole profile's layout after its ranks so far were shown: the time range the
+        user moved to meanwhile (the whole's range where they did not), their lanes as they
+        left them (expanded, collapsed, hidden; the whole's default where untouched)."""
+        from .timeline.layout import LaneLayout
+        _, first_state, _ = self._so_far
+        if self.timeline is not None and len(self.timeline.history) > 1:
+            self._view_range = self.timeline.time_range()
+        state = self.timeline.lane_layout.state() if self.timeline is not None else None
+        if state is None or state == first_state:
+            return ready.layout
+        return LaneLayout.with_state(ready.source, state)
 
     def _found_by(self, number, findings):
         if self._current(number) and self.source is not None:
@@ -620,6 +675,7 @@ class MainWindow(QtWidgets.QMainWindow):
         again.  A later one: the profile shown before stays, and a dialog says why."""
         if not self._current(number):
             return
+        self._so_far = None
         if self._kept is None:
             self.load_error = error
             self.close()
@@ -837,6 +893,10 @@ class MainWindow(QtWidgets.QMainWindow):
         lanes as laid out here), written as every output is (a temporary file renamed, the
         user's umask); at the window's device pixel ratio, as a screenshot of the window
         would be (a HiDPI screen's export was written at half its pixels: a GUI walk)."""
+        if self._so_far is not None:  # (a picture of some ranks, titled as the run: no)
+            self.statusBar().showMessage("the other ranks are still being built: export once "
+                                         "the whole run is shown")
+            return None
         if path is None:
             path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export PNG", "timeline.png",
                                                             "PNG (*.png)")
@@ -863,6 +923,15 @@ class MainWindow(QtWidgets.QMainWindow):
             return None
         self.statusBar().showMessage(f"wrote {path}", 5000)
         return path
+
+
+def so_far_words(info, files):
+    """The banner's line over the ranks built so far (of ``files`` rank files)."""
+    from legate_prof.present.ranks import format_ranks
+    ranks = list(info.ranks)
+    return (f"Showing rank{'s' if len(ranks) > 1 else ''} {format_ranks(ranks)} of {files} "
+            "while the others are built: the whole run replaces this view when they are "
+            "(the findings and the critical path come with it).")
 
 
 def _path_summary(path, short=False):

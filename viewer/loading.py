@@ -52,14 +52,31 @@ class LoadingPanel(QtWidgets.QWidget):
             self.bar.setValue(done)
 
 
+class LoadProgress:
+    """What a load is handed: ``progress(done, total, what)`` as ever, and
+    ``progress.partial(profile, files)``: the ranks built so far, while the rest of the
+    ``files`` builds (``load_profile``'s ``partial``), which the window shows meanwhile."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __call__(self, done, total, what):
+        self._loader._progress(done, total, what)
+
+    def partial(self, profile, files):
+        self._loader._partial(profile, files)
+
+
 class Loader(QtCore.QObject):
     """Runs ``load(progress)`` in a worker thread, then ``prepare(model, progress)`` (what
     showing it needs, made here rather than in the window's thread), then ``findings(model)``
     if given; tells the window through queued signals, each with this load's ``number``
-    (``loaded`` carries what ``prepare`` made).  The findings come after the model so the
-    timeline does not wait for them (they only read its tables)."""
+    (``loaded`` carries what ``prepare`` made; ``partial_loaded`` the same of the ranks
+    built so far, where the load hands them over: ``LoadProgress``).  The findings come after
+    the model so the timeline does not wait for them (they only read its tables)."""
 
     progressed = QtCore.Signal(int, int, int, str)
+    partial_loaded = QtCore.Signal(int, object)
     loaded = QtCore.Signal(int, object)
     failed = QtCore.Signal(int, object)
     found = QtCore.Signal(int, object)
@@ -97,10 +114,23 @@ class Loader(QtCore.QObject):
             # it, 1 close mid-load in 40)
             emit(self.progressed, self.number, int(done), int(total), str(what))
 
+    def _partial(self, profile, files):
+        """The ranks built so far of ``files`` rank files (in the thread that builds the
+        rest): prepared as the whole will be (laid out as for that many ranks), for the
+        window; nothing where that fails (the whole comes all the same)."""
+        if self._cancelled or self._prepare is None:
+            return
+        try:
+            ready = self._prepare(profile, None, ranks=files)
+        except Exception:  # noqa: BLE001 - a preview only
+            return
+        if not self._cancelled:
+            emit(self.partial_loaded, self.number, (ready, files))
+
     def _run(self):
         lower_this_thread()  # (it gives way to the window's thread)
         try:
-            model = self._load(self._progress)
+            model = self._load(LoadProgress(self))
             ready = model if self._prepare is None else self._prepare(model, self._progress)
         except BaseException as e:  # handed to the window
             if not self._cancelled:

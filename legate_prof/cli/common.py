@@ -38,13 +38,13 @@ def bundled_example():
 
 
 def load_with_progress(files, args=None, also=None, stack=True, check_files=True,
-                       ranked=False, cache=None, prepare=None, early=None):
+                       ranked=False, cache=None, prepare=None, early=None, partial=None):
     """Load with terminal progress on stderr (a TTY, not --quiet), and ``also`` told the same
     (e.g. the viewer's window); then print what could not be read and the warnings.
     ``stack=False`` for commands that never draw lanes; ``ranked`` for those that ask only the
     query API (see ``load_profile``); ``cache``: the cache use (default: ``args.cache``);
     ``prepare``, ``early``: what rank workers, or a copy of this process, also compute for an
-    analysis (see ``load_profile``)."""
+    analysis; ``partial``: the ranks built so far, for a window (see ``load_profile``)."""
     from legate_prof.cli.progress import TerminalProgress, wants_progress
     from legate_prof.load.loader import load_profile
     bar = TerminalProgress(files, enabled=wants_progress(quiet=getattr(args, "quiet", False)))
@@ -58,7 +58,7 @@ def load_with_progress(files, args=None, also=None, stack=True, check_files=True
                              use_cache=getattr(args, "cache", False) if cache is None else cache,
                              stack=stack, check_files=check_files, ranked=ranked,
                              ranks=getattr(args, "ranks", None), prepare=prepare,
-                             early=early)
+                             early=early, partial=partial)
     for e in model.errors:  # what could not be read first, then what it means for the rest
         note(f"legate_prof: error: {e}")
     print_warnings(model.warnings)

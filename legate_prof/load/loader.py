@@ -41,7 +41,8 @@ def _note(msg):
 
 
 def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None,
-                 check_files=True, ranked=False, ranks=None, prepare=None, early=None):
+                 check_files=True, ranked=False, ranks=None, prepare=None, early=None,
+                 partial=None):
     """Read every input and merge into one model.
 
     Unreadable inputs raise ProfileError only when *nothing* could be read; otherwise the
@@ -62,6 +63,10 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     ``early`` ("module:function"): an analysis of the whole model begun in a forked copy while
     a model built here is finished (``early_analysis``; its answer: ``early_answer``); a
     shortcut only.
+    ``partial(profile, files)``: where rank workers build a ``RankSet`` and the rest takes a
+    while yet, the ranks built so far and how many rank files the whole has, once, before
+    this returns (``rank_workers.partial_due``): a window shows them meanwhile (no warnings:
+    the whole says them); never cached, never with ``ranks``.
     """
     paths = expand_inputs([os.fspath(p) for p in paths], note=_note)
     if check_files:
@@ -69,7 +74,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
             _note(line)
     if ranks is None:
         return _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepare,
-                     early)
+                     early, partial)
     from legate_prof.assemble.restrict import restrict
     from legate_prof.load.rank_files import files_of_ranks
     from legate_prof.present.ranks import format_ranks
@@ -89,7 +94,7 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
 
 
 def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepare=None,
-          early=None):
+          early=None, partial=None):
     """``load_profile`` of ``paths`` (folders expanded)."""
     if use_cache:
         from legate_prof.store.cache import load_cached, wait_for_entry
@@ -108,9 +113,8 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
     kept_as = _entry_as_read(given, kinds) if use_cache else None
     legion, n = rank_files_for_workers(paths, kinds, errors, workers)
     if n > 1:
-        from legate_prof.load.rank_workers import build_in_parallel, job_bytes
-        built = build_in_parallel(legion, stack_now, n, progress, ranked=ranked,
-                                  prepare=prepare, batch_bytes=job_bytes(workers))
+        built = _built_by_workers(legion, paths, n, workers, stack_now, progress, ranked,
+                                  prepare, partial)
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
             return _finish(model, paths, [], [], use_cache, stack, False, ranked, kept_as)
@@ -147,6 +151,18 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
             keep(model, begun)
     return _finish(model, paths, errors, texts, use_cache, stack, bool(bundles), ranked,
                    kept_as)
+
+
+def _built_by_workers(legion, paths, n, workers, stack, progress, ranked, prepare, partial):
+    """``rank_workers.build_in_parallel`` of the logs ``legion`` in ``n`` workers (None: to
+    be built here), the ranks built so far handed to ``partial`` as the whole is described
+    (``paths``; no warnings: the whole says them)."""
+    from legate_prof.load.rank_workers import build_in_parallel, job_bytes
+    so_far = None if partial is None else (
+        lambda ranks, files: partial(ranks.evolve(sources=paths, errors=[], warnings=[]),
+                                     files))
+    return build_in_parallel(legion, stack, n, progress, ranked=ranked, prepare=prepare,
+                             batch_bytes=job_bytes(workers), partial=so_far)
 
 
 def _early_analysis(function, logs):

@@ -206,9 +206,11 @@ def _worker(jobs, mode, prepare=""):
     return 0
 
 
-def _run_workers(paths, jobs, outs, mode, workers, progress, handover, prepare=""):
+def _run_workers(paths, jobs, outs, mode, workers, progress, handover, prepare="",
+                 on_done=None):
     """Build ``paths``, job by job (``jobs``: lists of positions into ``paths``), into
     ``outs`` (one a job) in ``workers`` fresh interpreters; True when all did.
+    ``on_done(k)``: job ``k`` is built, told as it is (in this thread).
 
     Fresh interpreters (``python -m legate_prof.load.rank_workers``), not forks: a fork would copy
     the viewer's threads' locks, and multiprocessing's spawn would run the caller's own script
@@ -243,6 +245,8 @@ def _run_workers(paths, jobs, outs, mode, workers, progress, handover, prepare="
                 word, k = line.split()
                 failed = failed or word != "ok"
                 job = jobs[int(k)]
+                if not failed and on_done is not None:
+                    on_done(int(k))
                 done += len(job)
                 for _ in job:
                     ahead.file_done()
@@ -305,7 +309,7 @@ class _ReadAhead:
 
 
 def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False, prepare=None,
-                      batch_bytes=None):
+                      batch_bytes=None, partial=None):
     """The model of Legion Prof logs built by ``workers`` processes, a job of consecutive
     ranks of at least ``batch_bytes`` at a time (``rank_jobs``; default ``BATCH_BYTES``)
     (``ranked``: a ``RankSet`` of the jobs' models, unmerged); None when they must be built
@@ -313,7 +317,9 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False,
     between ranks, ranks of two jobs that interleave, a worker that died), so that the
     caller does that.  ``prepare`` ("module:function"): what a worker also makes of a rank's
     model for an analysis (named arrays), kept with the ranks of a ``RankSet``
-    (``prepared_of``)."""
+    (``prepared_of``).  ``partial(ranks_so_far, files)`` (``ranked``, no ``prepare``): a
+    ``RankSet`` of the ranks built so far and how many rank files there are, once, where
+    the rest takes a while yet (``partial_due``): a window shows them meanwhile."""
     from legate_prof.assemble.rank_merge import CannotMerge, merge_opened
     from legate_prof.errors import ProfileError
     from legate_prof.store.bundle_file import read_bundle, room_for_open_files
@@ -322,11 +328,16 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False,
     handover = Handover("ranks", room=bundle_room(paths))
     outs = [os.path.join(handover.dir, f"{k}.lpbundle") for k in range(len(jobs))]
     ranked = ranked and room_for_open_files(2 * len(outs) if prepare else len(outs))
+    mapped = {}  # job -> its model, mapped as it was built (for ``partial``)
+    on_done = None
+    if partial is not None and ranked and not prepare:
+        on_done = _Partial(partial, jobs, outs, workers, mapped, len(paths)).job_done
     try:
         if not _run_workers(paths, jobs, outs, "stack" if stack else "flat", workers, progress,
-                            handover, prepare if ranked else ""):
+                            handover, prepare if ranked else "", on_done):
             return None
-        models = [read_bundle(o, check=False) for o in outs]
+        models = [mapped[k] if k in mapped else read_bundle(o, check=False)
+                  for k, o in enumerate(outs)]
         if not _ranks_apart(models):
             return None  # (a rank given twice: one process leaves the copies out, and says so)
         if ranked:  # the ranks stay mapped (their files go when the hand-over closes)
@@ -339,6 +350,52 @@ def build_in_parallel(paths, stack=True, workers=2, progress=None, ranked=False,
         return None  # (a bundle that went missing or is cut: the caller builds in one process)
     finally:
         handover.close(later=True)  # mapped bundles stay readable until unmapped
+
+
+# a window shows the ranks built so far where the rest takes about this long or more: sooner,
+# the full timeline would replace them before they were looked at
+PARTIAL_MIN_S = 0.5
+
+
+def partial_due(elapsed_s, done, total, workers):
+    """Whether ranks built so far are worth showing before the rest: once the first round
+    of jobs is in (a job for each worker), where at least another round is left and a round
+    took ``PARTIAL_MIN_S`` or more (10 ranks on 2 cores: 2 shown after ~1 s, the 10 after
+    ~4 s)."""
+    return done >= workers and total - done >= workers and elapsed_s >= PARTIAL_MIN_S
+
+
+class _Partial:
+    """``build_in_parallel``'s ``partial``: each job's model mapped as it is built, and the
+    ranks so far handed over once (``partial_due``), as a ``RankSet``, with how many rank
+    files the whole has (``files``)."""
+
+    def __init__(self, partial, jobs, outs, workers, mapped, files):
+        import time
+        self._partial, self._jobs, self._outs, self._files = partial, jobs, outs, files
+        self._workers, self._mapped = workers, mapped
+        self._started, self._clock = time.monotonic(), time.monotonic
+        self._given = False
+
+    def job_done(self, k):
+        from legate_prof.store.bundle_file import read_bundle
+        if self._given:
+            return
+        try:
+            self._mapped[k] = read_bundle(self._outs[k], check=False)
+        except Exception:  # noqa: BLE001 - a preview only: the build reads it again, and
+            return         # says what is wrong as it always does
+        if not partial_due(self._clock() - self._started, len(self._mapped), len(self._jobs),
+                           self._workers):
+            return
+        self._given = True
+        try:
+            from legate_prof.assemble.rank_set import RankSet
+            built = [self._mapped[j] for j in sorted(self._mapped)]
+            if _ranks_apart(built):
+                self._partial(RankSet(built), self._files)
+        except Exception:  # noqa: BLE001 - a preview that cannot be made is not shown
+            pass
 
 
 _PREPARED = {}  # id of a model's "start" column -> (a weak reference to it, prepared arrays)

@@ -34,13 +34,15 @@ def as_source(profile) -> ProfileSource:
     return ProfileSource(profile)
 
 
-def open_profile(paths, progress=None, ranked=False, use_cache=False) -> ProfileSource:
+def open_profile(paths, progress=None, ranked=False, use_cache=False,
+                 partial=None) -> ProfileSource:
     """Read profiles (logs, runtime streams, bundles, folders) into a source; bad input raises
-    ``ProfileError`` naming the file.  ``ranked``/``use_cache``: as ``load_profile``'s (the
-    viewer's File → Open: ranks unmerged, lanes stacked when drawn)."""
+    ``ProfileError`` naming the file.  ``ranked``/``use_cache``/``partial``: as
+    ``load_profile``'s (the viewer's File → Open: ranks unmerged, lanes stacked when drawn;
+    the ranks built so far, shown while the rest builds)."""
     from legate_prof.load.loader import load_profile
     return as_source(load_profile([str(p) for p in paths], progress=progress, ranked=ranked,
-                                  use_cache=use_cache))
+                                  use_cache=use_cache, partial=partial))
 
 
 __all__ = ["ProfileSource", "RankedSource", "as_source", "open_profile", "inputs_notes",

@@ -91,8 +91,9 @@ class LaneControls(QtCore.QObject):
         self.ranks.setFocus()
         self.ranks.selectAll()
 
-    def set_source(self, source, timeline):
-        """A new profile: its kinds in the menus, every rank shown, compact for many."""
+    def set_source(self, source, timeline, ranks=None):
+        """A new profile: its kinds in the menus, every rank shown, compact for many (for
+        ``ranks`` where it holds a few of those: the ranks built so far)."""
         if timeline is not self.timeline and timeline is not None:
             timeline.layoutChanged.connect(self._follow_reveals)
         self.source, self.timeline = source, timeline
@@ -114,7 +115,7 @@ class LaneControls(QtCore.QObject):
             self.expand_kind.addAction(panel, lambda k=key: self._call("expand", [k]))
             self.collapse_kind.addAction(
                 panel, lambda k=key: self._call("expand", [k], expanded=False))
-        many = len(source.outline().ranks) >= COMPACT_FROM_RANKS
+        many = (ranks or len(source.outline().ranks)) >= COMPACT_FROM_RANKS
         self.compact.blockSignals(True)
         self.compact.setChecked(many)
         self.compact.blockSignals(False)

@@ -10,6 +10,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from legate_prof.present.limits import MAX_LANES_EXPANDED
 from legate_prof.query import as_source
 
 from .axes import LaneAxis, TimeAxis
@@ -33,15 +34,20 @@ class PreparedView:
     layout: LaneLayout
 
 
-def prepare_view(model, progress=None):
+def prepare_view(model, progress=None, ranks=None):
     """What a window needs to show ``model``, made off its thread (the loader's): the query
     source, its lane tree described (``outline()``: the notices, the messages' latency over
-    every item, are worked out after the first frame) and laid out."""
+    every item, are worked out after the first frame) and laid out — as for ``ranks`` ranks
+    where it holds a few of those (the ranks built so far: the groups expanded or not as the
+    whole's will be)."""
     if progress is not None:
         progress(1, 1, "laying out the lanes")
     source = as_source(model)
-    source.outline()
-    return PreparedView(model, source, LaneLayout.default(source))
+    info = source.outline()
+    shown = max(len(info.ranks), 1)
+    scale = shown / ranks if ranks and ranks > shown else 1.0
+    return PreparedView(model, source,
+                        LaneLayout.default(source, max_lanes=int(MAX_LANES_EXPANDED * scale)))
 
 
 ROW_PX = 18  # pixels per row unit at the default vertical scale

@@ -55,12 +55,14 @@ def _window_problem():
 class EarlyLoad:
     """A load started before the viewer's Qt is imported: the rank files are read and built
     while Qt starts and the window opens (half a second to a second), instead of after.
-    ``wait(progress)`` hands on the progress from then on (the last step at once) and
+    ``wait(progress)`` hands on the progress from then on (the last step at once; the ranks
+    built so far to ``progress.partial``, where it has one: the window shows them) and
     returns the model, or raises what the load raised."""
 
     def __init__(self, files, args):
         self._lock = threading.Lock()
         self._sink, self._last, self._outcome = None, None, None
+        self._so_far = None  # (the ranks built so far, until a window takes them)
         self._done = threading.Event()
         # not a daemon: a path that ends before the window's (an error, the picture instead
         # of a window) waits for it rather than the interpreter stopping it inside numpy; a
@@ -74,6 +76,12 @@ class EarlyLoad:
         if sink is not None:
             sink(done, total, what)
 
+    def _partial(self, profile, files):
+        with self._lock:
+            self._so_far, sink = (profile, files), self._sink
+        if sink is not None and hasattr(sink, "partial"):
+            sink.partial(profile, files)
+
     def _run(self, files, args):
         from legate_prof.load.rank_workers import lower_this_thread
         lower_this_thread()  # (the window's thread, starting meanwhile, comes first)
@@ -81,16 +89,18 @@ class EarlyLoad:
             # the timeline first; the cache entry is written meanwhile
             cache = "later" if getattr(args, "cache", False) else False
             self._outcome = (load_with_progress(files, args, self._progress, ranked=True,
-                                                cache=cache), None)
+                                                cache=cache, partial=self._partial), None)
         except BaseException as e:  # raised again by wait(), in the thread that waits
             self._outcome = (None, e)
         self._done.set()
 
     def wait(self, progress=None):
         with self._lock:
-            self._sink, last = progress, self._last
+            self._sink, last, so_far = progress, self._last, self._so_far
         if progress is not None and last is not None:
             progress(*last)
+        if so_far is not None and not self._done.is_set() and hasattr(progress, "partial"):
+            progress.partial(*so_far)
         self._done.wait()
         model, error = self._outcome
         if error is not None:
@@ -192,7 +202,8 @@ def run(args):
 
     def open_more(paths, progress):  # File → Open and drops: as the first load, in a worker
         cache = "later" if getattr(args, "cache", False) else False
-        return load_with_progress(paths, args, progress, ranked=True, cache=cache)
+        return load_with_progress(paths, args, progress, ranked=True, cache=cache,
+                                  partial=getattr(progress, "partial", None))
 
     def exit_status(rc):  # the window closed: the process ends within a second
         from legate_prof.load.loader import stop_cache_writers
