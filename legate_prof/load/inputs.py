@@ -38,6 +38,8 @@ def sniff(path) -> str:
             head = f.read(64)
     except OSError as e:
         raise ProfileError(path, e.strerror or str(e)) from None
+    if head.startswith(GZIP) and _gzipped_head(path).startswith(RUNTIME_STREAM):
+        return "runtime"  # (a run's folder gzipped whole: its streams too)
     if head.startswith((LEGION_LOG, GZIP)) or _cut_in(head, LEGION_LOG):
         return "legion"  # (a log cut inside its first line is read as one: "cut short")
     if head.startswith(BUNDLE) or _cut_in(head, BUNDLE):
@@ -51,6 +53,16 @@ def sniff(path) -> str:
         return "text"
     except UnicodeDecodeError:
         return "unknown"
+
+
+def _gzipped_head(path, size=64):
+    """The first ``size`` bytes a gzipped file inflates to (b"" where it cannot say): at
+    most 64 KiB of it read."""
+    try:
+        with open(path, "rb") as f:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(f.read(1 << 16), size)
+    except (OSError, zlib.error):
+        return b""
 
 
 def _cut_in(head, magic):
@@ -265,10 +277,12 @@ def streams_left_beside(paths):
             name[:-len(".prof")] if name.endswith(".prof") else None
         if stem is None or stem.endswith(".runtime"):
             continue
-        stream = os.path.join(os.path.dirname(os.path.abspath(p)), stem + ".runtime.prof")
-        if stream not in given and os.path.isfile(stream):
+        folder = os.path.dirname(os.path.abspath(p))
+        stream = next((s for s in (os.path.join(folder, stem + ".runtime.prof" + gz)
+                                   for gz in ("", ".gz")) if os.path.isfile(s)), None)
+        if stream is not None and stream not in given:
             out.append(f"legate_prof: note: {p}: the array runtime's stream beside it "
-                       f"({stem}.runtime.prof) was not given: its operations and arrays are "
+                       f"({os.path.basename(stream)}) was not given: its operations and arrays are "
                        "left out, and the source lines are Legion's alone (give the run's "
                        "folder, or both files)")
     return out

@@ -42,8 +42,9 @@ def logs_of_bundle(bundle):
     if said is None:
         stem = run_stem(bundle)
         log = next((p for p in (stem + ".prof", stem + ".prof.gz") if os.path.isfile(p)), None)
-        stream = stem + ".runtime.prof"
-        return [log] + ([stream] if os.path.isfile(stream) else []) if log else []
+        stream = next((s for s in (stem + ".runtime.prof", stem + ".runtime.prof.gz")
+                       if os.path.isfile(s)), None)
+        return [log] + ([stream] if stream else []) if log else []
     out = []
     for name, size in said.items():  # (a stranger's header: names in this folder only)
         path = os.path.join(folder, name)
@@ -51,7 +52,8 @@ def logs_of_bundle(bundle):
                 or not os.path.isfile(path) or os.path.getsize(path) != size:
             return []
         out.append(path)
-    return out if any(not p.endswith(".runtime.prof") for p in out) else []
+    return out if any(not p.endswith((".runtime.prof", ".runtime.prof.gz")) for p in out) \
+        else []
 
 
 @dataclass(frozen=True)

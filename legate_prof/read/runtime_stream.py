@@ -13,7 +13,9 @@ import msgpack
 import numpy as np
 
 from legate_prof.errors import ProfileError, ProfileWarning
+from legate_prof.file_signatures import GZIP
 from legate_prof.file_signatures import RUNTIME_STREAM as STREAM_MAGIC
+from legate_prof.read.gzip_input import gunzip_bounded
 from legate_prof.read.msgpack_budget import ObjectBudget
 
 
@@ -49,18 +51,43 @@ EVENT_CONTAINERS = 1 << 12
 def read_runtime_stream(path) -> RuntimeStream:
     """Read the stream a megabyte at a time (a long run's stream is over 100 MiB: one buffer
     of it was msgpack's BufferFull); memory grows with the events kept, names and sites
-    shared among the events that repeat them."""
+    shared among the events that repeat them.  A gzipped stream (a run's folder gzipped
+    whole) is inflated first, within ``gzip_input``'s bounds; damage in its gzip data reads
+    the events before it, with a warning."""
     try:
         with open(path, "rb") as f:
+            gz_problem = None
+            if f.read(len(GZIP)) == GZIP:
+                f.seek(0)
+                data, gz_problem = gunzip_bounded(path, f)
+                f = _Inflated(data)
+            else:
+                f.seek(0)
             if f.read(len(STREAM_MAGIC)) != STREAM_MAGIC:
                 raise ProfileError(path, "not a legate_prof runtime event stream")
             budget = ObjectBudget(EVENT_OBJECTS, EVENT_CONTAINERS)
             un = msgpack.Unpacker(f, read_size=READ_SIZE, max_buffer_size=MAX_EVENT,
                                   raw=False, strict_map_key=False, **budget.hooks(),
                                   max_array_len=MAX_ITEMS, max_map_len=MAX_ITEMS)
-            return _read_events(path, _each_within(un, budget))
+            s = _read_events(path, _each_within(un, budget))
+            if gz_problem:
+                s.warnings.insert(0, ProfileWarning(path, gz_problem))
+            return s
     except OSError as e:
         raise ProfileError(path, e.strerror or str(e)) from None
+
+
+class _Inflated:
+    """A gzipped stream's inflated bytes, read as a file is (``read(n)``), not copied whole."""
+
+    def __init__(self, data):
+        self._data, self._at = memoryview(data), 0
+
+    def read(self, n=-1):
+        end = len(self._data) if n is None or n < 0 else min(self._at + n, len(self._data))
+        out = bytes(self._data[self._at:end])
+        self._at = end
+        return out
 
 
 def _each_within(unpacker, budget):
