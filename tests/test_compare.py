@@ -682,6 +682,58 @@ def test_a_difference_mostly_in_the_programs_start_is_said_so():
     assert "is the program's start" not in other
 
 
+def test_no_ratio_after_no_verdict_and_a_start_larger_than_the_change_is_said_so():
+    """After "no verdict" (B crashed: no critical path; B's clocks 100 s apart), a line read
+    "without it: 1.700 s -> 419.304 ms (4.1x faster)"; of mpi2 against mpi4 "most of it,
+    1.577 s of 502.380 ms, is the program's start" — a part larger than its whole (a
+    review).  No ratio where no verdict is drawn; a start that moved by more than the run
+    says so, and what the rest did."""
+    from legate_prof.analyze.compare import compare, format_compare
+    from legate_prof.load.loader import load_profile
+    from legate_prof.present.units import format_ns
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    runs = {n: load_profile([str(real / n)]) for n in ("mpi2", "oom2", "mpi2_skewed")}
+    for b in ("oom2", "mpi2_skewed"):
+        text = format_compare(compare(runs["mpi2"], runs[b]))
+        assert "(no verdict: B" in text and "without it" not in text, b
+        assert "x faster" not in text and "x slower" not in text, b
+    from legate_prof.analyze.compare import _start_up_words
+    ms = 1_000_000
+    c = {"lines": [{"line": "(program start)", "wall_ns": [2867 * ms, 1290 * ms]}],
+         "run_ns": [4567 * ms, 4065 * ms], "span_ns": [4567 * ms, 4065 * ms],
+         "explained_ns": [4567 * ms, 4065 * ms], "clocks_apart_ns": [0, 0]}
+    (said,) = _start_up_words(c)  # (mpi2 against mpi4's figures, as the review read them)
+    assert "most of it" not in said
+    assert f"({format_ns(1577 * ms)} against {format_ns(502 * ms)}): the rest went the other " \
+        "way" in said
+    assert said.endswith(f"without it: {format_ns(1700 * ms)} -> {format_ns(2775 * ms)}"
+                         f" ({2775 / 1700:.1f}x slower)")
+    c["lines"][0]["wall_ns"] = [2867 * ms, 2500 * ms]  # (most of the change, not more)
+    assert "most of it, 367.000 ms of 502.000 ms, is the program's start" in \
+        _start_up_words(c)[0]
+
+
+def test_a_crashed_run_judges_no_finding_fixed_or_new():
+    """Against a crashed run (no Legion timeline, no critical path), mpi2's message_latency
+    read "326.266 ms -> not found  fixed" and the other way "new"; and the crashed run,
+    its streams given, "names no source line (its .runtime.prof files not given?)" (a
+    review).  It cannot tell: "not judged", and why."""
+    from legate_prof.analyze.compare import compare, format_compare
+    from legate_prof.load.loader import load_profile
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    a, b = load_profile([str(real / "mpi2")]), load_profile([str(real / "oom2")])
+    for c, crashed in ((compare(a, b), 1), (compare(b, a), 0)):
+        rows = {r["pattern"]: r for r in c["findings"]}
+        latency = rows["message_latency"]
+        assert latency["wall_ns"][crashed] is None and latency["not_judged"][crashed]
+        text = format_compare(c)
+        assert " fixed" not in text and "  new" not in text.replace("  new ", "")
+        name = "AB"[crashed]
+        assert f"{name} has no critical path (no Legion timeline: a run that crashed?): it " \
+            "cannot tell" in text
+        assert f"run {name} has no critical path" in text and ".runtime.prof files" not in text
+
+
 def test_lines_slower_in_b_are_named_after_the_table():
     """The guide's fix made one line slower (743 ms -> 1.666 s) and nothing said so among
     the table's rows (a review): after it, the lines in both runs whose wall clock grew by

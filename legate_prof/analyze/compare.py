@@ -243,27 +243,32 @@ def waits_by_text(source):
     return {source.provenances[p]: x for p, x in waits_by_line(source).items()}
 
 
-def _none_paired(lines):
-    """[the note] where lines exist and none paired: a run without source lines, or two
-    programs (every finding then reads "fixed" or "new", the run "faster"); else []."""
+def _none_paired(lines, pathless=()):
+    """[the note] where lines exist and none paired: a run without source lines (one with no
+    critical path, ``pathless``, has its time all under "(no line)"), or two programs
+    (every finding then reads "fixed" or "new", the run "faster"); else []."""
     in_a, in_b = any(r["a"] for r in lines), any(r["b"] for r in lines)
     if any(r["paired_by"] for r in lines) or not (in_a or in_b):
         return []
     if not (in_a and in_b):
-        return [f"run {'B' if in_a else 'A'} names no source line (its .runtime.prof files "
-                "not given?): no line is compared"]
+        run = "B" if in_a else "A"
+        return [f"run {run} has no critical path (no Legion timeline: a run that crashed?): "
+                "its time is all under '(no line)', and no line is compared"
+                if run in pathless else
+                f"run {run} names no source line (its .runtime.prof files not given?): no "
+                "line is compared"]
     return ["no line of A pairs with a line of B: two different programs? No line is "
             "compared, and a finding \"fixed\" or \"new\" is one program's and not the "
             "other's"]
 
 
-def _notes(rows):
+def _notes(rows, pathless=()):
     """What a reader must know about the pairing: no line paired at all (two programs), lines
     in one run only, lines at the same place whose operations changed, pairs made without
     the code."""
     def ops(r):
         return ", ".join(r["operations"]) or "no task"
-    none = _none_paired([r for r in rows if r["paired_by"] != "run"])
+    none = _none_paired([r for r in rows if r["paired_by"] != "run"], pathless)
     a_only = {r["a"]: r for r in rows if r["paired_by"] is None and r["a"]}
     b_only = {r["b"]: r for r in rows if r["paired_by"] is None and r["b"]}
     notes = none + [f"{site}: launched {ops(a_only[site])} in A and {ops(b_only[site])} in "
@@ -341,7 +346,9 @@ def compare(a, b, same_files=False, code=(None, None)):
         groups.append(row)
     unpaired = _none_paired([r for r in lines if r["paired_by"] != "run"])
     return {"lines": lines, "groups": groups, "span_ns": spans, "explained_ns": [ea, eb],
-            "run_ns": [ra, rb], "inferred_ns": [ia, ib], "notes": _notes(lines),
+            "run_ns": [ra, rb], "inferred_ns": [ia, ib],
+            "notes": _notes(lines, _pathless({"span_ns": spans, "run_ns": [ra, rb],
+                                               "explained_ns": [ea, eb]})),
             # (False: both name lines and none pairs, two programs: no verdict is drawn)
             "same_program": not (unpaired and unpaired[0].startswith("no line of A")),
             "findings": findings_compared(sa, sb), "ranks": [_ranks(a), _ranks(b)],
@@ -402,13 +409,18 @@ def findings_compared(a, b):
             row["title"][k] = row["title"][k] or f["title"]
             row["unknown"][k] |= "clocks_apart_ns" in f["evidence"]
             row["no_path"][k] |= bool(f.get("no_path"))  # (the run has no critical path)
+    # (a run with no critical path — no Legion timeline: a crash — cannot tell the findings
+    # read off it: "message_latency ... not found  fixed" of mpi2 against a crashed run, a
+    # review)
+    pathless = [not run.get("explained_ns", 1) and bool(run.get("run_ns")) for run in runs]
     for row in out.values():
         tells = [run.get(FROM_THE_STREAM.get(row["pattern"], ""), True) for run in runs]
         for k in (0, 1):
-            row["not_judged"][k] = (row["wall_ns"][k] is None and not tells[k]
-                                    and tells[1 - k])
+            row["not_judged"][k] = row["wall_ns"][k] is None and (
+                pathless[k] or (not tells[k] and tells[1 - k]))
             if row["not_judged"][k]:  # (why: no stream, or one of before waits were recorded)
                 row.setdefault("not_judged_why", [None, None])[k] = (
+                    "no critical path" if pathless[k] else
                     "records no waits for values" if runs[k].get("streams", True)
                     else "not given")
     return sorted(out.values(), key=lambda r: (-(r["path_ns"][0] or -1), -(r["path_ns"][1] or 0),
@@ -421,17 +433,21 @@ def _change(x, y, fmt=str):
     return f"{fmt(x)} -> {fmt(y)}"
 
 
+def _pathless(c):
+    """The runs ("A", "B") with no critical path: a crash's stream alone, its length not the
+    program's (a review read oom2 against efficient.py "1.8x slower", its 419 ms all "(no
+    line)")."""
+    ra, rb = c.get("run_ns", c["span_ns"])
+    return [n for n, x, r in zip("AB", c.get("explained_ns", [1, 1]), (ra, rb)) if not x and r]
+
+
 def _verdict(c, one):
     """" (1.2x faster)", or why there is none (two programs: nothing; clocks apart; a run
     without a critical path), after the run lengths."""
-    ra, rb = c.get("run_ns", c["span_ns"])
     a_ns, b_ns = c["span_ns"]
     apart = c.get("clocks_apart_ns", [0, 0])
     skewed = [f"{n}'s ranks' clocks read {format_ns(x)} apart" for n, x in zip("AB", apart) if x]
-    # (a run without a path: a crash's stream alone, its length not the program's — a review
-    # read oom2 against efficient.py "1.8x slower", its 419 ms all "(no line)")
-    pathless = [n for n, x, r in zip("AB", c.get("explained_ns", [1, 1]), (ra, rb))
-                if not x and r]
+    pathless = _pathless(c)
     # (clocks apart by less than the runs differ cannot make the difference: 58.7 ms apart
     # refused a verdict on 370 s against 5.6 s, a review)
     within = skewed and abs(a_ns - b_ns) > sum(apart)
@@ -450,11 +466,14 @@ def _start_up_words(c):
     """Where most of the runs' difference is the program's start (the runtime starting and
     the program before its first operation: the machine's, not the code's), a line saying
     so and what is left without it (mpi2 against mpi2_utility2 read "2.6x faster", 2.2 s of
-    its 2.8 s the start: a review)."""
+    its 2.8 s the start: a review) — where the runs are judged at all (no ratio after "no
+    verdict": a review) — or that it moved by more than the whole run did (the rest then
+    went the other way: "1.577 s of 502.380 ms" read as a part of it, a review)."""
     start = next((r["wall_ns"] for r in c.get("lines", ())
                   if r.get("line") == PROGRAM_START_TITLE), None)
     ra, rb = c.get("run_ns", c["span_ns"])
-    if not start or None in start or not ra or not rb:
+    if not start or None in start or not ra or not rb or _pathless(c) \
+            or any(c.get("clocks_apart_ns", [0, 0])):
         return []
     moved, whole = start[0] - start[1], ra - rb
     if not whole or moved * whole <= 0 or 2 * abs(moved) <= abs(whole):
@@ -462,10 +481,14 @@ def _start_up_words(c):
     a, b = ra - start[0], rb - start[1]
     verdict = (f" ({a / b:.1f}x faster)" if b > 0 and a > b else
                f" ({b / a:.1f}x slower)" if a > 0 and b > a else "")
-    return [f"  most of it, {format_ns(abs(moved))} of {format_ns(abs(whole))}, is the "
-            f"program's start ({format_ns(start[0])} -> {format_ns(start[1])}: the runtime "
-            "starting and the program before its first operation, the machine's more than "
-            f"the code's); without it: {format_ns(a)} -> {format_ns(b)}{verdict}"]
+    what = (f"the program's start ({format_ns(start[0])} -> {format_ns(start[1])}: the "
+            "runtime starting and the program before its first operation, the machine's more "
+            "than the code's)")
+    said = (f"most of it, {format_ns(abs(moved))} of {format_ns(abs(whole))}, is {what}"
+            if abs(moved) <= abs(whole) else
+            f"{what} moved by more than the run did ({format_ns(abs(moved))} against "
+            f"{format_ns(abs(whole))}): the rest went the other way")
+    return [f"  {said}; without it: {format_ns(a)} -> {format_ns(b)}{verdict}"]
 
 
 def format_compare(c, names=("A", "B")):
@@ -605,7 +628,9 @@ def _finding_line(r, one):
     told = [name for k, name in enumerate(("A", "B")) if not_judged[k]]
     if told:
         why = r.get("not_judged_why", [None, None])[0 if told[0] == "A" else 1]
-        said = (f"{told[0]}'s runtime stream {why or 'not given'}: it cannot tell"
+        said = (f"{told[0]} has no critical path (no Legion timeline: a run that crashed?): "
+                "it cannot tell" if why == "no critical path" else
+                f"{told[0]}'s runtime stream {why or 'not given'}: it cannot tell"
                 if why != "records no waits for values" else
                 f"{told[0]}'s runtime streams record no waits for values (written before "
                 "legate_prof recorded them, or a rank's not given): it cannot tell")
