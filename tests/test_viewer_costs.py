@@ -61,7 +61,7 @@ def test_the_findings_dock_shows_and_sorts_by_each_findings_cost(qtbot):
     walls = [f["wall_ns"] for f in panel.findings]
     assert walls == sorted(walls, reverse=True)  # (the dearest first, however given)
     for k, f in enumerate(panel.findings):
-        text = panel.item(k + 1).text()
+        text = panel.item(panel.row_of(k)).text()
         # (where an earlier finding counts most of its pieces, its label says what its work
         # holds of the path: "0.1 %" read beside "the path waits on messages for 75 s")
         held = (f"its work holds {format_ns(f['path_ns'])} of the path, "
@@ -72,12 +72,57 @@ def test_the_findings_dock_shows_and_sorts_by_each_findings_cost(qtbot):
         else:
             assert text.startswith("no time"), text
         assert (held in text.split(" — ")[0]) if held else ("holds" not in text.split(" — ")[0])
-        assert escape(f["cost_words"]) in panel.item(k + 1).toolTip()  # (its words, whole)
+        assert escape(f["cost_words"]) in panel.item(panel.row_of(k)).toolTip()  # (whole)
     panel.itemClicked.emit(panel.item(1))  # (the first finding, not the sentence above it)
     qtbot.waitUntil(lambda: not win.busy())
     a, b = win.timeline.time_range()
     t0, t1 = panel.findings[0]["window_ns"]
     assert a <= t0 and t1 <= b
+
+
+def test_the_findings_of_no_time_of_their_own_come_under_insights_heading(qtbot):
+    """`insights` and the report head the findings that add none of the run's wall-clock
+    time ("No time of their own: ..."; read_loop_2ranks: before its 4th, blocking); the dock
+    ran them on as peers of the dearest, the words only in each one's tooltip.  Its rows now:
+    the sentence of what the path explains, three findings, the heading (the same words, not
+    a finding: not selectable, a click on it shows nothing), the fourth finding."""
+    from legate_prof.viewer.panels.findings import add_findings_dock
+    src = as_source(load_profile(_files("read_loop_2ranks"), ranked=True))
+    costs = costed_findings(src)
+    words = costs["below"]["words"]
+    assert words.startswith("No time of their own: ") and costs["below"]["at"] == 3
+    win = _window(qtbot, src)
+    panel = add_findings_dock(win, dict(costs, findings=list(reversed(costs["findings"]))))
+    texts = [panel.item(r).text() for r in range(panel.count())]
+    assert texts.count(words) == 1 and texts.index(words) == 4, texts
+    heading = panel.item(4)
+    assert not heading.flags() and heading.font().bold()
+    assert panel.finding_row(heading) is None
+    assert [panel.row_of(k) for k in range(4)] == [1, 2, 3, 5]
+    assert panel.findings[3]["pattern"] == "blocking" and panel.findings[3]["wall_ns"] == 0
+    assert panel.findings[3] is costs["findings"][3]
+    # drawn: the heading's row is on screen, wrapped whole (not one cut line), in dark text
+    panel.parentWidget().show()
+    panel.resize(420, 1600)
+    qtbot.waitUntil(lambda: panel.visualItemRect(heading).height() > 0)
+    rect = panel.visualItemRect(heading)
+    line = panel.fontMetrics().height()
+    assert rect.height() >= 3 * line, (rect, line)
+    shot = panel.viewport().grab(rect).toImage()
+    assert min(QtGui.QColor(shot.pixel(x, y)).lightness()
+               for x in range(0, shot.width(), 2) for y in range(shot.height())) < 110
+    # a click on the heading shows nothing; one on the finding below it shows that finding
+    before = win.timeline.time_range()
+    panel.itemClicked.emit(heading)
+    assert win.timeline.time_range() == before
+    panel.itemClicked.emit(panel.item(5))
+    qtbot.waitUntil(lambda: not win.busy())
+    a, b = win.timeline.time_range()
+    t0, t1 = panel.findings[3]["window_ns"]
+    assert a <= t0 and t1 <= b and (a, b) != before
+    # a list of findings (no costs: `insights`' own list) has no heading
+    panel.set_findings(costs["findings"])
+    assert words not in [panel.item(r).text() for r in range(panel.count())]
 
 
 def test_the_status_bar_says_how_much_the_path_explains_and_its_track_comes_and_goes(qtbot):
@@ -314,7 +359,7 @@ def test_a_finding_clicked_brings_its_work_into_sight_and_says_what_is_lit(qtbot
     win.timeline.show_item(int(finding_items(src, f)[0]))  # (an item's details shown)
     win.details.show_hit(src, ("item", int(finding_items(src, f)[0])))
     win.timeline.scroll_to(win.timeline.lane_layout.height)  # (the lanes at the bottom)
-    panel.itemClicked.emit(panel.item(row + 1))
+    panel.itemClicked.emit(panel.item(panel.row_of(row)))
     qtbot.waitUntil(lambda: not win.busy())
     qtbot.waitUntil(lambda: "of the finding highlighted" in win.statusBar().currentMessage())
     items = finding_items(src, f)

@@ -255,10 +255,12 @@ def test_the_runs_path_is_drawn_in_the_window_and_its_export(qtbot, tmp_path):
     assert _magenta(img) > 200
     assert tl.item.highlighted() is not None  # its items in full colour, the rest dimmed
     out = win.export_png(str(tmp_path / "export.png"))
+    win.wait_for_exports()
     assert _magenta(QtGui.QImage(out)) > 200
     win.path_action.setChecked(False)  # the View menu toggles it too
     assert not tl.item.path_shown and _magenta(tl.grab().toImage()) == 0
     out = win.export_png(str(tmp_path / "plain.png"))
+    win.wait_for_exports()
     assert _magenta(QtGui.QImage(out)) == 0
 
 

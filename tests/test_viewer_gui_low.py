@@ -192,6 +192,7 @@ win.show()
 app.processEvents()
 shot = win.grab()
 out = win.export_png({out!r})
+win.wait_for_exports()
 img = QtGui.QImage(out)
 print(win.devicePixelRatioF(), shot.width(), win.width(), max(win.timeline.width(), 800),
       img.width(), img.height())

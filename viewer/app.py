@@ -18,7 +18,7 @@ from legate_prof.present.file_list import files_in_words
 from legate_prof.query import as_source, inputs_notes, open_profile
 
 from . import plain_text
-from .background import Background, favour_the_window
+from .background import Background, emit, favour_the_window, start_thread
 from .timeline.critical_path import CriticalPathWorker, lane_of_item
 from .panels.details import DetailPanel
 from .panels.findings import add_findings_dock
@@ -103,6 +103,9 @@ class MainWindow(QtWidgets.QMainWindow):
     ``findings(model)`` (run in the worker too) is done.  ``opener(paths, progress)`` loads
     a profile for File → Open and drops (the command line's: the cache, its workers)."""
 
+    # an Export PNG picture written in its thread: (its path, the error or None)
+    _exported = QtCore.Signal(str, object)
+
     def __init__(self, model=None, files=(), load=None, findings=None, opener=None,
                  example_note=None, view_range=None, path_track=None):
         super().__init__()
@@ -166,6 +169,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.finding_work = Background("legate_prof-finding", self)
         self._operations = Background("legate_prof-operation", self)
         self._operations.done.connect(self._operation_found)
+        self._exports = []  # the threads writing Export PNG's pictures
+        self._unsaid = 0  # pictures begun whose writing the window has not said yet
+        self._exported.connect(self._export_written)
 
     def _build_docks(self):
         self.details = DetailPanel()
@@ -498,7 +504,7 @@ class MainWindow(QtWidgets.QMainWindow):
         the notices."""
         works = [self._searches, self._jumps, self.finding_work, self._operations,
                  self._notices]
-        out = list(self.background_threads())
+        out = list(self.background_threads()) + [t for t in self._exports if t.is_alive()]
         if self._frame is not None:
             out += self._frame.timeline.work_threads()
         return out + [t for w in works for t in w.threads]
@@ -892,7 +898,11 @@ class MainWindow(QtWidgets.QMainWindow):
         """The command line's screenshot of the view shown (legend, title, time range,
         lanes as laid out here), written as every output is (a temporary file renamed, the
         user's umask); at the window's device pixel ratio, as a screenshot of the window
-        would be (a HiDPI screen's export was written at half its pixels: a GUI walk)."""
+        would be (a HiDPI screen's export was written at half its pixels: a GUI walk).
+        The picture is drawn here; it is encoded and written in a thread (1,000 ranks: the
+        PNG's encoding held the window for 0.5 s), the status bar says when it is written
+        (``wait_for_exports``: until then).  Returns the path, or None where none is drawn
+        (none of the ranks built so far: the whole is not in yet)."""
         if self._so_far is not None:  # (a picture of some ranks, titled as the run: no)
             self.statusBar().showMessage("the other ranks are still being built: export once "
                                          "the whole run is shown")
@@ -917,12 +927,47 @@ class MainWindow(QtWidgets.QMainWindow):
                               critical_path=self.critical_path if shown else None,
                               # (what the view highlights too: a GUI walk's export lost a
                               # finding's items, drawn dimmed)
-                              matches=self.timeline.item.matches)
+                              matches=self.timeline.item.matches,
+                              save=lambda job: self._write_export(job, path))
         except (ProfileError, OSError) as e:
             plain_text.message(self, "legate_prof: could not export", str(e), modal=False)
             return None
-        self.statusBar().showMessage(f"wrote {path}", 5000)
+        self.statusBar().showMessage(f"writing {path}…")
         return path
+
+    def _write_export(self, job, path):
+        """``job()``, Export PNG's encoding and writing, in a thread; ``_export_written``
+        says how it went, in the window's thread."""
+        def write():
+            try:
+                job()
+                error = None
+            except Exception as e:  # noqa: BLE001 - said in a box, never a traceback
+                error = e
+            emit(self._exported, path, error)
+        self._unsaid += 1
+        self._exports = [t for t in self._exports if t.is_alive()] + [
+            start_thread(write, "legate_prof-export")]
+
+    def _export_written(self, path, error):
+        self._unsaid -= 1
+        if error is not None:
+            self.statusBar().showMessage(f"could not write {path}", 5000)
+            plain_text.message(self, "legate_prof: could not export", str(error), modal=False)
+            return
+        self.statusBar().showMessage(f"wrote {path}", 5000)
+
+    def exports_pending(self):
+        """Whether a picture of Export PNG is still being written (or its writing not yet
+        said)."""
+        return self._unsaid > 0
+
+    def wait_for_exports(self):
+        """Until every picture Export PNG began is written and the window has said so (a
+        script's export, a test's; a window closed meanwhile: its picture is not lost)."""
+        for thread in list(self._exports):
+            thread.join()
+        QtCore.QCoreApplication.sendPostedEvents(self, 0)  # (its ``_exported``, queued)
 
 
 def so_far_words(info, files):
@@ -1036,6 +1081,7 @@ def run_viewer(model=None, files=(), findings=None, load=None, process_exit=None
         QtCore.QTimer.singleShot(0, win.start_loading)  # after the first paint
     with _ctrl_c_closes(app, win):
         rc = app.exec()
+    win.wait_for_exports()  # (a picture asked for before the window closed is written)
     if win.load_error is not None:
         raise win.load_error
     code = process_exit(rc) if process_exit is not None else rc

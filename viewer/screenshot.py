@@ -57,27 +57,32 @@ def lane_layout(source, expand=None, state=None, path=None):
     return layout
 
 
-def timeline_height(source, expand=None, state=None, path=None):
-    """Pixels a timeline needs to show every group as laid out, axes and margins included."""
-    layout = lane_layout(as_source(source), expand, state, path)
+def timeline_height(source, expand=None, state=None, path=None, layout=None):
+    """Pixels a timeline needs to show every group as laid out (``layout``, else laid out
+    here), axes and margins included."""
+    if layout is None:
+        layout = lane_layout(as_source(source), expand, state, path)
     return int(layout.height * FIT_ROW_PX) + CHROME_PX
 
 
 def fitted_height(source, height, expand=None, state=None, header_h=STAMP_H + LEGEND_H,
-                  path=None, most=MAX_SIDE):
+                  path=None, most=MAX_SIDE, layout=None):
     """The picture's height grown to fit every group as laid out (bounded by ``most``)."""
-    need = timeline_height(source, expand, state, path) + header_h
+    need = timeline_height(source, expand, state, path, layout) + header_h
     return max(height, min(need, most))
 
 
 def make_timeline(model, width, height, start=None, stop=None, expand=None, extent=None,
-                  state=None, path=None, matches=None):
+                  state=None, path=None, matches=None, layout=None):
     """A TimelineWidget sized and ranged as asked, ready to grab (``path``: a ``RunPath``
     drawn over it, its track laid out before the rows are sized; ``matches``: items
-    highlighted, as a window's search or finding highlights them)."""
+    highlighted, as a window's search or finding highlights them; ``layout``: its lanes laid
+    out already, by ``lane_layout`` of the same arguments: a picture's lanes are laid out
+    once, for its height and for the timeline)."""
     app_instance()
     source = as_source(model)
-    layout = lane_layout(source, expand, state, path)
+    if layout is None:
+        layout = lane_layout(source, expand, state, path)
     w = TimelineWidget(source, layout)
     if path is not None:
         w.set_critical_path(path)
@@ -174,11 +179,13 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
     # (a crashed run's note takes a band of its own between the header and the lanes: over
     # the lanes it hid the first rows and the failure's own label, a user's review)
     top_h = header.height + (MISSING_H if info.timeline_missing else 0)
+    layout = lane_layout(source, expand, state, path)  # (once: for the height and the lanes)
     if fit:
-        height = fitted_height(source, height, expand, state, top_h, path, fit_at_most)
+        height = fitted_height(source, height, expand, state, top_h, path, fit_at_most,
+                               layout)
         check_size(out, *_device_size(width, height, pixel_ratio))
     w = make_timeline(source, width, height - top_h, start, stop, expand, state=state,
-                      path=path, matches=matches)
+                      path=path, matches=matches, layout=layout)
     QtWidgets.QApplication.processEvents()
     grown = w.time_range() != (a, b)  # (a window beyond the run, narrowed by the view's limits)
     a, b = w.time_range()
@@ -433,7 +440,9 @@ def render_comparison(models, out, names, width=1600, height=1200, expand=None):
                                   for src in sources) else {"expanded": set()}
     # each run as tall as its lanes need (as a screenshot grows), within MAX_SIDE in all
     even = (height - LEGEND_H) // len(sources) - band
-    heights = [max(even, timeline_height(src, expand, state)) for src in sources]
+    layouts = [lane_layout(src, expand, state) for src in sources]  # (each laid out once)
+    heights = [max(even, timeline_height(src, layout=layout)) for src, layout in
+               zip(sources, layouts)]
     room = MAX_SIDE - LEGEND_H - band * len(sources)
     if sum(heights) > room:
         heights = [max(even, h * room // sum(heights)) for h in heights]
@@ -443,9 +452,10 @@ def render_comparison(models, out, names, width=1600, height=1200, expand=None):
     p = QtGui.QPainter(img)
     try:
         y = 0
-        for src, name, each in zip(sources, names, heights):
+        for src, name, each, layout in zip(sources, names, heights, layouts):
             info = src.info()
-            w = make_timeline(src, width, each, 0, t1, expand, extent=(0, t1), state=state)
+            w = make_timeline(src, width, each, 0, t1, expand, extent=(0, t1), state=state,
+                              layout=layout)
             pix = w.grab()
             p.fillRect(QtCore.QRectF(0, y, width, band), QtGui.QColor(38, 50, 72))
             f = QtGui.QFont(p.font())

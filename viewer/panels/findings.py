@@ -4,7 +4,9 @@ Findings are plain dicts (``legate_prof insights --json``'s), computed by the ca
 the run's costs: each one's wall-clock cost and share of the run, the dearest first); the items
 of a finding are found through the query API's search on its source lines.  The panel asks
 its window for the profile shown when a finding is clicked, so after another profile opens it
-never reaches into the previous one; ``set_findings`` replaces the list.
+never reaches into the previous one; ``set_findings`` replaces the list.  Those of no
+wall-clock time of their own come under the words ``insights`` and the report head them with
+(``costed_findings``' "below": ``insights_text.below_heading``, the one wording).
 """
 
 from __future__ import annotations
@@ -112,6 +114,31 @@ def cost_label(f, run_ns):
         f" ({above.replace('counted above', 'the rest counted above')})" if above else "")
 
 
+FINDING_ROLE = QtCore.Qt.ItemDataRole.UserRole  # a finding's row: its index in ``findings``
+
+
+def _heading(words, bold=False):
+    """A row of words above findings, not one itself (not selectable), in dark text (not the
+    disabled palette's light gray, hard to read on white: a review)."""
+    head = QtWidgets.QListWidgetItem(words)
+    head.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
+    head.setForeground(QtGui.QBrush(HEAD_TEXT))
+    head.setToolTip(tooltip(words))
+    if bold:
+        font = head.font()
+        font.setBold(True)
+        head.setFont(font)
+    return head
+
+
+def _below_at(costs, shown):
+    """Where the findings of no wall-clock time of their own begin among those ``shown``
+    (``costs["below"]["at"]``: an index in `insights`' order, the order ``by_cost`` gives),
+    or None."""
+    at = (costs.get("below") or {}).get("at")
+    return at if isinstance(at, int) and 0 < at < len(shown) else None
+
+
 class FindingsPanel(QtWidgets.QListWidget):
     def __init__(self, window, findings=()):
         super().__init__()
@@ -144,19 +171,18 @@ class FindingsPanel(QtWidgets.QListWidget):
         self.findings = by_cost(costs["findings"]) if "run_ns" in costs else \
             list(costs["findings"])
         if self.explained and self.findings:
-            head = QtWidgets.QListWidgetItem(self.explained)
-            head.setFlags(QtCore.Qt.ItemFlag.NoItemFlags)
-            # (not the disabled palette's light gray, hard to read on white: a review)
-            head.setForeground(QtGui.QBrush(HEAD_TEXT))
-            head.setToolTip(tooltip(self.explained))
-            self.addItem(head)
-        for f in self.findings:
+            self.addItem(_heading(self.explained))
+        below = _below_at(costs, self.findings)
+        for k, f in enumerate(self.findings):
+            if k == below:  # (as `insights` and the report head them: a review read the dock's
+                self.addItem(_heading(costs["below"]["words"], bold=True))  # costless as peers)
             cost = cost_label(f, self.run_ns)
             it = QtWidgets.QListWidgetItem((f"{cost} — " if cost else "") + finding_title(f))
             words = "\n".join(w for w in (f.get("cost_words"), f.get("idle_words")) if w)
             it.setToolTip(tooltip(f"{f['title']}\nat {', '.join(f['provenance'][:12])}\n"
                                   + (f"{words}\n" if words else "")
                                   + f"remedy: {f['remedy']}"))
+            it.setData(FINDING_ROLE, k)
             self.addItem(it)
         if note is not None:
             self.addItem(str(note))
@@ -164,9 +190,15 @@ class FindingsPanel(QtWidgets.QListWidget):
             self.addItem("no findings: no pattern from the guide shows in this profile")
 
     def finding_row(self, item):
-        """The finding an item of the list shows (its index in ``findings``), or None."""
-        row = self.row(item) - (1 if self.explained and self.findings else 0)
-        return row if 0 <= row < len(self.findings) else None
+        """The finding an item of the list shows (its index in ``findings``), or None (the
+        sentences above and between them, a note)."""
+        row = item.data(FINDING_ROLE) if item is not None else None
+        return row if isinstance(row, int) and 0 <= row < len(self.findings) else None
+
+    def row_of(self, k):
+        """The list's row showing finding ``k`` (of ``findings``), or None."""
+        return next((r for r in range(self.count()) if self.finding_row(self.item(r)) == k),
+                    None)
 
     def _show(self, item):
         row = self.finding_row(item)
