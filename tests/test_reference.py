@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fixtures.make_goldens import (DEFAULT_BINARY, NODE_FILTERS, node_filter_golden,
+from fixtures.make_goldens import (DEFAULT_BINARY, FILE_SUBSETS, NODE_FILTERS, file_subset,
+                                  file_subset_golden, node_filter_golden,
                                   read_golden, real_profiles, real_runs, reference_state,
                                   reference_warnings, run_reference)
 from fixtures.reference_stats import parse_statistics
@@ -191,6 +192,12 @@ def test_goldens_are_what_the_reference_prints_now(profile):
     trace, util = reference_state(binary, profile)
     assert trace == read_golden(profile.golden("trace.json.gz"))
     assert util == read_golden(profile.golden("util.json.gz"))
+    for ranks in FILE_SUBSETS.get(profile.name, ()):
+        part = file_subset(profile, ranks)
+        assert run_reference(binary, "statistics", part) == \
+            file_subset_golden(profile, ranks, "statistics.txt").read_text()
+        assert reference_state(binary, part)[1] == \
+            read_golden(file_subset_golden(profile, ranks, "util.json.gz"))
     for nodes in NODE_FILTERS.get(profile.name, ()):
         from fixtures.make_goldens import _run
         assert _run(binary, profile, "statistics", "--nodes", nodes).stdout == \
@@ -353,6 +360,25 @@ def assert_utilization_is_the_references(profile, golden, skip=()):
 def test_utilization_lines_are_the_references(profile):
     assert assert_utilization_is_the_references(
         load_profile(list(profile.files)), profile.golden("util.json.gz")) > 100
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("run,ranks", [(r, k) for r in sorted(FILE_SUBSETS)
+                                       for k in FILE_SUBSETS[r]])
+def test_some_ranks_logs_alone_give_the_references_lines_and_statistics(run, ranks, workers):
+    """Ranks 1 and 3 of 5 given alone: "all (CPU)" read 0.5 where the reference reads 0.2,
+    "all (Utility)" 0.25 for 0.1 (a fresh recording's review): each log describes the other
+    nodes' processors too, and the reference counts every processor the logs describe.
+    Built in one process and as the viewer opens them (ranks built by workers, held apart);
+    ``--ranks`` of all the files still counts the ranks asked for alone (its own test)."""
+    profile = next(p for p in RUNS if p.name == run)
+    part = file_subset(profile, ranks)
+    got = load_profile(list(part.files), ranked=workers > 1, workers=workers)
+    assert [int(r["rank"]) for r in got.summary_model().ranks] == list(ranks)
+    assert assert_utilization_is_the_references(
+        got, file_subset_golden(profile, ranks, "util.json.gz")) > 100
+    _assert_stats_agree(file_subset_golden(profile, ranks, "statistics.txt").read_text(),
+                        compute_stats(got))
 
 
 @pytest.mark.parametrize("workers", [1, 2])

@@ -16,7 +16,8 @@ import numpy as np
 
 from legate_prof.model.intervals import StepIntegral, stack_lanes
 from legate_prof.model.item_parts import ItemPart
-from legate_prof.model.kinds import ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE, ItemKind
+from legate_prof.model.kinds import (ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE, PROC_GROUP,
+                                     ItemKind, ProcKind)
 from legate_prof.model.lazy_table import LazyTable, sorted_lookup
 from legate_prof.model.event_tables import empty_event_tables
 from legate_prof.model.sort_order import lex_order, stable_order, unique_values
@@ -57,6 +58,13 @@ def time_range_of(first, last, markers=()):
 
 
 INT64_MAX = 2**63 - 1
+
+
+def _proc_kind(k):
+    try:
+        return ProcKind(int(k))
+    except ValueError:
+        return None
 _NO_LANES = np.zeros(0, np.int64)
 
 
@@ -375,12 +383,41 @@ class TraceModel:
             got = self._ix.group_lanes = (lanes, groups)
         return got
 
+    def all_ranks_steps_of(self, group):
+        """The step functions the all-ranks line of ``group`` adds up: each rank's, and one of
+        no use for the processors of the group that the logs describe on ranks whose own logs
+        were not read (a rank's log describes other nodes' processors: the reference counts
+        them in its "all" lines, as it counts every processor the logs describe — "all (CPU)"
+        of ranks 1 and 3 of 5 given alone read 0.5 where it reads 0.2, a review)."""
+        steps = [s for (r, g), s in self.utilization_steps.items() if g == group]
+        extra = self.processors_not_read().get(group, 0)
+        if extra and group not in ANY_ACTIVE_GROUPS:
+            steps.append(StepIntegral(np.zeros(1), np.zeros(1), extra))
+        return steps
+
+    def processors_not_read(self):
+        """{group: how many processors of it the procs table describes on ranks this model
+        read no log of}: a GPU counts in its host's group and its device's (its two lanes)."""
+        own = {int(r["rank"]) for r in self.ranks if "rank" in r}
+        out = {}
+        if not len(self.procs.get("rank", ())):
+            return out
+        ranks = np.asarray(self.procs["rank"]).tolist()
+        kinds = np.asarray(self.procs["kind"]).tolist()
+        for rank, kind in zip(ranks, kinds):
+            if int(rank) in own:
+                continue
+            group = PROC_GROUP.get(_proc_kind(kind), "proc_other")
+            for g in (group, "gpu_dev") if group == "gpu_host" else (group,):
+                out[g] = out.get(g, 0) + 1
+        return out
+
     def all_ranks_step(self, group):
         """One step function for the group over all ranks (summed levels and denominators),
         built on first use by merging the ranks' level changes: O(N log N) in breakpoints."""
         cache = self._ix.all_ranks_steps
         if group not in cache:
-            steps = [s for (r, g), s in self.utilization_steps.items() if g == group]
+            steps = self.all_ranks_steps_of(group)
             if not steps:
                 cache[group] = None
             elif len(steps) == 1:

@@ -42,7 +42,7 @@ def _steps_read(model, group, rank):
     if rank is not None:
         return model.utilization_steps.get((rank, group)), [], False
     step = model.stored_all_ranks_step(group)
-    steps = [s for (r, g), s in model.utilization_steps.items() if g == group]
+    steps = model.all_ranks_steps_of(group)
     build = step is None and (len(steps) > SUM_RANKS_PER_FRAME or group in ANY_ACTIVE_GROUPS)
     return step, steps, build
 
