@@ -294,3 +294,27 @@ def test_a_run_says_it_records_waits_by_its_streams_or_what_it_holds():
         assert waits_recorded(as_source(model)) is holds, run
     files = [str(p) for p in sorted(LOOP.glob("legate_*")) if p.name != "legate_1.runtime.prof"]
     assert not waits_recorded(as_source(load_profile(files)))
+
+
+@pytest.mark.parametrize("run", ["mpi2", "mpi3", "mpi4", "loops3"])
+def test_a_windows_waits_lie_within_their_items_and_no_running_time_is_negative(run):
+    """Legion records some waits from before their task began (mpi2: a TaskWaitInfo 19.7 us
+    before its task); a window cut the task and the wait to it alike, the wait outlasted
+    the task, and `stats --start 2000ms --stop 3000ms` read the External Thread running
+    "-29.855 us" (a review).  In any window each wait lies within its item as cut, and every
+    name's running time is between 0 and its total."""
+    from legate_prof.analyze.stats import compute_stats
+    from legate_prof.assemble.restrict import restrict
+    whole = load_profile([REAL / run])
+    first, last = whole.extent()
+    for k in range(4):
+        a = first + (last - first) * k // 5
+        cut = restrict(whole, start=a, stop=a + (last - first) // 4)
+        w, it = cut.waits, cut.items
+        owner = np.asarray(w["item"], np.int64)
+        assert np.all(w["start"] >= it["start"][owner]) and np.all(w["end"] <= it["stop"][owner])
+        s = compute_stats(cut)
+        for section in ("tasks", "meta_tasks", "mapper_calls", "runtime_calls",
+                        "application_calls"):
+            for row in s[section]:
+                assert 0 <= row["running_ns"] <= row["total_ns"], (run, a, section, row)
