@@ -913,3 +913,26 @@ def test_the_channel_baseline_holds_its_small_copies_on_the_path_not_every_copy(
     assert big_on_path.any() and not (held & big_on_path).any()
     assert held.any() and (sizes[np.asarray(item, np.int64)[held]] < ins.SMALL_COPY_BYTES).all()
 
+
+
+def test_no_start_up_finding_in_a_window_that_begins_after_the_run(capsys):
+    """A window at 1 s of the bundled example named a mapping there "one-time start-up,
+    paid once per run", and one at 900 ms of the guide's run a start-up costing 39 % of it
+    (a review): what runs first in a window that begins after the run is no start-up.  Not
+    judged there, and said so; a window that holds the run's start finds it as the run does."""
+    import json
+    from pathlib import Path
+    from legate_prof.cli import bundled_example, main
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    for run, window in ((bundled_example(), ["--start", "1s", "--stop", "1100ms"]),
+                        (str(real / "inefficient_1rank"), ["--start", "900ms", "--stop", "1s"])):
+        assert main(["insights", "--json", "--no-cache", run, *window]) == 0
+        got = json.loads(capsys.readouterr().out)
+        assert "warm_up" not in {f["pattern"] for f in got["findings"]}, run
+        assert any(u.startswith("warm_up: what ran first in this window was slow, but the "
+                                "window begins after the run began") for u in got["unjudged"])
+    assert main(["insights", "--json", "--no-cache", str(real / "inefficient_1rank"),
+                 "--stop", "1s"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert "warm_up" in {f["pattern"] for f in got["findings"]}
+    assert not any(u.startswith("warm_up") for u in got.get("unjudged", ()))

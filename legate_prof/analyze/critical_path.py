@@ -377,6 +377,8 @@ def beyond_window(run, ids, start=None, stop=None):
             # (the run's path goes on before the window: the time before its first step there
             # is the gap the run's path has, not an unknown cause)
             "goes_on_before": bool(steps) and start is not None and steps[-1].begin_ns < start,
+            # (the run began before the window: what ran first in it is no start-up)
+            "starts_late": start is not None and start > run.summary_model().extent()[0],
             "inferred": _inferred_of_run(steps, start),
             "made": run_operations_made(run), "end": run_program_end(run),
             "latency": run.message_latency,  # (asked only where a window's finding needs it)
@@ -414,6 +416,7 @@ def given_window(source, beyond):
     source.computed_once("operations_made", lambda: beyond["made"])
     source.computed_once("program_end", lambda: beyond["end"])
     source.computed_once("path_goes_on_before", lambda: beyond["goes_on_before"])
+    source.computed_once("window_starts_late", lambda: beyond["starts_late"])
     source.computed_once("run_inferred", lambda: beyond["inferred"])
     source.computed_once("run_message_latency", lambda: beyond["latency"])
     source.computed_once("run_path_where", lambda: beyond["where"])

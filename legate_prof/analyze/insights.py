@@ -991,7 +991,9 @@ def warm_up(f):
     whatever the problem's size.  The guide's Example 1 at a test's size: the first
     ``Random`` tasks 288 ms, the later ones 0.2 ms, 64 % of the run (a review read the
     line's 782 ms of the path as the line's, with no finding saying what it was).  The
-    runtime's own first work likewise (``_runtime_warm_up``)."""
+    runtime's own first work likewise (``_runtime_warm_up``).  Not in a window that begins
+    after the run did: what runs first there is no start-up (a window at 1 s of the bundled
+    example named a mapping there "one-time start-up", a review)."""
     ids = np.flatnonzero(f.app)
     out = []
     for n, (a, b, slow, usual) in _slow_first_runs(f, ids, f.run[ids]).items():
@@ -999,7 +1001,13 @@ def warm_up(f):
         mine[a] = True
         if _held_on_path(f, mine, ("compute", "waiting")) >= WARM_UP_SHARE * max(f.run_span, 1):
             out.append(_warm_up_finding(f, n, a, b, slow, usual))
-    return out + _runtime_warm_up(f)
+    out += _runtime_warm_up(f)
+    if out and f.source.computed("window_starts_late"):
+        f.unjudged.append("warm_up: what ran first in this window was slow, but the window "
+                          "begins after the run began; start-up is judged in a window that "
+                          "holds the run's start")
+        return []
+    return out
 
 
 def _slow_first_runs(f, ids, values):
