@@ -781,3 +781,24 @@ def test_two_short_programs_whose_lines_pair_by_their_operations_alone_are_two_p
     c = compared("inefficient_1rank", "efficient_1rank")
     assert c["same_program"] and sum(r["paired_by"] in ("edited", "assigned")
                                      for r in c["lines"]) == 6
+
+
+def test_the_lines_copies_fills_and_tasks_add_up_to_the_runs(capsys):
+    """The lines' copies added up to 6 of `stats`' 24 and their fills to 27 of 36: the work
+    of no line was left out, its "(no line)" row showing 0 (a review).  Over the rows, each
+    run's tasks, copies and fills, and their bytes, are `stats`' own."""
+    from legate_prof.cli import main
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    a, b = real / "inefficient_1rank", real / "efficient_1rank"
+    assert main(["compare", "--json", str(a), str(b)]) == 0
+    c = json.loads(capsys.readouterr().out)
+    for k, run in enumerate((a, b)):
+        assert main(["stats", "--json", "--no-cache", str(run)]) == 0
+        s = json.loads(capsys.readouterr().out)
+        total = {f: sum(r[f][k] for r in c["lines"]) for f in
+                 ("tasks", "copies", "copy_bytes", "fills", "fill_bytes")}
+        assert total == {"tasks": sum(t["count"] for t in s["tasks"]),
+                         "copies": s["copies"]["count"], "copy_bytes": s["copies"]["bytes"],
+                         "fills": s["fills"]["count"], "fill_bytes": s["fills"]["bytes"]}, run
+    unlined = next(r for r in c["lines"] if r["line"] == "(no line)")
+    assert unlined["copies"][0] > 0

@@ -39,21 +39,26 @@ def _site(prov):
     return (os.path.basename(path), int(line)) if line.isdigit() else (prov, 0)
 
 
+NO_LINE = "(no line)"
+
+
 def per_line(model, code=None):
     """{provenance: {file, line, code, operations, tasks, task_ns, copies, copy_bytes,
     fills, fill_bytes}} of the lines that launched tasks or moved or filled data; a line's
-    code is the run's, else ``code``'s (read from the program's file: ``load.source_code``)."""
+    code is the run's, else ``code``'s (read from the program's file: ``load.source_code``);
+    and under ``NO_LINE`` the ``FIELDS`` of the work no line launched (the lines' copies
+    added up to 6 of `stats`' 24: 18 of no line, left out, a review)."""
     code = code or {}
+    out = {NO_LINE: {f: 0 for f in FIELDS}}
     it = model.items
     prov = model.op_provenance(it["op_id"])
     dur = it["stop"] - it["start"]
     size = np.zeros(model.n_items, np.float64)
     size[model.transfers["item"]] = model.transfers["size"]
-    out = {}
     for kinds, n_key, v_key, values in ((APP_KINDS, "tasks", "task_ns", dur),
                                          (COPY_KINDS, "copies", "copy_bytes", size),
                                          (FILL_KINDS, "fills", "fill_bytes", size)):
-        sel = np.isin(it["kind"], kinds) & (prov > 0)
+        sel = np.isin(it["kind"], kinds)
         p = prov[sel]
         count = np.bincount(p, minlength=len(model.provenances))
         total = np.bincount(p, weights=values[sel].astype(np.float64),
@@ -62,7 +67,10 @@ def per_line(model, code=None):
         if n_key == "tasks":
             for q, nm in zip(p.tolist(), it["name"][sel].tolist()):
                 names.setdefault(q, set()).add(model.names[nm])
-        for k in np.flatnonzero(count).tolist():
+        out[NO_LINE][n_key] += int(count[0]) if len(count) else 0
+        out[NO_LINE][v_key] += int(total[0]) if len(total) else 0
+        for k in np.flatnonzero(count[1:]).tolist():
+            k += 1
             text = model.provenances[k]
             file, line = _site(text)
             row = out.setdefault(text, {"file": file, "line": line, "operations": set(),
@@ -185,6 +193,7 @@ def wall_by_line(model):
 
 def _line_rows(a, b, wall=None, same_files=False, code=(None, None), waits=None):
     la, lb = per_line(a, code[0]), per_line(b, code[1])
+    unlined = (la.pop(NO_LINE), lb.pop(NO_LINE))
     wa, wb = wall or ({}, {})
     waits = waits or ({}, {})
     for lines, model, w, held, text in ((la, a, wa, waits[0], code[0]),
@@ -207,11 +216,13 @@ def _line_rows(a, b, wall=None, same_files=False, code=(None, None), waits=None)
         for f in WAIT_FIELDS:  # (the program's waits for values there, counted once a run)
             row[f] = [int(waits[0].get(pa, {}).get(f, 0)), int(waits[1].get(pb, {}).get(f, 0))]
         rows.append(row)
-    for name in ("(program start)", "(shutdown)", "(no line)"):  # (the run's own rows)
-        if wa.get(name) or wb.get(name):
+    for name in ("(program start)", "(shutdown)", NO_LINE):  # (the run's own rows)
+        work = unlined if name == NO_LINE else ({}, {})
+        if wa.get(name) or wb.get(name) or any(any(w.values()) for w in work):
             rows.append({"line": name, "a": name, "b": name, "operations": [],
                          "code": ["", ""], "paired_by": "run",
-                         **{f: [0, 0] for f in FIELDS + WAIT_FIELDS},
+                         **{f: [0, 0] for f in WAIT_FIELDS},
+                         **{f: [work[0].get(f, 0), work[1].get(f, 0)] for f in FIELDS},
                          "wall_ns": [int(wa.get(name, 0)), int(wb.get(name, 0))]})
     # (a change alike, the bigger line first: a run against itself was in task time's order)
     rows.sort(key=lambda r: (-abs(r["wall_ns"][0] - r["wall_ns"][1]), -max(r["wall_ns"]),
