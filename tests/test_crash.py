@@ -158,6 +158,28 @@ def test_record_reports_a_failed_run_in_one_line_without_claiming_profiles(tmp_p
     assert len(errors) == 1 and "exited with status 3" in errors[0]
 
 
+def test_record_of_a_program_that_raised_says_so_and_reports_its_whole_profiles(tmp_path):
+    """A Python exception ends the program and legate shuts down as ever: its profiles are
+    whole (the reference reads them), yet `record` called them "partial profiles" and its
+    report warned "legate_console.log: no out-of-memory report in it" (a review).  It says
+    the program raised, keeps legate's output, and reports the profiles without it."""
+    prog = tmp_path / "raises.py"
+    prog.write_text("from legate_prof.runtime import numpy as np\n"
+                    "print(float(np.ones((1000,)).sum()))\n"
+                    "raise ValueError('boom')\n")
+    p = _record(["--cpus", "1", "--gpus", "0", str(prog)], tmp_path)
+    assert p.returncode == 1 and "ValueError: boom" in p.stdout + p.stderr
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("legate_prof: error:")]
+    assert len(errors) == 1, p.stderr[-2000:]
+    assert "the program raised an exception (its traceback above); its profiles: " \
+        "./legate_0.prof" in errors[0] and "partial" not in errors[0]
+    assert errors[0].endswith("legate's output kept as ./legate_console.log; their report: "
+                              "./legate_prof/index.html"), errors[0]
+    assert "out-of-memory" not in p.stderr
+    assert "ValueError: boom" in (tmp_path / "legate_console.log").read_text()
+    assert "Toplevel Task" in (tmp_path / "legate_prof" / "meta.js").read_text()
+
+
 def test_record_of_an_out_of_memory_run_keeps_its_output_and_reports_it(tmp_path):
     """The guide's Example 2 recorded: legate exits 250; its out-of-memory report (which
     names what held the memory) was on the terminal only, and no report was written (a

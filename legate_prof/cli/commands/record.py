@@ -80,6 +80,9 @@ def run(args):
     return _after_run(rc, held, logdir, name, _written(logdir, name, before), no_report, said)
 
 
+TRACEBACK = "Traceback (most recent call last)"  # what Python prints of an exception
+
+
 def _after_run(rc, held, logdir, name, written, no_report, said=()):
     """What a finished run comes to: a failed run or no profiles in one line (a failed run's
     partial profiles with legate's output ``said`` in a report beside them: an out-of-memory
@@ -87,8 +90,14 @@ def _after_run(rc, held, logdir, name, written, no_report, said=()):
     "Profiles have been generated" even then), where the profiles are, and the report
     beside them."""
     if rc != 0:
-        what = (f"partial profiles: {' '.join(written)}" if written
-                else "no profiles were written")
+        raised = 0 < rc < 128 and any(line.startswith(TRACEBACK) for line in said)
+        what = ("no profiles were written" if not written else
+                # (a Python exception ends the program, and legate shuts down as ever: the
+                # profiles are whole — "partial profiles" and "no out-of-memory report in
+                # it" said of them, a review)
+                f"the program raised an exception (its traceback above); its profiles: "
+                f"{' '.join(written)}" if raised else
+                f"partial profiles: {' '.join(written)}")
         if written and said and not no_report:
             what += _failed_run_report(written, said, logdir, name)
         note(f"legate_prof: error: legate exited with status {rc}; {what}")
@@ -114,21 +123,26 @@ def _after_run(rc, held, logdir, name, written, no_report, said=()):
 
 
 def _failed_run_report(written, said, logdir, name):
-    """A failed run's console output kept beside its partial profiles (``NAME_console.log``,
-    for ``--log``), and their report with it: "; ...: FOLDER/index.html", or why there is
-    none (the guide: a run leaves legate_prof/; an out-of-memory run left nothing, and its
-    out-of-memory report, which names what held the memory, only on the terminal: a
-    review)."""
+    """A failed run's console output kept beside its profiles (``NAME_console.log``, for
+    ``--log`` where it holds an out-of-memory report), and their report (with it, where it
+    does): "; ...: FOLDER/index.html", or why there is none (the guide: a run leaves
+    legate_prof/; an out-of-memory run left nothing, and its out-of-memory report, which
+    names what held the memory, only on the terminal: a review)."""
     from legate_prof.output_file import atomic_output
+    from legate_prof.read.console_log import parse_oom_reports
     log, out = os.path.join(logdir, f"{name}_console.log"), os.path.join(logdir, "legate_prof")
+    oom = bool(parse_oom_reports("".join(said)))
     try:
         with atomic_output(log) as tmp, open(tmp, "w", encoding="utf-8", errors="replace") as f:
             f.writelines(said)
         with contextlib.redirect_stdout(io.StringIO()):  # (its "wrote ...": said below)
-            report.run(argparse.Namespace(files=written, log=log, cache=False, pictures=True,
-                                          output=out))
+            report.run(argparse.Namespace(files=written, log=log if oom else None, cache=False,
+                                          pictures=True, output=out))
     except (ProfileError, OSError) as e:
         return f"; no report of them ({e})"
+    if not oom:
+        return (f"; legate's output kept as {log}; their report: "
+                f"{os.path.join(out, 'index.html')}")
     return (f"; legate's output kept as {log} (give it with --log: an out-of-memory report there "
             f"names what held the memory); their report with it: {os.path.join(out, 'index.html')}")
 
