@@ -375,3 +375,13 @@ def test_a_log_given_without_the_runtime_stream_beside_it_says_so(capsys):
         # what its figures are summed over is said where they are
         assert "busy: processors, summed over their lanes" in out.out
         assert "(summed over each group's lanes" in out.out and "  io (extern)  " in out.out
+
+
+def test_ranks_given_twice_add_up(capsys):
+    """``--ranks 0 --ranks 2`` kept rank 2 alone, without a word (a review): each adds its
+    ranks."""
+    run = RUNS["mpi3"]
+    assert main(["stats", "--json", "--no-cache", "--ranks", "0", "--ranks", "2",
+                 str(run.folder)]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["ranks"] == 2 and sorted({g["rank"] for g in stats["groups"]}) == [0, 2]

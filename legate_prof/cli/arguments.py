@@ -122,10 +122,19 @@ def add_cache(parser):
     parser.set_defaults(cache="after")
 
 
+class _MoreRanks(argparse.Action):
+    """``--ranks`` given again adds its ranks (``--ranks 0 --ranks 1`` kept rank 1 alone,
+    without a word: a review)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        before = getattr(namespace, self.dest, None) or ()
+        setattr(namespace, self.dest, tuple(sorted(set(before) | set(values))))
+
+
 def add_ranks(parser):
-    parser.add_argument("--ranks", type=ranks_arg, metavar="LIST",
+    parser.add_argument("--ranks", type=ranks_arg, metavar="LIST", action=_MoreRanks,
                         help="only these ranks, e.g. 0-3,7 (where each file is one rank's, "
-                             "only theirs are read)")
+                             "only theirs are read; given again, its ranks are added)")
 
 
 def add_window(parser):
