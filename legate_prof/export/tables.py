@@ -160,8 +160,10 @@ SCHEMAS = {
         ("via", "string", "event, creator, wait, queued, caller, deallocation, unknown, ''"),
         ("begin_ns", "int64", "the piece of the timeline the step holds on the path: from"),
         ("end_ns", "int64", "to (pieces never overlap)"),
-        ("wait_from_ns", "int64", "via wait: the wait the item resumed from began (else null)"),
-        ("wait_to_ns", "int64", "via wait: and ended"),
+        ("wait_from_ns", "int64", "the wait the item resumed from began, where the step "
+                                  "resumed from one (via wait, or inferred / unknown past it; "
+                                  "else null)"),
+        ("wait_to_ns", "int64", "and ended"),
     ],
 }
 TABLES = list(SCHEMAS)
