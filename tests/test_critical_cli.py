@@ -67,6 +67,14 @@ def test_without_the_stream_and_without_lines_the_rows_still_add_up(capsys):
     rc, out, _ = critical(capsys, REAL / "legate26.06_cpu2_myprof_0.prof")
     section = out.split("By source line\n", 1)[1].split("\n\n", 1)[0]
     assert "(no line)" in section and "(program start)" in section, out
+    # (its row read "the program until its first operation", of a program that launched
+    # long before Legion's first item of it: a review)
+    assert doc["operations_recorded"] is False
+    rc, out, _ = critical(capsys, REAL / "efficient_0.prof")
+    row = next(ln for ln in out.splitlines() if "(program start)  (" in ln)
+    assert "until the first item Legion made of the program's work: without the runtime's " \
+        "stream, when the program made its first operation is not recorded" in row
+    assert "until its first operation" not in row
 
 
 def test_the_header_says_where_the_path_lies_in_the_run(capsys):

@@ -296,7 +296,7 @@ def test_critical_command_json_and_text():
     doc = json.loads(p.stdout)
     assert set(doc) == {"span_ns", "path_start_ns", "run_span_ns", "run_ns", "explained_ns",
                         "path", "by_kind", "by_group", "by_provenance", "inferred", "shutdown",
-                        "stops_at", "items"}
+                        "stops_at", "items", "operations_recorded"}
     assert set(doc["path"][0]) == {"name", "kind", "lane", "start_ns", "stop_ns", "provenance",
                                    "via", "on_path_ns"}
     # every piece of the run's time counts for one row of each split: the path's pieces and

@@ -562,7 +562,12 @@ def critical_path_report(source, with_items=True, with_path=True, rows_as_read=F
            "shutdown": (shutdown_tail(source, pieces.shutdown_ns, run[1], by_kind["shutdown"],
                                       pieces.program_end_ns)
                         if pieces.shutdown_ns is not None else None),
-           "stops_at": stops_at(source, pieces.steps[0]) if pieces.steps else None}
+           "stops_at": stops_at(source, pieces.steps[0]) if pieces.steps else None,
+           # (whether the runtime's stream says when the program made its first operation:
+           # without it, the first item Legion created stands for it, later where Legate
+           # hands operations over in batches: ``path_lines``)
+           "operations_recorded": any(bool(np.any(p.model.items["kind"] == ItemKind.RUNTIME_OP))
+                                      for p in source.item_parts())}
     where = source.computed("run_path_where")  # (a window: where the run's path lies)
     if not pieces.steps and where is not None and where() is not None:
         out["run_path_where"] = where()

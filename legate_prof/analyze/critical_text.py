@@ -68,8 +68,15 @@ def format_critical_path(report, limit=40, window=False) -> str:
         startup = report["by_kind"].get("startup", 0)
         for k, v in rows[:SPLIT_ROWS]:
             # (its share is more than the start-up's: what ran before the first line says)
-            why = (f"  (the runtime starting {format_ns(startup)}, then the program "
-                   f"until its first operation {format_ns(v - startup)})"
+            why = ((f"  (the runtime starting {format_ns(startup)}, then the program "
+                    f"until its first operation {format_ns(v - startup)})"
+                    if report.get("operations_recorded", True) else
+                    # (no stream: "until its first operation 229.572 ms" of a program that
+                    # launched at 58 ms, the runtime mapping meanwhile, a review)
+                    f"  (the runtime starting {format_ns(startup)}, then "
+                    f"{format_ns(v - startup)} until the first item Legion made of the "
+                    "program's work: without the runtime's stream, when the program made "
+                    "its first operation is not recorded)")
                    if k == PROGRAM_START_TITLE and 0 < startup < v else "")
             lines.append(f"  {_pct(v, span)} {format_ns(v):>12}  {k}{why}")
         if len(rows) > SPLIT_ROWS:
