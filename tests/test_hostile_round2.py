@@ -352,9 +352,14 @@ def _two_ranks(folder):
 
 
 def test_sql_that_reaches_outside_is_one_line(tmp_path):
+    """... and says what to do instead: a review tried docs/export.md's
+    ``read_parquet('run_parquet/items*.parquet')`` (DuckDB's own form) inside `sql`."""
     one_line_error(cli("sql", f"COPY (SELECT 1) TO '{tmp_path}/x.csv'", SAMPLE),
                    "query:", "disabled by configuration")
     assert list(tmp_path.iterdir()) == []
+    p = cli("sql", f"SELECT count(*) FROM read_parquet('{tmp_path}/items*.parquet')", SAMPLE)
+    one_line_error(p, "query:", "disabled by configuration")
+    assert "query the tables by name (SELECT ... FROM items)" in p.stderr
 
 
 def _sql_process(args, tmpdir):

@@ -78,7 +78,12 @@ def run(args):
         if isinstance(e.__cause__, KeyboardInterrupt) or "KeyboardInterrupt" in str(e):
             # Ctrl-C while DuckDB read a table from Python: it words it as its own error
             raise KeyboardInterrupt from None
-        note(f"legate_prof: error: query: {str(e).splitlines()[0]}")
+        said = str(e).splitlines()[0]
+        if "file system operations are disabled" in said:  # (a review tried read_parquet
+            said += ("; `sql` reads no file a query names (nothing but its inputs): query the "
+                     "tables by name (SELECT ... FROM items), or the export's files with "
+                     "DuckDB itself")
+        note(f"legate_prof: error: query: {said}")
         return EXIT_USER_ERROR
     from legate_prof.export.duckdb_db import statement_count
     n = statement_count(args.query)
