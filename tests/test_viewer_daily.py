@@ -1254,3 +1254,93 @@ def test_the_ranks_built_so_far_are_shown_while_the_rest_builds_then_the_whole(
     assert "Showing" not in banner and exported is None
     assert kept == pytest.approx(zoomed) and expanded <= kept_lanes
     assert found == [win.source] and win.source is whole  # (the whole's, once)
+
+
+def test_the_whole_keeps_the_lane_at_the_top_the_selection_and_the_views_of_the_ranks_so_far(
+        qtbot, synthetic_8, monkeypatch):
+    """A GUI review: the whole came in with the ranks built since inserted above, the lanes
+    the user looked at out of sight, their selected item and details gone, Ctrl+Z unable to
+    go back; P turned on a path "being computed" that nothing computed; File → Open then,
+    failing, left the ranks so far for good.  Now the lane at the top stays at the top,
+    the selection and the views' history carry over; P and [ say why not; an open is
+    refused until the whole is in."""
+    from legate_prof.load import rank_workers
+    from legate_prof.viewer.app import SO_FAR_NO_PATH, MainWindow, default_open
+    monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
+    monkeypatch.setattr(rank_workers, "PARTIAL_MIN_S", 0.0)
+    files = [str(f) for f in synthetic_8]
+    win = MainWindow(files=files, load=lambda progress: default_open(files, progress),
+                     opener=default_open)
+    qtbot.addWidget(win)
+    win.resize(1400, 500)  # (the lanes of 2 ranks taller than the view: it scrolls)
+    win.show()
+    qtbot.waitExposed(win)
+    seen, show = {}, win._show_source
+
+    def showing(src, files, layout=None, partial=False):
+        show(src, files, layout, partial)
+        if not partial:
+            return
+        tl = win.timeline
+        rank = max(src.outline().ranks)  # (the last rank so far: ranks come in above it)
+        g = next(g for g in src.outline().groups if g.rank == rank and g.group == "cpu")
+        tl.toggle_group(g.rank, g.group)
+        lane = next(e for e in tl.lane_layout.entries if e.kind == "lane" and e.rank == rank
+                    and e.group == "cpu")
+        tl.scroll_to(lane.y)
+        top = tl.lane_layout.entry_at(tl.vb.viewRange()[1][0] + 1e-6)
+        t0, t1 = src.outline().time_range
+        tl.set_time_range(t0, (t0 + t1) / 2)
+        item = int(np.flatnonzero(np.asarray(src.item_parts()[-1].model.items["kind"]) >= 0)[0]
+                   + src.item_parts()[-1].item_off)
+        tl.select(item)
+        win.path_action.setChecked(True)  # (P)
+        seen.update(lane=(top.kind, top.rank, top.group, top.label), item=item,
+                    extent=src.item_extent(item), history=list(tl.history),
+                    path_on=tl.item.path_shown, said=win.statusBar().currentMessage(),
+                    opened=win.open_files([files[0]]))
+        tl.walk(forward=False)
+        seen["walked"] = win.statusBar().currentMessage()
+    win._show_source = showing
+    win.start_loading()
+    qtbot.waitUntil(lambda: "lane" in seen and not win.showing_ranks_so_far, timeout=LOAD_MS)
+    tl = win.timeline
+    assert not seen["path_on"] and seen["said"] == SO_FAR_NO_PATH == seen["walked"]
+    assert seen["opened"] is False
+    top = tl.lane_layout.entry_at(tl.vb.viewRange()[1][0] + 1e-6)
+    assert seen["lane"][1] is not None  # (a rank's lane at the top, not the all-ranks block)
+    assert (top.kind, top.rank, top.group, top.label) == seen["lane"]
+    assert tl.item.selected is not None and win.source.item_extent(tl.item.selected) == \
+        seen["extent"] and tl.item.selected != seen["item"]  # (another number, the same item)
+    assert tl.history == seen["history"] and len(tl.history) > 1
+
+
+def test_the_ranks_so_far_stay_when_the_rest_fails_and_say_so(qtbot, synthetic_8):
+    """The rest of a run failing once its ranks so far were shown (a worker killed for
+    memory, then the build in one process failing too) closed the window the user was
+    working in (a GUI review).  The ranks so far stay, the banner says the others could not
+    be built and why, no export of them; the command's status is the error's once the window
+    closes (``load_error``); another profile can still be opened."""
+    from legate_prof.errors import ProfileError
+    from legate_prof.viewer.app import MainWindow, default_open
+    files = [str(f) for f in synthetic_8]
+
+    def load(progress):
+        progress.partial(load_profile(files[:2], ranked=True, workers=1), 8)
+        raise ProfileError(files[5], "cannot allocate memory")
+    win = MainWindow(files=files, load=load, opener=default_open)
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    win.start_loading()
+    qtbot.waitUntil(lambda: win.load_error is not None, timeout=LOAD_MS)
+    qtbot.wait(50)
+    assert win.isVisible() and win.showing_ranks_so_far
+    assert list(win.source.outline().ranks) == [0, 1]
+    banner = win._timeline_frame().banner.label.text()
+    assert banner.startswith("Showing ranks 0,1 of 8: the others could not be built (") and \
+        "cannot allocate memory" in banner and "this is not the whole run" in banner, banner
+    assert win.export_png("/nonexistent.png") is None
+    assert "could not be built" in win.statusBar().currentMessage()
+    assert win.open_files([files[0]]) is True  # (another profile: no partial run holds it)

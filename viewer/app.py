@@ -125,13 +125,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self._opener = opener or default_open
         self._loads = 0  # number of the latest load; older loads' signals are dropped
         self._loaders = []  # kept alive while their threads run
-        self._kept = None  # the shown profile while another one loads: (widget, source, files)
+        # the shown profile while another one loads: (widget, source, files, findings, its
+        # ranks so far and why the rest failed, where they are what it shows)
+        self._kept = None
         self._critical = []  # CriticalPathWorkers, kept alive while their threads run
         self._frame = None  # the timeline and its frame, made once (``_timeline_frame``)
         # the ranks built so far, shown while the rest builds: (their prepared view, its
         # lanes' state as first laid out, the rank files of the whole), until the whole
         # replaces them (``_partial_loaded``)
         self._so_far = None
+        self._rest_failed = None  # (why the rest of a run whose ranks so far are shown failed)
         self._fitted = None  # (a status line, as shown: cut to fit) (``_say_fitted``)
         self._widths = ((), ())  # the docks' widths while another profile loads
         # the first profile's view as the command line asked (--start/--stop), then none
@@ -340,7 +343,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.lanes.set_source(src, self.timeline, self._so_far[2] if partial else None)
         self._set_title(files)
         self._set_ready(not partial)
-        self.details.critical_note = "being computed (shown here when ready)"
+        self.details.critical_note = ("computed once the whole run is in" if partial else
+                                      "being computed (shown here when ready)")
+        self.timeline.path_unready = SO_FAR_NO_PATH if partial else None
         self.statusBar().clearMessage()
         for w in src.outline().warnings[:3]:
             self.statusBar().showMessage(str(w))
@@ -367,7 +372,7 @@ class MainWindow(QtWidgets.QMainWindow):
         built so far, which they are."""
         lines = notice_lines(info)
         if self._so_far is not None and src is self._so_far[0].source:
-            lines.insert(0, so_far_words(info, self._so_far[2]))
+            lines.insert(0, so_far_words(info, self._so_far[2], self._rest_failed))
         if self._showing_example(self._files):
             lines.insert(0, f"This is the bundled example profile: {self._example[1]}.")
         if self._beside is None or self._beside[0] != self._files:  # (once per files)
@@ -467,6 +472,10 @@ class MainWindow(QtWidgets.QMainWindow):
         pressed, every item was dimmed and the legend named the path's colours)."""
         if on and self._no_path_to_draw():
             self.timeline.show_critical_path(False)  # (this again, off: it says why)
+            return
+        if on and self._so_far is not None:  # (P turned it on over the ranks so far, "being
+            self.timeline.show_critical_path(False)  # computed" said of none: a GUI review)
+            self.statusBar().showMessage(SO_FAR_NO_PATH)
             return
         if self.path_action.isChecked() != on:
             self.path_action.setChecked(on)
@@ -570,7 +579,8 @@ class MainWindow(QtWidgets.QMainWindow):
             widths = self._dock_widths()  # (the centre taken, the docks filled the window)
             if self.timeline is not None:
                 old = self.findings.given if self.findings is not None else None
-                self._kept = (self.takeCentralWidget(), self.source, self._files, old)
+                self._kept = (self.takeCentralWidget(), self.source, self._files, old,
+                              (self._so_far, self._rest_failed))
                 self.timeline = None
             self.results.clear_results()
             self.details.clear()
@@ -592,7 +602,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for old in self._loaders:
             old.cancel()
         loader = Loader(self._loads, load or self._load, self._find, prepare=prepare_view)
-        self._so_far = None
+        self._so_far = self._rest_failed = None
         loader.progressed.connect(self._progressed)
         loader.partial_loaded.connect(self._partial_loaded)
         loader.loaded.connect(self._loaded)
@@ -631,11 +641,13 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self._current(number):
             return
         self.model = ready.model
-        layout = ready.layout
+        layout, left = ready.layout, None
         if self._so_far is not None:
-            layout = self._as_left(ready)
+            layout, left = self._as_left(ready), self._where_left()
         self._show_source(ready.source, self._files, layout)
         self._so_far = None
+        if left is not None:
+            self._back_where_left(*left)
         self._loader.source = self.source  # the findings share its critical path
         FirstFrame(self.timeline.viewport(), self._loader.shown.set,
                    self.timeline.item.settled)
@@ -663,6 +675,34 @@ class MainWindow(QtWidgets.QMainWindow):
             return ready.layout
         return LaneLayout.with_state(ready.source, state)
 
+    def _where_left(self):
+        """What the user did in the ranks so far that the whole keeps (``_back_where_left``):
+        their source, the view's history, the lane at the top of the view and how far into
+        it, the item selected."""
+        tl = self.timeline
+        top = tl.vb.viewRange()[1][0]
+        e = tl.lane_layout.entry_at(top + 1e-6)
+        at = None if e is None else ((e.kind, e.rank, e.group, e.label), top - e.y)
+        return (self.source, list(tl.history), list(tl.future), at, tl.item.selected)
+
+    def _back_where_left(self, old, history, future, at, selected):
+        """The whole shown as the user left its ranks so far: the lane that was at the top
+        stays there (the ranks built since came in above it, the lanes out of sight), Ctrl+Z
+        goes back through their views, their selected item stays selected."""
+        tl = self.timeline
+        if len(history) > 1:
+            tl.history, tl.future = history, future
+        if at is not None:
+            key, into = at
+            e = next((x for x in tl.lane_layout.entries
+                      if (x.kind, x.rank, x.group, x.label) == key), None)
+            if e is not None:
+                tl.scroll_to(e.y + into)
+        item = item_in(old, self.source, selected)
+        if item is not None:
+            tl.select(item)
+            self.details.show_hit(self.source, ("item", item))
+
     def _found_by(self, number, findings):
         if self._current(number) and self.source is not None:
             self._found(findings)
@@ -681,13 +721,22 @@ class MainWindow(QtWidgets.QMainWindow):
         again.  A later one: the profile shown before stays, and a dialog says why."""
         if not self._current(number):
             return
-        self._so_far = None
+        if self._so_far is not None:  # the ranks so far stay, said to be all there is (the
+            # window closed: a worker killed for memory, then the build here failed too)
+            self._rest_failed = str(error) if str(error) else type(error).__name__
+            self.load_error = error  # (the command's exit status says it, once closed)
+            self._set_notices(self.source, self.source.outline())
+            self.statusBar().showMessage(f"the other ranks could not be built: "
+                                         f"{self._rest_failed}")
+            plain_text.message(self, "legate_prof: could not build the other ranks",
+                               self._rest_failed, modal=False)
+            return
         if self._kept is None:
             self.load_error = error
             self.close()
             QtWidgets.QApplication.instance().exit(1)
             return
-        widget, src, files, findings = self._kept
+        widget, src, files, findings, (self._so_far, self._rest_failed) = self._kept
         self._kept = None
         if findings is not None:
             self.findings.set_findings(findings)
@@ -700,7 +749,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.path_action.setChecked(self.timeline.item.path_shown)
         self._critical_said()
         self._set_title(files)
-        self._set_ready(True)
+        self._set_ready(self._so_far is None)  # (a run's ranks so far, the rest failed: as it was)
         why = str(error) if str(error) else type(error).__name__
         self.statusBar().showMessage(f"could not open: {why}")
         self.open_error = why
@@ -711,6 +760,11 @@ class MainWindow(QtWidgets.QMainWindow):
         worker thread, with the progress panel, then its findings."""
         paths = [str(p) for p in paths]
         if not paths:
+            return False
+        if self._so_far is not None and not self._rest_failed:  # (a failed open brought the
+            # ranks so far back, the run's load given up, for good: a GUI review)
+            self.statusBar().showMessage("the other ranks of this run are still being built: "
+                                         "open another once it is shown")
             return False
         opener = self._opener
         self._show_loading(paths)
@@ -904,8 +958,10 @@ class MainWindow(QtWidgets.QMainWindow):
         (``wait_for_exports``: until then).  Returns the path, or None where none is drawn
         (none of the ranks built so far: the whole is not in yet)."""
         if self._so_far is not None:  # (a picture of some ranks, titled as the run: no)
-            self.statusBar().showMessage("the other ranks are still being built: export once "
-                                         "the whole run is shown")
+            self.statusBar().showMessage(
+                f"the other ranks could not be built ({self._rest_failed}): no picture of "
+                "some of the run's ranks" if self._rest_failed else
+                "the other ranks are still being built: export once the whole run is shown")
             return None
         if path is None:
             path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export PNG", "timeline.png",
@@ -970,13 +1026,36 @@ class MainWindow(QtWidgets.QMainWindow):
         QtCore.QCoreApplication.sendPostedEvents(self, 0)  # (its ``_exported``, queued)
 
 
-def so_far_words(info, files):
-    """The banner's line over the ranks built so far (of ``files`` rank files)."""
+SO_FAR_NO_PATH = ("the critical path is computed once the whole run is in (the other ranks "
+                  "are still being built)")
+
+
+def so_far_words(info, files, failed=None):
+    """The banner's line over the ranks built so far (of ``files`` rank files; ``failed``:
+    why the others could not be built)."""
     from legate_prof.present.ranks import format_ranks
     ranks = list(info.ranks)
-    return (f"Showing rank{'s' if len(ranks) > 1 else ''} {format_ranks(ranks)} of {files} "
-            "while the others are built: the whole run replaces this view when they are "
-            "(the findings and the critical path come with it).")
+    shown = f"Showing rank{'s' if len(ranks) > 1 else ''} {format_ranks(ranks)} of {files}"
+    if failed:
+        return (f"{shown}: the others could not be built ({failed}); this is not the whole "
+                "run (no findings, critical path or export of it).")
+    return (f"{shown} while the others are built: the whole run replaces this view when they "
+            "are (the findings and the critical path come with it).")
+
+
+def item_in(old, new, item):
+    """Item ``item`` of the source ``old`` as ``new`` numbers it, where ``new`` holds the same
+    rank's items (ranks built so far, then the whole: each rank's items the same mapped
+    columns, at another offset), or None."""
+    if item is None or old is None:
+        return None
+    for part in old.item_parts():
+        local = int(item) - part.item_off
+        if 0 <= local < part.model.n_items:
+            column = part.model.items["start"]
+            return next((p.item_off + local for p in new.item_parts()
+                         if p.model.items["start"] is column), None)
+    return None
 
 
 def _path_summary(path, short=False):

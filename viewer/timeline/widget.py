@@ -79,6 +79,7 @@ class TimelineWidget(pg.PlotWidget):
         self.setBackground("w")
         self.row_px = ROW_PX
         self.source = self.lane_layout = self.item = None
+        self.path_unready = None  # why the path cannot be walked yet, where not "computing"
         pi = self.getPlotItem()
         pi.showAxis("top")
         pi.hideButtons()
@@ -470,8 +471,8 @@ class TimelineWidget(pg.PlotWidget):
                                    "] forward to what it held up")
             return None
         if not self.source.critical_path_ready:
-            self.walked.emit(None, "the critical path is still being computed: try again in "
-                                   "a moment")
+            self.walked.emit(None, self.path_unready or "the critical path is still being "
+                                                        "computed: try again in a moment")
             return None
         j, why = None, ""
         path = self.critical_path if self.item.path_shown else None
