@@ -3,6 +3,7 @@ to the timeline shown, and to its first whole frame (every lane in view drawn fr
 tiles: ``TimelineItem.settled``), in a child process (Qt offscreen).
 
     python benchmarks/bench_view_start.py DIR_OR_FILES... [--repeat 3] [--cache] [--cold]
+                                          [--no-partial]
 
 Prints one line per run and the best and median.  Without --cache the cache is off
 (`--no-cache`): every run reads and builds the rank files.  Before each run the files are read
@@ -29,6 +30,10 @@ CHILD = r"""
 import json, sys, time
 T0 = float(sys.argv[1])
 from legate_prof import cli  # no Qt yet: `view` imports it where it always does
+if sys.argv[2] == "--no-partial":  # (the ranks built so far not shown: the run as before)
+    from legate_prof.load import rank_workers
+    rank_workers.PARTIAL_MIN_S = float("inf")
+    del sys.argv[2]
 from legate_prof.cli.commands import view as cli_view
 out = {}
 real_problem = cli_view._window_problem
@@ -94,10 +99,11 @@ def page_cache(files, cold):
                     pass
 
 
-def run_once(files, cached, cache_dir):
+def run_once(files, cached, cache_dir, partial=True):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LEGATE_PROF_CACHE_DIR": cache_dir,
            "LEGATE_PROF_HIDDEN_WINDOW": "1"}  # (the window, though nobody sees it)
-    args = files if cached else ["--no-cache", *files]
+    args = (files if cached else ["--no-cache", *files]) if partial else \
+        ["--no-partial", *(files if cached else ["--no-cache", *files])]
     import time
     r = subprocess.run([sys.executable, "-c", CHILD, repr(time.time()), *args],
                        capture_output=True, text=True, env=env, timeout=300,
@@ -124,6 +130,8 @@ def main(argv=None):
     ap.add_argument("files", nargs="+")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cache", action="store_true", help="fill the cache, then time reopening")
+    ap.add_argument("--no-partial", action="store_true",
+                    help="show no ranks before all are built (the window as before they were)")
     ap.add_argument("--cold", action="store_true",
                     help="drop the page cache before each run (root only)")
     a = ap.parse_args(argv)
@@ -134,7 +142,7 @@ def main(argv=None):
         got = []
         for _ in range(a.repeat):
             page_cache(a.files, a.cold)
-            r = run_once(a.files, a.cache, cache_dir)
+            r = run_once(a.files, a.cache, cache_dir, not a.no_partial)
             got.append(r)
             so_far = (f"{r['so_far_ranks']} ranks so far shown {r['so_far_s']:.2f} s, their "
                       f"first whole frame {r.get('so_far_frame_s', float('nan')):.2f} s; "
