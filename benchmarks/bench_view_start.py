@@ -92,8 +92,8 @@ def page_cache(files, cold):
             f.write("3\n")
         return
     for f in files:
-        for path in ([os.path.join(f, n) for n in sorted(os.listdir(f))] if os.path.isdir(f)
-                     else [f]):
+        for path in ([os.path.join(f, n) for n in sorted(os.listdir(f))
+                      if os.path.isfile(os.path.join(f, n))] if os.path.isdir(f) else [f]):
             with open(path, "rb") as fh:
                 while fh.read(1 << 24):
                     pass
