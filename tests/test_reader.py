@@ -377,3 +377,34 @@ def test_a_gzipped_stream_damaged_or_a_bomb_says_so_in_one_line(tmp_path, capsys
     assert main(["stats", "--no-cache", str(bomb)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and str(bomb) in err[0] and "refused as a likely gzip bomb" in err[0]
+
+
+def test_a_gzipped_stream_of_several_members_or_cut_in_its_magic_is_sniffed_as_a_stream(
+        tmp_path, capsys):
+    """A fuzz: a stream gzipped as an empty member then the rest, or its first 4 bytes in a
+    member of their own (`gzip -t` passes, `zcat` gives the stream), was read as a Legion
+    log ("not a Legion Prof binary log", exit 2); a gzip of the magic's first bytes was
+    called a log too; an empty gzip "a Legion Prof log cut short inside its first line".
+    The inflated start, member after member, says what a gzip holds."""
+    from legate_prof.cli import main
+    from legate_prof.file_signatures import RUNTIME_STREAM
+    from legate_prof.load.inputs import sniff
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "read_loop_2ranks"
+    raw = (run / "legate_0.runtime.prof").read_bytes()
+    cases = {"empty_first": gzip.compress(b"") + gzip.compress(raw),
+             "split4": gzip.compress(raw[:4]) + gzip.compress(raw[4:])}
+    for name, data in cases.items():
+        f = tmp_path / f"{name}.runtime.prof.gz"
+        f.write_bytes(data)
+        assert sniff(f) == "runtime", name
+        assert main(["stats", "--json", "--no-cache", str(f)]) == 0, name
+        assert json.loads(capsys.readouterr().out)["items"] > 100
+    cut = tmp_path / "cut.runtime.prof.gz"
+    cut.write_bytes(gzip.compress(RUNTIME_STREAM[:5]))
+    assert sniff(cut) == "runtime"
+    assert main(["stats", "--no-cache", str(cut)]) == 2
+    assert capsys.readouterr().err.strip().endswith("not a legate_prof runtime event stream")
+    empty = tmp_path / "empty.prof.gz"
+    empty.write_bytes(gzip.compress(b""))
+    assert main(["stats", "--no-cache", str(empty)]) == 2
+    assert capsys.readouterr().err.strip().endswith("an empty gzip: it inflates to nothing")

@@ -38,7 +38,8 @@ def sniff(path) -> str:
             head = f.read(64)
     except OSError as e:
         raise ProfileError(path, e.strerror or str(e)) from None
-    if head.startswith(GZIP) and _gzipped_head(path).startswith(RUNTIME_STREAM):
+    inner = _gzipped_head(path) if head.startswith(GZIP) else b""
+    if inner.startswith(RUNTIME_STREAM) or _cut_in(inner, RUNTIME_STREAM):
         return "runtime"  # (a run's folder gzipped whole: its streams too)
     if head.startswith((LEGION_LOG, GZIP)) or _cut_in(head, LEGION_LOG):
         return "legion"  # (a log cut inside its first line is read as one: "cut short")
@@ -55,14 +56,26 @@ def sniff(path) -> str:
         return "unknown"
 
 
-def _gzipped_head(path, size=64):
-    """The first ``size`` bytes a gzipped file inflates to (b"" where it cannot say): at
-    most 64 KiB of it read."""
+def _gzipped_head(path, size=64, most=1 << 20):
+    """The first ``size`` bytes a gzipped file inflates to, member after member (an empty
+    first member, or one of 4 bytes, hid a stream: read as a log, a fuzz found), as far as
+    its first ``most`` bytes go; what came before damage (b"": it cannot say)."""
+    out = b""
     try:
         with open(path, "rb") as f:
-            return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(f.read(1 << 16), size)
-    except (OSError, zlib.error):
-        return b""
+            data = f.read(most)
+    except OSError:
+        return out
+    while data and len(out) < size:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            out += d.decompress(data, size - len(out))
+        except zlib.error:
+            break
+        if not d.eof:
+            break
+        data = d.unused_data
+    return out
 
 
 def _cut_in(head, magic):

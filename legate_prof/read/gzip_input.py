@@ -38,7 +38,8 @@ def _salvage(d, data, at, step=256):
 
 def gzip_bomb_problem(compressed, limit):
     return (f"gzip data inflates to more than {limit:,} bytes from its first {compressed:,} "
-            f"(over {MAX_GZIP_RATIO}x; Legion's logs inflate about 7x): refused as a likely gzip "
+            f"(over {MAX_GZIP_RATIO}x; Legion's logs and runtime streams inflate about 7x): "
+            "refused as a likely gzip "
             "bomb (gunzip it yourself to read it anyway)")
 
 
@@ -79,6 +80,8 @@ def gunzip_bounded(path, f):
                 data = d.unconsumed_tail
     if problem is None and in_member:
         problem = "gzip stream is truncated"
+    if problem is None and not out:  # (read as a log "cut short inside its first line (0
+        raise ProfileError(path, "an empty gzip: it inflates to nothing")  # bytes)", a fuzz)
     if problem is None:
         return out, None
     if len(out) > gzip_limit(pos):
