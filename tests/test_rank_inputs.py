@@ -385,3 +385,14 @@ def test_ranks_given_twice_add_up(capsys):
                  str(run.folder)]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["ranks"] == 2 and sorted({g["rank"] for g in stats["groups"]}) == [0, 2]
+
+
+def test_ranks_asked_for_count_their_own_processors_in_the_all_ranks_lines_once_drawn():
+    """Ranks 1 and 2's logs describe the other nodes' processors too: read alone, their
+    "all (CPU)" line counts those (as the reference does); with ``--ranks 1-2`` only theirs,
+    even where the line was drawn before the cut (a model's lines came along with it)."""
+    from legate_prof.assemble.restrict import restrict
+    run = RUNS["mpi4"]
+    alone = load_profile([run.files[1], run.files[2]])
+    assert alone.all_ranks_step("cpu").denominator > 2  # (drawn: 2 read, others described)
+    assert restrict(alone, ranks=(1, 2)).all_ranks_step("cpu").denominator == 2

@@ -8,7 +8,8 @@ import numpy as np
 
 from legate_prof.assemble.record_items import unique_inverse
 from legate_prof.model.intervals import group_start_order, rows_needed, stack_lanes
-from legate_prof.model.kinds import GROUP_INDEX, MEMORY_GROUPS, PROC_GROUP, ProcKind, node_of_id
+from legate_prof.model.kinds import (GROUP_INDEX, MEMORY_GROUPS, node_of_id,
+                                     processor_lanes)
 from legate_prof.model.lane_names import lane_names
 from legate_prof.model.lazy_table import LazyColumns
 from legate_prof.model.sort_order import lex_order, stable_order, unique_values
@@ -181,25 +182,6 @@ def _transfers_table(parts, inv):
         transfers = {k: np.zeros(0, np.uint64) for k in ("size", "src", "dst", "inst")}
         transfers["item"] = np.zeros(0, np.int64)
     return transfers
-
-
-def processor_lanes(procs):
-    """(rank, group, processor id) of each processor's lane: its kind's group
-    (``proc_other`` for a kind not known), and a GPU's device lane besides its host's."""
-    out = []
-    for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
-                       procs["rank"].tolist()):
-        out.append((int(r), PROC_GROUP.get(_pk(k), "proc_other"), int(p)))
-        if k == ProcKind.GPU:
-            out.append((int(r), "gpu_dev", int(p)))
-    return out
-
-
-def _pk(k):
-    try:
-        return ProcKind(k)
-    except ValueError:
-        return None
 
 
 def lane_table(lane_tab, n_rows, procs, mems):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.assemble.lane_layout import processor_lanes
+from legate_prof.model.kinds import processor_lanes
 from legate_prof.model.intervals import (StepIntegral, ranges_end_to_end, sorted_steps,
                                          union_sorted)
 from legate_prof.model.kinds import GROUP_KEYS, MEMORY_GROUPS, PROCESSOR_GROUPS, node_of_id

@@ -135,3 +135,22 @@ def index_of_proc(ids):
 
 def index_of_mem(ids):
     return ids & 0xFF
+
+
+def processor_lanes(procs):
+    """(rank, group, processor id) of each processor's lane: its kind's group
+    (``proc_other`` for a kind not known), and a GPU's device lane besides its host's."""
+    out = []
+    for p, k, r in zip(procs["proc_id"].tolist(), procs["kind"].tolist(),
+                       procs["rank"].tolist()):
+        out.append((int(r), PROC_GROUP.get(_pk(k), "proc_other"), int(p)))
+        if k == ProcKind.GPU:
+            out.append((int(r), "gpu_dev", int(p)))
+    return out
+
+
+def _pk(k):
+    try:
+        return ProcKind(k)
+    except ValueError:
+        return None

@@ -16,8 +16,8 @@ import numpy as np
 
 from legate_prof.model.intervals import StepIntegral, stack_lanes
 from legate_prof.model.item_parts import ItemPart
-from legate_prof.model.kinds import (ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE, PROC_GROUP,
-                                     ItemKind, ProcKind)
+from legate_prof.model.kinds import (ANY_ACTIVE_GROUPS, GROUP_KEYS, GROUP_TITLE, ItemKind,
+                                     processor_lanes)
 from legate_prof.model.lazy_table import LazyTable, sorted_lookup
 from legate_prof.model.event_tables import empty_event_tables
 from legate_prof.model.sort_order import lex_order, stable_order, unique_values
@@ -58,13 +58,6 @@ def time_range_of(first, last, markers=()):
 
 
 INT64_MAX = 2**63 - 1
-
-
-def _proc_kind(k):
-    try:
-        return ProcKind(int(k))
-    except ValueError:
-        return None
 _NO_LANES = np.zeros(0, np.int64)
 
 
@@ -73,7 +66,7 @@ class _Indexes:
 
     __slots__ = ("sub_offset", "sub_bounds", "dur_perm", "lane_dur_perm", "lane_scans",
                  "all_ranks_steps", "extent", "lane_rows", "lane_busy", "group_lanes",
-                 "call_starts")
+                 "call_starts", "procs_not_read")
 
     def __init__(self):
         self.sub_offset = self.sub_bounds = self.dur_perm = None
@@ -85,6 +78,7 @@ class _Indexes:
         self.lane_busy = {}  # lane -> running sums of its items' durations (busy_prefix)
         self.group_lanes = None  # (rank, group index) -> its lanes (``lanes_of``)
         self.call_starts = None  # (the calls by start, their starts): ``folded_calls``
+        self.procs_not_read = None  # ``processors_not_read``
 
 
 # the kinds of item a task calls into (``assemble.nested_calls.CALL_KINDS``), and how many
@@ -137,8 +131,8 @@ class TraceModel:
             ix.lane_dur_perm, ix.lane_scans = old.lane_dur_perm, old.lane_scans
             ix.lane_busy = old.lane_busy
             ix.extent = old.extent
-            if "utilization_steps" not in changes:
-                ix.all_ranks_steps = old.all_ranks_steps
+            if not changes.keys() & {"utilization_steps", "procs", "ranks"}:  # (the ranks'
+                ix.all_ranks_steps = old.all_ranks_steps  # lines count what they describe)
         return new
 
     def adopt_indexes(self, sub_offset, sub_bounds, dur_perm, all_ranks_steps):
@@ -397,20 +391,17 @@ class TraceModel:
 
     def processors_not_read(self):
         """{group: how many processors of it the procs table describes on ranks this model
-        read no log of}: a GPU counts in its host's group and its device's (its two lanes)."""
-        own = {int(r["rank"]) for r in self.ranks if "rank" in r}
-        out = {}
-        if not len(self.procs.get("rank", ())):
-            return out
-        ranks = np.asarray(self.procs["rank"]).tolist()
-        kinds = np.asarray(self.procs["kind"]).tolist()
-        for rank, kind in zip(ranks, kinds):
-            if int(rank) in own:
-                continue
-            group = PROC_GROUP.get(_proc_kind(kind), "proc_other")
-            for g in (group, "gpu_dev") if group == "gpu_host" else (group,):
-                out[g] = out.get(g, 0) + 1
-        return out
+        read no log of}: a GPU counts in its host's group and its device's (its two lanes).
+        Found once (the all-ranks rows' strips ask it at every frame)."""
+        if self._ix.procs_not_read is None:
+            own = {int(r["rank"]) for r in self.ranks if "rank" in r}
+            out = {}
+            if len(self.procs.get("rank", ())):
+                for rank, group, _ in processor_lanes(self.procs):
+                    if rank not in own:
+                        out[group] = out.get(group, 0) + 1
+            self._ix.procs_not_read = out
+        return self._ix.procs_not_read
 
     def all_ranks_step(self, group):
         """One step function for the group over all ranks (summed levels and denominators),
