@@ -16,7 +16,8 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from legate_prof.load.loader import load_profile
-from tests_viewer_helpers import LOAD_MS, item_point, opened_window, wait_loaded
+from tests_viewer_helpers import (LOAD_MS, item_point, loading_window, opened_window,
+                                  wait_loaded)
 
 pytest.importorskip("pytestqt")
 
@@ -1218,17 +1219,13 @@ def test_the_ranks_built_so_far_are_shown_while_the_rest_builds_then_the_whole(
     range the user zoomed to meanwhile and with the lanes as they left them, its critical
     path and findings computed once, for the whole."""
     from legate_prof.load import rank_workers
-    from legate_prof.viewer.app import MainWindow, default_open
+    from legate_prof.viewer.app import default_open
     monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
     monkeypatch.setattr(rank_workers, "PARTIAL_MIN_S", 0.0)  # (small ranks build fast)
     files = [str(f) for f in synthetic_8]
     found = []
-    win = MainWindow(files=files, load=lambda progress: default_open(files, progress),
-                     findings=lambda src: found.append(src) or [], opener=default_open)
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    qtbot.waitExposed(win)
+    win = loading_window(qtbot, files, lambda progress: default_open(files, progress),
+                         findings=lambda src: found.append(src) or [], opener=default_open)
     shown, show = [], win._show_source
 
     def showing(src, files, layout=None, partial=False):
@@ -1265,16 +1262,13 @@ def test_the_whole_keeps_the_lane_at_the_top_the_selection_and_the_views_of_the_
     the selection and the views' history carry over; P and [ say why not; an open is
     refused until the whole is in."""
     from legate_prof.load import rank_workers
-    from legate_prof.viewer.app import SO_FAR_NO_PATH, MainWindow, default_open
+    from legate_prof.viewer.app import SO_FAR_NO_PATH, default_open
     monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
     monkeypatch.setattr(rank_workers, "PARTIAL_MIN_S", 0.0)
     files = [str(f) for f in synthetic_8]
-    win = MainWindow(files=files, load=lambda progress: default_open(files, progress),
-                     opener=default_open)
-    qtbot.addWidget(win)
-    win.resize(1400, 500)  # (the lanes of 2 ranks taller than the view: it scrolls)
-    win.show()
-    qtbot.waitExposed(win)
+    win = loading_window(qtbot, files, lambda progress: default_open(files, progress),
+                         size=(1400, 500),  # (the lanes of 2 ranks taller than the view)
+                         opener=default_open)
     seen, show = {}, win._show_source
 
     def showing(src, files, layout=None, partial=False):
@@ -1322,17 +1316,13 @@ def test_the_ranks_so_far_stay_when_the_rest_fails_and_say_so(qtbot, synthetic_8
     be built and why, no export of them; the command's status is the error's once the window
     closes (``load_error``); another profile can still be opened."""
     from legate_prof.errors import ProfileError
-    from legate_prof.viewer.app import MainWindow, default_open
+    from legate_prof.viewer.app import default_open
     files = [str(f) for f in synthetic_8]
 
     def load(progress):
         progress.partial(load_profile(files[:2], ranked=True, workers=1), 8)
         raise ProfileError(files[5], "cannot allocate memory")
-    win = MainWindow(files=files, load=load, opener=default_open)
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    qtbot.waitExposed(win)
+    win = loading_window(qtbot, files, load, opener=default_open)
     win.start_loading()
     qtbot.waitUntil(lambda: win.load_error is not None, timeout=LOAD_MS)
     qtbot.wait(50)

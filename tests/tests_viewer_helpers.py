@@ -55,6 +55,18 @@ def shown_window(qtbot, source, files=("x.prof",), **kw):
 LOAD_MS = 120_000
 
 
+def loading_window(qtbot, files, load, size=(1400, 900), **kw):
+    """A window on screen that will load ``files`` with ``load(progress)`` (not begun:
+    ``start_loading``), as `view` makes it."""
+    from legate_prof.viewer.app import MainWindow
+    win = MainWindow(files=[str(f) for f in files], load=load, **kw)
+    qtbot.addWidget(win)
+    win.resize(*size)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
 def opened_window(qtbot, files, opener=None, findings=True, size=(1400, 900)):
     """The window as ``legate_prof view FILES`` opens it: a load in a worker, the findings
     after it."""
