@@ -396,3 +396,28 @@ def test_ranks_asked_for_count_their_own_processors_in_the_all_ranks_lines_once_
     alone = load_profile([run.files[1], run.files[2]])
     assert alone.all_ranks_step("cpu").denominator > 2  # (drawn: 2 read, others described)
     assert restrict(alone, ranks=(1, 2)).all_ranks_step("cpu").denominator == 2
+
+
+@pytest.mark.parametrize("name,nodes", [("mpi4", "1-2"), ("mpi3", "0,2")])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ranks_keep_no_line_of_a_rank_not_asked_for_and_no_channel_above_the_reference(
+        name, nodes, workers):
+    """A listed node's fill into an unlisted node's memory made that node a channel line of
+    its own, and "all (Channel)" read 1.0 where the reference's ``--nodes`` reads 0 (a fresh
+    recording's review).  No line of a rank not asked for is kept; the all-ranks channel
+    line is never above the reference's (below it where only an unlisted node recorded a
+    copy: docs/reference_differences.md)."""
+    from test_reference import our_line
+    run = RUNS[name]
+    wanted = parse_ranks(nodes)
+    only = load_profile([run.folder], ranks=wanted, ranked=workers > 1, workers=workers)
+    assert {r for r, _ in only.summary_model().utilization_steps} <= set(wanted)
+    import gzip as _gzip
+    ref = json.loads(_gzip.decompress(node_filter_golden(run, nodes, "util.json.gz")
+                                      .read_bytes()).decode())
+    rows = ref["all (Channel)"]
+    t = np.round(np.array([r[0] for r in rows]) * 1000)
+    v = np.array([r[1] for r in rows])
+    avg = our_line(only, "all", "Channel").average(t)
+    steps = np.flatnonzero(np.diff(t) > 0)
+    assert len(steps) > 10 and np.all(avg[steps] <= v[steps] + 0.005 + 1e-9)

@@ -53,8 +53,10 @@ def keep_ranks(model, wanted):
     # reference's --nodes counts none of them in its "all" lines)
     proc_keep = np.isin(np.asarray(model.procs["rank"]), sorted(wanted))
     if lane_keep.all() and held <= wanted:
-        return model if proc_keep.all() else model.evolve(
-            procs={c: np.asarray(v)[proc_keep] for c, v in model.procs.items()})
+        if proc_keep.all() and all(r in wanted for r, _ in model.utilization_steps):
+            return model
+        return _lines_of(model.evolve(
+            procs={c: np.asarray(v)[proc_keep] for c, v in model.procs.items()}), wanted)
     item_sel = lane_keep[np.asarray(model.items["lane"])]
     items, lanes, waits, transfers = _take(model, item_sel, lane_keep)
     ranks = [r for r in model.ranks if int(r["rank"]) in wanted]
@@ -63,7 +65,16 @@ def keep_ranks(model, wanted):
                        markers=[m for m in model.markers if int(m.get("rank", -1)) in wanted
                                 or "rank" not in m],
                        utilization_steps={}, busy_ns={})
-    return with_utilization(new)
+    return _lines_of(with_utilization(new), wanted)
+
+
+def _lines_of(model, wanted):
+    """``model`` with the utilization lines of the ranks ``wanted`` only: a listed node's
+    fill into an unlisted node's memory made that node a channel line, which the reference's
+    --nodes drops ("all (Channel)" 1.0 where it reads 0: a fresh recording's review)."""
+    steps = {k: v for k, v in model.utilization_steps.items() if k[0] in wanted}
+    return model if len(steps) == len(model.utilization_steps) else \
+        model.evolve(utilization_steps=steps)
 
 
 def _in_window(model, start, stop):
