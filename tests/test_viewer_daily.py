@@ -1334,3 +1334,50 @@ def test_the_ranks_so_far_stay_when_the_rest_fails_and_say_so(qtbot, synthetic_8
     assert win.export_png("/nonexistent.png") is None
     assert "could not be built" in win.statusBar().currentMessage()
     assert win.open_files([files[0]]) is True  # (another profile: no partial run holds it)
+    qtbot.waitUntil(lambda: win.source is not None and not win.showing_ranks_so_far
+                    and list(win.source.outline().ranks) == [0], timeout=LOAD_MS)
+    assert win.load_error is None  # (the command's status no longer the rest's error)
+
+
+def test_the_ranks_built_since_open_as_the_wholes_default_and_a_reset_view_is_the_wholes(
+        qtbot, tmp_path, monkeypatch):
+    """An adversarial review: a group closed in the ranks so far left every rank built since
+    all closed (the layout of the ranks so far given to the whole), and 0 pressed there cut
+    the whole at their end.  The user's changes go on top of the whole's default; a view
+    reset to the ranks so far's whole is the whole run's."""
+    import shutil
+    from legate_prof.load import rank_workers
+    from legate_prof.viewer.app import default_open
+    from legate_prof.viewer.timeline.layout import LaneLayout
+    monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
+    monkeypatch.setattr(rank_workers, "PARTIAL_MIN_S", 0.0)
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi4"
+    for f in real.glob("legate_*.prof.gz"):  # (the logs alone: workers build them)
+        shutil.copy(f, tmp_path / f.name)
+    files = [str(f) for f in sorted(tmp_path.iterdir())]
+    win = loading_window(qtbot, files, lambda progress: default_open(files, progress),
+                         opener=default_open)
+    seen, show = {}, win._show_source
+
+    def showing(src, files, layout=None, partial=False):
+        show(src, files, layout, partial)
+        if partial:
+            tl = win.timeline
+            seen["ranks"] = set(src.outline().ranks)
+            g = next(g for g in src.outline().groups if (g.rank, g.group) in
+                     tl.lane_layout.expanded)
+            tl.toggle_group(g.rank, g.group)  # (closed by the user)
+            seen["closed"] = (g.rank, g.group)
+            t0, t1 = src.outline().time_range
+            tl.set_time_range(t0, (t0 + t1) / 2)
+            tl.reset()  # (0: the whole view again)
+    win._show_source = showing
+    win.start_loading()
+    qtbot.waitUntil(lambda: "closed" in seen and not win.showing_ranks_so_far,
+                    timeout=LOAD_MS)
+    tl = win.timeline
+    default = LaneLayout.default(win.source).expanded
+    assert seen["closed"] not in tl.lane_layout.expanded
+    since = {(r, g) for r, g in default if r not in seen["ranks"]}
+    assert since and since <= tl.lane_layout.expanded  # (the ranks built since: as default)
+    assert tl.time_range() == pytest.approx(win.source.outline().time_range)

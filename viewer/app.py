@@ -641,6 +641,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self._current(number):
             return
         self.model = ready.model
+        self.load_error = None  # (a run whose rest failed, then another opened: its status)
         layout, left = ready.layout, None
         if self._so_far is not None:
             layout, left = self._as_left(ready), self._where_left()
@@ -664,15 +665,29 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _as_left(self, ready):
         """The whole profile's layout after its ranks so far were shown: the time range the
-        user moved to meanwhile (the whole's range where they did not), their lanes as they
-        left them (expanded, collapsed, hidden; the whole's default where untouched)."""
+        user moved to meanwhile (the whole's range where they did not, or went back to the
+        whole of the ranks so far: 0 cut the whole at their end, a review); the groups and
+        ranks they opened or closed, on top of the whole's default (the ranks built since
+        came in all closed, a review).  Filters are the whole's (the Ranks box and the kinds'
+        menu start over with it: a filter kept in the layout alone hid ranks the box did not
+        say)."""
         from .timeline.layout import LaneLayout
-        _, first_state, _ = self._so_far
-        if self.timeline is not None and len(self.timeline.history) > 1:
-            self._view_range = self.timeline.time_range()
-        state = self.timeline.lane_layout.state() if self.timeline is not None else None
-        if state is None or state == first_state:
+        so_far, first, _ = self._so_far
+        tl = self.timeline
+        if tl is None:
             return ready.layout
+        a, b = tl.time_range()
+        t0, t1 = so_far.source.outline().time_range
+        if len(tl.history) > 1 and abs(a - t0) + abs(b - t1) > 1e-6 * max(t1 - t0, 1):
+            self._view_range = (a, b)
+        now = tl.lane_layout.state()
+        moved = {k: (now[k] - first[k], first[k] - now[k])
+                 for k in ("expanded", "collapsed_ranks")}
+        if not any(x for pair in moved.values() for x in pair):
+            return ready.layout
+        state = ready.layout.state()
+        for k, (added, removed) in moved.items():
+            state[k] = (state[k] - removed) | added
         return LaneLayout.with_state(ready.source, state)
 
     def _where_left(self):
