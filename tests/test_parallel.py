@@ -70,6 +70,18 @@ def test_the_ranks_built_so_far_are_handed_over_once_while_the_rest_builds(synth
     ranks = [r["rank"] for r in so_far.summary_model().ranks]
     assert 2 <= len(ranks) <= 6 and set(ranks) < {r["rank"] for r in full.summary_model().ranks}
     assert so_far.sources == full.sources and so_far.errors == [] == so_far.warnings
+    # (its all-ranks lines over the ranks it holds: the others' processors, described by
+    # their logs too, counted as idle there: a review)
+    assert so_far.summary_model().processors_not_read() == {}
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "mpi4"
+    logs = sorted(str(f) for f in real.glob("legate_*.prof.gz"))  # (they describe the others)
+    mpi4 = []
+    load_profile(logs, workers=2, stack=False, ranked=True,
+                 partial=lambda ranks, files: mpi4.append(ranks))
+    (part,) = mpi4
+    shown = part.summary_model()
+    assert 0 < len(shown.ranks) < 4 and shown.processors_not_read() == {}
+    assert shown.all_ranks_step("cpu").denominator == len(shown.ranks)  # (a cpu each)
     whole = {m.ranks[0]["rank"]: m for m in full.rank_models()}
     for m in so_far.rank_models():
         assert m.items["start"] is whole[m.ranks[0]["rank"]].items["start"]  # (one mapping)
