@@ -291,9 +291,9 @@ def streams_left_beside(paths):
         if stem is None or stem.endswith(".runtime"):
             continue
         folder = os.path.dirname(os.path.abspath(p))
-        stream = next((s for s in (os.path.join(folder, stem + ".runtime.prof" + gz)
-                                   for gz in ("", ".gz")) if os.path.isfile(s)), None)
-        if stream is not None and stream not in given:
+        streams = [os.path.join(folder, stem + ".runtime.prof" + gz) for gz in ("", ".gz")]
+        stream = next((s for s in streams if os.path.isfile(s)), None)
+        if stream is not None and not given & set(streams):  # (the gzip of it given: read)
             out.append(f"legate_prof: note: {p}: the array runtime's stream beside it "
                        f"({os.path.basename(stream)}) was not given: its operations and arrays are "
                        "left out, and the source lines are Legion's alone (give the run's "
