@@ -691,3 +691,81 @@ def test_a_crashed_runs_arrays_in_its_system_memory_are_said_to_be_arrays():
     assert [g.get("arrays") for g in groups if g["kind"] == "system"] == [4, 4]
     logged = json.loads(stats("--json", "--log", str(oom / "console.log")))["groups"]
     assert not any(g.get("arrays") for g in logged)
+
+
+SIGINT1 = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "sigint_1rank"
+
+
+def _crash_finding(args, capsys):
+    from legate_prof.cli import main
+    assert main(["insights", "--json", "--no-cache", *map(str, args)]) in (0, 2)
+    out = json.loads(capsys.readouterr().out)
+    crash = [f for f in out["findings"] if f["pattern"] == "crash"]
+    assert len(crash) == 1
+    return crash[0], out
+
+
+def test_a_run_stopped_by_ctrl_c_is_said_so_once_the_console_output_does(capsys):
+    """A run stopped by Ctrl+C (``sigint_1rank``: legate's console output says "Signal 2
+    received by node 0") was "crashed or killed (out of memory? give legate's console output
+    with --log)" with that output given, and its remedy asked for it again (a review).  Now
+    its marker, finding and warning name the signal, and the remedy says the run was stopped
+    from outside; without the output, the question stays."""
+    log = SIGINT1 / "legate_console.log"
+    crash, out = _crash_finding([SIGINT1, "--log", log], capsys)
+    assert crash["title"].endswith(": signal 2 (SIGINT): interrupted (Ctrl+C) (legate's "
+                                   "console output says so)"), crash["title"]
+    assert crash["evidence"]["signal"] == "2 (SIGINT): interrupted (Ctrl+C)"
+    assert "stopped from outside" in crash["remedy"] and "--log" not in crash["remedy"]
+    model = load_profile([str(SIGINT1), str(log)])
+    assert not any("out of memory?" in m["title"] for m in model.markers)
+    assert not any("no out-of-memory report in it" in w for w in model.warnings)
+    said = [w for w in model.warnings if "no timeline records" in w]
+    assert len(said) == 1 and "rank 0 caught signal 2 (SIGINT)" in said[0], said
+    crash, _ = _crash_finding([SIGINT1], capsys)
+    assert crash["title"].endswith("(out of memory? give legate's console output with --log)")
+    assert "Give legate's console output with --log" in crash["remedy"]
+
+
+def test_a_console_output_naming_no_signal_nor_report_is_not_asked_for_again(tmp_path, capsys):
+    """The console output of a crash says nothing of why (legate killed by SIGTERM writes no
+    "Signal" line): the crash says the output names neither, and its remedy where to look."""
+    log = tmp_path / "legate_console.log"
+    log.write_text("".join(line for line in (SIGINT1 / "legate_console.log").read_text()
+                           .splitlines(keepends=True) if not line.startswith("Signal ")))
+    crash, out = _crash_finding([SIGINT1 / "legate_0.prof.gz",
+                                 SIGINT1 / "legate_0.runtime.prof.gz", "--log", log], capsys)
+    assert crash["title"].endswith(": crashed or killed; legate's console output names no "
+                                   "out-of-memory report and no signal (its last lines may "
+                                   "say why)"), crash["title"]
+    assert "last lines of legate's console output" in crash["remedy"]
+    assert "signal" not in crash["evidence"]
+
+
+def test_each_ranks_signal_is_read_from_a_console_output_of_several_ranks():
+    from legate_prof.read.console_log import parse_signals, read_log_text, signal_words
+    assert parse_signals(read_log_text(OOM2 / "console.log")) == {0: 6, 1: 6}
+    assert parse_signals(read_log_text(SIGINT1 / "legate_console.log")) == {0: 2}
+    assert signal_words(15) == "signal 15 (SIGTERM): asked to end"
+    assert signal_words(200) == "signal 200"
+    # the out-of-memory reports explain their ranks' abort: no "caught signal 6"
+    assert not any("caught signal" in w for w in _oom2().warnings)
+
+
+def test_record_of_a_run_stopped_by_ctrl_c_reports_it_with_the_signal(tmp_path, capsys):
+    """`record` of a run stopped by Ctrl+C wrote its report without legate's output (it had
+    no out-of-memory report), and the report said "out of memory? give legate's console
+    output with --log" beside that output (a review): the output names the signal, so the
+    report reads it."""
+    import gzip
+    from legate_prof.cli.commands.record import _after_run
+    written = []
+    for name in ("legate_0.prof", "legate_0.runtime.prof"):
+        (tmp_path / name).write_bytes(gzip.decompress((SIGINT1 / f"{name}.gz").read_bytes()))
+        written.append(str(tmp_path / name))
+    said = (SIGINT1 / "legate_console.log").read_text().splitlines(keepends=True)
+    assert _after_run(130, [], str(tmp_path), "legate", written, False, said) != 0
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith(f"their report with it: {tmp_path / 'legate_prof' / 'index.html'}")
+    meta = (tmp_path / "legate_prof" / "meta.js").read_text()
+    assert "signal 2 (SIGINT)" in meta and "out of memory?" not in meta

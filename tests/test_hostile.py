@@ -29,6 +29,17 @@ def test_each_console_log_pattern_reads_a_megabyte_of_its_worst_case(name, text,
     assert check(parse_oom_report(text)), name
 
 
+@pytest.mark.parametrize("text", ["Signal 2 received by node " + "1" * (1 << 20),
+                                  "Signal 2 received by node 1, process\n" * (1 << 15),
+                                  "Signal " * (1 << 17), " " * (1 << 20)])
+def test_the_signal_pattern_reads_a_megabyte_of_its_worst_case(text):
+    """Realm's "Signal N received by node R" (``console_log.parse_signals``) is bounded:
+    a megabyte of digits, of repeated lines or of its prefix is read, each rank once."""
+    from legate_prof.read.console_log import parse_signals
+    got = parse_signals(text)
+    assert got == ({1: 2} if text.endswith("process\n") else {})
+
+
 def test_a_console_log_of_long_blank_lines_is_read_by_stats(tmp_path):
     """The issue's reproduction: a 300 KB ``--log`` ran for more than a minute."""
     from fixtures.hostile import HEAD

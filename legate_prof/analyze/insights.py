@@ -801,10 +801,7 @@ def out_of_memory(f):
             out.append(_finding(
                 "crash", mk.get("title", "crashed"), [], [mk["time"], mk["time"]],
                 {k: str(v) for k, v in mk.get("fields", {}).items()}, 0,
-                "Read the whole file: copy the log again (its end, with the timeline Legion "
-                "writes at shutdown, is missing), then look again." if cut else
-                "Give legate's console output with --log: an out-of-memory report there names "
-                "the memory, the bytes asked and the stores that held the pool."))
+                _crash_remedy(mk.get("fields", {}), cut)))
         if mk.get("kind") != "oom":
             continue
         rep = mk.get("report", {}) or {}
@@ -817,6 +814,32 @@ def out_of_memory(f):
             "out_of_memory", mk.get("title", "out of memory") + _held_twice(rep), prov,
             _up_to(f, mk["time"]), evidence, 0, _oom_remedy(f, rep)))
     return out
+
+
+# signals a process gets from outside (a user, a job's scheduler), not from a fault of its own
+SIGNALS_FROM_OUTSIDE = ("SIGINT", "SIGTERM", "SIGQUIT", "SIGHUP", "SIGKILL")
+
+
+def _crash_remedy(fields, cut):
+    """What to do of a rank that stopped early: as far as legate's console output (``--log``)
+    told why (``out_of_memory._crashes_told``: the signal it caught, or none)."""
+    if cut:
+        return ("Read the whole file: copy the log again (its end, with the timeline Legion "
+                "writes at shutdown, is missing), then look again.")
+    signal = fields.get("signal", "")
+    if any(f"({s})" in signal for s in SIGNALS_FROM_OUTSIDE):
+        return ("The run was stopped from outside, not by a fault of its own or a lack of "
+                "memory: run it to its end for the whole timeline (Legion writes it at "
+                "shutdown); what is shown is what its runtime stream recorded until then.")
+    if signal:
+        return ("The backtrace after the signal in legate's console output says where it "
+                "failed: its first frames in legate's or your program's code.")
+    if "console output" in fields:
+        return ("Read the last lines of legate's console output for why: a job's time "
+                "limit, or the system's out-of-memory killer (the kernel's log, dmesg, "
+                "names the process it killed).")
+    return ("Give legate's console output with --log: an out-of-memory report there names "
+            "the memory, the bytes asked and the stores that held the pool.")
 
 
 # the memory kinds an out-of-memory report names, and legate's flag that sizes each, per rank

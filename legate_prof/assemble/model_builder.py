@@ -59,12 +59,14 @@ def no_timeline_words(path, cut=False):
     if being_written(path):
         return ("no timeline records yet: the run is still being written (Legion writes "
                 "its timeline at shutdown)")
-    if cut:
-        return ("no timeline records, and the file stops early, cut short or damaged (a copy "
-                "not finished, a disk that filled?): Legion writes its timeline last, at "
-                "shutdown")
-    return ("no timeline records (Legion writes them at shutdown; did the run crash or get "
-            "killed?)")
+    return NO_TIMELINE_CUT if cut else NO_TIMELINE_CRASHED
+
+
+NO_TIMELINE_CUT = ("no timeline records, and the file stops early, cut short or damaged (a copy "
+                   "not finished, a disk that filled?): Legion writes its timeline last, at "
+                   "shutdown")
+NO_TIMELINE_CRASHED = ("no timeline records (Legion writes them at shutdown; did the run crash "
+                       "or get killed?)")
 
 
 class _Machine:

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from legate_prof.assemble.stream_items import REPORT_OP_BASE, stream_arrays
+from legate_prof.assemble.stream_items import CRASH_ASKS_FOR_LOG, REPORT_OP_BASE, stream_arrays
 from legate_prof.assemble.utilization import with_utilization
 from legate_prof.errors import ProfileError
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind
 from legate_prof.model.lane_names import lane_names
 from legate_prof.model.sort_order import lex_order, stable_order
-from legate_prof.read.console_log import looks_like_legate_log, parse_oom_reports, read_log_text
+from legate_prof.read.console_log import (looks_like_legate_log, parse_oom_reports,
+                                         parse_signals, read_log_text, signal_words)
 
 
 def held_by_stores(rep):
@@ -81,10 +82,14 @@ def attach_oom_report(model, path):
             f"{path}: read as legate's console output (it does not look like one): no "
             "out-of-memory report in it"]), []
     reports = parse_oom_reports(text)
-    if not reports:  # (a README given as --log read as nothing, and said nothing: a review)
+    signals = {r: n for r, n in parse_signals(text).items()
+               if r not in {int(rep.get("rank", 0)) for rep in reports}}
+    if not reports and not _crashed_ranks(model):  # (a crash's marker says what it told)
+        # (a README given as --log read as nothing, and said nothing: a review)
         model = model.evolve(warnings=list(model.warnings) + [
             f"{path}: no out-of-memory report in it (read as legate's console output)"])
-    model = _answered_why_no_timeline(model, reports, path)
+    model = _answered_why_no_timeline(model, reports, signals, path)
+    model = _crashes_told(model, signals, path)
     for rep in reports:
         marker = oom_marker(rep, model)
         # (a rank the report names is no longer an unexplained crash)
@@ -95,22 +100,55 @@ def attach_oom_report(model, path):
     return model, reports
 
 
-def _answered_why_no_timeline(model, reports, path):
+def _crashed_ranks(model):
+    return {int(m["rank"]) for m in model.markers if m.get("kind") == "crash"}
+
+
+def _crashes_told(model, signals, path):
+    """Each crash the console output answers (a rank's marker asked for it with ``--log``):
+    the signal its rank caught, as Realm said there ("out of memory?" of a run stopped by
+    Ctrl+C, and asked for the output given: a review), else that the output names none."""
+    out = []
+    for m in model.markers:
+        title = m.get("title", "")
+        if m.get("kind") != "crash" or not title.endswith(CRASH_ASKS_FOR_LOG):
+            out.append(m)
+            continue
+        rank, base = int(m["rank"]), title[:-len(CRASH_ASKS_FOR_LOG)]
+        fields = {**m.get("fields", {}), "console output": str(path)}
+        if rank in signals:
+            words = signal_words(signals[rank])
+            fields["signal"] = words.removeprefix("signal ")
+            title = f"{base}: {words} (legate's console output says so)"
+        else:
+            title = (f"{base}: crashed or killed; legate's console output names no "
+                     "out-of-memory report and no signal (its last lines may say why)")
+        out.append({**m, "title": title, "fields": fields})
+    return model.evolve(markers=out) if out != list(model.markers) else model
+
+
+def _answered_why_no_timeline(model, reports, signals, path):
     """The warning that a rank's log holds no timeline asked "did the run crash or get
-    killed?" even beside the console output saying it ran out of memory (a review): for a
-    rank that did, it says so instead."""
+    killed?" (or took a log that stops early for a copy cut short) even beside the console
+    output saying it ran out of memory or caught a signal (reviews): for a rank that did, it
+    says so instead."""
+    from legate_prof.assemble.model_builder import NO_TIMELINE_CRASHED, NO_TIMELINE_CUT
     out_ranks = {int(r.get("rank", 0)) for r in reports}
     files = {str(r.get("file")): int(r.get("rank", -1)) for r in model.ranks if r.get("file")}
-    asked = "no timeline records (Legion writes them at shutdown; did the run crash or get " \
-            "killed?)"
     kept = []
     for w in model.warnings:
         text = str(w)
-        head, _, tail = text.rpartition(": " + asked)
-        rank = files.get(head.removeprefix("warning: "), -1) if not tail and head else -1
-        kept.append(f"{head}: no timeline records: rank {rank} ran out of memory ({path} "
-                    "says so), so Legion never wrote them (it writes them at shutdown)"
-                    if rank in out_ranks else w)
+        for asked, early in ((NO_TIMELINE_CRASHED, ""),
+                             (NO_TIMELINE_CUT, ", and the file stops where it did")):
+            head, _, tail = text.rpartition(": " + asked)
+            rank = files.get(head.removeprefix("warning: "), -1) if not tail and head else -1
+            why = ("ran out of memory" if rank in out_ranks else
+                   f"caught {signal_words(signals[rank])}" if rank in signals else None)
+            if why:
+                w = (f"{head}: no timeline records: rank {rank} {why} ({path} says so), so "
+                     f"Legion never wrote them (it writes them at shutdown){early}")
+                break
+        kept.append(w)
     return model.evolve(warnings=kept) if kept != list(model.warnings) else model
 
 

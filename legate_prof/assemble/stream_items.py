@@ -219,6 +219,10 @@ def with_program_waits(parts, op_waits):
     return {c: np.concatenate([np.asarray(op_waits[c], np.int64), add[c]]) for c in add}
 
 
+# how a crash's title ends until legate's console output says why (``out_of_memory``)
+CRASH_ASKS_FOR_LOG = ": crashed or killed (out of memory? give legate's console output with --log)"
+
+
 def crash_markers(ranks):
     """A marker at the end of each rank that stopped before the run's end (its runtime stream
     has no ``end`` event, or its Legion log no timeline: it crashed or was killed), naming
@@ -247,8 +251,7 @@ def crash_markers(ranks):
             "title": f"Rank {rank} stopped before the run's end"
                      + (f", while the program waited for {waiting} at {site}" if site else "")
                      + (f", after launching {last}" if last else "")
-                     + ": crashed or killed (out of memory? give legate's console output "
-                       "with --log)",
+                     + CRASH_ASKS_FOR_LOG,
             "fields": {"rank": str(rank), "last operation": last or "none recorded",
                        **({"waiting for": f"{waiting} at {site}"} if site else {})}})
     return out

@@ -153,6 +153,40 @@ def parse_oom_report(text: str):
     return rep
 
 
+# Realm's line where a process caught a signal (its backtrace follows): ``Signal 2 received by
+# node 0, process 9876 (thread 7fcb...) - obtaining backtrace``
+_SIGNAL = re.compile(r"^Signal (?P<sig>\d{1,3}) received by node (?P<node>\d{1,9}), process",
+                     re.M)
+
+
+def parse_signals(text: str):
+    """{rank: the signal number} of each rank whose process caught a signal, as Realm says in
+    a console log (the first it caught).  Not every signal is said: one that kills outright
+    (SIGKILL) leaves no line, nor, in legate 26.06, SIGTERM."""
+    out = {}
+    for m in _SIGNAL.finditer(clean_log(text)):
+        out.setdefault(int(m["node"]), int(m["sig"]))
+    return out
+
+
+SIGNAL_WORDS = {2: "interrupted (Ctrl+C)", 3: "asked to quit", 15: "asked to end",
+                1: "its terminal hung up", 9: "killed outright",
+                6: "aborted (a failed check in the runtime or the program)",
+                11: "crashed (a segmentation fault)", 7: "crashed (a bus error)",
+                8: "crashed (an arithmetic fault)", 4: "crashed (an illegal instruction)"}
+
+
+def signal_words(number):
+    """'signal 2 (SIGINT): interrupted (Ctrl+C)'."""
+    import signal
+    try:
+        name = f" ({signal.Signals(number).name})"
+    except ValueError:
+        name = ""
+    what = SIGNAL_WORDS.get(number)
+    return f"signal {number}{name}" + (f": {what}" if what else "")
+
+
 def read_log_text(path):
     try:
         with open(path, "rb") as f:

@@ -124,24 +124,27 @@ def _after_run(rc, held, logdir, name, written, no_report, said=()):
 
 def _failed_run_report(written, said, logdir, name):
     """A failed run's console output kept beside its profiles (``NAME_console.log``, for
-    ``--log`` where it holds an out-of-memory report), and their report (with it, where it
-    does): "; ...: FOLDER/index.html", or why there is none (the guide: a run leaves
-    legate_prof/; an out-of-memory run left nothing, and its out-of-memory report, which
-    names what held the memory, only on the terminal: a review)."""
+    ``--log`` where it tells why the run stopped), and their report (with it where it does:
+    an out-of-memory report, a signal caught): "; ...: FOLDER/index.html", or why there is
+    none (the guide: a run leaves legate_prof/; an out-of-memory run left nothing, and its
+    out-of-memory report, which names what held the memory, only on the terminal: a review;
+    a run stopped by Ctrl+C was "out of memory? give legate's console output": another)."""
     from legate_prof.output_file import atomic_output
-    from legate_prof.read.console_log import parse_oom_reports
+    from legate_prof.read.console_log import parse_oom_reports, parse_signals
     log, out = os.path.join(logdir, f"{name}_console.log"), os.path.join(logdir, "legate_prof")
-    oom = bool(parse_oom_reports("".join(said)))
+    text = "".join(said)
+    oom = bool(parse_oom_reports(text))
+    tells = oom or bool(parse_signals(text))
     try:
         with atomic_output(log) as tmp, open(tmp, "w", encoding="utf-8", errors="replace") as f:
             f.writelines(said)
         with contextlib.redirect_stdout(io.StringIO()):  # (its "wrote ...": said below)
-            report.run(argparse.Namespace(files=written, log=log if oom else None, cache=False,
-                                          pictures=True, output=out))
+            report.run(argparse.Namespace(files=written, log=log if tells else None,
+                                          cache=False, pictures=True, output=out))
     except (ProfileError, OSError) as e:
         return f"; no report of them ({e})"
     if not oom:
-        return (f"; legate's output kept as {log}; their report: "
+        return (f"; legate's output kept as {log}; their report{' with it' if tells else ''}: "
                 f"{os.path.join(out, 'index.html')}")
     return (f"; legate's output kept as {log} (give it with --log: an out-of-memory report there "
             f"names what held the memory); their report with it: {os.path.join(out, 'index.html')}")
