@@ -936,3 +936,72 @@ def test_no_start_up_finding_in_a_window_that_begins_after_the_run(capsys):
     got = json.loads(capsys.readouterr().out)
     assert "warm_up" in {f["pattern"] for f in got["findings"]}
     assert not any(u.startswith("warm_up") for u in got.get("unjudged", ()))
+
+
+def _loop_stream(tmp_path, two_ops):
+    """A runtime stream of a loop of 4 iterations at p.py:5, as the array runtime writes it:
+    ``x = x * 0.5 + 1.0`` (``two_ops``: the product a temporary the sum reads) or
+    ``x = x + 1.0`` (one result an iteration, read by the next as its input), each array
+    deleted with the statement that rebound ``x``."""
+    import msgpack
+    from legate_prof.read.runtime_stream import STREAM_MAGIC
+    n, t, events, x, next_id = 1 << 20, 1000, [], 1, 2
+
+    def at():
+        nonlocal t
+        t += 1000
+        return t
+    events += [["new", at(), 1, [n], "float64", 8 * n, "p.py:3", "system"],
+               ["op", at(), "Fill", "p.py:3", "x = np.ones(N)", [[1, n, "new"]]]]
+    for _ in range(4):
+        made = []
+        src = x
+        for _k in range(2 if two_ops else 1):
+            events += [["new", at(), next_id, [n], "float64", 8 * n, "p.py:5", "system"],
+                       ["op", at(), "BinaryOp", "p.py:5", "x = ...", [[src, n, "in"],
+                                                                     [next_id, n, "new"]]]]
+            made.append(next_id)
+            src, next_id = next_id, next_id + 1
+        events += [["del", at(), a] for a in made[:-1] + [x]]
+        x = made[-1]
+    events.append(["end", at()])
+    path = tmp_path / "legate_0.runtime.prof"
+    pack = msgpack.Packer(use_bin_type=True).pack
+    path.write_bytes(STREAM_MAGIC + pack({"format": 1, "rank": 0, "ranks": 1, "start_ns": 10})
+                     + b"".join(pack(e) for e in events))
+    return path
+
+
+@pytest.mark.parametrize("two_ops", [True, False])
+def test_a_loops_results_are_no_temporaries_and_its_expressions_products_are(tmp_path,
+                                                                              two_ops):
+    """A review: a loop's line making one array an iteration (``x = x + 1.0``, 200 times)
+    read "200 full-size arrays made by one line: an expression's result with its
+    intermediates".  The stream's operands say which array the line's next operation read
+    with nothing deleted between (a temporary, ``x * 0.5`` of ``x = x * 0.5 + 1.0``), and
+    which the next statement read as its input (a result): only temporaries are counted."""
+    from legate_prof.read.runtime_stream import (RESULT, TEMPORARY, read_runtime_stream,
+                                                 stream_columns)
+    path = _loop_stream(tmp_path, two_ops)
+    roles = stream_columns(read_runtime_stream(path)).arr_role.tolist()
+    assert roles == [RESULT] + ([TEMPORARY, RESULT] * 4 if two_ops else [RESULT] * 4)
+    found = [x for x in find_insights(load_profile([str(path)]))
+             if x["pattern"] == "temporaries"]
+    if not two_ops:
+        assert found == []
+        return
+    assert len(found) == 1 and found[0]["evidence"]["arrays"] == 4
+    assert found[0]["title"].startswith(f"4 full-size temporaries made by one line "
+                                        f"({format_bytes(4 * 8 << 20)}): an expression's "
+                                        "intermediate results")
+
+
+def test_the_runs_temporaries_are_counted_once_however_many_ranks():
+    """loops3's time loop ``u = u * 0.5 + v``, 6 steps on 3 ranks: 6 temporaries (``u * 0.5``)
+    of 2,880,000 bytes, not 12 arrays nor 18; the slice loop's products, a slice's size, are
+    no full-size arrays."""
+    found = [x for x in find_insights(load_profile(run_files("loops3")))
+             if x["pattern"] == "temporaries"]
+    assert [x["provenance"][0].rsplit(":", 1)[-1] for x in found] == ["18"]
+    assert found[0]["evidence"]["arrays"] == 6
+    assert found[0]["evidence"]["bytes"] == 6 * 2_880_000

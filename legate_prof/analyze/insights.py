@@ -545,17 +545,41 @@ def temporaries(f):
         if len(inst) == 0:
             return []
     big = size >= 0.5 * size.max()
+    role = None if guess else _array_roles(f, inst)
     out = []
     for p in unique_values(f.prov[inst[big]]).tolist():
         here = np.flatnonzero(big & (f.prov[inst] == p))
+        said = role is not None and bool((role[here] >= 0).any())  # (the stream said which
+        if said:  # arrays are temporaries: those alone)
+            here = here[role[here] == TEMPORARY]
         kinds, first = unique_with(array[here], index=True)
-        if not p or len(kinds) < 2:
+        if not p or len(kinds) < (1 if said else 2):
             continue
         # an array's bytes once (not once per rank); Legion's pieces add up to their arrays
         b = int(size[here].sum() if guess else size[here[first]].sum())
         tasks = f.app & (f.prov == p)
         out.append(_temporaries_finding(f, p, len(kinds), b, tasks, inst[here],
-                                        _made_by(f, array[here]) if guess else None))
+                                        _made_by(f, array[here]) if guess else None,
+                                        said))
+    return out
+
+
+TEMPORARY = 1  # (``read.runtime_stream.TEMPORARY``: an array's role, as ``_array_roles`` says)
+
+
+def _array_roles(f, inst):
+    """What each of the stream's arrays ``inst`` was to the line that made it (``RESULT``,
+    ``TEMPORARY``; -1: not said, a stream without operands): a loop's line made one result
+    an iteration, and its arrays read "an expression's result with its intermediates" (a
+    review)."""
+    from legate_prof.assemble.stream_items import ARRAY_ROLE_WORDS
+    detail = f.of_items(inst, "detail").astype(np.int64)
+    out = np.full(len(inst), -1, np.int64)
+    for k in unique_values(detail).tolist():
+        word = str(f.m.names[k]) if k else ""
+        for role, said in ARRAY_ROLE_WORDS.items():
+            if word == said:
+                out[detail == k] = role
     return out
 
 
@@ -588,18 +612,25 @@ def _made_by(f, kinds):
     return out
 
 
-def _temporaries_finding(f, p, arrays, nbytes, tasks, instances, made_by):
+def _temporaries_finding(f, p, arrays, nbytes, tasks, instances, made_by, temporaries=False):
     """A temporaries finding; ``made_by`` (a guess from Legion's instances alone): the
-    instances by the kind of operation that made them, None where the stream counted."""
+    instances by the kind of operation that made them, None where the stream counted;
+    ``temporaries``: the stream said which arrays were (its operations' operands), and
+    ``arrays`` counts those alone."""
     evidence = {"arrays": int(arrays), "bytes": nbytes, "task_time_ns": int(f.run[tasks].sum())}
-    if made_by is None:
+    if made_by is None and temporaries:
+        title = (f"{arrays:,} full-size temporar{'y' if arrays == 1 else 'ies'} made by one "
+                 f"line ({format_bytes(nbytes)}): an expression's intermediate "
+                 f"result{'s' if arrays != 1 else ''}, read by the line's next operation "
+                 "and not kept")
+    elif made_by is None:
         # (the line's result is among them: "intermediates" alone read `d = x[2:] -
         # x[:-2]*0.5`'s two arrays as two temporaries, where d lives on; a review)
-        title = (f"{arrays} full-size arrays made by one line ({format_bytes(nbytes)}): "
+        title = (f"{arrays:,} full-size arrays made by one line ({format_bytes(nbytes)}): "
                  "an expression's result with its intermediates")
     else:
         evidence.update(guess=True, instances_by_operation=made_by)
-        title = (f"{arrays} kinds of operation ({', '.join(sorted(made_by))}) made full-size "
+        title = (f"{arrays:,} kinds of operation ({', '.join(sorted(made_by))}) made full-size "
                  f"instances at one line ({format_bytes(nbytes)}): intermediates of an "
                  "expression? (a guess from Legion's instances: without the runtime's stream, "
                  "legate_N.runtime.prof, the arrays cannot be counted)")

@@ -7,6 +7,7 @@ import numpy as np
 
 from legate_prof.model.kinds import GROUP_INDEX, ItemKind, MemKind, node_of_id
 from legate_prof.model.sort_order import stable_order
+from legate_prof.read.runtime_stream import RESULT, TEMPORARY, UNKNOWN
 
 RUNTIME_OP_BASE = 1 << 62
 RANK_SHIFT = 40  # a rank's stream numbers its operations and arrays from BASE + rank << 40
@@ -165,14 +166,22 @@ def _array_lane(rank, legion_instances, cap, mems, lane_capacity):
     return group, ref, mems
 
 
+# an array's ``detail``: what it was to the line that made it (the stream's operands)
+ARRAY_ROLE_WORDS = {RESULT: "its line's result",
+                    TEMPORARY: "a temporary: its line's next operation read it"}
+
+
 def _add_arrays(items, names, cols, op_ids, rank, run_ranks, group, ref):
     """A rank's arrays as items: what it holds of each, its piece (the stream gives whole
     arrays; ``src``, a copy's source memory, holds an array's whole bytes)."""
     m = len(op_ids)
     lo, held, piece = rank_pieces(cols["arr_rows"], cols["arr_bytes"], rank, run_ranks)
     nid = names.intern_each(_array_names(cols, lo, held, rank, run_ranks))
+    role = np.asarray(cols.get("arr_role", np.full(m, UNKNOWN, np.int8)))
+    words = np.array(["", ARRAY_ROLE_WORDS[RESULT], ARRAY_ROLE_WORDS[TEMPORARY]], object)
     items.add(start=cols["arr_start"], stop=cols["arr_stop"], group=group, ref=ref,
               rank=rank, name=nid, kind=ItemKind.INSTANCE, op_id=op_ids,
+              detail=names.intern_each(words[role.astype(np.int64) + 1].tolist()),
               extra={"size": piece, "src": cols["arr_bytes"], "dst": np.full(m, ref, np.uint64),
                      "inst": np.arange(m, dtype=np.uint64)})
 

@@ -111,6 +111,7 @@ def _read_events(path, it):
     shared = {}  # one str object per distinct name or site
     ops, op_shapes, arrays, last = s.ops, s.op_shapes, s.arrays, s.last_ns
     made_by = {}  # array id -> the last operation that made or wrote it (its index in ops)
+    freed = [0]  # arrays deleted so far (``_note_roles``)
     try:
         for n, ev in enumerate(it):
             problem = _event_problem(ev)
@@ -128,6 +129,7 @@ def _read_events(path, it):
                 shape = operation_shape(ev[5] if len(ev) > 5 else None, arrays)
                 op_shapes.append(shared.setdefault(shape, shape))
                 _note_made(ev[5] if len(ev) > 5 else None, len(ops) - 1, made_by)
+                _note_roles(ev[5] if len(ev) > 5 else None, ops[-1][2], arrays, freed[0])
             elif kind in ("wait", "waiting"):
                 last = max(last, _on_wait(s, ev, shared, made_by))
             elif kind == "new":
@@ -140,6 +142,7 @@ def _read_events(path, it):
                 a = arrays.get(ev[2])
                 if a is not None:
                     a["t_del"] = max(t, a["t_new"])
+                freed[0] += 1
             elif kind == "end":
                 s.ended = True
     except msgpack.BufferFull:
@@ -283,6 +286,30 @@ def _note_made(operands, op, made_by):
             made_by[x[0]] = op
 
 
+# what an array was to the line that made it (``StreamColumns.arr_role``)
+UNKNOWN, RESULT, TEMPORARY = -1, 0, 1
+
+
+def _note_roles(operands, site, arrays, freed):
+    """An array an operation made (``new``) is its line's result, until the line's next
+    operation reads it with nothing deleted between: then a temporary of the expression
+    (``u * 0.5 + v``'s ``u * 0.5``).  A result read again by its line is the next
+    execution's input (``x = x + 1.0`` in a loop): the statement's end, which rebound ``x``,
+    deleted the array before."""
+    if not isinstance(operands, list):
+        return
+    for x in operands[:MAX_ITEMS]:
+        if not (isinstance(x, list) and len(x) >= 3 and isinstance(x[0], (int, str))):
+            continue
+        a = arrays.get(x[0])
+        if a is None:
+            continue
+        if x[2] == "new":
+            a["role"], a["made"] = RESULT, (site, freed)
+        elif x[2] == "in" and a.get("made") == (site, freed) and a.get("role") == RESULT:
+            a["role"] = TEMPORARY
+
+
 def _elements(shape):
     n = 1
     for s in shape:
@@ -381,6 +408,9 @@ class StreamColumns:
     arr_rows: np.ndarray  # uint64: of the first dimension (1: a scalar's)
     arr_site: list
     arr_desc: list  # its type and shape, and where it was allocated (as Legate's report)
+    # what it was to the line that made it (``_note_roles``: RESULT, TEMPORARY; UNKNOWN where
+    # no operation said it made it: a stream without operands)
+    arr_role: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
     # the program's waits for an array's values: when (int64), the user's line, and the
     # operation waited for (its index among the operations, -1: unknown)
     wait_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
@@ -415,6 +445,7 @@ def stream_columns(stream: RuntimeStream) -> StreamColumns:
         arr_desc=[f"{a['dtype']}{tuple(a['shape'])}"
                   + (f" allocated at {str(a['site']).rsplit('/', 1)[-1]}" if a["site"] else "")
                   for a in arr],
+        arr_role=np.array([a.get("role", UNKNOWN) for a in arr], dtype=np.int8),
         wait_start=np.array([w[0] for w in stream.waits], dtype=np.int64),
         wait_end=np.array([w[1] for w in stream.waits], dtype=np.int64),
         wait_site=[w[2] for w in stream.waits],
@@ -443,6 +474,8 @@ def stream_items(stream: StreamColumns, zero_ns):
         "arr_start": a_new, "arr_stop": np.maximum(a_del, a_new + 1),
         "arr_bytes": stream.arr_bytes, "arr_rows": stream.arr_rows,
         "arr_site": stream.arr_site, "arr_desc": stream.arr_desc,
+        "arr_role": stream.arr_role if len(stream.arr_role) == len(a_new)
+        else np.full(len(a_new), UNKNOWN, np.int8),
         "wait_start": stream.wait_start - zero_ns,
         "wait_stop": np.maximum(stream.wait_end, stream.wait_start + 1) - zero_ns,
         "wait_site": stream.wait_site,
