@@ -769,3 +769,27 @@ def test_record_of_a_run_stopped_by_ctrl_c_reports_it_with_the_signal(tmp_path, 
     assert err.rstrip().endswith(f"their report with it: {tmp_path / 'legate_prof' / 'index.html'}")
     meta = (tmp_path / "legate_prof" / "meta.js").read_text()
     assert "signal 2 (SIGINT)" in meta and "out of memory?" not in meta
+
+
+def test_record_takes_o_for_where_the_profiles_go_and_says_a_program_never_profiled(tmp_path):
+    """`legate_prof record -o DIR prog.py` (the other commands' `-o`) failed with legate's
+    "unrecognized arguments: -o" after a hundred lines of its usage; a program that never
+    started the runtime read "legate wrote no profiles ...; usage: ...", a typing mistake's
+    answer (a review).  `-o DIR` is legate's `--logdir DIR`; the other says what to check."""
+    from legate_prof.cli.commands.record import _output_as_logdir
+    assert _output_as_logdir(["--cpus", "1", "-o", "d", "p.py", "-o", "x"], 4) == \
+        ["--cpus", "1", "--logdir", "d", "p.py", "-o", "x"]  # (the program's own -o stays)
+    assert _output_as_logdir(["--output=d", "p.py"], 1) == ["--logdir=d", "p.py"]
+    prog = tmp_path / "tiny.py"
+    prog.write_text("from legate_prof.runtime import numpy as np\n"
+                    "print(float(np.ones((10,)).sum()))\n")
+    p = _record(["--cpus", "1", "--gpus", "0", "--no-report", "-o", "out", str(prog)], tmp_path)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert sorted(x.name for x in (tmp_path / "out").iterdir()) == ["legate_0.prof",
+                                                                     "legate_0.runtime.prof"]
+    plain = tmp_path / "plain.py"
+    plain.write_text("print('hello')\n")
+    p = _record(["--cpus", "1", "--gpus", "0", "-o", "none", str(plain)], tmp_path)
+    errors = [ln for ln in p.stderr.splitlines() if ln.startswith("legate_prof: error:")]
+    assert p.returncode != 0 and len(errors) == 1, p.stderr[-2000:]
+    assert "did the program start Legate's runtime?" in errors[0] and "usage" not in errors[0]

@@ -24,9 +24,9 @@ def register(sub):
     r.set_defaults(func=run)
 
 
-RECORD_USAGE = """usage: legate_prof record [--no-report] [legate options] prog.py [args]
+RECORD_USAGE = """usage: legate_prof record [--no-report] [-o DIR] [legate options] prog.py [args]
 
-Runs `legate --profile prog.py` (the NAME_*.prof logs go to --logdir, default here, and are
+Runs `legate --profile prog.py` (the NAME_*.prof logs go to --logdir or -o, default here, and are
 named by --profile-name, default legate: legate's own options), adds
 `--gpus 0` where no NVIDIA driver exists (a stand-in answers "no device"), and writes
 legate_prof/index.html, the HTML report, beside the logs (--no-report: not). A failed run or
@@ -58,6 +58,7 @@ def run(args):
         note("legate_prof: error: no program to run (legate would start its interactive "
              f"Python prompt); {RECORD_USAGE.splitlines()[0]}")
         return EXIT_USER_ERROR
+    extra = _output_as_logdir(extra, prog_at)
     extra, prog_at = _without_gpus_where_none(extra, prog_at, quiet=asks_help)
     logdir = _legate_option(extra[:prog_at], "--logdir") or "."
     if not asks_help and not os.path.isdir(logdir):
@@ -78,6 +79,22 @@ def run(args):
     if asks_help or rc is None:
         return EXIT_USER_ERROR if rc is None else rc
     return _after_run(rc, held, logdir, name, _written(logdir, name, before), no_report, said)
+
+
+def _output_as_logdir(extra, prog_at):
+    """``-o DIR`` / ``--output DIR`` (``--output=DIR``) before the program: legate's
+    ``--logdir DIR``, where the profiles and the report go (the other commands' ``-o``;
+    legate has none, and said "unrecognized arguments: -o" after a hundred lines of its
+    usage: a review)."""
+    out = []
+    for k, a in enumerate(extra):
+        if k < prog_at and a in ("-o", "--output"):
+            out.append("--logdir")
+        elif k < prog_at and a.startswith("--output="):
+            out.append("--logdir=" + a[len("--output="):])
+        else:
+            out.append(a)
+    return out
 
 
 TRACEBACK = "Traceback (most recent call last)"  # what Python prints of an exception
@@ -104,8 +121,11 @@ def _after_run(rc, held, logdir, name, written, no_report, said=()):
         return rc if 0 < rc < 128 else EXIT_USER_ERROR
     where = os.path.join(os.path.abspath(logdir), f"{name}_*.prof")
     if not written:  # (legate still says "Profiles have been generated")
-        note(f"legate_prof: error: legate wrote no profiles ({where}); "
-             f"{RECORD_USAGE.splitlines()[0]}")
+        # (the usage line read as a typing mistake, of a program that never started the
+        # runtime: a review)
+        note(f"legate_prof: error: legate wrote no profiles ({where}): did the program "
+             "start Legate's runtime? (it profiles the runtime, which a program starts by "
+             "importing legate or legate_prof.runtime and using it)")
         return EXIT_USER_ERROR
     if held:  # one line, however a narrow console wrapped it (the wraps keep their spaces);
         # legate names the files legate_*.prof whatever --profile-name said
