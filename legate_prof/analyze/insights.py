@@ -1288,8 +1288,11 @@ def _blocking_title(f, x, what, run, in_start_up):
     ranks = f" on each of {x['ranks']} ranks" if x["ranks"] > 1 else ""
     start = (f"; the first began before the program's first task had run: it waited for the "
              "runtime's start-up too" if in_start_up else "")
+    # (a run's count is its rank's that waited the most: "on each of 2 ranks ... in all" read
+    # as both ranks' time, a review)
+    total = "in all" if x["ranks"] <= 1 else "on the rank that waited most"
     return (f"the program stopped {times}{ranks} to wait for a value, "
-            f"{format_ns(x['waited_ns'])} in all ({100.0 * x['waited_ns'] / run:.1f} % of the "
+            f"{format_ns(x['waited_ns'])} {total} ({100.0 * x['waited_ns'] / run:.1f} % of the "
             f"{f.whole}; longest {format_ns(x['longest_ns'])}{start}): {named}")
 
 
@@ -1305,7 +1308,7 @@ def _mostly_latency(latency, cost, in_start_up, late=0):
         return beyond.lstrip() + (" " if beyond else "")
     return (f"Of the runtime's latency these waits exposed on the critical path "
             f"({format_ns(latency)}{', its start-up among it' if in_start_up else ''}), "
-            f"{format_ns(cost)} is counted as their cost: what the program launched after "
+            f"{format_ns(cost)} is theirs on the path: what the program launched after "
             "each before it waited again, which it could have launched meanwhile (a lower "
             "bound: with more operations in flight the runtime overlaps its own work too; a "
             f"profile of the changed program shows it).{beyond} ")
