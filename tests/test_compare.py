@@ -597,7 +597,7 @@ def test_a_run_without_a_critical_path_gets_no_verdict_and_says_why():
     length = next(x for x in head if x.startswith("run length:"))
     assert "slower" not in length and "(no verdict: A has no critical path" in length, head
     wall = next(x for x in head if x.startswith("wall clock:"))
-    assert "A has no critical path, its 419.304 ms all under '(no line)'" in wall, wall
+    assert "A has no critical path, its 419.304 ms all under '(unknown)'" in wall, wall
     assert "100.0 % of B explained" in wall
 
 
@@ -802,3 +802,35 @@ def test_the_lines_copies_fills_and_tasks_add_up_to_the_runs(capsys):
                          "fills": s["fills"]["count"], "fill_bytes": s["fills"]["bytes"]}, run
     unlined = next(r for r in c["lines"] if r["line"] == "(no line)")
     assert unlined["copies"][0] > 0
+
+
+def test_a_line_its_runtime_stream_records_is_the_runs_line_whatever_legion_says():
+    """A review: ``y = np.ones(N)`` is realized lazily by Legate, its Legion fill carrying the
+    next line's provenance, so the line held no Legion item: a run whose path did not charge
+    it had no such line ("mr2.py:3: in A only", the other order "in B only"), and runs whose
+    paths both did paired it by its number alone ("~", "the line's code was not recorded").
+    Every line the run's stream records is the run's line, with the operations launched
+    there and its code; Legion's figures stay where Legion put them (they still add up to
+    the run's: "(no line)" keeps the work no line launched)."""
+    from legate_prof.analyze.compare import NO_LINE, per_line
+    from legate_prof.load.loader import load_profile
+    from legate_prof.model.kinds import ItemKind
+    from legate_prof.query import as_source
+    real = Path(__file__).resolve().parents[1] / "fixtures" / "real"
+    m = load_profile([real / "mpi2"], stack=False)
+    lines = per_line(m, source=as_source(m))
+    ones = lines["/tmp/multirank/prog_mr.py:7"]  # (y = np.ones(N, dtype=np.float64))
+    assert ones["operations"] == {"Fill"}
+    assert [ones[f] for f in ("tasks", "copies", "fills")] == [0, 0, 0]
+    kind = m.items["kind"]
+    for n_key, kinds in (("tasks", (ItemKind.TASK, ItemKind.GPU_KERNEL)),
+                         ("copies", (ItemKind.COPY,)), ("fills", (ItemKind.FILL,))):
+        assert sum(r[n_key] for r in lines.values()) == int(
+            sum((kind == int(k)).sum() for k in kinds)), n_key
+    assert lines[NO_LINE]["tasks"] > 0
+    c = _compare_json("mpi2", "mpi2_utility2")  # (the code read beside the runs)
+    rows = {r["line"]: r for r in c["lines"]}
+    ones = rows["prog_mr.py:7"]
+    assert (ones["paired_by"], ones["operations"]) == ("code", ["Fill"]), ones
+    assert ones["code"] == ["y = np.ones(N, dtype=np.float64)"] * 2
+    assert not [n for n in c["notes"] if n.startswith("prog_mr.py:7")], c["notes"]

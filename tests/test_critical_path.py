@@ -817,7 +817,7 @@ def test_the_splits_are_the_sums_a_walk_over_the_pieces_makes(run):
     ("launch": the top-level task)."""
     from legate_prof.analyze.critical_path import (_CATEGORY, _OWN_GROUP, KINDS, item_table,
                                                    path_pieces, splits)
-    from legate_prof.analyze.path_lines import TOP_LEVEL_NAMES, line_title
+    from legate_prof.analyze.path_lines import TOP_LEVEL_NAMES, UNKNOWN, line_title
     src = as_source(load_profile([str(REAL / run)], ranked=True, workers=1))
     pieces = path_pieces(src)
     tab = item_table(src, pieces.item)
@@ -833,6 +833,7 @@ def test_the_splits_are_the_sums_a_walk_over_the_pieces_makes(run):
         by_kind[c] = by_kind.get(c, 0) + v
         g = c if c in _OWN_GROUP else group_of.get(i, "unknown")
         by_group[g] = by_group.get(g, 0) + v
+        p = UNKNOWN if c == "unknown" else p  # (its cause unknown: no line's, "(unknown)")
         by_line[line_title(p, src.provenances)] = by_line.get(
             line_title(p, src.provenances), 0) + v
     want = (by_kind, dict(sorted(((g, v) for g, v in by_group.items() if v),
@@ -1161,3 +1162,31 @@ def test_a_mean_is_rounded_to_the_nearest_ns_as_the_reference_prints_it():
     assert row["mean_ns"] == 58_750_560
     assert _timing_row({"count": 3, "total": 10, "running": 0, "m2": 0.0, "min": 0,
                         "max": 0})["mean_ns"] == 3
+
+
+def test_the_time_whose_cause_is_unknown_is_no_line_of_the_split_by_line():
+    """A review: a run cut with --ranks, its path stopping at a rank not given, read 87.7 %
+    "unknown" by kind and by lane group, yet 88.4 % "(no line)" by source line (the work no
+    line launched), and ``by_provenance`` had no unknown key.  By line it is "(unknown)" too;
+    "(no line)" keeps the known work of no line; the other rows add up to the explained
+    time, all of them to the run.  The report shows the same split."""
+    from legate_prof.report.critical import critical_summary
+    run = str(REAL / "mpi2b")
+    p = subprocess.run([sys.executable, "-m", "legate_prof", "critical", "--ranks", "1",
+                        "--json", run], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    lines, unknown = doc["by_provenance"], doc["by_kind"]["unknown"]
+    assert unknown > 0.5 * doc["run_ns"] and doc["stops_at"]["given"] is False
+    assert lines["(unknown)"] == unknown == doc["by_group"]["unknown"]
+    assert lines.get("(no line)", 0) < 0.01 * doc["run_ns"], lines
+    assert sum(v for k, v in lines.items() if k != "(unknown)") == doc["explained_ns"]
+    assert sum(lines.values()) == doc["run_ns"]
+    text = subprocess.run([sys.executable, "-m", "legate_prof", "critical", "--ranks", "1",
+                           run], capture_output=True, text=True, timeout=300).stdout
+    section = text.split("By source line")[1].split("\n\n")[0].splitlines()
+    assert section[1].split()[0] == "87.5%" and section[1].endswith("(unknown)"), section
+    src = as_source(load_profile([str(rank_files(REAL / "mpi2b")[1]),
+                                  str(REAL / "mpi2b" / "legate_1.runtime.prof")]))
+    split = critical_summary(src)
+    assert dict(split["by_line"])["(unknown)"] == split["by_kind"]["unknown"] > 0

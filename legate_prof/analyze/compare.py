@@ -23,7 +23,7 @@ import numpy as np
 from legate_prof.model.kinds import GROUP_TITLE, MEMORY_GROUPS, ItemKind
 from legate_prof.model.sort_order import unique_values
 from legate_prof.analyze.critical_text import INFERRED_WORDS
-from legate_prof.analyze.path_lines import PROGRAM_START_TITLE
+from legate_prof.analyze.path_lines import PROGRAM_START_TITLE, SHUTDOWN_TITLE, UNKNOWN_TITLE
 from legate_prof.present.units import format_bytes, format_ns
 
 APP_KINDS = (int(ItemKind.TASK), int(ItemKind.GPU_KERNEL))
@@ -42,14 +42,28 @@ def _site(prov):
 NO_LINE = "(no line)"
 
 
-def per_line(model, code=None):
+def per_line(model, code=None, source=None):
     """{provenance: {file, line, code, operations, tasks, task_ns, copies, copy_bytes,
-    fills, fill_bytes}} of the lines that launched tasks or moved or filled data; a line's
-    code is the run's, else ``code``'s (read from the program's file: ``load.source_code``);
-    and under ``NO_LINE`` the ``FIELDS`` of the work no line launched (the lines' copies
-    added up to 6 of `stats`' 24: 18 of no line, left out, a review)."""
+    fills, fill_bytes}} of the lines that launched tasks or moved or filled data, and of
+    the lines the runtime's stream of ``source`` records operations of (the model's, through
+    the door; None: Legion's lines alone), with those operations: Legate realizes
+    ``np.ones(N)`` lazily, its fill carrying the next line's provenance, so the line itself
+    held no Legion item, and a run whose path did not charge it had no such line ("mr2.py:3:
+    in A only", a review).  A line's code is the run's, else ``code``'s (read from the
+    program's file: ``load.source_code``); and under ``NO_LINE`` the ``FIELDS`` of the work
+    no line launched (the lines' copies added up to 6 of `stats`' 24: 18 of no line, left
+    out, a review)."""
+    from legate_prof.analyze.run_counts import operations_by_line
     code = code or {}
     out = {NO_LINE: {f: 0 for f in FIELDS}}
+
+    def row_of(text):
+        if text not in out:
+            file, line = _site(text)
+            out[text] = {"file": file, "line": line, "operations": set(),
+                         "code": model.line_text.get(text) or code.get(text, ""),
+                         **{f: 0 for f in FIELDS}}
+        return out[text]
     it = model.items
     prov = model.op_provenance(it["op_id"])
     dur = it["stop"] - it["start"]
@@ -71,15 +85,12 @@ def per_line(model, code=None):
         out[NO_LINE][v_key] += int(total[0]) if len(total) else 0
         for k in np.flatnonzero(count[1:]).tolist():
             k += 1
-            text = model.provenances[k]
-            file, line = _site(text)
-            row = out.setdefault(text, {"file": file, "line": line, "operations": set(),
-                                        "code": model.line_text.get(text)
-                                        or code.get(text, ""),
-                                        **{f: 0 for f in FIELDS}})
+            row = row_of(model.provenances[k])
             row[n_key] += int(count[k])
             row[v_key] += int(total[k])
             row["operations"] |= names.get(k, set())
+    for q, names in (operations_by_line(source) if source is not None else {}).items():
+        row_of(source.provenances[q])["operations"] |= {source.names[n] for n in names}
     return out
 
 
@@ -191,8 +202,9 @@ def wall_by_line(model):
     return by_line, pieces.explained_ns, int(pieces.run[1] - pieces.run[0]), resting
 
 
-def _line_rows(a, b, wall=None, same_files=False, code=(None, None), waits=None):
-    la, lb = per_line(a, code[0]), per_line(b, code[1])
+def _line_rows(a, b, wall=None, same_files=False, code=(None, None), waits=None,
+               sources=(None, None)):
+    la, lb = per_line(a, code[0], sources[0]), per_line(b, code[1], sources[1])
     unlined = (la.pop(NO_LINE), lb.pop(NO_LINE))
     wa, wb = wall or ({}, {})
     waits = waits or ({}, {})
@@ -216,7 +228,8 @@ def _line_rows(a, b, wall=None, same_files=False, code=(None, None), waits=None)
         for f in WAIT_FIELDS:  # (the program's waits for values there, counted once a run)
             row[f] = [int(waits[0].get(pa, {}).get(f, 0)), int(waits[1].get(pb, {}).get(f, 0))]
         rows.append(row)
-    for name in ("(program start)", "(shutdown)", NO_LINE):  # (the run's own rows)
+    # (the run's own rows; "(unknown)": where its path stops at what no profile records)
+    for name in (PROGRAM_START_TITLE, SHUTDOWN_TITLE, UNKNOWN_TITLE, NO_LINE):
         work = unlined if name == NO_LINE else ({}, {})
         if wa.get(name) or wb.get(name) or any(any(w.values()) for w in work):
             rows.append({"line": name, "a": name, "b": name, "operations": [],
@@ -236,7 +249,8 @@ def _lines_without_tasks(lines, model, wall, waits, code):
     ``code``) and what they waited for, so they pair as a line that launched tasks does (a
     self-compare read such a line "~", by its number alone, or left it out: off the path);
     and the lines the path charges that made no task and waited for nothing (no code: they
-    pair by file name and line number)."""
+    pair by file name and line number; those the run's stream records operations of are
+    ``per_line``'s)."""
     code = code or {}
     for text in list(waits) + list(wall):
         if text.startswith("(") or text in lines:
@@ -258,7 +272,7 @@ def waits_by_text(source):
 
 def _none_paired(lines, pathless=()):
     """[the note] where lines exist and none paired: a run without source lines (one with no
-    critical path, ``pathless``, has its time all under "(no line)"), or two programs
+    critical path, ``pathless``, has its time all under "(unknown)"), or two programs
     (every finding then reads "fixed" or "new", the run "faster"); else []."""
     in_a, in_b = any(r["a"] for r in lines), any(r["b"] for r in lines)
     if any(r["paired_by"] for r in lines) or not (in_a or in_b):
@@ -266,7 +280,7 @@ def _none_paired(lines, pathless=()):
     if not (in_a and in_b):
         run = "B" if in_a else "A"
         return [f"run {run} has no critical path (no Legion timeline: a run that crashed?): "
-                "its time is all under '(no line)', and no line is compared"
+                "its time is all under '(unknown)', and no line is compared"
                 if run in pathless else
                 f"run {run} names no source line (its .runtime.prof files not given?): no "
                 "line is compared"]
@@ -345,7 +359,9 @@ def compare(a, b, same_files=False, code=(None, None)):
     from legate_prof.query import as_source
     sa, sb = as_source(a), as_source(b)  # (one critical path each: the lines and findings)
     (wa, ea, ra, ia), (wb, eb, rb, ib) = wall_by_line(sa), wall_by_line(sb)
-    lines = _line_rows(a, b, (wa, wb), same_files, code, (waits_by_text(sa), waits_by_text(sb)))
+    # (a run with no critical path, a crash's stream alone, names no line: said so, unpaired)
+    lines = _line_rows(a, b, (wa, wb), same_files, code, (waits_by_text(sa), waits_by_text(sb)),
+                       [s if e or not r else None for s, e, r in ((sa, ea, ra), (sb, eb, rb))])
     ga, gb = per_group(a, sa), per_group(b, sb)
     spans = [int(m.items["stop"].max() - m.items["start"].min()) if m.n_items else 0
              for m in (a, b)]  # first item to last, as `stats` counts a run's span
@@ -521,7 +537,7 @@ def format_compare(c, names=("A", "B")):
                    "ranks; their lines and groups compare whole runs, not rank for rank")
     if "explained_ns" in c:
         said = [f"{_explained(x, r)} of {n} explained" if x or not r else
-                f"{n} has no critical path, its {format_ns(r)} all under '(no line)'"
+                f"{n} has no critical path, its {format_ns(r)} all under '(unknown)'"
                 for n, x, r in zip("AB", c["explained_ns"], (ra, rb))]
         out.append("wall clock: each line's share of its run's critical path, with the runtime "
                    "work it led to, the start-up and the shutdown (they add up to the run: "

@@ -15,7 +15,8 @@ waiting for its processor's scheduler, clocks of two nodes).  Time is split
   its operation's); time before the program's first operation for "(program start)"; the
   program's thread running for the line it was at (the runtime's stream says when each
   operation was made; without it, the line of the next item on the path); a gap for the
-  line of the next item on the path; runtime work of no operation for "(no line)".
+  line of the next item on the path; runtime work of no operation for "(no line)"; the time
+  whose cause is unknown (``unknown``) for "(unknown)", as by kind and lane group.
 
 JSON (``legate_prof critical --json``, docs/query_api.md): ``{"span_ns", "path_start_ns",
 "run_span_ns", "path": [{"name",
@@ -30,7 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from legate_prof.analyze.path_lines import (PROGRAM_START, TOP_LEVEL_NAMES, line_rows,
+from legate_prof.analyze.path_lines import (PROGRAM_START, TOP_LEVEL_NAMES, UNKNOWN, line_rows,
                                             line_title, program_end, run_operations_made)
 from legate_prof.analyze.program_waits import (clipped, item_ranks, joined, merged,
                                                program_waits, waits_of_rows)
@@ -491,15 +492,19 @@ def _lines_forward(prov):
 
 def splits(pieces: PathPieces, provenances):
     """(by kind, by lane group, by source line): ns each of the run's time — the path's
-    pieces, its gaps, the time before it and the shutdown — adding up to the run.  (Sums
-    per key over whole columns; each dict in the order its keys first come, as a walk
-    over the rows would make it, before it is sorted.)"""
+    pieces, its gaps, the time before it and the shutdown — adding up to the run; by line,
+    the time whose cause is unknown is "(unknown)", as it is "unknown" by kind and lane
+    group (where the path stops at a rank not given, 4.989 s unknown read as 5.030 s of
+    "(no line)", the work no line launched: a review).  (Sums per key over whole columns;
+    each dict in the order its keys first come, as a walk over the rows would make it,
+    before it is sorted.)"""
     ns, cat, line, item = pieces.pieces()
     ns = np.asarray(ns, np.int64)
     group = np.where(np.isin(cat, _OWN_GROUP), cat, _group_of(pieces, item))
     by_kind = dict.fromkeys(KINDS, 0)
     by_kind.update(_sums_in_order(cat, ns))
     by_line = {}
+    line = np.where(np.asarray(cat, object) == "unknown", UNKNOWN, np.asarray(line, np.int64))
     for k, v in _sums_in_order(line, ns).items():
         name = line_title(k, provenances)
         by_line[name] = by_line.get(name, 0) + v

@@ -33,9 +33,11 @@ from legate_prof.model.sort_order import stable_order, unique_with
 
 PROGRAM_START = -1  # the line id of the time before the program's first operation
 SHUTDOWN = -2  # ... and of the time after its top-level task ended
+UNKNOWN = -3  # ... and, in the split by line, of the time whose cause is unknown
 NO_LINE = 0
 PROGRAM_START_TITLE = "(program start)"
 SHUTDOWN_TITLE = "(shutdown)"
+UNKNOWN_TITLE = "(unknown)"
 NO_LINE_TITLE = "(no line)"
 TOP_LEVEL_NAMES = ("Toplevel Task", "External Thread")  # the program's own thread
 _LEGION_MADE = (ItemKind.TASK, ItemKind.COPY, ItemKind.FILL, ItemKind.DEP_PART)
@@ -47,6 +49,8 @@ def line_title(line, provenances):
         return PROGRAM_START_TITLE
     if line == SHUTDOWN:
         return SHUTDOWN_TITLE
+    if line == UNKNOWN:
+        return UNKNOWN_TITLE
     return provenances[line] if line else NO_LINE_TITLE
 
 

@@ -80,19 +80,45 @@ def joined_counts(profile):
     return out
 
 
-def operations_per_line(profile, n_lines):
-    """The program's operations launched from each line (provenance ids of the profile's
-    numbering, ``n_lines`` of them), counted in ``counting_rank``'s stream; None without a
-    stream."""
-    counts = joined_counts(profile)
-    rank = counting_rank(counts)
+def _counted_operations(profile):
+    """[(part, its items that are ``counting_rank``'s stream's operations)] of a profile's
+    parts holding some; None without a stream."""
+    rank = counting_rank(joined_counts(profile))
     if rank is None:
         return None
-    out = np.zeros(n_lines, np.int64)
+    out = []
     for part in profile.item_parts():
         m = part.model
         ops = np.flatnonzero(np.asarray(m.items["kind"]) == int(ItemKind.RUNTIME_OP))
         ops = ops[rank_of_items(m, ops) == rank]
         if len(ops):
-            out += np.bincount(part.provenances(ops).astype(np.int64), minlength=n_lines)[:n_lines]
+            out.append((part, ops))
+    return out
+
+
+def operations_per_line(profile, n_lines):
+    """The program's operations launched from each line (provenance ids of the profile's
+    numbering, ``n_lines`` of them), counted in ``counting_rank``'s stream; None without a
+    stream."""
+    counted = _counted_operations(profile)
+    if counted is None:
+        return None
+    out = np.zeros(n_lines, np.int64)
+    for part, ops in counted:
+        out += np.bincount(part.provenances(ops).astype(np.int64), minlength=n_lines)[:n_lines]
+    return out
+
+
+def operations_by_line(profile):
+    """{provenance id (the profile's numbering): {name id: count}}: the program's operations
+    launched from each line, by name, as ``counting_rank``'s stream records them.  A line
+    whose work Legion records under another line's provenance is here too: Legate realizes
+    ``np.ones(N)`` lazily, its fill carrying the line that first reads it.  {} without a
+    stream."""
+    out = {}
+    for part, ops in _counted_operations(profile) or ():
+        for q, nm in zip(part.provenances(ops).tolist(), part.names(ops).tolist()):
+            if q:
+                names = out.setdefault(int(q), {})
+                names[int(nm)] = names.get(int(nm), 0) + 1
     return out
