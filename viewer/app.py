@@ -135,6 +135,8 @@ class MainWindow(QtWidgets.QMainWindow):
         # replaces them (``_partial_loaded``)
         self._so_far = None
         self._rest_failed = None  # (why the rest of a run whose ranks so far are shown failed)
+        self._rebuilding = False  # (the rest being built again in one process: the banner says)
+        self._whole_of_so_far = None  # (the whole shown in place of its ranks so far)
         self._fitted = None  # (a status line, as shown: cut to fit) (``_say_fitted``)
         self._widths = ((), ())  # the docks' widths while another profile loads
         # the first profile's view as the command line asked (--start/--stop), then none
@@ -320,6 +322,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._files = list(files)
         frame = self._timeline_frame()
         self.timeline = frame.timeline
+        if src is not self._whole_of_so_far:
+            self._whole_of_so_far = None
+        frame.keep_bar_room(partial or self._whole_of_so_far is not None)
         self.timeline.set_source(src, layout)
         if self._view_range is not None:  # (the history starts there: 0 resets to the run)
             (a, b), (t0, t1) = self._view_range, src.outline().time_range
@@ -329,6 +334,7 @@ class MainWindow(QtWidgets.QMainWindow):
             if not partial:  # (the whole is shown the same way)
                 self._view_range = None
         self.timeline.item.compute_in_background()  # no frame waits for a tile
+        frame.follow_view()  # (its scrollbar: the lanes' height is another)
         self.timeline.show_critical_path(self.path_action.isChecked() and not partial)
         self._set_notices(src, src.outline())  # (its notices once worked out: ``_noticed``)
         if self.centralWidget() is not frame:
@@ -372,12 +378,17 @@ class MainWindow(QtWidgets.QMainWindow):
         built so far, which they are."""
         lines = notice_lines(info)
         if self._so_far is not None and src is self._so_far[0].source:
-            lines.insert(0, so_far_words(info, self._so_far[2], self._rest_failed))
+            lines.insert(0, so_far_words(info, self._so_far[2], self._rest_failed,
+                                         self._rebuilding))
+        whole = src is self._whole_of_so_far  # (its banner as tall: the lanes stay in place)
+        if whole:
+            lines.append(WHOLE_IN.format(n=len(info.ranks)))
         if self._showing_example(self._files):
             lines.insert(0, f"This is the bundled example profile: {self._example[1]}.")
         if self._beside is None or self._beside[0] != self._files:  # (once per files)
             self._beside = (self._files, inputs_notes(self._files or ()))
-        self._timeline_frame().set_notices(lines, problem_lines(info) + self._beside[1])
+        self._timeline_frame().set_notices(lines, problem_lines(info) + self._beside[1],
+                                           keep_height=whole)
 
     def _after_first_frame(self, src):
         """The notices (the messages' latency over every item) and the critical path are
@@ -603,6 +614,7 @@ class MainWindow(QtWidgets.QMainWindow):
             old.cancel()
         loader = Loader(self._loads, load or self._load, self._find, prepare=prepare_view)
         self._so_far = self._rest_failed = None
+        self._rebuilding = False
         loader.progressed.connect(self._progressed)
         loader.partial_loaded.connect(self._partial_loaded)
         loader.loaded.connect(self._loaded)
@@ -623,7 +635,11 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.loading is not None:
             self.loading.set_progress(done, total, what)
         elif self._so_far is not None:  # (the ranks so far shown: the rest's progress below)
-            self.statusBar().showMessage(f"building the other ranks: {what}")
+            if not self._rebuilding and what.startswith(READ_AGAIN):
+                self._rebuilding = True  # (the workers' builds failed: read here, again)
+                self._set_notices(self.source, self.source.outline())
+            again = " again, in this process" if self._rebuilding else ""
+            self.statusBar().showMessage(f"building the other ranks{again}: {what}")
 
     def _partial_loaded(self, number, got):
         """The ranks built so far, while the rest builds (10 ranks of 1 M items on 2 cores:
@@ -645,10 +661,14 @@ class MainWindow(QtWidgets.QMainWindow):
         layout, left = ready.layout, None
         if self._so_far is not None:
             layout, left = self._as_left(ready), self._where_left()
+            self._whole_of_so_far = ready.source
+            if self.isVisible():  # (their picture stays until the whole's is whole)
+                self._frame.hold_picture()
         self._show_source(ready.source, self._files, layout)
         self._so_far = None
         if left is not None:
             self._back_where_left(*left)
+            self._frame.release_when(self.timeline.item.settled)
         self._loader.source = self.source  # the findings share its critical path
         FirstFrame(self.timeline.viewport(), self._loader.shown.set,
                    self.timeline.item.settled)
@@ -688,6 +708,9 @@ class MainWindow(QtWidgets.QMainWindow):
         state = ready.layout.state()
         for k, (added, removed) in moved.items():
             state[k] = (state[k] - removed) | added
+        if tl.lane_layout.all_ranks_collapsed:  # ("Collapse ranks": the ranks built since
+            so_far_ranks = set(so_far.source.outline().ranks)  # too, as the user asked)
+            state["collapsed_ranks"] |= set(ready.source.outline().ranks) - so_far_ranks
         return LaneLayout.with_state(ready.source, state)
 
     def _where_left(self):
@@ -1043,17 +1066,28 @@ class MainWindow(QtWidgets.QMainWindow):
 
 SO_FAR_NO_PATH = ("the critical path is computed once the whole run is in (the other ranks "
                   "are still being built)")
+# the banner's last line over the whole run once it replaced its ranks so far (the banner as
+# tall as it was: ``NoticeBanner.set_lines``' ``keep_height``)
+WHOLE_IN = "All {n} ranks are shown: the whole run replaced the ranks built so far."
+# how the load's progress begins its steps when the rank files are read in this process:
+# after the ranks so far, the workers' build failed (a worker died, a bundle cut) and the
+# loader builds the rest again here (``load.loader``: ``two_readers``' "reading FILE")
+READ_AGAIN = "reading "
 
 
-def so_far_words(info, files, failed=None):
+def so_far_words(info, files, failed=None, rebuilding=False):
     """The banner's line over the ranks built so far (of ``files`` rank files; ``failed``:
-    why the others could not be built)."""
+    why the others could not be built; ``rebuilding``: the workers could not, they are
+    built again in this process, which takes longer)."""
     from legate_prof.present.ranks import format_ranks
     ranks = list(info.ranks)
     shown = f"Showing rank{'s' if len(ranks) > 1 else ''} {format_ranks(ranks)} of {files}"
     if failed:
         return (f"{shown}: the others could not be built ({failed}); this is not the whole "
                 "run (no findings, critical path or export of it).")
+    if rebuilding:
+        return (f"{shown}: the workers could not build the others, so they are being built "
+                "again in this one process (slower); the whole run replaces this view then.")
     return (f"{shown} while the others are built: the whole run replaces this view when they "
             "are (the findings and the critical path come with it).")
 

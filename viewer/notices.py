@@ -78,11 +78,15 @@ class NoticeBanner(QtWidgets.QFrame):
         lay.addWidget(self._scroll, 1)
         lay.addWidget(close, 0, QtCore.Qt.AlignmentFlag.AlignTop)
         self._window = None
+        self._held = None  # the height its notes keep (``set_lines``' ``keep_height``)
         self.set_lines(lines, problems)
 
     def _fit(self):
         """As tall as the notes at this width, up to a quarter of the window (three lines at
-        least); the rest scrolls."""
+        least); the rest scrolls.  Where its height is held, as tall as it was."""
+        if self._held is not None:
+            self._scroll.setFixedHeight(self._held)
+            return
         win = self.window()
         lines = self.fontMetrics().lineSpacing()
         cap = max(3 * lines, win.height() // 4) if win is not None and win is not self \
@@ -110,9 +114,16 @@ class NoticeBanner(QtWidgets.QFrame):
             self._fit()
         return False
 
-    def set_lines(self, lines, problems=()):
+    def set_lines(self, lines, problems=(), keep_height=False):
         """Show these notices and problems (another profile's), or hide where there are
-        none."""
+        none.  ``keep_height``: as tall as it is now (hidden if closed), the notes scrolled
+        or leaving room below, while the lines set keep it so: the lanes below stay where
+        they are on screen (the whole run replacing its ranks so far moved them up by the
+        height of the line that said which ranks were shown)."""
+        if not keep_height:
+            self._held = None
+        elif self._held is None:  # (closed by its ×: it stays closed)
+            self._held = 0 if self.isHidden() else self._scroll.height()
         problems = list(problems)
         shown = problems[:MAX_PROBLEM_LINES]
         if len(problems) > MAX_PROBLEM_LINES:
@@ -123,7 +134,8 @@ class NoticeBanner(QtWidgets.QFrame):
         self.problems.setVisible(bool(problems))
         self.label.setText("\n".join(lines))
         self.label.setVisible(bool(lines))
-        self.setVisible(bool(lines) or bool(problems))
+        if self._held is None:
+            self.setVisible(bool(lines) or bool(problems))
         self._fit()
 
     def lines(self):

@@ -84,6 +84,9 @@ class LaneLayout:
         # the track's rows' height in row units: taller where the rows are made a few pixels
         # tall (compact: a GUI walk read its labels over each other, some rows unnamed)
         self.path_scale = 1.0
+        # the last "Collapse ranks" (True) or "Expand ranks" (False) asked of it, or None: a
+        # profile with more ranks laid out after it does as the user asked of every rank
+        self.all_ranks_collapsed = None
         self.entries = []
         self.rebuild()
     @classmethod
@@ -214,6 +217,7 @@ class LaneLayout:
         """Collapse (or open) every rank, the all-ranks block too."""
         info = self.source.outline()
         self.collapsed_ranks = ({ALL_RANKS, *info.ranks} if collapsed else set())
+        self.all_ranks_collapsed = bool(collapsed)
         self.rebuild()
 
     def set_kind_expanded(self, group, expanded, rank=None):
