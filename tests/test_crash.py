@@ -780,6 +780,9 @@ def test_record_takes_o_for_where_the_profiles_go_and_says_a_program_never_profi
     assert _output_as_logdir(["--cpus", "1", "-o", "d", "p.py", "-o", "x"], 4) == \
         ["--cpus", "1", "--logdir", "d", "p.py", "-o", "x"]  # (the program's own -o stays)
     assert _output_as_logdir(["--output=d", "p.py"], 1) == ["--logdir=d", "p.py"]
+    # (a module's own -o follows its name: an adversarial review)
+    assert _output_as_logdir(["-o", "d", "--module", "tool", "-o", "x.csv"], 6) == \
+        ["--logdir", "d", "--module", "tool", "-o", "x.csv"]
     prog = tmp_path / "tiny.py"
     prog.write_text("from legate_prof.runtime import numpy as np\n"
                     "print(float(np.ones((10,)).sum()))\n")
@@ -793,3 +796,31 @@ def test_record_takes_o_for_where_the_profiles_go_and_says_a_program_never_profi
     errors = [ln for ln in p.stderr.splitlines() if ln.startswith("legate_prof: error:")]
     assert p.returncode != 0 and len(errors) == 1, p.stderr[-2000:]
     assert "did the program start Legate's runtime?" in errors[0] and "usage" not in errors[0]
+
+
+def test_crash_markers_of_a_strangers_bundle_with_odd_fields_are_read_without_a_traceback(
+        tmp_path):
+    """A bundle's markers are a stranger's: a crash marker without a rank, or whose signal is
+    a number, raised KeyError and TypeError in the code that tells a crash's signal; a rank
+    "zero" raised ValueError where the timeline says why it is missing (an adversarial
+    review).  A marker without a rank reads as a crash of no known rank; a rank or a field
+    of another type is a damaged bundle: one line, no traceback."""
+    from legate_prof.analyze.insights import find_insights
+    from legate_prof.assemble.out_of_memory import attach_oom_report
+    from legate_prof.store.bundle import write_bundle
+    model = load_profile([str(SIGINT1)])
+    (crash,) = [m for m in model.markers if m["kind"] == "crash"]
+    for k, (m, ok) in enumerate(((({k: v for k, v in crash.items() if k != "rank"}), True),
+                                 ({**crash, "rank": "zero"}, False),
+                                 ({**crash, "fields": {"signal": 2}}, False),
+                                 ({**crash, "fields": 7}, False))):
+        path = tmp_path / f"odd{k}.lpbundle"
+        write_bundle(model.evolve(markers=[m]), str(path))
+        if not ok:
+            with pytest.raises(ProfileError, match="markers damaged"):
+                load_profile([str(path)])
+            continue
+        read = load_profile([str(path)])
+        told, _ = attach_oom_report(read, SIGINT1 / "legate_console.log")
+        for x in (read, told):
+            assert [f["pattern"] for f in find_insights(x)].count("crash") == 1

@@ -938,11 +938,13 @@ def test_no_start_up_finding_in_a_window_that_begins_after_the_run(capsys):
     assert not any(u.startswith("warm_up") for u in got.get("unjudged", ()))
 
 
-def _loop_stream(tmp_path, two_ops):
+def _loop_stream(path, two_ops, rank=0, ranks=1, extra_names=0, held=False, kept=False):
     """A runtime stream of a loop of 4 iterations at p.py:5, as the array runtime writes it:
     ``x = x * 0.5 + 1.0`` (``two_ops``: the product a temporary the sum reads) or
     ``x = x + 1.0`` (one result an iteration, read by the next as its input), each array
-    deleted with the statement that rebound ``x``."""
+    deleted with the statement that rebound ``x`` — but the first input where another name
+    ``held`` it, and none where a list ``kept`` them (``xs.append(x)``); ``extra_names``
+    operations first (a rank whose string table differs)."""
     import msgpack
     from legate_prof.read.runtime_stream import STREAM_MAGIC
     n, t, events, x, next_id = 1 << 20, 1000, [], 1, 2
@@ -951,6 +953,7 @@ def _loop_stream(tmp_path, two_ops):
         nonlocal t
         t += 1000
         return t
+    events += [["op", at(), f"Extra{k}", f"p.py:{90 + k}", "", []] for k in range(extra_names)]
     events += [["new", at(), 1, [n], "float64", 8 * n, "p.py:3", "system"],
                ["op", at(), "Fill", "p.py:3", "x = np.ones(N)", [[1, n, "new"]]]]
     for _ in range(4):
@@ -962,13 +965,13 @@ def _loop_stream(tmp_path, two_ops):
                                                                      [next_id, n, "new"]]]]
             made.append(next_id)
             src, next_id = next_id, next_id + 1
-        events += [["del", at(), a] for a in made[:-1] + [x]]
+        gone = made[:-1] + ([] if held and x == 1 else [x])
+        events += [["del", at(), a] for a in gone if not (kept and a not in made[:-1])]
         x = made[-1]
     events.append(["end", at()])
-    path = tmp_path / "legate_0.runtime.prof"
     pack = msgpack.Packer(use_bin_type=True).pack
-    path.write_bytes(STREAM_MAGIC + pack({"format": 1, "rank": 0, "ranks": 1, "start_ns": 10})
-                     + b"".join(pack(e) for e in events))
+    path.write_bytes(STREAM_MAGIC + pack({"format": 1, "rank": rank, "ranks": ranks,
+                                          "start_ns": 10}) + b"".join(pack(e) for e in events))
     return path
 
 
@@ -982,7 +985,7 @@ def test_a_loops_results_are_no_temporaries_and_its_expressions_products_are(tmp
     which the next statement read as its input (a result): only temporaries are counted."""
     from legate_prof.read.runtime_stream import (RESULT, TEMPORARY, read_runtime_stream,
                                                  stream_columns)
-    path = _loop_stream(tmp_path, two_ops)
+    path = _loop_stream(tmp_path / "legate_0.runtime.prof", two_ops)
     roles = stream_columns(read_runtime_stream(path)).arr_role.tolist()
     assert roles == [RESULT] + ([TEMPORARY, RESULT] * 4 if two_ops else [RESULT] * 4)
     found = [x for x in find_insights(load_profile([str(path)]))
@@ -1005,3 +1008,38 @@ def test_the_runs_temporaries_are_counted_once_however_many_ranks():
     assert [x["provenance"][0].rsplit(":", 1)[-1] for x in found] == ["18"]
     assert found[0]["evidence"]["arrays"] == 6
     assert found[0]["evidence"]["bytes"] == 6 * 2_880_000
+
+
+def test_a_ranks_array_roles_are_read_through_its_own_names(tmp_path):
+    """Ranks read apart (per-rank bundles, as `report` and the window open them): each rank's
+    ``detail`` ids are its own string table's, and rank 1's (an operation's name more,
+    first) read through the run's table named its results temporaries: "8 full-size
+    temporaries (64.0 MiB)" and one at ``x = np.ones(N)`` where `insights` of the logs said 4
+    (an adversarial review)."""
+    from legate_prof.cli import main
+    for r in (0, 1):
+        _loop_stream(tmp_path / f"legate_{r}.runtime.prof", True, rank=r, ranks=2,
+                     extra_names=r)
+    assert main(["convert", "--per-rank", "-q", str(tmp_path)]) == 0
+    bundles = sorted(str(p) for p in tmp_path.glob("*.lpbundle"))
+    profile = load_profile(bundles, ranked=True)
+    assert len(profile.item_parts()) == 2
+    found = [x for x in find_insights(profile) if x["pattern"] == "temporaries"]
+    assert [(x["provenance"], x["evidence"]["arrays"], x["evidence"]["bytes"])
+            for x in found] == [(["p.py:5"], 4, 4 * 8 << 20)]
+
+
+@pytest.mark.parametrize("held,kept", [(True, False), (False, True)])
+def test_a_loops_results_another_name_holds_are_no_temporaries(tmp_path, held, kept):
+    """``x = x + 1.0`` in a loop whose first input the caller still holds: the second
+    statement read the first's result with nothing deleted between, and "1 full-size
+    temporary ... not kept" was said; where a list kept each result (never deleted), "3
+    full-size temporaries" (an adversarial review).  A temporary is deleted, and a line's
+    temporaries are at least half as many as its results."""
+    from legate_prof.read.runtime_stream import (RESULT, TEMPORARY, read_runtime_stream,
+                                                 stream_columns)
+    path = _loop_stream(tmp_path / "legate_0.runtime.prof", False, held=held, kept=kept)
+    roles = stream_columns(read_runtime_stream(path)).arr_role.tolist()
+    assert roles.count(TEMPORARY) == (1 if held else 0) and RESULT in roles
+    assert not [x for x in find_insights(load_profile([str(path)]))
+                if x["pattern"] == "temporaries"]

@@ -149,6 +149,8 @@ class _Facts:
                     out[sel] = np.where(t["item"][j] == local, t[what][j], 0)
             elif what == "lane":
                 out[sel] = p.model.items["lane"][local].astype(np.int64) + p.lane_off
+            elif what == "detail" and p.name_map is not None:  # (a name id: the part's
+                out[sel] = p.name_map[p.model.items["detail"][local]]  # own, mapped)
             else:
                 out[sel] = p.model.items[what][local]
         return out
@@ -551,10 +553,13 @@ def temporaries(f):
         here = np.flatnonzero(big & (f.prov[inst] == p))
         said = role is not None and bool((role[here] >= 0).any())  # (the stream said which
         if said:  # arrays are temporaries: those alone)
+            results = len(unique_values(array[here[role[here] == RESULT]]))
             here = here[role[here] == TEMPORARY]
         kinds, first = unique_with(array[here], index=True)
         if not p or len(kinds) < (1 if said else 2):
             continue
+        if said and 2 * len(kinds) <= results:  # (an expression makes one or more a result;
+            continue  # a loop's first result whose input another name held reads as one)
         # an array's bytes once (not once per rank); Legion's pieces add up to their arrays
         b = int(size[here].sum() if guess else size[here[first]].sum())
         tasks = f.app & (f.prov == p)
@@ -564,7 +569,8 @@ def temporaries(f):
     return out
 
 
-TEMPORARY = 1  # (``read.runtime_stream.TEMPORARY``: an array's role, as ``_array_roles`` says)
+# (``read.runtime_stream``'s: an array's role, as ``_array_roles`` says)
+RESULT, TEMPORARY = 0, 1
 
 
 def _array_roles(f, inst):
@@ -857,7 +863,7 @@ def _crash_remedy(fields, cut):
     if cut:
         return ("Read the whole file: copy the log again (its end, with the timeline Legion "
                 "writes at shutdown, is missing), then look again.")
-    signal = fields.get("signal", "")
+    signal = str(fields.get("signal", ""))  # (a marker is read from a stranger's bundle)
     if any(f"({s})" in signal for s in SIGNALS_FROM_OUTSIDE):
         return ("The run was stopped from outside, not by a fault of its own or a lack of "
                 "memory: run it to its end for the whole timeline (Legion writes it at "

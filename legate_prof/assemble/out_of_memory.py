@@ -101,7 +101,15 @@ def attach_oom_report(model, path):
 
 
 def _crashed_ranks(model):
-    return {int(m["rank"]) for m in model.markers if m.get("kind") == "crash"}
+    return {_rank_of(m) for m in model.markers if m.get("kind") == "crash"} - {None}
+
+
+def _rank_of(marker):
+    """A marker's rank (None: none, or damaged: a marker is read from a stranger's bundle)."""
+    try:
+        return int(marker.get("rank"))
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def _crashes_told(model, signals, path):
@@ -114,8 +122,9 @@ def _crashes_told(model, signals, path):
         if m.get("kind") != "crash" or not title.endswith(CRASH_ASKS_FOR_LOG):
             out.append(m)
             continue
-        rank, base = int(m["rank"]), title[:-len(CRASH_ASKS_FOR_LOG)]
-        fields = {**m.get("fields", {}), "console output": str(path)}
+        rank, base = _rank_of(m), title[:-len(CRASH_ASKS_FOR_LOG)]
+        fields = {**(m.get("fields") if isinstance(m.get("fields"), dict) else {}),
+                  "console output": str(path)}
         if rank in signals:
             words = signal_words(signals[rank])
             fields["signal"] = words.removeprefix("signal ")

@@ -152,6 +152,7 @@ def _read_events(path, it):
         s.warnings.append(ProfileWarning(path, f"damaged event ({e}); kept what came before"))
     finally:
         s.last_ns = last
+    _kept_are_results(arrays)
     if not s.ended and s.waiting is not None:  # (it stopped while the program waited)
         s.waits.append((s.waiting[0], max(s.last_ns, s.waiting[0]), *s.waiting[1:]))
     if not s.ended:
@@ -293,9 +294,9 @@ UNKNOWN, RESULT, TEMPORARY = -1, 0, 1
 def _note_roles(operands, site, arrays, freed):
     """An array an operation made (``new``) is its line's result, until the line's next
     operation reads it with nothing deleted between: then a temporary of the expression
-    (``u * 0.5 + v``'s ``u * 0.5``).  A result read again by its line is the next
-    execution's input (``x = x + 1.0`` in a loop): the statement's end, which rebound ``x``,
-    deleted the array before."""
+    (``u * 0.5 + v``'s ``u * 0.5``), if it is deleted at all (``_kept_are_results``).  A
+    result read again by its line is the next execution's input (``x = x + 1.0`` in a
+    loop): the statement's end, which rebound ``x``, deleted the array before."""
     if not isinstance(operands, list):
         return
     for x in operands[:MAX_ITEMS]:
@@ -308,6 +309,14 @@ def _note_roles(operands, site, arrays, freed):
             a["role"], a["made"] = RESULT, (site, freed)
         elif x[2] == "in" and a.get("made") == (site, freed) and a.get("role") == RESULT:
             a["role"] = TEMPORARY
+
+
+def _kept_are_results(arrays):
+    """A "temporary" never deleted was kept (``xs.append(x); x = x + 1.0``: the next
+    statement read it with nothing deleted between): a result (a review)."""
+    for a in arrays.values():
+        if a.get("role") == TEMPORARY and a["t_del"] is None:
+            a["role"] = RESULT
 
 
 def _elements(shape):

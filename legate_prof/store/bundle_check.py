@@ -219,7 +219,9 @@ def _check_ranks_and_steps(d, values):
     markers = d.get("markers")
     if not isinstance(markers, list) or not all(
             isinstance(m, dict) and _int(m.get("time")) and isinstance(m.get("title"), str)
-            and isinstance(m.get("fields", {}), dict) for m in markers):
+            and _int(m.get("rank", 0)) and isinstance(m.get("fields", {}), dict)
+            and all(isinstance(v, str) for v in m.get("fields", {}).values())
+            for m in markers):  # (a rank or a field of another type: a traceback where read)
         _fail("markers damaged")
 
 

@@ -87,6 +87,10 @@ def _output_as_logdir(extra, prog_at):
     legate has none, and said "unrecognized arguments: -o" after a hundred lines of its
     usage: a review)."""
     out = []
+    module = next((k for k, a in enumerate(extra[:prog_at])
+                   if a in ("-m", "--module") or a.startswith("--module=")), None)
+    if module is not None:  # (a module's own arguments follow its name)
+        prog_at = module
     for k, a in enumerate(extra):
         if k < prog_at and a in ("-o", "--output"):
             out.append("--logdir")
