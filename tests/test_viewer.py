@@ -793,13 +793,40 @@ def test_crashed_run_screenshot_says_the_timeline_is_missing_and_why(legate_run,
     img = QtGui.QImage(out)
     # the note's pink box sits in a band of its own just above the lanes (below the stamp
     # and legend): over the lanes it hid their first rows and the failure's label
-    from legate_prof.viewer.screenshot import MISSING_H
+    from legate_prof.viewer.screenshot import missing_height
     column = [QtGui.QColor(img.pixel(int(1200 * 0.25), y)).getRgb()[:3]
-              for y in range(geo["top"] - MISSING_H, geo["top"])]
+              for y in range(geo["top"] - missing_height(1200, why), geo["top"])]
     assert (255, 240, 240) in column, sorted(set(column))
     below = [QtGui.QColor(img.pixel(int(1200 * 0.25), y)).getRgb()[:3]
              for y in range(geo["top"], img.height())]
     assert (255, 240, 240) not in below
+
+
+def test_a_crashed_runs_note_is_shown_whole_in_a_band_that_fits_it(tmp_path):
+    """A run stopped by Ctrl+C says why its timeline is missing in four lines at 1,600 px:
+    the band's fixed 72 px cut its last line off ("with --log)", a review's screenshot).
+    The band fits the note, up to ``MISSING_LINES`` lines; a longer one ends with "…"."""
+    from legate_prof.query import as_source
+    from legate_prof.viewer.screenshot import (MISSING_H, MISSING_LINES, _missing_font,
+                                               _missing_text, app_instance, missing_height,
+                                               render_screenshot)
+    run = Path(__file__).resolve().parents[1] / "fixtures" / "real" / "sigint_1rank"
+    src = as_source(load_profile([str(run)]))
+    why = src.info().timeline_missing
+    app_instance()
+    font = _missing_font()
+    line = QtGui.QFontMetrics(font).lineSpacing()
+    text, h = _missing_text(1600, why, font)
+    assert text == f"Timeline missing: {why}" and h >= 3 * line
+    assert missing_height(1600, why) >= h + 16 > MISSING_H
+    long_text, long_h = _missing_text(1600, why * 20, font)
+    assert long_text.endswith("…") and long_h <= MISSING_LINES * line
+    out, geo = render_screenshot(src, tmp_path / "sigint.png", width=1600, height=1000,
+                                 return_geometry=True)
+    img = QtGui.QImage(out)
+    band = [QtGui.QColor(img.pixel(800, y)).getRgb()[:3]
+            for y in range(geo["top"] - missing_height(1600, why), geo["top"])]
+    assert (255, 240, 240) in band
 
 
 def test_a_profile_without_timeline_items_gets_no_time_ticks(tmp_path):

@@ -178,7 +178,8 @@ def render_screenshot(model, out, start=None, stop=None, width=1600, height=1000
                            _header_lines(info), QtGui.QFont(), critical=path is not None)
     # (a crashed run's note takes a band of its own between the header and the lanes: over
     # the lanes it hid the first rows and the failure's own label, a user's review)
-    top_h = header.height + (MISSING_H if info.timeline_missing else 0)
+    top_h = header.height + (missing_height(width, info.timeline_missing)
+                             if info.timeline_missing else 0)
     layout = lane_layout(source, expand, state, path)  # (once: for the height and the lanes)
     if fit:
         height = fitted_height(source, height, expand, state, top_h, path, fit_at_most,
@@ -301,23 +302,52 @@ def _header_lines(info):
     return right
 
 
-MISSING_H = 72  # the band of a crashed run's note, between the header and the lanes
+MISSING_H = 72  # the band of a crashed run's note, between the header and the lanes: at least
+MISSING_LINES = 8  # its text's lines at most (a longer why is cut with an ellipsis)
+_MISSING_FLAGS = QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap
+
+
+def _missing_font(base=None):
+    f = QtGui.QFont(base or QtGui.QFont())
+    f.setPointSizeF(10)
+    f.setBold(True)
+    return f
+
+
+def _missing_text(width, why, font):
+    """(the note's text, fitted to ``MISSING_LINES`` lines of the band's width; its height)."""
+    fm = QtGui.QFontMetrics(font)
+    inner = max(int(width * 0.8) - 16, 40)
+    text = f"Timeline missing: {why}"
+    most = fm.lineSpacing() * MISSING_LINES
+    if fm.boundingRect(0, 0, inner, 1 << 20, int(_MISSING_FLAGS), text).height() > most:
+        lo, hi = 0, len(text)  # (the longest start that fits, and an ellipsis)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            fits = fm.boundingRect(0, 0, inner, 1 << 20, int(_MISSING_FLAGS),
+                                   text[:mid] + "…").height() <= most
+            lo, hi = (mid, hi) if fits else (lo, mid - 1)
+        text = text[:lo] + "…"
+    return text, fm.boundingRect(0, 0, inner, 1 << 20, int(_MISSING_FLAGS), text).height()
+
+
+def missing_height(width, why):
+    """The band a crashed run's note takes, its whole text in it (a long why was cut off at
+    the band's fixed height: a review's screenshot lost "with --log)")."""
+    return max(MISSING_H, _missing_text(width, why, _missing_font())[1] + 16)
 
 
 def _paint_missing(p, width, top, why):
     """A crashed run's picture says that the Legion timeline is missing, and why (in its band
     from ``top``)."""
-    f = QtGui.QFont(p.font())
-    f.setPointSizeF(10)
-    f.setBold(True)
+    f = _missing_font(p.font())
     p.setFont(f)
-    box = QtCore.QRectF(width * 0.1, top + 4, width * 0.8, MISSING_H - 8)
+    text, _ = _missing_text(width, why, f)
+    box = QtCore.QRectF(width * 0.1, top + 4, width * 0.8, missing_height(width, why) - 8)
     p.fillRect(box, QtGui.QColor(255, 240, 240))
     p.setPen(QtGui.QColor(190, 0, 0))
     p.drawRect(box)
-    p.drawText(box.adjusted(8, 4, -8, -4),
-               int(QtCore.Qt.AlignmentFlag.AlignCenter | QtCore.Qt.TextFlag.TextWordWrap),
-               f"Timeline missing: {why}")
+    p.drawText(box.adjusted(8, 4, -8, -4), int(_MISSING_FLAGS), text)
 
 
 def _device_size(width, height, ratio):
