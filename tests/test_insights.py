@@ -1043,3 +1043,18 @@ def test_a_loops_results_another_name_holds_are_no_temporaries(tmp_path, held, k
     assert roles.count(TEMPORARY) == (1 if held else 0) and RESULT in roles
     assert not [x for x in find_insights(load_profile([str(path)]))
                 if x["pattern"] == "temporaries"]
+
+
+@pytest.mark.parametrize("keys,n", [(40, 20_000), (3, 7), (1, 1), (5_000, 20_000)])
+def test_medians_by_key_are_numpys_of_each_keys_values(keys, n):
+    """``_medians`` (warm-up's medians by task name, grouped by one sort of small integers
+    and a partial sort per group; one sort of all where keys are many) against ``np.median``
+    of each key's values."""
+    from legate_prof.analyze.insights import _medians
+    rng = np.random.default_rng(keys)
+    key = rng.integers(0, keys, n).astype(np.int64)
+    values = rng.integers(0, 10**6, n)
+    sel = rng.random(n) < 0.8
+    want = {int(k): float(np.median(values[sel & (key == k)]))
+            for k in np.unique(key[sel]).tolist()}
+    assert _medians(key, sel, values) == want

@@ -1153,18 +1153,27 @@ def _runtime_warm_up_finding(f, mine, names, took):
         holds=_of_items(mine, ("runtime",)))
 
 
+MEDIANS_ONE_BY_ONE = 4096  # keys at most whose medians are each found apart (else one sort)
+
+
 def _medians(key, sel, values):
     """{key: the median of ``values`` where ``sel``} over whole columns (as ``np.median``:
-    the two middle values' mean for an even count)."""
+    the two middle values' mean for an even count).  The keys (task names: a few dozen)
+    grouped by one stable sort of small integers, each group's middle found by a partial
+    sort: a sort of all values by (key, value) was 2 of `insights`' 22 s at 10 M items."""
     key, v = key[sel], np.asarray(values, np.float64)[sel]
     if len(key) == 0:
         return {}
-    o = np.lexsort((v, key))
+    o = stable_order(key)
     k, v = key[o], v[o]
     head = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
-    count = np.diff(np.r_[head, len(k)])
-    mid = (v[head + (count - 1) // 2] + v[head + count // 2]) / 2
-    return dict(zip(k[head].tolist(), mid.tolist()))
+    ends = np.r_[head[1:], len(k)]
+    if len(head) > MEDIANS_ONE_BY_ONE:  # (many keys: one sort of each group's values)
+        v = v[np.lexsort((v, k))]
+        count = ends - head
+        mid = (v[head + (count - 1) // 2] + v[head + count // 2]) / 2
+        return dict(zip(k[head].tolist(), mid.tolist()))
+    return {int(k[a]): float(np.median(v[a:b])) for a, b in zip(head.tolist(), ends.tolist())}
 
 
 def _warm_up_finding(f, n, first, later, slow, usual):
