@@ -58,30 +58,6 @@ def test_stats_from_the_workers_parts_are_one_loads(run, monkeypatch):
     assert no_idle == {**whole, "idle": None}
 
 
-@pytest.mark.parametrize("run", RUNS)
-def test_ranks_handed_over_whole_bring_their_workers_parts_and_one_loads_stats(run,
-                                                                              monkeypatch):
-    """Where `stats` keeps the timeline (the cache), its workers hand their ranks over whole
-    and make their parts all the same (``PREPARE_WHOLE``): the parent makes none itself (it
-    did, after the workers: 0.8 s of 10 ranks x 1 M items) and the statistics are one
-    load's."""
-    files = [str(f) for f in rank_files(REAL / run)]
-    whole = _json(S.compute_stats(load_profile(files, workers=1, stack=False)))
-
-    def made_here(*a, **k):
-        raise AssertionError("the parts made in the parent, not by the workers")
-    for prepare, idle in ((R.PREPARE_WHOLE, True), (R.PREPARE_WHOLE_NO_IDLE, False)):
-        ranks = load_profile(files, ranked=True, prepare=prepare, workers=2, stack=False)
-        models = ranks.rank_models()
-        assert len(models) >= 2 and not R.handed_over_thin(models)
-        assert all(R.PART in prepared_of(m) and "name" in m.items for m in models)
-        with monkeypatch.context() as m:
-            _no_fallback(m)
-            m.setattr(R, "compute_whole", made_here)
-            got = _json(R.compute_stats(ranks, idle=idle))
-        assert got == (whole if idle else {**whole, "idle": None})
-
-
 def test_a_ranks_part_names_by_id_the_operations_another_rank_describes():
     """A task on rank 1 launched by an operation rank 0 describes: its worker cannot name the
     task's source line, so it says the operation by id and the parent names it from all

@@ -350,26 +350,24 @@ def finish_stats(parts, files, errors=(), warnings=None) -> dict:
     return out
 
 
-def explained(profile, idle=True, whole=True, prepared=False) -> dict:
+def explained(profile, idle=True, whole=True) -> dict:
     """What the statistics say about the whole profile at once: idle time by what the next
     item waited for (``analyze.idle_gaps``; ``idle=False``: None) and the messages' skew and
     latency (``causality.message_latency``).  ``whole=False``: ranks their workers handed
     over in part (``stats_ranks``): the idle time from what the workers prepared alone (None
     where that cannot tell), the messages on a thread beside it (numpy's sorts and searches
-    let each other run: the parent's share at 10 x 1 M 1.5 -> 1.1 s), as for ranks handed over
-    whole where their workers ``prepared`` (``stats_ranks.PREPARE_WHOLE``: no copy of this
-    process explains their idle time)."""
+    let each other run: the parent's share at 10 x 1 M 1.5 -> 1.1 s)."""
     from legate_prof.analyze.idle_ranks import explain_idle
     from legate_prof.query import as_source
     source = as_source(profile)  # (a source: its skew, worked out once for its notices)
-    if (whole and not prepared) or not idle:  # (the messages first: a copy of this process may still be
+    if whole or not idle:  # (the messages first: a copy of this process may still be
         messages = source.message_latency().as_json()  # explaining the idle time,
         return {"idle": explain_idle(profile) if idle else None,  # ``load.early_analysis``)
                 "messages": messages}
     from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(1, thread_name_prefix="legate_prof messages") as pool:
         later = pool.submit(lambda: source.message_latency().as_json())
-        got = explain_idle(profile, whole=whole)
+        got = explain_idle(profile, whole=False)
         return {"idle": got, "messages": later.result()}
 
 

@@ -19,12 +19,7 @@ from legate_prof.analyze.stats import explained, finish_stats, stats_parts
 
 PREPARE = "legate_prof.analyze.stats_ranks:rank_stats"
 PREPARE_NO_IDLE = "legate_prof.analyze.stats_ranks:rank_stats_no_idle"
-# the same parts, the ranks handed over whole: the timeline the cache keeps is theirs (the
-# parent made every rank's part itself after the workers: 0.8 s of 10 ranks x 1 M items)
-PREPARE_WHOLE = "legate_prof.analyze.stats_ranks:rank_stats_whole"
-PREPARE_WHOLE_NO_IDLE = "legate_prof.analyze.stats_ranks:rank_stats_whole_no_idle"
 PART = "stats_part"  # (the part, msgpack's bytes, among the prepared arrays)
-THIN = "stats_thin"  # (among them where the model was handed over for ``PREPARE`` alone)
 # the item columns read here of a rank handed over: the messages' (``message_latency``) and
 # the idle time's join over ranks (``rank_links.model_columns``)
 PARENT_COLUMNS = ("start", "stop", "create", "ready", "lane", "kind", "fevent", "creator")
@@ -44,15 +39,13 @@ def compute_stats(profile, idle=True) -> dict:
     if made is None:
         return compute_whole(profile, idle)
     return {**finish_stats(made, profile.sources, profile.errors,
-                           [str(w) for w in profile.warnings]),
-            **_explained(profile, idle, whole=not handed_over_thin(models))}
+                           [str(w) for w in profile.warnings]), **_explained(profile, idle)}
 
 
-def _explained(profile, idle, whole):
-    """``stats.explained`` of ranks whose workers made their parts; ``whole``: handed over
-    whole (``PREPARE_WHOLE``: the idle time over all ranks where what the workers prepared
-    cannot tell), else ``WholeRanksNeeded`` there."""
-    got = explained(profile, idle, whole=whole, prepared=True)
+def _explained(profile, idle):
+    """``stats.explained`` of ranks handed over for ``PREPARE``; ``WholeRanksNeeded`` where
+    what the workers prepared cannot tell the idle time."""
+    got = explained(profile, idle, whole=False)
     if idle and got["idle"] is None:
         raise WholeRanksNeeded
     return got
@@ -60,31 +53,16 @@ def _explained(profile, idle, whole):
 
 def rank_stats(model, idle=True):
     """A rank's worker's part (see ``PREPARE``): named arrays, and the model to hand over."""
-    out = _rank_part(model, idle)
-    out[THIN] = np.ones(1, np.uint8)
-    return out, for_the_parent(model)
-
-
-def rank_stats_no_idle(model):
-    return rank_stats(model, idle=False)
-
-
-def rank_stats_whole(model, idle=True):
-    """``rank_stats``' arrays, the model handed over whole (``PREPARE_WHOLE``)."""
-    return _rank_part(model, idle), model
-
-
-def rank_stats_whole_no_idle(model):
-    return rank_stats_whole(model, idle=False)
-
-
-def _rank_part(model, idle):
     import msgpack
     from legate_prof.analyze.idle_ranks import rank_idle
     out = rank_idle(model) if idle else {}
     part = msgpack.packb(stats_parts(model, elsewhere=True), use_bin_type=True)
     out[PART] = np.frombuffer(part, np.uint8)
-    return out
+    return out, for_the_parent(model)
+
+
+def rank_stats_no_idle(model):
+    return rank_stats(model, idle=False)
 
 
 def for_the_parent(model):
@@ -104,27 +82,24 @@ def for_the_parent(model):
 def handed_over_thin(models):
     """Whether any of ``models`` is a rank its worker handed over for ``PREPARE`` alone."""
     from legate_prof.load.rank_workers import prepared_of
-    return any(THIN in (prepared_of(m) or ()) for m in models)
+    return any(PART in (prepared_of(m) or ()) for m in models)
 
 
 def parts_made(models, own):
     """The workers' parts of ``models`` (the profile's, with all ranks' operations; ``own``:
     the same ranks with their own) with their operations' lines named; None where a rank
-    has none, or two ranks describe one operation (which rank's line counts is then the
-    run's to say), and every rank was handed over whole; else ``WholeRanksNeeded`` there."""
+    has none (it was handed over whole); ``WholeRanksNeeded`` where another lacks it, or two
+    ranks describe one operation (which rank's line counts is then the run's to say)."""
     import msgpack
     from legate_prof.load.rank_workers import prepared_of
     made = [prepared_of(m) for m in models]
-    thin = handed_over_thin(models)
     if not models or any(p is None or PART not in p for p in made):
-        if thin:
+        if handed_over_thin(models):
             raise WholeRanksNeeded
         return None
     ids = np.sort(np.concatenate([np.asarray(m.ops["op_id"], np.uint64) for m in own]))
     if np.any(ids[1:] == ids[:-1]):
-        if thin:
-            raise WholeRanksNeeded
-        return None  # (the ranks whole: their statistics made here, over all at once)
+        raise WholeRanksNeeded
     parts = []
     for m, p in zip(models, made):
         part = msgpack.unpackb(np.asarray(p[PART]).tobytes(), raw=False,

@@ -61,17 +61,16 @@ def _loaded(args, explain, shortcut):
     workers) are read rank by rank, without a model of all ranks; operations are looked up
     over all ranks (``RankSet``).  The workers make their ranks' statistics and, with
     ``explain``, explain their idle time (``stats_ranks.PREPARE``: with ``shortcut``, handing over
-    only what is left to read, where nothing is kept for the next command; else the ranks
-    whole, ``PREPARE_WHOLE``: the timeline kept in the cache once the answer is out is
-    theirs; ``idle_ranks.PREPARE`` for a window or a console log); a copy of this process explains that of a run built here (begun while
+    only what is left to read, where nothing is kept for the next command; else
+    ``idle_ranks.PREPARE``, the ranks whole: the timeline kept in the cache once the answer is
+    out is theirs); a copy of this process explains that of a run built here (begun while
     the run's waits are still worked out: ``load.early_analysis``)."""
     from legate_prof.analyze import idle_ranks, stats_ranks
     from legate_prof.store.cache import cache_dir
     whole = args.start is None and args.stop is None  # (else the model explained is a cut)
     kept = bool(getattr(args, "cache", False)) and cache_dir() is not None
-    if shortcut and whole and not getattr(args, "log", None):
-        prepare = ((stats_ranks.PREPARE_WHOLE if explain else stats_ranks.PREPARE_WHOLE_NO_IDLE)
-                   if kept else stats_ranks.PREPARE if explain else stats_ranks.PREPARE_NO_IDLE)
+    if shortcut and whole and not kept and not getattr(args, "log", None):
+        prepare = stats_ranks.PREPARE if explain else stats_ranks.PREPARE_NO_IDLE
     else:
         prepare = idle_ranks.PREPARE if explain else None
     return trimmed(load_with_progress(input_files(args), args, stack=False, ranked=True,
