@@ -5,9 +5,10 @@ and, but for ``--no-idle``, its idle time explained as far as it can (``idle_ran
 (``for_the_parent``): a hand-over of 10 ranks x 1 M items was 1.5 GiB of memory, most of it
 columns no step there reads.  The parent adds the parts up (``parts_made``) and names the
 lines of the operations a rank said by id (``with_lines_of``): another rank describes them.
-The copy handed over is thin only where nothing is kept for the next command; where the
-cache keeps the run's timeline, its ranks are handed over whole, their parts made all the
-same (``PREPARE_WHOLE``: ``cli.commands.stats``).
+Only where nothing is kept for the next command (the timeline kept in the cache is the
+ranks' whole, and the parent makes their parts: ``cli.commands.stats``; the workers making
+them there too, the ranks handed over whole, was tried: the same wall time at 10 x 1 M,
+docs/performance.md).
 """
 
 from __future__ import annotations
