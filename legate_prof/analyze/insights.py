@@ -20,6 +20,7 @@ from legate_prof.assemble.rank_merge import release_pages
 from legate_prof.assemble.stream_items import stream_arrays
 from legate_prof.model.item_parts import by_part
 from legate_prof.model.sort_order import stable_order, unique_values, unique_with
+from legate_prof.read.runtime_stream import RESULT, TEMPORARY
 from legate_prof.analyze.critical_text import plural
 from legate_prof.analyze.path_lines import SHUTDOWN
 from legate_prof.present.units import format_bytes, format_ns
@@ -567,10 +568,6 @@ def temporaries(f):
                                         _made_by(f, array[here]) if guess else None,
                                         said))
     return out
-
-
-# (``read.runtime_stream``'s: an array's role, as ``_array_roles`` says)
-RESULT, TEMPORARY = 0, 1
 
 
 def _array_roles(f, inst):
