@@ -31,7 +31,7 @@ def _run(args):
     from legate_prof.analyze.insights_text import explained_words, format_insights
     from legate_prof.cli.answers import source_with_path
     check_window(args)
-    model, source, path = source_with_path(args)
+    model, source, path = source_with_path(args, ranked=True)
     from legate_prof.analyze.idle_ranks import shared_idle_gaps
     from legate_prof.cli.answers import keep_idle, kept_idle
     idle = kept_idle(args)
