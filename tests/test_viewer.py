@@ -1074,3 +1074,28 @@ def test_files_in_words_names_a_few_and_counts_the_rest():
     gz = [f"legate_{k}.prof.gz" for k in range(6)]
     assert files_in_words(gz, most=6) == ", ".join(gz)
     assert files_in_words(gz, most=5) == "legate_0.prof.gz … legate_5.prof.gz (6 files)"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_all_ranks_rows_say_they_count_the_processors_of_ranks_not_given(workers, qtbot):
+    """Some ranks' logs given alone: the all-ranks rows count, idle, the processors those
+    logs describe on the other ranks, as the reference does ("all (CPU)" 0.2 where the two
+    ranks shown ran busier), and said nothing of it.  Their tooltips say how many; with
+    every rank given, nothing."""
+    from fixtures.make_critical_goldens import REAL, rank_files
+    from legate_prof.query import as_source
+    from legate_prof.viewer.timeline.layout import LaneLayout
+    files = [str(f) for f in rank_files(REAL / "mpi4")]
+
+    def all_ranks_tips(paths):
+        src = as_source(load_profile(paths, ranked=workers > 1, workers=workers))
+        lay = LaneLayout.default(src)
+        return src.outline(), {e.group: e.tooltip for e in lay.entries
+                               if e.kind == "summary" and e.rank is None}
+    info, tips = all_ranks_tips([files[1], files[3]])
+    extra = dict(info.processors_not_read)
+    assert extra.get("cpu", 0) > 0 and "channel" not in extra
+    assert f"it counts {extra['cpu']:,} more processor" in tips["cpu"]
+    info, tips = all_ranks_tips(files)
+    assert info.processors_not_read == () and not any("more processor" in t
+                                                      for t in tips.values())

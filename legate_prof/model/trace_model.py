@@ -384,10 +384,16 @@ class TraceModel:
         them in its "all" lines, as it counts every processor the logs describe — "all (CPU)"
         of ranks 1 and 3 of 5 given alone read 0.5 where it reads 0.2, a review)."""
         steps = [s for (r, g), s in self.utilization_steps.items() if g == group]
-        extra = self.processors_not_read().get(group, 0)
-        if extra and group not in ANY_ACTIVE_GROUPS:
+        extra = self.idle_processors_counted().get(group, 0)
+        if extra:
             steps.append(StepIntegral(np.zeros(1), np.zeros(1), extra))
         return steps
+
+    def idle_processors_counted(self):
+        """{group: the processors of ranks not read that its all-ranks line counts, idle}
+        (``processors_not_read``, but in the groups whose line is "any lane active")."""
+        return {g: n for g, n in self.processors_not_read().items()
+                if g not in ANY_ACTIVE_GROUPS}
 
     def processors_not_read(self):
         """{group: how many processors of it the procs table describes on ranks this model

@@ -78,6 +78,9 @@ class ProfileInfo:
     # ranks whose records were read, with lanes or without (a log cut before its timeline
     # has none): what ``stats`` counts
     ranks_read: int = 0
+    # (group, how many) of the processors of ranks whose logs were not read that the group's
+    # all-ranks line counts, idle (``TraceModel.idle_processors_counted``)
+    processors_not_read: tuple = ()
 
 
 def describe(m) -> ProfileInfo:
@@ -120,6 +123,7 @@ def describe(m) -> ProfileInfo:
         markers=tuple(m.markers), n_items=m.n_items,
         ranks_read=len(set(rank) | {int(r["rank"]) for r in m.ranks if "rank" in r}),
         timeline_missing=why_timeline_missing(m, group),
+        processors_not_read=tuple(sorted(m.idle_processors_counted().items())),
         legion_version=next((r["legion_version"] for r in m.ranks
                              if r.get("legion_version")), ""))
 

@@ -44,6 +44,18 @@ class Entry:
 ALL_RANKS = -1  # the "All ranks" block's key among collapsed ranks
 
 
+def _not_read_words(info, group):
+    """What an all-ranks row counts beside the ranks shown: the processors of the group the
+    logs read describe on ranks whose logs were not given, idle, as the reference counts
+    them (the row read 0.2 where the ranks shown were busier: a review)."""
+    n = dict(info.processors_not_read).get(group, 0)
+    if not n:
+        return ""
+    return (f"; it counts {n:,} more processor{'s' if n != 1 else ''} of this kind, idle: "
+            "the logs read describe them on ranks whose logs were not given (as Legion Prof "
+            "counts every processor the logs describe)")
+
+
 def busiest_processors(groups):
     """The processor group that ran longest over all ranks (None: no processors): what a
     collapsed rank shows, the same on every rank (the guide's run works on its utility
@@ -181,7 +193,8 @@ class LaneLayout:
         for g in (first_processors(shown, busiest_processors(info.groups)) if closed
                   else shown):
             out.append(Entry("summary", g.panel, y, SUMMARY_H, rank=None, group=g.group,
-                             tooltip=f"All ranks · {g.panel}: {group_words(g.group, g.title)}"))
+                             tooltip=f"All ranks · {g.panel}: {group_words(g.group, g.title)}"
+                             + _not_read_words(info, g.group)))
             y += SUMMARY_H
         return y
 
