@@ -982,3 +982,52 @@ def test_insights_reads_the_ranks_its_workers_built_apart(monkeypatch, capsys):
     monkeypatch.setattr(rank_merge, "merge_opened", merged)
     assert main(["insights", "--json", *files]) == 0
     assert json.loads(capsys.readouterr().out) == alone
+
+
+def test_each_rank_is_linked_by_its_worker_not_again_by_the_parent(monkeypatch, capsys):
+    """`critical`, `insights` and `report` linked every rank alone in the parent, one after
+    the other, once the workers were done (10 x 1 M items: 5 s of `critical`'s 10 s). Each
+    rank's worker now links it (``rank_links.PREPARE``); the parent joins what rests on
+    other ranks, and the answer is one process's, to the byte."""
+    from fixtures.make_critical_goldens import REAL, rank_files
+    from legate_prof.causality import rank_links
+    from legate_prof.cli import main
+    files = [str(f) for f in rank_files(REAL / "mpi4")]
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", "")
+    monkeypatch.setenv("LEGATE_PROF_WORKERS", "1")
+    assert main(["critical", "--json", *files]) == 0
+    alone = capsys.readouterr().out
+    monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
+
+    def linked_here(*a, **k):
+        raise AssertionError("a rank linked in the parent")
+    monkeypatch.setattr(rank_links, "RankPass", linked_here)
+    assert main(["critical", "--json", *files]) == 0
+    assert capsys.readouterr().out == alone
+
+
+def test_a_ranks_links_from_its_worker_are_those_linked_here(monkeypatch):
+    """What ``link_ranks`` reads of a pass its worker linked (``PreparedPass``) is what a
+    pass here gives: every item's and wait's row, creation time, the wait columns in the
+    profile's numbering, the residual rows joined, the item that ended last."""
+    from fixtures.make_critical_goldens import REAL, rank_files
+    from legate_prof.causality.critical_links import compute_links
+    from legate_prof.causality.rank_links import PREPARE, PreparedPass
+    from legate_prof.load.loader import load_profile
+    files = [str(f) for f in rank_files(REAL / "mpi4")]
+    monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
+    got = []
+    for prepare in (PREPARE, None):
+        profile = load_profile(files, use_cache=False, stack=False, ranked=True,
+                               prepare=prepare)
+        parts = profile.item_parts()
+        assert len(parts) == 4
+        assert [PreparedPass.of(p) is not None for p in parts] == [prepare is not None] * 4
+        got.append(compute_links(parts))
+    a, b = got
+    for rows in ("items", "waits"):
+        for f in ("via", "target", "kind", "trigger", "note", "node"):
+            assert np.array_equal(getattr(getattr(a, rows), f), getattr(getattr(b, rows), f))
+    assert np.array_equal(a.creation, b.creation) and a.last == b.last
+    assert a.wait_item.tolist() == b.wait_item.tolist() and len(a.wait_item)
+    assert (a.has_data, a.n_vertices, a.n_edges) == (b.has_data, b.n_vertices, b.n_edges)

@@ -33,11 +33,12 @@ import numpy as np
 
 from legate_prof.model.event_tables import (INSTANCE_READY, INSTANCE_REDISTRICT, NO_TIME,
                                             UNKNOWN_EVENT, concat_event_tables)
-from legate_prof.model.item_parts import positions_by_part
+from legate_prof.model.item_parts import ItemPart, positions_by_part
 from legate_prof.model.kinds import ItemKind
 from legate_prof.causality.critical_inputs import (ItemIndex, ProfileEvents, item_timing,
                                                last_item)
-from legate_prof.causality.event_graph import build_graph, find_sorted, is_barrier, pin, run_pass
+from legate_prof.causality.event_graph import (build_graph, find_sorted, is_barrier, pin,
+                                              positions_in_sorted, run_pass)
 from legate_prof.causality.link_lookups import ItemTables, PartLookups
 from legate_prof.causality.link_rules import (CriticalEntry, LinkRows, Resolver, entry_rows,
                                           instance_rows, link_rows, wait_rows)
@@ -122,6 +123,9 @@ class RankTables:
     has_edges: bool
     counts: tuple  # (closed vertices, edges into them)
     graph: object = None  # the rank's own graph, where it was linked in this process
+    # where its worker linked it: which of its items' events (``items``' keys, bits packed)
+    # are closed vertices of its graph that ``closed`` leaves out (``own_closed_bits``)
+    own_closed: object = None
 
     CLOSED = ("keys", "own_trigger", "kind", "creator", "trigger")
 
@@ -148,6 +152,14 @@ class RankTables:
         st = [int(x) for x in a["state"]]
         return cls(a["nodes"], items, closed, a["open_keys"], events, bool(st[0]), bool(st[1]),
                    bool(st[2]), (st[3], st[4]))
+
+    def closes_own(self, events):
+        """Which ``events`` are closed vertices of this rank's graph, its items' own critical
+        vertices (``own_closed``: a rank its worker linked)."""
+        keys = self.items.arrays["keys"]
+        pos, found = positions_in_sorted(keys, events)
+        bits = np.unpackbits(self.own_closed, count=len(keys)).astype(bool)
+        return found & bits[np.minimum(pos, max(len(keys) - 1, 0))] if len(keys) else found
 
     def treats_closed(self, events):
         """Which events this rank linked as its own and closed: a closed vertex, or an item's
@@ -219,6 +231,72 @@ class RankPass:
         self.items.arrays.pop("creation", None)  # (lookups read ``create`` and its patch)
         pe.release()
         return self
+
+
+# what a rank's worker makes of its rank for ``link_ranks`` (``load_profile(...,
+# prepare=PREPARE)``): its pass, linked there rather than here
+PREPARE = "legate_prof.causality.rank_links:rank_pass_arrays"
+RESIDUAL_FIELDS = ("items", "pre", "creator", "fevent", "waits", "wait_events")
+
+
+def rank_pass_arrays(model):
+    """A rank's ``RankPass``, linked, as named arrays (``PreparedPass`` takes them back): a
+    rank's worker links its rank alone, and the parent only what rests on other ranks (10
+    ranks x 1 M items: 5 s of the parent's time in ``critical``, on one core, after the
+    workers)."""
+    rp = RankPass(ItemPart(model, 0, 0, None, None), nodes_of(model)).link()
+    out = {"tables_" + k: v for k, v in rp.tables.arrays().items()}
+    out["own_closed"] = own_closed_bits(rp.graph, rp.items)
+    for name, rows in (("rows_", rp.rows), ("waits_", rp.waits)):
+        out.update({name + f: getattr(rows, f) for f in LinkRows.FIELDS})
+    out.update({"wait_" + c: v for c, v in rp.wait_cols.items()})
+    out.update({"res_" + f: getattr(rp.residual, f) for f in RESIDUAL_FIELDS})
+    out["creation"], out["last"] = rp.creation, np.array([rp.last], np.int64)
+    return out
+
+
+def own_closed_bits(graph, items):
+    """Which of ``items``' keys (events) are closed vertices of ``graph`` that are their
+    item's own critical vertex (``ClosedValues`` leaves them out), as packed bits: what
+    ``Join`` counts of a rank linked by its worker, whose graph it does not hold."""
+    crit = graph.critical[:len(graph.events)]
+    v = np.flatnonzero(graph.by_item & (crit == np.arange(len(crit), dtype=crit.dtype))
+                       & ~graph.open)
+    keys = items.arrays["keys"]
+    pos, found = positions_in_sorted(keys, graph.events[v])
+    bits = np.zeros(len(keys), bool)
+    bits[pos[found]] = True
+    return np.packbits(bits)
+
+
+class PreparedPass:
+    """A ``RankPass`` as a rank's worker linked it (``rank_pass_arrays``), for a part whose
+    model is the one it built: what ``link_ranks`` reads of a pass."""
+
+    def __init__(self, a, part):
+        def named(prefix):
+            return {k[len(prefix):]: v for k, v in a.items() if k.startswith(prefix)}
+        self.tables = RankTables.from_arrays(named("tables_"), part.model)
+        self.tables.own_closed = a["own_closed"]
+        rows, waits = named("rows_"), named("waits_")
+        self.rows = LinkRows(*[rows[f] for f in LinkRows.FIELDS])
+        self.waits = LinkRows(*[waits[f] for f in LinkRows.FIELDS])
+        self.wait_cols = named("wait_")
+        # (the worker's part begins at 0: here, the profile's numbering, as a pass's waits)
+        self.wait_cols["item"] = self.wait_cols["item"] + np.int64(part.item_off)
+        res = named("res_")
+        self.residual = Residual(*[res[f] for f in RESIDUAL_FIELDS])
+        self.creation = a["creation"]
+        self.last = int(a["last"][0])
+
+    @classmethod
+    def of(cls, part):
+        """The pass its worker linked of ``part``'s model, or None (none was prepared)."""
+        from legate_prof.load.rank_workers import prepared_of
+        got = prepared_of(part.model)
+        if got is None or "rows_via" not in got or len(got["creation"]) != part.model.n_items:
+            return None
+        return cls(got, part)
 
 
 def _open_seeds(graph, rec, own):
@@ -338,6 +416,8 @@ class Join:
             if t.graph is not None:
                 v = t.graph.vertex(ev[sel])
                 self.closed_here[sel[v >= 0]] = ~t.graph.open[v[v >= 0]]
+            elif t.own_closed is not None:  # (linked by its worker: as it said)
+                self.closed_here[sel] = (t.closed.find(ev[sel]) >= 0) | t.closes_own(ev[sel])
             pos = t.closed.find(ev[sel])
             hit = pos >= 0
             v, p = sel[hit], pos[hit]
@@ -437,7 +517,7 @@ def link_ranks(parts):
     nodes = [nodes_of(p.model) for p in parts]
     if sum(len(n) for n in nodes) != len(set(np.concatenate(nodes).tolist())):
         return None  # (a node in two parts)
-    passes = [RankPass(p, n).link() for p, n in zip(parts, nodes)]
+    passes = [PreparedPass.of(p) or RankPass(p, n).link() for p, n in zip(parts, nodes)]
     offsets = np.array([p.item_off for p in parts] + [parts[-1].item_off
                                                      + parts[-1].model.n_items], np.int64)
     join = Join([rp.tables for rp in passes], offsets)

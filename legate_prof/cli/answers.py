@@ -175,9 +175,11 @@ def source_with_path(args, ranked=False):
     from legate_prof.analyze.critical_path import given_window
     from legate_prof.cli.common import (input_files, load_with_progress, run_beyond_window,
                                         trimmed)
+    from legate_prof.causality.rank_links import PREPARE as LINKED_BY_WORKERS
     from legate_prof.query import as_source
     from legate_prof.query.source import LATENCY_EARLY
     whole = load_with_progress(input_files(args), args, stack=False, ranked=ranked,
+                               prepare=LINKED_BY_WORKERS if ranked else None,
                                early=LATENCY_EARLY)
     profile = trimmed(whole, args)
     source = as_source(profile)

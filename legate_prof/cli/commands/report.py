@@ -70,8 +70,9 @@ def _write(args, files, out):
     """Read the run and write its report folder: (exit status, whether the folder is the
     question's whole answer — not where Qt could not draw its pictures)."""
     from legate_prof.report import write_report
-    # ranks read one by one, never merged
-    whole = load_with_progress(files, args, ranked=True)
+    from legate_prof.causality.rank_links import PREPARE as LINKED_BY_WORKERS
+    # ranks read one by one, never merged; each linked by its worker (the run's path)
+    whole = load_with_progress(files, args, ranked=True, prepare=LINKED_BY_WORKERS)
     model = trimmed(whole, args)
     in_window = run_beyond_window(whole, args)
     del whole
