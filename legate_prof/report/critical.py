@@ -123,21 +123,23 @@ def _record_ids(src, links, path_items, shown, budget):
     primary = primary[np.sort(first)]
     cap = max(budget // RECORD_BYTES, 1)
     k = min(len(primary), cap)
+    # (each item's neighbours found once, not again for each shorter prefix tried: a pass
+    # over every item's link a try, 9 tries and 3.6 s of a report of 10 M items)
+    pred, nxt = _neighbours(links, primary)
     while True:
-        chosen = primary[:k]
-        ids = unique_values(np.concatenate([chosen, _neighbours(links, chosen)]))
+        both = np.concatenate([pred[:k], nxt[:k]])
+        ids = unique_values(np.concatenate([primary[:k], both[both >= 0]]))
         if len(ids) <= cap or k <= 1:
             return ids[:cap] if len(ids) > cap else ids
         k = max(k * cap // len(ids) - 1, 1)
 
 
 def _neighbours(links, ids):
-    """The predecessor and the first successor (by start) of each of ``ids``."""
-    ids = unique_values(ids)
-    pred = links.items.target[ids]
-    nxt = _first_successors(links, ids)
-    both = np.concatenate([pred, nxt])
-    return both[both >= 0]
+    """(the predecessor, the first successor by start) of each of ``ids`` (-1: none)."""
+    ids = np.asarray(ids, np.int64)
+    once = unique_values(ids)
+    nxt = _first_successors(links, once)[np.searchsorted(once, ids)]
+    return links.items.target[ids], nxt
 
 
 def _first_successors(links, ids):
