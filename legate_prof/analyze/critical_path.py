@@ -309,7 +309,7 @@ def _waits_within(source, items, lo, hi):
         wi, ws, we = _real_waits(parts[k].model, local)
         if len(wi) == 0:
             continue
-        at = np.flatnonzero(sel)
+        at = np.arange(len(items))[sel]
         # (sorted by item, then start: a task's waits never overlap, so their ends are in
         # order too; a row's waits are those from the first ending after its start to the
         # last starting before its end)

@@ -34,8 +34,19 @@ class ItemPart:
 
 
 def by_part(offsets, ids):
-    """(part index, which of ``ids``, their ids in that part) for each part holding some of
-    ``ids``, the parts' first ids being ``offsets`` (sorted, one more at the end)."""
+    """(part index, which of ``ids`` — a mask or a slice: what indexes them —, their ids in
+    that part) for each part holding some of ``ids``, the parts' first ids being ``offsets``
+    (sorted, one more at the end)."""
+    ids = np.asarray(ids)
+    n = len(ids)
+    if n and offsets[0] <= ids[0] and ids[-1] < offsets[-1] and (
+            n == 1 or not np.any(ids[1:] < ids[:-1])):  # (sorted, as most asks: each part's
+        bounds = np.searchsorted(ids, offsets).tolist()  # a run, not a mask of all a part)
+        for k in range(len(offsets) - 1):
+            lo, hi = bounds[k], bounds[k + 1]
+            if hi > lo:
+                yield k, slice(lo, hi), ids[lo:hi] - offsets[k]
+        return
     ks = np.searchsorted(offsets, ids, side="right") - 1
     if len(ks) and ks[0] == ks[-1] and int(ks.min()) == int(ks.max()):  # (one part: most asks)
         k = int(ks[0])
