@@ -1031,3 +1031,25 @@ def test_a_ranks_links_from_its_worker_are_those_linked_here(monkeypatch):
     assert np.array_equal(a.creation, b.creation) and a.last == b.last
     assert a.wait_item.tolist() == b.wait_item.tolist() and len(a.wait_item)
     assert (a.has_data, a.n_vertices, a.n_edges) == (b.has_data, b.n_vertices, b.n_edges)
+
+
+def test_a_rank_cut_before_its_first_item_among_ranks_built_apart(tmp_path, monkeypatch,
+                                                                  capsys):
+    """A rank whose log was cut before its first timeline record, built by a worker beside
+    whole ranks (any run of 48 MB or more with one rank cut short), crashed the join of the
+    ranks' links (`ItemTables.has` of a rank of no items): `critical` and `insights` answer
+    as one process does, the cut said."""
+    import gzip
+    from fixtures.make_critical_goldens import REAL
+    from legate_prof.cli import main
+    shutil.copy(REAL / "mpi2" / "legate_0.prof.gz", tmp_path)
+    with gzip.open(REAL / "mpi2" / "legate_1.prof.gz") as f:
+        (tmp_path / "legate_1.prof").write_bytes(f.read(240_000))
+    monkeypatch.setenv("LEGATE_PROF_CACHE_DIR", "")
+    for command in ("critical", "insights"):
+        got = []
+        for workers in ("1", "2"):
+            monkeypatch.setenv("LEGATE_PROF_WORKERS", workers)
+            assert main([command, str(tmp_path)]) == 0
+            got.append(capsys.readouterr())
+        assert got[0].out == got[1].out and "legate_1.prof" in got[1].err

@@ -94,6 +94,8 @@ class ItemTables:
         """Whether each of ``ids`` (-1: none) can be an owner of ``kinds`` ("entry" …)."""
         ids = np.asarray(ids)
         flags = self.arrays["flags"]
+        if len(flags) == 0:  # (a rank of no items: a log cut before its first)
+            return np.zeros(ids.shape, bool)
         return (ids >= 0) & ((flags[np.maximum(ids, 0)] & flag_bits(kinds)) != 0)
 
     def find(self, events, kinds=None):
