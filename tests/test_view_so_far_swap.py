@@ -201,6 +201,60 @@ def test_expand_ranks_while_the_ranks_so_far_are_shown_leaves_every_rank_open(
     assert win.timeline.lane_layout.collapsed_ranks == set()
 
 
+# the View menu's actions that act on the lanes and the view, usable over the ranks so far
+LANE_ACTIONS = ("Reset zoom", "Undo view change", "Redo view change", "Clear highlights (Esc)",
+                "Expand all groups", "Collapse all groups", "Collapse all ranks",
+                "Expand all ranks", "Collapse/expand the rank at the top (C)",
+                "Expand a kind on every rank", "Collapse a kind on every rank", "Kinds shown",
+                "Compact", "Filter ranks…")
+# what needs the whole run: off over the ranks so far, saying why
+WHOLE_ONLY = ("Find…", "Show the run's critical path (P)",
+              "Walk back: what the selected item waited for ([)",
+              "Walk forward: the first item it held up (])")
+
+
+def test_the_view_menus_lane_actions_work_over_the_ranks_so_far_and_the_whole_keeps_them(
+        qtbot, synthetic_8, monkeypatch):
+    """The View menu's lane actions (groups, ranks, kinds, Compact, the rank filter) were
+    all off over the ranks so far, and the kinds hidden and the ranks filtered there went
+    at the swap.  They are on; what the user chose there is the whole's, the ranks built
+    since included; what needs the whole run stays off, its tooltip saying why."""
+    files = [str(f) for f in synthetic_8]
+    seen = {}
+
+    def use_the_view_menu(win, src):
+        actions = {a.text(): a for a in win._view_menu.actions()}
+        seen["on"] = {t: actions[t].isEnabled() for t in LANE_ACTIONS + WHOLE_ONLY}
+        seen["tips"] = {t: (actions[t].toolTip(), actions[t].statusTip()) for t in WHOLE_ONLY}
+        seen["search"] = (win.search.isEnabled(), win.search.toolTip())
+        seen["compact"] = win.lanes.compact.isChecked()
+        actions["Expand all groups"].trigger()
+        next(a for a in win.lanes.collapse_kind.actions() if a.text() == "utility").trigger()
+        win.lanes.kind_actions["zerocopy"].trigger()  # (Kinds shown: zerocopy off)
+        actions["Compact"].trigger()
+        win.lanes.ranks.setText("0-5")
+        win.lanes.apply_ranks()
+    win, _ = _swapping_window(qtbot, files, monkeypatch, use_the_view_menu)
+    why = "available once all 8 ranks are read"
+    assert seen["on"] == {**{t: True for t in LANE_ACTIONS}, **{t: False for t in WHOLE_ONLY}}
+    assert all(tip.endswith(f" — {why}") and status == why
+               for tip, status in seen["tips"].values()), seen["tips"]
+    assert seen["search"][0] is False and why in seen["search"][1]
+    # the whole: every rank's groups open but utility's, zerocopy hidden, Compact as left,
+    # ranks 6 and 7 out as the box says
+    layout, info = win.timeline.lane_layout, win.source.outline()
+    assert layout.expanded == {(g.rank, g.group) for g in info.groups if g.group != "utility"}
+    assert layout.hidden_groups == {"zerocopy"}
+    assert not win.lanes.kind_actions["zerocopy"].isChecked()
+    assert all(a.isChecked() for k, a in win.lanes.kind_actions.items() if k != "zerocopy")
+    assert seen["compact"] and not win.lanes.compact.isChecked() and not win.timeline.compact
+    assert layout.hidden_ranks == {6, 7} and win.lanes.ranks.text() == "0-5"
+    actions = {a.text(): a for a in win._view_menu.actions()}
+    assert all(actions[t].isEnabled() for t in LANE_ACTIONS + WHOLE_ONLY)
+    assert not any(why in actions[t].toolTip() or actions[t].statusTip() for t in WHOLE_ONLY)
+    assert win.search.isEnabled() and not win.search.toolTip()
+
+
 def test_the_banner_says_the_other_ranks_are_built_again_in_one_process(
         qtbot, synthetic_8, monkeypatch):
     """The workers' build failing once the ranks so far were shown (a worker killed, a
@@ -234,6 +288,123 @@ def test_the_banner_says_the_other_ranks_are_built_again_in_one_process(
                for m in status), status
     lines = win._timeline_frame().banner.lines()
     assert lines[-1] == app.WHOLE_IN.format(n=8) and not any("again" in x for x in lines)
+
+
+STEP_MS = 20_000  # a step of a load the test makes up (no rank is built meanwhile)
+
+
+def test_building_again_is_the_loaders_step_not_a_progress_texts_words(qtbot, synthetic_8):
+    """The window took any progress text beginning "reading " over the ranks so far for
+    the workers' build given up (``READ_AGAIN``): a file read said so is not that.  The
+    banner says it when the loader says it (``progress.partial.building_again()``, the
+    hand-over ``load_profile`` is given), and the rest's steps then say "again"."""
+    import threading
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer.app import default_open
+    files = [str(f) for f in synthetic_8]
+    told, whole = threading.Event(), threading.Event()
+
+    def load(progress):
+        progress.partial(load_profile(files[:2], ranked=True, workers=1), 8)
+        progress(2, 8, "reading legate_2.prof")  # (a file read: no rebuild said)
+        told.wait(LOAD_MS / 1000)
+        progress.partial.building_again()
+        progress(3, 8, "reading legate_3.prof")
+        whole.wait(LOAD_MS / 1000)
+        return load_profile(files, ranked=True, workers=1)
+    win = loading_window(qtbot, files, load, opener=default_open)
+    win.start_loading()
+    qtbot.waitUntil(lambda: "legate_2.prof" in win.statusBar().currentMessage(),
+                    timeout=STEP_MS)
+    first = win._timeline_frame().banner.lines()[0]
+    said = win.statusBar().currentMessage()
+    told.set()
+    qtbot.waitUntil(lambda: "legate_3.prof" in win.statusBar().currentMessage(),
+                    timeout=STEP_MS)
+    again = win._timeline_frame().banner.lines()[0]
+    status = win.statusBar().currentMessage()
+    whole.set()
+    qtbot.waitUntil(lambda: not win.showing_ranks_so_far, timeout=LOAD_MS)
+    assert win.showing_ranks_so_far is False and win.load_error is None
+    assert first.startswith("Showing ranks 0,1 of 8 while the others are built"), first
+    assert said == "building the other ranks: reading legate_2.prof"
+    assert again.startswith("Showing ranks 0,1 of 8: the workers could not build the "
+                            "others, so they are being built again in this one process"), again
+    assert status == "building the other ranks again, in this process: reading legate_3.prof"
+
+
+def test_the_progress_panel_says_the_ranks_are_built_again_where_none_are_shown_yet(
+        qtbot, synthetic_8):
+    """The workers' builds given up before any ranks so far were shown: the progress panel's
+    step said "reading legate_0.prof" after "built … (2 of 8 ranks)", the bar going back,
+    without a word of why.  It says the ranks are built again, in this process."""
+    import threading
+    from legate_prof.load.loader import load_profile
+    from legate_prof.viewer import app
+    files = [str(f) for f in synthetic_8]
+    go = threading.Event()
+
+    def load(progress):
+        progress(2, 8, "built legate_0.prof (2 of 8 ranks)")
+        progress.partial.building_again()
+        progress(0, 8, "reading legate_0.prof")
+        go.wait(STEP_MS / 1000)
+        return load_profile(files, ranked=True, workers=1)
+    win = loading_window(qtbot, files, load)
+    win.start_loading()
+    qtbot.waitUntil(lambda: "legate_0.prof (" in win.loading.step.text(), timeout=STEP_MS)
+    step = win.loading.step.text()
+    go.set()  # (a first load that fails ends the application: the tests after it too)
+    qtbot.waitUntil(lambda: win.loading is None, timeout=LOAD_MS)
+    assert step == "reading legate_0.prof (again, in this process)"
+    assert app.AGAIN_STEP.startswith("the workers could not build the ranks")
+
+
+def test_view_tells_the_window_the_ranks_are_built_again_where_a_rank_file_is_damaged(
+        qtbot, synthetic_8, tmp_path, monkeypatch):
+    """``legate_prof view``'s load (``EarlyLoad``, begun before the window): a rank file cut
+    before its machine description fails its worker once the ranks so far are in; the
+    loader builds the ranks again in one process and says so, the command hands it to the
+    window, whose banner says it; then the whole replaces the ranks so far."""
+    import argparse
+    import shutil
+    import threading
+    from pathlib import Path
+    from legate_prof.cli.commands.view import EarlyLoad
+    from legate_prof.load import rank_workers
+    from legate_prof.viewer import app
+    from legate_prof.viewer.app import default_open
+    files = [shutil.copy(f, tmp_path) for f in synthetic_8]
+    Path(files[7]).write_bytes(Path(files[7]).read_bytes()[:2000])  # (built last: smallest)
+    monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
+    monkeypatch.setattr(rank_workers, "PARTIAL_MIN_S", 0.0)
+    shown = threading.Event()  # (the workers' failure said once the window shows the rest)
+    run = rank_workers._run_workers
+    monkeypatch.setattr(rank_workers, "_run_workers",
+                        lambda *a, **k: (run(*a, **k), shown.wait(LOAD_MS / 1000))[0])
+    early = EarlyLoad(files, argparse.Namespace(cache=False, ranks=None, quiet=True))
+    said = []
+    win = loading_window(qtbot, files, early.wait, opener=default_open)
+    show = win._show_source
+
+    def showing(src, files_, layout=None, partial=False):
+        show(src, files_, layout, partial)
+        if partial:
+            frame = win._timeline_frame()
+            set_notices = frame.set_notices
+
+            def noting(*args, **kw):
+                set_notices(*args, **kw)
+                said.append(frame.banner.lines()[0])
+            frame.set_notices = noting
+            shown.set()
+    win._show_source = showing
+    win.start_loading()
+    qtbot.waitUntil(lambda: win.source is not None and not win.showing_ranks_so_far
+                    and shown.is_set(), timeout=LOAD_MS)
+    assert any("being built again in this one process" in x for x in said), said
+    # (rank 7's file cannot be read: the whole is the other 7, its banner says why)
+    assert win._timeline_frame().banner.lines()[-1] == app.WHOLE_IN.format(n=7)
 
 
 def test_the_banner_says_nothing_of_building_again_where_the_workers_built_the_run(

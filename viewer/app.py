@@ -226,7 +226,7 @@ class MainWindow(QtWidgets.QMainWindow):
         v.addAction("Redo view change", lambda: self.timeline.redo(),
                     QtGui.QKeySequence.StandardKey.Redo)
         v.addAction("Clear highlights (Esc)", lambda: self.timeline.clear_highlights())
-        v.addAction("Find…", self._focus_search, QtGui.QKeySequence.StandardKey.Find)
+        find = v.addAction("Find…", self._focus_search, QtGui.QKeySequence.StandardKey.Find)
         v.addSeparator()
         self.path_action = v.addAction("Show the run's critical path (P)")
         self.path_action.setCheckable(True)
@@ -235,10 +235,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.path_action.setIconText("Critical path (P)")
         self._toolbar.addSeparator()
         self._toolbar.addAction(self.path_action)
-        v.addAction("Walk back: what the selected item waited for ([)",
-                    lambda: self.timeline.walk(forward=False))
-        v.addAction("Walk forward: the first item it held up (])",
-                    lambda: self.timeline.walk(forward=True))
+        walks = [v.addAction("Walk back: what the selected item waited for ([)",
+                             lambda: self.timeline.walk(forward=False)),
+                 v.addAction("Walk forward: the first item it held up (])",
+                             lambda: self.timeline.walk(forward=True))]
+        # what needs the whole run, off over the ranks so far (``_set_ready``: the tips
+        # that say why, none of their own besides)
+        self._whole_only = [find, self.path_action, *walks]
+        v.setToolTipsVisible(True)  # (only actions given a tooltip show one)
         v.addSeparator()
         self.lanes.add_menu(v)
         v.addSeparator()
@@ -287,13 +291,25 @@ class MainWindow(QtWidgets.QMainWindow):
         example = " (the bundled example)" if self._showing_example(files) else ""
         self.setWindowTitle(f"legate_prof {__version__} — {names}{example}")
 
-    def _set_ready(self, ready):
-        """Search, the view menu and the lane controls act on a timeline: off while loading."""
+    def _set_ready(self, ready, so_far=None):
+        """Search, the view menu and the lane controls act on a timeline: off while loading.
+        Over the ranks built so far (``so_far``: of that many rank files) the view's and the
+        lanes' are on (what they choose carries over to the whole: ``_as_left``), what needs
+        the whole run (search, the critical path, its walks) off, its tooltip and status
+        tip saying why (they were all off over the ranks so far, without a word)."""
+        shown = ready or so_far is not None
         self.search.setEnabled(ready)
         docks = [d.toggleViewAction() for d in self.findChildren(QtWidgets.QDockWidget)]
-        for a in self._view_menu.actions():
-            a.setEnabled(ready or a in docks)  # (the docks' toggles: there while loading)
-        self.lanes.setEnabled(ready)
+        for a in self._view_menu.actions():  # (the docks' toggles: there while loading)
+            a.setEnabled(ready or a in docks or (shown and a not in self._whole_only))
+        why = "" if ready or so_far is None else (
+            f"not available: the other ranks could not be built ({self._rest_failed})"
+            if self._rest_failed else f"available once all {so_far} ranks are read")
+        for a in self._whole_only:
+            a.setToolTip(f"{a.text()} — {why}" if why else "")
+            a.setStatusTip(why)
+        self.search.setToolTip(plain_text.tooltip(f"Search: {why}") if why else "")
+        self.lanes.setEnabled(shown)
 
     # ---- the profile shown ------------------------------------------------------------------
 
@@ -346,9 +362,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.search.clear()
         self.results.clear_results()
         self.details.clear()
-        self.lanes.set_source(src, self.timeline, self._so_far[2] if partial else None)
+        self.lanes.set_source(src, self.timeline, self._so_far[2] if partial else None,
+                              carried=replacing and not partial)
         self._set_title(files)
-        self._set_ready(not partial)
+        self._set_ready(not partial, self._so_far[2] if partial else None)
         self.details.critical_note = ("computed once the whole run is in" if partial else
                                       "being computed (shown here when ready)")
         self.timeline.path_unready = SO_FAR_NO_PATH if partial else None
@@ -617,6 +634,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._rebuilding = False
         loader.progressed.connect(self._progressed)
         loader.partial_loaded.connect(self._partial_loaded)
+        loader.building_again.connect(self._building_again)
         loader.loaded.connect(self._loaded)
         loader.failed.connect(self._failed)
         loader.found.connect(self._found_by)
@@ -633,13 +651,24 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self._current(number):
             return
         if self.loading is not None:
-            self.loading.set_progress(done, total, what)
+            self.loading.set_progress(done, total, f"{what} (again, in this process)" if
+                                      self._rebuilding else what)
         elif self._so_far is not None:  # (the ranks so far shown: the rest's progress below)
-            if not self._rebuilding and what.startswith(READ_AGAIN):
-                self._rebuilding = True  # (the workers' builds failed: read here, again)
-                self._set_notices(self.source, self.source.outline())
             again = " again, in this process" if self._rebuilding else ""
             self.statusBar().showMessage(f"building the other ranks{again}: {what}")
+
+    def _building_again(self, number):
+        """The loader's step: the workers' builds given up (a worker died, a bundle cut),
+        it reads and builds the ranks again in its own process, slower.  The banner over
+        the ranks so far says so, or the progress panel's step where none are shown."""
+        if not self._current(number) or self._rebuilding:
+            return
+        self._rebuilding = True
+        if self._so_far is not None and self.loading is None:
+            self._set_notices(self.source, self.source.outline())
+            self.statusBar().showMessage("building the other ranks again, in this process…")
+        elif self.loading is not None:
+            self.loading.set_progress(0, 0, AGAIN_STEP)
 
     def _partial_loaded(self, number, got):
         """The ranks built so far, while the rest builds (10 ranks of 1 M items on 2 cores:
@@ -688,9 +717,10 @@ class MainWindow(QtWidgets.QMainWindow):
         user moved to meanwhile (the whole's range where they did not, or went back to the
         whole of the ranks so far: 0 cut the whole at their end, a review); the groups and
         ranks they opened or closed, on top of the whole's default (the ranks built since
-        came in all closed, a review).  Filters are the whole's (the Ranks box and the kinds'
-        menu start over with it: a filter kept in the layout alone hid ranks the box did not
-        say)."""
+        came in all closed, a review), and what they asked of every rank (View → Collapse
+        all groups, Expand a kind …: ``LaneLayout.ask_again``) done on the ranks built since
+        too; the kinds they hid, and the ranks the Ranks box names, of the whole (the box
+        and the kinds' menu say the same: ``LaneControls.set_source``'s ``carried``)."""
         from .timeline.layout import LaneLayout
         so_far, first, _ = self._so_far
         tl = self.timeline
@@ -703,14 +733,18 @@ class MainWindow(QtWidgets.QMainWindow):
         now = tl.lane_layout.state()
         moved = {k: (now[k] - first[k], first[k] - now[k])
                  for k in ("expanded", "collapsed_ranks")}
-        if not any(x for pair in moved.values() for x in pair):
+        hidden_ranks = self.lanes.ranks_hidden_of(ready.source)
+        asked = tl.lane_layout.asked
+        if not any(x for pair in moved.values() for x in pair) and not asked and \
+                not hidden_ranks and not now["hidden_groups"]:
             return ready.layout
         state = ready.layout.state()
         for k, (added, removed) in moved.items():
             state[k] = (state[k] - removed) | added
-        if tl.lane_layout.all_ranks_collapsed:  # ("Collapse ranks": the ranks built since
-            so_far_ranks = set(so_far.source.outline().ranks)  # too, as the user asked)
-            state["collapsed_ranks"] |= set(ready.source.outline().ranks) - so_far_ranks
+        state["hidden_ranks"], state["hidden_groups"] = hidden_ranks, now["hidden_groups"]
+        if asked:  # ("Collapse ranks", "Expand all groups" …: the ranks built since too)
+            since = set(ready.source.outline().ranks) - set(so_far.source.outline().ranks)
+            state = ready.layout.ask_again(state, asked, since)
         return LaneLayout.with_state(ready.source, state)
 
     def _where_left(self):
@@ -763,6 +797,7 @@ class MainWindow(QtWidgets.QMainWindow):
             # window closed: a worker killed for memory, then the build here failed too)
             self._rest_failed = str(error) if str(error) else type(error).__name__
             self.load_error = error  # (the command's exit status says it, once closed)
+            self._set_ready(False, self._so_far[2])  # (the tips: why not, now for good)
             self._set_notices(self.source, self.source.outline())
             self.statusBar().showMessage(f"the other ranks could not be built: "
                                          f"{self._rest_failed}")
@@ -787,7 +822,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.path_action.setChecked(self.timeline.item.path_shown)
         self._critical_said()
         self._set_title(files)
-        self._set_ready(self._so_far is None)  # (a run's ranks so far, the rest failed: as it was)
+        # (a run's ranks so far, the rest failed: as it was)
+        self._set_ready(self._so_far is None, self._so_far[2] if self._so_far else None)
         why = str(error) if str(error) else type(error).__name__
         self.statusBar().showMessage(f"could not open: {why}")
         self.open_error = why
@@ -1069,10 +1105,9 @@ SO_FAR_NO_PATH = ("the critical path is computed once the whole run is in (the o
 # the banner's last line over the whole run once it replaced its ranks so far (the banner as
 # tall as it was: ``NoticeBanner.set_lines``' ``keep_height``)
 WHOLE_IN = "All {n} ranks are shown: the whole run replaced the ranks built so far."
-# how the load's progress begins its steps when the rank files are read in this process:
-# after the ranks so far, the workers' build failed (a worker died, a bundle cut) and the
-# loader builds the rest again here (``load.loader``: ``two_readers``' "reading FILE")
-READ_AGAIN = "reading "
+# the progress panel's words once the loader said it builds the ranks again in its process
+# (``Loader.building_again``), no ranks so far shown
+AGAIN_STEP = "the workers could not build the ranks: building them again in this process"
 
 
 def so_far_words(info, files, failed=None, rebuilding=False):

@@ -52,19 +52,39 @@ class LoadingPanel(QtWidgets.QWidget):
             self.bar.setValue(done)
 
 
-class LoadProgress:
-    """What a load is handed: ``progress(done, total, what)`` as ever, and
-    ``progress.partial(profile, files)``: the ranks built so far, while the rest of the
-    ``files`` builds (``load_profile``'s ``partial``), which the window shows meanwhile."""
+class RanksSoFar:
+    """``LoadProgress.partial``, what a load hands to ``load_profile`` as its ``partial``:
+    called with the ranks built so far (``(profile, files)``), and ``building_again()``
+    where the loader gives the workers' builds up and builds the ranks again in its own
+    process (the loader's step, not a progress text)."""
 
     def __init__(self, loader):
         self._loader = loader
 
+    def __call__(self, profile, files):
+        self._loader._partial(profile, files)
+
+    def building_again(self):
+        self._loader._building_again()
+
+
+class LoadProgress:
+    """What a load is handed: ``progress(done, total, what)`` as ever;
+    ``progress.partial(profile, files)``: the ranks built so far, while the rest of the
+    ``files`` builds (``load_profile``'s ``partial``), which the window shows meanwhile;
+    ``progress.building_again()``: the workers' builds were given up, the rest is built
+    again in one process (slower), which the window says (``partial.building_again`` too,
+    for a load that hands ``partial`` to ``load_profile`` as it is)."""
+
+    def __init__(self, loader):
+        self._loader = loader
+        self.partial = RanksSoFar(loader)
+
     def __call__(self, done, total, what):
         self._loader._progress(done, total, what)
 
-    def partial(self, profile, files):
-        self._loader._partial(profile, files)
+    def building_again(self):
+        self._loader._building_again()
 
 
 class Loader(QtCore.QObject):
@@ -77,6 +97,7 @@ class Loader(QtCore.QObject):
 
     progressed = QtCore.Signal(int, int, int, str)
     partial_loaded = QtCore.Signal(int, object)
+    building_again = QtCore.Signal(int)  # the rest built again in one process (the loader's)
     loaded = QtCore.Signal(int, object)
     failed = QtCore.Signal(int, object)
     found = QtCore.Signal(int, object)
@@ -113,6 +134,11 @@ class Loader(QtCore.QObject):
             # process ending at once runs PySide's exit handler, and a signal sent then crashed
             # it, 1 close mid-load in 40)
             emit(self.progressed, self.number, int(done), int(total), str(what))
+
+    def _building_again(self):
+        """The loader gave the workers' builds up: it builds the ranks again, here."""
+        if not self._cancelled:
+            emit(self.building_again, self.number)
 
     def _partial(self, profile, files):
         """The ranks built so far of ``files`` rank files (in the thread that builds the

@@ -66,7 +66,11 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
     ``partial(profile, files)``: where rank workers build a ``RankSet`` and the rest takes a
     while yet, the ranks built so far and how many rank files the whole has, once, before
     this returns (``rank_workers.partial_due``): a window shows them meanwhile (no warnings:
-    the whole says them); never cached, never with ``ranks``.
+    the whole says them); never cached, never with ``ranks``.  Where ``partial`` also has
+    ``building_again()``, that is called once when the workers' builds cannot be used (a
+    worker failed or was killed, a bundle cut, a rank in two jobs) and the ranks are read
+    and built again in this process, slower, before the first of them is read: the window
+    says so (``building_again``), never guessing it from a progress step's words.
     """
     paths = expand_inputs([os.fspath(p) for p in paths], note=_note)
     if check_files:
@@ -118,6 +122,7 @@ def _load(paths, progress, use_cache, stack, workers, check_files, ranked, prepa
         if built is not None:
             model = built.evolve(warnings=warnings + list(built.warnings))
             return _finish(model, paths, [], [], use_cache, stack, False, ranked, kept_as)
+        _say_building_again(partial)
     logs, streams, texts, bundles = _read_inputs(paths, kinds, progress, errors, warnings)
     if bundles:
         if logs or streams:
@@ -163,6 +168,16 @@ def _built_by_workers(legion, paths, n, workers, stack, progress, ranked, prepar
             sources=paths, errors=[], warnings=[]), files))
     return build_in_parallel(legion, stack, n, progress, ranked=ranked, prepare=prepare,
                              batch_bytes=job_bytes(workers), partial=so_far)
+
+
+def _say_building_again(partial):
+    """Tell ``partial`` (``load_profile``'s) that the workers' builds are given up and every
+    rank is built again in this process, where it has ``building_again()``: a structured
+    step of its own, not one of ``progress``' texts (its "reading FILE" is a file read, in
+    any load)."""
+    again = getattr(partial, "building_again", None)
+    if again is not None:
+        again()
 
 
 def _described_as_built(ranks):

@@ -37,7 +37,9 @@ class LaneControls(QtCore.QObject):
         self.kinds_button.setMenu(self.kinds_menu)
         self.compact = QtGui.QAction("Compact", window, checkable=True)
         self.compact.setToolTip("small rows: many ranks on one screen")
-        self.compact.toggled.connect(lambda on: self.timeline and self.timeline.set_compact(on))
+        self.compact.toggled.connect(self._compact_chosen)
+        self.chosen_compact = None  # (the user's Compact, kept for the whole: ``carried``)
+        self.so_far_of = None  # (the ranks built so far shown: of this many rank files)
         self.kind_actions = {}
 
     def add_to(self, toolbar):
@@ -68,6 +70,11 @@ class LaneControls(QtCore.QObject):
             w.setEnabled(on)
         self.compact.setEnabled(on)
 
+    def _compact_chosen(self, on):
+        self.chosen_compact = on
+        if self.timeline is not None:
+            self.timeline.set_compact(on)
+
     def _call(self, name, *a, **k):
         if self.timeline is not None:
             getattr(self.timeline, name)(*a, **k)
@@ -91,14 +98,21 @@ class LaneControls(QtCore.QObject):
         self.ranks.setFocus()
         self.ranks.selectAll()
 
-    def set_source(self, source, timeline, ranks=None):
-        """A new profile: its kinds in the menus, every rank shown, compact for many (for
-        ``ranks`` where it holds a few of those: the ranks built so far)."""
+    def set_source(self, source, timeline, ranks=None, carried=False):
+        """A new profile: its kinds in the menus, the ranks and kinds its layout shows
+        (a new profile's: all), compact for many (for ``ranks`` where it holds a few of
+        those: the ranks built so far).  ``carried``: the whole run replacing its ranks so
+        far, laid out as the user left them (``MainWindow._as_left``): Compact as they
+        chose it there, where they did."""
         if timeline is not self.timeline and timeline is not None:
             timeline.layoutChanged.connect(self._follow_reveals)
         self.source, self.timeline = source, timeline
+        self.so_far_of = ranks
+        if not carried:
+            self.chosen_compact = None
+        layout = timeline.lane_layout
         self.ranks.blockSignals(True)
-        self.ranks.clear()
+        self.ranks.setText(_shown_text(source.outline().ranks, layout.hidden_ranks))
         self.ranks.blockSignals(False)
         kinds = sorted({(g.group, g.panel) for g in source.outline().groups},
                        key=lambda k: GROUP_ORDER.index(k[0]))
@@ -109,17 +123,30 @@ class LaneControls(QtCore.QObject):
         for key, panel in kinds:
             act = self.kinds_menu.addAction(panel)
             act.setCheckable(True)
-            act.setChecked(True)
+            act.setChecked(key not in layout.hidden_groups)
             act.toggled.connect(self.apply_kinds)
             self.kind_actions[key] = act
             self.expand_kind.addAction(panel, lambda k=key: self._call("expand", [k]))
             self.collapse_kind.addAction(
                 panel, lambda k=key: self._call("expand", [k], expanded=False))
         many = (ranks or len(source.outline().ranks)) >= COMPACT_FROM_RANKS
+        if self.chosen_compact is not None:
+            many = self.chosen_compact
         self.compact.blockSignals(True)
         self.compact.setChecked(many)
         self.compact.blockSignals(False)
         timeline.set_compact(many)
+
+    def ranks_hidden_of(self, source):
+        """The ranks of ``source`` (the whole run) that the Ranks box leaves out, as typed
+        over its ranks so far ("0-3": the whole's 4-7 too), none where it is empty or
+        names none of them."""
+        known = source.outline().ranks
+        try:
+            shown = shown_ranks(self.ranks.text(), known)
+        except ValueError:
+            return set()
+        return set() if shown is None else set(known) - set(shown)
 
     def apply_kinds(self, *args):
         hidden = {k for k, a in self.kind_actions.items() if not a.isChecked()}
@@ -134,7 +161,10 @@ class LaneControls(QtCore.QObject):
         try:
             shown = shown_ranks(self.ranks.text(), known)
         except ValueError as e:
-            self.window.statusBar().showMessage(f"ranks: {e}; the ranks shown are kept")
+            building = (f" (the ranks built so far: the others can be named once all "
+                        f"{self.so_far_of} are read)" if self.so_far_of else "")
+            self.window.statusBar().showMessage(f"ranks: {e}; the ranks shown are kept"
+                                                + building)
             self._say_shown()  # (a GUI walk: "5" stayed in the box, rank 1 alone shown)
             return
         hidden = set() if shown is None else set(known) - set(shown)

@@ -99,6 +99,10 @@ class LaneLayout:
         # the last "Collapse ranks" (True) or "Expand ranks" (False) asked of it, or None: a
         # profile with more ranks laid out after it does as the user asked of every rank
         self.all_ranks_collapsed = None
+        # what was asked of every rank, in order: ("ranks", collapsed) and ("kind", group or
+        # None for all, expanded): the ranks a later layout has besides get it too
+        # (``ask_again``: the ranks built since those shown so far)
+        self.asked = []
         self.entries = []
         self.rebuild()
     @classmethod
@@ -231,14 +235,38 @@ class LaneLayout:
         info = self.source.outline()
         self.collapsed_ranks = ({ALL_RANKS, *info.ranks} if collapsed else set())
         self.all_ranks_collapsed = bool(collapsed)
+        self.asked.append(("ranks", bool(collapsed)))
         self.rebuild()
 
     def set_kind_expanded(self, group, expanded, rank=None):
-        """Open (or close) the lanes of one kind on every rank (or one)."""
+        """Open (or close) the lanes of one kind (None: of every kind) on every rank (or
+        one)."""
         keys = {(g.rank, g.group) for g in self.source.outline().groups
                 if (group is None or g.group == group) and (rank is None or g.rank == rank)}
         self.expanded = self.expanded | keys if expanded else self.expanded - keys
+        if rank is None:
+            self.asked.append(("kind", group, bool(expanded)))
         self.rebuild()
+
+    def ask_again(self, state, asked, ranks):
+        """``state`` (``state()``'s, of this layout's profile) with what another layout of
+        some of its ranks was asked of every rank (its ``asked``, in order) done again on
+        ``ranks``, the ones it did not hold (the ranks built since those shown so far:
+        "Collapse all groups" there closes theirs too); the ranks it held as they are in
+        ``state``.  Laid out as ``with_state`` (once)."""
+        ranks = set(ranks)
+        keys = [(g.rank, g.group) for g in self.source.outline().groups if g.rank in ranks]
+        state = dict(state)
+        for ask in asked:
+            if ask[0] == "ranks":
+                state["collapsed_ranks"] = (state["collapsed_ranks"] | ranks if ask[1]
+                                            else state["collapsed_ranks"] - ranks)
+            else:
+                kind, expanded = ask[1], ask[2]
+                mine = {k for k in keys if kind is None or k[1] == kind}
+                state["expanded"] = (state["expanded"] | mine if expanded
+                                     else state["expanded"] - mine)
+        return state
 
     def header_at(self, y):
         """The header of the rank block that holds ``y`` (the all-ranks block's: rank None),

@@ -52,17 +52,47 @@ def _window_problem():
     return window_problem()
 
 
+class HandOver:
+    """``load_profile``'s ``partial`` for a window: called with the ranks built so far
+    (``so_far(profile, files)``), and ``building_again()``, the loader's own step (not a
+    progress text) where the workers' builds are given up and the ranks built again in
+    this process (``again()``)."""
+
+    def __init__(self, so_far, again):
+        self._so_far, self._again = so_far, again
+
+    def __call__(self, profile, files):
+        self._so_far(profile, files)
+
+    def building_again(self):
+        self._again()
+
+
+def window_hand_over(progress):
+    """The hand-over for a load whose progress goes to a window's ``progress`` (its
+    ``partial``, and its ``building_again()`` called as the loader's step comes), or None
+    where it takes neither (the window then shows the whole alone)."""
+    so_far = getattr(progress, "partial", None)
+    if so_far is None:
+        return None
+    again = getattr(progress, "building_again", None)
+    return HandOver(so_far, again if again is not None else lambda: None)
+
+
 class EarlyLoad:
     """A load started before the viewer's Qt is imported: the rank files are read and built
     while Qt starts and the window opens (half a second to a second), instead of after.
     ``wait(progress)`` hands on the progress from then on (the last step at once; the ranks
-    built so far to ``progress.partial``, where it has one: the window shows them) and
-    returns the model, or raises what the load raised."""
+    built so far to ``progress.partial``, where it has one: the window shows them; the
+    loader's step of building them again in this process, where the workers' builds were
+    given up, to ``progress.building_again()``, at once where it came before) and returns
+    the model, or raises what the load raised."""
 
     def __init__(self, files, args):
         self._lock = threading.Lock()
         self._sink, self._last, self._outcome = None, None, None
         self._so_far = None  # (the ranks built so far, until a window takes them)
+        self._again = False  # (the loader said it builds the ranks again, in this process)
         self._done = threading.Event()
         # not a daemon: a path that ends before the window's (an error, the picture instead
         # of a window) waits for it rather than the interpreter stopping it inside numpy; a
@@ -82,6 +112,12 @@ class EarlyLoad:
         if sink is not None and hasattr(sink, "partial"):
             sink.partial(profile, files)
 
+    def _building_again(self):
+        with self._lock:
+            self._again, sink = True, self._sink
+        if sink is not None and hasattr(sink, "building_again"):
+            sink.building_again()
+
     def _run(self, files, args):
         from legate_prof.load.rank_workers import lower_this_thread
         lower_this_thread()  # (the window's thread, starting meanwhile, comes first)
@@ -89,18 +125,22 @@ class EarlyLoad:
             # the timeline first; the cache entry is written meanwhile
             cache = "later" if getattr(args, "cache", False) else False
             self._outcome = (load_with_progress(files, args, self._progress, ranked=True,
-                                                cache=cache, partial=self._partial), None)
+                                                cache=cache,
+                                                partial=HandOver(self._partial,
+                                                                 self._building_again)), None)
         except BaseException as e:  # raised again by wait(), in the thread that waits
             self._outcome = (None, e)
         self._done.set()
 
     def wait(self, progress=None):
         with self._lock:
-            self._sink, last, so_far = progress, self._last, self._so_far
+            self._sink, last, so_far, again = progress, self._last, self._so_far, self._again
         if progress is not None and last is not None:
             progress(*last)
         if so_far is not None and not self._done.is_set() and hasattr(progress, "partial"):
             progress.partial(*so_far)
+        if again and not self._done.is_set() and hasattr(progress, "building_again"):
+            progress.building_again()
         self._done.wait()
         model, error = self._outcome
         if error is not None:
@@ -203,7 +243,7 @@ def run(args):
     def open_more(paths, progress):  # File → Open and drops: as the first load, in a worker
         cache = "later" if getattr(args, "cache", False) else False
         return load_with_progress(paths, args, progress, ranked=True, cache=cache,
-                                  partial=getattr(progress, "partial", None))
+                                  partial=window_hand_over(progress))
 
     def exit_status(rc):  # the window closed: the process ends within a second
         from legate_prof.load.loader import stop_cache_writers
