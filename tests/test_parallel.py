@@ -1053,3 +1053,16 @@ def test_a_rank_cut_before_its_first_item_among_ranks_built_apart(tmp_path, monk
             assert main([command, str(tmp_path)]) == 0
             got.append(capsys.readouterr())
         assert got[0].out == got[1].out and "legate_1.prof" in got[1].err
+
+
+def test_ranks_asked_for_are_linked_by_their_workers_too(monkeypatch):
+    """``--ranks``: each rank kept whole is linked by its worker, as without it (the links
+    were made again in the parent)."""
+    from fixtures.make_critical_goldens import REAL, rank_files
+    from legate_prof.causality.rank_links import PREPARE, PreparedPass
+    files = [str(f) for f in rank_files(REAL / "mpi4")]
+    monkeypatch.setenv("LEGATE_PROF_WORKERS", "2")
+    profile = load_profile(files, use_cache=False, stack=False, ranked=True, prepare=PREPARE,
+                           ranks=[1, 3])
+    parts = profile.item_parts()
+    assert len(parts) == 2 and all(PreparedPass.of(p) is not None for p in parts)

@@ -92,8 +92,10 @@ def load_profile(paths, progress=None, use_cache=False, stack=True, workers=None
         raise ProfileError(given[0] if len(given) == 1 else f"{len(given)} inputs",
                            f"{'holds' if len(given) == 1 else 'hold'} none of the ranks asked "
                            f"for ({format_ranks(ranks)}){have}")
-    model = restrict(_load(paths, progress, use_cache, stack, workers, check_files, ranked),
-                     ranks=ranks)
+    # (``prepare``'s arrays still hold for a rank the restriction keeps whole: its model's
+    # items are the same arrays; for one it cuts, the analysis reads the model instead)
+    model = restrict(_load(paths, progress, use_cache, stack, workers, check_files, ranked,
+                           prepare), ranks=ranks)
     return model.evolve(warnings=notes + list(model.warnings))
 
 
