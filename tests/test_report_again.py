@@ -142,3 +142,15 @@ def test_kept_results_are_bounded_in_bytes(tmp_path, monkeypatch):
     kept.put("answer-stats", {"out": "small"}, {})
     assert [k for k in range(5) if kept.path("folder-report", {"k": k}).exists()] == [3, 4]
     assert kept.get("answer-stats", {}) == {"out": "small"}
+
+
+def test_a_date_asked_for_is_another_question(capsys, monkeypatch, run_copy, tmp_path):
+    """``SOURCE_DATE_EPOCH``: the pictures' time asked for. A folder kept from a report made
+    without it said when it was drawn (a review: "2026-12-02 16:52" where `--no-cache` said
+    "2023-11-14 22:13 UTC"); asked with it, the report is made again, and kept for it."""
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    ask(capsys, "report", run_copy, "--no-pictures", "-o", tmp_path / "a")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    _unreadable(monkeypatch)
+    with pytest.raises(AssertionError, match="read again"):
+        ask(capsys, "report", run_copy, "--no-pictures", "-o", tmp_path / "b")

@@ -60,7 +60,10 @@ def run(args):
                                f"({ours}); nothing was changed: choose another -o, or move them")
     from legate_prof.cli.answers import folder_answered
     from legate_prof.report.folder import report_folder, write_again
-    code = folder_answered(args, "report", _made_by(), lambda a: _write(a, files, out),
+    # (the pictures' time, ``SOURCE_DATE_EPOCH`` where set, is part of the question: a folder
+    # kept from a run without it said when it was drawn, not the date asked for)
+    made_by = f"{_made_by()} {os.environ.get('SOURCE_DATE_EPOCH', '')}"
+    code = folder_answered(args, "report", made_by, lambda a: _write(a, files, out),
                            lambda: report_folder(out), lambda kept: write_again(kept, out))
     say(f"wrote {shown(os.path.join(out, 'index.html'))}")
     return code
