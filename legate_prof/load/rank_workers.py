@@ -38,8 +38,14 @@ def lower_this_thread(niceness=WORKER_NICENESS):
         pass
 
 
-# Below this much input, starting workers costs more than it saves.
-PARALLEL_MIN_BYTES = 48 << 20
+# Below this much input, starting workers costs more than it saves.  Each worker starts an
+# interpreter, and the parent then joins what the ranks left open of the event graph, which
+# in a real run is most of it (60 % of each rank's vertices in a review's 3-rank stencil:
+# Legion's collective events), serially.  On two cores (`stats` / `critical --no-cache`, the
+# workers against one process): a real 3-rank run of 107 MB 2.5 / 3.4 s against 1.6 / 2.8 s;
+# generated logs of 114 MB even (1.1 s); of 202 MB 1.4 / 1.5 s against 1.9 / 2.2 s; of
+# 252 MB in 2 ranks 1.7 / 1.8 s against 2.3 / 2.8 s.  (48 MB until 2026-12-02.)
+PARALLEL_MIN_BYTES = 160 << 20
 
 # A worker's job by default: consecutive ranks' files of at least this much, built as one
 # model (a rank alone where its file is that big).  Each job has its own fixed cost — a
