@@ -1058,3 +1058,23 @@ def test_medians_by_key_are_numpys_of_each_keys_values(keys, n):
     want = {int(k): float(np.median(values[sel & (key == k)]))
             for k in np.unique(key[sel]).tolist()}
     assert _medians(key, sel, values) == want
+
+
+def test_a_program_reading_every_few_steps_is_not_told_to(monkeypatch):
+    """A stencil reading a sum every 10 steps (31 operations a read) was told "read every k
+    iterations rather than each one" by `blocking` and `tiny_tasks` (a review). Where the
+    program launches ``READ_EVERY_OPS`` operations or more between two reads, neither says
+    so; read_loop_2ranks reads each step (2 operations a read) and is still told."""
+    from legate_prof.analyze import insights
+    profile = load_profile([str(REAL / "read_loop_2ranks")], use_cache=False)
+
+    def remedies():
+        got = {f["pattern"]: f["remedy"] for f in find_insights(profile)}
+        return got["blocking"], got["tiny_tasks"]
+    blocking, tiny = remedies()
+    assert "read every k iterations rather than each one" in blocking
+    assert "already launches" not in blocking and "stops 40 times" in tiny
+    monkeypatch.setattr(insights, "READ_EVERY_OPS", 1.5)  # (as if a step of 2 were few)
+    blocking, tiny = remedies()
+    assert "already launches about 2 operations between two of these reads" in blocking
+    assert "every k iterations" not in blocking and "stops 40 times" not in tiny

@@ -348,7 +348,8 @@ def _tiny_tasks_finding(f, loop, sel):
     words, remedy = LOOP_ADVICE[shape["shape"]]
     if shape["shape"] == "unknown":  # (why it cannot tell: a review read a 1-rank run's
         remedy += UNKNOWN_SHAPE_WHY[bool(shape["operations"])]  # loop as vaguer than 4 ranks')
-    if evidence.get("waits_for_values"):
+    if evidence.get("waits_for_values") and not (  # (reading every few steps already)
+            shape["operations"] >= READ_EVERY_OPS * evidence["waits_for_values"]):
         remedy += LOOP_WAITS.format(n=evidence["waits_for_values"],
                                     ns=format_ns(evidence["waited_ns"]))
     return _finding(
@@ -1332,7 +1333,8 @@ def blocking(f):
         out.append(_finding(
             "blocking", _blocking_title(f, x, what, run, start_up), [f.line(p)], x["window"],
             evidence, 0, _mostly_latency(latency, cost, start_up, late.get(p, 0))
-            + _blocking_remedy(f, p, what[0][0]), holds=lambda *a, mine=mine: mine))
+            + _blocking_remedy(f, p, what[0][0], _operations_per_read(f, x)),
+            holds=lambda *a, mine=mine: mine))
     return out
 
 
@@ -1378,10 +1380,27 @@ def _mostly_latency(latency, cost, in_start_up, late=0):
             f"profile of the changed program shows it).{beyond} ")
 
 
-def _blocking_remedy(f, p, waited_for):
+# operations the program launches between two reads of a value from which it reads "every
+# k iterations" already (a loop's step is a few operations): advising so read as wrong to a
+# review (a stencil reading a sum every 10 steps, 31 operations a read)
+READ_EVERY_OPS = 10
+
+
+def _operations_per_read(f, x):
+    """How many operations the program launched per wait of ``x`` (a line's waits,
+    ``waits_by_line``) while they went on: the runtime stream's operations begun within the
+    waits' window, each rank's counted once (0: none recorded)."""
+    lo, hi = x["window"]
+    ops = np.count_nonzero((f.kind == ItemKind.RUNTIME_OP) & (f.start >= lo) & (f.start <= hi))
+    return ops / max(x["ranks"], 1) / max(x["waits"], 1)
+
+
+def _blocking_remedy(f, p, waited_for, per_read=0.0):
     """The remedy of line ``p``'s waits: a mask's selection (the line selects by a mask:
     its stream's operations say so), a full reduction (the line's own reduction waited: in
-    this array runtime it returns a Python number), or a value read."""
+    this array runtime it returns a Python number), or a value read; where the program
+    already launches ``READ_EVERY_OPS`` operations or more between two reads (``per_read``),
+    not "read every k iterations", which it does."""
     ops = (f.kind == ItemKind.RUNTIME_OP) & (f.prov == p)
     names = f.m.names
     if np.isin(f.name[ops], [k for k, n in enumerate(names) if n in MASK_SELECTIONS]).any():
@@ -1390,6 +1409,12 @@ def _blocking_remedy(f, p, waited_for):
                 "counted, and launches nothing meanwhile. Update under the mask without "
                 "selecting: np.putmask(z, mask, z + 2.0), or for a two-way update "
                 "z += np.where(mask, 2.0, -2.0).")
+    if per_read >= READ_EVERY_OPS:
+        return (f"The program already launches about {per_read:,.0f} operations between two "
+                "of these reads (a read every few steps, not each one): reading less often "
+                "would save no more than what the waits hold of the critical path, above. "
+                "Where that is small, the time waited is the runtime catching up with the "
+                "work launched before, not these reads.")
     if waited_for in REDUCTIONS and np.isin(
             f.name[ops], [k for k, n in enumerate(names) if n == waited_for]).any():
         return ("Here a full reduction (x.sum(), x.max(), np.any(x)) returns a Python number: "
