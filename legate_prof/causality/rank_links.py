@@ -81,6 +81,13 @@ def _node_bits(events, barrier):
     return node
 
 
+def _own_critical(graph):
+    """Per vertex: an item's completion that is its own critical vertex (what a lookup of
+    the item gives: ``ItemTables.completions``)."""
+    crit = graph.critical[:len(graph.events)]
+    return graph.by_item & (crit == np.arange(len(crit), dtype=crit.dtype))
+
+
 @dataclass
 class ClosedValues:
     """A rank's closed vertices and what it computed for them (sorted ``keys``; their own
@@ -96,9 +103,8 @@ class ClosedValues:
     def of(cls, graph):
         """The closed vertices of ``graph`` but items' completions that are their own
         critical vertex (what a lookup of the item gives: ``ItemTables.completions``)."""
-        crit = graph.critical[:len(graph.events)]
-        own = graph.by_item & (crit == np.arange(len(crit), dtype=crit.dtype))
-        v = np.flatnonzero(~graph.open & (crit >= 0) & ~own)  # (c < 0: a cycle, refused)
+        crit = graph.critical[:len(graph.events)]  # (c < 0: a cycle, refused)
+        v = np.flatnonzero(~graph.open & (crit >= 0) & ~_own_critical(graph))
         c = crit[v]
         return cls(graph.events[v], graph.trigger[v], graph.kind[c], graph.creator[c],
                    graph.trigger[c])
@@ -259,9 +265,7 @@ def own_closed_bits(graph, items):
     """Which of ``items``' keys (events) are closed vertices of ``graph`` that are their
     item's own critical vertex (``ClosedValues`` leaves them out), as packed bits: what
     ``Join`` counts of a rank linked by its worker, whose graph it does not hold."""
-    crit = graph.critical[:len(graph.events)]
-    v = np.flatnonzero(graph.by_item & (crit == np.arange(len(crit), dtype=crit.dtype))
-                       & ~graph.open)
+    v = np.flatnonzero(_own_critical(graph) & ~graph.open)
     keys = items.arrays["keys"]
     pos, found = positions_in_sorted(keys, graph.events[v])
     bits = np.zeros(len(keys), bool)
