@@ -1112,29 +1112,17 @@ def _slow_first_runs(f, ids, values):
     if len(ids) < 2:
         return {}
     lane, name = f.of_items(ids, "lane"), f.name[ids].astype(np.int64)
-    first = _earliest_of_each(name * (int(lane.max()) + 1) + lane, f.start[ids])
+    # (a sort numpy runs with the interpreter's lock let go: one by the (name, lane) keys,
+    # radix sorted, took 0.5 s not 1-2 s, but held the lock — the window's event loop
+    # stopped 110-135 ms while its findings were worked out, `benchmarks/freeze_probe.py`)
+    order = np.lexsort((f.start[ids], lane, name))
+    first = np.zeros(len(ids), bool)  # (each name's earliest item on each lane)
+    first[order[np.r_[True, (name[order][1:] != name[order][:-1])
+                      | (lane[order][1:] != lane[order][:-1])]]] = True
     slow, usual = _medians(name, first, values), _medians(name, ~first, values)
     return {n: (ids[(name == n) & first], ids[(name == n) & ~first], slow[n], usual[n])
             for n in sorted(set(slow) & set(usual))
             if slow[n] >= WARM_UP_RATIO * max(usual[n], 1.0)}
-
-
-def _earliest_of_each(key, start):
-    """A mask of the first item of each ``key`` (small non-negative ints) to start (the
-    first of those that start together): one sort of the keys (numpy radix sorts a few
-    thousand values), not a sort by (name, lane, start) — 1 s for 5 M tasks."""
-    n = len(key)
-    first = np.zeros(n, bool)
-    if n == 0:
-        return first
-    o = stable_order(key)
-    k, s = key[o], start[o]
-    heads = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
-    earliest = np.minimum.reduceat(s, heads)
-    at = np.flatnonzero(s == np.repeat(earliest, np.diff(np.append(heads, n))))
-    group = np.searchsorted(heads, at, "right") - 1
-    first[o[at[np.r_[True, group[1:] != group[:-1]]]]] = True
-    return first
 
 
 def _held_on_path(f, mine, categories):
