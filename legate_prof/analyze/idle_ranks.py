@@ -57,7 +57,7 @@ def rank_idle(model) -> dict:
     cls = _local_classes(rp, rows, it, lanes)
     prov = _provenances(model, sel)
     done = ~residual & (prov >= 0)
-    out = {f"tables_{k}": v for k, v in rp.tables.arrays().items()}
+    out = rp.tables.arrays()
     cls_done, idle_done = cls[done], idle[done].astype(np.float64)
     out["by_key_keys"], out["by_key_sums"] = _sum_rows(key[done], cls_done, idle_done)
     out["by_prov_keys"], out["by_prov_sums"] = _sum_rows(prov[done], cls_done, idle_done)
@@ -170,9 +170,7 @@ def idle_of_ranks(prepared, models, offsets, extent):
     """``idle_gaps``' JSON from the ranks' ``rank_idle`` (``models``: the ranks' own, with
     their operations; ``offsets``: their first items in the profile's numbering; ``extent``:
     the run's first start and last stop), or None where only all ranks at once can tell."""
-    tables = [RankTables.from_arrays({k[7:]: v for k, v in p.items()
-                                      if k.startswith("tables_")}, m)
-              for p, m in zip(prepared, models)]
+    tables = [RankTables.from_arrays(p, m) for p, m in zip(prepared, models)]
     if any(int(p["state"][0]) for p in prepared) or not _described_once(models):
         return None  # (a kernel's task on another node; an operation two ranks describe)
     join = Join(tables, offsets)

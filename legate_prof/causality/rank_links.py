@@ -135,9 +135,15 @@ class RankTables:
 
     CLOSED = ("keys", "own_trigger", "kind", "creator", "trigger")
 
+    PREFIX = "tables_"  # (of their names among what else a rank's worker saves)
+
     def arrays(self):
-        """The tables as named arrays (``from_arrays`` takes them back: a rank's worker saves
-        them, the parent maps them)."""
+        """The tables as named arrays, each name beginning ``PREFIX`` (``from_arrays`` takes
+        them back: a rank's worker saves them beside its other arrays, the parent maps
+        them)."""
+        return {self.PREFIX + k: v for k, v in self._arrays().items()}
+
+    def _arrays(self):
         out = {"item_" + k: v for k, v in self.items.saved().items()}
         out.update({"closed_" + k: getattr(self.closed, k) for k in self.CLOSED})
         out.update({"rec_" + k: v for k, v in self.open_events["records"].items()})
@@ -148,8 +154,10 @@ class RankTables:
         return out
 
     @classmethod
-    def from_arrays(cls, a, model):
-        """``arrays()`` back, the rank's item columns read from its ``model``."""
+    def from_arrays(cls, saved, model):
+        """``arrays()`` back, out of ``saved`` (what else is there left alone), the rank's
+        item columns read from its ``model``."""
+        a = {k[len(cls.PREFIX):]: v for k, v in saved.items() if k.startswith(cls.PREFIX)}
         items = ItemTables({k[5:]: v for k, v in a.items() if k.startswith("item_")},
                            model_columns(model))
         closed = ClosedValues(*[a["closed_" + k] for k in cls.CLOSED])
@@ -251,7 +259,7 @@ def rank_pass_arrays(model):
     ranks x 1 M items: 5 s of the parent's time in ``critical``, on one core, after the
     workers)."""
     rp = RankPass(ItemPart(model, 0, 0, None, None), nodes_of(model)).link()
-    out = {"tables_" + k: v for k, v in rp.tables.arrays().items()}
+    out = rp.tables.arrays()
     out["own_closed"] = own_closed_bits(rp.graph, rp.items)
     for name, rows in (("rows_", rp.rows), ("waits_", rp.waits)):
         out.update({name + f: getattr(rows, f) for f in LinkRows.FIELDS})
@@ -280,7 +288,7 @@ class PreparedPass:
     def __init__(self, a, part):
         def named(prefix):
             return {k[len(prefix):]: v for k, v in a.items() if k.startswith(prefix)}
-        self.tables = RankTables.from_arrays(named("tables_"), part.model)
+        self.tables = RankTables.from_arrays(a, part.model)
         self.tables.own_closed = a["own_closed"]
         rows, waits = named("rows_"), named("waits_")
         self.rows = LinkRows(*[rows[f] for f in LinkRows.FIELDS])
